@@ -1,0 +1,234 @@
+// Package manifest is attachctl's one data format: JSON Lines, one record per attachment. It holds
+// the record type, a streaming reader and writer that keep every field they do not know, and the
+// ordered worker pool that every stage uses for --jobs.
+package manifest
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+)
+
+// Kinds of SPEC section 1.
+const (
+	KindImage    = "image"
+	KindAudio    = "audio"
+	KindVideo    = "video"
+	KindDocument = "document"
+	KindText     = "text"
+	KindArchive  = "archive"
+	KindBinary   = "binary"
+)
+
+// Shrink is the "shrink" object: what shrink did and what the record stood for before.
+type Shrink struct {
+	Action string `json:"action"`
+	Reason string `json:"reason,omitempty"`
+	From   *From  `json:"from,omitempty"`
+}
+
+// From is the original of a shrunk image.
+type From struct {
+	Path   string `json:"path"`
+	Name   string `json:"name"`
+	Size   int64  `json:"size"`
+	Mime   string `json:"mime"`
+	Blake3 string `json:"blake3,omitempty"`
+	Width  int    `json:"width,omitempty"`
+	Height int    `json:"height,omitempty"`
+}
+
+// Upload is the "upload" object: the upload's id, the store's absolute path and the finished file's.
+type Upload struct {
+	ID    string `json:"id"`
+	Store string `json:"store"`
+	Path  string `json:"path"`
+}
+
+// Verified is the "verified" object.
+type Verified struct {
+	OK     bool   `json:"ok"`
+	Blake3 string `json:"blake3"`
+	At     string `json:"at"`
+}
+
+// Record is one line of a manifest. Known fields are typed; every other field is kept in Extra,
+// raw and in its original order, and written back after the known ones.
+type Record struct {
+	Path        string    `json:"path"`
+	Name        string    `json:"name,omitempty"`
+	Size        int64     `json:"size"`
+	Mime        string    `json:"mime,omitempty"`
+	Kind        string    `json:"kind,omitempty"`
+	Blake3      string    `json:"blake3,omitempty"`
+	Width       int       `json:"width,omitempty"`
+	Height      int       `json:"height,omitempty"`
+	Orientation int       `json:"orientation,omitempty"`
+	Shrink      *Shrink   `json:"shrink,omitempty"`
+	Upload      *Upload   `json:"upload,omitempty"`
+	Verified    *Verified `json:"verified,omitempty"`
+	Error       *Error    `json:"error,omitempty"`
+
+	// HasSize says the size is known: set by the reader when the line had "size", and by stages
+	// that set Size. A zero size is written only when it is known (an empty file has size 0).
+	HasSize bool `json:"-"`
+	// Extra holds the fields this version does not know, in input order, byte for byte.
+	Extra []Field `json:"-"`
+}
+
+// Field is one unknown field of a record.
+type Field struct {
+	Key   string
+	Value json.RawMessage
+}
+
+// knownKeys are the fields Record types; every other key goes to Extra.
+var knownKeys = map[string]bool{
+	"path": true, "name": true, "size": true, "mime": true, "kind": true, "blake3": true,
+	"width": true, "height": true, "orientation": true, "shrink": true, "upload": true,
+	"verified": true, "error": true,
+}
+
+// Failed reports whether the record carries an error; later stages pass such records on untouched.
+func (r *Record) Failed() bool { return r.Error != nil }
+
+// Fail sets the record's error from err for stage, giving code def to an error that carries none,
+// and returns the *Error it set.
+func (r *Record) Fail(stage string, err error, def Code) *Error {
+	e := AsError(err, def)
+	c := *e
+	c.Stage = stage
+	r.Error = &c
+	return r.Error
+}
+
+// SetSize sets Size and marks it known.
+func (r *Record) SetSize(n int64) { r.Size, r.HasSize = n, true }
+
+// recordJSON is Record's known fields without its methods, for the standard encoder.
+type recordJSON struct {
+	Path        *string   `json:"path"`
+	Name        string    `json:"name,omitempty"`
+	Size        *int64    `json:"size,omitempty"`
+	Mime        string    `json:"mime,omitempty"`
+	Kind        string    `json:"kind,omitempty"`
+	Blake3      string    `json:"blake3,omitempty"`
+	Width       int       `json:"width,omitempty"`
+	Height      int       `json:"height,omitempty"`
+	Orientation int       `json:"orientation,omitempty"`
+	Shrink      *Shrink   `json:"shrink,omitempty"`
+	Upload      *Upload   `json:"upload,omitempty"`
+	Verified    *Verified `json:"verified,omitempty"`
+	Error       *Error    `json:"error,omitempty"`
+}
+
+// UnmarshalJSON reads one record: known fields typed (a wrong type is an error), the rest kept raw.
+// It requires a JSON object with a string "path".
+func (r *Record) UnmarshalJSON(b []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	t, err := dec.Token()
+	if err != nil {
+		return err
+	}
+	if d, ok := t.(json.Delim); !ok || d != '{' {
+		return fmt.Errorf("a record must be a JSON object")
+	}
+	*r = Record{}
+	var known recordJSON
+	seen := map[string]int{}
+	for dec.More() {
+		kt, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		key := kt.(string)
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return err
+		}
+		if knownKeys[key] {
+			if err := unmarshalKnown(&known, key, raw); err != nil {
+				return err
+			}
+			continue
+		}
+		if i, dup := seen[key]; dup { // the last of duplicate keys wins, as in encoding/json
+			r.Extra[i].Value = raw
+			continue
+		}
+		seen[key] = len(r.Extra)
+		r.Extra = append(r.Extra, Field{Key: key, Value: raw})
+	}
+	if known.Path == nil {
+		return fmt.Errorf(`missing "path"`)
+	}
+	r.Path = *known.Path
+	r.Name, r.Mime, r.Kind, r.Blake3 = known.Name, known.Mime, known.Kind, known.Blake3
+	if known.Size != nil {
+		r.SetSize(*known.Size)
+	}
+	r.Width, r.Height, r.Orientation = known.Width, known.Height, known.Orientation
+	r.Shrink, r.Upload, r.Verified, r.Error = known.Shrink, known.Upload, known.Verified, known.Error
+	return nil
+}
+
+// unmarshalKnown decodes one known field into its typed place, naming the field on a type error.
+func unmarshalKnown(known *recordJSON, key string, raw json.RawMessage) error {
+	var one []byte
+	one = append(one, '{')
+	kb, _ := json.Marshal(key)
+	one = append(one, kb...)
+	one = append(one, ':')
+	one = append(one, raw...)
+	one = append(one, '}')
+	if err := json.Unmarshal(one, known); err != nil {
+		var te *json.UnmarshalTypeError
+		if ok := asTypeError(err, &te); ok {
+			return fmt.Errorf("field %q: %s is not a %s", key, te.Value, te.Type)
+		}
+		return fmt.Errorf("field %q: %v", key, err)
+	}
+	if key == "path" && known.Path == nil {
+		return fmt.Errorf(`field "path": null is not a string`)
+	}
+	return nil
+}
+
+func asTypeError(err error, te **json.UnmarshalTypeError) bool {
+	t, ok := err.(*json.UnmarshalTypeError)
+	if ok {
+		*te = t
+	}
+	return ok
+}
+
+// MarshalJSON writes the known fields in the SPEC's order, then the unknown ones in input order.
+func (r *Record) MarshalJSON() ([]byte, error) {
+	path := r.Path
+	k := recordJSON{
+		Path: &path, Name: r.Name, Mime: r.Mime, Kind: r.Kind, Blake3: r.Blake3,
+		Width: r.Width, Height: r.Height, Orientation: r.Orientation,
+		Shrink: r.Shrink, Upload: r.Upload, Verified: r.Verified, Error: r.Error,
+	}
+	if r.HasSize || r.Size != 0 {
+		size := r.Size
+		k.Size = &size
+	}
+	b, err := json.Marshal(&k)
+	if err != nil || len(r.Extra) == 0 {
+		return b, err
+	}
+	b = b[:len(b)-1] // drop the closing brace
+	for _, f := range r.Extra {
+		if knownKeys[f.Key] {
+			continue
+		}
+		b = append(b, ',')
+		kb, _ := json.Marshal(f.Key)
+		b = append(b, kb...)
+		b = append(b, ':')
+		b = append(b, f.Value...)
+	}
+	return append(b, '}'), nil
+}

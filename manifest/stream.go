@@ -1,0 +1,94 @@
+package manifest
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"sync"
+)
+
+// Reader reads a manifest one record at a time. Lines may be of any length; blank lines are
+// skipped; the last line may lack its newline.
+type Reader struct {
+	br   *bufio.Reader
+	line int
+	err  error
+}
+
+// NewReader returns a Reader over r.
+func NewReader(r io.Reader) *Reader { return &Reader{br: bufio.NewReaderSize(r, 64<<10)} }
+
+// Line is the number of the line last read, counting from 1.
+func (r *Reader) Line() int { return r.line }
+
+// Next returns the next record, io.EOF at the end, or a manifest.invalid *Error naming the line.
+// After an error every call returns it again.
+func (r *Reader) Next() (*Record, error) {
+	for r.err == nil {
+		b, err := r.br.ReadBytes('\n')
+		if len(b) == 0 && err != nil {
+			r.err = err
+			if err != io.EOF {
+				r.err = Errorf(ManifestInvalid, "manifest line %d: %v", r.line+1, err)
+			}
+			break
+		}
+		r.line++
+		if len(bytes.TrimSpace(b)) == 0 {
+			continue
+		}
+		rec := new(Record)
+		if perr := rec.UnmarshalJSON(b); perr != nil {
+			r.err = Errorf(ManifestInvalid, "manifest line %d: %s", r.line, describe(perr))
+			break
+		}
+		if err == nil || err == io.EOF {
+			return rec, nil
+		}
+	}
+	return nil, r.err
+}
+
+// describe turns a decoder error into words a user can act on.
+func describe(err error) string {
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		return "not JSON: " + se.Error()
+	}
+	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+		return "not JSON: unexpected end of line"
+	}
+	return err.Error()
+}
+
+// Writer writes records as JSON Lines. It is safe for use by one goroutine at a time.
+type Writer struct {
+	bw *bufio.Writer
+	mu sync.Mutex
+}
+
+// NewWriter returns a Writer on w. Call Flush when done.
+func NewWriter(w io.Writer) *Writer { return &Writer{bw: bufio.NewWriterSize(w, 64<<10)} }
+
+// Write writes one record and its newline.
+func (w *Writer) Write(r *Record) error {
+	b, err := r.MarshalJSON()
+	if err != nil {
+		return err
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if _, err := w.bw.Write(b); err != nil {
+		return err
+	}
+	return w.bw.WriteByte('\n')
+}
+
+// Flush writes out what is buffered.
+func (w *Writer) Flush() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.bw.Flush()
+}
