@@ -1,0 +1,247 @@
+// Package ops is the upload store and the operations on it. Every rule about the store on disk
+// lives here: the layout, ids and names, modes, the chunked upload, the guarded open, the lock and
+// the .used marker, verify, touch, prompt and resolve.
+//
+// The layout of a store folder STORE (one chat's uploads):
+//
+//	STORE/                          0700
+//	  <id>/                         0700  a finished upload: id is a lowercase canonical UUIDv7
+//	    <name>                      0600  its bytes, under its plain name
+//	    .upload.json                0600  its metadata: id, name, size, blake3, made
+//	    .used                       0600  the marker: its mtime is when the upload was last used
+//	  .attachctl/                   0700  everything that is not a finished upload
+//	    lock                        0600  the marker lock (flock): uses share it, sweeps take it alone
+//	    sweep.lock                  0600  held by the one sweep that runs
+//	    partial/<id>/               0700  an unfinished upload
+//	    trash/                      0700  folders a sweep took out of the store, being removed
+//
+// A finished upload appears in one rename of a complete folder, so STORE/<id>/<name> is there whole
+// or not at all. The names ".upload.json" and ".used" are reserved inside an upload folder, and so
+// an upload may not be named either of them (upload.invalid). Nothing under .attachctl is ever an id.
+package ops
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"unicode/utf8"
+
+	"github.com/attachctl/attachctl/manifest"
+	"github.com/google/uuid"
+	"golang.org/x/sys/unix"
+)
+
+// Names inside the store.
+const (
+	InternalDir = ".attachctl"
+	MetaName    = ".upload.json"
+	UsedName    = ".used"
+	lockName    = "lock"
+	sweepLock   = "sweep.lock"
+	partialDir  = "partial"
+	trashDir    = "trash"
+)
+
+// Modes of everything the store creates, whatever the umask.
+const (
+	DirMode  os.FileMode = 0o700
+	FileMode os.FileMode = 0o600
+)
+
+// Store is one store folder, by its absolute path.
+type Store struct {
+	Dir string
+}
+
+// Open returns the store at dir, creating it and its internal folder (0700) when create is set.
+// The store folder itself must be a real folder, not a symlink.
+func Open(dir string, create bool) (*Store, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, manifest.Errorf(manifest.UploadInvalid, "store %s: %v", dir, err)
+	}
+	s := &Store{Dir: abs}
+	if create {
+		if err := MkdirAll(abs); err != nil {
+			return nil, err
+		}
+		if err := MkdirAll(s.internal(partialDir)); err != nil {
+			return nil, err
+		}
+	}
+	fi, err := os.Lstat(abs)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, manifest.Errorf(manifest.UploadMissing, "store %s: no such folder", abs)
+		}
+		return nil, manifest.Errorf(manifest.UploadUnreadable, "store %s: %v", abs, err)
+	}
+	if !fi.IsDir() {
+		return nil, manifest.Errorf(manifest.UploadUnreadable, "store %s: not a real folder (a symlink or a file)", abs)
+	}
+	return s, nil
+}
+
+// internal is a path under STORE/.attachctl.
+func (s *Store) internal(parts ...string) string {
+	return filepath.Join(append([]string{s.Dir, InternalDir}, parts...)...)
+}
+
+// UploadDir is the folder of a finished upload.
+func (s *Store) UploadDir(id string) string { return filepath.Join(s.Dir, id) }
+
+// FinishedPath is where a finished upload's bytes are.
+func (s *Store) FinishedPath(id, name string) string { return filepath.Join(s.Dir, id, name) }
+
+// NewID returns a fresh upload id: a lowercase canonical UUIDv7.
+func NewID() (string, error) {
+	u, err := uuid.NewV7()
+	if err != nil {
+		return "", err
+	}
+	return u.String(), nil
+}
+
+// ValidID checks that id is a canonical lowercase UUIDv7 (SPEC section 5).
+func ValidID(id string) error {
+	if len(id) != 36 || strings.ToLower(id) != id {
+		return manifest.Errorf(manifest.UploadInvalid, "id %q: not a canonical lowercase UUIDv7", id)
+	}
+	u, err := uuid.Parse(id)
+	if err != nil || u.String() != id || u.Version() != 7 || u.Variant() != uuid.RFC4122 {
+		return manifest.Errorf(manifest.UploadInvalid, "id %q: not a canonical lowercase UUIDv7", id)
+	}
+	return nil
+}
+
+// ValidName checks that name is a plain name (SPEC section 5) and not one the store reserves.
+func ValidName(name string) error {
+	switch {
+	case name == "":
+		return manifest.Errorf(manifest.UploadInvalid, "name is empty")
+	case len(name) > 255:
+		return manifest.Errorf(manifest.UploadInvalid, "name %.40q...: longer than 255 bytes", name)
+	case !utf8.ValidString(name):
+		return manifest.Errorf(manifest.UploadInvalid, "name %q: not valid UTF-8", name)
+	case strings.ContainsAny(name, "/\x00"):
+		return manifest.Errorf(manifest.UploadInvalid, "name %q: contains a slash or NUL", name)
+	case name == "." || name == "..":
+		return manifest.Errorf(manifest.UploadInvalid, "name %q: not a plain name", name)
+	case name == MetaName || name == UsedName:
+		return manifest.Errorf(manifest.UploadInvalid, "name %q: reserved by the store", name)
+	}
+	return nil
+}
+
+// MkdirAll makes dir and its missing parents with mode 0700 whatever the umask.
+func MkdirAll(dir string) error {
+	if fi, err := os.Stat(dir); err == nil && fi.IsDir() {
+		return nil
+	}
+	if parent := filepath.Dir(dir); parent != dir {
+		if err := MkdirAll(parent); err != nil {
+			return err
+		}
+	}
+	if err := os.Mkdir(dir, DirMode); err != nil {
+		if errors.Is(err, os.ErrExist) {
+			return nil
+		}
+		return storeErr(dir, err)
+	}
+	if err := os.Chmod(dir, DirMode); err != nil {
+		return storeErr(dir, err)
+	}
+	return nil
+}
+
+// storeErr turns an error writing the store into a coded error: a full disk is upload.diskFull.
+func storeErr(path string, err error) error {
+	if errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) {
+		return manifest.Errorf(manifest.UploadDiskFull, "%s: no space left on device: %w", path, err)
+	}
+	return manifest.Errorf(manifest.UploadUnreadable, "%s: %w", path, err)
+}
+
+// OpenFinished is the guarded open of SPEC section 2, the one way a finished upload is read.
+// The store folder and the upload folder are real folders (opened O_NOFOLLOW), the file is opened
+// without following a link and without blocking, and must be a regular file owned by the current
+// user with no group or other permission bits and exactly one hard link. A missing upload is
+// upload.missing; anything else wrong is upload.unreadable.
+func (s *Store) OpenFinished(id, name string) (*os.File, error) {
+	if err := ValidID(id); err != nil {
+		return nil, err
+	}
+	if err := ValidName(name); err != nil {
+		return nil, err
+	}
+	dirfd, err := s.openUploadDir(id)
+	if err != nil {
+		return nil, err
+	}
+	defer unix.Close(dirfd)
+	return openGuarded(dirfd, name, s.FinishedPath(id, name), id)
+}
+
+// openUploadDir opens STORE/<id> as a real folder and returns its descriptor.
+func (s *Store) openUploadDir(id string) (int, error) {
+	const dirFlags = unix.O_RDONLY | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLOEXEC
+	storefd, err := unix.Open(s.Dir, dirFlags, 0)
+	if err != nil {
+		return -1, guardErr(s.Dir, id, err)
+	}
+	defer unix.Close(storefd)
+	dirfd, err := unix.Openat(storefd, id, dirFlags, 0)
+	if err != nil {
+		return -1, guardErr(s.UploadDir(id), id, err)
+	}
+	return dirfd, nil
+}
+
+// openGuarded opens name inside the folder dirfd under the guarded-open rules.
+func openGuarded(dirfd int, name, path, id string) (*os.File, error) {
+	fd, err := unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, guardErr(path, id, err)
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		unix.Close(fd)
+		return nil, guardErr(path, id, err)
+	}
+	var why string
+	switch {
+	case st.Mode&unix.S_IFMT != unix.S_IFREG:
+		why = "not a regular file"
+	case st.Uid != uint32(os.Geteuid()):
+		why = fmt.Sprintf("owned by uid %d, not by the current user", st.Uid)
+	case st.Mode&0o077 != 0:
+		why = fmt.Sprintf("mode %04o gives group or others access", st.Mode&0o7777)
+	case st.Nlink != 1:
+		why = fmt.Sprintf("%d hard links, not 1", st.Nlink)
+	}
+	if why != "" {
+		unix.Close(fd)
+		return nil, manifest.Errorf(manifest.UploadUnreadable, "upload %s: %s: %s", id, path, why)
+	}
+	if err := unix.SetNonblock(fd, false); err != nil {
+		unix.Close(fd)
+		return nil, guardErr(path, id, err)
+	}
+	return os.NewFile(uintptr(fd), path), nil
+}
+
+// guardErr codes an error of the guarded open: not there is upload.missing, a link or anything else
+// is upload.unreadable.
+func guardErr(path, id string, err error) error {
+	switch {
+	case errors.Is(err, unix.ENOENT):
+		return manifest.Errorf(manifest.UploadMissing, "upload %s: %s: not a finished upload in this store", id, path)
+	case errors.Is(err, unix.ELOOP), errors.Is(err, unix.ENOTDIR):
+		return manifest.Errorf(manifest.UploadUnreadable, "upload %s: %s: a symlink or not a real folder", id, path)
+	}
+	return manifest.Errorf(manifest.UploadUnreadable, "upload %s: %s: %v", id, path, err)
+}
