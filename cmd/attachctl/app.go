@@ -1,0 +1,199 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"sync/atomic"
+	"syscall"
+
+	"github.com/attachctl/attachctl/manifest"
+	"github.com/urfave/cli/v2"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "0.1.0-dev"
+
+// Exit codes of SPEC section 7.
+const (
+	exitOK     = 0
+	exitFailed = 1
+	exitUsage  = 2
+)
+
+// exitError ends a command with an exit code. Its message, if any, has already been printed.
+type exitError struct{ code int }
+
+func (e exitError) Error() string { return fmt.Sprintf("exit %d", e.code) }
+
+// usageError is exit 2 with a message.
+func usageError(format string, args ...any) error {
+	return cli.Exit("attachctl: "+fmt.Sprintf(format, args...), exitUsage)
+}
+
+// commands is filled by each command's file with register, in its init.
+var commands []*cli.Command
+
+func register(c *cli.Command) { commands = append(commands, c) }
+
+// globalFlags are accepted before and after the command name.
+func globalFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "store", Usage: "the store folder: one chat's uploads (default $ATTACHCTL_STORE, else $XDG_STATE_HOME/attachctl/uploads, else ~/.local/state/attachctl/uploads)"},
+		&cli.IntFlag{Name: "jobs", Value: runtime.NumCPU(), Usage: "records worked at once"},
+		&cli.StringFlag{Name: "progress", Value: "auto", Usage: "progress bar on standard error: auto (when it is a terminal), always or never"},
+		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no progress bar and no summary; errors are still printed"},
+	}
+}
+
+// signalled holds the signal that asked the run to stop, for the exit code 128+N.
+var signalled atomic.Int32
+
+func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
+	cmds := append([]*cli.Command(nil), commands...)
+	sort.Slice(cmds, func(i, j int) bool { return cmds[i].Name < cmds[j].Name })
+	for _, c := range cmds {
+		addGlobalFlags(c)
+	}
+	return &cli.App{
+		Name:                 "attachctl",
+		Usage:                "prepare files for agent prompts, offline",
+		Version:              version,
+		Flags:                globalFlags(),
+		Commands:             cmds,
+		Reader:               stdin,
+		Writer:               stdout,
+		ErrWriter:            stderr,
+		EnableBashCompletion: true,
+		Suggest:              true,
+		ExitErrHandler:       func(*cli.Context, error) {}, // run decides the exit code
+		Before: func(c *cli.Context) error {
+			return checkGlobals(c)
+		},
+	}
+}
+
+func addGlobalFlags(c *cli.Command) {
+	c.Flags = append(c.Flags, globalFlags()...)
+	for _, sub := range c.Subcommands {
+		addGlobalFlags(sub)
+	}
+}
+
+func checkGlobals(c *cli.Context) error {
+	switch p := globalString(c, "progress"); p {
+	case "auto", "always", "never":
+	default:
+		return usageError("--progress takes auto, always or never, not %q", p)
+	}
+	if j := globalInt(c, "jobs"); j < 1 {
+		return usageError("--jobs takes a whole number of at least 1, not %d", j)
+	}
+	return nil
+}
+
+// run is main without the exit, for testscript.
+func run(args []string) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	go func() {
+		sigs := make(chan os.Signal, 1)
+		signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+		s := <-sigs
+		if n, ok := s.(syscall.Signal); ok {
+			signalled.Store(int32(n))
+		}
+	}()
+	app := newApp(os.Stdin, os.Stdout, os.Stderr)
+	err := app.RunContext(ctx, args)
+	code := exitCode(err, app.ErrWriter)
+	if n := signalled.Load(); n != 0 && code != exitOK {
+		return 128 + int(n)
+	}
+	return code
+}
+
+func exitCode(err error, stderr io.Writer) int {
+	if err == nil {
+		return exitOK
+	}
+	var ee exitError
+	if errors.As(err, &ee) {
+		return ee.code
+	}
+	var ec cli.ExitCoder
+	if errors.As(err, &ec) {
+		if msg := err.Error(); msg != "" {
+			fmt.Fprintln(stderr, msg)
+		}
+		return ec.ExitCode()
+	}
+	// Anything else urfave/cli returns is a usage error (unknown flag, bad value).
+	fmt.Fprintln(stderr, "attachctl:", err)
+	return exitUsage
+}
+
+// The global flags may stand before or after the command name: the innermost one set wins.
+func setIn(c *cli.Context, name string) *cli.Context {
+	for _, cc := range c.Lineage() {
+		for _, n := range cc.LocalFlagNames() {
+			if n == name {
+				return cc
+			}
+		}
+	}
+	return c
+}
+
+func globalString(c *cli.Context, name string) string { return setIn(c, name).String(name) }
+func globalInt(c *cli.Context, name string) int       { return setIn(c, name).Int(name) }
+func globalBool(c *cli.Context, name string) bool     { return setIn(c, name).Bool(name) }
+
+// storeDir is --store, else $ATTACHCTL_STORE, else the XDG state default, made absolute.
+func storeDir(c *cli.Context) (string, error) {
+	dir := globalString(c, "store")
+	if dir == "" {
+		dir = os.Getenv("ATTACHCTL_STORE")
+	}
+	if dir == "" {
+		base := os.Getenv("XDG_STATE_HOME")
+		if base == "" {
+			home, err := os.UserHomeDir()
+			if err != nil {
+				return "", usageError("no --store given and no home folder: %v", err)
+			}
+			base = filepath.Join(home, ".local", "state")
+		}
+		dir = filepath.Join(base, "attachctl", "uploads")
+	}
+	return filepath.Abs(dir)
+}
+
+// report prints one failure on standard error: "attachctl: STAGE: MESSAGE (CODE)".
+func report(c *cli.Context, e *manifest.Error) {
+	stage := e.Stage
+	if stage == "" {
+		stage = c.Command.Name
+	}
+	fmt.Fprintf(c.App.ErrWriter, "attachctl: %s: %s\n", stage, e.Error())
+}
+
+// summary prints a line on standard error unless --quiet.
+func summary(c *cli.Context, format string, args ...any) {
+	if globalBool(c, "quiet") {
+		return
+	}
+	fmt.Fprintf(c.App.ErrWriter, "attachctl: "+format+"\n", args...)
+}
+
+// example formats a command's help text with an example.
+func example(lines ...string) string {
+	return "Example:\n   " + strings.Join(lines, "\n   ")
+}

@@ -1,0 +1,37 @@
+package main
+
+import (
+	"os"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+// testCommands are the programs testscript scripts can run: attachctl itself and test helpers
+// that other _test.go files add in their init.
+var testCommands = map[string]func() int{
+	"attachctl": func() int { return run(os.Args) },
+}
+
+func TestMain(m *testing.M) {
+	os.Exit(testscript.RunMain(m, testCommands))
+}
+
+// TestScript runs every script in testdata/script: the CLI as a user runs it.
+func TestScript(t *testing.T) {
+	testscript.Run(t, testscript.Params{
+		Dir:                 "testdata/script",
+		RequireExplicitExec: false,
+		Setup: func(env *testscript.Env) error {
+			// Samples from the repository, reachable as $SAMPLES.
+			wd, err := os.Getwd()
+			if err != nil {
+				return err
+			}
+			env.Setenv("SAMPLES", wd+"/../../testdata/samples")
+			env.Setenv("XDG_STATE_HOME", env.WorkDir+"/state")
+			env.Setenv("XDG_CACHE_HOME", env.WorkDir+"/cache")
+			return nil
+		},
+	})
+}

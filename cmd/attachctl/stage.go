@@ -1,0 +1,151 @@
+package main
+
+import (
+	"io"
+	"os"
+
+	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/sniff"
+	"github.com/urfave/cli/v2"
+)
+
+// manifestFlag is the --manifest flag of every stage that reads a manifest.
+var manifestFlag = &cli.StringFlag{Name: "manifest", Aliases: []string{"m"}, Usage: "read the manifest from `FILE` instead of standard input"}
+
+// noHashFlag is sniff's --no-hash, also on stages that sniff their path arguments.
+var noHashFlag = &cli.BoolFlag{Name: "no-hash", Usage: "read only what type detection needs; no BLAKE3"}
+
+// work is what a stage does to one record. An error it returns is set on the record with the
+// stage's name; a record that already carries an error never reaches it.
+type work func(rec *manifest.Record) error
+
+// source yields the records a stage works on: its path arguments sniffed (so that
+// `attachctl upload a.png` is `attachctl sniff a.png | attachctl upload`), else the manifest from
+// --manifest or standard input. The returned close is to be called at the end.
+func source(c *cli.Context) (next func() (*manifest.Record, bool, error), sniffed bool, closeFn func(), err error) {
+	if c.Args().Present() {
+		return walkSource(c.Args().Slice()), true, func() {}, nil
+	}
+	var in io.Reader = c.App.Reader
+	closeFn = func() {}
+	if name := c.String("manifest"); name != "" && name != "-" {
+		f, err := os.Open(name)
+		if err != nil {
+			return nil, false, nil, usageError("--manifest: %v", err)
+		}
+		in, closeFn = f, func() { f.Close() }
+	}
+	r := manifest.NewReader(in)
+	return func() (*manifest.Record, bool, error) {
+		rec, err := r.Next()
+		if err == io.EOF {
+			return nil, false, nil
+		}
+		return rec, err == nil, err
+	}, false, closeFn, nil
+}
+
+// walkSource walks the paths on a goroutine, lexical order within folders, and yields one
+// path-only record per file, or a record with the walk's error.
+func walkSource(paths []string) func() (*manifest.Record, bool, error) {
+	ch := make(chan *manifest.Record, 64)
+	go func() {
+		defer close(ch)
+		sniff.Walk(paths, func(path string, err error) error {
+			rec := &manifest.Record{Path: path}
+			if err != nil {
+				rec.Fail("sniff", err, manifest.FileUnreadable)
+			}
+			ch <- rec
+			return nil
+		})
+	}()
+	return func() (*manifest.Record, bool, error) {
+		rec, ok := <-ch
+		return rec, ok, nil
+	}
+}
+
+// runStage streams records through w with --jobs workers, in input order, to standard output.
+// Path arguments are sniffed first (with --no-hash when the command has it and it is set). It
+// returns exit 1 when any record carries an error at the end, exit 2 on a bad manifest (the
+// records before the bad line have been written), and stops early when the run is interrupted.
+func runStage(c *cli.Context, stage string, w work) error {
+	next, sniffed, closeFn, err := source(c)
+	if err != nil {
+		return err
+	}
+	defer closeFn()
+	opts := sniff.Options{NoHash: hasFlag(c, "no-hash") && c.Bool("no-hash")}
+	do := func(rec *manifest.Record) error {
+		if sniffed && stage != "sniff" {
+			if err := sniff.Fill(rec, opts); err != nil {
+				rec.Fail("sniff", err, manifest.FileUnreadable)
+				return nil
+			}
+		}
+		return w(rec)
+	}
+	if stage == "sniff" {
+		do = func(rec *manifest.Record) error { return sniff.Fill(rec, opts) }
+	}
+	bar := newBar(c, -1, stage, "files")
+	out := manifest.NewWriter(c.App.Writer)
+	failed := 0
+	ctx := c.Context
+	err = manifest.Ordered(globalInt(c, "jobs"),
+		func() (*manifest.Record, bool, error) {
+			if ctx.Err() != nil {
+				return nil, false, nil
+			}
+			return next()
+		},
+		func(rec *manifest.Record) *manifest.Record {
+			if !rec.Failed() {
+				if err := do(rec); err != nil {
+					rec.Fail(stage, err, manifest.FileUnreadable)
+				}
+				if rec.Failed() {
+					report(c, rec.Error)
+				}
+			}
+			bar.Add(1)
+			return rec
+		},
+		func(rec *manifest.Record) error {
+			if rec.Failed() {
+				failed++
+			}
+			return out.Write(rec)
+		})
+	bar.Finish()
+	if ferr := out.Flush(); err == nil {
+		err = ferr
+	}
+	if err != nil {
+		if e := manifest.AsError(err, ""); e.Code == manifest.ManifestInvalid {
+			report(c, e)
+			return exitError{exitUsage}
+		}
+		return cli.Exit("attachctl: "+stage+": "+err.Error(), exitFailed)
+	}
+	if ctx.Err() != nil {
+		return exitError{exitFailed}
+	}
+	if failed > 0 {
+		return exitError{exitFailed}
+	}
+	return nil
+}
+
+// hasFlag reports whether the command defines the flag.
+func hasFlag(c *cli.Context, name string) bool {
+	for _, f := range c.Command.Flags {
+		for _, n := range f.Names() {
+			if n == name {
+				return true
+			}
+		}
+	}
+	return false
+}
