@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 )
 
 // Kinds of SPEC section 1.
@@ -159,6 +160,12 @@ func (r *Record) UnmarshalJSON(b []byte) error {
 		}
 		seen[key] = len(r.Extra)
 		r.Extra = append(r.Extra, Field{Key: key, Value: raw})
+	}
+	if _, err := dec.Token(); err != nil { // the closing brace
+		return err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return fmt.Errorf("more than one JSON value on the line")
 	}
 	if known.Path == nil {
 		return fmt.Errorf(`missing "path"`)

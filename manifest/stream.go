@@ -44,9 +44,7 @@ func (r *Reader) Next() (*Record, error) {
 			r.err = Errorf(ManifestInvalid, "manifest line %d: %s", r.line, describe(perr))
 			break
 		}
-		if err == nil || err == io.EOF {
-			return rec, nil
-		}
+		return rec, nil // a read error after this line is met on the next call
 	}
 	return nil, r.err
 }

@@ -1,0 +1,168 @@
+package manifest
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+)
+
+func TestRecordRoundTrip(t *testing.T) {
+	tests := []struct {
+		name, in, out string
+	}{
+		{"known fields in SPEC order",
+			`{"kind":"text","path":"a.txt","size":3,"mime":"text/plain","name":"a.txt"}`,
+			`{"path":"a.txt","name":"a.txt","size":3,"mime":"text/plain","kind":"text"}`},
+		{"unknown fields kept in order after known ones",
+			`{"zeta":1,"path":"a","alpha":{"x":[1,2,{"y":null}]},"mid":"s\u00e9"}`,
+			`{"path":"a","zeta":1,"alpha":{"x":[1,2,{"y":null}]},"mid":"s\u00e9"}`},
+		{"a known zero size is kept",
+			`{"path":"empty","size":0}`,
+			`{"path":"empty","size":0}`},
+		{"big numbers in unknown fields are kept exactly",
+			`{"path":"a","n":123456789012345678901234567890,"f":1.0e+300}`,
+			`{"path":"a","n":123456789012345678901234567890,"f":1.0e+300}`},
+		{"the last duplicate unknown key wins",
+			`{"path":"a","u":1,"u":2}`,
+			`{"path":"a","u":2}`},
+		{"nested objects",
+			`{"path":"a","upload":{"id":"i","store":"/s","path":"/s/i/a"},"error":{"stage":"upload","code":"upload.missing","message":"m"}}`,
+			`{"path":"a","upload":{"id":"i","store":"/s","path":"/s/i/a"},"error":{"stage":"upload","code":"upload.missing","message":"m"}}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var r Record
+			if err := json.Unmarshal([]byte(tt.in), &r); err != nil {
+				t.Fatal(err)
+			}
+			got, err := json.Marshal(&r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(got) != tt.out {
+				t.Errorf("got  %s\nwant %s", got, tt.out)
+			}
+		})
+	}
+}
+
+func TestRecordRejects(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{`[]`, "must be a JSON object"},
+		{`{"name":"x"}`, `missing "path"`},
+		{`{"path":null}`, `"path"`},
+		{`{"path":7}`, `field "path"`},
+		{`{"path":"a","size":"big"}`, `field "size"`},
+		{`{"path":"a","size":1.5}`, `field "size"`},
+		{`{"path":"a","upload":"x"}`, `field "upload"`},
+		{`{"path":"a"} {"path":"b"}`, "more than one JSON value"},
+		{`{"path":"a"`, ""},
+	}
+	for _, tt := range tests {
+		var r Record
+		err := r.UnmarshalJSON([]byte(tt.in))
+		if err == nil {
+			t.Errorf("%s: accepted", tt.in)
+			continue
+		}
+		if !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: error %q does not say %q", tt.in, err, tt.want)
+		}
+	}
+}
+
+func TestReaderLinesAndErrors(t *testing.T) {
+	long := strings.Repeat("x", 5<<20) // a line of megabytes
+	in := "{\"path\":\"a\"}\n\n  \n{\"path\":\"b\",\"big\":\"" + long + "\"}\n{\"path\":\"c\"}\n{bad\n{\"path\":\"d\"}\n"
+	r := NewReader(strings.NewReader(in))
+	var paths []string
+	var err error
+	for {
+		var rec *Record
+		rec, err = r.Next()
+		if err != nil {
+			break
+		}
+		paths = append(paths, rec.Path)
+		if rec.Path == "b" && len(rec.Extra[0].Value) != len(long)+2 {
+			t.Errorf("long field cut to %d bytes", len(rec.Extra[0].Value))
+		}
+	}
+	if strings.Join(paths, ",") != "a,b,c" {
+		t.Errorf("records before the bad line: %v", paths)
+	}
+	if CodeOf(err) != ManifestInvalid || !strings.Contains(err.Error(), "line 6") {
+		t.Errorf("error %v: want manifest.invalid naming line 6", err)
+	}
+	if _, again := r.Next(); again != err {
+		t.Errorf("after an error Next returned %v", again)
+	}
+}
+
+func TestReaderLastLineWithoutNewline(t *testing.T) {
+	r := NewReader(strings.NewReader(`{"path":"a"}` + "\n" + `{"path":"b"}`))
+	for _, want := range []string{"a", "b"} {
+		rec, err := r.Next()
+		if err != nil || rec.Path != want {
+			t.Fatalf("got %v %v, want %s", rec, err, want)
+		}
+	}
+	if _, err := r.Next(); err != io.EOF {
+		t.Fatalf("at the end: %v", err)
+	}
+}
+
+type failingReader struct{}
+
+func (failingReader) Read([]byte) (int, error) { return 0, errors.New("disk on fire") }
+
+func TestReaderReadError(t *testing.T) {
+	_, err := NewReader(failingReader{}).Next()
+	if CodeOf(err) != ManifestInvalid || !strings.Contains(err.Error(), "disk on fire") {
+		t.Fatalf("got %v", err)
+	}
+}
+
+func TestWriterWritesLines(t *testing.T) {
+	var buf bytes.Buffer
+	w := NewWriter(&buf)
+	r := &Record{Path: "a", Extra: []Field{{"k", json.RawMessage(`"v"`)}}}
+	r.SetSize(0)
+	if err := w.Write(r); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Write(&Record{Path: "b", Error: &Error{Stage: "sniff", Code: FileMissing, Message: "b: no such file"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	want := `{"path":"a","size":0,"k":"v"}` + "\n" +
+		`{"path":"b","error":{"stage":"sniff","code":"file.missing","message":"b: no such file"}}` + "\n"
+	if buf.String() != want {
+		t.Errorf("got\n%swant\n%s", buf.String(), want)
+	}
+}
+
+func TestErrorCodes(t *testing.T) {
+	cause := errors.New("cause")
+	e := Errorf(UploadOffset, "upload %s: offset %d, current %d: %w", "id", 5, 3, cause)
+	if !errors.Is(e, cause) {
+		t.Error("cause lost")
+	}
+	if e.Error() != "upload id: offset 5, current 3: cause (upload.offset)" {
+		t.Errorf("message %q", e.Error())
+	}
+	wrapped := AsError(errors.New("plain"), FileUnreadable)
+	if wrapped.Code != FileUnreadable || CodeOf(wrapped) != FileUnreadable || CodeOf(cause) != "" {
+		t.Error("AsError/CodeOf")
+	}
+	r := &Record{Path: "p"}
+	r.Fail("verify", e, FileUnreadable)
+	if !r.Failed() || r.Error.Stage != "verify" || r.Error.Code != UploadOffset || e.Stage != "" {
+		t.Errorf("Fail set %+v and changed the original to %+v", r.Error, e)
+	}
+}
