@@ -12,8 +12,27 @@
 //	  .attachctl/                   0700  everything that is not a finished upload
 //	    lock                        0600  the marker lock (flock): uses share it, sweeps take it alone
 //	    sweep.lock                  0600  held by the one sweep that runs
-//	    partial/<id>/               0700  an unfinished upload
+//	    partial/<id>/               0700  an unfinished upload (partial.go)
+//	      data                      0600  the bytes so far: its size is the offset
+//	      info.json                 0600  name, declared size (-1 open), created, and for the
+//	                                      upload stage the source key {path, blake3, size}
+//	      info.json.tmp             0600  info.json being replaced (write, fsync, rename)
+//	      out/                      0700  only during finish: the finished folder being built,
+//	                                      .upload.json then <name> (data renamed), renamed whole
+//	                                      to STORE/<id>
 //	    trash/                      0700  folders a sweep took out of the store, being removed
+//
+// A process writing a partial holds flock(LOCK_EX) on the descriptor of its data file for as long as
+// it writes (the upload stage for the whole file, chunk and finish for their call); the sweep takes
+// LOCK_EX|LOCK_NB and skips a partial that is held. While finish runs, data may be at out/<name>
+// (the same file, locked the same way); a finish that crashed there is undone by the next opener,
+// which moves it back to data. A partial whose id is also a finished upload is what a crash after
+// finish's rename left: only its info.json remains, and it is removed by the next finish or stage.
+// fsync policy: `upload chunk` fsyncs data before it returns (the offset it prints is durable); the
+// upload stage fdatasyncs every SyncEvery (64 MiB) and when interrupted; finish fsyncs data, the
+// out/ folder's files and the folder, renames it to STORE/<id> and fsyncs STORE. After a crash of
+// the machine the offset is still the size of data; the stage compares those bytes with its
+// source before it appends, so bytes a crash damaged are never kept.
 //
 // A finished upload appears in one rename of a complete folder, so STORE/<id>/<name> is there whole
 // or not at all. The names ".upload.json" and ".used" are reserved inside an upload folder, and so
@@ -54,6 +73,8 @@ const (
 // Store is one store folder, by its absolute path.
 type Store struct {
 	Dir string
+
+	idx uploadIndex // finished uploads by blake3 and name, for the upload stage's dedupe
 }
 
 // Open returns the store at dir, creating it and its internal folder (0700) when create is set.

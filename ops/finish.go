@@ -1,0 +1,171 @@
+package ops
+
+import (
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/attachctl/attachctl/manifest"
+	"github.com/zeebo/blake3"
+	"golang.org/x/sys/unix"
+)
+
+// Finish checks and publishes the unfinished upload id. size is the size the producer expects
+// (-1: not checked; a size left open at Begin is fixed here), blake3hex the BLAKE3 it expects
+// ("": not checked). A wrong size is upload.sizeMismatch, a wrong hash upload.hashMismatch; both
+// keep the partial as it is. Finishing an upload that is already finished returns its metadata
+// (after the same checks), so a finish that crashed after its rename can be run again.
+func (s *Store) Finish(id string, size int64, blake3hex string) (*Meta, error) {
+	if err := ValidID(id); err != nil {
+		return nil, err
+	}
+	want, err := checkHex(blake3hex)
+	if err != nil {
+		return nil, err
+	}
+	if size < -1 {
+		return nil, manifest.Errorf(manifest.UploadInvalid, "size %d: not a size", size)
+	}
+	p, err := s.lockPartial(id, false)
+	if err != nil {
+		if manifest.CodeOf(err) != manifest.UploadMissing {
+			return nil, err
+		}
+		m, merr := s.ReadMeta(id)
+		if merr != nil {
+			return nil, err
+		}
+		if size >= 0 && m.Size != size {
+			return nil, manifest.Errorf(manifest.UploadSizeMismatch, "upload %s: finished with %d bytes, not %d", id, m.Size, size)
+		}
+		if want != "" && m.Blake3 != want {
+			return nil, manifest.Errorf(manifest.UploadHashMismatch, "upload %s: finished with BLAKE3 %s, not %s", id, m.Blake3, want)
+		}
+		os.RemoveAll(s.partialDir(id)) // what a finish that crashed after its rename left
+		return m, nil
+	}
+	defer p.close()
+	cur, err := p.size()
+	if err != nil {
+		return nil, err
+	}
+	if p.meta.Size >= 0 && size >= 0 && p.meta.Size != size {
+		return nil, manifest.Errorf(manifest.UploadSizeMismatch, "upload %s: declared %d bytes at begin, %d at finish", id, p.meta.Size, size)
+	}
+	if size < 0 {
+		size = p.meta.Size
+	}
+	if size >= 0 && cur != size {
+		return nil, manifest.Errorf(manifest.UploadSizeMismatch, "upload %s: has %d bytes, expected %d", id, cur, size)
+	}
+	sum, err := hashFile(p.f, cur)
+	if err != nil {
+		return nil, err
+	}
+	if want != "" && sum != want {
+		return nil, manifest.Errorf(manifest.UploadHashMismatch, "upload %s: BLAKE3 of the %d bytes is %s, expected %s", id, cur, sum, want)
+	}
+	return p.publish(cur, sum)
+}
+
+// checkHex normalises an expected BLAKE3: "" or 64 hex digits (upload.invalid otherwise).
+func checkHex(h string) (string, error) {
+	if h == "" {
+		return "", nil
+	}
+	l := strings.ToLower(h)
+	if _, err := hex.DecodeString(l); err != nil || len(l) != 64 {
+		return "", manifest.Errorf(manifest.UploadInvalid, "blake3 %q: not 64 hex digits", h)
+	}
+	return l, nil
+}
+
+// hashFile hashes the first n bytes of f with pread.
+func hashFile(f *os.File, n int64) (string, error) {
+	h := blake3.New()
+	buf := make([]byte, 1<<20)
+	for off := int64(0); off < n; {
+		k, err := f.ReadAt(buf[:min(int64(len(buf)), n-off)], off)
+		h.Write(buf[:k])
+		off += int64(k)
+		if err != nil && off < n {
+			return "", storeErr(f.Name(), err)
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// publish makes the locked partial a finished upload in one rename. The bytes are fsynced; the
+// finished folder is built inside the partial as out/ (out/.upload.json first, then data renamed
+// to out/<name>), fsynced, renamed to STORE/<id> with RENAME_NOREPLACE, and STORE is fsynced;
+// only then is the rest of the partial removed. A crash before the rename leaves the partial
+// (lockPartial moves out/<name> back to data); a crash after it leaves a finished upload and an
+// info.json that Finish, Status and the stage ignore and clean.
+func (p *partial) publish(size int64, sum string) (*Meta, error) {
+	if err := p.f.Sync(); err != nil {
+		return nil, storeErr(p.f.Name(), err)
+	}
+	out := filepath.Join(p.dir, partialOut)
+	os.RemoveAll(out)
+	if err := mkdirNew(out); err != nil {
+		return nil, err
+	}
+	m := &Meta{ID: p.id, Name: p.meta.Name, Size: size, Blake3: sum, Made: time.Now().UTC()}
+	b, _ := json.Marshal(m)
+	mf, err := createFile(filepath.Join(out, MetaName), unix.O_WRONLY)
+	if err != nil {
+		return nil, err
+	}
+	_, err = mf.Write(append(b, '\n'))
+	if err == nil {
+		err = mf.Sync()
+	}
+	mf.Close()
+	if err != nil {
+		os.RemoveAll(out)
+		return nil, storeErr(mf.Name(), err)
+	}
+	dataPath, final := filepath.Join(p.dir, partialData), filepath.Join(out, p.meta.Name)
+	if err := os.Rename(dataPath, final); err != nil {
+		os.RemoveAll(out)
+		return nil, storeErr(dataPath, err)
+	}
+	undo := func(err error) (*Meta, error) {
+		os.Rename(final, dataPath)
+		os.RemoveAll(out)
+		return nil, err
+	}
+	if err := syncDir(out); err != nil {
+		return undo(err)
+	}
+	if err := syncDir(p.dir); err != nil {
+		return undo(err)
+	}
+	target := p.s.UploadDir(p.id)
+	if err := renameNoReplace(out, target); err != nil {
+		return undo(storeErr(target, err))
+	}
+	if err := syncDir(p.s.Dir); err != nil {
+		return nil, err // published; only its durability is in doubt
+	}
+	os.RemoveAll(p.dir)
+	syncDir(p.s.internal(partialDir))
+	p.s.idx.add(m)
+	return m, nil
+}
+
+// renameNoReplace renames a folder to a name that must not exist yet.
+func renameNoReplace(from, to string) error {
+	err := unix.Renameat2(unix.AT_FDCWD, from, unix.AT_FDCWD, to, unix.RENAME_NOREPLACE)
+	if errors.Is(err, unix.EINVAL) || errors.Is(err, unix.ENOSYS) {
+		if _, serr := os.Lstat(to); serr == nil {
+			return unix.EEXIST
+		}
+		return os.Rename(from, to)
+	}
+	return err
+}

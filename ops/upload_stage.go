@@ -1,0 +1,290 @@
+package ops
+
+import (
+	"bytes"
+	"context"
+	"encoding/hex"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/attachctl/attachctl/manifest"
+	"github.com/zeebo/blake3"
+	"golang.org/x/sys/unix"
+)
+
+// SyncEvery is how many bytes the stage writes between two fdatasyncs of a partial's data, so a
+// crash of the machine loses little; a killed process loses nothing that reached write(2). Finish
+// fsyncs the rest.
+const SyncEvery = 64 << 20
+
+// UploadOptions tune UploadRecord.
+type UploadOptions struct {
+	Chunk    int           // bytes read and written at once; <= 0: DefaultChunk
+	Progress func(n int64) // called with the bytes each step got through (negative on a restart)
+}
+
+// UploadRecord puts the file at rec.Path into the store under rec.Name (its base name when empty)
+// and sets rec.Upload. The source is read once, in chunks of at most opts.Chunk bytes, and hashed
+// in the same pass; the hash must equal rec.Blake3 (upload.hashMismatch: the file is not what the
+// manifest says), or sets it when empty (sniff --no-hash). A file whose size or modification
+// time moves while it is read is upload.sourceChanged.
+//
+// A record whose BLAKE3 and name are already finished in this store is not uploaded again: that
+// upload's id is reused. An unfinished upload of the same source (absolute path and name) that no
+// other process holds is resumed: its data is read back and compared with the source's prefix,
+// hashing as it goes, and only the rest is written; when they differ, or the source's size or
+// BLAKE3 is no longer the one the partial was made for, the partial is cut to zero and written
+// again under the same id. A partial held by another process is left to it and a new one made.
+//
+// ctx cancelled: stops after the current chunk, keeps the partial, returns ctx.Err(). A full disk
+// is upload.diskFull and keeps what was written.
+func (s *Store) UploadRecord(ctx context.Context, rec *manifest.Record, opts UploadOptions) error {
+	chunk := int64(opts.Chunk)
+	if chunk <= 0 {
+		chunk = DefaultChunk
+	}
+	progress := opts.Progress
+	if progress == nil {
+		progress = func(int64) {}
+	}
+	abs, err := filepath.Abs(rec.Path)
+	if err != nil {
+		return manifest.Errorf(manifest.FileUnreadable, "%s: %v", rec.Path, err)
+	}
+	name := rec.Name
+	if name == "" {
+		name = filepath.Base(abs)
+	}
+	if err := ValidName(name); err != nil {
+		return err
+	}
+	want, err := checkHex(rec.Blake3)
+	if err != nil {
+		return err
+	}
+	src, st, err := openSource(abs)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	size := st.Size
+	if rec.HasSize && rec.Size != size && want != "" {
+		return manifest.Errorf(manifest.UploadHashMismatch, "%s: is %d bytes, the manifest says %d (changed since it was sniffed)", abs, size, rec.Size)
+	}
+	if want != "" {
+		if id := s.finished(want, name); id != "" {
+			progress(size)
+			s.setUpload(rec, id, name, size, want)
+			return nil
+		}
+	}
+	p, err := s.stagePartial(abs, name, size, want)
+	if err != nil {
+		return err
+	}
+	defer p.close()
+	sum, err := p.copyFrom(ctx, src, st, chunk, progress)
+	if err != nil {
+		return err
+	}
+	if want != "" && sum != want {
+		p.meta.Source.Blake3 = sum // what the partial holds, for a run with a fresh manifest
+		p.writeMeta()
+		return manifest.Errorf(manifest.UploadHashMismatch, "%s: BLAKE3 is %s, the manifest says %s (changed since it was sniffed)", abs, sum, want)
+	}
+	if id := s.finished(sum, name); id != "" { // finished meanwhile by another run
+		os.RemoveAll(p.dir)
+		s.setUpload(rec, id, name, size, sum)
+		return nil
+	}
+	m, err := p.publish(size, sum)
+	if err != nil {
+		return err
+	}
+	s.setUpload(rec, m.ID, name, size, sum)
+	return nil
+}
+
+func (s *Store) setUpload(rec *manifest.Record, id, name string, size int64, sum string) {
+	rec.Name, rec.Blake3 = name, sum
+	rec.SetSize(size)
+	rec.Upload = &manifest.Upload{ID: id, Store: s.Dir, Path: s.FinishedPath(id, name)}
+}
+
+// openSource opens the file a record names (following a symlink, as sniff does) without blocking
+// on a FIFO, and checks that it is a regular file.
+func openSource(path string) (*os.File, *unix.Stat_t, error) {
+	var fd int
+	var err error
+	for {
+		fd, err = unix.Open(path, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_CLOEXEC|unix.O_NOCTTY, 0)
+		if err != unix.EINTR {
+			break
+		}
+	}
+	if err != nil {
+		code := manifest.FileUnreadable
+		if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) {
+			code = manifest.FileMissing
+		}
+		return nil, nil, manifest.Errorf(code, "%s: %w", path, err)
+	}
+	st := new(unix.Stat_t)
+	if err := unix.Fstat(fd, st); err != nil {
+		unix.Close(fd)
+		return nil, nil, manifest.Errorf(manifest.FileUnreadable, "%s: %w", path, err)
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		unix.Close(fd)
+		if st.Mode&unix.S_IFMT == unix.S_IFDIR {
+			return nil, nil, manifest.Errorf(manifest.FileUnreadable, "%s: is a directory", path)
+		}
+		return nil, nil, manifest.Errorf(manifest.FileNotRegular, "%s: is not a regular file; not read", path)
+	}
+	unix.SetNonblock(fd, false)
+	return os.NewFile(uintptr(fd), path), st, nil
+}
+
+// stagePartial finds the unfinished upload of this source that no one else holds, ready to
+// resume, or makes one.
+func (s *Store) stagePartial(abs, name string, size int64, want string) (*partial, error) {
+	ids, err := s.partialIDs()
+	if err != nil {
+		return nil, err
+	}
+	for _, id := range ids {
+		meta, err := readPartialMeta(s.partialDir(id))
+		if err != nil || meta.Source == nil || meta.Source.Path != abs || meta.Name != name {
+			continue
+		}
+		p, err := s.lockPartial(id, true)
+		if err != nil {
+			continue // held by another process, or gone
+		}
+		src := p.meta.Source
+		if src == nil || src.Path != abs || p.meta.Name != name {
+			p.close()
+			continue
+		}
+		cur, err := p.size()
+		if err != nil {
+			p.close()
+			return nil, err
+		}
+		keyOK := src.Size == size && (src.Blake3 == "" || want == "" || src.Blake3 == want) && cur <= size
+		if !keyOK && cur > 0 { // the source is not the one this partial holds: start over
+			if err := p.truncate(0); err != nil {
+				p.close()
+				return nil, err
+			}
+		}
+		if key := (sourceKey{Path: abs, Blake3: want, Size: size}); *src != key || p.meta.Size != size {
+			p.meta.Size, p.meta.Source = size, &key
+			if err := p.writeMeta(); err != nil {
+				p.close()
+				return nil, err
+			}
+		}
+		return p, nil
+	}
+	return s.newPartial(name, size, &sourceKey{Path: abs, Blake3: want, Size: size})
+}
+
+// copyFrom makes the locked partial's data equal to the source, whose size and mtime at open are
+// st's: it compares what data holds with the source's prefix (reading both, hashing the source),
+// cuts data to zero if they differ, then appends the rest. It returns the source's BLAKE3.
+func (p *partial) copyFrom(ctx context.Context, src *os.File, st *unix.Stat_t, chunk int64, progress func(int64)) (string, error) {
+	size := st.Size
+	h := blake3.New()
+	buf := make([]byte, chunk)
+	cur, err := p.size()
+	if err != nil {
+		return "", err
+	}
+	var pos int64
+	changed := func() error {
+		return manifest.Errorf(manifest.UploadSourceChange, "%s: changed while being uploaded", src.Name())
+	}
+	if cur > size {
+		if err := p.truncate(0); err != nil {
+			return "", err
+		}
+		cur = 0
+	}
+	if cur > 0 {
+		dbuf := make([]byte, chunk)
+		for pos < cur {
+			if ctx.Err() != nil {
+				return "", ctx.Err()
+			}
+			n := min(chunk, cur-pos)
+			k, err := src.ReadAt(buf[:n], pos)
+			if int64(k) < n {
+				if err == io.EOF {
+					return "", changed()
+				}
+				return "", manifest.Errorf(manifest.FileUnreadable, "%s: %v", src.Name(), err)
+			}
+			if _, err := p.f.ReadAt(dbuf[:n], pos); err != nil {
+				return "", storeErr(p.f.Name(), err)
+			}
+			if !bytes.Equal(buf[:n], dbuf[:n]) {
+				progress(-pos) // the source changed since the partial was written: start over
+				if err := p.truncate(0); err != nil {
+					return "", err
+				}
+				h.Reset()
+				pos = 0
+				break
+			}
+			h.Write(buf[:n])
+			pos += n
+			progress(n)
+		}
+	}
+	var unsynced int64
+	for pos < size {
+		if ctx.Err() != nil {
+			if err := unix.Fdatasync(int(p.f.Fd())); err != nil {
+				return "", storeErr(p.f.Name(), err)
+			}
+			return "", ctx.Err()
+		}
+		n := min(chunk, size-pos)
+		k, err := src.ReadAt(buf[:n], pos)
+		if int64(k) < n {
+			if err == io.EOF {
+				return "", changed()
+			}
+			return "", manifest.Errorf(manifest.FileUnreadable, "%s: %v", src.Name(), err)
+		}
+		h.Write(buf[:n])
+		if _, err := p.f.WriteAt(buf[:n], pos); err != nil {
+			p.f.Truncate(pos) // keep data a prefix that was written whole
+			unix.Fdatasync(int(p.f.Fd()))
+			return "", storeErr(p.f.Name(), err)
+		}
+		pos += n
+		unsynced += n
+		progress(n)
+		if unsynced >= SyncEvery {
+			if err := unix.Fdatasync(int(p.f.Fd())); err != nil {
+				return "", storeErr(p.f.Name(), err)
+			}
+			unsynced = 0
+		}
+	}
+	if k, _ := src.ReadAt(buf[:1], size); k > 0 {
+		return "", changed() // it grew
+	}
+	var now unix.Stat_t
+	if err := unix.Fstat(int(src.Fd()), &now); err != nil {
+		return "", manifest.Errorf(manifest.FileUnreadable, "%s: %v", src.Name(), err)
+	}
+	if now.Size != st.Size || now.Mtim != st.Mtim {
+		return "", changed()
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
