@@ -30,6 +30,11 @@ func (s *Store) ReadMeta(id string) (*Meta, error) {
 		return nil, err
 	}
 	defer unix.Close(dirfd)
+	return s.readMetaAt(dirfd, id)
+}
+
+// readMetaAt reads the metadata of upload id from its open folder dirfd.
+func (s *Store) readMetaAt(dirfd int, id string) (*Meta, error) {
 	f, err := openGuarded(dirfd, MetaName, s.UploadDir(id)+"/"+MetaName, id)
 	if err != nil {
 		return nil, err

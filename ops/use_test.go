@@ -1,0 +1,215 @@
+package ops
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/attachctl/attachctl/manifest"
+	"github.com/zeebo/blake3"
+)
+
+// uvFinished lays out a finished upload as the package doc says (0700/0600) and returns its id.
+func uvFinished(t testing.TB, s *Store, name string, data []byte, made time.Time) string {
+	t.Helper()
+	id, err := NewID()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := s.UploadDir(id)
+	if err := os.Mkdir(dir, DirMode); err != nil {
+		t.Fatal(err)
+	}
+	sum := blake3.Sum256(data)
+	m := Meta{ID: id, Name: name, Size: int64(len(data)), Blake3: uvHex(sum[:]), Made: made.UTC()}
+	b, _ := json.Marshal(m)
+	if err := os.WriteFile(filepath.Join(dir, name), data, FileMode); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, MetaName), b, FileMode); err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+func uvHex(b []byte) string {
+	const digits = "0123456789abcdef"
+	out := make([]byte, 0, 2*len(b))
+	for _, c := range b {
+		out = append(out, digits[c>>4], digits[c&15])
+	}
+	return string(out)
+}
+
+func uvStore(t testing.TB) *Store {
+	t.Helper()
+	s, err := Open(t.TempDir(), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func uvCode(t *testing.T, err error, code manifest.Code) {
+	t.Helper()
+	if code == "" {
+		if err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
+		return
+	}
+	if got := manifest.CodeOf(err); got != code {
+		t.Fatalf("error %v: code %q, want %q", err, got, code)
+	}
+}
+
+func TestMarkUsed(t *testing.T) {
+	at := time.Date(2024, 5, 6, 7, 8, 9, 123456789, time.UTC)
+	outside := t.TempDir()
+	tests := []struct {
+		name string
+		prep func(t *testing.T, s *Store, good string) []string
+		code manifest.Code
+	}{
+		{"one finished upload", func(t *testing.T, s *Store, good string) []string { return []string{good} }, ""},
+		{"refresh an existing marker", func(t *testing.T, s *Store, good string) []string {
+			os.WriteFile(filepath.Join(s.UploadDir(good), UsedName), nil, 0o644)
+			return []string{good}
+		}, ""},
+		{"a missing one refuses the call", func(t *testing.T, s *Store, good string) []string {
+			id, _ := NewID()
+			return []string{good, id}
+		}, manifest.UploadMissing},
+		{"not an id", func(t *testing.T, s *Store, good string) []string { return []string{good, "../x"} }, manifest.UploadInvalid},
+		{"folder is a symlink", func(t *testing.T, s *Store, good string) []string {
+			id, _ := NewID()
+			os.Symlink(outside, s.UploadDir(id))
+			return []string{good, id}
+		}, manifest.UploadUnreadable},
+		{"damaged metadata", func(t *testing.T, s *Store, good string) []string {
+			id := uvFinished(t, s, "b.txt", []byte("b"), at)
+			os.WriteFile(filepath.Join(s.UploadDir(id), MetaName), []byte("{"), FileMode)
+			return []string{good, id}
+		}, manifest.UploadUnreadable},
+		{"folder without metadata", func(t *testing.T, s *Store, good string) []string {
+			id, _ := NewID()
+			os.Mkdir(s.UploadDir(id), DirMode)
+			return []string{good, id}
+		}, manifest.UploadMissing},
+		{"marker is a symlink", func(t *testing.T, s *Store, good string) []string {
+			os.Symlink(filepath.Join(outside, "target"), filepath.Join(s.UploadDir(good), UsedName))
+			return []string{good}
+		}, manifest.UploadUnreadable},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := uvStore(t)
+			good := uvFinished(t, s, "a.txt", []byte("a"), at.Add(-time.Hour))
+			ids := tt.prep(t, s, good)
+			err := s.MarkUsed(ids, at)
+			uvCode(t, err, tt.code)
+			last, used, lerr := s.LastUsed(good)
+			if tt.code != "" {
+				if _, err := os.Stat(filepath.Join(outside, "target")); err == nil {
+					t.Fatal("a marker was written through a symlink")
+				}
+				if used && last.Equal(at) {
+					t.Fatalf("a refused call marked %s", good)
+				}
+				return
+			}
+			if lerr != nil || !used || !last.Equal(at) {
+				t.Fatalf("LastUsed = %v, %v, %v; want %v", last, used, lerr, at)
+			}
+			fi, _ := os.Lstat(filepath.Join(s.UploadDir(good), UsedName))
+			if fi.Mode().Perm() != FileMode {
+				t.Fatalf("marker mode %v", fi.Mode())
+			}
+		})
+	}
+}
+
+func TestLastUsedNever(t *testing.T) {
+	s := uvStore(t)
+	id := uvFinished(t, s, "a.txt", []byte("a"), time.Now())
+	if _, used, err := s.LastUsed(id); used || err != nil {
+		t.Fatalf("LastUsed of a fresh upload = %v, %v", used, err)
+	}
+	missing, _ := NewID()
+	if _, _, err := s.LastUsed(missing); manifest.CodeOf(err) != manifest.UploadMissing {
+		t.Fatalf("LastUsed of a missing upload: %v", err)
+	}
+}
+
+func TestTouchRecord(t *testing.T) {
+	s := uvStore(t)
+	id := uvFinished(t, s, "a.txt", []byte("a"), time.Now())
+	at := time.Now().Add(time.Minute).Truncate(time.Second)
+	rec := &manifest.Record{Path: "a.txt", Upload: &manifest.Upload{ID: id, Store: s.Dir, Path: s.FinishedPath(id, "a.txt")}}
+	uvCode(t, s.Touch(rec, at), "")
+	if last, _, _ := s.LastUsed(id); !last.Equal(at) {
+		t.Fatalf("last used %v, want %v", last, at)
+	}
+	other := &manifest.Record{Path: "a.txt", Upload: &manifest.Upload{ID: id, Store: "/elsewhere", Path: "/elsewhere/x"}}
+	err := s.Touch(other, at)
+	uvCode(t, err, manifest.UploadMissing)
+	if !strings.Contains(err.Error(), "belongs to store /elsewhere") {
+		t.Fatalf("message does not name the other store: %v", err)
+	}
+	uvCode(t, s.Touch(&manifest.Record{Path: "x"}, at), manifest.UploadMissing)
+}
+
+func TestLocks(t *testing.T) {
+	s := uvStore(t)
+	a, err := s.LockShared(0)
+	uvCode(t, err, "")
+	b, err := s.LockShared(0)
+	uvCode(t, err, "")
+	_, err = s.LockExclusive(10 * time.Millisecond)
+	uvCode(t, err, manifest.StoreLocked)
+	a.Unlock()
+	b.Unlock()
+	x, err := s.LockExclusive(0)
+	uvCode(t, err, "")
+	_, err = s.LockShared(0)
+	uvCode(t, err, manifest.StoreLocked)
+	x.Unlock()
+
+	sw, err := s.LockSweep(0)
+	uvCode(t, err, "")
+	_, err = s.LockSweep(20 * time.Millisecond)
+	uvCode(t, err, manifest.StoreLocked)
+	sw.Unlock()
+	sw, err = s.LockSweep(0)
+	uvCode(t, err, "")
+	sw.Unlock()
+	for _, n := range []string{lockName, sweepLock} {
+		fi, err := os.Lstat(s.internal(n))
+		if err != nil || fi.Mode() != FileMode {
+			t.Fatalf("%s: %v %v", n, fi.Mode(), err)
+		}
+	}
+}
+
+func TestLockRefusesLinks(t *testing.T) {
+	s := uvStore(t)
+	outside := t.TempDir()
+	os.RemoveAll(s.internal())
+	os.Symlink(outside, s.internal())
+	_, err := s.LockShared(0)
+	uvCode(t, err, manifest.UploadUnreadable)
+	if ents, _ := os.ReadDir(outside); len(ents) != 0 {
+		t.Fatalf("a lock file was made through a symlink: %v", ents)
+	}
+	os.Remove(s.internal())
+	os.Mkdir(s.internal(), DirMode)
+	os.Symlink(filepath.Join(outside, "lk"), s.internal(lockName))
+	_, err = s.LockShared(0)
+	uvCode(t, err, manifest.UploadUnreadable)
+	if _, err := os.Lstat(filepath.Join(outside, "lk")); err == nil {
+		t.Fatal("the lock followed a symlink")
+	}
+}
