@@ -1,0 +1,207 @@
+// Package sniff tells what a file is from its bytes: media type, kind, size, BLAKE3, and for raster
+// images their dimensions and EXIF orientation, all in one read pass per file. It also walks
+// folders the way `attachctl sniff` takes its arguments. It never prints or exits; its errors are
+// *manifest.Error values carrying the SPEC's file.* codes.
+package sniff
+
+import (
+	"encoding/hex"
+	"path/filepath"
+	"sync"
+
+	"github.com/gabriel-vasile/mimetype"
+	"github.com/zeebo/blake3"
+	"golang.org/x/sys/unix"
+
+	"github.com/attachctl/attachctl/manifest"
+)
+
+// Options tune Fill.
+type Options struct {
+	// NoHash reads only the head of the file (what type detection and the image header need, at most
+	// headSize bytes) and leaves Blake3 empty. The text check is then judged on that head only: a
+	// file whose first headSize bytes are text but whose tail is not is reported as text.
+	NoHash bool
+}
+
+const (
+	bufSize  = 256 << 10 // one read of the pass
+	headSize = 64 << 10  // kept for type detection, image headers and EXIF
+	// mimeLimit is how much of the head mimetype looks at: enough for office formats inside zip
+	// and for JSON/CSV judged on a truncated document, little enough to stay cheap.
+	mimeLimit = 8 << 10
+)
+
+func init() { mimetype.SetLimit(mimeLimit) }
+
+var (
+	bufPool  = sync.Pool{New: func() any { b := make([]byte, bufSize); return &b }}
+	hashPool = sync.Pool{New: func() any { return blake3.New() }}
+)
+
+// Fill sniffs the file at rec.Path and sets rec's Name, Size, Mime, Kind, Blake3 (unless
+// opts.NoHash), and for raster images Width, Height and Orientation. A symlink given as the path
+// is followed. The bytes are read once: the same pass hashes, checks text-ness incrementally and
+// keeps the head for mimetype and the image header.
+//
+// Errors carry codes: file.missing (no such file), file.unreadable (permission, symlink loop, a
+// folder, an I/O error), file.notRegular (FIFO, socket, device: never read, and a FIFO never
+// blocks: the file is opened with O_NONBLOCK and checked with fstat before any read), file.changed
+// (size or modification time moved during the read, or fewer or more bytes than the size).
+func Fill(rec *manifest.Record, opts Options) error {
+	path := rec.Path
+	rec.Name = filepath.Base(path)
+
+	var st unix.Stat_t
+	if err := retry(func() error { return unix.Stat(path, &st) }); err != nil {
+		return pathError(path, err)
+	}
+	if err := checkRegular(path, st.Mode); err != nil {
+		return err
+	}
+	var fd int
+	err := retry(func() (err error) {
+		fd, err = unix.Open(path, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_CLOEXEC|unix.O_NOCTTY, 0)
+		return err
+	})
+	if err != nil {
+		return pathError(path, err)
+	}
+	defer unix.Close(fd)
+	if err := unix.Fstat(fd, &st); err != nil {
+		return pathError(path, err)
+	}
+	if err := checkRegular(path, st.Mode); err != nil { // replaced between stat and open
+		return err
+	}
+	size, mtime := st.Size, st.Mtim
+
+	// want is what the pass reads: the whole file, or only its head with NoHash. When it is the
+	// whole file, each read asks for one byte more than the size says is left, so that a file that
+	// grew (or one, like those in /proc, whose stat size is not its length) is caught.
+	want, probe := size, int64(1)
+	if opts.NoHash && want > headSize {
+		want, probe = headSize, 0
+	}
+	bp := bufPool.Get().(*[]byte)
+	defer bufPool.Put(bp)
+	buf := *bp
+	var h *blake3.Hasher
+	if !opts.NoHash {
+		h = hashPool.Get().(*blake3.Hasher)
+		h.Reset()
+		defer hashPool.Put(h)
+	}
+	var tc textCheck
+	var total int64
+	var m *mimetype.MIME
+	var img imageInfo
+	for first, eof := true, false; !eof && total < want+probe; first = false {
+		ask := min(int64(len(buf)), want+probe-total)
+		n, err := readFull(fd, buf[:ask], int(ask-probe))
+		eof = int64(n) < ask // readFull stops short only at the end of the file
+		if err != nil {
+			return pathError(path, err)
+		}
+		if first && n > 0 {
+			// The first fill of the buffer holds the head: detect the type and parse the image
+			// header now, before later reads overwrite it.
+			head := buf[:min(n, headSize)]
+			m = mimetype.Detect(head)
+			if kindOf(baseMime(m.String())) == manifest.KindImage {
+				img = parseImage(&header{head: head, size: size, ra: fdReaderAt(fd)})
+			}
+		}
+		if n == 0 {
+			break
+		}
+		total += int64(n)
+		tc.write(buf[:n])
+		if h != nil {
+			h.Write(buf[:n])
+		}
+	}
+
+	if err := unix.Fstat(fd, &st); err != nil {
+		return pathError(path, err)
+	}
+	if total != want || st.Size != size || st.Mtim != mtime {
+		if total > want {
+			return manifest.Errorf(manifest.FileChanged, "%s: changed while being read (its size said %d bytes, more were read)", path, size)
+		}
+		return manifest.Errorf(manifest.FileChanged, "%s: changed while being read (size %d, then %d, %d bytes read)",
+			path, size, st.Size, total)
+	}
+
+	rec.SetSize(size)
+	rec.Width, rec.Height, rec.Orientation = img.Width, img.Height, img.Orientation
+	if m == nil { // an empty file
+		rec.Mime, rec.Kind = mimeText, manifest.KindText
+	} else {
+		rec.Mime, rec.Kind = classify(m, tc.text(total == size))
+		if rec.Kind != manifest.KindImage {
+			rec.Width, rec.Height, rec.Orientation = 0, 0, 0
+		}
+	}
+	if h != nil {
+		var sum [32]byte
+		rec.Blake3 = hex.EncodeToString(h.Sum(sum[:0]))
+	} else {
+		rec.Blake3 = ""
+	}
+	return nil
+}
+
+// readFull reads into b until it is full or the file ends, retrying EINTR. A short read once at
+// least enough bytes are in is taken as the end too: it saves the read that would return 0 for
+// every small file (the caller asks one byte past the size; a file that grows anyway is caught by
+// its size in the fstat after the pass).
+func readFull(fd int, b []byte, enough int) (int, error) {
+	got := 0
+	for got < len(b) {
+		n, err := unix.Read(fd, b[got:])
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return got, err
+		}
+		if n == 0 {
+			break
+		}
+		got += n
+		if got >= enough && got < len(b) {
+			break
+		}
+	}
+	return got, nil
+}
+
+// fdReaderAt is pread on a file descriptor, for the bounded header reads past the head.
+type fdReaderAt int
+
+func (fd fdReaderAt) ReadAt(b []byte, off int64) (int, error) {
+	got := 0
+	for got < len(b) {
+		n, err := unix.Pread(int(fd), b[got:], off+int64(got))
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return got, err
+		}
+		if n == 0 {
+			return got, errShort
+		}
+		got += n
+	}
+	return got, nil
+}
+
+func retry(f func() error) error {
+	for {
+		if err := f(); err != unix.EINTR {
+			return err
+		}
+	}
+}

@@ -1,0 +1,66 @@
+package sniff
+
+import (
+	"bytes"
+	"unicode/utf8"
+)
+
+// textCheck judges incrementally whether a stream of bytes is text as SPEC section 1 defines it:
+// valid UTF-8 from the first byte to the last, with no NUL. Bytes arrive in chunks of any size; a
+// multi-byte rune split across two chunks is carried over and checked whole.
+type textCheck struct {
+	bad   bool    // an invalid sequence or a NUL was seen
+	carry [4]byte // the start of a rune the last chunk ended in the middle of
+	n     int     // bytes in carry
+}
+
+// write feeds the next chunk.
+func (t *textCheck) write(p []byte) {
+	if t.bad || len(p) == 0 {
+		return
+	}
+	if bytes.IndexByte(p, 0) >= 0 {
+		t.bad = true
+		return
+	}
+	if t.n > 0 { // complete the rune the previous chunk ended in
+		for t.n < len(t.carry) && len(p) > 0 && !utf8.FullRune(t.carry[:t.n]) {
+			t.carry[t.n] = p[0]
+			t.n++
+			p = p[1:]
+		}
+		if !utf8.FullRune(t.carry[:t.n]) {
+			return // still incomplete and p is used up
+		}
+		if r, size := utf8.DecodeRune(t.carry[:t.n]); r == utf8.RuneError && size <= 1 || size != t.n {
+			t.bad = true
+			return
+		}
+		t.n = 0
+	}
+	// Hold back a rune cut off at the end of p.
+	cut := len(p)
+	for i := len(p) - 1; i >= 0 && i >= len(p)-(utf8.UTFMax-1); i-- {
+		if utf8.RuneStart(p[i]) {
+			if !utf8.FullRune(p[i:]) {
+				cut = i
+			}
+			break
+		}
+	}
+	if !utf8.Valid(p[:cut]) {
+		t.bad = true
+		return
+	}
+	t.n = copy(t.carry[:], p[cut:])
+}
+
+// text reports whether everything written so far is text. complete says the stream has ended: then
+// a rune left unfinished at the end makes it not text; otherwise (only a head was read) it is
+// given the benefit of the doubt, since the rest of the rune lies in the bytes not read.
+func (t *textCheck) text(complete bool) bool {
+	if t.bad {
+		return false
+	}
+	return !complete || t.n == 0
+}
