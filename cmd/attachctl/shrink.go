@@ -1,0 +1,61 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+
+	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/shrink"
+	"github.com/urfave/cli/v2"
+)
+
+func init() {
+	register(&cli.Command{
+		Name:      "shrink",
+		Usage:     "shrink images to what models accept: long edge, encoded size; others pass through",
+		ArgsUsage: "[PATH...]",
+		Description: "Images within --max-edge and --max-bytes pass through untouched (kept). Others are\n" +
+			"decoded, turned upright by their EXIF orientation, downscaled by area averaging and\n" +
+			"re-encoded without EXIF into --out: PNG when flat or transparent, JPEG when photo-like.\n" +
+			"BMP and TIFF are converted even within the limits. Images over --max-pixels, animated,\n" +
+			"undecodable or of a format with no decoder pass through as they are (asis, with a reason).\n" +
+			"Shrunk files are named by the source's BLAKE3 and the limits, so a second run reuses them.\n\n" +
+			example("attachctl sniff shots/*.png | attachctl shrink --max-edge 1568 > manifest.jsonl"),
+		Flags: []cli.Flag{
+			manifestFlag, noHashFlag,
+			&cli.StringFlag{Name: "out", Usage: "folder for shrunk files (default $XDG_CACHE_HOME/attachctl/shrink, else ~/.cache/attachctl/shrink)"},
+			&cli.IntFlag{Name: "max-edge", Value: shrink.DefaultMaxEdge, Usage: "longest edge in pixels"},
+			&cli.Int64Flag{Name: "max-bytes", Value: shrink.DefaultMaxBytes, Usage: "largest encoded size in bytes"},
+			&cli.Int64Flag{Name: "max-pixels", Value: shrink.DefaultMaxPixels, Usage: "images with more pixels (from the header) are not decoded"},
+		},
+		Action: func(c *cli.Context) error {
+			opts := shrink.Options{MaxEdge: c.Int("max-edge"), MaxBytes: c.Int64("max-bytes"), MaxPixels: c.Int64("max-pixels")}
+			if opts.MaxEdge < 1 || opts.MaxBytes < 1 || opts.MaxPixels < 1 {
+				return usageError("--max-edge, --max-bytes and --max-pixels take whole numbers of at least 1")
+			}
+			out, err := shrinkOut(c)
+			if err != nil {
+				return err
+			}
+			opts.OutDir = out
+			return runStage(c, "shrink", func(rec *manifest.Record) error { return shrink.Record(rec, opts) })
+		},
+	})
+}
+
+// shrinkOut is --out, else $XDG_CACHE_HOME/attachctl/shrink, else ~/.cache/attachctl/shrink, absolute.
+func shrinkOut(c *cli.Context) (string, error) {
+	dir := c.String("out")
+	if dir == "" {
+		base := os.Getenv("XDG_CACHE_HOME")
+		if base == "" {
+			home, err := os.UserHomeDir()
+			if err != nil {
+				return "", usageError("no --out given and no home folder: %v", err)
+			}
+			base = filepath.Join(home, ".cache")
+		}
+		dir = filepath.Join(base, "attachctl", "shrink")
+	}
+	return filepath.Abs(dir)
+}

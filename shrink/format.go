@@ -1,0 +1,143 @@
+package shrink
+
+import (
+	"bytes"
+	"encoding/binary"
+	"image"
+)
+
+// animated reports whether the file is an animation (a GIF of more than one frame, an APNG of
+// more than one frame, or a WebP with its animation flag), judged from its blocks without decoding.
+func animated(format string, d []byte) bool {
+	switch format {
+	case "gif":
+		return gifFrames(d) > 1
+	case "png":
+		if c := pngChunk(d, "acTL"); len(c) >= 4 {
+			return binary.BigEndian.Uint32(c) > 1
+		}
+	case "webp":
+		if c := riffChunk(d, "VP8X"); len(c) >= 1 {
+			return c[0]&0x02 != 0
+		}
+	}
+	return false
+}
+
+// gifFrames counts a GIF's image descriptors, up to 2, by walking its blocks.
+func gifFrames(d []byte) int {
+	if len(d) < 13 || !bytes.HasPrefix(d, []byte("GIF8")) {
+		return 0
+	}
+	i := 13
+	if d[10]&0x80 != 0 { // global colour table
+		i += 3 << (d[10]&7 + 1)
+	}
+	skipSub := func() bool { // data sub-blocks up to the terminator
+		for i < len(d) {
+			n := int(d[i])
+			i++
+			if n == 0 {
+				return true
+			}
+			i += n
+		}
+		return false
+	}
+	frames := 0
+	for i < len(d) {
+		switch d[i] {
+		case 0x21: // extension: label, then sub-blocks
+			i += 2
+			if !skipSub() {
+				return frames
+			}
+		case 0x2C: // image descriptor
+			frames++
+			if frames > 1 || i+10 > len(d) {
+				return frames
+			}
+			flags := d[i+9]
+			i += 10
+			if flags&0x80 != 0 {
+				i += 3 << (flags&7 + 1)
+			}
+			i++ // LZW minimum code size
+			if !skipSub() {
+				return frames
+			}
+		default: // trailer or garbage
+			return frames
+		}
+	}
+	return frames
+}
+
+// modelFormat reports whether models take the format as it is (SPEC 6: PNG, JPEG, GIF, WebP).
+func modelFormat(format string) bool {
+	switch format {
+	case "png", "jpeg", "gif", "webp":
+		return true
+	}
+	return false
+}
+
+// The PNG-or-JPEG heuristic, on the image about to be encoded:
+//   - any pixel not fully opaque: PNG (JPEG has no alpha);
+//   - a source that was YCbCr (a JPEG or a lossy WebP) stays JPEG: its pixels are already lossy
+//     and PNG would only make them bigger;
+//   - else PNG when at least flatShare of the pixels equal their left neighbour exactly (flat
+//     areas: screenshots, diagrams, UI), JPEG otherwise (photos: noise makes neighbours differ).
+//
+// Area averaging keeps flat areas exactly flat, so the share is about the same as the original's.
+const flatShare = 0.30
+
+// hasAlpha reports whether a premultiplied RGBA image has a pixel that is not fully opaque.
+func hasAlpha(m *image.RGBA) bool {
+	w, h := m.Rect.Dx(), m.Rect.Dy()
+	for y := 0; y < h; y++ {
+		row := m.Pix[y*m.Stride : y*m.Stride+4*w]
+		for i := 3; i < len(row); i += 4 {
+			if row[i] != 255 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// flat reports whether at least flatShare of the pixels equal their left neighbour.
+func flat(pix []uint8, w, h, stride, n int) bool {
+	if w < 2 {
+		return true
+	}
+	same, total := 0, 0
+	for y := 0; y < h; y++ {
+		row := pix[y*stride : y*stride+w*n]
+		switch n {
+		case 1:
+			for x := 1; x < len(row); x++ {
+				if row[x] == row[x-1] {
+					same++
+				}
+			}
+		case 4:
+			prev := binary.LittleEndian.Uint32(row)
+			for x := 4; x+4 <= len(row); x += 4 {
+				p := binary.LittleEndian.Uint32(row[x:])
+				if p == prev {
+					same++
+				}
+				prev = p
+			}
+		default:
+			for x := n; x < len(row); x += n {
+				if bytes.Equal(row[x:x+n], row[x-n:x]) {
+					same++
+				}
+			}
+		}
+		total += w - 1
+	}
+	return float64(same) >= flatShare*float64(total)
+}

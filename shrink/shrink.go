@@ -1,0 +1,479 @@
+// Package shrink makes images fit what models accept (SPEC section 4): long edge at most
+// Options.MaxEdge, encoded size at most Options.MaxBytes. An image within both limits passes
+// through byte for byte ("kept"); one over them is decoded, turned upright by its EXIF
+// orientation, downscaled by area averaging and re-encoded without EXIF, as PNG when flat or
+// transparent and as JPEG when photo-like ("resized" or "reencoded"); one that cannot or must not
+// be decoded passes through with a reason ("asis"). BMP and TIFF, which models do not take, are
+// converted even within the limits.
+//
+// Shrunk files are written into Options.OutDir under a name made of the source's BLAKE3 and the
+// options, through a temporary file renamed into place, so a file there is always whole and a
+// second run over the same input reuses it instead of encoding again.
+//
+// The package never prints or exits; errors carry their SPEC code (manifest.Errorf).
+package shrink
+
+import (
+	"bytes"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"image"
+	"image/jpeg"
+	"image/png"
+	"io"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+
+	_ "golang.org/x/image/bmp"
+	_ "golang.org/x/image/tiff"
+	_ "golang.org/x/image/webp"
+	_ "image/gif" // decoders: GIF, and below BMP, TIFF and WebP
+
+	"github.com/attachctl/attachctl/manifest"
+	"github.com/zeebo/blake3"
+)
+
+// Options are the limits of SPEC 4 and where shrunk files go. Zero values take the defaults.
+type Options struct {
+	MaxEdge   int    // longest edge in pixels after shrinking; default 2000
+	MaxBytes  int64  // largest encoded size in bytes; default 500000
+	MaxPixels int64  // images with more pixels (from the header) are not decoded; default 50,000,000
+	OutDir    string // folder for shrunk files, created 0700 when needed
+}
+
+// Defaults of SPEC 4.
+const (
+	DefaultMaxEdge   = 2000
+	DefaultMaxBytes  = 500_000
+	DefaultMaxPixels = 50_000_000
+)
+
+// Actions of the "shrink" object.
+const (
+	Kept      = "kept"      // within the limits: bytes untouched, path unchanged
+	Resized   = "resized"   // decoded, downscaled (and oriented), re-encoded
+	Reencoded = "reencoded" // decoded and re-encoded at its (oriented) size
+	AsIs      = "asis"      // not decoded, passed on untouched; the reason says why
+)
+
+// version names the algorithm in cache file names; change it when output for the same input
+// and options would change, so old results are not reused.
+const version = "s1"
+
+// JPEG qualities tried in turn until the file fits MaxBytes, then the size goes down.
+var jpegLadder = []int{85, 75, 65, 55, 45}
+
+// pngLevel is the zlib effort for PNG: BestSpeed is several times faster than the default and
+// costs a few percent of size on flat images.
+const pngLevel = png.BestSpeed
+
+// PNG for a flat image: truecolour first; if over MaxBytes, the same pixels on a palette of 256
+// colours (exact when the image has no more, else quantized: see quantize); if still over, a
+// smaller size. pngMinEdge: a PNG that does not fit MaxBytes is shrunk in steps; once its long edge would fall
+// below this, an opaque image goes JPEG instead (the documented last resort). An image with alpha
+// keeps shrinking as PNG until it fits.
+const pngMinEdge = 1000
+
+func (o Options) withDefaults() Options {
+	if o.MaxEdge <= 0 {
+		o.MaxEdge = DefaultMaxEdge
+	}
+	if o.MaxBytes <= 0 {
+		o.MaxBytes = DefaultMaxBytes
+	}
+	if o.MaxPixels <= 0 {
+		o.MaxPixels = DefaultMaxPixels
+	}
+	return o
+}
+
+// readLimit is the largest file read into memory to decode: no image within MaxPixels needs
+// more than 8 bytes a pixel, even uncompressed 16-bit RGBA.
+func (o Options) readLimit() int64 { return 8*o.MaxPixels + 1<<20 }
+
+// Record shrinks the image a record stands for and sets rec.Shrink. Records that are not of kind
+// image, and records that carry an error, are left untouched (no "shrink" object). When it writes
+// a new file it sets path, name (the original base name with the new extension), size, mime,
+// blake3, width and height to the new file's, clears orientation, and keeps the original in
+// shrink.from. A source that is missing, unreadable or no longer what the record says (its BLAKE3,
+// or its size when the record has no BLAKE3) is an error with code file.missing, file.unreadable,
+// file.notRegular or file.changed; a file that cannot be decoded is not an error but "asis".
+func Record(rec *manifest.Record, opts Options) error {
+	if rec.Failed() || rec.Kind != manifest.KindImage {
+		return nil
+	}
+	opts = opts.withDefaults()
+	src, err := load(rec.Path, opts.readLimit())
+	if err != nil {
+		return err
+	}
+	if rec.Blake3 != "" && !strings.EqualFold(rec.Blake3, src.sum) {
+		return manifest.Errorf(manifest.FileChanged, "%s: changed since it was sniffed: BLAKE3 is now %s, the record says %s", rec.Path, src.sum, rec.Blake3)
+	}
+	if rec.Blake3 == "" && rec.HasSize && rec.Size != src.size {
+		return manifest.Errorf(manifest.FileChanged, "%s: changed since it was sniffed: %d bytes, the record says %d", rec.Path, src.size, rec.Size)
+	}
+	if rec.Blake3 == "" {
+		rec.Blake3 = src.sum
+	}
+	asis := func(format string, args ...any) error {
+		rec.Shrink = &manifest.Shrink{Action: AsIs, Reason: fmt.Sprintf(format, args...)}
+		return nil
+	}
+
+	cfg, format, err := image.DecodeConfig(bytes.NewReader(src.head))
+	switch {
+	case errors.Is(err, image.ErrFormat):
+		what := rec.Mime
+		if what == "" {
+			what = "this format"
+		}
+		return asis("no decoder for %s", what)
+	case err != nil:
+		return asis("undecodable: %s: %v", format, err)
+	case cfg.Width <= 0 || cfg.Height <= 0:
+		return asis("undecodable: %s of %dx%d pixels", format, cfg.Width, cfg.Height)
+	}
+	if px := int64(cfg.Width) * int64(cfg.Height); px > opts.MaxPixels {
+		return asis("%dx%d is %d pixels, over --max-pixels %d; not decoded", cfg.Width, cfg.Height, px, opts.MaxPixels)
+	}
+	if src.data == nil {
+		return asis("%d bytes is more than an image within --max-pixels needs; not decoded", src.size)
+	}
+	if animated(format, src.data) {
+		return asis("animated %s", strings.ToUpper(format))
+	}
+
+	long := max(cfg.Width, cfg.Height)
+	var why []string
+	if long > opts.MaxEdge {
+		why = append(why, fmt.Sprintf("long edge %d px over --max-edge %d", long, opts.MaxEdge))
+	}
+	if src.size > opts.MaxBytes {
+		why = append(why, fmt.Sprintf("%d bytes over --max-bytes %d", src.size, opts.MaxBytes))
+	}
+	if !modelFormat(format) {
+		why = append(why, strings.ToUpper(format)+" is not a format models take")
+	}
+	if len(why) == 0 {
+		rec.Shrink = &manifest.Shrink{Action: Kept, Reason: "within limits"}
+		return nil
+	}
+	if opts.OutDir == "" {
+		return manifest.Errorf(manifest.FileUnreadable, "%s: no folder for shrunk files (--out)", rec.Path)
+	}
+
+	o := rec.Orientation
+	if o < 1 || o > 8 {
+		o = orientation(src.data)
+	}
+	ow, oh := cfg.Width, cfg.Height
+	if swapsAxes(o) {
+		ow, oh = oh, ow
+	}
+	dw, dh := fit(ow, oh, opts.MaxEdge)
+	from := &manifest.From{Path: rec.Path, Name: rec.Name, Size: src.size, Mime: rec.Mime,
+		Blake3: src.sum, Width: cfg.Width, Height: cfg.Height}
+	if from.Name == "" {
+		from.Name = filepath.Base(rec.Path)
+	}
+	if from.Mime == "" {
+		from.Mime = "image/" + format
+	}
+
+	stem := filepath.Join(opts.OutDir, fmt.Sprintf("%s.e%d.b%d.%s", src.sum, opts.MaxEdge, opts.MaxBytes, version))
+	var out result
+	if r, ok := reuse(stem, opts.MaxBytes); ok {
+		out = r
+	} else {
+		img, err := decode(src.data)
+		if err != nil {
+			return asis("undecodable: %s: %v", format, err)
+		}
+		if b := img.Bounds(); b.Dx() != cfg.Width || b.Dy() != cfg.Height {
+			return asis("undecodable: %s header says %dx%d, pixels are %dx%d", format, cfg.Width, cfg.Height, b.Dx(), b.Dy())
+		}
+		enc, ext, w, h, ok := encode(img, o, dw, dh, opts.MaxBytes)
+		if !ok {
+			return asis("cannot meet --max-bytes %d", opts.MaxBytes)
+		}
+		img = nil
+		out = result{path: stem + ext, ext: ext, size: int64(len(enc)), width: w, height: h}
+		if out.sum, err = writeAtomic(out.path, enc); err != nil {
+			return manifest.Errorf(manifest.FileUnreadable, "%s: cannot write the shrunk file: %v", rec.Path, err)
+		}
+	}
+
+	action := Reencoded
+	if out.width != ow || out.height != oh {
+		action = Resized
+	}
+	rec.Shrink = &manifest.Shrink{Action: action, Reason: strings.Join(why, "; "), From: from}
+	rec.Path = out.path
+	rec.Name = newName(from.Name, out.ext)
+	rec.SetSize(out.size)
+	rec.Mime = mimeOf(out.ext)
+	rec.Blake3 = out.sum
+	rec.Width, rec.Height = out.width, out.height
+	rec.Orientation = 0
+	return nil
+}
+
+// fit returns the size of a w x h image scaled so its long edge is at most maxEdge.
+func fit(w, h, maxEdge int) (int, int) {
+	long := max(w, h)
+	if long <= maxEdge {
+		return w, h
+	}
+	s := float64(maxEdge) / float64(long)
+	dw := max(1, int(math.Round(float64(w)*s)))
+	dh := max(1, int(math.Round(float64(h)*s)))
+	if w >= h {
+		dw = maxEdge
+	} else {
+		dh = maxEdge
+	}
+	return dw, dh
+}
+
+func newName(name, ext string) string {
+	stem := strings.TrimSuffix(name, filepath.Ext(name))
+	if stem == "" {
+		stem = "image"
+	}
+	return stem + ext
+}
+
+func mimeOf(ext string) string {
+	if ext == ".png" {
+		return "image/png"
+	}
+	return "image/jpeg"
+}
+
+// source is a file read once: its BLAKE3, its size, its bytes (nil when over the read limit)
+// and its head (the bytes, or the first MiB of a file too large to read).
+type source struct {
+	data, head []byte
+	sum        string
+	size       int64
+}
+
+func load(path string, limit int64) (*source, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, fileError(path, err)
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, manifest.Errorf(manifest.FileNotRegular, "%s: not a regular file", path)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fileError(path, err)
+	}
+	defer f.Close()
+	if fi2, err := f.Stat(); err != nil || !os.SameFile(fi, fi2) {
+		return nil, manifest.Errorf(manifest.FileChanged, "%s: replaced while opened", path)
+	}
+	h := blake3.New()
+	s := &source{}
+	var buf bytes.Buffer
+	if fi.Size() <= limit {
+		buf.Grow(int(fi.Size()) + bytes.MinRead)
+		n, err := io.Copy(io.MultiWriter(&buf, h), io.LimitReader(f, limit+1))
+		if err != nil {
+			return nil, manifest.Errorf(manifest.FileUnreadable, "%s: %w", path, err)
+		}
+		s.size = n
+		if n <= limit {
+			s.data = buf.Bytes()
+			s.head = s.data
+		}
+	}
+	if s.data == nil { // too large: hash the rest, keep the head for the header
+		if s.head = buf.Bytes(); len(s.head) == 0 {
+			if _, err := io.CopyN(io.MultiWriter(&buf, h), f, 1<<20); err != nil && err != io.EOF {
+				return nil, manifest.Errorf(manifest.FileUnreadable, "%s: %w", path, err)
+			}
+			s.head = buf.Bytes()
+		}
+		s.head = s.head[:min(len(s.head), 1<<20)]
+		n, err := io.Copy(h, f)
+		if err != nil {
+			return nil, manifest.Errorf(manifest.FileUnreadable, "%s: %w", path, err)
+		}
+		s.size = int64(buf.Len()) + n
+	}
+	s.sum = hex.EncodeToString(h.Sum(nil))
+	return s, nil
+}
+
+func fileError(path string, err error) error {
+	if errors.Is(err, fs.ErrNotExist) {
+		return manifest.Errorf(manifest.FileMissing, "%s: no such file", path)
+	}
+	return manifest.Errorf(manifest.FileUnreadable, "%s: %w", path, err)
+}
+
+// decode decodes a whole image; a decoder's panic on hostile input is an error.
+func decode(data []byte) (m image.Image, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			m, err = nil, fmt.Errorf("decoder failed: %v", r)
+		}
+	}()
+	m, _, err = image.Decode(bytes.NewReader(data))
+	return m, err
+}
+
+// render downscales src to dw x dh as displayed (after orientation o) and turns it upright.
+// Area averaging commutes with flips and quarter turns, so it averages first, on the stored
+// layout, and orients the small result.
+func render(src image.Image, o, dw, dh int) image.Image {
+	rw, rh := dw, dh
+	if swapsAxes(o) {
+		rw, rh = dh, dw
+	}
+	return orient(resize(src, rw, rh), o)
+}
+
+// encode renders src at dw x dh and encodes it within maxBytes: PNG or JPEG by the heuristic in
+// format.go, then the JPEG quality ladder, then smaller sizes. ok is false when nothing fits.
+func encode(src image.Image, o, dw, dh int, maxBytes int64) (out []byte, ext string, w, h int, ok bool) {
+	m := render(src, o, dw, dh)
+	_, ycc := src.(*image.YCbCr)
+	usePNG := false
+	alpha := false
+	switch t := m.(type) {
+	case *image.RGBA:
+		alpha = hasAlpha(t)
+		usePNG = alpha || (!ycc && flat(t.Pix, t.Rect.Dx(), t.Rect.Dy(), t.Stride, 4))
+	case *image.Gray:
+		usePNG = flat(t.Pix, t.Rect.Dx(), t.Rect.Dy(), t.Stride, 1)
+	}
+	var buf bytes.Buffer
+	smaller := func(size int) bool { // next size down; false when already 1 x 1
+		f := min(0.9, 0.9*math.Sqrt(float64(maxBytes)/float64(size)))
+		nw, nh := max(1, int(float64(dw)*f)), max(1, int(float64(dh)*f))
+		if nw == dw && nh == dh {
+			if dw == 1 && dh == 1 {
+				return false
+			}
+			nw, nh = max(1, dw-1), max(1, dh-1)
+		}
+		dw, dh = nw, nh
+		m = render(src, o, dw, dh)
+		return true
+	}
+	if usePNG {
+		enc := png.Encoder{CompressionLevel: pngLevel}
+		for {
+			buf.Reset()
+			if err := enc.Encode(&buf, m); err != nil {
+				return nil, "", 0, 0, false
+			}
+			if int64(buf.Len()) <= maxBytes {
+				return buf.Bytes(), ".png", dw, dh, true
+			}
+			if rgba, ok := m.(*image.RGBA); ok && !alpha {
+				buf.Reset()
+				if err := enc.Encode(&buf, quantize(rgba)); err != nil {
+					return nil, "", 0, 0, false
+				}
+				if int64(buf.Len()) <= maxBytes {
+					return buf.Bytes(), ".png", dw, dh, true
+				}
+			}
+			if !alpha && float64(max(dw, dh))*0.9*math.Sqrt(float64(maxBytes)/float64(buf.Len())) < pngMinEdge {
+				break // the last resort: JPEG at this size
+			}
+			if !smaller(buf.Len()) {
+				return nil, "", 0, 0, false
+			}
+		}
+	}
+	for range 40 {
+		for _, q := range jpegLadder {
+			buf.Reset()
+			if err := jpeg.Encode(&buf, m, &jpeg.Options{Quality: q}); err != nil {
+				return nil, "", 0, 0, false
+			}
+			if int64(buf.Len()) <= maxBytes {
+				return buf.Bytes(), ".jpg", dw, dh, true
+			}
+		}
+		if !smaller(buf.Len()) {
+			break
+		}
+	}
+	return nil, "", 0, 0, false
+}
+
+// result is a shrunk file: written now or reused.
+type result struct {
+	path, ext, sum string
+	size           int64
+	width, height  int
+}
+
+// reuse finds a shrunk file of an earlier run at stem + .jpg or .png. It is used only if it is
+// whole: within maxBytes, its header decodes and it ends as its format ends. (Files appear there
+// only by rename, so a partial one can come only from a crash before the data reached the disk.)
+func reuse(stem string, maxBytes int64) (result, bool) {
+	for _, ext := range []string{".jpg", ".png"} {
+		p := stem + ext
+		fi, err := os.Stat(p)
+		if err != nil || !fi.Mode().IsRegular() || fi.Size() == 0 || fi.Size() > maxBytes {
+			continue
+		}
+		data, err := os.ReadFile(p)
+		if err != nil || int64(len(data)) > maxBytes {
+			continue
+		}
+		cfg, format, err := image.DecodeConfig(bytes.NewReader(data))
+		if err != nil {
+			continue
+		}
+		switch {
+		case format == "jpeg" && ext == ".jpg" && bytes.HasSuffix(data, []byte{0xFF, 0xD9}):
+		case format == "png" && ext == ".png" && bytes.HasSuffix(data, []byte("IEND\xaeB`\x82")):
+		default:
+			continue
+		}
+		sum := blake3.Sum256(data)
+		return result{path: p, ext: ext, sum: hex.EncodeToString(sum[:]), size: int64(len(data)),
+			width: cfg.Width, height: cfg.Height}, true
+	}
+	return result{}, false
+}
+
+// writeAtomic writes b to path through a temporary file in the same folder, renamed into place,
+// hashing what it writes. Files are 0600 and a new folder 0700.
+func writeAtomic(path string, b []byte) (string, error) {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", err
+	}
+	f, err := os.CreateTemp(dir, ".shrink-*.tmp")
+	if err != nil {
+		return "", err
+	}
+	tmp := f.Name()
+	h := blake3.New()
+	_, err = io.MultiWriter(f, h).Write(b)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
