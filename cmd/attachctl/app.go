@@ -82,6 +82,16 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 
 func addGlobalFlags(c *cli.Command) {
 	c.Flags = append(c.Flags, globalFlags()...)
+	before := c.Before
+	c.Before = func(cc *cli.Context) error {
+		if err := checkGlobals(cc); err != nil {
+			return err
+		}
+		if before != nil {
+			return before(cc)
+		}
+		return nil
+	}
 	for _, sub := range c.Subcommands {
 		addGlobalFlags(sub)
 	}
@@ -100,7 +110,10 @@ func checkGlobals(c *cli.Context) error {
 }
 
 // run is main without the exit, for testscript.
-func run(args []string) int {
+func run(args []string) int { return runWith(args, os.Stdin, os.Stdout, os.Stderr) }
+
+// runWith runs attachctl with the given arguments and standard streams and returns its exit code.
+func runWith(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	go func() {
@@ -111,7 +124,7 @@ func run(args []string) int {
 			signalled.Store(int32(n))
 		}
 	}()
-	app := newApp(os.Stdin, os.Stdout, os.Stderr)
+	app := newApp(stdin, stdout, stderr)
 	err := app.RunContext(ctx, args)
 	code := exitCode(err, app.ErrWriter)
 	if n := signalled.Load(); n != 0 && code != exitOK {

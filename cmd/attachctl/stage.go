@@ -24,7 +24,7 @@ type work func(rec *manifest.Record) error
 // --manifest or standard input. The returned close is to be called at the end.
 func source(c *cli.Context) (next func() (*manifest.Record, bool, error), sniffed bool, closeFn func(), err error) {
 	if c.Args().Present() {
-		return walkSource(c.Args().Slice()), true, func() {}, nil
+		return walkSource(c, c.Args().Slice()), true, func() {}, nil
 	}
 	var in io.Reader = c.App.Reader
 	closeFn = func() {}
@@ -47,14 +47,14 @@ func source(c *cli.Context) (next func() (*manifest.Record, bool, error), sniffe
 
 // walkSource walks the paths on a goroutine, lexical order within folders, and yields one
 // path-only record per file, or a record with the walk's error.
-func walkSource(paths []string) func() (*manifest.Record, bool, error) {
+func walkSource(c *cli.Context, paths []string) func() (*manifest.Record, bool, error) {
 	ch := make(chan *manifest.Record, 64)
 	go func() {
 		defer close(ch)
 		sniff.Walk(paths, func(path string, err error) error {
 			rec := &manifest.Record{Path: path}
 			if err != nil {
-				rec.Fail("sniff", err, manifest.FileUnreadable)
+				report(c, rec.Fail("sniff", err, manifest.FileUnreadable))
 			}
 			ch <- rec
 			return nil
