@@ -1,0 +1,179 @@
+package ops
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/attachctl/attachctl/manifest"
+)
+
+// PromptOptions tune Prompt.
+type PromptOptions struct {
+	// Session is the ACP session id, the "sessionId" of the params.
+	Session string
+	// Text, when HasText is set, is the text block that comes first (it may be empty).
+	Text    string
+	HasText bool
+	// JSONRPC wraps the params as a JSON-RPC 2.0 "session/prompt" request with id ID.
+	JSONRPC bool
+	// ID is the request's id as JSON (a number or a string); empty means 1.
+	ID json.RawMessage
+}
+
+// Reference metadata of a block that names an upload: _meta.acpmux.upload.
+const (
+	metaKey     = "_meta"
+	acpmuxKey   = "acpmux"
+	uploadKey   = "upload"
+	contextKey  = "context"
+	uploadIDKey = "uploadId"
+	fileNameKey = "fileName"
+	// RefScheme is the uri scheme of a resource_link that names an upload: acpmux-upload:<id>.
+	RefScheme = "acpmux-upload:"
+)
+
+// inlineImageTypes are the image types a model takes inline (SPEC section 6).
+var inlineImageTypes = map[string]bool{
+	"image/png": true, "image/jpeg": true, "image/gif": true, "image/webp": true,
+}
+
+// baseMime is a media type without its parameters, lowercased.
+func baseMime(m string) string {
+	if i := strings.IndexByte(m, ';'); i >= 0 {
+		m = m[:i]
+	}
+	return strings.ToLower(strings.TrimSpace(m))
+}
+
+// UploadName is the name a record's upload is finished under: the base of upload.path, else the
+// record's name.
+func UploadName(rec *manifest.Record) string {
+	if rec.Upload != nil && rec.Upload.Path != "" {
+		return filepath.Base(rec.Upload.Path)
+	}
+	return rec.Name
+}
+
+// ReferenceBlock is the ACP content block that names rec's upload by reference: an "image" block
+// for PNG, JPEG, GIF and WebP, a "resource_link" with uri acpmux-upload:<id> for every other file.
+// A record that carries an error is refused with that error's code; one with no upload is
+// upload.missing; an id or name that is not plain is upload.invalid.
+func ReferenceBlock(rec *manifest.Record) (json.RawMessage, error) {
+	if rec.Failed() {
+		return nil, &manifest.Error{Stage: rec.Error.Stage, Code: rec.Error.Code,
+			Message: fmt.Sprintf("%s: carries an error from %s: %s", rec.Path, rec.Error.Stage, rec.Error.Message)}
+	}
+	if rec.Upload == nil || rec.Upload.ID == "" {
+		return nil, manifest.Errorf(manifest.UploadMissing, "%s: not uploaded (the record has no upload)", rec.Path)
+	}
+	id, name := rec.Upload.ID, UploadName(rec)
+	if err := ValidID(id); err != nil {
+		return nil, manifest.Errorf(manifest.UploadInvalid, "%s: %s", rec.Path, err.(*manifest.Error).Message)
+	}
+	if err := ValidName(name); err != nil {
+		return nil, manifest.Errorf(manifest.UploadInvalid, "%s: %s", rec.Path, err.(*manifest.Error).Message)
+	}
+	type ref struct {
+		UploadID string `json:"uploadId"`
+		FileName string `json:"fileName"`
+	}
+	meta := map[string]any{acpmuxKey: map[string]any{uploadKey: ref{id, name}}}
+	var block any
+	if mt := baseMime(rec.Mime); inlineImageTypes[mt] {
+		block = struct {
+			Type     string `json:"type"`
+			MimeType string `json:"mimeType"`
+			Meta     any    `json:"_meta"`
+		}{"image", mt, meta}
+	} else {
+		block = struct {
+			Type string `json:"type"`
+			URI  string `json:"uri"`
+			Name string `json:"name"`
+			Meta any    `json:"_meta"`
+		}{"resource_link", RefScheme + id, name, meta}
+	}
+	return marshal(block)
+}
+
+// Prompt writes the ACP session/prompt params for recs, in order, after the text block:
+// {"sessionId": S, "prompt": [...]}, or with opts.JSONRPC the JSON-RPC request carrying them. The
+// document is compact JSON followed by a newline. When any record is refused Prompt returns no
+// document and an error that joins every refusal (each a *manifest.Error), in record order.
+func Prompt(recs []*manifest.Record, opts PromptOptions) ([]byte, error) {
+	blocks := make([]json.RawMessage, 0, len(recs)+1)
+	if opts.HasText {
+		b, err := marshal(struct {
+			Type string `json:"type"`
+			Text string `json:"text"`
+		}{"text", opts.Text})
+		if err != nil {
+			return nil, err
+		}
+		blocks = append(blocks, b)
+	}
+	var errs []error
+	for _, rec := range recs {
+		b, err := ReferenceBlock(rec)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		blocks = append(blocks, b)
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	params, err := marshal(struct {
+		SessionID string            `json:"sessionId"`
+		Prompt    []json.RawMessage `json:"prompt"`
+	}{opts.Session, blocks})
+	if err != nil {
+		return nil, err
+	}
+	if opts.JSONRPC {
+		if params, err = wrapRequest(opts.ID, params); err != nil {
+			return nil, err
+		}
+	}
+	return append(params, '\n'), nil
+}
+
+// wrapRequest makes the JSON-RPC 2.0 session/prompt request with id around params.
+func wrapRequest(id, params json.RawMessage) ([]byte, error) {
+	if len(id) == 0 {
+		id = json.RawMessage("1")
+	}
+	return marshal(struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Method  string          `json:"method"`
+		Params  json.RawMessage `json:"params"`
+	}{"2.0", id, "session/prompt", params})
+}
+
+// RequestID turns a --id flag into a JSON-RPC id: a whole number stays a number, anything else
+// becomes a string.
+func RequestID(s string) json.RawMessage {
+	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+		return json.RawMessage(strconv.FormatInt(n, 10))
+	}
+	b, _ := json.Marshal(s)
+	return b
+}
+
+// marshal is json.Marshal without HTML escaping, so that <, > and & stay as they are.
+func marshal(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}

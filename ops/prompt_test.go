@@ -1,0 +1,84 @@
+package ops
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/attachctl/attachctl/manifest"
+)
+
+func TestPrompt(t *testing.T) {
+	s := rsStore(t)
+	png := rsPut(t, s, "shot.png", "image/png", rsPNG(t, 2048, 1))
+	jpg := rsPut(t, s, "photo.jpg", "image/jpeg", []byte("\xff\xd8\xff\xe0 not really"))
+	pdf := rsPut(t, s, "report.pdf", "application/pdf", []byte("%PDF-1.4\n"))
+	svg := rsPut(t, s, "logo.svg", "image/svg+xml", []byte("<svg/>"))
+	recs := []*manifest.Record{png, jpg, pdf, svg}
+	out, err := Prompt(recs, PromptOptions{Session: "chat-1", Text: "What changed?", HasText: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"sessionId":"chat-1","prompt":[{"type":"text","text":"What changed?"},` +
+		`{"type":"image","mimeType":"image/png","_meta":{"acpmux":{"upload":{"uploadId":"` + png.Upload.ID + `","fileName":"shot.png"}}}},` +
+		`{"type":"image","mimeType":"image/jpeg","_meta":{"acpmux":{"upload":{"uploadId":"` + jpg.Upload.ID + `","fileName":"photo.jpg"}}}},` +
+		`{"type":"resource_link","uri":"acpmux-upload:` + pdf.Upload.ID + `","name":"report.pdf","_meta":{"acpmux":{"upload":{"uploadId":"` + pdf.Upload.ID + `","fileName":"report.pdf"}}}},` +
+		`{"type":"resource_link","uri":"acpmux-upload:` + svg.Upload.ID + `","name":"logo.svg","_meta":{"acpmux":{"upload":{"uploadId":"` + svg.Upload.ID + `","fileName":"logo.svg"}}}}]}` + "\n"
+	if string(out) != want {
+		t.Fatalf("got\n%s\nwant\n%s", out, want)
+	}
+	// What prompt writes, resolve takes.
+	res, err := s.Resolve(out, ResolveOptions{Caps: Caps{Image: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rsValidate(t, res.Output)
+}
+
+func TestPromptJSONRPC(t *testing.T) {
+	s := rsStore(t)
+	rec := rsPut(t, s, "a.bin", "", []byte{0, 1})
+	for id, want := range map[string]string{"": `1`, "7": `7`, "abc": `"abc"`, "1.5": `"1.5"`} {
+		o := PromptOptions{Session: "s", JSONRPC: true}
+		if id != "" {
+			o.ID = RequestID(id)
+		}
+		out, err := Prompt([]*manifest.Record{rec}, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		prefix := `{"jsonrpc":"2.0","id":` + want + `,"method":"session/prompt","params":{"sessionId":"s","prompt":[{"type":"resource_link"`
+		if !strings.HasPrefix(string(out), prefix) {
+			t.Fatalf("--id %q: %s", id, out)
+		}
+		var v map[string]json.RawMessage
+		if err := json.Unmarshal(out, &v); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestPromptRefuses(t *testing.T) {
+	s := rsStore(t)
+	ok := rsPut(t, s, "a.bin", "", []byte{0})
+	noUpload := &manifest.Record{Path: "/x/b.png", Name: "b.png", Mime: "image/png"}
+	failed := &manifest.Record{Path: "/x/c.png", Name: "c.png"}
+	failed.Fail("sniff", manifest.Errorf(manifest.FileMissing, "/x/c.png: no such file"), "")
+	badID := rsPut(t, s, "d.bin", "", []byte{0})
+	badID.Upload.ID = "not-an-id"
+	out, err := Prompt([]*manifest.Record{ok, noUpload, failed, badID}, PromptOptions{Session: "s"})
+	if out != nil {
+		t.Fatalf("wrote %s", out)
+	}
+	var j interface{ Unwrap() []error }
+	if !errors.As(err, &j) || len(j.Unwrap()) != 3 {
+		t.Fatalf("want three refusals: %v", err)
+	}
+	codes := []manifest.Code{manifest.UploadMissing, manifest.FileMissing, manifest.UploadInvalid}
+	for i, e := range j.Unwrap() {
+		if manifest.CodeOf(e) != codes[i] {
+			t.Fatalf("refusal %d: %v, want %s", i, e, codes[i])
+		}
+	}
+}

@@ -1,0 +1,169 @@
+package ops
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"hash/crc32"
+	"image"
+	"image/color"
+	"image/png"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/attachctl/attachctl/manifest"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/zeebo/blake3"
+)
+
+// rsPNG is a valid, incompressible PNG of exactly size bytes: a small image of random pixels
+// stored without compression, padded with a private ancillary chunk of random bytes.
+func rsPNG(t testing.TB, size int, seed uint64) []byte {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(seed, 7))
+	img := image.NewNRGBA(image.Rect(0, 0, 16, 12))
+	for i := range img.Pix {
+		img.Pix[i] = byte(rng.Uint32())
+	}
+	img.Set(0, 0, color.NRGBA{1, 2, 3, 255})
+	var buf bytes.Buffer
+	if err := (&png.Encoder{CompressionLevel: png.NoCompression}).Encode(&buf, img); err != nil {
+		t.Fatal(err)
+	}
+	b := buf.Bytes()
+	iend := b[len(b)-12:]
+	body := b[:len(b)-12]
+	pad := size - len(b) - 12
+	if pad < 0 {
+		t.Fatalf("a PNG of %d bytes is too small", size)
+	}
+	chunk := make([]byte, 12+pad)
+	binary.BigEndian.PutUint32(chunk, uint32(pad))
+	copy(chunk[4:], "paDd")
+	rsFill(chunk[8:8+pad], seed)
+	binary.BigEndian.PutUint32(chunk[8+pad:], crc32.ChecksumIEEE(chunk[4:8+pad]))
+	out := append(append(append([]byte{}, body...), chunk...), iend...)
+	if len(out) != size {
+		t.Fatalf("made %d bytes, not %d", len(out), size)
+	}
+	return out
+}
+
+// rsBytes is size random bytes: a binary file.
+func rsBytes(size int, seed uint64) []byte {
+	b := make([]byte, size)
+	rsFill(b, seed+1<<32)
+	b[0] = 0
+	return b
+}
+
+// rsFill fills b with random bytes from seed.
+func rsFill(b []byte, seed uint64) {
+	var key [32]byte
+	binary.LittleEndian.PutUint64(key[:], seed)
+	rand.NewChaCha8(key).Read(b)
+}
+
+// rsPut lays out a finished upload as the package doc says (folders 0700, files 0600) and
+// returns a manifest record that names it, as upload would have written it.
+func rsPut(t testing.TB, s *Store, name, mime string, data []byte) *manifest.Record {
+	t.Helper()
+	id, err := NewID()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := s.UploadDir(id)
+	if err := os.Mkdir(dir, DirMode); err != nil {
+		t.Fatal(err)
+	}
+	sum := blake3.Sum256(data)
+	m := Meta{ID: id, Name: name, Size: int64(len(data)), Blake3: rsHex(sum[:]), Made: time.Now().UTC()}
+	mb, _ := json.Marshal(m)
+	for n, b := range map[string][]byte{name: data, MetaName: mb} {
+		p := filepath.Join(dir, n)
+		if err := os.WriteFile(p, b, FileMode); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(p, FileMode); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rec := &manifest.Record{Path: "/src/" + name, Name: name, Mime: mime, Blake3: m.Blake3,
+		Upload: &manifest.Upload{ID: id, Store: s.Dir, Path: s.FinishedPath(id, name)}}
+	rec.SetSize(int64(len(data)))
+	return rec
+}
+
+func rsHex(b []byte) string {
+	const digits = "0123456789abcdef"
+	out := make([]byte, 0, 2*len(b))
+	for _, c := range b {
+		out = append(out, digits[c>>4], digits[c&15])
+	}
+	return string(out)
+}
+
+func rsStore(t testing.TB) *Store {
+	t.Helper()
+	s, err := Open(filepath.Join(t.TempDir(), "chat-1"), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+var (
+	rsSchemaOnce sync.Once
+	rsSchema     *jsonschema.Schema
+	rsSchemaErr  error
+)
+
+// rsValidate checks a resolved document (params or JSON-RPC request) against ACP's v1 schema,
+// PromptRequest for the params.
+func rsValidate(t testing.TB, doc []byte) {
+	t.Helper()
+	rsSchemaOnce.Do(func() {
+		path, _ := filepath.Abs("../testdata/acp/schema.json")
+		f, err := os.Open(path)
+		if err != nil {
+			rsSchemaErr = err
+			return
+		}
+		defer f.Close()
+		sch, err := jsonschema.UnmarshalJSON(f)
+		if err != nil {
+			rsSchemaErr = err
+			return
+		}
+		c := jsonschema.NewCompiler()
+		if rsSchemaErr = c.AddResource("file://"+path, sch); rsSchemaErr != nil {
+			return
+		}
+		rsSchema, rsSchemaErr = c.Compile("file://" + path + "#/$defs/PromptRequest")
+	})
+	if rsSchemaErr != nil {
+		t.Fatal(rsSchemaErr)
+	}
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(doc, &top); err != nil {
+		t.Fatalf("output is not a JSON object: %v", err)
+	}
+	params := doc
+	if p, ok := top["params"]; ok {
+		if string(top["jsonrpc"]) != `"2.0"` || string(top["method"]) != `"session/prompt"` {
+			t.Fatalf("not a session/prompt request: %.200s", doc)
+		}
+		params = p
+	}
+	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(params))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rsSchema.Validate(inst); err != nil {
+		t.Fatalf("output does not validate against ACP PromptRequest: %v", err)
+	}
+}
