@@ -1,0 +1,288 @@
+package sweep
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/ops"
+	"github.com/zeebo/blake3"
+	"golang.org/x/sys/unix"
+)
+
+// mkFinished lays out a finished upload as ops' package doc says (0700/0600), made at made.
+func mkFinished(t testing.TB, s *ops.Store, name string, data []byte, made time.Time) string {
+	t.Helper()
+	id, err := ops.NewID()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := s.UploadDir(id)
+	if err := os.Mkdir(dir, ops.DirMode); err != nil {
+		t.Fatal(err)
+	}
+	sum := blake3.Sum256(data)
+	b, _ := json.Marshal(ops.Meta{ID: id, Name: name, Size: int64(len(data)), Blake3: hexOf(sum[:]), Made: made.UTC()})
+	if err := os.WriteFile(filepath.Join(dir, name), data, ops.FileMode); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, ops.MetaName), b, ops.FileMode); err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+// mkPartial lays out an unfinished upload whose data was last written at written.
+func mkPartial(t testing.TB, s *ops.Store, name string, data []byte, written time.Time) string {
+	t.Helper()
+	id, _ := ops.NewID()
+	dir := filepath.Join(s.Dir, ops.InternalDir, ops.PartialDir, id)
+	if err := os.MkdirAll(dir, ops.DirMode); err != nil {
+		t.Fatal(err)
+	}
+	info, _ := json.Marshal(map[string]any{"name": name, "size": -1, "created": written.UTC()})
+	os.WriteFile(filepath.Join(dir, "info.json"), info, ops.FileMode)
+	os.WriteFile(filepath.Join(dir, "data"), data, ops.FileMode)
+	os.Chtimes(filepath.Join(dir, "data"), written, written)
+	return id
+}
+
+func hexOf(b []byte) string {
+	const digits = "0123456789abcdef"
+	out := make([]byte, 0, 2*len(b))
+	for _, c := range b {
+		out = append(out, digits[c>>4], digits[c&15])
+	}
+	return string(out)
+}
+
+func newStore(t testing.TB) *ops.Store {
+	t.Helper()
+	s, err := ops.Open(t.TempDir(), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func run(t *testing.T, s *ops.Store, opts Options) (Summary, []Removed) {
+	t.Helper()
+	var got []Removed
+	sum, err := Run(s, opts, func(r Removed) error { got = append(got, r); return nil })
+	if err != nil {
+		t.Fatalf("sweep: %v", err)
+	}
+	return sum, got
+}
+
+func exists(p string) bool { _, err := os.Lstat(p); return err == nil }
+
+func TestSweepPolicy(t *testing.T) {
+	cut := time.Now().Add(-time.Hour).Truncate(time.Second)
+	old, recent := cut.Add(-time.Hour), cut.Add(time.Minute)
+	type up struct {
+		made, used time.Time // used zero: never used
+		partial    bool
+		locked     bool // partial: a writer holds its data
+		removed    bool
+	}
+	tests := []struct {
+		name string
+		up   up
+	}{
+		{"stale, never used", up{made: old, removed: true}},
+		{"stale, used before the cutoff", up{made: old, used: old.Add(time.Minute), removed: true}},
+		{"made before, used since", up{made: old, used: recent}},
+		{"used exactly at the cutoff", up{made: old, used: cut}},
+		{"made since the cutoff", up{made: recent}},
+		{"unfinished, written before", up{made: old, partial: true, removed: true}},
+		{"unfinished, written since", up{made: recent, partial: true}},
+		{"unfinished, stale but being written", up{made: old, partial: true, locked: true}},
+	}
+	for _, dry := range []bool{false, true} {
+		for _, tt := range tests {
+			name := tt.name
+			if dry {
+				name += ", dry run"
+			}
+			t.Run(name, func(t *testing.T) {
+				s := newStore(t)
+				var id, dir string
+				if tt.up.partial {
+					id = mkPartial(t, s, "p.bin", []byte("partial"), tt.up.made)
+					dir = filepath.Join(s.Dir, ops.InternalDir, ops.PartialDir, id)
+					if tt.up.locked {
+						f, _ := os.Open(filepath.Join(dir, "data"))
+						defer f.Close()
+						if err := unix.Flock(int(f.Fd()), unix.LOCK_EX); err != nil {
+							t.Fatal(err)
+						}
+					}
+				} else {
+					id = mkFinished(t, s, "f.txt", []byte("finished"), tt.up.made)
+					dir = s.UploadDir(id)
+					if !tt.up.used.IsZero() {
+						if err := s.MarkUsed([]string{id}, tt.up.used); err != nil {
+							t.Fatal(err)
+						}
+					}
+				}
+				sum, got := run(t, s, Options{Before: cut, DryRun: dry})
+				removed := tt.up.removed && !(dry && tt.up.locked)
+				if removed != (len(got) == 1) || sum.Removed != len(got) {
+					t.Fatalf("removed lines %+v, summary %+v; want removed=%v", got, sum, removed)
+				}
+				if exists(dir) == (removed && !dry) {
+					t.Fatalf("folder there = %v after the sweep", exists(dir))
+				}
+				if removed {
+					r := got[0]
+					if r.ID != id || r.Finished == tt.up.partial || r.Made == nil || (r.LastUsed == nil) != (tt.up.used.IsZero() && !tt.up.partial) {
+						t.Fatalf("removed line %+v", r)
+					}
+					b, _ := json.Marshal(r)
+					for _, k := range []string{`"id"`, `"name"`, `"size"`, `"finished"`, `"made"`, `"lastUsed"`} {
+						if !strings.Contains(string(b), k) {
+							t.Fatalf("line %s lacks %s", b, k)
+						}
+					}
+				} else if sum.Kept != 1 {
+					t.Fatalf("summary %+v: want 1 kept", sum)
+				}
+			})
+		}
+	}
+}
+
+func TestSweepEmptiesLeftoverTrash(t *testing.T) {
+	s := newStore(t)
+	trash := filepath.Join(s.Dir, ops.InternalDir, ops.TrashDir)
+	os.MkdirAll(filepath.Join(trash, "x", "y"), 0o700)
+	os.WriteFile(filepath.Join(trash, "x", "y", "z"), []byte("z"), 0o600)
+	sum, got := run(t, s, Options{Before: time.Now()})
+	if ents, _ := os.ReadDir(trash); len(ents) != 0 || len(got) != 0 || len(sum.Failed) != 0 {
+		t.Fatalf("trash %v, lines %v, summary %+v", ents, got, sum)
+	}
+}
+
+func TestSweepLocked(t *testing.T) {
+	s := newStore(t)
+	lk, err := s.LockSweep(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Run(s, Options{Before: time.Now(), Wait: 30 * time.Millisecond}, func(Removed) error { return nil })
+	if manifest.CodeOf(err) != manifest.StoreLocked {
+		t.Fatalf("second sweep: %v, want store.locked", err)
+	}
+	lk.Unlock()
+	if _, err := Run(s, Options{Before: time.Now()}, func(Removed) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestSweepHostileStore: an upload folder that is a symlink to a folder outside, a symlink inside
+// an upload pointing outside, a stray file at the top. A sweep with a cutoff in the future
+// removes nothing outside, keeps the stray file and reports what it skipped.
+func TestSweepHostileStore(t *testing.T) {
+	s := newStore(t)
+	outside := t.TempDir()
+	victim := filepath.Join(outside, "victim")
+	os.MkdirAll(filepath.Join(victim, "sub"), 0o700)
+	os.WriteFile(filepath.Join(victim, "keep.txt"), []byte("keep"), 0o600)
+	os.WriteFile(filepath.Join(victim, "sub", "deep.txt"), []byte("deep"), 0o600)
+	// A folder that looks like a finished upload, outside, and a link to it with an id's name.
+	fake := filepath.Join(outside, "fake")
+	os.Mkdir(fake, 0o700)
+	os.WriteFile(filepath.Join(fake, "f.txt"), []byte("f"), 0o600)
+	linkID, _ := ops.NewID()
+	meta, _ := json.Marshal(ops.Meta{ID: linkID, Name: "f.txt", Size: 1, Made: time.Now().Add(-time.Hour)})
+	os.WriteFile(filepath.Join(fake, ops.MetaName), meta, 0o600)
+	os.Symlink(fake, s.UploadDir(linkID))
+	// A real stale upload with links inside pointing outside.
+	id := mkFinished(t, s, "a.txt", []byte("a"), time.Now().Add(-time.Hour))
+	os.Symlink(victim, filepath.Join(s.UploadDir(id), "evil-dir"))
+	os.Symlink(filepath.Join(victim, "keep.txt"), filepath.Join(s.UploadDir(id), "evil-file"))
+	// An unfinished upload whose data is a link outside.
+	pid, _ := ops.NewID()
+	pdir := filepath.Join(s.Dir, ops.InternalDir, ops.PartialDir, pid)
+	os.Mkdir(pdir, 0o700)
+	os.Symlink(filepath.Join(victim, "keep.txt"), filepath.Join(pdir, "data"))
+	// Strays: a file, a link to a file outside, a folder that is not an id, an id folder without meta.
+	os.WriteFile(filepath.Join(s.Dir, "stray.txt"), []byte("stray"), 0o600)
+	os.Symlink(filepath.Join(victim, "keep.txt"), filepath.Join(s.Dir, "link.txt"))
+	os.Mkdir(filepath.Join(s.Dir, "notes"), 0o700)
+	noMeta, _ := ops.NewID()
+	os.Mkdir(s.UploadDir(noMeta), 0o700)
+	// The trash itself holds a link to the outside, as a crashed or hostile sweep might leave.
+	trash := filepath.Join(s.Dir, ops.InternalDir, ops.TrashDir)
+	os.MkdirAll(trash, 0o700)
+	os.Symlink(victim, filepath.Join(trash, "old"))
+
+	sum, got := run(t, s, Options{Before: time.Now().Add(24 * time.Hour)})
+
+	for _, p := range []string{filepath.Join(victim, "keep.txt"), filepath.Join(victim, "sub", "deep.txt"),
+		filepath.Join(fake, "f.txt"), filepath.Join(fake, ops.MetaName)} {
+		if !exists(p) {
+			t.Fatalf("%s outside the store was removed", p)
+		}
+	}
+	for _, p := range []string{"stray.txt", "link.txt", "notes", linkID, noMeta} {
+		if !exists(filepath.Join(s.Dir, p)) {
+			t.Fatalf("%s was removed; it is not an upload", p)
+		}
+	}
+	if len(got) != 1 || got[0].ID != id || exists(s.UploadDir(id)) {
+		t.Fatalf("removed %+v; want just %s", got, id)
+	}
+	var skipped []string
+	for _, sk := range sum.Skipped {
+		skipped = append(skipped, filepath.Base(sk.Path))
+	}
+	sort.Strings(skipped)
+	want := []string{pid, linkID, noMeta, "link.txt", "notes", "stray.txt"}
+	sort.Strings(want)
+	if strings.Join(skipped, " ") != strings.Join(want, " ") {
+		t.Fatalf("skipped %v, want %v (summary %+v)", skipped, want, sum)
+	}
+}
+
+// TestRemoveAtFollowsNoLink checks RemoveAt, and that os.RemoveAll, which the sweep does not use,
+// also leaves link targets alone (both remove a link as a link).
+func TestRemoveAtFollowsNoLink(t *testing.T) {
+	for _, name := range []string{"RemoveAt", "os.RemoveAll"} {
+		t.Run(name, func(t *testing.T) {
+			outside := t.TempDir()
+			os.WriteFile(filepath.Join(outside, "target.txt"), []byte("t"), 0o600)
+			os.Mkdir(filepath.Join(outside, "dir"), 0o700)
+			os.WriteFile(filepath.Join(outside, "dir", "inner.txt"), []byte("i"), 0o600)
+			base := t.TempDir()
+			doomed := filepath.Join(base, "doomed")
+			os.MkdirAll(filepath.Join(doomed, "a", "b"), 0o700)
+			os.WriteFile(filepath.Join(doomed, "a", "b", "f"), []byte("f"), 0o600)
+			os.Symlink(filepath.Join(outside, "target.txt"), filepath.Join(doomed, "l1"))
+			os.Symlink(filepath.Join(outside, "dir"), filepath.Join(doomed, "a", "l2"))
+			var err error
+			if name == "RemoveAt" {
+				fd, _ := unix.Open(base, unix.O_RDONLY|unix.O_DIRECTORY, 0)
+				err = RemoveAt(fd, "doomed")
+				unix.Close(fd)
+			} else {
+				err = os.RemoveAll(doomed)
+			}
+			if err != nil || exists(doomed) {
+				t.Fatalf("%s: %v, there %v", name, err, exists(doomed))
+			}
+			for _, p := range []string{"target.txt", "dir/inner.txt"} {
+				if !exists(filepath.Join(outside, p)) {
+					t.Fatalf("%s removed %s through a link", name, p)
+				}
+			}
+		})
+	}
+}
