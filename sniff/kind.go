@@ -59,7 +59,7 @@ func baseMime(s string) string {
 // recognised inside text, whose bytes must still pass the text check.
 func isTextual(m *mimetype.MIME) bool {
 	for ; m != nil; m = m.Parent() {
-		if m.Is(mimeText) {
+		if m.String() == mimeText || strings.HasPrefix(m.String(), mimeText+";") { // not m.Is: it parses both strings
 			return true
 		}
 	}

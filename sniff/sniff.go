@@ -18,18 +18,22 @@ import (
 
 // Options tune Fill.
 type Options struct {
-	// NoHash reads only the head of the file (what type detection and the image header need, at most
-	// headSize bytes) and leaves Blake3 empty. The text check is then judged on that head only: a
-	// file whose first headSize bytes are text but whose tail is not is reported as text.
+	// NoHash reads only the head of the file (what type detection and the image header need: the
+	// first 16 KiB, plus bounded reads of an image header that lies further in) and leaves Blake3
+	// empty. The text check is then judged on that head only: a file whose first 16 KiB are text
+	// but whose tail is not is reported as text.
 	NoHash bool
 }
 
 const (
 	bufSize  = 256 << 10 // one read of the pass
 	headSize = 64 << 10  // kept for type detection, image headers and EXIF
-	// mimeLimit is how much of the head mimetype looks at: enough for office formats inside zip
-	// and for JSON/CSV judged on a truncated document, little enough to stay cheap.
-	mimeLimit = 8 << 10
+	// noHashHead is what NoHash reads: the type and the text check are judged on it.
+	noHashHead = 16 << 10
+	// mimeLimit is how much of the head mimetype looks at: its own default, which its detectors
+	// (office formats inside zip, JSON and CSV judged on a truncated document) are tuned for. More
+	// only costs: mimetype parses JSON and CSV up to the limit.
+	mimeLimit = 3072
 )
 
 func init() { mimetype.SetLimit(mimeLimit) }
@@ -80,8 +84,8 @@ func Fill(rec *manifest.Record, opts Options) error {
 	// whole file, each read asks for one byte more than the size says is left, so that a file that
 	// grew (or one, like those in /proc, whose stat size is not its length) is caught.
 	want, probe := size, int64(1)
-	if opts.NoHash && want > headSize {
-		want, probe = headSize, 0
+	if opts.NoHash && want > noHashHead {
+		want, probe = noHashHead, 0
 	}
 	bp := bufPool.Get().(*[]byte)
 	defer bufPool.Put(bp)
@@ -96,6 +100,7 @@ func Fill(rec *manifest.Record, opts Options) error {
 	var total int64
 	var m *mimetype.MIME
 	var img imageInfo
+	needText := true // false once the format alone decides the kind (classify's first rule)
 	for first, eof := true, false; !eof && total < want+probe; first = false {
 		ask := min(int64(len(buf)), want+probe-total)
 		n, err := readFull(fd, buf[:ask], int(ask-probe))
@@ -108,15 +113,19 @@ func Fill(rec *manifest.Record, opts Options) error {
 			// header now, before later reads overwrite it.
 			head := buf[:min(n, headSize)]
 			m = mimetype.Detect(head)
-			if kindOf(baseMime(m.String())) == manifest.KindImage {
+			k := kindOf(baseMime(m.String()))
+			if k == manifest.KindImage {
 				img = parseImage(&header{head: head, size: size, ra: fdReaderAt(fd)})
 			}
+			needText = k == "" || isTextual(m)
 		}
 		if n == 0 {
 			break
 		}
 		total += int64(n)
-		tc.write(buf[:n])
+		if needText {
+			tc.write(buf[:n])
+		}
 		if h != nil {
 			h.Write(buf[:n])
 		}

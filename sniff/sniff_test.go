@@ -153,7 +153,7 @@ func TestTextAcrossBuffers(t *testing.T) {
 // TestNoHashJudgesTheHead: with NoHash, only the head is read, so a binary tail past it is not
 // seen (documented on Options.NoHash); a binary tail inside it is.
 func TestNoHashJudgesTheHead(t *testing.T) {
-	far := append(bytes.Repeat([]byte("x"), 2*headSize), 0)
+	far := append(bytes.Repeat([]byte("x"), noHashHead), 0)
 	if rec := fill(t, writeFile(t, "far", far), Options{NoHash: true}); rec.Kind != "text" || rec.Blake3 != "" || rec.Size != int64(len(far)) {
 		t.Errorf("NoHash, NUL past the head: %s %q size %d, want text, no hash, size %d", rec.Kind, rec.Blake3, rec.Size, len(far))
 	}
@@ -161,7 +161,7 @@ func TestNoHashJudgesTheHead(t *testing.T) {
 		t.Errorf("full read, NUL past the head: %s, want binary", rec.Kind)
 	}
 	// A rune cut by the end of the head is not held against the file.
-	cut := append(bytes.Repeat([]byte("y"), headSize-1), "é and more"...)
+	cut := append(bytes.Repeat([]byte("y"), noHashHead-1), "é and more"...)
 	if rec := fill(t, writeFile(t, "cut", cut), Options{NoHash: true}); rec.Kind != "text" {
 		t.Errorf("NoHash, rune cut by the head: %s, want text", rec.Kind)
 	}

@@ -2,6 +2,9 @@
 //
 //	go run ./scripts/gensamples testdata/samples
 //
+// With -mixed N DIR it writes instead N small files of mixed types (PNG, JPEG, text, JSON, PDF,
+// ZIP, random binary; 1 to 64 KiB each; fixed seed) for the sniff benchmark, scripts/bench/sniff.sh.
+//
 // Every run writes the same bytes (TestGeneratedSamplesAreCommitted checks the committed folder
 // against a fresh run), so the folder holds only the samples themselves. Each file is small (well
 // under 64 KiB) and exercises one rule of `attachctl sniff`:
@@ -51,11 +54,20 @@ import (
 )
 
 func main() {
-	if len(os.Args) != 2 {
-		fmt.Fprintln(os.Stderr, "usage: go run ./scripts/gensamples DIR")
+	var err error
+	switch {
+	case len(os.Args) == 2:
+		err = write(os.Args[1])
+	case len(os.Args) == 4 && os.Args[1] == "-mixed":
+		var n int
+		if _, err = fmt.Sscan(os.Args[2], &n); err == nil {
+			err = writeMixed(os.Args[3], n)
+		}
+	default:
+		fmt.Fprintln(os.Stderr, "usage: go run ./scripts/gensamples DIR\n       go run ./scripts/gensamples -mixed N DIR")
 		os.Exit(2)
 	}
-	if err := write(os.Args[1]); err != nil {
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "gensamples:", err)
 		os.Exit(1)
 	}

@@ -145,3 +145,40 @@ func TestWebPColour(t *testing.T) {
 	}
 	t.Fatal("no image.webp")
 }
+
+// TestMixedIsDeterministic: the benchmark's mixed files are the same on every run, of every type
+// in turn, and small.
+func TestMixedIsDeterministic(t *testing.T) {
+	a, b := t.TempDir(), t.TempDir()
+	if err := writeMixed(a, 21); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeMixed(b, 21); err != nil {
+		t.Fatal(err)
+	}
+	exts := map[string]int{}
+	err := filepath.WalkDir(a, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(a, p)
+		x, _ := os.ReadFile(p)
+		y, err := os.ReadFile(filepath.Join(b, rel))
+		if err != nil || !bytes.Equal(x, y) {
+			t.Errorf("%s differs between runs (%v)", rel, err)
+		}
+		if len(x) < 512 || len(x) > 80<<10 {
+			t.Errorf("%s: %d bytes, want about 1 to 64 KiB", rel, len(x))
+		}
+		exts[filepath.Ext(p)]++
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range []string{".png", ".jpg", ".txt", ".json", ".pdf", ".zip", ".bin"} {
+		if exts[e] != 3 {
+			t.Errorf("%d %s files of 21, want 3", exts[e], e)
+		}
+	}
+}
