@@ -1,0 +1,179 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/ops"
+	"github.com/attachctl/attachctl/sniff"
+	"github.com/urfave/cli/v2"
+)
+
+func init() {
+	idFlag := &cli.StringFlag{Name: "id", Usage: "the upload's `ID`", Required: true}
+	register(&cli.Command{
+		Name:      "upload",
+		Usage:     "put each file into the store in resumable chunks; sets upload on each record",
+		ArgsUsage: "[PATH...]",
+		Description: "Reads each record's file once, in chunks of at most --chunk bytes, hashing it in the\n" +
+			"same pass (upload.hashMismatch when it is not the manifest's BLAKE3). A file already\n" +
+			"finished in the store with the same BLAKE3 and name is not uploaded again. Killed and run\n" +
+			"again with the same input, it resumes where the durable bytes end; a changed source\n" +
+			"starts over. Paths given as arguments are sniffed first; with --no-hash only their heads\n" +
+			"are read there, and the BLAKE3 comes from the upload's own pass (one read of each file).\n" +
+			"The subcommands do the same step by step.\n\n" +
+			example("attachctl sniff shots/*.png | attachctl upload --store ~/.local/state/attachctl/chat-42"),
+		Flags: []cli.Flag{
+			manifestFlag, noHashFlag,
+			&cli.IntFlag{Name: "chunk", Value: ops.DefaultChunk, Usage: "largest chunk in `BYTES`"},
+		},
+		Action: uploadStage,
+		Subcommands: []*cli.Command{
+			{
+				Name: "begin", Usage: "start an upload; prints {\"id\",\"offset\":0}",
+				Flags: []cli.Flag{
+					&cli.StringFlag{Name: "name", Usage: "the upload's plain file `NAME`", Required: true},
+					&cli.Int64Flag{Name: "size", Value: -1, Usage: "declared size in `BYTES` (-1: left open, fixed at finish)"},
+				},
+				Action: func(c *cli.Context) error {
+					return stepStore(c, true, func(s *ops.Store) (any, error) {
+						id, err := s.Begin(c.String("name"), c.Int64("size"))
+						return map[string]any{"id": id, "offset": 0}, err
+					})
+				},
+			},
+			{
+				Name: "chunk", Usage: "append the bytes of FILE (or standard input) at --offset; prints the status", ArgsUsage: "[FILE|-]",
+				Flags: []cli.Flag{idFlag, &cli.Int64Flag{Name: "offset", Usage: "the current offset", Required: true}},
+				Action: func(c *cli.Context) error {
+					if c.NArg() > 1 {
+						return usageError("upload chunk takes one FILE or -, not %d", c.NArg())
+					}
+					var in io.Reader = c.App.Reader
+					if name := c.Args().First(); name != "" && name != "-" {
+						f, err := os.Open(name)
+						if err != nil {
+							return stepFail(c, manifest.Errorf(manifest.FileMissing, "%v", err))
+						}
+						defer f.Close()
+						in = f
+					}
+					return stepStore(c, false, func(s *ops.Store) (any, error) {
+						id := c.String("id")
+						if _, err := s.Chunk(id, c.Int64("offset"), in, 0); err != nil {
+							return nil, err
+						}
+						return s.Status(id)
+					})
+				},
+			},
+			{
+				Name: "status", Usage: "print {\"id\",\"name\",\"offset\",\"size\",\"finished\"}",
+				Flags: []cli.Flag{idFlag},
+				Action: func(c *cli.Context) error {
+					return stepStore(c, false, func(s *ops.Store) (any, error) { return s.Status(c.String("id")) })
+				},
+			},
+			{
+				Name: "finish", Usage: "check size and BLAKE3, publish, and print the finished record",
+				Flags: []cli.Flag{idFlag,
+					&cli.StringFlag{Name: "blake3", Usage: "the expected BLAKE3 in `HEX`"},
+					&cli.Int64Flag{Name: "size", Value: -1, Usage: "the expected size in `BYTES`; fixes a size left open"},
+				},
+				Action: func(c *cli.Context) error {
+					return stepStore(c, false, func(s *ops.Store) (any, error) {
+						m, err := s.Finish(c.String("id"), c.Int64("size"), c.String("blake3"))
+						if err != nil {
+							return nil, err
+						}
+						return finishedRecord(s, m), nil
+					})
+				},
+			},
+			{
+				Name: "abort", Usage: "remove an unfinished upload",
+				Flags: []cli.Flag{idFlag},
+				Action: func(c *cli.Context) error {
+					return stepStore(c, false, func(s *ops.Store) (any, error) { return nil, s.Abort(c.String("id")) })
+				},
+			},
+		},
+	})
+}
+
+// uploadStage is `attachctl upload`: the stage over a manifest, with a bar in bytes.
+func uploadStage(c *cli.Context) error {
+	chunk := c.Int("chunk")
+	if chunk < 1 {
+		return usageError("--chunk takes a whole number of bytes of at least 1, not %d", chunk)
+	}
+	dir, err := storeDir(c)
+	if err != nil {
+		return err
+	}
+	s, err := ops.Open(dir, true)
+	if err != nil {
+		return stepFail(c, err)
+	}
+	bar := newBar(c, 0, "upload", "bytes")
+	c.Set("progress", "never") // this bar in bytes replaces runStage's bar in files
+	defer bar.Finish()
+	ctx := c.Context
+	return runStage(c, "upload", func(rec *manifest.Record) error {
+		bar.AddTotal(rec.Size)
+		err := s.UploadRecord(ctx, rec, ops.UploadOptions{Chunk: chunk, Progress: bar.Add})
+		if errors.Is(err, context.Canceled) {
+			return manifest.Errorf(manifest.UploadMissing, "%s: interrupted before its upload finished; the partial is kept, run again to resume", rec.Path)
+		}
+		return err
+	})
+}
+
+// finishedRecord is a manifest record of a finished upload, its type sniffed from its head.
+func finishedRecord(s *ops.Store, m *ops.Meta) *manifest.Record {
+	rec := &manifest.Record{Path: s.FinishedPath(m.ID, m.Name)}
+	sniff.Fill(rec, sniff.Options{NoHash: true}) // mime and kind; size and hash are the metadata's
+	rec.Name, rec.Blake3 = m.Name, m.Blake3
+	rec.SetSize(m.Size)
+	rec.Upload = &manifest.Upload{ID: m.ID, Store: s.Dir, Path: rec.Path}
+	return rec
+}
+
+// stepStore runs one step-by-step subcommand on the store and prints its JSON result, if any.
+func stepStore(c *cli.Context, create bool, f func(s *ops.Store) (any, error)) error {
+	if c.NArg() > 0 && c.Command.Name != "chunk" {
+		return usageError("upload %s takes no arguments", c.Command.Name)
+	}
+	dir, err := storeDir(c)
+	if err != nil {
+		return err
+	}
+	s, err := ops.Open(dir, create)
+	if err != nil {
+		return stepFail(c, err)
+	}
+	out, err := f(s)
+	if err != nil {
+		return stepFail(c, err)
+	}
+	if out == nil {
+		return nil
+	}
+	b, err := json.Marshal(out)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(c.App.Writer, "%s\n", b)
+	return nil
+}
+
+// stepFail prints "attachctl: upload: MESSAGE (CODE)" and ends with exit 1.
+func stepFail(c *cli.Context, err error) error {
+	fmt.Fprintf(c.App.ErrWriter, "attachctl: upload: %s\n", manifest.AsError(err, manifest.UploadUnreadable).Error())
+	return exitError{exitFailed}
+}

@@ -1,0 +1,70 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+)
+
+// Helpers for the upload scripts:
+//
+//	fmode GLOB...      prints the permission bits of each match in octal, without following a link
+//	idof FILE          prints the "id" of the JSON object in FILE (the output of upload begin)
+//	step SUB ARGS...   runs attachctl upload SUB --store $S --id <the id in ./id> ARGS...
+//	exits N CMD ARGS   runs attachctl ARGS (CMD is attachctl) and succeeds when it exits with N
+func init() {
+	testCommands["fmode"] = func() int {
+		for _, g := range os.Args[1:] {
+			paths, _ := filepath.Glob(g)
+			if len(paths) == 0 {
+				fmt.Fprintln(os.Stderr, "no match:", g)
+				return 1
+			}
+			for _, p := range paths {
+				fi, err := os.Lstat(p)
+				if err != nil {
+					fmt.Fprintln(os.Stderr, err)
+					return 1
+				}
+				fmt.Printf("%04o %s\n", fi.Mode().Perm(), filepath.Base(p))
+			}
+		}
+		return 0
+	}
+	testCommands["idof"] = func() int {
+		b, err := os.ReadFile(os.Args[1])
+		var v struct{ ID string }
+		if err == nil {
+			err = json.Unmarshal(b, &v)
+		}
+		if err != nil || v.ID == "" {
+			fmt.Fprintln(os.Stderr, "idof:", err, string(b))
+			return 1
+		}
+		fmt.Print(v.ID)
+		return 0
+	}
+	testCommands["step"] = func() int {
+		id, err := os.ReadFile("id")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		args := []string{"attachctl", "upload", os.Args[1], "--store", os.Getenv("S"), "--id", string(id)}
+		return run(append(args, os.Args[2:]...))
+	}
+	testCommands["exits"] = func() int {
+		want, err := strconv.Atoi(os.Args[1])
+		if err != nil || len(os.Args) < 3 || os.Args[2] != "attachctl" {
+			fmt.Fprintln(os.Stderr, "usage: exits N attachctl ARGS...")
+			return 1
+		}
+		if got := run(os.Args[2:]); got != want {
+			fmt.Fprintf(os.Stderr, "exit %d, want %d\n", got, want)
+			return 1
+		}
+		return 0
+	}
+}
