@@ -575,53 +575,53 @@ func (d *document) frame() (head, tail []byte, err error) {
 	return whole[:i], whole[i+1:], nil
 }
 
-// linkFields are the fields of a resource_link that resolve rewrites or drops.
-var linkFields = []string{"type", "uri", "name", "mimeType", "size", "title", "description", "data"}
+// modelled are the block fields resolve writes itself; the others (annotations, _meta, title,
+// description, unknown ones) follow them in input order.
+var modelled = map[string]bool{"type": true, "uri": true, "name": true, "mimeType": true, "size": true, "data": true, "resource": true}
+
+// resolved is a block with the fields of head first, then the block's own fields that resolve does
+// not model, in input order.
+func resolved(block object, head ...field) object {
+	o := append(object(nil), head...)
+	for _, f := range block {
+		if !modelled[f.key] {
+			o = append(o, f)
+		}
+	}
+	return o
+}
 
 // linkBlock is the by-path block: {"type":"resource_link","uri":"file://…","name","mimeType","size"}
-// with the reference's other fields (annotations, _meta, unknown ones) kept.
+// then the reference's other fields (annotations, _meta, unknown ones).
 func linkBlock(r *ref) object {
-	o := r.block.clone()
-	o.set("type", jsonString("resource_link"))
-	o.set("uri", jsonString(fileURI(r.path)))
-	o.set("name", jsonString(r.name))
-	o.set("mimeType", jsonString(r.mime))
-	o.set("size", json.RawMessage(fmt.Sprint(r.size)))
-	return o
+	return resolved(r.block,
+		field{"type", jsonString("resource_link")},
+		field{"uri", jsonString(fileURI(r.path))},
+		field{"name", jsonString(r.name)},
+		field{"mimeType", jsonString(r.mime)},
+		field{"size", json.RawMessage(fmt.Sprint(r.size))})
 }
 
 // inlineBlock is the inline image or audio block, with an empty "data" to be filled on writing.
 func inlineBlock(r *ref) object {
-	o := r.block.clone()
 	typ := "image"
 	if !r.image {
 		typ = "audio"
 	}
-	if r.typ != typ {
-		for _, k := range linkFields {
-			o.del(k)
-		}
-	}
-	o.set("type", jsonString(typ))
-	o.set("mimeType", jsonString(r.mime))
-	o.set("data", json.RawMessage(`""`))
-	return o
+	return resolved(r.block,
+		field{"type", jsonString(typ)},
+		field{"mimeType", jsonString(r.mime)},
+		field{"data", json.RawMessage(`""`)})
 }
 
 // embedBlock is the resource block carrying a small text file's text.
 func embedBlock(r *ref) object {
-	o := r.block.clone()
-	for _, k := range linkFields {
-		o.del(k)
-	}
 	res, _ := marshal(struct {
 		URI      string `json:"uri"`
 		MimeType string `json:"mimeType"`
 		Text     string `json:"text"`
 	}{fileURI(r.path), textMime(r.mime), string(r.text)})
-	o.set("type", jsonString("resource"))
-	o.set("resource", res)
-	return o
+	return resolved(r.block, field{"type", jsonString("resource")}, field{"resource", res})
 }
 
 // textMime is the media type of a text file: what was sniffed when it names a text type, else

@@ -301,9 +301,9 @@ func TestResolvePassThrough(t *testing.T) {
 	}
 	for _, want := range []string{
 		`{"type":"text","text":"hi","annotations":{"priority":0.5}}`,
-		`{"type":"image","mimeType":"image/png","annotations":{"audience":["user"]},"_meta":{"mine":{"k":1},"acpmux":{"upload":{"uploadId":"` + img.Upload.ID + `","fileName":"a.png"},"other":true}},"data":"`,
-		`{"type":"resource_link","uri":"` + fileURI(bin.Upload.Path) + `","name":"b.bin","title":"T","x-own":"kept","_meta":`,
-		`"mimeType":"application/octet-stream","size":300}`,
+		`{"type":"image","mimeType":"image/png","data":"iVBORw0KGgo`,
+		`=","annotations":{"audience":["user"]},"_meta":{"mine":{"k":1},"acpmux":{"upload":{"uploadId":"` + img.Upload.ID + `","fileName":"a.png"},"other":true}}}`,
+		`{"type":"resource_link","uri":"` + fileURI(bin.Upload.Path) + `","name":"b.bin","mimeType":"application/octet-stream","size":300,"title":"T","x-own":"kept","_meta":{"acpmux":{"upload":{"uploadId":"` + bin.Upload.ID + `","fileName":"b.bin"}}}}`,
 		`{"type":"resource_link","uri":"https://example.com/x","name":"x"}`,
 	} {
 		if !bytes.Contains(res.Output, []byte(want)) {

@@ -1,0 +1,97 @@
+package main
+
+import (
+	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/ops"
+	"github.com/attachctl/attachctl/shrink"
+	"github.com/urfave/cli/v2"
+)
+
+func init() {
+	flags := []cli.Flag{
+		&cli.StringFlag{Name: "out", Usage: "folder for shrunk files (default $XDG_CACHE_HOME/attachctl/shrink, else ~/.cache/attachctl/shrink)"},
+		&cli.IntFlag{Name: "max-edge", Value: shrink.DefaultMaxEdge, Usage: "shrink: longest edge in pixels"},
+		&cli.Int64Flag{Name: "max-bytes", Value: shrink.DefaultMaxBytes, Usage: "shrink: largest encoded size in bytes"},
+		&cli.Int64Flag{Name: "max-pixels", Value: shrink.DefaultMaxPixels, Usage: "shrink: images with more pixels (from the header) are not decoded"},
+		&cli.IntFlag{Name: "chunk", Value: ops.DefaultChunk, Usage: "upload: bytes read and written at once"},
+		&cli.BoolFlag{Name: "resolve", Usage: "also resolve the prompt against the store, as the agent's daemon does"},
+	}
+	flags = append(flags, promptFlags()...)
+	flags = append(flags, resolveFlags()...)
+	register(&cli.Command{
+		Name:      "prepare",
+		Usage:     "the main job in one process: sniff, shrink, upload and prompt (and --resolve)",
+		ArgsUsage: "PATH...",
+		Description: "Sniffs the files (folders recursed in lexical order), shrinks images, uploads each into\n" +
+			"the store (created when missing) and writes the prompt JSON naming the uploads, as\n" +
+			"`attachctl sniff PATH... | attachctl shrink | attachctl upload | attachctl prompt` would, with\n" +
+			"their flags. With --resolve it writes the resolved prompt instead, marking the uploads used.\n" +
+			"Any file that fails makes it write nothing and exit 1.\n\n" +
+			example("attachctl prepare --store ~/.local/state/attachctl/chat-42 --text \"What changed?\" shots/"),
+		Flags: flags,
+		Action: func(c *cli.Context) error {
+			if !c.Args().Present() {
+				return usageError("prepare takes the files to attach as arguments")
+			}
+			text, hasText, err := promptText(c)
+			if err != nil {
+				return err
+			}
+			var ropts ops.ResolveOptions
+			if c.Bool("resolve") {
+				if ropts, err = resolveOptions(c); err != nil {
+					return err
+				}
+			}
+			sopts := shrink.Options{MaxEdge: c.Int("max-edge"), MaxBytes: c.Int64("max-bytes"), MaxPixels: c.Int64("max-pixels")}
+			if sopts.MaxEdge < 1 || sopts.MaxBytes < 1 || sopts.MaxPixels < 1 || c.Int("chunk") < 1 {
+				return usageError("--max-edge, --max-bytes, --max-pixels and --chunk take whole numbers of at least 1")
+			}
+			if sopts.OutDir, err = shrinkOut(c); err != nil {
+				return err
+			}
+			dir, err := storeDir(c)
+			if err != nil {
+				return err
+			}
+			s, err := ops.Open(dir, true)
+			if err != nil {
+				report(c, manifest.AsError(err, manifest.UploadUnreadable))
+				return exitError{exitFailed}
+			}
+			uopts := ops.UploadOptions{Chunk: c.Int("chunk")}
+			recs, err := collect(c, "prepare", func(rec *manifest.Record) error {
+				if err := shrink.Record(rec, sopts); err != nil {
+					rec.Fail("shrink", err, manifest.FileUnreadable)
+					return nil
+				}
+				if rec.Failed() {
+					return nil
+				}
+				if err := s.UploadRecord(c.Context, rec, uopts); err != nil {
+					rec.Fail("upload", err, manifest.UploadUnreadable)
+				}
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+			for _, r := range recs {
+				if r.Failed() {
+					return exitError{exitFailed} // each was reported as it failed
+				}
+			}
+			out, err := buildPrompt(c, recs, text, hasText)
+			if err != nil {
+				return err
+			}
+			if c.Bool("resolve") {
+				if out, err = resolveDoc(c, s.Dir, out, ropts); err != nil {
+					return err
+				}
+			}
+			_, err = c.App.Writer.Write(out)
+			return err
+		},
+	})
+}

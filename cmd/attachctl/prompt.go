@@ -1,0 +1,201 @@
+package main
+
+import (
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/ops"
+	"github.com/attachctl/attachctl/sniff"
+	"github.com/urfave/cli/v2"
+)
+
+// promptFlags are prompt's own flags, also on prepare.
+func promptFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "text", Usage: "the text block that comes first"},
+		&cli.StringFlag{Name: "text-file", Usage: "read the text block from `FILE` (- for standard input when the manifest is not there)"},
+		&cli.StringFlag{Name: "session", Usage: "the ACP session id (default $ATTACHCTL_SESSION, else the store folder's name)"},
+		&cli.BoolFlag{Name: "jsonrpc", Usage: "write a JSON-RPC 2.0 session/prompt request instead of its params"},
+		&cli.StringFlag{Name: "id", Value: "1", Usage: "the request's id with --jsonrpc: a whole number, else a string"},
+	}
+}
+
+func init() {
+	register(&cli.Command{
+		Name:      "prompt",
+		Usage:     "write ACP session/prompt JSON that names each record's upload by reference",
+		ArgsUsage: "[PATH...]",
+		Description: "Writes one JSON document, compact on one line: {\"sessionId\", \"prompt\": [...]}, the text\n" +
+			"block first, then one block per record in order: an image block for PNG, JPEG, GIF and\n" +
+			"WebP, a resource_link with uri acpmux-upload:ID for every other file, both carrying\n" +
+			"_meta.acpmux.upload {uploadId, fileName}. A record with no upload (upload.missing) or with\n" +
+			"an error makes it write nothing and exit 1.\n\n" +
+			example("attachctl upload --store S shots/*.png | attachctl prompt --text \"What changed?\" > prompt.json"),
+		Flags: append([]cli.Flag{manifestFlag, noHashFlag}, promptFlags()...),
+		Action: func(c *cli.Context) error {
+			text, hasText, err := promptText(c)
+			if err != nil {
+				return err
+			}
+			recs, err := collect(c, "prompt", nil)
+			if err != nil {
+				return err
+			}
+			out, err := buildPrompt(c, recs, text, hasText)
+			if err != nil {
+				return err
+			}
+			_, err = c.App.Writer.Write(out)
+			return err
+		},
+	})
+}
+
+// promptText is --text or --text-file.
+func promptText(c *cli.Context) (string, bool, error) {
+	if c.IsSet("text") && c.IsSet("text-file") {
+		return "", false, usageError("--text and --text-file: give one")
+	}
+	if name := c.String("text-file"); name != "" {
+		var b []byte
+		var err error
+		if name == "-" {
+			if !c.Args().Present() && (c.String("manifest") == "" || c.String("manifest") == "-") {
+				return "", false, usageError("--text-file -: standard input carries the manifest")
+			}
+			b, err = io.ReadAll(c.App.Reader)
+		} else {
+			b, err = os.ReadFile(name)
+		}
+		if err != nil {
+			return "", false, usageError("--text-file: %v", err)
+		}
+		return string(b), true, nil
+	}
+	return c.String("text"), c.IsSet("text"), nil
+}
+
+// buildPrompt writes the prompt document for recs, or reports every refusal and returns exit 1.
+func buildPrompt(c *cli.Context, recs []*manifest.Record, text string, hasText bool) ([]byte, error) {
+	session, err := sessionID(c, recs)
+	if err != nil {
+		return nil, err
+	}
+	opts := ops.PromptOptions{Session: session, Text: text, HasText: hasText, JSONRPC: c.Bool("jsonrpc"), ID: ops.RequestID(c.String("id"))}
+	out, err := ops.Prompt(recs, opts)
+	if err != nil {
+		reportAll(c, "prompt", err)
+		return nil, exitError{exitFailed}
+	}
+	return out, nil
+}
+
+// sessionID is --session, else $ATTACHCTL_SESSION, else the store folder's name: the store named
+// by --store or $ATTACHCTL_STORE, else the one store all records were uploaded to, else the default.
+func sessionID(c *cli.Context, recs []*manifest.Record) (string, error) {
+	if s := c.String("session"); s != "" {
+		return s, nil
+	}
+	if s := os.Getenv("ATTACHCTL_SESSION"); s != "" {
+		return s, nil
+	}
+	if globalString(c, "store") == "" && os.Getenv("ATTACHCTL_STORE") == "" {
+		common := ""
+		for _, r := range recs {
+			if r.Upload == nil || (common != "" && r.Upload.Store != common) {
+				common = ""
+				break
+			}
+			common = r.Upload.Store
+		}
+		if common != "" {
+			return filepath.Base(common), nil
+		}
+	}
+	dir, err := storeDir(c)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Base(dir), nil
+}
+
+// reportAll prints each refusal that err joins on standard error.
+func reportAll(c *cli.Context, stage string, err error) {
+	errs := []error{err}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		errs = j.Unwrap()
+	}
+	for _, e := range errs {
+		me := *manifest.AsError(e, manifest.UploadInvalid)
+		if me.Stage == "" {
+			me.Stage = stage
+		}
+		report(c, &me)
+	}
+}
+
+// collect reads every record the stage works on (its path arguments sniffed, else the manifest),
+// runs w on each with --jobs workers, and returns them in input order: prompt and prepare write one
+// document, so they need all records first. A record that fails is reported on standard error
+// and kept with its error. A bad manifest is reported and returns exit 2.
+func collect(c *cli.Context, stage string, w work) ([]*manifest.Record, error) {
+	next, sniffed, closeFn, err := source(c)
+	if err != nil {
+		return nil, err
+	}
+	defer closeFn()
+	opts := sniff.Options{NoHash: hasFlag(c, "no-hash") && c.Bool("no-hash")}
+	bar := newBar(c, -1, stage, "files")
+	var recs []*manifest.Record
+	ctx := c.Context
+	err = manifest.Ordered(globalInt(c, "jobs"),
+		func() (*manifest.Record, bool, error) {
+			if ctx.Err() != nil {
+				return nil, false, nil
+			}
+			return next()
+		},
+		func(rec *manifest.Record) *manifest.Record {
+			defer bar.Add(1)
+			if rec.Failed() {
+				if sniffed { // the walk's error: nobody has said it yet
+					report(c, rec.Error)
+				}
+				return rec
+			}
+			if sniffed {
+				if err := sniff.Fill(rec, opts); err != nil {
+					rec.Fail("sniff", err, manifest.FileUnreadable)
+					report(c, rec.Error)
+					return rec
+				}
+			}
+			if w != nil {
+				if err := w(rec); err != nil && !rec.Failed() {
+					rec.Fail(stage, err, manifest.FileUnreadable)
+				}
+				if rec.Failed() {
+					report(c, rec.Error)
+				}
+			}
+			return rec
+		},
+		func(rec *manifest.Record) error {
+			recs = append(recs, rec)
+			return nil
+		})
+	bar.Finish()
+	if err != nil {
+		if e := manifest.AsError(err, ""); e.Code == manifest.ManifestInvalid {
+			report(c, e)
+			return nil, exitError{exitUsage}
+		}
+		return nil, cli.Exit("attachctl: "+stage+": "+err.Error(), exitFailed)
+	}
+	if ctx.Err() != nil {
+		return nil, exitError{exitFailed}
+	}
+	return recs, nil
+}

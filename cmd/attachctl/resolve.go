@@ -1,0 +1,109 @@
+package main
+
+import (
+	"io"
+	"os"
+
+	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/ops"
+	"github.com/urfave/cli/v2"
+)
+
+// resolveFlags are resolve's own flags, also on prepare (with --resolve).
+func resolveFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "caps", Value: "image", Usage: "what the agent takes: a comma-separated list of image, audio, embeddedContext (empty: none)"},
+		&cli.Int64Flag{Name: "inline-max", Value: ops.DefaultInlineMax, Usage: "an image or audio file of at most this many bytes may go inline"},
+		&cli.Int64Flag{Name: "inline-budget", Value: ops.DefaultInlineBudget, Usage: "inline image and audio bytes of one prompt, taken in prompt order"},
+		&cli.Int64Flag{Name: "max-message", Value: ops.DefaultMaxMessage, Usage: "bytes of the whole output JSON, inline data counted as base64"},
+		&cli.Int64Flag{Name: "embed-max", Value: ops.DefaultEmbedMax, Usage: "with embeddedContext, a text file of at most this many bytes goes as a resource block"},
+	}
+}
+
+// resolveOptions reads resolve's flags.
+func resolveOptions(c *cli.Context) (ops.ResolveOptions, error) {
+	caps, err := ops.ParseCaps(c.String("caps"))
+	if err != nil {
+		return ops.ResolveOptions{}, usageError("--caps: %v", err)
+	}
+	o := ops.ResolveOptions{Caps: caps, InlineMax: c.Int64("inline-max"), InlineBudget: c.Int64("inline-budget"),
+		MaxMessage: c.Int64("max-message"), EmbedMax: c.Int64("embed-max")}
+	if o.InlineMax < 1 || o.InlineBudget < 1 || o.MaxMessage < 1 || o.EmbedMax < 1 {
+		return o, usageError("--inline-max, --inline-budget, --max-message and --embed-max take whole numbers of at least 1")
+	}
+	return o, nil
+}
+
+func init() {
+	register(&cli.Command{
+		Name:      "resolve",
+		Usage:     "resolve a prompt's upload references against the store, as the agent's daemon does",
+		ArgsUsage: "[FILE]",
+		Description: "Reads one session/prompt JSON document (params or a JSON-RPC request) from FILE or\n" +
+			"standard input, as untrusted input, and writes it resolved on one line: images of at most\n" +
+			"--inline-max bytes inline while the prompt's inline bytes stay within --inline-budget, every\n" +
+			"other file as a file:// resource_link with mimeType and size, listed in one text block with\n" +
+			"_meta.acpmux.context true. A refused prompt writes nothing and exits 1; input that is not a\n" +
+			"prompt exits 2. Every upload of a resolved prompt is marked used.\n\n" +
+			example("attachctl resolve --store ~/.local/state/attachctl/chat-42 < prompt.json"),
+		Flags: resolveFlags(),
+		Action: func(c *cli.Context) error {
+			opts, err := resolveOptions(c)
+			if err != nil {
+				return err
+			}
+			if c.NArg() > 1 {
+				return usageError("resolve takes one FILE at most")
+			}
+			in := c.App.Reader
+			if name := c.Args().First(); name != "" && name != "-" {
+				f, err := os.Open(name)
+				if err != nil {
+					return usageError("%v", err)
+				}
+				defer f.Close()
+				in = f
+			}
+			// Untrusted input: read at most twice one message (it may carry inline data).
+			limit := 2*opts.MaxMessage + 1<<20
+			b, err := io.ReadAll(io.LimitReader(in, limit+1))
+			if err != nil {
+				return usageError("reading the prompt: %v", err)
+			}
+			if int64(len(b)) > limit {
+				report(c, manifest.Errorf(manifest.UploadTooMany, "the prompt passes %d bytes: far more than one message", limit))
+				return exitError{exitFailed}
+			}
+			dir, err := storeDir(c)
+			if err != nil {
+				return err
+			}
+			out, err := resolveDoc(c, dir, b, opts)
+			if err != nil {
+				return err
+			}
+			_, err = c.App.Writer.Write(out)
+			return err
+		},
+	})
+}
+
+// resolveDoc resolves b against the store at dir, reporting refusals (exit 1) and input that is
+// not a prompt (exit 2), and a summary on standard error.
+func resolveDoc(c *cli.Context, dir string, b []byte, opts ops.ResolveOptions) ([]byte, error) {
+	s, err := ops.Open(dir, false)
+	if err == nil {
+		var res *ops.Resolution
+		if res, err = s.Resolve(b, opts); err == nil {
+			summary(c, "resolve: %d inline images, %d inline audio, %d embedded, %d by path (%d bytes)",
+				res.Inline, res.Audio, res.Embedded, res.ByPath, len(res.Output))
+			return res.Output, nil
+		}
+	}
+	if manifest.CodeOf(err) == manifest.ManifestInvalid {
+		reportAll(c, "resolve", err)
+		return nil, exitError{exitUsage}
+	}
+	reportAll(c, "resolve", err)
+	return nil, exitError{exitFailed}
+}

@@ -1,0 +1,331 @@
+package main
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"hash/crc32"
+	"image"
+	"image/png"
+	"math/rand/v2"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/attachctl/attachctl/ops"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/zeebo/blake3"
+)
+
+// Test programs for the prompt, resolve and prepare scripts:
+//
+//	mkpng FILE SIZE [SEED [COUNT]] a valid, incompressible PNG of exactly SIZE bytes; with COUNT,
+//	                              COUNT of them, FILE a printf pattern of their index, seeds SEED+i
+//	mkbytes FILE SIZE [SEED]      SIZE random bytes (a binary file)
+//	mkpartial STORE NAME OUT      begins an upload NAME in STORE (never finished); its id into OUT
+//	acpvalidate FILE              FILE validates against ACP v1's PromptRequest (params or request)
+//	acpcheck FILE SRCDIR          every inline image or audio's bytes and every linked or embedded
+//	                              file's BLAKE3 equal SRCDIR/<its name>; prints the counts
+//	fillid IN OUT NAME=FILE...    copies IN to OUT with each @NAME@ replaced by FILE's content
+func init() {
+	for name, f := range map[string]func([]string) error{
+		"mkpng": rsMkPNG, "mkbytes": rsMkBytes, "mkpartial": rsMkPartial,
+		"acpvalidate": rsValidate, "acpcheck": rsCheck, "fillid": rsFillID,
+	} {
+		testCommands[name] = func() int {
+			if err := f(os.Args[1:]); err != nil {
+				fmt.Fprintf(os.Stderr, "%s: %v\n", name, err)
+				return 1
+			}
+			return 0
+		}
+	}
+}
+
+func rsSizeSeed(args []string) (int, uint64, error) {
+	if len(args) < 2 {
+		return 0, 0, fmt.Errorf("usage: FILE SIZE [SEED]")
+	}
+	n, err := strconv.Atoi(args[1])
+	if err != nil {
+		return 0, 0, err
+	}
+	var seed uint64
+	if len(args) > 2 {
+		if seed, err = strconv.ParseUint(args[2], 10, 64); err != nil {
+			return 0, 0, err
+		}
+	}
+	return n, seed, nil
+}
+
+func rsFill(b []byte, seed uint64) {
+	var key [32]byte
+	binary.LittleEndian.PutUint64(key[:], seed)
+	rand.NewChaCha8(key).Read(b)
+}
+
+// rsMkPNG writes a 16x12 PNG of random pixels, stored without compression and padded to the size
+// with a private ancillary chunk of random bytes: decoders take it, nothing compresses it.
+func rsMkPNG(args []string) error {
+	size, seed, err := rsSizeSeed(args)
+	if err != nil {
+		return err
+	}
+	if len(args) > 3 {
+		n, err := strconv.Atoi(args[3])
+		if err != nil {
+			return err
+		}
+		for i := 0; i < n; i++ {
+			one := []string{fmt.Sprintf(args[0], i), args[1], strconv.FormatUint(seed+uint64(i)*2, 10)}
+			if err := rsMkPNG(one); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	img := image.NewNRGBA(image.Rect(0, 0, 16, 12))
+	rsFill(img.Pix, seed)
+	var buf bytes.Buffer
+	if err := (&png.Encoder{CompressionLevel: png.NoCompression}).Encode(&buf, img); err != nil {
+		return err
+	}
+	b := buf.Bytes()
+	pad := size - len(b) - 12
+	if pad < 0 {
+		return fmt.Errorf("a PNG of %d bytes is too small", size)
+	}
+	chunk := make([]byte, 12+pad)
+	binary.BigEndian.PutUint32(chunk, uint32(pad))
+	copy(chunk[4:], "paDd")
+	rsFill(chunk[8:8+pad], seed+1)
+	binary.BigEndian.PutUint32(chunk[8+pad:], crc32.ChecksumIEEE(chunk[4:8+pad]))
+	out := append(append(append([]byte{}, b[:len(b)-12]...), chunk...), b[len(b)-12:]...)
+	return os.WriteFile(args[0], out, 0o644)
+}
+
+func rsMkBytes(args []string) error {
+	size, seed, err := rsSizeSeed(args)
+	if err != nil {
+		return err
+	}
+	b := make([]byte, size)
+	rsFill(b, seed)
+	if size > 0 {
+		b[0] = 0 // never text
+	}
+	return os.WriteFile(args[0], b, 0o644)
+}
+
+func rsMkPartial(args []string) error {
+	if len(args) != 3 {
+		return fmt.Errorf("usage: mkpartial STORE NAME OUT")
+	}
+	s, err := ops.Open(args[0], true)
+	if err != nil {
+		return err
+	}
+	id, err := s.Begin(args[1], 100)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(args[2], []byte(id), 0o644)
+}
+
+func rsFillID(args []string) error {
+	if len(args) < 2 {
+		return fmt.Errorf("usage: fillid IN OUT NAME=FILE...")
+	}
+	b, err := os.ReadFile(args[0])
+	if err != nil {
+		return err
+	}
+	s := string(b)
+	for _, kv := range args[2:] {
+		k, file, _ := strings.Cut(kv, "=")
+		v, err := os.ReadFile(file)
+		if err != nil {
+			return err
+		}
+		s = strings.ReplaceAll(s, "@"+k+"@", strings.TrimSpace(string(v)))
+	}
+	return os.WriteFile(args[1], []byte(s), 0o644)
+}
+
+// rsSchemaFile is testdata/acp/schema.json, found from $SAMPLES (testdata/samples) in scripts.
+func rsSchemaFile() string {
+	if s := os.Getenv("SAMPLES"); s != "" {
+		return filepath.Join(s, "..", "acp", "schema.json")
+	}
+	return "../../testdata/acp/schema.json"
+}
+
+// rsParams returns the params of a resolved document: the document, or a request's params.
+func rsParams(doc []byte) ([]byte, error) {
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(doc, &top); err != nil {
+		return nil, fmt.Errorf("not a JSON object: %v", err)
+	}
+	if p, ok := top["params"]; ok {
+		if string(top["jsonrpc"]) != `"2.0"` || string(top["method"]) != `"session/prompt"` || top["id"] == nil {
+			return nil, fmt.Errorf("not a JSON-RPC session/prompt request")
+		}
+		return p, nil
+	}
+	return doc, nil
+}
+
+func rsValidate(args []string) error {
+	if len(args) != 1 {
+		return fmt.Errorf("usage: acpvalidate FILE")
+	}
+	doc, err := os.ReadFile(args[0])
+	if err != nil {
+		return err
+	}
+	if bytes.Count(doc, []byte("\n")) != 1 || !bytes.HasSuffix(doc, []byte("\n")) {
+		return fmt.Errorf("%s is not one line of JSON and a newline", args[0])
+	}
+	params, err := rsParams(doc)
+	if err != nil {
+		return err
+	}
+	path, err := filepath.Abs(rsSchemaFile())
+	if err != nil {
+		return err
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	sch, err := jsonschema.UnmarshalJSON(f)
+	if err != nil {
+		return err
+	}
+	c := jsonschema.NewCompiler()
+	if err := c.AddResource("file://"+path, sch); err != nil {
+		return err
+	}
+	s, err := c.Compile("file://" + path + "#/$defs/PromptRequest")
+	if err != nil {
+		return err
+	}
+	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(params))
+	if err != nil {
+		return err
+	}
+	return s.Validate(inst)
+}
+
+func rsCheck(args []string) error {
+	if len(args) != 2 {
+		return fmt.Errorf("usage: acpcheck FILE SRCDIR")
+	}
+	doc, err := os.ReadFile(args[0])
+	if err != nil {
+		return err
+	}
+	params, err := rsParams(doc)
+	if err != nil {
+		return err
+	}
+	var p struct {
+		Prompt []struct {
+			Type     string `json:"type"`
+			Data     string `json:"data"`
+			URI      string `json:"uri"`
+			Name     string `json:"name"`
+			Size     int64  `json:"size"`
+			Resource *struct {
+				URI  string `json:"uri"`
+				Text string `json:"text"`
+			} `json:"resource"`
+			Meta struct {
+				Acpmux struct {
+					Context bool `json:"context"`
+					Upload  struct {
+						FileName string `json:"fileName"`
+					} `json:"upload"`
+				} `json:"acpmux"`
+			} `json:"_meta"`
+		} `json:"prompt"`
+	}
+	if err := json.Unmarshal(params, &p); err != nil {
+		return err
+	}
+	src := func(name string) ([]byte, error) { return os.ReadFile(filepath.Join(args[1], name)) }
+	sameFile := func(uri, name string) error {
+		u, err := url.Parse(uri)
+		if err != nil || u.Scheme != "file" {
+			return fmt.Errorf("%s: %q is not a file URI", name, uri)
+		}
+		got, err := os.ReadFile(u.Path)
+		if err != nil {
+			return err
+		}
+		want, err := src(name)
+		if err != nil {
+			return err
+		}
+		if blake3.Sum256(got) != blake3.Sum256(want) {
+			return fmt.Errorf("%s: BLAKE3 of %s differs from the source", name, u.Path)
+		}
+		return nil
+	}
+	counts := map[string]int{}
+	for i, b := range p.Prompt {
+		name := b.Meta.Acpmux.Upload.FileName
+		switch {
+		case b.Type == "text" && b.Meta.Acpmux.Context:
+			counts["context"]++
+		case b.Type == "text":
+			counts["text"]++
+		case name == "":
+			counts["other"]++
+		case b.Type == "image" || b.Type == "audio":
+			data, err := base64.StdEncoding.DecodeString(b.Data)
+			if err != nil {
+				return fmt.Errorf("block %d: %v", i, err)
+			}
+			want, err := src(name)
+			if err != nil {
+				return err
+			}
+			if !bytes.Equal(data, want) {
+				return fmt.Errorf("block %d: inline bytes of %s differ from the source", i, name)
+			}
+			counts[b.Type]++
+		case b.Type == "resource_link":
+			if b.Name != name {
+				return fmt.Errorf("block %d: name %q, upload %q", i, b.Name, name)
+			}
+			if err := sameFile(b.URI, name); err != nil {
+				return fmt.Errorf("block %d: %v", i, err)
+			}
+			counts["link"]++
+		case b.Type == "resource" && b.Resource != nil:
+			want, err := src(name)
+			if err != nil {
+				return err
+			}
+			if b.Resource.Text != string(want) {
+				return fmt.Errorf("block %d: embedded text of %s differs from the source", i, name)
+			}
+			if err := sameFile(b.Resource.URI, name); err != nil {
+				return fmt.Errorf("block %d: %v", i, err)
+			}
+			counts["resource"]++
+		default:
+			return fmt.Errorf("block %d: unexpected %s block", i, b.Type)
+		}
+	}
+	fmt.Printf("image %d audio %d resource %d link %d context %d text %d other %d\n", counts["image"], counts["audio"],
+		counts["resource"], counts["link"], counts["context"], counts["text"], counts["other"])
+	return nil
+}
