@@ -1,0 +1,376 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/ops"
+	"github.com/zeebo/blake3"
+)
+
+// buildAttachctl builds the real binary into a temporary folder.
+func buildAttachctl(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "attachctl")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// bigFile writes size pseudo-random bytes (ChaCha8, fast) to path and returns their BLAKE3.
+func bigFile(t *testing.T, path string, size int64, seed byte) string {
+	t.Helper()
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rng := rand.NewChaCha8([32]byte{seed})
+	h := blake3.New()
+	buf := make([]byte, 1<<20)
+	for n := int64(0); n < size; n += int64(len(buf)) {
+		b := buf[:min(int64(len(buf)), size-n)]
+		rng.Read(b)
+		h.Write(b)
+		if _, err := f.Write(b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// writeManifest writes the one-record manifest that sniff would write for path.
+func writeManifest(t *testing.T, dir, path string, size int64, sum string) string {
+	t.Helper()
+	rec := &manifest.Record{Path: path, Name: filepath.Base(path), Blake3: sum}
+	rec.SetSize(size)
+	b, _ := rec.MarshalJSON()
+	m := filepath.Join(dir, "manifest.jsonl")
+	if err := os.WriteFile(m, append(b, '\n'), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// partialState is the one unfinished upload in store: its id and the size of its data, or "" and 0.
+func partialState(t *testing.T, store string) (string, int64) {
+	t.Helper()
+	dir := filepath.Join(store, ops.InternalDir, "partial")
+	ents, err := os.ReadDir(dir)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		t.Fatal(err)
+	}
+	if len(ents) > 1 {
+		t.Fatalf("%d partials in %s, want at most one", len(ents), dir)
+	}
+	if len(ents) == 0 {
+		return "", 0
+	}
+	fi, err := os.Stat(filepath.Join(dir, ents[0].Name(), "data"))
+	if err != nil {
+		return ents[0].Name(), 0 // being made, or between finish's renames
+	}
+	return ents[0].Name(), fi.Size()
+}
+
+// wcharOf is how many bytes process pid has passed to write(2), from /proc/PID/io.
+func wcharOf(pid int) (int64, error) {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/io", pid))
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "wchar: "); ok {
+			return strconv.ParseInt(v, 10, 64)
+		}
+	}
+	return 0, errors.New("no wchar")
+}
+
+// waitStopped waits until every thread of pid is stopped (state T in /proc/PID/task/*/stat), or
+// the process is gone.
+func waitStopped(t *testing.T, pid int) {
+	t.Helper()
+	for {
+		tasks, err := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/stat", pid))
+		if err != nil || len(tasks) == 0 {
+			return
+		}
+		stopped := true
+		for _, task := range tasks {
+			b, err := os.ReadFile(task)
+			if err != nil {
+				continue // a thread that ended
+			}
+			// The state follows the command name in parentheses, which may itself hold spaces.
+			if i := bytes.LastIndexByte(b, ')'); i < 0 || i+2 >= len(b) || (b[i+2] != 'T' && b[i+2] != 't' && b[i+2] != 'Z' && b[i+2] != 'X') {
+				stopped = false
+			}
+		}
+		if stopped {
+			return
+		}
+		time.Sleep(100 * time.Microsecond)
+	}
+}
+
+type uploadRun struct {
+	cmd    *exec.Cmd
+	done   chan struct{}
+	stdout bytes.Buffer
+	stderr bytes.Buffer
+}
+
+func startUpload(t *testing.T, bin string, args ...string) *uploadRun {
+	t.Helper()
+	r := &uploadRun{done: make(chan struct{})}
+	r.cmd = exec.Command(bin, append([]string{"upload", "--progress", "never"}, args...)...)
+	r.cmd.Stdout, r.cmd.Stderr = &r.stdout, &r.stderr
+	if err := r.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { r.cmd.Wait(); close(r.done) }()
+	return r
+}
+
+func (r *uploadRun) exited() bool {
+	select {
+	case <-r.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// kill freezes the process, reads how many bytes it wrote, and kills it with SIGKILL. It returns
+// false when the process had already ended by itself.
+func (r *uploadRun) kill(t *testing.T) (wrote int64, killed bool) {
+	t.Helper()
+	if r.exited() || r.cmd.Process.Signal(syscall.SIGSTOP) != nil {
+		<-r.done
+		return 0, false
+	}
+	waitStopped(t, r.cmd.Process.Pid) // SIGSTOP is delivered asynchronously
+	wrote, err := wcharOf(r.cmd.Process.Pid)
+	r.cmd.Process.Signal(syscall.SIGKILL)
+	<-r.done
+	ws, _ := r.cmd.ProcessState.Sys().(syscall.WaitStatus)
+	if !ws.Signaled() {
+		return 0, false // it ended on its own between the check and the signal
+	}
+	if err != nil {
+		t.Fatalf("reading the written bytes of a stopped process: %v", err)
+	}
+	return wrote, true
+}
+
+// TestUploadKillResume is issue 3's must-show: a real `attachctl upload` of a 256 MiB file is
+// killed with SIGKILL at random moments (random delays, some during the resume's compare pass,
+// and random points of progress) 22 times in a row, resumed each time, then let finish. The
+// finished upload is the source by BLAKE3, under the first run's id; no other finished upload
+// and no partial is left; the durable bytes never shrink (an unchanged source never starts over);
+// and the bytes written in total stay well under twice the file's size.
+func TestUploadKillResume(t *testing.T) {
+	if _, err := wcharOf(os.Getpid()); err != nil {
+		t.Skipf("no /proc/PID/io to count written bytes: %v", err)
+	}
+	size := int64(256 << 20)
+	if testing.Short() {
+		size = 64 << 20
+	}
+	const kills = 22
+	bin := buildAttachctl(t)
+	dir := t.TempDir()
+	src := filepath.Join(dir, "big.bin")
+	sum := bigFile(t, src, size, 1)
+	man := writeManifest(t, dir, src, size, sum)
+	store := filepath.Join(dir, "store")
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewPCG(seed, 3))
+
+	var copied int64
+	var firstID string
+	for k := 0; k < kills; k++ {
+		id, before := partialState(t, store)
+		r := startUpload(t, bin, "--store", store, "--manifest", man)
+		how := rng.IntN(3)
+		// Never let one run get further than a fair share of what is left, so that the kills
+		// still to come find something to interrupt.
+		left := size - before
+		limit := before + 1 + rng.Int64N(max(1, 2*left/int64(kills-k+2)))
+		var deadline time.Time
+		switch how {
+		case 0: // a random moment: start-up, the compare pass of a resume, or the writes
+			deadline = time.Now().Add(time.Duration(rng.IntN(400_000)) * time.Microsecond)
+		case 1: // early: start-up or the compare pass
+			deadline = time.Now().Add(time.Duration(rng.IntN(5_000)) * time.Microsecond)
+		case 2: // a random point of progress
+			deadline = time.Now().Add(time.Hour)
+		}
+		for !r.exited() && time.Now().Before(deadline) {
+			if _, n := partialState(t, store); n >= limit {
+				break
+			}
+			time.Sleep(200 * time.Microsecond)
+		}
+		wrote, killed := r.kill(t)
+		if !killed {
+			t.Fatalf("kill %d (mode %d): the upload ended by itself first: %v\n%s", k, how, r.cmd.ProcessState, r.stderr.String())
+		}
+		nid, after := partialState(t, store)
+		if firstID == "" {
+			firstID = nid
+		} else if nid != firstID {
+			t.Fatalf("kill %d: partial %q, want the first run's %s", k, nid, firstID)
+		}
+		if id != "" && after < before {
+			t.Fatalf("kill %d: durable bytes shrank from %d to %d", k, before, after)
+		}
+		copied += wrote
+		t.Logf("kill %d (mode %d): offset %d -> %d, %d bytes written", k, how, before, after, wrote)
+	}
+	_, before := partialState(t, store)
+	r := startUpload(t, bin, "--store", store, "--manifest", man)
+	<-r.done
+	if !r.cmd.ProcessState.Success() {
+		t.Fatalf("last run: %v\n%s", r.cmd.ProcessState, r.stderr.String())
+	}
+	copied += size - before
+
+	rec, err := manifest.NewReader(&r.stdout).Next()
+	if err != nil || rec.Upload == nil || rec.Failed() {
+		t.Fatalf("last run's record: %v %+v", err, rec)
+	}
+	if firstID != "" && rec.Upload.ID != firstID {
+		t.Fatalf("finished as %s, want the first run's id %s", rec.Upload.ID, firstID)
+	}
+	s, err := ops.Open(store, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := s.OpenFinished(rec.Upload.ID, "big.bin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := blake3.New()
+	io.Copy(h, f)
+	f.Close()
+	if got := hex.EncodeToString(h.Sum(nil)); got != sum {
+		t.Fatalf("finished BLAKE3 %s, source %s", got, sum)
+	}
+	ids, _ := s.IDs()
+	if len(ids) != 1 {
+		t.Fatalf("finished uploads %v, want one", ids)
+	}
+	if id, _ := partialState(t, store); id != "" {
+		t.Fatalf("partial %s left", id)
+	}
+	t.Logf("%d kills; %d bytes written for a %d-byte file (%.3fx)", kills, copied, size, float64(copied)/float64(size))
+	if copied > size+size/4 {
+		t.Fatalf("%d bytes written for a %d-byte file: not well under twice", copied, size)
+	}
+}
+
+// TestUploadKillSourceChanged: the source changes between the kill and the resume, inside the
+// bytes already written; the resumed upload is the new content, whole, under the same id. Also:
+// SIGINT and SIGTERM stop the upload with exit 130 and 143 and keep the partial.
+func TestUploadKillSourceChanged(t *testing.T) {
+	bin := buildAttachctl(t)
+	dir := t.TempDir()
+	src := filepath.Join(dir, "f.bin")
+	size := int64(48 << 20)
+	sum := bigFile(t, src, size, 2)
+	man := writeManifest(t, dir, src, size, sum)
+	store := filepath.Join(dir, "store")
+
+	stopAt := func(sig syscall.Signal, at int64) *uploadRun {
+		r := startUpload(t, bin, "--store", store, "--manifest", man, "--chunk", "65536")
+		for !r.exited() {
+			if _, n := partialState(t, store); n >= at {
+				break
+			}
+			time.Sleep(200 * time.Microsecond)
+		}
+		if sig == syscall.SIGKILL {
+			if _, killed := r.kill(t); !killed {
+				t.Fatalf("the upload ended before the kill")
+			}
+			return r
+		}
+		r.cmd.Process.Signal(sig)
+		<-r.done
+		return r
+	}
+	r := stopAt(syscall.SIGINT, 4<<20)
+	if code := r.cmd.ProcessState.ExitCode(); code != 130 {
+		t.Fatalf("SIGINT: exit %d, want 130\n%s", code, r.stderr.String())
+	}
+	if !strings.Contains(r.stderr.String(), "the partial is kept") {
+		t.Fatalf("SIGINT: stderr %q", r.stderr.String())
+	}
+	id, n1 := partialState(t, store)
+	if id == "" || n1 < 4<<20 {
+		t.Fatalf("after SIGINT: partial %q with %d bytes", id, n1)
+	}
+	r = stopAt(syscall.SIGTERM, n1+(4<<20))
+	if code := r.cmd.ProcessState.ExitCode(); code != 143 {
+		t.Fatalf("SIGTERM: exit %d, want 143\n%s", code, r.stderr.String())
+	}
+	r = stopAt(syscall.SIGKILL, 16<<20)
+	id2, n2 := partialState(t, store)
+	if id2 != id || n2 < 16<<20 {
+		t.Fatalf("after SIGKILL: partial %q with %d bytes (first %s)", id2, n2, id)
+	}
+
+	// Change one byte inside what was written, and sniff again (the new manifest).
+	b, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b[1<<20] ^= 0x5a
+	if err := os.WriteFile(src, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	nsum := blake3.Sum256(b)
+	man = writeManifest(t, dir, src, size, hex.EncodeToString(nsum[:]))
+	r = startUpload(t, bin, "--store", store, "--manifest", man)
+	<-r.done
+	if !r.cmd.ProcessState.Success() {
+		t.Fatalf("resume: %v\n%s", r.cmd.ProcessState, r.stderr.String())
+	}
+	rec, err := manifest.NewReader(&r.stdout).Next()
+	if err != nil || rec.Upload == nil {
+		t.Fatalf("record: %v %+v", err, rec)
+	}
+	if rec.Upload.ID != id {
+		t.Fatalf("finished as %s, want the first run's %s", rec.Upload.ID, id)
+	}
+	got, err := os.ReadFile(rec.Upload.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, b) {
+		t.Fatal("the finished upload is not the new content")
+	}
+	if pid, _ := partialState(t, store); pid != "" {
+		t.Fatalf("partial %s left", pid)
+	}
+}
