@@ -1,0 +1,92 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/attachctl/attachctl/ops"
+)
+
+// Helpers for the verify, touch and sweep scripts:
+//
+//	flip GLOB...             inverts the first byte of each matching file
+//	backdate STORE DURATION  sets every finished upload's "made" DURATION back in time
+//	holdsweeplock STORE HELD RELEASE  takes the store's sweep lock, creates HELD, and holds the
+//	                         lock until RELEASE exists
+//	waitfile FILE            waits until FILE exists
+func init() {
+	testCommands["flip"] = func() int {
+		for _, g := range os.Args[1:] {
+			paths, _ := filepath.Glob(g)
+			if len(paths) == 0 {
+				fmt.Fprintln(os.Stderr, "no match:", g)
+				return 1
+			}
+			for _, p := range paths {
+				b, err := os.ReadFile(p)
+				if err != nil || len(b) == 0 {
+					fmt.Fprintln(os.Stderr, p, err)
+					return 1
+				}
+				b[0] ^= 0xff
+				os.WriteFile(p, b, 0o600)
+			}
+		}
+		return 0
+	}
+	testCommands["backdate"] = func() int {
+		s, err := ops.Open(os.Args[1], false)
+		d, derr := time.ParseDuration(os.Args[2])
+		if err != nil || derr != nil {
+			fmt.Fprintln(os.Stderr, err, derr)
+			return 1
+		}
+		ids, _ := s.IDs()
+		for _, id := range ids {
+			m, err := s.ReadMeta(id)
+			if err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				return 1
+			}
+			m.Made = m.Made.Add(-d)
+			b, _ := json.Marshal(m)
+			if err := os.WriteFile(filepath.Join(s.UploadDir(id), ops.MetaName), b, 0o600); err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				return 1
+			}
+		}
+		return 0
+	}
+	testCommands["holdsweeplock"] = func() int {
+		s, err := ops.Open(os.Args[1], false)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		lk, err := s.LockSweep(0)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		defer lk.Unlock()
+		os.WriteFile(os.Args[2], nil, 0o600)
+		return waitFor(os.Args[3])
+	}
+	testCommands["waitfile"] = func() int { return waitFor(os.Args[1]) }
+}
+
+// waitFor polls for path, for at most a minute.
+func waitFor(path string) int {
+	for i := 0; i < 6000; i++ {
+		if _, err := os.Stat(path); err == nil {
+			return 0
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	fmt.Fprintln(os.Stderr, "gave up waiting for", path)
+	return 1
+}
+

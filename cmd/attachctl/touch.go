@@ -1,0 +1,34 @@
+package main
+
+import (
+	"time"
+
+	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/ops"
+	"github.com/urfave/cli/v2"
+)
+
+func init() {
+	register(&cli.Command{
+		Name:  "touch",
+		Usage: "mark each record's upload used now, so that sweep keeps it",
+		Description: "Writes each upload's .used marker under the store's lock. A record whose upload is\n" +
+			"not a finished upload of --store (or that belongs to another store) is upload.missing.\n\n" +
+			example("attachctl touch --store S < uploaded.jsonl > touched.jsonl"),
+		ArgsUsage: "[PATH...]",
+		Flags:     []cli.Flag{manifestFlag},
+		Action: func(c *cli.Context) error {
+			dir, err := storeDir(c)
+			if err != nil {
+				return err
+			}
+			s, serr := ops.Open(dir, false)
+			return runStage(c, "touch", func(rec *manifest.Record) error {
+				if serr != nil {
+					return serr
+				}
+				return s.Touch(rec, time.Now())
+			})
+		},
+	})
+}

@@ -1,0 +1,303 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/ops"
+	"github.com/attachctl/attachctl/sniff"
+	"github.com/urfave/cli/v2"
+)
+
+func init() {
+	register(&cli.Command{
+		Name:  "verify",
+		Usage: "re-read uploads and compare their BLAKE3; sets \"verified\"",
+		Description: "Reads a manifest and re-hashes each record's file and its finished upload (through the\n" +
+			"guarded open). --all checks every finished upload of the store instead, against its\n" +
+			"recorded hash and the store's rules (modes, links, no symlinks). --format b3sum writes\n" +
+			"\"HASH  PATH\" lines (finished paths) that b3sum --check accepts; --check FILE reads such\n" +
+			"lines and answers as b3sum --check does. Exit 1 when anything failed.\n\n" +
+			example("attachctl verify --store S --all --format b3sum > sums.b3", "b3sum --check sums.b3"),
+		ArgsUsage: "[PATH...]",
+		Flags: []cli.Flag{
+			manifestFlag,
+			&cli.BoolFlag{Name: "all", Usage: "verify every finished upload of the store"},
+			&cli.StringFlag{Name: "format", Value: "manifest", Usage: "output: manifest or b3sum"},
+			&cli.StringFlag{Name: "check", Usage: "read b3sum lines from `FILE` (- for standard input) and check each file"},
+		},
+		Action: verifyCmd,
+	})
+}
+
+func verifyCmd(c *cli.Context) error {
+	format := c.String("format")
+	if format != "manifest" && format != "b3sum" {
+		return usageError("--format takes manifest or b3sum, not %q", format)
+	}
+	if c.IsSet("check") {
+		if c.Bool("all") || c.Args().Present() || c.IsSet("format") {
+			return usageError("--check FILE goes alone, without --all, --format or paths")
+		}
+		return b3sumCheck(c, c.String("check"))
+	}
+	dir, err := storeDir(c)
+	if err != nil {
+		return err
+	}
+	s, serr := ops.Open(dir, false)
+	bar := newBar(c, -1, "verify", "bytes")
+	progress := func(n int64) { bar.Add(n) }
+	var next func() (*manifest.Record, bool, error)
+	var work func(*manifest.Record) (*manifest.Record, error)
+	if c.Bool("all") {
+		if c.Args().Present() || c.IsSet("manifest") {
+			return usageError("--all reads the store; it takes no paths and no --manifest")
+		}
+		if serr != nil {
+			report(c, manifest.AsError(serr, manifest.UploadMissing))
+			return exitError{exitFailed}
+		}
+		ids, err := s.IDs()
+		if err != nil {
+			report(c, manifest.AsError(err, manifest.UploadUnreadable))
+			return exitError{exitFailed}
+		}
+		var total int64
+		for _, id := range ids {
+			if m, err := s.ReadMeta(id); err == nil {
+				total += m.Size
+			}
+		}
+		bar.AddTotal(total + 1)
+		next = func() (*manifest.Record, bool, error) {
+			if len(ids) == 0 {
+				return nil, false, nil
+			}
+			id := ids[0]
+			ids = ids[1:]
+			return &manifest.Record{Path: id}, true, nil
+		}
+		work = func(r *manifest.Record) (*manifest.Record, error) { return s.VerifyUpload(r.Path, progress) }
+	} else {
+		var sniffed bool
+		var closeFn func()
+		next, sniffed, closeFn, err = source(c)
+		if err != nil {
+			return err
+		}
+		defer closeFn()
+		work = func(rec *manifest.Record) (*manifest.Record, error) {
+			if sniffed {
+				if err := sniff.Fill(rec, sniff.Options{}); err != nil {
+					rec.Fail("sniff", err, manifest.FileUnreadable)
+					return rec, nil
+				}
+			}
+			if serr != nil {
+				return rec, serr
+			}
+			return rec, s.VerifyRecord(rec, progress)
+		}
+	}
+	return verifyRun(c, format, next, work, bar)
+}
+
+// verifyRun works the records in order with --jobs workers and writes them as a manifest or as
+// b3sum lines (only uploads that verified, with their recorded hash and finished path).
+func verifyRun(c *cli.Context, format string, next func() (*manifest.Record, bool, error),
+	work func(*manifest.Record) (*manifest.Record, error), bar *bar) error {
+	out := bufio.NewWriter(c.App.Writer)
+	mw := manifest.NewWriter(out)
+	failed := 0
+	ctx := c.Context
+	err := manifest.Ordered(globalInt(c, "jobs"),
+		func() (*manifest.Record, bool, error) {
+			if ctx.Err() != nil {
+				return nil, false, nil
+			}
+			return next()
+		},
+		func(rec *manifest.Record) *manifest.Record {
+			if rec.Failed() {
+				return rec
+			}
+			got, err := work(rec)
+			if err != nil {
+				got.Fail("verify", err, manifest.UploadUnreadable)
+				report(c, got.Error)
+			}
+			return got
+		},
+		func(rec *manifest.Record) error {
+			if rec.Failed() {
+				failed++
+			}
+			if format == "manifest" {
+				return mw.Write(rec)
+			}
+			if rec.Failed() || rec.Upload == nil || rec.Verified == nil || !rec.Verified.OK {
+				return nil
+			}
+			_, err := io.WriteString(out, b3sumLine(rec.Verified.Blake3, rec.Upload.Path))
+			return err
+		})
+	bar.Finish()
+	if ferr := mw.Flush(); err == nil {
+		err = ferr
+	}
+	if ferr := out.Flush(); err == nil {
+		err = ferr
+	}
+	if err != nil {
+		if e := manifest.AsError(err, ""); e.Code == manifest.ManifestInvalid {
+			report(c, e)
+			return exitError{exitUsage}
+		}
+		return cli.Exit("attachctl: verify: "+err.Error(), exitFailed)
+	}
+	if failed > 0 || ctx.Err() != nil {
+		return exitError{exitFailed}
+	}
+	return nil
+}
+
+// b3sumLine is one line as b3sum writes it: a path holding a backslash or a newline is escaped
+// (\\ and \n) and the line then starts with a backslash.
+func b3sumLine(hash, path string) string {
+	if strings.ContainsAny(path, "\\\n") {
+		return "\\" + hash + "  " + b3sumEscape(path) + "\n"
+	}
+	return hash + "  " + path + "\n"
+}
+
+func b3sumEscape(path string) string {
+	return strings.NewReplacer("\\", "\\\\", "\n", "\\n").Replace(path)
+}
+
+// parseB3sumLine reads one b3sum line: the hash and the path, unescaped.
+func parseB3sumLine(line string) (hash, path string, err error) {
+	escaped := strings.HasPrefix(line, "\\")
+	if escaped {
+		line = line[1:]
+	}
+	hash, path, ok := strings.Cut(line, "  ")
+	if !ok || len(hash) != 64 || strings.Trim(hash, "0123456789abcdef") != "" || path == "" {
+		return "", "", fmt.Errorf("not a b3sum line (HASH  PATH)")
+	}
+	if escaped {
+		var b strings.Builder
+		for i := 0; i < len(path); i++ {
+			if path[i] != '\\' {
+				b.WriteByte(path[i])
+				continue
+			}
+			if i+1 == len(path) || (path[i+1] != '\\' && path[i+1] != 'n') {
+				return "", "", fmt.Errorf("bad escape in %q", path)
+			}
+			i++
+			if path[i] == 'n' {
+				b.WriteByte('\n')
+			} else {
+				b.WriteByte('\\')
+			}
+		}
+		path = b.String()
+	}
+	return hash, path, nil
+}
+
+// b3sumCheck is b3sum --check: for each line, "NAME: OK" or "NAME: FAILED" on standard output
+// (NAME as b3sum prints it), the reason for a file that cannot be read on standard error; exit 1
+// on any failure or bad line.
+func b3sumCheck(c *cli.Context, name string) error {
+	var in io.Reader = c.App.Reader
+	if name != "-" {
+		f, err := os.Open(name)
+		if err != nil {
+			return usageError("--check: %v", err)
+		}
+		defer f.Close()
+		in = f
+	}
+	type job struct {
+		lineNo     int
+		hash, path string
+		err        error
+	}
+	type result struct {
+		out, msg string
+		ok       bool
+	}
+	br := bufio.NewReader(in)
+	lineNo := 0
+	bar := newBar(c, -1, "verify", "bytes")
+	bad := 0
+	out := bufio.NewWriter(c.App.Writer)
+	err := manifest.Ordered(globalInt(c, "jobs"),
+		func() (job, bool, error) {
+			line, err := br.ReadString('\n')
+			if line == "" && err != nil {
+				if err == io.EOF {
+					return job{}, false, nil
+				}
+				return job{}, false, err
+			}
+			lineNo++
+			line = strings.TrimSuffix(line, "\n")
+			j := job{lineNo: lineNo}
+			j.hash, j.path, j.err = parseB3sumLine(line)
+			return j, true, nil
+		},
+		func(j job) result {
+			if j.err != nil {
+				return result{msg: fmt.Sprintf("%s line %d: %v", name, j.lineNo, j.err)}
+			}
+			shown := j.path
+			if strings.ContainsAny(j.path, "\\\n") {
+				shown = "\\" + b3sumEscape(j.path)
+			}
+			f, err := os.Open(j.path)
+			if err != nil {
+				return result{out: shown + ": FAILED (" + err.Error() + ")", msg: err.Error()}
+			}
+			defer f.Close()
+			got, _, err := ops.Hash(f, func(n int64) { bar.Add(n) })
+			if err != nil {
+				return result{out: shown + ": FAILED (" + err.Error() + ")", msg: err.Error()}
+			}
+			if got != j.hash {
+				return result{out: shown + ": FAILED"}
+			}
+			return result{out: shown + ": OK", ok: true}
+		},
+		func(r result) error {
+			if !r.ok {
+				bad++
+			}
+			if r.out == "" {
+				fmt.Fprintf(c.App.ErrWriter, "attachctl: verify: %s\n", r.msg)
+				return nil
+			}
+			_, err := fmt.Fprintln(out, r.out)
+			return err
+		})
+	bar.Finish()
+	if ferr := out.Flush(); err == nil {
+		err = ferr
+	}
+	if err != nil {
+		return cli.Exit("attachctl: verify: "+err.Error(), exitFailed)
+	}
+	if bad > 0 {
+		if !globalBool(c, "quiet") {
+			fmt.Fprintf(c.App.ErrWriter, "attachctl: verify: %d of %d lines failed\n", bad, lineNo)
+		}
+		return exitError{exitFailed}
+	}
+	return nil
+}
