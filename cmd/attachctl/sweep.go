@@ -106,4 +106,3 @@ func failedNote(n int) string {
 	}
 	return fmt.Sprintf(", %d failed", n)
 }
-

@@ -89,4 +89,3 @@ func waitFor(path string) int {
 	fmt.Fprintln(os.Stderr, "gave up waiting for", path)
 	return 1
 }
-
