@@ -116,7 +116,6 @@ type ref struct {
 	text   []byte // the whole content of a small text file, when embedding is possible
 	mode   mode
 	reason string // why an image or audio file went by path
-	data   []byte // inline bytes
 	out    object // the resolved block, data excepted
 }
 
@@ -361,20 +360,23 @@ func (s *Store) examine(r *ref, opts ResolveOptions) error {
 	return nil
 }
 
-// readAll reads the whole finished upload again through the guarded open, for inlining, and
-// checks it is the file examine saw.
-func (s *Store) readAll(r *ref) ([]byte, error) {
+// readInto reads the whole finished upload again through the guarded open into buf (grown as
+// needed), for inlining, and checks it is the file examine saw.
+func (s *Store) readInto(r *ref, buf []byte) ([]byte, error) {
 	f, err := s.OpenFinished(r.id, r.name)
 	if err != nil {
-		return nil, err
+		return buf, err
 	}
 	defer f.Close()
-	b := make([]byte, r.size+1)
+	if int64(cap(buf)) < r.size+1 {
+		buf = make([]byte, r.size+1)
+	}
+	b := buf[:r.size+1]
 	n, err := io.ReadFull(f, b)
 	if err != io.ErrUnexpectedEOF || int64(n) != r.size || sniffMime(b[:n]) != r.mime {
-		return nil, manifest.Errorf(manifest.UploadUnreadable, "upload %s: %s changed while it was resolved", r.id, r.path)
+		return buf, manifest.Errorf(manifest.UploadUnreadable, "upload %s: %s changed while it was resolved", r.id, r.path)
 	}
-	return b[:n], nil
+	return buf, nil
 }
 
 // sniffMime is the media type of content from its head, without parameters. The inline image
@@ -485,11 +487,7 @@ func (s *Store) plan(doc *document, blocks []object, refs []*ref, opts ResolveOp
 				r.reason = reasonOverMessage(opts.MaxMessage)
 				break
 			}
-			data, err := s.readAll(r)
-			if err != nil {
-				return nil, atBlock(i, err)
-			}
-			r.data, r.out, r.mode = data, out, inlineImage
+			r.out, r.mode = out, inlineImage
 			if r.audio {
 				r.mode = inlineAudio
 			}
@@ -515,23 +513,26 @@ func (s *Store) plan(doc *document, blocks []object, refs []*ref, opts ResolveOp
 	}
 	res.ContextListed = listed
 
-	var out bytes.Buffer
-	out.Grow(int(total))
-	out.Write(head)
-	out.WriteByte('[')
+	out := make([]byte, 0, total)
+	out = append(out, head...)
+	out = append(out, '[')
+	var buf []byte // one read buffer for every inline file
 	for i, b := range blocks {
 		if i > 0 {
-			out.WriteByte(',')
+			out = append(out, ',')
 		}
 		r := refs[i]
 		switch {
 		case r == nil:
-			out.Write(b.marshal())
+			out = b.appendTo(out, nil)
 			continue
 		case r.mode == inlineImage || r.mode == inlineAudio:
-			r.out.writeWithData(&out, r.data)
+			if buf, err = s.readInto(r, buf); err != nil {
+				return nil, atBlock(i, err)
+			}
+			out = r.out.appendTo(out, buf[:r.size])
 		default:
-			out.Write(r.out.marshal())
+			out = r.out.appendTo(out, nil)
 		}
 		switch r.mode {
 		case inlineImage:
@@ -546,17 +547,17 @@ func (s *Store) plan(doc *document, blocks []object, refs []*ref, opts ResolveOp
 	}
 	if ctx != nil {
 		if len(blocks) > 0 {
-			out.WriteByte(',')
+			out = append(out, ',')
 		}
-		out.Write(ctx)
+		out = append(out, ctx...)
 	}
-	out.WriteByte(']')
-	out.Write(tail)
-	out.WriteByte('\n')
-	if int64(out.Len()) > opts.MaxMessage { // cannot happen: every step above kept within it
-		return nil, manifest.Errorf(manifest.UploadTooMany, "the resolved prompt takes %d bytes, more than one message (%d bytes)", out.Len(), opts.MaxMessage)
+	out = append(out, ']')
+	out = append(out, tail...)
+	out = append(out, '\n')
+	if int64(len(out)) > opts.MaxMessage { // cannot happen: every step above kept within it
+		return nil, manifest.Errorf(manifest.UploadTooMany, "the resolved prompt takes %d bytes, more than one message (%d bytes)", len(out), opts.MaxMessage)
 	}
-	res.Output = out.Bytes()
+	res.Output = out
 	return res, nil
 }
 
@@ -812,30 +813,24 @@ func (o *object) del(k string) {
 	}
 }
 
-func (o object) marshal() []byte {
-	var b bytes.Buffer
-	o.writeWithData(&b, nil)
-	return b.Bytes()
-}
+func (o object) marshal() []byte { return o.appendTo(nil, nil) }
 
-// writeWithData writes the object; with data, the "data" field is its standard base64.
-func (o object) writeWithData(b *bytes.Buffer, data []byte) {
-	b.WriteByte('{')
+// appendTo appends the object to b; with data, the "data" field is its standard base64.
+func (o object) appendTo(b, data []byte) []byte {
+	b = append(b, '{')
 	for i, f := range o {
 		if i > 0 {
-			b.WriteByte(',')
+			b = append(b, ',')
 		}
-		b.Write(jsonString(f.key))
-		b.WriteByte(':')
+		b = append(b, jsonString(f.key)...)
+		b = append(b, ':')
 		if f.key == "data" && data != nil {
-			b.WriteByte('"')
-			enc := base64.NewEncoder(base64.StdEncoding, b)
-			enc.Write(data)
-			enc.Close()
-			b.WriteByte('"')
+			b = append(b, '"')
+			b = base64.StdEncoding.AppendEncode(b, data)
+			b = append(b, '"')
 			continue
 		}
-		b.Write(f.val)
+		b = append(b, f.val...)
 	}
-	b.WriteByte('}')
+	return append(b, '}')
 }

@@ -497,3 +497,23 @@ func TestResolveMarkerFails(t *testing.T) {
 		t.Fatalf("%v", err)
 	}
 }
+
+// BenchmarkResolveFifty resolves the 50-screenshot prompt: 12 inline, 38 by path.
+func BenchmarkResolveFifty(b *testing.B) {
+	s := rsStore(b)
+	recs := make([]*manifest.Record, 50)
+	for i := range recs {
+		recs[i] = rsPut(b, s, fmt.Sprintf("shot-%02d.png", i), "image/png", rsPNG(b, 819200, uint64(i)))
+	}
+	in, err := Prompt(recs, PromptOptions{Session: "s", Text: "What changed?", HasText: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		res, err := s.Resolve(in, ResolveOptions{Caps: Caps{Image: true}})
+		if err != nil || res.Inline != 12 {
+			b.Fatal(err)
+		}
+	}
+}
