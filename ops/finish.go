@@ -106,18 +106,21 @@ func hashFile(f *os.File, n int64) (string, error) {
 // (lockPartial moves out/<name> back to data); a crash after it leaves a finished upload and an
 // info.json that Finish, Status and the stage ignore and clean.
 func (p *partial) publish(size int64, sum string) (*Meta, error) {
-	if err := p.f.Sync(); err != nil {
-		return nil, storeErr(p.f.Name(), err)
-	}
+	// The data's fsync runs while the metadata is written and fsynced, so that a journaling file
+	// system commits both at once.
+	synced := make(chan error, 1)
+	go func() { synced <- p.f.Sync() }()
 	out := filepath.Join(p.dir, partialOut)
 	os.RemoveAll(out)
 	if err := mkdirNew(out); err != nil {
+		<-synced
 		return nil, err
 	}
 	m := &Meta{ID: p.id, Name: p.meta.Name, Size: size, Blake3: sum, Made: time.Now().UTC()}
 	b, _ := json.Marshal(m)
 	mf, err := createFile(filepath.Join(out, MetaName), unix.O_WRONLY)
 	if err != nil {
+		<-synced
 		return nil, err
 	}
 	_, err = mf.Write(append(b, '\n'))
@@ -125,6 +128,10 @@ func (p *partial) publish(size int64, sum string) (*Meta, error) {
 		err = mf.Sync()
 	}
 	mf.Close()
+	if serr := <-synced; err == nil && serr != nil {
+		os.RemoveAll(out)
+		return nil, storeErr(p.f.Name(), serr)
+	}
 	if err != nil {
 		os.RemoveAll(out)
 		return nil, storeErr(mf.Name(), err)
@@ -142,9 +149,6 @@ func (p *partial) publish(size int64, sum string) (*Meta, error) {
 	if err := syncDir(out); err != nil {
 		return undo(err)
 	}
-	if err := syncDir(p.dir); err != nil {
-		return undo(err)
-	}
 	target := p.s.UploadDir(p.id)
 	if err := renameNoReplace(out, target); err != nil {
 		return undo(storeErr(target, err))
@@ -152,8 +156,7 @@ func (p *partial) publish(size int64, sum string) (*Meta, error) {
 	if err := syncDir(p.s.Dir); err != nil {
 		return nil, err // published; only its durability is in doubt
 	}
-	os.RemoveAll(p.dir)
-	syncDir(p.s.internal(partialDir))
+	os.RemoveAll(p.dir) // not fsynced: a leftover info.json is cleaned by the next finish or stage
 	p.s.idx.add(m)
 	return m, nil
 }

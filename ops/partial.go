@@ -171,12 +171,17 @@ func (s *Store) newPartial(name string, size int64, src *sourceKey) (*partial, e
 	}
 	p := &partial{s: s, id: id, dir: dir, f: f,
 		meta: partialMeta{Name: name, Size: size, Created: time.Now().UTC(), Source: src}}
-	if err := p.writeMeta(); err != nil {
-		p.close()
-		os.RemoveAll(dir)
-		return nil, err
+	// Not fsynced: a crash may lose a partial just begun (or leave it without a readable
+	// info.json, which every reader skips), never damage one that has bytes.
+	b, _ := json.Marshal(&p.meta)
+	info, err := createFile(filepath.Join(dir, partialInfo), unix.O_WRONLY)
+	if err == nil {
+		if _, werr := info.Write(append(b, '\n')); werr != nil {
+			err = storeErr(info.Name(), werr)
+		}
+		info.Close()
 	}
-	if err := syncDir(s.internal(partialDir)); err != nil {
+	if err != nil {
 		p.close()
 		os.RemoveAll(dir)
 		return nil, err

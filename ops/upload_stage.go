@@ -19,6 +19,10 @@ import (
 // fsyncs the rest.
 const SyncEvery = 64 << 20
 
+// writebackEvery is how many bytes the stage writes before it asks the kernel to start writing them
+// to disk (sync_file_range, no wait).
+const writebackEvery = 8 << 20
+
 // UploadOptions tune UploadRecord.
 type UploadOptions struct {
 	Chunk    int           // bytes read and written at once; <= 0: DefaultChunk
@@ -245,6 +249,7 @@ func (p *partial) copyFrom(ctx context.Context, src *os.File, st *unix.Stat_t, c
 		}
 	}
 	var unsynced int64
+	started := pos // the start of the bytes whose writeback is not started yet
 	for pos < size {
 		if ctx.Err() != nil {
 			if err := unix.Fdatasync(int(p.f.Fd())); err != nil {
@@ -269,6 +274,12 @@ func (p *partial) copyFrom(ctx context.Context, src *os.File, st *unix.Stat_t, c
 		pos += n
 		unsynced += n
 		progress(n)
+		if pos-started >= writebackEvery {
+			// Start writing what was written back to disk now, without waiting, so the disk
+			// works while we read and hash; the fdatasyncs below and at finish find little to do.
+			unix.SyncFileRange(int(p.f.Fd()), started, pos-started, unix.SYNC_FILE_RANGE_WRITE)
+			started = pos
+		}
 		if unsynced >= SyncEvery {
 			if err := unix.Fdatasync(int(p.f.Fd())); err != nil {
 				return "", storeErr(p.f.Name(), err)

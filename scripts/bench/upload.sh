@@ -1,0 +1,107 @@
+# shellcheck shell=bash
+# Section "upload" of scripts/bench.sh: `attachctl upload` against what a careful user does by hand.
+#
+#   attachctl upload --no-hash BIG    vs  cp BIG COPY; sync COPY; b3sum COPY    goal: ratio <= 1.0,
+#                                                                               peak RSS < 32 MiB
+#   attachctl upload BIG              (the default: sniff hashes first, so the file is read twice)
+#   attachctl upload 50 PNGs          vs  cp; sync; b3sum of the 50 copies      goal: < 252 ms (the
+#                                                                               field's figure)
+#
+# BIG is a 2 GiB file of random bytes (BENCH_UPLOAD_MIB to change it). `--no-hash` only makes the
+# sniff of the path argument read the head: the upload still hashes every byte in its own pass and
+# writes the BLAKE3 into the record, so both sides end with a durable copy and its BLAKE3. Every run
+# of either side starts from an empty store or no copy (PREP, untimed); the source is in the page
+# cache for both (one untimed read first). The PNGs are 50 valid, incompressible PNGs of 819,200
+# bytes each. attachctl runs with its defaults (--jobs = CPUs, --chunk 512 KiB).
+#
+# Sourced by scripts/bench.sh, which provides $ATTACHCTL, $WORK, median_time, peak_rss_mib, row and
+# need. Also runs standalone (`bash scripts/bench/upload.sh`).
+
+if [ -z "${WORK:-}" ]; then
+	WORK=$(mktemp -d /tmp/attachctl-bench-upload.XXXXXX)
+	[ "${BENCH_KEEP:-0}" = 1 ] || trap 'rm -rf "$WORK"' EXIT
+fi
+if [ -z "${REPO:-}" ]; then
+	REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+fi
+if [ -z "${ATTACHCTL:-}" ]; then
+	(cd "$REPO" && go build -o "$WORK/attachctl" ./cmd/attachctl) || return 1 2>/dev/null || exit 1
+	ATTACHCTL=$WORK/attachctl
+fi
+declare -F median_time >/dev/null || median_time() {
+	local reps=${REPS:-5} i t times=()
+	for ((i = 0; i < reps; i++)); do
+		[ -z "${PREP:-}" ] || eval "$PREP"
+		t=$( { /usr/bin/env TIMEFORMAT=%R bash -c 'time "$@" >/dev/null 2>&1' _ "$@"; } 2>&1 | tail -n 1)
+		times+=("$t")
+	done
+	printf '%s\n' "${times[@]}" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'
+}
+declare -F row >/dev/null || row() {
+	local ratio
+	ratio=$(awk -v a="$2" -v b="$3" 'BEGIN { if (b > 0) printf "%.3f", a/b; else print "-" }')
+	printf '| %-52s | %9s s | %9s s | %7s | %-12s |\n' "$1" "$2" "$3" "$ratio" "$4"
+}
+declare -F need >/dev/null || need() {
+	command -v "$2" >/dev/null 2>&1 && return 0
+	apt-get update -qq >/dev/null
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$1" >/dev/null
+}
+declare -F peak_rss_mib >/dev/null || peak_rss_mib() {
+	need time /usr/bin/time
+	/usr/bin/time -f '%M' -o "$WORK/.rss" "$@" >/dev/null 2>&1
+	awk '{printf "%.1f", $1/1024}' "$WORK/.rss"
+}
+
+# upload_shots DIR: 50 valid PNGs of exactly 819,200 bytes that nothing compresses.
+upload_shots() {
+	need python3 python3
+	python3 - "$1" <<'PY'
+import os, struct, sys, zlib
+out = sys.argv[1]
+os.makedirs(out, exist_ok=True)
+def chunk(kind, data):
+    return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+for i in range(50):
+    w, h = 16, 12
+    raw = b"".join(b"\0" + os.urandom(4 * w) for _ in range(h))
+    png = b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 6, 0, 0, 0))
+    png += chunk(b"IDAT", zlib.compress(raw, 0))
+    pad = 819200 - len(png) - 12 - 12
+    png += chunk(b"paDd", os.urandom(pad)) + chunk(b"IEND", b"")
+    with open(os.path.join(out, "shot-%02d.png" % i), "wb") as f:
+        f.write(png)
+PY
+}
+
+
+upload_bench() {
+	local dir=$WORK/upload mib=${BENCH_UPLOAD_MIB:-2048} t theirs rss
+	rm -rf "$dir"
+	mkdir -p "$dir"
+	need b3sum b3sum
+	head -c "$((mib << 20))" /dev/urandom >"$dir/big.bin" || return 1
+	cat "$dir/big.bin" >/dev/null
+	local by_hand="cp '$dir/big.bin' '$dir/copy.bin' && sync '$dir/copy.bin' && b3sum '$dir/copy.bin'"
+
+	theirs=$(PREP="rm -f '$dir/copy.bin'; sync" median_time bash -c "$by_hand")
+	t=$(PREP="rm -rf '$dir/store'; sync" median_time "$ATTACHCTL" upload --quiet --no-hash --store "$dir/store" "$dir/big.bin")
+	rm -rf "$dir/store"
+	rss=$(peak_rss_mib "$ATTACHCTL" upload --quiet --no-hash --store "$dir/store" "$dir/big.bin")
+	row "upload --no-hash $mib MiB (one pass), RSS $rss MiB" "$t" "$theirs" "<= 1.0, <32MiB"
+	t=$(PREP="rm -rf '$dir/store'; sync" median_time "$ATTACHCTL" upload --quiet --store "$dir/store" "$dir/big.bin")
+	row "upload $mib MiB (sniff hashes, then upload)" "$t" "$theirs" "-"
+	rm -rf "$dir/store" "$dir/copy.bin" "$dir/big.bin"
+
+	upload_shots "$dir/shots" || return 1
+	cat "$dir"/shots/* >/dev/null
+	local by_hand_shots="mkdir -p '$dir/copies' && cp '$dir'/shots/*.png '$dir/copies/' && sync '$dir'/copies/* && b3sum '$dir'/copies/* >/dev/null"
+	theirs=$(PREP="rm -rf '$dir/copies'; sync" median_time bash -c "$by_hand_shots")
+	t=$(PREP="rm -rf '$dir/store'; sync" median_time "$ATTACHCTL" upload --quiet --store "$dir/store" "$dir/shots")
+	rm -rf "$dir/store"
+	rss=$(peak_rss_mib "$ATTACHCTL" upload --quiet --store "$dir/store" "$dir/shots")
+	row "upload 50 PNGs of 800 KiB, one run, RSS $rss MiB" "$t" "$theirs" "< 0.252 s"
+	rm -rf "$dir"
+}
+
+upload_bench
