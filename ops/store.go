@@ -28,11 +28,14 @@
 // (the same file, locked the same way); a finish that crashed there is undone by the next opener,
 // which moves it back to data. A partial whose id is also a finished upload is what a crash after
 // finish's rename left: only its info.json remains, and it is removed by the next finish or stage.
-// fsync policy: `upload chunk` fsyncs data before it returns (the offset it prints is durable); the
-// upload stage fdatasyncs every SyncEvery (64 MiB) and when interrupted; finish fsyncs data, the
-// out/ folder's files and the folder, renames it to STORE/<id> and fsyncs STORE. After a crash of
-// the machine the offset is still the size of data; the stage compares those bytes with its
-// source before it appends, so bytes a crash damaged are never kept.
+// fsync policy: `upload chunk` fdatasyncs data before it returns (the offset it prints is durable);
+// the upload stage starts writeback of every 8 MiB it writes (sync_file_range, no wait),
+// fdatasyncs every SyncEvery (64 MiB) and when interrupted; a partial just begun is not fsynced
+// (a crash may lose it, never damage one with bytes); info.json, when rewritten, goes through
+// info.json.tmp, fsync and rename. Finish fsyncs data and .upload.json (together), then out/,
+// renames it to STORE/<id> and fsyncs STORE. A killed process loses nothing that reached write(2);
+// after a crash of the machine the offset is still the size of data, and the stage compares those
+// bytes with its source before it appends, so bytes a crash damaged are never kept.
 //
 // A finished upload appears in one rename of a complete folder, so STORE/<id>/<name> is there whole
 // or not at all. The names ".upload.json" and ".used" are reserved inside an upload folder, and so
