@@ -58,7 +58,11 @@ func init() {
 					if name := c.Args().First(); name != "" && name != "-" {
 						f, err := os.Open(name)
 						if err != nil {
-							return stepFail(c, manifest.Errorf(manifest.FileMissing, "%v", err))
+							code := manifest.FileUnreadable
+							if errors.Is(err, os.ErrNotExist) {
+								code = manifest.FileMissing
+							}
+							return stepFail(c, manifest.Errorf(code, "%v", err))
 						}
 						defer f.Close()
 						in = f
