@@ -99,40 +99,28 @@ func hashFile(f *os.File, n int64) (string, error) {
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
-// publish makes the locked partial a finished upload in one rename. The bytes are fsynced; the
-// finished folder is built inside the partial as out/ (out/.upload.json first, then data renamed
-// to out/<name>), fsynced, renamed to STORE/<id> with RENAME_NOREPLACE, and STORE is fsynced;
-// only then is the rest of the partial removed. A crash before the rename leaves the partial
-// (lockPartial moves out/<name> back to data); a crash after it leaves a finished upload and an
-// info.json that Finish, Status and the stage ignore and clean.
+// publish makes the locked partial a finished upload in one rename. The finished folder is built
+// inside the partial as out/ (out/.upload.json, then data renamed to out/<name>); the data, the
+// metadata and out/ are fsynced (at once, so that a journaling file system commits them together);
+// out/ is renamed to STORE/<id> with RENAME_NOREPLACE and STORE is fsynced; only then is the rest
+// of the partial removed. A crash before the rename leaves the partial (lockPartial moves
+// out/<name> back to data); a crash after it leaves a finished upload and an info.json that
+// Finish, Status and the stage ignore and clean.
 func (p *partial) publish(size int64, sum string) (*Meta, error) {
-	// The data's fsync runs while the metadata is written and fsynced, so that a journaling file
-	// system commits both at once.
-	synced := make(chan error, 1)
-	go func() { synced <- p.f.Sync() }()
 	out := filepath.Join(p.dir, partialOut)
 	os.RemoveAll(out)
 	if err := mkdirNew(out); err != nil {
-		<-synced
 		return nil, err
 	}
 	m := &Meta{ID: p.id, Name: p.meta.Name, Size: size, Blake3: sum, Made: time.Now().UTC()}
 	b, _ := json.Marshal(m)
 	mf, err := createFile(filepath.Join(out, MetaName), unix.O_WRONLY)
 	if err != nil {
-		<-synced
+		os.RemoveAll(out)
 		return nil, err
 	}
-	_, err = mf.Write(append(b, '\n'))
-	if err == nil {
-		err = mf.Sync()
-	}
-	mf.Close()
-	if serr := <-synced; err == nil && serr != nil {
-		os.RemoveAll(out)
-		return nil, storeErr(p.f.Name(), serr)
-	}
-	if err != nil {
+	defer mf.Close()
+	if _, err := mf.Write(append(b, '\n')); err != nil {
 		os.RemoveAll(out)
 		return nil, storeErr(mf.Name(), err)
 	}
@@ -146,8 +134,23 @@ func (p *partial) publish(size int64, sum string) (*Meta, error) {
 		os.RemoveAll(out)
 		return nil, err
 	}
-	if err := syncDir(out); err != nil {
-		return undo(err)
+	syncs := []func() error{
+		func() error { return wrap(p.f.Name(), p.f.Sync()) },
+		func() error { return wrap(mf.Name(), mf.Sync()) },
+		func() error { return syncDir(out) },
+	}
+	errs := make(chan error, len(syncs))
+	for _, f := range syncs {
+		go func() { errs <- f() }()
+	}
+	var serr error
+	for range syncs {
+		if err := <-errs; serr == nil {
+			serr = err
+		}
+	}
+	if serr != nil {
+		return undo(serr)
 	}
 	target := p.s.UploadDir(p.id)
 	if err := renameNoReplace(out, target); err != nil {
@@ -159,6 +162,14 @@ func (p *partial) publish(size int64, sum string) (*Meta, error) {
 	os.RemoveAll(p.dir) // not fsynced: a leftover info.json is cleaned by the next finish or stage
 	p.s.idx.add(m)
 	return m, nil
+}
+
+// wrap codes a non-nil error of path with storeErr.
+func wrap(path string, err error) error {
+	if err != nil {
+		return storeErr(path, err)
+	}
+	return nil
 }
 
 // renameNoReplace renames a folder to a name that must not exist yet.
