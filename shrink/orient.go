@@ -182,13 +182,17 @@ func orient(m image.Image, o int) image.Image {
 		return m
 	}
 	switch s := m.(type) {
-	case *image.YCbCr: // 4:4:4
+	case *image.YCbCr: // 4:4:4, or 4:2:0 of even size: quarter turns keep the chroma grid
 		w, h := s.Rect.Dx(), s.Rect.Dy()
+		cw, ch := w, h
+		if s.SubsampleRatio == image.YCbCrSubsampleRatio420 {
+			cw, ch = w/2, h/2
+		}
 		y, ow, oh := orientPix(s.Y, w, h, s.YStride, 1, o)
-		cb, _, _ := orientPix(s.Cb, w, h, s.CStride, 1, o)
-		cr, _, _ := orientPix(s.Cr, w, h, s.CStride, 1, o)
-		return &image.YCbCr{Y: y, Cb: cb, Cr: cr, YStride: ow, CStride: ow,
-			SubsampleRatio: image.YCbCrSubsampleRatio444, Rect: image.Rect(0, 0, ow, oh)}
+		cb, ocw, _ := orientPix(s.Cb, cw, ch, s.CStride, 1, o)
+		cr, _, _ := orientPix(s.Cr, cw, ch, s.CStride, 1, o)
+		return &image.YCbCr{Y: y, Cb: cb, Cr: cr, YStride: ow, CStride: ocw,
+			SubsampleRatio: s.SubsampleRatio, Rect: image.Rect(0, 0, ow, oh)}
 	case *image.Gray:
 		p, ow, oh := orientPix(s.Pix, s.Rect.Dx(), s.Rect.Dy(), s.Stride, 1, o)
 		return &image.Gray{Pix: p, Stride: ow, Rect: image.Rect(0, 0, ow, oh)}

@@ -12,31 +12,31 @@ import (
 // channel), the 256 fullest bins become the palette (each the mean of its pixels, so a flat
 // background keeps its colour), and every pixel takes the palette entry nearest its bin's mean.
 // Screenshots are a few flat colours plus their anti-aliased blends, which this keeps well.
-func quantize(m *image.RGBA) *image.Paletted {
+func quantize(m *image.RGBA) (p *image.Paletted, exact bool) {
 	w, h := m.Rect.Dx(), m.Rect.Dy()
 	out := image.NewPaletted(image.Rect(0, 0, w, h), nil)
 	// Exact: at most 256 colours.
-	exact := make(map[uint32]uint8, 257)
-	for y := 0; y < h && exact != nil; y++ {
+	colours := make(map[uint32]uint8, 257)
+	for y := 0; y < h && colours != nil; y++ {
 		row := m.Pix[y*m.Stride : y*m.Stride+4*w]
 		for x := 0; x < w; x++ {
 			p := row[4*x : 4*x+3 : 4*x+3]
 			c := uint32(p[0])<<16 | uint32(p[1])<<8 | uint32(p[2])
-			i, ok := exact[c]
+			i, ok := colours[c]
 			if !ok {
-				if len(exact) == 256 {
-					exact = nil
+				if len(colours) == 256 {
+					colours = nil
 					break
 				}
-				i = uint8(len(exact))
-				exact[c] = i
+				i = uint8(len(colours))
+				colours[c] = i
 				out.Palette = append(out.Palette, color.RGBA{p[0], p[1], p[2], 255})
 			}
 			out.Pix[y*out.Stride+x] = i
 		}
 	}
-	if exact != nil {
-		return out
+	if colours != nil {
+		return out, true
 	}
 	type bin struct {
 		n          int
@@ -90,5 +90,5 @@ func quantize(m *image.RGBA) *image.Paletted {
 			orow[x] = uint8(bins[key(row[4*x:4*x+3])].idx)
 		}
 	}
-	return out
+	return out, false
 }

@@ -142,6 +142,26 @@ func (p *hpass) apply(src []uint8, out []uint32) {
 			}
 			out[j] = uint32(sum+32) >> 6
 		}
+	case n == 4 && t == 2:
+		for j := range first {
+			s := src[4*first[j] : 4*first[j]+8 : 4*first[j]+8]
+			w0, w1 := w[2*j], w[2*j+1]
+			o := out[4*j : 4*j+4 : 4*j+4]
+			o[0] = uint32(w0*int32(s[0])+w1*int32(s[4])+32) >> 6
+			o[1] = uint32(w0*int32(s[1])+w1*int32(s[5])+32) >> 6
+			o[2] = uint32(w0*int32(s[2])+w1*int32(s[6])+32) >> 6
+			o[3] = uint32(w0*int32(s[3])+w1*int32(s[7])+32) >> 6
+		}
+	case n == 4 && t == 3:
+		for j := range first {
+			s := src[4*first[j] : 4*first[j]+12 : 4*first[j]+12]
+			w0, w1, w2 := w[3*j], w[3*j+1], w[3*j+2]
+			o := out[4*j : 4*j+4 : 4*j+4]
+			o[0] = uint32(w0*int32(s[0])+w1*int32(s[4])+w2*int32(s[8])+32) >> 6
+			o[1] = uint32(w0*int32(s[1])+w1*int32(s[5])+w2*int32(s[9])+32) >> 6
+			o[2] = uint32(w0*int32(s[2])+w1*int32(s[6])+w2*int32(s[10])+32) >> 6
+			o[3] = uint32(w0*int32(s[3])+w1*int32(s[7])+w2*int32(s[11])+32) >> 6
+		}
 	case n == 4:
 		for j := range first {
 			s := src[4*int(first[j]) : 4*(int(first[j])+t)]
@@ -225,7 +245,8 @@ func direct(pix []uint8, stride, rowLen int) func(int, []uint8) []uint8 {
 	return func(y int, _ []uint8) []uint8 { return pix[y*stride : y*stride+rowLen] }
 }
 
-// resize area-averages m to dw x dh. The result is *image.YCbCr (4:4:4) for a YCbCr source,
+// resize area-averages m to dw x dh. The result is *image.YCbCr (4:2:0 for even sizes, else
+// 4:4:4) for a YCbCr source,
 // *image.Gray for a gray one, else *image.RGBA (premultiplied, as averaging needs).
 func resize(m image.Image, dw, dh int) image.Image {
 	b := m.Bounds()
@@ -234,11 +255,18 @@ func resize(m image.Image, dw, dh int) image.Image {
 	case *image.YCbCr:
 		fx, fy, ok := subsampling(s.SubsampleRatio)
 		if ok && b.Min == (image.Point{}) {
-			out := image.NewYCbCr(image.Rect(0, 0, dw, dh), image.YCbCrSubsampleRatio444)
+			// Even sizes get 4:2:0 chroma straight away (each chroma sample the average of the
+			// 2x2 pixels it covers, which is what the JPEG encoder would compute from 4:4:4),
+			// a quarter of the chroma work; odd sizes get 4:4:4.
+			ratio, cdw, cdh := image.YCbCrSubsampleRatio444, dw, dh
+			if dw%2 == 0 && dh%2 == 0 {
+				ratio, cdw, cdh = image.YCbCrSubsampleRatio420, dw/2, dh/2
+			}
+			out := image.NewYCbCr(image.Rect(0, 0, dw, dh), ratio)
 			resizePlane(plane{W, H, 1, 1, 1, direct(s.Y, s.YStride, W)}, W, H, dw, dh, out.Y, out.YStride)
 			cw, ch := (W+fx-1)/fx, (H+fy-1)/fy
-			resizePlane(plane{cw, ch, 1, fx, fy, direct(s.Cb, s.CStride, cw)}, W, H, dw, dh, out.Cb, out.CStride)
-			resizePlane(plane{cw, ch, 1, fx, fy, direct(s.Cr, s.CStride, cw)}, W, H, dw, dh, out.Cr, out.CStride)
+			resizePlane(plane{cw, ch, 1, fx, fy, direct(s.Cb, s.CStride, cw)}, W, H, cdw, cdh, out.Cb, out.CStride)
+			resizePlane(plane{cw, ch, 1, fx, fy, direct(s.Cr, s.CStride, cw)}, W, H, cdw, cdh, out.Cr, out.CStride)
 			return out
 		}
 	case *image.Gray:

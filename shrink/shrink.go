@@ -71,9 +71,9 @@ var jpegLadder = []int{85, 75, 65, 55, 45}
 // costs a few percent of size on flat images.
 const pngLevel = png.BestSpeed
 
-// PNG for a flat image: truecolour first; if over MaxBytes, the same pixels on a palette of 256
-// colours (exact when the image has no more, else quantized: see quantize); if still over, a
-// smaller size. pngMinEdge: a PNG that does not fit MaxBytes is shrunk in steps; once its long edge would fall
+// PNG for a flat image: an image of at most 256 colours goes on an exact palette (lossless and
+// smaller); else truecolour first and, if over MaxBytes, a quantized palette of 256 colours (see
+// quantize); if still over, a smaller size. pngMinEdge: a PNG that does not fit MaxBytes is shrunk in steps; once its long edge would fall
 // below this, an opaque image goes JPEG instead (the documented last resort). An image with alpha
 // keeps shrinking as PNG until it fits.
 const pngMinEdge = 1000
@@ -372,26 +372,37 @@ func encode(src image.Image, o, dw, dh int, maxBytes int64) (out []byte, ext str
 	if usePNG {
 		enc := png.Encoder{CompressionLevel: pngLevel}
 		for {
-			buf.Reset()
-			if err := enc.Encode(&buf, m); err != nil {
-				return nil, "", 0, 0, false
-			}
-			if int64(buf.Len()) <= maxBytes {
-				return buf.Bytes(), ".png", dw, dh, true
-			}
+			var pal *image.Paletted
+			exact := false
 			if rgba, ok := m.(*image.RGBA); ok && !alpha {
+				pal, exact = quantize(rgba)
+			}
+			size := 0
+			if !exact { // truecolour, given up as soon as it passes maxBytes
 				buf.Reset()
-				if err := enc.Encode(&buf, quantize(rgba)); err != nil {
+				err := enc.Encode(&capWriter{&buf, maxBytes}, m)
+				if err == nil {
+					return buf.Bytes(), ".png", dw, dh, true
+				}
+				if !errors.Is(err, errTooBig) {
+					return nil, "", 0, 0, false
+				}
+				size = buf.Len()
+			}
+			if pal != nil { // the exact palette (lossless), else the quantized one
+				buf.Reset()
+				if err := enc.Encode(&buf, pal); err != nil {
 					return nil, "", 0, 0, false
 				}
 				if int64(buf.Len()) <= maxBytes {
 					return buf.Bytes(), ".png", dw, dh, true
 				}
+				size = buf.Len()
 			}
-			if !alpha && float64(max(dw, dh))*0.9*math.Sqrt(float64(maxBytes)/float64(buf.Len())) < pngMinEdge {
+			if !alpha && float64(max(dw, dh))*0.9*math.Sqrt(float64(maxBytes)/float64(size)) < pngMinEdge {
 				break // the last resort: JPEG at this size
 			}
-			if !smaller(buf.Len()) {
+			if !smaller(size) {
 				return nil, "", 0, 0, false
 			}
 		}
@@ -411,6 +422,22 @@ func encode(src image.Image, o, dw, dh int, maxBytes int64) (out []byte, ext str
 		}
 	}
 	return nil, "", 0, 0, false
+}
+
+var errTooBig = errors.New("over the size limit")
+
+// capWriter fails with errTooBig once more than max bytes are written, so a PNG that will not fit
+// is given up early.
+type capWriter struct {
+	b   *bytes.Buffer
+	max int64
+}
+
+func (w *capWriter) Write(p []byte) (int, error) {
+	if int64(w.b.Len()+len(p)) > w.max {
+		return 0, errTooBig
+	}
+	return w.b.Write(p)
 }
 
 // result is a shrunk file: written now or reused.

@@ -536,6 +536,48 @@ func TestResizeEveryType(t *testing.T) {
 				t.Errorf("%s to %v: max difference %.2f from the float reference", name, d, diff)
 			}
 		}
+		// An even size from YCbCr comes out 4:2:0: luma exact, chroma the 2x2 mean.
+		if _, ok := m.(*image.YCbCr); ok {
+			got := resize(m, 48, 30).(*image.YCbCr)
+			if got.SubsampleRatio != image.YCbCrSubsampleRatio420 {
+				t.Errorf("%s: even size came out %v", name, got.SubsampleRatio)
+			}
+			if p := psnr(got, refArea(m, 48, 30)); p < 30 { // random chroma loses its 2x2 detail
+				t.Errorf("%s to 48x30: PSNR %.1f", name, p)
+			}
+			for _, o := range []int{5, 6, 7, 8} { // quarter turns keep 4:2:0 consistent
+				r := orient(got, o).(*image.YCbCr)
+				if r.Rect.Dx() != 30 || r.Rect.Dy() != 48 || len(r.Cb) != 15*24 || r.CStride != 15 {
+					t.Errorf("orient %d: %v stride %d len %d", o, r.Rect, r.CStride, len(r.Cb))
+				}
+				if got.Cb[0] != r.Cb[r.COffset(map[int][2]int{5: {0, 0}, 6: {29, 0}, 7: {29, 47}, 8: {0, 47}}[o][0], map[int][2]int{5: {0, 0}, 6: {29, 0}, 7: {29, 47}, 8: {0, 47}}[o][1])] {
+					t.Errorf("orient %d: chroma of the stored top-left not where it goes", o)
+				}
+			}
+		}
+	}
+}
+
+// Exact halving: every destination pixel is the mean of a 2x2 block (two taps each way).
+func TestResizeHalf(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for _, m := range []image.Image{image.NewRGBA(image.Rect(0, 0, 96, 64)), image.NewGray(image.Rect(0, 0, 96, 64))} {
+		switch s := m.(type) {
+		case *image.RGBA:
+			for i := range s.Pix {
+				s.Pix[i] = uint8(r.IntN(256)) // alpha 255 below, so any colour is valid
+				if i%4 == 3 {
+					s.Pix[i] = 255
+				}
+			}
+		case *image.Gray:
+			for i := range s.Pix {
+				s.Pix[i] = uint8(r.IntN(256))
+			}
+		}
+		if d := maxDiff(resize(m, 48, 32), refArea(m, 48, 32)); d > 0.51 {
+			t.Errorf("%T: max difference %.2f", m, d)
+		}
 	}
 }
 

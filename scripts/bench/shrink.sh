@@ -74,11 +74,13 @@ export REPS
 
 PREP='fresh j1' t_ours1=$(median_time bash -c '_shrink_ours "$SW/out-j1" --jobs 1')
 PREP='fresh im' t_im=$(median_time bash -c '_shrink_convert_all "$SW/out-im"')
-row "shrink 30 photos+50 shots, --jobs 1 vs convert" "$t_ours1" "$t_im" "<= 0.5"
+_shrink_what="shrink $(ls "$SW"/in/photo-* | wc -l) photos+$(ls "$SW"/in/shot-* | wc -l) shots"
+row "$_shrink_what, --jobs 1 vs convert" "$t_ours1" "$t_im" "<= 0.5"
 PREP='fresh jn' t_oursn=$(median_time bash -c '_shrink_ours "$SW/out-jn"')
 PREP='fresh vips' t_vips=$(median_time bash -c '_shrink_vips_all "$SW/out-vips"')
-row "shrink 30 photos+50 shots, --jobs $(nproc) vs vipsthumbnail" "$t_oursn" "$t_vips" "<= 1.0"
+row "$_shrink_what, --jobs $(nproc) vs vipsthumbnail" "$t_oursn" "$t_vips" "<= 1.0"
 # second run over the same input and --out: everything reused
+unset PREP
 t_again=$(REPS=3 median_time bash -c '_shrink_ours "$SW/out-jn"')
 row "shrink again, all reused (vs first run)" "$t_again" "$t_oursn" "-"
 
