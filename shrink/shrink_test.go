@@ -717,3 +717,48 @@ func b3(b []byte) string {
 	s := blake3.Sum256(b)
 	return hex.EncodeToString(s[:])
 }
+
+// WebP over the limits is decoded and re-encoded; BMP and TIFF are converted even within them.
+func TestOtherFormats(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		file   string
+		opts   Options
+		action string
+	}{
+		{"blue-purple-pink.lossy.webp", Options{MaxEdge: 40}, Resized},
+		{"gopher-doc.8bpp.lossless.webp", Options{MaxEdge: 40}, Resized},
+		{"blue-purple-pink.lossy.webp", Options{}, Kept},
+		{"bmp_8bpp.bmp", Options{}, Reencoded},
+		{"bw-deflate.tiff", Options{}, Reencoded},
+	} {
+		t.Run(tc.file, func(t *testing.T) {
+			data, err := os.ReadFile(filepath.Join("testdata", tc.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			orig, _, err := image.Decode(bytes.NewReader(data))
+			if err != nil {
+				t.Fatal(err)
+			}
+			rec := record(t, dir, tc.file, data)
+			tc.opts.OutDir = filepath.Join(dir, "out")
+			if err := Record(rec, tc.opts); err != nil {
+				t.Fatal(err)
+			}
+			if rec.Shrink.Action != tc.action {
+				t.Fatalf("%+v, want %s", rec.Shrink, tc.action)
+			}
+			if tc.action == Kept {
+				return
+			}
+			m, format := decodeFile(t, rec.Path)
+			if format != "png" && format != "jpeg" {
+				t.Fatalf("became %s", format)
+			}
+			if p := psnr(m, refArea(orig, m.Bounds().Dx(), m.Bounds().Dy())); p < 27 {
+				t.Errorf("PSNR %.1f dB", p)
+			}
+		})
+	}
+}
