@@ -7,7 +7,6 @@ import (
 
 	"github.com/attachctl/attachctl/manifest"
 	"github.com/attachctl/attachctl/ops"
-	"github.com/attachctl/attachctl/sniff"
 	"github.com/urfave/cli/v2"
 )
 
@@ -134,68 +133,4 @@ func reportAll(c *cli.Context, stage string, err error) {
 		}
 		report(c, &me)
 	}
-}
-
-// collect reads every record the stage works on (its path arguments sniffed, else the manifest),
-// runs w on each with --jobs workers, and returns them in input order: prompt and prepare write one
-// document, so they need all records first. A record that fails is reported on standard error
-// and kept with its error. A bad manifest is reported and returns exit 2.
-func collect(c *cli.Context, stage string, w work) ([]*manifest.Record, error) {
-	next, sniffed, closeFn, err := source(c)
-	if err != nil {
-		return nil, err
-	}
-	defer closeFn()
-	opts := sniff.Options{NoHash: hasFlag(c, "no-hash") && c.Bool("no-hash")}
-	bar := newBar(c, -1, stage, "files")
-	var recs []*manifest.Record
-	ctx := c.Context
-	err = manifest.Ordered(globalInt(c, "jobs"),
-		func() (*manifest.Record, bool, error) {
-			if ctx.Err() != nil {
-				return nil, false, nil
-			}
-			return next()
-		},
-		func(rec *manifest.Record) *manifest.Record {
-			defer bar.Add(1)
-			if rec.Failed() {
-				if sniffed { // the walk's error: nobody has said it yet
-					report(c, rec.Error)
-				}
-				return rec
-			}
-			if sniffed {
-				if err := sniff.Fill(rec, opts); err != nil {
-					rec.Fail("sniff", err, manifest.FileUnreadable)
-					report(c, rec.Error)
-					return rec
-				}
-			}
-			if w != nil {
-				if err := w(rec); err != nil && !rec.Failed() {
-					rec.Fail(stage, err, manifest.FileUnreadable)
-				}
-				if rec.Failed() {
-					report(c, rec.Error)
-				}
-			}
-			return rec
-		},
-		func(rec *manifest.Record) error {
-			recs = append(recs, rec)
-			return nil
-		})
-	bar.Finish()
-	if err != nil {
-		if e := manifest.AsError(err, ""); e.Code == manifest.ManifestInvalid {
-			report(c, e)
-			return nil, exitError{exitUsage}
-		}
-		return nil, cli.Exit("attachctl: "+stage+": "+err.Error(), exitFailed)
-	}
-	if ctx.Err() != nil {
-		return nil, exitError{exitFailed}
-	}
-	return recs, nil
 }

@@ -67,30 +67,56 @@ func walkSource(c *cli.Context, paths []string) func() (*manifest.Record, bool, 
 }
 
 // runStage streams records through w with --jobs workers, in input order, to standard output.
-// Path arguments are sniffed first (with --no-hash when the command has it and it is set). It
-// returns exit 1 when any record carries an error at the end, exit 2 on a bad manifest (the
+// It returns exit 1 when any record carries an error at the end, exit 2 on a bad manifest (the
 // records before the bad line have been written), and stops early when the run is interrupted.
 func runStage(c *cli.Context, stage string, w work) error {
+	out := manifest.NewWriter(c.App.Writer)
+	failed, err := stream(c, stage, w, out.Write)
+	if ferr := out.Flush(); err == nil && ferr != nil {
+		err = cli.Exit("attachctl: "+stage+": "+ferr.Error(), exitFailed)
+	}
+	if err == nil && failed > 0 {
+		err = exitError{exitFailed}
+	}
+	return err
+}
+
+// collect runs the stage like runStage but returns the records in input order instead of writing
+// them: prompt and prepare write one document, so they need every record first.
+func collect(c *cli.Context, stage string, w work) ([]*manifest.Record, error) {
+	var recs []*manifest.Record
+	_, err := stream(c, stage, w, func(rec *manifest.Record) error {
+		recs = append(recs, rec)
+		return nil
+	})
+	return recs, err
+}
+
+// stream is the one loop of every stage: it takes the records of source(c), sniffs them first
+// when they came as path arguments (with --no-hash when the command has it and it is set), runs w
+// on each that carries no error with --jobs workers, reports each new failure on standard error,
+// and hands every record to emit in input order. It returns how many records carry an error, and
+// an exit error for a bad manifest (exit 2), a failed emit, or an interrupted run (exit 1).
+func stream(c *cli.Context, stage string, w work, emit func(*manifest.Record) error) (int, error) {
 	next, sniffed, closeFn, err := source(c)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	defer closeFn()
 	opts := sniff.Options{NoHash: hasFlag(c, "no-hash") && c.Bool("no-hash")}
 	do := func(rec *manifest.Record) error {
-		if sniffed && stage != "sniff" {
+		if sniffed || stage == "sniff" {
 			if err := sniff.Fill(rec, opts); err != nil {
 				rec.Fail("sniff", err, manifest.FileUnreadable)
 				return nil
 			}
 		}
+		if w == nil {
+			return nil
+		}
 		return w(rec)
 	}
-	if stage == "sniff" {
-		do = func(rec *manifest.Record) error { return sniff.Fill(rec, opts) }
-	}
 	bar := newBar(c, -1, stage, "files")
-	out := manifest.NewWriter(c.App.Writer)
 	failed := 0
 	ctx := c.Context
 	err = manifest.Ordered(globalInt(c, "jobs"),
@@ -102,7 +128,7 @@ func runStage(c *cli.Context, stage string, w work) error {
 		},
 		func(rec *manifest.Record) *manifest.Record {
 			if !rec.Failed() {
-				if err := do(rec); err != nil {
+				if err := do(rec); err != nil && !rec.Failed() {
 					rec.Fail(stage, err, manifest.FileUnreadable)
 				}
 				if rec.Failed() {
@@ -116,26 +142,20 @@ func runStage(c *cli.Context, stage string, w work) error {
 			if rec.Failed() {
 				failed++
 			}
-			return out.Write(rec)
+			return emit(rec)
 		})
 	bar.Finish()
-	if ferr := out.Flush(); err == nil {
-		err = ferr
-	}
 	if err != nil {
 		if e := manifest.AsError(err, ""); e.Code == manifest.ManifestInvalid {
 			report(c, e)
-			return exitError{exitUsage}
+			return failed, exitError{exitUsage}
 		}
-		return cli.Exit("attachctl: "+stage+": "+err.Error(), exitFailed)
+		return failed, cli.Exit("attachctl: "+stage+": "+err.Error(), exitFailed)
 	}
 	if ctx.Err() != nil {
-		return exitError{exitFailed}
+		return failed, exitError{exitFailed}
 	}
-	if failed > 0 {
-		return exitError{exitFailed}
-	}
-	return nil
+	return failed, nil
 }
 
 // hasFlag reports whether the command defines the flag.
