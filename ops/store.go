@@ -30,7 +30,7 @@
 // finish's rename left: only its info.json remains, and it is removed by the next finish or stage.
 // fsync policy: `upload chunk` fdatasyncs data before it returns (the offset it prints is durable);
 // the upload stage starts writeback of every 8 MiB it writes (sync_file_range, no wait),
-// fdatasyncs every SyncEvery (64 MiB) and when interrupted; a partial just begun is not fsynced
+// fdatasyncs every SyncEvery (256 MiB) and when interrupted; a partial just begun is not fsynced
 // (a crash may lose it, never damage one with bytes); info.json, when rewritten, goes through
 // info.json.tmp, fsync and rename. Finish fsyncs data and .upload.json (together), then out/,
 // renames it to STORE/<id> and fsyncs STORE. A killed process loses nothing that reached write(2);

@@ -10,8 +10,9 @@
 # BIG is a 2 GiB file of random bytes (BENCH_UPLOAD_MIB to change it). `--no-hash` only makes the
 # sniff of the path argument read the head: the upload still hashes every byte in its own pass and
 # writes the BLAKE3 into the record, so both sides end with a durable copy and its BLAKE3. Every run
-# of either side starts from an empty store or no copy (PREP, untimed); the source is in the page
-# cache for both (one untimed read first). The PNGs are 50 valid, incompressible PNGs of 819,200
+# of either side starts from an empty store or no copy (untimed), and the two sides take turns, so
+# a change of the machine's load favours neither; the source is in the page cache for both (one
+# untimed read first). The PNGs are 50 valid, incompressible PNGs of 819,200
 # bytes each. attachctl runs with its defaults (--jobs = CPUs, --chunk 512 KiB).
 #
 # Sourced by scripts/bench.sh, which provides $ATTACHCTL, $WORK, median_time, peak_rss_mib, row and
@@ -75,6 +76,21 @@ PY
 }
 
 
+# upload_pair OURS THEIRS: runs the two shell commands in turns, $REPS times each (default 5), with
+# $PREP before every run, and prints their median wall times. Taking turns keeps a machine whose
+# load changes from favouring either side.
+upload_pair() {
+	local reps=${REPS:-5} i o=() h=() med
+	med() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+	for ((i = 0; i < reps; i++)); do
+		eval "$PREP"
+		o+=("$( { /usr/bin/env TIMEFORMAT=%R bash -c "time { $1 ; } >/dev/null 2>&1"; } 2>&1 | tail -n 1)")
+		eval "$PREP"
+		h+=("$( { /usr/bin/env TIMEFORMAT=%R bash -c "time { $2 ; } >/dev/null 2>&1"; } 2>&1 | tail -n 1)")
+	done
+	echo "$(med "${o[@]}") $(med "${h[@]}")"
+}
+
 upload_bench() {
 	local dir=$WORK/upload mib=${BENCH_UPLOAD_MIB:-2048} t theirs rss
 	rm -rf "$dir"
@@ -83,21 +99,22 @@ upload_bench() {
 	head -c "$((mib << 20))" /dev/urandom >"$dir/big.bin" || return 1
 	cat "$dir/big.bin" >/dev/null
 	local by_hand="cp '$dir/big.bin' '$dir/copy.bin' && sync '$dir/copy.bin' && b3sum '$dir/copy.bin'"
-
-	theirs=$(PREP="rm -f '$dir/copy.bin'; sync" median_time bash -c "$by_hand")
-	t=$(PREP="rm -rf '$dir/store'; sync" median_time "$ATTACHCTL" upload --quiet --no-hash --store "$dir/store" "$dir/big.bin")
+	local ours="'$ATTACHCTL' upload --quiet --no-hash --store '$dir/store' '$dir/big.bin'"
+	local ours2="'$ATTACHCTL' upload --quiet --store '$dir/store' '$dir/big.bin'"
+	local prep="rm -rf '$dir/store' '$dir/copy.bin'; sync"
+	read -r t theirs < <(PREP=$prep upload_pair "$ours" "$by_hand")
 	rm -rf "$dir/store"
 	rss=$(peak_rss_mib "$ATTACHCTL" upload --quiet --no-hash --store "$dir/store" "$dir/big.bin")
 	row "upload --no-hash $mib MiB (one pass), RSS $rss MiB" "$t" "$theirs" "<= 1.0, <32MiB"
-	t=$(PREP="rm -rf '$dir/store'; sync" median_time "$ATTACHCTL" upload --quiet --store "$dir/store" "$dir/big.bin")
+	read -r t theirs < <(PREP=$prep upload_pair "$ours2" "$by_hand")
 	row "upload $mib MiB (sniff hashes, then upload)" "$t" "$theirs" "-"
 	rm -rf "$dir/store" "$dir/copy.bin" "$dir/big.bin"
 
 	upload_shots "$dir/shots" || return 1
 	cat "$dir"/shots/* >/dev/null
-	local by_hand_shots="mkdir -p '$dir/copies' && cp '$dir'/shots/*.png '$dir/copies/' && sync '$dir'/copies/* && b3sum '$dir'/copies/* >/dev/null"
-	theirs=$(PREP="rm -rf '$dir/copies'; sync" median_time bash -c "$by_hand_shots")
-	t=$(PREP="rm -rf '$dir/store'; sync" median_time "$ATTACHCTL" upload --quiet --store "$dir/store" "$dir/shots")
+	local by_hand_shots="mkdir -p '$dir/copies' && cp '$dir'/shots/*.png '$dir/copies/' && sync '$dir'/copies/* && b3sum '$dir'/copies/*"
+	read -r t theirs < <(PREP="rm -rf '$dir/store' '$dir/copies'; sync" upload_pair \
+		"'$ATTACHCTL' upload --quiet --store '$dir/store' '$dir/shots'" "$by_hand_shots")
 	rm -rf "$dir/store"
 	rss=$(peak_rss_mib "$ATTACHCTL" upload --quiet --store "$dir/store" "$dir/shots")
 	row "upload 50 PNGs of 800 KiB, one run, RSS $rss MiB" "$t" "$theirs" "< 0.252 s"
