@@ -57,11 +57,11 @@ func globalFlags() []cli.Flag {
 var signalled atomic.Int32
 
 func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
-	cmds := append([]*cli.Command(nil), commands...)
-	sort.Slice(cmds, func(i, j int) bool { return cmds[i].Name < cmds[j].Name })
-	for _, c := range cmds {
-		addGlobalFlags(c)
+	cmds := make([]*cli.Command, len(commands))
+	for i, c := range commands {
+		cmds[i] = withGlobalFlags(c)
 	}
+	sort.Slice(cmds, func(i, j int) bool { return cmds[i].Name < cmds[j].Name })
 	return &cli.App{
 		Name:                 "attachctl",
 		Usage:                "prepare files for agent prompts, offline",
@@ -80,8 +80,12 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 	}
 }
 
-func addGlobalFlags(c *cli.Command) {
-	c.Flags = append(c.Flags, globalFlags()...)
+// withGlobalFlags returns a copy of the registered command (so that an app can be made more than
+// once in a process) with the global flags added, and checked, on it and its subcommands.
+func withGlobalFlags(orig *cli.Command) *cli.Command {
+	cp := *orig
+	c := &cp
+	c.Flags = append(append([]cli.Flag(nil), orig.Flags...), globalFlags()...)
 	before := c.Before
 	c.Before = func(cc *cli.Context) error {
 		if err := checkGlobals(cc); err != nil {
@@ -92,9 +96,11 @@ func addGlobalFlags(c *cli.Command) {
 		}
 		return nil
 	}
-	for _, sub := range c.Subcommands {
-		addGlobalFlags(sub)
+	c.Subcommands = make([]*cli.Command, len(orig.Subcommands))
+	for i, sub := range orig.Subcommands {
+		c.Subcommands[i] = withGlobalFlags(sub)
 	}
+	return c
 }
 
 func checkGlobals(c *cli.Context) error {

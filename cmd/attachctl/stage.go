@@ -1,7 +1,9 @@
 package main
 
 import (
+	"errors"
 	"io"
+	"iter"
 	"os"
 
 	"github.com/attachctl/attachctl/manifest"
@@ -24,7 +26,8 @@ type work func(rec *manifest.Record) error
 // --manifest or standard input. The returned close is to be called at the end.
 func source(c *cli.Context) (next func() (*manifest.Record, bool, error), sniffed bool, closeFn func(), err error) {
 	if c.Args().Present() {
-		return walkSource(c, c.Args().Slice()), true, func() {}, nil
+		next, stop := walkSource(c, c.Args().Slice())
+		return next, true, stop, nil
 	}
 	var in io.Reader = c.App.Reader
 	closeFn = func() {}
@@ -45,26 +48,30 @@ func source(c *cli.Context) (next func() (*manifest.Record, bool, error), sniffe
 	}, false, closeFn, nil
 }
 
-// walkSource walks the paths on a goroutine, lexical order within folders, and yields one
-// path-only record per file, or a record with the walk's error.
-func walkSource(c *cli.Context, paths []string) func() (*manifest.Record, bool, error) {
-	ch := make(chan *manifest.Record, 64)
-	go func() {
-		defer close(ch)
+// walkSource walks the paths, lexical order within folders, and yields one path-only record per
+// file, or a record with the walk's error (reported here: no later stage says it). The walk runs as
+// a coroutine of the caller (iter.Pull), so yielding a path costs no goroutine hand-off.
+func walkSource(c *cli.Context, paths []string) (func() (*manifest.Record, bool, error), func()) {
+	walk := func(yield func(*manifest.Record) bool) {
 		sniff.Walk(paths, func(path string, err error) error {
 			rec := &manifest.Record{Path: path}
 			if err != nil {
 				report(c, rec.Fail("sniff", err, manifest.FileUnreadable))
 			}
-			ch <- rec
+			if !yield(rec) {
+				return errStopWalk
+			}
 			return nil
 		})
-	}()
-	return func() (*manifest.Record, bool, error) {
-		rec, ok := <-ch
-		return rec, ok, nil
 	}
+	next, stop := iter.Pull(walk)
+	return func() (*manifest.Record, bool, error) {
+		rec, ok := next()
+		return rec, ok, nil
+	}, stop
 }
+
+var errStopWalk = errors.New("walk stopped")
 
 // runStage streams records through w with --jobs workers, in input order, to standard output.
 // It returns exit 1 when any record carries an error at the end, exit 2 on a bad manifest (the
