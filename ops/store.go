@@ -29,13 +29,14 @@
 // which moves it back to data. A partial whose id is also a finished upload is what a crash after
 // finish's rename left: only its info.json remains, and it is removed by the next finish or stage.
 // fsync policy: `upload chunk` fdatasyncs data before it returns (the offset it prints is durable);
-// the upload stage fdatasyncs when interrupted and otherwise leaves the bytes to the kernel's
-// writeback until finish (upload_stage.go says why and what a crash loses); a partial just begun
-// is not fsynced (a crash may lose it, never damage one with bytes); info.json, when rewritten,
-// goes through info.json.tmp, fsync and rename. Finish fsyncs data, out/.upload.json and out/ at
-// once, renames out/ to STORE/<id> and fsyncs STORE. A killed process loses nothing that reached write(2);
-// after a crash of the machine the offset is still the size of data, and the stage compares those
-// bytes with its source before it appends, so bytes a crash damaged are never kept.
+// the upload stage starts writeback of every 8 MiB as it goes (no wait), fdatasyncs when
+// interrupted and fsyncs at finish (upload_stage.go says why and what a crash loses); a partial
+// just begun is not fsynced (a crash may lose it, never damage one with bytes); info.json, when
+// rewritten, goes through info.json.tmp, fsync and rename. Finish fsyncs data, out/.upload.json
+// and out/ at once, renames out/ to STORE/<id> and fsyncs STORE. A killed process loses nothing
+// that reached write(2); after a crash of the machine the offset is still the size of data, and
+// the stage compares those bytes with its source before it appends, so bytes a crash damaged are
+// never kept.
 //
 // A finished upload appears in one rename of a complete folder, so STORE/<id>/<name> is there whole
 // or not at all. The names ".upload.json" and ".used" are reserved inside an upload folder, and so
