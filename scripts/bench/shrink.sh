@@ -68,22 +68,24 @@ _shrink_sizes() {
 		END { printf "%d files, %.1f MB total, mean %.0f KB", c, t/1e6, (c ? t/c/1e3 : 0) }'
 }
 
-fresh() { rm -rf "$SW/out-$1" && mkdir -p "$SW/out-$1"; }
+_shrink_fresh() { rm -rf "$SW/out-$1" && mkdir -p "$SW/out-$1"; }
+# 3 runs each by default (convert takes minutes); the caller's REPS is restored at the end.
+_shrink_saved_reps=${REPS-}
 REPS=${SHRINK_REPS:-3}
-export REPS
 
-PREP='fresh j1' t_ours1=$(median_time bash -c '_shrink_ours "$SW/out-j1" --jobs 1')
-PREP='fresh im' t_im=$(median_time bash -c '_shrink_convert_all "$SW/out-im"')
+PREP='_shrink_fresh j1' t_ours1=$(median_time bash -c '_shrink_ours "$SW/out-j1" --jobs 1')
+PREP='_shrink_fresh im' t_im=$(median_time bash -c '_shrink_convert_all "$SW/out-im"')
 _shrink_what="shrink $(ls "$SW"/in/photo-* | wc -l) photos+$(ls "$SW"/in/shot-* | wc -l) shots"
 row "$_shrink_what, --jobs 1 vs convert" "$t_ours1" "$t_im" "<= 0.5"
-PREP='fresh jn' t_oursn=$(median_time bash -c '_shrink_ours "$SW/out-jn"')
-PREP='fresh vips' t_vips=$(median_time bash -c '_shrink_vips_all "$SW/out-vips"')
+PREP='_shrink_fresh jn' t_oursn=$(median_time bash -c '_shrink_ours "$SW/out-jn"')
+PREP='_shrink_fresh vips' t_vips=$(median_time bash -c '_shrink_vips_all "$SW/out-vips"')
 row "$_shrink_what, --jobs $(nproc) vs vipsthumbnail" "$t_oursn" "$t_vips" "<= 1.0"
 # second run over the same input and --out: everything reused
 unset PREP
-t_again=$(REPS=3 median_time bash -c '_shrink_ours "$SW/out-jn"')
+t_again=$(median_time bash -c '_shrink_ours "$SW/out-jn"')
 row "shrink again, all reused (vs first run)" "$t_again" "$t_oursn" "-"
 
+if [ -n "$_shrink_saved_reps" ]; then REPS=$_shrink_saved_reps; else unset REPS; fi
 echo "   output sizes: ours $(_shrink_sizes "$SW/out-jn"); convert $(_shrink_sizes "$SW/out-im"); vipsthumbnail $(_shrink_sizes "$SW/out-vips")"
 echo "   ours photos: $(find "$SW/out-jn" -name '*.jpg' -printf '%s\n' | awk '{t+=$1;c++;if($1>m)m=$1} END {printf "%d JPEG, mean %.0f KB, max %.0f KB", c, (c?t/c/1e3:0), m/1e3}')" \
 	"screenshots: $(find "$SW/out-jn" -name '*.png' -printf '%s\n' | awk '{t+=$1;c++;if($1>m)m=$1} END {printf "%d PNG, mean %.0f KB, max %.0f KB", c, (c?t/c/1e3:0), m/1e3}')"
