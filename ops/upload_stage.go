@@ -202,7 +202,6 @@ func (s *Store) stagePartial(abs, name string, size int64, want string) (*partia
 func (p *partial) copyFrom(ctx context.Context, src *os.File, st *unix.Stat_t, chunk int64, progress func(int64)) (string, error) {
 	size := st.Size
 	h := blake3.New()
-	buf := make([]byte, chunk)
 	cur, err := p.size()
 	if err != nil {
 		return "", err
@@ -218,7 +217,7 @@ func (p *partial) copyFrom(ctx context.Context, src *os.File, st *unix.Stat_t, c
 		cur = 0
 	}
 	if cur > 0 {
-		dbuf := make([]byte, chunk)
+		buf, dbuf := make([]byte, min(chunk, cur)), make([]byte, min(chunk, cur))
 		for pos < cur {
 			if ctx.Err() != nil {
 				return "", ctx.Err()
@@ -250,7 +249,8 @@ func (p *partial) copyFrom(ctx context.Context, src *os.File, st *unix.Stat_t, c
 	}
 	// The writes: read and write here, hash on another goroutine (the hasher), so that two cores
 	// share the pass. The buffers go round: read into, write from, hash, free again.
-	hp := newHashPipe(h, chunk, 4)
+	// Buffers no larger than what is left, so that small files cost little.
+	hp := newHashPipe(h, min(chunk, max(size-pos, 1)), int(min(4, (size-pos)/chunk+1)))
 	defer hp.close()
 	started := pos // the first byte whose writeback is not started yet
 	for pos < size {
@@ -285,7 +285,8 @@ func (p *partial) copyFrom(ctx context.Context, src *os.File, st *unix.Stat_t, c
 		}
 	}
 	hp.close()
-	if k, _ := src.ReadAt(buf[:1], size); k > 0 {
+	var one [1]byte
+	if k, _ := src.ReadAt(one[:], size); k > 0 {
 		return "", changed() // it grew
 	}
 	var now unix.Stat_t
