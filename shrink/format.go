@@ -141,3 +141,36 @@ func flat(pix []uint8, w, h, stride, n int) bool {
 	}
 	return float64(same) >= flatShare*float64(total)
 }
+
+// pngChunk returns the data of the first chunk of type typ before IDAT.
+func pngChunk(d []byte, typ string) []byte {
+	i := 8
+	for i+8 <= len(d) {
+		n := int(binary.BigEndian.Uint32(d[i:]))
+		t := string(d[i+4 : i+8])
+		if n < 0 || i+12+n > len(d) || t == "IDAT" {
+			return nil
+		}
+		if t == typ {
+			return d[i+8 : i+8+n]
+		}
+		i += 12 + n
+	}
+	return nil
+}
+
+// riffChunk returns the data of the first top-level chunk fourcc in a RIFF (WebP) file.
+func riffChunk(d []byte, fourcc string) []byte {
+	i := 12
+	for i+8 <= len(d) {
+		n := int(binary.LittleEndian.Uint32(d[i+4:]))
+		if n < 0 || i+8+n > len(d) {
+			return nil
+		}
+		if string(d[i:i+4]) == fourcc {
+			return d[i+8 : i+8+n]
+		}
+		i += 8 + n + n&1
+	}
+	return nil
+}

@@ -34,6 +34,7 @@ import (
 	_ "image/gif" // decoders: GIF, and below BMP, TIFF and WebP
 
 	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/sniff"
 	"github.com/zeebo/blake3"
 )
 
@@ -169,7 +170,7 @@ func Record(rec *manifest.Record, opts Options) error {
 
 	o := rec.Orientation
 	if o < 1 || o > 8 {
-		o = orientation(src.data)
+		_, _, o = sniff.Image(src.data) // a record made without sniff: read it from the bytes
 	}
 	ow, oh := cfg.Width, cfg.Height
 	if swapsAxes(o) {

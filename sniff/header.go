@@ -95,7 +95,23 @@ func parsePNG(h *header) imageInfo {
 	if w > 1<<31-1 || ht > 1<<31-1 {
 		return imageInfo{}
 	}
-	return imageInfo{Width: int(w), Height: int(ht)}
+	info := imageInfo{Width: int(w), Height: int(ht)}
+	// The EXIF orientation is in an eXIf chunk, which must come before the first IDAT.
+	for off, n := int64(8), 0; n < 64; n++ {
+		c := h.at(off, 8)
+		if c == nil || string(c[4:8]) == "IDAT" {
+			break
+		}
+		l := int64(binary.BigEndian.Uint32(c))
+		if string(c[4:8]) == "eXIf" {
+			if t := h.at(off+8, int(l)); t != nil {
+				info.Orientation = exifOrientation(t)
+			}
+			break
+		}
+		off += 12 + l
+	}
+	return info
 }
 
 func parseBMP(h *header) imageInfo {
@@ -144,9 +160,34 @@ func parseWebP(h *header) imageInfo {
 	case "VP8X": // extended: flags (1), reserved (3), canvas width-1 and height-1 in 24 bits each
 		w := int(d[4]) | int(d[5])<<8 | int(d[6])<<16
 		ht := int(d[7]) | int(d[8])<<8 | int(d[9])<<16
-		return imageInfo{Width: w + 1, Height: ht + 1}
+		info := imageInfo{Width: w + 1, Height: ht + 1}
+		if d[0]&0x08 != 0 { // the EXIF flag: an EXIF chunk follows, usually after the pixels
+			info.Orientation = webpExifOrientation(h)
+		}
+		return info
 	}
 	return imageInfo{}
+}
+
+// webpExifOrientation finds the EXIF chunk among a WebP's top-level chunks (reading chunk headers
+// only, skipping the image data by its length) and reads its orientation.
+func webpExifOrientation(h *header) int {
+	for off, n := int64(12), 0; n < 32; n++ {
+		c := h.at(off, 8)
+		if c == nil {
+			return 0
+		}
+		l := int64(binary.LittleEndian.Uint32(c[4:]))
+		if string(c[:4]) == "EXIF" {
+			t := h.at(off+8, int(l))
+			if t == nil {
+				return 0
+			}
+			return exifOrientation(bytes.TrimPrefix(t, []byte("Exif\x00\x00")))
+		}
+		off += 8 + l + l&1
+	}
+	return 0
 }
 
 // parseJPEG walks the marker segments from SOI to the first SOF, taking the EXIF orientation from
@@ -263,4 +304,12 @@ func parseTIFF(h *header, base int64) imageInfo {
 		}
 	}
 	return info
+}
+
+// Image reads a raster image's width, height and EXIF orientation (0 when it carries none) from
+// its encoded bytes, as Fill does from a file's header: PNG (IHDR, eXIf), JPEG (SOF, APP1 Exif),
+// GIF, WebP (VP8, VP8L, VP8X and its EXIF chunk), BMP and TIFF. It never panics on any input.
+func Image(data []byte) (width, height, orientation int) {
+	info := parseImage(&header{head: data, size: int64(len(data))})
+	return info.Width, info.Height, info.Orientation
 }
