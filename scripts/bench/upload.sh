@@ -15,6 +15,12 @@
 # untimed read first). The PNGs are 50 valid, incompressible PNGs of 819,200
 # bytes each. attachctl runs with its defaults (--jobs = CPUs, --chunk 512 KiB).
 #
+# Measured on a shared 2-core VM (ext4), 2026-11-30, quietest run: 2 GiB --no-hash 2.84 s vs
+# 3.06 s (0.93x), peak RSS 11.8 MiB; plain `upload BIG` 4.33 s (1.47x: sniff reads it first);
+# 50 PNGs 0.354 s vs 0.194 s, over the 252 ms goal: two fsync rounds per file (publish needs the
+# bytes and metadata durable before its rename, and the rename durable after), which one `sync`
+# over 50 copies does not pay. Under load the 2 GiB ratio swung from 0.93 to 1.38.
+#
 # Sourced by scripts/bench.sh, which provides $ATTACHCTL, $WORK, median_time, peak_rss_mib, row and
 # need. Also runs standalone (`bash scripts/bench/upload.sh`).
 
@@ -80,15 +86,15 @@ PY
 # $PREP before every run, and prints their median wall times. Taking turns keeps a machine whose
 # load changes from favouring either side.
 upload_pair() {
-	local reps=${REPS:-5} i o=() h=() med
-	med() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+	local reps=${REPS:-5} i o=() h=()
+	upload_med() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 	for ((i = 0; i < reps; i++)); do
 		eval "$PREP"
 		o+=("$( { /usr/bin/env TIMEFORMAT=%R bash -c "time { $1 ; } >/dev/null 2>&1"; } 2>&1 | tail -n 1)")
 		eval "$PREP"
 		h+=("$( { /usr/bin/env TIMEFORMAT=%R bash -c "time { $2 ; } >/dev/null 2>&1"; } 2>&1 | tail -n 1)")
 	done
-	echo "$(med "${o[@]}") $(med "${h[@]}")"
+	echo "$(upload_med "${o[@]}") $(upload_med "${h[@]}")"
 }
 
 upload_bench() {
