@@ -77,10 +77,43 @@ var errStopWalk = errors.New("walk stopped")
 // It returns exit 1 when any record carries an error at the end, exit 2 on a bad manifest (the
 // records before the bad line have been written), and stops early when the run is interrupted.
 func runStage(c *cli.Context, stage string, w work) error {
+	return loop{stage: stage, work: w}.toStdout(c)
+}
+
+// collect runs the stage like runStage but returns the records in input order instead of writing
+// them: prompt and prepare write one document, so they need every record first.
+func collect(c *cli.Context, stage string, w work) ([]*manifest.Record, error) {
+	var recs []*manifest.Record
+	l := loop{stage: stage, work: w, emit: func(rec *manifest.Record) error {
+		recs = append(recs, rec)
+		return nil
+	}}
+	_, err := l.run(c)
+	return recs, err
+}
+
+// loop is the one record loop of every stage: it takes the records of next (default source(c)),
+// sniffs them first when they came as path arguments (with --no-hash when the command has it and
+// it is set), runs work on each that carries no error with --jobs workers, reports each new
+// failure on standard error, and hands every record to emit in input order.
+type loop struct {
+	stage string
+	work  work
+	emit  func(*manifest.Record) error
+	// next, when set, replaces source(c) (verify --all reads the store).
+	next func() (*manifest.Record, bool, error)
+	// bar, when set, is the stage's own progress bar (in bytes); otherwise the loop draws one in files.
+	bar *bar
+}
+
+// toStdout runs the loop writing the records as a manifest on standard output, and returns exit 1
+// when any record carries an error at the end.
+func (l loop) toStdout(c *cli.Context) error {
 	out := manifest.NewWriter(c.App.Writer)
-	failed, err := stream(c, stage, w, out.Write)
+	l.emit = out.Write
+	failed, err := l.run(c)
 	if ferr := out.Flush(); err == nil && ferr != nil {
-		err = cli.Exit("attachctl: "+stage+": "+ferr.Error(), exitFailed)
+		err = cli.Exit("attachctl: "+l.stage+": "+ferr.Error(), exitFailed)
 	}
 	if err == nil && failed > 0 {
 		err = exitError{exitFailed}
@@ -88,45 +121,38 @@ func runStage(c *cli.Context, stage string, w work) error {
 	return err
 }
 
-// collect runs the stage like runStage but returns the records in input order instead of writing
-// them: prompt and prepare write one document, so they need every record first.
-func collect(c *cli.Context, stage string, w work) ([]*manifest.Record, error) {
-	var recs []*manifest.Record
-	_, err := stream(c, stage, w, func(rec *manifest.Record) error {
-		recs = append(recs, rec)
-		return nil
-	})
-	return recs, err
-}
-
-// stream is the one loop of every stage: it takes the records of source(c), sniffs them first
-// when they came as path arguments (with --no-hash when the command has it and it is set), runs w
-// on each that carries no error with --jobs workers, reports each new failure on standard error,
-// and hands every record to emit in input order. It returns how many records carry an error, and
-// an exit error for a bad manifest (exit 2), a failed emit, or an interrupted run (exit 1).
-func stream(c *cli.Context, stage string, w work, emit func(*manifest.Record) error) (int, error) {
-	next, sniffed, closeFn, err := source(c)
-	if err != nil {
-		return 0, err
+// run returns how many records carry an error, and an exit error for a bad manifest (exit 2), a
+// failed emit, or an interrupted run (exit 1).
+func (l loop) run(c *cli.Context) (int, error) {
+	next, sniffed := l.next, false
+	if next == nil {
+		var closeFn func()
+		var err error
+		if next, sniffed, closeFn, err = source(c); err != nil {
+			return 0, err
+		}
+		defer closeFn()
 	}
-	defer closeFn()
 	opts := sniff.Options{NoHash: hasFlag(c, "no-hash") && c.Bool("no-hash")}
 	do := func(rec *manifest.Record) error {
-		if sniffed || stage == "sniff" {
+		if sniffed || l.stage == "sniff" {
 			if err := sniff.Fill(rec, opts); err != nil {
 				rec.Fail("sniff", err, manifest.FileUnreadable)
 				return nil
 			}
 		}
-		if w == nil {
+		if l.work == nil {
 			return nil
 		}
-		return w(rec)
+		return l.work(rec)
 	}
-	bar := newBar(c, -1, stage, "files")
+	bar, files := l.bar, l.bar == nil
+	if files {
+		bar = newBar(c, -1, l.stage, "files")
+	}
 	failed := 0
 	ctx := c.Context
-	err = manifest.Ordered(globalInt(c, "jobs"),
+	err := manifest.Ordered(globalInt(c, "jobs"),
 		func() (*manifest.Record, bool, error) {
 			if ctx.Err() != nil {
 				return nil, false, nil
@@ -136,20 +162,22 @@ func stream(c *cli.Context, stage string, w work, emit func(*manifest.Record) er
 		func(rec *manifest.Record) *manifest.Record {
 			if !rec.Failed() {
 				if err := do(rec); err != nil && !rec.Failed() {
-					rec.Fail(stage, err, manifest.FileUnreadable)
+					rec.Fail(l.stage, err, manifest.FileUnreadable)
 				}
 				if rec.Failed() {
 					report(c, rec.Error)
 				}
 			}
-			bar.Add(1)
+			if files {
+				bar.Add(1)
+			}
 			return rec
 		},
 		func(rec *manifest.Record) error {
 			if rec.Failed() {
 				failed++
 			}
-			return emit(rec)
+			return l.emit(rec)
 		})
 	bar.Finish()
 	if err != nil {
@@ -157,7 +185,7 @@ func stream(c *cli.Context, stage string, w work, emit func(*manifest.Record) er
 			report(c, e)
 			return failed, exitError{exitUsage}
 		}
-		return failed, cli.Exit("attachctl: "+stage+": "+err.Error(), exitFailed)
+		return failed, cli.Exit("attachctl: "+l.stage+": "+err.Error(), exitFailed)
 	}
 	if ctx.Err() != nil {
 		return failed, exitError{exitFailed}

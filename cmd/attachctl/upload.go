@@ -125,17 +125,15 @@ func uploadStage(c *cli.Context) error {
 		return stepFail(c, err)
 	}
 	bar := newBar(c, 0, "upload", "bytes")
-	c.Set("progress", "never") // this bar in bytes replaces runStage's bar in files
-	defer bar.Finish()
 	ctx := c.Context
-	return runStage(c, "upload", func(rec *manifest.Record) error {
+	return loop{stage: "upload", bar: bar, work: func(rec *manifest.Record) error {
 		bar.AddTotal(rec.Size)
 		err := s.UploadRecord(ctx, rec, ops.UploadOptions{Chunk: chunk, Progress: bar.Add})
 		if errors.Is(err, context.Canceled) {
 			return manifest.Errorf(manifest.UploadMissing, "%s: interrupted before its upload finished; the partial is kept, run again to resume", rec.Path)
 		}
 		return err
-	})
+	}}.toStdout(c)
 }
 
 // finishedRecord is a manifest record of a finished upload, its type sniffed from its head.

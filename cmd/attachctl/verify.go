@@ -9,7 +9,6 @@ import (
 
 	"github.com/attachctl/attachctl/manifest"
 	"github.com/attachctl/attachctl/ops"
-	"github.com/attachctl/attachctl/sniff"
 	"github.com/urfave/cli/v2"
 )
 
@@ -52,8 +51,7 @@ func verifyCmd(c *cli.Context) error {
 	s, serr := ops.Open(dir, false)
 	bar := newBar(c, -1, "verify", "bytes")
 	progress := func(n int64) { bar.Add(n) }
-	var next func() (*manifest.Record, bool, error)
-	var work func(*manifest.Record) (*manifest.Record, error)
+	l := loop{stage: "verify", bar: bar}
 	if c.Bool("all") {
 		if c.Args().Present() || c.IsSet("manifest") {
 			return usageError("--all reads the store; it takes no paths and no --manifest")
@@ -74,7 +72,7 @@ func verifyCmd(c *cli.Context) error {
 			}
 		}
 		bar.AddTotal(total + 1)
-		next = func() (*manifest.Record, bool, error) {
+		l.next = func() (*manifest.Record, bool, error) {
 			if len(ids) == 0 {
 				return nil, false, nil
 			}
@@ -82,133 +80,39 @@ func verifyCmd(c *cli.Context) error {
 			ids = ids[1:]
 			return &manifest.Record{Path: id}, true, nil
 		}
-		work = func(r *manifest.Record) (*manifest.Record, error) { return s.VerifyUpload(r.Path, progress) }
+		l.work = func(rec *manifest.Record) error {
+			got, err := s.VerifyUpload(rec.Path, progress)
+			*rec = *got
+			return err
+		}
 	} else {
-		var sniffed bool
-		var closeFn func()
-		next, sniffed, closeFn, err = source(c)
-		if err != nil {
-			return err
-		}
-		defer closeFn()
-		work = func(rec *manifest.Record) (*manifest.Record, error) {
-			if sniffed {
-				if err := sniff.Fill(rec, sniff.Options{}); err != nil {
-					rec.Fail("sniff", err, manifest.FileUnreadable)
-					return rec, nil
-				}
-			}
+		l.work = func(rec *manifest.Record) error {
 			if serr != nil {
-				return rec, serr
+				return serr
 			}
-			return rec, s.VerifyRecord(rec, progress)
+			return s.VerifyRecord(rec, progress)
 		}
 	}
-	return verifyRun(c, format, next, work, bar)
-}
-
-// verifyRun works the records in order with --jobs workers and writes them as a manifest or as
-// b3sum lines (only uploads that verified, with their recorded hash and finished path).
-func verifyRun(c *cli.Context, format string, next func() (*manifest.Record, bool, error),
-	work func(*manifest.Record) (*manifest.Record, error), bar *bar) error {
+	if format == "manifest" {
+		return l.toStdout(c)
+	}
+	// b3sum lines, only for uploads that verified: their recorded hash and finished path.
 	out := bufio.NewWriter(c.App.Writer)
-	mw := manifest.NewWriter(out)
-	failed := 0
-	ctx := c.Context
-	err := manifest.Ordered(globalInt(c, "jobs"),
-		func() (*manifest.Record, bool, error) {
-			if ctx.Err() != nil {
-				return nil, false, nil
-			}
-			return next()
-		},
-		func(rec *manifest.Record) *manifest.Record {
-			if rec.Failed() {
-				return rec
-			}
-			got, err := work(rec)
-			if err != nil {
-				got.Fail("verify", err, manifest.UploadUnreadable)
-				report(c, got.Error)
-			}
-			return got
-		},
-		func(rec *manifest.Record) error {
-			if rec.Failed() {
-				failed++
-			}
-			if format == "manifest" {
-				return mw.Write(rec)
-			}
-			if rec.Failed() || rec.Upload == nil || rec.Verified == nil || !rec.Verified.OK {
-				return nil
-			}
-			_, err := io.WriteString(out, b3sumLine(rec.Verified.Blake3, rec.Upload.Path))
-			return err
-		})
-	bar.Finish()
-	if ferr := mw.Flush(); err == nil {
-		err = ferr
-	}
-	if ferr := out.Flush(); err == nil {
-		err = ferr
-	}
-	if err != nil {
-		if e := manifest.AsError(err, ""); e.Code == manifest.ManifestInvalid {
-			report(c, e)
-			return exitError{exitUsage}
+	l.emit = func(rec *manifest.Record) error {
+		if rec.Failed() || rec.Upload == nil || rec.Verified == nil || !rec.Verified.OK {
+			return nil
 		}
-		return cli.Exit("attachctl: verify: "+err.Error(), exitFailed)
+		_, err := io.WriteString(out, ops.B3sumLine(rec.Verified.Blake3, rec.Upload.Path))
+		return err
 	}
-	if failed > 0 || ctx.Err() != nil {
-		return exitError{exitFailed}
+	failed, err := l.run(c)
+	if ferr := out.Flush(); err == nil && ferr != nil {
+		err = cli.Exit("attachctl: verify: "+ferr.Error(), exitFailed)
 	}
-	return nil
-}
-
-// b3sumLine is one line as b3sum writes it: a path holding a backslash or a newline is escaped
-// (\\ and \n) and the line then starts with a backslash.
-func b3sumLine(hash, path string) string {
-	if strings.ContainsAny(path, "\\\n") {
-		return "\\" + hash + "  " + b3sumEscape(path) + "\n"
+	if err == nil && failed > 0 {
+		err = exitError{exitFailed}
 	}
-	return hash + "  " + path + "\n"
-}
-
-func b3sumEscape(path string) string {
-	return strings.NewReplacer("\\", "\\\\", "\n", "\\n").Replace(path)
-}
-
-// parseB3sumLine reads one b3sum line: the hash and the path, unescaped.
-func parseB3sumLine(line string) (hash, path string, err error) {
-	escaped := strings.HasPrefix(line, "\\")
-	if escaped {
-		line = line[1:]
-	}
-	hash, path, ok := strings.Cut(line, "  ")
-	if !ok || len(hash) != 64 || strings.Trim(hash, "0123456789abcdef") != "" || path == "" {
-		return "", "", fmt.Errorf("not a b3sum line (HASH  PATH)")
-	}
-	if escaped {
-		var b strings.Builder
-		for i := 0; i < len(path); i++ {
-			if path[i] != '\\' {
-				b.WriteByte(path[i])
-				continue
-			}
-			if i+1 == len(path) || (path[i+1] != '\\' && path[i+1] != 'n') {
-				return "", "", fmt.Errorf("bad escape in %q", path)
-			}
-			i++
-			if path[i] == 'n' {
-				b.WriteByte('\n')
-			} else {
-				b.WriteByte('\\')
-			}
-		}
-		path = b.String()
-	}
-	return hash, path, nil
+	return err
 }
 
 // b3sumCheck is b3sum --check: for each line, "NAME: OK" or "NAME: FAILED" on standard output
@@ -250,7 +154,7 @@ func b3sumCheck(c *cli.Context, name string) error {
 			lineNo++
 			line = strings.TrimSuffix(line, "\n")
 			j := job{lineNo: lineNo}
-			j.hash, j.path, j.err = parseB3sumLine(line)
+			j.hash, j.path, j.err = ops.ParseB3sumLine(line)
 			return j, true, nil
 		},
 		func(j job) result {
@@ -259,7 +163,7 @@ func b3sumCheck(c *cli.Context, name string) error {
 			}
 			shown := j.path
 			if strings.ContainsAny(j.path, "\\\n") {
-				shown = "\\" + b3sumEscape(j.path)
+				shown = "\\" + ops.B3sumEscape(j.path)
 			}
 			f, err := os.Open(j.path)
 			if err != nil {
