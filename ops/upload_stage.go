@@ -27,6 +27,10 @@ const writebackEvery = 8 << 20
 type UploadOptions struct {
 	Chunk    int           // bytes read and written at once; <= 0: DefaultChunk
 	Progress func(n int64) // called with the bytes each step got through (negative on a restart)
+	// Observe, when set, is shown every byte of the source read, from the first, in order, on the
+	// hashing goroutine; a restart of the pass calls it with nil (forget what you saw). The upload
+	// stage uses it to finish a sniff that read only the head, so that `upload FILE` reads FILE once.
+	Observe func(p []byte)
 }
 
 // UploadRecord puts the file at rec.Path into the store under rec.Name (its base name when empty)
@@ -89,7 +93,7 @@ func (s *Store) UploadRecord(ctx context.Context, rec *manifest.Record, opts Upl
 		return err
 	}
 	defer p.close()
-	sum, err := p.copyFrom(ctx, src, st, chunk, progress)
+	sum, err := p.copyFrom(ctx, src, st, chunk, progress, opts.Observe)
 	if err != nil {
 		return err
 	}
@@ -199,9 +203,12 @@ func (s *Store) stagePartial(abs, name string, size int64, want string) (*partia
 // copyFrom makes the locked partial's data equal to the source, whose size and mtime at open are
 // st's: it compares what data holds with the source's prefix (reading both, hashing the source),
 // cuts data to zero if they differ, then appends the rest. It returns the source's BLAKE3.
-func (p *partial) copyFrom(ctx context.Context, src *os.File, st *unix.Stat_t, chunk int64, progress func(int64)) (string, error) {
+func (p *partial) copyFrom(ctx context.Context, src *os.File, st *unix.Stat_t, chunk int64, progress func(int64), observe func([]byte)) (string, error) {
 	size := st.Size
 	h := blake3.New()
+	if observe == nil {
+		observe = func([]byte) {}
+	}
 	cur, err := p.size()
 	if err != nil {
 		return "", err
@@ -239,10 +246,12 @@ func (p *partial) copyFrom(ctx context.Context, src *os.File, st *unix.Stat_t, c
 					return "", err
 				}
 				h.Reset()
+				observe(nil)
 				pos = 0
 				break
 			}
 			h.Write(buf[:n])
+			observe(buf[:n])
 			pos += n
 			progress(n)
 		}
@@ -250,7 +259,7 @@ func (p *partial) copyFrom(ctx context.Context, src *os.File, st *unix.Stat_t, c
 	// The writes: read and write here, hash on another goroutine (the hasher), so that two cores
 	// share the pass. The buffers go round: read into, write from, hash, free again.
 	// Buffers no larger than what is left, so that small files cost little.
-	hp := newHashPipe(h, min(chunk, max(size-pos, 1)), int(min(4, (size-pos)/chunk+1)))
+	hp := newHashPipe(h, observe, min(chunk, max(size-pos, 1)), int(min(4, (size-pos)/chunk+1)))
 	defer hp.close()
 	started := pos // the first byte whose writeback is not started yet
 	for pos < size {
@@ -307,7 +316,7 @@ type hashPipe struct {
 	closed bool
 }
 
-func newHashPipe(h *blake3.Hasher, size int64, bufs int) *hashPipe {
+func newHashPipe(h *blake3.Hasher, observe func([]byte), size int64, bufs int) *hashPipe {
 	hp := &hashPipe{in: make(chan []byte, bufs), free: make(chan []byte, bufs), done: make(chan struct{})}
 	for range bufs {
 		hp.free <- make([]byte, size)
@@ -316,6 +325,7 @@ func newHashPipe(h *blake3.Hasher, size int64, bufs int) *hashPipe {
 		defer close(hp.done)
 		for b := range hp.in {
 			h.Write(b)
+			observe(b)
 			hp.free <- b[:cap(b)]
 		}
 	}()

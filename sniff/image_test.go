@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/binary"
 	"testing"
+
+	"github.com/attachctl/attachctl/manifest"
 )
 
 // exifTIFF is a minimal EXIF payload: a TIFF header and IFD0 with one Orientation entry.
@@ -77,6 +79,34 @@ func TestImageOrientationInPNGAndWebP(t *testing.T) {
 		w, h, o := Image(tt.data)
 		if w != tt.w || h != tt.h || o != tt.o {
 			t.Errorf("%s: got %dx%d orientation %d, want %dx%d orientation %d", tt.name, w, h, o, tt.w, tt.h, tt.o)
+		}
+	}
+}
+
+func TestTextSettle(t *testing.T) {
+	tests := []struct {
+		name, mime, kind   string
+		stream             [][]byte
+		wantMime, wantKind string
+	}{
+		{"text stays text", "text/plain", "text", [][]byte{[]byte("héllo "), []byte("wörld")}, "text/plain", "text"},
+		{"a rune split across observes", "text/plain", "text", [][]byte{{0xc3}, {0xa9}}, "text/plain", "text"},
+		{"a NUL in the tail", "text/plain", "text", [][]byte{[]byte("abc"), {0}}, "application/octet-stream", "binary"},
+		{"JSON with a binary tail", "application/json", "text", [][]byte{[]byte(`{"a":1}`), {0xff, 0xfe}}, "application/octet-stream", "binary"},
+		{"the format decides: PNG stays image", "image/png", "image", [][]byte{{0, 0xff}}, "image/png", "image"},
+		{"the format decides: PDF stays document", "application/pdf", "document", [][]byte{{0}}, "application/pdf", "document"},
+		{"a restart forgets", "text/plain", "text", [][]byte{{0}, nil, []byte("fine")}, "text/plain", "text"},
+		{"cut in a rune at the end", "text/plain", "text", [][]byte{[]byte("ab"), {0xe2, 0x82}}, "application/octet-stream", "binary"},
+	}
+	for _, tt := range tests {
+		var tx Text
+		for _, p := range tt.stream {
+			tx.Observe(p)
+		}
+		rec := &manifest.Record{Path: "f", Mime: tt.mime, Kind: tt.kind}
+		tx.Settle(rec)
+		if rec.Mime != tt.wantMime || rec.Kind != tt.wantKind {
+			t.Errorf("%s: got %s %s, want %s %s", tt.name, rec.Mime, rec.Kind, tt.wantMime, tt.wantKind)
 		}
 	}
 }

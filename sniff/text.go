@@ -3,6 +3,10 @@ package sniff
 import (
 	"bytes"
 	"unicode/utf8"
+
+	"github.com/gabriel-vasile/mimetype"
+
+	"github.com/attachctl/attachctl/manifest"
 )
 
 // textCheck judges incrementally whether a stream of bytes is text as SPEC section 1 defines it:
@@ -63,4 +67,35 @@ func (t *textCheck) text(complete bool) bool {
 		return false
 	}
 	return !complete || t.n == 0
+}
+
+// Text judges a whole file's text-ness as it streams past another reader of the file, to finish a
+// sniff that read only the head (Options.NoHash): `attachctl upload FILE` sniffs FILE's head and
+// lets the upload's own pass, which hashes FILE anyway, show it every byte. Observe(nil) forgets
+// what was seen (the pass restarted).
+type Text struct{ tc textCheck }
+
+// Observe feeds the next bytes of the file, in order from the first; nil starts over.
+func (t *Text) Observe(p []byte) {
+	if p == nil {
+		t.tc = textCheck{}
+		return
+	}
+	t.tc.write(p)
+}
+
+// Settle corrects rec's Mime and Kind once every byte of the file has been observed: a kind that
+// the head's text-ness decided (text, or an RTF document) becomes what Fill says of content that is
+// not text as a whole. Kinds that the format alone decides are left as they are.
+func (t *Text) Settle(rec *manifest.Record) {
+	if t.tc.text(true) || rec.Kind != manifest.KindText && rec.Kind != manifest.KindDocument {
+		return
+	}
+	m := mimetype.Lookup(rec.Mime)
+	if m == nil {
+		m = mimetype.Lookup(mimeOctet)
+	}
+	if mime, kind := classify(m, false); kind == manifest.KindBinary {
+		rec.Mime, rec.Kind = mime, kind
+	}
 }

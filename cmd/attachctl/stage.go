@@ -104,6 +104,9 @@ type loop struct {
 	next func() (*manifest.Record, bool, error)
 	// bar, when set, is the stage's own progress bar (in bytes); otherwise the loop draws one in files.
 	bar *bar
+	// headOnly sniffs path arguments by their head only: the stage's own pass reads every byte
+	// anyway and finishes the sniff (sniff.Text), so that the file is read once.
+	headOnly bool
 }
 
 // toStdout runs the loop writing the records as a manifest on standard output, and returns exit 1
@@ -133,7 +136,7 @@ func (l loop) run(c *cli.Context) (int, error) {
 		}
 		defer closeFn()
 	}
-	opts := sniff.Options{NoHash: hasFlag(c, "no-hash") && c.Bool("no-hash")}
+	opts := sniff.Options{NoHash: l.headOnly || hasFlag(c, "no-hash") && c.Bool("no-hash")}
 	do := func(rec *manifest.Record) error {
 		if sniffed || l.stage == "sniff" {
 			if err := sniff.Fill(rec, opts); err != nil {

@@ -24,8 +24,9 @@ func init() {
 			"same pass (upload.hashMismatch when it is not the manifest's BLAKE3). A file already\n" +
 			"finished in the store with the same BLAKE3 and name is not uploaded again. Killed and run\n" +
 			"again with the same input, it resumes where the durable bytes end; a changed source\n" +
-			"starts over. Paths given as arguments are sniffed first; with --no-hash only their heads\n" +
-			"are read there, and the BLAKE3 comes from the upload's own pass (one read of each file).\n" +
+			"starts over. Paths given as arguments are sniffed in the same pass: the head for the type,\n" +
+			"the upload's own read for the BLAKE3 and the text check, so each file is read once and\n" +
+			"the records are those of `attachctl sniff PATH | attachctl upload` (--no-hash is implied).\n" +
 			"The subcommands do the same step by step.\n\n" +
 			example("attachctl sniff shots/*.png | attachctl upload --store ~/.local/state/attachctl/chat-42"),
 		Flags: []cli.Flag{
@@ -126,9 +127,11 @@ func uploadStage(c *cli.Context) error {
 	}
 	bar := newBar(c, 0, "upload", "bytes")
 	ctx := c.Context
-	return loop{stage: "upload", bar: bar, work: func(rec *manifest.Record) error {
+	return loop{stage: "upload", bar: bar, headOnly: true, work: func(rec *manifest.Record) error {
 		bar.AddTotal(rec.Size)
-		err := s.UploadRecord(ctx, rec, ops.UploadOptions{Chunk: chunk, Progress: bar.Add})
+		var text sniff.Text // the upload's pass finishes the sniff of the head
+		err := s.UploadRecord(ctx, rec, ops.UploadOptions{Chunk: chunk, Progress: bar.Add, Observe: text.Observe})
+		text.Settle(rec)
 		if errors.Is(err, context.Canceled) {
 			return manifest.Errorf(manifest.UploadMissing, "%s: interrupted before its upload finished; the partial is kept, run again to resume", rec.Path)
 		}
