@@ -2,7 +2,6 @@ package ops
 
 import (
 	"bytes"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -826,7 +825,7 @@ func (o object) appendTo(b, data []byte) []byte {
 		b = append(b, ':')
 		if f.key == "data" && data != nil {
 			b = append(b, '"')
-			b = base64.StdEncoding.AppendEncode(b, data)
+			b = appendBase64(b, data)
 			b = append(b, '"')
 			continue
 		}
