@@ -17,35 +17,8 @@
 # runs standalone (`bash scripts/bench/sniff.sh`): then it builds attachctl and defines those
 # helpers itself.
 
-if [ -z "${WORK:-}" ]; then
-	WORK=$(mktemp -d /tmp/attachctl-bench-sniff.XXXXXX)
-	[ "${BENCH_KEEP:-0}" = 1 ] || trap 'rm -rf "$WORK"' EXIT
-fi
-if [ -z "${REPO:-}" ]; then
-	REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-fi
-if [ -z "${ATTACHCTL:-}" ]; then
-	(cd "$REPO" && go build -o "$WORK/attachctl" ./cmd/attachctl) || return 1 2>/dev/null || exit 1
-	ATTACHCTL=$WORK/attachctl
-fi
-declare -F median_time >/dev/null || median_time() {
-	local reps=${REPS:-5} i t times=()
-	for ((i = 0; i < reps; i++)); do
-		t=$( { /usr/bin/env TIMEFORMAT=%R bash -c 'time "$@" >/dev/null 2>&1' _ "$@"; } 2>&1 | tail -n 1)
-		times+=("$t")
-	done
-	printf '%s\n' "${times[@]}" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'
-}
-declare -F row >/dev/null || row() {
-	local ratio
-	ratio=$(awk -v a="$2" -v b="$3" 'BEGIN { if (b > 0) printf "%.3f", a/b; else print "-" }')
-	printf '| %-52s | %9s s | %9s s | %7s | %-12s |\n' "$1" "$2" "$3" "$ratio" "$4"
-}
-declare -F need >/dev/null || need() {
-	command -v "$2" >/dev/null 2>&1 && return 0
-	apt-get update -qq >/dev/null
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$1" >/dev/null
-}
+# shellcheck source=lib.bash
+[ -n "${BENCH_LIB:-}" ] || source "$(dirname "${BASH_SOURCE[0]}")/lib.bash"
 
 sniff_bench() {
 	local dir=$WORK/mixed jobs n

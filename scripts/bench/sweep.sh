@@ -1,4 +1,6 @@
 # sweep of 100,000 uploads, half of them stale, against find -mtime -exec rm -rf on the same layout.
+# shellcheck source=lib.bash
+[ -n "${BENCH_LIB:-}" ] || source "$(dirname "${BASH_SOURCE[0]}")/lib.bash"
 bench_sweep() {
 	local store=$WORK/sweep-store n=${SWEEP_N:-100000}
 	go build -o "$WORK/mkstore" ./scripts/bench/mkstore

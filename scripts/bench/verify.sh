@@ -1,5 +1,7 @@
 # verify --all over a store of about 2 GiB in 200 files against b3sum of the same files; and the
 # Go benchmark of verify's per-core rate against zeebo/blake3 in memory.
+# shellcheck source=lib.bash
+[ -n "${BENCH_LIB:-}" ] || source "$(dirname "${BASH_SOURCE[0]}")/lib.bash"
 bench_verify() {
 	need b3sum b3sum
 	local store=$WORK/verify-store
