@@ -1,25 +1,20 @@
 # shellcheck shell=bash
 # Section "upload" of scripts/bench.sh: `attachctl upload` against what a careful user does by hand.
 #
-#   attachctl upload --no-hash BIG    vs  cp BIG COPY; sync COPY; b3sum COPY    goal: ratio <= 1.0,
+#   attachctl upload BIG              vs  cp BIG COPY; sync COPY; b3sum COPY    goal: ratio <= 1.0,
 #                                                                               peak RSS < 32 MiB
-#   attachctl upload BIG              (the default: sniff hashes first, so the file is read twice)
 #   attachctl upload 50 PNGs          vs  cp; sync; b3sum of the 50 copies      goal: < 252 ms (the
 #                                                                               field's figure)
 #
-# BIG is a 2 GiB file of random bytes (BENCH_UPLOAD_MIB to change it). `--no-hash` only makes the
-# sniff of the path argument read the head: the upload still hashes every byte in its own pass and
-# writes the BLAKE3 into the record, so both sides end with a durable copy and its BLAKE3. Every run
+# BIG is a 2 GiB file of random bytes (BENCH_UPLOAD_MIB to change it). `upload BIG` sniffs BIG's
+# head and hashes every byte in the upload's own pass (one read of BIG), writing the BLAKE3 into the
+# record, so both sides end with a durable copy and its BLAKE3. Every run
 # of either side starts from an empty store or no copy (untimed), and the two sides take turns, so
 # a change of the machine's load favours neither; the source is in the page cache for both (one
 # untimed read first). The PNGs are 50 valid, incompressible PNGs of 819,200
 # bytes each. attachctl runs with its defaults (--jobs = CPUs, --chunk 512 KiB).
 #
-# Measured on a shared 2-core VM (ext4), 2026-11-30, quietest run: 2 GiB --no-hash 2.84 s vs
-# 3.06 s (0.93x), peak RSS 11.8 MiB; plain `upload BIG` 4.33 s (1.47x: sniff reads it first);
-# 50 PNGs 0.354 s vs 0.194 s, over the 252 ms goal: two fsync rounds per file (publish needs the
-# bytes and metadata durable before its rename, and the rename durable after), which one `sync`
-# over 50 copies does not pay. Under load the 2 GiB ratio swung from 0.93 to 1.38.
+# Figures: README.md, Benchmarks.
 #
 # Sourced by scripts/bench.sh, which provides $ATTACHCTL, $WORK, median_time, peak_rss_mib, row and
 # need. Also runs standalone (`bash scripts/bench/upload.sh`).
@@ -52,15 +47,12 @@ upload_bench() {
 	head -c "$((mib << 20))" /dev/urandom >"$dir/big.bin" || return 1
 	cat "$dir/big.bin" >/dev/null
 	local by_hand="cp '$dir/big.bin' '$dir/copy.bin' && sync '$dir/copy.bin' && b3sum '$dir/copy.bin'"
-	local ours="'$ATTACHCTL' upload --quiet --no-hash --store '$dir/store' '$dir/big.bin'"
-	local ours2="'$ATTACHCTL' upload --quiet --store '$dir/store' '$dir/big.bin'"
+	local ours="'$ATTACHCTL' upload --quiet --store '$dir/store' '$dir/big.bin'"
 	local prep="rm -rf '$dir/store' '$dir/copy.bin'; sync"
 	read -r t theirs < <(PREP=$prep upload_pair "$ours" "$by_hand")
 	rm -rf "$dir/store"
-	rss=$(peak_rss_mib "$ATTACHCTL" upload --quiet --no-hash --store "$dir/store" "$dir/big.bin")
-	row "upload --no-hash $mib MiB (one pass), RSS $rss MiB" "$t" "$theirs" "<= 1.0, <32MiB"
-	read -r t theirs < <(PREP=$prep upload_pair "$ours2" "$by_hand")
-	row "upload $mib MiB (sniff hashes, then upload)" "$t" "$theirs" "-"
+	rss=$(peak_rss_mib "$ATTACHCTL" upload --quiet --store "$dir/store" "$dir/big.bin")
+	row "upload $mib MiB (one pass), RSS $rss MiB" "$t" "$theirs" "<= 1.0, <32MiB"
 	rm -rf "$dir/store" "$dir/copy.bin" "$dir/big.bin"
 
 	make_shots "$dir/shots" || return 1
