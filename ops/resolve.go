@@ -58,6 +58,10 @@ type ResolveOptions struct {
 	Caps         Caps
 	// Now is the time the uploads are marked used; zero is time.Now().
 	Now time.Time
+	// OneShot says the process resolves once and exits (the CLI): the output is then mapped with
+	// its pages populated in one system call rather than faulted in one by one. A long-lived
+	// caller leaves it off and reuses its warm heap (then each resolve is faster still).
+	OneShot bool
 }
 
 func (o *ResolveOptions) defaults() {
@@ -524,7 +528,10 @@ func (s *Store) plan(doc *document, blocks []object, refs []*ref, opts ResolveOp
 	}
 	res.ContextListed = listed
 
-	out, free := populated(int(total))
+	out, free := make([]byte, 0, total), func() {}
+	if opts.OneShot {
+		out, free = populated(int(total))
+	}
 	defer func() {
 		if err != nil {
 			free()

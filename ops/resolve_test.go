@@ -515,5 +515,6 @@ func BenchmarkResolveFifty(b *testing.B) {
 		if err != nil || res.Inline != 12 {
 			b.Fatal(err)
 		}
+		res.Close() // as a daemon would
 	}
 }

@@ -26,7 +26,7 @@ func resolveOptions(c *cli.Context) (ops.ResolveOptions, error) {
 	if err != nil {
 		return ops.ResolveOptions{}, usageError("--caps: %v", err)
 	}
-	o := ops.ResolveOptions{Caps: caps, InlineMax: c.Int64("inline-max"), InlineBudget: c.Int64("inline-budget"),
+	o := ops.ResolveOptions{OneShot: true, Caps: caps, InlineMax: c.Int64("inline-max"), InlineBudget: c.Int64("inline-budget"),
 		MaxMessage: c.Int64("max-message"), EmbedMax: c.Int64("embed-max")}
 	if o.InlineMax < 1 || o.InlineBudget < 1 || o.MaxMessage < 1 || o.EmbedMax < 1 {
 		return o, usageError("--inline-max, --inline-budget, --max-message and --embed-max take whole numbers of at least 1")
