@@ -4,6 +4,7 @@ import (
 	"github.com/attachctl/attachctl/manifest"
 	"github.com/attachctl/attachctl/ops"
 	"github.com/attachctl/attachctl/shrink"
+	"github.com/attachctl/attachctl/sniff"
 	"github.com/urfave/cli/v2"
 )
 
@@ -60,7 +61,9 @@ func init() {
 				return exitError{exitFailed}
 			}
 			uopts := ops.UploadOptions{Chunk: c.Int("chunk")}
-			recs, err := collect(c, "prepare", func(rec *manifest.Record) error {
+			// Each file is sniffed by its head; shrink reads an image whole (and hashes it), and
+			// the upload's pass hashes the rest and finishes the sniff's text check.
+			recs, err := collect(c, loop{stage: "prepare", headOnly: true, work: func(rec *manifest.Record) error {
 				if err := shrink.Record(rec, sopts); err != nil {
 					rec.Fail("shrink", err, manifest.FileUnreadable)
 					return nil
@@ -68,11 +71,15 @@ func init() {
 				if rec.Failed() {
 					return nil
 				}
-				if err := s.UploadRecord(c.Context, rec, uopts); err != nil {
+				var text sniff.Text
+				o := uopts
+				o.Observe = text.Observe
+				if err := s.UploadRecord(c.Context, rec, o); err != nil {
 					rec.Fail("upload", err, manifest.UploadUnreadable)
 				}
+				text.Settle(rec)
 				return nil
-			})
+			}})
 			if err != nil {
 				return err
 			}

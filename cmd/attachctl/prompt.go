@@ -38,7 +38,7 @@ func init() {
 			if err != nil {
 				return err
 			}
-			recs, err := collect(c, "prompt", nil)
+			recs, err := collect(c, loop{stage: "prompt"})
 			if err != nil {
 				return err
 			}

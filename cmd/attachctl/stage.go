@@ -82,12 +82,12 @@ func runStage(c *cli.Context, stage string, w work) error {
 
 // collect runs the stage like runStage but returns the records in input order instead of writing
 // them: prompt and prepare write one document, so they need every record first.
-func collect(c *cli.Context, stage string, w work) ([]*manifest.Record, error) {
+func collect(c *cli.Context, l loop) ([]*manifest.Record, error) {
 	var recs []*manifest.Record
-	l := loop{stage: stage, work: w, emit: func(rec *manifest.Record) error {
+	l.emit = func(rec *manifest.Record) error {
 		recs = append(recs, rec)
 		return nil
-	}}
+	}
 	_, err := l.run(c)
 	return recs, err
 }
