@@ -10,7 +10,7 @@ import (
 )
 
 func TestPrompt(t *testing.T) {
-	s := rsStore(t)
+	s := testStore(t)
 	png := rsPut(t, s, "shot.png", "image/png", rsPNG(t, 2048, 1))
 	jpg := rsPut(t, s, "photo.jpg", "image/jpeg", []byte("\xff\xd8\xff\xe0 not really"))
 	pdf := rsPut(t, s, "report.pdf", "application/pdf", []byte("%PDF-1.4\n"))
@@ -37,7 +37,7 @@ func TestPrompt(t *testing.T) {
 }
 
 func TestPromptJSONRPC(t *testing.T) {
-	s := rsStore(t)
+	s := testStore(t)
 	rec := rsPut(t, s, "a.bin", "", []byte{0, 1})
 	for id, want := range map[string]string{"": `1`, "7": `7`, "abc": `"abc"`, "1.5": `"1.5"`} {
 		o := PromptOptions{Session: "s", JSONRPC: true}
@@ -60,7 +60,7 @@ func TestPromptJSONRPC(t *testing.T) {
 }
 
 func TestPromptRefuses(t *testing.T) {
-	s := rsStore(t)
+	s := testStore(t)
 	ok := rsPut(t, s, "a.bin", "", []byte{0})
 	noUpload := &manifest.Record{Path: "/x/b.png", Name: "b.png", Mime: "image/png"}
 	failed := &manifest.Record{Path: "/x/c.png", Name: "c.png"}

@@ -3,6 +3,7 @@ package ops
 import (
 	"bytes"
 	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"hash/crc32"
 	"image"
@@ -81,7 +82,7 @@ func rsPut(t testing.TB, s *Store, name, mime string, data []byte) *manifest.Rec
 		t.Fatal(err)
 	}
 	sum := blake3.Sum256(data)
-	m := Meta{ID: id, Name: name, Size: int64(len(data)), Blake3: rsHex(sum[:]), Made: time.Now().UTC()}
+	m := Meta{ID: id, Name: name, Size: int64(len(data)), Blake3: hex.EncodeToString(sum[:]), Made: time.Now().UTC()}
 	mb, _ := json.Marshal(m)
 	for n, b := range map[string][]byte{name: data, MetaName: mb} {
 		p := filepath.Join(dir, n)
@@ -96,24 +97,6 @@ func rsPut(t testing.TB, s *Store, name, mime string, data []byte) *manifest.Rec
 		Upload: &manifest.Upload{ID: id, Store: s.Dir, Path: s.FinishedPath(id, name)}}
 	rec.SetSize(int64(len(data)))
 	return rec
-}
-
-func rsHex(b []byte) string {
-	const digits = "0123456789abcdef"
-	out := make([]byte, 0, 2*len(b))
-	for _, c := range b {
-		out = append(out, digits[c>>4], digits[c&15])
-	}
-	return string(out)
-}
-
-func rsStore(t testing.TB) *Store {
-	t.Helper()
-	s, err := Open(filepath.Join(t.TempDir(), "chat-1"), true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
 }
 
 var (

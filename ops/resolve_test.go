@@ -82,7 +82,7 @@ func rsUsed(t *testing.T, s *Store, id string) bool {
 
 // 50 screenshots of 800 KiB: 10 MiB / 800 KiB = 12.8, so 12 inline, 38 by path.
 func TestResolveFiftyScreenshots(t *testing.T) {
-	s := rsStore(t)
+	s := testStore(t)
 	const n, size = 50, 819200
 	srcs := make([][]byte, n)
 	recs := make([]*manifest.Record, n)
@@ -150,7 +150,7 @@ func TestResolveFiftyScreenshots(t *testing.T) {
 }
 
 func TestResolveBigImageAndBinary(t *testing.T) {
-	s := rsStore(t)
+	s := testStore(t)
 	big := rsPNG(t, 6<<20, 1)
 	bin := rsBytes(100_000, 2)
 	small := rsPNG(t, 4096, 3)
@@ -194,7 +194,7 @@ func TestResolveBigImageAndBinary(t *testing.T) {
 // The inline type is judged by content: a text file claimed as PNG goes by path as text, and a PNG
 // named as a link goes inline.
 func TestResolveSniffsContent(t *testing.T) {
-	s := rsStore(t)
+	s := testStore(t)
 	fake := rsPut(t, s, "fake.png", "image/png", []byte("just text, not a PNG\n"))
 	real := rsPut(t, s, "real.dat", "application/octet-stream", rsPNG(t, 2048, 9))
 	res, err := s.Resolve(rsPrompt(t, []*manifest.Record{fake, real}, ""), ResolveOptions{Caps: Caps{Image: true}})
@@ -212,7 +212,7 @@ func TestResolveSniffsContent(t *testing.T) {
 }
 
 func TestResolveCaps(t *testing.T) {
-	s := rsStore(t)
+	s := testStore(t)
 	img := rsPut(t, s, "a.png", "image/png", rsPNG(t, 4096, 1))
 	txt := rsPut(t, s, "notes.md", "text/plain", []byte("# Notes\nhé <b> & \"quoted\"\n"))
 	big := rsPut(t, s, "big.txt", "text/plain", bytes.Repeat([]byte("x"), DefaultEmbedMax+1))
@@ -267,7 +267,7 @@ func TestResolveCaps(t *testing.T) {
 
 // Fields and blocks resolve does not model pass through; a JSON-RPC request comes back a request.
 func TestResolvePassThrough(t *testing.T) {
-	s := rsStore(t)
+	s := testStore(t)
 	img := rsPut(t, s, "a.png", "image/png", rsPNG(t, 4096, 1))
 	bin := rsPut(t, s, "b.bin", "", rsBytes(300, 1))
 	in := fmt.Sprintf(`{"jsonrpc":"2.0","id":"req-7","method":"session/prompt","x-extra":[1, 2],
@@ -314,8 +314,8 @@ func TestResolvePassThrough(t *testing.T) {
 
 // Each refusal of SPEC section 6, with its code; nothing is marked used.
 func TestResolveRefusals(t *testing.T) {
-	s := rsStore(t)
-	other := rsStore(t)
+	s := testStore(t)
+	other := testStore(t)
 	good := rsPut(t, s, "good.png", "image/png", rsPNG(t, 2048, 1))
 	foreign := rsPut(t, other, "f.png", "image/png", rsPNG(t, 2048, 2))
 	loose := rsPut(t, s, "loose.bin", "", rsBytes(100, 3))
@@ -386,7 +386,7 @@ func TestResolveRefusals(t *testing.T) {
 
 // A symlinked upload folder or file fails the guarded open.
 func TestResolveSymlinks(t *testing.T) {
-	s := rsStore(t)
+	s := testStore(t)
 	a := rsPut(t, s, "a.bin", "", rsBytes(50, 1))
 	b := rsPut(t, s, "b.bin", "", rsBytes(50, 2))
 	if err := os.Remove(b.Upload.Path); err != nil {
@@ -402,7 +402,7 @@ func TestResolveSymlinks(t *testing.T) {
 }
 
 func TestResolveNotAPrompt(t *testing.T) {
-	s := rsStore(t)
+	s := testStore(t)
 	for _, in := range []string{
 		``, `[]`, `{"sessionId":"s"}`, `{"sessionId":1,"prompt":[]}`, `{"sessionId":"s","prompt":{}}`,
 		`{"sessionId":"s","prompt":[1]}`, `{"sessionId":"s","prompt":[]} {}`, `{"sessionId":"s","sessionId":"t","prompt":[]}`,
@@ -418,7 +418,7 @@ func TestResolveNotAPrompt(t *testing.T) {
 
 // Every refusal is reported, not only the first.
 func TestResolveReportsEveryRefusal(t *testing.T) {
-	s := rsStore(t)
+	s := testStore(t)
 	in := `{"sessionId":"s","prompt":[{"type":"resource","resource":{"uri":"x","text":""}},{"type":"text","text":"ok"},{"type":"image","uri":"x","mimeType":"image/png","data":""}]}`
 	_, err := s.Resolve([]byte(in), ResolveOptions{})
 	var joined interface{ Unwrap() []error }
@@ -429,7 +429,7 @@ func TestResolveReportsEveryRefusal(t *testing.T) {
 
 // --max-message counts the whole output with inline data as base64.
 func TestResolveMaxMessage(t *testing.T) {
-	s := rsStore(t)
+	s := testStore(t)
 	var recs []*manifest.Record
 	for i := 0; i < 4; i++ {
 		recs = append(recs, rsPut(t, s, fmt.Sprintf("s%d.png", i), "image/png", rsPNG(t, 30000, uint64(i))))
@@ -485,7 +485,7 @@ func TestResolveMaxMessage(t *testing.T) {
 
 // When the marker cannot be written the prompt is refused with its code.
 func TestResolveMarkerFails(t *testing.T) {
-	s := rsStore(t)
+	s := testStore(t)
 	rec := rsPut(t, s, "a.bin", "", rsBytes(10, 1))
 	saved := markUsed
 	defer func() { markUsed = saved }()
@@ -500,7 +500,7 @@ func TestResolveMarkerFails(t *testing.T) {
 
 // BenchmarkResolveFifty resolves the 50-screenshot prompt: 12 inline, 38 by path.
 func BenchmarkResolveFifty(b *testing.B) {
-	s := rsStore(b)
+	s := testStore(b)
 	recs := make([]*manifest.Record, 50)
 	for i := range recs {
 		recs[i] = rsPut(b, s, fmt.Sprintf("shot-%02d.png", i), "image/png", rsPNG(b, 819200, uint64(i)))

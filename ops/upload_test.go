@@ -19,13 +19,6 @@ import (
 
 func b3(b []byte) string { s := blake3.Sum256(b); return hex.EncodeToString(s[:]) }
 
-func wantCode(t *testing.T, err error, code manifest.Code) {
-	t.Helper()
-	if got := manifest.CodeOf(err); got != code {
-		t.Fatalf("code %q (%v), want %q", got, err, code)
-	}
-}
-
 func dataSize(t *testing.T, s *Store, id string) int64 {
 	t.Helper()
 	st, err := s.Status(id)

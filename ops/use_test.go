@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"encoding/hex"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -24,7 +25,7 @@ func uvFinished(t testing.TB, s *Store, name string, data []byte, made time.Time
 		t.Fatal(err)
 	}
 	sum := blake3.Sum256(data)
-	m := Meta{ID: id, Name: name, Size: int64(len(data)), Blake3: uvHex(sum[:]), Made: made.UTC()}
+	m := Meta{ID: id, Name: name, Size: int64(len(data)), Blake3: hex.EncodeToString(sum[:]), Made: made.UTC()}
 	b, _ := json.Marshal(m)
 	if err := os.WriteFile(filepath.Join(dir, name), data, FileMode); err != nil {
 		t.Fatal(err)
@@ -33,37 +34,6 @@ func uvFinished(t testing.TB, s *Store, name string, data []byte, made time.Time
 		t.Fatal(err)
 	}
 	return id
-}
-
-func uvHex(b []byte) string {
-	const digits = "0123456789abcdef"
-	out := make([]byte, 0, 2*len(b))
-	for _, c := range b {
-		out = append(out, digits[c>>4], digits[c&15])
-	}
-	return string(out)
-}
-
-func uvStore(t testing.TB) *Store {
-	t.Helper()
-	s, err := Open(t.TempDir(), true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
-}
-
-func uvCode(t *testing.T, err error, code manifest.Code) {
-	t.Helper()
-	if code == "" {
-		if err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
-		return
-	}
-	if got := manifest.CodeOf(err); got != code {
-		t.Fatalf("error %v: code %q, want %q", err, got, code)
-	}
 }
 
 func TestMarkUsed(t *testing.T) {
@@ -106,11 +76,11 @@ func TestMarkUsed(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := uvStore(t)
+			s := testStore(t)
 			good := uvFinished(t, s, "a.txt", []byte("a"), at.Add(-time.Hour))
 			ids := tt.prep(t, s, good)
 			err := s.MarkUsed(ids, at)
-			uvCode(t, err, tt.code)
+			wantCode(t, err, tt.code)
 			last, used, lerr := s.LastUsed(good)
 			if tt.code != "" {
 				if _, err := os.Stat(filepath.Join(outside, "target")); err == nil {
@@ -133,7 +103,7 @@ func TestMarkUsed(t *testing.T) {
 }
 
 func TestLastUsedNever(t *testing.T) {
-	s := uvStore(t)
+	s := testStore(t)
 	id := uvFinished(t, s, "a.txt", []byte("a"), time.Now())
 	if _, used, err := s.LastUsed(id); used || err != nil {
 		t.Fatalf("LastUsed of a fresh upload = %v, %v", used, err)
@@ -145,46 +115,46 @@ func TestLastUsedNever(t *testing.T) {
 }
 
 func TestTouchRecord(t *testing.T) {
-	s := uvStore(t)
+	s := testStore(t)
 	id := uvFinished(t, s, "a.txt", []byte("a"), time.Now())
 	at := time.Now().Add(time.Minute).Truncate(time.Second)
 	rec := &manifest.Record{Path: "a.txt", Upload: &manifest.Upload{ID: id, Store: s.Dir, Path: s.FinishedPath(id, "a.txt")}}
-	uvCode(t, s.Touch(rec, at), "")
+	wantCode(t, s.Touch(rec, at), "")
 	if last, _, _ := s.LastUsed(id); !last.Equal(at) {
 		t.Fatalf("last used %v, want %v", last, at)
 	}
 	other := &manifest.Record{Path: "a.txt", Upload: &manifest.Upload{ID: id, Store: "/elsewhere", Path: "/elsewhere/x"}}
 	err := s.Touch(other, at)
-	uvCode(t, err, manifest.UploadMissing)
+	wantCode(t, err, manifest.UploadMissing)
 	if !strings.Contains(err.Error(), "belongs to store /elsewhere") {
 		t.Fatalf("message does not name the other store: %v", err)
 	}
-	uvCode(t, s.Touch(&manifest.Record{Path: "x"}, at), manifest.UploadMissing)
+	wantCode(t, s.Touch(&manifest.Record{Path: "x"}, at), manifest.UploadMissing)
 }
 
 func TestLocks(t *testing.T) {
-	s := uvStore(t)
+	s := testStore(t)
 	a, err := s.LockShared(0)
-	uvCode(t, err, "")
+	wantCode(t, err, "")
 	b, err := s.LockShared(0)
-	uvCode(t, err, "")
+	wantCode(t, err, "")
 	_, err = s.LockExclusive(10 * time.Millisecond)
-	uvCode(t, err, manifest.StoreLocked)
+	wantCode(t, err, manifest.StoreLocked)
 	a.Unlock()
 	b.Unlock()
 	x, err := s.LockExclusive(0)
-	uvCode(t, err, "")
+	wantCode(t, err, "")
 	_, err = s.LockShared(0)
-	uvCode(t, err, manifest.StoreLocked)
+	wantCode(t, err, manifest.StoreLocked)
 	x.Unlock()
 
 	sw, err := s.LockSweep(0)
-	uvCode(t, err, "")
+	wantCode(t, err, "")
 	_, err = s.LockSweep(20 * time.Millisecond)
-	uvCode(t, err, manifest.StoreLocked)
+	wantCode(t, err, manifest.StoreLocked)
 	sw.Unlock()
 	sw, err = s.LockSweep(0)
-	uvCode(t, err, "")
+	wantCode(t, err, "")
 	sw.Unlock()
 	for _, n := range []string{lockName, sweepLock} {
 		fi, err := os.Lstat(s.internal(n))
@@ -195,12 +165,12 @@ func TestLocks(t *testing.T) {
 }
 
 func TestLockRefusesLinks(t *testing.T) {
-	s := uvStore(t)
+	s := testStore(t)
 	outside := t.TempDir()
 	os.RemoveAll(s.internal())
 	os.Symlink(outside, s.internal())
 	_, err := s.LockShared(0)
-	uvCode(t, err, manifest.UploadUnreadable)
+	wantCode(t, err, manifest.UploadUnreadable)
 	if ents, _ := os.ReadDir(outside); len(ents) != 0 {
 		t.Fatalf("a lock file was made through a symlink: %v", ents)
 	}
@@ -208,7 +178,7 @@ func TestLockRefusesLinks(t *testing.T) {
 	os.Mkdir(s.internal(), DirMode)
 	os.Symlink(filepath.Join(outside, "lk"), s.internal(lockName))
 	_, err = s.LockShared(0)
-	uvCode(t, err, manifest.UploadUnreadable)
+	wantCode(t, err, manifest.UploadUnreadable)
 	if _, err := os.Lstat(filepath.Join(outside, "lk")); err == nil {
 		t.Fatal("the lock followed a symlink")
 	}

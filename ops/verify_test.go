@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"encoding/hex"
 	"encoding/json"
 	"io"
 	"math/rand"
@@ -16,7 +17,7 @@ import (
 func TestVerifyRecord(t *testing.T) {
 	data := []byte("the bytes of a.txt\n")
 	sum := blake3.Sum256(data)
-	hash := uvHex(sum[:])
+	hash := hex.EncodeToString(sum[:])
 	tests := []struct {
 		name   string
 		prep   func(t *testing.T, s *Store, id, src string)
@@ -44,7 +45,7 @@ func TestVerifyRecord(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := uvStore(t)
+			s := testStore(t)
 			src := filepath.Join(t.TempDir(), "a.txt")
 			os.WriteFile(src, data, 0o644)
 			id := uvFinished(t, s, "a.txt", data, time.Now())
@@ -52,7 +53,7 @@ func TestVerifyRecord(t *testing.T) {
 				Upload: &manifest.Upload{ID: id, Store: s.Dir, Path: s.FinishedPath(id, "a.txt")}}
 			tt.prep(t, s, id, src)
 			err := s.VerifyRecord(rec, nil)
-			uvCode(t, err, tt.code)
+			wantCode(t, err, tt.code)
 			if tt.code == "" || tt.code == manifest.VerifyMismatch {
 				if rec.Verified == nil || rec.Verified.OK != (tt.code == "") {
 					t.Fatalf("verified = %+v", rec.Verified)
@@ -113,11 +114,11 @@ func TestVerifyUpload(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := uvStore(t)
+			s := testStore(t)
 			id := uvFinished(t, s, "u.bin", data, time.Now())
 			tt.prep(s, id)
 			rec, err := s.VerifyUpload(id, nil)
-			uvCode(t, err, tt.code)
+			wantCode(t, err, tt.code)
 			if tt.code == "" && (rec.Verified == nil || !rec.Verified.OK || rec.Upload.ID != id || rec.Name != "u.bin" || rec.Size != int64(len(data))) {
 				t.Fatalf("record %+v verified %+v", rec, rec.Verified)
 			}
@@ -129,7 +130,7 @@ func TestVerifyUpload(t *testing.T) {
 // spread over it), records its hash, flips one byte at a random offset and expects a mismatch.
 func TestVerifyFindsOneFlippedByteIn1GiB(t *testing.T) {
 	const size = 1 << 30
-	s := uvStore(t)
+	s := testStore(t)
 	id, _ := NewID()
 	os.Mkdir(s.UploadDir(id), DirMode)
 	path := s.FinishedPath(id, "big.bin")
@@ -160,7 +161,7 @@ func TestVerifyFindsOneFlippedByteIn1GiB(t *testing.T) {
 	flip(t, path, off)
 	var read int64
 	rec, err := s.VerifyUpload(id, func(k int64) { read += k })
-	uvCode(t, err, manifest.VerifyMismatch)
+	wantCode(t, err, manifest.VerifyMismatch)
 	if rec.Verified == nil || rec.Verified.OK || rec.Verified.Blake3 == sum || read != size {
 		t.Fatalf("flipped byte at %d not found: verified %+v, %d bytes read", off, rec.Verified, read)
 	}
@@ -180,7 +181,7 @@ const benchSize = 256 << 20
 // BenchmarkVerifyUpload is verify of one upload read from the page cache, on one goroutine: the
 // rate to compare with BenchmarkBlake3InMemory (the same bytes hashed from memory).
 func BenchmarkVerifyUpload(b *testing.B) {
-	s := uvStore(b)
+	s := testStore(b)
 	data := make([]byte, benchSize)
 	rand.New(rand.NewSource(1)).Read(data)
 	id := uvFinished(b, s, "bench.bin", data, time.Now())
