@@ -1,7 +1,9 @@
 package main
 
 import (
+	"fmt"
 	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -34,4 +36,23 @@ func TestScript(t *testing.T) {
 			return nil
 		},
 	})
+}
+
+// eachMatch runs f on every file that the globs match, for the scripts' helper commands: exit 1
+// when a glob matches nothing or f fails.
+func eachMatch(globs []string, f func(path string) error) int {
+	for _, g := range globs {
+		paths, _ := filepath.Glob(g)
+		if len(paths) == 0 {
+			fmt.Fprintln(os.Stderr, "no match:", g)
+			return 1
+		}
+		for _, p := range paths {
+			if err := f(p); err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				return 1
+			}
+		}
+	}
+	return 0
 }

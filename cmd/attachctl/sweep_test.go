@@ -19,23 +19,17 @@ import (
 //	waitfile FILE            waits until FILE exists
 func init() {
 	testCommands["flip"] = func() int {
-		for _, g := range os.Args[1:] {
-			paths, _ := filepath.Glob(g)
-			if len(paths) == 0 {
-				fmt.Fprintln(os.Stderr, "no match:", g)
-				return 1
+		return eachMatch(os.Args[1:], func(p string) error {
+			b, err := os.ReadFile(p)
+			if err == nil && len(b) == 0 {
+				err = fmt.Errorf("%s is empty", p)
 			}
-			for _, p := range paths {
-				b, err := os.ReadFile(p)
-				if err != nil || len(b) == 0 {
-					fmt.Fprintln(os.Stderr, p, err)
-					return 1
-				}
-				b[0] ^= 0xff
-				os.WriteFile(p, b, 0o600)
+			if err != nil {
+				return err
 			}
-		}
-		return 0
+			b[0] ^= 0xff
+			return os.WriteFile(p, b, 0o600)
+		})
 	}
 	testCommands["backdate"] = func() int {
 		s, err := ops.Open(os.Args[1], false)

@@ -16,22 +16,13 @@ import (
 //	exits N CMD ARGS   runs attachctl ARGS (CMD is attachctl) and succeeds when it exits with N
 func init() {
 	testCommands["fmode"] = func() int {
-		for _, g := range os.Args[1:] {
-			paths, _ := filepath.Glob(g)
-			if len(paths) == 0 {
-				fmt.Fprintln(os.Stderr, "no match:", g)
-				return 1
-			}
-			for _, p := range paths {
-				fi, err := os.Lstat(p)
-				if err != nil {
-					fmt.Fprintln(os.Stderr, err)
-					return 1
-				}
+		return eachMatch(os.Args[1:], func(p string) error {
+			fi, err := os.Lstat(p)
+			if err == nil {
 				fmt.Printf("%04o %s\n", fi.Mode().Perm(), filepath.Base(p))
 			}
-		}
-		return 0
+			return err
+		})
 	}
 	testCommands["idof"] = func() int {
 		b, err := os.ReadFile(os.Args[1])
