@@ -3,7 +3,6 @@ package ops
 import (
 	"bytes"
 	"encoding/binary"
-	"encoding/hex"
 	"encoding/json"
 	"hash/crc32"
 	"image"
@@ -18,7 +17,6 @@ import (
 
 	"github.com/attachctl/attachctl/manifest"
 	"github.com/santhosh-tekuri/jsonschema/v6"
-	"github.com/zeebo/blake3"
 )
 
 // rsPNG is a valid, incompressible PNG of exactly size bytes: a small image of random pixels
@@ -73,25 +71,10 @@ func rsFill(b []byte, seed uint64) {
 // returns a manifest record that names it, as upload would have written it.
 func rsPut(t testing.TB, s *Store, name, mime string, data []byte) *manifest.Record {
 	t.Helper()
-	id, err := NewID()
+	id := putFinished(t, s, name, data, time.Now())
+	m, err := s.ReadMeta(id)
 	if err != nil {
 		t.Fatal(err)
-	}
-	dir := s.UploadDir(id)
-	if err := os.Mkdir(dir, DirMode); err != nil {
-		t.Fatal(err)
-	}
-	sum := blake3.Sum256(data)
-	m := Meta{ID: id, Name: name, Size: int64(len(data)), Blake3: hex.EncodeToString(sum[:]), Made: time.Now().UTC()}
-	mb, _ := json.Marshal(m)
-	for n, b := range map[string][]byte{name: data, MetaName: mb} {
-		p := filepath.Join(dir, n)
-		if err := os.WriteFile(p, b, FileMode); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Chmod(p, FileMode); err != nil {
-			t.Fatal(err)
-		}
 	}
 	rec := &manifest.Record{Path: "/src/" + name, Name: name, Mime: mime, Blake3: m.Blake3,
 		Upload: &manifest.Upload{ID: id, Store: s.Dir, Path: s.FinishedPath(id, name)}}

@@ -1,8 +1,6 @@
 package ops
 
 import (
-	"encoding/hex"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,31 +8,7 @@ import (
 	"time"
 
 	"github.com/attachctl/attachctl/manifest"
-	"github.com/zeebo/blake3"
 )
-
-// uvFinished lays out a finished upload as the package doc says (0700/0600) and returns its id.
-func uvFinished(t testing.TB, s *Store, name string, data []byte, made time.Time) string {
-	t.Helper()
-	id, err := NewID()
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := s.UploadDir(id)
-	if err := os.Mkdir(dir, DirMode); err != nil {
-		t.Fatal(err)
-	}
-	sum := blake3.Sum256(data)
-	m := Meta{ID: id, Name: name, Size: int64(len(data)), Blake3: hex.EncodeToString(sum[:]), Made: made.UTC()}
-	b, _ := json.Marshal(m)
-	if err := os.WriteFile(filepath.Join(dir, name), data, FileMode); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, MetaName), b, FileMode); err != nil {
-		t.Fatal(err)
-	}
-	return id
-}
 
 func TestMarkUsed(t *testing.T) {
 	at := time.Date(2024, 5, 6, 7, 8, 9, 123456789, time.UTC)
@@ -60,7 +34,7 @@ func TestMarkUsed(t *testing.T) {
 			return []string{good, id}
 		}, manifest.UploadUnreadable},
 		{"damaged metadata", func(t *testing.T, s *Store, good string) []string {
-			id := uvFinished(t, s, "b.txt", []byte("b"), at)
+			id := putFinished(t, s, "b.txt", []byte("b"), at)
 			os.WriteFile(filepath.Join(s.UploadDir(id), MetaName), []byte("{"), FileMode)
 			return []string{good, id}
 		}, manifest.UploadUnreadable},
@@ -77,7 +51,7 @@ func TestMarkUsed(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s := testStore(t)
-			good := uvFinished(t, s, "a.txt", []byte("a"), at.Add(-time.Hour))
+			good := putFinished(t, s, "a.txt", []byte("a"), at.Add(-time.Hour))
 			ids := tt.prep(t, s, good)
 			err := s.MarkUsed(ids, at)
 			wantCode(t, err, tt.code)
@@ -104,7 +78,7 @@ func TestMarkUsed(t *testing.T) {
 
 func TestLastUsedNever(t *testing.T) {
 	s := testStore(t)
-	id := uvFinished(t, s, "a.txt", []byte("a"), time.Now())
+	id := putFinished(t, s, "a.txt", []byte("a"), time.Now())
 	if _, used, err := s.LastUsed(id); used || err != nil {
 		t.Fatalf("LastUsed of a fresh upload = %v, %v", used, err)
 	}
@@ -116,7 +90,7 @@ func TestLastUsedNever(t *testing.T) {
 
 func TestTouchRecord(t *testing.T) {
 	s := testStore(t)
-	id := uvFinished(t, s, "a.txt", []byte("a"), time.Now())
+	id := putFinished(t, s, "a.txt", []byte("a"), time.Now())
 	at := time.Now().Add(time.Minute).Truncate(time.Second)
 	rec := &manifest.Record{Path: "a.txt", Upload: &manifest.Upload{ID: id, Store: s.Dir, Path: s.FinishedPath(id, "a.txt")}}
 	wantCode(t, s.Touch(rec, at), "")

@@ -48,7 +48,7 @@ func TestVerifyRecord(t *testing.T) {
 			s := testStore(t)
 			src := filepath.Join(t.TempDir(), "a.txt")
 			os.WriteFile(src, data, 0o644)
-			id := uvFinished(t, s, "a.txt", data, time.Now())
+			id := putFinished(t, s, "a.txt", data, time.Now())
 			rec := &manifest.Record{Path: src, Name: "a.txt", Blake3: hash,
 				Upload: &manifest.Upload{ID: id, Store: s.Dir, Path: s.FinishedPath(id, "a.txt")}}
 			tt.prep(t, s, id, src)
@@ -115,7 +115,7 @@ func TestVerifyUpload(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s := testStore(t)
-			id := uvFinished(t, s, "u.bin", data, time.Now())
+			id := putFinished(t, s, "u.bin", data, time.Now())
 			tt.prep(s, id)
 			rec, err := s.VerifyUpload(id, nil)
 			wantCode(t, err, tt.code)
@@ -184,7 +184,7 @@ func BenchmarkVerifyUpload(b *testing.B) {
 	s := testStore(b)
 	data := make([]byte, benchSize)
 	rand.New(rand.NewSource(1)).Read(data)
-	id := uvFinished(b, s, "bench.bin", data, time.Now())
+	id := putFinished(b, s, "bench.bin", data, time.Now())
 	if _, err := s.VerifyUpload(id, nil); err != nil { // warm the page cache
 		b.Fatal(err)
 	}
