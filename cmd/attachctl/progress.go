@@ -14,15 +14,8 @@ type bar struct{ pb *progressbar.ProgressBar }
 // newBar makes a bar of total units (-1: unknown), shown when --progress is always, or auto and
 // standard error is a terminal, and never with --quiet. unit is "files" or "bytes".
 func newBar(c *cli.Context, total int64, desc, unit string) *bar {
-	mode := globalString(c, "progress")
-	if globalBool(c, "quiet") || mode == "never" {
+	if !forPerson(c) {
 		return nil
-	}
-	if mode == "auto" {
-		f, ok := c.App.ErrWriter.(*os.File)
-		if !ok || !term.IsTerminal(int(f.Fd())) {
-			return nil
-		}
 	}
 	opts := []progressbar.Option{
 		progressbar.OptionSetWriter(c.App.ErrWriter),
@@ -56,4 +49,19 @@ func (b *bar) Finish() {
 	if b != nil {
 		b.pb.Finish()
 	}
+}
+
+// forPerson reports whether standard error is for a person to read: --progress always, or auto
+// and standard error is a terminal; never with --quiet. Progress bars and resolve's one-line
+// summary go there only then, so that a pipeline's standard error stays quiet on success.
+func forPerson(c *cli.Context) bool {
+	mode := globalString(c, "progress")
+	if globalBool(c, "quiet") || mode == "never" {
+		return false
+	}
+	if mode == "auto" {
+		f, ok := c.App.ErrWriter.(*os.File)
+		return ok && term.IsTerminal(int(f.Fd()))
+	}
+	return true
 }

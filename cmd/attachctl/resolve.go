@@ -95,8 +95,10 @@ func resolveDoc(c *cli.Context, dir string, b []byte, opts ops.ResolveOptions) (
 	if err == nil {
 		var res *ops.Resolution
 		if res, err = s.Resolve(b, opts); err == nil {
-			summary(c, "resolve: %d inline images, %d inline audio, %d embedded, %d by path (%d bytes)",
-				res.Inline, res.Audio, res.Embedded, res.ByPath, len(res.Output))
+			if forPerson(c) {
+				summary(c, "resolve: %d inline images, %d inline audio, %d embedded, %d by path (%d bytes)",
+					res.Inline, res.Audio, res.Embedded, res.ByPath, len(res.Output))
+			}
 			return res.Output, nil
 		}
 	}

@@ -27,7 +27,7 @@ resolve_bench() {
 	"$ATTACHCTL" prepare --quiet --store "$dir/store" --out "$dir/cache" --max-bytes 1000000 \
 		--text 'What changed between these?' "$dir/shots" >"$dir/prompt.json" || return 1
 	# Sanity: 12 inline, 38 by path.
-	counts=$("$ATTACHCTL" resolve --store "$dir/store" "$dir/prompt.json" 2>&1 >/dev/null)
+	counts=$("$ATTACHCTL" resolve --progress always --store "$dir/store" "$dir/prompt.json" 2>&1 >/dev/null)
 	case $counts in
 	*"12 inline images, 0 inline audio, 0 embedded, 38 by path"*) ;;
 	*) echo "resolve: unexpected result: $counts" >&2; return 1 ;;
