@@ -15,6 +15,7 @@ package shrink
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -109,6 +110,13 @@ func Record(rec *manifest.Record, opts Options) error {
 		return nil
 	}
 	opts = opts.withDefaults()
+	if rec.Blake3 == "" {
+		// Nothing to check the bytes against (a head-only sniff, as prepare does): an image that
+		// its header and size show to be kept is not read whole; the upload's pass hashes it.
+		if kept, err := keptByHead(rec, opts); kept || err != nil {
+			return err
+		}
+	}
 	src, err := load(rec.Path, opts.readLimit())
 	if err != nil {
 		return err
@@ -151,17 +159,7 @@ func Record(rec *manifest.Record, opts Options) error {
 		return asis("animated %s", strings.ToUpper(format))
 	}
 
-	long := max(cfg.Width, cfg.Height)
-	var why []string
-	if long > opts.MaxEdge {
-		why = append(why, fmt.Sprintf("long edge %d px over --max-edge %d", long, opts.MaxEdge))
-	}
-	if src.size > opts.MaxBytes {
-		why = append(why, fmt.Sprintf("%d bytes over --max-bytes %d", src.size, opts.MaxBytes))
-	}
-	if !modelFormat(format) {
-		why = append(why, strings.ToUpper(format)+" is not a format models take")
-	}
+	why := reasons(format, cfg, src.size, opts)
 	if len(why) == 0 {
 		rec.Shrink = &manifest.Shrink{Action: Kept, Reason: "within limits"}
 		return nil
@@ -526,4 +524,66 @@ func writeAtomic(path string, b []byte) (string, error) {
 		return "", err
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// reasons are why an image of this format, header and size is not kept: none means kept.
+func reasons(format string, cfg image.Config, size int64, opts Options) []string {
+	var why []string
+	if long := max(cfg.Width, cfg.Height); long > opts.MaxEdge {
+		why = append(why, fmt.Sprintf("long edge %d px over --max-edge %d", long, opts.MaxEdge))
+	}
+	if size > opts.MaxBytes {
+		why = append(why, fmt.Sprintf("%d bytes over --max-bytes %d", size, opts.MaxBytes))
+	}
+	if !modelFormat(format) {
+		why = append(why, strings.ToUpper(format)+" is not a format models take")
+	}
+	return why
+}
+
+// keptByHead decides "kept" from the file's size and its first 64 KiB alone, for PNG, JPEG and
+// WebP (whose animation flags stand in the head; a GIF's frames must be counted to the end). It
+// reports false when the head does not settle it, and the caller reads the file whole.
+func keptByHead(rec *manifest.Record, opts Options) (bool, error) {
+	f, err := os.Open(rec.Path)
+	if err != nil {
+		return false, fileError(rec.Path, err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() {
+		return false, nil // load says what is wrong
+	}
+	if rec.HasSize && rec.Size != fi.Size() {
+		return false, manifest.Errorf(manifest.FileChanged, "%s: changed since it was sniffed: %d bytes, the record says %d", rec.Path, fi.Size(), rec.Size)
+	}
+	head := make([]byte, min(fi.Size(), 64<<10))
+	if _, err := io.ReadFull(f, head); err != nil {
+		return false, nil
+	}
+	cfg, format, err := image.DecodeConfig(bytes.NewReader(head))
+	if err != nil || format == "gif" || cfg.Width <= 0 || cfg.Height <= 0 ||
+		int64(cfg.Width)*int64(cfg.Height) > opts.MaxPixels || len(reasons(format, cfg, fi.Size(), opts)) > 0 {
+		return false, nil
+	}
+	if format == "png" && !pngPixelsInHead(head) {
+		return false, nil // the head ends before the pixels: an acTL could still follow
+	}
+	if animated(format, head) {
+		return false, nil
+	}
+	rec.Shrink = &manifest.Shrink{Action: Kept, Reason: "within limits"}
+	return true, nil
+}
+
+// pngPixelsInHead reports whether the chunks of a PNG's head reach its first IDAT, so that every
+// chunk that must come before the pixels (acTL among them) is in the head.
+func pngPixelsInHead(d []byte) bool {
+	for i := 8; i+8 <= len(d); {
+		if string(d[i+4:i+8]) == "IDAT" {
+			return true
+		}
+		i += 12 + int(binary.BigEndian.Uint32(d[i:]))
+	}
+	return false
 }

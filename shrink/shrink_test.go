@@ -762,3 +762,37 @@ func TestOtherFormats(t *testing.T) {
 		})
 	}
 }
+
+// TestKeptByHead: with no BLAKE3 to check (a head-only sniff), an in-limit PNG or JPEG is kept from
+// its header and size alone; an animated PNG (acTL before the pixels) is still found, and a size
+// other than the record's is file.changed.
+func TestKeptByHead(t *testing.T) {
+	dir := t.TempDir()
+	png := encodePNG(t, screenshot(300, 200))
+	// An APNG: the same PNG with an acTL chunk (2 frames) right after IHDR.
+	actl := []byte{0, 0, 0, 8, 'a', 'c', 'T', 'L', 0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0}
+	apng := append(append(append([]byte(nil), png[:33]...), actl...), png[33:]...)
+	cases := []struct {
+		name, action string
+		data         []byte
+	}{
+		{"still.png", Kept, png},
+		{"still.jpg", Kept, encodeJPEG(t, photo(400, 300, 3), 80)},
+		{"moving.png", AsIs, apng},
+		{"moving.gif", AsIs, animatedGIF(t)},
+	}
+	for _, c := range cases {
+		rec := record(t, dir, c.name, c.data)
+		if err := Record(rec, Options{OutDir: filepath.Join(dir, "out")}); err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if rec.Shrink == nil || rec.Shrink.Action != c.action {
+			t.Errorf("%s: got %+v, want %s", c.name, rec.Shrink, c.action)
+		}
+	}
+	rec := record(t, dir, "grew.png", png)
+	rec.SetSize(int64(len(png)) - 1)
+	if err := Record(rec, Options{}); manifest.CodeOf(err) != manifest.FileChanged {
+		t.Errorf("a size other than the record's: %v, want file.changed", err)
+	}
+}
