@@ -11,10 +11,12 @@ import (
 	"runtime"
 	"sort"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 
 	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/ops"
 	"github.com/urfave/cli/v2"
 )
 
@@ -215,4 +217,15 @@ func summary(c *cli.Context, format string, args ...any) {
 // example formats a command's help text with an example.
 func example(lines ...string) string {
 	return "Example:\n   " + strings.Join(lines, "\n   ")
+}
+
+// storeWhenNeeded opens the store named by the flags at the first record that needs it, not when
+// the command starts: in `attachctl upload | attachctl touch` both start at once, and the store
+// may not exist until upload has made it, which it has by the time its first record arrives.
+func storeWhenNeeded(c *cli.Context) (func() (*ops.Store, error), error) {
+	dir, err := storeDir(c)
+	if err != nil {
+		return nil, err
+	}
+	return sync.OnceValues(func() (*ops.Store, error) { return ops.Open(dir, false) }), nil
 }

@@ -4,7 +4,6 @@ import (
 	"time"
 
 	"github.com/attachctl/attachctl/manifest"
-	"github.com/attachctl/attachctl/ops"
 	"github.com/urfave/cli/v2"
 )
 
@@ -18,14 +17,14 @@ func init() {
 		ArgsUsage: "[PATH...]",
 		Flags:     []cli.Flag{manifestFlag},
 		Action: func(c *cli.Context) error {
-			dir, err := storeDir(c)
+			store, err := storeWhenNeeded(c)
 			if err != nil {
 				return err
 			}
-			s, serr := ops.Open(dir, false)
 			return runStage(c, "touch", func(rec *manifest.Record) error {
-				if serr != nil {
-					return serr
+				s, err := store()
+				if err != nil {
+					return err
 				}
 				return s.Touch(rec, time.Now())
 			})

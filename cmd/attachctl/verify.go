@@ -44,11 +44,10 @@ func verifyCmd(c *cli.Context) error {
 		}
 		return b3sumCheck(c, c.String("check"))
 	}
-	dir, err := storeDir(c)
+	store, err := storeWhenNeeded(c)
 	if err != nil {
 		return err
 	}
-	s, serr := ops.Open(dir, false)
 	bar := newBar(c, -1, "verify", "bytes")
 	progress := func(n int64) { bar.Add(n) }
 	l := loop{stage: "verify", bar: bar}
@@ -56,8 +55,9 @@ func verifyCmd(c *cli.Context) error {
 		if c.Args().Present() || c.IsSet("manifest") {
 			return usageError("--all reads the store; it takes no paths and no --manifest")
 		}
-		if serr != nil {
-			report(c, manifest.AsError(serr, manifest.UploadMissing))
+		s, err := store()
+		if err != nil {
+			report(c, manifest.AsError(err, manifest.UploadMissing))
 			return exitError{exitFailed}
 		}
 		ids, err := s.IDs()
@@ -87,8 +87,9 @@ func verifyCmd(c *cli.Context) error {
 		}
 	} else {
 		l.work = func(rec *manifest.Record) error {
-			if serr != nil {
-				return serr
+			s, err := store()
+			if err != nil {
+				return err
 			}
 			return s.VerifyRecord(rec, progress)
 		}
