@@ -55,17 +55,3 @@ func BenchmarkBase64(b *testing.B) {
 		}
 	})
 }
-
-func TestPopulatedHoldsWhatIsWritten(t *testing.T) {
-	for _, n := range []int{10, 1 << 20, 3<<20 + 7} {
-		out, free := populated(n)
-		if len(out) != 0 || cap(out) < n {
-			t.Fatalf("n %d: len %d cap %d", n, len(out), cap(out))
-		}
-		out = append(out, bytes.Repeat([]byte{'x'}, n)...)
-		if len(out) != n || out[n-1] != 'x' || &out[0] == nil {
-			t.Fatalf("n %d: wrote %d", n, len(out))
-		}
-		free()
-	}
-}

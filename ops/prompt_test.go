@@ -33,7 +33,7 @@ func TestPrompt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rsValidate(t, res.Output)
+	rsValidate(t, rsOutput(t, res))
 }
 
 func TestPromptJSONRPC(t *testing.T) {

@@ -13,7 +13,6 @@ import (
 
 	"github.com/attachctl/attachctl/manifest"
 	"github.com/gabriel-vasile/mimetype"
-	"golang.org/x/sys/unix"
 )
 
 // Defaults of resolve's limits (SPEC section 6).
@@ -58,10 +57,6 @@ type ResolveOptions struct {
 	Caps         Caps
 	// Now is the time the uploads are marked used; zero is time.Now().
 	Now time.Time
-	// OneShot says the process resolves once and exits (the CLI): the output is then mapped with
-	// its pages populated in one system call rather than faulted in one by one. A long-lived
-	// caller leaves it off and reuses its warm heap (then each resolve is faster still).
-	OneShot bool
 }
 
 func (o *ResolveOptions) defaults() {
@@ -82,11 +77,11 @@ func (o *ResolveOptions) defaults() {
 	}
 }
 
-// Resolution is a resolved prompt.
+// Resolution is a resolved prompt, ready to be written by WriteTo.
 type Resolution struct {
-	// Output is the resolved document, compact JSON and a newline: the params, or the JSON-RPC
-	// request with resolved params when the input was a request.
-	Output []byte
+	// Size is the length of the resolved document in bytes, its newline included: at most one
+	// message.
+	Size int64
 	// IDs are the uploads the prompt names, in prompt order without repeats; all marked used.
 	IDs []string
 	// Inline, Audio, Embedded and ByPath count the references by how they went.
@@ -95,16 +90,10 @@ type Resolution struct {
 	// the message had no room).
 	ContextListed int
 
-	free func() // releases Output's memory
-}
-
-// Close releases the memory of Output, which must not be used after it. A program that resolves
-// once and exits need not call it; a daemon that resolves many prompts should.
-func (r *Resolution) Close() {
-	if r.free != nil {
-		r.free()
-		r.free, r.Output = nil, nil
-	}
+	s               *Store
+	head, tail, ctx []byte   // the document around the prompt array, and the context block
+	blocks          []object // the prompt's blocks as they came
+	refs            []*ref   // per block, the reference it names (nil: passes through)
 }
 
 // How a reference goes out.
@@ -375,25 +364,6 @@ func (s *Store) examine(r *ref, opts ResolveOptions) error {
 	return nil
 }
 
-// readInto reads the whole finished upload again through the guarded open into buf (grown as
-// needed), for inlining, and checks it is the file examine saw.
-func (s *Store) readInto(r *ref, buf []byte) ([]byte, error) {
-	f, err := s.OpenFinished(r.id, r.name)
-	if err != nil {
-		return buf, err
-	}
-	defer f.Close()
-	if int64(cap(buf)) < r.size+1 {
-		buf = make([]byte, r.size+1)
-	}
-	b := buf[:r.size+1]
-	n, err := io.ReadFull(f, b)
-	if err != io.ErrUnexpectedEOF || int64(n) != r.size || sniffMime(b[:n]) != r.mime {
-		return buf, manifest.Errorf(manifest.UploadUnreadable, "upload %s: %s changed while it was resolved", r.id, r.path)
-	}
-	return buf, nil
-}
-
 // sniffMime is the media type of content from its head, without parameters. The inline image
 // types are told by their magic numbers.
 func sniffMime(head []byte) string {
@@ -528,34 +498,9 @@ func (s *Store) plan(doc *document, blocks []object, refs []*ref, opts ResolveOp
 	}
 	res.ContextListed = listed
 
-	out, free := make([]byte, 0, total), func() {}
-	if opts.OneShot {
-		out, free = populated(int(total))
-	}
-	defer func() {
-		if err != nil {
-			free()
-		}
-	}()
-	out = append(out, head...)
-	out = append(out, '[')
-	var buf []byte // one read buffer for every inline file
-	for i, b := range blocks {
-		if i > 0 {
-			out = append(out, ',')
-		}
-		r := refs[i]
-		switch {
-		case r == nil:
-			out = b.appendTo(out, nil)
+	for _, r := range refs {
+		if r == nil {
 			continue
-		case r.mode == inlineImage || r.mode == inlineAudio:
-			if buf, err = s.readInto(r, buf); err != nil {
-				return nil, atBlock(i, err)
-			}
-			out = r.out.appendTo(out, buf[:r.size])
-		default:
-			out = r.out.appendTo(out, nil)
 		}
 		switch r.mode {
 		case inlineImage:
@@ -568,35 +513,161 @@ func (s *Store) plan(doc *document, blocks []object, refs []*ref, opts ResolveOp
 			res.ByPath++
 		}
 	}
-	if ctx != nil {
-		if len(blocks) > 0 {
-			out = append(out, ',')
-		}
-		out = append(out, ctx...)
-	}
-	out = append(out, ']')
-	out = append(out, tail...)
-	out = append(out, '\n')
-	if int64(len(out)) > opts.MaxMessage { // cannot happen: every step above kept within it
-		return nil, manifest.Errorf(manifest.UploadTooMany, "the resolved prompt takes %d bytes, more than one message (%d bytes)", len(out), opts.MaxMessage)
-	}
-	res.Output, res.free = out, free
+	res.Size, res.s, res.head, res.tail, res.ctx, res.blocks, res.refs = total, s, head, tail, ctx, blocks, refs
 	return res, nil
+}
+
+// Pieces of the streamed output: inline data is read and encoded a chunk at a time (a multiple of
+// 3 bytes, so that only the last chunk of a file is padded) into one output buffer.
+const (
+	streamChunk  = 48 << 10
+	streamBuffer = 256 << 10
+)
+
+// WriteTo writes the resolved document to w: compact JSON and a newline, the params or the
+// JSON-RPC request with resolved params when the input was a request; Size bytes in all.
+//
+// The output is never held whole: each inline file is read again through the guarded open as it
+// is written, base64-encoded a chunk at a time, so a 13 MB prompt costs a few hundred KiB of
+// memory. The uploads are marked used (by Resolve) before anything is written, so a sweep leaves
+// them alone. If an inline file is no longer the one Resolve examined (changed in place, which the
+// store itself never does), WriteTo stops with an upload.unreadable error after writing part of
+// the document; the caller must then not use what it wrote.
+func (res *Resolution) WriteTo(w io.Writer) (int64, error) {
+	st := &streamer{w: w, buf: make([]byte, 0, streamBuffer)}
+	var chunk []byte
+	st.put(res.head)
+	st.put([]byte{'['})
+	for i, b := range res.blocks {
+		if i > 0 {
+			st.put([]byte{','})
+		}
+		r := res.refs[i]
+		switch {
+		case r == nil:
+			st.put(b.marshal()) // passes through
+		case r.mode == inlineImage || r.mode == inlineAudio:
+			pre, post := r.out.around("data")
+			st.put(pre)
+			if chunk == nil {
+				chunk = make([]byte, streamChunk)
+			}
+			if err := res.s.streamBase64(st, r, chunk); err != nil {
+				if st.err != nil {
+					return st.n, st.err // w failed
+				}
+				st.flush()
+				return st.n, atBlock(i, err)
+			}
+			st.put(post)
+		default:
+			st.put(r.out.marshal())
+		}
+		if st.err != nil {
+			return st.n, st.err
+		}
+	}
+	if res.ctx != nil {
+		if len(res.blocks) > 0 {
+			st.put([]byte{','})
+		}
+		st.put(res.ctx)
+	}
+	st.put([]byte{']'})
+	st.put(res.tail)
+	st.put([]byte{'\n'})
+	st.flush()
+	if st.err == nil && st.n != res.Size { // cannot happen: plan counted every byte
+		st.err = fmt.Errorf("resolve: wrote %d bytes, planned %d", st.n, res.Size)
+	}
+	return st.n, st.err
+}
+
+// Bytes returns the whole resolved document (see WriteTo).
+func (res *Resolution) Bytes() ([]byte, error) {
+	var b bytes.Buffer
+	b.Grow(int(res.Size))
+	_, err := res.WriteTo(&b)
+	return b.Bytes(), err
+}
+
+// streamBase64 writes the standard base64 of the reference's finished upload, read through the
+// guarded open in chunks, and checks that it is the file examine saw: the same size and type.
+func (s *Store) streamBase64(st *streamer, r *ref, chunk []byte) error {
+	f, err := s.OpenFinished(r.id, r.name)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	changed := manifest.Errorf(manifest.UploadUnreadable, "upload %s: %s changed while it was resolved", r.id, r.path)
+	for left := r.size; left > 0; {
+		c := chunk[:min(left, int64(len(chunk)))]
+		if _, err := io.ReadFull(f, c); err != nil {
+			return changed
+		}
+		if left == r.size && sniffMime(c[:min(len(c), headSize)]) != r.mime {
+			return changed
+		}
+		st.buf = appendBase64(st.room(int(b64len(int64(len(c))))), c)
+		if st.err != nil {
+			return st.err
+		}
+		left -= int64(len(c))
+	}
+	if n, _ := f.Read(chunk[:1]); n != 0 { // longer than it was
+		return changed
+	}
+	return nil
+}
+
+// streamer writes the output through one buffer, keeping the first write error.
+type streamer struct {
+	w   io.Writer
+	buf []byte
+	n   int64
+	err error
+}
+
+// room flushes the buffer if n more bytes would not fit, and returns it for appending.
+func (st *streamer) room(n int) []byte {
+	if len(st.buf)+n > cap(st.buf) {
+		st.flush()
+	}
+	return st.buf
+}
+
+func (st *streamer) put(p []byte) { st.buf = append(st.room(len(p)), p...) }
+
+func (st *streamer) flush() {
+	if st.err == nil && len(st.buf) > 0 {
+		var m int
+		m, st.err = st.w.Write(st.buf)
+		st.n += int64(m)
+	}
+	st.buf = st.buf[:0]
 }
 
 // frame is the output around the prompt array: the request (if any) and params with the array cut out.
 func (d *document) frame() (head, tail []byte, err error) {
-	const mark = "\x00" // cannot occur in valid JSON text
-	params := d.params.with("prompt", json.RawMessage(mark)).marshal()
-	whole := params
+	whole := d.params.with("prompt", json.RawMessage(mark)).marshal()
 	if d.request != nil {
-		whole = d.request.with("params", params).marshal()
+		whole = d.request.with("params", whole).marshal()
 	}
-	i := bytes.Index(whole, []byte(mark))
-	if i < 0 {
+	head, tail, ok := bytes.Cut(whole, []byte(mark))
+	if !ok {
 		return nil, nil, notPrompt("no prompt")
 	}
-	return whole[:i], whole[i+1:], nil
+	return head, tail, nil
+}
+
+// mark stands for a value cut out of marshalled output; it cannot occur in valid JSON text.
+const mark = "\x00"
+
+// around marshals o and returns what comes before and after the string value of field k, its
+// quotes included in them: the value is written between.
+func (o object) around(k string) (pre, post []byte) {
+	pre, post, _ = bytes.Cut(o.with(k, json.RawMessage(mark)).marshal(), []byte(mark))
+	return append(pre, '"'), append([]byte{'"'}, post...)
 }
 
 // modelled are the block fields resolve writes itself; the others (annotations, _meta, title,
@@ -836,40 +907,16 @@ func (o *object) del(k string) {
 	}
 }
 
-func (o object) marshal() []byte { return o.appendTo(nil, nil) }
-
-// appendTo appends the object to b; with data, the "data" field is its standard base64.
-func (o object) appendTo(b, data []byte) []byte {
-	b = append(b, '{')
+// marshal is the object as compact JSON.
+func (o object) marshal() []byte {
+	b := []byte{'{'}
 	for i, f := range o {
 		if i > 0 {
 			b = append(b, ',')
 		}
 		b = append(b, jsonString(f.key)...)
 		b = append(b, ':')
-		if f.key == "data" && data != nil {
-			b = append(b, '"')
-			b = appendBase64(b, data)
-			b = append(b, '"')
-			continue
-		}
 		b = append(b, f.val...)
 	}
 	return append(b, '}')
-}
-
-// populated returns an empty slice with capacity n and the function that releases it. A large one
-// is mapped with MAP_POPULATE, all its pages in one system call, instead of taking one page fault
-// each as the output is written: a resolve in a fresh process writes ~13 MB, and on a VM its ~3,300
-// first-touch faults cost more CPU than the base64 (measured: 4,524 faults and 140 ms of CPU, then
-// 1,176 and 100 ms). Small outputs, or a failed mapping, come from the heap.
-func populated(n int) ([]byte, func()) {
-	if n < 1<<20 {
-		return make([]byte, 0, n), func() {}
-	}
-	b, err := unix.Mmap(-1, 0, n, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_ANON|unix.MAP_PRIVATE|unix.MAP_POPULATE)
-	if err != nil {
-		return make([]byte, 0, n), func() {}
-	}
-	return b[:0], func() { unix.Munmap(b) }
 }

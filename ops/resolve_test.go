@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -95,14 +96,15 @@ func TestResolveFiftyScreenshots(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rsValidate(t, res.Output)
+	doc := rsOutput(t, res)
+	rsValidate(t, doc)
 	if res.Inline != 12 || res.ByPath != 38 || res.ContextListed != 38 {
 		t.Fatalf("inline %d, by path %d, listed %d; want 12, 38, 38", res.Inline, res.ByPath, res.ContextListed)
 	}
-	if int64(len(res.Output)) > DefaultMaxMessage {
-		t.Fatalf("output %d bytes passes one message", len(res.Output))
+	if int64(len(doc)) > DefaultMaxMessage {
+		t.Fatalf("output %d bytes passes one message", len(doc))
 	}
-	blocks := rsBlocks(t, res.Output)
+	blocks := rsBlocks(t, doc)
 	if len(blocks) != 1+n+1 {
 		t.Fatalf("%d blocks, want text, %d files and the context block", len(blocks), n)
 	}
@@ -163,8 +165,9 @@ func TestResolveBigImageAndBinary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rsValidate(t, res.Output)
-	blocks := rsBlocks(t, res.Output)
+	doc := rsOutput(t, res)
+	rsValidate(t, doc)
+	blocks := rsBlocks(t, doc)
 	if len(blocks) != 4 {
 		t.Fatalf("%d blocks", len(blocks))
 	}
@@ -201,8 +204,9 @@ func TestResolveSniffsContent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rsValidate(t, res.Output)
-	blocks := rsBlocks(t, res.Output)
+	doc := rsOutput(t, res)
+	rsValidate(t, doc)
+	blocks := rsBlocks(t, doc)
 	if blocks[0].Type != "resource_link" || !strings.HasPrefix(blocks[0].MimeType, "text/plain") {
 		t.Fatalf("fake.png: %+v", blocks[0])
 	}
@@ -225,8 +229,9 @@ func TestResolveCaps(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		rsValidate(t, res.Output)
-		blocks := rsBlocks(t, res.Output)
+		doc := rsOutput(t, res)
+		rsValidate(t, doc)
+		blocks := rsBlocks(t, doc)
 		for _, b := range blocks[1:5] {
 			if b.Type != "resource_link" {
 				t.Fatalf("%+v: want every file by path", b)
@@ -242,8 +247,9 @@ func TestResolveCaps(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		rsValidate(t, res.Output)
-		blocks := rsBlocks(t, res.Output)
+		doc := rsOutput(t, res)
+		rsValidate(t, doc)
+		blocks := rsBlocks(t, doc)
 		if blocks[1].Type != "image" {
 			t.Fatalf("image: %+v", blocks[1])
 		}
@@ -281,7 +287,8 @@ func TestResolvePassThrough(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rsValidate(t, res.Output)
+	doc := rsOutput(t, res)
+	rsValidate(t, doc)
 	var out struct {
 		JSONRPC string            `json:"jsonrpc"`
 		ID      json.RawMessage   `json:"id"`
@@ -290,11 +297,11 @@ func TestResolvePassThrough(t *testing.T) {
 		Params  map[string]any    `json:"params"`
 		Raw     []json.RawMessage `json:"-"`
 	}
-	if err := json.Unmarshal(res.Output, &out); err != nil {
+	if err := json.Unmarshal(doc, &out); err != nil {
 		t.Fatal(err)
 	}
 	if string(out.ID) != `"req-7"` || out.Method != "session/prompt" || string(out.Extra) != `[1,2]` {
-		t.Fatalf("request fields: %s", res.Output[:200])
+		t.Fatalf("request fields: %s", doc[:200])
 	}
 	if out.Params["sessionId"] != "s9" || fmt.Sprint(out.Params["_meta"]) != "map[trace:t1]" {
 		t.Fatalf("params fields: %v", out.Params)
@@ -306,8 +313,8 @@ func TestResolvePassThrough(t *testing.T) {
 		`{"type":"resource_link","uri":"` + fileURI(bin.Upload.Path) + `","name":"b.bin","mimeType":"application/octet-stream","size":300,"title":"T","x-own":"kept","_meta":{"acpmux":{"upload":{"uploadId":"` + bin.Upload.ID + `","fileName":"b.bin"}}}}`,
 		`{"type":"resource_link","uri":"https://example.com/x","name":"x"}`,
 	} {
-		if !bytes.Contains(res.Output, []byte(want)) {
-			t.Fatalf("output lacks %s\n%.2000s", want, res.Output)
+		if !bytes.Contains(doc, []byte(want)) {
+			t.Fatalf("output lacks %s\n%.2000s", want, doc)
 		}
 	}
 }
@@ -441,11 +448,12 @@ func TestResolveMaxMessage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rsValidate(t, res.Output)
-	if res.Inline != 2 || res.ByPath != 2 || len(res.Output) > max {
-		t.Fatalf("inline %d by path %d, %d bytes", res.Inline, res.ByPath, len(res.Output))
+	doc := rsOutput(t, res)
+	rsValidate(t, doc)
+	if res.Inline != 2 || res.ByPath != 2 || len(doc) > max {
+		t.Fatalf("inline %d by path %d, %d bytes", res.Inline, res.ByPath, len(doc))
 	}
-	blocks := rsBlocks(t, res.Output)
+	blocks := rsBlocks(t, doc)
 	if !strings.Contains(blocks[len(blocks)-1].Text, reasonOverMessage(max)) {
 		t.Fatalf("context block does not say why: %s", blocks[len(blocks)-1].Text)
 	}
@@ -468,16 +476,17 @@ func TestResolveMaxMessage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	limit := int64(len(full.Output)) - 1500
+	limit := int64(len(rsOutput(t, full))) - 1500
 	res, err = s.Resolve(in, ResolveOptions{MaxMessage: limit})
 	if err != nil {
 		t.Fatal(err)
 	}
-	rsValidate(t, res.Output)
-	if res.ContextListed == 0 || res.ContextListed >= 30 || int64(len(res.Output)) > limit {
-		t.Fatalf("listed %d of 30 in %d bytes (limit %d)", res.ContextListed, len(res.Output), limit)
+	doc = rsOutput(t, res)
+	rsValidate(t, doc)
+	if res.ContextListed == 0 || res.ContextListed >= 30 || int64(len(doc)) > limit {
+		t.Fatalf("listed %d of 30 in %d bytes (limit %d)", res.ContextListed, len(doc), limit)
 	}
-	blocks = rsBlocks(t, res.Output)
+	blocks = rsBlocks(t, doc)
 	if !strings.Contains(blocks[len(blocks)-1].Text, fmt.Sprintf("and %d more by path", 30-res.ContextListed)) {
 		t.Fatalf("truncated context block does not say so: %s", blocks[len(blocks)-1].Text)
 	}
@@ -515,6 +524,92 @@ func BenchmarkResolveFifty(b *testing.B) {
 		if err != nil || res.Inline != 12 {
 			b.Fatal(err)
 		}
-		res.Close() // as a daemon would
+		if n, err := res.WriteTo(io.Discard); err != nil || n != res.Size {
+			b.Fatal(n, err)
+		}
 	}
 }
+
+// rsOutput is the whole resolved document, which must be Size bytes.
+func rsOutput(t testing.TB, res *Resolution) []byte {
+	t.Helper()
+	b, err := res.Bytes()
+	if err != nil || int64(len(b)) != res.Size {
+		t.Fatalf("output: %d bytes of %d: %v", len(b), res.Size, err)
+	}
+	return b
+}
+
+// WriteTo reads each inline file again as it writes: a file changed in place after Resolve (which
+// the store never does) stops it with upload.unreadable, and a failing writer's error comes back
+// as it is.
+func TestResolveWriteToChecksTheFile(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		change func(t *testing.T, path string, src []byte)
+		w      io.Writer
+		code   manifest.Code
+		err    error
+	}{
+		{name: "unchanged", w: &bytes.Buffer{}},
+		{name: "other type, same size", change: func(t *testing.T, path string, src []byte) {
+			rsRewrite(t, path, make([]byte, len(src)))
+		}, w: &bytes.Buffer{}, code: manifest.UploadUnreadable},
+		{name: "grown", change: func(t *testing.T, path string, src []byte) {
+			rsRewrite(t, path, append(append([]byte(nil), src...), 0))
+		}, w: &bytes.Buffer{}, code: manifest.UploadUnreadable},
+		{name: "cut short", change: func(t *testing.T, path string, src []byte) {
+			rsRewrite(t, path, src[:len(src)-1])
+		}, w: &bytes.Buffer{}, code: manifest.UploadUnreadable},
+		{name: "writer fails", w: failWriter{errors.New("pipe closed")}, err: errors.New("pipe closed")},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := testStore(t)
+			src := rsPNG(t, 300000, 7) // more than a few chunks
+			rec := rsPut(t, s, "a.png", "image/png", src)
+			res, err := s.Resolve(rsPrompt(t, []*manifest.Record{rec}, "hi"), ResolveOptions{Caps: Caps{Image: true}})
+			if err != nil || res.Inline != 1 {
+				t.Fatalf("%v, inline %d", err, res.Inline)
+			}
+			if tc.change != nil {
+				tc.change(t, rec.Upload.Path, src)
+			}
+			n, err := res.WriteTo(tc.w)
+			switch {
+			case tc.code != "":
+				if manifest.CodeOf(err) != tc.code || !strings.Contains(err.Error(), "changed while it was resolved") {
+					t.Fatalf("%v, want %s", err, tc.code)
+				}
+			case tc.err != nil:
+				if err == nil || err.Error() != tc.err.Error() || manifest.CodeOf(err) != "" {
+					t.Fatalf("%v, want %v as it is", err, tc.err)
+				}
+			default:
+				out := tc.w.(*bytes.Buffer).Bytes()
+				if err != nil || n != res.Size || int64(len(out)) != n {
+					t.Fatalf("%d bytes of %d: %v", n, res.Size, err)
+				}
+				rsValidate(t, out)
+				blocks := rsBlocks(t, out)
+				data, err := base64.StdEncoding.DecodeString(blocks[1].Data)
+				if err != nil || !bytes.Equal(data, src) {
+					t.Fatalf("inline data is not the file: %v", err)
+				}
+			}
+		})
+	}
+}
+
+func rsRewrite(t *testing.T, path string, b []byte) {
+	t.Helper()
+	if err := os.Chmod(path, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+type failWriter struct{ err error }
+
+func (w failWriter) Write([]byte) (int, error) { return 0, w.err }

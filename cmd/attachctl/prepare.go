@@ -93,9 +93,7 @@ func init() {
 				return err
 			}
 			if c.Bool("resolve") {
-				if out, err = resolveDoc(c, s.Dir, out, ropts); err != nil {
-					return err
-				}
+				return resolveTo(c, s.Dir, out, ropts)
 			}
 			_, err = c.App.Writer.Write(out)
 			return err

@@ -26,7 +26,7 @@ func resolveOptions(c *cli.Context) (ops.ResolveOptions, error) {
 	if err != nil {
 		return ops.ResolveOptions{}, usageError("--caps: %v", err)
 	}
-	o := ops.ResolveOptions{OneShot: true, Caps: caps, InlineMax: c.Int64("inline-max"), InlineBudget: c.Int64("inline-budget"),
+	o := ops.ResolveOptions{Caps: caps, InlineMax: c.Int64("inline-max"), InlineBudget: c.Int64("inline-budget"),
 		MaxMessage: c.Int64("max-message"), EmbedMax: c.Int64("embed-max")}
 	if o.InlineMax < 1 || o.InlineBudget < 1 || o.MaxMessage < 1 || o.EmbedMax < 1 {
 		return o, usageError("--inline-max, --inline-budget, --max-message and --embed-max take whole numbers of at least 1")
@@ -78,34 +78,37 @@ func init() {
 			if err != nil {
 				return err
 			}
-			out, err := resolveDoc(c, dir, b, opts)
-			if err != nil {
-				return err
-			}
-			_, err = c.App.Writer.Write(out)
-			return err
+			return resolveTo(c, dir, b, opts)
 		},
 	})
 }
 
-// resolveDoc resolves b against the store at dir, reporting refusals (exit 1) and input that is
-// not a prompt (exit 2), and a summary on standard error.
-func resolveDoc(c *cli.Context, dir string, b []byte, opts ops.ResolveOptions) ([]byte, error) {
+// resolveTo resolves b against the store at dir and writes the resolved document to standard
+// output, reporting refusals (exit 1) and input that is not a prompt (exit 2), and a summary on
+// standard error. A refused prompt writes nothing.
+func resolveTo(c *cli.Context, dir string, b []byte, opts ops.ResolveOptions) error {
 	s, err := ops.Open(dir, false)
+	var res *ops.Resolution
 	if err == nil {
-		var res *ops.Resolution
-		if res, err = s.Resolve(b, opts); err == nil {
-			if forPerson(c) {
-				summary(c, "resolve: %d inline images, %d inline audio, %d embedded, %d by path (%d bytes)",
-					res.Inline, res.Audio, res.Embedded, res.ByPath, len(res.Output))
-			}
-			return res.Output, nil
-		}
+		res, err = s.Resolve(b, opts)
 	}
-	if manifest.CodeOf(err) == manifest.ManifestInvalid {
+	if err != nil {
 		reportAll(c, "resolve", err)
-		return nil, exitError{exitUsage}
+		if manifest.CodeOf(err) == manifest.ManifestInvalid {
+			return exitError{exitUsage}
+		}
+		return exitError{exitFailed}
 	}
-	reportAll(c, "resolve", err)
-	return nil, exitError{exitFailed}
+	if _, err := res.WriteTo(c.App.Writer); err != nil {
+		if manifest.CodeOf(err) == "" {
+			return err // standard output failed
+		}
+		reportAll(c, "resolve", err)
+		return exitError{exitFailed}
+	}
+	if forPerson(c) {
+		summary(c, "resolve: %d inline images, %d inline audio, %d embedded, %d by path (%d bytes)",
+			res.Inline, res.Audio, res.Embedded, res.ByPath, res.Size)
+	}
+	return nil
 }
