@@ -107,37 +107,69 @@ func hashFile(f *os.File, n int64) (string, error) {
 // out/<name> back to data); a crash after it leaves a finished upload and an info.json that
 // Finish, Status and the stage ignore and clean.
 func (p *partial) publish(size int64, sum string) (*Meta, error) {
-	out := filepath.Join(p.dir, partialOut)
-	os.RemoveAll(out)
-	if err := mkdirNew(out); err != nil {
+	o, err := p.buildOut(size, sum)
+	if err != nil {
+		return nil, err
+	}
+	if err := o.sync(); err != nil {
+		return nil, o.undo(err)
+	}
+	// From here on, as in Batch.commit.
+	if err := o.place(); err != nil {
+		return nil, err
+	}
+	if err := syncDir(p.s.Dir); err != nil {
+		return nil, err // published; only its durability is in doubt
+	}
+	o.done()
+	return o.m, nil
+}
+
+// out is a partial's finished folder, built as out/ inside it and not yet placed.
+type out struct {
+	p           *partial
+	dir         string   // the partial's out/
+	mf          *os.File // out/.upload.json, open
+	data, final string   // the partial's data file, and where it is now: out/<name>
+	m           *Meta
+}
+
+// buildOut builds out/: the metadata written, the data renamed into it. Nothing is fsynced yet.
+func (p *partial) buildOut(size int64, sum string) (*out, error) {
+	dir := filepath.Join(p.dir, partialOut)
+	os.RemoveAll(dir)
+	if err := mkdirNew(dir); err != nil {
 		return nil, err
 	}
 	m := &Meta{ID: p.id, Name: p.meta.Name, Size: size, Blake3: sum, Made: time.Now().UTC()}
 	b, _ := json.Marshal(m)
-	mf, err := createFile(filepath.Join(out, MetaName), unix.O_WRONLY)
+	mf, err := createFile(filepath.Join(dir, MetaName), unix.O_WRONLY)
 	if err != nil {
-		os.RemoveAll(out)
+		os.RemoveAll(dir)
 		return nil, err
 	}
-	defer mf.Close()
 	if _, err := mf.Write(append(b, '\n')); err != nil {
-		os.RemoveAll(out)
+		mf.Close()
+		os.RemoveAll(dir)
 		return nil, storeErr(mf.Name(), err)
 	}
-	dataPath, final := filepath.Join(p.dir, partialData), filepath.Join(out, p.meta.Name)
-	if err := os.Rename(dataPath, final); err != nil {
-		os.RemoveAll(out)
-		return nil, storeErr(dataPath, err)
+	o := &out{p: p, dir: dir, mf: mf, data: filepath.Join(p.dir, partialData), final: filepath.Join(dir, p.meta.Name), m: m}
+	if err := os.Rename(o.data, o.final); err != nil {
+		mf.Close()
+		os.RemoveAll(dir)
+		return nil, storeErr(o.data, err)
 	}
-	undo := func(err error) (*Meta, error) {
-		os.Rename(final, dataPath)
-		os.RemoveAll(out)
-		return nil, err
-	}
+	return o, nil
+}
+
+// sync makes the data, the metadata and out/ durable, fsyncing the three at once, and closes the
+// metadata file.
+func (o *out) sync() error {
+	defer o.mf.Close()
 	syncs := []func() error{
-		func() error { return wrap(p.f.Name(), p.f.Sync()) },
-		func() error { return wrap(mf.Name(), mf.Sync()) },
-		func() error { return syncDir(out) },
+		func() error { return wrap(o.p.f.Name(), o.p.f.Sync()) },
+		func() error { return wrap(o.mf.Name(), o.mf.Sync()) },
+		func() error { return syncDir(o.dir) },
 	}
 	errs := make(chan error, len(syncs))
 	for _, f := range syncs {
@@ -149,19 +181,31 @@ func (p *partial) publish(size int64, sum string) (*Meta, error) {
 			serr = err
 		}
 	}
-	if serr != nil {
-		return undo(serr)
+	return serr
+}
+
+// undo takes out/ apart again, the data back where it was, and returns err.
+func (o *out) undo(err error) error {
+	os.Rename(o.final, o.data)
+	os.RemoveAll(o.dir)
+	return err
+}
+
+// place renames out/ to STORE/<id>: published (durable once STORE is fsynced). On failure out/ is
+// taken apart.
+func (o *out) place() error {
+	target := o.p.s.UploadDir(o.p.id)
+	if err := renameNoReplace(o.dir, target); err != nil {
+		return o.undo(storeErr(target, err))
 	}
-	target := p.s.UploadDir(p.id)
-	if err := renameNoReplace(out, target); err != nil {
-		return undo(storeErr(target, err))
-	}
-	if err := syncDir(p.s.Dir); err != nil {
-		return nil, err // published; only its durability is in doubt
-	}
-	os.RemoveAll(p.dir) // not fsynced: a leftover info.json is cleaned by the next finish or stage
-	p.s.idx.add(m)
-	return m, nil
+	return nil
+}
+
+// done removes what is left of the partial once its upload is placed and STORE fsynced, and
+// indexes the upload.
+func (o *out) done() {
+	os.RemoveAll(o.p.dir) // not fsynced: a leftover info.json is cleaned by the next finish or stage
+	o.p.s.idx.add(o.m)
 }
 
 // wrap codes a non-nil error of path with storeErr.

@@ -32,6 +32,10 @@ type UploadOptions struct {
 	// hashing goroutine; a restart of the pass calls it with nil (forget what you saw). The upload
 	// stage uses it to finish a sniff that read only the head, so that `upload FILE` reads FILE once.
 	Observe func(p []byte)
+	// Batch, when set, takes each upload once it is copied and built, and publishes it when the
+	// batch commits (see Batch): rec.Upload names where it will be, and the upload is not
+	// finished, nor safe to report, until Batch.Commit returns without error.
+	Batch *Batch
 }
 
 // UploadRecord puts the file at rec.Path into the store under rec.Name (its base name when empty)
@@ -93,7 +97,12 @@ func (s *Store) UploadRecord(ctx context.Context, rec *manifest.Record, opts Upl
 	if err != nil {
 		return err
 	}
-	defer p.close()
+	batched := false
+	defer func() {
+		if !batched {
+			p.close()
+		}
+	}()
 	sum, err := p.copyFrom(ctx, src, st, chunk, progress, opts.Observe)
 	if err != nil {
 		return err
@@ -106,6 +115,16 @@ func (s *Store) UploadRecord(ctx context.Context, rec *manifest.Record, opts Upl
 	if id := s.finished(sum, name); id != "" { // finished meanwhile by another run
 		os.RemoveAll(p.dir)
 		s.setUpload(rec, id, name, size, sum)
+		return nil
+	}
+	if opts.Batch != nil {
+		o, err := p.buildOut(size, sum)
+		if err != nil {
+			return err
+		}
+		batched = true
+		opts.Batch.add(o)
+		s.setUpload(rec, p.id, name, size, sum)
 		return nil
 	}
 	m, err := p.publish(size, sum)

@@ -60,7 +60,10 @@ func init() {
 				report(c, manifest.AsError(err, manifest.UploadUnreadable))
 				return exitError{exitFailed}
 			}
-			uopts := ops.UploadOptions{Chunk: c.Int("chunk")}
+			// The uploads are published together once all are copied (one flush for the lot);
+			// nothing is written before that commit has succeeded.
+			batch := s.NewBatch()
+			uopts := ops.UploadOptions{Chunk: c.Int("chunk"), Batch: batch}
 			// Each file is sniffed by its head; shrink reads an image whole (and hashes it), and
 			// the upload's pass hashes the rest and finishes the sniff's text check.
 			recs, err := collect(c, loop{stage: "prepare", headOnly: true, work: func(rec *manifest.Record) error {
@@ -80,6 +83,10 @@ func init() {
 				text.Settle(rec)
 				return nil
 			}})
+			if cerr := batch.Commit(); cerr != nil {
+				reportAll(c, "prepare", cerr)
+				return exitError{exitFailed}
+			}
 			if err != nil {
 				return err
 			}

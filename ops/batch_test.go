@@ -1,0 +1,138 @@
+package ops
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/attachctl/attachctl/manifest"
+)
+
+// batchFiles writes n small source files and returns their records and contents.
+func batchFiles(t *testing.T, n int) ([]*manifest.Record, [][]byte) {
+	t.Helper()
+	dir := t.TempDir()
+	recs, contents := make([]*manifest.Record, n), make([][]byte, n)
+	for i := range recs {
+		path := filepath.Join(dir, fmt.Sprintf("f%03d.bin", i))
+		contents[i] = writeRandom(t, path, 1000+i*37, uint64(i+1))
+		recs[i] = recordFor(path, contents[i])
+	}
+	return recs, contents
+}
+
+// idsOf is the sorted upload ids the records name.
+func idsOf(recs []*manifest.Record) []string {
+	var ids []string
+	for _, r := range recs {
+		ids = append(ids, r.Upload.ID)
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+func TestBatchPublishesOnCommit(t *testing.T) {
+	for _, n := range []int{1, 3, batchMax, batchMax + 5} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			s := newStore(t)
+			recs, contents := batchFiles(t, n)
+			b := s.NewBatch()
+			for _, r := range recs {
+				must(t, s.UploadRecord(context.Background(), r, UploadOptions{Batch: b}))
+			}
+			// Before Commit only the full batches (batchMax at a time) are finished.
+			ids, err := s.IDs()
+			must(t, err)
+			if want := n / batchMax * batchMax; len(ids) != want {
+				t.Fatalf("%d finished before Commit, want %d", len(ids), want)
+			}
+			partials, err := s.partialIDs()
+			must(t, err)
+			if len(partials) != n-len(ids) {
+				t.Fatalf("%d partials waiting, want %d", len(partials), n-len(ids))
+			}
+			must(t, b.Commit())
+			ids, err = s.IDs()
+			must(t, err)
+			if !slices.Equal(ids, idsOf(recs)) {
+				t.Fatalf("finished %v, records name %v", ids, idsOf(recs))
+			}
+			for i, r := range recs {
+				m, err := s.ReadMeta(r.Upload.ID)
+				must(t, err)
+				if got := mustRead(t, r.Upload.Path); !bytes.Equal(got, contents[i]) || m.Blake3 != b3(contents[i]) || m.Size != int64(len(contents[i])) {
+					t.Fatalf("upload %d: %d bytes, meta %+v", i, len(got), m)
+				}
+			}
+			if partials, _ := s.partialIDs(); len(partials) != 0 {
+				t.Fatalf("partials left: %v", partials)
+			}
+			must(t, b.Commit()) // nothing left: a no-op
+		})
+	}
+}
+
+// An upload that cannot be placed (its folder name taken) fails with its code and is an unfinished
+// upload again, which the next run resumes under the same id; the others are published.
+func TestBatchCommitFailureResumes(t *testing.T) {
+	s := newStore(t)
+	recs, contents := batchFiles(t, 3)
+	b := s.NewBatch()
+	for _, r := range recs {
+		must(t, s.UploadRecord(context.Background(), r, UploadOptions{Batch: b}))
+	}
+	taken := recs[1].Upload.ID
+	must(t, os.Mkdir(s.UploadDir(taken), DirMode))
+	err := b.Commit()
+	wantCode(t, err, manifest.UploadUnreadable)
+	for _, i := range []int{0, 2} {
+		if got := mustRead(t, recs[i].Upload.Path); !bytes.Equal(got, contents[i]) {
+			t.Fatalf("upload %d not published", i)
+		}
+	}
+	if partials, _ := s.partialIDs(); !slices.Equal(partials, []string{taken}) {
+		t.Fatalf("partials %v, want the one that failed", partials)
+	}
+	must(t, os.Remove(s.UploadDir(taken)))
+	before := wchar(t)
+	again := recordFor(recs[1].Path, contents[1])
+	must(t, s.UploadRecord(context.Background(), again, UploadOptions{}))
+	if again.Upload.ID != taken || !bytes.Equal(mustRead(t, again.Upload.Path), contents[1]) {
+		t.Fatalf("resumed as %s, want %s with its content", again.Upload.ID, taken)
+	}
+	if w := wchar(t) - before; w > 16<<10 {
+		t.Fatalf("wrote %d bytes again: not resumed", w)
+	}
+}
+
+// A run that dies before Commit leaves built partials (their finished folder inside them); the
+// next run resumes each under its id without copying it again.
+func TestBatchCrashBeforeCommit(t *testing.T) {
+	s := newStore(t)
+	recs, contents := batchFiles(t, 4)
+	b := s.NewBatch()
+	for _, r := range recs {
+		must(t, s.UploadRecord(context.Background(), r, UploadOptions{Batch: b}))
+	}
+	for _, o := range b.pending { // the process dies: its locks go, nothing is committed
+		o.p.close()
+	}
+	if ids, _ := s.IDs(); len(ids) != 0 {
+		t.Fatalf("finished without a commit: %v", ids)
+	}
+	before := wchar(t)
+	for i, r := range recs {
+		again := recordFor(r.Path, contents[i])
+		must(t, s.UploadRecord(context.Background(), again, UploadOptions{}))
+		if again.Upload.ID != r.Upload.ID || !bytes.Equal(mustRead(t, again.Upload.Path), contents[i]) {
+			t.Fatalf("upload %d: resumed as %s, want %s with its content", i, again.Upload.ID, r.Upload.ID)
+		}
+	}
+	if w := wchar(t) - before; w > 64<<10 {
+		t.Fatalf("wrote %d bytes again: not resumed", w)
+	}
+}
