@@ -11,7 +11,9 @@
 # first. The other tools get their file list from `find -print0 | xargs -0`: xargs may split the
 # 10,000 paths over a few processes (its command-line limit), which costs them a few exec's; that
 # is how they are used over many files, and is counted. attachctl runs with --jobs = number of
-# CPUs (its default, given explicitly); b3sum uses its own threads (its default).
+# CPUs (its default, given explicitly); b3sum uses its own threads (its default). A third row times
+# scripts/bench/headfloor, which makes only the system calls of reading every head and nothing
+# else: the floor under any sniff that reads files one system call at a time.
 #
 # Sourced by scripts/bench.sh, which provides $ATTACHCTL, $WORK, median_time, row and need. Also
 # runs standalone (`bash scripts/bench/sniff.sh`): then it builds attachctl and defines those
@@ -42,6 +44,12 @@ sniff_bench() {
 	ours=$(median_time "$ATTACHCTL" sniff --jobs "$jobs" --no-hash "$dir")
 	theirs=$(median_time sh -c 'find "$1" -type f -print0 | xargs -0 file --mime-type -b' _ "$dir")
 	row "sniff --no-hash vs file --mime-type (10k files)" "$ours" "$theirs" "<= 0.100"
+	# The floor: only the system calls of reading each head (scripts/bench/headfloor), against the
+	# same `file` time. Where this ratio is near 0.1, the 10x goal is out of reach on this machine.
+	(cd "$REPO" && go build -o "$WORK/headfloor" ./scripts/bench/headfloor) || return 1
+	local floor
+	floor=$(median_time "$WORK/headfloor" "$dir")
+	row "floor: open+fstat+read+close only, vs file" "$floor" "$theirs" "-"
 	ours=$(median_time "$ATTACHCTL" sniff --jobs "$jobs" "$dir")
 	theirs=$(median_time sh -c 'find "$1" -type f -print0 | xargs -0 b3sum' _ "$dir")
 	row "sniff (BLAKE3) vs b3sum (10k files)" "$ours" "$theirs" "<= 1.200"
