@@ -111,26 +111,26 @@ func newHpass(a *axis, srcN, n int) *hpass {
 	return &hpass{first, w, t, n}
 }
 
-func (p *hpass) apply(src []uint8, out []uint32) {
+func (p *hpass) apply(src []uint8, out []uint16) {
 	first, w, t, n := p.first, p.w, p.t, p.n
 	switch {
 	case n == 1 && t == 2:
 		for j := range first {
 			s := src[first[j] : first[j]+2 : first[j]+2]
 			ww := w[2*j : 2*j+2 : 2*j+2]
-			out[j] = uint32(ww[0]*int32(s[0])+ww[1]*int32(s[1])+32) >> 6
+			out[j] = uint16((ww[0]*int32(s[0]) + ww[1]*int32(s[1]) + 32) >> 6)
 		}
 	case n == 1 && t == 3:
 		for j := range first {
 			s := src[first[j] : first[j]+3 : first[j]+3]
 			ww := w[3*j : 3*j+3 : 3*j+3]
-			out[j] = uint32(ww[0]*int32(s[0])+ww[1]*int32(s[1])+ww[2]*int32(s[2])+32) >> 6
+			out[j] = uint16((ww[0]*int32(s[0]) + ww[1]*int32(s[1]) + ww[2]*int32(s[2]) + 32) >> 6)
 		}
 	case n == 1 && t == 4:
 		for j := range first {
 			s := src[first[j] : first[j]+4 : first[j]+4]
 			ww := w[4*j : 4*j+4 : 4*j+4]
-			out[j] = uint32(ww[0]*int32(s[0])+ww[1]*int32(s[1])+ww[2]*int32(s[2])+ww[3]*int32(s[3])+32) >> 6
+			out[j] = uint16((ww[0]*int32(s[0]) + ww[1]*int32(s[1]) + ww[2]*int32(s[2]) + ww[3]*int32(s[3]) + 32) >> 6)
 		}
 	case n == 1:
 		for j := range first {
@@ -140,27 +140,27 @@ func (p *hpass) apply(src []uint8, out []uint32) {
 			for k, wk := range ww {
 				sum += wk * int32(s[k])
 			}
-			out[j] = uint32(sum+32) >> 6
+			out[j] = uint16((sum + 32) >> 6)
 		}
 	case n == 4 && t == 2:
 		for j := range first {
 			s := src[4*first[j] : 4*first[j]+8 : 4*first[j]+8]
 			w0, w1 := w[2*j], w[2*j+1]
 			o := out[4*j : 4*j+4 : 4*j+4]
-			o[0] = uint32(w0*int32(s[0])+w1*int32(s[4])+32) >> 6
-			o[1] = uint32(w0*int32(s[1])+w1*int32(s[5])+32) >> 6
-			o[2] = uint32(w0*int32(s[2])+w1*int32(s[6])+32) >> 6
-			o[3] = uint32(w0*int32(s[3])+w1*int32(s[7])+32) >> 6
+			o[0] = uint16((w0*int32(s[0]) + w1*int32(s[4]) + 32) >> 6)
+			o[1] = uint16((w0*int32(s[1]) + w1*int32(s[5]) + 32) >> 6)
+			o[2] = uint16((w0*int32(s[2]) + w1*int32(s[6]) + 32) >> 6)
+			o[3] = uint16((w0*int32(s[3]) + w1*int32(s[7]) + 32) >> 6)
 		}
 	case n == 4 && t == 3:
 		for j := range first {
 			s := src[4*first[j] : 4*first[j]+12 : 4*first[j]+12]
 			w0, w1, w2 := w[3*j], w[3*j+1], w[3*j+2]
 			o := out[4*j : 4*j+4 : 4*j+4]
-			o[0] = uint32(w0*int32(s[0])+w1*int32(s[4])+w2*int32(s[8])+32) >> 6
-			o[1] = uint32(w0*int32(s[1])+w1*int32(s[5])+w2*int32(s[9])+32) >> 6
-			o[2] = uint32(w0*int32(s[2])+w1*int32(s[6])+w2*int32(s[10])+32) >> 6
-			o[3] = uint32(w0*int32(s[3])+w1*int32(s[7])+w2*int32(s[11])+32) >> 6
+			o[0] = uint16((w0*int32(s[0]) + w1*int32(s[4]) + w2*int32(s[8]) + 32) >> 6)
+			o[1] = uint16((w0*int32(s[1]) + w1*int32(s[5]) + w2*int32(s[9]) + 32) >> 6)
+			o[2] = uint16((w0*int32(s[2]) + w1*int32(s[6]) + w2*int32(s[10]) + 32) >> 6)
+			o[3] = uint16((w0*int32(s[3]) + w1*int32(s[7]) + w2*int32(s[11]) + 32) >> 6)
 		}
 	case n == 4:
 		for j := range first {
@@ -175,10 +175,10 @@ func (p *hpass) apply(src []uint8, out []uint32) {
 				al += wk * int32(px[3])
 			}
 			o := out[4*j : 4*j+4 : 4*j+4]
-			o[0] = uint32(r+32) >> 6
-			o[1] = uint32(g+32) >> 6
-			o[2] = uint32(b+32) >> 6
-			o[3] = uint32(al+32) >> 6
+			o[0] = uint16((r + 32) >> 6)
+			o[1] = uint16((g + 32) >> 6)
+			o[2] = uint16((b + 32) >> 6)
+			o[3] = uint16((al + 32) >> 6)
 		}
 	default:
 		for j := range first {
@@ -189,7 +189,7 @@ func (p *hpass) apply(src []uint8, out []uint32) {
 				for k, wk := range ww {
 					s += wk * int32(src[base+k*n+c])
 				}
-				out[j*n+c] = uint32(s+32) >> 6
+				out[j*n+c] = uint16((s + 32) >> 6)
 			}
 		}
 	}
@@ -209,33 +209,81 @@ func resizePlane(p plane, W, H, dw, dh int, dst []uint8, dstride int) {
 	vy := newAxis(H, p.sh, p.fy, dh)
 	n := p.n
 	buf := make([]uint8, p.sw*n)
-	// cache of horizontally resampled rows: consecutive destination rows share at most their
-	// boundary source row, so the last row worked is kept.
-	hrow := make([]uint32, dw*n)
-	hy := -1
-	acc := make([]uint32, dw*n)
+	// Horizontally resampled rows, kept in a ring keyed by source row: a destination row needs at
+	// most tv of them, and consecutive destination rows share at most their boundary row, so each
+	// source row is resampled once.
+	tv := 1
 	for j := 0; j < dh; j++ {
-		clear(acc)
-		ws := vy.w[vy.off[j]:vy.off[j+1]]
+		tv = max(tv, int(vy.off[j+1]-vy.off[j]))
+	}
+	ring := make([][]uint16, tv+1)
+	have := make([]int, tv+1)
+	for k := range ring {
+		ring[k], have[k] = make([]uint16, dw*n), -1
+	}
+	hrow := func(y int) []uint16 {
+		k := y % len(ring)
+		if have[k] != y {
+			hx.apply(p.row(y, buf), ring[k])
+			have[k] = y
+		}
+		return ring[k]
+	}
+	rows := make([][]uint16, 0, tv)
+	ws := make([]uint32, 0, tv)
+	var acc []uint32
+	for j := 0; j < dh; j++ {
+		rows, ws = rows[:0], ws[:0]
 		y0 := int(vy.first[j])
-		for k, w := range ws {
-			y := y0 + k
-			if y != hy {
-				hx.apply(p.row(y, buf), hrow)
-				hy = y
-			}
-			if w == 0 {
-				continue
-			}
-			uw := uint32(w)
-			h := hrow[:len(acc)]
-			for i := range acc {
-				acc[i] += uw * h[i]
+		for k, w := range vy.w[vy.off[j]:vy.off[j+1]] {
+			if w != 0 {
+				rows, ws = append(rows, hrow(y0+k)), append(ws, uint32(w))
 			}
 		}
 		out := dst[j*dstride : j*dstride+dw*n]
+		if acc == nil && len(rows) > 3 {
+			acc = make([]uint32, dw*n)
+		}
+		vpass(out, rows, ws, acc)
+	}
+}
+
+// vpass writes one destination row: the weighted sum of the horizontally resampled rows (8.8
+// fixed point times 14-bit weights that sum to 1<<14), rounded to 8 bits. One, two and three rows
+// (every ratio down to 1/2) are summed in one pass over the row; more go through acc.
+func vpass(out []uint8, rows [][]uint16, ws []uint32, acc []uint32) {
+	const round = 1 << 21
+	switch len(rows) {
+	case 1:
+		h := rows[0][:len(out)]
+		w := ws[0]
+		for i := range out {
+			out[i] = uint8((w*uint32(h[i]) + round) >> 22)
+		}
+	case 2:
+		h0, h1 := rows[0][:len(out)], rows[1][:len(out)]
+		w0, w1 := ws[0], ws[1]
+		for i := range out {
+			out[i] = uint8((w0*uint32(h0[i]) + w1*uint32(h1[i]) + round) >> 22)
+		}
+	case 3:
+		h0, h1, h2 := rows[0][:len(out)], rows[1][:len(out)], rows[2][:len(out)]
+		w0, w1, w2 := ws[0], ws[1], ws[2]
+		for i := range out {
+			out[i] = uint8((w0*uint32(h0[i]) + w1*uint32(h1[i]) + w2*uint32(h2[i]) + round) >> 22)
+		}
+	default:
+		acc = acc[:len(out)]
+		clear(acc)
+		for k, h := range rows {
+			w := ws[k]
+			h = h[:len(acc)]
+			for i := range acc {
+				acc[i] += w * uint32(h[i])
+			}
+		}
 		for i, v := range acc {
-			out[i] = uint8((v + 1<<21) >> 22)
+			out[i] = uint8((v + round) >> 22)
 		}
 	}
 }

@@ -796,3 +796,37 @@ func TestKeptByHead(t *testing.T) {
 		t.Errorf("a size other than the record's: %v, want file.changed", err)
 	}
 }
+
+// vpass sums one, two, three and more rows each its own way: every way gives the rounded
+// weighted sum.
+func TestVpassEveryTapCount(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for taps := 1; taps <= 6; taps++ {
+		const n = 257
+		rows := make([][]uint16, taps)
+		ws := make([]uint32, taps)
+		left := uint32(1 << wBits)
+		for k := range rows {
+			rows[k] = make([]uint16, n)
+			for i := range rows[k] {
+				rows[k][i] = uint16(r.IntN(255<<8 + 1)) // 8.8 fixed point, at most 255.0
+			}
+			ws[k] = left
+			if k < taps-1 {
+				ws[k] = uint32(r.IntN(int(left) + 1))
+			}
+			left -= ws[k]
+		}
+		out := make([]uint8, n)
+		vpass(out, rows, ws, make([]uint32, n))
+		for i := range out {
+			var sum uint32
+			for k := range rows {
+				sum += ws[k] * uint32(rows[k][i])
+			}
+			if want := uint8((sum + 1<<21) >> 22); out[i] != want {
+				t.Fatalf("%d taps, sample %d: %d, want %d", taps, i, out[i], want)
+			}
+		}
+	}
+}
