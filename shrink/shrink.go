@@ -36,6 +36,7 @@ import (
 	_ "image/gif" // decoders: GIF, and below BMP, TIFF and WebP
 
 	"github.com/attachctl/attachctl/manifest"
+	fastjpeg "github.com/attachctl/attachctl/shrink/internal/jpeg"
 	"github.com/attachctl/attachctl/sniff"
 	"github.com/zeebo/blake3"
 )
@@ -340,16 +341,24 @@ func fileError(path string, err error) error {
 	return manifest.Errorf(manifest.FileUnreadable, "%s: %w", path, err)
 }
 
-// decode decodes a whole image; a decoder's panic on hostile input is an error.
+// decode decodes a whole image; a decoder's panic on hostile input is an error. JPEG (what
+// image.Decode would also take as JPEG: data starting FF D8) goes to internal/jpeg, which
+// gives image/jpeg's exact result about twice as fast.
 func decode(data []byte) (m image.Image, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			m, err = nil, fmt.Errorf("decoder failed: %v", r)
 		}
 	}()
+	if bytes.HasPrefix(data, jpegMagic) {
+		return fastjpeg.Decode(bytes.NewReader(data))
+	}
 	m, _, err = image.Decode(bytes.NewReader(data))
 	return m, err
 }
+
+// jpegMagic is how image/jpeg registers itself with image.Decode.
+var jpegMagic = []byte{0xff, 0xd8}
 
 // render downscales src to dw x dh as displayed (after orientation o) and turns it upright.
 // Area averaging commutes with flips and quarter turns, so it averages first, on the stored
