@@ -58,11 +58,13 @@ const (
 
 // errShortHuffmanData means that an unexpected EOF occurred while decoding
 // Huffman data.
-var errShortHuffmanData = FormatError("short Huffman data")
+// (It and errMissingFF00 are of type error, unlike in the standard library, so that storing
+// them in bits.end does not allocate; they compare equal to the FormatError values.)
+var errShortHuffmanData error = FormatError("short Huffman data")
 
 // errMissingFF00 means that the entropy-coded data met an 0xff byte (a marker byte) that
 // wasn't the expected byte-stuffed sequence 0xff, 0x00.
-var errMissingFF00 = FormatError("missing 0xff00 sequence")
+var errMissingFF00 error = FormatError("missing 0xff00 sequence")
 
 // bits holds the unprocessed bits that have been taken from the byte-stream.
 //
@@ -276,16 +278,24 @@ func (d *decoder) processDHT(n int) error {
 // canonical code bounds, by working out for every lutBits-bit pattern what the standard
 // library's decodeHuffman would do with it: its 8-bit table first, then its bit-by-bit slow
 // path. So the wider tables agree with it even for malformed (over-subscribed) tables.
+//
+// Where the 8-bit table has no entry, the slow path cannot match a code of 8 bits or fewer (a
+// match of length L there means an L-bit code between minCodes and maxCodes, which processDHT
+// entered in the 8-bit table), so the search starts at 9 bits, from the 8 bits read.
 func (h *huffman) buildTables(lut8 *[1 << lutSize]uint16) {
+	long := false // codes of 9 to lutBits bits
+	for i := lutSize; i < lutBits; i++ {
+		long = long || h.maxCodes[i] >= 0
+	}
 	for p := range h.lut {
 		h.lut[p], h.fast[p] = 0, 0
 		value, length := uint8(0), 0
 		if v := lut8[p>>(lutBits-lutSize)]; v != 0 {
 			value, length = uint8(v>>8), int(v&0xff)-1
-		} else {
-			code := int32(0)
-			for i := 0; i < lutBits; i++ {
-				code |= int32(p>>(lutBits-1-i)) & 1
+		} else if long {
+			code := int32(p >> (lutBits - lutSize))
+			for i := lutSize; i < lutBits; i++ {
+				code = code<<1 | int32(p>>(lutBits-1-i))&1
 				if code <= h.maxCodes[i] {
 					k := h.valsIndices[i] + code - h.minCodes[i]
 					if k < 0 || k >= maxNCodes {
@@ -294,7 +304,6 @@ func (h *huffman) buildTables(lut8 *[1 << lutSize]uint16) {
 					value, length = h.vals[k], i+1
 					break
 				}
-				code <<= 1
 			}
 		}
 		if length == 0 {
