@@ -16,18 +16,26 @@
 //     markers and extraneous data are then read from the same place.
 //   - The Huffman look-up tables are 10 bits wide instead of 8. They are derived, for every
 //     10-bit pattern, from image/jpeg's own 8-bit table and bit-by-bit slow path, so they agree
-//     with it even on malformed tables. A second table gives, for AC codes whose extra bits
-//     also fit in 10 bits, the zero run and the coefficient at once (decode, RECEIVE and
-//     EXTEND in one look-up), and marks end-of-block codes.
+//     with it even on malformed tables. A second table gives, for codes whose extra bits also
+//     fit in 10 bits, the zero run and the coefficient (or DC difference) at once (decode,
+//     RECEIVE and EXTEND in one look-up), and marks end-of-block codes. The AC loop keeps the
+//     accumulator in local variables.
 //   - Sequential scans multiply coefficients by the quantization table as they are decoded,
 //     rather than all 64 in reconstructBlock; the products are the same.
 //   - The inverse DCT skips rows whose AC coefficients are zero, and a block with only a DC
 //     coefficient is filled with the one value idct would give for it. Both are exact.
-//   - Level shift and clipping is branch-free, with one bounds check per block.
+//   - Level shift and clipping is branch-free and each row of 8 samples is one store.
 //   - The package does not register itself with image.RegisterFormat (image/jpeg does), and
 //     uses image/draw instead of the internal imageutil.DrawYCbCr, which draw calls.
 //
 // Decode and DecodeConfig have image/jpeg's signatures and documentation.
+//
+// Two caveats. The decoder reads ahead of need, so it may call the io.Reader's Read earlier
+// than image/jpeg does. With a reader that keeps failing once it has failed (bytes.Reader,
+// bufio.Reader, os.File, any reader at io.EOF) the result is the same; a reader that fails
+// once and then returns data again may be seen failing at another point. And
+// building the wider tables costs about 10 us a decode, so images below about 100x100 pixels
+// decode no faster than with image/jpeg (a 4032x3024 photo decodes about 2.4 times as fast).
 //
 // The copied files keep their copyright notices; the Go licence is in LICENSE.
 package jpeg
