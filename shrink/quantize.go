@@ -17,11 +17,16 @@ func quantize(m *image.RGBA) (p *image.Paletted, exact bool) {
 	out := image.NewPaletted(image.Rect(0, 0, w, h), nil)
 	// Exact: at most 256 colours.
 	colours := make(map[uint32]uint8, 257)
+	last, lastI := uint32(1<<24), uint8(0) // runs of one colour (most of a screenshot) skip the map
 	for y := 0; y < h && colours != nil; y++ {
 		row := m.Pix[y*m.Stride : y*m.Stride+4*w]
 		for x := 0; x < w; x++ {
 			p := row[4*x : 4*x+3 : 4*x+3]
 			c := uint32(p[0])<<16 | uint32(p[1])<<8 | uint32(p[2])
+			if c == last {
+				out.Pix[y*out.Stride+x] = lastI
+				continue
+			}
 			i, ok := colours[c]
 			if !ok {
 				if len(colours) == 256 {
@@ -33,6 +38,7 @@ func quantize(m *image.RGBA) (p *image.Paletted, exact bool) {
 				out.Palette = append(out.Palette, color.RGBA{p[0], p[1], p[2], 255})
 			}
 			out.Pix[y*out.Stride+x] = i
+			last, lastI = c, i
 		}
 	}
 	if colours != nil {

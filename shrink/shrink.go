@@ -77,7 +77,8 @@ const pngLevel = png.BestSpeed
 
 // PNG for a flat image: an image of at most 256 colours goes on an exact palette (lossless and
 // smaller); else truecolour first and, if over MaxBytes, a quantized palette of 256 colours (see
-// quantize); if still over, a smaller size. pngMinEdge: a PNG that does not fit MaxBytes is shrunk in steps; once its long edge would fall
+// quantize); if still over, a smaller size. Truecolour is not tried when an estimate from an eighth
+// of the rows is already over MaxBytes by a quarter (see truecolourEstimate). pngMinEdge: a PNG that does not fit MaxBytes is shrunk in steps; once its long edge would fall
 // below this, an opaque image goes JPEG instead (the documented last resort). An image with alpha
 // keeps shrinking as PNG until it fits.
 const pngMinEdge = 1000
@@ -400,7 +401,7 @@ func encode(src image.Image, o, dw, dh int, maxBytes int64) (out []byte, ext str
 		return true
 	}
 	if usePNG {
-		enc := png.Encoder{CompressionLevel: pngLevel}
+		enc := png.Encoder{CompressionLevel: pngLevel, BufferPool: pngBuffers}
 		for {
 			var pal *image.Paletted
 			exact := false
@@ -408,7 +409,11 @@ func encode(src image.Image, o, dw, dh int, maxBytes int64) (out []byte, ext str
 				pal, exact = quantize(rgba)
 			}
 			size := 0
-			if !exact { // truecolour, given up as soon as it passes maxBytes
+			// Truecolour is skipped when its estimate says it will not fit: the attempt
+			// (filtering and deflating until it passes maxBytes, half the image or more) would
+			// only be thrown away. An image with alpha has no palette to fall back to.
+			tryTrue := !exact && (pal == nil || truecolourEstimate(m.(*image.RGBA), enc) <= maxBytes+maxBytes/4)
+			if tryTrue { // truecolour, given up as soon as it passes maxBytes
 				buf.Reset()
 				err := enc.Encode(&capWriter{&buf, maxBytes}, m)
 				if err == nil {
@@ -455,6 +460,62 @@ func encode(src image.Image, o, dw, dh int, maxBytes int64) (out []byte, ext str
 }
 
 var errTooBig = errors.New("over the size limit")
+
+// pngBuffers lends the PNG encoder its zlib writer and row buffers from one encode to the next
+// (the estimate alone encodes 16 bands an image): allocating them afresh costs more than the
+// encoding of a band.
+var pngBuffers = &pngPool{}
+
+type pngPool struct{ p sync.Pool }
+
+func (p *pngPool) Get() *png.EncoderBuffer {
+	b, _ := p.p.Get().(*png.EncoderBuffer)
+	return b
+}
+
+func (p *pngPool) Put(b *png.EncoderBuffer) { p.p.Put(b) }
+
+// estimateBands is how many evenly spaced places truecolourEstimate samples, each with two bands
+// of rows, 1/128 and 2/128 of the image's height: about a fifth of the work of the whole.
+const estimateBands = 8
+
+// truecolourEstimate is the size a truecolour PNG of m would have, from samples of its rows. Each
+// sample encodes a band of b rows and one of 2b rows from the same place, and counts only the
+// difference: what the second b rows cost after the first, with filter history and a deflate
+// window, so that the cost of starting a PNG (headers, the first row's filtering, an empty
+// window) cancels out. The sum is scaled up to the image's height and the start added once. An
+// image of under 256 rows is not estimated (0): trying it whole is cheap.
+func truecolourEstimate(m *image.RGBA, enc png.Encoder) int64 {
+	h := m.Rect.Dy()
+	b := h / 128
+	if b < 2 {
+		return 0
+	}
+	size := func(y, rows int) int64 {
+		var n countWriter
+		sub := m.SubImage(image.Rect(m.Rect.Min.X, y, m.Rect.Max.X, y+rows))
+		if enc.Encode(&n, sub) != nil {
+			return -1
+		}
+		return int64(n)
+	}
+	var marginal, start int64
+	for k := range estimateBands {
+		y := m.Rect.Min.Y + k*(h-2*b)/(estimateBands-1)
+		one, two := size(y, b), size(y, 2*b)
+		if one < 0 || two < 0 {
+			return 0
+		}
+		marginal += max(0, two-one)
+		start += max(0, 2*one-two)
+	}
+	return marginal*int64(h)/int64(estimateBands*b) + start/estimateBands
+}
+
+// countWriter counts what is written to it.
+type countWriter int64
+
+func (c *countWriter) Write(p []byte) (int, error) { *c += countWriter(len(p)); return len(p), nil }
 
 // capWriter fails with errTooBig once more than max bytes are written, so a PNG that will not fit
 // is given up early.

@@ -830,3 +830,41 @@ func TestVpassEveryTapCount(t *testing.T) {
 		}
 	}
 }
+
+// The truecolour estimate is within a fifth above the real size (encode skips truecolour only when
+// the estimate is a quarter over the limit): else a lossless PNG that would have fitted goes on a
+// palette. It may be well below: then truecolour is tried, as without an estimate.
+func TestTruecolourEstimate(t *testing.T) {
+	enc := png.Encoder{CompressionLevel: pngLevel}
+	r := rand.New(rand.NewPCG(7, 8))
+	noise := image.NewRGBA(image.Rect(0, 0, 640, 480))
+	for i := range noise.Pix {
+		noise.Pix[i] = uint8(r.IntN(256))
+		if i%4 == 3 {
+			noise.Pix[i] = 255
+		}
+	}
+	topBusy := image.NewRGBA(image.Rect(0, 0, 800, 600))
+	draw.Draw(topBusy, topBusy.Rect, image.White, image.Point{}, draw.Src)
+	draw.Draw(topBusy, image.Rect(0, 0, 800, 300), noise, image.Point{}, draw.Src)
+	shot := resize(screenshot(2560, 1600), 2000, 1250).(*image.RGBA)
+	for name, m := range map[string]*image.RGBA{
+		"screenshot": shot,
+		"photo":      photo(800, 600, 3),
+		"noise":      noise,
+		"top busy":   topBusy,
+		"sub-image":  shot.SubImage(image.Rect(100, 37, 1100, 937)).(*image.RGBA),
+	} {
+		var whole bytes.Buffer
+		if err := enc.Encode(&whole, m); err != nil {
+			t.Fatal(err)
+		}
+		est, got := truecolourEstimate(m, enc), int64(whole.Len())
+		if est > got+got/5 || est < got/3 {
+			t.Errorf("%s: estimate %d for %d bytes", name, est, got)
+		}
+	}
+	if est := truecolourEstimate(image.NewRGBA(image.Rect(0, 0, 500, 100)), enc); est != 0 {
+		t.Errorf("an image of 100 rows estimated %d, want 0 (tried whole)", est)
+	}
+}
