@@ -102,8 +102,10 @@ func init() {
 			if c.Bool("resolve") {
 				return resolveTo(c, s.Dir, out, ropts)
 			}
-			_, err = c.App.Writer.Write(out)
-			return err
+			if _, err := c.App.Writer.Write(out); err != nil {
+				return outputFailed("prepare", err)
+			}
+			return nil
 		},
 	})
 }

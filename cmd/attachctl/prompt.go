@@ -46,8 +46,10 @@ func init() {
 			if err != nil {
 				return err
 			}
-			_, err = c.App.Writer.Write(out)
-			return err
+			if _, err := c.App.Writer.Write(out); err != nil {
+				return outputFailed("prompt", err)
+			}
+			return nil
 		},
 	})
 }

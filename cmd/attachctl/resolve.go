@@ -85,7 +85,8 @@ func init() {
 
 // resolveTo resolves b against the store at dir and writes the resolved document to standard
 // output, reporting refusals (exit 1) and input that is not a prompt (exit 2), and a summary on
-// standard error. A refused prompt writes nothing.
+// standard error, each under the command's name (resolve, or prepare --resolve). A refused
+// prompt writes nothing.
 func resolveTo(c *cli.Context, dir string, b []byte, opts ops.ResolveOptions) error {
 	s, err := ops.Open(dir, false)
 	var res *ops.Resolution
@@ -93,7 +94,7 @@ func resolveTo(c *cli.Context, dir string, b []byte, opts ops.ResolveOptions) er
 		res, err = s.Resolve(b, opts)
 	}
 	if err != nil {
-		reportAll(c, "resolve", err)
+		reportAll(c, c.Command.Name, err)
 		if manifest.CodeOf(err) == manifest.ManifestInvalid {
 			return exitError{exitUsage}
 		}
@@ -101,13 +102,13 @@ func resolveTo(c *cli.Context, dir string, b []byte, opts ops.ResolveOptions) er
 	}
 	if _, err := res.WriteTo(c.App.Writer); err != nil {
 		if manifest.CodeOf(err) == "" {
-			return err // standard output failed
+			return outputFailed(c.Command.Name, err)
 		}
-		reportAll(c, "resolve", err)
+		reportAll(c, c.Command.Name, err)
 		return exitError{exitFailed}
 	}
 	if forPerson(c) {
-		summary(c, "resolve: %d inline images, %d inline audio, %d embedded, %d by path (%d bytes)",
+		summary(c, c.Command.Name+": %d inline images, %d inline audio, %d embedded, %d by path (%d bytes)",
 			res.Inline, res.Audio, res.Embedded, res.ByPath, res.Size)
 	}
 	return nil

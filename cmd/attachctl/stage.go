@@ -73,6 +73,12 @@ func walkSource(c *cli.Context, paths []string) (func() (*manifest.Record, bool,
 
 var errStopWalk = errors.New("walk stopped")
 
+// outputFailed is how a command ends when standard output cannot be written (a full disk, a
+// closed pipe where SIGPIPE is ignored): the error on standard error, exit 1.
+func outputFailed(command string, err error) error {
+	return cli.Exit("attachctl: "+command+": "+err.Error(), exitFailed)
+}
+
 // runStage streams records through w with --jobs workers, in input order, to standard output.
 // It returns exit 1 when any record carries an error at the end, exit 2 on a bad manifest (the
 // records before the bad line have been written), and stops early when the run is interrupted.
@@ -116,7 +122,7 @@ func (l loop) toStdout(c *cli.Context) error {
 	l.emit = out.Write
 	failed, err := l.run(c)
 	if ferr := out.Flush(); err == nil && ferr != nil {
-		err = cli.Exit("attachctl: "+l.stage+": "+ferr.Error(), exitFailed)
+		err = outputFailed(l.stage, ferr)
 	}
 	if err == nil && failed > 0 {
 		err = exitError{exitFailed}

@@ -173,7 +173,9 @@ func stepStore(c *cli.Context, create bool, f func(s *ops.Store) (any, error)) e
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(c.App.Writer, "%s\n", b)
+	if _, err := fmt.Fprintf(c.App.Writer, "%s\n", b); err != nil {
+		return outputFailed("upload", err)
+	}
 	return nil
 }
 

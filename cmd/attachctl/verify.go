@@ -108,7 +108,7 @@ func verifyCmd(c *cli.Context) error {
 	}
 	failed, err := l.run(c)
 	if ferr := out.Flush(); err == nil && ferr != nil {
-		err = cli.Exit("attachctl: verify: "+ferr.Error(), exitFailed)
+		err = outputFailed("verify", ferr)
 	}
 	if err == nil && failed > 0 {
 		err = exitError{exitFailed}
@@ -196,7 +196,7 @@ func b3sumCheck(c *cli.Context, name string) error {
 		err = ferr
 	}
 	if err != nil {
-		return cli.Exit("attachctl: verify: "+err.Error(), exitFailed)
+		return outputFailed("verify", err)
 	}
 	if bad > 0 {
 		if !globalBool(c, "quiet") {
