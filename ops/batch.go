@@ -72,7 +72,7 @@ func (b *Batch) Commit() error {
 	return errors.Join(errs...)
 }
 
-// commit publishes the built uploads outs as publish does one: each made durable, then placed,
+// commit publishes the built uploads outs (publish is a commit of one): each made durable, then placed,
 // then the store fsynced once. Every partial is closed (unlocked) at the end.
 func commit(outs []*out) error {
 	if len(outs) == 0 {

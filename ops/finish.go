@@ -111,17 +111,9 @@ func (p *partial) publish(size int64, sum string) (*Meta, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := o.sync(); err != nil {
-		return nil, o.undo(err)
-	}
-	// From here on, as in Batch.commit.
-	if err := o.place(); err != nil {
+	if err := commit([]*out{o}); err != nil { // a batch of one; it closes p
 		return nil, err
 	}
-	if err := syncDir(p.s.Dir); err != nil {
-		return nil, err // published; only its durability is in doubt
-	}
-	o.done()
 	return o.m, nil
 }
 
