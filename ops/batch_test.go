@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
 	"testing"
 
 	"github.com/attachctl/attachctl/manifest"
@@ -135,4 +136,49 @@ func TestBatchCrashBeforeCommit(t *testing.T) {
 	if w := wchar(t) - before; w > 64<<10 {
 		t.Fatalf("wrote %d bytes again: not resumed", w)
 	}
+}
+
+// Settle commits what the batch holds when the upload asked for is among it, waits when it is in
+// another worker's commit, and returns that upload's own error (to every record naming it);
+// Commit then returns only what no Settle returned.
+func TestBatchSettle(t *testing.T) {
+	s := newStore(t)
+	recs, contents := batchFiles(t, 6)
+	b := s.NewBatch()
+	for _, r := range recs[:3] {
+		must(t, s.UploadRecord(context.Background(), r, UploadOptions{Batch: b}))
+	}
+	taken := recs[2].Upload.ID
+	must(t, os.Mkdir(s.UploadDir(taken), DirMode)) // its place will fail
+	must(t, b.Settle(recs[0].Upload.ID))           // commits all three
+	for _, i := range []int{0, 1} {
+		if !bytes.Equal(mustRead(t, recs[i].Upload.Path), contents[i]) {
+			t.Fatalf("upload %d not finished after Settle", i)
+		}
+	}
+	must(t, b.Settle(recs[1].Upload.ID)) // already committed: nothing to do
+	wantCode(t, b.Settle(taken), manifest.UploadUnreadable)
+	wantCode(t, b.Settle(taken), manifest.UploadUnreadable) // a later record of the same file too
+
+	// Workers build while others settle: every record settles finished, none early.
+	var wg sync.WaitGroup
+	for _, r := range recs[3:] {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := s.UploadRecord(context.Background(), r, UploadOptions{Batch: b}); err != nil {
+				t.Error(err)
+				return
+			}
+			if err := b.Settle(r.Upload.ID); err != nil {
+				t.Error(err)
+				return
+			}
+			if _, err := os.Stat(r.Upload.Path); err != nil {
+				t.Errorf("settled but not finished: %v", err)
+			}
+		}()
+	}
+	wg.Wait()
+	must(t, b.Commit()) // the failure was reported by Settle, so not again
 }

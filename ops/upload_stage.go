@@ -86,8 +86,15 @@ func (s *Store) UploadRecord(ctx context.Context, rec *manifest.Record, opts Upl
 	if rec.HasSize && rec.Size != size && want != "" {
 		return manifest.Errorf(manifest.UploadHashMismatch, "%s: is %d bytes, the manifest says %d (changed since it was sniffed)", abs, size, rec.Size)
 	}
+	// An upload of the same bytes and name, finished or (in opts.Batch) built, is named again.
+	same := func(sum string) string {
+		if id := s.finished(sum, name); id != "" || opts.Batch == nil {
+			return id
+		}
+		return opts.Batch.find(sum, name)
+	}
 	if want != "" {
-		if id := s.finished(want, name); id != "" {
+		if id := same(want); id != "" {
 			progress(size)
 			s.setUpload(rec, id, name, size, want)
 			return nil
@@ -112,7 +119,7 @@ func (s *Store) UploadRecord(ctx context.Context, rec *manifest.Record, opts Upl
 		p.writeMeta()
 		return manifest.Errorf(manifest.UploadHashMismatch, "%s: BLAKE3 is %s, the manifest says %s (changed since it was sniffed)", abs, sum, want)
 	}
-	if id := s.finished(sum, name); id != "" { // finished meanwhile by another run
+	if id := same(sum); id != "" { // finished meanwhile by another run, or built in the batch
 		os.RemoveAll(p.dir)
 		s.setUpload(rec, id, name, size, sum)
 		return nil

@@ -113,6 +113,10 @@ type loop struct {
 	// headOnly sniffs path arguments by their head only: the stage's own pass reads every byte
 	// anyway and finishes the sniff (sniff.Text), so that the file is read once.
 	headOnly bool
+	// settle, when set, is called on each record that carries no error just before it is handed
+	// on, in input order; it may fail the record. The upload stage commits its batch there, so
+	// that no record names an upload that is not finished yet.
+	settle func(rec *manifest.Record)
 }
 
 // toStdout runs the loop writing the records as a manifest on standard output, and returns exit 1
@@ -183,6 +187,11 @@ func (l loop) run(c *cli.Context) (int, error) {
 			return rec
 		},
 		func(rec *manifest.Record) error {
+			if l.settle != nil && !rec.Failed() {
+				if l.settle(rec); rec.Failed() {
+					report(c, rec.Error)
+				}
+			}
 			if rec.Failed() {
 				failed++
 			}

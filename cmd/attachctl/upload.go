@@ -127,16 +127,33 @@ func uploadStage(c *cli.Context) error {
 	}
 	bar := newBar(c, 0, "upload", "bytes")
 	ctx := c.Context
-	return loop{stage: "upload", bar: bar, headOnly: true, work: func(rec *manifest.Record) error {
+	// Uploads are committed in groups: each record, when its turn to be written comes, commits
+	// every upload built by then (see ops.Batch), so the fsyncs of several files are paid once
+	// and no record names an upload that is not finished.
+	batch := s.NewBatch()
+	err = loop{stage: "upload", bar: bar, headOnly: true, work: func(rec *manifest.Record) error {
 		bar.AddTotal(rec.Size)
 		var text sniff.Text // the upload's pass finishes the sniff of the head
-		err := s.UploadRecord(ctx, rec, ops.UploadOptions{Chunk: chunk, Progress: bar.Add, Observe: text.Observe})
+		err := s.UploadRecord(ctx, rec, ops.UploadOptions{Chunk: chunk, Progress: bar.Add, Observe: text.Observe, Batch: batch})
 		text.Settle(rec)
 		if errors.Is(err, context.Canceled) {
 			return manifest.Errorf(manifest.UploadMissing, "%s: interrupted before its upload finished; the partial is kept, run again to resume", rec.Path)
 		}
 		return err
+	}, settle: func(rec *manifest.Record) {
+		if rec.Upload == nil {
+			return
+		}
+		if err := batch.Settle(rec.Upload.ID); err != nil {
+			rec.Upload = nil
+			rec.Fail("upload", err, manifest.UploadUnreadable)
+		}
 	}}.toStdout(c)
+	if cerr := batch.Commit(); cerr != nil { // cannot happen: every record was settled
+		reportAll(c, "upload", cerr)
+		return exitError{exitFailed}
+	}
+	return err
 }
 
 // finishedRecord is a manifest record of a finished upload, its type sniffed from its head.
