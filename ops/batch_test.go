@@ -99,13 +99,22 @@ func TestBatchCommitFailureResumes(t *testing.T) {
 		t.Fatalf("partials %v, want the one that failed", partials)
 	}
 	must(t, os.Remove(s.UploadDir(taken)))
+	resumesAll(t, s, recs[1:2], contents[1:2])
+}
+
+// resumesAll uploads each record's file again without a batch and wants it finished under the id
+// the record names, with its content, and next to nothing written again (resumed, not copied).
+func resumesAll(t *testing.T, s *Store, recs []*manifest.Record, contents [][]byte) {
+	t.Helper()
 	before := wchar(t)
-	again := recordFor(recs[1].Path, contents[1])
-	must(t, s.UploadRecord(context.Background(), again, UploadOptions{}))
-	if again.Upload.ID != taken || !bytes.Equal(mustRead(t, again.Upload.Path), contents[1]) {
-		t.Fatalf("resumed as %s, want %s with its content", again.Upload.ID, taken)
+	for i, r := range recs {
+		again := recordFor(r.Path, contents[i])
+		must(t, s.UploadRecord(context.Background(), again, UploadOptions{}))
+		if again.Upload.ID != r.Upload.ID || !bytes.Equal(mustRead(t, again.Upload.Path), contents[i]) {
+			t.Fatalf("upload %d: resumed as %s, want %s with its content", i, again.Upload.ID, r.Upload.ID)
+		}
 	}
-	if w := wchar(t) - before; w > 16<<10 {
+	if w := wchar(t) - before; w > int64(len(recs))*16<<10 {
 		t.Fatalf("wrote %d bytes again: not resumed", w)
 	}
 }
@@ -125,17 +134,7 @@ func TestBatchCrashBeforeCommit(t *testing.T) {
 	if ids, _ := s.IDs(); len(ids) != 0 {
 		t.Fatalf("finished without a commit: %v", ids)
 	}
-	before := wchar(t)
-	for i, r := range recs {
-		again := recordFor(r.Path, contents[i])
-		must(t, s.UploadRecord(context.Background(), again, UploadOptions{}))
-		if again.Upload.ID != r.Upload.ID || !bytes.Equal(mustRead(t, again.Upload.Path), contents[i]) {
-			t.Fatalf("upload %d: resumed as %s, want %s with its content", i, again.Upload.ID, r.Upload.ID)
-		}
-	}
-	if w := wchar(t) - before; w > 64<<10 {
-		t.Fatalf("wrote %d bytes again: not resumed", w)
-	}
+	resumesAll(t, s, recs, contents)
 }
 
 // Settle commits what the batch holds when the upload asked for is among it, waits when it is in
