@@ -2,6 +2,7 @@ package ops
 
 import (
 	"errors"
+	"slices"
 	"sync"
 
 	"golang.org/x/sys/unix"
@@ -33,6 +34,7 @@ type Batch struct {
 	mu       sync.Mutex
 	done     *sync.Cond        // on mu: a commit ended
 	pending  []*out            // built, not yet taken by a commit
+	building map[string]bool   // ids claimed (see claim) and not yet added or dropped
 	inflight map[string]bool   // ids taken by a commit that has not ended
 	failed   map[string]error  // by upload id
 	reported map[string]bool   // failed ids whose error Settle or Commit has returned
@@ -42,8 +44,8 @@ type Batch struct {
 
 // NewBatch starts a batch of uploads into s.
 func (s *Store) NewBatch() *Batch {
-	b := &Batch{s: s, inflight: map[string]bool{}, failed: map[string]error{}, reported: map[string]bool{},
-		byKey: map[string]string{}}
+	b := &Batch{s: s, building: map[string]bool{}, inflight: map[string]bool{}, failed: map[string]error{},
+		reported: map[string]bool{}, byKey: map[string]string{}}
 	b.done = sync.NewCond(&b.mu)
 	return b
 }
@@ -58,13 +60,43 @@ func (b *Batch) take() []*out {
 	return outs
 }
 
-// add takes a built upload; its partial is the batch's to close from now on.
+// claim makes id the batch's upload of this BLAKE3 and name, unless one is already: then it
+// returns that one's id (and the caller names it instead of building its own copy). Checking and
+// claiming at once is what keeps two workers that copied the same file at the same time from
+// building two uploads of it. A claimed id is building until add or drop; Settle waits for it.
+func (b *Batch) claim(blake3, name, id string) string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	key := blake3 + "\x00" + name
+	if had := b.byKey[key]; had != "" {
+		return had
+	}
+	b.byKey[key] = id
+	b.building[id] = true
+	return id
+}
+
+// drop gives up the claimed upload id, which could not be built: records that named it meanwhile
+// get err from Settle (its own record has it already, so Commit does not return it again), and
+// later records of the same file build their own.
+func (b *Batch) drop(blake3, name, id string, err error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	delete(b.byKey, blake3+"\x00"+name)
+	delete(b.building, id)
+	b.failed[id] = err
+	b.reported[id] = true
+	b.done.Broadcast()
+}
+
+// add takes the built upload of a claimed id; its partial is the batch's to close from now on.
 func (b *Batch) add(o *out) {
 	// Start writing the data to disk now, without waiting: Commit's fsync then finds it done.
 	unix.SyncFileRange(int(o.p.f.Fd()), 0, 0, unix.SYNC_FILE_RANGE_WRITE)
 	b.mu.Lock()
 	b.pending = append(b.pending, o)
-	b.byKey[o.m.Blake3+"\x00"+o.m.Name] = o.p.id
+	delete(b.building, o.p.id)
+	b.done.Broadcast() // a Settle may be waiting for it to be built
 	var full []*out
 	if len(b.pending) >= batchMax {
 		full = b.take()
@@ -76,33 +108,32 @@ func (b *Batch) add(o *out) {
 }
 
 // Settle makes sure the upload id is committed, committing everything the batch holds now if id
-// is among it, and returns the error that upload's commit met (nil: finished, or never in the
-// batch). A stage that streams its records calls it before handing each on, so that no record
-// names an upload that is not finished yet; the uploads built meanwhile go in the same commit.
+// is among it, and returns the error that upload's build or commit met (nil: finished, or never
+// in the batch). A stage that streams its records calls it before handing each on, so that no
+// record names an upload that is not finished yet; the uploads built meanwhile go in the same
+// commit. An upload another worker is still building, or committing, is waited for.
 func (b *Batch) Settle(id string) error {
 	b.mu.Lock()
-	var outs []*out
-	for _, o := range b.pending {
-		if o.p.id == id {
-			outs = b.take()
+	defer b.mu.Unlock()
+	for {
+		if slices.ContainsFunc(b.pending, func(o *out) bool { return o.p.id == id }) {
+			outs := b.take()
+			b.mu.Unlock()
+			b.commit(outs)
+			b.mu.Lock()
+			continue
+		}
+		if !b.building[id] && !b.inflight[id] {
 			break
 		}
-	}
-	b.mu.Unlock()
-	if outs != nil {
-		b.commit(outs)
-	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	for b.inflight[id] { // in another goroutine's commit
 		b.done.Wait()
 	}
 	b.reported[id] = true
 	return b.failed[id]
 }
 
-// find is the id of an upload of this BLAKE3 and name that the batch took, committed or not; ""
-// when none. A record of the same file later in the run names it too (its Settle then waits for
+// find is the id of an upload of this BLAKE3 and name that the batch claimed, built, committed
+// or not; "" when none. A record of the same file later in the run names it too (its Settle then waits for
 // the same commit and returns the same error), as it would name an upload finished earlier.
 func (b *Batch) find(blake3, name string) string {
 	b.mu.Lock()

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/attachctl/attachctl/manifest"
 )
@@ -180,4 +181,90 @@ func TestBatchSettle(t *testing.T) {
 	}
 	wg.Wait()
 	must(t, b.Commit()) // the failure was reported by Settle, so not again
+}
+
+// Workers that upload the same file at the same time (a manifest naming it twice, worked in
+// parallel) make one upload: every record names it, and a record settled while another worker is
+// still building it waits until it is finished.
+func TestBatchSameFileAtOnce(t *testing.T) {
+	s := newStore(t)
+	dir := t.TempDir()
+	for round := range 30 {
+		path := filepath.Join(dir, fmt.Sprintf("same%02d.bin", round))
+		content := writeRandom(t, path, 5000+round, uint64(100+round))
+		b := s.NewBatch()
+		recs := make([]*manifest.Record, 4)
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		for i := range recs {
+			recs[i] = recordFor(path, content)
+			if round%2 == 1 {
+				recs[i].Blake3 = "" // hashed while copied (sniff --no-hash): found only after the copy
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-start
+				if err := s.UploadRecord(context.Background(), recs[i], UploadOptions{Batch: b}); err != nil {
+					t.Error(err)
+					return
+				}
+				if err := b.Settle(recs[i].Upload.ID); err != nil {
+					t.Error(err)
+					return
+				}
+				if got, err := os.ReadFile(recs[i].Upload.Path); err != nil || !bytes.Equal(got, content) {
+					t.Errorf("settled but not finished: %v", err)
+				}
+			}()
+		}
+		close(start)
+		wg.Wait()
+		must(t, b.Commit())
+		for _, r := range recs[1:] {
+			if r.Upload.ID != recs[0].Upload.ID {
+				t.Fatalf("round %d: records name %v, want one upload", round, idsOf(recs))
+			}
+		}
+		if partials, _ := s.partialIDs(); len(partials) != 0 {
+			t.Fatalf("round %d: copies left as partials: %v", round, partials)
+		}
+	}
+	ids, err := s.IDs()
+	must(t, err)
+	if len(ids) != 30 {
+		t.Fatalf("%d uploads for 30 files", len(ids))
+	}
+}
+
+// An upload claimed and then not built (drop): a record that named it meanwhile gets the error
+// from Settle, which waited for it; the next record of the same file claims its own; Commit does
+// not return the error again (the claiming record has it).
+func TestBatchDrop(t *testing.T) {
+	s := newStore(t)
+	b := s.NewBatch()
+	sum := b3([]byte("x"))
+	if id := b.claim(sum, "x.txt", "first"); id != "first" {
+		t.Fatalf("claim of a new file gave %q", id)
+	}
+	if id := b.claim(sum, "x.txt", "second"); id != "first" {
+		t.Fatalf("second claim gave %q, want the first", id)
+	}
+	if id := b.find(sum, "x.txt"); id != "first" {
+		t.Fatalf("find gave %q", id)
+	}
+	settled := make(chan error)
+	go func() { settled <- b.Settle("first") }()
+	select {
+	case err := <-settled:
+		t.Fatalf("Settle returned %v while the upload was building", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	b.drop(sum, "x.txt", "first", manifest.Errorf(manifest.UploadDiskFull, "no room"))
+	wantCode(t, <-settled, manifest.UploadDiskFull)
+	if id := b.claim(sum, "x.txt", "third"); id != "third" {
+		t.Fatalf("claim after drop gave %q", id)
+	}
+	b.drop(sum, "x.txt", "third", manifest.Errorf(manifest.UploadDiskFull, "no room"))
+	must(t, b.Commit())
 }

@@ -86,15 +86,13 @@ func (s *Store) UploadRecord(ctx context.Context, rec *manifest.Record, opts Upl
 	if rec.HasSize && rec.Size != size && want != "" {
 		return manifest.Errorf(manifest.UploadHashMismatch, "%s: is %d bytes, the manifest says %d (changed since it was sniffed)", abs, size, rec.Size)
 	}
-	// An upload of the same bytes and name, finished or (in opts.Batch) built, is named again.
-	same := func(sum string) string {
-		if id := s.finished(sum, name); id != "" || opts.Batch == nil {
-			return id
-		}
-		return opts.Batch.find(sum, name)
-	}
+	// An upload of the same bytes and name, finished or (in opts.Batch) claimed, is named again.
 	if want != "" {
-		if id := same(want); id != "" {
+		id := s.finished(want, name)
+		if id == "" && opts.Batch != nil {
+			id = opts.Batch.find(want, name)
+		}
+		if id != "" {
 			progress(size)
 			s.setUpload(rec, id, name, size, want)
 			return nil
@@ -119,7 +117,13 @@ func (s *Store) UploadRecord(ctx context.Context, rec *manifest.Record, opts Upl
 		p.writeMeta()
 		return manifest.Errorf(manifest.UploadHashMismatch, "%s: BLAKE3 is %s, the manifest says %s (changed since it was sniffed)", abs, sum, want)
 	}
-	if id := same(sum); id != "" { // finished meanwhile by another run, or built in the batch
+	// Finished meanwhile by another run, or claimed in the batch by a worker that copied the same
+	// file at the same time: name that one and drop this copy.
+	id := s.finished(sum, name)
+	if id == "" && opts.Batch != nil {
+		id = opts.Batch.claim(sum, name, p.id)
+	}
+	if id != "" && id != p.id {
 		os.RemoveAll(p.dir)
 		s.setUpload(rec, id, name, size, sum)
 		return nil
@@ -127,6 +131,7 @@ func (s *Store) UploadRecord(ctx context.Context, rec *manifest.Record, opts Upl
 	if opts.Batch != nil {
 		o, err := p.buildOut(size, sum)
 		if err != nil {
+			opts.Batch.drop(sum, name, p.id, err)
 			return err
 		}
 		batched = true
