@@ -27,6 +27,14 @@ func batchFiles(t *testing.T, n int) ([]*manifest.Record, [][]byte) {
 	return recs, contents
 }
 
+// buildAll uploads recs into b's store, one after another, each built into b.
+func buildAll(t *testing.T, b *Batch, recs []*manifest.Record) {
+	t.Helper()
+	for _, r := range recs {
+		must(t, b.s.UploadRecord(context.Background(), r, UploadOptions{Batch: b}))
+	}
+}
+
 // idsOf is the sorted upload ids the records name.
 func idsOf(recs []*manifest.Record) []string {
 	var ids []string
@@ -43,9 +51,7 @@ func TestBatchPublishesOnCommit(t *testing.T) {
 			s := newStore(t)
 			recs, contents := batchFiles(t, n)
 			b := s.NewBatch()
-			for _, r := range recs {
-				must(t, s.UploadRecord(context.Background(), r, UploadOptions{Batch: b}))
-			}
+			buildAll(t, b, recs)
 			// Before Commit only the full batches (batchMax at a time) are finished.
 			ids, err := s.IDs()
 			must(t, err)
@@ -84,9 +90,7 @@ func TestBatchCommitFailureResumes(t *testing.T) {
 	s := newStore(t)
 	recs, contents := batchFiles(t, 3)
 	b := s.NewBatch()
-	for _, r := range recs {
-		must(t, s.UploadRecord(context.Background(), r, UploadOptions{Batch: b}))
-	}
+	buildAll(t, b, recs)
 	taken := recs[1].Upload.ID
 	must(t, os.Mkdir(s.UploadDir(taken), DirMode))
 	err := b.Commit()
@@ -126,9 +130,7 @@ func TestBatchCrashBeforeCommit(t *testing.T) {
 	s := newStore(t)
 	recs, contents := batchFiles(t, 4)
 	b := s.NewBatch()
-	for _, r := range recs {
-		must(t, s.UploadRecord(context.Background(), r, UploadOptions{Batch: b}))
-	}
+	buildAll(t, b, recs)
 	for _, o := range b.pending { // the process dies: its locks go, nothing is committed
 		o.p.close()
 	}
@@ -145,9 +147,7 @@ func TestBatchSettle(t *testing.T) {
 	s := newStore(t)
 	recs, contents := batchFiles(t, 6)
 	b := s.NewBatch()
-	for _, r := range recs[:3] {
-		must(t, s.UploadRecord(context.Background(), r, UploadOptions{Batch: b}))
-	}
+	buildAll(t, b, recs[:3])
 	taken := recs[2].Upload.ID
 	must(t, os.Mkdir(s.UploadDir(taken), DirMode)) // its place will fail
 	must(t, b.Settle(recs[0].Upload.ID))           // commits all three
