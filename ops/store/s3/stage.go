@@ -130,6 +130,9 @@ func (s *Store) UploadRecord(ctx context.Context, rec *manifest.Record, opts Upl
 		if want, _, err = ops.Hash(src, nil); err != nil {
 			return manifest.Errorf(manifest.FileUnreadable, "%s: %v", abs, err)
 		}
+		if _, err := src.Seek(0, io.SeekStart); err != nil {
+			return manifest.Errorf(manifest.FileUnreadable, "%s: %v", abs, err)
+		}
 	}
 	if _, err := s.checkStore(ctx, true); err != nil {
 		return err
@@ -155,7 +158,6 @@ func (s *Store) UploadRecord(ctx context.Context, rec *manifest.Record, opts Upl
 			return s.wrap(manifest.UploadUnreadable, abs, err)
 		}
 		s.dropPartial(ctx, id, pi)
-		s.client.DeleteObject(ctx, &awss3.DeleteObjectInput{Bucket: &s.Bucket, Key: &note})
 		s.setUpload(rec, id, name, 0, want)
 		return nil
 	}
