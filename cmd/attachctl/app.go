@@ -17,6 +17,7 @@ import (
 
 	"github.com/attachctl/attachctl/manifest"
 	"github.com/attachctl/attachctl/ops"
+	"github.com/attachctl/attachctl/ops/store/s3"
 	"github.com/urfave/cli/v2"
 )
 
@@ -52,6 +53,7 @@ func globalFlags() []cli.Flag {
 		&cli.IntFlag{Name: "jobs", Value: runtime.NumCPU(), Usage: "records worked at once"},
 		&cli.StringFlag{Name: "progress", Value: "auto", Usage: "progress bar on standard error: auto (when it is a terminal), always or never"},
 		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no progress bar and no summary; errors are still printed"},
+		s3PathStyleFlag(),
 	}
 }
 
@@ -98,6 +100,7 @@ func withGlobalFlags(orig *cli.Command) *cli.Command {
 		}
 		return nil
 	}
+	c.Action = s3Dispatch(orig.Action)
 	c.Subcommands = make([]*cli.Command, len(orig.Subcommands))
 	for i, sub := range orig.Subcommands {
 		c.Subcommands[i] = withGlobalFlags(sub)
@@ -177,11 +180,12 @@ func globalString(c *cli.Context, name string) string { return setIn(c, name).St
 func globalInt(c *cli.Context, name string) int       { return setIn(c, name).Int(name) }
 func globalBool(c *cli.Context, name string) bool     { return setIn(c, name).Bool(name) }
 
-// storeDir is --store, else $ATTACHCTL_STORE, else the XDG state default, made absolute.
+// storeDir is --store, else $ATTACHCTL_STORE, else the XDG state default, made absolute; an
+// s3:// URI as given.
 func storeDir(c *cli.Context) (string, error) {
-	dir := globalString(c, "store")
-	if dir == "" {
-		dir = os.Getenv("ATTACHCTL_STORE")
+	dir := storeArg(c)
+	if s3.IsURI(dir) {
+		return dir, nil
 	}
 	if dir == "" {
 		base := os.Getenv("XDG_STATE_HOME")

@@ -6,6 +6,7 @@ import (
 
 	"github.com/attachctl/attachctl/manifest"
 	"github.com/attachctl/attachctl/ops"
+	"github.com/attachctl/attachctl/ops/store/s3"
 	"github.com/urfave/cli/v2"
 )
 
@@ -17,6 +18,7 @@ func resolveFlags() []cli.Flag {
 		&cli.Int64Flag{Name: "inline-budget", Value: ops.DefaultInlineBudget, Usage: "inline image and audio bytes of one prompt, taken in prompt order"},
 		&cli.Int64Flag{Name: "max-message", Value: ops.DefaultMaxMessage, Usage: "bytes of the whole output JSON, inline data counted as base64"},
 		&cli.Int64Flag{Name: "embed-max", Value: ops.DefaultEmbedMax, Usage: "with embeddedContext, a text file of at most this many bytes goes as a resource block"},
+		&cli.StringFlag{Name: "workdir", Usage: "hand the agent read-only copies in `DIR`, checked by BLAKE3 (an S3 store always does; default $XDG_CACHE_HOME/attachctl/work/s3/BUCKET/PREFIX)"},
 	}
 }
 
@@ -88,10 +90,17 @@ func init() {
 // standard error, each under the command's name (resolve, or prepare --resolve). A refused
 // prompt writes nothing.
 func resolveTo(c *cli.Context, dir string, b []byte, opts ops.ResolveOptions) error {
-	s, err := ops.Open(dir, false)
 	var res *ops.Resolution
-	if err == nil {
-		res, err = s.Resolve(b, opts)
+	var err error
+	if s3.IsURI(dir) {
+		res, err = resolveS3(c, dir, b, opts)
+	} else if c.IsSet("workdir") {
+		return usageError("--workdir: working copies are made for S3 stores only, so far")
+	} else {
+		var s *ops.Store
+		if s, err = ops.Open(dir, false); err == nil {
+			res, err = s.Resolve(b, opts)
+		}
 	}
 	if err != nil {
 		reportAll(c, c.Command.Name, err)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/attachctl/attachctl/manifest"
 	"github.com/attachctl/attachctl/ops"
+	"github.com/attachctl/attachctl/ops/store/s3"
 	"github.com/attachctl/attachctl/sweep"
 	"github.com/urfave/cli/v2"
 )
@@ -61,13 +62,23 @@ func sweepCmd(c *cli.Context) error {
 		report(c, manifest.AsError(err, manifest.UploadUnreadable))
 		return exitError{exitFailed}
 	}
-	s, err := ops.Open(dir, false)
-	if err != nil {
-		return fail(err)
-	}
 	enc := json.NewEncoder(c.App.Writer)
-	sum, err := sweep.Run(s, sweep.Options{Before: before, DryRun: c.Bool("dry-run"), Wait: c.Duration("wait")},
-		func(r sweep.Removed) error { return enc.Encode(r) })
+	opts := sweep.Options{Before: before, DryRun: c.Bool("dry-run"), Wait: c.Duration("wait")}
+	emit := func(r sweep.Removed) error { return enc.Encode(r) }
+	var sum sweep.Summary
+	if s3.IsURI(dir) {
+		b, oerr := openS3(c, dir)
+		if oerr != nil {
+			return fail(oerr)
+		}
+		sum, err = sweep.RunBackend(c.Context, b, opts, emit)
+	} else {
+		s, oerr := ops.Open(dir, false)
+		if oerr != nil {
+			return fail(oerr)
+		}
+		sum, err = sweep.Run(s, opts, emit)
+	}
 	if err != nil {
 		return fail(err)
 	}

@@ -56,12 +56,13 @@ func (s *Store) checkStore(ctx context.Context, create bool) (bool, error) {
 		s.marked = true
 		return true, nil
 	}
-	if !notFound(err) {
-		return false, s.wrap(manifest.StoreUnreachable, "store mark", err)
-	}
+	headErr := err
 	out, err := s.client.ListObjectsV2(ctx, &awss3.ListObjectsV2Input{Bucket: &s.Bucket, Prefix: aws.String(s.root()), MaxKeys: aws.Int32(1)})
-	if err != nil {
+	if err != nil { // a HEAD answer has no body: the listing's error carries the server's words
 		return false, s.wrap(manifest.StoreUnreachable, "list", err)
+	}
+	if !notFound(headErr) {
+		return false, s.wrap(manifest.StoreUnreachable, "store mark", headErr)
 	}
 	if len(out.Contents) > 0 {
 		return false, manifest.Errorf(manifest.StoreNotStore, "store %s: holds objects and is not an attachctl store (no %s)", s.URI, s.markKey())

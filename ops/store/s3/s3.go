@@ -67,7 +67,7 @@ type Options struct {
 	// other than AWS need. Also set by ATTACHCTL_S3_PATH_STYLE=1.
 	PathStyle bool
 	// MaxAttempts is how often a request is tried on 5xx answers and broken connections (with
-	// backoff); 0 is the default of 5.
+	// backoff); 0 is AWS_MAX_ATTEMPTS (or the profile's max_attempts), else 5.
 	MaxAttempts int
 }
 
@@ -108,18 +108,22 @@ func Open(ctx context.Context, uri string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
+	cfg, err := config.LoadDefaultConfig(ctx)
+	if err != nil {
+		return nil, manifest.Errorf(manifest.StoreUnreachable, "store %s: AWS configuration: %v", uri, err)
+	}
 	attempts := opts.MaxAttempts
+	if attempts <= 0 {
+		attempts = cfg.RetryMaxAttempts // AWS_MAX_ATTEMPTS, or max_attempts in the profile
+	}
 	if attempts <= 0 {
 		attempts = 5
 	}
-	cfg, err := config.LoadDefaultConfig(ctx, config.WithRetryer(func() aws.Retryer {
+	cfg.Retryer = func() aws.Retryer {
 		return retry.NewStandard(func(o *retry.StandardOptions) {
 			o.MaxAttempts = attempts
 			o.MaxBackoff = 5 * time.Second
 		})
-	}))
-	if err != nil {
-		return nil, manifest.Errorf(manifest.StoreUnreachable, "store %s: AWS configuration: %v", uri, err)
 	}
 	if cfg.Region == "" {
 		cfg.Region = "us-east-1" // S3-compatible servers mostly ignore it; the SDK needs one to sign

@@ -61,6 +61,19 @@ type UploadOptions struct {
 	Jobs     int           // parts sent at once; at most Jobs x Chunk bytes of parts are in memory
 	Progress func(int64)   // bytes read from the source so far, as they go
 	Sent     func(n int32) // a part about to be sent (tests count them)
+	// Buffers, when set, is the pool of part buffers (each Chunk bytes) that several uploads at
+	// once share, so that the bound on memory holds for the whole command; nil: Jobs of its own.
+	Buffers chan []byte
+}
+
+// NewBuffers is a pool of jobs part buffers of chunk bytes for UploadOptions.Buffers. They are
+// made when first taken.
+func NewBuffers(jobs int, chunk int64) chan []byte {
+	pool := make(chan []byte, jobs)
+	for i := 0; i < jobs; i++ {
+		pool <- nil
+	}
+	return pool
 }
 
 // sourceNote is P/.attachctl/source/<key>.
@@ -161,7 +174,11 @@ func (s *Store) UploadRecord(ctx context.Context, rec *manifest.Record, opts Upl
 		s.setUpload(rec, id, name, 0, want)
 		return nil
 	}
-	done, got, err := s.sendParts(ctx, src, size, chunk, jobs, id, pi, held, progress, opts.Sent)
+	free := opts.Buffers
+	if free == nil {
+		free = NewBuffers(jobs, chunk)
+	}
+	done, got, err := s.sendParts(ctx, src, size, chunk, jobs, free, id, pi, held, progress, opts.Sent)
 	if err != nil {
 		return err
 	}
@@ -255,14 +272,10 @@ func (s *Store) startStage(ctx context.Context, note, name string, size int64, w
 // sendParts reads the source once, in order, hashing it, and sends each part the server does not
 // already hold with the same bytes, jobs at once. Buffers go round a pool of jobs, so at most
 // jobs x chunk bytes are in memory. It returns the parts for the completion and the BLAKE3.
-func (s *Store) sendParts(ctx context.Context, src *os.File, size, chunk int64, jobs int, id string, pi *partialInfo, held map[int32]part, progress func(int64), sent func(int32)) ([]types.CompletedPart, string, error) {
+func (s *Store) sendParts(ctx context.Context, src *os.File, size, chunk int64, jobs int, free chan []byte, id string, pi *partialInfo, held map[int32]part, progress func(int64), sent func(int32)) ([]types.CompletedPart, string, error) {
 	key := s.FinishedKey(id, pi.Name)
 	nparts := int((size + chunk - 1) / chunk)
 	done := make([]types.CompletedPart, nparts)
-	free := make(chan []byte, jobs)
-	for i := 0; i < jobs; i++ {
-		free <- make([]byte, chunk)
-	}
 	type job struct {
 		n   int32
 		buf []byte
@@ -295,15 +308,21 @@ func (s *Store) sendParts(ctx context.Context, src *os.File, size, chunk int64, 
 	var pos int64
 	for n := int32(1); int(n) <= nparts && ctx.Err() == nil; n++ {
 		var buf []byte
+		got := false
 		select {
 		case buf = <-free:
+			got = true
 		case <-ctx.Done():
 		}
-		if buf == nil {
+		if !got {
 			break
+		}
+		if int64(cap(buf)) < chunk {
+			buf = make([]byte, chunk)
 		}
 		k := min(chunk, size-pos)
 		if _, err := io.ReadFull(src, buf[:k]); err != nil {
+			free <- buf
 			readErr = manifest.Errorf(manifest.FileChanged, "%s: shorter than its %d bytes: %v", src.Name(), size, err)
 			break
 		}
@@ -319,6 +338,7 @@ func (s *Store) sendParts(ctx context.Context, src *os.File, size, chunk int64, 
 		select {
 		case work <- job{n, buf}:
 		case <-ctx.Done():
+			free <- buf[:cap(buf)]
 		}
 	}
 	close(work)

@@ -1,0 +1,233 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/ops"
+	"github.com/attachctl/attachctl/ops/store"
+	"github.com/attachctl/attachctl/ops/store/s3"
+	"github.com/urfave/cli/v2"
+)
+
+// The S3 store's commands (SPEC section 8): with --store s3://BUCKET/PREFIX the commands below run
+// these actions instead of the local store's. sweep and resolve branch in their own files, where
+// their flags are read.
+var s3Actions = map[string]func(c *cli.Context, s *s3.Store) error{
+	"upload":        s3UploadStage,
+	"upload begin":  s3Step(func(c *cli.Context, s *s3.Store) (any, error) { return s3Begin(c, s) }),
+	"upload chunk":  s3Step(s3Chunk),
+	"upload status": s3Step(func(c *cli.Context, s *s3.Store) (any, error) { return s.Status(c.Context, c.String("id")) }),
+	"upload finish": s3Step(s3Finish),
+	"upload abort":  s3Step(func(c *cli.Context, s *s3.Store) (any, error) { return nil, s.Abort(c.Context, c.String("id")) }),
+	"touch":         s3Touch,
+	"verify":        s3Verify,
+	"prepare":       s3Unsupported,
+}
+
+// s3PathStyleFlag is the global --s3-path-style.
+func s3PathStyleFlag() cli.Flag {
+	return &cli.BoolFlag{Name: "s3-path-style", EnvVars: []string{"ATTACHCTL_S3_PATH_STYLE"},
+		Usage: "address S3 buckets in the path (http://host/bucket/key), as most servers other than AWS need"}
+}
+
+// storeArg is --store or $ATTACHCTL_STORE as given.
+func storeArg(c *cli.Context) string {
+	if v := globalString(c, "store"); v != "" {
+		return v
+	}
+	return os.Getenv("ATTACHCTL_STORE")
+}
+
+// openS3 opens the S3 store the flags name; nil when they name a folder.
+func openS3(c *cli.Context, uri string) (*s3.Store, error) {
+	if !s3.IsURI(uri) {
+		return nil, nil
+	}
+	return s3.Open(c.Context, uri, s3.Options{PathStyle: globalBool(c, "s3-path-style")})
+}
+
+// s3Dispatch wraps a command's action: on an S3 store it runs the S3 action of that command.
+func s3Dispatch(act cli.ActionFunc) cli.ActionFunc {
+	if act == nil {
+		return nil
+	}
+	return func(c *cli.Context) error {
+		if !s3.IsURI(storeArg(c)) || (c.Command.Name == "verify" && c.IsSet("check")) {
+			return act(c)
+		}
+		f := s3Actions[commandPath(c)]
+		if f == nil {
+			return act(c)
+		}
+		s, err := openS3(c, storeArg(c))
+		if err != nil {
+			return usageError("%v", err)
+		}
+		return f(c, s)
+	}
+}
+
+// commandPath is "upload begin" for `attachctl upload begin`.
+func commandPath(c *cli.Context) string {
+	var names []string
+	for _, cc := range c.Lineage() {
+		if cc.Command != nil && cc.Command.Name != "" && cc.Command.Name != c.App.Name {
+			names = append([]string{cc.Command.Name}, names...)
+		}
+	}
+	return strings.Join(names, " ")
+}
+
+func s3Unsupported(c *cli.Context, s *s3.Store) error {
+	report(c, manifest.Errorf(manifest.UploadInvalid, "%s does not work on S3 stores yet: run sniff, shrink, upload and prompt as a pipeline", c.Command.Name))
+	return exitError{exitFailed}
+}
+
+// s3UploadStage is `attachctl upload` into an S3 store: parts of --chunk bytes (8 MiB unless
+// set), --jobs parts at once over all records, sharing one pool of part buffers.
+func s3UploadStage(c *cli.Context, s *s3.Store) error {
+	chunk := int64(s3.DefaultChunk)
+	if c.IsSet("chunk") {
+		chunk = int64(c.Int("chunk"))
+	}
+	if chunk < s3.MinChunk {
+		return usageError("--chunk on an S3 store takes at least %d bytes (S3's smallest part), not %d", s3.MinChunk, chunk)
+	}
+	jobs := globalInt(c, "jobs")
+	bufs := s3.NewBuffers(jobs, chunk)
+	bar := newBar(c, 0, "upload", "bytes")
+	ctx := c.Context
+	return loop{stage: "upload", bar: bar, work: func(rec *manifest.Record) error {
+		bar.AddTotal(rec.Size)
+		err := s.UploadRecord(ctx, rec, s3.UploadOptions{Chunk: chunk, Jobs: jobs, Progress: bar.Add, Buffers: bufs})
+		if errors.Is(err, context.Canceled) {
+			return manifest.Errorf(manifest.UploadMissing, "%s: interrupted before its upload finished; the parts sent are kept, run again to resume", rec.Path)
+		}
+		return err
+	}}.toStdout(c)
+}
+
+// s3Step runs one step-by-step subcommand and prints its JSON result, as stepStore does.
+func s3Step(f func(c *cli.Context, s *s3.Store) (any, error)) func(c *cli.Context, s *s3.Store) error {
+	return func(c *cli.Context, s *s3.Store) error {
+		if c.NArg() > 0 && c.Command.Name != "chunk" {
+			return usageError("upload %s takes no arguments", c.Command.Name)
+		}
+		out, err := f(c, s)
+		return stepOutput(c, out, err)
+	}
+}
+
+func s3Begin(c *cli.Context, s *s3.Store) (any, error) {
+	id, err := s.Begin(c.Context, c.String("name"), c.Int64("size"))
+	return map[string]any{"id": id, "offset": 0}, err
+}
+
+func s3Chunk(c *cli.Context, s *s3.Store) (any, error) {
+	in, done, err := chunkInput(c)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	id := c.String("id")
+	if _, err := s.Write(c.Context, id, c.Int64("offset"), in); err != nil {
+		return nil, err
+	}
+	return s.Status(c.Context, id)
+}
+
+func s3Finish(c *cli.Context, s *s3.Store) (any, error) {
+	info, err := s.Finish(c.Context, c.String("id"), c.Int64("size"), c.String("blake3"))
+	if err != nil {
+		return nil, err
+	}
+	return s3Record(s, info), nil
+}
+
+// s3Record is the manifest record of a finished upload in an S3 store: its path is its s3:// URI.
+func s3Record(s *s3.Store, info *store.Info) *manifest.Record {
+	uri := s.FinishedURI(info.ID, info.Name)
+	rec := &manifest.Record{Path: uri, Name: info.Name, Blake3: info.Blake3}
+	rec.SetSize(info.Size)
+	rec.Upload = &manifest.Upload{ID: info.ID, Store: s.URI, Path: uri}
+	return rec
+}
+
+// s3ID is the upload a record names in store s.
+func s3ID(s *s3.Store, rec *manifest.Record) (string, error) {
+	if rec.Upload == nil {
+		return "", manifest.Errorf(manifest.UploadMissing, "%s: the record names no upload", rec.Path)
+	}
+	if rec.Upload.Store != s.URI {
+		return "", manifest.Errorf(manifest.UploadMissing, "upload %s: in store %s, not %s", rec.Upload.ID, rec.Upload.Store, s.URI)
+	}
+	return rec.Upload.ID, ops.ValidID(rec.Upload.ID)
+}
+
+func s3Touch(c *cli.Context, s *s3.Store) error {
+	return runStage(c, "touch", func(rec *manifest.Record) error {
+		id, err := s3ID(s, rec)
+		if err != nil {
+			return err
+		}
+		return s.MarkUsed(c.Context, []string{id}, time.Now())
+	})
+}
+
+// s3Verify re-reads each upload (a streamed GET) and compares its BLAKE3 with the object's
+// metadata, the record and, where the record's file is there, the source.
+func s3Verify(c *cli.Context, s *s3.Store) error {
+	if c.String("format") != "manifest" {
+		return usageError("--format %s: an S3 store's uploads are not files b3sum can read; use the manifest format", c.String("format"))
+	}
+	bar := newBar(c, -1, "verify", "bytes")
+	l := loop{stage: "verify", bar: bar}
+	var entries []store.Entry
+	if c.Bool("all") {
+		if c.Args().Present() || c.IsSet("manifest") {
+			return usageError("--all reads the store; it takes no paths and no --manifest")
+		}
+		ls, err := s.List(c.Context)
+		if err != nil {
+			report(c, manifest.AsError(err, manifest.StoreUnreachable))
+			return exitError{exitFailed}
+		}
+		for _, e := range ls.Entries {
+			if e.Finished {
+				entries = append(entries, e)
+			}
+		}
+		l.next = func() (*manifest.Record, bool, error) {
+			if len(entries) == 0 {
+				return nil, false, nil
+			}
+			e := entries[0]
+			entries = entries[1:]
+			uri := s.FinishedURI(e.ID, e.Name)
+			rec := &manifest.Record{Path: uri, Name: e.Name, Upload: &manifest.Upload{ID: e.ID, Store: s.URI, Path: uri}}
+			return rec, true, nil
+		}
+	}
+	l.work = func(rec *manifest.Record) error { return s.VerifyRecord(c.Context, rec, bar.Add) }
+	return l.toStdout(c)
+}
+
+// resolveS3 resolves a prompt against an S3 store, into working copies under --workdir.
+func resolveS3(c *cli.Context, uri string, b []byte, opts ops.ResolveOptions) (*ops.Resolution, error) {
+	s, err := openS3(c, uri)
+	if err != nil {
+		return nil, err
+	}
+	work := c.String("workdir")
+	if work == "" {
+		if work, err = s3.DefaultWorkdir(s); err != nil {
+			return nil, manifest.Errorf(manifest.UploadUnreadable, "no --workdir and no home folder: %v", err)
+		}
+	}
+	return s.Resolve(c.Context, b, work, opts)
+}
