@@ -15,6 +15,7 @@ const (
 	FileUnreadable     Code = "file.unreadable"
 	FileNotRegular     Code = "file.notRegular"
 	FileChanged        Code = "file.changed"
+	FileBadName        Code = "file.badName"
 	ManifestInvalid    Code = "manifest.invalid"
 	UploadInvalid      Code = "upload.invalid"
 	UploadMissing      Code = "upload.missing"

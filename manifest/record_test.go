@@ -166,3 +166,40 @@ func TestErrorCodes(t *testing.T) {
 		t.Errorf("Fail set %+v and changed the original to %+v", r.Error, e)
 	}
 }
+
+// A line that is not valid UTF-8 is not a manifest: the error names the line and the offset of
+// its first bad byte, and the records before it are read.
+func TestReaderRefusesInvalidUTF8(t *testing.T) {
+	tests := []struct {
+		name, in, want string
+	}{
+		{"Latin-1 in a path", "{\"path\":\"caf\xe9.txt\"}\n", "line 1: not valid UTF-8: byte 0xe9 at offset 12"},
+		{"in a user's field, after good lines", "{\"path\":\"a\"}\n\n{\"path\":\"b\",\"n\":\"\xff\"}\n", "line 3: not valid UTF-8: byte 0xff at offset 17"},
+		{"a truncated sequence at the end", "{\"path\":\"a\"}\n{\"path\":\"\xe2\x82", "line 2: not valid UTF-8: byte 0xe2 at offset 9"},
+		{"an overlong slash", "{\"path\":\"\xc0\xaf\"}", "line 1: not valid UTF-8: byte 0xc0 at offset 9"},
+		{"a surrogate encoded in UTF-8", "{\"path\":\"\xed\xa0\x80\"}", "line 1: not valid UTF-8: byte 0xed at offset 9"},
+		{"after valid multi-byte text", "{\"path\":\"é\xe9\"}", "line 1: not valid UTF-8: byte 0xe9 at offset 11"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := NewReader(strings.NewReader(tt.in))
+			var err error
+			for err == nil {
+				_, err = r.Next()
+			}
+			if CodeOf(err) != ManifestInvalid || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("got %v, want manifest.invalid saying %q", err, tt.want)
+			}
+		})
+	}
+	// Valid UTF-8 in every form reads, and writes back unchanged.
+	in := "{\"path\":\"café/日本.txt\",\"name\":\"😀\",\"note\":\"\xef\xbf\xbd\"}"
+	rec, err := NewReader(strings.NewReader(in)).Next()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, _ := rec.MarshalJSON()
+	if string(out) != in {
+		t.Errorf("wrote %s, want %s", out, in)
+	}
+}
