@@ -203,3 +203,23 @@ func TestReaderRefusesInvalidUTF8(t *testing.T) {
 		t.Errorf("wrote %s, want %s", out, in)
 	}
 }
+
+// Quote keeps a name that prints as itself and quotes one that would not stay one readable line.
+func TestQuote(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{"a.txt", "a.txt"},
+		{"dir/with space/café 日本.png", "dir/with space/café 日本.png"},
+		{`back\slash`, `back\slash`},
+		{"new\nline", `"new\nline"`},
+		{"tab\there", `"tab\there"`},
+		{"caf\xe9.txt", `"caf\xe9.txt"`},
+		{"esc\x1b[31m", `"esc\x1b[31m"`},
+		{`"quoted"`, `"\"quoted\""`},
+		{"nbsp\u00a0", `"nbsp\u00a0"`},
+		{"", ""},
+	} {
+		if got := Quote(tt.in); got != tt.want {
+			t.Errorf("Quote(%q) = %s, want %s", tt.in, got, tt.want)
+		}
+	}
+}
