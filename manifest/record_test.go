@@ -28,6 +28,9 @@ func TestRecordRoundTrip(t *testing.T) {
 		{"the last duplicate unknown key wins",
 			`{"path":"a","u":1,"u":2}`,
 			`{"path":"a","u":2}`},
+		{"surrogate pairs, escaped backslashes, and a user's own lone surrogate are kept",
+			`{"path":"\ud83d\ude00 \\udce9 \\\ud83d\ude00","mine":"\udce9"}`,
+			`{"path":"😀 \\udce9 \\😀","mine":"\udce9"}`},
 		{"nested objects",
 			`{"path":"a","upload":{"id":"i","store":"/s","path":"/s/i/a"},"error":{"stage":"upload","code":"upload.missing","message":"m"}}`,
 			`{"path":"a","upload":{"id":"i","store":"/s","path":"/s/i/a"},"error":{"stage":"upload","code":"upload.missing","message":"m"}}`},
@@ -60,6 +63,12 @@ func TestRecordRejects(t *testing.T) {
 		{`{"path":"a","upload":"x"}`, `field "upload"`},
 		{`{"path":"a"} {"path":"b"}`, "more than one JSON value"},
 		{`{"path":"a"`, ""},
+		// Lone surrogates, as Python writes a file name that is not UTF-8, would decode as U+FFFD.
+		{`{"path":"caf\udce9.txt"}`, `field "path": \udce9 is half of a UTF-16 surrogate pair`},
+		{`{"path":"\ud83d"}`, `\ud83d is half`},
+		{`{"path":"\ud83d\u0041"}`, `\ud83d is half`},
+		{`{"path":"\ude00\ud83d"}`, `\ude00 is half`},
+		{`{"path":"a","upload":{"id":"i","store":"/s","path":"/s/i/\udce9"}}`, `field "upload": \udce9`},
 	}
 	for _, tt := range tests {
 		var r Record
