@@ -124,7 +124,7 @@ func (s *Store) UploadRecord(ctx context.Context, rec *manifest.Record, opts Upl
 		id = opts.Batch.claim(sum, name, p.id)
 	}
 	if id != "" && id != p.id {
-		os.RemoveAll(p.dir)
+		p.remove()
 		s.setUpload(rec, id, name, size, sum)
 		return nil
 	}
@@ -195,7 +195,7 @@ func (s *Store) stagePartial(abs, name string, size int64, want string) (*partia
 		return nil, err
 	}
 	for _, id := range ids {
-		meta, err := readPartialMeta(s.partialDir(id))
+		meta, err := s.readPartialMetaOf(id)
 		if err != nil || meta.Source == nil || meta.Source.Path != abs || meta.Name != name {
 			continue
 		}
@@ -296,7 +296,7 @@ func (p *partial) copyFrom(ctx context.Context, src *os.File, st *unix.Stat_t, c
 	started := pos // the first byte whose writeback is not started yet
 	for pos < size {
 		if ctx.Err() != nil {
-			if err := unix.Fdatasync(int(p.f.Fd())); err != nil {
+			if err := fdatasync(int(p.f.Fd())); err != nil {
 				return "", storeErr(p.f.Name(), err)
 			}
 			return "", ctx.Err()
@@ -312,7 +312,7 @@ func (p *partial) copyFrom(ctx context.Context, src *os.File, st *unix.Stat_t, c
 		}
 		if _, err := p.f.WriteAt(b, pos); err != nil {
 			p.f.Truncate(pos) // keep data a prefix that was written whole
-			unix.Fdatasync(int(p.f.Fd()))
+			fdatasync(int(p.f.Fd()))
 			return "", storeErr(p.f.Name(), err)
 		}
 		hp.put(b)
@@ -321,7 +321,7 @@ func (p *partial) copyFrom(ctx context.Context, src *os.File, st *unix.Stat_t, c
 		if pos-started >= writebackEvery {
 			// Ask the kernel to start writing these bytes to disk now, without waiting, so the
 			// disk works while we read and hash, and finish's fsync finds little left to do.
-			unix.SyncFileRange(int(p.f.Fd()), started, pos-started, unix.SYNC_FILE_RANGE_WRITE)
+			startWriteback(int(p.f.Fd()), started, pos-started)
 			started = pos
 		}
 	}
