@@ -1,8 +1,8 @@
 package sweep
 
 import (
-	"context"
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"math/rand"

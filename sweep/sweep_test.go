@@ -252,4 +252,3 @@ func TestSweepHostileStore(t *testing.T) {
 		t.Fatalf("skipped %v, want %v (summary %+v)", skipped, want, sum)
 	}
 }
-
