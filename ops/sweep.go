@@ -574,7 +574,7 @@ func (sw *Sweeper) removeTrashed(e *store.Entry, root fsID) error {
 		}
 	}
 	if err := removeAt(sw.trashfd, name, root); err != nil {
-		return fmt.Errorf("%s: removing upload %s: %w (left in the trash)", path, e.ID, err)
+		return manifest.Errorf(manifest.UploadUnreadable, "%s: removing upload %s: %v (left in the trash)", path, e.ID, err)
 	}
 	return nil
 }

@@ -183,9 +183,15 @@ func (s *Store) partialStatus(id string) (*Status, error) {
 // uploadIndex maps blake3+name to the id of a finished upload, for the stage's dedupe. It is built
 // once per Store value and refreshed on a miss by reading the metadata of ids not seen yet.
 type uploadIndex struct {
-	mu    sync.Mutex
-	byKey map[indexKey]string
-	seen  map[string]bool
+	mu     sync.Mutex
+	byKey  map[indexKey]string
+	seen   map[string]bool
+	bySize map[sizeKey]bool // name and size of every upload indexed
+}
+
+type sizeKey struct {
+	name string
+	size int64
 }
 
 type indexKey struct{ blake3, name string }
@@ -194,14 +200,52 @@ func (x *uploadIndex) add(m *Meta) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	x.init()
+	x.put(m)
+}
+
+// put indexes m; x.mu is held.
+func (x *uploadIndex) put(m *Meta) {
 	x.seen[m.ID] = true
 	x.byKey[indexKey{m.Blake3, m.Name}] = m.ID
+	x.bySize[sizeKey{m.Name, m.Size}] = true
 }
 
 func (x *uploadIndex) init() {
 	if x.byKey == nil {
-		x.byKey, x.seen = map[indexKey]string{}, map[string]bool{}
+		x.byKey, x.seen, x.bySize = map[indexKey]string{}, map[string]bool{}, map[sizeKey]bool{}
 	}
+}
+
+// indexNew reads the metadata of the uploads the index has not seen yet; s.idx.mu is held.
+func (s *Store) indexNew() {
+	ids, err := s.IDs()
+	if err != nil {
+		return
+	}
+	for _, i := range ids {
+		if s.idx.seen[i] {
+			continue
+		}
+		m, err := s.ReadMeta(i)
+		if err != nil {
+			continue // not finished yet, or damaged: looked at again on the next miss
+		}
+		s.idx.put(m)
+	}
+}
+
+// mayHave reports whether a finished upload of this name and size may be in s: the upload stage
+// then hashes a source whose BLAKE3 it does not know before it copies anything.
+func (s *Store) mayHave(name string, size int64) bool {
+	x := &s.idx
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.init()
+	k := sizeKey{name, size}
+	if !x.bySize[k] {
+		s.indexNew()
+	}
+	return x.bySize[k]
 }
 
 // finished returns the id of a finished upload of blake3 and name in s, or "". The id it returns
@@ -214,21 +258,7 @@ func (s *Store) finished(blake3, name string) string {
 	k := indexKey{blake3, name}
 	id, ok := x.byKey[k]
 	if !ok {
-		ids, err := s.IDs()
-		if err != nil {
-			return ""
-		}
-		for _, i := range ids {
-			if x.seen[i] {
-				continue
-			}
-			m, err := s.ReadMeta(i)
-			if err != nil {
-				continue // not finished yet, or damaged: looked at again on the next miss
-			}
-			x.seen[i] = true
-			x.byKey[indexKey{m.Blake3, m.Name}] = i
-		}
+		s.indexNew()
 		if id, ok = x.byKey[k]; !ok {
 			return ""
 		}
