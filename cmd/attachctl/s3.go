@@ -51,6 +51,18 @@ func openS3(c *cli.Context, uri string) (*s3.Store, error) {
 	return s3.Open(c.Context, uri, s3.Options{PathStyle: globalBool(c, "s3-path-style")})
 }
 
+// backendAt is the store at dir through the store seam: an S3 store, or the local folder.
+func backendAt(c *cli.Context, dir string) (store.Backend, error) {
+	if s3.IsURI(dir) {
+		return openS3(c, dir)
+	}
+	s, err := ops.Open(dir, false)
+	if err != nil {
+		return nil, err
+	}
+	return s.Backend(), nil
+}
+
 // s3Dispatch wraps a command's action: on an S3 store it runs the S3 action of that command.
 func s3Dispatch(act cli.ActionFunc) cli.ActionFunc {
 	if act == nil {

@@ -1,13 +1,13 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/attachctl/attachctl/manifest"
-	"github.com/attachctl/attachctl/ops"
-	"github.com/attachctl/attachctl/ops/store/s3"
 	"github.com/attachctl/attachctl/sweep"
 	"github.com/urfave/cli/v2"
 )
@@ -62,22 +62,18 @@ func sweepCmd(c *cli.Context) error {
 		report(c, manifest.AsError(err, manifest.UploadUnreadable))
 		return exitError{exitFailed}
 	}
+	b, err := backendAt(c, dir)
+	if err != nil {
+		return fail(err)
+	}
 	enc := json.NewEncoder(c.App.Writer)
-	opts := sweep.Options{Before: before, DryRun: c.Bool("dry-run"), Wait: c.Duration("wait")}
-	emit := func(r sweep.Removed) error { return enc.Encode(r) }
-	var sum sweep.Summary
-	if s3.IsURI(dir) {
-		b, oerr := openS3(c, dir)
-		if oerr != nil {
-			return fail(oerr)
-		}
-		sum, err = sweep.RunBackend(c.Context, b, opts, emit)
-	} else {
-		s, oerr := ops.Open(dir, false)
-		if oerr != nil {
-			return fail(oerr)
-		}
-		sum, err = sweep.Run(s, opts, emit)
+	// SIGINT and SIGTERM cancel c.Context: the sweep stops after the removals under way, each
+	// reported, and the exit code is 128+N.
+	sum, err := sweep.Run(c.Context, b, sweep.Options{Before: before, DryRun: c.Bool("dry-run"), Wait: c.Duration("wait")},
+		func(r sweep.Removed) error { return enc.Encode(r) })
+	if errors.Is(err, context.Canceled) {
+		summary(c, "sweep: interrupted: removed %d upload%s (%d bytes) before it stopped", sum.Removed, plural(sum.Removed), sum.Bytes)
+		return exitError{exitFailed}
 	}
 	if err != nil {
 		return fail(err)

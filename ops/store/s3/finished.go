@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/attachctl/attachctl/manifest"
-	"github.com/attachctl/attachctl/ops"
 	"github.com/attachctl/attachctl/ops/store"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awss3 "github.com/aws/aws-sdk-go-v2/service/s3"
@@ -22,7 +21,7 @@ func (s *Store) finishedName(ctx context.Context, id string) (string, error) {
 	name := ""
 	err := s.listObjects(ctx, prefix, func(o types.Object) error {
 		n := strings.TrimPrefix(aws.ToString(o.Key), prefix)
-		if n != UsedName && ops.ValidName(n) == nil && name == "" {
+		if n != UsedName && store.ValidName(n) == nil && name == "" {
 			name = n
 		}
 		return nil
@@ -39,7 +38,7 @@ func (s *Store) missing(id string) error {
 
 // Info reads a finished upload's metadata (one listing and one HEAD).
 func (s *Store) Info(ctx context.Context, id string) (*store.Info, error) {
-	if err := ops.ValidID(id); err != nil {
+	if err := store.ValidID(id); err != nil {
 		return nil, err
 	}
 	if err := s.exists(ctx, id); err != nil {
@@ -68,7 +67,7 @@ func (s *Store) head(ctx context.Context, id, name string) (*store.Info, error) 
 
 func (s *Store) infoOf(id, name string, size int64, meta map[string]string, modified *time.Time) (*store.Info, error) {
 	sum := meta["blake3"]
-	if _, err := checkHex(sum); err != nil || sum == "" {
+	if _, err := store.CheckHex(sum); err != nil || sum == "" {
 		return nil, manifest.Errorf(manifest.UploadUnreadable, "upload %s: %s carries no BLAKE3 in its metadata", id, s.FinishedKey(id, name))
 	}
 	return &store.Info{ID: id, Name: name, Size: size, Blake3: sum, Made: aws.ToTime(modified).UTC()}, nil
@@ -76,10 +75,10 @@ func (s *Store) infoOf(id, name string, size int64, meta map[string]string, modi
 
 // Open opens a finished upload for reading: a streamed GET, and ranged GETs for ReadAt.
 func (s *Store) Open(ctx context.Context, id, name string) (store.Reader, error) {
-	if err := ops.ValidID(id); err != nil {
+	if err := store.ValidID(id); err != nil {
 		return nil, err
 	}
-	if err := ops.ValidName(name); err != nil {
+	if err := store.ValidName(name); err != nil {
 		return nil, err
 	}
 	if err := s.exists(ctx, id); err != nil {

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/attachctl/attachctl/manifest"
-	"github.com/attachctl/attachctl/ops"
 	"github.com/attachctl/attachctl/ops/store"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awss3 "github.com/aws/aws-sdk-go-v2/service/s3"
@@ -131,7 +130,7 @@ func (s *Store) readInfo(ctx context.Context, id string) (*partialInfo, error) {
 		return nil, s.wrap(manifest.UploadUnreadable, "upload "+id, err)
 	}
 	var pi partialInfo
-	if err := json.Unmarshal(b, &pi); err != nil || ops.ValidName(pi.Name) != nil {
+	if err := json.Unmarshal(b, &pi); err != nil || store.ValidName(pi.Name) != nil {
 		return nil, manifest.Errorf(manifest.UploadUnreadable, "upload %s: %s is not an attachctl partial", id, s.infoKey(id))
 	}
 	return &pi, nil
@@ -188,7 +187,7 @@ func (s *Store) listObjects(ctx context.Context, prefix string, f func(types.Obj
 
 // Begin starts an unfinished step-by-step upload.
 func (s *Store) Begin(ctx context.Context, name string, size int64) (string, error) {
-	if err := ops.ValidName(name); err != nil {
+	if err := store.ValidName(name); err != nil {
 		return "", err
 	}
 	if size < -1 {
@@ -197,7 +196,7 @@ func (s *Store) Begin(ctx context.Context, name string, size int64) (string, err
 	if _, err := s.checkStore(ctx, true); err != nil {
 		return "", err
 	}
-	id, err := ops.NewID()
+	id, err := store.NewID()
 	if err != nil {
 		return "", err
 	}
@@ -209,7 +208,7 @@ func (s *Store) Begin(ctx context.Context, name string, size int64) (string, err
 
 // Write appends r as one chunk object, created only if no writer took that offset first.
 func (s *Store) Write(ctx context.Context, id string, offset int64, r io.Reader) (int64, error) {
-	if err := ops.ValidID(id); err != nil {
+	if err := store.ValidID(id); err != nil {
 		return 0, err
 	}
 	if err := s.exists(ctx, id); err != nil {
@@ -262,7 +261,7 @@ func (s *Store) Write(ctx context.Context, id string, offset int64, r io.Reader)
 
 // Status reports an upload, finished or not.
 func (s *Store) Status(ctx context.Context, id string) (*store.Status, error) {
-	if err := ops.ValidID(id); err != nil {
+	if err := store.ValidID(id); err != nil {
 		return nil, err
 	}
 	if err := s.exists(ctx, id); err != nil {
@@ -312,10 +311,10 @@ func (s *Store) written(ctx context.Context, id string, pi *partialInfo) (int64,
 
 // Finish checks and publishes a step-by-step upload create-only.
 func (s *Store) Finish(ctx context.Context, id string, size int64, sum string) (*store.Info, error) {
-	if err := ops.ValidID(id); err != nil {
+	if err := store.ValidID(id); err != nil {
 		return nil, err
 	}
-	want, err := checkHex(sum)
+	want, err := store.CheckHex(sum)
 	if err != nil {
 		return nil, err
 	}
@@ -392,18 +391,6 @@ func (s *Store) Finish(ctx context.Context, id string, size int64, sum string) (
 func hexSum(b []byte) string {
 	h := blake3.Sum256(b)
 	return hex.EncodeToString(h[:])
-}
-
-// checkHex accepts a BLAKE3 in any case and returns it in lower case.
-func checkHex(h string) (string, error) {
-	if h == "" {
-		return "", nil
-	}
-	l := strings.ToLower(h)
-	if _, err := hex.DecodeString(l); err != nil || len(l) != 64 {
-		return "", manifest.Errorf(manifest.UploadInvalid, "blake3 %q: not 64 hex digits", h)
-	}
-	return l, nil
 }
 
 func checkFinished(info *store.Info, size int64, want string) error {
@@ -535,7 +522,7 @@ func (s *Store) deleteKeys(ctx context.Context, keys []string) error {
 
 // Abort removes an unfinished upload.
 func (s *Store) Abort(ctx context.Context, id string) error {
-	if err := ops.ValidID(id); err != nil {
+	if err := store.ValidID(id); err != nil {
 		return err
 	}
 	if err := s.exists(ctx, id); err != nil {

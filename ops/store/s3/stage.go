@@ -18,6 +18,7 @@ import (
 
 	"github.com/attachctl/attachctl/manifest"
 	"github.com/attachctl/attachctl/ops"
+	"github.com/attachctl/attachctl/ops/store"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awss3 "github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
@@ -119,10 +120,10 @@ func (s *Store) UploadRecord(ctx context.Context, rec *manifest.Record, opts Upl
 	if name == "" {
 		name = filepath.Base(abs)
 	}
-	if err := ops.ValidName(name); err != nil {
+	if err := store.ValidName(name); err != nil {
 		return err
 	}
-	want, err := checkHex(rec.Blake3)
+	want, err := store.CheckHex(rec.Blake3)
 	if err != nil {
 		return err
 	}
@@ -222,7 +223,7 @@ func (s *Store) resumable(ctx context.Context, note, name, want string) (string,
 		return "", nil, nil
 	}
 	var n sourceNote
-	if json.Unmarshal(b, &n) != nil || ops.ValidID(n.ID) != nil {
+	if json.Unmarshal(b, &n) != nil || store.ValidID(n.ID) != nil {
 		return "", nil, nil
 	}
 	pi, err := s.readInfo(ctx, n.ID)
@@ -249,7 +250,7 @@ func (s *Store) resumable(ctx context.Context, note, name, want string) (string,
 // startStage begins a multipart upload with the BLAKE3 in its metadata, then writes its info and
 // the source's note (a kill between leaves a multipart upload that sweep aborts).
 func (s *Store) startStage(ctx context.Context, note, name string, size int64, want string) (string, *partialInfo, error) {
-	id, err := ops.NewID()
+	id, err := store.NewID()
 	if err != nil {
 		return "", nil, err
 	}

@@ -433,12 +433,12 @@ func sweepAll(t testing.TB, s *Store, cutoff time.Time) (removed, kept int) {
 		t.Fatal(err)
 	}
 	stale := func(e store.Entry) bool { return e.Made.Before(cutoff) && e.LastUsed.Before(cutoff) }
-	sw, err := s.Sweep(bg, time.Minute)
+	sw, err := s.Sweep(bg, time.Minute, false)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer sw.Close()
-	err = sw.Remove(bg, l.Entries, stale, false, func(e store.Entry, o store.Outcome, err error) error {
+	err = sw.Remove(bg, l.Entries, stale, func(e store.Entry, o store.Outcome, err error) error {
 		switch o {
 		case store.Removed:
 			removed++
@@ -517,13 +517,13 @@ func TestUseSweepRace(t *testing.T) {
 				t.Error(err)
 				return
 			}
-			sw, err := s.Sweep(bg, time.Minute)
+			sw, err := s.Sweep(bg, time.Minute, false)
 			if err != nil {
 				t.Error(err)
 				return
 			}
 			now := time.Now()
-			err = sw.Remove(bg, l.Entries, func(e store.Entry) bool { return e.Made.Before(now) && e.LastUsed.Before(now) }, false,
+			err = sw.Remove(bg, l.Entries, func(e store.Entry) bool { return e.Made.Before(now) && e.LastUsed.Before(now) },
 				func(e store.Entry, o store.Outcome, err error) error {
 					switch o {
 					case store.Removed:

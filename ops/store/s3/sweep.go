@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/attachctl/attachctl/manifest"
-	"github.com/attachctl/attachctl/ops"
 	"github.com/attachctl/attachctl/ops/store"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awss3 "github.com/aws/aws-sdk-go-v2/service/s3"
@@ -32,7 +31,7 @@ func (s *Store) List(ctx context.Context) (*store.Listing, error) {
 		rel := strings.TrimPrefix(aws.ToString(o.Key), root)
 		if strings.HasPrefix(rel, internalDir+"/") {
 			if id, ok := strings.CutPrefix(rel, internalDir+"/partial/"); ok {
-				if id, ok = strings.CutSuffix(id, "/info"); ok && ops.ValidID(id) == nil {
+				if id, ok = strings.CutSuffix(id, "/info"); ok && store.ValidID(id) == nil {
 					partial[id] = true
 				}
 			}
@@ -40,7 +39,7 @@ func (s *Store) List(ctx context.Context) (*store.Listing, error) {
 		}
 		id, name, _ := strings.Cut(rel, "/")
 		switch {
-		case ops.ValidID(id) != nil || ops.ValidName(name) != nil && name != UsedName:
+		case store.ValidID(id) != nil || store.ValidName(name) != nil && name != UsedName:
 			l.Skipped = append(l.Skipped, store.Skip{Path: "s3://" + s.Bucket + "/" + aws.ToString(o.Key), Why: "not an upload of this store"})
 		case name == UsedName:
 			hasMarker[id] = true
@@ -136,7 +135,7 @@ func (s *Store) multiparts(ctx context.Context, prefix string) ([]multipart, err
 		}
 		for _, u := range out.Uploads {
 			id, name, _ := strings.Cut(strings.TrimPrefix(aws.ToString(u.Key), root), "/")
-			if ops.ValidID(id) != nil || ops.ValidName(name) != nil {
+			if store.ValidID(id) != nil || store.ValidName(name) != nil {
 				continue
 			}
 			mps = append(mps, multipart{id: id, name: name, key: aws.ToString(u.Key), uploadID: aws.ToString(u.UploadId), initiated: aws.ToTime(u.Initiated).UTC()})
@@ -155,14 +154,14 @@ const lockLease = time.Hour
 func (s *Store) lockKey() string { return s.key(internalDir, "sweep.lock") }
 
 // Sweep takes the store's sweep lock: an object created If-None-Match: *, taken over by If-Match
-// when its lease has run out.
-func (s *Store) Sweep(ctx context.Context, wait time.Duration) (store.Sweeper, error) {
+// when its lease has run out. A dry run writes nothing, the lock included.
+func (s *Store) Sweep(ctx context.Context, wait time.Duration, dryRun bool) (store.Sweeper, error) {
 	ok, err := s.checkStore(ctx, false)
 	if err != nil {
 		return nil, err
 	}
-	if !ok {
-		return &sweeper{s: s, empty: true}, nil
+	if !ok || dryRun {
+		return &sweeper{s: s, empty: !ok, dryRun: dryRun}, nil
 	}
 	deadline := time.Now().Add(wait)
 	for pause := 10 * time.Millisecond; ; pause = min(2*pause, time.Second) {
@@ -198,13 +197,14 @@ func (s *Store) Sweep(ctx context.Context, wait time.Duration) (store.Sweeper, e
 }
 
 type sweeper struct {
-	s     *Store
-	etag  string
-	empty bool
+	s      *Store
+	etag   string
+	empty  bool
+	dryRun bool
 }
 
 func (sw *sweeper) Close() error {
-	if sw.empty || sw.etag == "" {
+	if sw.etag == "" {
 		return nil
 	}
 	_, err := sw.s.client.DeleteObject(context.Background(), &awss3.DeleteObjectInput{Bucket: &sw.s.Bucket,
@@ -216,12 +216,12 @@ func (sw *sweeper) Close() error {
 // Remove decides each entry again from what the server says now. A finished upload is removed
 // only after its marker was replaced by a tombstone with a conditional write that won: a use
 // that wrote first makes the write fail (Kept), a use that comes after finds the tombstone.
-func (sw *sweeper) Remove(ctx context.Context, cands []store.Entry, stale func(store.Entry) bool, dryRun bool, each func(store.Entry, store.Outcome, error) error) error {
+func (sw *sweeper) Remove(ctx context.Context, cands []store.Entry, stale func(store.Entry) bool, each func(store.Entry, store.Outcome, error) error) error {
 	for _, c := range cands {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		e, o, err := sw.removeOne(ctx, c, stale, dryRun)
+		e, o, err := sw.removeOne(ctx, c, stale, sw.dryRun)
 		if err := each(e, o, err); err != nil {
 			return err
 		}

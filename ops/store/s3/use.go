@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/attachctl/attachctl/manifest"
-	"github.com/attachctl/attachctl/ops"
+	"github.com/attachctl/attachctl/ops/store"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awss3 "github.com/aws/aws-sdk-go-v2/service/s3"
 )
@@ -73,7 +73,7 @@ func isConflict(err error) bool { return err == errConflict || conflict(err) }
 // marker) loses its marker again and is upload.missing, so no marker outlives its upload.
 func (s *Store) MarkUsed(ctx context.Context, ids []string, at time.Time) error {
 	for _, id := range ids {
-		if err := ops.ValidID(id); err != nil {
+		if err := store.ValidID(id); err != nil {
 			return err
 		}
 	}

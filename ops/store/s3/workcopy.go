@@ -103,7 +103,7 @@ func references(input []byte) []ref {
 						id, _ := u["uploadId"].(string)
 						name, _ := u["fileName"].(string)
 						r := ref{id, name}
-						if ops.ValidID(id) == nil && ops.ValidName(name) == nil && !seen[r] {
+						if store.ValidID(id) == nil && store.ValidName(name) == nil && !seen[r] {
 							seen[r] = true
 							refs = append(refs, r)
 						}
