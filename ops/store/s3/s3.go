@@ -34,6 +34,7 @@ package s3
 import (
 	"context"
 	"errors"
+	"net/http"
 	"net/url"
 	"os"
 	"strings"
@@ -43,9 +44,12 @@ import (
 	"github.com/attachctl/attachctl/manifest"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
+	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/config"
 	awss3 "github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/smithy-go"
+	"github.com/aws/smithy-go/logging"
 )
 
 // DefaultChunk is the part size unless told otherwise. S3 wants every part but the last to be at
@@ -108,7 +112,9 @@ func Open(ctx context.Context, uri string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg, err := config.LoadDefaultConfig(ctx)
+	// The SDK's own log lines (a credential source it fell back from) are not ours to print:
+	// what goes wrong reaches the caller as an error.
+	cfg, err := config.LoadDefaultConfig(ctx, config.WithLogger(logging.Nop{}))
 	if err != nil {
 		return nil, manifest.Errorf(manifest.StoreUnreachable, "store %s: AWS configuration: %v", uri, err)
 	}
@@ -129,6 +135,12 @@ func Open(ctx context.Context, uri string, opts Options) (*Store, error) {
 		cfg.Region = "us-east-1" // S3-compatible servers mostly ignore it; the SDK needs one to sign
 	}
 	pathStyle := opts.PathStyle || os.Getenv("ATTACHCTL_S3_PATH_STYLE") == "1"
+	// Parts go out in large writes: the default 4 KiB buffers cost a system call each.
+	cfg.HTTPClient = awshttp.NewBuildableClient().WithTransportOptions(func(t *http.Transport) {
+		t.WriteBufferSize = 256 << 10
+		t.ReadBufferSize = 256 << 10
+		t.MaxIdleConnsPerHost = 64
+	})
 	client := awss3.NewFromConfig(cfg, func(o *awss3.Options) {
 		o.UsePathStyle = pathStyle
 		// Checksums only where S3 requires them: integrity is BLAKE3 end to end, and each part's
@@ -142,6 +154,11 @@ func Open(ctx context.Context, uri string, opts Options) (*Store, error) {
 	}
 	return s, nil
 }
+
+// unsignedPayload sends a body without its SHA-256 in the signature (UNSIGNED-PAYLOAD), so that
+// neither side hashes every byte of a part once more: the bytes are checked by BLAKE3 end to end
+// (verify), and a part resumed is checked by its ETag.
+var unsignedPayload = awss3.WithAPIOptions(v4.SwapComputePayloadSHA256ForUnsignedPayloadMiddleware)
 
 // key is the object key of a path inside the store.
 func (s *Store) key(parts ...string) string {

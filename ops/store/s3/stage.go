@@ -294,7 +294,7 @@ func (s *Store) sendParts(ctx context.Context, src *os.File, size, chunk int64, 
 					sent(j.n)
 				}
 				out, err := s.client.UploadPart(ctx, &awss3.UploadPartInput{Bucket: &s.Bucket, Key: &key, UploadId: &pi.UploadID,
-					PartNumber: aws.Int32(j.n), Body: bytes.NewReader(j.buf), ContentLength: aws.Int64(int64(len(j.buf)))})
+					PartNumber: aws.Int32(j.n), Body: bytes.NewReader(j.buf), ContentLength: aws.Int64(int64(len(j.buf)))}, unsignedPayload)
 				if err != nil {
 					cancel(s.wrap(manifest.UploadUnreadable, "upload "+id+" part", err))
 				} else {

@@ -14,15 +14,24 @@ import (
 	"github.com/attachctl/attachctl/ops/store"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awss3 "github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 )
 
 // marker is the state of an upload's .used object.
 type marker struct {
 	exists    bool
 	tombstone bool
-	at        time.Time // when last used (or, for a tombstone, when the sweep wrote it)
+	at        time.Time // when last used (or, for a tombstone, when the sweep wrote it); zero when not read
 	etag      string
 }
+
+// A marker's body is "KIND TIME NONCE\n" with a time of fixed width, so a used marker and a
+// tombstone differ in size and a listing tells them apart without reading them.
+const (
+	markerTime = "2006-01-02T15:04:05.000000000Z"
+	usedSize   = len("used ") + len(markerTime) + 1 + 16 + 1
+	tombSize   = len("tombstone ") + len(markerTime) + 1 + 16 + 1
+)
 
 func (s *Store) readMarker(ctx context.Context, id string) (marker, error) {
 	b, etag, _, err := s.getObject(ctx, s.usedKey(id))
@@ -39,13 +48,44 @@ func (s *Store) readMarker(ctx context.Context, id string) (marker, error) {
 	return marker{exists: true, tombstone: f[0] == "tombstone", at: parseTime(f[1]), etag: etag}, nil
 }
 
+// lookUp lists P/<id>/ once: the finished upload's name ("" when there is none) and its marker,
+// told used or tombstone by its size (read when the size says neither).
+func (s *Store) lookUp(ctx context.Context, id string) (string, marker, error) {
+	prefix := s.key(id) + "/"
+	name, m, odd := "", marker{}, false
+	err := s.listObjects(ctx, prefix, func(o types.Object) error {
+		n := strings.TrimPrefix(aws.ToString(o.Key), prefix)
+		switch {
+		case n == UsedName:
+			m = marker{exists: true, etag: aws.ToString(o.ETag)}
+			switch aws.ToInt64(o.Size) {
+			case int64(usedSize):
+			case int64(tombSize):
+				m.tombstone = true
+			default:
+				odd = true
+			}
+		case name == "" && store.ValidName(n) == nil:
+			name = n
+		}
+		return nil
+	})
+	if err != nil {
+		return "", m, s.wrap(manifest.UploadUnreadable, "upload "+id, err)
+	}
+	if odd {
+		m, err = s.readMarker(ctx, id)
+	}
+	return name, m, err
+}
+
 // writeMarker replaces the marker m (as read) by a new one, conditionally: If-Match its ETag, or
 // If-None-Match: * when there was none. The body carries a fresh nonce so that every write makes
-// a new ETag. It returns the new ETag; a lost race is an error for which conflict is true.
+// a new ETag. It returns the new ETag; a lost race is an error for which isConflict is true.
 func (s *Store) writeMarker(ctx context.Context, id string, m marker, kind string, at time.Time) (string, error) {
 	nonce := make([]byte, 8)
 	rand.Read(nonce)
-	body := fmt.Sprintf("%s %s %s\n", kind, at.UTC().Format(time.RFC3339Nano), hex.EncodeToString(nonce))
+	body := fmt.Sprintf("%s %s %s\n", kind, at.UTC().Format(markerTime), hex.EncodeToString(nonce))
 	in := &awss3.PutObjectInput{Bucket: &s.Bucket, Key: aws.String(s.usedKey(id)), Body: bytes.NewReader([]byte(body))}
 	if m.exists {
 		in.IfMatch = aws.String(m.etag)
@@ -66,11 +106,13 @@ var errConflict = fmt.Errorf("conditional write lost")
 
 func isConflict(err error) bool { return err == errConflict || conflict(err) }
 
-// MarkUsed marks finished uploads used at at. Each id is checked first (a finished upload whose
-// marker is not a tombstone), then each marker is replaced by a conditional write; a write that
-// loses to a sweep's tombstone is upload.missing. After its write, the upload is looked at once
-// more: one removed meanwhile (its sweep deleted the tombstone before this write made a new
-// marker) loses its marker again and is upload.missing, so no marker outlives its upload.
+// MarkUsed marks finished uploads used at at. Each id is looked up first (one listing of its
+// folder: a finished upload whose marker is not a tombstone), then each marker is replaced by a
+// conditional write. A write that loses to a sweep's tombstone is upload.missing. A write that
+// replaced the marker it read (If-Match) proves the upload was there: a sweep deletes only after
+// its tombstone replaced that marker. A marker written where there was none (If-None-Match) may
+// follow a sweep that finished meanwhile, so the upload is looked at once more, and one that is
+// gone loses the marker again and is upload.missing: no marker outlives its upload.
 func (s *Store) MarkUsed(ctx context.Context, ids []string, at time.Time) error {
 	for _, id := range ids {
 		if err := store.ValidID(id); err != nil {
@@ -86,19 +128,17 @@ func (s *Store) MarkUsed(ctx context.Context, ids []string, at time.Time) error 
 	names := make([]string, len(ids))
 	marks := make([]marker, len(ids))
 	err := forEach(ctx, len(ids), func(i int) error {
-		name, err := s.finishedName(ctx, ids[i])
-		if err != nil {
+		var err error
+		names[i], marks[i], err = s.lookUp(ctx, ids[i])
+		switch {
+		case err != nil:
 			return err
-		}
-		if name == "" {
+		case names[i] == "":
 			return s.missing(ids[i])
+		case marks[i].tombstone:
+			return s.swept(ids[i])
 		}
-		names[i] = name
-		marks[i], err = s.readMarker(ctx, ids[i])
-		if err == nil && marks[i].tombstone {
-			err = s.swept(ids[i])
-		}
-		return err
+		return nil
 	})
 	if err != nil {
 		return err
@@ -114,6 +154,9 @@ func (s *Store) markOne(ctx context.Context, id, name string, m marker, at time.
 	for try := 0; ; try++ {
 		etag, err := s.writeMarker(ctx, id, m, "used", at)
 		if err == nil {
+			if m.exists {
+				return nil
+			}
 			_, herr := s.client.HeadObject(ctx, &awss3.HeadObjectInput{Bucket: &s.Bucket, Key: aws.String(s.FinishedKey(id, name))})
 			if herr == nil {
 				return nil
@@ -130,9 +173,12 @@ func (s *Store) markOne(ctx context.Context, id, name string, m marker, at time.
 		if try == 20 {
 			return manifest.Errorf(manifest.StoreLocked, "upload %s: its marker kept changing under %d tries", id, try)
 		}
-		// Another use or a sweep wrote first: read what it wrote and go again.
-		if m, err = s.readMarker(ctx, id); err != nil {
+		// Another use or a sweep wrote first: look again and go again.
+		if name, m, err = s.lookUp(ctx, id); err != nil {
 			return err
+		}
+		if name == "" {
+			return s.missing(id)
 		}
 		if m.tombstone {
 			return s.swept(id)
@@ -143,7 +189,7 @@ func (s *Store) markOne(ctx context.Context, id, name string, m marker, at time.
 // forEach runs f for 0..n-1, a few at a time (requests are round trips, not work), and returns
 // the first error.
 func forEach(ctx context.Context, n int, f func(int) error) error {
-	const width = 8
+	const width = 16
 	var (
 		wg    sync.WaitGroup
 		mu    sync.Mutex

@@ -119,18 +119,17 @@ func references(input []byte) []ref {
 	return refs
 }
 
-// workCopy makes sure ws holds an intact copy of the upload: reused when it hashes to the
-// object's BLAKE3, else fetched into a fresh folder and renamed into place.
+// workCopy makes sure ws holds an intact copy of the upload. A copy that still hashes to the
+// BLAKE3 recorded when it was fetched is reused without asking the server: a finished object is
+// never replaced and an id never reused, so those are the upload's bytes (whether the upload is
+// still there is for MarkUsed to say). Otherwise it is fetched into a fresh folder, checked, and
+// renamed into place.
 func (s *Store) workCopy(ctx context.Context, ws *ops.Store, id, name string) error {
-	info, err := s.head(ctx, id, name)
-	if err != nil {
-		return err
-	}
-	if m, err := ws.ReadMeta(id); err == nil && m.Name == name && m.Blake3 == info.Blake3 {
+	if m, err := ws.ReadMeta(id); err == nil && m.Name == name {
 		if f, err := ws.OpenFinished(id, name); err == nil {
 			got, _, herr := ops.Hash(f, nil)
 			f.Close()
-			if herr == nil && got == info.Blake3 {
+			if herr == nil && got == m.Blake3 {
 				return nil
 			}
 		}
@@ -140,7 +139,8 @@ func (s *Store) workCopy(ctx context.Context, ws *ops.Store, id, name string) er
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	if err := s.fetch(ctx, info, filepath.Join(tmp, name)); err != nil {
+	info, err := s.fetch(ctx, id, name, filepath.Join(tmp, name))
+	if err != nil {
 		return err
 	}
 	meta, err := json.Marshal(ops.Meta{ID: id, Name: name, Size: info.Size, Blake3: info.Blake3, Made: info.Made})
@@ -166,19 +166,24 @@ func (s *Store) workCopy(ctx context.Context, ws *ops.Store, id, name string) er
 	return nil
 }
 
-// fetch streams the object into path (created 0400, never through a link), hashing as it goes.
-func (s *Store) fetch(ctx context.Context, info *store.Info, path string) error {
-	out, err := s.client.GetObject(ctx, &awss3.GetObjectInput{Bucket: &s.Bucket, Key: aws.String(s.FinishedKey(info.ID, info.Name))})
+// fetch streams the object into path (created 0400, never through a link), hashing as it goes,
+// and checks the bytes against the BLAKE3 in the object's metadata.
+func (s *Store) fetch(ctx context.Context, id, name, path string) (*store.Info, error) {
+	out, err := s.client.GetObject(ctx, &awss3.GetObjectInput{Bucket: &s.Bucket, Key: aws.String(s.FinishedKey(id, name))})
 	if err != nil {
 		if notFound(err) {
-			return s.missing(info.ID)
+			return nil, s.missing(id)
 		}
-		return s.wrap(manifest.UploadUnreadable, "upload "+info.ID, err)
+		return nil, s.wrap(manifest.UploadUnreadable, "upload "+id, err)
 	}
 	defer out.Body.Close()
+	info, err := s.infoOf(id, name, aws.ToInt64(out.ContentLength), out.Metadata, out.LastModified)
+	if err != nil {
+		return nil, err
+	}
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
-		return manifest.Errorf(manifest.UploadUnreadable, "working copy %s: %v", path, err)
+		return nil, manifest.Errorf(manifest.UploadUnreadable, "working copy %s: %v", path, err)
 	}
 	h := blake3.New()
 	n, err := io.Copy(io.MultiWriter(f, h), out.Body)
@@ -186,12 +191,12 @@ func (s *Store) fetch(ctx context.Context, info *store.Info, path string) error 
 		err = cerr
 	}
 	if err != nil {
-		return manifest.Errorf(manifest.UploadUnreadable, "working copy %s: %v", path, err)
+		return nil, manifest.Errorf(manifest.UploadUnreadable, "working copy %s: %v", path, err)
 	}
 	if got := hex.EncodeToString(h.Sum(nil)); got != info.Blake3 || n != info.Size {
-		return manifest.Errorf(manifest.VerifyMismatch, "upload %s: read %d bytes hashing to %s; its metadata says %d bytes, %s", info.ID, n, got, info.Size, info.Blake3)
+		return nil, manifest.Errorf(manifest.VerifyMismatch, "upload %s: read %d bytes hashing to %s; its metadata says %d bytes, %s", id, n, got, info.Size, info.Blake3)
 	}
-	return os.Chmod(path, 0o400)
+	return info, os.Chmod(path, 0o400)
 }
 
 func randHex() string {

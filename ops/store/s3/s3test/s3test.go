@@ -97,7 +97,7 @@ func (s *Server) Restart() error {
 		return errors.New("already running")
 	}
 	cmd := exec.Command("versitygw", "--access", Access, "--secret", Secret, "--region", Region,
-		"--port", s.addr, "--quiet", "posix", s.Dir)
+		"--port", s.addr, "--quiet", "--keep-alive", "posix", s.Dir)
 	cmd.Stdout = &s.log
 	cmd.Stderr = &s.log
 	if err := cmd.Start(); err != nil {
