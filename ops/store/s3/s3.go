@@ -6,10 +6,12 @@
 //	                                   from a multipart upload; metadata x-amz-meta-blake3 and
 //	                                   x-amz-meta-made
 //	P/<id>/.used                       the use marker: "used <time> <nonce>" or "tombstone <time>
-//	                                   <nonce>"; written only by conditional writes (If-Match on the
-//	                                   ETag read, If-None-Match: * when there was none). The nonce
-//	                                   makes every write's ETag new, so a condition on an ETag read
-//	                                   before another write always fails.
+//	                                   <nonce>" (a time of fixed width, so the two kinds differ in
+//	                                   size and a listing tells them apart); written only by
+//	                                   conditional writes (If-Match on the ETag read,
+//	                                   If-None-Match: * when there was none). The nonce makes every
+//	                                   write's ETag new, so a condition on an ETag read before
+//	                                   another write always fails.
 //	P/.attachctl/store                 the mark that says this prefix is a store
 //	P/.attachctl/sweep.lock            held by the one sweep that runs (created If-None-Match: *;
 //	                                   a lock older than its lease is taken over by If-Match)
