@@ -455,9 +455,11 @@ func sweepAll(t testing.TB, s *Store, cutoff time.Time) (removed, kept int) {
 	return removed, kept
 }
 
-// TestUseSweepRace runs uses (MarkUsed) against sweeps with a cutoff of now: a use that
-// succeeded is never followed by its upload's removal before the next use, and when it is over
-// no marker is left without its upload. ATTACHCTL_S3_LONG=1 runs it for 60 s.
+// TestUseSweepRace runs uses (MarkUsed) against sweeps with a cutoff of now. Half the uploads are
+// used into the future: once a use of one succeeded, no sweep may remove it. The others are used
+// now, so each sweep may take them; a use that then finds one missing uploads another file and
+// goes on with it. When it is over no marker is left without its upload. ATTACHCTL_S3_LONG=1 runs
+// it for 60 s.
 func TestUseSweepRace(t *testing.T) {
 	srv := s3test.Start(t)
 	s := newStore(t, srv)
@@ -500,7 +502,16 @@ func TestUseSweepRace(t *testing.T) {
 					mu.Unlock()
 				case manifest.UploadMissing:
 					missing.Add(1)
-					return
+					if i%2 == 0 {
+						return // swept before its first use succeeded
+					}
+					// Swept after a use now: upload another file and go on using it.
+					rec := &manifest.Record{Path: randomFile(t, dir, fmt.Sprintf("f%d-%d.txt", i, missing.Load()), 100, uint64(1000+missing.Load()))}
+					if err := s.UploadRecord(bg, rec, UploadOptions{}); err != nil {
+						t.Error(err)
+						return
+					}
+					id = rec.Upload.ID
 				default:
 					t.Error(err)
 					return
