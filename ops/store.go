@@ -301,12 +301,12 @@ func openGuarded(dirfd int, name, path, id string) (*os.File, error) {
 	}
 	var why string
 	switch {
-	case st.Mode&unix.S_IFMT != unix.S_IFREG:
+	case uint32(st.Mode)&unix.S_IFMT != unix.S_IFREG:
 		why = "not a regular file"
 	case st.Uid != uint32(os.Geteuid()):
 		why = fmt.Sprintf("owned by uid %d, not by the current user", st.Uid)
-	case st.Mode&0o077 != 0:
-		why = fmt.Sprintf("mode %04o gives group or others access", st.Mode&0o7777)
+	case uint32(st.Mode)&0o077 != 0:
+		why = fmt.Sprintf("mode %04o gives group or others access", uint32(st.Mode)&0o7777)
 	case st.Nlink != 1:
 		why = fmt.Sprintf("%d hard links, not 1", st.Nlink)
 	}
