@@ -166,7 +166,7 @@ func b3sumCheck(c *cli.Context, name string) error {
 			if strings.ContainsAny(j.path, "\\\n") {
 				shown = "\\" + ops.B3sumEscape(j.path)
 			}
-			f, err := os.Open(j.path)
+			f, err := ops.OpenForCheck(j.path) // an upload only through the guarded open
 			if err != nil {
 				return result{out: shown + ": FAILED (" + err.Error() + ")", msg: err.Error()}
 			}
