@@ -1,4 +1,4 @@
-package ops
+package acp
 
 import (
 	"bytes"
@@ -13,9 +13,9 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/ops"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
@@ -67,12 +67,28 @@ func rsFill(b []byte, seed uint64) {
 	rand.NewChaCha8(key).Read(b)
 }
 
-// rsPut lays out a finished upload as the package doc says (folders 0700, files 0600) and
-// returns a manifest record that names it, as upload would have written it.
-func rsPut(t testing.TB, s *Store, name, mime string, data []byte) *manifest.Record {
+// testStore is a new store in a test's temporary folder, named like a chat.
+func testStore(t testing.TB) *ops.Store {
 	t.Helper()
-	id := putFinished(t, s, name, data, time.Now())
-	m, err := s.ReadMeta(id)
+	s, err := ops.Open(filepath.Join(t.TempDir(), "chat-1"), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// rsPut uploads data as name through the store's own begin, chunk and finish, and returns a
+// manifest record that names it, as upload would have written it.
+func rsPut(t testing.TB, s *ops.Store, name, mime string, data []byte) *manifest.Record {
+	t.Helper()
+	id, err := s.Begin(name, int64(len(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Chunk(id, 0, bytes.NewReader(data), int64(len(data))); err != nil {
+		t.Fatal(err)
+	}
+	m, err := s.Finish(id, int64(len(data)), "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +109,7 @@ var (
 func rsValidate(t testing.TB, doc []byte) {
 	t.Helper()
 	rsSchemaOnce.Do(func() {
-		path, _ := filepath.Abs("../testdata/acp/schema.json")
+		path, _ := filepath.Abs("../../testdata/acp/schema.json")
 		f, err := os.Open(path)
 		if err != nil {
 			rsSchemaErr = err
