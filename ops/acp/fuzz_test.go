@@ -2,6 +2,7 @@ package acp
 
 import (
 	"bytes"
+	"context"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"github.com/zeebo/blake3"
 
 	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/ops/store"
 )
 
 // memUploads is a store in memory, for the fuzz target: uploads by id, each with its name and
@@ -135,4 +137,65 @@ func unjoin(err error) []error {
 		return j.Unwrap()
 	}
 	return []error{err}
+}
+
+// memBackend is the fuzz store behind the backend seam, with or without local paths.
+type memBackend struct {
+	store.Backend // every method resolve does not call is nil
+	m             *memUploads
+}
+
+type memReader struct {
+	*bytes.Reader
+	info *store.Info
+}
+
+func (r memReader) Close() error      { return nil }
+func (r memReader) Info() *store.Info { return r.info }
+
+func (b memBackend) Open(_ context.Context, id, name string) (store.Reader, error) {
+	u, err := b.m.Open(id, name)
+	if err != nil {
+		return nil, err
+	}
+	f := b.m.files[id]
+	return memReader{bytes.NewReader(f.data), &store.Info{ID: id, Name: name, Size: u.Size, Blake3: u.Blake3}}, nil
+}
+
+func (b memBackend) MarkUsed(_ context.Context, ids []string, at time.Time) error {
+	return b.m.MarkUsed(ids, at)
+}
+
+type memPather struct{ memBackend }
+
+func (memPather) FinishedPath(id, name string) string { return "/store/" + id + "/" + name }
+
+// A store behind the backend seam resolves as the same store does directly: by its finished
+// paths when it has them (store.Pather), else only through a work folder.
+func TestResolveBackend(t *testing.T) {
+	in := []byte(fuzzSeeds()[0])
+	opts := Options{Caps: Caps{Image: true}}
+	direct := fuzzStore(t)
+	res, err := Resolve(in, direct, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := rsOutput(t, res)
+	res, err = Resolve(in, Backend(context.Background(), memPather{memBackend{m: fuzzStore(t)}}), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := rsOutput(t, res); !bytes.Equal(got, want) {
+		t.Fatalf("through the seam:\n%s\ndirectly:\n%s", got, want)
+	}
+	noPaths := Backend(context.Background(), memBackend{m: fuzzStore(t)})
+	if _, err := Resolve(in, noPaths, opts); manifest.CodeOf(err) != manifest.UploadUnreadable {
+		t.Fatalf("%v, want upload.unreadable without a work folder", err)
+	}
+	opts.Workdir = t.TempDir()
+	res, err = Resolve(in, noPaths, opts)
+	if err != nil || res.Copied != 4 {
+		t.Fatalf("%v, copied %d", err, res.Copied)
+	}
+	rsValidate(t, rsOutput(t, res))
 }

@@ -1,11 +1,13 @@
 package acp
 
 import (
+	"context"
 	"io"
 	"time"
 
 	"github.com/attachctl/attachctl/manifest"
 	"github.com/attachctl/attachctl/ops"
+	"github.com/attachctl/attachctl/ops/store"
 )
 
 // Uploads is all resolve asks of a store. It makes no assumption about how the store keeps its
@@ -61,3 +63,28 @@ func (l local) Open(id, name string) (*Upload, error) {
 }
 
 func (l local) MarkUsed(ids []string, at time.Time) error { return l.s.MarkUsed(ids, at) }
+
+// Backend is a store behind the backend seam (ops/store) as Uploads, its calls made under ctx.
+// The path of a by-path link is the backend's finished path when it has one (store.Pather);
+// otherwise resolve needs a work folder.
+func Backend(ctx context.Context, b store.Backend) Uploads { return backend{ctx, b} }
+
+type backend struct {
+	ctx context.Context
+	b   store.Backend
+}
+
+func (b backend) Open(id, name string) (*Upload, error) {
+	r, err := b.b.Open(b.ctx, id, name)
+	if err != nil {
+		return nil, err
+	}
+	info := r.Info()
+	u := &Upload{ReadCloser: r, Size: info.Size, Blake3: info.Blake3}
+	if p, ok := b.b.(store.Pather); ok {
+		u.Path = p.FinishedPath(id, name)
+	}
+	return u, nil
+}
+
+func (b backend) MarkUsed(ids []string, at time.Time) error { return b.b.MarkUsed(b.ctx, ids, at) }
