@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/attachctl/attachctl/manifest"
@@ -105,4 +106,30 @@ func TestResolveWorkdir(t *testing.T) {
 	if _, err := Resolve(in, Local(s), opts); manifest.CodeOf(err) != manifest.UploadUnreadable {
 		t.Fatalf("%v, want upload.unreadable", err)
 	}
+}
+
+// A copy whose bytes are not the BLAKE3 the store recorded is refused and nothing is left of it.
+func TestResolveWorkdirChecksBlake3(t *testing.T) {
+	s := testStore(t)
+	work := filepath.Join(t.TempDir(), "work")
+	rec := rsPut(t, s, "b.bin", "", rsBytes(5000, 1))
+	_, err := Resolve(rsPrompt(t, []*manifest.Record{rec}, ""), badSum{Local(s)}, Options{Workdir: work})
+	if manifest.CodeOf(err) != manifest.UploadUnreadable || !bytes.Contains([]byte(err.Error()), []byte("not the upload the store recorded")) {
+		t.Fatalf("%v, want upload.unreadable", err)
+	}
+	left, _ := os.ReadDir(filepath.Join(work, rec.Upload.ID))
+	if len(left) != 0 {
+		t.Fatalf("left in the work folder: %v", left)
+	}
+}
+
+// badSum is a store whose recorded BLAKE3 is wrong for every upload.
+type badSum struct{ Uploads }
+
+func (b badSum) Open(id, name string) (*Upload, error) {
+	f, err := b.Uploads.Open(id, name)
+	if f != nil {
+		f.Blake3 = strings.Repeat("0", 64)
+	}
+	return f, err
 }
