@@ -15,7 +15,7 @@ import (
 // images, links, the context block, embedded text and audio, params or a request.
 func TestResolveTwiceIsANoOp(t *testing.T) {
 	s := testStore(t)
-	wav := append([]byte("RIFF\x24\x08\x00\x00WAVEfmt \x10\x00\x00\x00\x01\x00\x01\x00\x44\xac\x00\x00\x88\x58\x01\x00\x02\x00\x10\x00data\x00\x08\x00\x00"), make([]byte, 2048)...)
+	wav := rsWAV(2048)
 	recs := []*manifest.Record{
 		rsPut(t, s, "a.png", "image/png", rsPNG(t, 4096, 1)),
 		rsPut(t, s, "big.png", "image/png", rsPNG(t, 50000, 2)),
@@ -57,10 +57,7 @@ func TestResolveTwiceIsANoOp(t *testing.T) {
 // context block lists what fits, with reasons, and ends "and N more".
 func TestResolveContextBlockAndMore(t *testing.T) {
 	s := testStore(t)
-	var recs []*manifest.Record
-	for i := 0; i < 38; i++ {
-		recs = append(recs, rsPut(t, s, fmt.Sprintf("shot-%02d.png", i), "image/png", rsPNG(t, 2048, uint64(i))))
-	}
+	recs := rsShots(t, s, 38, 2048, "shot-%02d.png")
 	in := rsPrompt(t, recs, "")
 	opts := Options{Caps: Caps{}}
 	// The size of the links alone, and of the header and "and 38 more": the rest is room for lines.
@@ -137,7 +134,7 @@ func TestResolveContextEscapesNames(t *testing.T) {
 // A reason for every file that could have gone inline and did not, whatever its kind and cause.
 func TestResolveReasonForEveryKind(t *testing.T) {
 	s := testStore(t)
-	wav := append([]byte("RIFF\x24\x08\x00\x00WAVEfmt \x10\x00\x00\x00\x01\x00\x01\x00\x44\xac\x00\x00\x88\x58\x01\x00\x02\x00\x10\x00data\x00\x08\x00\x00"), make([]byte, 2048)...)
+	wav := rsWAV(2048)
 	bmp, err := os.ReadFile("../../testdata/samples/image.bmp")
 	if err != nil {
 		t.Fatal(err)

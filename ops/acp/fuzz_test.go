@@ -50,7 +50,7 @@ const (
 )
 
 func fuzzStore(t testing.TB) *memUploads {
-	wav := append([]byte("RIFF\x24\x08\x00\x00WAVEfmt \x10\x00\x00\x00\x01\x00\x01\x00\x44\xac\x00\x00\x88\x58\x01\x00\x02\x00\x10\x00data\x00\x08\x00\x00"), make([]byte, 600)...)
+	wav := rsWAV(600)
 	return &memUploads{files: map[string]memFile{
 		fzPNG:  {"shot.png", rsPNG(t, 1500, 1)},
 		fzWAV:  {"a.wav", wav},

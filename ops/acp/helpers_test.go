@@ -2,6 +2,7 @@ package acp
 
 import (
 	"bytes"
+	"fmt"
 	"encoding/binary"
 	"encoding/json"
 	"hash/crc32"
@@ -50,6 +51,21 @@ func rsPNG(t testing.TB, size int, seed uint64) []byte {
 		t.Fatalf("made %d bytes, not %d", len(out), size)
 	}
 	return out
+}
+
+// rsWAV is a WAV file's header and n bytes of silence: audio by its content.
+func rsWAV(n int) []byte {
+	return append([]byte("RIFF\x24\x08\x00\x00WAVEfmt \x10\x00\x00\x00\x01\x00\x01\x00\x44\xac\x00\x00\x88\x58\x01\x00\x02\x00\x10\x00data\x00\x08\x00\x00"), make([]byte, n)...)
+}
+
+// rsShots uploads n PNGs of size bytes named like screenshots (name a printf pattern of the index).
+func rsShots(t testing.TB, s *ops.Store, n, size int, name string) []*manifest.Record {
+	t.Helper()
+	recs := make([]*manifest.Record, n)
+	for i := range recs {
+		recs[i] = rsPut(t, s, fmt.Sprintf(name, i), "image/png", rsPNG(t, size, uint64(i)))
+	}
+	return recs
 }
 
 // rsBytes is size random bytes: a binary file.

@@ -221,7 +221,7 @@ func TestResolveCaps(t *testing.T) {
 	img := rsPut(t, s, "a.png", "image/png", rsPNG(t, 4096, 1))
 	txt := rsPut(t, s, "notes.md", "text/plain", []byte("# Notes\nhé <b> & \"quoted\"\n"))
 	big := rsPut(t, s, "big.txt", "text/plain", bytes.Repeat([]byte("x"), DefaultEmbedMax+1))
-	wav := append([]byte("RIFF\x24\x08\x00\x00WAVEfmt \x10\x00\x00\x00\x01\x00\x01\x00\x44\xac\x00\x00\x88\x58\x01\x00\x02\x00\x10\x00data\x00\x08\x00\x00"), make([]byte, 2048)...)
+	wav := rsWAV(2048)
 	aud := rsPut(t, s, "a.wav", "audio/wav", wav)
 	in := rsPrompt(t, []*manifest.Record{img, txt, big, aud}, "look")
 
@@ -438,10 +438,7 @@ func TestResolveReportsEveryRefusal(t *testing.T) {
 // --max-message counts the whole output with inline data as base64.
 func TestResolveMaxMessage(t *testing.T) {
 	s := testStore(t)
-	var recs []*manifest.Record
-	for i := 0; i < 4; i++ {
-		recs = append(recs, rsPut(t, s, fmt.Sprintf("s%d.png", i), "image/png", rsPNG(t, 30000, uint64(i))))
-	}
+	recs := rsShots(t, s, 4, 30000, "s%d.png")
 	in := rsPrompt(t, recs, "")
 	// Room for two images' base64 (40000 bytes each) and the links, not three.
 	const max = 2*40000 + 4000
@@ -515,11 +512,7 @@ func (f failMark) MarkUsed([]string, time.Time) error { return f.err }
 // BenchmarkResolveFifty resolves the 50-screenshot prompt: 12 inline, 38 by path.
 func BenchmarkResolveFifty(b *testing.B) {
 	s := testStore(b)
-	recs := make([]*manifest.Record, 50)
-	for i := range recs {
-		recs[i] = rsPut(b, s, fmt.Sprintf("shot-%02d.png", i), "image/png", rsPNG(b, 819200, uint64(i)))
-	}
-	in, err := Prompt(recs, PromptOptions{Session: "s", Text: "What changed?", HasText: true})
+	in, err := Prompt(rsShots(b, s, 50, 819200, "shot-%02d.png"), PromptOptions{Session: "s", Text: "What changed?", HasText: true})
 	if err != nil {
 		b.Fatal(err)
 	}
