@@ -14,7 +14,7 @@ import (
 // resolveFlags are resolve's own flags, also on prepare (with --resolve).
 func resolveFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.StringFlag{Name: "caps", Value: "image", Usage: "what the agent takes: a comma-separated list of image, audio, embeddedContext (empty: none); with --initialize, what both allow"},
+		&cli.StringFlag{Name: "caps", Value: "image", Usage: "what the agent takes: a comma-separated list of image, audio, embeddedContext (empty: none); given with --initialize, what both allow"},
 		&cli.StringFlag{Name: "initialize", Usage: "the agent's ACP initialize response (or its result) in `FILE`: its promptCapabilities are what the agent takes"},
 		&cli.StringFlag{Name: "workdir", Usage: "copy each by-path file into `DIR` (read-only, checked by BLAKE3) and link the copy"},
 		&cli.Int64Flag{Name: "inline-max", Value: acp.DefaultInlineMax, Usage: "an image or audio file of at most this many bytes may go inline"},
@@ -67,8 +67,9 @@ func init() {
 			"standard input, as untrusted input, and writes it resolved on one line: images of at most\n" +
 			"--inline-max bytes inline while the prompt's inline bytes stay within --inline-budget, every\n" +
 			"other file as a file:// resource_link with mimeType and size, listed in one text block with\n" +
-			"_meta.acpmux.context true (see --workdir, --initialize). A refused prompt writes nothing and exits 1; input that is not a\n" +
-			"prompt exits 2. Every upload of a resolved prompt is marked used.\n\n" +
+			"_meta.acpmux.context true. Keys are matched exactly; resolved blocks keep no upload reference,\n" +
+			"so resolving the output again changes nothing. A refused prompt writes nothing and exits 1;\n" +
+			"input that is not a prompt exits 2. Every upload of a resolved prompt is marked used.\n\n" +
 			example("attachctl resolve --store ~/.local/state/attachctl/chat-42 < prompt.json"),
 		Flags: resolveFlags(),
 		Action: func(c *cli.Context) error {
