@@ -18,6 +18,7 @@ func init() {
 		&cli.IntFlag{Name: "chunk", Value: ops.DefaultChunk, Usage: "upload: bytes read and written at once"},
 		&cli.BoolFlag{Name: "resolve", Usage: "also resolve the prompt against the store, as the agent's daemon does"},
 	}
+	flags = append(flags, walkFlags...)
 	flags = append(flags, promptFlags()...)
 	flags = append(flags, resolveFlags()...)
 	register(&cli.Command{
@@ -32,8 +33,8 @@ func init() {
 			example("attachctl prepare --store ~/.local/state/attachctl/chat-42 --text \"What changed?\" shots/"),
 		Flags: flags,
 		Action: func(c *cli.Context) error {
-			if !c.Args().Present() {
-				return usageError("prepare takes the files to attach as arguments")
+			if !c.Args().Present() && c.String("files-from") == "" {
+				return usageError("prepare takes the files to attach as arguments (or --files-from)")
 			}
 			text, hasText, err := promptText(c)
 			if err != nil {

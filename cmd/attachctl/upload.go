@@ -29,10 +29,10 @@ func init() {
 			"the records are those of `attachctl sniff PATH | attachctl upload` (--no-hash is implied).\n" +
 			"The subcommands do the same step by step.\n\n" +
 			example("attachctl sniff shots/*.png | attachctl upload --store ~/.local/state/attachctl/chat-42"),
-		Flags: []cli.Flag{
+		Flags: append([]cli.Flag{
 			manifestFlag, noHashFlag,
 			&cli.IntFlag{Name: "chunk", Value: ops.DefaultChunk, Usage: "largest chunk in `BYTES`"},
-		},
+		}, walkFlags...),
 		Action: uploadStage,
 		Subcommands: []*cli.Command{
 			{
