@@ -2,9 +2,9 @@ package acp
 
 import (
 	"bytes"
-	"fmt"
 	"encoding/binary"
 	"encoding/json"
+	"fmt"
 	"hash/crc32"
 	"image"
 	"image/color"
