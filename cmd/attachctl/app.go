@@ -35,9 +35,10 @@ type exitError struct{ code int }
 
 func (e exitError) Error() string { return fmt.Sprintf("exit %d", e.code) }
 
-// usageError is exit 2 with a message.
+// usageError is exit 2 with one line saying what to fix; the hint line naming the command's help
+// is added when it is printed.
 func usageError(format string, args ...any) error {
-	return cli.Exit("attachctl: "+fmt.Sprintf(format, args...), exitUsage)
+	return &usage{msg: fmt.Sprintf(format, args...)}
 }
 
 // commands is filled by each command's file with register, in its init.
@@ -75,6 +76,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 		ErrWriter:            stderr,
 		EnableBashCompletion: true,
 		Suggest:              true,
+		OnUsageError:         onUsageError,
 		ExitErrHandler:       func(*cli.Context, error) {}, // run decides the exit code
 		Before: func(c *cli.Context) error {
 			return checkGlobals(c)
@@ -98,6 +100,9 @@ func withGlobalFlags(orig *cli.Command) *cli.Command {
 		}
 		return nil
 	}
+	c.OnUsageError = onUsageError
+	c.CustomHelpTemplate = commandHelpTemplate
+	c.HideHelpCommand = true // `help CMD` is CMD --help (normalizeArgs); no "help" among the subcommands
 	c.Subcommands = make([]*cli.Command, len(orig.Subcommands))
 	for i, sub := range orig.Subcommands {
 		c.Subcommands[i] = withGlobalFlags(sub)
@@ -133,21 +138,34 @@ func runWith(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 	}()
 	app := newApp(stdin, stdout, stderr)
-	err := app.RunContext(ctx, args)
-	code := exitCode(err, app.ErrWriter)
+	args, err := normalizeArgs(app, args)
+	if err == nil {
+		err = app.RunContext(ctx, args)
+	}
+	code := exitCode(err, app.ErrWriter, commandPath(app, args))
 	if n := signalled.Load(); n != 0 && code != exitOK {
 		return 128 + int(n)
 	}
 	return code
 }
 
-func exitCode(err error, stderr io.Writer) int {
+// exitCode prints err, unless it has been printed, and returns the exit code it stands for. path
+// names the command that ran ("attachctl upload begin"), for the hint under a usage error.
+func exitCode(err error, stderr io.Writer, path string) int {
 	if err == nil {
 		return exitOK
 	}
 	var ee exitError
 	if errors.As(err, &ee) {
 		return ee.code
+	}
+	var u *usage
+	if errors.As(err, &u) {
+		if u.help == "" {
+			u.help = path
+		}
+		fmt.Fprintf(stderr, "attachctl: %s\nsee '%s --help'\n", escapeLine(u.msg), u.help)
+		return exitUsage
 	}
 	var ec cli.ExitCoder
 	if errors.As(err, &ec) {
@@ -156,8 +174,8 @@ func exitCode(err error, stderr io.Writer) int {
 		}
 		return ec.ExitCode()
 	}
-	// Anything else urfave/cli returns is a usage error (unknown flag, bad value).
-	fmt.Fprintln(stderr, "attachctl:", err)
+	// Anything else urfave/cli returns is a usage error.
+	fmt.Fprintf(stderr, "attachctl: %s\nsee '%s --help'\n", escapeLine(err.Error()), path)
 	return exitUsage
 }
 
