@@ -49,9 +49,9 @@ func register(c *cli.Command) { commands = append(commands, c) }
 // globalFlags are accepted before and after the command name.
 func globalFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.StringFlag{Name: "store", Usage: "the store folder: one chat's uploads (default $ATTACHCTL_STORE, else $XDG_STATE_HOME/attachctl/uploads, else ~/.local/state/attachctl/uploads)"},
-		&cli.IntFlag{Name: "jobs", Value: runtime.NumCPU(), Usage: "records worked at once"},
-		&cli.StringFlag{Name: "progress", Value: "auto", Usage: "progress bar on standard error: auto (when it is a terminal), always or never"},
+		&cli.StringFlag{Name: "store", Usage: "the store folder `DIR`: one chat's uploads (default $ATTACHCTL_STORE, else $XDG_STATE_HOME/attachctl/uploads, else ~/.local/state/attachctl/uploads)"},
+		&cli.IntFlag{Name: "jobs", Value: runtime.NumCPU(), Usage: "`N` records worked at once"},
+		&cli.StringFlag{Name: "progress", Value: "auto", Usage: "progress bar on standard error `WHEN`: auto (when it is a terminal), always or never"},
 		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no progress bar and no summary; errors are still printed"},
 	}
 }
@@ -221,7 +221,7 @@ func report(c *cli.Context, e *manifest.Error) {
 	if stage == "" {
 		stage = c.Command.Name
 	}
-	fmt.Fprintf(c.App.ErrWriter, "attachctl: %s: %s\n", stage, e.Error())
+	fmt.Fprintf(c.App.ErrWriter, "attachctl: %s: %s\n", stage, escapeLine(e.Error()))
 }
 
 // summary prints a line on standard error unless --quiet.
@@ -229,7 +229,7 @@ func summary(c *cli.Context, format string, args ...any) {
 	if globalBool(c, "quiet") {
 		return
 	}
-	fmt.Fprintf(c.App.ErrWriter, "attachctl: "+format+"\n", args...)
+	fmt.Fprintf(c.App.ErrWriter, "attachctl: %s\n", escapeLine(fmt.Sprintf(format, args...)))
 }
 
 // example formats a command's help text with an example.

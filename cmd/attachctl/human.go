@@ -60,7 +60,7 @@ func humanBytes(n int64) string {
 	v := float64(n)
 	for _, unit := range []string{"kB", "MB", "GB", "TB", "PB"} {
 		v /= 1000
-		if v < 999.95 || unit == "PB" {
+		if v < 999.5 || unit == "PB" {
 			if v < 9.95 {
 				return fmt.Sprintf("%.1f %s", v, unit)
 			}

@@ -32,7 +32,7 @@ func init() {
 			"_meta.acpmux.upload {uploadId, fileName}. A record with no upload (upload.missing) or with\n" +
 			"an error makes it write nothing and exit 1.\n\n" +
 			example("attachctl upload --store S shots/*.png | attachctl prompt --text \"What changed?\" > prompt.json"),
-		Flags: append([]cli.Flag{manifestFlag, noHashFlag}, promptFlags()...),
+		Flags: append([]cli.Flag{manifestFlag}, promptFlags()...),
 		Action: func(c *cli.Context) error {
 			text, hasText, err := promptText(c)
 			if err != nil {

@@ -108,8 +108,8 @@ func resolveTo(c *cli.Context, dir string, b []byte, opts ops.ResolveOptions) er
 		return exitError{exitFailed}
 	}
 	if forPerson(c) {
-		summary(c, c.Command.Name+": %d inline images, %d inline audio, %d embedded, %d by path (%d bytes)",
-			res.Inline, res.Audio, res.Embedded, res.ByPath, res.Size)
+		summary(c, c.Command.Name+": %d inline images, %d inline audio, %d embedded, %d by path (%s)",
+			res.Inline, res.Audio, res.Embedded, res.ByPath, humanBytes(res.Size))
 	}
 	return nil
 }

@@ -30,8 +30,7 @@ func init() {
 			"The subcommands do the same step by step.\n\n" +
 			example("attachctl sniff shots/*.png | attachctl upload --store ~/.local/state/attachctl/chat-42"),
 		Flags: []cli.Flag{
-			manifestFlag, noHashFlag,
-			&cli.IntFlag{Name: "chunk", Value: ops.DefaultChunk, Usage: "largest chunk in `BYTES`"},
+			manifestFlag, noHashFlag, chunkFlag(),
 		},
 		Action: uploadStage,
 		Subcommands: []*cli.Command{
@@ -113,9 +112,9 @@ func init() {
 
 // uploadStage is `attachctl upload`: the stage over a manifest, with a bar in bytes.
 func uploadStage(c *cli.Context) error {
-	chunk := c.Int("chunk")
-	if chunk < 1 {
-		return usageError("--chunk takes a whole number of bytes of at least 1, not %d", chunk)
+	chunk, err := chunkSize(c)
+	if err != nil {
+		return err
 	}
 	dir, err := storeDir(c)
 	if err != nil {
