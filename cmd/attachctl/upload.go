@@ -36,6 +36,8 @@ func init() {
 		Subcommands: []*cli.Command{
 			{
 				Name: "begin", Usage: "start an upload; prints {\"id\",\"offset\":0}",
+				Description: "Starts an unfinished upload in the store (made when missing) and prints its id.\n\n" +
+					example(`id=$(attachctl upload begin --store S --name report.pdf --size 1048576 | jq -r .id)`),
 				Flags: []cli.Flag{
 					&cli.StringFlag{Name: "name", Usage: "the upload's plain file `NAME`", Required: true},
 					&cli.Int64Flag{Name: "size", Value: -1, Usage: "declared size in `BYTES` (-1: left open, fixed at finish)"},
@@ -49,6 +51,9 @@ func init() {
 			},
 			{
 				Name: "chunk", Usage: "append the bytes of FILE (or standard input) at --offset; prints the status", ArgsUsage: "[FILE|-]",
+				Description: "Appends the bytes whole or not at all; the offset it prints is durable. An --offset other\n" +
+					"than the current one is upload.offset and names the current one.\n\n" +
+					example(`head -c 524288 report.pdf | attachctl upload chunk --store S --id "$id" --offset 0`),
 				Flags: []cli.Flag{idFlag, &cli.Int64Flag{Name: "offset", Usage: "the current offset", Required: true}},
 				Action: func(c *cli.Context) error {
 					if c.NArg() > 1 {
@@ -78,6 +83,8 @@ func init() {
 			},
 			{
 				Name: "status", Usage: "print {\"id\",\"name\",\"offset\",\"size\",\"finished\"}",
+				Description: "Where an upload stands: its offset is where the next chunk goes (size -1 while open).\n\n" +
+					example(`attachctl upload status --store S --id "$id" | jq .offset`),
 				Flags: []cli.Flag{idFlag},
 				Action: func(c *cli.Context) error {
 					return stepStore(c, false, func(s *ops.Store) (any, error) { return s.Status(c.String("id")) })
@@ -85,6 +92,9 @@ func init() {
 			},
 			{
 				Name: "finish", Usage: "check size and BLAKE3, publish, and print the finished record",
+				Description: "Checks the bytes received against --size and --blake3 (upload.sizeMismatch,\n" +
+					"upload.hashMismatch) and publishes the upload whole at STORE/<id>/<name>.\n\n" +
+					example(`attachctl upload finish --store S --id "$id" --blake3 "$(b3sum --no-names report.pdf)"`),
 				Flags: []cli.Flag{idFlag,
 					&cli.StringFlag{Name: "blake3", Usage: "the expected BLAKE3 in `HEX`"},
 					&cli.Int64Flag{Name: "size", Value: -1, Usage: "the expected size in `BYTES`; fixes a size left open"},
@@ -101,6 +111,9 @@ func init() {
 			},
 			{
 				Name: "abort", Usage: "remove an unfinished upload",
+				Description: "Removes an unfinished upload and its bytes; a finished one is upload.invalid (sweep\n" +
+					"removes those).\n\n" +
+					example(`attachctl upload abort --store S --id "$id"`),
 				Flags: []cli.Flag{idFlag},
 				Action: func(c *cli.Context) error {
 					return stepStore(c, false, func(s *ops.Store) (any, error) { return nil, s.Abort(c.String("id")) })
