@@ -108,6 +108,9 @@ type loop struct {
 	emit  func(*manifest.Record) error
 	// next, when set, replaces source(c) (verify --all reads the store).
 	next func() (*manifest.Record, bool, error)
+	// reported, when set, means the stage tells of each failure itself (verify --format text), so
+	// the loop does not also print it on standard error.
+	reported bool
 	// bar, when set, is the stage's own progress bar (in bytes); otherwise the loop draws one in files.
 	bar *bar
 	// headOnly sniffs path arguments by their head only: the stage's own pass reads every byte
@@ -177,7 +180,7 @@ func (l loop) run(c *cli.Context) (int, error) {
 				if err := do(rec); err != nil && !rec.Failed() {
 					rec.Fail(l.stage, err, manifest.FileUnreadable)
 				}
-				if rec.Failed() {
+				if rec.Failed() && !l.reported {
 					report(c, rec.Error)
 				}
 			}
@@ -188,7 +191,7 @@ func (l loop) run(c *cli.Context) (int, error) {
 		},
 		func(rec *manifest.Record) error {
 			if l.settle != nil && !rec.Failed() {
-				if l.settle(rec); rec.Failed() {
+				if l.settle(rec); rec.Failed() && !l.reported {
 					report(c, rec.Error)
 				}
 			}
