@@ -30,11 +30,11 @@ type Listed struct {
 	Err error
 }
 
-// List returns every upload of the store, finished and unfinished, sorted by id (which is the
+// Uploads returns every upload of the store, finished and unfinished, sorted by id (which is the
 // order they were begun in). It reads without the lock: a listing, not a judgement, so an upload
 // finished or removed while it runs may show either way. An unfinished upload that is also
 // finished (what a crash right after a finish leaves) shows once, finished.
-func (s *Store) List() ([]Listed, error) {
+func (s *Store) Uploads() ([]Listed, error) {
 	ids, err := s.IDs()
 	if err != nil {
 		return nil, err

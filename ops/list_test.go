@@ -7,9 +7,9 @@ import (
 	"time"
 )
 
-// List shows finished uploads (with their last use) and unfinished ones (with their bytes so far
+// Uploads shows finished uploads (with their last use) and unfinished ones (with their bytes so far
 // and last write), in id order, and an upload it cannot read with its error.
-func TestList(t *testing.T) {
+func TestUploads(t *testing.T) {
 	s := testStore(t)
 	made := time.Date(2026, 11, 1, 10, 0, 0, 0, time.UTC)
 	used := time.Date(2026, 11, 20, 8, 0, 0, 0, time.UTC)
@@ -33,7 +33,7 @@ func TestList(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	got, err := s.List()
+	got, err := s.Uploads()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -44,7 +44,7 @@ func lsCmd(c *cli.Context) error {
 	var list []ops.Listed
 	s, err := ops.Open(dir, false)
 	if err == nil {
-		list, err = s.List()
+		list, err = s.Uploads()
 	}
 	if err != nil {
 		if manifest.CodeOf(err) != manifest.UploadMissing { // a store not made yet is empty
