@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bufio"
+	"bytes"
 	"errors"
 	"io"
 	"iter"
@@ -31,21 +33,49 @@ func source(c *cli.Context) (next func() (*manifest.Record, bool, error), sniffe
 	}
 	var in io.Reader = c.App.Reader
 	closeFn = func() {}
+	fromStdin := true
 	if name := c.String("manifest"); name != "" && name != "-" {
 		f, err := os.Open(name)
 		if err != nil {
 			return nil, false, nil, usageError("--manifest: %v", err)
 		}
-		in, closeFn = f, func() { f.Close() }
+		in, closeFn, fromStdin = f, func() { f.Close() }, false
 	}
-	r := manifest.NewReader(in)
+	br := bufio.NewReader(in)
+	r := manifest.NewReader(br)
+	first := true
 	return func() (*manifest.Record, bool, error) {
+		if first && fromStdin {
+			first = false
+			if looksLikePaths(br) {
+				return nil, false, errPlainPaths
+			}
+		}
 		rec, err := r.Next()
 		if err == io.EOF {
 			return nil, false, nil
 		}
 		return rec, err == nil, err
 	}, false, closeFn, nil
+}
+
+// errPlainPaths is standard input that holds lines of plain text where a manifest was expected:
+// `ls | attachctl sniff`.
+var errPlainPaths = manifest.Errorf(manifest.ManifestInvalid, "standard input is not a manifest (not JSON)")
+
+// looksLikePaths reports whether the input starts with something other than a JSON object: the
+// first byte that is not white space is not '{'. It reads nothing away from the reader.
+func looksLikePaths(br *bufio.Reader) bool {
+	for n := 1; n <= 4096; n *= 2 {
+		b, err := br.Peek(n)
+		if t := bytes.TrimLeft(b, " \t\r\n"); len(t) > 0 {
+			return t[0] != '{'
+		}
+		if err != nil {
+			return false
+		}
+	}
+	return false
 }
 
 // walkSource walks the paths, lexical order within folders, and yields one path-only record per
@@ -202,6 +232,13 @@ func (l loop) run(c *cli.Context) (int, error) {
 		})
 	bar.Finish()
 	if err != nil {
+		if errors.Is(err, errPlainPaths) {
+			hint := "use 'attachctl sniff --files-from -'"
+			if hasFlag(c, "files-from") {
+				hint = "use --files-from -"
+			}
+			return failed, usageError("%s: %s; paths go as arguments, or %s", l.stage, errPlainPaths.Message, hint)
+		}
 		if e := manifest.AsError(err, ""); e.Code == manifest.ManifestInvalid {
 			report(c, e)
 			return failed, exitError{exitUsage}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 
 	"github.com/attachctl/attachctl/manifest"
 	"github.com/attachctl/attachctl/ops"
@@ -27,10 +28,13 @@ func init() {
 			"starts over. Paths given as arguments are sniffed in the same pass: the head for the type,\n" +
 			"the upload's own read for the BLAKE3 and the text check, so each file is read once and\n" +
 			"the records are those of `attachctl sniff PATH | attachctl upload` (--no-hash is implied).\n" +
-			"The subcommands do the same step by step.\n\n" +
-			example("attachctl sniff shots/*.png | attachctl upload --store ~/.local/state/attachctl/chat-42"),
+			"`upload - --name NAME` uploads standard input as one file. The subcommands do the same\n" +
+			"step by step.\n\n" +
+			example("attachctl sniff shots/*.png | attachctl upload --store ~/.local/state/attachctl/chat-42",
+				"pg_dump mydb | attachctl upload - --name mydb.sql --store ~/.local/state/attachctl/chat-42"),
 		Flags: []cli.Flag{
 			manifestFlag, noHashFlag, chunkFlag(),
+			&cli.StringFlag{Name: "name", Usage: "with -: the plain file `NAME` the agent is shown"},
 		},
 		Action: uploadStage,
 		Subcommands: []*cli.Command{
@@ -129,6 +133,15 @@ func uploadStage(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	fromStdin := c.NArg() == 1 && c.Args().First() == "-"
+	switch {
+	case !fromStdin && slices.Contains(c.Args().Slice(), "-"):
+		return usageError("upload - reads standard input as one file; give it alone")
+	case !fromStdin && c.IsSet("name"):
+		return usageError("--name names what upload - reads from standard input; a file's name is its own")
+	case fromStdin && c.String("name") == "":
+		return usageError("upload - needs --name NAME: the file name the agent is shown")
+	}
 	dir, err := storeDir(c)
 	if err != nil {
 		return err
@@ -136,6 +149,9 @@ func uploadStage(c *cli.Context) error {
 	s, err := ops.Open(dir, true)
 	if err != nil {
 		return stepFail(c, err)
+	}
+	if fromStdin {
+		return uploadStdin(c, s, chunk)
 	}
 	bar := newBar(c, 0, "upload", "bytes")
 	ctx := c.Context
@@ -166,6 +182,44 @@ func uploadStage(c *cli.Context) error {
 		return exitError{exitFailed}
 	}
 	return err
+}
+
+// uploadStdin is `upload - --name NAME`: standard input as one file, begun, written and finished
+// as `upload begin`, `chunk` and `finish` would; its record is the finished upload's, its path the
+// finished file. An upload that fails is aborted, since standard input cannot be read again to
+// resume it.
+func uploadStdin(c *cli.Context, s *ops.Store, chunk int) error {
+	id, err := s.Begin(c.String("name"), -1)
+	if err != nil {
+		return stepFail(c, err)
+	}
+	bar := newBar(c, -1, "upload", "bytes")
+	_, err = s.Chunk(id, 0, io.TeeReader(c.App.Reader, progressWriter{bar}), int64(chunk))
+	bar.Finish()
+	var m *ops.Meta
+	if err == nil {
+		m, err = s.Finish(id, -1, "")
+	}
+	if err != nil {
+		s.Abort(id)
+		return stepFail(c, err)
+	}
+	out := manifest.NewWriter(c.App.Writer)
+	if err := out.Write(finishedRecord(s, m)); err != nil {
+		return outputFailed("upload", err)
+	}
+	if err := out.Flush(); err != nil {
+		return outputFailed("upload", err)
+	}
+	return nil
+}
+
+// progressWriter counts what passes into a bar.
+type progressWriter struct{ b *bar }
+
+func (w progressWriter) Write(p []byte) (int, error) {
+	w.b.Add(int64(len(p)))
+	return len(p), nil
 }
 
 // finishedRecord is a manifest record of a finished upload, its type sniffed from its head.
