@@ -170,7 +170,7 @@ func exitCode(err error, stderr io.Writer, path string) int {
 	var ec cli.ExitCoder
 	if errors.As(err, &ec) {
 		if msg := err.Error(); msg != "" {
-			fmt.Fprintln(stderr, msg)
+			fmt.Fprintln(stderr, escapeLine(msg))
 		}
 		return ec.ExitCode()
 	}

@@ -264,6 +264,6 @@ func stepStore(c *cli.Context, create bool, f func(s *ops.Store) (any, error)) e
 
 // stepFail prints "attachctl: upload: MESSAGE (CODE)" and ends with exit 1.
 func stepFail(c *cli.Context, err error) error {
-	fmt.Fprintf(c.App.ErrWriter, "attachctl: upload: %s\n", manifest.AsError(err, manifest.UploadUnreadable).Error())
+	fmt.Fprintf(c.App.ErrWriter, "attachctl: upload: %s\n", escapeLine(manifest.AsError(err, manifest.UploadUnreadable).Error()))
 	return exitError{exitFailed}
 }

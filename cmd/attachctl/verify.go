@@ -232,7 +232,7 @@ func b3sumCheck(c *cli.Context, name string) error {
 				bad++
 			}
 			if r.out == "" {
-				fmt.Fprintf(c.App.ErrWriter, "attachctl: verify: %s\n", r.msg)
+				fmt.Fprintf(c.App.ErrWriter, "attachctl: verify: %s\n", escapeLine(r.msg))
 				return nil
 			}
 			_, err := fmt.Fprintln(out, r.out)
