@@ -91,6 +91,10 @@ func levelArgs(path string, cmd *cli.Command, out, tokens []string) ([]string, e
 		}
 	}
 	out = append(out, flags...)
+	if len(pos) > 0 && (cmd.Command(pos[0]) != nil || pos[0] == "help" || pos[0] == "h") && len(cmd.Subcommands) > 0 {
+		// A file named like a subcommand, given after --: urfave/cli would run the subcommand.
+		pos = append([]string{"./" + pos[0]}, pos[1:]...)
+	}
 	if len(pos) > 0 {
 		out = append(append(out, "--"), pos...)
 	}

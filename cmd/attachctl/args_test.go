@@ -39,6 +39,9 @@ func TestNormalizeArgs(t *testing.T) {
 		{in: "upload begin", err: "upload begin needs --name NAME"},
 		{in: "upload chunk --id X", err: "upload chunk needs --offset"},
 		{in: "upload begin --help", want: "upload begin --help"},
+		{in: "upload --store S -- begin", want: "upload --store S -- ./begin"},
+		{in: "upload -- help x", want: "upload -- ./help x"},
+		{in: "sniff -- begin", want: "sniff -- begin"},
 	} {
 		got, err := normalizeArgs(app, append([]string{"attachctl"}, strings.Fields(tc.in)...))
 		if tc.err != "" {
