@@ -68,7 +68,7 @@ func levelArgs(path string, cmd *cli.Command, out, tokens []string) ([]string, e
 			continue
 		}
 		if len(pos) == 0 && len(cmd.Subcommands) > 0 {
-			if t == "help" || t == "h" {
+			if t == "help" || t == "h" && path == cmd.Name {
 				// `help CMD [SUB]` is `CMD [SUB] --help`; `help` alone is the level's own help.
 				rest := append(append([]string(nil), tokens[i+1:]...), "--help")
 				return levelArgs(path, cmd, append(out, flags...), rest)
@@ -91,7 +91,7 @@ func levelArgs(path string, cmd *cli.Command, out, tokens []string) ([]string, e
 		}
 	}
 	out = append(out, flags...)
-	if len(pos) > 0 && (cmd.Command(pos[0]) != nil || pos[0] == "help" || pos[0] == "h") && len(cmd.Subcommands) > 0 {
+	if len(pos) > 0 && cmd.Command(pos[0]) != nil {
 		// A file named like a subcommand, given after --: urfave/cli would run the subcommand.
 		pos = append([]string{"./" + pos[0]}, pos[1:]...)
 	}

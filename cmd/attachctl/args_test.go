@@ -40,8 +40,10 @@ func TestNormalizeArgs(t *testing.T) {
 		{in: "upload chunk --id X", err: "upload chunk needs --offset"},
 		{in: "upload begin --help", want: "upload begin --help"},
 		{in: "upload --store S -- begin", want: "upload --store S -- ./begin"},
-		{in: "upload -- help x", want: "upload -- ./help x"},
+		{in: "upload -- help x", want: "upload -- help x"},
 		{in: "sniff -- begin", want: "sniff -- begin"},
+		{in: "upload h", want: "upload -- h"},
+		{in: "h sweep", want: "sweep --help"},
 	} {
 		got, err := normalizeArgs(app, append([]string{"attachctl"}, strings.Fields(tc.in)...))
 		if tc.err != "" {
