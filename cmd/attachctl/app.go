@@ -77,7 +77,9 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 		EnableBashCompletion: true,
 		Suggest:              true,
 		OnUsageError:         onUsageError,
-		ExitErrHandler:       func(*cli.Context, error) {}, // run decides the exit code
+		// --exclude takes globs, and a comma is a character of a name, not a list separator.
+		DisableSliceFlagSeparator: true,
+		ExitErrHandler:            func(*cli.Context, error) {}, // run decides the exit code
 		Before: func(c *cli.Context) error {
 			return checkGlobals(c)
 		},

@@ -123,14 +123,14 @@ func TestHumanBytes(t *testing.T) {
 
 func TestEscapeLine(t *testing.T) {
 	for in, want := range map[string]string{
-		"plain name.png":     "plain name.png",
-		`back\slash`:         `back\slash`,
-		"two\nlines":         `two\nlines`,
-		"tab\tand\\back\r":   `tab\tand\\back\r`,
-		"esc\x1b[31m":        `esc\x1b[31m`,
-		"bad\xffutf8":        `bad\xffutf8`,
-		"ünïcødé ok":         "ünïcødé ok",
-		"c1 control \u0085!": `c1 control \x85!`,
+		"plain name.png":      "plain name.png",
+		`back\slash "quoted"`: `back\slash "quoted"`,
+		"two\nlines":          `two\nlines`,
+		"tab\tand\\back\r":    `tab\tand\\back\r`,
+		"esc\x1b[31m \"q\"":   `esc\x1b[31m "q"`,
+		"bad\xffutf8":         `bad\xffutf8`,
+		"ünïcødé ok":          "ünïcødé ok",
+		"c1 control \u0085!":  `c1 control \u0085!`,
 	} {
 		if got := escapeLine(in); got != want {
 			t.Errorf("%q: %q, want %q", in, got, want)

@@ -2,53 +2,23 @@ package main
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
 )
 
-// escapeLine makes s safe to print as (part of) one line for a person: a newline, a carriage
-// return, a tab, any other control character and any byte that is not UTF-8 are shown escaped
-// (`\n`, `\r`, `\t`, `\x1b`), so that a file name with a newline in it cannot break a line apart or
-// forge another, and a terminal escape in a name is shown, not obeyed. A backslash is doubled only
-// when the line has something escaped, so that ordinary names read as they are.
+// escapeLine keeps a line for people one line: names in it are shown with manifest.Quote where
+// they are put in, and this guards the whole line against anything left (a message that names a
+// path unquoted). A line with a control character, or a byte that is not UTF-8, is shown escaped
+// as Go escapes it (`\n`, `\t`, `\x1b`, and then a backslash as `\\`), so that a file name with a
+// newline cannot break a line apart or forge another, and a terminal escape is shown, not obeyed.
 func escapeLine(s string) string {
-	clean := true
-	for _, r := range s {
-		if r == utf8.RuneError || unicode.IsControl(r) {
-			clean = false
-			break
-		}
-	}
-	if clean {
+	if utf8.ValidString(s) && strings.IndexFunc(s, unicode.IsControl) < 0 {
 		return s
 	}
-	var b strings.Builder
-	for i := 0; i < len(s); {
-		r, n := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && n == 1:
-			fmt.Fprintf(&b, `\x%02x`, s[i])
-		case r == '\n':
-			b.WriteString(`\n`)
-		case r == '\r':
-			b.WriteString(`\r`)
-		case r == '\t':
-			b.WriteString(`\t`)
-		case r == '\\':
-			b.WriteString(`\\`)
-		case unicode.IsControl(r):
-			if r < 0x100 {
-				fmt.Fprintf(&b, `\x%02x`, r)
-			} else {
-				fmt.Fprintf(&b, `\u%04x`, r)
-			}
-		default:
-			b.WriteString(s[i : i+n])
-		}
-		i += n
-	}
-	return b.String()
+	q := strconv.Quote(s)
+	return strings.ReplaceAll(q[1:len(q)-1], `\"`, `"`)
 }
 
 // humanBytes is a size for a person, in SI units as `du --si` and `ls -lh --si` give them:

@@ -128,7 +128,7 @@ func lsTable(c *cli.Context, list []ops.Listed) error {
 			state, used = "unfinished", when(l.LastUsed, "-")+" (written)"
 		}
 		total += l.Size
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", l.ID, humanBytes(l.Size), when(l.Made, "-"), used, state, escapeLine(l.Name))
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", l.ID, humanBytes(l.Size), when(l.Made, "-"), used, state, manifest.Quote(l.Name))
 	}
 	fmt.Fprintf(w, "%s, %s\n", counted(len(list), "upload"), humanBytes(total))
 	return w.Flush()

@@ -11,6 +11,7 @@ import (
 func init() {
 	flags := append(shrinkFlags(), chunkFlag(),
 		&cli.BoolFlag{Name: "resolve", Usage: "write what the agent gets: the prompt resolved against the store, as the agent's daemon does; marks the uploads used"})
+	flags = append(flags, walkFlags...)
 	flags = append(flags, promptFlags()...)
 	flags = append(flags, resolveFlags()...)
 	register(&cli.Command{
@@ -25,8 +26,8 @@ func init() {
 			example("attachctl prepare --store ~/.local/state/attachctl/chat-42 --text \"What changed?\" shots/"),
 		Flags: flags,
 		Action: func(c *cli.Context) error {
-			if !c.Args().Present() {
-				return usageError("prepare takes the files to attach as arguments")
+			if !c.Args().Present() && c.String("files-from") == "" {
+				return usageError("prepare takes the files to attach as arguments (or --files-from)")
 			}
 			text, hasText, err := promptText(c)
 			if err != nil {

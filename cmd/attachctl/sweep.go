@@ -75,7 +75,7 @@ func sweepCmd(c *cli.Context) error {
 	}
 	for _, sk := range sum.Skipped {
 		if !globalBool(c, "quiet") {
-			fmt.Fprintf(c.App.ErrWriter, "attachctl: sweep: skipped %s: %s\n", escapeLine(sk.Path), escapeLine(sk.Why))
+			fmt.Fprintf(c.App.ErrWriter, "attachctl: sweep: skipped %s: %s\n", manifest.Quote(sk.Path), escapeLine(sk.Why))
 		}
 	}
 	for _, e := range sum.Failed {

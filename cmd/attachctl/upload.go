@@ -32,10 +32,10 @@ func init() {
 			"step by step.\n\n" +
 			example("attachctl sniff shots/*.png | attachctl upload --store ~/.local/state/attachctl/chat-42",
 				"pg_dump mydb | attachctl upload - --name mydb.sql --store ~/.local/state/attachctl/chat-42"),
-		Flags: []cli.Flag{
+		Flags: append([]cli.Flag{
 			manifestFlag, noHashFlag, chunkFlag(),
 			&cli.StringFlag{Name: "name", Usage: "with -: the plain file `NAME` the agent is shown"},
-		},
+		}, walkFlags...),
 		Action: uploadStage,
 		Subcommands: []*cli.Command{
 			{

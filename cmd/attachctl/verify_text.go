@@ -23,21 +23,21 @@ func failureInWords(s *ops.Store, rec *manifest.Record) string {
 		}
 		if s == nil || uploadChanged(s, rec) {
 			return fmt.Sprintf("%s: upload corrupted: its bytes no longer match the BLAKE3 recorded when it was finished; re-upload it from the source (upload %s)",
-				rec.Upload.Path, rec.Upload.ID)
+				manifest.Quote(rec.Upload.Path), rec.Upload.ID)
 		}
 		return fmt.Sprintf("%s: the source file was edited after it was uploaded; upload %s is intact and holds the old version: upload the file again to send the new one",
-			rec.Path, rec.Upload.ID)
+			manifest.Quote(rec.Path), rec.Upload.ID)
 	case manifest.UploadUnreadable:
 		if fix := permissionFix(rec); fix != "" {
-			return fmt.Sprintf("%s: permissions changed; restore them with %s", uploadFolder(rec), fix)
+			return fmt.Sprintf("%s: permissions changed; restore them with %s", manifest.Quote(uploadFolder(rec)), fix)
 		}
 	case manifest.UploadMissing:
 		if rec.Upload != nil {
-			return fmt.Sprintf("%s: upload %s is not in the store (swept, removed, or another store's); upload the file again", rec.Path, rec.Upload.ID)
+			return fmt.Sprintf("%s: upload %s is not in the store (swept, removed, or another store's); upload the file again", manifest.Quote(rec.Path), rec.Upload.ID)
 		}
 	case manifest.FileMissing:
 		if rec.Upload != nil {
-			return fmt.Sprintf("%s: the source file is gone; upload %s was not compared with it", rec.Path, rec.Upload.ID)
+			return fmt.Sprintf("%s: the source file is gone; upload %s was not compared with it", manifest.Quote(rec.Path), rec.Upload.ID)
 		}
 	}
 	return e.Error()
