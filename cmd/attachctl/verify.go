@@ -246,10 +246,9 @@ func b3sumCheck(c *cli.Context, name string) error {
 		return outputFailed("verify", err)
 	}
 	if bad > 0 {
-		if !globalBool(c, "quiet") {
-			fmt.Fprintf(c.App.ErrWriter, "attachctl: verify: %d of %d lines failed\n", bad, lineNo)
-		}
+		summary(c, "verify: %d of %d lines failed", bad, lineNo)
 		return exitError{exitFailed}
 	}
+	summary(c, "verify: %d ok", lineNo)
 	return nil
 }
