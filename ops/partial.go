@@ -194,8 +194,8 @@ func checkOwnFile(st *unix.Stat_t, path, id string) error {
 		why = "not a regular file"
 	case st.Uid != uint32(os.Geteuid()):
 		why = fmt.Sprintf("owned by uid %d, not by the current user", st.Uid)
-	case st.Mode&0o077 != 0:
-		why = fmt.Sprintf("mode %04o gives group or others access", st.Mode&0o7777)
+	case uint32(st.Mode)&0o077 != 0:
+		why = fmt.Sprintf("mode %04o gives group or others access", uint32(st.Mode)&0o7777)
 	case st.Nlink != 1:
 		why = fmt.Sprintf("%d hard links, not 1", st.Nlink)
 	}

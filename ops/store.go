@@ -1,6 +1,6 @@
 // Package ops is the upload store and the operations on it. Every rule about the store on disk
 // lives here: the layout, ids and names, modes, the chunked upload, the guarded open, the lock and
-// the .used marker, verify, touch, prompt and resolve.
+// the .used marker, verify and touch. The ACP side (prompt, resolve) is ops/acp.
 //
 // The layout of a store folder STORE (one chat's uploads):
 //
@@ -49,9 +49,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 	"syscall"
-	"unicode/utf8"
 
 	"github.com/attachctl/attachctl/manifest"
 	"github.com/attachctl/attachctl/ops/store"
@@ -218,36 +216,12 @@ func (s *Store) UploadDir(id string) string { return filepath.Join(s.Dir, id) }
 // FinishedPath is where a finished upload's bytes are.
 func (s *Store) FinishedPath(id, name string) string { return filepath.Join(s.Dir, id, name) }
 
-// NewID and ValidID are the store's rules for ids (SPEC section 5).
+// NewID, ValidID and ValidName are the store's rules for ids and names (SPEC section 5).
 var (
-	NewID   = store.NewID
-	ValidID = store.ValidID
+	NewID     = store.NewID
+	ValidID   = store.ValidID
+	ValidName = store.ValidName
 )
-
-// ValidName checks that name is a plain name (SPEC section 5) and not one the store reserves. A
-// name that breaks section 5 is refused in words that state the rule, the same words as a path
-// that is not UTF-8 (file.badName).
-func ValidName(name string) error {
-	switch {
-	case name == "":
-		return notPlain("name is empty")
-	case len(name) > 255:
-		return notPlain("name %.40q...: longer than 255 bytes", name)
-	case !utf8.ValidString(name):
-		return notPlain("name %q: not valid UTF-8", name)
-	case strings.ContainsAny(name, "/\x00"):
-		return notPlain("name %q: contains a slash or NUL", name)
-	case name == "." || name == "..":
-		return notPlain("name %q: not a plain name", name)
-	case name == MetaName || name == UsedName:
-		return manifest.Errorf(manifest.UploadInvalid, "name %q: reserved by the store", name)
-	}
-	return nil
-}
-
-func notPlain(format string, args ...any) error {
-	return manifest.Errorf(manifest.UploadInvalid, format+"; "+manifest.PlainRule, args...)
-}
 
 // MkdirAll makes dir and its missing parents with mode 0700 whatever the umask.
 func MkdirAll(dir string) error {
@@ -327,12 +301,12 @@ func openGuarded(dirfd int, name, path, id string) (*os.File, error) {
 	}
 	var why string
 	switch {
-	case st.Mode&unix.S_IFMT != unix.S_IFREG:
+	case uint32(st.Mode)&unix.S_IFMT != unix.S_IFREG:
 		why = "not a regular file"
 	case st.Uid != uint32(os.Geteuid()):
 		why = fmt.Sprintf("owned by uid %d, not by the current user", st.Uid)
-	case st.Mode&0o077 != 0:
-		why = fmt.Sprintf("mode %04o gives group or others access", st.Mode&0o7777)
+	case uint32(st.Mode)&0o077 != 0:
+		why = fmt.Sprintf("mode %04o gives group or others access", uint32(st.Mode)&0o7777)
 	case st.Nlink != 1:
 		why = fmt.Sprintf("%d hard links, not 1", st.Nlink)
 	}

@@ -263,7 +263,7 @@ func judgePartialLocked(partfd int, id string, lock bool) (store.Entry, func(), 
 		f.Close()
 		return e, nil, err
 	}
-	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+	if uint32(st.Mode)&unix.S_IFMT != unix.S_IFREG {
 		f.Close()
 		return e, nil, fmt.Errorf("data is not a regular file")
 	}
@@ -290,7 +290,7 @@ func readPartialMetaAt(dirfd int) (*partialMeta, error) {
 	if err := unix.Fstat(fd, &st); err != nil {
 		return nil, err
 	}
-	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+	if uint32(st.Mode)&unix.S_IFMT != unix.S_IFREG {
 		return nil, errors.New(partialInfo + ": not a regular file")
 	}
 	b, err := io.ReadAll(io.LimitReader(f, 1<<20))
@@ -613,7 +613,7 @@ func (s *Store) cleanLeftovers(root fsID) {
 			continue
 		}
 		var st unix.Stat_t
-		if unix.Fstatat(storefd, e.Name(), &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR {
+		if unix.Fstatat(storefd, e.Name(), &st, unix.AT_SYMLINK_NOFOLLOW) == nil && uint32(st.Mode)&unix.S_IFMT == unix.S_IFDIR {
 			if _, err := s.ReadMeta(e.Name()); err == nil {
 				removeAt(partfd, e.Name(), root)
 			}

@@ -260,9 +260,9 @@ func openSource(path string) (*os.File, *unix.Stat_t, error) {
 		unix.Close(fd)
 		return nil, nil, manifest.Errorf(manifest.FileUnreadable, "%s: %w", path, err)
 	}
-	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+	if uint32(st.Mode)&unix.S_IFMT != unix.S_IFREG {
 		unix.Close(fd)
-		if st.Mode&unix.S_IFMT == unix.S_IFDIR {
+		if uint32(st.Mode)&unix.S_IFMT == unix.S_IFDIR {
 			return nil, nil, manifest.Errorf(manifest.FileUnreadable, "%s: is a directory", path)
 		}
 		return nil, nil, manifest.Errorf(manifest.FileNotRegular, "%s: is not a regular file; not read", path)

@@ -118,7 +118,7 @@ func LastUsedAt(dirfd int, path string) (time.Time, bool, error) {
 	if err != nil {
 		return time.Time{}, false, storeErr(path, err)
 	}
-	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+	if uint32(st.Mode)&unix.S_IFMT != unix.S_IFREG {
 		return time.Time{}, false, manifest.Errorf(manifest.UploadUnreadable, "%s: marker is not a regular file", path)
 	}
 	return time.Unix(st.Mtim.Unix()).UTC(), true, nil

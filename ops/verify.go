@@ -187,8 +187,8 @@ func (s *Store) checkFolder(dirfd int, id, name string) error {
 	if err := unix.Fstat(dirfd, &st); err != nil {
 		return guardErr(dir, id, err)
 	}
-	if st.Mode&0o7777 != uint32(DirMode) {
-		return manifest.Errorf(manifest.UploadUnreadable, "upload %s: %s: folder mode %04o, not 0700", id, dir, st.Mode&0o7777)
+	if uint32(st.Mode)&0o7777 != uint32(DirMode) {
+		return manifest.Errorf(manifest.UploadUnreadable, "upload %s: %s: folder mode %04o, not 0700", id, dir, uint32(st.Mode)&0o7777)
 	}
 	if st.Uid != uint32(os.Geteuid()) {
 		return manifest.Errorf(manifest.UploadUnreadable, "upload %s: %s: owned by uid %d, not by the current user", id, dir, st.Uid)
@@ -212,12 +212,12 @@ func (s *Store) checkFolder(dirfd int, id, name string) error {
 		}
 		var why string
 		switch {
-		case st.Mode&unix.S_IFMT == unix.S_IFLNK:
+		case uint32(st.Mode)&unix.S_IFMT == unix.S_IFLNK:
 			why = "a symlink"
-		case st.Mode&unix.S_IFMT != unix.S_IFREG:
+		case uint32(st.Mode)&unix.S_IFMT != unix.S_IFREG:
 			why = "not a regular file"
-		case st.Mode&0o7777 != uint32(FileMode):
-			why = fmt.Sprintf("mode %04o, not 0600", st.Mode&0o7777)
+		case uint32(st.Mode)&0o7777 != uint32(FileMode):
+			why = fmt.Sprintf("mode %04o, not 0600", uint32(st.Mode)&0o7777)
 		case st.Nlink != 1:
 			why = fmt.Sprintf("%d hard links, not 1", st.Nlink)
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/attachctl/attachctl/manifest"
 	"github.com/attachctl/attachctl/ops"
+	"github.com/attachctl/attachctl/ops/acp"
 	"github.com/attachctl/attachctl/ops/store"
 	"github.com/attachctl/attachctl/ops/store/s3"
 	"github.com/urfave/cli/v2"
@@ -63,6 +64,22 @@ func backendAt(c *cli.Context, dir string) (store.Backend, error) {
 	return s.Backend(), nil
 }
 
+// listAt is `ls` of the store at dir: a local folder or an S3 store.
+func listAt(c *cli.Context, dir string) ([]ops.Listed, error) {
+	if s3.IsURI(dir) {
+		s, err := openS3(c, dir)
+		if err != nil {
+			return nil, err
+		}
+		return s.Uploads(c.Context)
+	}
+	s, err := ops.Open(dir, false)
+	if err != nil {
+		return nil, err
+	}
+	return s.Uploads()
+}
+
 // s3Dispatch wraps a command's action: on an S3 store it runs the S3 action of that command.
 func s3Dispatch(act cli.ActionFunc) cli.ActionFunc {
 	if act == nil {
@@ -72,7 +89,7 @@ func s3Dispatch(act cli.ActionFunc) cli.ActionFunc {
 		if !s3.IsURI(storeArg(c)) || (c.Command.Name == "verify" && c.IsSet("check")) {
 			return act(c)
 		}
-		f := s3Actions[commandPath(c)]
+		f := s3Actions[s3CommandName(c)]
 		if f == nil {
 			return act(c)
 		}
@@ -84,8 +101,8 @@ func s3Dispatch(act cli.ActionFunc) cli.ActionFunc {
 	}
 }
 
-// commandPath is "upload begin" for `attachctl upload begin`.
-func commandPath(c *cli.Context) string {
+// s3CommandName is "upload begin" for `attachctl upload begin`.
+func s3CommandName(c *cli.Context) string {
 	var names []string
 	for _, cc := range c.Lineage() {
 		if cc.Command != nil && cc.Command.Name != "" && cc.Command.Name != c.App.Name {
@@ -192,36 +209,47 @@ func s3Touch(c *cli.Context, s *s3.Store) error {
 }
 
 // s3Verify re-reads each upload (a streamed GET) and compares its BLAKE3 with the object's
-// metadata, the record and, where the record's file is there, the source.
+// metadata, the record and, where the record's file is there, the source: the records of a
+// manifest, the ids given, or every finished upload (--all). Its output is the manifest.
 func s3Verify(c *cli.Context, s *s3.Store) error {
-	if c.String("format") != "manifest" {
-		return usageError("--format %s: an S3 store's uploads are not files b3sum can read; use the manifest format", c.String("format"))
+	if f := c.String("format"); f != "manifest" {
+		return usageError("--format %s: an S3 store's uploads are checked into the manifest only (b3sum cannot read s3:// paths)", f)
+	}
+	ids := c.Args().Slice()
+	for _, id := range ids {
+		if store.ValidID(id) != nil {
+			return usageError("%q is not an upload id; 'attachctl ls' lists them, and a manifest goes on standard input or --manifest", id)
+		}
+	}
+	if (c.Bool("all") || len(ids) > 0) && c.IsSet("manifest") {
+		return usageError("--all and ids read the store; they take no --manifest")
 	}
 	bar := newBar(c, -1, "verify", "bytes")
 	l := loop{stage: "verify", bar: bar}
-	var entries []store.Entry
-	if c.Bool("all") {
-		if c.Args().Present() || c.IsSet("manifest") {
-			return usageError("--all reads the store; it takes no paths and no --manifest")
-		}
-		ls, err := s.List(c.Context)
-		if err != nil {
-			report(c, manifest.AsError(err, manifest.StoreUnreachable))
-			return exitError{exitFailed}
-		}
-		for _, e := range ls.Entries {
-			if e.Finished {
-				entries = append(entries, e)
+	if c.Bool("all") || len(ids) > 0 {
+		var recs []*manifest.Record
+		if c.Bool("all") {
+			ls, err := s.List(c.Context)
+			if err != nil {
+				report(c, manifest.AsError(err, manifest.StoreUnreachable))
+				return exitError{exitFailed}
 			}
+			for _, e := range ls.Entries {
+				if e.Finished {
+					ids = append(ids, e.ID)
+				}
+			}
+		}
+		for _, id := range ids {
+			uri := s.FinishedURI(id, "")
+			recs = append(recs, &manifest.Record{Path: uri, Upload: &manifest.Upload{ID: id, Store: s.URI, Path: uri}})
 		}
 		l.next = func() (*manifest.Record, bool, error) {
-			if len(entries) == 0 {
+			if len(recs) == 0 {
 				return nil, false, nil
 			}
-			e := entries[0]
-			entries = entries[1:]
-			uri := s.FinishedURI(e.ID, e.Name)
-			rec := &manifest.Record{Path: uri, Name: e.Name, Upload: &manifest.Upload{ID: e.ID, Store: s.URI, Path: uri}}
+			rec := recs[0]
+			recs = recs[1:]
 			return rec, true, nil
 		}
 	}
@@ -229,17 +257,24 @@ func s3Verify(c *cli.Context, s *s3.Store) error {
 	return l.toStdout(c)
 }
 
-// resolveS3 resolves a prompt against an S3 store, into working copies under --workdir.
-func resolveS3(c *cli.Context, uri string, b []byte, opts ops.ResolveOptions) (*ops.Resolution, error) {
-	s, err := openS3(c, uri)
+// uploadsAt is the store at dir as resolve reads it. An S3 store always hands out working copies:
+// without --workdir they go under the XDG cache (s3.DefaultWorkdir).
+func uploadsAt(c *cli.Context, dir string, opts *acp.Options) (acp.Uploads, error) {
+	if !s3.IsURI(dir) {
+		s, err := ops.Open(dir, false)
+		if err != nil {
+			return nil, err
+		}
+		return acp.Local(s), nil
+	}
+	s, err := openS3(c, dir)
 	if err != nil {
 		return nil, err
 	}
-	work := c.String("workdir")
-	if work == "" {
-		if work, err = s3.DefaultWorkdir(s); err != nil {
+	if opts.Workdir == "" {
+		if opts.Workdir, err = s3.DefaultWorkdir(s); err != nil {
 			return nil, manifest.Errorf(manifest.UploadUnreadable, "no --workdir and no home folder: %v", err)
 		}
 	}
-	return s.Resolve(c.Context, b, work, opts)
+	return acp.Backend(c.Context, s), nil
 }

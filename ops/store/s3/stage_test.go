@@ -23,6 +23,7 @@ import (
 
 	"github.com/attachctl/attachctl/manifest"
 	"github.com/attachctl/attachctl/ops"
+	"github.com/attachctl/attachctl/ops/acp"
 	"github.com/attachctl/attachctl/ops/store"
 	"github.com/attachctl/attachctl/ops/store/s3/s3test"
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -350,12 +351,12 @@ func TestResolveFiftyWorkingCopies(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	prompt, err := ops.Prompt(recs, ops.PromptOptions{Session: "s1", Text: "What changed?", HasText: true})
+	prompt, err := acp.Prompt(recs, acp.PromptOptions{Session: "s1", Text: "What changed?", HasText: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	resolve := func() ([]block, map[string]time.Time) {
-		res, err := s.Resolve(bg, prompt, work, ops.ResolveOptions{Caps: ops.Caps{Image: true}})
+		res, err := acp.Resolve(prompt, acp.Backend(bg, s), acp.Options{Caps: acp.Caps{Image: true}, Workdir: work})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -420,7 +421,7 @@ func TestResolveFiftyWorkingCopies(t *testing.T) {
 	resolve()
 	// A swept upload is refused as upload.missing, and nothing stale is handed out.
 	sweepAll(t, s, time.Now().Add(time.Hour))
-	if _, err := s.Resolve(bg, prompt, work, ops.ResolveOptions{Caps: ops.Caps{Image: true}}); manifest.CodeOf(err) != manifest.UploadMissing {
+	if _, err := acp.Resolve(prompt, acp.Backend(bg, s), acp.Options{Caps: acp.Caps{Image: true}, Workdir: work}); manifest.CodeOf(err) != manifest.UploadMissing {
 		t.Fatalf("resolve after a sweep: %v, want upload.missing", err)
 	}
 }

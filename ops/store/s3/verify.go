@@ -29,6 +29,11 @@ func (s *Store) VerifyRecord(ctx context.Context, rec *manifest.Record, progress
 	if err != nil {
 		return err
 	}
+	if strings.HasPrefix(rec.Path, "s3://") { // a record made from the id alone: name it fully
+		rec.Path, rec.Name = s.FinishedURI(id, info.Name), info.Name
+		rec.Upload.Path = rec.Path
+		rec.SetSize(info.Size)
+	}
 	r, err := s.Open(ctx, id, info.Name)
 	if err != nil {
 		return err
