@@ -215,14 +215,9 @@ func s3Verify(c *cli.Context, s *s3.Store) error {
 	if f := c.String("format"); f != "manifest" {
 		return usageError("--format %s: an S3 store's uploads are checked into the manifest only (b3sum cannot read s3:// paths)", f)
 	}
-	ids := c.Args().Slice()
-	for _, id := range ids {
-		if store.ValidID(id) != nil {
-			return usageError("%q is not an upload id; 'attachctl ls' lists them, and a manifest goes on standard input or --manifest", id)
-		}
-	}
-	if (c.Bool("all") || len(ids) > 0) && c.IsSet("manifest") {
-		return usageError("--all and ids read the store; they take no --manifest")
+	ids, err := verifyIDs(c)
+	if err != nil {
+		return err
 	}
 	bar := newBar(c, -1, "verify", "bytes")
 	l := loop{stage: "verify", bar: bar}

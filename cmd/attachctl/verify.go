@@ -48,14 +48,9 @@ func verifyCmd(c *cli.Context) error {
 		}
 		return b3sumCheck(c, c.String("check"))
 	}
-	ids := c.Args().Slice()
-	for _, id := range ids {
-		if ops.ValidID(id) != nil {
-			return usageError("%q is not an upload id; 'attachctl ls' lists them, and a manifest goes on standard input or --manifest", id)
-		}
-	}
-	if (c.Bool("all") || len(ids) > 0) && c.IsSet("manifest") {
-		return usageError("--all and ids read the store; they take no --manifest")
+	ids, err := verifyIDs(c)
+	if err != nil {
+		return err
 	}
 	if c.Bool("all") && len(ids) > 0 {
 		return usageError("--all checks every upload; give ids or --all, not both")
@@ -161,6 +156,20 @@ func verifyCmd(c *cli.Context) error {
 		return exitError{exitFailed}
 	}
 	return nil
+}
+
+// verifyIDs are the upload ids verify was given, checked, and refused beside --manifest.
+func verifyIDs(c *cli.Context) ([]string, error) {
+	ids := c.Args().Slice()
+	for _, id := range ids {
+		if ops.ValidID(id) != nil {
+			return nil, usageError("%q is not an upload id; 'attachctl ls' lists them, and a manifest goes on standard input or --manifest", id)
+		}
+	}
+	if (c.Bool("all") || len(ids) > 0) && c.IsSet("manifest") {
+		return nil, usageError("--all and ids read the store; they take no --manifest")
+	}
+	return ids, nil
 }
 
 // b3sumCheck is b3sum --check: for each line, "NAME: OK" or "NAME: FAILED" on standard output
