@@ -10,14 +10,8 @@ import (
 )
 
 func init() {
-	flags := []cli.Flag{
-		&cli.StringFlag{Name: "out", Usage: "folder for shrunk files (default $XDG_CACHE_HOME/attachctl/shrink, else ~/.cache/attachctl/shrink)"},
-		&cli.IntFlag{Name: "max-edge", Value: shrink.DefaultMaxEdge, Usage: "shrink: longest edge in pixels"},
-		&cli.Int64Flag{Name: "max-bytes", Value: shrink.DefaultMaxBytes, Usage: "shrink: largest encoded size in bytes"},
-		&cli.Int64Flag{Name: "max-pixels", Value: shrink.DefaultMaxPixels, Usage: "shrink: images with more pixels (from the header) are not decoded"},
-		&cli.IntFlag{Name: "chunk", Value: ops.DefaultChunk, Usage: "upload: bytes read and written at once"},
-		&cli.BoolFlag{Name: "resolve", Usage: "also resolve the prompt against the store, as the agent's daemon does"},
-	}
+	flags := append(shrinkFlags(), chunkFlag(),
+		&cli.BoolFlag{Name: "resolve", Usage: "write what the agent gets: the prompt resolved against the store, as the agent's daemon does; marks the uploads used"})
 	flags = append(flags, walkFlags...)
 	flags = append(flags, promptFlags()...)
 	flags = append(flags, resolveFlags()...)
@@ -46,11 +40,12 @@ func init() {
 					return err
 				}
 			}
-			sopts := shrink.Options{MaxEdge: c.Int("max-edge"), MaxBytes: c.Int64("max-bytes"), MaxPixels: c.Int64("max-pixels")}
-			if sopts.MaxEdge < 1 || sopts.MaxBytes < 1 || sopts.MaxPixels < 1 || c.Int("chunk") < 1 {
-				return usageError("--max-edge, --max-bytes, --max-pixels and --chunk take whole numbers of at least 1")
+			sopts, err := shrinkOptions(c)
+			if err != nil {
+				return err
 			}
-			if sopts.OutDir, err = shrinkOut(c); err != nil {
+			chunk, err := chunkSize(c)
+			if err != nil {
 				return err
 			}
 			dir, err := storeDir(c)
@@ -65,7 +60,7 @@ func init() {
 			// The uploads are published together once all are copied (one flush for the lot);
 			// nothing is written before that commit has succeeded.
 			batch := s.NewBatch()
-			uopts := ops.UploadOptions{Chunk: c.Int("chunk"), Batch: batch}
+			uopts := ops.UploadOptions{Chunk: chunk, Batch: batch}
 			// Each file is sniffed by its head; shrink reads an image whole (and hashes it), and
 			// the upload's pass hashes the rest and finishes the sniff's text check.
 			recs, err := collect(c, loop{stage: "prepare", headOnly: true, work: func(rec *manifest.Record) error {

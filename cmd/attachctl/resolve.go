@@ -119,6 +119,11 @@ func resolveTo(c *cli.Context, dir string, b []byte, opts acp.Options) error {
 		res, err = acp.Resolve(b, acp.Local(s), opts)
 	}
 	if err != nil {
+		if allMissing(err) && !storeGiven(c) {
+			// Most likely the prompt was made against another store: one line, not one per upload.
+			report(c, manifest.Errorf(manifest.UploadMissing, "none of the prompt's uploads is in %s, the default store; give the chat's store with --store DIR or ATTACHCTL_STORE", dir))
+			return exitError{exitFailed}
+		}
 		reportAll(c, c.Command.Name, err)
 		if manifest.CodeOf(err) == manifest.ManifestInvalid {
 			return exitError{exitUsage}
@@ -133,8 +138,23 @@ func resolveTo(c *cli.Context, dir string, b []byte, opts acp.Options) error {
 		return exitError{exitFailed}
 	}
 	if forPerson(c) {
-		summary(c, c.Command.Name+": %d inline images, %d inline audio, %d embedded, %d by path (%d bytes)",
-			res.Inline, res.Audio, res.Embedded, res.ByPath, res.Size)
+		summary(c, c.Command.Name+": %d inline images, %d inline audio, %d embedded, %d by path (%s)",
+			res.Inline, res.Audio, res.Embedded, res.ByPath, humanBytes(res.Size))
 	}
 	return nil
+}
+
+// allMissing reports whether every refusal err joins is upload.missing.
+func allMissing(err error) bool {
+	for _, e := range joined(err) {
+		if manifest.CodeOf(e) != manifest.UploadMissing {
+			return false
+		}
+	}
+	return true
+}
+
+// storeGiven reports whether the store was named (--store or ATTACHCTL_STORE), not the default.
+func storeGiven(c *cli.Context) bool {
+	return globalString(c, "store") != "" || os.Getenv("ATTACHCTL_STORE") != ""
 }

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -44,21 +46,49 @@ func source(c *cli.Context) (next func() (*manifest.Record, bool, error), sniffe
 	}
 	var in io.Reader = c.App.Reader
 	closeFn = func() {}
+	fromStdin := true
 	if name := c.String("manifest"); name != "" && name != "-" {
 		f, err := os.Open(name)
 		if err != nil {
 			return nil, false, nil, usageError("--manifest: %v", err)
 		}
-		in, closeFn = f, func() { f.Close() }
+		in, closeFn, fromStdin = f, func() { f.Close() }, false
 	}
-	r := manifest.NewReader(in)
+	br := bufio.NewReader(in)
+	r := manifest.NewReader(br)
+	first := true
 	return func() (*manifest.Record, bool, error) {
+		if first && fromStdin {
+			first = false
+			if looksLikePaths(br) {
+				return nil, false, errPlainPaths
+			}
+		}
 		rec, err := r.Next()
 		if err == io.EOF {
 			return nil, false, nil
 		}
 		return rec, err == nil, err
 	}, false, closeFn, nil
+}
+
+// errPlainPaths is standard input that holds lines of plain text where a manifest was expected:
+// `ls | attachctl sniff`.
+var errPlainPaths = manifest.Errorf(manifest.ManifestInvalid, "standard input is not a manifest (not JSON)")
+
+// looksLikePaths reports whether the input starts with something other than a JSON object: the
+// first byte that is not white space is not '{'. It reads nothing away from the reader.
+func looksLikePaths(br *bufio.Reader) bool {
+	for n := 1; n <= 4096; n *= 2 {
+		b, err := br.Peek(n)
+		if t := bytes.TrimLeft(b, " \t\r\n"); len(t) > 0 {
+			return t[0] != '{'
+		}
+		if err != nil {
+			return false
+		}
+	}
+	return false
 }
 
 // walkOptions reads the walkFlags the command has: the walk's options, and the --files-from list
@@ -168,6 +198,9 @@ type loop struct {
 	emit  func(*manifest.Record) error
 	// next, when set, replaces source(c) (verify --all reads the store).
 	next func() (*manifest.Record, bool, error)
+	// reported, when set, means the stage tells of each failure itself (verify --format text), so
+	// the loop does not also print it on standard error.
+	reported bool
 	// bar, when set, is the stage's own progress bar (in bytes); otherwise the loop draws one in files.
 	bar *bar
 	// headOnly sniffs path arguments by their head only: the stage's own pass reads every byte
@@ -237,7 +270,7 @@ func (l loop) run(c *cli.Context) (int, error) {
 				if err := do(rec); err != nil && !rec.Failed() {
 					rec.Fail(l.stage, err, manifest.FileUnreadable)
 				}
-				if rec.Failed() {
+				if rec.Failed() && !l.reported {
 					report(c, rec.Error)
 				}
 			}
@@ -248,7 +281,7 @@ func (l loop) run(c *cli.Context) (int, error) {
 		},
 		func(rec *manifest.Record) error {
 			if l.settle != nil && !rec.Failed() {
-				if l.settle(rec); rec.Failed() {
+				if l.settle(rec); rec.Failed() && !l.reported {
 					report(c, rec.Error)
 				}
 			}
@@ -259,6 +292,13 @@ func (l loop) run(c *cli.Context) (int, error) {
 		})
 	bar.Finish()
 	if err != nil {
+		if errors.Is(err, errPlainPaths) {
+			hint := "use 'attachctl sniff --files-from -'"
+			if hasFlag(c, "files-from") {
+				hint = "use --files-from -"
+			}
+			return failed, usageError("%s: %s; paths go as arguments, or %s", l.stage, errPlainPaths.Message, hint)
+		}
 		if e := manifest.AsError(err, ""); e.Code == manifest.ManifestInvalid {
 			report(c, e)
 			return failed, exitError{exitUsage}
