@@ -255,21 +255,14 @@ func s3Verify(c *cli.Context, s *s3.Store) error {
 // uploadsAt is the store at dir as resolve reads it. An S3 store always hands out working copies:
 // without --workdir they go under the XDG cache (s3.DefaultWorkdir).
 func uploadsAt(c *cli.Context, dir string, opts *acp.Options) (acp.Uploads, error) {
-	if !s3.IsURI(dir) {
-		s, err := ops.Open(dir, false)
-		if err != nil {
-			return nil, err
-		}
-		return acp.Local(s), nil
-	}
-	s, err := openS3(c, dir)
+	b, err := backendAt(c, dir)
 	if err != nil {
 		return nil, err
 	}
-	if opts.Workdir == "" {
+	if s, ok := b.(*s3.Store); ok && opts.Workdir == "" {
 		if opts.Workdir, err = s3.DefaultWorkdir(s); err != nil {
 			return nil, manifest.Errorf(manifest.UploadUnreadable, "no --workdir and no home folder: %v", err)
 		}
 	}
-	return acp.Backend(c.Context, s), nil
+	return acp.Backend(c.Context, b), nil
 }
