@@ -27,7 +27,6 @@ var s3Actions = map[string]func(c *cli.Context, s *s3.Store) error{
 	"upload abort":  s3Step(func(c *cli.Context, s *s3.Store) (any, error) { return nil, s.Abort(c.Context, c.String("id")) }),
 	"touch":         s3Touch,
 	"verify":        s3Verify,
-	"prepare":       s3Unsupported,
 }
 
 // s3PathStyleFlag is the global --s3-path-style.
@@ -112,33 +111,52 @@ func s3CommandName(c *cli.Context) string {
 	return strings.Join(names, " ")
 }
 
-func s3Unsupported(c *cli.Context, s *s3.Store) error {
-	report(c, manifest.Errorf(manifest.UploadInvalid, "%s does not work on S3 stores yet: run sniff, shrink, upload and prompt as a pipeline", c.Command.Name))
-	return exitError{exitFailed}
-}
-
 // s3UploadStage is `attachctl upload` into an S3 store: parts of --chunk bytes (8 MiB unless
 // set), --jobs parts at once over all records, sharing one pool of part buffers.
 func s3UploadStage(c *cli.Context, s *s3.Store) error {
+	bar := newBar(c, 0, "upload", "bytes")
+	upload, err := s3Uploader(c, s, bar.Add)
+	if err != nil {
+		return err
+	}
+	return loop{stage: "upload", bar: bar, work: func(rec *manifest.Record) error {
+		bar.AddTotal(rec.Size)
+		return upload(rec)
+	}}.toStdout(c)
+}
+
+// s3Uploader uploads one record into s: parts of --chunk bytes (8 MiB unless set), --jobs parts at
+// once over all the records, sharing one pool of part buffers.
+func s3Uploader(c *cli.Context, s *s3.Store, progress func(int64)) (func(*manifest.Record) error, error) {
 	chunk := int64(s3.DefaultChunk)
 	if c.IsSet("chunk") {
 		chunk = int64(c.Int("chunk"))
 	}
 	if chunk < s3.MinChunk {
-		return usageError("--chunk on an S3 store takes at least %d bytes (S3's smallest part), not %d", s3.MinChunk, chunk)
+		return nil, usageError("--chunk on an S3 store takes at least %d bytes (S3's smallest part), not %d", s3.MinChunk, chunk)
 	}
 	jobs := globalInt(c, "jobs")
-	bufs := s3.NewBuffers(jobs, chunk)
-	bar := newBar(c, 0, "upload", "bytes")
-	ctx := c.Context
-	return loop{stage: "upload", bar: bar, work: func(rec *manifest.Record) error {
-		bar.AddTotal(rec.Size)
-		err := s.UploadRecord(ctx, rec, s3.UploadOptions{Chunk: chunk, Jobs: jobs, Progress: bar.Add, Buffers: bufs})
+	opts := s3.UploadOptions{Chunk: chunk, Jobs: jobs, Progress: progress, Buffers: s3.NewBuffers(jobs, chunk)}
+	return func(rec *manifest.Record) error {
+		err := s.UploadRecord(c.Context, rec, opts)
 		if errors.Is(err, context.Canceled) {
 			return manifest.Errorf(manifest.UploadMissing, "%s: interrupted before its upload finished; the parts sent are kept, run again to resume", rec.Path)
 		}
 		return err
-	}}.toStdout(c)
+	}, nil
+}
+
+// s3Preparer is prepare's upload into an S3 store.
+func s3Preparer(c *cli.Context, uri string) (preparer, error) {
+	s, err := openS3(c, uri)
+	if err != nil {
+		return preparer{}, err
+	}
+	upload, err := s3Uploader(c, s, nil)
+	if err != nil {
+		return preparer{}, err
+	}
+	return preparer{upload: upload, commit: func() error { return nil }}, nil
 }
 
 // s3Step runs one step-by-step subcommand and prints its JSON result, as stepStore does.
