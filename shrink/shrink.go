@@ -36,6 +36,7 @@ import (
 	_ "image/gif" // decoders: GIF, and below BMP, TIFF and WebP
 
 	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/shrink/internal/heif"
 	fastjpeg "github.com/attachctl/attachctl/shrink/internal/jpeg"
 	"github.com/attachctl/attachctl/sniff"
 	"github.com/zeebo/blake3"
@@ -47,6 +48,10 @@ type Options struct {
 	MaxBytes  int64  // largest encoded size in bytes; default 500000
 	MaxPixels int64  // images with more pixels (from the header) are not decoded; default 50,000,000
 	OutDir    string // folder for shrunk files, created 0700 when needed
+	// CodeCache is the folder where the HEIC and AVIF decoders' compiled code is kept between
+	// runs; empty means attachctl/wasm in the user's cache folder (os.UserCacheDir). Only the
+	// first HEIC or AVIF decode of a process reads it.
+	CodeCache string
 }
 
 // Defaults of SPEC 4.
@@ -138,7 +143,14 @@ func Record(rec *manifest.Record, opts Options) error {
 		return nil
 	}
 
+	hp, isHEIF := heifHeader(src.head)
 	cfg, format, err := image.DecodeConfig(bytes.NewReader(src.head))
+	if isHEIF {
+		cfg, format, err = image.Config{Width: hp.Width, Height: hp.Height}, hp.format, nil
+		if hp.Width <= 0 || hp.Height <= 0 {
+			return asis("undecodable: %s container with no size for its primary image", strings.ToUpper(format))
+		}
+	}
 	switch {
 	case errors.Is(err, image.ErrFormat):
 		what := rec.Mime
@@ -157,7 +169,7 @@ func Record(rec *manifest.Record, opts Options) error {
 	if src.data == nil {
 		return asis("%d bytes is more than an image within --max-pixels needs; not decoded", src.size)
 	}
-	if animated(format, src.data) {
+	if animated(format, src.data) || isHEIF && hp.sequence {
 		return asis("animated %s", strings.ToUpper(format))
 	}
 
@@ -171,7 +183,9 @@ func Record(rec *manifest.Record, opts Options) error {
 	}
 
 	o := rec.Orientation
-	if o < 1 || o > 8 {
+	if isHEIF {
+		o = hp.Orientation // irot and imir; a HEIF file's EXIF orientation is not to be applied
+	} else if o < 1 || o > 8 {
 		_, _, o = sniff.Image(src.data) // a record made without sniff: read it from the bytes
 	}
 	ow, oh := cfg.Width, cfg.Height
@@ -193,11 +207,23 @@ func Record(rec *manifest.Record, opts Options) error {
 	if r, ok := reuse(stem, opts.MaxBytes); ok {
 		out = r
 	} else {
-		img, err := decode(src.data)
+		if isHEIF {
+			setCodeCache(opts.CodeCache)
+		}
+		img, err := decode(src.data, format)
 		if err != nil {
 			return asis("undecodable: %s: %v", format, err)
 		}
-		if b := img.Bounds(); b.Dx() != cfg.Width || b.Dy() != cfg.Height {
+		b := img.Bounds()
+		switch {
+		case format == "heic":
+			// libheif has turned (and maybe cropped) it already: it is as displayed.
+			o = 1
+			if b.Dx() != ow || b.Dy() != oh {
+				ow, oh = b.Dx(), b.Dy()
+				dw, dh = fit(ow, oh, opts.MaxEdge)
+			}
+		case b.Dx() != cfg.Width || b.Dy() != cfg.Height:
 			return asis("undecodable: %s header says %dx%d, pixels are %dx%d", format, cfg.Width, cfg.Height, b.Dx(), b.Dy())
 		}
 		enc, ext, w, h, ok := encode(img, o, dw, dh, opts.MaxBytes)
@@ -345,17 +371,39 @@ func fileError(path string, err error) error {
 // decode decodes a whole image; a decoder's panic on hostile input is an error. JPEG (what
 // image.Decode would also take as JPEG: data starting FF D8) goes to internal/jpeg, which
 // gives image/jpeg's exact result about twice as fast.
-func decode(data []byte) (m image.Image, err error) {
+func decode(data []byte, format string) (m image.Image, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			m, err = nil, fmt.Errorf("decoder failed: %v", r)
 		}
 	}()
+	switch format {
+	case "heic":
+		return heif.DecodeHEIC(data)
+	case "avif":
+		return heif.DecodeAVIF(data)
+	}
 	if bytes.HasPrefix(data, jpegMagic) {
 		return fastjpeg.Decode(bytes.NewReader(data))
 	}
 	m, _, err = image.Decode(bytes.NewReader(data))
 	return m, err
+}
+
+var codeCacheOnce sync.Once
+
+// setCodeCache gives the HEIC and AVIF decoders their cache folder before their first compile.
+func setCodeCache(dir string) {
+	codeCacheOnce.Do(func() {
+		if dir == "" {
+			base, err := os.UserCacheDir()
+			if err != nil {
+				return // no cache: each process compiles
+			}
+			dir = filepath.Join(base, "attachctl", "wasm")
+		}
+		heif.SetCacheDir(dir)
+	})
 }
 
 // jpegMagic is how image/jpeg registers itself with image.Decode.
