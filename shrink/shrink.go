@@ -71,7 +71,7 @@ const (
 
 // version names the algorithm in cache file names; change it when output for the same input
 // and options would change, so old results are not reused.
-const version = "s1"
+const version = "s2"
 
 // JPEG qualities tried in turn until the file fits MaxBytes, then the size goes down.
 var jpegLadder = []int{85, 75, 65, 55, 45}
@@ -173,7 +173,11 @@ func Record(rec *manifest.Record, opts Options) error {
 		return asis("animated %s", strings.ToUpper(format))
 	}
 
+	col := profileOf(format, src.data, hp)
 	why := reasons(format, cfg, src.size, opts)
+	if col.conv != nil {
+		why = append(why, fmt.Sprintf("colour profile %q is not sRGB", col.name))
+	}
 	if len(why) == 0 {
 		rec.Shrink = &manifest.Shrink{Action: Kept, Reason: "within limits"}
 		return nil
@@ -226,7 +230,7 @@ func Record(rec *manifest.Record, opts Options) error {
 		case b.Dx() != cfg.Width || b.Dy() != cfg.Height:
 			return asis("undecodable: %s header says %dx%d, pixels are %dx%d", format, cfg.Width, cfg.Height, b.Dx(), b.Dy())
 		}
-		enc, ext, w, h, ok := encode(img, o, dw, dh, opts.MaxBytes)
+		enc, ext, w, h, ok := encode(img, o, dw, dh, opts.MaxBytes, col.conv)
 		if !ok {
 			return asis("cannot meet --max-bytes %d", opts.MaxBytes)
 		}
@@ -240,6 +244,9 @@ func Record(rec *manifest.Record, opts Options) error {
 	action := Reencoded
 	if out.width != ow || out.height != oh {
 		action = Resized
+	}
+	if col.err != nil {
+		why = append(why, fmt.Sprintf("colour profile %q not applied: %v", col.name, col.err))
 	}
 	rec.Shrink = &manifest.Shrink{Action: action, Reason: strings.Join(why, "; "), From: from}
 	rec.Path = out.path
@@ -409,21 +416,26 @@ func setCodeCache(dir string) {
 // jpegMagic is how image/jpeg registers itself with image.Decode.
 var jpegMagic = []byte{0xff, 0xd8}
 
-// render downscales src to dw x dh as displayed (after orientation o) and turns it upright.
+// render downscales src to dw x dh as displayed (after orientation o), turns it upright and
+// converts its colour to sRGB (conv, nil when there is nothing to do).
 // Area averaging commutes with flips and quarter turns, so it averages first, on the stored
 // layout, and orients the small result.
-func render(src image.Image, o, dw, dh int) image.Image {
+func render(src image.Image, o, dw, dh int, conv *colourConv) image.Image {
 	rw, rh := dw, dh
 	if swapsAxes(o) {
 		rw, rh = dh, dw
 	}
-	return orient(resize(src, rw, rh), o)
+	m := orient(resize(src, rw, rh), o)
+	if conv != nil {
+		m = conv.apply(m)
+	}
+	return m
 }
 
 // encode renders src at dw x dh and encodes it within maxBytes: PNG or JPEG by the heuristic in
 // format.go, then the JPEG quality ladder, then smaller sizes. ok is false when nothing fits.
-func encode(src image.Image, o, dw, dh int, maxBytes int64) (out []byte, ext string, w, h int, ok bool) {
-	m := render(src, o, dw, dh)
+func encode(src image.Image, o, dw, dh int, maxBytes int64, conv *colourConv) (out []byte, ext string, w, h int, ok bool) {
+	m := render(src, o, dw, dh, conv)
 	_, ycc := src.(*image.YCbCr)
 	usePNG := false
 	alpha := false
@@ -445,7 +457,7 @@ func encode(src image.Image, o, dw, dh int, maxBytes int64) (out []byte, ext str
 			nw, nh = max(1, dw-1), max(1, dh-1)
 		}
 		dw, dh = nw, nh
-		m = render(src, o, dw, dh)
+		m = render(src, o, dw, dh, conv)
 		return true
 	}
 	if usePNG {
@@ -687,7 +699,7 @@ func keptByHead(rec *manifest.Record, opts Options) (bool, error) {
 	if format == "png" && !pngPixelsInHead(head) {
 		return false, nil // the head ends before the pixels: an acTL could still follow
 	}
-	if animated(format, head) {
+	if animated(format, head) || !profileInHead(format, head) || profileOf(format, head, heifProps{}).conv != nil {
 		return false, nil
 	}
 	rec.Shrink = &manifest.Shrink{Action: Kept, Reason: "within limits"}
