@@ -28,6 +28,8 @@ const (
 	UploadTooMany      Code = "upload.tooMany"
 	VerifyMismatch     Code = "verify.mismatch"
 	StoreLocked        Code = "store.locked"
+	StoreNotStore      Code = "store.notStore"
+	StoreUnreachable   Code = "store.unreachable"
 )
 
 // Error is the "error" object of a record: the stage that failed, the code, and a message that names
