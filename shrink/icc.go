@@ -94,39 +94,29 @@ func profileInHead(format string, head []byte) bool {
 func jpegICC(d []byte) (icc []byte, complete bool, err error) {
 	var parts [][]byte
 	total := 0
-	for i := 2; i+4 <= len(d); {
-		if d[i] != 0xff {
-			break
+	complete = jpegSegments(d, func(m byte, seg []byte) bool {
+		if m != 0xe2 || len(seg) < 14 || string(seg[:12]) != "ICC_PROFILE\x00" {
+			return true
 		}
-		m := d[i+1]
-		if m == 0xd8 || m >= 0xd0 && m <= 0xd7 || m == 0x01 || m == 0xff {
-			i++
-			continue
+		seq, count := int(seg[12]), int(seg[13])
+		switch {
+		case seq < 1 || seq > count:
+			err = errors.New("ICC chunks out of order")
+		case parts != nil && (count != len(parts) || parts[seq-1] != nil):
+			err = errors.New("ICC chunks do not agree")
 		}
-		if m == 0xda || m == 0xd9 {
-			complete = true
-			break
+		if err != nil {
+			return false
 		}
-		n := int(binary.BigEndian.Uint16(d[i+2:]))
-		if n < 2 || i+2+n > len(d) {
-			break
+		if parts == nil {
+			parts = make([][]byte, count)
 		}
-		seg := d[i+4 : i+2+n]
-		if m == 0xe2 && len(seg) >= 14 && string(seg[:12]) == "ICC_PROFILE\x00" {
-			seq, count := int(seg[12]), int(seg[13])
-			if seq < 1 || seq > count {
-				return nil, true, errors.New("ICC chunks out of order")
-			}
-			if parts == nil {
-				parts = make([][]byte, count)
-			}
-			if count != len(parts) || parts[seq-1] != nil {
-				return nil, true, errors.New("ICC chunks do not agree")
-			}
-			parts[seq-1] = seg[14:]
-			total += len(seg) - 14
-		}
-		i += 2 + n
+		parts[seq-1] = seg[14:]
+		total += len(seg) - 14
+		return true
+	})
+	if err != nil {
+		return nil, true, err
 	}
 	if parts == nil {
 		return nil, complete, nil

@@ -44,9 +44,14 @@ import (
 
 // Options are the limits of SPEC 4 and where shrunk files go. Zero values take the defaults.
 type Options struct {
-	MaxEdge   int    // longest edge in pixels after shrinking; default 2000
-	MaxBytes  int64  // largest encoded size in bytes; default 500000
-	MaxPixels int64  // images with more pixels (from the header) are not decoded; default 50,000,000
+	MaxEdge   int   // longest edge in pixels after shrinking; default 2000
+	MaxBytes  int64 // largest encoded size in bytes; default 500000
+	MaxPixels int64 // images with more pixels (from the header) are not decoded; default 50,000,000
+	// MaxMemory bounds the memory of the decodes running at once, in bytes; default 1 GiB.
+	// Every decode first reserves what its header says it will need from a budget shared by
+	// all Record calls with the same MaxMemory, and waits until that much is free; an image
+	// that needs more than all of it is not decoded (asis).
+	MaxMemory int64
 	OutDir    string // folder for shrunk files, created 0700 when needed
 	// CodeCache is the folder where the HEIC and AVIF decoders' compiled code is kept between
 	// runs; empty means attachctl/wasm in the user's cache folder (os.UserCacheDir). Only the
@@ -97,6 +102,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MaxPixels <= 0 {
 		o.MaxPixels = DefaultMaxPixels
+	}
+	if o.MaxMemory <= 0 {
+		o.MaxMemory = DefaultMaxMemory
 	}
 	return o
 }
@@ -211,6 +219,13 @@ func Record(rec *manifest.Record, opts Options) error {
 	if r, ok := reuse(stem, opts.MaxBytes); ok {
 		out = r
 	} else {
+		need := decodeNeed(format, cfg, src.data, dw, dh, opts.MaxBytes)
+		if need > opts.MaxMemory {
+			return asis("%dx%d %s needs about %d MiB to decode, over --max-memory %d; not decoded",
+				cfg.Width, cfg.Height, strings.ToUpper(format), need>>20, opts.MaxMemory)
+		}
+		release := reserve(opts.MaxMemory, need)
+		defer release()
 		if isHEIF {
 			setCodeCache(opts.CodeCache)
 		}

@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"runtime/debug"
 
 	"github.com/attachctl/attachctl/manifest"
 	"github.com/attachctl/attachctl/shrink"
@@ -27,12 +28,17 @@ func init() {
 			&cli.IntFlag{Name: "max-edge", Value: shrink.DefaultMaxEdge, Usage: "longest edge in pixels"},
 			&cli.Int64Flag{Name: "max-bytes", Value: shrink.DefaultMaxBytes, Usage: "largest encoded size in bytes"},
 			&cli.Int64Flag{Name: "max-pixels", Value: shrink.DefaultMaxPixels, Usage: "images with more pixels (from the header) are not decoded"},
+			&cli.Int64Flag{Name: "max-memory", Value: shrink.DefaultMaxMemory, Usage: "bytes all decodes at once may hold; decodes wait for room, and an image needing more is not decoded"},
 		},
 		Action: func(c *cli.Context) error {
-			opts := shrink.Options{MaxEdge: c.Int("max-edge"), MaxBytes: c.Int64("max-bytes"), MaxPixels: c.Int64("max-pixels")}
-			if opts.MaxEdge < 1 || opts.MaxBytes < 1 || opts.MaxPixels < 1 {
-				return usageError("--max-edge, --max-bytes and --max-pixels take whole numbers of at least 1")
+			opts := shrink.Options{MaxEdge: c.Int("max-edge"), MaxBytes: c.Int64("max-bytes"), MaxPixels: c.Int64("max-pixels"),
+				MaxMemory: c.Int64("max-memory")}
+			if opts.MaxEdge < 1 || opts.MaxBytes < 1 || opts.MaxPixels < 1 || opts.MaxMemory < 1 {
+				return usageError("--max-edge, --max-bytes, --max-pixels and --max-memory take whole numbers of at least 1")
 			}
+			// The budget counts what decodes hold; the collector is asked to keep the heap near
+			// it too, rather than let garbage grow it to twice the live size.
+			debug.SetMemoryLimit(opts.MaxMemory + opts.MaxMemory/8)
 			out, err := shrinkOut(c)
 			if err != nil {
 				return err
