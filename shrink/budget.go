@@ -64,12 +64,12 @@ func (t *tally) note(n int64) {
 // header alone: the decoder's output at its own pixel layout, what the decoder keeps beside it
 // (a progressive JPEG's coefficients, the WebAssembly decoders' memory), the source bytes, and
 // the downscaled image with the encoder's buffer. It errs on the high side.
-func decodeNeed(format string, cfg image.Config, data []byte, dw, dh int, maxBytes int64) int64 {
+func decodeNeed(format string, cfg image.Config, data []byte, shift, dw, dh int, maxBytes int64) int64 {
 	px := int64(cfg.Width) * int64(cfg.Height)
 	var n int64
 	switch format {
 	case "jpeg":
-		n = jpegNeed(data, px)
+		n = jpegNeed(data, px, shift)
 	case "png":
 		n = px * int64(pngBytesPerPixel(data))
 	case "gif":
@@ -95,10 +95,11 @@ const (
 	avifBytesPerPixel = 16
 )
 
-// jpegNeed is what internal/jpeg allocates for a JPEG of px pixels: its component planes (at
-// MCU size), and for a progressive JPEG every coefficient of every block (4 bytes each) too; a
-// four-component (CMYK) image is converted into a second image as large.
-func jpegNeed(d []byte, px int64) int64 {
+// jpegNeed is what internal/jpeg allocates for a JPEG of px pixels decoded at 1/2^shift: its
+// component planes (at MCU size, a 2^shift-th of it each way), and for a progressive JPEG every
+// coefficient of every block (4 bytes each, at any shift) too; a four-component (CMYK) image is
+// decoded at full size and converted into a second image as large.
+func jpegNeed(d []byte, px int64, shift int) int64 {
 	sof, progressive := jpegSOF(d)
 	if len(sof) < 6 || int(sof[5])*3+6 > len(sof) {
 		return 8 * px // no SOF seen: as much as CMYK would take
@@ -120,15 +121,35 @@ func jpegNeed(d []byte, px int64) int64 {
 		}
 		samples += mcusX * int64(hv>>4) * 8 * mcusY * int64(hv&15) * 8
 	}
-	n := samples
+	n := samples >> (2 * shift)
 	if nc == 4 {
-		n += 4 * px
+		n = samples + 4*px
 	}
 	if progressive {
 		n += 4 * samples
 	}
 	return n
 }
+
+// reduceShift is the largest shift (up to 3, an eighth) at which a w x h JPEG decoded at
+// 1/2^shift is still at least dw x dh, so that area averaging does the rest of the scale. An
+// image under reduceMinPixels is decoded whole: it is cheap, and on a small detailed picture the
+// groups the reduced path takes as uniform are a visible share of an output pixel.
+func reduceShift(w, h, dw, dh int) int {
+	if int64(w)*int64(h) < reduceMinPixels {
+		return 0
+	}
+	s := 0
+	for s < 3 && ceilShift(w, s+1) >= dw && ceilShift(h, s+1) >= dh {
+		s++
+	}
+	return s
+}
+
+const reduceMinPixels = 1 << 20
+
+// ceilShift is n / 2^s rounded up.
+func ceilShift(n, s int) int { return (n + 1<<s - 1) >> s }
 
 // jpegSOF returns the payload of a JPEG's frame header, and whether the frame is progressive.
 func jpegSOF(d []byte) (sof []byte, progressive bool) {

@@ -45,7 +45,7 @@ func TestDecodeNeed(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := decodeNeed(tt.format, image.Config{Width: W, Height: H}, tt.data, 2000, 1500, 500_000)
+			got := decodeNeed(tt.format, image.Config{Width: W, Height: H}, tt.data, 0, 2000, 1500, 500_000)
 			want := tt.want + int64(len(tt.data)) + 8*2000*1500 + 2*500_000
 			if got != want {
 				t.Errorf("need %d MiB, want %d MiB", got>>20, want>>20)
@@ -61,7 +61,7 @@ func TestMemoryBudget(t *testing.T) {
 	out := filepath.Join(dir, "out")
 	jpg := encodeJPEG(t, photo(600, 450, 9), 90)
 	opts := Options{MaxEdge: 300, OutDir: out}
-	need := decodeNeed("jpeg", image.Config{Width: 600, Height: 450}, jpg, 300, 225, DefaultMaxBytes)
+	need := decodeNeed("jpeg", image.Config{Width: 600, Height: 450}, jpg, 1, 300, 225, DefaultMaxBytes)
 
 	t.Run("too large alone", func(t *testing.T) {
 		rec := record(t, dir, "big.jpg", jpg)

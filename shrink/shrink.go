@@ -219,7 +219,15 @@ func Record(rec *manifest.Record, opts Options) error {
 	if r, ok := reuse(stem, opts.MaxBytes); ok {
 		out = r
 	} else {
-		need := decodeNeed(format, cfg, src.data, dw, dh, opts.MaxBytes)
+		shift := 0 // a JPEG is decoded at 1/2^shift of its size when the output is that small
+		if format == "jpeg" {
+			rw, rh := dw, dh
+			if swapsAxes(o) {
+				rw, rh = dh, dw
+			}
+			shift = reduceShift(cfg.Width, cfg.Height, rw, rh)
+		}
+		need := decodeNeed(format, cfg, src.data, shift, dw, dh, opts.MaxBytes)
 		if need > opts.MaxMemory {
 			return asis("%dx%d %s needs about %d MiB to decode, over --max-memory %d; not decoded",
 				cfg.Width, cfg.Height, strings.ToUpper(format), need>>20, opts.MaxMemory)
@@ -229,7 +237,7 @@ func Record(rec *manifest.Record, opts Options) error {
 		if isHEIF {
 			setCodeCache(opts.CodeCache)
 		}
-		img, err := decode(src.data, format)
+		img, shift, err := decode(src.data, format, shift)
 		if err != nil {
 			return asis("undecodable: %s: %v", format, err)
 		}
@@ -242,7 +250,7 @@ func Record(rec *manifest.Record, opts Options) error {
 				ow, oh = b.Dx(), b.Dy()
 				dw, dh = fit(ow, oh, opts.MaxEdge)
 			}
-		case b.Dx() != cfg.Width || b.Dy() != cfg.Height:
+		case b.Dx() != ceilShift(cfg.Width, shift) || b.Dy() != ceilShift(cfg.Height, shift):
 			return asis("undecodable: %s header says %dx%d, pixels are %dx%d", format, cfg.Width, cfg.Height, b.Dx(), b.Dy())
 		}
 		enc, ext, w, h, ok := encode(img, o, dw, dh, opts.MaxBytes, col.conv)
@@ -392,8 +400,9 @@ func fileError(path string, err error) error {
 
 // decode decodes a whole image; a decoder's panic on hostile input is an error. JPEG (what
 // image.Decode would also take as JPEG: data starting FF D8) goes to internal/jpeg, which
-// gives image/jpeg's exact result about twice as fast.
-func decode(data []byte, format string) (m image.Image, err error) {
+// gives image/jpeg's exact result about twice as fast, or with shift > 0 the image at 1/2^shift
+// of its size, each sample the mean of those it stands for (used is the shift applied).
+func decode(data []byte, format string, shift int) (m image.Image, used int, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			m, err = nil, fmt.Errorf("decoder failed: %v", r)
@@ -401,15 +410,24 @@ func decode(data []byte, format string) (m image.Image, err error) {
 	}()
 	switch format {
 	case "heic":
-		return heif.DecodeHEIC(data)
+		m, err = heif.DecodeHEIC(data)
+		return m, 0, err
 	case "avif":
-		return heif.DecodeAVIF(data)
+		m, err = heif.DecodeAVIF(data)
+		return m, 0, err
 	}
 	if bytes.HasPrefix(data, jpegMagic) {
-		return fastjpeg.Decode(bytes.NewReader(data))
+		if shift > 0 {
+			if m, used, err = fastjpeg.DecodeReduced(bytes.NewReader(data), shift); err == nil {
+				return m, used, nil
+			}
+			// A JPEG found to need full size only after its first scan: decode it again so.
+		}
+		m, err = fastjpeg.Decode(bytes.NewReader(data))
+		return m, 0, err
 	}
 	m, _, err = image.Decode(bytes.NewReader(data))
-	return m, err
+	return m, 0, err
 }
 
 var codeCacheOnce sync.Once
