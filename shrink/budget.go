@@ -92,7 +92,7 @@ func decodeNeed(format string, cfg image.Config, data []byte, shift, dw, dh int,
 const (
 	wasmBase          = 32 << 20
 	heicBytesPerPixel = 12
-	avifBytesPerPixel = 16
+	avifBytesPerPixel = 28
 )
 
 // jpegNeed is what internal/jpeg allocates for a JPEG of px pixels decoded at 1/2^shift: its

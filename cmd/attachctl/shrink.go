@@ -36,9 +36,11 @@ func init() {
 			if opts.MaxEdge < 1 || opts.MaxBytes < 1 || opts.MaxPixels < 1 || opts.MaxMemory < 1 {
 				return usageError("--max-edge, --max-bytes, --max-pixels and --max-memory take whole numbers of at least 1")
 			}
-			// The budget counts what decodes hold; the collector is asked to keep the heap near
-			// it too, rather than let garbage grow it to twice the live size.
-			debug.SetMemoryLimit(opts.MaxMemory + opts.MaxMemory/8)
+			// The budget counts what decodes hold; the collector is asked to keep the heap
+			// within three quarters of it, rather than let garbage grow it to twice the live
+			// size, leaving the rest for what the heap does not hold (the HEIC and AVIF
+			// decoders' mapped memory, the runtime's own).
+			debug.SetMemoryLimit(opts.MaxMemory / 4 * 3)
 			out, err := shrinkOut(c)
 			if err != nil {
 				return err

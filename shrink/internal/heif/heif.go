@@ -24,6 +24,7 @@ import (
 	"sync"
 
 	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/experimental"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 )
 
@@ -120,7 +121,7 @@ func (m *module) instantiate() (*instance, error) {
 	if err := m.compile(); err != nil {
 		return nil, fmt.Errorf("compiling the decoder: %w", err)
 	}
-	ctx := context.Background()
+	ctx := experimental.WithMemoryAllocator(context.Background(), memoryAllocator())
 	// An anonymous instance, so that several decodes can run at once; no stdout or stderr.
 	mod, err := m.rt.InstantiateModule(ctx, m.cm, wazero.NewModuleConfig().WithName(""))
 	if err != nil {
