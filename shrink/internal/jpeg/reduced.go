@@ -4,14 +4,15 @@ import (
 	"errors"
 	"image"
 	"io"
-	"math"
 )
 
 // DecodeReduced decodes a JPEG at 1/2^shift of its size in each direction (shift 1, 2 or 3):
 // each output sample is the mean of the 2^shift x 2^shift samples the full decode would have
-// there, computed from the block's coefficients by a smaller transform instead of the full
-// inverse DCT followed by averaging. It differs from that by rounding: the full decode rounds
-// and clips each sample before the mean, this only the mean.
+// there. At 1/8 that is the block's DC term alone, with no inverse DCT. At 1/2 and 1/4 it is
+// the same integer inverse DCT as Decode's, averaged before rounding and clipping: the exact
+// mean needs all eight frequencies each way (a 4x4 transform of the low coefficients would be
+// another filter), so what is saved is the samples never stored, clipped or resampled. It
+// differs from Decode followed by averaging by rounding, and where Decode clipped a sample.
 //
 // The result is what Decode returns (*image.YCbCr or *image.Gray, same subsampling) with
 // bounds of ceil(width/2^shift) x ceil(height/2^shift); a sample on the right or bottom edge of
@@ -34,77 +35,38 @@ func DecodeReduced(r io.Reader, shift int) (m image.Image, used int, err error) 
 // first scan was decoded reduced; the caller decodes it with Decode.
 var errNotReducible = errors.New("jpeg: this image decodes at full size only")
 
-// reduceA are, for shift 1 and 2, the matrices that take a row (or column) of 8 dequantized
-// coefficients to the means of each group of 2 (or 4) of the 8 samples the 1-D inverse DCT
-// would give: A[g][u] = 1/k sum over x in group g of C(u)/2 cos((2x+1)u pi/16), C(0) = 1/sqrt 2,
-// C(u) = 1 otherwise. Applied to rows and then columns it is the 2-D mean, since both the
-// transform and the mean are separable and linear.
-var reduceA = func() (a [3][4][8]float32) {
-	for shift := 1; shift <= 2; shift++ {
-		k := 1 << shift
-		for g := 0; g < 8/k; g++ {
-			for u := 0; u < 8; u++ {
-				cu := 1.0
-				if u == 0 {
-					cu = 1 / math.Sqrt2
-				}
-				var s float64
-				for x := g * k; x < (g+1)*k; x++ {
-					s += cu / 2 * math.Cos(float64(2*x+1)*float64(u)*math.Pi/16)
-				}
-				a[shift][g][u] = float32(s / float64(k))
-			}
-		}
-	}
-	return a
-}()
-
-// reducedBlock writes the n x n means (n = 8>>shift) of block b's inverse DCT to dst, level
-// shifted and clipped as reconstructBlock does. b is dequantized, in natural order.
+// reducedBlock writes the means of block b's inverse DCT over groups of 2^shift x 2^shift
+// samples to dst, level shifted and clipped as reconstructBlock does. b is dequantized, in
+// natural order; idct overwrites it.
 func reducedBlock(b *block, shift uint, dst []byte, stride int) {
-	n := 8 >> shift
 	if shift == 3 { // one mean for the block: the DC term alone
 		dst[0] = levelShift(idctDC(b[0]))
 		return
 	}
-	a := &reduceA[shift]
-	// Rows: t[v][g] is row v of the coefficients taken to group means across.
-	var t [8][4]float32
-	for v := 0; v < 8; v++ {
-		row := b[8*v : 8*v+8 : 8*v+8]
-		if row[1]|row[2]|row[3]|row[4]|row[5]|row[6]|row[7] == 0 {
-			if row[0] == 0 {
-				continue
-			}
-			c := float32(row[0])
-			for g := 0; g < n; g++ {
-				t[v][g] = c * a[g][0]
-			}
-			continue
+	// The inverse DCT the full decode does (the integer one, zero rows skipped), then the mean
+	// of each group of its outputs before they are rounded and clipped to samples.
+	idct(b)
+	if shift == 1 { // the common case (a 12 MP photo to 2000 px), unrolled
+		for gy := 0; gy < 4; gy++ {
+			r0 := b[16*gy : 16*gy+8 : 16*gy+8]
+			r1 := b[16*gy+8 : 16*gy+16 : 16*gy+16]
+			out := dst[gy*stride : gy*stride+4 : gy*stride+4]
+			out[0] = levelShift((r0[0] + r0[1] + r1[0] + r1[1] + 2) >> 2)
+			out[1] = levelShift((r0[2] + r0[3] + r1[2] + r1[3] + 2) >> 2)
+			out[2] = levelShift((r0[4] + r0[5] + r1[4] + r1[5] + 2) >> 2)
+			out[3] = levelShift((r0[6] + r0[7] + r1[6] + r1[7] + 2) >> 2)
 		}
-		for g := 0; g < n; g++ {
-			ag := &a[g]
-			t[v][g] = float32(row[0])*ag[0] + float32(row[1])*ag[1] + float32(row[2])*ag[2] +
-				float32(row[3])*ag[3] + float32(row[4])*ag[4] + float32(row[5])*ag[5] +
-				float32(row[6])*ag[6] + float32(row[7])*ag[7]
-		}
+		return
 	}
-	// Columns.
-	for gy := 0; gy < n; gy++ {
-		ay := &a[gy]
-		out := dst[gy*stride : gy*stride+n]
+	for gy := 0; gy < 2; gy++ { // shift 2: four groups of 4x4
+		out := dst[gy*stride : gy*stride+2 : gy*stride+2]
 		for gx := range out {
-			s := ay[0]*t[0][gx] + ay[1]*t[1][gx] + ay[2]*t[2][gx] + ay[3]*t[3][gx] +
-				ay[4]*t[4][gx] + ay[5]*t[5][gx] + ay[6]*t[6][gx] + ay[7]*t[7][gx]
-			v := s + 128.5
-			switch {
-			case v <= 0:
-				out[gx] = 0
-			case v >= 255:
-				out[gx] = 255
-			default:
-				out[gx] = uint8(v)
+			var sum int32
+			for y := 4 * gy; y < 4*gy+4; y++ {
+				r := b[8*y+4*gx : 8*y+4*gx+4 : 8*y+4*gx+4]
+				sum += r[0] + r[1] + r[2] + r[3]
 			}
+			out[gx] = levelShift((sum + 8) >> 4)
 		}
 	}
 }
