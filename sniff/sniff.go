@@ -60,7 +60,7 @@ func Fill(rec *manifest.Record, opts Options) error {
 	if err := retry(func() error { return unix.Stat(path, &st) }); err != nil {
 		return pathError(path, err)
 	}
-	if err := checkRegular(path, st.Mode); err != nil {
+	if err := checkRegular(path, uint32(st.Mode)); err != nil {
 		return err
 	}
 	var fd int
@@ -75,7 +75,7 @@ func Fill(rec *manifest.Record, opts Options) error {
 	if err := unix.Fstat(fd, &st); err != nil {
 		return pathError(path, err)
 	}
-	if err := checkRegular(path, st.Mode); err != nil { // replaced between stat and open
+	if err := checkRegular(path, uint32(st.Mode)); err != nil { // replaced between stat and open
 		return err
 	}
 	size, mtime := st.Size, st.Mtim
@@ -140,10 +140,10 @@ func Fill(rec *manifest.Record, opts Options) error {
 	}
 	if total != want || st.Size != size || st.Mtim != mtime {
 		if total > want {
-			return manifest.Errorf(manifest.FileChanged, "%s: changed while being read (its size said %d bytes, more were read)", path, size)
+			return manifest.Errorf(manifest.FileChanged, "%s: changed while being read (its size said %d bytes, more were read)", manifest.Quote(path), size)
 		}
 		return manifest.Errorf(manifest.FileChanged, "%s: changed while being read (size %d, then %d, %d bytes read)",
-			path, size, st.Size, total)
+			manifest.Quote(path), size, st.Size, total)
 	}
 
 	rec.SetSize(size)

@@ -22,30 +22,17 @@ func init() {
 			"undecodable or of a format with no decoder pass through as they are (asis, with a reason).\n" +
 			"Shrunk files are named by the source's BLAKE3 and the limits, so a second run reuses them.\n\n" +
 			example("attachctl sniff shots/*.png | attachctl shrink --max-edge 1568 > manifest.jsonl"),
-		Flags: []cli.Flag{
-			manifestFlag, noHashFlag,
-			&cli.StringFlag{Name: "out", Usage: "folder for shrunk files (default $XDG_CACHE_HOME/attachctl/shrink, else ~/.cache/attachctl/shrink)"},
-			&cli.IntFlag{Name: "max-edge", Value: shrink.DefaultMaxEdge, Usage: "longest edge in pixels"},
-			&cli.Int64Flag{Name: "max-bytes", Value: shrink.DefaultMaxBytes, Usage: "largest encoded size in bytes"},
-			&cli.Int64Flag{Name: "max-pixels", Value: shrink.DefaultMaxPixels, Usage: "images with more pixels (from the header) are not decoded"},
-			&cli.Int64Flag{Name: "max-memory", Value: shrink.DefaultMaxMemory, Usage: "bytes all decodes at once may hold; decodes wait for room, and an image needing more is not decoded"},
-		},
+		Flags: append([]cli.Flag{manifestFlag, noHashFlag}, shrinkFlags()...),
 		Action: func(c *cli.Context) error {
-			opts := shrink.Options{MaxEdge: c.Int("max-edge"), MaxBytes: c.Int64("max-bytes"), MaxPixels: c.Int64("max-pixels"),
-				MaxMemory: c.Int64("max-memory")}
-			if opts.MaxEdge < 1 || opts.MaxBytes < 1 || opts.MaxPixels < 1 || opts.MaxMemory < 1 {
-				return usageError("--max-edge, --max-bytes, --max-pixels and --max-memory take whole numbers of at least 1")
+			opts, err := shrinkOptions(c)
+			if err != nil {
+				return err
 			}
 			// The budget counts what decodes hold; the collector is asked to keep the heap
 			// within three quarters of it, rather than let garbage grow it to twice the live
 			// size, leaving the rest for what the heap does not hold (the HEIC and AVIF
 			// decoders' mapped memory, the runtime's own).
 			debug.SetMemoryLimit(opts.MaxMemory / 4 * 3)
-			out, err := shrinkOut(c)
-			if err != nil {
-				return err
-			}
-			opts.OutDir = out
 			return runStage(c, "shrink", func(rec *manifest.Record) error { return shrink.Record(rec, opts) })
 		},
 	})
