@@ -270,3 +270,85 @@ func TestAdobeRGBConverted(t *testing.T) {
 		})
 	}
 }
+
+// TestContainerColour: a HEIC whose colr box carries the Adobe RGB profile, and an AVIF whose
+// nclx says Display P3 primaries with the sRGB curve, come out converted to sRGB.
+func TestContainerColour(t *testing.T) {
+	dir := t.TempDir()
+	src := vivid(1200, 800)
+	png := filepath.Join(dir, "src.png")
+	pngData := encodePNG(t, src)
+
+	t.Run("HEIC with an ICC profile", func(t *testing.T) {
+		adobe := makeICC("Adobe RGB (1998)", adobeD50, gammaCurve(adobeGamma))
+		if err := os.WriteFile(png, pngWithICC(t, pngData, adobe), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		heic := filepath.Join(dir, "adobe.heic")
+		run(t, "heif-enc", "-q", "95", "-o", heic, png)
+		data, _ := os.ReadFile(heic)
+		if p, ok := heifHeader(data); !ok || !bytes.Equal(p.ICC, adobe) {
+			t.Fatalf("heif-enc did not keep the profile: %+v", p)
+		}
+		m := shrinkTo300(t, dir, heic)
+		if e := meanError(m, refArea(converted(src), 300, 200)); e >= 3 {
+			t.Errorf("mean error %.2f levels against the reference sRGB conversion", e)
+		}
+		if e := meanError(m, refArea(src, 300, 200)); e < 4 {
+			t.Errorf("mean difference %.2f levels from the unconverted pixels: not converted?", e)
+		}
+	})
+	t.Run("AVIF with nclx Display P3", func(t *testing.T) {
+		if err := os.WriteFile(png, pngData, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		avif := filepath.Join(dir, "p3.avif")
+		run(t, "avifenc", "-d", "8", "--min", "4", "--max", "10", "-s", "8", "--cicp", "12/13/6", "-r", "full", png, avif)
+		m := shrinkTo300(t, dir, avif)
+		// The reference: Display P3 (D65) to XYZ to sRGB, by the published primaries.
+		p3 := primariesToXYZ([3][2]float64{{0.680, 0.320}, {0.265, 0.690}, {0.150, 0.060}}, [2]float64{0.3127, 0.3290})
+		srgb := primariesToXYZ([3][2]float64{{0.64, 0.33}, {0.30, 0.60}, {0.15, 0.06}}, [2]float64{0.3127, 0.3290})
+		inv, _ := invert3(srgb)
+		toSRGB := mul3(inv, p3)
+		ref := image.NewRGBA(src.Rect)
+		for i := 0; i < len(src.Pix); i += 4 {
+			var lin [3]float64
+			for c := range 3 {
+				lin[c] = srgbToLinear(float64(src.Pix[i+c]) / 255)
+			}
+			for c := range 3 {
+				v := toSRGB[3*c]*lin[0] + toSRGB[3*c+1]*lin[1] + toSRGB[3*c+2]*lin[2]
+				ref.Pix[i+c] = clamp8(255 * linearToSRGB(math.Max(0, math.Min(1, v))))
+			}
+			ref.Pix[i+3] = 255
+		}
+		if e := meanError(m, refArea(ref, 300, 200)); e >= 3 {
+			t.Errorf("mean error %.2f levels against the reference sRGB conversion", e)
+		}
+		if e := meanError(m, refArea(src, 300, 200)); e < 3 {
+			t.Errorf("mean difference %.2f levels from the unconverted pixels: not converted?", e)
+		}
+	})
+}
+
+// shrinkTo300 shrinks the file at path to a long edge of 300 and decodes the result.
+func shrinkTo300(t *testing.T, dir, path string) image.Image {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := record(t, dir, filepath.Base(path), data)
+	if err := Record(rec, Options{MaxEdge: 300, OutDir: filepath.Join(dir, "out")}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(rec.Shrink.Reason, "is not sRGB") {
+		t.Errorf("reason %q", rec.Shrink.Reason)
+	}
+	t.Log(rec.Shrink.Reason)
+	m, _ := decodeFile(t, rec.Path)
+	if b := m.Bounds(); b.Dx() != 300 || b.Dy() != 200 {
+		t.Fatalf("%v", b)
+	}
+	return m
+}
