@@ -8,6 +8,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"github.com/attachctl/attachctl/manifest"
 )
 
 // needTool returns the path of an external tool a test needs. Missing, the test is skipped, but
@@ -53,14 +55,7 @@ func upright(t testing.TB) (upright, stored *image.RGBA) {
 // against the upright scene, area-averaged: portrait 300x400 and a PSNR of at least 30 dB.
 func checkUpright(t *testing.T, path string, want image.Image, dir string) image.Image {
 	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec := record(t, dir, filepath.Base(path), data)
-	if err := Record(rec, Options{MaxEdge: 400, OutDir: filepath.Join(dir, "out")}); err != nil {
-		t.Fatal(err)
-	}
+	rec := shrinkFile(t, dir, path, 400)
 	if rec.Shrink.Action != Resized || rec.Mime != "image/jpeg" || rec.Size > DefaultMaxBytes {
 		t.Fatalf("shrink %+v, %s of %d bytes", rec.Shrink, rec.Mime, rec.Size)
 	}
@@ -73,6 +68,20 @@ func checkUpright(t *testing.T, path string, want image.Image, dir string) image
 		t.Errorf("PSNR %.1f dB against the upright scene", p)
 	}
 	return m
+}
+
+// shrinkFile copies the file at path into dir and shrinks it to a long edge of maxEdge.
+func shrinkFile(t *testing.T, dir, path string, maxEdge int) *manifest.Record {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := record(t, dir, filepath.Base(path), data)
+	if err := Record(rec, Options{MaxEdge: maxEdge, OutDir: filepath.Join(dir, "out")}); err != nil {
+		t.Fatal(err)
+	}
+	return rec
 }
 
 // TestHEICUpright: an iPhone-style HEIC, stored on its side with irot and an EXIF orientation

@@ -334,14 +334,7 @@ func TestContainerColour(t *testing.T) {
 // shrinkTo300 shrinks the file at path to a long edge of 300 and decodes the result.
 func shrinkTo300(t *testing.T, dir, path string) image.Image {
 	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec := record(t, dir, filepath.Base(path), data)
-	if err := Record(rec, Options{MaxEdge: 300, OutDir: filepath.Join(dir, "out")}); err != nil {
-		t.Fatal(err)
-	}
+	rec := shrinkFile(t, dir, path, 300)
 	if !strings.Contains(rec.Shrink.Reason, "is not sRGB") {
 		t.Errorf("reason %q", rec.Shrink.Reason)
 	}
