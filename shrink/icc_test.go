@@ -345,3 +345,75 @@ func shrinkTo300(t *testing.T, dir, path string) image.Image {
 	}
 	return m
 }
+
+// webpWithICC wraps a simple lossy WebP (one VP8 chunk) as an extended one: VP8X with the ICC
+// flag, an ICCP chunk, then the VP8 chunk.
+func webpWithICC(t testing.TB, simple, icc []byte, w, h int) []byte {
+	if string(simple[12:16]) != "VP8 " {
+		t.Fatal("not a simple lossy WebP")
+	}
+	chunk := func(fourcc string, data []byte) []byte {
+		c := append([]byte(fourcc), binary.LittleEndian.AppendUint32(nil, uint32(len(data)))...)
+		c = append(c, data...)
+		if len(data)%2 == 1 {
+			c = append(c, 0)
+		}
+		return c
+	}
+	vp8x := []byte{0x20, 0, 0, 0, byte(w - 1), byte((w - 1) >> 8), byte((w - 1) >> 16), byte(h - 1), byte((h - 1) >> 8), byte((h - 1) >> 16)}
+	body := append([]byte("WEBP"), chunk("VP8X", vp8x)...)
+	body = append(body, chunk("ICCP", icc)...)
+	body = append(body, simple[12:]...)
+	return append(append([]byte("RIFF"), binary.LittleEndian.AppendUint32(nil, uint32(len(body)))...), body...)
+}
+
+// TestWebPProfile: a WebP within the limits whose ICCP chunk is Adobe RGB is converted, not
+// kept, from the head alone or from the whole file; its pixels come out converted.
+func TestWebPProfile(t *testing.T) {
+	simple, err := os.ReadFile("testdata/blue-purple-pink.lossy.webp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, _, err := image.Decode(bytes.NewReader(simple))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := src.Bounds()
+	adobe := makeICC("Adobe RGB (1998)", adobeD50, gammaCurve(adobeGamma))
+	data := webpWithICC(t, simple, adobe, b.Dx(), b.Dy())
+	if m, _, err := image.Decode(bytes.NewReader(data)); err != nil || m.Bounds() != b {
+		t.Fatalf("the extended WebP does not decode: %v", err)
+	}
+	dir := t.TempDir()
+	// The same picture encoded the same way with no conversion: the JPEG's own error against
+	// the source is the baseline.
+	enc, _, _, _, ok := encode(src, 1, b.Dx(), b.Dy(), DefaultMaxBytes, nil)
+	if !ok {
+		t.Fatal("encode")
+	}
+	m0, _, err := image.Decode(bytes.NewReader(enc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	baseline := meanError(m0, refArea(src, b.Dx(), b.Dy()))
+	for _, hashed := range []bool{false, true} {
+		rec := record(t, dir, "p.webp", data)
+		if hashed {
+			rec.Blake3 = b3(data)
+		}
+		if err := Record(rec, Options{OutDir: filepath.Join(dir, "out")}); err != nil {
+			t.Fatal(err)
+		}
+		if rec.Shrink.Action != Reencoded || !strings.Contains(rec.Shrink.Reason, `"Adobe RGB (1998)" is not sRGB`) {
+			t.Fatalf("hashed %v: %+v", hashed, rec.Shrink)
+		}
+		// The output is a JPEG at quality 85 of a small detailed picture, which alone is some
+		// levels off: converted means as near the conversion as the plain one is to the source.
+		m, _ := decodeFile(t, rec.Path)
+		conv, asis := meanError(m, refArea(converted(src), b.Dx(), b.Dy())), meanError(m, refArea(src, b.Dx(), b.Dy()))
+		t.Logf("mean error %.2f against the conversion, %.2f against the source; %.2f for the plain WebP", conv, asis, baseline)
+		if conv > baseline+0.5 || asis < baseline+2 {
+			t.Errorf("mean error %.2f levels against the reference sRGB conversion, %.2f against the source; baseline %.2f", conv, asis, baseline)
+		}
+	}
+}
