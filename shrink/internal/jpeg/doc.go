@@ -28,6 +28,10 @@
 //   - The package does not register itself with image.RegisterFormat (image/jpeg does), and
 //     uses image/draw instead of the internal imageutil.DrawYCbCr, which draw calls.
 //
+//   - DecodeReduced, which image/jpeg does not have, decodes at a half, quarter or eighth of
+//     the size, each sample the mean of those the full decode has there (reduced.go): the
+//     decoder's shift makes each block 8>>shift samples a side. At shift 0 nothing differs.
+//
 // Decode and DecodeConfig have image/jpeg's signatures and documentation.
 //
 // Two caveats. The decoder reads ahead of need, so it may call the io.Reader's Read earlier
