@@ -14,25 +14,19 @@
 //     only when a bit beyond it is wanted, as image/jpeg's lazy reads do; at a restart marker
 //     and at the end of a scan it gives back the whole bytes it took ahead (finishSegment), so
 //     markers and extraneous data are then read from the same place.
-//
 //   - The Huffman look-up tables are 10 bits wide instead of 8. They are derived, for every
 //     10-bit pattern, from image/jpeg's own 8-bit table and bit-by-bit slow path, so they agree
 //     with it even on malformed tables. A second table gives, for codes whose extra bits also
 //     fit in 10 bits, the zero run and the coefficient (or DC difference) at once (decode,
 //     RECEIVE and EXTEND in one look-up), and marks end-of-block codes. The AC loop keeps the
 //     accumulator in local variables.
-//
 //   - Sequential scans multiply coefficients by the quantization table as they are decoded,
 //     rather than all 64 in reconstructBlock; the products are the same.
-//
 //   - The inverse DCT skips rows whose AC coefficients are zero, and a block with only a DC
 //     coefficient is filled with the one value idct would give for it. Both are exact.
-//
 //   - Level shift and clipping is branch-free and each row of 8 samples is one store.
-//
 //   - The package does not register itself with image.RegisterFormat (image/jpeg does), and
 //     uses image/draw instead of the internal imageutil.DrawYCbCr, which draw calls.
-//
 //   - DecodeReduced, which image/jpeg does not have, decodes at a half, quarter or eighth of
 //     the size, each sample the mean of those the full decode has there (reduced.go): the
 //     decoder's shift makes each block 8>>shift samples a side. At shift 0 nothing differs.
