@@ -28,11 +28,7 @@ func init() {
 			if err != nil {
 				return err
 			}
-			// The budget counts what decodes hold; the collector is asked to keep the heap
-			// within three quarters of it, rather than let garbage grow it to twice the live
-			// size, leaving the rest for what the heap does not hold (the HEIC and AVIF
-			// decoders' mapped memory, the runtime's own).
-			debug.SetMemoryLimit(opts.MaxMemory / 4 * 3)
+			limitHeap(opts)
 			return runStage(c, "shrink", func(rec *manifest.Record) error { return shrink.Record(rec, opts) })
 		},
 	})
@@ -54,3 +50,9 @@ func shrinkOut(c *cli.Context) (string, error) {
 	}
 	return filepath.Abs(dir)
 }
+
+// limitHeap keeps the Go heap within three quarters of --max-memory. The budget counts what
+// decodes hold; without a limit the collector lets garbage grow the heap to twice the live size.
+// The rest of the budget is for what the heap does not hold (the HEIC and AVIF decoders' mapped
+// memory, the runtime's own).
+func limitHeap(opts shrink.Options) { debug.SetMemoryLimit(opts.MaxMemory / 4 * 3) }
