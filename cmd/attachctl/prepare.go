@@ -47,6 +47,7 @@ func init() {
 			if err != nil {
 				return err
 			}
+			limitHeap(sopts)
 			chunk, err := chunkSize(c)
 			if err != nil {
 				return err
