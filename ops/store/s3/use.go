@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -48,35 +49,119 @@ func (s *Store) readMarker(ctx context.Context, id string) (marker, error) {
 	return marker{exists: true, tombstone: f[0] == "tombstone", at: parseTime(f[1]), etag: etag}, nil
 }
 
-// lookUp lists P/<id>/ once: the finished upload's name ("" when there is none) and its marker,
-// told used or tombstone by its size (read when the size says neither).
+// folder is what a listing shows of one upload's folder P/<id>/: the finished upload's name (""
+// when there is none) and its marker, told used or tombstone by its size.
+type folder struct {
+	name string
+	m    marker
+	odd  bool // a .used whose size says neither kind: read to tell
+}
+
+// note takes in one object n (its name inside the folder) of the listing.
+func (f *folder) note(n string, o types.Object) {
+	switch {
+	case n == UsedName:
+		f.m = marker{exists: true, etag: aws.ToString(o.ETag)}
+		switch aws.ToInt64(o.Size) {
+		case int64(usedSize):
+		case int64(tombSize):
+			f.m.tombstone = true
+		default:
+			f.odd = true
+		}
+	case f.name == "" && store.ValidName(n) == nil:
+		f.name = n
+	}
+}
+
+// settle reads the marker when its size said neither kind.
+func (s *Store) settle(ctx context.Context, id string, f *folder) (string, marker, error) {
+	if !f.odd {
+		return f.name, f.m, nil
+	}
+	m, err := s.readMarker(ctx, id)
+	return f.name, m, err
+}
+
+// lookUp lists P/<id>/ once: the finished upload's name ("" when there is none) and its marker.
 func (s *Store) lookUp(ctx context.Context, id string) (string, marker, error) {
 	prefix := s.key(id) + "/"
-	name, m, odd := "", marker{}, false
+	var f folder
 	err := s.listObjects(ctx, prefix, func(o types.Object) error {
-		n := strings.TrimPrefix(aws.ToString(o.Key), prefix)
-		switch {
-		case n == UsedName:
-			m = marker{exists: true, etag: aws.ToString(o.ETag)}
-			switch aws.ToInt64(o.Size) {
-			case int64(usedSize):
-			case int64(tombSize):
-				m.tombstone = true
-			default:
-				odd = true
-			}
-		case name == "" && store.ValidName(n) == nil:
-			name = n
-		}
+		f.note(strings.TrimPrefix(aws.ToString(o.Key), prefix), o)
 		return nil
 	})
 	if err != nil {
-		return "", m, s.wrap(manifest.UploadUnreadable, "upload "+id, err)
+		return "", marker{}, s.wrap(manifest.UploadUnreadable, "upload "+id, err)
 	}
-	if odd {
-		m, err = s.readMarker(ctx, id)
+	return s.settle(ctx, id, &f)
+}
+
+// Bounds of a lookUpAll page: room for a few objects per id still wanted (an upload and its
+// marker, and others' uploads between them), never more than a server gives at once.
+var minPage, maxPage = 64, 1000
+
+func pageKeys(wanted int) *int32 { return aws.Int32(int32(min(maxPage, max(minPage, 4*wanted)))) }
+
+// lookUpAll is lookUp of many ids in few listings. Ids are UUIDv7, so the uploads of one prompt,
+// made about the same time, sit side by side in the store's key order: one listing of P/ that
+// starts just before the first id wanted covers them all, where a listing each would cost a round
+// trip each. Each further page starts at the first id not yet seen whole (or inside it, when a
+// page ended in its folder), so however far apart the ids lie there are at most two listings per
+// id, as with a listing each and a look at the next page.
+func (s *Store) lookUpAll(ctx context.Context, ids []string) ([]string, []marker, error) {
+	want := map[string]*folder{}
+	for _, id := range ids {
+		want[id] = new(folder)
 	}
-	return name, m, err
+	sorted := make([]string, 0, len(want))
+	for id := range want {
+		sorted = append(sorted, id)
+	}
+	slices.Sort(sorted)
+	root := s.root()
+	for i := 0; i < len(sorted); {
+		start := s.key(sorted[i]) // sorts just before P/<id>/...
+		for {
+			out, err := s.client.ListObjectsV2(ctx, &awss3.ListObjectsV2Input{Bucket: &s.Bucket, Prefix: &root,
+				StartAfter: &start, MaxKeys: pageKeys(len(sorted) - i)})
+			if err != nil {
+				return nil, nil, s.wrap(manifest.UploadUnreadable, "uploads", err)
+			}
+			last := ""
+			for _, o := range out.Contents {
+				k := strings.TrimPrefix(aws.ToString(o.Key), root)
+				last = k
+				id, n, ok := strings.Cut(k, "/")
+				if f := want[id]; ok && f != nil {
+					f.note(n, o)
+				}
+			}
+			if !aws.ToBool(out.IsTruncated) || last == "" {
+				i = len(sorted)
+				break
+			}
+			// Every folder before the last key's is whole; the last key's may go on.
+			lastID, _, _ := strings.Cut(last, "/")
+			for i < len(sorted) && sorted[i] < lastID {
+				i++
+			}
+			if i < len(sorted) && sorted[i] == lastID {
+				start = root + last // go on inside that folder
+				continue
+			}
+			break
+		}
+	}
+	names := make([]string, len(ids))
+	marks := make([]marker, len(ids))
+	for i, id := range ids {
+		var err error
+		if names[i], marks[i], err = s.settle(ctx, id, want[id]); err != nil {
+			return nil, nil, err
+		}
+	}
+	return names, marks, nil
 }
 
 // writeMarker replaces the marker m (as read) by a new one, conditionally: If-Match its ETag, or
@@ -106,8 +191,8 @@ var errConflict = fmt.Errorf("conditional write lost")
 
 func isConflict(err error) bool { return err == errConflict || conflict(err) }
 
-// MarkUsed marks finished uploads used at at. Each id is looked up first (one listing of its
-// folder: a finished upload whose marker is not a tombstone), then each marker is replaced by a
+// MarkUsed marks finished uploads used at at. The ids are looked up first (lookUpAll: each must
+// be a finished upload whose marker is not a tombstone), then each marker is replaced by a
 // conditional write. A write that loses to a sweep's tombstone is upload.missing. A write that
 // replaced the marker it read (If-Match) proves the upload was there: a sweep deletes only after
 // its tombstone replaced that marker. A marker written where there was none (If-None-Match) may
@@ -125,23 +210,17 @@ func (s *Store) MarkUsed(ctx context.Context, ids []string, at time.Time) error 
 	if err := s.exists(ctx, ids[0]); err != nil {
 		return err
 	}
-	names := make([]string, len(ids))
-	marks := make([]marker, len(ids))
-	err := forEach(ctx, len(ids), func(i int) error {
-		var err error
-		names[i], marks[i], err = s.lookUp(ctx, ids[i])
-		switch {
-		case err != nil:
-			return err
-		case names[i] == "":
-			return s.missing(ids[i])
-		case marks[i].tombstone:
-			return s.swept(ids[i])
-		}
-		return nil
-	})
+	names, marks, err := s.lookUpAll(ctx, ids)
 	if err != nil {
 		return err
+	}
+	for i, id := range ids {
+		switch {
+		case names[i] == "":
+			return s.missing(id)
+		case marks[i].tombstone:
+			return s.swept(id)
+		}
 	}
 	return forEach(ctx, len(ids), func(i int) error { return s.markOne(ctx, ids[i], names[i], marks[i], at) })
 }

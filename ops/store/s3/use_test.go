@@ -1,0 +1,134 @@
+package s3
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
+	awss3 "github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/smithy-go/middleware"
+
+	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/ops/store"
+	"github.com/attachctl/attachctl/ops/store/s3/s3test"
+)
+
+// requests counts the requests a store's client sends, by operation.
+type requests struct {
+	mu sync.Mutex
+	n  map[string]int
+}
+
+// countRequests makes s count its requests from now on.
+func countRequests(s *Store) *requests {
+	c := &requests{n: map[string]int{}}
+	s.client = awss3.New(s.client.Options(), func(o *awss3.Options) {
+		o.APIOptions = append(o.APIOptions, func(st *middleware.Stack) error {
+			return st.Initialize.Add(middleware.InitializeMiddlewareFunc("count", func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
+				c.mu.Lock()
+				c.n[awsmiddleware.GetOperationName(ctx)]++
+				c.mu.Unlock()
+				return next.HandleInitialize(ctx, in)
+			}), middleware.After)
+		})
+	})
+	return c
+}
+
+func (c *requests) take() map[string]int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := c.n
+	c.n = map[string]int{}
+	return n
+}
+
+// TestLookUpAll checks the batched look-up against one listing per id, whatever the page size and
+// however the ids are spread: finished uploads with and without a marker, a tombstone, ids not in
+// the store (before, between and after the others), repeats; and that it sends at most two
+// listings per id (pages of one object excepted), and one for ids side by side.
+func TestLookUpAll(t *testing.T) {
+	srv := s3test.Start(t)
+	s := newStore(t, srv)
+	dir := t.TempDir()
+	var ids []string
+	for i := range 9 {
+		path := filepath.Join(dir, fmt.Sprintf("f%d.txt", i))
+		if err := os.WriteFile(path, []byte(fmt.Sprintf("file %d\n", i)), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		rec := &manifest.Record{Path: path, Mime: "text/plain", Kind: "text"}
+		if err := s.UploadRecord(bg, rec, UploadOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, rec.Upload.ID)
+	}
+	if err := s.MarkUsed(bg, ids[:6], time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	_, m, err := s.lookUp(bg, ids[4])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.writeMarker(bg, ids[4], m, "tombstone", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	absent := func() string {
+		id, err := store.NewID()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return id
+	}
+	before := "00000000-0000-7000-8000-000000000000"
+	after := "ffffffff-ffff-7fff-bfff-ffffffffffff"
+	cases := map[string][]string{
+		"all":     ids,
+		"one":     {ids[3]},
+		"reverse": {ids[8], ids[7], ids[5], ids[4], ids[1]},
+		"absent":  {before, ids[0], absent(), ids[2], after},
+		"repeats": {ids[1], ids[1], ids[6], ids[1]},
+		"spread":  {ids[0], ids[8]},
+	}
+	c := countRequests(s)
+	for _, page := range []int{1, 2, 3, 1000} {
+		for name, want := range cases {
+			t.Run(fmt.Sprintf("%s/page%d", name, page), func(t *testing.T) {
+				defer func(lo, hi int) { minPage, maxPage = lo, hi }(minPage, maxPage)
+				minPage, maxPage = page, page
+				c.take()
+				names, marks, err := s.lookUpAll(bg, want)
+				if err != nil {
+					t.Fatal(err)
+				}
+				// A folder holds two objects here: a page of one may need three listings to see it whole.
+				if n, most := c.take()["ListObjectsV2"], len(want)*(1+(2+page-1)/page); n > most {
+					t.Errorf("%d listings for %d ids, want at most %d", n, len(want), most)
+				} else if page == 1000 && n != 1 {
+					t.Errorf("%d listings for ids side by side, want 1", n)
+				}
+				for i, id := range want {
+					name, m, err := s.lookUp(bg, id)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if names[i] != name || marks[i] != m {
+						t.Errorf("id %s: %q %+v, one listing of its folder says %q %+v", id, names[i], marks[i], name, m)
+					}
+				}
+			})
+		}
+	}
+	// The cases cover every kind: finished and used, finished and never used, tombstoned, absent.
+	names, marks, _ := s.lookUpAll(bg, cases["absent"])
+	_, m4, _ := s.lookUp(bg, ids[4])
+	_, m7, _ := s.lookUp(bg, ids[7])
+	if names[0] != "" || names[1] != "f0.txt" || !marks[1].exists || !m4.tombstone || m7.exists {
+		t.Fatalf("the store is not what the cases need: %q %+v, %+v, %+v", names, marks, m4, m7)
+	}
+}
