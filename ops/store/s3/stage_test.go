@@ -411,7 +411,14 @@ func TestResolveFiftyWorkingCopies(t *testing.T) {
 		return doc.Prompt, mtimes
 	}
 	blocks, first := resolve()
+	c := countRequests(s)
 	_, second := resolve()
+	// The second resolve: one listing looks every upload up, one GET each examines it (and the
+	// inline ones are read again to be sent), one conditional PUT each marks it used.
+	got := c.take()
+	if got["ListObjectsV2"] != 1 || got["PutObject"] != 50 || got["GetObject"] > 50+2*12 || got["HeadObject"] > 1 {
+		t.Fatalf("requests of a resolve with every copy in place: %v", got)
+	}
 	for p, m := range first {
 		if !second[p].Equal(m) {
 			t.Fatalf("second resolve fetched %s again", p)

@@ -132,3 +132,29 @@ func TestLookUpAll(t *testing.T) {
 		t.Fatalf("the store is not what the cases need: %q %+v, %+v, %+v", names, marks, m4, m7)
 	}
 }
+
+// BenchmarkMarkUsed50 is the floor of a resolve of 50 uploads: what marking them used costs (the
+// look-up and a conditional write each), whatever else resolve does.
+func BenchmarkMarkUsed50(b *testing.B) {
+	srv := s3test.Start(b)
+	s := newStore(b, srv)
+	dir := b.TempDir()
+	var ids []string
+	for i := range 50 {
+		path := filepath.Join(dir, fmt.Sprintf("f%d.txt", i))
+		if err := os.WriteFile(path, []byte(fmt.Sprintf("file %d\n", i)), 0o600); err != nil {
+			b.Fatal(err)
+		}
+		rec := &manifest.Record{Path: path, Mime: "text/plain", Kind: "text"}
+		if err := s.UploadRecord(bg, rec, UploadOptions{}); err != nil {
+			b.Fatal(err)
+		}
+		ids = append(ids, rec.Upload.ID)
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		if err := s.MarkUsed(bg, ids, time.Now()); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
