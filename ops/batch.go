@@ -92,7 +92,7 @@ func (b *Batch) drop(blake3, name, id string, err error) {
 // add takes the built upload of a claimed id; its partial is the batch's to close from now on.
 func (b *Batch) add(o *out) {
 	// Start writing the data to disk now, without waiting: Commit's fsync then finds it done.
-	unix.SyncFileRange(int(o.p.f.Fd()), 0, 0, unix.SYNC_FILE_RANGE_WRITE)
+	startWriteback(int(o.p.f.Fd()), 0, 0)
 	b.mu.Lock()
 	b.pending = append(b.pending, o)
 	delete(b.building, o.p.id)
@@ -209,18 +209,27 @@ func commit(outs []*out) []error {
 	}
 	wg.Wait()
 	var placed []*out
+	s := outs[0].p.s
+	storefd, serr := unix.Open(s.Dir, noFollowDir, 0)
+	if serr != nil {
+		serr = lockErr(s.Dir, serr)
+	} else {
+		defer unix.Close(storefd)
+	}
 	for i, o := range outs {
 		if errs[i] == nil {
-			if errs[i] = o.place(); errs[i] == nil {
+			if serr != nil {
+				errs[i] = o.undo(serr)
+			} else if errs[i] = o.place(storefd); errs[i] == nil {
 				placed = append(placed, o)
 			}
 		}
 	}
 	if len(placed) > 0 {
-		if err := syncDir(placed[0].p.s.Dir); err != nil {
+		if err := unix.Fsync(storefd); err != nil {
 			for i := range outs {
 				if errs[i] == nil {
-					errs[i] = err // placed; only their durability is in doubt
+					errs[i] = storeErr(s.Dir, err) // placed; only their durability is in doubt
 				}
 			}
 			return errs

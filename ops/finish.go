@@ -3,10 +3,8 @@ package ops
 import (
 	"encoding/hex"
 	"encoding/json"
-	"errors"
+	"github.com/attachctl/attachctl/ops/store"
 	"os"
-	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/attachctl/attachctl/manifest"
@@ -45,7 +43,7 @@ func (s *Store) Finish(id string, size int64, blake3hex string) (*Meta, error) {
 		if want != "" && m.Blake3 != want {
 			return nil, manifest.Errorf(manifest.UploadHashMismatch, "upload %s: finished with BLAKE3 %s, not %s", id, m.Blake3, want)
 		}
-		os.RemoveAll(s.partialDir(id)) // what a finish that crashed after its rename left
+		s.removePartial(id) // what a finish that crashed after its rename left
 		return m, nil
 	}
 	defer p.close()
@@ -73,16 +71,7 @@ func (s *Store) Finish(id string, size int64, blake3hex string) (*Meta, error) {
 }
 
 // checkHex normalises an expected BLAKE3: "" or 64 hex digits (upload.invalid otherwise).
-func checkHex(h string) (string, error) {
-	if h == "" {
-		return "", nil
-	}
-	l := strings.ToLower(h)
-	if _, err := hex.DecodeString(l); err != nil || len(l) != 64 {
-		return "", manifest.Errorf(manifest.UploadInvalid, "blake3 %q: not 64 hex digits", h)
-	}
-	return l, nil
-}
+var checkHex = store.CheckHex
 
 // hashFile hashes the first n bytes of f with pread.
 func hashFile(f *os.File, n int64) (string, error) {
@@ -119,37 +108,44 @@ func (p *partial) publish(size int64, sum string) (*Meta, error) {
 
 // out is a partial's finished folder, built as out/ inside it and not yet placed.
 type out struct {
-	p           *partial
-	dir         string   // the partial's out/
-	mf          *os.File // out/.upload.json, open
-	data, final string   // the partial's data file, and where it is now: out/<name>
-	m           *Meta
+	p   *partial
+	dir *os.File // the partial's out/; owns the descriptor
+	mf  *os.File // out/.upload.json, open
+	m   *Meta
 }
 
 // buildOut builds out/: the metadata written, the data renamed into it. Nothing is fsynced yet.
+// Everything is made relative to the partial's open folder.
 func (p *partial) buildOut(size int64, sum string) (*out, error) {
-	dir := filepath.Join(p.dir, partialOut)
-	os.RemoveAll(dir)
-	if err := mkdirNew(dir); err != nil {
+	dirfd := int(p.dirf.Fd())
+	if root, err := fsOf(dirfd); err == nil {
+		removeAt(dirfd, partialOut, root)
+	}
+	dir, err := mkdirAt(dirfd, partialOut, p.dir+"/"+partialOut)
+	if err != nil {
 		return nil, err
 	}
 	m := &Meta{ID: p.id, Name: p.meta.Name, Size: size, Blake3: sum, Made: time.Now().UTC()}
 	b, _ := json.Marshal(m)
-	mf, err := createFile(filepath.Join(dir, MetaName), unix.O_WRONLY)
-	if err != nil {
-		os.RemoveAll(dir)
+	o := &out{p: p, dir: dir, m: m}
+	fail := func(err error) (*out, error) {
+		if o.mf != nil {
+			o.mf.Close()
+		}
+		dir.Close()
+		if root, ferr := fsOf(dirfd); ferr == nil {
+			removeAt(dirfd, partialOut, root)
+		}
 		return nil, err
 	}
-	if _, err := mf.Write(append(b, '\n')); err != nil {
-		mf.Close()
-		os.RemoveAll(dir)
-		return nil, storeErr(mf.Name(), err)
+	if o.mf, err = createAt(int(dir.Fd()), MetaName, dir.Name()+"/"+MetaName, unix.O_WRONLY); err != nil {
+		return fail(err)
 	}
-	o := &out{p: p, dir: dir, mf: mf, data: filepath.Join(p.dir, partialData), final: filepath.Join(dir, p.meta.Name), m: m}
-	if err := os.Rename(o.data, o.final); err != nil {
-		mf.Close()
-		os.RemoveAll(dir)
-		return nil, storeErr(o.data, err)
+	if _, err := o.mf.Write(append(b, '\n')); err != nil {
+		return fail(storeErr(o.mf.Name(), err))
+	}
+	if err := unix.Renameat(dirfd, partialData, int(dir.Fd()), p.meta.Name); err != nil {
+		return fail(storeErr(p.f.Name(), err))
 	}
 	return o, nil
 }
@@ -159,9 +155,9 @@ func (p *partial) buildOut(size int64, sum string) (*out, error) {
 func (o *out) sync() error {
 	defer o.mf.Close()
 	syncs := []func() error{
-		func() error { return wrap(o.p.f.Name(), o.p.f.Sync()) },
-		func() error { return wrap(o.mf.Name(), o.mf.Sync()) },
-		func() error { return syncDir(o.dir) },
+		func() error { return syncFile(o.p.f) },
+		func() error { return syncFile(o.mf) },
+		func() error { return syncFile(o.dir) },
 	}
 	errs := make(chan error, len(syncs))
 	for _, f := range syncs {
@@ -178,25 +174,30 @@ func (o *out) sync() error {
 
 // undo takes out/ apart again, the data back where it was, and returns err.
 func (o *out) undo(err error) error {
-	os.Rename(o.final, o.data)
-	os.RemoveAll(o.dir)
+	dirfd := int(o.p.dirf.Fd())
+	unix.Renameat(int(o.dir.Fd()), o.p.meta.Name, dirfd, partialData)
+	o.dir.Close()
+	if root, ferr := fsOf(dirfd); ferr == nil {
+		removeAt(dirfd, partialOut, root)
+	}
 	return err
 }
 
-// place renames out/ to STORE/<id>: published (durable once STORE is fsynced). On failure out/ is
-// taken apart.
-func (o *out) place() error {
+// place renames out/ to STORE/<id> (storefd is the store folder): published, durable once the
+// store is fsynced. On failure out/ is taken apart.
+func (o *out) place(storefd int) error {
 	target := o.p.s.UploadDir(o.p.id)
-	if err := renameNoReplace(o.dir, target); err != nil {
+	if err := renameNoReplaceAt(int(o.p.dirf.Fd()), partialOut, storefd, o.p.id); err != nil {
 		return o.undo(storeErr(target, err))
 	}
+	o.dir.Close()
 	return nil
 }
 
 // done removes what is left of the partial once its upload is placed and STORE fsynced, and
 // indexes the upload.
 func (o *out) done() {
-	os.RemoveAll(o.p.dir) // not fsynced: a leftover info.json is cleaned by the next finish or stage
+	o.p.s.removePartial(o.p.id) // a leftover info.json is cleaned by the next finish, stage or sweep
 	o.p.s.idx.add(o.m)
 }
 
@@ -206,16 +207,4 @@ func wrap(path string, err error) error {
 		return storeErr(path, err)
 	}
 	return nil
-}
-
-// renameNoReplace renames a folder to a name that must not exist yet.
-func renameNoReplace(from, to string) error {
-	err := unix.Renameat2(unix.AT_FDCWD, from, unix.AT_FDCWD, to, unix.RENAME_NOREPLACE)
-	if errors.Is(err, unix.EINVAL) || errors.Is(err, unix.ENOSYS) {
-		if _, serr := os.Lstat(to); serr == nil {
-			return unix.EEXIST
-		}
-		return os.Rename(from, to)
-	}
-	return err
 }

@@ -58,23 +58,47 @@ func (s *Store) LockSweep(wait time.Duration) (*Lock, error) {
 }
 
 func (s *Store) lock(name string, how int, wait time.Duration) (*Lock, error) {
-	idir, err := s.openInternal()
+	return s.lockFile(name, how, wait, true)
+}
+
+// lockIfThere is lock for a reader that must create nothing (a dry-run sweep): when the store has
+// no such lock file, or no internal folder, nothing is locked and the Lock is nil.
+func (s *Store) lockIfThere(name string, how int, wait time.Duration) (*Lock, error) {
+	l, err := s.lockFile(name, how, wait, false)
+	if manifest.CodeOf(err) == manifest.UploadMissing {
+		return nil, nil
+	}
+	return l, err
+}
+
+func (s *Store) lockFile(name string, how int, wait time.Duration, create bool) (*Lock, error) {
+	var idir int
+	var err error
+	if create {
+		idir, err = s.openInternal()
+	} else {
+		idir, err = s.openInternalNoCreate()
+	}
 	if err != nil {
 		return nil, err
 	}
 	defer unix.Close(idir)
 	path := s.internal(name)
-	fd, err := unix.Openat(idir, name, unix.O_RDWR|unix.O_CREAT|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, uint32(FileMode))
+	flags := unix.O_RDWR | unix.O_NOFOLLOW | unix.O_CLOEXEC | unix.O_NONBLOCK
+	if create {
+		flags |= unix.O_CREAT
+	}
+	fd, err := unix.Openat(idir, name, flags, uint32(FileMode))
 	if err != nil {
 		return nil, lockErr(path, err)
 	}
-	f := os.NewFile(uintptr(fd), path)
+	f := os.NewFile(uintptr(fd), path) // f owns fd
 	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
+	if err := unix.Fstat(fd, &st); err != nil || uint32(st.Mode)&unix.S_IFMT != unix.S_IFREG {
 		f.Close()
 		return nil, manifest.Errorf(manifest.UploadUnreadable, "store lock %s: not a regular file", path)
 	}
-	if st.Mode&0o7777 != uint32(FileMode) && st.Uid == uint32(os.Geteuid()) {
+	if uint32(st.Mode)&0o7777 != uint32(FileMode) && st.Uid == uint32(os.Geteuid()) {
 		unix.Fchmod(fd, uint32(FileMode)) // created under a umask, or loosened by hand
 	}
 	if err := pollFlock(fd, how, wait); err != nil {
@@ -143,6 +167,20 @@ func (s *Store) openInternal() (int, error) {
 	}
 	defer unix.Close(storefd)
 	return OpenSubdir(storefd, InternalDir, s.internal())
+}
+
+// openInternalNoCreate opens STORE/.attachctl as a real folder without creating anything.
+func (s *Store) openInternalNoCreate() (int, error) {
+	storefd, err := unix.Open(s.Dir, noFollowDir, 0)
+	if err != nil {
+		return -1, lockErr(s.Dir, err)
+	}
+	defer unix.Close(storefd)
+	fd, err := openDirAt(storefd, InternalDir)
+	if err != nil {
+		return -1, lockErr(s.internal(), err)
+	}
+	return fd, nil
 }
 
 // OpenInternalDir opens STORE/.attachctl/<name> (partial or trash) as a real folder, creating it

@@ -5,20 +5,14 @@ import (
 	"io"
 	"os"
 	"sort"
-	"time"
 
 	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/ops/store"
 	"golang.org/x/sys/unix"
 )
 
 // Meta is a finished upload's metadata, STORE/<id>/.upload.json.
-type Meta struct {
-	ID     string    `json:"id"`
-	Name   string    `json:"name"`
-	Size   int64     `json:"size"`
-	Blake3 string    `json:"blake3"`
-	Made   time.Time `json:"made"`
-}
+type Meta = store.Info
 
 // ReadMeta reads a finished upload's metadata through the guarded open.
 func (s *Store) ReadMeta(id string) (*Meta, error) {

@@ -3,9 +3,8 @@ package ops
 import (
 	"encoding/json"
 	"errors"
-	"io"
+	"fmt"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/attachctl/attachctl/manifest"
@@ -35,12 +34,15 @@ type sourceKey struct {
 	Size   int64  `json:"size"`
 }
 
-// partial is an unfinished upload whose data file this process holds flock(LOCK_EX) on.
+// partial is an unfinished upload whose data file this process holds flock(LOCK_EX) on. Its
+// folder and data were reached from the store folder down, one folder at a time, never through a
+// link, and every file in it is written relative to dirf.
 type partial struct {
 	s    *Store
 	id   string
-	dir  string
-	f    *os.File // data, O_RDWR, locked
+	dir  string   // its path, for messages
+	dirf *os.File // its folder; owns the descriptor
+	f    *os.File // data, O_RDWR, locked; owns the descriptor
 	meta partialMeta
 }
 
@@ -52,91 +54,155 @@ func (s *Store) partialDir(id string) string { return s.internal(partialDir, id)
 // openFlags for files the store writes: never follow a link, never block on a FIFO.
 const openFlags = unix.O_NOFOLLOW | unix.O_CLOEXEC | unix.O_NONBLOCK
 
-// createFile makes path with O_EXCL|O_NOFOLLOW and mode 0600 whatever the umask.
-func createFile(path string, flag int) (*os.File, error) {
-	fd, err := unix.Open(path, flag|unix.O_CREAT|unix.O_EXCL|openFlags, uint32(FileMode))
+// createAt makes name in the folder dirfd with O_EXCL|O_NOFOLLOW and mode 0600 whatever the
+// umask. path is for messages.
+func createAt(dirfd int, name, path string, flag int) (*os.File, error) {
+	fd, err := unix.Openat(dirfd, name, flag|unix.O_CREAT|unix.O_EXCL|openFlags, uint32(FileMode))
 	if err != nil {
 		return nil, storeErr(path, err)
 	}
+	f := os.NewFile(uintptr(fd), path) // f owns fd
 	if err := unix.Fchmod(fd, uint32(FileMode)); err != nil {
-		unix.Close(fd)
+		f.Close()
 		return nil, storeErr(path, err)
 	}
 	if err := unix.SetNonblock(fd, false); err != nil {
-		unix.Close(fd)
+		f.Close()
 		return nil, storeErr(path, err)
 	}
-	return os.NewFile(uintptr(fd), path), nil
+	return f, nil
 }
 
-// mkdirNew makes one new folder with mode 0700 whatever the umask; it must not exist yet.
-func mkdirNew(dir string) error {
-	if err := unix.Mkdir(dir, uint32(DirMode)); err != nil {
-		return storeErr(dir, err)
+// mkdirAt makes the new folder name in dirfd with mode 0700 whatever the umask, and opens it.
+func mkdirAt(dirfd int, name, path string) (*os.File, error) {
+	if err := unix.Mkdirat(dirfd, name, uint32(DirMode)); err != nil {
+		return nil, storeErr(path, err)
 	}
-	if err := unix.Chmod(dir, uint32(DirMode)); err != nil {
-		return storeErr(dir, err)
-	}
-	return nil
-}
-
-// syncDir fsyncs a folder, so the names made or renamed in it are durable.
-func syncDir(dir string) error {
-	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	fd, err := openDirAt(dirfd, name)
 	if err != nil {
-		return storeErr(dir, err)
+		return nil, lockErr(path, err)
 	}
-	defer unix.Close(fd)
-	if err := unix.Fsync(fd); err != nil {
-		return storeErr(dir, err)
+	f := os.NewFile(uintptr(fd), path)
+	if err := unix.Fchmod(fd, uint32(DirMode)); err != nil {
+		f.Close()
+		return nil, storeErr(path, err)
 	}
-	return nil
+	return f, nil
 }
 
-// writeFileDurable writes a small file whole: b into path via a temporary and a rename, fsynced.
-func writeFileDurable(dir, tmpName, name string, b []byte) error {
-	tmp := filepath.Join(dir, tmpName)
-	_ = os.Remove(tmp) // a leftover of a crash
-	f, err := createFile(tmp, unix.O_WRONLY)
+// syncFile fsyncs an open file or folder, so what was written in it, or the names made or
+// renamed in it, are durable.
+func syncFile(f *os.File) error {
+	return wrap(f.Name(), f.Sync())
+}
+
+// writeFileDurableAt writes a small file whole into the folder dir: b into name via tmpName, a
+// rename and fsyncs.
+func writeFileDurableAt(dir *os.File, tmpName, name string, b []byte) error {
+	dirfd := int(dir.Fd())
+	tmp := dir.Name() + "/" + tmpName
+	_ = unix.Unlinkat(dirfd, tmpName, 0) // a leftover of a crash
+	f, err := createAt(dirfd, tmpName, tmp, unix.O_WRONLY)
 	if err != nil {
 		return err
 	}
 	if _, err := f.Write(b); err != nil {
 		f.Close()
-		os.Remove(tmp)
+		unix.Unlinkat(dirfd, tmpName, 0)
 		return storeErr(tmp, err)
 	}
 	if err := f.Sync(); err != nil {
 		f.Close()
-		os.Remove(tmp)
+		unix.Unlinkat(dirfd, tmpName, 0)
 		return storeErr(tmp, err)
 	}
 	f.Close()
-	if err := os.Rename(tmp, filepath.Join(dir, name)); err != nil {
-		os.Remove(tmp)
+	if err := unix.Renameat(dirfd, tmpName, dirfd, name); err != nil {
+		unix.Unlinkat(dirfd, tmpName, 0)
 		return storeErr(tmp, err)
 	}
-	return syncDir(dir)
+	return syncFile(dir)
 }
 
-// readPartialMeta reads info.json of an unfinished upload.
-func readPartialMeta(dir string) (*partialMeta, error) {
-	path := filepath.Join(dir, partialInfo)
-	fd, err := unix.Open(path, unix.O_RDONLY|openFlags, 0)
+// openPartials opens STORE/.attachctl/partial, making it (and .attachctl) when create is set;
+// without create a store with no partial folder is upload.missing.
+func (s *Store) openPartials(create bool) (*os.File, error) {
+	if create {
+		fd, err := s.OpenInternalDir(partialDir)
+		if err != nil {
+			return nil, err
+		}
+		return os.NewFile(uintptr(fd), s.internal(partialDir)), nil
+	}
+	storefd, err := unix.Open(s.Dir, noFollowDir, 0)
+	if err != nil {
+		return nil, lockErr(s.Dir, err)
+	}
+	defer unix.Close(storefd)
+	fd, err := s.openPartialsNoCreate(storefd)
 	if err != nil {
 		return nil, err
 	}
-	f := os.NewFile(uintptr(fd), path)
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, 1<<20))
+	if fd < 0 {
+		return nil, lockErr(s.internal(partialDir), unix.ENOENT)
+	}
+	return os.NewFile(uintptr(fd), s.internal(partialDir)), nil
+}
+
+// openPartialDir opens the folder of the unfinished upload id, guarded; not there is
+// upload.missing.
+func (s *Store) openPartialDir(id string) (*os.File, error) {
+	parts, err := s.openPartials(false)
 	if err != nil {
 		return nil, err
 	}
-	var m partialMeta
-	if err := json.Unmarshal(b, &m); err != nil || ValidName(m.Name) != nil || m.Size < -1 {
-		return nil, errors.New(path + ": damaged")
+	defer parts.Close()
+	fd, err := openDirAt(int(parts.Fd()), id)
+	if err != nil {
+		return nil, lockErr(s.partialDir(id), err)
 	}
-	return &m, nil
+	return os.NewFile(uintptr(fd), s.partialDir(id)), nil
+}
+
+// removePartial removes the folder of the unfinished upload id, never following a link or
+// leaving the store's file system, and makes the removal durable.
+func (s *Store) removePartial(id string) error {
+	parts, err := s.openPartials(false)
+	if err != nil {
+		if manifest.CodeOf(err) == manifest.UploadMissing {
+			return nil
+		}
+		return err
+	}
+	defer parts.Close()
+	root, err := fsOf(int(parts.Fd()))
+	if err != nil {
+		return storeErr(parts.Name(), err)
+	}
+	if err := removeAt(int(parts.Fd()), id, root); err != nil {
+		return storeErr(s.partialDir(id), err)
+	}
+	return syncFile(parts)
+}
+
+// checkOwnFile checks an open file of the store the way the guarded open checks a finished one:
+// a regular file of the current user, no group or other permission bits, exactly one link.
+func checkOwnFile(st *unix.Stat_t, path, id string) error {
+	var why string
+	switch {
+	case uint32(st.Mode)&unix.S_IFMT != unix.S_IFREG:
+		why = "not a regular file"
+	case st.Uid != uint32(os.Geteuid()):
+		why = fmt.Sprintf("owned by uid %d, not by the current user", st.Uid)
+	case uint32(st.Mode)&0o077 != 0:
+		why = fmt.Sprintf("mode %04o gives group or others access", uint32(st.Mode)&0o7777)
+	case st.Nlink != 1:
+		why = fmt.Sprintf("%d hard links, not 1", st.Nlink)
+	}
+	if why != "" {
+		return manifest.Errorf(manifest.UploadUnreadable, "upload %s: %s: %s", id, path, why)
+	}
+	return nil
 }
 
 // newPartial makes a fresh unfinished upload and returns it locked. Its data file is created and
@@ -148,33 +214,39 @@ func (s *Store) newPartial(name string, size int64, src *sourceKey) (*partial, e
 	if size < -1 {
 		return nil, manifest.Errorf(manifest.UploadInvalid, "size %d: not a size (use -1 or leave it out for an open size)", size)
 	}
-	if err := MkdirAll(s.internal(partialDir)); err != nil {
+	parts, err := s.openPartials(true)
+	if err != nil {
 		return nil, err
 	}
+	defer parts.Close()
 	id, err := NewID()
 	if err != nil {
 		return nil, manifest.Errorf(manifest.UploadUnreadable, "new upload id: %v", err)
 	}
 	dir := s.partialDir(id)
-	if err := mkdirNew(dir); err != nil {
-		return nil, err
-	}
-	f, err := createFile(filepath.Join(dir, partialData), unix.O_RDWR)
+	dirf, err := mkdirAt(int(parts.Fd()), id, dir)
 	if err != nil {
-		os.RemoveAll(dir)
 		return nil, err
 	}
-	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
-		f.Close()
-		os.RemoveAll(dir)
-		return nil, storeErr(f.Name(), err)
-	}
-	p := &partial{s: s, id: id, dir: dir, f: f,
+	p := &partial{s: s, id: id, dir: dir, dirf: dirf,
 		meta: partialMeta{Name: name, Size: size, Created: time.Now().UTC(), Source: src}}
+	fail := func(err error) (*partial, error) {
+		p.close()
+		if root, ferr := fsOf(int(parts.Fd())); ferr == nil {
+			removeAt(int(parts.Fd()), id, root)
+		}
+		return nil, err
+	}
+	if p.f, err = createAt(int(dirf.Fd()), partialData, dir+"/"+partialData, unix.O_RDWR); err != nil {
+		return fail(err)
+	}
+	if err := unix.Flock(int(p.f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		return fail(storeErr(p.f.Name(), err))
+	}
 	// Not fsynced: a crash may lose a partial just begun (or leave it without a readable
 	// info.json, which every reader skips), never damage one that has bytes.
 	b, _ := json.Marshal(&p.meta)
-	info, err := createFile(filepath.Join(dir, partialInfo), unix.O_WRONLY)
+	info, err := createAt(int(dirf.Fd()), partialInfo, dir+"/"+partialInfo, unix.O_WRONLY)
 	if err == nil {
 		if _, werr := info.Write(append(b, '\n')); werr != nil {
 			err = storeErr(info.Name(), werr)
@@ -182,9 +254,7 @@ func (s *Store) newPartial(name string, size int64, src *sourceKey) (*partial, e
 		info.Close()
 	}
 	if err != nil {
-		p.close()
-		os.RemoveAll(dir)
-		return nil, err
+		return fail(err)
 	}
 	return p, nil
 }
@@ -194,15 +264,26 @@ func (p *partial) writeMeta() error {
 	if err != nil {
 		return err
 	}
-	return writeFileDurable(p.dir, partialTmp, partialInfo, append(b, '\n'))
+	return writeFileDurableAt(p.dirf, partialTmp, partialInfo, append(b, '\n'))
 }
 
-// close releases the lock (closing the descriptor drops the flock).
+// close releases the lock (closing the descriptor drops the flock) and the folder.
 func (p *partial) close() {
 	if p.f != nil {
 		p.f.Close()
 		p.f = nil
 	}
+	if p.dirf != nil {
+		p.dirf.Close()
+		p.dirf = nil
+	}
+}
+
+// remove removes the partial, still locked, and closes it.
+func (p *partial) remove() error {
+	err := p.s.removePartial(p.id)
+	p.close()
+	return err
 }
 
 // size is the offset: the size of data on disk.
@@ -215,94 +296,163 @@ func (p *partial) size() (int64, error) {
 }
 
 // lockPartial opens the unfinished upload id and takes flock(LOCK_EX) on its data file, waiting
-// for it unless nonblock is set (then errBusy). A finish that crashed after moving data to
-// out/<name> is undone here: out/<name> is the same file, locked the same way, and goes back to
-// data. Not there: upload.missing.
+// for it unless nonblock is set (then errBusy). Every folder on the way is opened without
+// following a link, and data must be a regular file of ours with one link (upload.unreadable
+// otherwise: a link to a file outside the store is never written). A finish that crashed after
+// moving data to out/<name> is undone here: out/<name> is the same file, locked the same way,
+// and goes back to data. Not there: upload.missing.
 func (s *Store) lockPartial(id string, nonblock bool) (*partial, error) {
-	dir := s.partialDir(id)
 	missing := manifest.Errorf(manifest.UploadMissing, "upload %s: not an unfinished upload in store %s", id, s.Dir)
 	for try := 0; try < 10; try++ {
-		meta, err := readPartialMeta(dir)
+		dirf, err := s.openPartialDir(id)
+		if err != nil {
+			if manifest.CodeOf(err) == manifest.UploadMissing {
+				return nil, missing
+			}
+			return nil, err
+		}
+		p, retry, err := s.lockPartialIn(dirf, id, nonblock)
+		if retry {
+			continue
+		}
 		if err != nil {
 			if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) {
 				return nil, missing
 			}
-			return nil, manifest.Errorf(manifest.UploadUnreadable, "upload %s: %v", id, err)
+			return nil, err
 		}
-		path, atOut := filepath.Join(dir, partialData), false
-		fd, err := unix.Open(path, unix.O_RDWR|openFlags, 0)
-		if errors.Is(err, unix.ENOENT) {
-			path, atOut = filepath.Join(dir, partialOut, meta.Name), true
-			fd, err = unix.Open(path, unix.O_RDWR|openFlags, 0)
-		}
-		if errors.Is(err, unix.ENOENT) {
-			return nil, missing
-		}
-		if err != nil {
-			return nil, manifest.Errorf(manifest.UploadUnreadable, "upload %s: %s: %v", id, path, err)
-		}
-		how := unix.LOCK_EX
-		if nonblock {
-			how |= unix.LOCK_NB
-		}
-		for {
-			err = unix.Flock(fd, how)
-			if err != unix.EINTR {
-				break
-			}
-		}
-		if err != nil {
-			unix.Close(fd)
-			if errors.Is(err, unix.EWOULDBLOCK) {
-				return nil, errBusy
-			}
-			return nil, storeErr(path, err)
-		}
-		var st, lst unix.Stat_t
-		if err := unix.Fstat(fd, &st); err != nil {
-			unix.Close(fd)
-			return nil, storeErr(path, err)
-		}
-		if st.Mode&unix.S_IFMT != unix.S_IFREG {
-			unix.Close(fd)
-			return nil, manifest.Errorf(manifest.UploadUnreadable, "upload %s: %s: not a regular file", id, path)
-		}
-		if unix.Lstat(path, &lst) != nil || lst.Ino != st.Ino || lst.Dev != st.Dev || st.Nlink == 0 {
-			unix.Close(fd) // moved (finished, aborted, swept) while we waited: look again
-			continue
-		}
-		unix.SetNonblock(fd, false)
-		f := os.NewFile(uintptr(fd), filepath.Join(dir, partialData))
-		if atOut {
-			if err := os.Rename(path, f.Name()); err != nil {
-				f.Close()
-				return nil, storeErr(path, err)
-			}
-		}
-		os.RemoveAll(filepath.Join(dir, partialOut)) // what a crashed finish left
-		// Read info.json again under the lock: the holder before us may have rewritten it.
-		if meta, err = readPartialMeta(dir); err != nil {
-			f.Close()
-			return nil, manifest.Errorf(manifest.UploadUnreadable, "upload %s: %v", id, err)
-		}
-		return &partial{s: s, id: id, dir: dir, f: f, meta: *meta}, nil
+		return p, nil
 	}
 	return nil, manifest.Errorf(manifest.UploadUnreadable, "upload %s: keeps changing under us", id)
 }
 
+// lockPartialIn is one try of lockPartial on the partial's open folder dirf, which it owns.
+func (s *Store) lockPartialIn(dirf *os.File, id string, nonblock bool) (p *partial, retry bool, err error) {
+	defer func() {
+		if p == nil {
+			dirf.Close()
+		}
+	}()
+	dirfd, dir := int(dirf.Fd()), dirf.Name()
+	meta, err := readPartialMetaAt(dirfd)
+	if err != nil {
+		if errors.Is(err, unix.ENOENT) {
+			return nil, false, err
+		}
+		return nil, false, manifest.Errorf(manifest.UploadUnreadable, "upload %s: %s: %v", id, dir, err)
+	}
+	path, atOut := dir+"/"+partialData, false
+	fd, err := unix.Openat(dirfd, partialData, unix.O_RDWR|openFlags, 0)
+	var outf *os.File
+	if errors.Is(err, unix.ENOENT) {
+		ofd, oerr := openDirAt(dirfd, partialOut)
+		if oerr != nil {
+			return nil, false, err
+		}
+		outf = os.NewFile(uintptr(ofd), dir+"/"+partialOut)
+		defer outf.Close()
+		path, atOut = outf.Name()+"/"+meta.Name, true
+		fd, err = unix.Openat(ofd, meta.Name, unix.O_RDWR|openFlags, 0)
+	}
+	if err != nil {
+		if errors.Is(err, unix.ENOENT) {
+			return nil, false, err
+		}
+		return nil, false, guardErr(path, id, err)
+	}
+	f := os.NewFile(uintptr(fd), dir+"/"+partialData) // f owns fd
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		f.Close()
+		return nil, false, storeErr(path, err)
+	}
+	if uint32(st.Mode)&unix.S_IFMT != unix.S_IFREG {
+		f.Close()
+		return nil, false, manifest.Errorf(manifest.UploadUnreadable, "upload %s: %s: not a regular file", id, path)
+	}
+	how := unix.LOCK_EX
+	if nonblock {
+		how |= unix.LOCK_NB
+	}
+	for {
+		err = unix.Flock(fd, how)
+		if err != unix.EINTR {
+			break
+		}
+	}
+	if err != nil {
+		f.Close()
+		if errors.Is(err, unix.EWOULDBLOCK) {
+			return nil, false, errBusy
+		}
+		return nil, false, storeErr(path, err)
+	}
+	if err := unix.Fstat(fd, &st); err != nil {
+		f.Close()
+		return nil, false, storeErr(path, err)
+	}
+	if st.Nlink == 0 {
+		f.Close() // finished, aborted or swept while we waited: look again
+		return nil, true, nil
+	}
+	if err := checkOwnFile(&st, path, id); err != nil {
+		f.Close()
+		return nil, false, err
+	}
+	// Still the file at that name, and the folder still the partial (a sweep may have moved it
+	// into the trash while we waited)?
+	var lst unix.Stat_t
+	name, at := partialData, dirfd
+	if atOut {
+		name, at = meta.Name, int(outf.Fd())
+	}
+	if unix.Fstatat(at, name, &lst, unix.AT_SYMLINK_NOFOLLOW) != nil || lst.Ino != st.Ino || lst.Dev != st.Dev || !s.partialStill(id, dirfd) {
+		f.Close()
+		return nil, true, nil
+	}
+	unix.SetNonblock(fd, false)
+	if atOut {
+		if err := unix.Renameat(int(outf.Fd()), meta.Name, dirfd, partialData); err != nil {
+			f.Close()
+			return nil, false, storeErr(path, err)
+		}
+	}
+	if root, err := fsOf(dirfd); err == nil {
+		removeAt(dirfd, partialOut, root) // what a crashed finish left
+	}
+	// Read info.json again under the lock: the holder before us may have rewritten it.
+	if meta, err = readPartialMetaAt(dirfd); err != nil {
+		f.Close()
+		return nil, false, manifest.Errorf(manifest.UploadUnreadable, "upload %s: %s: %v", id, dir, err)
+	}
+	return &partial{s: s, id: id, dir: dir, dirf: dirf, f: f, meta: *meta}, false, nil
+}
+
+// partialStill reports whether STORE/.attachctl/partial/<id> is still the folder open as dirfd.
+func (s *Store) partialStill(id string, dirfd int) bool {
+	parts, err := s.openPartials(false)
+	if err != nil {
+		return false
+	}
+	defer parts.Close()
+	var a, b unix.Stat_t
+	return unix.Fstat(dirfd, &a) == nil && unix.Fstatat(int(parts.Fd()), id, &b, unix.AT_SYMLINK_NOFOLLOW) == nil &&
+		a.Ino == b.Ino && a.Dev == b.Dev
+}
+
 // partialIDs lists the ids of unfinished uploads, in no particular order.
 func (s *Store) partialIDs() ([]string, error) {
-	d, err := os.Open(s.internal(partialDir))
+	parts, err := s.openPartials(false)
 	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
+		if manifest.CodeOf(err) == manifest.UploadMissing {
 			return nil, nil
 		}
-		return nil, storeErr(s.internal(partialDir), err)
+		return nil, err
 	}
-	defer d.Close()
-	names, err := d.Readdirnames(-1)
+	defer parts.Close()
+	names, err := parts.Readdirnames(-1)
 	if err != nil {
-		return nil, storeErr(s.internal(partialDir), err)
+		return nil, storeErr(parts.Name(), err)
 	}
 	ids := names[:0]
 	for _, n := range names {
@@ -313,12 +463,22 @@ func (s *Store) partialIDs() ([]string, error) {
 	return ids, nil
 }
 
+// readPartialMetaOf reads info.json of the unfinished upload id, through guarded opens.
+func (s *Store) readPartialMetaOf(id string) (*partialMeta, error) {
+	dirf, err := s.openPartialDir(id)
+	if err != nil {
+		return nil, err
+	}
+	defer dirf.Close()
+	return readPartialMetaAt(int(dirf.Fd()))
+}
+
 // truncate cuts data back to n bytes (best effort when undoing a refused write) and syncs it.
 func (p *partial) truncate(n int64) error {
 	if err := p.f.Truncate(n); err != nil {
 		return storeErr(p.f.Name(), err)
 	}
-	if err := unix.Fdatasync(int(p.f.Fd())); err != nil {
+	if err := fdatasync(int(p.f.Fd())); err != nil {
 		return storeErr(p.f.Name(), err)
 	}
 	return nil

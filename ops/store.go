@@ -1,6 +1,6 @@
 // Package ops is the upload store and the operations on it. Every rule about the store on disk
 // lives here: the layout, ids and names, modes, the chunked upload, the guarded open, the lock and
-// the .used marker, verify, touch, prompt and resolve.
+// the .used marker, verify and touch. The ACP side (prompt, resolve) is ops/acp.
 //
 // The layout of a store folder STORE (one chat's uploads):
 //
@@ -46,22 +46,21 @@ package ops
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
-	"strings"
 	"syscall"
-	"unicode/utf8"
 
 	"github.com/attachctl/attachctl/manifest"
-	"github.com/google/uuid"
+	"github.com/attachctl/attachctl/ops/store"
 	"golang.org/x/sys/unix"
 )
 
 // Names inside the store.
 const (
 	InternalDir = ".attachctl"
-	MetaName    = ".upload.json"
-	UsedName    = ".used"
+	MetaName    = store.MetaName
+	UsedName    = store.UsedName
 	lockName    = "lock"
 	sweepLock   = "sweep.lock"
 	partialDir  = "partial"
@@ -81,33 +80,129 @@ type Store struct {
 	idx uploadIndex // finished uploads by blake3 and name, for the upload stage's dedupe
 }
 
-// Open returns the store at dir, creating it and its internal folder (0700) when create is set.
-// The store folder itself must be a real folder, not a symlink.
+// Open returns the store at dir. The store folder must be a real folder, not a symlink (refused
+// before anything is made). A folder that exists and is not a store is store.notStore, and
+// nothing is written into it. Without create, a store that does not exist is empty: every read
+// finds nothing and nothing is made. With create (an upload), a missing store is made (0700), and
+// a new or empty folder, or a store of an earlier version (recognised by its layout), is marked.
 func Open(dir string, create bool) (*Store, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, manifest.Errorf(manifest.UploadInvalid, "store %s: %v", dir, err)
 	}
 	s := &Store{Dir: abs}
-	if create {
+	fi, err := os.Lstat(abs)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		if !create {
+			return s, nil
+		}
 		if err := MkdirAll(abs); err != nil {
 			return nil, err
 		}
-		if err := MkdirAll(s.internal(partialDir)); err != nil {
+	case err != nil:
+		return nil, manifest.Errorf(manifest.UploadUnreadable, "store %s: %v", abs, err)
+	case !fi.IsDir():
+		return nil, manifest.Errorf(manifest.UploadUnreadable, "store %s: not a real folder (a symlink or a file)", abs)
+	}
+	kind, err := s.judge()
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case kind == notAStore:
+		return nil, manifest.Errorf(manifest.StoreNotStore,
+			"store %s: the folder exists and is not an attachctl store (no %s/%s mark, no uploads); nothing was written to it", abs, InternalDir, markName)
+	case kind != marked && create:
+		if err := s.mark(); err != nil {
 			return nil, err
 		}
 	}
-	fi, err := os.Lstat(abs)
-	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return nil, manifest.Errorf(manifest.UploadMissing, "store %s: no such folder", abs)
-		}
-		return nil, manifest.Errorf(manifest.UploadUnreadable, "store %s: %v", abs, err)
-	}
-	if !fi.IsDir() {
-		return nil, manifest.Errorf(manifest.UploadUnreadable, "store %s: not a real folder (a symlink or a file)", abs)
-	}
 	return s, nil
+}
+
+// markName is the store's mark inside STORE/.attachctl: a file that says the folder is a store.
+const markName = "store"
+
+// markText is what the mark holds, for a person who opens it.
+const markText = "attachctl store: uploads of one chat. Managed by attachctl; see its README.\n"
+
+// What judge finds a folder to be.
+type storeKind int
+
+const (
+	notThere  storeKind = iota // no folder
+	marked                     // a store with its mark
+	laidOut                    // a store of an earlier version: .attachctl, or upload folders
+	empty                      // an empty folder
+	notAStore                  // something else
+)
+
+// judge tells what the store folder is, reading without following a link or writing anything.
+func (s *Store) judge() (storeKind, error) {
+	storefd, err := unix.Open(s.Dir, noFollowDir, 0)
+	if err != nil {
+		if errors.Is(err, unix.ENOENT) {
+			return notThere, nil
+		}
+		return 0, lockErr(s.Dir, err)
+	}
+	d := os.NewFile(uintptr(storefd), s.Dir) // d owns storefd
+	defer d.Close()
+	idir, err := openDirAt(storefd, InternalDir)
+	switch {
+	case err == nil:
+		var st unix.Stat_t
+		merr := unix.Fstatat(idir, markName, &st, unix.AT_SYMLINK_NOFOLLOW)
+		unix.Close(idir)
+		if merr == nil && uint32(st.Mode)&unix.S_IFMT == unix.S_IFREG {
+			return marked, nil
+		}
+		return laidOut, nil
+	case !errors.Is(err, unix.ENOENT):
+		return 0, lockErr(s.internal(), err)
+	}
+	// Earlier versions always made .attachctl; a folder of upload folders is one made by hand or
+	// restored from a backup. The first entries tell.
+	ents, err := d.ReadDir(256)
+	if len(ents) == 0 {
+		if err != nil && err != io.EOF {
+			return 0, manifest.Errorf(manifest.UploadUnreadable, "store %s: %v", s.Dir, err)
+		}
+		return empty, nil
+	}
+	for _, e := range ents {
+		if e.IsDir() && ValidID(e.Name()) == nil {
+			return laidOut, nil
+		}
+	}
+	return notAStore, nil
+}
+
+// mark writes the store's mark (and its internal folders), never through a link.
+func (s *Store) mark() error {
+	idir, err := s.openInternal()
+	if err != nil {
+		return err
+	}
+	defer unix.Close(idir)
+	pfd, err := OpenSubdir(idir, partialDir, s.internal(partialDir))
+	if err != nil {
+		return err
+	}
+	unix.Close(pfd)
+	f, err := createAt(idir, markName, s.internal(markName), unix.O_WRONLY)
+	if err != nil {
+		if errors.Is(err, unix.EEXIST) {
+			return nil // marked meanwhile by another upload
+		}
+		return err
+	}
+	_, werr := f.WriteString(markText)
+	if err := f.Close(); werr == nil {
+		werr = err
+	}
+	return wrap(f.Name(), werr)
 }
 
 // internal is a path under STORE/.attachctl.
@@ -121,51 +216,12 @@ func (s *Store) UploadDir(id string) string { return filepath.Join(s.Dir, id) }
 // FinishedPath is where a finished upload's bytes are.
 func (s *Store) FinishedPath(id, name string) string { return filepath.Join(s.Dir, id, name) }
 
-// NewID returns a fresh upload id: a lowercase canonical UUIDv7.
-func NewID() (string, error) {
-	u, err := uuid.NewV7()
-	if err != nil {
-		return "", err
-	}
-	return u.String(), nil
-}
-
-// ValidID checks that id is a canonical lowercase UUIDv7 (SPEC section 5).
-func ValidID(id string) error {
-	if len(id) != 36 || strings.ToLower(id) != id {
-		return manifest.Errorf(manifest.UploadInvalid, "id %q: not a canonical lowercase UUIDv7", id)
-	}
-	u, err := uuid.Parse(id)
-	if err != nil || u.String() != id || u.Version() != 7 || u.Variant() != uuid.RFC4122 {
-		return manifest.Errorf(manifest.UploadInvalid, "id %q: not a canonical lowercase UUIDv7", id)
-	}
-	return nil
-}
-
-// ValidName checks that name is a plain name (SPEC section 5) and not one the store reserves. A
-// name that breaks section 5 is refused in words that state the rule, the same words as a path
-// that is not UTF-8 (file.badName).
-func ValidName(name string) error {
-	switch {
-	case name == "":
-		return notPlain("name is empty")
-	case len(name) > 255:
-		return notPlain("name %.40q...: longer than 255 bytes", name)
-	case !utf8.ValidString(name):
-		return notPlain("name %q: not valid UTF-8", name)
-	case strings.ContainsAny(name, "/\x00"):
-		return notPlain("name %q: contains a slash or NUL", name)
-	case name == "." || name == "..":
-		return notPlain("name %q: not a plain name", name)
-	case name == MetaName || name == UsedName:
-		return manifest.Errorf(manifest.UploadInvalid, "name %q: reserved by the store", name)
-	}
-	return nil
-}
-
-func notPlain(format string, args ...any) error {
-	return manifest.Errorf(manifest.UploadInvalid, format+"; "+manifest.PlainRule, args...)
-}
+// NewID, ValidID and ValidName are the store's rules for ids and names (SPEC section 5).
+var (
+	NewID     = store.NewID
+	ValidID   = store.ValidID
+	ValidName = store.ValidName
+)
 
 // MkdirAll makes dir and its missing parents with mode 0700 whatever the umask.
 func MkdirAll(dir string) error {
@@ -245,12 +301,12 @@ func openGuarded(dirfd int, name, path, id string) (*os.File, error) {
 	}
 	var why string
 	switch {
-	case st.Mode&unix.S_IFMT != unix.S_IFREG:
+	case uint32(st.Mode)&unix.S_IFMT != unix.S_IFREG:
 		why = "not a regular file"
 	case st.Uid != uint32(os.Geteuid()):
 		why = fmt.Sprintf("owned by uid %d, not by the current user", st.Uid)
-	case st.Mode&0o077 != 0:
-		why = fmt.Sprintf("mode %04o gives group or others access", st.Mode&0o7777)
+	case uint32(st.Mode)&0o077 != 0:
+		why = fmt.Sprintf("mode %04o gives group or others access", uint32(st.Mode)&0o7777)
 	case st.Nlink != 1:
 		why = fmt.Sprintf("%d hard links, not 1", st.Nlink)
 	}

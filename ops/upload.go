@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/ops/store"
 	"golang.org/x/sys/unix"
 )
 
@@ -14,13 +15,7 @@ import (
 const DefaultChunk = 512 << 10
 
 // Status is what `upload status` prints.
-type Status struct {
-	ID       string `json:"id"`
-	Name     string `json:"name"`
-	Offset   int64  `json:"offset"`
-	Size     int64  `json:"size"` // -1 while left open
-	Finished bool   `json:"finished"`
-}
+type Status = store.Status
 
 // Begin starts an unfinished upload named name of size bytes (-1: open, fixed at Finish) and
 // returns its new id. Its offset is 0.
@@ -98,7 +93,7 @@ func (s *Store) Chunk(id string, offset int64, r io.Reader, max int64) (int64, e
 			return cur, manifest.Errorf(manifest.FileUnreadable, "upload %s: reading the chunk: %v", id, rerr)
 		}
 	}
-	if err := unix.Fdatasync(int(p.f.Fd())); err != nil {
+	if err := fdatasync(int(p.f.Fd())); err != nil {
 		p.truncate(cur)
 		return cur, storeErr(p.f.Name(), err)
 	}
@@ -118,17 +113,9 @@ func (s *Store) Status(id string) (*Status, error) {
 	if m, err := s.ReadMeta(id); err == nil {
 		return &Status{ID: id, Name: m.Name, Offset: m.Size, Size: m.Size, Finished: true}, nil
 	}
-	dir := s.partialDir(id)
-	meta, err := readPartialMeta(dir)
+	st, err := s.partialStatus(id)
 	if err == nil {
-		var st unix.Stat_t
-		err = unix.Lstat(dir+"/"+partialData, &st)
-		if errors.Is(err, unix.ENOENT) { // between a finish's two renames
-			err = unix.Lstat(dir+"/"+partialOut+"/"+meta.Name, &st)
-		}
-		if err == nil {
-			return &Status{ID: id, Name: meta.Name, Offset: st.Size, Size: meta.Size}, nil
-		}
+		return st, nil
 	}
 	// Not unfinished: it may have been published since we looked.
 	if m, merr := s.ReadMeta(id); merr == nil {
@@ -136,8 +123,8 @@ func (s *Store) Status(id string) (*Status, error) {
 	} else if manifest.CodeOf(merr) == manifest.UploadUnreadable {
 		return nil, merr
 	}
-	if err != nil && !errors.Is(err, unix.ENOENT) && !errors.Is(err, unix.ENOTDIR) {
-		return nil, manifest.Errorf(manifest.UploadUnreadable, "upload %s: %v", id, err)
+	if manifest.CodeOf(err) != manifest.UploadMissing {
+		return nil, err
 	}
 	return nil, manifest.Errorf(manifest.UploadMissing, "upload %s: no such upload in store %s", id, s.Dir)
 }
@@ -152,25 +139,59 @@ func (s *Store) Abort(id string) error {
 	if err != nil {
 		if manifest.CodeOf(err) == manifest.UploadMissing {
 			if _, merr := s.ReadMeta(id); merr == nil {
-				os.RemoveAll(s.partialDir(id))
+				s.removePartial(id)
 				return manifest.Errorf(manifest.UploadInvalid, "upload %s: finished; abort removes only unfinished uploads", id)
 			}
 		}
 		return err
 	}
-	defer p.close()
-	if err := os.RemoveAll(p.dir); err != nil {
-		return storeErr(p.dir, err)
+	return p.remove()
+}
+
+// partialStatus is Status of an unfinished upload, read without its lock: the offset is the
+// size of data (or of out/<name> between a finish's two renames).
+func (s *Store) partialStatus(id string) (*Status, error) {
+	dirf, err := s.openPartialDir(id)
+	if err != nil {
+		return nil, err
 	}
-	return syncDir(s.internal(partialDir))
+	defer dirf.Close()
+	meta, err := readPartialMetaAt(int(dirf.Fd()))
+	if err != nil {
+		if errors.Is(err, unix.ENOENT) {
+			return nil, manifest.Errorf(manifest.UploadMissing, "upload %s: not an unfinished upload", id)
+		}
+		return nil, manifest.Errorf(manifest.UploadUnreadable, "upload %s: %s: %v", id, dirf.Name(), err)
+	}
+	var st unix.Stat_t
+	err = unix.Fstatat(int(dirf.Fd()), partialData, &st, unix.AT_SYMLINK_NOFOLLOW)
+	if errors.Is(err, unix.ENOENT) { // between a finish's two renames
+		err = unix.Fstatat(int(dirf.Fd()), partialOut+"/"+meta.Name, &st, unix.AT_SYMLINK_NOFOLLOW)
+	}
+	if err != nil {
+		if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) {
+			return nil, manifest.Errorf(manifest.UploadMissing, "upload %s: not an unfinished upload", id)
+		}
+		return nil, guardErr(dirf.Name()+"/"+partialData, id, err)
+	}
+	if err := checkOwnFile(&st, dirf.Name()+"/"+partialData, id); err != nil {
+		return nil, err
+	}
+	return &Status{ID: id, Name: meta.Name, Offset: st.Size, Size: meta.Size}, nil
 }
 
 // uploadIndex maps blake3+name to the id of a finished upload, for the stage's dedupe. It is built
 // once per Store value and refreshed on a miss by reading the metadata of ids not seen yet.
 type uploadIndex struct {
-	mu    sync.Mutex
-	byKey map[indexKey]string
-	seen  map[string]bool
+	mu     sync.Mutex
+	byKey  map[indexKey]string
+	seen   map[string]bool
+	bySize map[sizeKey]bool // name and size of every upload indexed
+}
+
+type sizeKey struct {
+	name string
+	size int64
 }
 
 type indexKey struct{ blake3, name string }
@@ -179,14 +200,52 @@ func (x *uploadIndex) add(m *Meta) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	x.init()
+	x.put(m)
+}
+
+// put indexes m; x.mu is held.
+func (x *uploadIndex) put(m *Meta) {
 	x.seen[m.ID] = true
 	x.byKey[indexKey{m.Blake3, m.Name}] = m.ID
+	x.bySize[sizeKey{m.Name, m.Size}] = true
 }
 
 func (x *uploadIndex) init() {
 	if x.byKey == nil {
-		x.byKey, x.seen = map[indexKey]string{}, map[string]bool{}
+		x.byKey, x.seen, x.bySize = map[indexKey]string{}, map[string]bool{}, map[sizeKey]bool{}
 	}
+}
+
+// indexNew reads the metadata of the uploads the index has not seen yet; s.idx.mu is held.
+func (s *Store) indexNew() {
+	ids, err := s.IDs()
+	if err != nil {
+		return
+	}
+	for _, i := range ids {
+		if s.idx.seen[i] {
+			continue
+		}
+		m, err := s.ReadMeta(i)
+		if err != nil {
+			continue // not finished yet, or damaged: looked at again on the next miss
+		}
+		s.idx.put(m)
+	}
+}
+
+// mayHave reports whether a finished upload of this name and size may be in s: the upload stage
+// then hashes a source whose BLAKE3 it does not know before it copies anything.
+func (s *Store) mayHave(name string, size int64) bool {
+	x := &s.idx
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.init()
+	k := sizeKey{name, size}
+	if !x.bySize[k] {
+		s.indexNew()
+	}
+	return x.bySize[k]
 }
 
 // finished returns the id of a finished upload of blake3 and name in s, or "". The id it returns
@@ -199,21 +258,7 @@ func (s *Store) finished(blake3, name string) string {
 	k := indexKey{blake3, name}
 	id, ok := x.byKey[k]
 	if !ok {
-		ids, err := s.IDs()
-		if err != nil {
-			return ""
-		}
-		for _, i := range ids {
-			if x.seen[i] {
-				continue
-			}
-			m, err := s.ReadMeta(i)
-			if err != nil {
-				continue // not finished yet, or damaged: looked at again on the next miss
-			}
-			x.seen[i] = true
-			x.byKey[indexKey{m.Blake3, m.Name}] = i
-		}
+		s.indexNew()
 		if id, ok = x.byKey[k]; !ok {
 			return ""
 		}

@@ -13,7 +13,6 @@ import (
 	"testing"
 
 	"github.com/attachctl/attachctl/manifest"
-	"golang.org/x/sys/unix"
 )
 
 // TestHelperUploader is not a test: run by TestConcurrentUploads as a separate process, it uploads
@@ -162,7 +161,7 @@ func TestDiskFull(t *testing.T) {
 	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=2m,mode=0700", "tmpfs", mnt).CombinedOutput(); err != nil {
 		t.Skipf("disk-full test: cannot mount a tmpfs here: %v %s", err, out)
 	}
-	t.Cleanup(func() { unix.Unmount(mnt, unix.MNT_DETACH) })
+	t.Cleanup(func() { exec.Command("umount", "-l", mnt).Run() })
 	s, err := Open(filepath.Join(mnt, "store"), true)
 	must(t, err)
 	filler := filepath.Join(mnt, "filler")

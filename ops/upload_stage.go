@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"time"
 
 	"github.com/attachctl/attachctl/manifest"
 	"github.com/zeebo/blake3"
@@ -86,9 +87,30 @@ func (s *Store) UploadRecord(ctx context.Context, rec *manifest.Record, opts Upl
 	if rec.HasSize && rec.Size != size && want != "" {
 		return manifest.Errorf(manifest.UploadHashMismatch, "%s: is %d bytes, the manifest says %d (changed since it was sniffed)", abs, size, rec.Size)
 	}
-	// An upload of the same bytes and name, finished or (in opts.Batch) claimed, is named again.
+	// Without a BLAKE3 (sniff --no-hash, or `upload FILE`), a source whose name and size are
+	// those of a finished upload is hashed first, in one read: when it is that upload, nothing is
+	// copied. Otherwise the copy below reads it again.
+	if want == "" && s.mayHave(name, size) {
+		sum, err := hashWhole(ctx, src, st, chunk, opts.Observe)
+		if err != nil {
+			return err
+		}
+		if id := s.finished(sum, name); id != "" && s.reuse(id) {
+			progress(size)
+			s.setUpload(rec, id, name, size, sum)
+			return nil
+		}
+		if opts.Observe != nil {
+			opts.Observe(nil) // the copy shows every byte again
+		}
+	}
+	// An upload of the same bytes and name, finished or (in opts.Batch) claimed, is named again;
+	// a finished one is marked used, so that a sweep keeps the upload this record now names.
 	if want != "" {
 		id := s.finished(want, name)
+		if id != "" && !s.reuse(id) {
+			id = ""
+		}
 		if id == "" && opts.Batch != nil {
 			id = opts.Batch.find(want, name)
 		}
@@ -120,11 +142,14 @@ func (s *Store) UploadRecord(ctx context.Context, rec *manifest.Record, opts Upl
 	// Finished meanwhile by another run, or claimed in the batch by a worker that copied the same
 	// file at the same time: name that one and drop this copy.
 	id := s.finished(sum, name)
+	if id != "" && !s.reuse(id) {
+		id = ""
+	}
 	if id == "" && opts.Batch != nil {
 		id = opts.Batch.claim(sum, name, p.id)
 	}
 	if id != "" && id != p.id {
-		os.RemoveAll(p.dir)
+		p.remove()
 		s.setUpload(rec, id, name, size, sum)
 		return nil
 	}
@@ -144,6 +169,65 @@ func (s *Store) UploadRecord(ctx context.Context, rec *manifest.Record, opts Upl
 		return err
 	}
 	s.setUpload(rec, m.ID, name, size, sum)
+	return nil
+}
+
+// reuse marks the finished upload id used now, as a record is about to name it again; false
+// when it cannot be marked (swept meanwhile): then the file is uploaded anew.
+func (s *Store) reuse(id string) bool {
+	return s.MarkUsed([]string{id}, time.Now()) == nil
+}
+
+// hashWhole reads the whole source (size and mtime st at open) once and returns its BLAKE3,
+// showing each byte to observe; upload.sourceChanged when it moves meanwhile.
+func hashWhole(ctx context.Context, src *os.File, st *unix.Stat_t, chunk int64, observe func([]byte)) (string, error) {
+	h := blake3.New()
+	bp, _ := chunkPool.Get().(*[]byte)
+	if bp == nil || int64(cap(*bp)) < chunk {
+		b := make([]byte, chunk)
+		bp = &b
+	}
+	defer chunkPool.Put(bp)
+	buf := (*bp)[:chunk]
+	for pos := int64(0); pos < st.Size; {
+		if err := ctx.Err(); err != nil {
+			return "", err
+		}
+		n := min(chunk, st.Size-pos)
+		k, err := src.ReadAt(buf[:n], pos)
+		if int64(k) < n {
+			if err == io.EOF {
+				return "", manifest.Errorf(manifest.UploadSourceChange, "%s: changed while being read", src.Name())
+			}
+			return "", manifest.Errorf(manifest.FileUnreadable, "%s: %v", src.Name(), err)
+		}
+		h.Write(buf[:n])
+		if observe != nil {
+			observe(buf[:n])
+		}
+		pos += n
+	}
+	if err := sourceSame(src, st); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// sourceSame checks that the source still has the size and mtime st it had at open, and did not
+// grow.
+func sourceSame(src *os.File, st *unix.Stat_t) error {
+	changed := manifest.Errorf(manifest.UploadSourceChange, "%s: changed while being uploaded", src.Name())
+	var one [1]byte
+	if k, _ := src.ReadAt(one[:], st.Size); k > 0 {
+		return changed // it grew
+	}
+	var now unix.Stat_t
+	if err := unix.Fstat(int(src.Fd()), &now); err != nil {
+		return manifest.Errorf(manifest.FileUnreadable, "%s: %v", src.Name(), err)
+	}
+	if now.Size != st.Size || now.Mtim != st.Mtim {
+		return changed
+	}
 	return nil
 }
 
@@ -176,9 +260,9 @@ func openSource(path string) (*os.File, *unix.Stat_t, error) {
 		unix.Close(fd)
 		return nil, nil, manifest.Errorf(manifest.FileUnreadable, "%s: %w", path, err)
 	}
-	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+	if uint32(st.Mode)&unix.S_IFMT != unix.S_IFREG {
 		unix.Close(fd)
-		if st.Mode&unix.S_IFMT == unix.S_IFDIR {
+		if uint32(st.Mode)&unix.S_IFMT == unix.S_IFDIR {
 			return nil, nil, manifest.Errorf(manifest.FileUnreadable, "%s: is a directory", path)
 		}
 		return nil, nil, manifest.Errorf(manifest.FileNotRegular, "%s: is not a regular file; not read", path)
@@ -195,7 +279,7 @@ func (s *Store) stagePartial(abs, name string, size int64, want string) (*partia
 		return nil, err
 	}
 	for _, id := range ids {
-		meta, err := readPartialMeta(s.partialDir(id))
+		meta, err := s.readPartialMetaOf(id)
 		if err != nil || meta.Source == nil || meta.Source.Path != abs || meta.Name != name {
 			continue
 		}
@@ -296,7 +380,7 @@ func (p *partial) copyFrom(ctx context.Context, src *os.File, st *unix.Stat_t, c
 	started := pos // the first byte whose writeback is not started yet
 	for pos < size {
 		if ctx.Err() != nil {
-			if err := unix.Fdatasync(int(p.f.Fd())); err != nil {
+			if err := fdatasync(int(p.f.Fd())); err != nil {
 				return "", storeErr(p.f.Name(), err)
 			}
 			return "", ctx.Err()
@@ -312,7 +396,7 @@ func (p *partial) copyFrom(ctx context.Context, src *os.File, st *unix.Stat_t, c
 		}
 		if _, err := p.f.WriteAt(b, pos); err != nil {
 			p.f.Truncate(pos) // keep data a prefix that was written whole
-			unix.Fdatasync(int(p.f.Fd()))
+			fdatasync(int(p.f.Fd()))
 			return "", storeErr(p.f.Name(), err)
 		}
 		hp.put(b)
@@ -321,21 +405,13 @@ func (p *partial) copyFrom(ctx context.Context, src *os.File, st *unix.Stat_t, c
 		if pos-started >= writebackEvery {
 			// Ask the kernel to start writing these bytes to disk now, without waiting, so the
 			// disk works while we read and hash, and finish's fsync finds little left to do.
-			unix.SyncFileRange(int(p.f.Fd()), started, pos-started, unix.SYNC_FILE_RANGE_WRITE)
+			startWriteback(int(p.f.Fd()), started, pos-started)
 			started = pos
 		}
 	}
 	hp.close()
-	var one [1]byte
-	if k, _ := src.ReadAt(one[:], size); k > 0 {
-		return "", changed() // it grew
-	}
-	var now unix.Stat_t
-	if err := unix.Fstat(int(src.Fd()), &now); err != nil {
-		return "", manifest.Errorf(manifest.FileUnreadable, "%s: %v", src.Name(), err)
-	}
-	if now.Size != st.Size || now.Mtim != st.Mtim {
-		return "", changed()
+	if err := sourceSame(src, st); err != nil {
+		return "", err
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
 }

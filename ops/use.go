@@ -1,6 +1,8 @@
 package ops
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"path/filepath"
 	"time"
@@ -43,40 +45,39 @@ func (s *Store) MarkUsed(ids []string, at time.Time) error {
 			return err
 		}
 	}
-	ts := []unix.Timespec{unix.NsecToTimespec(at.UnixNano()), unix.NsecToTimespec(at.UnixNano())}
 	for i, id := range ids {
-		path := filepath.Join(s.UploadDir(id), UsedName)
-		fd, err := unix.Openat(dirs[i], UsedName, unix.O_CREAT|unix.O_WRONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, uint32(FileMode))
-		if err != nil {
-			return markerErr(path, id, err)
-		}
-		err = checkMarker(fd, path, id)
-		if err == nil {
-			if err = unix.UtimesNanoAt(dirs[i], UsedName, ts, unix.AT_SYMLINK_NOFOLLOW); err != nil {
-				err = markerErr(path, id, err)
-			}
-		}
-		unix.Close(fd)
-		if err != nil {
+		if err := writeMarker(dirs[i], s.UploadDir(id), id, at); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// checkMarker checks that the open .used is a regular file of ours, and sets its mode to 0600.
-func checkMarker(fd int, path, id string) error {
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
+// markerTmp starts the name a new marker is written under before it is renamed to .used.
+const markerTmp = UsedName + ".new-"
+
+// writeMarker sets the .used marker of the upload folder dirfd to at: a new file, made with
+// O_EXCL under a name of its own, its times set, then renamed over .used. An existing .used is
+// never opened, so a marker that is a link (hard or symbolic) to a file outside the store only
+// loses its name in the store; the file it shares is not touched.
+func writeMarker(dirfd int, dir, id string, at time.Time) error {
+	var rnd [8]byte
+	rand.Read(rnd[:])
+	tmp := markerTmp + hex.EncodeToString(rnd[:])
+	path := dir + "/" + UsedName
+	f, err := createAt(dirfd, tmp, dir+"/"+tmp, unix.O_WRONLY)
+	if err != nil {
 		return markerErr(path, id, err)
 	}
-	if st.Mode&unix.S_IFMT != unix.S_IFREG || st.Uid != uint32(unix.Geteuid()) {
-		return manifest.Errorf(manifest.UploadUnreadable, "upload %s: %s: marker is not a regular file of the current user", id, path)
+	f.Close()
+	ts := []unix.Timespec{unix.NsecToTimespec(at.UnixNano()), unix.NsecToTimespec(at.UnixNano())}
+	err = unix.UtimesNanoAt(dirfd, tmp, ts, unix.AT_SYMLINK_NOFOLLOW)
+	if err == nil {
+		err = unix.Renameat(dirfd, tmp, dirfd, UsedName)
 	}
-	if st.Mode&0o7777 != uint32(FileMode) {
-		if err := unix.Fchmod(fd, uint32(FileMode)); err != nil {
-			return markerErr(path, id, err)
-		}
+	if err != nil {
+		unix.Unlinkat(dirfd, tmp, 0)
+		return markerErr(path, id, err)
 	}
 	return nil
 }
@@ -117,7 +118,7 @@ func LastUsedAt(dirfd int, path string) (time.Time, bool, error) {
 	if err != nil {
 		return time.Time{}, false, storeErr(path, err)
 	}
-	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+	if uint32(st.Mode)&unix.S_IFMT != unix.S_IFREG {
 		return time.Time{}, false, manifest.Errorf(manifest.UploadUnreadable, "%s: marker is not a regular file", path)
 	}
 	return time.Unix(st.Mtim.Unix()).UTC(), true, nil

@@ -43,11 +43,23 @@ func TestMarkUsed(t *testing.T) {
 			os.Mkdir(s.UploadDir(id), DirMode)
 			return []string{good, id}
 		}, manifest.UploadMissing},
+		// A marker that is a link is replaced by a marker of the store's own; what it pointed
+		// at, or shared its inode with, is not touched (checked below).
 		{"marker is a symlink", func(t *testing.T, s *Store, good string) []string {
 			os.Symlink(filepath.Join(outside, "target"), filepath.Join(s.UploadDir(good), UsedName))
 			return []string{good}
-		}, manifest.UploadUnreadable},
+		}, ""},
+		{"marker is a hard link to a file outside", func(t *testing.T, s *Store, good string) []string {
+			os.Link(filepath.Join(outside, "shared"), filepath.Join(s.UploadDir(good), UsedName))
+			return []string{good}
+		}, ""},
 	}
+	shared := filepath.Join(outside, "shared")
+	if err := os.WriteFile(shared, []byte("not the store's"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	old := time.Date(2020, 1, 2, 3, 4, 5, 0, time.UTC)
+	os.Chtimes(shared, old, old)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s := testStore(t)
@@ -69,8 +81,17 @@ func TestMarkUsed(t *testing.T) {
 				t.Fatalf("LastUsed = %v, %v, %v; want %v", last, used, lerr, at)
 			}
 			fi, _ := os.Lstat(filepath.Join(s.UploadDir(good), UsedName))
-			if fi.Mode().Perm() != FileMode {
+			if fi.Mode() != FileMode {
 				t.Fatalf("marker mode %v", fi.Mode())
+			}
+			if _, err := os.Lstat(filepath.Join(outside, "target")); err == nil {
+				t.Fatal("a marker was written through a symlink")
+			}
+			if fi, err := os.Stat(shared); err != nil || fi.Mode().Perm() != 0o644 || !fi.ModTime().Equal(old) {
+				t.Fatalf("the file outside that shared the marker's inode changed: %v %v", fi.Mode(), fi.ModTime())
+			}
+			if b, _ := os.ReadFile(shared); string(b) != "not the store's" {
+				t.Fatalf("the file outside changed: %q", b)
 			}
 		})
 	}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -185,8 +187,8 @@ func (s *Store) checkFolder(dirfd int, id, name string) error {
 	if err := unix.Fstat(dirfd, &st); err != nil {
 		return guardErr(dir, id, err)
 	}
-	if st.Mode&0o7777 != uint32(DirMode) {
-		return manifest.Errorf(manifest.UploadUnreadable, "upload %s: %s: folder mode %04o, not 0700", id, dir, st.Mode&0o7777)
+	if uint32(st.Mode)&0o7777 != uint32(DirMode) {
+		return manifest.Errorf(manifest.UploadUnreadable, "upload %s: %s: folder mode %04o, not 0700", id, dir, uint32(st.Mode)&0o7777)
 	}
 	if st.Uid != uint32(os.Geteuid()) {
 		return manifest.Errorf(manifest.UploadUnreadable, "upload %s: %s: owned by uid %d, not by the current user", id, dir, st.Uid)
@@ -202,7 +204,7 @@ func (s *Store) checkFolder(dirfd int, id, name string) error {
 		return guardErr(dir, id, err)
 	}
 	for _, n := range names {
-		if n != name && n != MetaName && n != UsedName {
+		if n != name && n != MetaName && n != UsedName && !strings.HasPrefix(n, markerTmp) {
 			return manifest.Errorf(manifest.UploadUnreadable, "upload %s: %s: unexpected entry %q", id, dir, n)
 		}
 		if err := unix.Fstatat(dirfd, n, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
@@ -210,12 +212,12 @@ func (s *Store) checkFolder(dirfd int, id, name string) error {
 		}
 		var why string
 		switch {
-		case st.Mode&unix.S_IFMT == unix.S_IFLNK:
+		case uint32(st.Mode)&unix.S_IFMT == unix.S_IFLNK:
 			why = "a symlink"
-		case st.Mode&unix.S_IFMT != unix.S_IFREG:
+		case uint32(st.Mode)&unix.S_IFMT != unix.S_IFREG:
 			why = "not a regular file"
-		case st.Mode&0o7777 != uint32(FileMode):
-			why = fmt.Sprintf("mode %04o, not 0600", st.Mode&0o7777)
+		case uint32(st.Mode)&0o7777 != uint32(FileMode):
+			why = fmt.Sprintf("mode %04o, not 0600", uint32(st.Mode)&0o7777)
 		case st.Nlink != 1:
 			why = fmt.Sprintf("%d hard links, not 1", st.Nlink)
 		}
@@ -224,4 +226,27 @@ func (s *Store) checkFolder(dirfd int, id, name string) error {
 		}
 	}
 	return nil
+}
+
+// OpenForCheck opens a path named by a b3sum line (verify --check) for hashing. A path that is a
+// finished upload of a store (STORE/<id>/<name>, STORE a store) is opened only through the
+// guarded open: a symlink, a FIFO or a hard link there fails with upload.unreadable and nothing
+// blocks. Any other path is opened as b3sum would (a symlink named is followed) but without
+// blocking, and must be a regular file (file.notRegular otherwise).
+func OpenForCheck(path string) (*os.File, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, manifest.Errorf(manifest.FileUnreadable, "%s: %v", path, err)
+	}
+	dir, name := filepath.Split(abs)
+	dir = filepath.Clean(dir)
+	id := filepath.Base(dir)
+	if ValidID(id) == nil && ValidName(name) == nil {
+		s := &Store{Dir: filepath.Dir(dir)}
+		if kind, err := s.judge(); err == nil && (kind == marked || kind == laidOut) {
+			return s.OpenFinished(id, name)
+		}
+	}
+	f, _, err := openSource(abs)
+	return f, err
 }

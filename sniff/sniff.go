@@ -60,7 +60,7 @@ func Fill(rec *manifest.Record, opts Options) error {
 	if err := retry(func() error { return unix.Stat(path, &st) }); err != nil {
 		return pathError(path, err)
 	}
-	if err := checkRegular(path, st.Mode); err != nil {
+	if err := checkRegular(path, uint32(st.Mode)); err != nil {
 		return err
 	}
 	var fd int
@@ -75,7 +75,7 @@ func Fill(rec *manifest.Record, opts Options) error {
 	if err := unix.Fstat(fd, &st); err != nil {
 		return pathError(path, err)
 	}
-	if err := checkRegular(path, st.Mode); err != nil { // replaced between stat and open
+	if err := checkRegular(path, uint32(st.Mode)); err != nil { // replaced between stat and open
 		return err
 	}
 	size, mtime := st.Size, st.Mtim

@@ -2,6 +2,7 @@ package sweep
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"math/rand"
@@ -105,7 +106,7 @@ func raceRole(role string) error {
 	case "sweeper":
 		for !stopped() {
 			start := time.Now()
-			_, err := Run(s, Options{Before: cutoff, Wait: time.Minute, Batch: 8}, func(r Removed) error {
+			_, err := Run(context.Background(), s.Backend(), Options{Before: cutoff, Wait: time.Minute}, func(r Removed) error {
 				lu := "-"
 				if r.LastUsed != nil {
 					lu = *r.LastUsed
@@ -190,7 +191,7 @@ func TestSweepTouchRace(t *testing.T) {
 	}
 	// A last sweep, after everything: what is left must be exactly the touched uploads.
 	var last []Removed
-	if _, err := Run(s, Options{Before: cutoff}, func(r Removed) error { last = append(last, r); return nil }); err != nil {
+	if _, err := Run(context.Background(), s.Backend(), Options{Before: cutoff}, func(r Removed) error { last = append(last, r); return nil }); err != nil {
 		t.Fatal(err)
 	}
 

@@ -1,6 +1,7 @@
 package sweep
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -73,7 +74,7 @@ func newStore(t testing.TB) *ops.Store {
 func run(t *testing.T, s *ops.Store, opts Options) (Summary, []Removed) {
 	t.Helper()
 	var got []Removed
-	sum, err := Run(s, opts, func(r Removed) error { got = append(got, r); return nil })
+	sum, err := Run(context.Background(), s.Backend(), opts, func(r Removed) error { got = append(got, r); return nil })
 	if err != nil {
 		t.Fatalf("sweep: %v", err)
 	}
@@ -176,12 +177,12 @@ func TestSweepLocked(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = Run(s, Options{Before: time.Now(), Wait: 30 * time.Millisecond}, func(Removed) error { return nil })
+	_, err = Run(context.Background(), s.Backend(), Options{Before: time.Now(), Wait: 30 * time.Millisecond}, func(Removed) error { return nil })
 	if manifest.CodeOf(err) != manifest.StoreLocked {
 		t.Fatalf("second sweep: %v, want store.locked", err)
 	}
 	lk.Unlock()
-	if _, err := Run(s, Options{Before: time.Now()}, func(Removed) error { return nil }); err != nil {
+	if _, err := Run(context.Background(), s.Backend(), Options{Before: time.Now()}, func(Removed) error { return nil }); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -249,40 +250,5 @@ func TestSweepHostileStore(t *testing.T) {
 	sort.Strings(want)
 	if strings.Join(skipped, " ") != strings.Join(want, " ") {
 		t.Fatalf("skipped %v, want %v (summary %+v)", skipped, want, sum)
-	}
-}
-
-// TestRemoveAtFollowsNoLink checks RemoveAt, and that os.RemoveAll, which the sweep does not use,
-// also leaves link targets alone (both remove a link as a link).
-func TestRemoveAtFollowsNoLink(t *testing.T) {
-	for _, name := range []string{"RemoveAt", "os.RemoveAll"} {
-		t.Run(name, func(t *testing.T) {
-			outside := t.TempDir()
-			os.WriteFile(filepath.Join(outside, "target.txt"), []byte("t"), 0o600)
-			os.Mkdir(filepath.Join(outside, "dir"), 0o700)
-			os.WriteFile(filepath.Join(outside, "dir", "inner.txt"), []byte("i"), 0o600)
-			base := t.TempDir()
-			doomed := filepath.Join(base, "doomed")
-			os.MkdirAll(filepath.Join(doomed, "a", "b"), 0o700)
-			os.WriteFile(filepath.Join(doomed, "a", "b", "f"), []byte("f"), 0o600)
-			os.Symlink(filepath.Join(outside, "target.txt"), filepath.Join(doomed, "l1"))
-			os.Symlink(filepath.Join(outside, "dir"), filepath.Join(doomed, "a", "l2"))
-			var err error
-			if name == "RemoveAt" {
-				fd, _ := unix.Open(base, unix.O_RDONLY|unix.O_DIRECTORY, 0)
-				err = RemoveAt(fd, "doomed")
-				unix.Close(fd)
-			} else {
-				err = os.RemoveAll(doomed)
-			}
-			if err != nil || exists(doomed) {
-				t.Fatalf("%s: %v, there %v", name, err, exists(doomed))
-			}
-			for _, p := range []string{"target.txt", "dir/inner.txt"} {
-				if !exists(filepath.Join(outside, p)) {
-					t.Fatalf("%s removed %s through a link", name, p)
-				}
-			}
-		})
 	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"github.com/attachctl/attachctl/manifest"
 	"github.com/attachctl/attachctl/ops"
+	"github.com/attachctl/attachctl/ops/acp"
 	"github.com/attachctl/attachctl/shrink"
 	"github.com/attachctl/attachctl/sniff"
 	"github.com/urfave/cli/v2"
@@ -33,7 +34,7 @@ func init() {
 			if err != nil {
 				return err
 			}
-			var ropts ops.ResolveOptions
+			var ropts acp.Options
 			if c.Bool("resolve") {
 				if ropts, err = resolveOptions(c); err != nil {
 					return err

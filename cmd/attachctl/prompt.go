@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 
 	"github.com/attachctl/attachctl/manifest"
-	"github.com/attachctl/attachctl/ops"
+	"github.com/attachctl/attachctl/ops/acp"
 	"github.com/urfave/cli/v2"
 )
 
@@ -84,8 +84,8 @@ func buildPrompt(c *cli.Context, recs []*manifest.Record, text string, hasText b
 	if err != nil {
 		return nil, err
 	}
-	opts := ops.PromptOptions{Session: session, Text: text, HasText: hasText, JSONRPC: c.Bool("jsonrpc"), ID: ops.RequestID(c.String("id"))}
-	out, err := ops.Prompt(recs, opts)
+	opts := acp.PromptOptions{Session: session, Text: text, HasText: hasText, JSONRPC: c.Bool("jsonrpc"), ID: acp.RequestID(c.String("id"))}
+	out, err := acp.Prompt(recs, opts)
 	if err != nil {
 		reportAll(c, "prompt", err)
 		return nil, exitError{exitFailed}

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -68,8 +70,14 @@ func sweepCmd(c *cli.Context) error {
 		return fail(err)
 	}
 	enc := json.NewEncoder(c.App.Writer)
-	sum, err := sweep.Run(s, sweep.Options{Before: before, DryRun: c.Bool("dry-run"), Wait: wait},
+	// SIGINT and SIGTERM cancel c.Context: the sweep stops after the removals under way, each
+	// reported, and the exit code is 128+N.
+	sum, err := sweep.Run(c.Context, s.Backend(), sweep.Options{Before: before, DryRun: c.Bool("dry-run"), Wait: wait},
 		func(r sweep.Removed) error { return enc.Encode(r) })
+	if errors.Is(err, context.Canceled) {
+		summary(c, "sweep: interrupted: removed %s (%s) before it stopped", counted(sum.Removed, "upload"), humanBytes(sum.Bytes))
+		return exitError{exitFailed}
+	}
 	if err != nil {
 		return fail(err)
 	}

@@ -80,20 +80,21 @@ type Backend interface {
 	MarkUsed(ctx context.Context, ids []string, at time.Time) error
 
 	// Sweep takes the store's one-sweep-at-a-time exclusion, waiting at most wait (store.locked
-	// after that). The Sweeper must be closed.
-	Sweep(ctx context.Context, wait time.Duration) (Sweeper, error)
+	// after that). The Sweeper must be closed. A dry run decides as a sweep does and changes
+	// nothing anywhere.
+	Sweep(ctx context.Context, wait time.Duration, dryRun bool) (Sweeper, error)
 }
 
 // Sweeper is the hold of the one sweep that runs on a store.
 type Sweeper interface {
 	// Remove decides and removes each entry of cands in turn. For each it re-reads the entry
 	// under the backend's exclusion against uses and writers, asks stale about the fresh entry,
-	// and removes it only when stale still says so; each then gets exactly one call of each,
-	// after its removal is done (or, in a dry run, decided). An entry being written, or used
+	// and removes it only when stale still says so; each entry then gets exactly one call of
+	// each, with the fresh entry, after its removal is done (or, in a dry run, decided). An entry being written, or used
 	// since, is Kept; one that went away meanwhile is Gone. Remove returns ctx.Err() when ctx is
 	// cancelled: it stops between two entries, so every entry reported Removed is gone and every
 	// other one is as it was. An error from each stops it and is returned.
-	Remove(ctx context.Context, cands []Entry, stale func(Entry) bool, dryRun bool, each func(Entry, Outcome, error) error) error
+	Remove(ctx context.Context, cands []Entry, stale func(Entry) bool, each func(Entry, Outcome, error) error) error
 
 	// Close releases the hold.
 	Close() error

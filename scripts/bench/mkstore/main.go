@@ -1,14 +1,12 @@
-// Command mkstore lays out a store for the sweep benchmark directly: N finished uploads, the
-// first half made (and their files' mtimes set) DAYS days ago, the rest made now.
+// Command mkstore lays out a store for the sweep benchmark through the store's API: N finished
+// uploads, the first half made (and their files' times set) DAYS days ago, the rest made now.
 //
 //	go run ./scripts/bench/mkstore STORE N DAYS
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
 	"sync"
 	"time"
@@ -40,7 +38,8 @@ func main() {
 				if i%2 == 0 {
 					made = old
 				}
-				if err := mk(s, i, made); err != nil {
+				name := fmt.Sprintf("file-%06d.txt", i)
+				if _, err := s.MakeFinished(name, []byte(fmt.Sprintf("upload %d\n", i)), made, time.Time{}); err != nil {
 					fmt.Fprintln(os.Stderr, err)
 					os.Exit(1)
 				}
@@ -52,29 +51,4 @@ func main() {
 	}
 	close(jobs)
 	wg.Wait()
-}
-
-func mk(s *ops.Store, i int, made time.Time) error {
-	id, err := ops.NewID()
-	if err != nil {
-		return err
-	}
-	dir := s.UploadDir(id)
-	name := fmt.Sprintf("file-%06d.txt", i)
-	data := []byte(fmt.Sprintf("upload %d\n", i))
-	b, _ := json.Marshal(ops.Meta{ID: id, Name: name, Size: int64(len(data)), Blake3: "0", Made: made.UTC()})
-	if err := os.Mkdir(dir, ops.DirMode); err != nil {
-		return err
-	}
-	for _, f := range []struct {
-		name string
-		b    []byte
-	}{{name, data}, {ops.MetaName, b}} {
-		p := filepath.Join(dir, f.name)
-		if err := os.WriteFile(p, f.b, ops.FileMode); err != nil {
-			return err
-		}
-		os.Chtimes(p, made, made)
-	}
-	return os.Chtimes(dir, made, made)
 }

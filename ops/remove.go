@@ -1,19 +1,21 @@
-package sweep
+package ops
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"os"
 
 	"golang.org/x/sys/unix"
 )
 
-// RemoveAt removes the entry name of the folder open as parent and, when it is a folder,
+// removeAt removes the entry name of the folder open as parent and, when it is a folder,
 // everything under it. It works on folder descriptors opened O_NOFOLLOW, so it never follows a
-// link, wherever one stands: a link is removed as a link. (os.RemoveAll also leaves link targets
-// alone, but it resolves the path it is given, links on the way included, from its start each
-// time; this walk never looks a path up from the top.) A missing entry is no error.
-func RemoveAt(parent int, name string) error {
+// link, wherever one stands: a link is removed as a link. It never crosses into another file
+// system: a folder whose file system (device, and on Linux mount) is not root's is not entered
+// and the removal fails, so a bind mount or a mounted disk inside an upload keeps its contents.
+// A missing entry is no error.
+func removeAt(parent int, name string, root fsID) error {
 	err := unix.Unlinkat(parent, name, 0)
 	if err == nil || errors.Is(err, unix.ENOENT) {
 		return nil
@@ -22,19 +24,26 @@ func RemoveAt(parent int, name string) error {
 		return err
 	}
 	for try := 0; ; try++ {
-		fd, err := unix.Openat(parent, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		fd, err := unix.Openat(parent, name, noFollowDir, 0)
 		if err != nil {
 			if errors.Is(err, unix.ENOENT) {
 				return nil
 			}
 			return err
 		}
-		d := os.NewFile(uintptr(fd), name)
+		d := os.NewFile(uintptr(fd), name) // d owns fd from here
+		if id, err := fsOf(fd); err != nil || id != root {
+			d.Close()
+			if err != nil {
+				return err
+			}
+			return fmt.Errorf("%s: another file system is mounted there; not entered", name)
+		}
 		var first error
 		for {
 			names, rerr := d.Readdirnames(1024)
 			for _, n := range names {
-				if err := RemoveAt(fd, n); err != nil && first == nil {
+				if err := removeAt(fd, n, root); err != nil && first == nil {
 					first = err
 				}
 			}

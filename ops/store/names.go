@@ -1,0 +1,75 @@
+package store
+
+import (
+	"encoding/hex"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/attachctl/attachctl/manifest"
+	"github.com/google/uuid"
+)
+
+// Names every backend reserves inside an upload: its metadata and its marker.
+const (
+	MetaName = ".upload.json"
+	UsedName = ".used"
+)
+
+// NewID returns a fresh upload id: a lowercase canonical UUIDv7.
+func NewID() (string, error) {
+	u, err := uuid.NewV7()
+	if err != nil {
+		return "", err
+	}
+	return u.String(), nil
+}
+
+// ValidID checks that id is a canonical lowercase UUIDv7 (SPEC section 5).
+func ValidID(id string) error {
+	if len(id) != 36 || strings.ToLower(id) != id {
+		return manifest.Errorf(manifest.UploadInvalid, "id %q: not a canonical lowercase UUIDv7", id)
+	}
+	u, err := uuid.Parse(id)
+	if err != nil || u.String() != id || u.Version() != 7 || u.Variant() != uuid.RFC4122 {
+		return manifest.Errorf(manifest.UploadInvalid, "id %q: not a canonical lowercase UUIDv7", id)
+	}
+	return nil
+}
+
+// ValidName checks that name is a plain name (SPEC section 5) and not one the store reserves.
+func ValidName(name string) error {
+	switch {
+	case name == "":
+		return notPlain("name is empty")
+	case len(name) > 255:
+		return notPlain("name %.40q...: longer than 255 bytes", name)
+	case !utf8.ValidString(name):
+		return notPlain("name %q: not valid UTF-8", name)
+	case strings.ContainsAny(name, "/\x00"):
+		return notPlain("name %q: contains a slash or NUL", name)
+	case name == "." || name == "..":
+		return notPlain("name %q: not a plain name", name)
+	case name == MetaName || name == UsedName:
+		return manifest.Errorf(manifest.UploadInvalid, "name %q: reserved by the store", name)
+	}
+	return nil
+}
+
+// notPlain refuses a name in words that state SPEC section 5's rule, the same words as a path
+// that is not UTF-8 (file.badName).
+func notPlain(format string, args ...any) error {
+	return manifest.Errorf(manifest.UploadInvalid, format+"; "+manifest.PlainRule, args...)
+}
+
+// CheckHex normalises an expected BLAKE3: "" or 64 hex digits, in lower case (upload.invalid
+// otherwise).
+func CheckHex(h string) (string, error) {
+	if h == "" {
+		return "", nil
+	}
+	l := strings.ToLower(h)
+	if _, err := hex.DecodeString(l); err != nil || len(l) != 64 {
+		return "", manifest.Errorf(manifest.UploadInvalid, "blake3 %q: not 64 hex digits", h)
+	}
+	return l, nil
+}

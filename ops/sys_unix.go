@@ -1,0 +1,22 @@
+//go:build unix
+
+package ops
+
+import (
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// timespec is a stat time as a time.Time in UTC.
+func timespec(ts unix.Timespec) time.Time { return time.Unix(ts.Unix()).UTC() }
+
+// renameCheckedAt is the portable no-replace rename: it refuses when to exists, then renames.
+// A rename of a folder onto an existing non-empty folder fails anyway (ENOTEMPTY).
+func renameCheckedAt(fromfd int, from string, tofd int, to string) error {
+	var st unix.Stat_t
+	if err := unix.Fstatat(tofd, to, &st, unix.AT_SYMLINK_NOFOLLOW); err == nil {
+		return unix.EEXIST
+	}
+	return unix.Renameat(fromfd, from, tofd, to)
+}
