@@ -32,9 +32,12 @@ func TestNormalizeArgs(t *testing.T) {
 		{in: "sniff x --generate-bash-completion", want: "sniff x --generate-bash-completion"},
 		{in: "sniff --nohash x", err: "unknown flag --nohash; did you mean --no-hash?"},
 		{in: "sniff x -z", err: "unknown flag -z; a path that begins with - goes after --"},
-		{in: "sniff ---no-hash x", err: "unknown flag ---no-hash"},
+		{in: "sniff ---no-hash x", err: "unknown flag ---no-hash; did you mean --no-hash?"},
 		{in: "uplod a", err: `unknown command "uplod"; did you mean upload?`},
 		{in: "help nosuch", err: `unknown command "nosuch"`},
+		{in: "verfy --all", err: `unknown command "verfy"; did you mean verify?`},
+		{in: "--nosuch sniff", err: "unknown flag --nosuch"},
+		{in: "nosuch", err: `unknown command "nosuch"`},
 		{in: "upload a.png --store", err: "--store needs a value"},
 		{in: "upload begin", err: "upload begin needs --name NAME"},
 		{in: "upload chunk --id X", err: "upload chunk needs --offset"},
@@ -50,6 +53,8 @@ func TestNormalizeArgs(t *testing.T) {
 			var u *usage
 			if !errors.As(err, &u) || !strings.Contains(u.msg, tc.err) {
 				t.Errorf("%q: got %q, %v; want the usage error %q", tc.in, got, err, tc.err)
+			} else if !strings.Contains(tc.err, "did you mean") && strings.Contains(u.msg, "did you mean") {
+				t.Errorf("%q: %q suggests what is not close", tc.in, u.msg)
 			}
 			continue
 		}
