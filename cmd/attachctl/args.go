@@ -36,7 +36,7 @@ func normalizeArgs(app *cli.App, args []string) ([]string, error) {
 		return args, nil
 	}
 	root := &cli.Command{Name: app.Name, Flags: append(append([]cli.Flag(nil), app.Flags...), cli.VersionFlag), Subcommands: app.Commands}
-	return levelArgs(app.Name, root, args[:1], args[1:])
+	return levelArgs(app.Name, root, []string{args[0]}, args[1:]) // never appends into args
 }
 
 // levelArgs rewrites the arguments of one level: cmd (named by path, e.g. "attachctl upload") was

@@ -48,7 +48,12 @@ func TestNormalizeArgs(t *testing.T) {
 		{in: "upload h", want: "upload -- h"},
 		{in: "h sweep", want: "sweep --help"},
 	} {
-		got, err := normalizeArgs(app, append([]string{"attachctl"}, strings.Fields(tc.in)...))
+		in := append([]string{"attachctl"}, strings.Fields(tc.in)...)
+		given := slices.Clone(in)
+		got, err := normalizeArgs(app, in)
+		if !slices.Equal(in, given) {
+			t.Errorf("%q: the caller's arguments changed to %q", tc.in, in)
+		}
 		if tc.err != "" {
 			var u *usage
 			if !errors.As(err, &u) || !strings.Contains(u.msg, tc.err) {
