@@ -147,3 +147,36 @@ func TestEscapeLine(t *testing.T) {
 		}
 	}
 }
+
+// FuzzNormalizeArgs: any command line is either refused with a usage error or rewritten; the
+// caller's arguments are never changed, and a rewritten line is rewritten to itself again.
+func FuzzNormalizeArgs(f *testing.F) {
+	for _, seed := range []string{
+		"sniff a.png --no-hash", "upload a.png --store S b.png", "upload --store S chunk - --id X --offset 0",
+		"help upload begin", "sniff -- --no-hash", "upload -- begin", "--quiet upload a.png -q",
+		"sweep --older-than 7d --before=2026-11-30", "sniff --nohash x", "upload begin", "h",
+		"sniff --files-from - -0 --exclude '*.log' dir",
+	} {
+		f.Add(seed)
+	}
+	app := newApp(strings.NewReader(""), io.Discard, io.Discard)
+	f.Fuzz(func(t *testing.T, line string) {
+		in := append([]string{"attachctl"}, strings.Fields(line)...)
+		given := slices.Clone(in)
+		out, err := normalizeArgs(app, in)
+		if !slices.Equal(in, given) {
+			t.Fatalf("%q: the caller's arguments changed to %q", given, in)
+		}
+		if err != nil {
+			var u *usage
+			if !errors.As(err, &u) || u.msg == "" || u.help == "" {
+				t.Fatalf("%q: %v is not a usage error with its hint", given, err)
+			}
+			return
+		}
+		again, err := normalizeArgs(app, out)
+		if err != nil || !slices.Equal(again, out) {
+			t.Fatalf("%q: rewritten to %q, then to %q, %v", given, out, again, err)
+		}
+	})
+}
