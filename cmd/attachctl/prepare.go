@@ -44,6 +44,7 @@ func init() {
 			if err != nil {
 				return err
 			}
+			limitHeap(sopts)
 			chunk, err := chunkSize(c)
 			if err != nil {
 				return err
