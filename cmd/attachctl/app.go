@@ -68,17 +68,26 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 	}
 	sort.Slice(cmds, func(i, j int) bool { return cmds[i].Name < cmds[j].Name })
 	return &cli.App{
-		Name:                 "attachctl",
-		Usage:                "prepare files for agent prompts, offline",
-		Version:              version,
-		Flags:                globalFlags(),
-		Commands:             cmds,
-		Reader:               stdin,
-		Writer:               stdout,
-		ErrWriter:            stderr,
-		EnableBashCompletion: true,
-		Suggest:              true,
-		OnUsageError:         onUsageError,
+		Name:  "attachctl",
+		Usage: "prepare files for agent prompts, offline",
+		Description: "Every command reads and writes one manifest (JSON Lines), so commands compose in\n" +
+			"pipelines. Flags may stand before or after paths; -- ends them. 'attachctl help CMD'\n" +
+			"shows a command's flags, examples and exit codes.\n\n" +
+			example("attachctl sniff shots/*.png report.pdf | attachctl shrink \\",
+				"  | attachctl upload --store ~/.local/state/attachctl/chat-42 \\",
+				"  | attachctl prompt --text \"What changed between these?\" > prompt.json",
+				"attachctl prepare --store ~/.local/state/attachctl/chat-42 --resolve shots/   # what the agent gets",
+				"attachctl sweep --store ~/.local/state/attachctl/chat-42 --older-than 7d   # from cron"),
+		CustomAppHelpTemplate: cli.AppHelpTemplate + exitCodesHelp,
+		Version:               version,
+		Flags:                 globalFlags(),
+		Commands:              cmds,
+		Reader:                stdin,
+		Writer:                stdout,
+		ErrWriter:             stderr,
+		EnableBashCompletion:  true,
+		Suggest:               true,
+		OnUsageError:          onUsageError,
 		// --exclude takes globs, and a comma is a character of a name, not a list separator.
 		DisableSliceFlagSeparator: true,
 		ExitErrHandler:            func(*cli.Context, error) {}, // run decides the exit code

@@ -63,20 +63,16 @@ func backendAt(c *cli.Context, dir string) (store.Backend, error) {
 	return s.Backend(), nil
 }
 
-// listAt is `ls` of the store at dir: a local folder or an S3 store.
-func listAt(c *cli.Context, dir string) ([]ops.Listed, error) {
-	if s3.IsURI(dir) {
-		s, err := openS3(c, dir)
-		if err != nil {
-			return nil, err
-		}
-		return s.Uploads(c.Context)
+// finishedAt names a finished upload: its absolute path in a local store, its s3:// URI in an S3
+// store.
+func finishedAt(b store.Backend, id, name string) string {
+	switch b := b.(type) {
+	case store.Pather:
+		return b.FinishedPath(id, name)
+	case interface{ FinishedURI(id, name string) string }:
+		return b.FinishedURI(id, name)
 	}
-	s, err := ops.Open(dir, false)
-	if err != nil {
-		return nil, err
-	}
-	return s.Uploads()
+	return ""
 }
 
 // s3Dispatch wraps a command's action: on an S3 store it runs the S3 action of that command.

@@ -74,7 +74,7 @@ func sweepCmd(c *cli.Context) error {
 	sum, err := sweep.Run(c.Context, b, sweep.Options{Before: before, DryRun: c.Bool("dry-run"), Wait: wait},
 		func(r sweep.Removed) error { return enc.Encode(r) })
 	if errors.Is(err, context.Canceled) {
-		summary(c, "sweep: interrupted: removed %d upload%s (%d bytes) before it stopped", sum.Removed, plural(sum.Removed), sum.Bytes)
+		summary(c, "sweep: interrupted: removed %s (%s) before it stopped", counted(sum.Removed, "upload"), humanBytes(sum.Bytes))
 		return exitError{exitFailed}
 	}
 	if err != nil {

@@ -130,6 +130,8 @@ func uploadStage(c *cli.Context) error {
 		return usageError("--name names what upload - reads from standard input; a file's name is its own")
 	case fromStdin && c.String("name") == "":
 		return usageError("upload - needs --name NAME: the file name the agent is shown")
+	case fromStdin && c.IsSet("files-from"):
+		return usageError("upload - reads standard input as one file; it takes no --files-from")
 	}
 	dir, err := storeDir(c)
 	if err != nil {

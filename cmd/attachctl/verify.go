@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"sort"
 	"strings"
 
 	"github.com/attachctl/attachctl/manifest"
@@ -69,7 +71,7 @@ func verifyCmd(c *cli.Context) error {
 			return exitError{exitFailed}
 		}
 		if c.Bool("all") {
-			if ids, err = s.IDs(); err != nil {
+			if ids, err = uploadIDs(s); err != nil {
 				report(c, manifest.AsError(err, manifest.UploadUnreadable))
 				return exitError{exitFailed}
 			}
@@ -260,4 +262,27 @@ func b3sumCheck(c *cli.Context, name string) error {
 	}
 	summary(c, "verify: %d ok", lineNo)
 	return nil
+}
+
+// uploadIDs is what verify --all checks: every finished upload of the store, and every folder
+// named like an upload id that is not one any more (its metadata gone or damaged), which fails.
+// A store that does not exist yet has none.
+func uploadIDs(s *ops.Store) ([]string, error) {
+	list, err := s.List()
+	if err != nil {
+		return nil, err
+	}
+	var ids []string
+	for _, e := range list.Entries {
+		if e.Finished {
+			ids = append(ids, e.ID)
+		}
+	}
+	for _, sk := range list.Skipped {
+		if id := filepath.Base(sk.Path); filepath.Dir(sk.Path) == s.Dir && ops.ValidID(id) == nil {
+			ids = append(ids, id)
+		}
+	}
+	sort.Strings(ids)
+	return ids, nil
 }
