@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/attachctl/attachctl/manifest"
 )
@@ -215,46 +214,4 @@ func (n noPath) Open(id, name string) (*Upload, error) {
 		f.Path = ""
 	}
 	return f, err
-}
-
-// A store without local files has its inline files read ahead, in Resolve: the document is the one
-// the local store gives, links aside, and a file changed after examining fails Resolve itself.
-func TestResolveNoLocalPathInline(t *testing.T) {
-	s := testStore(t)
-	recs := rsShots(t, s, 16, 800000, "shot-%02d.png") // more than the budget takes inline
-	in := rsPrompt(t, recs, "hi")
-	opts := Options{Caps: Caps{Image: true}, Workdir: filepath.Join(t.TempDir(), "work")}
-	local, err := Resolve(in, rsLocal(s), Options{Caps: Caps{Image: true}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := Resolve(in, noPath{rsLocal(s)}, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.Inline != local.Inline || res.Inline == 0 || res.ByPath == 0 {
-		t.Fatalf("inline %d and %d by path, the local store's inline %d", res.Inline, res.ByPath, local.Inline)
-	}
-	want, got := rsBlocks(t, rsOutput(t, local)), rsBlocks(t, rsOutput(t, res))
-	for i := range want {
-		if want[i].Type != got[i].Type || want[i].Data != got[i].Data {
-			t.Fatalf("block %d: %s of %d data bytes, the local store's %s of %d", i, got[i].Type, len(got[i].Data), want[i].Type, len(want[i].Data))
-		}
-	}
-	// The first shot (inline) changes once the uploads are marked used, after examining.
-	u := changeOnMark{noPath{rsLocal(s)}, func() { rsRewrite(t, recs[0].Upload.Path, make([]byte, 800000)) }}
-	if _, err := Resolve(in, u, opts); manifest.CodeOf(err) != manifest.UploadUnreadable || !strings.Contains(err.Error(), "changed while it was resolved") {
-		t.Fatalf("%v, want upload.unreadable: changed while it was resolved", err)
-	}
-}
-
-type changeOnMark struct {
-	Uploads
-	change func()
-}
-
-func (c changeOnMark) MarkUsed(ids []string, at time.Time) error {
-	err := c.Uploads.MarkUsed(ids, at)
-	c.change()
-	return err
 }

@@ -96,7 +96,6 @@ type ref struct {
 	kind   string // sniff's kind, from the content
 	image  bool   // PNG, JPEG, GIF or WebP by content
 	text   []byte // the whole content of a small text file, when embedding is possible
-	data   []byte // an inline file read ahead (fetchInline), nil when streamed on writing
 	mode   mode
 	reason string // why a file that could go inline (image, audio, text) went by path
 	out    object // the resolved block, data excepted
@@ -144,9 +143,6 @@ func Resolve(input []byte, u Uploads, opts Options) (*Resolution, error) {
 		if err := res.copyOut(u, opts.Workdir); err != nil {
 			return nil, err
 		}
-	}
-	if err := res.fetchInline(u); err != nil {
-		return nil, err
 	}
 	res.u = u
 	return res, nil

@@ -21,8 +21,7 @@ const (
 //
 // The output is never held whole: each inline file is opened again as it is written,
 // base64-encoded a chunk at a time, so a prompt of many megabytes costs a few hundred KiB of
-// memory; only a store without local files has its inline files read ahead (fetchInline: at most
-// the inline budget's bytes). The uploads are marked used (by Resolve) before anything is written, so a sweep leaves
+// memory. The uploads are marked used (by Resolve) before anything is written, so a sweep leaves
 // them alone. If an inline file is no longer the one Resolve examined (changed in place, which a
 // store itself never does), WriteTo stops with an upload.unreadable error after writing part of
 // the document; the caller must then not use what it wrote.
@@ -45,13 +44,7 @@ func (res *Resolution) WriteTo(w io.Writer) (int64, error) {
 			if chunk == nil {
 				chunk = make([]byte, streamChunk)
 			}
-			var err error
-			if r.data != nil {
-				err = putBase64(st, r.data)
-			} else {
-				err = streamBase64(res.u, st, r, chunk)
-			}
-			if err != nil {
+			if err := streamBase64(res.u, st, r, chunk); err != nil {
 				if st.err != nil {
 					return st.n, st.err // w failed
 				}
@@ -90,78 +83,13 @@ func (res *Resolution) Bytes() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// putBase64 writes the standard base64 of data, a chunk's worth at a time.
-func putBase64(st *streamer, data []byte) error {
-	for len(data) > 0 {
-		c := data[:min(len(data), streamChunk)]
-		st.buf = appendBase64(st.room(int(b64len(int64(len(c))))), c)
-		if st.err != nil {
-			return st.err
-		}
-		data = data[len(c):]
-	}
-	return nil
-}
-
-// fetchInline reads ahead, refJobs at once, the inline files of a store that keeps no local files
-// (object storage), checked as streamBase64 checks them: written one after another, each would
-// wait on its own round trips to the server. They are at most the inline budget's bytes, held
-// until written.
-func (res *Resolution) fetchInline(u Uploads) error {
-	todo := make([]*ref, len(res.refs))
-	for i, r := range res.refs {
-		if r != nil && (r.mode == inlineImage || r.mode == inlineAudio) && r.path == "" {
-			todo[i] = r
-		}
-	}
-	for i, err := range eachRef(todo, func(_ int, r *ref) error { return fetchOne(u, r) }) {
-		if err != nil {
-			return atBlock(i, err)
-		}
-	}
-	return nil
-}
-
-func fetchOne(u Uploads, r *ref) error {
-	f, err := u.Open(r.id, r.name)
-	if err != nil {
-		return reopenFailed(r, err)
-	}
-	defer f.Close()
-	data := make([]byte, r.size)
-	if f.Size != r.size {
-		return changed(r)
-	}
-	if _, err := io.ReadFull(f, data); err != nil || !sameType(r, data) {
-		return changed(r)
-	}
-	if n, _ := f.Read(make([]byte, 1)); n != 0 { // longer than it was
-		return changed(r)
-	}
-	r.data = data
-	return nil
-}
-
-// reopenFailed is the error for an upload examined that cannot be opened again.
-func reopenFailed(r *ref, err error) error {
-	e := manifest.AsError(err, manifest.UploadUnreadable)
-	return manifest.Errorf(e.Code, "upload %s: %s changed while it was resolved: %s", r.id, r.name, e.Message)
-}
-
-// sameType tells whether the file starting with head (all of it when it is the whole file) is
-// still of the type examine sniffed.
-func sameType(r *ref, head []byte) bool {
-	head = head[:min(len(head), headSize)]
-	mime, _ := sniff.Content(head, int64(len(head)) == r.size)
-	return mime == r.mime
-}
-
 // streamBase64 writes the standard base64 of the reference's finished upload, read in chunks, and
 // checks that it is the file examine saw: the same size and type.
 func streamBase64(u Uploads, st *streamer, r *ref, chunk []byte) error {
 	f, err := u.Open(r.id, r.name)
 	if err != nil {
-		return reopenFailed(r, err)
+		e := manifest.AsError(err, manifest.UploadUnreadable)
+		return manifest.Errorf(e.Code, "upload %s: %s changed while it was resolved: %s", r.id, r.name, e.Message)
 	}
 	defer f.Close()
 	if f.Size != r.size {
@@ -172,8 +100,11 @@ func streamBase64(u Uploads, st *streamer, r *ref, chunk []byte) error {
 		if _, err := io.ReadFull(f, c); err != nil {
 			return changed(r)
 		}
-		if left == r.size && !sameType(r, c) {
-			return changed(r)
+		if left == r.size {
+			head := c[:min(len(c), headSize)]
+			if mime, _ := sniff.Content(head, int64(len(head)) == r.size); mime != r.mime {
+				return changed(r)
+			}
 		}
 		st.buf = appendBase64(st.room(int(b64len(int64(len(c))))), c)
 		if st.err != nil {
