@@ -214,17 +214,23 @@ const noFollowDir = unix.O_RDONLY | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_
 // OpenSubdir opens name in the folder parent as a real folder, making it 0700 first when it is
 // missing. path is for messages.
 func OpenSubdir(parent int, name, path string) (int, error) {
-	if err := unix.Mkdirat(parent, name, uint32(DirMode)); err == nil {
-		fd, err := unix.Openat(parent, name, noFollowDir, 0)
+	fd, err := openDirAt(parent, name)
+	if err == nil || !errors.Is(err, unix.ENOENT) {
 		if err != nil {
 			return -1, lockErr(path, err)
 		}
-		unix.Fchmod(fd, uint32(DirMode))
 		return fd, nil
-	} else if err != unix.EEXIST {
-		return -1, storeErr(path, err)
 	}
-	fd, err := unix.Openat(parent, name, noFollowDir, 0)
+	if err := unix.Mkdirat(parent, name, uint32(DirMode)); err != nil && err != unix.EEXIST {
+		return -1, storeErr(path, err)
+	} else if err == nil {
+		defer func() {
+			if fd >= 0 {
+				unix.Fchmod(fd, uint32(DirMode)) // made under a umask
+			}
+		}()
+	}
+	fd, err = openDirAt(parent, name)
 	if err != nil {
 		return -1, lockErr(path, err)
 	}

@@ -57,16 +57,13 @@ const openFlags = unix.O_NOFOLLOW | unix.O_CLOEXEC | unix.O_NONBLOCK
 // createAt makes name in the folder dirfd with O_EXCL|O_NOFOLLOW and mode 0600 whatever the
 // umask. path is for messages.
 func createAt(dirfd int, name, path string, flag int) (*os.File, error) {
-	fd, err := unix.Openat(dirfd, name, flag|unix.O_CREAT|unix.O_EXCL|openFlags, uint32(FileMode))
+	// O_EXCL|O_NOFOLLOW: the file is new, made here, so it is a regular file and no open blocks.
+	fd, err := unix.Openat(dirfd, name, flag|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, uint32(FileMode))
 	if err != nil {
 		return nil, storeErr(path, err)
 	}
 	f := os.NewFile(uintptr(fd), path) // f owns fd
 	if err := unix.Fchmod(fd, uint32(FileMode)); err != nil {
-		f.Close()
-		return nil, storeErr(path, err)
-	}
-	if err := unix.SetNonblock(fd, false); err != nil {
 		f.Close()
 		return nil, storeErr(path, err)
 	}
