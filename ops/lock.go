@@ -1,3 +1,5 @@
+//go:build unix
+
 package ops
 
 import (
@@ -22,10 +24,6 @@ import (
 //
 // Locks are taken by polling LOCK_NB with a short backoff, so a wait can end on time. Every file
 // and folder on the way is opened without following a link.
-
-// MarkerWait is how long a use waits for the marker lock before it reports store.locked. A sweep
-// holds it for one batch at a time, so the wait is short in practice.
-var MarkerWait = 30 * time.Second
 
 // Lock is a held flock on one of the store's lock files.
 type Lock struct {
@@ -202,12 +200,6 @@ func (s *Store) OpenStoreDir() (int, error) {
 	}
 	return fd, nil
 }
-
-// Internal folders a sweep works in.
-const (
-	PartialDir = "partial"
-	TrashDir   = "trash"
-)
 
 const noFollowDir = unix.O_RDONLY | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLOEXEC
 

@@ -1,3 +1,5 @@
+//go:build unix
+
 package ops
 
 import (
@@ -7,12 +9,8 @@ import (
 	"sort"
 
 	"github.com/attachctl/attachctl/manifest"
-	"github.com/attachctl/attachctl/ops/store"
 	"golang.org/x/sys/unix"
 )
-
-// Meta is a finished upload's metadata, STORE/<id>/.upload.json.
-type Meta = store.Info
 
 // ReadMeta reads a finished upload's metadata through the guarded open.
 func (s *Store) ReadMeta(id string) (*Meta, error) {

@@ -1,3 +1,5 @@
+//go:build unix
+
 // Package ops is the upload store and the operations on it. Every rule about the store on disk
 // lives here: the layout, ids and names, modes, the chunked upload, the guarded open, the lock and
 // the .used marker, verify, touch, prompt and resolve.
@@ -52,25 +54,7 @@ import (
 	"syscall"
 
 	"github.com/attachctl/attachctl/manifest"
-	"github.com/attachctl/attachctl/ops/store"
 	"golang.org/x/sys/unix"
-)
-
-// Names inside the store.
-const (
-	InternalDir = ".attachctl"
-	MetaName    = store.MetaName
-	UsedName    = store.UsedName
-	lockName    = "lock"
-	sweepLock   = "sweep.lock"
-	partialDir  = "partial"
-	trashDir    = "trash"
-)
-
-// Modes of everything the store creates, whatever the umask.
-const (
-	DirMode  os.FileMode = 0o700
-	FileMode os.FileMode = 0o600
 )
 
 // Store is one store folder, by its absolute path.
@@ -215,13 +199,6 @@ func (s *Store) UploadDir(id string) string { return filepath.Join(s.Dir, id) }
 
 // FinishedPath is where a finished upload's bytes are.
 func (s *Store) FinishedPath(id, name string) string { return filepath.Join(s.Dir, id, name) }
-
-// NewID, ValidID and ValidName are the store's rules for ids and names (SPEC section 5).
-var (
-	NewID     = store.NewID
-	ValidID   = store.ValidID
-	ValidName = store.ValidName
-)
 
 // MkdirAll makes dir and its missing parents with mode 0700 whatever the umask.
 func MkdirAll(dir string) error {

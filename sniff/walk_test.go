@@ -7,8 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/attachctl/attachctl/manifest"
 )
 
@@ -60,8 +58,8 @@ func TestWalk(t *testing.T) {
 		}
 	}
 	must(os.Symlink("a.txt", filepath.Join(d, "link-to-file")))
-	must(os.Symlink("..", filepath.Join(d, "b", "up")))          // back to d: not followed, so no loop
-	must(unix.Mkfifo(filepath.Join(d, "b", "c", "fifo"), 0o644)) // never opened
+	must(os.Symlink("..", filepath.Join(d, "b", "up")))     // back to d: not followed, so no loop
+	must(mkfifo(filepath.Join(d, "b", "c", "fifo"), 0o644)) // never opened
 	must(os.Symlink(d, filepath.Join(root, "dlink")))
 	loopA, loopB := filepath.Join(root, "loopA"), filepath.Join(root, "loopB")
 	must(os.Symlink(loopB, loopA))
