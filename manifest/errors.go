@@ -3,6 +3,10 @@ package manifest
 import (
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Code is one of the error codes of SPEC section 7. Every error that library code returns to a
@@ -15,6 +19,7 @@ const (
 	FileUnreadable     Code = "file.unreadable"
 	FileNotRegular     Code = "file.notRegular"
 	FileChanged        Code = "file.changed"
+	FileBadName        Code = "file.badName"
 	ManifestInvalid    Code = "manifest.invalid"
 	UploadInvalid      Code = "upload.invalid"
 	UploadMissing      Code = "upload.missing"
@@ -73,3 +78,19 @@ func CodeOf(err error) Code {
 	}
 	return ""
 }
+
+// PlainRule is SPEC section 5's rule for a plain name, in the words of every message that refuses
+// a name or a path for breaking it.
+const PlainRule = "a plain name is valid UTF-8, 1 to 255 bytes, with no / or NUL, and not . or .."
+
+// Quote shows a path or name so that it stays one line a person can read and retype: as it is
+// when it is valid UTF-8 with only printable characters, else in Go's double-quoted form, with
+// each byte that is not UTF-8 as \xNN and a newline as \n.
+func Quote(s string) string {
+	if utf8.ValidString(s) && !strings.HasPrefix(s, `"`) && strings.IndexFunc(s, notPrint) < 0 {
+		return s
+	}
+	return strconv.Quote(s)
+}
+
+func notPrint(r rune) bool { return !unicode.IsPrint(r) }

@@ -8,6 +8,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strconv"
+	"unicode/utf16"
 )
 
 // Kinds of SPEC section 1.
@@ -182,6 +184,9 @@ func (r *Record) UnmarshalJSON(b []byte) error {
 
 // unmarshalKnown decodes one known field into its typed place, naming the field on a type error.
 func unmarshalKnown(known *recordJSON, key string, raw json.RawMessage) error {
+	if esc := loneSurrogate(raw); esc != "" {
+		return fmt.Errorf("field %q: %s is half of a UTF-16 surrogate pair, not a character", key, esc)
+	}
 	var one []byte
 	one = append(one, '{')
 	kb, _ := json.Marshal(key)
@@ -200,6 +205,38 @@ func unmarshalKnown(known *recordJSON, key string, raw json.RawMessage) error {
 		return fmt.Errorf(`field "path": null is not a string`)
 	}
 	return nil
+}
+
+// loneSurrogate returns the first \uXXXX escape in the JSON value raw that is half of a surrogate
+// pair without its other half, or "". The decoder would take it as U+FFFD, and a path written that
+// way (as Python writes a file name that is not UTF-8) would be read as another path.
+func loneSurrogate(raw []byte) string {
+	hex := func(i int) rune {
+		if i+6 > len(raw) || raw[i] != '\\' || raw[i+1] != 'u' {
+			return -1
+		}
+		n, err := strconv.ParseUint(string(raw[i+2:i+6]), 16, 16)
+		if err != nil {
+			return -1
+		}
+		return rune(n)
+	}
+	for i := 0; i < len(raw); i++ {
+		if raw[i] != '\\' {
+			continue
+		}
+		r := hex(i)
+		if !utf16.IsSurrogate(r) {
+			i++ // the escaped character, which may be a backslash
+			continue
+		}
+		if lo := hex(i + 6); r < 0xdc00 && lo >= 0xdc00 && lo <= 0xdfff {
+			i += 11 // the pair
+			continue
+		}
+		return string(raw[i : i+6])
+	}
+	return ""
 }
 
 func asTypeError(err error, te **json.UnmarshalTypeError) bool {

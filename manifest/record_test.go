@@ -28,6 +28,9 @@ func TestRecordRoundTrip(t *testing.T) {
 		{"the last duplicate unknown key wins",
 			`{"path":"a","u":1,"u":2}`,
 			`{"path":"a","u":2}`},
+		{"surrogate pairs, escaped backslashes, and a user's own lone surrogate are kept",
+			`{"path":"\ud83d\ude00 \\udce9 \\\ud83d\ude00","mine":"\udce9"}`,
+			`{"path":"😀 \\udce9 \\😀","mine":"\udce9"}`},
 		{"nested objects",
 			`{"path":"a","upload":{"id":"i","store":"/s","path":"/s/i/a"},"error":{"stage":"upload","code":"upload.missing","message":"m"}}`,
 			`{"path":"a","upload":{"id":"i","store":"/s","path":"/s/i/a"},"error":{"stage":"upload","code":"upload.missing","message":"m"}}`},
@@ -60,6 +63,12 @@ func TestRecordRejects(t *testing.T) {
 		{`{"path":"a","upload":"x"}`, `field "upload"`},
 		{`{"path":"a"} {"path":"b"}`, "more than one JSON value"},
 		{`{"path":"a"`, ""},
+		// Lone surrogates, as Python writes a file name that is not UTF-8, would decode as U+FFFD.
+		{`{"path":"caf\udce9.txt"}`, `field "path": \udce9 is half of a UTF-16 surrogate pair`},
+		{`{"path":"\ud83d"}`, `\ud83d is half`},
+		{`{"path":"\ud83d\u0041"}`, `\ud83d is half`},
+		{`{"path":"\ude00\ud83d"}`, `\ude00 is half`},
+		{`{"path":"a","upload":{"id":"i","store":"/s","path":"/s/i/\udce9"}}`, `field "upload": \udce9`},
 	}
 	for _, tt := range tests {
 		var r Record
@@ -164,5 +173,62 @@ func TestErrorCodes(t *testing.T) {
 	r.Fail("verify", e, FileUnreadable)
 	if !r.Failed() || r.Error.Stage != "verify" || r.Error.Code != UploadOffset || e.Stage != "" {
 		t.Errorf("Fail set %+v and changed the original to %+v", r.Error, e)
+	}
+}
+
+// A line that is not valid UTF-8 is not a manifest: the error names the line and the offset of
+// its first bad byte, and the records before it are read.
+func TestReaderRefusesInvalidUTF8(t *testing.T) {
+	tests := []struct {
+		name, in, want string
+	}{
+		{"Latin-1 in a path", "{\"path\":\"caf\xe9.txt\"}\n", "line 1: not valid UTF-8: byte 0xe9 at offset 12"},
+		{"in a user's field, after good lines", "{\"path\":\"a\"}\n\n{\"path\":\"b\",\"n\":\"\xff\"}\n", "line 3: not valid UTF-8: byte 0xff at offset 17"},
+		{"a truncated sequence at the end", "{\"path\":\"a\"}\n{\"path\":\"\xe2\x82", "line 2: not valid UTF-8: byte 0xe2 at offset 9"},
+		{"an overlong slash", "{\"path\":\"\xc0\xaf\"}", "line 1: not valid UTF-8: byte 0xc0 at offset 9"},
+		{"a surrogate encoded in UTF-8", "{\"path\":\"\xed\xa0\x80\"}", "line 1: not valid UTF-8: byte 0xed at offset 9"},
+		{"after valid multi-byte text", "{\"path\":\"é\xe9\"}", "line 1: not valid UTF-8: byte 0xe9 at offset 11"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := NewReader(strings.NewReader(tt.in))
+			var err error
+			for err == nil {
+				_, err = r.Next()
+			}
+			if CodeOf(err) != ManifestInvalid || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("got %v, want manifest.invalid saying %q", err, tt.want)
+			}
+		})
+	}
+	// Valid UTF-8 in every form reads, and writes back unchanged.
+	in := "{\"path\":\"café/日本.txt\",\"name\":\"😀\",\"note\":\"\xef\xbf\xbd\"}"
+	rec, err := NewReader(strings.NewReader(in)).Next()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, _ := rec.MarshalJSON()
+	if string(out) != in {
+		t.Errorf("wrote %s, want %s", out, in)
+	}
+}
+
+// Quote keeps a name that prints as itself and quotes one that would not stay one readable line.
+func TestQuote(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{"a.txt", "a.txt"},
+		{"dir/with space/café 日本.png", "dir/with space/café 日本.png"},
+		{`back\slash`, `back\slash`},
+		{"new\nline", `"new\nline"`},
+		{"tab\there", `"tab\there"`},
+		{"caf\xe9.txt", `"caf\xe9.txt"`},
+		{"esc\x1b[31m", `"esc\x1b[31m"`},
+		{`"quoted"`, `"\"quoted\""`},
+		{"nbsp\u00a0", `"nbsp\u00a0"`},
+		{"", ""},
+	} {
+		if got := Quote(tt.in); got != tt.want {
+			t.Errorf("Quote(%q) = %s, want %s", tt.in, got, tt.want)
+		}
 	}
 }

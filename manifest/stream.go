@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"sync"
+	"unicode/utf8"
 )
 
 // Reader reads a manifest one record at a time. Lines may be of any length; blank lines are
@@ -39,6 +40,12 @@ func (r *Reader) Next() (*Record, error) {
 		if len(bytes.TrimSpace(b)) == 0 {
 			continue
 		}
+		// Checked before decoding: the decoder would take each bad byte as U+FFFD, and the line
+		// would be written back changed.
+		if off := invalidAt(b); off >= 0 {
+			r.err = Errorf(ManifestInvalid, "manifest line %d: not valid UTF-8: byte 0x%02x at offset %d", r.line, b[off], off)
+			break
+		}
 		rec := new(Record)
 		if perr := rec.UnmarshalJSON(b); perr != nil {
 			r.err = Errorf(ManifestInvalid, "manifest line %d: %s", r.line, describe(perr))
@@ -47,6 +54,21 @@ func (r *Reader) Next() (*Record, error) {
 		return rec, nil // a read error after this line is met on the next call
 	}
 	return nil, r.err
+}
+
+// invalidAt returns the offset of the first byte of b that is not part of valid UTF-8, or -1.
+func invalidAt(b []byte) int {
+	if utf8.Valid(b) {
+		return -1
+	}
+	for off := 0; off < len(b); {
+		r, n := utf8.DecodeRune(b[off:])
+		if r == utf8.RuneError && n == 1 {
+			return off
+		}
+		off += n
+	}
+	return -1
 }
 
 // describe turns a decoder error into words a user can act on.

@@ -2,7 +2,7 @@
 
 // Package ops is the upload store and the operations on it. Every rule about the store on disk
 // lives here: the layout, ids and names, modes, the chunked upload, the guarded open, the lock and
-// the .used marker, verify, touch, prompt and resolve.
+// the .used marker, verify and touch. The ACP side (prompt, resolve) is ops/acp.
 //
 // The layout of a store folder STORE (one chat's uploads):
 //

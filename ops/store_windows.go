@@ -102,3 +102,6 @@ func OpenForCheck(path string) (*os.File, error) {
 	}
 	return f, nil
 }
+
+// Uploads refuses: see above.
+func (s *Store) Uploads() ([]Listed, error) { return nil, errWindows }

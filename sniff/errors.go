@@ -23,7 +23,7 @@ func (c *cause) Unwrap() error { return c.err }
 func pathError(path string, err error) *manifest.Error {
 	var errno unix.Errno
 	if !errors.As(err, &errno) {
-		return manifest.Errorf(manifest.FileUnreadable, "%s: %w", path, err)
+		return manifest.Errorf(manifest.FileUnreadable, "%s: %w", manifest.Quote(path), err)
 	}
 	code, msg := manifest.FileUnreadable, errno.Error()
 	switch errno {
@@ -38,7 +38,7 @@ func pathError(path string, err error) *manifest.Error {
 	case unix.ENXIO, unix.EOPNOTSUPP: // open(2) of a socket
 		code, msg = manifest.FileNotRegular, "is not a regular file; not read"
 	}
-	return manifest.Errorf(code, "%s: %w", path, &cause{msg: msg, err: errno})
+	return manifest.Errorf(code, "%s: %w", manifest.Quote(path), &cause{msg: msg, err: errno})
 }
 
 // checkRegular returns nil for a regular file, file.unreadable for a folder, and file.notRegular
@@ -49,7 +49,7 @@ func checkRegular(path string, mode uint32) error {
 	case unix.S_IFREG:
 		return nil
 	case unix.S_IFDIR:
-		return manifest.Errorf(manifest.FileUnreadable, "%s: %w", path, &cause{msg: "is a directory", err: unix.EISDIR})
+		return manifest.Errorf(manifest.FileUnreadable, "%s: %w", manifest.Quote(path), &cause{msg: "is a directory", err: unix.EISDIR})
 	case unix.S_IFIFO:
 		what = "a FIFO"
 	case unix.S_IFSOCK:
@@ -63,5 +63,5 @@ func checkRegular(path string, mode uint32) error {
 	default:
 		what = "not a regular file"
 	}
-	return manifest.Errorf(manifest.FileNotRegular, "%s: is %s; not read", path, what)
+	return manifest.Errorf(manifest.FileNotRegular, "%s: is %s; not read", manifest.Quote(path), what)
 }

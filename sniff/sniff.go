@@ -140,10 +140,10 @@ func Fill(rec *manifest.Record, opts Options) error {
 	}
 	if total != want || st.Size != size || st.Mtim != mtime {
 		if total > want {
-			return manifest.Errorf(manifest.FileChanged, "%s: changed while being read (its size said %d bytes, more were read)", path, size)
+			return manifest.Errorf(manifest.FileChanged, "%s: changed while being read (its size said %d bytes, more were read)", manifest.Quote(path), size)
 		}
 		return manifest.Errorf(manifest.FileChanged, "%s: changed while being read (size %d, then %d, %d bytes read)",
-			path, size, st.Size, total)
+			manifest.Quote(path), size, st.Size, total)
 	}
 
 	rec.SetSize(size)

@@ -27,7 +27,7 @@ import (
 const samples = "../testdata/samples"
 
 // TestFillSamples runs Fill on every committed sample, with and without hashing, and checks mime,
-// kind, size, BLAKE3 against a one-shot hash, and image dimensions against image.DecodeConfig.
+// kind (and that Content, given the bytes, agrees), size, BLAKE3 against a one-shot hash, and image dimensions against image.DecodeConfig.
 func TestFillSamples(t *testing.T) {
 	tests := []struct {
 		name, mime, kind string
@@ -79,6 +79,9 @@ func TestFillSamples(t *testing.T) {
 				}
 				if rec.Mime != tt.mime || rec.Kind != tt.kind {
 					t.Errorf("mime %q kind %q, want %q %q", rec.Mime, rec.Kind, tt.mime, tt.kind)
+				}
+				if mime, kind := Content(data, true); mime != tt.mime || kind != tt.kind {
+					t.Errorf("Content: mime %q kind %q, want %q %q as Fill says", mime, kind, tt.mime, tt.kind)
 				}
 				if rec.Width != tt.w || rec.Height != tt.h || rec.Orientation != tt.orient {
 					t.Errorf("%dx%d orientation %d, want %dx%d orientation %d", rec.Width, rec.Height, rec.Orientation, tt.w, tt.h, tt.orient)

@@ -1,47 +1,107 @@
 package sniff
 
 import (
+	"bufio"
 	"errors"
+	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/attachctl/attachctl/manifest"
 )
 
+// WalkOptions tune Walk.
+type WalkOptions struct {
+	// Exclude holds globs (filepath.Match) on the names met inside a folder: a file or folder
+	// whose name matches one is skipped, as .git is. CheckExclude tells a glob that cannot work.
+	Exclude []string
+	// Skipped, when set, is told each entry a folder walk leaves out and why, in walk order, with
+	// the path as it is on disk.
+	Skipped func(path, why string)
+}
+
+// skipNames are the names a folder walk always leaves out: version-control metadata and Finder's.
+var skipNames = map[string]string{
+	".git":      "version-control metadata",
+	".hg":       "version-control metadata",
+	".svn":      "version-control metadata",
+	".DS_Store": "Finder metadata",
+}
+
+// CheckExclude returns an error naming the first glob that is malformed or holds a slash (a glob
+// matches one name, never a path).
+func CheckExclude(globs []string) error {
+	for _, g := range globs {
+		if strings.ContainsRune(g, '/') {
+			return fmt.Errorf("%s: a glob matches a name, not a path with /", manifest.Quote(g))
+		}
+		if _, err := filepath.Match(g, ""); err != nil {
+			return fmt.Errorf("%s: %v", manifest.Quote(g), err)
+		}
+	}
+	return nil
+}
+
 // Walk yields the files that `attachctl sniff PATH...` works on, in order: for each argument,
 //
 //   - a folder (also through a symlink given as the argument itself) is recursed in lexical order,
-//     yielding its regular files with a nil error. A symlink met inside a folder is not followed: it
-//     is yielded with a file.notRegular error, and so are FIFOs, sockets and devices (which are
-//     never opened). A folder that cannot be read is yielded with file.unreadable. An empty folder
-//     yields nothing.
-//   - anything else is yielded as is, with a nil error; Fill reports what is wrong with it. An
-//     argument that cannot even be stat'ed (missing, permission, a symlink loop: ELOOP) is yielded
-//     with that error (file.missing or file.unreadable), promptly.
+//     yielding its regular files with a nil error. What is not a regular file (a symlink, which is
+//     not followed, a FIFO, socket or device, which is never opened), .git, .hg, .svn, .DS_Store
+//     and the names opts.Exclude matches are left out and told to opts.Skipped. A folder that
+//     cannot be read is yielded with file.unreadable. An empty folder yields nothing.
+//   - anything else is yielded as is, with a nil error; Fill reports what is wrong with it (a
+//     FIFO is file.notRegular there, never opened). An argument that cannot even be stat'ed
+//     (missing, permission, a symlink loop: ELOOP) is yielded with that error (file.missing or
+//     file.unreadable), promptly.
+//
+// A path that is not valid UTF-8, in any of its parts, cannot be named in a manifest: it is
+// yielded with file.badName, shown with each invalid byte as U+FFFD, and never read.
 //
 // A non-nil error from fn stops the walk and Walk returns it.
-func Walk(paths []string, fn func(path string, err error) error) error {
+func Walk(paths []string, opts WalkOptions, fn func(path string, err error) error) error {
+	yield := func(p string, err error) error {
+		if !utf8.ValidString(p) {
+			return fn(badName(p))
+		}
+		return fn(p, err)
+	}
 	for _, arg := range paths {
 		fi, err := os.Stat(arg)
 		if err != nil {
-			if err := fn(arg, pathError(arg, err)); err != nil {
+			if err := yield(arg, pathError(arg, err)); err != nil {
 				return err
 			}
 			continue
 		}
 		if !fi.IsDir() {
-			if err := fn(arg, nil); err != nil {
+			if err := yield(arg, nil); err != nil {
 				return err
 			}
 			continue
 		}
-		if err := walkDir(arg, fn); err != nil {
+		if err := walkDir(arg, opts, yield); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// badName is the path shown with each byte that is not UTF-8 as U+FFFD, and its file.badName error.
+func badName(p string) (string, error) {
+	var b strings.Builder
+	for _, r := range p { // ranging over a string yields U+FFFD for each byte that is not UTF-8
+		b.WriteRune(r)
+	}
+	what := "the file"
+	if utf8.ValidString(filepath.Base(p)) {
+		what = "its folder"
+	}
+	return b.String(), manifest.Errorf(manifest.FileBadName,
+		"%s: not valid UTF-8, so no manifest can name it; rename %s (%s)", manifest.Quote(p), what, manifest.PlainRule)
 }
 
 // stop carries fn's error through filepath.WalkDir, so that fn may return even fs.SkipDir.
@@ -49,14 +109,28 @@ type stop struct{ err error }
 
 func (s *stop) Error() string { return s.err.Error() }
 
-func walkDir(root string, fn func(string, error) error) error {
+func walkDir(root string, opts WalkOptions, fn func(string, error) error) error {
 	// filepath.WalkDir does not follow a root that is a symlink; with a trailing slash, the root's
 	// Lstat resolves the link. Paths below still read root/name (Join cleans the slash).
 	start := root
 	if fi, err := os.Lstat(root); err == nil && fi.Mode()&fs.ModeSymlink != 0 && !strings.HasSuffix(root, "/") {
 		start = root + "/"
 	}
+	skip := func(p, why string) {
+		if opts.Skipped != nil {
+			opts.Skipped(p, why)
+		}
+	}
 	err := filepath.WalkDir(start, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && p != start {
+			if why := skipped(d, opts.Exclude); why != "" {
+				skip(p, why)
+				if d.IsDir() {
+					return fs.SkipDir
+				}
+				return nil
+			}
+		}
 		var ferr error
 		switch {
 		case err != nil: // a folder that cannot be read (fn was called for it before, with nil)
@@ -68,12 +142,8 @@ func walkDir(root string, fn func(string, error) error) error {
 			}
 		case d.IsDir():
 			return nil
-		case d.Type()&fs.ModeSymlink != 0:
-			ferr = fn(p, manifest.Errorf(manifest.FileNotRegular, "%s: is a symlink inside a folder; not followed", p))
-		case d.Type().IsRegular():
-			ferr = fn(p, nil)
 		default:
-			ferr = fn(p, manifest.Errorf(manifest.FileNotRegular, "%s: is %s inside a folder; not read", p, typeName(d.Type())))
+			ferr = fn(p, nil)
 		}
 		if ferr != nil {
 			return &stop{ferr}
@@ -85,6 +155,28 @@ func walkDir(root string, fn func(string, error) error) error {
 		return s.err
 	}
 	return err
+}
+
+// skipped says why a folder walk leaves d out, or "" when it is a regular file or a folder to
+// recurse into.
+func skipped(d fs.DirEntry, exclude []string) string {
+	name := d.Name()
+	if why, ok := skipNames[name]; ok {
+		return why
+	}
+	for _, g := range exclude {
+		if ok, _ := filepath.Match(g, name); ok {
+			return "excluded by " + manifest.Quote(g)
+		}
+	}
+	switch t := d.Type(); {
+	case t.IsDir(), t.IsRegular():
+		return ""
+	case t&fs.ModeSymlink != 0:
+		return "a symlink inside a folder; not followed"
+	default:
+		return typeName(t) + "; not read"
+	}
 }
 
 func typeName(m fs.FileMode) string {
@@ -99,4 +191,30 @@ func typeName(m fs.FileMode) string {
 		return "a device"
 	}
 	return "not a regular file"
+}
+
+// ReadPaths calls fn with each path of a list read from r, in order: one a line, or with nul each
+// ended by a NUL (as `find -print0` writes them). Empty entries are skipped, and the last may lack
+// its ending. Nothing else is trimmed: a path is the bytes between two endings, and one that is
+// not UTF-8 is Walk's to report. A non-nil error from fn stops the reading and is returned.
+func ReadPaths(r io.Reader, nul bool, fn func(path string) error) error {
+	sep := byte('\n')
+	if nul {
+		sep = 0
+	}
+	br := bufio.NewReader(r)
+	for {
+		p, err := br.ReadString(sep)
+		if p = strings.TrimSuffix(p, string(sep)); p != "" {
+			if ferr := fn(p); ferr != nil {
+				return ferr
+			}
+		}
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return manifest.Errorf(manifest.FileUnreadable, "reading the path list: %w", err)
+		}
+	}
 }

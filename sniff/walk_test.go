@@ -10,19 +10,22 @@ import (
 	"github.com/attachctl/attachctl/manifest"
 )
 
+// yielded is one step of a walk: a path yielded (with its error's code), or one skipped (why).
 type yielded struct {
 	path string
 	code manifest.Code
+	skip string
 }
 
-func walkAll(t *testing.T, paths ...string) []yielded {
+func walkAll(t *testing.T, opts WalkOptions, paths ...string) []yielded {
 	t.Helper()
 	var got []yielded
-	err := Walk(paths, func(p string, err error) error {
-		if err != nil && !strings.Contains(err.Error(), p) {
+	opts.Skipped = func(p, why string) { got = append(got, yielded{path: p, skip: why}) }
+	err := Walk(paths, opts, func(p string, err error) error {
+		if err != nil && !strings.Contains(err.Error(), manifest.Quote(p)) && manifest.CodeOf(err) != manifest.FileBadName {
 			t.Errorf("error for %s does not name it: %v", p, err)
 		}
-		got = append(got, yielded{p, manifest.CodeOf(err)})
+		got = append(got, yielded{path: p, code: manifest.CodeOf(err)})
 		return nil
 	})
 	if err != nil {
@@ -67,31 +70,32 @@ func TestWalk(t *testing.T) {
 	single := filepath.Join(root, "single.txt")
 	mustWrite(t, single)
 
-	got := walkAll(t, single, d, filepath.Join(root, "missing"), loopA, filepath.Join(root, "dlink"), filepath.Join(d, "empty"))
+	got := walkAll(t, WalkOptions{}, single, d, filepath.Join(root, "missing"), loopA, filepath.Join(root, "dlink"), filepath.Join(d, "empty"))
 	j := func(p ...string) string { return filepath.Join(p...) }
+	const fifo, link = "a FIFO; not read", "a symlink inside a folder; not followed"
 	want := []yielded{
-		{single, ""},
-		{j(d, "Alpha.txt"), ""},
-		{j(d, "a.txt"), ""},
-		{j(d, "b", "10.txt"), ""},
-		{j(d, "b", "2.txt"), ""},
-		{j(d, "b", "c", "deep.txt"), ""},
-		{j(d, "b", "c", "fifo"), manifest.FileNotRegular},
-		{j(d, "b", "up"), manifest.FileNotRegular},
-		{j(d, "link-to-file"), manifest.FileNotRegular},
-		{j(d, "zeta.txt"), ""},
-		{j(root, "missing"), manifest.FileMissing},
-		{loopA, manifest.FileUnreadable},
+		{path: single},
+		{path: j(d, "Alpha.txt")},
+		{path: j(d, "a.txt")},
+		{path: j(d, "b", "10.txt")},
+		{path: j(d, "b", "2.txt")},
+		{path: j(d, "b", "c", "deep.txt")},
+		{path: j(d, "b", "c", "fifo"), skip: fifo},
+		{path: j(d, "b", "up"), skip: link},
+		{path: j(d, "link-to-file"), skip: link},
+		{path: j(d, "zeta.txt")},
+		{path: j(root, "missing"), code: manifest.FileMissing},
+		{path: loopA, code: manifest.FileUnreadable},
 		// the symlink argument is followed; paths below it keep the name given
-		{j(root, "dlink", "Alpha.txt"), ""},
-		{j(root, "dlink", "a.txt"), ""},
-		{j(root, "dlink", "b", "10.txt"), ""},
-		{j(root, "dlink", "b", "2.txt"), ""},
-		{j(root, "dlink", "b", "c", "deep.txt"), ""},
-		{j(root, "dlink", "b", "c", "fifo"), manifest.FileNotRegular},
-		{j(root, "dlink", "b", "up"), manifest.FileNotRegular},
-		{j(root, "dlink", "link-to-file"), manifest.FileNotRegular},
-		{j(root, "dlink", "zeta.txt"), ""},
+		{path: j(root, "dlink", "Alpha.txt")},
+		{path: j(root, "dlink", "a.txt")},
+		{path: j(root, "dlink", "b", "10.txt")},
+		{path: j(root, "dlink", "b", "2.txt")},
+		{path: j(root, "dlink", "b", "c", "deep.txt")},
+		{path: j(root, "dlink", "b", "c", "fifo"), skip: fifo},
+		{path: j(root, "dlink", "b", "up"), skip: link},
+		{path: j(root, "dlink", "link-to-file"), skip: link},
+		{path: j(root, "dlink", "zeta.txt")},
 		// the empty folder yields nothing
 	}
 	if len(got) != len(want) {
@@ -111,7 +115,7 @@ func TestWalkStops(t *testing.T) {
 	}
 	stop := errors.New("stop")
 	var seen []string
-	err := Walk([]string{d, d}, func(p string, err error) error {
+	err := Walk([]string{d, d}, WalkOptions{}, func(p string, err error) error {
 		seen = append(seen, filepath.Base(p))
 		if len(seen) == 2 {
 			return stop
@@ -135,9 +139,184 @@ func TestWalkUnreadableFolder(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer os.Chmod(locked, 0o755)
-	got := walkAll(t, d)
-	want := []yielded{{locked, manifest.FileUnreadable}, {filepath.Join(d, "z"), ""}}
+	got := walkAll(t, WalkOptions{}, d)
+	want := []yielded{{path: locked, code: manifest.FileUnreadable}, {path: filepath.Join(d, "z")}}
 	if len(got) != 2 || got[0] != want[0] || got[1] != want[1] {
 		t.Errorf("got %v, want %v", got, want)
+	}
+}
+
+// What a folder walk leaves out, and what it does not: the skips are told in walk order, between
+// the files, and a path named as an argument is never skipped by its name.
+func TestWalkSkips(t *testing.T) {
+	const vcs, finder = "version-control metadata", "Finder metadata"
+	tests := []struct {
+		name    string
+		files   []string // made under the folder
+		exclude []string
+		args    []string // relative to the folder; default the folder itself
+		want    []yielded
+	}{
+		{name: "version control and Finder metadata",
+			files: []string{"a.txt", ".git/HEAD", ".git/objects/ab/cd", "sub/.hg/store", "sub/.svn/x", "sub/b.txt", ".DS_Store", "sub/.DS_Store", ".gitignore"},
+			want: []yielded{
+				{path: ".DS_Store", skip: finder},
+				{path: ".git", skip: vcs},
+				{path: ".gitignore"},
+				{path: "a.txt"},
+				{path: "sub/.DS_Store", skip: finder},
+				{path: "sub/.hg", skip: vcs},
+				{path: "sub/.svn", skip: vcs},
+				{path: "sub/b.txt"},
+			}},
+		{name: "a .git that is a file (a worktree's) is left out too",
+			files: []string{"wt/.git", "wt/main.go"},
+			want:  []yielded{{path: "wt/.git", skip: vcs}, {path: "wt/main.go"}}},
+		{name: "--exclude globs match names, files and folders, at any depth",
+			files:   []string{"a.log", "b.txt", "node_modules/x/y.js", "sub/c.log", "sub/d.txt", "sub/node_modules/z.js"},
+			exclude: []string{"*.log", "node_modules"},
+			want: []yielded{
+				{path: "a.log", skip: `excluded by *.log`},
+				{path: "b.txt"},
+				{path: "node_modules", skip: `excluded by node_modules`},
+				{path: "sub/c.log", skip: `excluded by *.log`},
+				{path: "sub/d.txt"},
+				{path: "sub/node_modules", skip: `excluded by node_modules`},
+			}},
+		{name: "paths named as arguments are walked whatever their name",
+			files:   []string{".git/HEAD", ".git/.git", "x.log", "keep/.DS_Store"},
+			exclude: []string{"*.log"},
+			args:    []string{".git", "x.log", "keep/.DS_Store"},
+			want:    []yielded{{path: ".git/.git", skip: vcs}, {path: ".git/HEAD"}, {path: "x.log"}, {path: "keep/.DS_Store"}},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := t.TempDir()
+			for _, f := range tt.files {
+				mustWrite(t, filepath.Join(d, f))
+			}
+			args := []string{d}
+			if tt.args != nil {
+				args = nil
+				for _, a := range tt.args {
+					args = append(args, filepath.Join(d, a))
+				}
+			}
+			got := walkAll(t, WalkOptions{Exclude: tt.exclude}, args...)
+			for i := range got {
+				got[i].path, _ = filepath.Rel(d, got[i].path)
+			}
+			if len(got) != len(tt.want) {
+				t.Fatalf("got %v\nwant %v", got, tt.want)
+			}
+			for i := range got {
+				if got[i] != tt.want[i] {
+					t.Errorf("#%d: got %v, want %v", i, got[i], tt.want[i])
+				}
+			}
+		})
+	}
+}
+
+// A path that is not UTF-8 in any part is yielded with file.badName, shown with U+FFFD for each
+// bad byte, in its place among the others; its message says to rename it and names the rule.
+func TestWalkBadNames(t *testing.T) {
+	d := t.TempDir()
+	for _, f := range []string{"a.txt", "caf\xe9.txt", "d\xff\xfe/in.txt", "z.txt"} {
+		mustWrite(t, filepath.Join(d, f))
+	}
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(mkfifo(filepath.Join(d, "fifo\xe9"), 0o644)) // skipped before its name matters
+	var msgs []string
+	var got []yielded
+	err := Walk([]string{d, filepath.Join(d, "gone\xe9")}, WalkOptions{Skipped: func(p, why string) {
+		got = append(got, yielded{path: p, skip: why})
+	}}, func(p string, err error) error {
+		got = append(got, yielded{path: p, code: manifest.CodeOf(err)})
+		if err != nil {
+			msgs = append(msgs, err.Error())
+		}
+		return nil
+	})
+	must(err)
+	j := filepath.Join
+	want := []yielded{
+		{path: j(d, "a.txt")},
+		{path: j(d, "caf\uFFFD.txt"), code: manifest.FileBadName},
+		{path: j(d, "d\uFFFD\uFFFD", "in.txt"), code: manifest.FileBadName},
+		{path: j(d, "fifo\xe9"), skip: "a FIFO; not read"},
+		{path: j(d, "z.txt")},
+		{path: j(d, "gone\uFFFD"), code: manifest.FileBadName}, // badName before file.missing
+	}
+	if len(got) != len(want) {
+		t.Fatalf("got %q\nwant %q", got, want)
+	}
+	for i := range got {
+		if got[i] != want[i] {
+			t.Errorf("#%d: got %q, want %q", i, got[i], want[i])
+		}
+	}
+	wantMsgs := []string{
+		`"` + d + `/caf\xe9.txt": not valid UTF-8, so no manifest can name it; rename the file (` + manifest.PlainRule + `) (file.badName)`,
+		`"` + d + `/d\xff\xfe/in.txt": not valid UTF-8, so no manifest can name it; rename its folder (` + manifest.PlainRule + `) (file.badName)`,
+		`"` + d + `/gone\xe9": not valid UTF-8, so no manifest can name it; rename the file (` + manifest.PlainRule + `) (file.badName)`,
+	}
+	if strings.Join(msgs, "\n") != strings.Join(wantMsgs, "\n") {
+		t.Errorf("messages:\n%s\nwant:\n%s", strings.Join(msgs, "\n"), strings.Join(wantMsgs, "\n"))
+	}
+}
+
+func TestCheckExclude(t *testing.T) {
+	for _, tt := range []struct {
+		glob string
+		ok   bool
+	}{
+		{"*.log", true}, {"node_modules", true}, {"[abc]?.tmp", true}, {"a\\*b", true},
+		{"[", false}, {"a[b", false}, {"sub/*.log", false}, {"/abs", false},
+	} {
+		if err := CheckExclude([]string{"*.ok", tt.glob}); (err == nil) != tt.ok {
+			t.Errorf("%q: got %v, want ok %v", tt.glob, err, tt.ok)
+		} else if err != nil && !strings.Contains(err.Error(), tt.glob) {
+			t.Errorf("%q: error %v does not name it", tt.glob, err)
+		}
+	}
+}
+
+func TestReadPaths(t *testing.T) {
+	for _, tt := range []struct {
+		name, in string
+		nul      bool
+		want     []string
+	}{
+		{"lines", "a.txt\nsub dir/b c.txt\n", false, []string{"a.txt", "sub dir/b c.txt"}},
+		{"empty lines skipped, last without newline", "\na\n\n\nb", false, []string{"a", "b"}},
+		{"nothing else trimmed", " a \r\n\tb\n", false, []string{" a \r", "\tb"}},
+		{"bytes kept as they are", "caf\xe9.txt\n", false, []string{"caf\xe9.txt"}},
+		{"NUL-separated, newlines inside names", "a\nb\x00c\x00\x00d", true, []string{"a\nb", "c", "d"}},
+		{"empty", "", false, nil},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var got []string
+			if err := ReadPaths(strings.NewReader(tt.in), tt.nul, func(p string) error {
+				got = append(got, p)
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+			if strings.Join(got, "|") != strings.Join(tt.want, "|") || len(got) != len(tt.want) {
+				t.Errorf("got %q, want %q", got, tt.want)
+			}
+		})
+	}
+	stop := errors.New("stop")
+	n := 0
+	if err := ReadPaths(strings.NewReader("a\nb\nc\n"), false, func(string) error { n++; return stop }); err != stop || n != 1 {
+		t.Errorf("fn's error: got %v after %d paths", err, n)
 	}
 }

@@ -35,9 +35,10 @@ type exitError struct{ code int }
 
 func (e exitError) Error() string { return fmt.Sprintf("exit %d", e.code) }
 
-// usageError is exit 2 with a message.
+// usageError is exit 2 with one line saying what to fix; the hint line naming the command's help
+// is added when it is printed.
 func usageError(format string, args ...any) error {
-	return cli.Exit("attachctl: "+fmt.Sprintf(format, args...), exitUsage)
+	return &usage{msg: fmt.Sprintf(format, args...)}
 }
 
 // commands is filled by each command's file with register, in its init.
@@ -48,9 +49,9 @@ func register(c *cli.Command) { commands = append(commands, c) }
 // globalFlags are accepted before and after the command name.
 func globalFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.StringFlag{Name: "store", Usage: "the store folder: one chat's uploads (default $ATTACHCTL_STORE, else $XDG_STATE_HOME/attachctl/uploads, else ~/.local/state/attachctl/uploads)"},
-		&cli.IntFlag{Name: "jobs", Value: runtime.NumCPU(), Usage: "records worked at once"},
-		&cli.StringFlag{Name: "progress", Value: "auto", Usage: "progress bar on standard error: auto (when it is a terminal), always or never"},
+		&cli.StringFlag{Name: "store", Usage: "the store folder `DIR`: one chat's uploads (default $ATTACHCTL_STORE, else $XDG_STATE_HOME/attachctl/uploads, else ~/.local/state/attachctl/uploads)"},
+		&cli.IntFlag{Name: "jobs", Value: runtime.NumCPU(), Usage: "`N` records worked at once"},
+		&cli.StringFlag{Name: "progress", Value: "auto", Usage: "progress bar on standard error `WHEN`: auto (when it is a terminal), always or never"},
 		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no progress bar and no summary; errors are still printed"},
 	}
 }
@@ -75,7 +76,10 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 		ErrWriter:            stderr,
 		EnableBashCompletion: true,
 		Suggest:              true,
-		ExitErrHandler:       func(*cli.Context, error) {}, // run decides the exit code
+		OnUsageError:         onUsageError,
+		// --exclude takes globs, and a comma is a character of a name, not a list separator.
+		DisableSliceFlagSeparator: true,
+		ExitErrHandler:            func(*cli.Context, error) {}, // run decides the exit code
 		Before: func(c *cli.Context) error {
 			return checkGlobals(c)
 		},
@@ -98,6 +102,9 @@ func withGlobalFlags(orig *cli.Command) *cli.Command {
 		}
 		return nil
 	}
+	c.OnUsageError = onUsageError
+	c.CustomHelpTemplate = commandHelpTemplate
+	c.HideHelpCommand = true // `help CMD` is CMD --help (normalizeArgs); no "help" among the subcommands
 	c.Subcommands = make([]*cli.Command, len(orig.Subcommands))
 	for i, sub := range orig.Subcommands {
 		c.Subcommands[i] = withGlobalFlags(sub)
@@ -133,15 +140,20 @@ func runWith(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 	}()
 	app := newApp(stdin, stdout, stderr)
-	err := app.RunContext(ctx, args)
-	code := exitCode(err, app.ErrWriter)
+	args, err := normalizeArgs(app, args)
+	if err == nil {
+		err = app.RunContext(ctx, args)
+	}
+	code := exitCode(err, app.ErrWriter, commandPath(app, args))
 	if n := signalled.Load(); n != 0 && code != exitOK {
 		return 128 + int(n)
 	}
 	return code
 }
 
-func exitCode(err error, stderr io.Writer) int {
+// exitCode prints err, unless it has been printed, and returns the exit code it stands for. path
+// names the command that ran ("attachctl upload begin"), for the hint under a usage error.
+func exitCode(err error, stderr io.Writer, path string) int {
 	if err == nil {
 		return exitOK
 	}
@@ -149,15 +161,23 @@ func exitCode(err error, stderr io.Writer) int {
 	if errors.As(err, &ee) {
 		return ee.code
 	}
+	var u *usage
+	if errors.As(err, &u) {
+		if u.help == "" {
+			u.help = path
+		}
+		fmt.Fprintf(stderr, "attachctl: %s\nsee '%s --help'\n", escapeLine(u.msg), u.help)
+		return exitUsage
+	}
 	var ec cli.ExitCoder
 	if errors.As(err, &ec) {
 		if msg := err.Error(); msg != "" {
-			fmt.Fprintln(stderr, msg)
+			fmt.Fprintln(stderr, escapeLine(msg))
 		}
 		return ec.ExitCode()
 	}
-	// Anything else urfave/cli returns is a usage error (unknown flag, bad value).
-	fmt.Fprintln(stderr, "attachctl:", err)
+	// Anything else urfave/cli returns is a usage error.
+	fmt.Fprintf(stderr, "attachctl: %s\nsee '%s --help'\n", escapeLine(err.Error()), path)
 	return exitUsage
 }
 
@@ -203,7 +223,7 @@ func report(c *cli.Context, e *manifest.Error) {
 	if stage == "" {
 		stage = c.Command.Name
 	}
-	fmt.Fprintf(c.App.ErrWriter, "attachctl: %s: %s\n", stage, e.Error())
+	fmt.Fprintf(c.App.ErrWriter, "attachctl: %s: %s\n", stage, escapeLine(e.Error()))
 }
 
 // summary prints a line on standard error unless --quiet.
@@ -211,7 +231,7 @@ func summary(c *cli.Context, format string, args ...any) {
 	if globalBool(c, "quiet") {
 		return
 	}
-	fmt.Fprintf(c.App.ErrWriter, "attachctl: "+format+"\n", args...)
+	fmt.Fprintf(c.App.ErrWriter, "attachctl: %s\n", escapeLine(fmt.Sprintf(format, args...)))
 }
 
 // example formats a command's help text with an example.

@@ -3,20 +3,16 @@ package main
 import (
 	"github.com/attachctl/attachctl/manifest"
 	"github.com/attachctl/attachctl/ops"
+	"github.com/attachctl/attachctl/ops/acp"
 	"github.com/attachctl/attachctl/shrink"
 	"github.com/attachctl/attachctl/sniff"
 	"github.com/urfave/cli/v2"
 )
 
 func init() {
-	flags := []cli.Flag{
-		&cli.StringFlag{Name: "out", Usage: "folder for shrunk files (default $XDG_CACHE_HOME/attachctl/shrink, else ~/.cache/attachctl/shrink)"},
-		&cli.IntFlag{Name: "max-edge", Value: shrink.DefaultMaxEdge, Usage: "shrink: longest edge in pixels"},
-		&cli.Int64Flag{Name: "max-bytes", Value: shrink.DefaultMaxBytes, Usage: "shrink: largest encoded size in bytes"},
-		&cli.Int64Flag{Name: "max-pixels", Value: shrink.DefaultMaxPixels, Usage: "shrink: images with more pixels (from the header) are not decoded"},
-		&cli.IntFlag{Name: "chunk", Value: ops.DefaultChunk, Usage: "upload: bytes read and written at once"},
-		&cli.BoolFlag{Name: "resolve", Usage: "also resolve the prompt against the store, as the agent's daemon does"},
-	}
+	flags := append(shrinkFlags(), chunkFlag(),
+		&cli.BoolFlag{Name: "resolve", Usage: "write what the agent gets: the prompt resolved against the store, as the agent's daemon does; marks the uploads used"})
+	flags = append(flags, walkFlags...)
 	flags = append(flags, promptFlags()...)
 	flags = append(flags, resolveFlags()...)
 	register(&cli.Command{
@@ -31,24 +27,25 @@ func init() {
 			example("attachctl prepare --store ~/.local/state/attachctl/chat-42 --text \"What changed?\" shots/"),
 		Flags: flags,
 		Action: func(c *cli.Context) error {
-			if !c.Args().Present() {
-				return usageError("prepare takes the files to attach as arguments")
+			if !c.Args().Present() && c.String("files-from") == "" {
+				return usageError("prepare takes the files to attach as arguments (or --files-from)")
 			}
 			text, hasText, err := promptText(c)
 			if err != nil {
 				return err
 			}
-			var ropts ops.ResolveOptions
+			var ropts acp.Options
 			if c.Bool("resolve") {
 				if ropts, err = resolveOptions(c); err != nil {
 					return err
 				}
 			}
-			sopts := shrink.Options{MaxEdge: c.Int("max-edge"), MaxBytes: c.Int64("max-bytes"), MaxPixels: c.Int64("max-pixels")}
-			if sopts.MaxEdge < 1 || sopts.MaxBytes < 1 || sopts.MaxPixels < 1 || c.Int("chunk") < 1 {
-				return usageError("--max-edge, --max-bytes, --max-pixels and --chunk take whole numbers of at least 1")
+			sopts, err := shrinkOptions(c)
+			if err != nil {
+				return err
 			}
-			if sopts.OutDir, err = shrinkOut(c); err != nil {
+			chunk, err := chunkSize(c)
+			if err != nil {
 				return err
 			}
 			dir, err := storeDir(c)
@@ -63,7 +60,7 @@ func init() {
 			// The uploads are published together once all are copied (one flush for the lot);
 			// nothing is written before that commit has succeeded.
 			batch := s.NewBatch()
-			uopts := ops.UploadOptions{Chunk: c.Int("chunk"), Batch: batch}
+			uopts := ops.UploadOptions{Chunk: chunk, Batch: batch}
 			// Each file is sniffed by its head; shrink reads an image whole (and hashes it), and
 			// the upload's pass hashes the rest and finishes the sniff's text check.
 			recs, err := collect(c, loop{stage: "prepare", headOnly: true, work: func(rec *manifest.Record) error {

@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 
 	"github.com/attachctl/attachctl/manifest"
-	"github.com/attachctl/attachctl/ops"
+	"github.com/attachctl/attachctl/ops/acp"
 	"github.com/urfave/cli/v2"
 )
 
@@ -32,7 +32,7 @@ func init() {
 			"_meta.acpmux.upload {uploadId, fileName}. A record with no upload (upload.missing) or with\n" +
 			"an error makes it write nothing and exit 1.\n\n" +
 			example("attachctl upload --store S shots/*.png | attachctl prompt --text \"What changed?\" > prompt.json"),
-		Flags: append([]cli.Flag{manifestFlag, noHashFlag}, promptFlags()...),
+		Flags: append([]cli.Flag{manifestFlag}, promptFlags()...),
 		Action: func(c *cli.Context) error {
 			text, hasText, err := promptText(c)
 			if err != nil {
@@ -84,8 +84,8 @@ func buildPrompt(c *cli.Context, recs []*manifest.Record, text string, hasText b
 	if err != nil {
 		return nil, err
 	}
-	opts := ops.PromptOptions{Session: session, Text: text, HasText: hasText, JSONRPC: c.Bool("jsonrpc"), ID: ops.RequestID(c.String("id"))}
-	out, err := ops.Prompt(recs, opts)
+	opts := acp.PromptOptions{Session: session, Text: text, HasText: hasText, JSONRPC: c.Bool("jsonrpc"), ID: acp.RequestID(c.String("id"))}
+	out, err := acp.Prompt(recs, opts)
 	if err != nil {
 		reportAll(c, "prompt", err)
 		return nil, exitError{exitFailed}
@@ -102,7 +102,7 @@ func sessionID(c *cli.Context, recs []*manifest.Record) (string, error) {
 	if s := os.Getenv("ATTACHCTL_SESSION"); s != "" {
 		return s, nil
 	}
-	if globalString(c, "store") == "" && os.Getenv("ATTACHCTL_STORE") == "" {
+	if !storeGiven(c) {
 		common := ""
 		for _, r := range recs {
 			if r.Upload == nil || (common != "" && r.Upload.Store != common) {
@@ -124,15 +124,19 @@ func sessionID(c *cli.Context, recs []*manifest.Record) (string, error) {
 
 // reportAll prints each refusal that err joins on standard error.
 func reportAll(c *cli.Context, stage string, err error) {
-	errs := []error{err}
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		errs = j.Unwrap()
-	}
-	for _, e := range errs {
+	for _, e := range joined(err) {
 		me := *manifest.AsError(e, manifest.UploadInvalid)
 		if me.Stage == "" {
 			me.Stage = stage
 		}
 		report(c, &me)
 	}
+}
+
+// joined is the errors that err joins (errors.Join), or err alone.
+func joined(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
+	}
+	return []error{err}
 }

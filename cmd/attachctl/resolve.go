@@ -3,33 +3,57 @@ package main
 import (
 	"io"
 	"os"
+	"path/filepath"
 
 	"github.com/attachctl/attachctl/manifest"
 	"github.com/attachctl/attachctl/ops"
+	"github.com/attachctl/attachctl/ops/acp"
 	"github.com/urfave/cli/v2"
 )
 
 // resolveFlags are resolve's own flags, also on prepare (with --resolve).
 func resolveFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.StringFlag{Name: "caps", Value: "image", Usage: "what the agent takes: a comma-separated list of image, audio, embeddedContext (empty: none)"},
-		&cli.Int64Flag{Name: "inline-max", Value: ops.DefaultInlineMax, Usage: "an image or audio file of at most this many bytes may go inline"},
-		&cli.Int64Flag{Name: "inline-budget", Value: ops.DefaultInlineBudget, Usage: "inline image and audio bytes of one prompt, taken in prompt order"},
-		&cli.Int64Flag{Name: "max-message", Value: ops.DefaultMaxMessage, Usage: "bytes of the whole output JSON, inline data counted as base64"},
-		&cli.Int64Flag{Name: "embed-max", Value: ops.DefaultEmbedMax, Usage: "with embeddedContext, a text file of at most this many bytes goes as a resource block"},
+		&cli.StringFlag{Name: "caps", Value: "image", Usage: "what the agent takes: a comma-separated list of image, audio, embeddedContext (empty: none); given with --initialize, what both allow"},
+		&cli.StringFlag{Name: "initialize", Usage: "the agent's ACP initialize response (or its result) in `FILE`: its promptCapabilities are what the agent takes"},
+		&cli.StringFlag{Name: "workdir", Usage: "copy each by-path file into `DIR` (read-only, checked by BLAKE3) and link the copy"},
+		&cli.Int64Flag{Name: "inline-max", Value: acp.DefaultInlineMax, Usage: "an image or audio file of at most this many bytes may go inline"},
+		&cli.Int64Flag{Name: "inline-budget", Value: acp.DefaultInlineBudget, Usage: "inline image and audio bytes of one prompt, taken in prompt order"},
+		&cli.Int64Flag{Name: "max-message", Value: acp.DefaultMaxMessage, Usage: "bytes of the whole output JSON, inline data counted as base64"},
+		&cli.Int64Flag{Name: "embed-max", Value: acp.DefaultEmbedMax, Usage: "with embeddedContext, a text file of at most this many bytes goes as a resource block"},
 	}
 }
 
 // resolveOptions reads resolve's flags.
-func resolveOptions(c *cli.Context) (ops.ResolveOptions, error) {
-	caps, err := ops.ParseCaps(c.String("caps"))
+func resolveOptions(c *cli.Context) (acp.Options, error) {
+	caps, err := acp.ParseCaps(c.String("caps"))
 	if err != nil {
-		return ops.ResolveOptions{}, usageError("--caps: %v", err)
+		return acp.Options{}, usageError("--caps: %v", err)
 	}
-	o := ops.ResolveOptions{Caps: caps, InlineMax: c.Int64("inline-max"), InlineBudget: c.Int64("inline-budget"),
+	if name := c.String("initialize"); name != "" {
+		b, err := os.ReadFile(name)
+		if err != nil {
+			return acp.Options{}, usageError("--initialize: %v", err)
+		}
+		agent, err := acp.ParseInitialize(b)
+		if err != nil {
+			return acp.Options{}, usageError("--initialize %s: %v", name, err)
+		}
+		if c.IsSet("caps") {
+			caps = caps.And(agent)
+		} else {
+			caps = agent
+		}
+	}
+	o := acp.Options{Caps: caps, InlineMax: c.Int64("inline-max"), InlineBudget: c.Int64("inline-budget"),
 		MaxMessage: c.Int64("max-message"), EmbedMax: c.Int64("embed-max")}
 	if o.InlineMax < 1 || o.InlineBudget < 1 || o.MaxMessage < 1 || o.EmbedMax < 1 {
 		return o, usageError("--inline-max, --inline-budget, --max-message and --embed-max take whole numbers of at least 1")
+	}
+	if dir := c.String("workdir"); dir != "" {
+		if o.Workdir, err = filepath.Abs(dir); err != nil {
+			return o, usageError("--workdir: %v", err)
+		}
 	}
 	return o, nil
 }
@@ -43,8 +67,9 @@ func init() {
 			"standard input, as untrusted input, and writes it resolved on one line: images of at most\n" +
 			"--inline-max bytes inline while the prompt's inline bytes stay within --inline-budget, every\n" +
 			"other file as a file:// resource_link with mimeType and size, listed in one text block with\n" +
-			"_meta.acpmux.context true. A refused prompt writes nothing and exits 1; input that is not a\n" +
-			"prompt exits 2. Every upload of a resolved prompt is marked used.\n\n" +
+			"_meta.acpmux.context true. Keys are matched exactly; resolved blocks keep no upload reference,\n" +
+			"so resolving the output again changes nothing. A refused prompt writes nothing and exits 1;\n" +
+			"input that is not a prompt exits 2. Every upload of a resolved prompt is marked used.\n\n" +
 			example("attachctl resolve --store ~/.local/state/attachctl/chat-42 < prompt.json"),
 		Flags: resolveFlags(),
 		Action: func(c *cli.Context) error {
@@ -87,13 +112,18 @@ func init() {
 // output, reporting refusals (exit 1) and input that is not a prompt (exit 2), and a summary on
 // standard error, each under the command's name (resolve, or prepare --resolve). A refused
 // prompt writes nothing.
-func resolveTo(c *cli.Context, dir string, b []byte, opts ops.ResolveOptions) error {
+func resolveTo(c *cli.Context, dir string, b []byte, opts acp.Options) error {
 	s, err := ops.Open(dir, false)
-	var res *ops.Resolution
+	var res *acp.Resolution
 	if err == nil {
-		res, err = s.Resolve(b, opts)
+		res, err = acp.Resolve(b, acp.Local(s), opts)
 	}
 	if err != nil {
+		if allMissing(err) && !storeGiven(c) {
+			// Most likely the prompt was made against another store: one line, not one per upload.
+			report(c, manifest.Errorf(manifest.UploadMissing, "none of the prompt's uploads is in %s, the default store; give the chat's store with --store DIR or ATTACHCTL_STORE", dir))
+			return exitError{exitFailed}
+		}
 		reportAll(c, c.Command.Name, err)
 		if manifest.CodeOf(err) == manifest.ManifestInvalid {
 			return exitError{exitUsage}
@@ -108,8 +138,23 @@ func resolveTo(c *cli.Context, dir string, b []byte, opts ops.ResolveOptions) er
 		return exitError{exitFailed}
 	}
 	if forPerson(c) {
-		summary(c, c.Command.Name+": %d inline images, %d inline audio, %d embedded, %d by path (%d bytes)",
-			res.Inline, res.Audio, res.Embedded, res.ByPath, res.Size)
+		summary(c, c.Command.Name+": %d inline images, %d inline audio, %d embedded, %d by path (%s)",
+			res.Inline, res.Audio, res.Embedded, res.ByPath, humanBytes(res.Size))
 	}
 	return nil
+}
+
+// allMissing reports whether every refusal err joins is upload.missing.
+func allMissing(err error) bool {
+	for _, e := range joined(err) {
+		if manifest.CodeOf(e) != manifest.UploadMissing {
+			return false
+		}
+	}
+	return true
+}
+
+// storeGiven reports whether the store was named (--store or ATTACHCTL_STORE), not the default.
+func storeGiven(c *cli.Context) bool {
+	return globalString(c, "store") != "" || os.Getenv("ATTACHCTL_STORE") != ""
 }

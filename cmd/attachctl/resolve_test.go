@@ -28,8 +28,10 @@ import (
 //	mkbytes FILE SIZE [SEED]      SIZE random bytes (a binary file)
 //	mkpartial STORE NAME OUT      begins an upload NAME in STORE (never finished); its id into OUT
 //	acpvalidate FILE              FILE validates against ACP v1's PromptRequest (params or request)
-//	acpcheck FILE SRCDIR          every inline image or audio's bytes and every linked or embedded
-//	                              file's BLAKE3 equal SRCDIR/<its name>; prints the counts
+//	acpcheck OUT IN SRCDIR        OUT resolves IN: no block of OUT keeps _meta.acpmux.upload, and
+//	                              every inline image or audio's bytes and every linked or embedded
+//	                              file's BLAKE3 equal SRCDIR/<the name IN's block gives>; prints
+//	                              the counts
 //	fillid IN OUT NAME=FILE...    copies IN to OUT with each @NAME@ replaced by FILE's content
 func init() {
 	for name, f := range map[string]func([]string) error{
@@ -224,42 +226,24 @@ func rsValidate(args []string) error {
 }
 
 func rsCheck(args []string) error {
-	if len(args) != 2 {
-		return fmt.Errorf("usage: acpcheck FILE SRCDIR")
+	if len(args) != 3 {
+		return fmt.Errorf("usage: acpcheck OUT IN SRCDIR")
 	}
-	doc, err := os.ReadFile(args[0])
-	if err != nil {
-		return err
+	var p, in rsPromptBlocks
+	for i, dst := range []*rsPromptBlocks{&p, &in} {
+		doc, err := os.ReadFile(args[i])
+		if err != nil {
+			return err
+		}
+		params, err := rsParams(doc)
+		if err != nil {
+			return err
+		}
+		if err := json.Unmarshal(params, dst); err != nil {
+			return err
+		}
 	}
-	params, err := rsParams(doc)
-	if err != nil {
-		return err
-	}
-	var p struct {
-		Prompt []struct {
-			Type     string `json:"type"`
-			Data     string `json:"data"`
-			URI      string `json:"uri"`
-			Name     string `json:"name"`
-			Size     int64  `json:"size"`
-			Resource *struct {
-				URI  string `json:"uri"`
-				Text string `json:"text"`
-			} `json:"resource"`
-			Meta struct {
-				Acpmux struct {
-					Context bool `json:"context"`
-					Upload  struct {
-						FileName string `json:"fileName"`
-					} `json:"upload"`
-				} `json:"acpmux"`
-			} `json:"_meta"`
-		} `json:"prompt"`
-	}
-	if err := json.Unmarshal(params, &p); err != nil {
-		return err
-	}
-	src := func(name string) ([]byte, error) { return os.ReadFile(filepath.Join(args[1], name)) }
+	src := func(name string) ([]byte, error) { return os.ReadFile(filepath.Join(args[2], name)) }
 	sameFile := func(uri, name string) error {
 		u, err := url.Parse(uri)
 		if err != nil || u.Scheme != "file" {
@@ -280,7 +264,13 @@ func rsCheck(args []string) error {
 	}
 	counts := map[string]int{}
 	for i, b := range p.Prompt {
-		name := b.Meta.Acpmux.Upload.FileName
+		if b.Meta.Acpmux.Upload != nil {
+			return fmt.Errorf("block %d: a resolved block keeps _meta.acpmux.upload", i)
+		}
+		name := ""
+		if i < len(in.Prompt) && in.Prompt[i].Meta.Acpmux.Upload != nil {
+			name = in.Prompt[i].Meta.Acpmux.Upload.FileName // the source the input's block names
+		}
 		switch {
 		case b.Type == "text" && b.Meta.Acpmux.Context:
 			counts["context"]++
@@ -328,4 +318,27 @@ func rsCheck(args []string) error {
 	fmt.Printf("image %d audio %d resource %d link %d context %d text %d other %d\n", counts["image"], counts["audio"],
 		counts["resource"], counts["link"], counts["context"], counts["text"], counts["other"])
 	return nil
+}
+
+// rsPromptBlocks is what acpcheck reads of a prompt's blocks.
+type rsPromptBlocks struct {
+	Prompt []struct {
+		Type     string `json:"type"`
+		Data     string `json:"data"`
+		URI      string `json:"uri"`
+		Name     string `json:"name"`
+		Size     int64  `json:"size"`
+		Resource *struct {
+			URI  string `json:"uri"`
+			Text string `json:"text"`
+		} `json:"resource"`
+		Meta struct {
+			Acpmux struct {
+				Context bool `json:"context"`
+				Upload  *struct {
+					FileName string `json:"fileName"`
+				} `json:"upload"`
+			} `json:"acpmux"`
+		} `json:"_meta"`
+	} `json:"prompt"`
 }

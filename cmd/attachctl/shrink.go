@@ -21,23 +21,12 @@ func init() {
 			"undecodable or of a format with no decoder pass through as they are (asis, with a reason).\n" +
 			"Shrunk files are named by the source's BLAKE3 and the limits, so a second run reuses them.\n\n" +
 			example("attachctl sniff shots/*.png | attachctl shrink --max-edge 1568 > manifest.jsonl"),
-		Flags: []cli.Flag{
-			manifestFlag, noHashFlag,
-			&cli.StringFlag{Name: "out", Usage: "folder for shrunk files (default $XDG_CACHE_HOME/attachctl/shrink, else ~/.cache/attachctl/shrink)"},
-			&cli.IntFlag{Name: "max-edge", Value: shrink.DefaultMaxEdge, Usage: "longest edge in pixels"},
-			&cli.Int64Flag{Name: "max-bytes", Value: shrink.DefaultMaxBytes, Usage: "largest encoded size in bytes"},
-			&cli.Int64Flag{Name: "max-pixels", Value: shrink.DefaultMaxPixels, Usage: "images with more pixels (from the header) are not decoded"},
-		},
+		Flags: append([]cli.Flag{manifestFlag, noHashFlag}, shrinkFlags()...),
 		Action: func(c *cli.Context) error {
-			opts := shrink.Options{MaxEdge: c.Int("max-edge"), MaxBytes: c.Int64("max-bytes"), MaxPixels: c.Int64("max-pixels")}
-			if opts.MaxEdge < 1 || opts.MaxBytes < 1 || opts.MaxPixels < 1 {
-				return usageError("--max-edge, --max-bytes and --max-pixels take whole numbers of at least 1")
-			}
-			out, err := shrinkOut(c)
+			opts, err := shrinkOptions(c)
 			if err != nil {
 				return err
 			}
-			opts.OutDir = out
 			return runStage(c, "shrink", func(rec *manifest.Record) error { return shrink.Record(rec, opts) })
 		},
 	})

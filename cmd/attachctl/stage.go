@@ -1,7 +1,10 @@
 package main
 
 import (
+	"bufio"
+	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"iter"
 	"os"
@@ -17,29 +20,50 @@ var manifestFlag = &cli.StringFlag{Name: "manifest", Aliases: []string{"m"}, Usa
 // noHashFlag is sniff's --no-hash, also on stages that sniff their path arguments.
 var noHashFlag = &cli.BoolFlag{Name: "no-hash", Usage: "read only what type detection needs; no BLAKE3"}
 
+// walkFlags are the flags of how a stage finds its files: what a folder walk also skips, and a
+// list of paths to take in place of (or after) the arguments.
+var walkFlags = []cli.Flag{
+	&cli.StringSliceFlag{Name: "exclude", Usage: "in folders, also skip files and folders whose name matches `GLOB` (repeatable)"},
+	&cli.StringFlag{Name: "files-from", Usage: "also take the paths listed in `FILE` (- for standard input), one a line"},
+	&cli.BoolFlag{Name: "null", Aliases: []string{"0"}, Usage: "with --files-from: each path ends in a NUL, as find -print0 writes them"},
+}
+
 // work is what a stage does to one record. An error it returns is set on the record with the
 // stage's name; a record that already carries an error never reaches it.
 type work func(rec *manifest.Record) error
 
-// source yields the records a stage works on: its path arguments sniffed (so that
-// `attachctl upload a.png` is `attachctl sniff a.png | attachctl upload`), else the manifest from
-// --manifest or standard input. The returned close is to be called at the end.
+// source yields the records a stage works on: its path arguments and --files-from sniffed (so
+// that `attachctl upload a.png` is `attachctl sniff a.png | attachctl upload`), else the manifest
+// from --manifest or standard input. The returned close is to be called at the end.
 func source(c *cli.Context) (next func() (*manifest.Record, bool, error), sniffed bool, closeFn func(), err error) {
-	if c.Args().Present() {
-		next, stop := walkSource(c, c.Args().Slice())
-		return next, true, stop, nil
+	opts, list, closeList, err := walkOptions(c)
+	if err != nil {
+		return nil, false, nil, err
+	}
+	if c.Args().Present() || list != nil {
+		next, stop := walkSource(c, c.Args().Slice(), list, opts)
+		return next, true, func() { stop(); closeList() }, nil
 	}
 	var in io.Reader = c.App.Reader
 	closeFn = func() {}
+	fromStdin := true
 	if name := c.String("manifest"); name != "" && name != "-" {
 		f, err := os.Open(name)
 		if err != nil {
 			return nil, false, nil, usageError("--manifest: %v", err)
 		}
-		in, closeFn = f, func() { f.Close() }
+		in, closeFn, fromStdin = f, func() { f.Close() }, false
 	}
-	r := manifest.NewReader(in)
+	br := bufio.NewReader(in)
+	r := manifest.NewReader(br)
+	first := true
 	return func() (*manifest.Record, bool, error) {
+		if first && fromStdin {
+			first = false
+			if looksLikePaths(br) {
+				return nil, false, errPlainPaths
+			}
+		}
 		rec, err := r.Next()
 		if err == io.EOF {
 			return nil, false, nil
@@ -48,12 +72,66 @@ func source(c *cli.Context) (next func() (*manifest.Record, bool, error), sniffe
 	}, false, closeFn, nil
 }
 
-// walkSource walks the paths, lexical order within folders, and yields one path-only record per
-// file, or a record with the walk's error (reported here: no later stage says it). The walk runs as
-// a coroutine of the caller (iter.Pull), so yielding a path costs no goroutine hand-off.
-func walkSource(c *cli.Context, paths []string) (func() (*manifest.Record, bool, error), func()) {
+// errPlainPaths is standard input that holds lines of plain text where a manifest was expected:
+// `ls | attachctl sniff`.
+var errPlainPaths = manifest.Errorf(manifest.ManifestInvalid, "standard input is not a manifest (not JSON)")
+
+// looksLikePaths reports whether the input starts with something other than a JSON object: the
+// first byte that is not white space is not '{'. It reads nothing away from the reader.
+func looksLikePaths(br *bufio.Reader) bool {
+	for n := 1; n <= 4096; n *= 2 {
+		b, err := br.Peek(n)
+		if t := bytes.TrimLeft(b, " \t\r\n"); len(t) > 0 {
+			return t[0] != '{'
+		}
+		if err != nil {
+			return false
+		}
+	}
+	return false
+}
+
+// walkOptions reads the walkFlags the command has: the walk's options, and the --files-from list
+// (nil without one) with its close.
+func walkOptions(c *cli.Context) (opts sniff.WalkOptions, list io.Reader, closeList func(), err error) {
+	closeList = func() {}
+	opts.Skipped = func(path, why string) {
+		if !globalBool(c, "quiet") {
+			fmt.Fprintf(c.App.ErrWriter, "attachctl: %s: skipped %s: %s\n", c.Command.Name, manifest.Quote(path), why)
+		}
+	}
+	if !hasFlag(c, "files-from") { // the walkFlags come together
+		return opts, nil, closeList, nil
+	}
+	opts.Exclude = c.StringSlice("exclude")
+	if err := sniff.CheckExclude(opts.Exclude); err != nil {
+		return opts, nil, nil, usageError("--exclude %v", err)
+	}
+	switch from := c.String("files-from"); from {
+	case "":
+		if c.Bool("null") {
+			return opts, nil, nil, usageError("-0 (--null) goes with --files-from")
+		}
+	case "-":
+		list = c.App.Reader
+	default:
+		f, err := os.Open(from)
+		if err != nil {
+			return opts, nil, nil, usageError("--files-from: %v", err)
+		}
+		list, closeList = f, func() { f.Close() }
+	}
+	return opts, list, closeList, nil
+}
+
+// walkSource walks the paths, then those of list (when not nil), lexical order within folders,
+// and yields one path-only record per file, or a record with the walk's error (reported here: no
+// later stage says it). The walk runs as a coroutine of the caller (iter.Pull), so yielding a path
+// costs no goroutine hand-off.
+func walkSource(c *cli.Context, paths []string, list io.Reader, opts sniff.WalkOptions) (func() (*manifest.Record, bool, error), func()) {
+	var listErr error
 	walk := func(yield func(*manifest.Record) bool) {
-		sniff.Walk(paths, func(path string, err error) error {
+		each := func(path string, err error) error {
 			rec := &manifest.Record{Path: path}
 			if err != nil {
 				report(c, rec.Fail("sniff", err, manifest.FileUnreadable))
@@ -62,11 +140,23 @@ func walkSource(c *cli.Context, paths []string) (func() (*manifest.Record, bool,
 				return errStopWalk
 			}
 			return nil
+		}
+		if sniff.Walk(paths, opts, each) != nil || list == nil {
+			return
+		}
+		err := sniff.ReadPaths(list, c.Bool("null"), func(path string) error {
+			return sniff.Walk([]string{path}, opts, each)
 		})
+		if err != errStopWalk {
+			listErr = err
+		}
 	}
 	next, stop := iter.Pull(walk)
 	return func() (*manifest.Record, bool, error) {
 		rec, ok := next()
+		if !ok {
+			return nil, false, listErr
+		}
 		return rec, ok, nil
 	}, stop
 }
@@ -108,6 +198,9 @@ type loop struct {
 	emit  func(*manifest.Record) error
 	// next, when set, replaces source(c) (verify --all reads the store).
 	next func() (*manifest.Record, bool, error)
+	// reported, when set, means the stage tells of each failure itself (verify --format text), so
+	// the loop does not also print it on standard error.
+	reported bool
 	// bar, when set, is the stage's own progress bar (in bytes); otherwise the loop draws one in files.
 	bar *bar
 	// headOnly sniffs path arguments by their head only: the stage's own pass reads every byte
@@ -177,7 +270,7 @@ func (l loop) run(c *cli.Context) (int, error) {
 				if err := do(rec); err != nil && !rec.Failed() {
 					rec.Fail(l.stage, err, manifest.FileUnreadable)
 				}
-				if rec.Failed() {
+				if rec.Failed() && !l.reported {
 					report(c, rec.Error)
 				}
 			}
@@ -188,7 +281,7 @@ func (l loop) run(c *cli.Context) (int, error) {
 		},
 		func(rec *manifest.Record) error {
 			if l.settle != nil && !rec.Failed() {
-				if l.settle(rec); rec.Failed() {
+				if l.settle(rec); rec.Failed() && !l.reported {
 					report(c, rec.Error)
 				}
 			}
@@ -199,6 +292,13 @@ func (l loop) run(c *cli.Context) (int, error) {
 		})
 	bar.Finish()
 	if err != nil {
+		if errors.Is(err, errPlainPaths) {
+			hint := "use 'attachctl sniff --files-from -'"
+			if hasFlag(c, "files-from") {
+				hint = "use --files-from -"
+			}
+			return failed, usageError("%s: %s; paths go as arguments, or %s", l.stage, errPlainPaths.Message, hint)
+		}
 		if e := manifest.AsError(err, ""); e.Code == manifest.ManifestInvalid {
 			report(c, e)
 			return failed, exitError{exitUsage}

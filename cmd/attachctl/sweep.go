@@ -21,12 +21,12 @@ func init() {
 			"(with --dry-run: that would be) and a summary on standard error. It follows no link,\n" +
 			"removes nothing outside the store and leaves what it does not recognise. Another sweep\n" +
 			"running on the store is waited for up to --wait, then store.locked (exit 1).\n\n" +
-			example("attachctl sweep --store S --older-than 168h   # from cron"),
+			example("attachctl sweep --store S --older-than 7d   # from cron", "attachctl sweep --store S --before 2026-11-30 --dry-run"),
 		Flags: []cli.Flag{
-			&cli.DurationFlag{Name: "older-than", Usage: "cutoff: now minus `DURATION` (e.g. 168h)"},
-			&cli.StringFlag{Name: "before", Usage: "cutoff: `TIME` in RFC 3339 (e.g. 2024-05-01T00:00:00Z)"},
+			&cli.StringFlag{Name: "older-than", Usage: "cutoff: now minus `DURATION`, in s, m, h, d or w (7d, 36h)"},
+			&cli.StringFlag{Name: "before", Usage: "cutoff: `TIME` in RFC 3339 (2026-11-30T08:00:00Z) or a date (2026-11-30, midnight local time)"},
 			&cli.BoolFlag{Name: "dry-run", Usage: "report what would be removed; remove nothing"},
-			&cli.DurationFlag{Name: "wait", Usage: "wait up to `DURATION` for another sweep of the store to end"},
+			&cli.StringFlag{Name: "wait", Usage: "wait up to `DURATION` (s, m, h, d, w) for another sweep of the store to end (default: 0s)"},
 		},
 		Action: sweepCmd,
 	})
@@ -41,19 +41,21 @@ func sweepCmd(c *cli.Context) error {
 	case c.IsSet("older-than") == c.IsSet("before"):
 		return usageError("sweep needs exactly one of --older-than DURATION and --before TIME")
 	case c.IsSet("older-than"):
-		if c.Duration("older-than") < 0 {
-			return usageError("--older-than takes a duration of at least 0, not %s", c.Duration("older-than"))
-		}
-		before = time.Now().Add(-c.Duration("older-than"))
-	default:
-		t, err := time.Parse(time.RFC3339Nano, c.String("before"))
+		d, err := durationFlag(c, "older-than", 0)
 		if err != nil {
-			return usageError("--before takes an RFC 3339 time such as 2024-05-01T00:00:00Z, not %q", c.String("before"))
+			return err
+		}
+		before = time.Now().Add(-d)
+	default:
+		t, err := timeFlag(c, "before")
+		if err != nil {
+			return err
 		}
 		before = t
 	}
-	if c.Duration("wait") < 0 {
-		return usageError("--wait takes a duration of at least 0")
+	wait, err := durationFlag(c, "wait", 0)
+	if err != nil {
+		return err
 	}
 	dir, err := storeDir(c)
 	if err != nil {
@@ -70,7 +72,7 @@ func sweepCmd(c *cli.Context) error {
 	enc := json.NewEncoder(c.App.Writer)
 	// SIGINT and SIGTERM cancel c.Context: the sweep stops after the removals under way, each
 	// reported, and the exit code is 128+N.
-	sum, err := sweep.Run(c.Context, s.Backend(), sweep.Options{Before: before, DryRun: c.Bool("dry-run"), Wait: c.Duration("wait")},
+	sum, err := sweep.Run(c.Context, s.Backend(), sweep.Options{Before: before, DryRun: c.Bool("dry-run"), Wait: wait},
 		func(r sweep.Removed) error { return enc.Encode(r) })
 	if errors.Is(err, context.Canceled) {
 		summary(c, "sweep: interrupted: removed %d upload%s (%d bytes) before it stopped", sum.Removed, plural(sum.Removed), sum.Bytes)
@@ -81,31 +83,24 @@ func sweepCmd(c *cli.Context) error {
 	}
 	for _, sk := range sum.Skipped {
 		if !globalBool(c, "quiet") {
-			fmt.Fprintf(c.App.ErrWriter, "attachctl: sweep: skipped %s: %s\n", sk.Path, sk.Why)
+			fmt.Fprintf(c.App.ErrWriter, "attachctl: sweep: skipped %s: %s\n", manifest.Quote(sk.Path), escapeLine(sk.Why))
 		}
 	}
 	for _, e := range sum.Failed {
-		fmt.Fprintf(c.App.ErrWriter, "attachctl: sweep: %v\n", e)
+		fmt.Fprintf(c.App.ErrWriter, "attachctl: sweep: %s\n", escapeLine(e.Error()))
 	}
 	if sum.Removed > 0 || len(sum.Skipped) > 0 || len(sum.Failed) > 0 {
 		verb := "removed"
 		if c.Bool("dry-run") {
 			verb = "would remove"
 		}
-		summary(c, "sweep: %s %d upload%s (%d bytes), kept %d, skipped %d%s", verb, sum.Removed, plural(sum.Removed),
-			sum.Bytes, sum.Kept, len(sum.Skipped), failedNote(len(sum.Failed)))
+		summary(c, "sweep: %s %s (%s), kept %d, skipped %d%s", verb, counted(sum.Removed, "upload"),
+			humanBytes(sum.Bytes), sum.Kept, len(sum.Skipped), failedNote(len(sum.Failed)))
 	}
 	if len(sum.Failed) > 0 {
 		return exitError{exitFailed}
 	}
 	return nil
-}
-
-func plural(n int) string {
-	if n == 1 {
-		return ""
-	}
-	return "s"
 }
 
 func failedNote(n int) string {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 
 	"github.com/attachctl/attachctl/manifest"
 	"github.com/attachctl/attachctl/ops"
@@ -27,16 +28,20 @@ func init() {
 			"starts over. Paths given as arguments are sniffed in the same pass: the head for the type,\n" +
 			"the upload's own read for the BLAKE3 and the text check, so each file is read once and\n" +
 			"the records are those of `attachctl sniff PATH | attachctl upload` (--no-hash is implied).\n" +
-			"The subcommands do the same step by step.\n\n" +
-			example("attachctl sniff shots/*.png | attachctl upload --store ~/.local/state/attachctl/chat-42"),
-		Flags: []cli.Flag{
-			manifestFlag, noHashFlag,
-			&cli.IntFlag{Name: "chunk", Value: ops.DefaultChunk, Usage: "largest chunk in `BYTES`"},
-		},
+			"`upload - --name NAME` uploads standard input as one file. The subcommands do the same\n" +
+			"step by step.\n\n" +
+			example("attachctl sniff shots/*.png | attachctl upload --store ~/.local/state/attachctl/chat-42",
+				"pg_dump mydb | attachctl upload - --name mydb.sql --store ~/.local/state/attachctl/chat-42"),
+		Flags: append([]cli.Flag{
+			manifestFlag, noHashFlag, chunkFlag(),
+			&cli.StringFlag{Name: "name", Usage: "with -: the plain file `NAME` the agent is shown"},
+		}, walkFlags...),
 		Action: uploadStage,
 		Subcommands: []*cli.Command{
 			{
 				Name: "begin", Usage: "start an upload; prints {\"id\",\"offset\":0}",
+				Description: "Starts an unfinished upload in the store (made when missing) and prints its id.\n\n" +
+					example(`id=$(attachctl upload begin --store S --name report.pdf --size 1048576 | jq -r .id)`),
 				Flags: []cli.Flag{
 					&cli.StringFlag{Name: "name", Usage: "the upload's plain file `NAME`", Required: true},
 					&cli.Int64Flag{Name: "size", Value: -1, Usage: "declared size in `BYTES` (-1: left open, fixed at finish)"},
@@ -50,6 +55,9 @@ func init() {
 			},
 			{
 				Name: "chunk", Usage: "append the bytes of FILE (or standard input) at --offset; prints the status", ArgsUsage: "[FILE|-]",
+				Description: "Appends the bytes whole or not at all; the offset it prints is durable. An --offset other\n" +
+					"than the current one is upload.offset and names the current one.\n\n" +
+					example(`head -c 524288 report.pdf | attachctl upload chunk --store S --id "$id" --offset 0`),
 				Flags: []cli.Flag{idFlag, &cli.Int64Flag{Name: "offset", Usage: "the current offset", Required: true}},
 				Action: func(c *cli.Context) error {
 					if c.NArg() > 1 {
@@ -79,6 +87,8 @@ func init() {
 			},
 			{
 				Name: "status", Usage: "print {\"id\",\"name\",\"offset\",\"size\",\"finished\"}",
+				Description: "Where an upload stands: its offset is where the next chunk goes (size -1 while open).\n\n" +
+					example(`attachctl upload status --store S --id "$id" | jq .offset`),
 				Flags: []cli.Flag{idFlag},
 				Action: func(c *cli.Context) error {
 					return stepStore(c, false, func(s *ops.Store) (any, error) { return s.Status(c.String("id")) })
@@ -86,6 +96,9 @@ func init() {
 			},
 			{
 				Name: "finish", Usage: "check size and BLAKE3, publish, and print the finished record",
+				Description: "Checks the bytes received against --size and --blake3 (upload.sizeMismatch,\n" +
+					"upload.hashMismatch) and publishes the upload whole at STORE/<id>/<name>.\n\n" +
+					example(`attachctl upload finish --store S --id "$id" --blake3 "$(b3sum --no-names report.pdf)"`),
 				Flags: []cli.Flag{idFlag,
 					&cli.StringFlag{Name: "blake3", Usage: "the expected BLAKE3 in `HEX`"},
 					&cli.Int64Flag{Name: "size", Value: -1, Usage: "the expected size in `BYTES`; fixes a size left open"},
@@ -102,6 +115,9 @@ func init() {
 			},
 			{
 				Name: "abort", Usage: "remove an unfinished upload",
+				Description: "Removes an unfinished upload and its bytes; a finished one is upload.invalid (sweep\n" +
+					"removes those).\n\n" +
+					example(`attachctl upload abort --store S --id "$id"`),
 				Flags: []cli.Flag{idFlag},
 				Action: func(c *cli.Context) error {
 					return stepStore(c, false, func(s *ops.Store) (any, error) { return nil, s.Abort(c.String("id")) })
@@ -113,9 +129,18 @@ func init() {
 
 // uploadStage is `attachctl upload`: the stage over a manifest, with a bar in bytes.
 func uploadStage(c *cli.Context) error {
-	chunk := c.Int("chunk")
-	if chunk < 1 {
-		return usageError("--chunk takes a whole number of bytes of at least 1, not %d", chunk)
+	chunk, err := chunkSize(c)
+	if err != nil {
+		return err
+	}
+	fromStdin := c.NArg() == 1 && c.Args().First() == "-"
+	switch {
+	case !fromStdin && slices.Contains(c.Args().Slice(), "-"):
+		return usageError("upload - reads standard input as one file; give it alone")
+	case !fromStdin && c.IsSet("name"):
+		return usageError("--name names what upload - reads from standard input; a file's name is its own")
+	case fromStdin && c.String("name") == "":
+		return usageError("upload - needs --name NAME: the file name the agent is shown")
 	}
 	dir, err := storeDir(c)
 	if err != nil {
@@ -124,6 +149,9 @@ func uploadStage(c *cli.Context) error {
 	s, err := ops.Open(dir, true)
 	if err != nil {
 		return stepFail(c, err)
+	}
+	if fromStdin {
+		return uploadStdin(c, s, chunk)
 	}
 	bar := newBar(c, 0, "upload", "bytes")
 	ctx := c.Context
@@ -154,6 +182,44 @@ func uploadStage(c *cli.Context) error {
 		return exitError{exitFailed}
 	}
 	return err
+}
+
+// uploadStdin is `upload - --name NAME`: standard input as one file, begun, written and finished
+// as `upload begin`, `chunk` and `finish` would; its record is the finished upload's, its path the
+// finished file. An upload that fails is aborted, since standard input cannot be read again to
+// resume it.
+func uploadStdin(c *cli.Context, s *ops.Store, chunk int) error {
+	id, err := s.Begin(c.String("name"), -1)
+	if err != nil {
+		return stepFail(c, err)
+	}
+	bar := newBar(c, -1, "upload", "bytes")
+	_, err = s.Chunk(id, 0, io.TeeReader(c.App.Reader, progressWriter{bar}), int64(chunk))
+	bar.Finish()
+	var m *ops.Meta
+	if err == nil {
+		m, err = s.Finish(id, -1, "")
+	}
+	if err != nil {
+		s.Abort(id)
+		return stepFail(c, err)
+	}
+	out := manifest.NewWriter(c.App.Writer)
+	if err := out.Write(finishedRecord(s, m)); err != nil {
+		return outputFailed("upload", err)
+	}
+	if err := out.Flush(); err != nil {
+		return outputFailed("upload", err)
+	}
+	return nil
+}
+
+// progressWriter counts what passes into a bar.
+type progressWriter struct{ b *bar }
+
+func (w progressWriter) Write(p []byte) (int, error) {
+	w.b.Add(int64(len(p)))
+	return len(p), nil
 }
 
 // finishedRecord is a manifest record of a finished upload, its type sniffed from its head.
@@ -198,6 +264,6 @@ func stepStore(c *cli.Context, create bool, f func(s *ops.Store) (any, error)) e
 
 // stepFail prints "attachctl: upload: MESSAGE (CODE)" and ends with exit 1.
 func stepFail(c *cli.Context, err error) error {
-	fmt.Fprintf(c.App.ErrWriter, "attachctl: upload: %s\n", manifest.AsError(err, manifest.UploadUnreadable).Error())
+	fmt.Fprintf(c.App.ErrWriter, "attachctl: upload: %s\n", escapeLine(manifest.AsError(err, manifest.UploadUnreadable).Error()))
 	return exitError{exitFailed}
 }

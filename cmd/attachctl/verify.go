@@ -17,16 +17,20 @@ func init() {
 		Name:  "verify",
 		Usage: "re-read uploads and compare their BLAKE3; sets \"verified\"",
 		Description: "Reads a manifest and re-hashes each record's file and its finished upload (through the\n" +
-			"guarded open). --all checks every finished upload of the store instead, against its\n" +
-			"recorded hash and the store's rules (modes, links, no symlinks). --format b3sum writes\n" +
+			"guarded open). Given upload ids, or --all, it checks those uploads (every finished upload\n" +
+			"of the store) against the hash recorded when each was finished and the store's rules\n" +
+			"(modes, links, no symlinks). --format text writes one line a failure, saying which side\n" +
+			"changed and what to do, and a last line \"N ok, M failed\"; --format b3sum writes\n" +
 			"\"HASH  PATH\" lines (finished paths) that b3sum --check accepts; --check FILE reads such\n" +
-			"lines and answers as b3sum --check does. Exit 1 when anything failed.\n\n" +
-			example("attachctl verify --store S --all --format b3sum > sums.b3", "b3sum --check sums.b3"),
-		ArgsUsage: "[PATH...]",
+			"lines and answers as b3sum --check does. A summary goes to standard error unless --quiet.\n\n" +
+			example("attachctl verify --store S 01935c4e-8a31-7b6c-9e2f-0c1d2e3f4a5b",
+				"attachctl verify --store S --all --format text",
+				"attachctl verify --store S --all --format b3sum > sums.b3 && b3sum --check sums.b3"),
+		ArgsUsage: "[ID...]",
 		Flags: []cli.Flag{
 			manifestFlag,
 			&cli.BoolFlag{Name: "all", Usage: "verify every finished upload of the store"},
-			&cli.StringFlag{Name: "format", Value: "manifest", Usage: "output: manifest or b3sum"},
+			&cli.StringFlag{Name: "format", Value: "manifest", Usage: "output `FORMAT`: manifest, text or b3sum"},
 			&cli.StringFlag{Name: "check", Usage: "read b3sum lines from `FILE` (- for standard input) and check each file"},
 		},
 		Action: verifyCmd,
@@ -35,14 +39,26 @@ func init() {
 
 func verifyCmd(c *cli.Context) error {
 	format := c.String("format")
-	if format != "manifest" && format != "b3sum" {
-		return usageError("--format takes manifest or b3sum, not %q", format)
+	if format != "manifest" && format != "b3sum" && format != "text" {
+		return usageError("--format %s: the formats are manifest, text and b3sum", format)
 	}
 	if c.IsSet("check") {
 		if c.Bool("all") || c.Args().Present() || c.IsSet("format") {
-			return usageError("--check FILE goes alone, without --all, --format or paths")
+			return usageError("--check FILE goes alone, without --all, --format or ids")
 		}
 		return b3sumCheck(c, c.String("check"))
+	}
+	ids := c.Args().Slice()
+	for _, id := range ids {
+		if ops.ValidID(id) != nil {
+			return usageError("%q is not an upload id; 'attachctl ls' lists them, and a manifest goes on standard input or --manifest", id)
+		}
+	}
+	if (c.Bool("all") || len(ids) > 0) && c.IsSet("manifest") {
+		return usageError("--all and ids read the store; they take no --manifest")
+	}
+	if c.Bool("all") && len(ids) > 0 {
+		return usageError("--all checks every upload; give ids or --all, not both")
 	}
 	store, err := storeWhenNeeded(c)
 	if err != nil {
@@ -51,19 +67,17 @@ func verifyCmd(c *cli.Context) error {
 	bar := newBar(c, -1, "verify", "bytes")
 	progress := func(n int64) { bar.Add(n) }
 	l := loop{stage: "verify", bar: bar}
-	if c.Bool("all") {
-		if c.Args().Present() || c.IsSet("manifest") {
-			return usageError("--all reads the store; it takes no paths and no --manifest")
-		}
+	if c.Bool("all") || len(ids) > 0 {
 		s, err := store()
 		if err != nil {
 			report(c, manifest.AsError(err, manifest.UploadMissing))
 			return exitError{exitFailed}
 		}
-		ids, err := s.IDs()
-		if err != nil {
-			report(c, manifest.AsError(err, manifest.UploadUnreadable))
-			return exitError{exitFailed}
+		if c.Bool("all") {
+			if ids, err = s.IDs(); err != nil {
+				report(c, manifest.AsError(err, manifest.UploadUnreadable))
+				return exitError{exitFailed}
+			}
 		}
 		var total int64
 		for _, id := range ids {
@@ -94,26 +108,59 @@ func verifyCmd(c *cli.Context) error {
 			return s.VerifyRecord(rec, progress)
 		}
 	}
-	if format == "manifest" {
-		return l.toStdout(c)
-	}
-	// b3sum lines, only for uploads that verified: their recorded hash and finished path.
+	var emit func(rec *manifest.Record) error
 	out := bufio.NewWriter(c.App.Writer)
-	l.emit = func(rec *manifest.Record) error {
-		if rec.Failed() || rec.Upload == nil || rec.Verified == nil || !rec.Verified.OK {
-			return nil
+	flush := out.Flush
+	switch format {
+	case "manifest":
+		w := manifest.NewWriter(c.App.Writer)
+		emit, flush = w.Write, w.Flush
+	case "b3sum":
+		// b3sum lines, only for uploads that verified: their recorded hash and finished path.
+		emit = func(rec *manifest.Record) error {
+			if rec.Failed() || rec.Upload == nil || rec.Verified == nil || !rec.Verified.OK {
+				return nil
+			}
+			_, err := io.WriteString(out, ops.B3sumLine(rec.Verified.Blake3, rec.Upload.Path))
+			return err
 		}
-		_, err := io.WriteString(out, ops.B3sumLine(rec.Verified.Blake3, rec.Upload.Path))
-		return err
+	case "text":
+		l.reported = true
+		emit = func(rec *manifest.Record) error {
+			if !rec.Failed() {
+				return nil
+			}
+			s, _ := store()
+			_, err := fmt.Fprintln(out, escapeLine(failureInWords(s, rec)))
+			return err
+		}
+	}
+	n := 0
+	l.emit = func(rec *manifest.Record) error {
+		n++
+		return emit(rec)
 	}
 	failed, err := l.run(c)
-	if ferr := out.Flush(); err == nil && ferr != nil {
+	if err == nil && format == "text" {
+		_, err = fmt.Fprintf(out, "%d ok, %d failed\n", n-failed, failed)
+	}
+	if ferr := flush(); err == nil && ferr != nil {
 		err = outputFailed("verify", ferr)
 	}
-	if err == nil && failed > 0 {
-		err = exitError{exitFailed}
+	if err != nil {
+		return err
 	}
-	return err
+	if format != "text" {
+		if failed > 0 {
+			summary(c, "verify: %d ok, %d failed", n-failed, failed)
+		} else {
+			summary(c, "verify: %d ok", n)
+		}
+	}
+	if failed > 0 {
+		return exitError{exitFailed}
+	}
+	return nil
 }
 
 // b3sumCheck is b3sum --check: for each line, "NAME: OK" or "NAME: FAILED" on standard output
@@ -185,7 +232,7 @@ func b3sumCheck(c *cli.Context, name string) error {
 				bad++
 			}
 			if r.out == "" {
-				fmt.Fprintf(c.App.ErrWriter, "attachctl: verify: %s\n", r.msg)
+				fmt.Fprintf(c.App.ErrWriter, "attachctl: verify: %s\n", escapeLine(r.msg))
 				return nil
 			}
 			_, err := fmt.Fprintln(out, r.out)
@@ -199,10 +246,9 @@ func b3sumCheck(c *cli.Context, name string) error {
 		return outputFailed("verify", err)
 	}
 	if bad > 0 {
-		if !globalBool(c, "quiet") {
-			fmt.Fprintf(c.App.ErrWriter, "attachctl: verify: %d of %d lines failed\n", bad, lineNo)
-		}
+		summary(c, "verify: %d of %d lines failed", bad, lineNo)
 		return exitError{exitFailed}
 	}
+	summary(c, "verify: %d ok", lineNo)
 	return nil
 }

@@ -40,19 +40,25 @@ func ValidID(id string) error {
 func ValidName(name string) error {
 	switch {
 	case name == "":
-		return manifest.Errorf(manifest.UploadInvalid, "name is empty")
+		return notPlain("name is empty")
 	case len(name) > 255:
-		return manifest.Errorf(manifest.UploadInvalid, "name %.40q...: longer than 255 bytes", name)
+		return notPlain("name %.40q...: longer than 255 bytes", name)
 	case !utf8.ValidString(name):
-		return manifest.Errorf(manifest.UploadInvalid, "name %q: not valid UTF-8", name)
+		return notPlain("name %q: not valid UTF-8", name)
 	case strings.ContainsAny(name, "/\x00"):
-		return manifest.Errorf(manifest.UploadInvalid, "name %q: contains a slash or NUL", name)
+		return notPlain("name %q: contains a slash or NUL", name)
 	case name == "." || name == "..":
-		return manifest.Errorf(manifest.UploadInvalid, "name %q: not a plain name", name)
+		return notPlain("name %q: not a plain name", name)
 	case name == MetaName || name == UsedName:
 		return manifest.Errorf(manifest.UploadInvalid, "name %q: reserved by the store", name)
 	}
 	return nil
+}
+
+// notPlain refuses a name in words that state SPEC section 5's rule, the same words as a path
+// that is not UTF-8 (file.badName).
+func notPlain(format string, args ...any) error {
+	return manifest.Errorf(manifest.UploadInvalid, format+"; "+manifest.PlainRule, args...)
 }
 
 // CheckHex normalises an expected BLAKE3: "" or 64 hex digits, in lower case (upload.invalid

@@ -1,6 +1,4 @@
-//go:build unix
-
-package ops
+package acp
 
 import (
 	"bytes"
@@ -17,6 +15,7 @@ import (
 	"time"
 
 	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/ops"
 	"github.com/zeebo/blake3"
 )
 
@@ -77,9 +76,9 @@ func rsPrompt(t *testing.T, recs []*manifest.Record, text string) []byte {
 	return b
 }
 
-func rsUsed(t *testing.T, s *Store, id string) bool {
+func rsUsed(t *testing.T, s *ops.Store, id string) bool {
 	t.Helper()
-	_, err := os.Lstat(filepath.Join(s.UploadDir(id), UsedName))
+	_, err := os.Lstat(filepath.Join(s.UploadDir(id), ops.UsedName))
 	return err == nil
 }
 
@@ -94,7 +93,7 @@ func TestResolveFiftyScreenshots(t *testing.T) {
 		recs[i] = rsPut(t, s, fmt.Sprintf("shot-%02d.png", i), "image/png", srcs[i])
 	}
 	in := rsPrompt(t, recs, "What changed between these?")
-	res, err := s.Resolve(in, ResolveOptions{Caps: Caps{Image: true}})
+	res, err := Resolve(in, Local(s), Options{Caps: Caps{Image: true}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,7 +162,7 @@ func TestResolveBigImageAndBinary(t *testing.T) {
 		rsPut(t, s, "blob.bin", "application/octet-stream", bin),
 		rsPut(t, s, "small.png", "image/png", small),
 	}
-	res, err := s.Resolve(rsPrompt(t, recs, ""), ResolveOptions{Caps: Caps{Image: true}})
+	res, err := Resolve(rsPrompt(t, recs, ""), Local(s), Options{Caps: Caps{Image: true}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -202,7 +201,7 @@ func TestResolveSniffsContent(t *testing.T) {
 	s := testStore(t)
 	fake := rsPut(t, s, "fake.png", "image/png", []byte("just text, not a PNG\n"))
 	real := rsPut(t, s, "real.dat", "application/octet-stream", rsPNG(t, 2048, 9))
-	res, err := s.Resolve(rsPrompt(t, []*manifest.Record{fake, real}, ""), ResolveOptions{Caps: Caps{Image: true}})
+	res, err := Resolve(rsPrompt(t, []*manifest.Record{fake, real}, ""), Local(s), Options{Caps: Caps{Image: true}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -222,12 +221,12 @@ func TestResolveCaps(t *testing.T) {
 	img := rsPut(t, s, "a.png", "image/png", rsPNG(t, 4096, 1))
 	txt := rsPut(t, s, "notes.md", "text/plain", []byte("# Notes\nhé <b> & \"quoted\"\n"))
 	big := rsPut(t, s, "big.txt", "text/plain", bytes.Repeat([]byte("x"), DefaultEmbedMax+1))
-	wav := append([]byte("RIFF\x24\x08\x00\x00WAVEfmt \x10\x00\x00\x00\x01\x00\x01\x00\x44\xac\x00\x00\x88\x58\x01\x00\x02\x00\x10\x00data\x00\x08\x00\x00"), make([]byte, 2048)...)
+	wav := rsWAV(2048)
 	aud := rsPut(t, s, "a.wav", "audio/wav", wav)
 	in := rsPrompt(t, []*manifest.Record{img, txt, big, aud}, "look")
 
 	t.Run("no image", func(t *testing.T) {
-		res, err := s.Resolve(in, ResolveOptions{Caps: Caps{}})
+		res, err := Resolve(in, Local(s), Options{Caps: Caps{}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -245,7 +244,7 @@ func TestResolveCaps(t *testing.T) {
 		}
 	})
 	t.Run("audio and embeddedContext", func(t *testing.T) {
-		res, err := s.Resolve(in, ResolveOptions{Caps: Caps{Image: true, Audio: true, EmbeddedContext: true}})
+		res, err := Resolve(in, Local(s), Options{Caps: Caps{Image: true, Audio: true, EmbeddedContext: true}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -285,7 +284,7 @@ func TestResolvePassThrough(t *testing.T) {
 	  {"type":"resource_link","uri":"acpmux-upload:%s","name":"b.bin","title":"T","x-own":"kept","_meta":{"acpmux":{"upload":{"uploadId":%[2]q,"fileName":"b.bin"}}}},
 	  {"type":"resource_link","uri":"https://example.com/x","name":"x"}
 	]}}`, img.Upload.ID, bin.Upload.ID)
-	res, err := s.Resolve([]byte(in), ResolveOptions{Caps: Caps{Image: true}})
+	res, err := Resolve([]byte(in), Local(s), Options{Caps: Caps{Image: true}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -311,8 +310,8 @@ func TestResolvePassThrough(t *testing.T) {
 	for _, want := range []string{
 		`{"type":"text","text":"hi","annotations":{"priority":0.5}}`,
 		`{"type":"image","mimeType":"image/png","data":"iVBORw0KGgo`,
-		`=","annotations":{"audience":["user"]},"_meta":{"mine":{"k":1},"acpmux":{"upload":{"uploadId":"` + img.Upload.ID + `","fileName":"a.png"},"other":true}}}`,
-		`{"type":"resource_link","uri":"` + fileURI(bin.Upload.Path) + `","name":"b.bin","mimeType":"application/octet-stream","size":300,"title":"T","x-own":"kept","_meta":{"acpmux":{"upload":{"uploadId":"` + bin.Upload.ID + `","fileName":"b.bin"}}}}`,
+		`=","annotations":{"audience":["user"]},"_meta":{"mine":{"k":1},"acpmux":{"other":true}}}`,
+		`{"type":"resource_link","uri":"` + fileURI(bin.Upload.Path) + `","name":"b.bin","mimeType":"application/octet-stream","size":300,"title":"T","x-own":"kept"}`,
 		`{"type":"resource_link","uri":"https://example.com/x","name":"x"}`,
 	} {
 		if !bytes.Contains(doc, []byte(want)) {
@@ -376,7 +375,7 @@ func TestResolveRefusals(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			// The good reference comes first: a refusal anywhere refuses the whole prompt.
 			in := `{"sessionId":"s","prompt":[` + img(id, "good.png") + `,` + c.block + `]}`
-			res, err := s.Resolve([]byte(in), ResolveOptions{Caps: Caps{Image: true}})
+			res, err := Resolve([]byte(in), Local(s), Options{Caps: Caps{Image: true}})
 			if res != nil || err == nil {
 				t.Fatalf("resolved; want %s", c.code)
 			}
@@ -404,7 +403,7 @@ func TestResolveSymlinks(t *testing.T) {
 	if err := os.Symlink(a.Upload.Path, b.Upload.Path); err != nil {
 		t.Fatal(err)
 	}
-	_, err := s.Resolve(rsPrompt(t, []*manifest.Record{b}, ""), ResolveOptions{})
+	_, err := Resolve(rsPrompt(t, []*manifest.Record{b}, ""), Local(s), Options{})
 	if manifest.CodeOf(err) != manifest.UploadUnreadable {
 		t.Fatalf("symlinked file: %v", err)
 	}
@@ -418,7 +417,7 @@ func TestResolveNotAPrompt(t *testing.T) {
 		`{"jsonrpc":"2.0","id":1,"method":"session/cancel","params":{"sessionId":"s","prompt":[]}}`,
 		`{"jsonrpc":"2.0","id":1,"method":"session/prompt"}`, "{\"sessionId\":\"\xff\",\"prompt\":[]}",
 	} {
-		_, err := s.Resolve([]byte(in), ResolveOptions{})
+		_, err := Resolve([]byte(in), Local(s), Options{})
 		if manifest.CodeOf(err) != manifest.ManifestInvalid {
 			t.Errorf("%q: %v, want manifest.invalid", in, err)
 		}
@@ -428,8 +427,8 @@ func TestResolveNotAPrompt(t *testing.T) {
 // Every refusal is reported, not only the first.
 func TestResolveReportsEveryRefusal(t *testing.T) {
 	s := testStore(t)
-	in := `{"sessionId":"s","prompt":[{"type":"resource","resource":{"uri":"x","text":""}},{"type":"text","text":"ok"},{"type":"image","uri":"x","mimeType":"image/png","data":""}]}`
-	_, err := s.Resolve([]byte(in), ResolveOptions{})
+	in := `{"sessionId":"s","prompt":[{"type":"text","Text":"x","text":"ok"},{"type":"text","text":"ok"},{"type":"image","uri":"x","mimeType":"image/png","data":""}]}`
+	_, err := Resolve([]byte(in), Local(s), Options{})
 	var joined interface{ Unwrap() []error }
 	if !errors.As(err, &joined) || len(joined.Unwrap()) != 2 {
 		t.Fatalf("want two refusals, got %v", err)
@@ -439,14 +438,11 @@ func TestResolveReportsEveryRefusal(t *testing.T) {
 // --max-message counts the whole output with inline data as base64.
 func TestResolveMaxMessage(t *testing.T) {
 	s := testStore(t)
-	var recs []*manifest.Record
-	for i := 0; i < 4; i++ {
-		recs = append(recs, rsPut(t, s, fmt.Sprintf("s%d.png", i), "image/png", rsPNG(t, 30000, uint64(i))))
-	}
+	recs := rsShots(t, s, 4, 30000, "s%d.png")
 	in := rsPrompt(t, recs, "")
 	// Room for two images' base64 (40000 bytes each) and the links, not three.
 	const max = 2*40000 + 4000
-	res, err := s.Resolve(in, ResolveOptions{Caps: Caps{Image: true}, MaxMessage: max})
+	res, err := Resolve(in, Local(s), Options{Caps: Caps{Image: true}, MaxMessage: max})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -461,7 +457,7 @@ func TestResolveMaxMessage(t *testing.T) {
 	}
 	// Links alone past one message: upload.tooMany, nothing marked.
 	fresh := rsPut(t, s, "fresh.png", "image/png", rsPNG(t, 2048, 99))
-	_, err = s.Resolve(rsPrompt(t, []*manifest.Record{fresh}, strings.Repeat("x", 400)), ResolveOptions{MaxMessage: 300})
+	_, err = Resolve(rsPrompt(t, []*manifest.Record{fresh}, strings.Repeat("x", 400)), Local(s), Options{MaxMessage: 300})
 	if manifest.CodeOf(err) != manifest.UploadTooMany {
 		t.Fatalf("%v, want upload.tooMany", err)
 	}
@@ -474,12 +470,12 @@ func TestResolveMaxMessage(t *testing.T) {
 		many = append(many, rsPut(t, s, fmt.Sprintf("b%02d.bin", i), "", rsBytes(10, uint64(i))))
 	}
 	in = rsPrompt(t, many, "")
-	full, err := s.Resolve(in, ResolveOptions{})
+	full, err := Resolve(in, Local(s), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	limit := int64(len(rsOutput(t, full))) - 1500
-	res, err = s.Resolve(in, ResolveOptions{MaxMessage: limit})
+	res, err = Resolve(in, Local(s), Options{MaxMessage: limit})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -489,7 +485,7 @@ func TestResolveMaxMessage(t *testing.T) {
 		t.Fatalf("listed %d of 30 in %d bytes (limit %d)", res.ContextListed, len(doc), limit)
 	}
 	blocks = rsBlocks(t, doc)
-	if !strings.Contains(blocks[len(blocks)-1].Text, fmt.Sprintf("and %d more by path", 30-res.ContextListed)) {
+	if !strings.Contains(blocks[len(blocks)-1].Text, fmt.Sprintf("\n- and %d more", 30-res.ContextListed)) {
 		t.Fatalf("truncated context block does not say so: %s", blocks[len(blocks)-1].Text)
 	}
 }
@@ -498,31 +494,31 @@ func TestResolveMaxMessage(t *testing.T) {
 func TestResolveMarkerFails(t *testing.T) {
 	s := testStore(t)
 	rec := rsPut(t, s, "a.bin", "", rsBytes(10, 1))
-	saved := markUsed
-	defer func() { markUsed = saved }()
-	markUsed = func(s *Store, ids []string, at time.Time) error {
-		return manifest.Errorf(manifest.UploadMissing, "upload %s: swept", ids[0])
-	}
-	res, err := s.Resolve(rsPrompt(t, []*manifest.Record{rec}, ""), ResolveOptions{})
+	u := failMark{Local(s), manifest.Errorf(manifest.UploadMissing, "upload %s: swept", rec.Upload.ID)}
+	res, err := Resolve(rsPrompt(t, []*manifest.Record{rec}, ""), u, Options{})
 	if res != nil || manifest.CodeOf(err) != manifest.UploadMissing {
 		t.Fatalf("%v", err)
 	}
 }
 
+// failMark is Uploads whose MarkUsed fails with err.
+type failMark struct {
+	Uploads
+	err error
+}
+
+func (f failMark) MarkUsed([]string, time.Time) error { return f.err }
+
 // BenchmarkResolveFifty resolves the 50-screenshot prompt: 12 inline, 38 by path.
 func BenchmarkResolveFifty(b *testing.B) {
 	s := testStore(b)
-	recs := make([]*manifest.Record, 50)
-	for i := range recs {
-		recs[i] = rsPut(b, s, fmt.Sprintf("shot-%02d.png", i), "image/png", rsPNG(b, 819200, uint64(i)))
-	}
-	in, err := Prompt(recs, PromptOptions{Session: "s", Text: "What changed?", HasText: true})
+	in, err := Prompt(rsShots(b, s, 50, 819200, "shot-%02d.png"), PromptOptions{Session: "s", Text: "What changed?", HasText: true})
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		res, err := s.Resolve(in, ResolveOptions{Caps: Caps{Image: true}})
+		res, err := Resolve(in, Local(s), Options{Caps: Caps{Image: true}})
 		if err != nil || res.Inline != 12 {
 			b.Fatal(err)
 		}
@@ -569,7 +565,7 @@ func TestResolveWriteToChecksTheFile(t *testing.T) {
 			s := testStore(t)
 			src := rsPNG(t, 300000, 7) // more than a few chunks
 			rec := rsPut(t, s, "a.png", "image/png", src)
-			res, err := s.Resolve(rsPrompt(t, []*manifest.Record{rec}, "hi"), ResolveOptions{Caps: Caps{Image: true}})
+			res, err := Resolve(rsPrompt(t, []*manifest.Record{rec}, "hi"), Local(s), Options{Caps: Caps{Image: true}})
 			if err != nil || res.Inline != 1 {
 				t.Fatalf("%v, inline %d", err, res.Inline)
 			}

@@ -1,7 +1,12 @@
-package ops
+// Package acp is attachctl's side of the Agent Client Protocol (SPEC section 6): the prompt
+// that names uploads by reference (Prompt), and resolve, which reads such a prompt as untrusted
+// input and turns it into what an agent can use (Resolve). It checks the prompt's JSON (exact
+// keys, ACP's content block shapes), plans what goes inline within the message's limits, and
+// streams the resolved document. Of the store it needs only what Uploads declares: a guarded open
+// of finished uploads and the .used marker, so that any store backend can serve it.
+package acp
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/ops"
 )
 
 // PromptOptions tune Prompt.
@@ -72,10 +78,10 @@ func ReferenceBlock(rec *manifest.Record) (json.RawMessage, error) {
 		return nil, manifest.Errorf(manifest.UploadMissing, "%s: not uploaded (the record has no upload)", rec.Path)
 	}
 	id, name := rec.Upload.ID, UploadName(rec)
-	if err := ValidID(id); err != nil {
+	if err := ops.ValidID(id); err != nil {
 		return nil, manifest.Errorf(manifest.UploadInvalid, "%s: %s", rec.Path, err.(*manifest.Error).Message)
 	}
-	if err := ValidName(name); err != nil {
+	if err := ops.ValidName(name); err != nil {
 		return nil, manifest.Errorf(manifest.UploadInvalid, "%s: %s", rec.Path, err.(*manifest.Error).Message)
 	}
 	type ref struct {
@@ -165,15 +171,4 @@ func RequestID(s string) json.RawMessage {
 	}
 	b, _ := json.Marshal(s)
 	return b
-}
-
-// marshal is json.Marshal without HTML escaping, so that <, > and & stay as they are.
-func marshal(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }

@@ -1,11 +1,10 @@
-//go:build unix
-
-package ops
+package acp
 
 import (
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
+	"fmt"
 	"hash/crc32"
 	"image"
 	"image/color"
@@ -15,9 +14,9 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/ops"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
@@ -54,6 +53,21 @@ func rsPNG(t testing.TB, size int, seed uint64) []byte {
 	return out
 }
 
+// rsWAV is a WAV file's header and n bytes of silence: audio by its content.
+func rsWAV(n int) []byte {
+	return append([]byte("RIFF\x24\x08\x00\x00WAVEfmt \x10\x00\x00\x00\x01\x00\x01\x00\x44\xac\x00\x00\x88\x58\x01\x00\x02\x00\x10\x00data\x00\x08\x00\x00"), make([]byte, n)...)
+}
+
+// rsShots uploads n PNGs of size bytes named like screenshots (name a printf pattern of the index).
+func rsShots(t testing.TB, s *ops.Store, n, size int, name string) []*manifest.Record {
+	t.Helper()
+	recs := make([]*manifest.Record, n)
+	for i := range recs {
+		recs[i] = rsPut(t, s, fmt.Sprintf(name, i), "image/png", rsPNG(t, size, uint64(i)))
+	}
+	return recs
+}
+
 // rsBytes is size random bytes: a binary file.
 func rsBytes(size int, seed uint64) []byte {
 	b := make([]byte, size)
@@ -69,12 +83,28 @@ func rsFill(b []byte, seed uint64) {
 	rand.NewChaCha8(key).Read(b)
 }
 
-// rsPut lays out a finished upload as the package doc says (folders 0700, files 0600) and
-// returns a manifest record that names it, as upload would have written it.
-func rsPut(t testing.TB, s *Store, name, mime string, data []byte) *manifest.Record {
+// testStore is a new store in a test's temporary folder, named like a chat.
+func testStore(t testing.TB) *ops.Store {
 	t.Helper()
-	id := putFinished(t, s, name, data, time.Now())
-	m, err := s.ReadMeta(id)
+	s, err := ops.Open(filepath.Join(t.TempDir(), "chat-1"), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// rsPut uploads data as name through the store's own begin, chunk and finish, and returns a
+// manifest record that names it, as upload would have written it.
+func rsPut(t testing.TB, s *ops.Store, name, mime string, data []byte) *manifest.Record {
+	t.Helper()
+	id, err := s.Begin(name, int64(len(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Chunk(id, 0, bytes.NewReader(data), int64(len(data))); err != nil {
+		t.Fatal(err)
+	}
+	m, err := s.Finish(id, int64(len(data)), "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +125,7 @@ var (
 func rsValidate(t testing.TB, doc []byte) {
 	t.Helper()
 	rsSchemaOnce.Do(func() {
-		path, _ := filepath.Abs("../testdata/acp/schema.json")
+		path, _ := filepath.Abs("../../testdata/acp/schema.json")
 		f, err := os.Open(path)
 		if err != nil {
 			rsSchemaErr = err

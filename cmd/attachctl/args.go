@@ -1,0 +1,180 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+	"github.com/xrash/smetrics"
+)
+
+// usage is a usage error found before anything runs: one line saying what to fix, and a hint
+// naming the help to read. It is printed on standard error and ends the run with exit 2.
+type usage struct {
+	msg  string // without the "attachctl: " prefix
+	help string // the command line whose --help explains, e.g. "attachctl sniff"
+}
+
+func (u *usage) Error() string { return u.msg }
+
+// normalizeArgs checks the command line against the commands' flags before urfave/cli sees it, and
+// rewrites it so that flags may follow paths, as with GNU tools: at each level (the app, a
+// command, a subcommand) the flags, with their values, move before the positional arguments, which
+// follow a "--" so that none of them is ever taken for a flag. "--" ends the flags. It also turns
+// `help CMD [SUB]` into `CMD [SUB] --help`, so that both print the same.
+//
+// urfave/cli alone stops at the first positional argument (`upload a.png --store S` uploads
+// "--store" and "S" as files) and prints the whole help on standard output for an unknown flag or
+// a missing required one; everything that it would get wrong is caught here instead, with one
+// line on standard error and exit 2, before anything is done.
+func normalizeArgs(app *cli.App, args []string) ([]string, error) {
+	if len(args) == 0 {
+		return args, nil
+	}
+	// Shell completion passes a half-typed line: urfave/cli reads it leniently, so do not judge it.
+	if args[len(args)-1] == "--generate-bash-completion" {
+		return args, nil
+	}
+	root := &cli.Command{Name: app.Name, Flags: append(append([]cli.Flag(nil), app.Flags...), cli.VersionFlag), Subcommands: app.Commands}
+	return levelArgs(app.Name, root, args[:1], args[1:])
+}
+
+// levelArgs rewrites the arguments of one level: cmd (named by path, e.g. "attachctl upload") was
+// given tokens; out holds what precedes them.
+func levelArgs(path string, cmd *cli.Command, out, tokens []string) ([]string, error) {
+	var flags, pos []string
+	seen := map[string]bool{}
+	for i := 0; i < len(tokens); i++ {
+		t := tokens[i]
+		if t == "--" {
+			pos = append(pos, tokens[i+1:]...)
+			break
+		}
+		if len(t) > 1 && t[0] == '-' {
+			name, _, hasValue := strings.Cut(strings.TrimLeft(t, "-"), "=")
+			f := findFlag(cmd.Flags, name)
+			if f == nil || strings.HasPrefix(t, "---") {
+				return nil, unknownFlag(path, cmd, t)
+			}
+			flags = append(flags, t)
+			if takesValue(f) && !hasValue {
+				if i+1 == len(tokens) {
+					return nil, &usage{fmt.Sprintf("%s needs a value", dashed(f.Names()[0])), path}
+				}
+				i++
+				flags = append(flags, tokens[i])
+			}
+			seen[f.Names()[0]] = true
+			continue
+		}
+		if len(pos) == 0 && len(cmd.Subcommands) > 0 {
+			if t == "help" || t == "h" && path == cmd.Name {
+				// `help CMD [SUB]` is `CMD [SUB] --help`; `help` alone is the level's own help.
+				rest := append(append([]string(nil), tokens[i+1:]...), "--help")
+				return levelArgs(path, cmd, append(out, flags...), rest)
+			}
+			sub := cmd.Command(t)
+			if sub == nil && path == cmd.Name {
+				return nil, unknownCommand(path, cmd, t)
+			}
+			if sub != nil {
+				return levelArgs(path+" "+sub.Name, sub, append(append(out, flags...), t), tokens[i+1:])
+			}
+		}
+		pos = append(pos, t)
+	}
+	if !seen["help"] {
+		for _, f := range cmd.Flags {
+			if r, ok := f.(cli.RequiredFlag); ok && r.IsRequired() && !seen[f.Names()[0]] {
+				return nil, &usage{fmt.Sprintf("%s needs %s", strings.TrimPrefix(path, "attachctl "), flagWithValue(f)), path}
+			}
+		}
+	}
+	out = append(out, flags...)
+	if len(pos) > 0 && cmd.Command(pos[0]) != nil {
+		// A file named like a subcommand, given after --: urfave/cli would run the subcommand.
+		pos = append([]string{"./" + pos[0]}, pos[1:]...)
+	}
+	if len(pos) > 0 {
+		out = append(append(out, "--"), pos...)
+	}
+	return out, nil
+}
+
+// findFlag returns the flag of flags (or the help flag) that has name, or nil.
+func findFlag(flags []cli.Flag, name string) cli.Flag {
+	for _, f := range flags {
+		for _, n := range f.Names() {
+			if n == name {
+				return f
+			}
+		}
+	}
+	for _, n := range cli.HelpFlag.Names() {
+		if n == name {
+			return cli.HelpFlag
+		}
+	}
+	return nil
+}
+
+func takesValue(f cli.Flag) bool {
+	d, ok := f.(cli.DocGenerationFlag)
+	return ok && d.TakesValue()
+}
+
+func dashed(name string) string {
+	if len(name) == 1 {
+		return "-" + name
+	}
+	return "--" + name
+}
+
+// flagWithValue is "--name VALUE" as the help shows it.
+func flagWithValue(f cli.Flag) string {
+	s := dashed(f.Names()[0])
+	if takesValue(f) {
+		s += " " + strings.ToUpper(strings.ReplaceAll(f.Names()[0], "-", "_"))
+		if d, ok := f.(cli.DocGenerationFlag); ok {
+			if i := strings.IndexByte(d.GetUsage(), '`'); i >= 0 {
+				if j := strings.IndexByte(d.GetUsage()[i+1:], '`'); j >= 0 {
+					s = dashed(f.Names()[0]) + " " + d.GetUsage()[i+1:i+1+j]
+				}
+			}
+		}
+	}
+	return s
+}
+
+func unknownFlag(path string, cmd *cli.Command, given string) error {
+	name, _, _ := strings.Cut(strings.TrimLeft(given, "-"), "=")
+	msg := fmt.Sprintf("unknown flag %s", escapeLine(given))
+	if s := cli.SuggestFlag(cmd.Flags, name, false); s != "" && similar(strings.TrimLeft(s, "-"), name) {
+		msg += "; did you mean " + s + "?"
+	} else {
+		msg += "; a path that begins with - goes after --, as in: " + path + " -- " + escapeLine(given)
+	}
+	return &usage{msg, path}
+}
+
+func unknownCommand(path string, cmd *cli.Command, given string) error {
+	msg := fmt.Sprintf("unknown command %q", given)
+	best, score := "", 0.0
+	for _, c := range cmd.Subcommands {
+		for _, n := range c.Names() {
+			if s := similarity(n, given); s > score {
+				best, score = n, s
+			}
+		}
+	}
+	if score >= 0.7 {
+		msg += "; did you mean " + best + "?"
+	}
+	return &usage{msg, path}
+}
+
+// similar reports whether a suggestion is close enough to what was typed to be worth offering:
+// urfave/cli suggests its nearest name however far it is, which offers --store for --x.
+func similar(a, b string) bool { return similarity(a, b) >= 0.7 }
+
+func similarity(a, b string) float64 { return smetrics.JaroWinkler(a, b, 0.7, 4) }

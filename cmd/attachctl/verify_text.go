@@ -1,0 +1,92 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/ops"
+)
+
+// failureInWords is verify --format text's line for a failed record: what is wrong, in words a
+// person can act on. A mismatch says which side changed: the upload (its bytes no longer hash to
+// what was recorded when it was finished: corrupted, re-upload) or the source file (edited after
+// the upload was made: the upload is intact). s may be nil when the store could not be opened.
+func failureInWords(s *ops.Store, rec *manifest.Record) string {
+	e := rec.Error
+	switch e.Code {
+	case manifest.VerifyMismatch:
+		if rec.Upload == nil {
+			break
+		}
+		if s == nil || uploadChanged(s, rec) {
+			return fmt.Sprintf("%s: upload corrupted: its bytes no longer match the BLAKE3 recorded when it was finished; re-upload it from the source (upload %s)",
+				manifest.Quote(rec.Upload.Path), rec.Upload.ID)
+		}
+		return fmt.Sprintf("%s: the source file was edited after it was uploaded; upload %s is intact and holds the old version: upload the file again to send the new one",
+			manifest.Quote(rec.Path), rec.Upload.ID)
+	case manifest.UploadUnreadable:
+		if fix := permissionFix(rec); fix != "" {
+			return fmt.Sprintf("%s: permissions changed; restore them with %s", manifest.Quote(uploadFolder(rec)), fix)
+		}
+	case manifest.UploadMissing:
+		if rec.Upload != nil {
+			return fmt.Sprintf("%s: upload %s is not in the store (swept, removed, or another store's); upload the file again", manifest.Quote(rec.Path), rec.Upload.ID)
+		}
+	case manifest.FileMissing:
+		if rec.Upload != nil {
+			return fmt.Sprintf("%s: the source file is gone; upload %s was not compared with it", manifest.Quote(rec.Path), rec.Upload.ID)
+		}
+	}
+	return e.Error()
+}
+
+// uploadChanged reports whether the upload's bytes are what changed: what was read from it is not
+// the hash recorded when it was finished (or its size was not, and so nothing was recorded as read).
+func uploadChanged(s *ops.Store, rec *manifest.Record) bool {
+	meta, err := s.ReadMeta(rec.Upload.ID)
+	return err != nil || rec.Verified == nil || rec.Verified.Blake3 != meta.Blake3
+}
+
+// uploadFolder is the folder of the record's upload: verify --all's records of an upload whose
+// metadata cannot be read carry only that folder as their path.
+func uploadFolder(rec *manifest.Record) string {
+	if rec.Upload != nil {
+		return filepath.Dir(rec.Upload.Path)
+	}
+	return rec.Path
+}
+
+// permissionFix is the chmod that gives an upload back the modes the store requires, when its
+// folder or files have other ones; "" when the modes are right (the failure is something else).
+func permissionFix(rec *manifest.Record) string {
+	dir := uploadFolder(rec)
+	if fi, err := os.Lstat(dir); err != nil || !fi.IsDir() {
+		return ""
+	} else if fi.Mode().Perm() != ops.DirMode {
+		return "chmod 700 " + shellQuote(dir)
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return ""
+	}
+	for _, ent := range ents {
+		fi, err := ent.Info()
+		if err == nil && fi.Mode().IsRegular() && fi.Mode().Perm() != ops.FileMode {
+			return "chmod 600 " + shellQuote(filepath.Join(dir, ent.Name()))
+		}
+	}
+	return ""
+}
+
+// shellQuote quotes a path for a command line a person copies, when it needs quoting.
+func shellQuote(p string) string {
+	for _, r := range p {
+		if !(r == '/' || r == '.' || r == '-' || r == '_' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') {
+			return "'" + strings.ReplaceAll(p, "'", `'\''`) + "'"
+		}
+	}
+	return p
+}

@@ -1,0 +1,273 @@
+package acp
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+)
+
+// knownKeys are the keys ACP (v1) and acpmux give a meaning to in the objects a prompt, its
+// JSON-RPC envelope and an initialize response are made of. Go's encoding/json, and decoders like
+// it, match keys without regard to case, the last one winning: a key that equals one of these in
+// another case ("URI", "Type", "_Meta") would mean one thing to resolve and another to the agent,
+// so it is refused wherever it appears.
+var knownKeys = func() map[string]string {
+	m := map[string]string{}
+	for _, k := range []string{
+		// JSON-RPC 2.0
+		"jsonrpc", "id", "method", "params", "result", "error", "code", "message",
+		// session/prompt params and content blocks
+		"sessionId", "prompt", "type", "text", "data", "mimeType", "uri", "name", "title",
+		"description", "size", "annotations", "audience", "priority", "lastModified", "resource",
+		"blob", metaKey,
+		// acpmux's _meta
+		acpmuxKey, uploadKey, uploadIDKey, fileNameKey, contextKey,
+		// initialize
+		"protocolVersion", "agentCapabilities", "promptCapabilities", "image", "audio", "embeddedContext",
+	} {
+		m[strings.ToLower(k)] = k
+	}
+	return m
+}()
+
+// keyError is a key refused by the exact-key rule or seen twice in one object; at is where, as a
+// dotted path from the object parsed ("" for its own keys).
+type keyError struct {
+	at, key, known string // known is set for a case variant
+}
+
+func (e *keyError) Error() string {
+	where := ""
+	if e.at != "" {
+		where = " in " + e.at
+	}
+	if e.known != "" {
+		return fmt.Sprintf("key %q%s is %q in another case: keys are matched exactly", e.key, where, e.known)
+	}
+	return fmt.Sprintf("key %q appears twice%s", e.key, where)
+}
+
+// checkKey refuses a key seen before in its object, or a case variant of a known key.
+func checkKey(k string, seen map[string]bool, at string) error {
+	if seen[k] {
+		return &keyError{at: at, key: k}
+	}
+	seen[k] = true
+	if known, ok := knownKeys[strings.ToLower(k)]; ok && known != k {
+		return &keyError{at: at, key: k, known: known}
+	}
+	return nil
+}
+
+// isKeyError tells a refused key from JSON that is not a prompt at all.
+func isKeyError(err error) bool {
+	var ke *keyError
+	return errors.As(err, &ke)
+}
+
+// object is a JSON object with its fields in order and their values raw, so that what resolve
+// does not model passes through byte for byte.
+type object []field
+
+type field struct {
+	key string
+	val json.RawMessage
+}
+
+// parseObject reads one JSON object, checking every key in it at any depth (checkKey): untrusted
+// input could otherwise mean one thing here and another to the agent. The values come compacted.
+// The values of the fields named in later are not looked into: the caller parses them itself, so
+// that a refusal can name the prompt block it is in.
+func parseObject(raw []byte, later ...string) (object, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	t, err := dec.Token()
+	if err != nil {
+		return nil, describeJSON(err)
+	}
+	if d, ok := t.(json.Delim); !ok || d != '{' {
+		return nil, fmt.Errorf("not a JSON object")
+	}
+	o := object{}
+	seen := map[string]bool{}
+	for dec.More() {
+		kt, err := dec.Token()
+		if err != nil {
+			return nil, describeJSON(err)
+		}
+		key := kt.(string)
+		if err := checkKey(key, seen, ""); err != nil {
+			return nil, err
+		}
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, describeJSON(err)
+		}
+		if (v[0] == '{' || v[0] == '[') && !slices.Contains(later, key) {
+			if err := walkKeys(v, key); err != nil {
+				return nil, err
+			}
+		}
+		var c bytes.Buffer // one line out, whatever the input's layout
+		if err := json.Compact(&c, v); err != nil {
+			return nil, describeJSON(err)
+		}
+		o = append(o, field{key, c.Bytes()})
+	}
+	if _, err := dec.Token(); err != nil {
+		return nil, describeJSON(err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, fmt.Errorf("more than one JSON value")
+	}
+	return o, nil
+}
+
+// walkKeys checks the keys of every object inside the JSON value raw (valid JSON), which is at at.
+func walkKeys(raw []byte, at string) error {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	return walkValue(dec, at)
+}
+
+func walkValue(dec *json.Decoder, at string) error {
+	t, err := dec.Token()
+	if err != nil {
+		return describeJSON(err)
+	}
+	d, ok := t.(json.Delim)
+	if !ok {
+		return nil
+	}
+	if d == '{' {
+		seen := map[string]bool{}
+		for dec.More() {
+			kt, err := dec.Token()
+			if err != nil {
+				return describeJSON(err)
+			}
+			k := kt.(string)
+			if err := checkKey(k, seen, at); err != nil {
+				return err
+			}
+			if err := walkValue(dec, at+"."+k); err != nil {
+				return err
+			}
+		}
+	} else {
+		for i := 0; dec.More(); i++ {
+			if err := walkValue(dec, fmt.Sprintf("%s[%d]", at, i)); err != nil {
+				return err
+			}
+		}
+	}
+	_, err = dec.Token() // the closing delimiter
+	return err
+}
+
+func describeJSON(err error) error {
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return fmt.Errorf("not JSON: unexpected end")
+	}
+	return fmt.Errorf("not JSON: %v", err)
+}
+
+func (o object) get(k string) (json.RawMessage, bool) {
+	for _, f := range o {
+		if f.key == k {
+			return f.val, true
+		}
+	}
+	return nil, false
+}
+
+func (o object) has(k string) bool { _, ok := o.get(k); return ok }
+
+// str reads field k as a string.
+func (o object) str(k string, s *string) error {
+	raw, ok := o.get(k)
+	if !ok {
+		return fmt.Errorf("no %q", k)
+	}
+	return json.Unmarshal(raw, s)
+}
+
+func (o object) clone() object { return append(object(nil), o...) }
+
+// set replaces field k in place, or appends it.
+func (o *object) set(k string, v json.RawMessage) {
+	for i := range *o {
+		if (*o)[i].key == k {
+			(*o)[i].val = v
+			return
+		}
+	}
+	*o = append(*o, field{k, v})
+}
+
+func (o object) with(k string, v json.RawMessage) object {
+	c := o.clone()
+	c.set(k, v)
+	return c
+}
+
+// without is o less field k (a copy when k is there).
+func (o object) without(k string) object {
+	for i := range o {
+		if o[i].key == k {
+			return append(append(object(nil), o[:i]...), o[i+1:]...)
+		}
+	}
+	return o
+}
+
+// marshal is the object as compact JSON.
+func (o object) marshal() []byte {
+	b := []byte{'{'}
+	for i, f := range o {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, jsonString(f.key)...)
+		b = append(b, ':')
+		b = append(b, f.val...)
+	}
+	return append(b, '}')
+}
+
+func jsonString(s string) json.RawMessage {
+	b, _ := marshal(s)
+	return b
+}
+
+// marshal is json.Marshal without HTML escaping, so that <, > and & stay as they are.
+func marshal(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
+func isNull(raw json.RawMessage) bool { return string(raw) == "null" }
+
+// jsonKind names the JSON type of a (compact, valid) raw value by its first byte.
+func jsonKind(raw json.RawMessage) string {
+	switch raw[0] {
+	case '"':
+		return "string"
+	case '{':
+		return "object"
+	case '[':
+		return "array"
+	case 'n':
+		return "null"
+	case 't', 'f':
+		return "boolean"
+	}
+	return "number"
+}

@@ -1,0 +1,207 @@
+package acp
+
+import (
+	"errors"
+	"io"
+	"time"
+
+	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/sniff"
+)
+
+// Defaults of resolve's limits (SPEC section 6).
+const (
+	DefaultInlineMax    = 3932160  // 3.75 MiB: the largest image (or audio) that goes inline
+	DefaultInlineBudget = 10485760 // 10 MiB: the inline image and audio bytes of one prompt
+	DefaultMaxMessage   = 15728640 // 15 MiB: one message, counted over the whole output
+	DefaultEmbedMax     = 65536    // 64 KiB: the largest text file embedded as a resource block
+)
+
+// Options tune Resolve. Zero limits take the defaults.
+type Options struct {
+	InlineMax    int64 // an image or audio file larger than this goes by path
+	InlineBudget int64 // inline image and audio bytes of the whole prompt, taken in prompt order
+	MaxMessage   int64 // bytes of the whole output document, its newline included
+	EmbedMax     int64 // a text file larger than this is not embedded
+	Caps         Caps
+	// Workdir, when set, is an absolute folder that by-path files are copied into (Workdir/<id>/
+	// <name>, read-only, checked by BLAKE3): the links name the copies, never the store's files.
+	// A store without local files (Upload.Path "") needs one.
+	Workdir string
+	// Now is the time the uploads are marked used; zero is time.Now().
+	Now time.Time
+}
+
+func (o *Options) defaults() {
+	if o.InlineMax <= 0 {
+		o.InlineMax = DefaultInlineMax
+	}
+	if o.InlineBudget <= 0 {
+		o.InlineBudget = DefaultInlineBudget
+	}
+	if o.MaxMessage <= 0 {
+		o.MaxMessage = DefaultMaxMessage
+	}
+	if o.EmbedMax <= 0 {
+		o.EmbedMax = DefaultEmbedMax
+	}
+	if o.Now.IsZero() {
+		o.Now = time.Now()
+	}
+}
+
+// Resolution is a resolved prompt, ready to be written by WriteTo.
+type Resolution struct {
+	// Size is the length of the resolved document in bytes, its newline included: at most one
+	// message.
+	Size int64
+	// IDs are the uploads the prompt names, in prompt order without repeats; all marked used.
+	IDs []string
+	// Inline, Audio, Embedded and ByPath count the references by how they went.
+	Inline, Audio, Embedded, ByPath int
+	// ContextListed is how many by-path files the context text block lists (all of them unless
+	// the message had no room).
+	ContextListed int
+	// Copied and Reused count the work folder's copies made and found intact (Options.Workdir).
+	Copied, Reused int
+
+	u               Uploads
+	head, tail, ctx []byte   // the document around the prompt array, and the context block
+	blocks          []object // the prompt's blocks as they came
+	refs            []*ref   // per block, the reference it names (nil: passes through)
+}
+
+// How a reference goes out.
+type mode int
+
+const (
+	modePath mode = iota
+	inlineImage
+	inlineAudio
+	embedText
+)
+
+// ref is one reference block of the prompt.
+type ref struct {
+	typ    string // image or resource_link
+	id     string
+	name   string
+	rest   object // the block's fields resolve keeps (not modelled), _meta.acpmux.upload removed
+	path   string // the finished file on this machine, "" when the store has none
+	link   string // the file a by-path link names: path, or the work folder's copy
+	size   int64
+	blake3 string
+	mime   string // sniffed from the content
+	kind   string // sniff's kind, from the content
+	image  bool   // PNG, JPEG, GIF or WebP by content
+	text   []byte // the whole content of a small text file, when embedding is possible
+	mode   mode
+	reason string // why a file that could go inline (image, audio, text) went by path
+	out    object // the resolved block, data excepted
+}
+
+// Resolve resolves the ACP session/prompt params (or JSON-RPC request carrying them) in input
+// against the uploads u, treating the input as untrusted (SPEC section 6). Every reference is
+// checked and opened through u; images within the limits go inline, every other file by path as a
+// file:// resource_link, listed in one context text block. Blocks and fields it does not resolve
+// pass through as they are.
+//
+// Input that is not a prompt is a manifest.invalid error. A refused prompt returns an error that
+// joins every refusal (each a *manifest.Error with its code), marks nothing used and writes
+// nothing; a resolved one has marked each upload it names used (and, with a work folder, made
+// the copies its links name).
+func Resolve(input []byte, u Uploads, opts Options) (*Resolution, error) {
+	opts.defaults()
+	doc, err := parseDocument(input)
+	if err != nil {
+		return nil, err
+	}
+	blocks, refs, err := checkBlocks(doc.prompt)
+	if err != nil {
+		return nil, err
+	}
+	var errs []error
+	for i, r := range refs {
+		if r == nil {
+			continue
+		}
+		if err := examine(u, r, opts); err != nil {
+			errs = append(errs, atBlock(i, err))
+		}
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	res, err := plan(doc, blocks, refs, opts)
+	if err != nil {
+		return nil, err
+	}
+	if len(res.IDs) > 0 {
+		if err := u.MarkUsed(res.IDs, opts.Now); err != nil {
+			return nil, manifest.AsError(err, manifest.UploadUnreadable)
+		}
+	}
+	if opts.Workdir != "" {
+		if err := res.copyOut(u, opts.Workdir); err != nil {
+			return nil, err
+		}
+	}
+	res.u = u
+	return res, nil
+}
+
+// notPrompt is the error for input that is not a session/prompt: exit 2.
+func notPrompt(format string, args ...any) error {
+	return manifest.Errorf(manifest.ManifestInvalid, "not an ACP session/prompt: "+format, args...)
+}
+
+// atBlock names the prompt block in a refusal.
+func atBlock(i int, err error) error {
+	e := manifest.AsError(err, manifest.UploadUnreadable)
+	return manifest.Errorf(e.Code, "prompt block %d: %s", i, e.Message)
+}
+
+func invalid(i int, format string, args ...any) error {
+	return manifest.Errorf(manifest.UploadInvalid, "prompt block %d: "+format, append([]any{i}, args...)...)
+}
+
+// headSize is how much of a file type detection looks at.
+const headSize = 8 << 10
+
+// examine opens the reference's finished upload and sniffs it: its head, or the whole file when
+// it may be embedded.
+func examine(u Uploads, r *ref, opts Options) error {
+	f, err := u.Open(r.id, r.name)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	r.path, r.size, r.blake3 = f.Path, f.Size, f.Blake3
+	r.link = r.path
+	if opts.Workdir != "" {
+		r.link = copyPath(opts.Workdir, r.id, r.name)
+	}
+	if r.link == "" {
+		return manifest.Errorf(manifest.UploadUnreadable, "upload %s: the store has no local file to link to: resolve with a work folder (--workdir)", r.id)
+	}
+	want := min(r.size, headSize)
+	embeddable := opts.Caps.EmbeddedContext && r.size <= opts.EmbedMax
+	if embeddable {
+		want = r.size
+	}
+	buf := make([]byte, want)
+	if _, err := io.ReadFull(f, buf); err != nil {
+		return manifest.Errorf(manifest.UploadUnreadable, "upload %s: %s: %v", r.id, r.name, err)
+	}
+	r.mime, r.kind = sniff.Content(buf, want == r.size)
+	r.image = inlineImageTypes[r.mime]
+	if embeddable && r.kind == manifest.KindText {
+		r.text = buf
+	}
+	return nil
+}
+
+// changed is the error for an upload that is no longer the file examine saw.
+func changed(r *ref) error {
+	return manifest.Errorf(manifest.UploadUnreadable, "upload %s: %s changed while it was resolved", r.id, r.name)
+}

@@ -1,0 +1,146 @@
+package acp
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+
+	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/sniff"
+)
+
+// Pieces of the streamed output: inline data is read and encoded a chunk at a time (a multiple of
+// 3 bytes, so that only the last chunk of a file is padded) into one output buffer.
+const (
+	streamChunk  = 48 << 10
+	streamBuffer = 256 << 10
+)
+
+// WriteTo writes the resolved document to w: compact JSON and a newline, the params or the
+// JSON-RPC request with resolved params when the input was a request; Size bytes in all.
+//
+// The output is never held whole: each inline file is opened again as it is written,
+// base64-encoded a chunk at a time, so a prompt of many megabytes costs a few hundred KiB of
+// memory. The uploads are marked used (by Resolve) before anything is written, so a sweep leaves
+// them alone. If an inline file is no longer the one Resolve examined (changed in place, which a
+// store itself never does), WriteTo stops with an upload.unreadable error after writing part of
+// the document; the caller must then not use what it wrote.
+func (res *Resolution) WriteTo(w io.Writer) (int64, error) {
+	st := &streamer{w: w, buf: make([]byte, 0, streamBuffer)}
+	var chunk []byte
+	st.put(res.head)
+	st.put([]byte{'['})
+	for i, b := range res.blocks {
+		if i > 0 {
+			st.put([]byte{','})
+		}
+		r := res.refs[i]
+		switch {
+		case r == nil:
+			st.put(b.marshal()) // passes through
+		case r.mode == inlineImage || r.mode == inlineAudio:
+			pre, post := r.out.around("data")
+			st.put(pre)
+			if chunk == nil {
+				chunk = make([]byte, streamChunk)
+			}
+			if err := streamBase64(res.u, st, r, chunk); err != nil {
+				if st.err != nil {
+					return st.n, st.err // w failed
+				}
+				st.flush()
+				return st.n, atBlock(i, err)
+			}
+			st.put(post)
+		default:
+			st.put(r.out.marshal())
+		}
+		if st.err != nil {
+			return st.n, st.err
+		}
+	}
+	if res.ctx != nil {
+		if len(res.blocks) > 0 {
+			st.put([]byte{','})
+		}
+		st.put(res.ctx)
+	}
+	st.put([]byte{']'})
+	st.put(res.tail)
+	st.put([]byte{'\n'})
+	st.flush()
+	if st.err == nil && st.n != res.Size { // cannot happen: plan counted every byte
+		st.err = fmt.Errorf("resolve: wrote %d bytes, planned %d", st.n, res.Size)
+	}
+	return st.n, st.err
+}
+
+// Bytes returns the whole resolved document (see WriteTo).
+func (res *Resolution) Bytes() ([]byte, error) {
+	var b bytes.Buffer
+	b.Grow(int(res.Size))
+	_, err := res.WriteTo(&b)
+	return b.Bytes(), err
+}
+
+// streamBase64 writes the standard base64 of the reference's finished upload, read in chunks, and
+// checks that it is the file examine saw: the same size and type.
+func streamBase64(u Uploads, st *streamer, r *ref, chunk []byte) error {
+	f, err := u.Open(r.id, r.name)
+	if err != nil {
+		e := manifest.AsError(err, manifest.UploadUnreadable)
+		return manifest.Errorf(e.Code, "upload %s: %s changed while it was resolved: %s", r.id, r.name, e.Message)
+	}
+	defer f.Close()
+	if f.Size != r.size {
+		return changed(r)
+	}
+	for left := r.size; left > 0; {
+		c := chunk[:min(left, int64(len(chunk)))]
+		if _, err := io.ReadFull(f, c); err != nil {
+			return changed(r)
+		}
+		if left == r.size {
+			head := c[:min(len(c), headSize)]
+			if mime, _ := sniff.Content(head, int64(len(head)) == r.size); mime != r.mime {
+				return changed(r)
+			}
+		}
+		st.buf = appendBase64(st.room(int(b64len(int64(len(c))))), c)
+		if st.err != nil {
+			return st.err
+		}
+		left -= int64(len(c))
+	}
+	if n, _ := f.Read(chunk[:1]); n != 0 { // longer than it was
+		return changed(r)
+	}
+	return nil
+}
+
+// streamer writes the output through one buffer, keeping the first write error.
+type streamer struct {
+	w   io.Writer
+	buf []byte
+	n   int64
+	err error
+}
+
+// room flushes the buffer if n more bytes would not fit, and returns it for appending.
+func (st *streamer) room(n int) []byte {
+	if len(st.buf)+n > cap(st.buf) {
+		st.flush()
+	}
+	return st.buf
+}
+
+func (st *streamer) put(p []byte) { st.buf = append(st.room(len(p)), p...) }
+
+func (st *streamer) flush() {
+	if st.err == nil && len(st.buf) > 0 {
+		var m int
+		m, st.err = st.w.Write(st.buf)
+		st.n += int64(m)
+	}
+	st.buf = st.buf[:0]
+}
