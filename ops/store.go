@@ -1,8 +1,15 @@
 //go:build unix
 
-// Package ops is the upload store and the operations on it. Every rule about the store on disk
-// lives here: the layout, ids and names, modes, the chunked upload, the guarded open, the lock and
-// the .used marker, verify and touch. The ACP side (prompt, resolve) is ops/acp.
+// Package ops is the local upload store and the operations on it. Every rule about the store on
+// disk lives here: the layout, ids and names, modes, the chunked upload, the guarded opens for
+// reading and writing, the lock and the .used marker, the sweep's re-check and removal, verify and
+// touch. It is the local backend of the seam in ops/store (Local, Store.Backend); sweep's policy
+// and ops/acp reach the store through that seam or the Store methods, never through paths. The
+// ACP side (prompt, resolve) is ops/acp.
+//
+// Every folder is opened relative to the one above it with O_NOFOLLOW, every file relative to its
+// folder; files the store makes are made O_EXCL. Every descriptor has one owner that closes it
+// once: an *os.File, or a raw descriptor closed by the function that opened it.
 //
 // The layout of a store folder STORE (one chat's uploads):
 //
@@ -11,7 +18,9 @@
 //	    <name>                      0600  its bytes, under its plain name
 //	    .upload.json                0600  its metadata: id, name, size, blake3, made
 //	    .used                       0600  the marker: its mtime is when the upload was last used
+//	    .used.new-<hex>             0600  a marker being written, renamed over .used (use.go)
 //	  .attachctl/                   0700  everything that is not a finished upload
+//	    store                       0600  the mark: this folder is a store (Open)
 //	    lock                        0600  the marker lock (flock): uses share it, sweeps take it alone
 //	    sweep.lock                  0600  held by the one sweep that runs
 //	    partial/<id>/               0700  an unfinished upload (partial.go)
@@ -29,7 +38,8 @@
 // LOCK_EX|LOCK_NB and skips a partial that is held. While finish runs, data may be at out/<name>
 // (the same file, locked the same way); a finish that crashed there is undone by the next opener,
 // which moves it back to data. A partial whose id is also a finished upload is what a crash after
-// finish's rename left: only its info.json remains, and it is removed by the next finish or stage.
+// finish's rename left: only its info.json remains; List leaves it out and the next sweep, finish
+// or stage removes it.
 // fsync policy: `upload chunk` fdatasyncs data before it returns (the offset it prints is durable);
 // the upload stage starts writeback of every 8 MiB as it goes (no wait), fdatasyncs when
 // interrupted and fsyncs at finish (upload_stage.go says why and what a crash loses); a partial
