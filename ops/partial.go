@@ -164,8 +164,9 @@ func (s *Store) openPartialDir(id string) (*os.File, error) {
 }
 
 // removePartial removes the folder of the unfinished upload id, never following a link or
-// leaving the store's file system, and makes the removal durable.
-func (s *Store) removePartial(id string) error {
+// leaving the store's file system; durable: and fsyncs the partial folder, so that the removal
+// survives a crash (an abort). A leftover that a crash may bring back need not be.
+func (s *Store) removePartial(id string, durable bool) error {
 	parts, err := s.openPartials(false)
 	if err != nil {
 		if manifest.CodeOf(err) == manifest.UploadMissing {
@@ -180,6 +181,9 @@ func (s *Store) removePartial(id string) error {
 	}
 	if err := removeAt(int(parts.Fd()), id, root); err != nil {
 		return storeErr(s.partialDir(id), err)
+	}
+	if !durable {
+		return nil
 	}
 	return syncFile(parts)
 }
@@ -278,9 +282,9 @@ func (p *partial) close() {
 	}
 }
 
-// remove removes the partial, still locked, and closes it.
-func (p *partial) remove() error {
-	err := p.s.removePartial(p.id)
+// remove removes the partial, still locked, and closes it; durable as for removePartial.
+func (p *partial) remove(durable bool) error {
+	err := p.s.removePartial(p.id, durable)
 	p.close()
 	return err
 }

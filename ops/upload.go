@@ -134,13 +134,13 @@ func (s *Store) Abort(id string) error {
 	if err != nil {
 		if manifest.CodeOf(err) == manifest.UploadMissing {
 			if _, merr := s.ReadMeta(id); merr == nil {
-				s.removePartial(id)
+				s.removePartial(id, false)
 				return manifest.Errorf(manifest.UploadInvalid, "upload %s: finished; abort removes only unfinished uploads", id)
 			}
 		}
 		return err
 	}
-	return p.remove()
+	return p.remove(true)
 }
 
 // partialStatus is Status of an unfinished upload, read without its lock: the offset is the

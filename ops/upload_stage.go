@@ -137,7 +137,7 @@ func (s *Store) UploadRecord(ctx context.Context, rec *manifest.Record, opts Upl
 		id = opts.Batch.claim(sum, name, p.id)
 	}
 	if id != "" && id != p.id {
-		p.remove()
+		p.remove(false) // a copy of an upload that is finished: nothing to keep
 		s.setUpload(rec, id, name, size, sum)
 		return nil
 	}
