@@ -57,7 +57,6 @@ package ops
 
 import (
 	"errors"
-	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -286,20 +285,9 @@ func openGuarded(dirfd int, name, path, id string) (*os.File, error) {
 		unix.Close(fd)
 		return nil, guardErr(path, id, err)
 	}
-	var why string
-	switch {
-	case uint32(st.Mode)&unix.S_IFMT != unix.S_IFREG:
-		why = "not a regular file"
-	case st.Uid != uint32(os.Geteuid()):
-		why = fmt.Sprintf("owned by uid %d, not by the current user", st.Uid)
-	case uint32(st.Mode)&0o077 != 0:
-		why = fmt.Sprintf("mode %04o gives group or others access", uint32(st.Mode)&0o7777)
-	case st.Nlink != 1:
-		why = fmt.Sprintf("%d hard links, not 1", st.Nlink)
-	}
-	if why != "" {
+	if err := checkOwnFile(&st, path, id); err != nil {
 		unix.Close(fd)
-		return nil, manifest.Errorf(manifest.UploadUnreadable, "upload %s: %s: %s", id, path, why)
+		return nil, err
 	}
 	if err := unix.SetNonblock(fd, false); err != nil {
 		unix.Close(fd)
