@@ -116,7 +116,7 @@ func resolveTo(c *cli.Context, dir string, b []byte, opts acp.Options) error {
 	s, err := ops.Open(dir, false)
 	var res *acp.Resolution
 	if err == nil {
-		res, err = acp.Resolve(b, acp.Local(s), opts)
+		res, err = acp.Resolve(b, acp.Backend(c.Context, s.Backend()), opts)
 	}
 	if err != nil {
 		if allMissing(err) && !storeGiven(c) {

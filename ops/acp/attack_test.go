@@ -41,7 +41,7 @@ func TestResolveCaseVariantKeys(t *testing.T) {
 	good := rsPut(t, s, "good.png", "image/png", rsPNG(t, 2048, 1))
 	seen := rsPut(t, s, "seen.bin", "", rsBytes(100, 2))
 	// seen was used before: its marker must keep its time.
-	if _, err := Resolve(rsPrompt(t, []*manifest.Record{seen}, ""), Local(s), Options{Now: time.Unix(1e9, 0)}); err != nil {
+	if _, err := Resolve(rsPrompt(t, []*manifest.Record{seen}, ""), rsLocal(s), Options{Now: time.Unix(1e9, 0)}); err != nil {
 		t.Fatal(err)
 	}
 	before := rsMarkers(t, s, good.Upload.ID, seen.Upload.ID)
@@ -104,7 +104,7 @@ func TestResolveCaseVariantKeys(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			res, err := Resolve([]byte(c.in), Local(s), Options{Caps: Caps{Image: true}})
+			res, err := Resolve([]byte(c.in), rsLocal(s), Options{Caps: Caps{Image: true}})
 			if res != nil || manifest.CodeOf(err) != manifest.UploadInvalid {
 				t.Fatalf("%v, want upload.invalid", err)
 			}
@@ -117,7 +117,7 @@ func TestResolveCaseVariantKeys(t *testing.T) {
 		})
 	}
 	// A key twice at the top is not a prompt (exit 2), as before.
-	_, err := Resolve([]byte(`{"sessionId":"s","sessionId":"t","prompt":[]}`), Local(s), Options{})
+	_, err := Resolve([]byte(`{"sessionId":"s","sessionId":"t","prompt":[]}`), rsLocal(s), Options{})
 	if manifest.CodeOf(err) != manifest.ManifestInvalid {
 		t.Fatalf("%v, want manifest.invalid", err)
 	}

@@ -68,6 +68,10 @@ func ParseInitialize(b []byte) (Caps, error) {
 			return c, fmt.Errorf("not an ACP initialize response: result: %v", err)
 		}
 	}
+	// The agent's capabilities alone, as an integrator copies them out of a response, are taken too.
+	if res.has("promptCapabilities") && !res.has("protocolVersion") {
+		return promptCaps(res)
+	}
 	var version json.Number
 	if raw, ok := res.get("protocolVersion"); !ok || json.Unmarshal(raw, &version) != nil {
 		return c, fmt.Errorf(`not an ACP initialize response: no "protocolVersion" number`)
@@ -79,6 +83,12 @@ func ParseInitialize(b []byte) (Caps, error) {
 	if err != nil || agent == nil {
 		return c, err
 	}
+	return promptCaps(agent)
+}
+
+// promptCaps reads the promptCapabilities of an agentCapabilities object.
+func promptCaps(agent object) (Caps, error) {
+	var c Caps
 	prompt, err := member(agent, "promptCapabilities")
 	if err != nil || prompt == nil {
 		return c, err

@@ -15,6 +15,8 @@ func TestParseInitialize(t *testing.T) {
 		{"result", result, Caps{Audio: true, EmbeddedContext: true}, ""},
 		{"response", `{"jsonrpc":"2.0","id":0,"result":` + result + `}`, Caps{Audio: true, EmbeddedContext: true}, ""},
 		{"defaults", `{"protocolVersion":1}`, Caps{}, ""},
+		{"agent capabilities alone", `{"loadSession":true,"promptCapabilities":{"image":false,"audio":true}}`, Caps{Audio: true}, ""},
+		{"agent capabilities alone, bad", `{"promptCapabilities":{"image":1}}`, Caps{}, "promptCapabilities.image is not true or false"},
 		{"no prompt capabilities", `{"protocolVersion":1,"agentCapabilities":{"loadSession":true}}`, Caps{}, ""},
 		{"image only", `{"protocolVersion":1,"agentCapabilities":{"promptCapabilities":{"image":true}}}`, Caps{Image: true}, ""},
 		{"not JSON", `promptCapabilities: image`, Caps{}, "not JSON"},

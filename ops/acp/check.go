@@ -9,7 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/attachctl/attachctl/manifest"
-	"github.com/attachctl/attachctl/ops"
+	"github.com/attachctl/attachctl/ops/store"
 )
 
 // document is the parsed input: the params, and the request around them if there was one.
@@ -211,10 +211,10 @@ func checkBlock(i int, b object) (r *ref, context bool, err error) {
 	if raw, ok := upload.get(fileNameKey); !ok || json.Unmarshal(raw, &r.name) != nil {
 		return nil, false, invalid(i, "upload %.40q: _meta.acpmux.upload has no fileName string", r.id)
 	}
-	if err := ops.ValidID(r.id); err != nil {
+	if err := store.ValidID(r.id); err != nil {
 		return nil, false, invalid(i, "%s", err.(*manifest.Error).Message)
 	}
-	if err := ops.ValidName(r.name); err != nil {
+	if err := store.ValidName(r.name); err != nil {
 		return nil, false, invalid(i, "upload %s: %s", r.id, err.(*manifest.Error).Message)
 	}
 	if typ == "resource_link" && uri != RefScheme+r.id {

@@ -33,13 +33,13 @@ func TestResolveTwiceIsANoOp(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			res, err := Resolve(in, Local(s), opts)
+			res, err := Resolve(in, rsLocal(s), opts)
 			if err != nil {
 				t.Fatal(err)
 			}
 			once := rsOutput(t, res)
 			rsValidate(t, once)
-			res, err = Resolve(once, Local(s), opts)
+			res, err = Resolve(once, rsLocal(s), opts)
 			if err != nil {
 				t.Fatalf("resolved output refused: %v", err)
 			}
@@ -67,7 +67,7 @@ func TestResolveContextBlockAndMore(t *testing.T) {
 	}
 	base := links + int64(len(`{"sessionId":"s","prompt":[]}`)+1) + int64(len(contextJSON(contextHead(true)+moreLine(38)))) + 1
 	opts.MaxMessage = base + 2000
-	res, err := Resolve(in, Local(s), opts)
+	res, err := Resolve(in, rsLocal(s), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +86,7 @@ func TestResolveContextBlockAndMore(t *testing.T) {
 	}
 	// With no room beyond the links and the least context block it is still there.
 	opts.MaxMessage = base
-	res, err = Resolve(in, Local(s), opts)
+	res, err = Resolve(in, rsLocal(s), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +96,7 @@ func TestResolveContextBlockAndMore(t *testing.T) {
 	}
 	// One byte less is too many.
 	opts.MaxMessage = base - 1
-	if _, err := Resolve(in, Local(s), opts); manifest.CodeOf(err) != manifest.UploadTooMany {
+	if _, err := Resolve(in, rsLocal(s), opts); manifest.CodeOf(err) != manifest.UploadTooMany {
 		t.Fatalf("%v, want upload.tooMany", err)
 	}
 }
@@ -109,7 +109,7 @@ func TestResolveContextEscapesNames(t *testing.T) {
 	for i, n := range names {
 		recs = append(recs, rsPut(t, s, n, "", rsBytes(10, uint64(i))))
 	}
-	res, err := Resolve(rsPrompt(t, recs, ""), Local(s), Options{})
+	res, err := Resolve(rsPrompt(t, recs, ""), rsLocal(s), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +159,7 @@ func TestResolveReasonForEveryKind(t *testing.T) {
 			map[*manifest.Record]string{aud: reasonOverBudget(5000), txt: reasonNoEmbedCap, big: reasonNoEmbedCap,
 				bm: reasonNotInlineType("image/bmp"), bin: ""}},
 	} {
-		res, err := Resolve(in, Local(s), c.opts)
+		res, err := Resolve(in, rsLocal(s), c.opts)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -189,7 +189,7 @@ func TestResolveReasonForEveryKind(t *testing.T) {
 func TestResolveNoLocalPath(t *testing.T) {
 	s := testStore(t)
 	rec := rsPut(t, s, "b.bin", "", rsBytes(100, 1))
-	u := noPath{Local(s)}
+	u := noPath{rsLocal(s)}
 	in := rsPrompt(t, []*manifest.Record{rec}, "")
 	if _, err := Resolve(in, u, Options{}); manifest.CodeOf(err) != manifest.UploadUnreadable || !strings.Contains(err.Error(), "--workdir") {
 		t.Fatalf("%v, want upload.unreadable asking for a work folder", err)

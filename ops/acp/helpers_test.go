@@ -2,6 +2,7 @@ package acp
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
@@ -92,6 +93,9 @@ func testStore(t testing.TB) *ops.Store {
 	}
 	return s
 }
+
+// rsLocal is the local store s as Uploads, as the command line gives it to Resolve.
+func rsLocal(s *ops.Store) Uploads { return Backend(context.Background(), s.Backend()) }
 
 // rsPut uploads data as name through the store's own begin, chunk and finish, and returns a
 // manifest record that names it, as upload would have written it.

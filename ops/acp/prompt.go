@@ -15,7 +15,7 @@ import (
 	"strings"
 
 	"github.com/attachctl/attachctl/manifest"
-	"github.com/attachctl/attachctl/ops"
+	"github.com/attachctl/attachctl/ops/store"
 )
 
 // PromptOptions tune Prompt.
@@ -78,10 +78,10 @@ func ReferenceBlock(rec *manifest.Record) (json.RawMessage, error) {
 		return nil, manifest.Errorf(manifest.UploadMissing, "%s: not uploaded (the record has no upload)", rec.Path)
 	}
 	id, name := rec.Upload.ID, UploadName(rec)
-	if err := ops.ValidID(id); err != nil {
+	if err := store.ValidID(id); err != nil {
 		return nil, manifest.Errorf(manifest.UploadInvalid, "%s: %s", rec.Path, err.(*manifest.Error).Message)
 	}
-	if err := ops.ValidName(name); err != nil {
+	if err := store.ValidName(name); err != nil {
 		return nil, manifest.Errorf(manifest.UploadInvalid, "%s: %s", rec.Path, err.(*manifest.Error).Message)
 	}
 	type ref struct {

@@ -29,7 +29,7 @@ func TestPrompt(t *testing.T) {
 		t.Fatalf("got\n%s\nwant\n%s", out, want)
 	}
 	// What prompt writes, resolve takes.
-	res, err := Resolve(out, Local(s), Options{Caps: Caps{Image: true}})
+	res, err := Resolve(out, rsLocal(s), Options{Caps: Caps{Image: true}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -93,7 +93,7 @@ func TestResolveFiftyScreenshots(t *testing.T) {
 		recs[i] = rsPut(t, s, fmt.Sprintf("shot-%02d.png", i), "image/png", srcs[i])
 	}
 	in := rsPrompt(t, recs, "What changed between these?")
-	res, err := Resolve(in, Local(s), Options{Caps: Caps{Image: true}})
+	res, err := Resolve(in, rsLocal(s), Options{Caps: Caps{Image: true}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,7 +162,7 @@ func TestResolveBigImageAndBinary(t *testing.T) {
 		rsPut(t, s, "blob.bin", "application/octet-stream", bin),
 		rsPut(t, s, "small.png", "image/png", small),
 	}
-	res, err := Resolve(rsPrompt(t, recs, ""), Local(s), Options{Caps: Caps{Image: true}})
+	res, err := Resolve(rsPrompt(t, recs, ""), rsLocal(s), Options{Caps: Caps{Image: true}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -201,7 +201,7 @@ func TestResolveSniffsContent(t *testing.T) {
 	s := testStore(t)
 	fake := rsPut(t, s, "fake.png", "image/png", []byte("just text, not a PNG\n"))
 	real := rsPut(t, s, "real.dat", "application/octet-stream", rsPNG(t, 2048, 9))
-	res, err := Resolve(rsPrompt(t, []*manifest.Record{fake, real}, ""), Local(s), Options{Caps: Caps{Image: true}})
+	res, err := Resolve(rsPrompt(t, []*manifest.Record{fake, real}, ""), rsLocal(s), Options{Caps: Caps{Image: true}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -226,7 +226,7 @@ func TestResolveCaps(t *testing.T) {
 	in := rsPrompt(t, []*manifest.Record{img, txt, big, aud}, "look")
 
 	t.Run("no image", func(t *testing.T) {
-		res, err := Resolve(in, Local(s), Options{Caps: Caps{}})
+		res, err := Resolve(in, rsLocal(s), Options{Caps: Caps{}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -244,7 +244,7 @@ func TestResolveCaps(t *testing.T) {
 		}
 	})
 	t.Run("audio and embeddedContext", func(t *testing.T) {
-		res, err := Resolve(in, Local(s), Options{Caps: Caps{Image: true, Audio: true, EmbeddedContext: true}})
+		res, err := Resolve(in, rsLocal(s), Options{Caps: Caps{Image: true, Audio: true, EmbeddedContext: true}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -284,7 +284,7 @@ func TestResolvePassThrough(t *testing.T) {
 	  {"type":"resource_link","uri":"acpmux-upload:%s","name":"b.bin","title":"T","x-own":"kept","_meta":{"acpmux":{"upload":{"uploadId":%[2]q,"fileName":"b.bin"}}}},
 	  {"type":"resource_link","uri":"https://example.com/x","name":"x"}
 	]}}`, img.Upload.ID, bin.Upload.ID)
-	res, err := Resolve([]byte(in), Local(s), Options{Caps: Caps{Image: true}})
+	res, err := Resolve([]byte(in), rsLocal(s), Options{Caps: Caps{Image: true}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -375,7 +375,7 @@ func TestResolveRefusals(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			// The good reference comes first: a refusal anywhere refuses the whole prompt.
 			in := `{"sessionId":"s","prompt":[` + img(id, "good.png") + `,` + c.block + `]}`
-			res, err := Resolve([]byte(in), Local(s), Options{Caps: Caps{Image: true}})
+			res, err := Resolve([]byte(in), rsLocal(s), Options{Caps: Caps{Image: true}})
 			if res != nil || err == nil {
 				t.Fatalf("resolved; want %s", c.code)
 			}
@@ -403,7 +403,7 @@ func TestResolveSymlinks(t *testing.T) {
 	if err := os.Symlink(a.Upload.Path, b.Upload.Path); err != nil {
 		t.Fatal(err)
 	}
-	_, err := Resolve(rsPrompt(t, []*manifest.Record{b}, ""), Local(s), Options{})
+	_, err := Resolve(rsPrompt(t, []*manifest.Record{b}, ""), rsLocal(s), Options{})
 	if manifest.CodeOf(err) != manifest.UploadUnreadable {
 		t.Fatalf("symlinked file: %v", err)
 	}
@@ -417,7 +417,7 @@ func TestResolveNotAPrompt(t *testing.T) {
 		`{"jsonrpc":"2.0","id":1,"method":"session/cancel","params":{"sessionId":"s","prompt":[]}}`,
 		`{"jsonrpc":"2.0","id":1,"method":"session/prompt"}`, "{\"sessionId\":\"\xff\",\"prompt\":[]}",
 	} {
-		_, err := Resolve([]byte(in), Local(s), Options{})
+		_, err := Resolve([]byte(in), rsLocal(s), Options{})
 		if manifest.CodeOf(err) != manifest.ManifestInvalid {
 			t.Errorf("%q: %v, want manifest.invalid", in, err)
 		}
@@ -428,7 +428,7 @@ func TestResolveNotAPrompt(t *testing.T) {
 func TestResolveReportsEveryRefusal(t *testing.T) {
 	s := testStore(t)
 	in := `{"sessionId":"s","prompt":[{"type":"text","Text":"x","text":"ok"},{"type":"text","text":"ok"},{"type":"image","uri":"x","mimeType":"image/png","data":""}]}`
-	_, err := Resolve([]byte(in), Local(s), Options{})
+	_, err := Resolve([]byte(in), rsLocal(s), Options{})
 	var joined interface{ Unwrap() []error }
 	if !errors.As(err, &joined) || len(joined.Unwrap()) != 2 {
 		t.Fatalf("want two refusals, got %v", err)
@@ -442,7 +442,7 @@ func TestResolveMaxMessage(t *testing.T) {
 	in := rsPrompt(t, recs, "")
 	// Room for two images' base64 (40000 bytes each) and the links, not three.
 	const max = 2*40000 + 4000
-	res, err := Resolve(in, Local(s), Options{Caps: Caps{Image: true}, MaxMessage: max})
+	res, err := Resolve(in, rsLocal(s), Options{Caps: Caps{Image: true}, MaxMessage: max})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -457,7 +457,7 @@ func TestResolveMaxMessage(t *testing.T) {
 	}
 	// Links alone past one message: upload.tooMany, nothing marked.
 	fresh := rsPut(t, s, "fresh.png", "image/png", rsPNG(t, 2048, 99))
-	_, err = Resolve(rsPrompt(t, []*manifest.Record{fresh}, strings.Repeat("x", 400)), Local(s), Options{MaxMessage: 300})
+	_, err = Resolve(rsPrompt(t, []*manifest.Record{fresh}, strings.Repeat("x", 400)), rsLocal(s), Options{MaxMessage: 300})
 	if manifest.CodeOf(err) != manifest.UploadTooMany {
 		t.Fatalf("%v, want upload.tooMany", err)
 	}
@@ -470,12 +470,12 @@ func TestResolveMaxMessage(t *testing.T) {
 		many = append(many, rsPut(t, s, fmt.Sprintf("b%02d.bin", i), "", rsBytes(10, uint64(i))))
 	}
 	in = rsPrompt(t, many, "")
-	full, err := Resolve(in, Local(s), Options{})
+	full, err := Resolve(in, rsLocal(s), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	limit := int64(len(rsOutput(t, full))) - 1500
-	res, err = Resolve(in, Local(s), Options{MaxMessage: limit})
+	res, err = Resolve(in, rsLocal(s), Options{MaxMessage: limit})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -494,7 +494,7 @@ func TestResolveMaxMessage(t *testing.T) {
 func TestResolveMarkerFails(t *testing.T) {
 	s := testStore(t)
 	rec := rsPut(t, s, "a.bin", "", rsBytes(10, 1))
-	u := failMark{Local(s), manifest.Errorf(manifest.UploadMissing, "upload %s: swept", rec.Upload.ID)}
+	u := failMark{rsLocal(s), manifest.Errorf(manifest.UploadMissing, "upload %s: swept", rec.Upload.ID)}
 	res, err := Resolve(rsPrompt(t, []*manifest.Record{rec}, ""), u, Options{})
 	if res != nil || manifest.CodeOf(err) != manifest.UploadMissing {
 		t.Fatalf("%v", err)
@@ -518,7 +518,7 @@ func BenchmarkResolveFifty(b *testing.B) {
 	}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		res, err := Resolve(in, Local(s), Options{Caps: Caps{Image: true}})
+		res, err := Resolve(in, rsLocal(s), Options{Caps: Caps{Image: true}})
 		if err != nil || res.Inline != 12 {
 			b.Fatal(err)
 		}
@@ -565,7 +565,7 @@ func TestResolveWriteToChecksTheFile(t *testing.T) {
 			s := testStore(t)
 			src := rsPNG(t, 300000, 7) // more than a few chunks
 			rec := rsPut(t, s, "a.png", "image/png", src)
-			res, err := Resolve(rsPrompt(t, []*manifest.Record{rec}, "hi"), Local(s), Options{Caps: Caps{Image: true}})
+			res, err := Resolve(rsPrompt(t, []*manifest.Record{rec}, "hi"), rsLocal(s), Options{Caps: Caps{Image: true}})
 			if err != nil || res.Inline != 1 {
 				t.Fatalf("%v, inline %d", err, res.Inline)
 			}

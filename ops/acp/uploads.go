@@ -3,10 +3,10 @@ package acp
 import (
 	"context"
 	"io"
+	"os"
 	"time"
 
 	"github.com/attachctl/attachctl/manifest"
-	"github.com/attachctl/attachctl/ops"
 	"github.com/attachctl/attachctl/ops/store"
 )
 
@@ -33,40 +33,9 @@ type Upload struct {
 	Path string
 }
 
-// Local is the local store folder s as Uploads.
-func Local(s *ops.Store) Uploads { return local{s} }
-
-type local struct{ s *ops.Store }
-
-func (l local) Open(id, name string) (*Upload, error) {
-	m, err := l.s.ReadMeta(id)
-	if err != nil {
-		return nil, err
-	}
-	if m.Name != name {
-		return nil, manifest.Errorf(manifest.UploadMissing, "upload %s: no file %q in it (its file is another)", id, name)
-	}
-	f, err := l.s.OpenFinished(id, name)
-	if err != nil {
-		return nil, err
-	}
-	fi, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, manifest.Errorf(manifest.UploadUnreadable, "upload %s: %s: %v", id, f.Name(), err)
-	}
-	if fi.Size() != m.Size {
-		f.Close()
-		return nil, manifest.Errorf(manifest.UploadUnreadable, "upload %s: %s: %d bytes, its metadata says %d", id, f.Name(), fi.Size(), m.Size)
-	}
-	return &Upload{ReadCloser: f, Size: m.Size, Blake3: m.Blake3, Path: f.Name()}, nil
-}
-
-func (l local) MarkUsed(ids []string, at time.Time) error { return l.s.MarkUsed(ids, at) }
-
-// Backend is a store behind the backend seam (ops/store) as Uploads, its calls made under ctx.
-// The path of a by-path link is the backend's finished path when it has one (store.Pather);
-// otherwise resolve needs a work folder.
+// Backend is a store behind the backend seam (ops/store) as Uploads, its calls made under ctx:
+// the local folder (ops.Store.Backend) or object storage. The path of a by-path link is the
+// backend's finished path when it has one (store.Pather); otherwise resolve needs a work folder.
 func Backend(ctx context.Context, b store.Backend) Uploads { return backend{ctx, b} }
 
 type backend struct {
@@ -80,6 +49,13 @@ func (b backend) Open(id, name string) (*Upload, error) {
 		return nil, err
 	}
 	info := r.Info()
+	// A local file can say its length: one that is not what was recorded is not the upload.
+	if st, ok := r.(interface{ Stat() (os.FileInfo, error) }); ok {
+		if fi, err := st.Stat(); err != nil || fi.Size() != info.Size {
+			r.Close()
+			return nil, manifest.Errorf(manifest.UploadUnreadable, "upload %s: %s: not the %d bytes its metadata records", id, name, info.Size)
+		}
+	}
 	u := &Upload{ReadCloser: r, Size: info.Size, Blake3: info.Blake3}
 	if p, ok := b.b.(store.Pather); ok {
 		u.Path = p.FinishedPath(id, name)

@@ -26,7 +26,7 @@ func TestResolveWorkdir(t *testing.T) {
 
 	resolve := func() (*Resolution, []rsBlock) {
 		t.Helper()
-		res, err := Resolve(in, Local(s), opts)
+		res, err := Resolve(in, rsLocal(s), opts)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -103,7 +103,7 @@ func TestResolveWorkdir(t *testing.T) {
 	if err := os.Symlink(t.TempDir(), filepath.Join(work, bin.Upload.ID)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Resolve(in, Local(s), opts); manifest.CodeOf(err) != manifest.UploadUnreadable {
+	if _, err := Resolve(in, rsLocal(s), opts); manifest.CodeOf(err) != manifest.UploadUnreadable {
 		t.Fatalf("%v, want upload.unreadable", err)
 	}
 }
@@ -113,7 +113,7 @@ func TestResolveWorkdirChecksBlake3(t *testing.T) {
 	s := testStore(t)
 	work := filepath.Join(t.TempDir(), "work")
 	rec := rsPut(t, s, "b.bin", "", rsBytes(5000, 1))
-	_, err := Resolve(rsPrompt(t, []*manifest.Record{rec}, ""), badSum{Local(s)}, Options{Workdir: work})
+	_, err := Resolve(rsPrompt(t, []*manifest.Record{rec}, ""), badSum{rsLocal(s)}, Options{Workdir: work})
 	if manifest.CodeOf(err) != manifest.UploadUnreadable || !bytes.Contains([]byte(err.Error()), []byte("not the upload the store recorded")) {
 		t.Fatalf("%v, want upload.unreadable", err)
 	}
