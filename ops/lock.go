@@ -96,7 +96,7 @@ func (s *Store) lockFile(name string, how int, wait time.Duration, create bool) 
 		f.Close()
 		return nil, manifest.Errorf(manifest.UploadUnreadable, "store lock %s: not a regular file", path)
 	}
-	if uint32(st.Mode)&0o7777 != uint32(FileMode) && st.Uid == uint32(os.Geteuid()) {
+	if uint32(st.Mode)&0o7777 != uint32(FileMode) && st.Uid == euid {
 		unix.Fchmod(fd, uint32(FileMode)) // created under a umask, or loosened by hand
 	}
 	if err := pollFlock(fd, how, wait); err != nil {

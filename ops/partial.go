@@ -195,7 +195,7 @@ func checkOwnFile(st *unix.Stat_t, path, id string) error {
 	switch {
 	case uint32(st.Mode)&unix.S_IFMT != unix.S_IFREG:
 		why = "not a regular file"
-	case st.Uid != uint32(os.Geteuid()):
+	case st.Uid != euid:
 		why = fmt.Sprintf("owned by uid %d, not by the current user", st.Uid)
 	case uint32(st.Mode)&0o077 != 0:
 		why = fmt.Sprintf("mode %04o gives group or others access", uint32(st.Mode)&0o7777)

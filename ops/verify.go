@@ -151,7 +151,7 @@ func (s *Store) checkFolder(dirfd int, id, name string) error {
 	if uint32(st.Mode)&0o7777 != uint32(DirMode) {
 		return manifest.Errorf(manifest.UploadUnreadable, "upload %s: %s: folder mode %04o, not 0700", id, dir, uint32(st.Mode)&0o7777)
 	}
-	if st.Uid != uint32(os.Geteuid()) {
+	if st.Uid != euid {
 		return manifest.Errorf(manifest.UploadUnreadable, "upload %s: %s: owned by uid %d, not by the current user", id, dir, st.Uid)
 	}
 	fd, err := unix.Dup(dirfd)
