@@ -107,24 +107,3 @@ func Hash(r io.Reader, progress func(int64)) (string, int64, error) {
 
 // now is the clock of verify's "at"; tests may replace it.
 var now = time.Now
-
-// Listed is one upload of the store, finished or not, as `attachctl ls` shows it.
-type Listed struct {
-	ID   string
-	Name string
-	// Size is a finished upload's size, or the bytes an unfinished one holds so far.
-	Size int64
-	// Blake3 is a finished upload's recorded hash; "" while unfinished.
-	Blake3 string
-	// Made is when a finished upload was finished, or when an unfinished one was begun.
-	Made time.Time
-	// LastUsed is when a finished upload was last used (zero: never), or when an unfinished one
-	// was last written: the times a sweep compares with its cutoff.
-	LastUsed time.Time
-	Finished bool
-	// Path is the file that holds the upload's bytes: the finished file, or the unfinished
-	// upload's data so far.
-	Path string
-	// Err is why the upload could not be read (its Name and times are then unknown).
-	Err error
-}

@@ -102,6 +102,3 @@ func OpenForCheck(path string) (*os.File, error) {
 	}
 	return f, nil
 }
-
-// Uploads refuses: see above.
-func (s *Store) Uploads() ([]Listed, error) { return nil, errWindows }

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/binary"
 	"image"
+
+	"github.com/attachctl/attachctl/sniff"
 )
 
 // animated reports whether the file is an animation (a GIF of more than one frame, an APNG of
@@ -173,4 +175,34 @@ func riffChunk(d []byte, fourcc string) []byte {
 		i += 8 + n + n&1
 	}
 	return nil
+}
+
+// heifProps is a HEIF container's header as shrink uses it.
+type heifProps struct {
+	sniff.HEIFProps
+	format   string // "heic" (HEIC and other HEIF) or "avif": which decoder
+	sequence bool   // an image sequence (animation) brand
+}
+
+// heifHeader reads a HEIC, HEIF or AVIF container's header; ok is false for any other file.
+func heifHeader(head []byte) (heifProps, bool) {
+	if len(head) < 12 || string(head[4:8]) != "ftyp" {
+		return heifProps{}, false
+	}
+	p, _ := sniff.HEIF(head)
+	if p.Brand == "" {
+		return heifProps{}, false
+	}
+	hp := heifProps{HEIFProps: p, format: "heic"}
+	n := min(int(binary.BigEndian.Uint32(head)), len(head))
+	for i := 8; i+4 <= n; i += 4 { // the major brand, then the compatible ones
+		if b := string(head[i : i+4]); b == "avif" || b == "avis" {
+			hp.format = "avif"
+		}
+	}
+	switch p.Brand {
+	case "avis", "msf1", "hevc", "hevx":
+		hp.sequence = true
+	}
+	return hp, true
 }

@@ -26,6 +26,8 @@ func FuzzRecord(f *testing.F) {
 	f.Add([]byte("RIFF\x20\x00\x00\x00WEBPVP8X\x0a\x00\x00\x00\x02\x00\x00\x00\x00\x00\x00\x00\x00\x00"))
 	f.Add([]byte("II*\x00\x08\x00\x00\x00\x01\x00\x12\x01\x03\x00\x01\x00\x00\x00\x09\x00"))
 	f.Add([]byte("BM"))
+	f.Add(withICC(encodeJPEG(f, photo(30, 20, 3), 80), makeICC("Adobe RGB (1998)", adobeD50, gammaCurve(adobeGamma))))
+	f.Add(pngWithICC(f, encodePNG(f, screenshot(20, 10)), makeICC("x", adobeD50, []byte{0, 0, 0, 0})))
 	for _, p := range []string{"testdata/video-001.cmyk.jpeg", "testdata/video-001.q50.410.jpeg"} {
 		if b, err := os.ReadFile(p); err == nil {
 			f.Add(b)
@@ -111,4 +113,23 @@ func benchRecord(b *testing.B, name string, data []byte) {
 		}
 		os.RemoveAll(out)
 	}
+}
+
+// FuzzICC reads arbitrary bytes as an ICC profile: never a panic, and a conversion it returns
+// maps every value into range.
+func FuzzICC(f *testing.F) {
+	f.Add(makeICC("Adobe RGB (1998)", adobeD50, gammaCurve(adobeGamma)))
+	f.Add(makeICC("table", adobeD50, []byte{0, 0, 0, 3, 0, 0, 0x80, 0, 0xff, 0xff}))
+	f.Add(makeICC("para", adobeD50, []byte{0, 3, 0, 0, 0, 2, 0x66, 0x66, 0, 0, 0xf2, 0xa7, 0, 0, 0x0d, 0x59, 0, 0, 0x13, 0xd0, 0, 0, 0x0a, 0x5b}))
+	f.Fuzz(func(t *testing.T, p []byte) {
+		c := iccColour(p)
+		if c.conv == nil {
+			return
+		}
+		m := image.NewRGBA(image.Rect(0, 0, 16, 16))
+		for i := range m.Pix {
+			m.Pix[i] = uint8(i * 37)
+		}
+		c.conv.apply(m)
+	})
 }

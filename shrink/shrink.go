@@ -36,6 +36,7 @@ import (
 	_ "image/gif" // decoders: GIF, and below BMP, TIFF and WebP
 
 	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/shrink/internal/heif"
 	fastjpeg "github.com/attachctl/attachctl/shrink/internal/jpeg"
 	"github.com/attachctl/attachctl/sniff"
 	"github.com/zeebo/blake3"
@@ -43,10 +44,19 @@ import (
 
 // Options are the limits of SPEC 4 and where shrunk files go. Zero values take the defaults.
 type Options struct {
-	MaxEdge   int    // longest edge in pixels after shrinking; default 2000
-	MaxBytes  int64  // largest encoded size in bytes; default 500000
-	MaxPixels int64  // images with more pixels (from the header) are not decoded; default 50,000,000
+	MaxEdge   int   // longest edge in pixels after shrinking; default 2000
+	MaxBytes  int64 // largest encoded size in bytes; default 500000
+	MaxPixels int64 // images with more pixels (from the header) are not decoded; default 50,000,000
+	// MaxMemory bounds the memory of the decodes running at once, in bytes; default 1 GiB.
+	// Every decode first reserves what its header says it will need from a budget shared by
+	// all Record calls with the same MaxMemory, and waits until that much is free; an image
+	// that needs more than all of it is not decoded (asis).
+	MaxMemory int64
 	OutDir    string // folder for shrunk files, created 0700 when needed
+	// CodeCache is the folder where the HEIC and AVIF decoders' compiled code is kept between
+	// runs; empty means attachctl/wasm in the user's cache folder (os.UserCacheDir). Only the
+	// first HEIC or AVIF decode of a process reads it.
+	CodeCache string
 }
 
 // Defaults of SPEC 4.
@@ -66,7 +76,7 @@ const (
 
 // version names the algorithm in cache file names; change it when output for the same input
 // and options would change, so old results are not reused.
-const version = "s1"
+const version = "s2"
 
 // JPEG qualities tried in turn until the file fits MaxBytes, then the size goes down.
 var jpegLadder = []int{85, 75, 65, 55, 45}
@@ -92,6 +102,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MaxPixels <= 0 {
 		o.MaxPixels = DefaultMaxPixels
+	}
+	if o.MaxMemory <= 0 {
+		o.MaxMemory = DefaultMaxMemory
 	}
 	return o
 }
@@ -138,7 +151,14 @@ func Record(rec *manifest.Record, opts Options) error {
 		return nil
 	}
 
+	hp, isHEIF := heifHeader(src.head)
 	cfg, format, err := image.DecodeConfig(bytes.NewReader(src.head))
+	if isHEIF {
+		cfg, format, err = image.Config{Width: hp.Width, Height: hp.Height}, hp.format, nil
+		if hp.Width <= 0 || hp.Height <= 0 {
+			return asis("undecodable: %s container with no size for its primary image", strings.ToUpper(format))
+		}
+	}
 	switch {
 	case errors.Is(err, image.ErrFormat):
 		what := rec.Mime
@@ -157,11 +177,15 @@ func Record(rec *manifest.Record, opts Options) error {
 	if src.data == nil {
 		return asis("%d bytes is more than an image within --max-pixels needs; not decoded", src.size)
 	}
-	if animated(format, src.data) {
+	if animated(format, src.data) || isHEIF && hp.sequence {
 		return asis("animated %s", strings.ToUpper(format))
 	}
 
+	col := profileOf(format, src.data, hp)
 	why := reasons(format, cfg, src.size, opts)
+	if col.conv != nil {
+		why = append(why, fmt.Sprintf("colour profile %q is not sRGB", col.name))
+	}
 	if len(why) == 0 {
 		rec.Shrink = &manifest.Shrink{Action: Kept, Reason: "within limits"}
 		return nil
@@ -171,7 +195,9 @@ func Record(rec *manifest.Record, opts Options) error {
 	}
 
 	o := rec.Orientation
-	if o < 1 || o > 8 {
+	if isHEIF {
+		o = hp.Orientation // irot and imir; a HEIF file's EXIF orientation is not to be applied
+	} else if o < 1 || o > 8 {
 		_, _, o = sniff.Image(src.data) // a record made without sniff: read it from the bytes
 	}
 	ow, oh := cfg.Width, cfg.Height
@@ -193,14 +219,41 @@ func Record(rec *manifest.Record, opts Options) error {
 	if r, ok := reuse(stem, opts.MaxBytes); ok {
 		out = r
 	} else {
-		img, err := decode(src.data)
+		shift := 0 // a JPEG is decoded at 1/2^shift of its size when the output is that small
+		if format == "jpeg" {
+			rw, rh := dw, dh
+			if swapsAxes(o) {
+				rw, rh = dh, dw
+			}
+			shift = reduceShift(cfg.Width, cfg.Height, rw, rh)
+		}
+		need := decodeNeed(format, cfg, src.data, shift, dw, dh, opts.MaxBytes)
+		if need > opts.MaxMemory {
+			return asis("%dx%d %s needs about %d MiB to decode, over --max-memory %d; not decoded",
+				cfg.Width, cfg.Height, strings.ToUpper(format), need>>20, opts.MaxMemory)
+		}
+		release := reserve(opts.MaxMemory, need)
+		defer release()
+		if isHEIF {
+			setCodeCache(opts.CodeCache)
+		}
+		img, shift, err := decode(src.data, format, shift)
 		if err != nil {
 			return asis("undecodable: %s: %v", format, err)
 		}
-		if b := img.Bounds(); b.Dx() != cfg.Width || b.Dy() != cfg.Height {
+		b := img.Bounds()
+		switch {
+		case format == "heic":
+			// libheif has turned (and maybe cropped) it already: it is as displayed.
+			o = 1
+			if b.Dx() != ow || b.Dy() != oh {
+				ow, oh = b.Dx(), b.Dy()
+				dw, dh = fit(ow, oh, opts.MaxEdge)
+			}
+		case b.Dx() != ceilShift(cfg.Width, shift) || b.Dy() != ceilShift(cfg.Height, shift):
 			return asis("undecodable: %s header says %dx%d, pixels are %dx%d", format, cfg.Width, cfg.Height, b.Dx(), b.Dy())
 		}
-		enc, ext, w, h, ok := encode(img, o, dw, dh, opts.MaxBytes)
+		enc, ext, w, h, ok := encode(img, o, dw, dh, opts.MaxBytes, col.conv)
 		if !ok {
 			return asis("cannot meet --max-bytes %d", opts.MaxBytes)
 		}
@@ -214,6 +267,9 @@ func Record(rec *manifest.Record, opts Options) error {
 	action := Reencoded
 	if out.width != ow || out.height != oh {
 		action = Resized
+	}
+	if col.err != nil {
+		why = append(why, fmt.Sprintf("colour profile %q not applied: %v", col.name, col.err))
 	}
 	rec.Shrink = &manifest.Shrink{Action: action, Reason: strings.Join(why, "; "), From: from}
 	rec.Path = out.path
@@ -344,38 +400,75 @@ func fileError(path string, err error) error {
 
 // decode decodes a whole image; a decoder's panic on hostile input is an error. JPEG (what
 // image.Decode would also take as JPEG: data starting FF D8) goes to internal/jpeg, which
-// gives image/jpeg's exact result about twice as fast.
-func decode(data []byte) (m image.Image, err error) {
+// gives image/jpeg's exact result about twice as fast, or with shift > 0 the image at 1/2^shift
+// of its size, each sample the mean of those it stands for (used is the shift applied).
+func decode(data []byte, format string, shift int) (m image.Image, used int, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			m, err = nil, fmt.Errorf("decoder failed: %v", r)
 		}
 	}()
+	switch format {
+	case "heic":
+		m, err = heif.DecodeHEIC(data)
+		return m, 0, err
+	case "avif":
+		m, err = heif.DecodeAVIF(data)
+		return m, 0, err
+	}
 	if bytes.HasPrefix(data, jpegMagic) {
-		return fastjpeg.Decode(bytes.NewReader(data))
+		if shift > 0 {
+			if m, used, err = fastjpeg.DecodeReduced(bytes.NewReader(data), shift); err == nil {
+				return m, used, nil
+			}
+			// A JPEG found to need full size only after its first scan: decode it again so.
+		}
+		m, err = fastjpeg.Decode(bytes.NewReader(data))
+		return m, 0, err
 	}
 	m, _, err = image.Decode(bytes.NewReader(data))
-	return m, err
+	return m, 0, err
+}
+
+var codeCacheOnce sync.Once
+
+// setCodeCache gives the HEIC and AVIF decoders their cache folder before their first compile.
+func setCodeCache(dir string) {
+	codeCacheOnce.Do(func() {
+		if dir == "" {
+			base, err := os.UserCacheDir()
+			if err != nil {
+				return // no cache: each process compiles
+			}
+			dir = filepath.Join(base, "attachctl", "wasm")
+		}
+		heif.SetCacheDir(dir)
+	})
 }
 
 // jpegMagic is how image/jpeg registers itself with image.Decode.
 var jpegMagic = []byte{0xff, 0xd8}
 
-// render downscales src to dw x dh as displayed (after orientation o) and turns it upright.
+// render downscales src to dw x dh as displayed (after orientation o), turns it upright and
+// converts its colour to sRGB (conv, nil when there is nothing to do).
 // Area averaging commutes with flips and quarter turns, so it averages first, on the stored
 // layout, and orients the small result.
-func render(src image.Image, o, dw, dh int) image.Image {
+func render(src image.Image, o, dw, dh int, conv *colourConv) image.Image {
 	rw, rh := dw, dh
 	if swapsAxes(o) {
 		rw, rh = dh, dw
 	}
-	return orient(resize(src, rw, rh), o)
+	m := orient(resize(src, rw, rh), o)
+	if conv != nil {
+		m = conv.apply(m)
+	}
+	return m
 }
 
 // encode renders src at dw x dh and encodes it within maxBytes: PNG or JPEG by the heuristic in
 // format.go, then the JPEG quality ladder, then smaller sizes. ok is false when nothing fits.
-func encode(src image.Image, o, dw, dh int, maxBytes int64) (out []byte, ext string, w, h int, ok bool) {
-	m := render(src, o, dw, dh)
+func encode(src image.Image, o, dw, dh int, maxBytes int64, conv *colourConv) (out []byte, ext string, w, h int, ok bool) {
+	m := render(src, o, dw, dh, conv)
 	_, ycc := src.(*image.YCbCr)
 	usePNG := false
 	alpha := false
@@ -397,7 +490,7 @@ func encode(src image.Image, o, dw, dh int, maxBytes int64) (out []byte, ext str
 			nw, nh = max(1, dw-1), max(1, dh-1)
 		}
 		dw, dh = nw, nh
-		m = render(src, o, dw, dh)
+		m = render(src, o, dw, dh, conv)
 		return true
 	}
 	if usePNG {
@@ -639,7 +732,7 @@ func keptByHead(rec *manifest.Record, opts Options) (bool, error) {
 	if format == "png" && !pngPixelsInHead(head) {
 		return false, nil // the head ends before the pixels: an acTL could still follow
 	}
-	if animated(format, head) {
+	if animated(format, head) || !profileInHead(format, head) || profileOf(format, head, heifProps{}).conv != nil {
 		return false, nil
 	}
 	rec.Shrink = &manifest.Shrink{Action: Kept, Reason: "within limits"}

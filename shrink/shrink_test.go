@@ -434,21 +434,27 @@ func refArea(m image.Image, dw, dh int) [][4]float64 {
 	return out
 }
 
-// psnr of m's RGB against ref.
-func psnr(m image.Image, ref [][4]float64) float64 {
+// rgbDiffs calls f with each difference of m's R, G and B from ref, in levels, and returns
+// how many there were.
+func rgbDiffs(m image.Image, ref [][4]float64, f func(d float64)) int {
 	b := m.Bounds()
-	var se float64
 	for y := 0; y < b.Dy(); y++ {
 		for x := 0; x < b.Dx(); x++ {
 			r, g, bb, _ := m.At(b.Min.X+x, b.Min.Y+y).RGBA()
 			p := ref[y*b.Dx()+x]
 			for c, v := range []uint32{r, g, bb} {
-				d := float64(v)/257 - p[c]
-				se += d * d
+				f(float64(v)/257 - p[c])
 			}
 		}
 	}
-	mse := se / float64(3*b.Dx()*b.Dy())
+	return 3 * b.Dx() * b.Dy()
+}
+
+// psnr of m's RGB against ref.
+func psnr(m image.Image, ref [][4]float64) float64 {
+	var se float64
+	n := rgbDiffs(m, ref, func(d float64) { se += d * d })
+	mse := se / float64(n)
 	if mse == 0 {
 		return math.Inf(1)
 	}

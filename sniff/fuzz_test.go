@@ -28,6 +28,8 @@ func FuzzSniffBytes(f *testing.F) {
 	f.Add([]byte("RIFF\x00\x00\x00\x00WEBPVP8X"), uint16(2))
 	f.Add([]byte("\xff\xd8\xff\xe1\x00\x08Exif\x00\x00"), uint16(4))
 	f.Add([]byte("abc\xe3\x81\x82\xf0\x9f"), uint16(4))
+	f.Add(heifFile("heic", ispe(4032, 3024), irot(3), mkbox("colr", []byte("prof"), []byte("icc"))), uint16(40))
+	f.Add(heifFile("avif", ispe(40, 30), irot(1), imir(0)), uint16(300))
 	f.Fuzz(func(t *testing.T, data []byte, split uint16) {
 		full := parseImage(&header{head: data, size: int64(len(data))})
 		n := min(int(split), len(data))

@@ -76,6 +76,10 @@ func parseImage(h *header) imageInfo {
 		info = parseBMP(h)
 	case bytes.HasPrefix(b, []byte("II*\x00")) || bytes.HasPrefix(b, []byte("MM\x00*")):
 		info = parseTIFF(h, 0)
+	case len(b) >= 12 && string(b[4:8]) == "ftyp":
+		if p := parseHEIF(h); p.Brand != "" {
+			info = imageInfo{Width: p.Width, Height: p.Height, Orientation: p.Orientation}
+		}
 	}
 	if info.Width <= 0 || info.Height <= 0 {
 		info.Width, info.Height = 0, 0
@@ -308,7 +312,8 @@ func parseTIFF(h *header, base int64) imageInfo {
 
 // Image reads a raster image's width, height and EXIF orientation (0 when it carries none) from
 // its encoded bytes, as Fill does from a file's header: PNG (IHDR, eXIf), JPEG (SOF, APP1 Exif),
-// GIF, WebP (VP8, VP8L, VP8X and its EXIF chunk), BMP and TIFF. It never panics on any input.
+// GIF, WebP (VP8, VP8L, VP8X and its EXIF chunk), BMP, TIFF, and HEIC/HEIF/AVIF (see HEIF). It
+// never panics on any input.
 func Image(data []byte) (width, height, orientation int) {
 	info := parseImage(&header{head: data, size: int64(len(data))})
 	return info.Width, info.Height, info.Orientation

@@ -17,6 +17,7 @@ import (
 
 	"github.com/attachctl/attachctl/manifest"
 	"github.com/attachctl/attachctl/ops"
+	"github.com/attachctl/attachctl/ops/store/s3"
 	"github.com/urfave/cli/v2"
 )
 
@@ -53,6 +54,7 @@ func globalFlags() []cli.Flag {
 		&cli.IntFlag{Name: "jobs", Value: runtime.NumCPU(), Usage: "`N` records worked at once"},
 		&cli.StringFlag{Name: "progress", Value: "auto", Usage: "progress bar on standard error `WHEN`: auto (when it is a terminal), always or never"},
 		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no progress bar and no summary; errors are still printed"},
+		s3PathStyleFlag(),
 	}
 }
 
@@ -66,17 +68,26 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 	}
 	sort.Slice(cmds, func(i, j int) bool { return cmds[i].Name < cmds[j].Name })
 	return &cli.App{
-		Name:                 "attachctl",
-		Usage:                "prepare files for agent prompts, offline",
-		Version:              version,
-		Flags:                globalFlags(),
-		Commands:             cmds,
-		Reader:               stdin,
-		Writer:               stdout,
-		ErrWriter:            stderr,
-		EnableBashCompletion: true,
-		Suggest:              true,
-		OnUsageError:         onUsageError,
+		Name:  "attachctl",
+		Usage: "prepare files for agent prompts, offline",
+		Description: "Every command reads and writes one manifest (JSON Lines), so commands compose in\n" +
+			"pipelines. Flags may stand before or after paths; -- ends them. 'attachctl help CMD'\n" +
+			"shows a command's flags, examples and exit codes.\n\n" +
+			example("attachctl sniff shots/*.png report.pdf | attachctl shrink \\",
+				"  | attachctl upload --store ~/.local/state/attachctl/chat-42 \\",
+				"  | attachctl prompt --text \"What changed between these?\" > prompt.json",
+				"attachctl prepare --store ~/.local/state/attachctl/chat-42 --resolve shots/   # what the agent gets",
+				"attachctl sweep --store ~/.local/state/attachctl/chat-42 --older-than 7d   # from cron"),
+		CustomAppHelpTemplate: cli.AppHelpTemplate + exitCodesHelp,
+		Version:               version,
+		Flags:                 globalFlags(),
+		Commands:              cmds,
+		Reader:                stdin,
+		Writer:                stdout,
+		ErrWriter:             stderr,
+		EnableBashCompletion:  true,
+		Suggest:               true,
+		OnUsageError:          onUsageError,
 		// --exclude takes globs, and a comma is a character of a name, not a list separator.
 		DisableSliceFlagSeparator: true,
 		ExitErrHandler:            func(*cli.Context, error) {}, // run decides the exit code
@@ -102,6 +113,7 @@ func withGlobalFlags(orig *cli.Command) *cli.Command {
 		}
 		return nil
 	}
+	c.Action = s3Dispatch(orig.Action)
 	c.OnUsageError = onUsageError
 	c.CustomHelpTemplate = commandHelpTemplate
 	c.HideHelpCommand = true // `help CMD` is CMD --help (normalizeArgs); no "help" among the subcommands
@@ -197,11 +209,12 @@ func globalString(c *cli.Context, name string) string { return setIn(c, name).St
 func globalInt(c *cli.Context, name string) int       { return setIn(c, name).Int(name) }
 func globalBool(c *cli.Context, name string) bool     { return setIn(c, name).Bool(name) }
 
-// storeDir is --store, else $ATTACHCTL_STORE, else the XDG state default, made absolute.
+// storeDir is --store, else $ATTACHCTL_STORE, else the XDG state default, made absolute; an
+// s3:// URI as given.
 func storeDir(c *cli.Context) (string, error) {
-	dir := globalString(c, "store")
-	if dir == "" {
-		dir = os.Getenv("ATTACHCTL_STORE")
+	dir := storeArg(c)
+	if s3.IsURI(dir) {
+		return dir, nil
 	}
 	if dir == "" {
 		base := os.Getenv("XDG_STATE_HOME")

@@ -36,7 +36,7 @@ func normalizeArgs(app *cli.App, args []string) ([]string, error) {
 		return args, nil
 	}
 	root := &cli.Command{Name: app.Name, Flags: append(append([]cli.Flag(nil), app.Flags...), cli.VersionFlag), Subcommands: app.Commands}
-	return levelArgs(app.Name, root, args[:1], args[1:])
+	return levelArgs(app.Name, root, []string{args[0]}, args[1:]) // never appends into args
 }
 
 // levelArgs rewrites the arguments of one level: cmd (named by path, e.g. "attachctl upload") was
@@ -151,7 +151,7 @@ func unknownFlag(path string, cmd *cli.Command, given string) error {
 	msg := fmt.Sprintf("unknown flag %s", escapeLine(given))
 	if s := cli.SuggestFlag(cmd.Flags, name, false); s != "" && similar(strings.TrimLeft(s, "-"), name) {
 		msg += "; did you mean " + s + "?"
-	} else {
+	} else if path != cmd.Name { // the top level takes no paths
 		msg += "; a path that begins with - goes after --, as in: " + path + " -- " + escapeLine(given)
 	}
 	return &usage{msg, path}
@@ -167,7 +167,7 @@ func unknownCommand(path string, cmd *cli.Command, given string) error {
 			}
 		}
 	}
-	if score >= 0.7 {
+	if similar(best, given) {
 		msg += "; did you mean " + best + "?"
 	}
 	return &usage{msg, path}
@@ -175,6 +175,6 @@ func unknownCommand(path string, cmd *cli.Command, given string) error {
 
 // similar reports whether a suggestion is close enough to what was typed to be worth offering:
 // urfave/cli suggests its nearest name however far it is, which offers --store for --x.
-func similar(a, b string) bool { return similarity(a, b) >= 0.7 }
+func similar(a, b string) bool { return similarity(a, b) >= 0.85 }
 
 func similarity(a, b string) float64 { return smetrics.JaroWinkler(a, b, 0.7, 4) }

@@ -32,9 +32,12 @@ func TestNormalizeArgs(t *testing.T) {
 		{in: "sniff x --generate-bash-completion", want: "sniff x --generate-bash-completion"},
 		{in: "sniff --nohash x", err: "unknown flag --nohash; did you mean --no-hash?"},
 		{in: "sniff x -z", err: "unknown flag -z; a path that begins with - goes after --"},
-		{in: "sniff ---no-hash x", err: "unknown flag ---no-hash"},
+		{in: "sniff ---no-hash x", err: "unknown flag ---no-hash; did you mean --no-hash?"},
 		{in: "uplod a", err: `unknown command "uplod"; did you mean upload?`},
 		{in: "help nosuch", err: `unknown command "nosuch"`},
+		{in: "verfy --all", err: `unknown command "verfy"; did you mean verify?`},
+		{in: "--nosuch sniff", err: "unknown flag --nosuch"},
+		{in: "nosuch", err: `unknown command "nosuch"`},
 		{in: "upload a.png --store", err: "--store needs a value"},
 		{in: "upload begin", err: "upload begin needs --name NAME"},
 		{in: "upload chunk --id X", err: "upload chunk needs --offset"},
@@ -45,11 +48,18 @@ func TestNormalizeArgs(t *testing.T) {
 		{in: "upload h", want: "upload -- h"},
 		{in: "h sweep", want: "sweep --help"},
 	} {
-		got, err := normalizeArgs(app, append([]string{"attachctl"}, strings.Fields(tc.in)...))
+		in := append([]string{"attachctl"}, strings.Fields(tc.in)...)
+		given := slices.Clone(in)
+		got, err := normalizeArgs(app, in)
+		if !slices.Equal(in, given) {
+			t.Errorf("%q: the caller's arguments changed to %q", tc.in, in)
+		}
 		if tc.err != "" {
 			var u *usage
 			if !errors.As(err, &u) || !strings.Contains(u.msg, tc.err) {
 				t.Errorf("%q: got %q, %v; want the usage error %q", tc.in, got, err, tc.err)
+			} else if !strings.Contains(tc.err, "did you mean") && strings.Contains(u.msg, "did you mean") {
+				t.Errorf("%q: %q suggests what is not close", tc.in, u.msg)
 			}
 			continue
 		}
@@ -136,4 +146,37 @@ func TestEscapeLine(t *testing.T) {
 			t.Errorf("%q: %q, want %q", in, got, want)
 		}
 	}
+}
+
+// FuzzNormalizeArgs: any command line is either refused with a usage error or rewritten; the
+// caller's arguments are never changed, and a rewritten line is rewritten to itself again.
+func FuzzNormalizeArgs(f *testing.F) {
+	for _, seed := range []string{
+		"sniff a.png --no-hash", "upload a.png --store S b.png", "upload --store S chunk - --id X --offset 0",
+		"help upload begin", "sniff -- --no-hash", "upload -- begin", "--quiet upload a.png -q",
+		"sweep --older-than 7d --before=2026-11-30", "sniff --nohash x", "upload begin", "h",
+		"sniff --files-from - -0 --exclude '*.log' dir",
+	} {
+		f.Add(seed)
+	}
+	app := newApp(strings.NewReader(""), io.Discard, io.Discard)
+	f.Fuzz(func(t *testing.T, line string) {
+		in := append([]string{"attachctl"}, strings.Fields(line)...)
+		given := slices.Clone(in)
+		out, err := normalizeArgs(app, in)
+		if !slices.Equal(in, given) {
+			t.Fatalf("%q: the caller's arguments changed to %q", given, in)
+		}
+		if err != nil {
+			var u *usage
+			if !errors.As(err, &u) || u.msg == "" || u.help == "" {
+				t.Fatalf("%q: %v is not a usage error with its hint", given, err)
+			}
+			return
+		}
+		again, err := normalizeArgs(app, out)
+		if err != nil || !slices.Equal(again, out) {
+			t.Fatalf("%q: rewritten to %q, then to %q, %v", given, out, again, err)
+		}
+	})
 }

@@ -21,14 +21,16 @@ func shrinkFlags() []cli.Flag {
 		&cli.IntFlag{Name: "max-edge", Value: shrink.DefaultMaxEdge, Usage: "longest edge in pixels"},
 		&cli.Int64Flag{Name: "max-bytes", Value: shrink.DefaultMaxBytes, Usage: "largest encoded size in bytes"},
 		&cli.Int64Flag{Name: "max-pixels", Value: shrink.DefaultMaxPixels, Usage: "images with more pixels (from the header) are not decoded"},
+		&cli.Int64Flag{Name: "max-memory", Value: shrink.DefaultMaxMemory, Usage: "bytes all decodes at once may hold; decodes wait for room, and an image needing more is not decoded"},
 	}
 }
 
 // shrinkOptions reads shrinkFlags.
 func shrinkOptions(c *cli.Context) (shrink.Options, error) {
-	opts := shrink.Options{MaxEdge: c.Int("max-edge"), MaxBytes: c.Int64("max-bytes"), MaxPixels: c.Int64("max-pixels")}
-	if opts.MaxEdge < 1 || opts.MaxBytes < 1 || opts.MaxPixels < 1 {
-		return opts, usageError("--max-edge, --max-bytes and --max-pixels take whole numbers of at least 1")
+	opts := shrink.Options{MaxEdge: c.Int("max-edge"), MaxBytes: c.Int64("max-bytes"), MaxPixels: c.Int64("max-pixels"),
+		MaxMemory: c.Int64("max-memory")}
+	if opts.MaxEdge < 1 || opts.MaxBytes < 1 || opts.MaxPixels < 1 || opts.MaxMemory < 1 {
+		return opts, usageError("--max-edge, --max-bytes, --max-pixels and --max-memory take whole numbers of at least 1")
 	}
 	out, err := shrinkOut(c)
 	opts.OutDir = out

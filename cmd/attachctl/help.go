@@ -10,7 +10,10 @@ import (
 
 // commandHelpTemplate is every command's help, `CMD --help` and `help CMD` alike: urfave/cli's
 // subcommand template (which lists subcommands when there are any) and the exit codes.
-var commandHelpTemplate = cli.SubcommandHelpTemplate + `
+var commandHelpTemplate = cli.SubcommandHelpTemplate + exitCodesHelp
+
+// exitCodesHelp ends every help page: SPEC section 7's exit codes.
+const exitCodesHelp = `
 EXIT CODES:
    0         everything done
    1         some records or uploads failed; the others are done and written, each failure

@@ -39,6 +39,10 @@ func TestEveryCommandsHelp(t *testing.T) {
 			}
 		}
 	}
+	root := help("--help")
+	if !strings.Contains(root, "Example:") || !strings.Contains(root, "EXIT CODES:") || help("help") != root {
+		t.Errorf("attachctl --help lacks an example or the exit codes, or differs from attachctl help:\n%s", root)
+	}
 	if n < 16 {
 		t.Errorf("checked %d commands' help; expected every command and subcommand", n)
 	}

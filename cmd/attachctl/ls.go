@@ -1,13 +1,14 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"text/tabwriter"
 	"time"
 
 	"github.com/attachctl/attachctl/manifest"
-	"github.com/attachctl/attachctl/ops"
+	"github.com/attachctl/attachctl/ops/store"
 	"github.com/urfave/cli/v2"
 )
 
@@ -17,10 +18,11 @@ func init() {
 		Usage: "list every upload of the store: id, name, size, blake3, made, last used, finished or not",
 		Description: "Writes one manifest record per upload, in the order they were begun: a finished one\n" +
 			"carries its upload (so the list goes on to verify, touch or prompt), and every record the\n" +
-			"fields id, made, lastUsed (null: never used) and finished. For an unfinished upload, size is\n" +
-			"the bytes so far, made when it was begun and lastUsed when it was last written (what a\n" +
-			"sweep compares). --format text writes a table for people instead. A store that does not\n" +
-			"exist yet is empty.\n\n" +
+			"fields id, made, lastUsed (null: never used) and finished. For an unfinished upload, path\n" +
+			"is where it will be once finished, size the bytes so far, made when it was begun and\n" +
+			"lastUsed when it was last written (what a sweep compares). What the store does not\n" +
+			"recognise is named on standard error and left alone. --format text writes a table for\n" +
+			"people instead. A store that does not exist yet is empty.\n\n" +
 			example("attachctl ls --store S --format text", "attachctl ls --store S | attachctl verify --store S --format text"),
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "format", Value: "manifest", Usage: "output `FORMAT`: manifest or text"},
@@ -41,31 +43,26 @@ func lsCmd(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	var list []ops.Listed
-	s, err := ops.Open(dir, false)
+	b, err := backendAt(c, dir)
+	var list *store.Listing
 	if err == nil {
-		list, err = s.Uploads()
+		list, err = b.List(c.Context)
 	}
 	if err != nil {
-		if manifest.CodeOf(err) != manifest.UploadMissing { // a store not made yet is empty
-			report(c, manifest.AsError(err, manifest.UploadUnreadable))
-			return exitError{exitFailed}
-		}
-		list, err = nil, nil
+		report(c, manifest.AsError(err, manifest.UploadUnreadable))
+		return exitError{exitFailed}
 	}
-	failed := 0
-	for _, l := range list {
-		if l.Err != nil {
-			failed++
-			report(c, manifest.AsError(l.Err, manifest.UploadUnreadable))
-		}
+	// What the store does not recognise (a folder named like an id with no readable metadata, a
+	// stray file) is not an upload: named on standard error, left alone, as sweep leaves it.
+	for _, sk := range list.Skipped {
+		summary(c, "ls: skipped %s: %s", manifest.Quote(sk.Path), sk.Why)
 	}
 	if format == "text" {
-		err = lsTable(c, list)
+		err = lsTable(c, list.Entries)
 	} else {
 		out := manifest.NewWriter(c.App.Writer)
-		for _, l := range list {
-			if err = out.Write(lsRecord(s, l)); err != nil {
+		for _, e := range list.Entries {
+			if err = out.Write(lsRecord(c.Context, b, e)); err != nil {
 				break
 			}
 		}
@@ -76,22 +73,21 @@ func lsCmd(c *cli.Context) error {
 	if err != nil {
 		return outputFailed("ls", err)
 	}
-	if failed > 0 {
-		return exitError{exitFailed}
-	}
 	return nil
 }
 
-// lsRecord is the manifest record of one listed upload.
-func lsRecord(s *ops.Store, l ops.Listed) *manifest.Record {
-	rec := &manifest.Record{Path: l.Path, Name: l.Name, Blake3: l.Blake3}
-	if l.Err != nil {
-		rec.Fail("ls", l.Err, manifest.UploadUnreadable)
-	} else {
-		rec.SetSize(l.Size)
-	}
-	if l.Finished && l.Err == nil {
-		rec.Upload = &manifest.Upload{ID: l.ID, Store: s.Dir, Path: l.Path}
+// lsRecord is the manifest record of one listed upload. A finished upload's is the record upload
+// wrote (its hash read from its metadata); an unfinished one's path is where it will be once
+// finished, and it has no upload and no hash yet.
+func lsRecord(ctx context.Context, b store.Backend, e store.Entry) *manifest.Record {
+	path := finishedAt(b, e.ID, e.Name)
+	rec := &manifest.Record{Path: path, Name: e.Name}
+	rec.SetSize(e.Size)
+	if e.Finished {
+		if info, err := b.Info(ctx, e.ID); err == nil {
+			rec.Blake3 = info.Blake3
+		}
+		rec.Upload = &manifest.Upload{ID: e.ID, Store: b.Location(), Path: path}
 	}
 	stamp := func(t time.Time) json.RawMessage {
 		if t.IsZero() {
@@ -100,16 +96,16 @@ func lsRecord(s *ops.Store, l ops.Listed) *manifest.Record {
 		b, _ := json.Marshal(t.UTC().Format(time.RFC3339))
 		return b
 	}
-	id, _ := json.Marshal(l.ID)
-	finished, _ := json.Marshal(l.Finished)
-	rec.Extra = []manifest.Field{{Key: "id", Value: id}, {Key: "made", Value: stamp(l.Made)},
-		{Key: "lastUsed", Value: stamp(l.LastUsed)}, {Key: "finished", Value: finished}}
+	id, _ := json.Marshal(e.ID)
+	finished, _ := json.Marshal(e.Finished)
+	rec.Extra = []manifest.Field{{Key: "id", Value: id}, {Key: "made", Value: stamp(e.Made)},
+		{Key: "lastUsed", Value: stamp(e.LastUsed)}, {Key: "finished", Value: finished}}
 	return rec
 }
 
 // lsTable is ls --format text: a table for people, sizes in human units, local times, names
-// escaped so that each upload is one line.
-func lsTable(c *cli.Context, list []ops.Listed) error {
+// quoted when they need it, so that each upload is one line.
+func lsTable(c *cli.Context, list []store.Entry) error {
 	w := tabwriter.NewWriter(c.App.Writer, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(w, "ID\tSIZE\tMADE\tLAST USED\tSTATE\tNAME")
 	when := func(t time.Time, zero string) string {
@@ -119,16 +115,16 @@ func lsTable(c *cli.Context, list []ops.Listed) error {
 		return t.Local().Format("2006-01-02 15:04")
 	}
 	var total int64
-	for _, l := range list {
-		state, used := "finished", when(l.LastUsed, "never")
-		switch {
-		case l.Err != nil:
-			state = "unreadable"
-		case !l.Finished:
-			state, used = "unfinished", when(l.LastUsed, "-")+" (written)"
+	for _, e := range list {
+		state, used := "finished", when(e.LastUsed, "never")
+		if !e.Finished {
+			state, used = "unfinished", when(e.LastUsed, "-")+" (written)"
+			if e.Busy {
+				state = "uploading"
+			}
 		}
-		total += l.Size
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", l.ID, humanBytes(l.Size), when(l.Made, "-"), used, state, manifest.Quote(l.Name))
+		total += e.Size
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", e.ID, humanBytes(e.Size), when(e.Made, "-"), used, state, manifest.Quote(e.Name))
 	}
 	fmt.Fprintf(w, "%s, %s\n", counted(len(list), "upload"), humanBytes(total))
 	return w.Flush()

@@ -1,9 +1,12 @@
 package main
 
 import (
+	"errors"
+
 	"github.com/attachctl/attachctl/manifest"
 	"github.com/attachctl/attachctl/ops"
 	"github.com/attachctl/attachctl/ops/acp"
+	"github.com/attachctl/attachctl/ops/store/s3"
 	"github.com/attachctl/attachctl/shrink"
 	"github.com/attachctl/attachctl/sniff"
 	"github.com/urfave/cli/v2"
@@ -44,6 +47,7 @@ func init() {
 			if err != nil {
 				return err
 			}
+			limitHeap(sopts)
 			chunk, err := chunkSize(c)
 			if err != nil {
 				return err
@@ -52,18 +56,16 @@ func init() {
 			if err != nil {
 				return err
 			}
-			s, err := ops.Open(dir, true)
+			up, err := prepareUploader(c, dir, chunk)
+			var usage cli.ExitCoder
+			if errors.As(err, &usage) {
+				return err
+			}
 			if err != nil {
 				report(c, manifest.AsError(err, manifest.UploadUnreadable))
 				return exitError{exitFailed}
 			}
-			// The uploads are published together once all are copied (one flush for the lot);
-			// nothing is written before that commit has succeeded.
-			batch := s.NewBatch()
-			uopts := ops.UploadOptions{Chunk: chunk, Batch: batch}
-			// Each file is sniffed by its head; shrink reads an image whole (and hashes it), and
-			// the upload's pass hashes the rest and finishes the sniff's text check.
-			recs, err := collect(c, loop{stage: "prepare", headOnly: true, work: func(rec *manifest.Record) error {
+			recs, err := collect(c, loop{stage: "prepare", headOnly: up.headOnly, work: func(rec *manifest.Record) error {
 				if err := shrink.Record(rec, sopts); err != nil {
 					rec.Fail("shrink", err, manifest.FileUnreadable)
 					return nil
@@ -71,16 +73,12 @@ func init() {
 				if rec.Failed() {
 					return nil
 				}
-				var text sniff.Text
-				o := uopts
-				o.Observe = text.Observe
-				if err := s.UploadRecord(c.Context, rec, o); err != nil {
+				if err := up.upload(rec); err != nil {
 					rec.Fail("upload", err, manifest.UploadUnreadable)
 				}
-				text.Settle(rec)
 				return nil
 			}})
-			if cerr := batch.Commit(); cerr != nil {
+			if cerr := up.commit(); cerr != nil {
 				reportAll(c, "prepare", cerr)
 				return exitError{exitFailed}
 			}
@@ -97,7 +95,7 @@ func init() {
 				return err
 			}
 			if c.Bool("resolve") {
-				return resolveTo(c, s.Dir, out, ropts)
+				return resolveTo(c, dir, out, ropts)
 			}
 			if _, err := c.App.Writer.Write(out); err != nil {
 				return outputFailed("prepare", err)
@@ -105,4 +103,33 @@ func init() {
 			return nil
 		},
 	})
+}
+
+// preparer is how prepare puts its files into the store.
+type preparer struct {
+	// headOnly: the upload's own pass hashes every byte and finishes the sniff's text check, so
+	// the loop sniffs heads only.
+	headOnly bool
+	upload   func(rec *manifest.Record) error
+	commit   func() error // after the last upload; nothing is named before it succeeded
+}
+
+// prepareUploader is the local store's batch (the uploads published together once all are
+// copied: one flush for the lot), or an S3 store's upload stage (S3's own part size, the files
+// sniffed whole first: the BLAKE3 goes into an object's metadata before its first part).
+func prepareUploader(c *cli.Context, dir string, chunk int) (preparer, error) {
+	if s3.IsURI(dir) {
+		return s3Preparer(c, dir)
+	}
+	s, err := ops.Open(dir, true)
+	if err != nil {
+		return preparer{}, err
+	}
+	batch := s.NewBatch()
+	return preparer{headOnly: true, commit: batch.Commit, upload: func(rec *manifest.Record) error {
+		var text sniff.Text
+		err := s.UploadRecord(c.Context, rec, ops.UploadOptions{Chunk: chunk, Batch: batch, Observe: text.Observe})
+		text.Settle(rec)
+		return err
+	}}, nil
 }

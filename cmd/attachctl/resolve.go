@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 
 	"github.com/attachctl/attachctl/manifest"
-	"github.com/attachctl/attachctl/ops"
 	"github.com/attachctl/attachctl/ops/acp"
 	"github.com/urfave/cli/v2"
 )
@@ -113,10 +112,10 @@ func init() {
 // standard error, each under the command's name (resolve, or prepare --resolve). A refused
 // prompt writes nothing.
 func resolveTo(c *cli.Context, dir string, b []byte, opts acp.Options) error {
-	s, err := ops.Open(dir, false)
+	u, err := uploadsAt(c, dir, &opts)
 	var res *acp.Resolution
 	if err == nil {
-		res, err = acp.Resolve(b, acp.Backend(c.Context, s.Backend()), opts)
+		res, err = acp.Resolve(b, u, opts)
 	}
 	if err != nil {
 		if allMissing(err) && !storeGiven(c) {

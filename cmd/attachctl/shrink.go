@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"runtime/debug"
 
 	"github.com/attachctl/attachctl/manifest"
 	"github.com/attachctl/attachctl/shrink"
@@ -27,6 +28,7 @@ func init() {
 			if err != nil {
 				return err
 			}
+			limitHeap(opts)
 			return runStage(c, "shrink", func(rec *manifest.Record) error { return shrink.Record(rec, opts) })
 		},
 	})
@@ -48,3 +50,9 @@ func shrinkOut(c *cli.Context) (string, error) {
 	}
 	return filepath.Abs(dir)
 }
+
+// limitHeap keeps the Go heap within three quarters of --max-memory. The budget counts what
+// decodes hold; without a limit the collector lets garbage grow the heap to twice the live size.
+// The rest of the budget is for what the heap does not hold (the HEIC and AVIF decoders' mapped
+// memory, the runtime's own).
+func limitHeap(opts shrink.Options) { debug.SetMemoryLimit(opts.MaxMemory / 4 * 3) }

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/attachctl/attachctl/manifest"
-	"github.com/attachctl/attachctl/ops"
 	"github.com/attachctl/attachctl/sweep"
 	"github.com/urfave/cli/v2"
 )
@@ -65,17 +64,17 @@ func sweepCmd(c *cli.Context) error {
 		report(c, manifest.AsError(err, manifest.UploadUnreadable))
 		return exitError{exitFailed}
 	}
-	s, err := ops.Open(dir, false)
+	b, err := backendAt(c, dir)
 	if err != nil {
 		return fail(err)
 	}
 	enc := json.NewEncoder(c.App.Writer)
 	// SIGINT and SIGTERM cancel c.Context: the sweep stops after the removals under way, each
 	// reported, and the exit code is 128+N.
-	sum, err := sweep.Run(c.Context, s.Backend(), sweep.Options{Before: before, DryRun: c.Bool("dry-run"), Wait: wait},
+	sum, err := sweep.Run(c.Context, b, sweep.Options{Before: before, DryRun: c.Bool("dry-run"), Wait: wait},
 		func(r sweep.Removed) error { return enc.Encode(r) })
 	if errors.Is(err, context.Canceled) {
-		summary(c, "sweep: interrupted: removed %d upload%s (%d bytes) before it stopped", sum.Removed, plural(sum.Removed), sum.Bytes)
+		summary(c, "sweep: interrupted: removed %s (%s) before it stopped", counted(sum.Removed, "upload"), humanBytes(sum.Bytes))
 		return exitError{exitFailed}
 	}
 	if err != nil {

@@ -13,7 +13,8 @@ import (
 // Helpers for the verify, touch and sweep scripts:
 //
 //	flip GLOB...             inverts the first byte of each matching file
-//	backdate STORE DURATION  sets every finished upload's "made" DURATION back in time
+//	backdate STORE DURATION  sets every finished upload's "made", and its last use if it has one,
+//	                         DURATION back in time
 //	holdsweeplock STORE HELD RELEASE  takes the store's sweep lock, creates HELD, and holds the
 //	                         lock until RELEASE exists
 //	waitfile FILE            waits until FILE exists
@@ -50,6 +51,15 @@ func init() {
 			if err := os.WriteFile(filepath.Join(s.UploadDir(id), ops.MetaName), b, 0o600); err != nil {
 				fmt.Fprintln(os.Stderr, err)
 				return 1
+			}
+			// A re-upload of the same file marks its upload used: that use goes back too.
+			used := filepath.Join(s.UploadDir(id), ops.UsedName)
+			if fi, err := os.Lstat(used); err == nil {
+				at := fi.ModTime().Add(-d)
+				if err := os.Chtimes(used, at, at); err != nil {
+					fmt.Fprintln(os.Stderr, err)
+					return 1
+				}
 			}
 		}
 		return 0

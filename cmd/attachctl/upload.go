@@ -60,22 +60,11 @@ func init() {
 					example(`head -c 524288 report.pdf | attachctl upload chunk --store S --id "$id" --offset 0`),
 				Flags: []cli.Flag{idFlag, &cli.Int64Flag{Name: "offset", Usage: "the current offset", Required: true}},
 				Action: func(c *cli.Context) error {
-					if c.NArg() > 1 {
-						return usageError("upload chunk takes one FILE or -, not %d", c.NArg())
+					in, done, err := chunkInput(c)
+					if err != nil {
+						return err
 					}
-					var in io.Reader = c.App.Reader
-					if name := c.Args().First(); name != "" && name != "-" {
-						f, err := os.Open(name)
-						if err != nil {
-							code := manifest.FileUnreadable
-							if errors.Is(err, os.ErrNotExist) {
-								code = manifest.FileMissing
-							}
-							return stepFail(c, manifest.Errorf(code, "%v", err))
-						}
-						defer f.Close()
-						in = f
-					}
+					defer done()
 					return stepStore(c, false, func(s *ops.Store) (any, error) {
 						id := c.String("id")
 						if _, err := s.Chunk(id, c.Int64("offset"), in, 0); err != nil {
@@ -141,6 +130,8 @@ func uploadStage(c *cli.Context) error {
 		return usageError("--name names what upload - reads from standard input; a file's name is its own")
 	case fromStdin && c.String("name") == "":
 		return usageError("upload - needs --name NAME: the file name the agent is shown")
+	case fromStdin && c.IsSet("files-from"):
+		return usageError("upload - reads standard input as one file; it takes no --files-from")
 	}
 	dir, err := storeDir(c)
 	if err != nil {
@@ -246,6 +237,16 @@ func stepStore(c *cli.Context, create bool, f func(s *ops.Store) (any, error)) e
 		return stepFail(c, err)
 	}
 	out, err := f(s)
+	return stepOutput(c, out, err)
+}
+
+// stepOutput ends a step-by-step subcommand: its JSON result on one line, or its failure.
+func stepOutput(c *cli.Context, out any, err error) error {
+	var done exitError
+	var usage cli.ExitCoder
+	if errors.As(err, &done) || errors.As(err, &usage) {
+		return err // already said
+	}
 	if err != nil {
 		return stepFail(c, err)
 	}
@@ -260,6 +261,26 @@ func stepStore(c *cli.Context, create bool, f func(s *ops.Store) (any, error)) e
 		return outputFailed("upload", err)
 	}
 	return nil
+}
+
+// chunkInput is what `upload chunk` appends: its FILE argument, or standard input.
+func chunkInput(c *cli.Context) (io.Reader, func(), error) {
+	if c.NArg() > 1 {
+		return nil, nil, usageError("upload chunk takes one FILE or -, not %d", c.NArg())
+	}
+	name := c.Args().First()
+	if name == "" || name == "-" {
+		return c.App.Reader, func() {}, nil
+	}
+	f, err := os.Open(name)
+	if err != nil {
+		code := manifest.FileUnreadable
+		if errors.Is(err, os.ErrNotExist) {
+			code = manifest.FileMissing
+		}
+		return nil, nil, stepFail(c, manifest.Errorf(code, "%v", err))
+	}
+	return f, func() { f.Close() }, nil
 }
 
 // stepFail prints "attachctl: upload: MESSAGE (CODE)" and ends with exit 1.

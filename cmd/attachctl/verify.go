@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"sort"
 	"strings"
 
 	"github.com/attachctl/attachctl/manifest"
@@ -48,14 +50,9 @@ func verifyCmd(c *cli.Context) error {
 		}
 		return b3sumCheck(c, c.String("check"))
 	}
-	ids := c.Args().Slice()
-	for _, id := range ids {
-		if ops.ValidID(id) != nil {
-			return usageError("%q is not an upload id; 'attachctl ls' lists them, and a manifest goes on standard input or --manifest", id)
-		}
-	}
-	if (c.Bool("all") || len(ids) > 0) && c.IsSet("manifest") {
-		return usageError("--all and ids read the store; they take no --manifest")
+	ids, err := verifyIDs(c)
+	if err != nil {
+		return err
 	}
 	if c.Bool("all") && len(ids) > 0 {
 		return usageError("--all checks every upload; give ids or --all, not both")
@@ -74,7 +71,7 @@ func verifyCmd(c *cli.Context) error {
 			return exitError{exitFailed}
 		}
 		if c.Bool("all") {
-			if ids, err = s.IDs(); err != nil {
+			if ids, err = uploadIDs(s); err != nil {
 				report(c, manifest.AsError(err, manifest.UploadUnreadable))
 				return exitError{exitFailed}
 			}
@@ -161,6 +158,20 @@ func verifyCmd(c *cli.Context) error {
 		return exitError{exitFailed}
 	}
 	return nil
+}
+
+// verifyIDs are the upload ids verify was given, checked, and refused beside --manifest.
+func verifyIDs(c *cli.Context) ([]string, error) {
+	ids := c.Args().Slice()
+	for _, id := range ids {
+		if ops.ValidID(id) != nil {
+			return nil, usageError("%q is not an upload id; 'attachctl ls' lists them, and a manifest goes on standard input or --manifest", id)
+		}
+	}
+	if (c.Bool("all") || len(ids) > 0) && c.IsSet("manifest") {
+		return nil, usageError("--all and ids read the store; they take no --manifest")
+	}
+	return ids, nil
 }
 
 // b3sumCheck is b3sum --check: for each line, "NAME: OK" or "NAME: FAILED" on standard output
@@ -251,4 +262,27 @@ func b3sumCheck(c *cli.Context, name string) error {
 	}
 	summary(c, "verify: %d ok", lineNo)
 	return nil
+}
+
+// uploadIDs is what verify --all checks: every finished upload of the store, and every folder
+// named like an upload id that is not one any more (its metadata gone or damaged), which fails.
+// A store that does not exist yet has none.
+func uploadIDs(s *ops.Store) ([]string, error) {
+	list, err := s.List()
+	if err != nil {
+		return nil, err
+	}
+	var ids []string
+	for _, e := range list.Entries {
+		if e.Finished {
+			ids = append(ids, e.ID)
+		}
+	}
+	for _, sk := range list.Skipped {
+		if id := filepath.Base(sk.Path); filepath.Dir(sk.Path) == s.Dir && ops.ValidID(id) == nil {
+			ids = append(ids, id)
+		}
+	}
+	sort.Strings(ids)
+	return ids, nil
 }

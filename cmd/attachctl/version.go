@@ -28,6 +28,11 @@ func init() {
 			return nil
 		},
 	})
+	// attachctl --version says the same.
+	cli.VersionPrinter = func(c *cli.Context) {
+		info, _ := debug.ReadBuildInfo()
+		fmt.Fprintln(c.App.Writer, versionLine(info))
+	}
 }
 
 // versionLine is "attachctl VERSION (revision REV, TIME, modified) GOVERSION OS/ARCH", with the

@@ -3,6 +3,7 @@ package acp
 import (
 	"errors"
 	"io"
+	"sync"
 	"time"
 
 	"github.com/attachctl/attachctl/manifest"
@@ -121,11 +122,8 @@ func Resolve(input []byte, u Uploads, opts Options) (*Resolution, error) {
 		return nil, err
 	}
 	var errs []error
-	for i, r := range refs {
-		if r == nil {
-			continue
-		}
-		if err := examine(u, r, opts); err != nil {
+	for i, err := range eachRef(refs, func(_ int, r *ref) error { return examine(u, r, opts) }) {
+		if err != nil {
 			errs = append(errs, atBlock(i, err))
 		}
 	}
@@ -148,6 +146,32 @@ func Resolve(input []byte, u Uploads, opts Options) (*Resolution, error) {
 	}
 	res.u = u
 	return res, nil
+}
+
+// refJobs is how many references are examined or copied at once: on a store behind a network
+// (S3) each is a round trip to the server, which one after another would add up.
+const refJobs = 8
+
+// eachRef runs f on every reference that is not nil, with its index, refJobs at once, and
+// returns their errors by index. f may change only its own reference (and what is at its index).
+func eachRef(refs []*ref, f func(int, *ref) error) []error {
+	errs := make([]error, len(refs))
+	var wg sync.WaitGroup
+	slots := make(chan struct{}, refJobs)
+	for i, r := range refs {
+		if r == nil {
+			continue
+		}
+		wg.Add(1)
+		slots <- struct{}{}
+		go func() {
+			defer wg.Done()
+			errs[i] = f(i, r)
+			<-slots
+		}()
+	}
+	wg.Wait()
+	return errs
 }
 
 // notPrompt is the error for input that is not a session/prompt: exit 2.

@@ -39,18 +39,27 @@ func (res *Resolution) copyOut(u Uploads, dir string) error {
 	}
 	defer root.Close()
 	done := map[string]bool{}
+	todo := make([]*ref, len(res.refs)) // each upload once
 	for i, r := range res.refs {
 		if r == nil || r.mode != modePath && r.mode != embedText || done[r.id] {
 			continue
 		}
 		done[r.id] = true
-		reused, err := copyOne(root, u, r)
-		if err != nil {
-			return atBlock(i, err)
-		}
-		if reused {
+		todo[i] = r
+	}
+	reused := make([]bool, len(todo))
+	errs := eachRef(todo, func(i int, r *ref) (err error) {
+		reused[i], err = copyOne(root, u, r)
+		return err
+	})
+	for i, r := range todo {
+		switch {
+		case r == nil:
+		case errs[i] != nil:
+			return atBlock(i, errs[i])
+		case reused[i]:
 			res.Reused++
-		} else {
+		default:
 			res.Copied++
 		}
 	}

@@ -22,23 +22,6 @@
 # shellcheck source=lib.bash
 [ -n "${BENCH_LIB:-}" ] || source "$(dirname "${BASH_SOURCE[0]}")/lib.bash"
 
-
-
-# upload_pair OURS THEIRS: runs the two shell commands in turns, $REPS times each (default 5), with
-# $PREP before every run, and prints their median wall times. Taking turns keeps a machine whose
-# load changes from favouring either side.
-upload_pair() {
-	local reps=${REPS:-5} i o=() h=()
-	upload_med() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
-	for ((i = 0; i < reps; i++)); do
-		eval "$PREP"
-		o+=("$( { /usr/bin/env TIMEFORMAT=%R bash -c "time { $1 ; } >/dev/null 2>&1"; } 2>&1 | tail -n 1)")
-		eval "$PREP"
-		h+=("$( { /usr/bin/env TIMEFORMAT=%R bash -c "time { $2 ; } >/dev/null 2>&1"; } 2>&1 | tail -n 1)")
-	done
-	echo "$(upload_med "${o[@]}") $(upload_med "${h[@]}")"
-}
-
 upload_bench() {
 	local dir=$WORK/upload mib=${BENCH_UPLOAD_MIB:-2048} t theirs rss
 	rm -rf "$dir"

@@ -27,6 +27,9 @@
 //   - Level shift and clipping is branch-free and each row of 8 samples is one store.
 //   - The package does not register itself with image.RegisterFormat (image/jpeg does), and
 //     uses image/draw instead of the internal imageutil.DrawYCbCr, which draw calls.
+//   - DecodeReduced, which image/jpeg does not have, decodes at a half, quarter or eighth of
+//     the size, each sample the mean of those the full decode has there (reduced.go): the
+//     decoder's shift makes each block 8>>shift samples a side. At shift 0 nothing differs.
 //
 // Decode and DecodeConfig have image/jpeg's signatures and documentation.
 //

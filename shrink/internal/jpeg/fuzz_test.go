@@ -41,5 +41,11 @@ func FuzzDecode(f *testing.F) {
 			return
 		}
 		checkSame(t, "input", data)
+		// The reduced decode must not panic either, and fails only where Decode fails (or
+		// where the image turns out to need its full size).
+		_, _, rerr := DecodeReduced(bytes.NewReader(data), 1+len(data)%3)
+		if _, err := Decode(bytes.NewReader(data)); err == nil && rerr != nil && rerr != errNotReducible {
+			t.Errorf("DecodeReduced: %v where Decode succeeds", rerr)
+		}
 	})
 }

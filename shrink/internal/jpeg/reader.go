@@ -105,6 +105,10 @@ type decoder struct {
 	}
 	width, height int
 
+	// shift (DecodeReduced) makes every 8x8 block 8>>shift samples a side, each the mean of
+	// the samples it stands for; the image is smaller by 2^shift each way. 0 is Decode.
+	shift uint
+
 	img1        *image.Gray
 	img3        *image.YCbCr
 	blackPix    []byte
@@ -565,6 +569,9 @@ func (d *decoder) decode(r io.Reader, configOnly bool) (image.Image, error) {
 	}
 	if d.img1 != nil {
 		return d.img1, nil
+	}
+	if d.img3 != nil && d.shift > 0 && (d.blackPix != nil || d.isRGB()) {
+		return nil, errNotReducible // an APP14 after the first scan made it RGB
 	}
 	if d.img3 != nil {
 		if d.blackPix != nil {

@@ -11,9 +11,18 @@ import (
 
 // makeImg allocates and initializes the destination image.
 func (d *decoder) makeImg(mxx, myy int) {
+	if d.nComp == 4 || d.nComp == 3 && d.isRGB() {
+		d.shift = 0 // converted to CMYK or RGB at full size afterwards
+	}
+	// bs is the samples a side of a block in the image, w and h the image's size.
+	bs, w, h := 8>>d.shift, d.width, d.height
+	if d.shift > 0 {
+		k := 1 << d.shift
+		w, h = (w+k-1)/k, (h+k-1)/k
+	}
 	if d.nComp == 1 {
-		m := image.NewGray(image.Rect(0, 0, 8*mxx, 8*myy))
-		d.img1 = m.SubImage(image.Rect(0, 0, d.width, d.height)).(*image.Gray)
+		m := image.NewGray(image.Rect(0, 0, bs*mxx, bs*myy))
+		d.img1 = m.SubImage(image.Rect(0, 0, w, h)).(*image.Gray)
 		return
 	}
 
@@ -38,8 +47,8 @@ func (d *decoder) makeImg(mxx, myy int) {
 	default:
 		panic("unreachable")
 	}
-	m := image.NewYCbCr(image.Rect(0, 0, 8*h0*mxx, 8*v0*myy), subsampleRatio)
-	d.img3 = m.SubImage(image.Rect(0, 0, d.width, d.height)).(*image.YCbCr)
+	m := image.NewYCbCr(image.Rect(0, 0, bs*h0*mxx, bs*v0*myy), subsampleRatio)
+	d.img3 = m.SubImage(image.Rect(0, 0, w, h)).(*image.YCbCr)
 
 	if d.nComp == 4 {
 		h3, v3 := d.comp[3].h, d.comp[3].v
@@ -571,21 +580,36 @@ func (d *decoder) reconstructProgressiveImage() error {
 // to the image. acSeen false says that only b[0] may be non-zero.
 func (d *decoder) reconstructBlock(b *block, bx, by, compIndex int, acSeen bool) error {
 	dst, stride := []byte(nil), 0
+	bs := 8 >> d.shift
 	if d.nComp == 1 {
-		dst, stride = d.img1.Pix[8*(by*d.img1.Stride+bx):], d.img1.Stride
+		dst, stride = d.img1.Pix[bs*(by*d.img1.Stride+bx):], d.img1.Stride
 	} else {
 		switch compIndex {
 		case 0:
-			dst, stride = d.img3.Y[8*(by*d.img3.YStride+bx):], d.img3.YStride
+			dst, stride = d.img3.Y[bs*(by*d.img3.YStride+bx):], d.img3.YStride
 		case 1:
-			dst, stride = d.img3.Cb[8*(by*d.img3.CStride+bx):], d.img3.CStride
+			dst, stride = d.img3.Cb[bs*(by*d.img3.CStride+bx):], d.img3.CStride
 		case 2:
-			dst, stride = d.img3.Cr[8*(by*d.img3.CStride+bx):], d.img3.CStride
+			dst, stride = d.img3.Cr[bs*(by*d.img3.CStride+bx):], d.img3.CStride
 		case 3:
-			dst, stride = d.blackPix[8*(by*d.blackStride+bx):], d.blackStride
+			dst, stride = d.blackPix[bs*(by*d.blackStride+bx):], d.blackStride
 		default:
 			return UnsupportedError("too many components")
 		}
+	}
+	if d.shift > 0 {
+		if !acSeen { // a flat block: every mean is its one value
+			c := levelShift(idctDC(b[0]))
+			for y := 0; y < bs; y++ {
+				row := dst[y*stride : y*stride+bs]
+				for x := range row {
+					row[x] = c
+				}
+			}
+			return nil
+		}
+		reducedBlock(b, d.shift, dst, stride)
+		return nil
 	}
 	if !acSeen {
 		// The inverse DCT of a block with only a DC coefficient: every sample is the same,

@@ -1,0 +1,205 @@
+package s3
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/ops/store"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awss3 "github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+)
+
+// finishedName finds the name of the finished upload id: the one object of P/<id>/ that is not
+// the marker. "" when there is none.
+func (s *Store) finishedName(ctx context.Context, id string) (string, error) {
+	prefix := s.key(id) + "/"
+	name := ""
+	err := s.listObjects(ctx, prefix, func(o types.Object) error {
+		n := strings.TrimPrefix(aws.ToString(o.Key), prefix)
+		if n != UsedName && store.ValidName(n) == nil && name == "" {
+			name = n
+		}
+		return nil
+	})
+	if err != nil {
+		return "", s.wrap(manifest.UploadUnreadable, "upload "+id, err)
+	}
+	return name, nil
+}
+
+func (s *Store) missing(id string) error {
+	return manifest.Errorf(manifest.UploadMissing, "upload %s: not a finished upload in store %s", id, s.URI)
+}
+
+// Info reads a finished upload's metadata (one listing and one HEAD).
+func (s *Store) Info(ctx context.Context, id string) (*store.Info, error) {
+	if err := store.ValidID(id); err != nil {
+		return nil, err
+	}
+	if err := s.exists(ctx, id); err != nil {
+		return nil, err
+	}
+	name, err := s.finishedName(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if name == "" {
+		return nil, s.missing(id)
+	}
+	return s.head(ctx, id, name)
+}
+
+func (s *Store) head(ctx context.Context, id, name string) (*store.Info, error) {
+	out, err := s.client.HeadObject(ctx, &awss3.HeadObjectInput{Bucket: &s.Bucket, Key: aws.String(s.FinishedKey(id, name))})
+	if err != nil {
+		if notFound(err) {
+			return nil, s.missing(id)
+		}
+		return nil, s.wrap(manifest.UploadUnreadable, "upload "+id, err)
+	}
+	return s.infoOf(id, name, aws.ToInt64(out.ContentLength), out.Metadata, out.LastModified)
+}
+
+func (s *Store) infoOf(id, name string, size int64, meta map[string]string, modified *time.Time) (*store.Info, error) {
+	sum := meta["blake3"]
+	if _, err := store.CheckHex(sum); err != nil || sum == "" {
+		return nil, manifest.Errorf(manifest.UploadUnreadable, "upload %s: %s carries no BLAKE3 in its metadata", id, s.FinishedKey(id, name))
+	}
+	return &store.Info{ID: id, Name: name, Size: size, Blake3: sum, Made: aws.ToTime(modified).UTC()}, nil
+}
+
+// headWindow is what Open asks for first: enough for a reader that looks at the head (resolve
+// sniffs 8 KiB) to be answered by one request whose body is read to its end, so the connection
+// is kept; a reader that goes on gets the rest in one more request.
+const headWindow = 64 << 10
+
+// Open opens a finished upload for reading: a ranged GET of its head (which brings its size and
+// metadata), then, if read further, one GET of the rest (If-Match the same ETag); ReadAt makes
+// ranged GETs.
+func (s *Store) Open(ctx context.Context, id, name string) (store.Reader, error) {
+	if err := store.ValidID(id); err != nil {
+		return nil, err
+	}
+	if err := store.ValidName(name); err != nil {
+		return nil, err
+	}
+	if err := s.exists(ctx, id); err != nil {
+		return nil, err
+	}
+	key := s.FinishedKey(id, name)
+	out, err := s.client.GetObject(ctx, &awss3.GetObjectInput{Bucket: &s.Bucket, Key: &key,
+		Range: aws.String(fmt.Sprintf("bytes=0-%d", headWindow-1))})
+	if httpStatus(err) == 416 { // an empty object has no byte 0
+		out, err = s.client.GetObject(ctx, &awss3.GetObjectInput{Bucket: &s.Bucket, Key: &key})
+	}
+	if err != nil {
+		if notFound(err) {
+			return nil, s.missing(id)
+		}
+		return nil, s.wrap(manifest.UploadUnreadable, "upload "+id, err)
+	}
+	size := aws.ToInt64(out.ContentLength)
+	if cr := aws.ToString(out.ContentRange); cr != "" { // "bytes 0-65535/819200"
+		if i := strings.LastIndexByte(cr, '/'); i >= 0 {
+			if total, perr := strconv.ParseInt(cr[i+1:], 10, 64); perr == nil {
+				size = total
+			}
+		}
+	}
+	info, err := s.infoOf(id, name, size, out.Metadata, out.LastModified)
+	if err != nil {
+		out.Body.Close()
+		return nil, err
+	}
+	return &reader{s: s, ctx: ctx, key: key, etag: aws.ToString(out.ETag), body: out.Body,
+		left: aws.ToInt64(out.ContentLength), info: info}, nil
+}
+
+type reader struct {
+	s    *Store
+	ctx  context.Context
+	key  string
+	etag string
+	body io.ReadCloser
+	left int64 // bytes of body not read yet
+	pos  int64 // bytes of the object read so far
+	info *store.Info
+}
+
+func (r *reader) Info() *store.Info { return r.info }
+
+// Close drains what is left of a head window, so that its connection is used again.
+func (r *reader) Close() error {
+	if r.body == nil {
+		return nil
+	}
+	if r.left > 0 && r.left <= headWindow {
+		io.Copy(io.Discard, r.body)
+	}
+	err := r.body.Close()
+	r.body = nil
+	return err
+}
+
+func (r *reader) Read(p []byte) (int, error) {
+	if r.body == nil {
+		return 0, io.ErrClosedPipe
+	}
+	if r.left == 0 {
+		if r.pos >= r.info.Size {
+			return 0, io.EOF
+		}
+		r.body.Close()
+		out, err := r.s.client.GetObject(r.ctx, &awss3.GetObjectInput{Bucket: &r.s.Bucket, Key: &r.key,
+			Range: aws.String(fmt.Sprintf("bytes=%d-", r.pos)), IfMatch: aws.String(r.etag)})
+		if err != nil {
+			r.body = io.NopCloser(strings.NewReader(""))
+			return 0, r.s.wrap(manifest.UploadUnreadable, "upload "+r.info.ID, err)
+		}
+		r.body, r.left = out.Body, aws.ToInt64(out.ContentLength)
+	}
+	n, err := r.body.Read(p)
+	r.left -= int64(n)
+	r.pos += int64(n)
+	if err == io.EOF && r.pos < r.info.Size {
+		if r.left != 0 {
+			return n, manifest.Errorf(manifest.UploadUnreadable, "upload %s: reading %s: cut short at %d of %d bytes", r.info.ID, r.key, r.pos, r.info.Size)
+		}
+		err = nil // the head window ended; the next Read fetches the rest
+	}
+	if err != nil && err != io.EOF {
+		err = manifest.Errorf(manifest.UploadUnreadable, "upload %s: reading %s: %v", r.info.ID, r.key, err)
+	}
+	return n, err
+}
+
+// ReadAt is a ranged GET of the same object (If-Match its ETag, so a replaced object is not mixed in).
+func (r *reader) ReadAt(p []byte, off int64) (int, error) {
+	if off >= r.info.Size {
+		return 0, io.EOF
+	}
+	if len(p) == 0 {
+		return 0, nil
+	}
+	end := min(off+int64(len(p)), r.info.Size) - 1
+	out, err := r.s.client.GetObject(r.ctx, &awss3.GetObjectInput{Bucket: &r.s.Bucket, Key: &r.key,
+		Range: aws.String(fmt.Sprintf("bytes=%d-%d", off, end)), IfMatch: aws.String(r.etag)})
+	if err != nil {
+		return 0, r.s.wrap(manifest.UploadUnreadable, "upload "+r.info.ID, err)
+	}
+	defer out.Body.Close()
+	n, err := io.ReadFull(out.Body, p[:end-off+1])
+	if err != nil {
+		return n, manifest.Errorf(manifest.UploadUnreadable, "upload %s: reading %s: %v", r.info.ID, r.key, err)
+	}
+	if n < len(p) {
+		return n, io.EOF
+	}
+	return n, nil
+}

@@ -1,0 +1,541 @@
+package s3
+
+import (
+	"bytes"
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/ops/store"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awss3 "github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+	"github.com/zeebo/blake3"
+)
+
+var _ store.Backend = (*Store)(nil)
+
+// Location is s3://BUCKET/PREFIX.
+func (s *Store) Location() string { return s.URI }
+
+// partialInfo is P/.attachctl/partial/<id>/info.
+type partialInfo struct {
+	Name     string `json:"name"`
+	Size     int64  `json:"size"` // -1: open
+	Made     string `json:"made"` // RFC 3339, UTC
+	UploadID string `json:"uploadId,omitempty"`
+	Blake3   string `json:"blake3,omitempty"`
+}
+
+func (s *Store) infoKey(id string) string     { return s.key(internalDir, "partial", id, "info") }
+func (s *Store) chunkPrefix(id string) string { return s.key(internalDir, "partial", id, "c") + "/" }
+func (s *Store) chunkKey(id string, off int64) string {
+	return s.chunkPrefix(id) + fmt.Sprintf("%020d", off)
+}
+func (s *Store) markKey() string { return s.key(internalDir, "store") }
+
+// checkStore tells whether the prefix is a store: its mark is there (true), it holds nothing
+// (false: a store that does not exist yet, made here when create is set), or it holds something
+// else (store.notStore). The answer is kept once it is yes.
+func (s *Store) checkStore(ctx context.Context, create bool) (bool, error) {
+	s.markMu.Lock()
+	defer s.markMu.Unlock()
+	if s.marked {
+		return true, nil
+	}
+	_, err := s.client.HeadObject(ctx, &awss3.HeadObjectInput{Bucket: &s.Bucket, Key: aws.String(s.markKey())})
+	if err == nil {
+		s.marked = true
+		return true, nil
+	}
+	headErr := err
+	out, err := s.client.ListObjectsV2(ctx, &awss3.ListObjectsV2Input{Bucket: &s.Bucket, Prefix: aws.String(s.root()), MaxKeys: aws.Int32(1)})
+	if err != nil { // a HEAD answer has no body: the listing's error carries the server's words
+		return false, s.wrap(manifest.StoreUnreachable, "list", err)
+	}
+	if !notFound(headErr) {
+		return false, s.wrap(manifest.StoreUnreachable, "store mark", headErr)
+	}
+	if len(out.Contents) > 0 {
+		return false, manifest.Errorf(manifest.StoreNotStore, "store %s: holds objects and is not an attachctl store (no %s)", s.URI, s.markKey())
+	}
+	if !create {
+		return false, nil
+	}
+	_, err = s.client.PutObject(ctx, &awss3.PutObjectInput{Bucket: &s.Bucket, Key: aws.String(s.markKey()),
+		Body: strings.NewReader("attachctl store\n"), IfNoneMatch: aws.String("*")})
+	if err != nil && !conflict(err) {
+		return false, s.wrap(manifest.StoreUnreachable, "store mark", err)
+	}
+	s.marked = true
+	return true, nil
+}
+
+// exists is checkStore for readers: a store that is not there yet holds no upload id.
+func (s *Store) exists(ctx context.Context, id string) error {
+	ok, err := s.checkStore(ctx, false)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return manifest.Errorf(manifest.UploadMissing, "upload %s: not in store %s (the store is empty)", id, s.URI)
+	}
+	return nil
+}
+
+func nowString() string { return time.Now().UTC().Format(time.RFC3339Nano) }
+
+func parseTime(s string) time.Time {
+	t, _ := time.Parse(time.RFC3339Nano, s)
+	return t
+}
+
+func (s *Store) putJSON(ctx context.Context, key string, v any, createOnly bool) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	in := &awss3.PutObjectInput{Bucket: &s.Bucket, Key: &key, Body: bytes.NewReader(b)}
+	if createOnly {
+		in.IfNoneMatch = aws.String("*")
+	}
+	_, err = s.client.PutObject(ctx, in)
+	return err
+}
+
+// getObject reads a small object whole; the ETag comes back too.
+func (s *Store) getObject(ctx context.Context, key string) ([]byte, string, time.Time, error) {
+	out, err := s.client.GetObject(ctx, &awss3.GetObjectInput{Bucket: &s.Bucket, Key: &key})
+	if err != nil {
+		return nil, "", time.Time{}, err
+	}
+	defer out.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(out.Body, 1<<20))
+	return b, aws.ToString(out.ETag), aws.ToTime(out.LastModified), err
+}
+
+func (s *Store) readInfo(ctx context.Context, id string) (*partialInfo, error) {
+	b, _, _, err := s.getObject(ctx, s.infoKey(id))
+	if err != nil {
+		if notFound(err) {
+			return nil, manifest.Errorf(manifest.UploadMissing, "upload %s: no unfinished upload in store %s", id, s.URI)
+		}
+		return nil, s.wrap(manifest.UploadUnreadable, "upload "+id, err)
+	}
+	var pi partialInfo
+	if err := json.Unmarshal(b, &pi); err != nil || store.ValidName(pi.Name) != nil {
+		return nil, manifest.Errorf(manifest.UploadUnreadable, "upload %s: %s is not an attachctl partial", id, s.infoKey(id))
+	}
+	return &pi, nil
+}
+
+// chunkObj is one step-by-step chunk.
+type chunkObj struct {
+	Key      string
+	Off, Len int64
+	Modified time.Time
+}
+
+// chunks lists an upload's chunks in offset order, and checks they follow each other.
+func (s *Store) chunks(ctx context.Context, id string) ([]chunkObj, int64, error) {
+	var cs []chunkObj
+	err := s.listObjects(ctx, s.chunkPrefix(id), func(o types.Object) error {
+		off, err := strconv.ParseInt(strings.TrimPrefix(aws.ToString(o.Key), s.chunkPrefix(id)), 10, 64)
+		if err != nil {
+			return nil // not a chunk: left alone
+		}
+		cs = append(cs, chunkObj{Key: aws.ToString(o.Key), Off: off, Len: aws.ToInt64(o.Size), Modified: aws.ToTime(o.LastModified)})
+		return nil
+	})
+	if err != nil {
+		return nil, 0, s.wrap(manifest.UploadUnreadable, "upload "+id, err)
+	}
+	sort.Slice(cs, func(i, j int) bool { return cs[i].Off < cs[j].Off })
+	var end int64
+	for _, c := range cs {
+		if c.Off != end {
+			return nil, 0, manifest.Errorf(manifest.UploadUnreadable, "upload %s: chunk at %d, expected one at %d", id, c.Off, end)
+		}
+		end += c.Len
+	}
+	return cs, end, nil
+}
+
+// listObjects calls f for every object under prefix, page by page.
+func (s *Store) listObjects(ctx context.Context, prefix string, f func(types.Object) error) error {
+	p := awss3.NewListObjectsV2Paginator(s.client, &awss3.ListObjectsV2Input{Bucket: &s.Bucket, Prefix: &prefix})
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return err
+		}
+		for _, o := range page.Contents {
+			if err := f(o); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// Begin starts an unfinished step-by-step upload.
+func (s *Store) Begin(ctx context.Context, name string, size int64) (string, error) {
+	if err := store.ValidName(name); err != nil {
+		return "", err
+	}
+	if size < -1 {
+		return "", manifest.Errorf(manifest.UploadInvalid, "size %d: not a size", size)
+	}
+	if _, err := s.checkStore(ctx, true); err != nil {
+		return "", err
+	}
+	id, err := store.NewID()
+	if err != nil {
+		return "", err
+	}
+	if err := s.putJSON(ctx, s.infoKey(id), partialInfo{Name: name, Size: size, Made: nowString()}, true); err != nil {
+		return "", s.wrap(manifest.UploadUnreadable, "begin "+name, err)
+	}
+	return id, nil
+}
+
+// Write appends r as one chunk object, created only if no writer took that offset first.
+func (s *Store) Write(ctx context.Context, id string, offset int64, r io.Reader) (int64, error) {
+	if err := store.ValidID(id); err != nil {
+		return 0, err
+	}
+	if err := s.exists(ctx, id); err != nil {
+		return 0, err
+	}
+	pi, err := s.readInfo(ctx, id)
+	if err != nil {
+		if manifest.CodeOf(err) == manifest.UploadMissing {
+			if info, ierr := s.Info(ctx, id); ierr == nil {
+				return info.Size, manifest.Errorf(manifest.UploadOffset, "upload %s: finished at offset %d; it takes no more chunks", id, info.Size)
+			}
+		}
+		return 0, err
+	}
+	if pi.UploadID != "" {
+		return 0, manifest.Errorf(manifest.UploadInvalid, "upload %s: written by the upload stage; run the same upload again to resume it", id)
+	}
+	_, cur, err := s.chunks(ctx, id)
+	if err != nil {
+		return 0, err
+	}
+	if offset != cur {
+		return cur, manifest.Errorf(manifest.UploadOffset, "upload %s: offset %d is not the current offset %d", id, offset, cur)
+	}
+	lr := r
+	if pi.Size >= 0 {
+		lr = io.LimitReader(r, pi.Size-cur+1)
+	}
+	b, err := io.ReadAll(lr)
+	if err != nil {
+		return cur, manifest.Errorf(manifest.FileUnreadable, "upload %s: reading the chunk: %v", id, err)
+	}
+	if pi.Size >= 0 && int64(len(b)) > pi.Size-cur {
+		return cur, manifest.Errorf(manifest.UploadPastSize, "upload %s: declared %d bytes, at offset %d; the chunk goes past the size and none of it is kept", id, pi.Size, cur)
+	}
+	if len(b) == 0 {
+		return cur, nil
+	}
+	_, err = s.client.PutObject(ctx, &awss3.PutObjectInput{Bucket: &s.Bucket, Key: aws.String(s.chunkKey(id, cur)),
+		Body: bytes.NewReader(b), IfNoneMatch: aws.String("*")})
+	if conflict(err) {
+		_, now, _ := s.chunks(ctx, id)
+		return now, manifest.Errorf(manifest.UploadOffset, "upload %s: another writer took offset %d; the current offset is %d", id, cur, now)
+	}
+	if err != nil {
+		return cur, s.wrap(manifest.UploadUnreadable, "upload "+id, err)
+	}
+	return cur + int64(len(b)), nil
+}
+
+// Status reports an upload, finished or not.
+func (s *Store) Status(ctx context.Context, id string) (*store.Status, error) {
+	if err := store.ValidID(id); err != nil {
+		return nil, err
+	}
+	if err := s.exists(ctx, id); err != nil {
+		return nil, err
+	}
+	if info, err := s.Info(ctx, id); err == nil {
+		return &store.Status{ID: id, Name: info.Name, Offset: info.Size, Size: info.Size, Finished: true}, nil
+	} else if manifest.CodeOf(err) != manifest.UploadMissing {
+		return nil, err
+	}
+	pi, err := s.readInfo(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	off, _, err := s.written(ctx, id, pi)
+	if err != nil {
+		return nil, err
+	}
+	return &store.Status{ID: id, Name: pi.Name, Offset: off, Size: pi.Size}, nil
+}
+
+// written is how many bytes an unfinished upload holds and when it was last written.
+func (s *Store) written(ctx context.Context, id string, pi *partialInfo) (int64, time.Time, error) {
+	last := parseTime(pi.Made)
+	if pi.UploadID != "" {
+		parts, err := s.parts(ctx, id, pi.Name, pi.UploadID)
+		if err != nil {
+			return 0, last, err
+		}
+		var n int64
+		for _, p := range parts {
+			n += p.Size
+			if p.Modified.After(last) {
+				last = p.Modified
+			}
+		}
+		return n, last, nil
+	}
+	cs, n, err := s.chunks(ctx, id)
+	for _, c := range cs {
+		if c.Modified.After(last) {
+			last = c.Modified
+		}
+	}
+	return n, last, err
+}
+
+// Finish checks and publishes a step-by-step upload create-only.
+func (s *Store) Finish(ctx context.Context, id string, size int64, sum string) (*store.Info, error) {
+	if err := store.ValidID(id); err != nil {
+		return nil, err
+	}
+	want, err := store.CheckHex(sum)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.exists(ctx, id); err != nil {
+		return nil, err
+	}
+	pi, err := s.readInfo(ctx, id)
+	if err != nil {
+		if manifest.CodeOf(err) != manifest.UploadMissing {
+			return nil, err
+		}
+		info, ierr := s.Info(ctx, id)
+		if ierr != nil {
+			return nil, err
+		}
+		return info, checkFinished(info, size, want)
+	}
+	if pi.UploadID != "" {
+		return nil, manifest.Errorf(manifest.UploadInvalid, "upload %s: written by the upload stage; run the same upload again to finish it", id)
+	}
+	cs, total, err := s.chunks(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case pi.Size >= 0 && total != pi.Size:
+		return nil, manifest.Errorf(manifest.UploadSizeMismatch, "upload %s: holds %d bytes, declared %d", id, total, pi.Size)
+	case size >= 0 && size != total:
+		return nil, manifest.Errorf(manifest.UploadSizeMismatch, "upload %s: holds %d bytes, finish says %d", id, total, size)
+	}
+	var got string
+	var small []byte
+	if total <= DefaultChunk { // small: read once, hash, write in one create-only put
+		var buf bytes.Buffer
+		if err := s.copyChunks(ctx, cs, &buf); err != nil {
+			return nil, err
+		}
+		small = buf.Bytes()
+		got = hexSum(small)
+	} else {
+		h := blake3.New()
+		if err := s.copyChunks(ctx, cs, h); err != nil {
+			return nil, err
+		}
+		got = hex.EncodeToString(h.Sum(nil))
+	}
+	if want != "" && got != want {
+		return nil, manifest.Errorf(manifest.UploadHashMismatch, "upload %s: BLAKE3 is %s, finish says %s", id, got, want)
+	}
+	key := s.FinishedKey(id, pi.Name)
+	meta := map[string]string{"blake3": got}
+	if small != nil {
+		_, err = s.client.PutObject(ctx, &awss3.PutObjectInput{Bucket: &s.Bucket, Key: &key, Body: bytes.NewReader(small),
+			Metadata: meta, IfNoneMatch: aws.String("*")})
+	} else {
+		err = s.multipartFromChunks(ctx, key, meta, cs)
+	}
+	if err != nil && !conflict(err) {
+		return nil, s.wrap(manifest.UploadUnreadable, "finish "+id, err)
+	}
+	info, ierr := s.Info(ctx, id)
+	if ierr != nil {
+		return nil, ierr
+	}
+	if err != nil { // finished meanwhile by another finish: the same checks hold
+		if cerr := checkFinished(info, size, want); cerr != nil {
+			return nil, cerr
+		}
+	}
+	s.dropPartial(ctx, id, pi)
+	return info, nil
+}
+
+func hexSum(b []byte) string {
+	h := blake3.Sum256(b)
+	return hex.EncodeToString(h[:])
+}
+
+func checkFinished(info *store.Info, size int64, want string) error {
+	if size >= 0 && size != info.Size {
+		return manifest.Errorf(manifest.UploadSizeMismatch, "upload %s: finished with %d bytes, not %d", info.ID, info.Size, size)
+	}
+	if want != "" && want != info.Blake3 {
+		return manifest.Errorf(manifest.UploadHashMismatch, "upload %s: finished with BLAKE3 %s, not %s", info.ID, info.Blake3, want)
+	}
+	return nil
+}
+
+func (s *Store) copyChunks(ctx context.Context, cs []chunkObj, w io.Writer) error {
+	for _, c := range cs {
+		out, err := s.client.GetObject(ctx, &awss3.GetObjectInput{Bucket: &s.Bucket, Key: aws.String(c.Key)})
+		if err != nil {
+			return s.wrap(manifest.UploadUnreadable, c.Key, err)
+		}
+		n, err := io.Copy(w, out.Body)
+		out.Body.Close()
+		if err == nil && n != c.Len {
+			err = fmt.Errorf("read %d bytes, listed %d", n, c.Len)
+		}
+		if err != nil {
+			return manifest.Errorf(manifest.UploadUnreadable, "%s: %v", c.Key, err)
+		}
+	}
+	return nil
+}
+
+// multipartFromChunks writes the chunks, read again, as parts of DefaultChunk bytes into key,
+// completed create-only.
+func (s *Store) multipartFromChunks(ctx context.Context, key string, meta map[string]string, cs []chunkObj) error {
+	mp, err := s.client.CreateMultipartUpload(ctx, &awss3.CreateMultipartUploadInput{Bucket: &s.Bucket, Key: &key, Metadata: meta})
+	if err != nil {
+		return err
+	}
+	var done []types.CompletedPart
+	buf := make([]byte, 0, DefaultChunk)
+	send := func() error {
+		n := int32(len(done) + 1)
+		out, err := s.client.UploadPart(ctx, &awss3.UploadPartInput{Bucket: &s.Bucket, Key: &key, UploadId: mp.UploadId,
+			PartNumber: &n, Body: bytes.NewReader(buf), ContentLength: aws.Int64(int64(len(buf)))})
+		if err != nil {
+			return err
+		}
+		done = append(done, types.CompletedPart{PartNumber: &n, ETag: out.ETag})
+		buf = buf[:0]
+		return nil
+	}
+	err = s.copyChunks(ctx, cs, writerFunc(func(p []byte) (int, error) {
+		n := len(p)
+		for len(p) > 0 {
+			k := min(len(p), cap(buf)-len(buf))
+			buf = append(buf, p[:k]...)
+			p = p[k:]
+			if len(buf) == cap(buf) {
+				if err := send(); err != nil {
+					return 0, err
+				}
+			}
+		}
+		return n, nil
+	}))
+	if err == nil && len(buf) > 0 {
+		err = send()
+	}
+	if err == nil {
+		_, err = s.client.CompleteMultipartUpload(ctx, &awss3.CompleteMultipartUploadInput{Bucket: &s.Bucket, Key: &key,
+			UploadId: mp.UploadId, MultipartUpload: &types.CompletedMultipartUpload{Parts: done}, IfNoneMatch: aws.String("*")})
+	}
+	if err != nil {
+		s.client.AbortMultipartUpload(context.WithoutCancel(ctx), &awss3.AbortMultipartUploadInput{Bucket: &s.Bucket, Key: &key, UploadId: mp.UploadId})
+	}
+	return err
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
+
+// dropPartial removes what an unfinished upload left: its multipart upload, chunks and info (the
+// info last, so that a crash in between leaves an upload that can still be found and removed).
+func (s *Store) dropPartial(ctx context.Context, id string, pi *partialInfo) error {
+	if pi != nil && pi.UploadID != "" {
+		_, err := s.client.AbortMultipartUpload(ctx, &awss3.AbortMultipartUploadInput{Bucket: &s.Bucket,
+			Key: aws.String(s.FinishedKey(id, pi.Name)), UploadId: &pi.UploadID})
+		if err != nil && !notFound(err) {
+			return s.wrap(manifest.UploadUnreadable, "abort "+id, err)
+		}
+	}
+	var keys []string
+	if err := s.listObjects(ctx, s.key(internalDir, "partial", id)+"/", func(o types.Object) error {
+		if k := aws.ToString(o.Key); k != s.infoKey(id) {
+			keys = append(keys, k)
+		}
+		return nil
+	}); err != nil {
+		return s.wrap(manifest.UploadUnreadable, "abort "+id, err)
+	}
+	if err := s.deleteKeys(ctx, keys); err != nil {
+		return err
+	}
+	_, err := s.client.DeleteObject(ctx, &awss3.DeleteObjectInput{Bucket: &s.Bucket, Key: aws.String(s.infoKey(id))})
+	return s.wrap(manifest.UploadUnreadable, "abort "+id, err)
+}
+
+// deleteKeys removes keys with DeleteObjects, a thousand at a time (S3's most).
+func (s *Store) deleteKeys(ctx context.Context, keys []string) error {
+	for len(keys) > 0 {
+		n := min(len(keys), 1000)
+		objs := make([]types.ObjectIdentifier, n)
+		for i, k := range keys[:n] {
+			objs[i] = types.ObjectIdentifier{Key: aws.String(k)}
+		}
+		out, err := s.client.DeleteObjects(ctx, &awss3.DeleteObjectsInput{Bucket: &s.Bucket,
+			Delete: &types.Delete{Objects: objs, Quiet: aws.Bool(true)}})
+		if err != nil {
+			return s.wrap(manifest.UploadUnreadable, "delete", err)
+		}
+		if len(out.Errors) > 0 {
+			e := out.Errors[0]
+			return manifest.Errorf(manifest.UploadUnreadable, "store %s: delete %s: %s: %s", s.URI, aws.ToString(e.Key), aws.ToString(e.Code), aws.ToString(e.Message))
+		}
+		keys = keys[n:]
+	}
+	return nil
+}
+
+// Abort removes an unfinished upload.
+func (s *Store) Abort(ctx context.Context, id string) error {
+	if err := store.ValidID(id); err != nil {
+		return err
+	}
+	if err := s.exists(ctx, id); err != nil {
+		return err
+	}
+	pi, err := s.readInfo(ctx, id)
+	if err != nil {
+		if manifest.CodeOf(err) == manifest.UploadMissing {
+			if _, ierr := s.Info(ctx, id); ierr == nil {
+				return manifest.Errorf(manifest.UploadInvalid, "upload %s: finished; abort removes only unfinished uploads", id)
+			}
+		}
+		return err
+	}
+	return s.dropPartial(ctx, id, pi)
+}

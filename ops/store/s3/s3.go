@@ -1,0 +1,251 @@
+// Package s3 is the store on S3-compatible object storage (SPEC section 8): `--store s3://BUCKET/PREFIX`.
+//
+// The layout under PREFIX (P):
+//
+//	P/<id>/<name>                      a finished upload: completed create-only (If-None-Match: *)
+//	                                   from a multipart upload; metadata x-amz-meta-blake3 and
+//	                                   x-amz-meta-made
+//	P/<id>/.used                       the use marker: "used <time> <nonce>" or "tombstone <time>
+//	                                   <nonce>" (a time of fixed width, so the two kinds differ in
+//	                                   size and a listing tells them apart); written only by
+//	                                   conditional writes (If-Match on the ETag read,
+//	                                   If-None-Match: * when there was none). The nonce makes every
+//	                                   write's ETag new, so a condition on an ETag read before
+//	                                   another write always fails.
+//	P/.attachctl/store                 the mark that says this prefix is a store
+//	P/.attachctl/sweep.lock            held by the one sweep that runs (created If-None-Match: *;
+//	                                   a lock older than its lease is taken over by If-Match)
+//	P/.attachctl/partial/<id>/info     an unfinished upload: JSON {name, size, made, and for the
+//	                                   upload stage uploadId and blake3}
+//	P/.attachctl/partial/<id>/c/<off>  a step-by-step upload's chunk at offset off (20 digits),
+//	                                   written If-None-Match: *, so two writers at one offset
+//	                                   cannot both win
+//	P/.attachctl/source/<key>          the upload stage's note for one source file (key: SHA-256 of
+//	                                   its absolute path, name, size and BLAKE3): JSON {id}, so a
+//	                                   run after a kill finds the multipart upload to resume
+//
+// The upload stage writes a multipart upload of the key P/<id>/<name> itself (parts of --chunk
+// bytes, sent --jobs at once); its parts on the server are the durable bytes, and a resume checks
+// each one's ETag (the MD5 of its bytes) against the source before it counts it. Step-by-step
+// chunks are objects of their own, since S3 takes no part under 5 MiB but the last; finish reads
+// them back, checks size and BLAKE3, and writes the finished object from them. Nothing under
+// P/.attachctl is ever an id, and a finished upload is the only object of a P/<id>/ folder whose
+// name is not .used.
+package s3
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/attachctl/attachctl/manifest"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
+	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
+	"github.com/aws/aws-sdk-go-v2/config"
+	awss3 "github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/smithy-go"
+	"github.com/aws/smithy-go/logging"
+)
+
+// DefaultChunk is the part size unless told otherwise. S3 wants every part but the last to be at
+// least MinChunk.
+const (
+	DefaultChunk = 8 << 20
+	MinChunk     = 5 << 20
+)
+
+// Reserved names, as in the local store.
+const (
+	UsedName    = ".used"
+	internalDir = ".attachctl"
+)
+
+// Options of a connection to an S3 store.
+type Options struct {
+	// PathStyle addresses the bucket in the path (http://host/bucket/key), which most servers
+	// other than AWS need. Also set by ATTACHCTL_S3_PATH_STYLE=1.
+	PathStyle bool
+	// MaxAttempts is how often a request is tried on 5xx answers and broken connections (with
+	// backoff); 0 is AWS_MAX_ATTEMPTS (or the profile's max_attempts), else 5.
+	MaxAttempts int
+}
+
+// Store is one S3 store: a bucket and a prefix.
+type Store struct {
+	Bucket string
+	Prefix string // without leading or trailing slash; may be empty
+	URI    string // s3://BUCKET/PREFIX as given, normalised
+	client *awss3.Client
+
+	markMu sync.Mutex
+	marked bool // the store mark was seen or made
+}
+
+// IsURI tells whether a --store value names an S3 store.
+func IsURI(s string) bool { return strings.HasPrefix(s, "s3://") }
+
+// ParseURI splits s3://BUCKET/PREFIX.
+func ParseURI(uri string) (bucket, prefix string, err error) {
+	u, err := url.Parse(uri)
+	if err != nil || u.Scheme != "s3" || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
+		return "", "", manifest.Errorf(manifest.UploadInvalid, "store %q: not s3://BUCKET/PREFIX", uri)
+	}
+	prefix = strings.Trim(u.Path, "/")
+	for _, part := range strings.Split(prefix, "/") {
+		if prefix != "" && (part == "" || part == "." || part == "..") {
+			return "", "", manifest.Errorf(manifest.UploadInvalid, "store %q: the prefix has an empty, . or .. part", uri)
+		}
+	}
+	return u.Host, prefix, nil
+}
+
+// Open connects to the S3 store uri. Endpoint, region and credentials come the way AWS SDKs take
+// them (AWS_ENDPOINT_URL_S3, AWS_ENDPOINT_URL, AWS_REGION, the key variables, profiles). Nothing is
+// sent to the server yet.
+func Open(ctx context.Context, uri string, opts Options) (*Store, error) {
+	bucket, prefix, err := ParseURI(uri)
+	if err != nil {
+		return nil, err
+	}
+	// The SDK's own log lines (a credential source it fell back from) are not ours to print:
+	// what goes wrong reaches the caller as an error.
+	cfg, err := config.LoadDefaultConfig(ctx, config.WithLogger(logging.Nop{}))
+	if err != nil {
+		return nil, manifest.Errorf(manifest.StoreUnreachable, "store %s: AWS configuration: %v", uri, err)
+	}
+	attempts := opts.MaxAttempts
+	if attempts <= 0 {
+		attempts = cfg.RetryMaxAttempts // AWS_MAX_ATTEMPTS, or max_attempts in the profile
+	}
+	if attempts <= 0 {
+		attempts = 5
+	}
+	cfg.Retryer = func() aws.Retryer {
+		return retry.NewStandard(func(o *retry.StandardOptions) {
+			o.MaxAttempts = attempts
+			o.MaxBackoff = 5 * time.Second
+		})
+	}
+	if cfg.Region == "" {
+		cfg.Region = "us-east-1" // S3-compatible servers mostly ignore it; the SDK needs one to sign
+	}
+	pathStyle := opts.PathStyle || os.Getenv("ATTACHCTL_S3_PATH_STYLE") == "1"
+	// Parts go out in large writes: the default 4 KiB buffers cost a system call each.
+	cfg.HTTPClient = awshttp.NewBuildableClient().WithTransportOptions(func(t *http.Transport) {
+		t.WriteBufferSize = 256 << 10
+		t.ReadBufferSize = 256 << 10
+		t.MaxIdleConnsPerHost = 64
+	})
+	client := awss3.NewFromConfig(cfg, func(o *awss3.Options) {
+		o.UsePathStyle = pathStyle
+		// Checksums only where S3 requires them: integrity is BLAKE3 end to end, and each part's
+		// ETag is checked on resume.
+		o.RequestChecksumCalculation = aws.RequestChecksumCalculationWhenRequired
+		o.ResponseChecksumValidation = aws.ResponseChecksumValidationWhenRequired
+	})
+	s := &Store{Bucket: bucket, Prefix: prefix, client: client, URI: "s3://" + bucket}
+	if prefix != "" {
+		s.URI += "/" + prefix
+	}
+	return s, nil
+}
+
+// unsignedPayload sends a body without its SHA-256 in the signature (UNSIGNED-PAYLOAD), so that
+// neither side hashes every byte of a part once more: the bytes are checked by BLAKE3 end to end
+// (verify), and a part resumed is checked by its ETag.
+var unsignedPayload = awss3.WithAPIOptions(v4.SwapComputePayloadSHA256ForUnsignedPayloadMiddleware)
+
+// key is the object key of a path inside the store.
+func (s *Store) key(parts ...string) string {
+	k := strings.Join(parts, "/")
+	if s.Prefix == "" {
+		return k
+	}
+	return s.Prefix + "/" + k
+}
+
+// root is the key prefix every object of the store has.
+func (s *Store) root() string {
+	if s.Prefix == "" {
+		return ""
+	}
+	return s.Prefix + "/"
+}
+
+// FinishedKey is the object of a finished upload.
+func (s *Store) FinishedKey(id, name string) string { return s.key(id, name) }
+
+// FinishedURI names a finished upload in records: s3://BUCKET/PREFIX/<id>/<name>.
+func (s *Store) FinishedURI(id, name string) string {
+	return "s3://" + s.Bucket + "/" + s.key(id, name)
+}
+
+func (s *Store) usedKey(id string) string { return s.key(id, UsedName) }
+
+// errCode returns the S3 error code of err ("" when it is not an S3 answer).
+func errCode(err error) string {
+	var ae smithy.APIError
+	if errors.As(err, &ae) {
+		return ae.ErrorCode()
+	}
+	return ""
+}
+
+// httpStatus returns the HTTP status of an S3 answer, 0 when there was none.
+func httpStatus(err error) int {
+	var re interface{ HTTPStatusCode() int }
+	if errors.As(err, &re) {
+		return re.HTTPStatusCode()
+	}
+	return 0
+}
+
+// notFound tells whether err says the key (or upload) is not there.
+func notFound(err error) bool {
+	switch errCode(err) {
+	case "NoSuchKey", "NotFound", "NoSuchUpload":
+		return true
+	}
+	return httpStatus(err) == 404 && errCode(err) != "NoSuchBucket"
+}
+
+// conflict tells whether a conditional write lost: the condition failed or another conditional
+// write to the key was in progress.
+func conflict(err error) bool {
+	switch httpStatus(err) {
+	case 409, 412:
+		return true
+	}
+	return errCode(err) == "PreconditionFailed" || errCode(err) == "ConditionalRequestConflict"
+}
+
+// wrap codes an error of a request about what (a key or an id): a server that cannot be reached,
+// refuses the credentials or has no such bucket is store.unreachable with the server's own words;
+// the rest is code.
+func (s *Store) wrap(code manifest.Code, what string, err error) error {
+	if err == nil {
+		return nil
+	}
+	if e := new(manifest.Error); errors.As(err, &e) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	msg := err.Error()
+	var ae smithy.APIError
+	if errors.As(err, &ae) {
+		msg = ae.ErrorCode() + ": " + ae.ErrorMessage()
+	}
+	switch st := httpStatus(err); {
+	case st == 0 && errCode(err) == "",
+		st == 401, st == 403, st >= 500,
+		errCode(err) == "NoSuchBucket", errCode(err) == "InvalidAccessKeyId", errCode(err) == "SignatureDoesNotMatch":
+		return manifest.Errorf(manifest.StoreUnreachable, "store %s: %s: %s", s.URI, what, msg)
+	}
+	return manifest.Errorf(code, "store %s: %s: %s", s.URI, what, msg)
+}

@@ -1,0 +1,52 @@
+package s3
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/attachctl/attachctl/ops/store"
+	"github.com/attachctl/attachctl/ops/store/s3/s3test"
+	"github.com/attachctl/attachctl/ops/store/storetest"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awss3 "github.com/aws/aws-sdk-go-v2/service/s3"
+)
+
+var prefixes atomic.Int64
+
+// newStore opens a fresh prefix of srv's bucket.
+func newStore(t testing.TB, srv *s3test.Server) *Store {
+	t.Helper()
+	srv.Setenv(t)
+	s, err := Open(context.Background(), srv.URI(fmt.Sprintf("t%d/chat", prefixes.Add(1))), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestConformance(t *testing.T) {
+	srv := s3test.Start(t)
+	storetest.Run(t, storetest.Harness{
+		New: func(t *testing.T) store.Backend { return newStore(t, srv) },
+		NotStore: func(t *testing.T) store.Backend {
+			s := newStore(t, srv)
+			_, err := s.client.PutObject(context.Background(), &awss3.PutObjectInput{Bucket: &s.Bucket,
+				Key: aws.String(s.key("report.pdf")), Body: strings.NewReader("not a store")})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return s
+		},
+		Exists: func(t *testing.T, b store.Backend) bool {
+			s := b.(*Store)
+			out, err := s.client.ListObjectsV2(context.Background(), &awss3.ListObjectsV2Input{Bucket: &s.Bucket, Prefix: aws.String(s.root()), MaxKeys: aws.Int32(1)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return len(out.Contents) > 0
+		},
+	})
+}

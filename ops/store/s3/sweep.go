@@ -1,0 +1,307 @@
+package s3
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/ops/store"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awss3 "github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+)
+
+// List returns every upload: finished ones from one ListObjectsV2 walk (and a GET of each marker,
+// which carries the last use), unfinished ones from their info objects, and multipart uploads
+// that have none (a stage killed between starting one and writing its info).
+func (s *Store) List(ctx context.Context) (*store.Listing, error) {
+	ok, err := s.checkStore(ctx, false)
+	if err != nil || !ok {
+		return &store.Listing{}, err
+	}
+	root := s.root()
+	byID := map[string]*store.Entry{}
+	hasMarker := map[string]bool{}
+	partial := map[string]bool{}
+	l := &store.Listing{}
+	err = s.listObjects(ctx, root, func(o types.Object) error {
+		rel := strings.TrimPrefix(aws.ToString(o.Key), root)
+		if strings.HasPrefix(rel, internalDir+"/") {
+			if id, ok := strings.CutPrefix(rel, internalDir+"/partial/"); ok {
+				if id, ok = strings.CutSuffix(id, "/info"); ok && store.ValidID(id) == nil {
+					partial[id] = true
+				}
+			}
+			return nil
+		}
+		id, name, _ := strings.Cut(rel, "/")
+		switch {
+		case store.ValidID(id) != nil || store.ValidName(name) != nil && name != UsedName:
+			l.Skipped = append(l.Skipped, store.Skip{Path: "s3://" + s.Bucket + "/" + aws.ToString(o.Key), Why: "not an upload of this store"})
+		case name == UsedName:
+			hasMarker[id] = true
+		default:
+			byID[id] = &store.Entry{ID: id, Name: name, Size: aws.ToInt64(o.Size), Finished: true, Made: aws.ToTime(o.LastModified).UTC()}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, s.wrap(manifest.StoreUnreachable, "list", err)
+	}
+	var ids []string
+	for id := range hasMarker {
+		if byID[id] != nil {
+			ids = append(ids, id)
+		}
+	}
+	err = forEach(ctx, len(ids), func(i int) error {
+		m, err := s.readMarker(ctx, ids[i])
+		if err == nil && m.exists && !m.tombstone {
+			byID[ids[i]].LastUsed = m.at
+		}
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	var pids []string
+	for id := range partial {
+		if byID[id] == nil {
+			pids = append(pids, id)
+		}
+	}
+	pents := make([]*store.Entry, len(pids))
+	err = forEach(ctx, len(pids), func(i int) error {
+		e, err := s.partialEntry(ctx, pids[i])
+		if manifest.CodeOf(err) == manifest.UploadMissing {
+			return nil // finished or removed since the listing
+		}
+		pents[i] = e
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range pents {
+		if e != nil {
+			byID[e.ID] = e
+		}
+	}
+	mps, err := s.multiparts(ctx, root)
+	if err != nil {
+		return nil, err
+	}
+	for _, mp := range mps {
+		if byID[mp.id] == nil && !partial[mp.id] {
+			byID[mp.id] = &store.Entry{ID: mp.id, Name: mp.name, Made: mp.initiated, LastUsed: mp.initiated}
+		}
+	}
+	for _, e := range byID {
+		l.Entries = append(l.Entries, *e)
+	}
+	sort.Slice(l.Entries, func(i, j int) bool { return l.Entries[i].ID < l.Entries[j].ID })
+	return l, nil
+}
+
+func (s *Store) partialEntry(ctx context.Context, id string) (*store.Entry, error) {
+	pi, err := s.readInfo(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	n, last, err := s.written(ctx, id, pi)
+	if err != nil {
+		return nil, err
+	}
+	return &store.Entry{ID: id, Name: pi.Name, Size: n, Made: parseTime(pi.Made), LastUsed: last}, nil
+}
+
+// multipart is one multipart upload in progress under the store.
+type multipart struct {
+	id, name, key, uploadID string
+	initiated               time.Time
+}
+
+func (s *Store) multiparts(ctx context.Context, prefix string) ([]multipart, error) {
+	var mps []multipart
+	root := s.root()
+	in := &awss3.ListMultipartUploadsInput{Bucket: &s.Bucket, Prefix: &prefix}
+	for {
+		out, err := s.client.ListMultipartUploads(ctx, in)
+		if err != nil {
+			return nil, s.wrap(manifest.StoreUnreachable, "list multipart uploads", err)
+		}
+		for _, u := range out.Uploads {
+			id, name, _ := strings.Cut(strings.TrimPrefix(aws.ToString(u.Key), root), "/")
+			if store.ValidID(id) != nil || store.ValidName(name) != nil {
+				continue
+			}
+			mps = append(mps, multipart{id: id, name: name, key: aws.ToString(u.Key), uploadID: aws.ToString(u.UploadId), initiated: aws.ToTime(u.Initiated).UTC()})
+		}
+		if !aws.ToBool(out.IsTruncated) {
+			return mps, nil
+		}
+		in.KeyMarker, in.UploadIdMarker = out.NextKeyMarker, out.NextUploadIdMarker
+	}
+}
+
+// lockLease is how long a sweep's hold counts when the sweep that took it never released it
+// (killed): a later sweep takes it over after that.
+const lockLease = time.Hour
+
+func (s *Store) lockKey() string { return s.key(internalDir, "sweep.lock") }
+
+// Sweep takes the store's sweep lock: an object created If-None-Match: *, taken over by If-Match
+// when its lease has run out. A dry run writes nothing, the lock included.
+func (s *Store) Sweep(ctx context.Context, wait time.Duration, dryRun bool) (store.Sweeper, error) {
+	ok, err := s.checkStore(ctx, false)
+	if err != nil {
+		return nil, err
+	}
+	if !ok || dryRun {
+		return &sweeper{s: s, empty: !ok, dryRun: dryRun}, nil
+	}
+	deadline := time.Now().Add(wait)
+	for pause := 10 * time.Millisecond; ; pause = min(2*pause, time.Second) {
+		body := fmt.Sprintf("sweep %s\n", time.Now().UTC().Add(lockLease).Format(time.RFC3339Nano))
+		out, err := s.client.PutObject(ctx, &awss3.PutObjectInput{Bucket: &s.Bucket, Key: aws.String(s.lockKey()),
+			Body: strings.NewReader(body), IfNoneMatch: aws.String("*")})
+		if err == nil {
+			return &sweeper{s: s, etag: aws.ToString(out.ETag)}, nil
+		}
+		if !conflict(err) {
+			return nil, s.wrap(manifest.StoreUnreachable, "sweep lock", err)
+		}
+		b, etag, _, gerr := s.getObject(ctx, s.lockKey())
+		if gerr == nil {
+			f := strings.Fields(string(b))
+			if len(f) == 2 && time.Now().After(parseTime(f[1])) {
+				out, err := s.client.PutObject(ctx, &awss3.PutObjectInput{Bucket: &s.Bucket, Key: aws.String(s.lockKey()),
+					Body: strings.NewReader(body), IfMatch: aws.String(etag)})
+				if err == nil {
+					return &sweeper{s: s, etag: aws.ToString(out.ETag)}, nil
+				}
+			}
+		}
+		if time.Now().Add(pause).After(deadline) {
+			return nil, manifest.Errorf(manifest.StoreLocked, "store %s: another sweep holds %s", s.URI, s.lockKey())
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(pause):
+		}
+	}
+}
+
+type sweeper struct {
+	s      *Store
+	etag   string
+	empty  bool
+	dryRun bool
+}
+
+func (sw *sweeper) Close() error {
+	if sw.etag == "" {
+		return nil
+	}
+	_, err := sw.s.client.DeleteObject(context.Background(), &awss3.DeleteObjectInput{Bucket: &sw.s.Bucket,
+		Key: aws.String(sw.s.lockKey()), IfMatch: aws.String(sw.etag)})
+	sw.etag = ""
+	return sw.s.wrap(manifest.StoreUnreachable, "sweep lock", err)
+}
+
+// Remove decides each entry again from what the server says now. A finished upload is removed
+// only after its marker was replaced by a tombstone with a conditional write that won: a use
+// that wrote first makes the write fail (Kept), a use that comes after finds the tombstone.
+func (sw *sweeper) Remove(ctx context.Context, cands []store.Entry, stale func(store.Entry) bool, each func(store.Entry, store.Outcome, error) error) error {
+	for _, c := range cands {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		e, o, err := sw.removeOne(ctx, c, stale, sw.dryRun)
+		if err := each(e, o, err); err != nil {
+			return err
+		}
+	}
+	return ctx.Err()
+}
+
+func (sw *sweeper) removeOne(ctx context.Context, c store.Entry, stale func(store.Entry) bool, dryRun bool) (store.Entry, store.Outcome, error) {
+	s := sw.s
+	if c.Finished {
+		info, err := s.head(ctx, c.ID, c.Name)
+		if err != nil {
+			if manifest.CodeOf(err) == manifest.UploadMissing {
+				return c, store.Gone, nil
+			}
+			return c, store.Failed, err
+		}
+		m, err := s.readMarker(ctx, c.ID)
+		if err != nil {
+			return c, store.Failed, err
+		}
+		e := store.Entry{ID: c.ID, Name: c.Name, Size: info.Size, Finished: true, Made: info.Made}
+		if m.exists && !m.tombstone {
+			e.LastUsed = m.at
+		}
+		// A tombstone is a sweep's that died before it deleted: its decision stands.
+		if !m.tombstone && !stale(e) {
+			return e, store.Kept, nil
+		}
+		if dryRun {
+			return e, store.Removed, nil
+		}
+		if !m.tombstone {
+			if _, err := s.writeMarker(ctx, c.ID, m, "tombstone", time.Now()); err != nil {
+				if isConflict(err) {
+					return e, store.Kept, nil
+				}
+				return e, store.Failed, s.wrap(manifest.UploadUnreadable, "tombstone of "+c.ID, err)
+			}
+		}
+		if err := s.deleteKeys(ctx, []string{s.FinishedKey(c.ID, c.Name)}); err != nil {
+			return e, store.Failed, err
+		}
+		return e, store.Removed, s.deleteKeys(ctx, []string{s.usedKey(c.ID)})
+	}
+	e, err := s.partialEntry(ctx, c.ID)
+	var pi *partialInfo
+	switch manifest.CodeOf(err) {
+	case "":
+		pi, _ = s.readInfo(ctx, c.ID)
+	case manifest.UploadMissing: // a multipart upload with no info, or gone
+		mps, merr := s.multiparts(ctx, s.key(c.ID)+"/")
+		if merr != nil {
+			return c, store.Failed, merr
+		}
+		if len(mps) == 0 {
+			return c, store.Gone, nil
+		}
+		e = &store.Entry{ID: c.ID, Name: mps[0].name, Made: mps[0].initiated, LastUsed: mps[0].initiated}
+	default:
+		return c, store.Failed, err
+	}
+	if !stale(*e) {
+		return *e, store.Kept, nil
+	}
+	if dryRun {
+		return *e, store.Removed, nil
+	}
+	if err := s.dropPartial(ctx, c.ID, pi); err != nil {
+		return *e, store.Failed, err
+	}
+	// Multipart uploads of the id that no info names (a stage killed before it wrote one).
+	mps, err := s.multiparts(ctx, s.key(c.ID)+"/")
+	for _, mp := range mps {
+		if _, aerr := s.client.AbortMultipartUpload(ctx, &awss3.AbortMultipartUploadInput{Bucket: &s.Bucket, Key: &mp.key, UploadId: &mp.uploadID}); aerr != nil && !notFound(aerr) {
+			err = s.wrap(manifest.UploadUnreadable, "abort "+c.ID, aerr)
+		}
+	}
+	if err != nil {
+		return *e, store.Failed, err
+	}
+	return *e, store.Removed, nil
+}
