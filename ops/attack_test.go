@@ -1,3 +1,5 @@
+//go:build unix
+
 package ops
 
 import (
@@ -418,4 +420,45 @@ func diskBlocks(t *testing.T, dir string) int64 {
 		return nil
 	})
 	return total
+}
+
+// TestSweepPartialFinishedSinceListed: a partial the sweep listed and that was finished before
+// the sweep re-checked it is gone, not removed: its leftover info.json is never reported as a
+// removed partial.
+func TestSweepPartialFinishedSinceListed(t *testing.T) {
+	s := newStore(t)
+	id, err := s.Begin("a.txt", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := s.List()
+	if err != nil || len(l.Entries) != 1 || l.Entries[0].Finished {
+		t.Fatalf("listed %v, %v", l, err)
+	}
+	if _, err := s.Chunk(id, 0, strings.NewReader("a"), 0); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Finish(id, 1, ""); err != nil {
+		t.Fatal(err)
+	}
+	// What a kill right after the publishing rename leaves.
+	p := filepath.Join(s.Dir, InternalDir, partialDir, id)
+	os.Mkdir(p, DirMode)
+	os.WriteFile(filepath.Join(p, partialInfo), []byte(`{"name":"a.txt","size":1,"created":"2020-01-01T00:00:00Z"}`), FileMode)
+	sw, err := s.Sweep(0, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sw.Close()
+	var got []store.Outcome
+	err = sw.Remove(context.Background(), l.Entries, func(store.Entry) bool { return true }, func(e store.Entry, o store.Outcome, err error) error {
+		got = append(got, o)
+		return nil
+	})
+	if err != nil || len(got) != 1 || got[0] != store.Gone {
+		t.Fatalf("outcomes %v, %v: want gone", got, err)
+	}
+	if _, err := s.ReadMeta(id); err != nil {
+		t.Fatalf("the finished upload: %v", err)
+	}
 }

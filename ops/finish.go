@@ -1,3 +1,5 @@
+//go:build unix
+
 package ops
 
 import (
@@ -43,7 +45,7 @@ func (s *Store) Finish(id string, size int64, blake3hex string) (*Meta, error) {
 		if want != "" && m.Blake3 != want {
 			return nil, manifest.Errorf(manifest.UploadHashMismatch, "upload %s: finished with BLAKE3 %s, not %s", id, m.Blake3, want)
 		}
-		s.removePartial(id) // what a finish that crashed after its rename left
+		s.removePartial(id, false) // what a finish that crashed after its rename left
 		return m, nil
 	}
 	defer p.close()
@@ -197,7 +199,7 @@ func (o *out) place(storefd int) error {
 // done removes what is left of the partial once its upload is placed and STORE fsynced, and
 // indexes the upload.
 func (o *out) done() {
-	o.p.s.removePartial(o.p.id) // a leftover info.json is cleaned by the next finish, stage or sweep
+	o.p.s.removePartial(o.p.id, false) // a leftover info.json is cleaned by the next finish, stage or sweep
 	o.p.s.idx.add(o.m)
 }
 

@@ -1,3 +1,5 @@
+//go:build unix
+
 package ops
 
 import (
@@ -22,10 +24,6 @@ import (
 //
 // Locks are taken by polling LOCK_NB with a short backoff, so a wait can end on time. Every file
 // and folder on the way is opened without following a link.
-
-// MarkerWait is how long a use waits for the marker lock before it reports store.locked. A sweep
-// holds it for one batch at a time, so the wait is short in practice.
-var MarkerWait = 30 * time.Second
 
 // Lock is a held flock on one of the store's lock files.
 type Lock struct {
@@ -98,7 +96,7 @@ func (s *Store) lockFile(name string, how int, wait time.Duration, create bool) 
 		f.Close()
 		return nil, manifest.Errorf(manifest.UploadUnreadable, "store lock %s: not a regular file", path)
 	}
-	if uint32(st.Mode)&0o7777 != uint32(FileMode) && st.Uid == uint32(os.Geteuid()) {
+	if uint32(st.Mode)&0o7777 != uint32(FileMode) && st.Uid == euid {
 		unix.Fchmod(fd, uint32(FileMode)) // created under a umask, or loosened by hand
 	}
 	if err := pollFlock(fd, how, wait); err != nil {
@@ -203,28 +201,28 @@ func (s *Store) OpenStoreDir() (int, error) {
 	return fd, nil
 }
 
-// Internal folders a sweep works in.
-const (
-	PartialDir = "partial"
-	TrashDir   = "trash"
-)
-
 const noFollowDir = unix.O_RDONLY | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLOEXEC
 
 // OpenSubdir opens name in the folder parent as a real folder, making it 0700 first when it is
 // missing. path is for messages.
 func OpenSubdir(parent int, name, path string) (int, error) {
-	if err := unix.Mkdirat(parent, name, uint32(DirMode)); err == nil {
-		fd, err := unix.Openat(parent, name, noFollowDir, 0)
+	fd, err := openDirAt(parent, name)
+	if err == nil || !errors.Is(err, unix.ENOENT) {
 		if err != nil {
 			return -1, lockErr(path, err)
 		}
-		unix.Fchmod(fd, uint32(DirMode))
 		return fd, nil
-	} else if err != unix.EEXIST {
-		return -1, storeErr(path, err)
 	}
-	fd, err := unix.Openat(parent, name, noFollowDir, 0)
+	if err := unix.Mkdirat(parent, name, uint32(DirMode)); err != nil && err != unix.EEXIST {
+		return -1, storeErr(path, err)
+	} else if err == nil {
+		defer func() {
+			if fd >= 0 {
+				unix.Fchmod(fd, uint32(DirMode)) // made under a umask
+			}
+		}()
+	}
+	fd, err = openDirAt(parent, name)
 	if err != nil {
 		return -1, lockErr(path, err)
 	}

@@ -1,3 +1,5 @@
+//go:build unix
+
 package ops
 
 import (
@@ -70,6 +72,12 @@ func (s *Store) MakeFinished(name string, data []byte, made, used time.Time) (*M
 	}
 	defer unix.Close(storefd)
 	if err := renameNoReplaceAt(int(parts.Fd()), id, storefd, id); err != nil {
+		return nil, storeErr(s.UploadDir(id), err)
+	}
+	// The folder's times too (after the rename, which may touch them), as a folder finished then
+	// would have them: tools that judge an upload by its folder's mtime see its age.
+	ts := []unix.Timespec{unix.NsecToTimespec(made.UnixNano()), unix.NsecToTimespec(made.UnixNano())}
+	if err := unix.UtimesNanoAt(storefd, id, ts, unix.AT_SYMLINK_NOFOLLOW); err != nil {
 		return nil, storeErr(s.UploadDir(id), err)
 	}
 	return m, nil

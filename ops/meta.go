@@ -1,18 +1,17 @@
+//go:build unix
+
 package ops
 
 import (
 	"encoding/json"
+	"errors"
 	"io"
 	"os"
 	"sort"
 
 	"github.com/attachctl/attachctl/manifest"
-	"github.com/attachctl/attachctl/ops/store"
 	"golang.org/x/sys/unix"
 )
-
-// Meta is a finished upload's metadata, STORE/<id>/.upload.json.
-type Meta = store.Info
 
 // ReadMeta reads a finished upload's metadata through the guarded open.
 func (s *Store) ReadMeta(id string) (*Meta, error) {
@@ -48,10 +47,14 @@ func (s *Store) readMetaAt(dirfd int, id string) (*Meta, error) {
 // IDs lists the entries at the top of the store whose names are upload ids, sorted. It does not
 // say whether each is a real, finished upload: ReadMeta and OpenFinished do.
 func (s *Store) IDs() ([]string, error) {
-	d, err := os.Open(s.Dir)
+	fd, err := unix.Open(s.Dir, noFollowDir, 0)
 	if err != nil {
-		return nil, manifest.Errorf(manifest.UploadUnreadable, "store %s: %v", s.Dir, err)
+		if errors.Is(err, unix.ENOENT) {
+			return nil, nil // a store not made yet is empty
+		}
+		return nil, lockErr(s.Dir, err)
 	}
+	d := os.NewFile(uintptr(fd), s.Dir) // d owns fd
 	defer d.Close()
 	names, err := d.Readdirnames(-1)
 	if err != nil {

@@ -1,3 +1,5 @@
+//go:build unix
+
 package ops
 
 import (
@@ -57,16 +59,13 @@ const openFlags = unix.O_NOFOLLOW | unix.O_CLOEXEC | unix.O_NONBLOCK
 // createAt makes name in the folder dirfd with O_EXCL|O_NOFOLLOW and mode 0600 whatever the
 // umask. path is for messages.
 func createAt(dirfd int, name, path string, flag int) (*os.File, error) {
-	fd, err := unix.Openat(dirfd, name, flag|unix.O_CREAT|unix.O_EXCL|openFlags, uint32(FileMode))
+	// O_EXCL|O_NOFOLLOW: the file is new, made here, so it is a regular file and no open blocks.
+	fd, err := unix.Openat(dirfd, name, flag|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, uint32(FileMode))
 	if err != nil {
 		return nil, storeErr(path, err)
 	}
 	f := os.NewFile(uintptr(fd), path) // f owns fd
 	if err := unix.Fchmod(fd, uint32(FileMode)); err != nil {
-		f.Close()
-		return nil, storeErr(path, err)
-	}
-	if err := unix.SetNonblock(fd, false); err != nil {
 		f.Close()
 		return nil, storeErr(path, err)
 	}
@@ -165,8 +164,9 @@ func (s *Store) openPartialDir(id string) (*os.File, error) {
 }
 
 // removePartial removes the folder of the unfinished upload id, never following a link or
-// leaving the store's file system, and makes the removal durable.
-func (s *Store) removePartial(id string) error {
+// leaving the store's file system; durable: and fsyncs the partial folder, so that the removal
+// survives a crash (an abort). A leftover that a crash may bring back need not be.
+func (s *Store) removePartial(id string, durable bool) error {
 	parts, err := s.openPartials(false)
 	if err != nil {
 		if manifest.CodeOf(err) == manifest.UploadMissing {
@@ -182,6 +182,9 @@ func (s *Store) removePartial(id string) error {
 	if err := removeAt(int(parts.Fd()), id, root); err != nil {
 		return storeErr(s.partialDir(id), err)
 	}
+	if !durable {
+		return nil
+	}
 	return syncFile(parts)
 }
 
@@ -192,7 +195,7 @@ func checkOwnFile(st *unix.Stat_t, path, id string) error {
 	switch {
 	case uint32(st.Mode)&unix.S_IFMT != unix.S_IFREG:
 		why = "not a regular file"
-	case st.Uid != uint32(os.Geteuid()):
+	case st.Uid != euid:
 		why = fmt.Sprintf("owned by uid %d, not by the current user", st.Uid)
 	case uint32(st.Mode)&0o077 != 0:
 		why = fmt.Sprintf("mode %04o gives group or others access", uint32(st.Mode)&0o7777)
@@ -279,9 +282,9 @@ func (p *partial) close() {
 	}
 }
 
-// remove removes the partial, still locked, and closes it.
-func (p *partial) remove() error {
-	err := p.s.removePartial(p.id)
+// remove removes the partial, still locked, and closes it; durable as for removePartial.
+func (p *partial) remove(durable bool) error {
+	err := p.s.removePartial(p.id, durable)
 	p.close()
 	return err
 }

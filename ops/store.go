@@ -1,6 +1,15 @@
-// Package ops is the upload store and the operations on it. Every rule about the store on disk
-// lives here: the layout, ids and names, modes, the chunked upload, the guarded open, the lock and
-// the .used marker, verify and touch. The ACP side (prompt, resolve) is ops/acp.
+//go:build unix
+
+// Package ops is the local upload store and the operations on it. Every rule about the store on
+// disk lives here: the layout, ids and names, modes, the chunked upload, the guarded opens for
+// reading and writing, the lock and the .used marker, the sweep's re-check and removal, verify and
+// touch. It is the local backend of the seam in ops/store (Local, Store.Backend); sweep's policy
+// and ops/acp reach the store through that seam or the Store methods, never through paths. The
+// ACP side (prompt, resolve) is ops/acp.
+//
+// Every folder is opened relative to the one above it with O_NOFOLLOW, every file relative to its
+// folder; files the store makes are made O_EXCL. Every descriptor has one owner that closes it
+// once: an *os.File, or a raw descriptor closed by the function that opened it.
 //
 // The layout of a store folder STORE (one chat's uploads):
 //
@@ -9,7 +18,9 @@
 //	    <name>                      0600  its bytes, under its plain name
 //	    .upload.json                0600  its metadata: id, name, size, blake3, made
 //	    .used                       0600  the marker: its mtime is when the upload was last used
+//	    .used.new-<hex>             0600  a marker being written, renamed over .used (use.go)
 //	  .attachctl/                   0700  everything that is not a finished upload
+//	    store                       0600  the mark: this folder is a store (Open)
 //	    lock                        0600  the marker lock (flock): uses share it, sweeps take it alone
 //	    sweep.lock                  0600  held by the one sweep that runs
 //	    partial/<id>/               0700  an unfinished upload (partial.go)
@@ -27,7 +38,8 @@
 // LOCK_EX|LOCK_NB and skips a partial that is held. While finish runs, data may be at out/<name>
 // (the same file, locked the same way); a finish that crashed there is undone by the next opener,
 // which moves it back to data. A partial whose id is also a finished upload is what a crash after
-// finish's rename left: only its info.json remains, and it is removed by the next finish or stage.
+// finish's rename left: only its info.json remains; List leaves it out and the next sweep, finish
+// or stage removes it.
 // fsync policy: `upload chunk` fdatasyncs data before it returns (the offset it prints is durable);
 // the upload stage starts writeback of every 8 MiB as it goes (no wait), fdatasyncs when
 // interrupted and fsyncs at finish (upload_stage.go says why and what a crash loses); a partial
@@ -45,32 +57,13 @@ package ops
 
 import (
 	"errors"
-	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"syscall"
 
 	"github.com/attachctl/attachctl/manifest"
-	"github.com/attachctl/attachctl/ops/store"
 	"golang.org/x/sys/unix"
-)
-
-// Names inside the store.
-const (
-	InternalDir = ".attachctl"
-	MetaName    = store.MetaName
-	UsedName    = store.UsedName
-	lockName    = "lock"
-	sweepLock   = "sweep.lock"
-	partialDir  = "partial"
-	trashDir    = "trash"
-)
-
-// Modes of everything the store creates, whatever the umask.
-const (
-	DirMode  os.FileMode = 0o700
-	FileMode os.FileMode = 0o600
 )
 
 // Store is one store folder, by its absolute path.
@@ -216,13 +209,6 @@ func (s *Store) UploadDir(id string) string { return filepath.Join(s.Dir, id) }
 // FinishedPath is where a finished upload's bytes are.
 func (s *Store) FinishedPath(id, name string) string { return filepath.Join(s.Dir, id, name) }
 
-// NewID, ValidID and ValidName are the store's rules for ids and names (SPEC section 5).
-var (
-	NewID     = store.NewID
-	ValidID   = store.ValidID
-	ValidName = store.ValidName
-)
-
 // MkdirAll makes dir and its missing parents with mode 0700 whatever the umask.
 func MkdirAll(dir string) error {
 	if fi, err := os.Stat(dir); err == nil && fi.IsDir() {
@@ -299,20 +285,9 @@ func openGuarded(dirfd int, name, path, id string) (*os.File, error) {
 		unix.Close(fd)
 		return nil, guardErr(path, id, err)
 	}
-	var why string
-	switch {
-	case uint32(st.Mode)&unix.S_IFMT != unix.S_IFREG:
-		why = "not a regular file"
-	case st.Uid != uint32(os.Geteuid()):
-		why = fmt.Sprintf("owned by uid %d, not by the current user", st.Uid)
-	case uint32(st.Mode)&0o077 != 0:
-		why = fmt.Sprintf("mode %04o gives group or others access", uint32(st.Mode)&0o7777)
-	case st.Nlink != 1:
-		why = fmt.Sprintf("%d hard links, not 1", st.Nlink)
-	}
-	if why != "" {
+	if err := checkOwnFile(&st, path, id); err != nil {
 		unix.Close(fd)
-		return nil, manifest.Errorf(manifest.UploadUnreadable, "upload %s: %s: %s", id, path, why)
+		return nil, err
 	}
 	if err := unix.SetNonblock(fd, false); err != nil {
 		unix.Close(fd)

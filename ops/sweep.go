@@ -1,3 +1,5 @@
+//go:build unix
+
 package ops
 
 import (
@@ -487,6 +489,14 @@ func (sw *Sweeper) recheck(storefd, partfd int, c store.Entry, stale func(store.
 			return c, store.Gone, nil
 		}
 		return c, store.Failed, err
+	}
+	// Finished since it was listed: what is left of the partial is the finish's leftover, not an
+	// upload to report (the finished upload is judged as one on the next sweep). A finish renames
+	// its folder into the store before the partial's data goes, so this look, after the one at
+	// the data, cannot miss it.
+	var st unix.Stat_t
+	if unix.Fstatat(storefd, c.ID, &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
+		return c, store.Gone, nil
 	}
 	if fresh.Busy || !stale(fresh) {
 		return fresh, store.Kept, nil

@@ -3,6 +3,7 @@
 package ops
 
 import (
+	"os"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -20,3 +21,7 @@ func renameCheckedAt(fromfd int, from string, tofd int, to string) error {
 	}
 	return unix.Renameat(fromfd, from, tofd, to)
 }
+
+// euid is the user the store's files must belong to: this process's, which never changes while
+// it runs, so it is asked once rather than in every guarded open.
+var euid = uint32(os.Geteuid())

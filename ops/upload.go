@@ -1,3 +1,5 @@
+//go:build unix
+
 package ops
 
 import (
@@ -7,15 +9,8 @@ import (
 	"sync"
 
 	"github.com/attachctl/attachctl/manifest"
-	"github.com/attachctl/attachctl/ops/store"
 	"golang.org/x/sys/unix"
 )
-
-// DefaultChunk is the largest chunk written at once unless told otherwise: 512 KiB.
-const DefaultChunk = 512 << 10
-
-// Status is what `upload status` prints.
-type Status = store.Status
 
 // Begin starts an unfinished upload named name of size bytes (-1: open, fixed at Finish) and
 // returns its new id. Its offset is 0.
@@ -139,13 +134,13 @@ func (s *Store) Abort(id string) error {
 	if err != nil {
 		if manifest.CodeOf(err) == manifest.UploadMissing {
 			if _, merr := s.ReadMeta(id); merr == nil {
-				s.removePartial(id)
+				s.removePartial(id, false)
 				return manifest.Errorf(manifest.UploadInvalid, "upload %s: finished; abort removes only unfinished uploads", id)
 			}
 		}
 		return err
 	}
-	return p.remove()
+	return p.remove(true)
 }
 
 // partialStatus is Status of an unfinished upload, read without its lock: the offset is the

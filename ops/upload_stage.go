@@ -1,3 +1,5 @@
+//go:build unix
+
 package ops
 
 import (
@@ -24,20 +26,6 @@ import (
 // anyway. Measured on a 2 GiB upload: periodic fdatasyncs were 10-40% slower, and leaving all
 // writeback to finish's fsync (as cp then sync does) about 15% slower, than this.
 const writebackEvery = 8 << 20
-
-// UploadOptions tune UploadRecord.
-type UploadOptions struct {
-	Chunk    int           // bytes read and written at once; <= 0: DefaultChunk
-	Progress func(n int64) // called with the bytes each step got through (negative on a restart)
-	// Observe, when set, is shown every byte of the source read, from the first, in order, on the
-	// hashing goroutine; a restart of the pass calls it with nil (forget what you saw). The upload
-	// stage uses it to finish a sniff that read only the head, so that `upload FILE` reads FILE once.
-	Observe func(p []byte)
-	// Batch, when set, takes each upload once it is copied and built, and publishes it when the
-	// batch commits (see Batch): rec.Upload names where it will be, and the upload is not
-	// finished, nor safe to report, until Batch.Commit returns without error.
-	Batch *Batch
-}
 
 // UploadRecord puts the file at rec.Path into the store under rec.Name (its base name when empty)
 // and sets rec.Upload. The source is read once, in chunks of at most opts.Chunk bytes, and hashed
@@ -149,7 +137,7 @@ func (s *Store) UploadRecord(ctx context.Context, rec *manifest.Record, opts Upl
 		id = opts.Batch.claim(sum, name, p.id)
 	}
 	if id != "" && id != p.id {
-		p.remove()
+		p.remove(false) // a copy of an upload that is finished: nothing to keep
 		s.setUpload(rec, id, name, size, sum)
 		return nil
 	}

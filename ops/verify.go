@@ -1,57 +1,18 @@
+//go:build unix
+
 package ops
 
 import (
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/attachctl/attachctl/manifest"
-	"github.com/zeebo/blake3"
 	"golang.org/x/sys/unix"
 )
-
-// hashBufSize is the read size of Hash: large enough that the hasher works on many 1 KiB chunks at
-// once (zeebo/blake3 hashes 8 or 16 chunks in parallel lanes) and the read calls cost little.
-const hashBufSize = 1 << 20
-
-var hashBufs = sync.Pool{New: func() any { b := make([]byte, hashBufSize); return &b }}
-
-// Hash returns the BLAKE3-256 of what r yields, as 64 lowercase hex digits, and the number of
-// bytes read. progress, when not nil, is called with each read's byte count.
-func Hash(r io.Reader, progress func(int64)) (string, int64, error) {
-	bp := hashBufs.Get().(*[]byte)
-	defer hashBufs.Put(bp)
-	buf := *bp
-	h := blake3.New()
-	var n int64
-	for {
-		k, err := io.ReadFull(r, buf)
-		if k > 0 {
-			h.Write(buf[:k])
-			n += int64(k)
-			if progress != nil {
-				progress(int64(k))
-			}
-		}
-		if err == io.EOF || err == io.ErrUnexpectedEOF {
-			break
-		}
-		if err != nil {
-			return "", n, err
-		}
-	}
-	var sum [32]byte
-	return hex.EncodeToString(h.Sum(sum[:0])), n, nil
-}
-
-// now is the clock of verify's "at"; tests may replace it.
-var now = time.Now
 
 // VerifyRecord re-reads rec's source file at rec.Path and its finished upload (through the guarded
 // open), and sets rec.Verified: ok when both hash to rec.Blake3 (or to each other, when the record
@@ -190,7 +151,7 @@ func (s *Store) checkFolder(dirfd int, id, name string) error {
 	if uint32(st.Mode)&0o7777 != uint32(DirMode) {
 		return manifest.Errorf(manifest.UploadUnreadable, "upload %s: %s: folder mode %04o, not 0700", id, dir, uint32(st.Mode)&0o7777)
 	}
-	if st.Uid != uint32(os.Geteuid()) {
+	if st.Uid != euid {
 		return manifest.Errorf(manifest.UploadUnreadable, "upload %s: %s: owned by uid %d, not by the current user", id, dir, st.Uid)
 	}
 	fd, err := unix.Dup(dirfd)

@@ -3,7 +3,7 @@ package sniff
 import (
 	"errors"
 
-	"golang.org/x/sys/unix"
+	unix "github.com/attachctl/attachctl/sniff/internal/fsys"
 
 	"github.com/attachctl/attachctl/manifest"
 )

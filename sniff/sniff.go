@@ -9,9 +9,9 @@ import (
 	"path/filepath"
 	"sync"
 
+	unix "github.com/attachctl/attachctl/sniff/internal/fsys"
 	"github.com/gabriel-vasile/mimetype"
 	"github.com/zeebo/blake3"
-	"golang.org/x/sys/unix"
 
 	"github.com/attachctl/attachctl/manifest"
 )

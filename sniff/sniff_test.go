@@ -20,7 +20,6 @@ import (
 	_ "golang.org/x/image/bmp"
 	_ "golang.org/x/image/tiff"
 	_ "golang.org/x/image/webp"
-	"golang.org/x/sys/unix"
 
 	"github.com/attachctl/attachctl/manifest"
 )
@@ -403,7 +402,7 @@ func TestClassify(t *testing.T) {
 func TestFillErrors(t *testing.T) {
 	dir := t.TempDir()
 	fifo := filepath.Join(dir, "fifo")
-	if err := unix.Mkfifo(fifo, 0o644); err != nil {
+	if err := mkfifo(fifo, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	sock := filepath.Join(dir, "sock")

@@ -7,8 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/attachctl/attachctl/manifest"
 )
 
@@ -63,8 +61,8 @@ func TestWalk(t *testing.T) {
 		}
 	}
 	must(os.Symlink("a.txt", filepath.Join(d, "link-to-file")))
-	must(os.Symlink("..", filepath.Join(d, "b", "up")))          // back to d: not followed, so no loop
-	must(unix.Mkfifo(filepath.Join(d, "b", "c", "fifo"), 0o644)) // never opened
+	must(os.Symlink("..", filepath.Join(d, "b", "up")))     // back to d: not followed, so no loop
+	must(mkfifo(filepath.Join(d, "b", "c", "fifo"), 0o644)) // never opened
 	must(os.Symlink(d, filepath.Join(root, "dlink")))
 	loopA, loopB := filepath.Join(root, "loopA"), filepath.Join(root, "loopB")
 	must(os.Symlink(loopB, loopA))
@@ -234,7 +232,7 @@ func TestWalkBadNames(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	must(unix.Mkfifo(filepath.Join(d, "fifo\xe9"), 0o644)) // skipped before its name matters
+	must(mkfifo(filepath.Join(d, "fifo\xe9"), 0o644)) // skipped before its name matters
 	var msgs []string
 	var got []yielded
 	err := Walk([]string{d, filepath.Join(d, "gone\xe9")}, WalkOptions{Skipped: func(p, why string) {

@@ -1,3 +1,5 @@
+//go:build unix
+
 package sweep
 
 import (
@@ -250,5 +252,32 @@ func TestSweepHostileStore(t *testing.T) {
 	sort.Strings(want)
 	if strings.Join(skipped, " ") != strings.Join(want, " ") {
 		t.Fatalf("skipped %v, want %v (summary %+v)", skipped, want, sum)
+	}
+}
+
+// TestSweepLeftoverAfterPublish: a finish killed right after its publishing rename leaves the
+// partial's info.json beside the finished upload of the same id. That is not an upload: the sweep
+// neither keeps it as one nor reports it removed, and it is cleaned away.
+func TestSweepLeftoverAfterPublish(t *testing.T) {
+	s := newStore(t)
+	old := time.Now().Add(-48 * time.Hour)
+	id := mkFinished(t, s, "f.txt", []byte("finished"), old)
+	dir := filepath.Join(s.Dir, ops.InternalDir, ops.PartialDir, id)
+	if err := os.MkdirAll(dir, ops.DirMode); err != nil {
+		t.Fatal(err)
+	}
+	info, _ := json.Marshal(map[string]any{"name": "f.txt", "size": 8, "created": old.UTC()})
+	os.WriteFile(filepath.Join(dir, "info.json"), info, ops.FileMode)
+	os.Chtimes(dir, old, old)
+	sum, got := run(t, s, Options{Before: time.Now().Add(-time.Hour), DryRun: true})
+	if len(got) != 1 || !got[0].Finished || sum.Removed != 1 {
+		t.Fatalf("dry run: lines %+v, summary %+v: want only the finished upload", got, sum)
+	}
+	sum, got = run(t, s, Options{Before: time.Now().Add(-time.Hour)})
+	if len(got) != 1 || !got[0].Finished || got[0].ID != id || len(sum.Skipped) != 0 {
+		t.Fatalf("lines %+v, summary %+v: want only the finished upload removed", got, sum)
+	}
+	if exists(dir) {
+		t.Fatalf("the leftover %s is still there", dir)
 	}
 }

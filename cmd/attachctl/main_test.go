@@ -35,6 +35,14 @@ func TestScript(t *testing.T) {
 			env.Setenv("XDG_CACHE_HOME", env.WorkDir+"/cache")
 			return nil
 		},
+		// [ci]: running under CI=true, where a tool a script needs must be installed: scripts
+		// write `[!exec:TOOL] [ci] stop` so that a missing tool fails there instead of skipping.
+		Condition: func(cond string) (bool, error) {
+			if cond == "ci" {
+				return os.Getenv("CI") == "true", nil
+			}
+			return false, fmt.Errorf("unknown condition %q", cond)
+		},
 	})
 }
 

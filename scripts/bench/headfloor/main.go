@@ -1,3 +1,5 @@
+//go:build unix
+
 // Command headfloor is the floor under `attachctl sniff --no-hash` for the sniff benchmark: it walks
 // the folders (lexical order, as sniff does) and, with one worker per CPU, does for every regular
 // file only the system calls any content sniffer needs (open, fstat, read of the 16 KiB head,

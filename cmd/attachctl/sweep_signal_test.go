@@ -1,0 +1,128 @@
+//go:build unix
+
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/attachctl/attachctl/ops"
+)
+
+// TestSweepSignal: SIGINT (and SIGTERM) stop a sweep of 40,000 stale uploads mid-way. The sweep
+// exits 130 (143), the store's locks are free, every upload it reported is gone and every other
+// is intact. No sleep orders anything: the signal is sent when the first removal line arrives.
+func TestSweepSignal(t *testing.T) {
+	if testing.Short() {
+		t.Skip("40,000 uploads")
+	}
+	bin := buildAttachctl(t)
+	for _, tc := range []struct {
+		sig syscall.Signal
+		n   int
+	}{{syscall.SIGINT, 40000}, {syscall.SIGTERM, 4000}} {
+		sig, n := tc.sig, tc.n
+		t.Run(sig.String(), func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "store")
+			s, err := ops.Open(dir, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			old := time.Now().Add(-48 * time.Hour)
+			names := map[string]string{}
+			var mu sync.Mutex
+			var wg sync.WaitGroup
+			for w := 0; w < 8; w++ {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for i := w; i < n; i += 8 {
+						m, err := s.MakeFinished(fmt.Sprintf("f%05d.txt", i), []byte{byte(i)}, old, time.Time{})
+						if err != nil {
+							t.Error(err)
+							return
+						}
+						mu.Lock()
+						names[m.ID] = m.Name
+						mu.Unlock()
+					}
+				}()
+			}
+			wg.Wait()
+			if t.Failed() {
+				return
+			}
+			cmd := exec.Command(bin, "sweep", "--store", dir, "--older-than", "24h")
+			out, err := cmd.StdoutPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			cmd.Stderr = os.Stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			sc := bufio.NewScanner(out)
+			reported := map[string]bool{}
+			for sc.Scan() {
+				var r struct{ ID string }
+				if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+					t.Fatalf("line %q: %v", sc.Text(), err)
+				}
+				if len(reported) == 0 {
+					cmd.Process.Signal(sig)
+				}
+				reported[r.ID] = true
+			}
+			err = cmd.Wait()
+			want := 128 + int(sig)
+			if code := cmd.ProcessState.ExitCode(); code != want {
+				t.Fatalf("exit %d (%v), want %d", code, err, want)
+			}
+			if len(reported) == 0 || len(reported) == n {
+				t.Fatalf("reported %d removals of %d: not stopped mid-way", len(reported), n)
+			}
+			l, err := s.List()
+			if err != nil || len(l.Skipped) != 0 {
+				t.Fatalf("list after: %v, skipped %v", err, l.Skipped)
+			}
+			left := map[string]bool{}
+			for _, e := range l.Entries {
+				if !e.Finished || names[e.ID] != e.Name || reported[e.ID] {
+					t.Fatalf("left after the sweep: %+v (reported removed: %v)", e, reported[e.ID])
+				}
+				left[e.ID] = true
+			}
+			for id := range names {
+				if !reported[id] && !left[id] {
+					t.Fatalf("upload %s was not reported removed and is gone", id)
+				}
+			}
+			if len(left)+len(reported) != n {
+				t.Fatalf("%d left + %d reported != %d made", len(left), len(reported), n)
+			}
+			if ents, _ := os.ReadDir(filepath.Join(dir, ops.InternalDir, "trash")); len(ents) != 0 {
+				t.Fatalf("%d entries left in the trash", len(ents))
+			}
+			// The locks are free: a sweep and a use get them at once.
+			lk, err := s.LockSweep(0)
+			if err != nil {
+				t.Fatalf("the sweep lock is held after the interrupted sweep: %v", err)
+			}
+			lk.Unlock()
+			lk, err = s.LockExclusive(0)
+			if err != nil {
+				t.Fatalf("the marker lock is held after the interrupted sweep: %v", err)
+			}
+			lk.Unlock()
+			t.Logf("%v: stopped after %d of %d removals", sig, len(reported), n)
+		})
+	}
+}
