@@ -30,10 +30,11 @@ import (
 	"strings"
 	"sync"
 
+	_ "image/gif" // decoders: GIF, and below BMP, TIFF and WebP
+
 	_ "golang.org/x/image/bmp"
 	_ "golang.org/x/image/tiff"
 	_ "golang.org/x/image/webp"
-	_ "image/gif" // decoders: GIF, and below BMP, TIFF and WebP
 
 	"github.com/attachctl/attachctl/manifest"
 	"github.com/attachctl/attachctl/shrink/internal/heif"

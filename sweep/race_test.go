@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/attachctl/attachctl/manifest"
-	"github.com/attachctl/attachctl/ops"
+	"github.com/attachctl/attachctl/ops/store/local"
 )
 
 // The race test runs this test binary again in roles: touchers that mark uploads used in a loop,
@@ -45,7 +45,7 @@ const (
 func raceEnv(name string) string { return os.Getenv("SWEEP_RACE_" + name) }
 
 func raceRole(role string) error {
-	s, err := ops.Open(raceEnv("STORE"), false)
+	s, err := local.Open(raceEnv("STORE"), false)
 	if err != nil {
 		return err
 	}
@@ -125,14 +125,14 @@ func raceRole(role string) error {
 }
 
 // makeUpload builds a finished upload in the store's internal folder and renames it into place.
-func makeUpload(s *ops.Store, id string, made time.Time) error {
-	stage := filepath.Join(s.Dir, ops.InternalDir, "race-stage", id)
-	if err := os.MkdirAll(stage, ops.DirMode); err != nil {
+func makeUpload(s *local.Store, id string, made time.Time) error {
+	stage := filepath.Join(s.Dir, local.InternalDir, "race-stage", id)
+	if err := os.MkdirAll(stage, local.DirMode); err != nil {
 		return err
 	}
-	b, _ := json.Marshal(ops.Meta{ID: id, Name: "u.txt", Size: 2, Blake3: "x", Made: made.UTC()})
-	os.WriteFile(filepath.Join(stage, "u.txt"), []byte("hi"), ops.FileMode)
-	os.WriteFile(filepath.Join(stage, ops.MetaName), b, ops.FileMode)
+	b, _ := json.Marshal(local.Meta{ID: id, Name: "u.txt", Size: 2, Blake3: "x", Made: made.UTC()})
+	os.WriteFile(filepath.Join(stage, "u.txt"), []byte("hi"), local.FileMode)
+	os.WriteFile(filepath.Join(stage, local.MetaName), b, local.FileMode)
 	return os.Rename(stage, s.UploadDir(id))
 }
 
@@ -149,7 +149,7 @@ func TestSweepTouchRace(t *testing.T) {
 	cutoff := time.Now().Add(-time.Minute)
 	var ids []string
 	for i := 0; i < raceUploads; i++ {
-		id, _ := ops.NewID()
+		id, _ := local.NewID()
 		ids = append(ids, id)
 	}
 	idsFile := filepath.Join(work, "ids")
@@ -269,7 +269,7 @@ func TestSweepTouchRace(t *testing.T) {
 			t.Errorf("left in the store: %s: used %v, %v, %d touches", id, used, err, len(okTouches[id]))
 		}
 	}
-	trash, _ := os.ReadDir(filepath.Join(s.Dir, ops.InternalDir, ops.TrashDir))
+	trash, _ := os.ReadDir(filepath.Join(s.Dir, local.InternalDir, local.TrashDir))
 	if len(trash) != 0 {
 		t.Errorf("trash not empty: %v", trash)
 	}

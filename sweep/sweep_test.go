@@ -13,44 +13,44 @@ import (
 	"time"
 
 	"github.com/attachctl/attachctl/manifest"
-	"github.com/attachctl/attachctl/ops"
+	"github.com/attachctl/attachctl/ops/store/local"
 	"github.com/zeebo/blake3"
 	"golang.org/x/sys/unix"
 )
 
 // mkFinished lays out a finished upload as ops' package doc says (0700/0600), made at made.
-func mkFinished(t testing.TB, s *ops.Store, name string, data []byte, made time.Time) string {
+func mkFinished(t testing.TB, s *local.Store, name string, data []byte, made time.Time) string {
 	t.Helper()
-	id, err := ops.NewID()
+	id, err := local.NewID()
 	if err != nil {
 		t.Fatal(err)
 	}
 	dir := s.UploadDir(id)
-	if err := os.Mkdir(dir, ops.DirMode); err != nil {
+	if err := os.Mkdir(dir, local.DirMode); err != nil {
 		t.Fatal(err)
 	}
 	sum := blake3.Sum256(data)
-	b, _ := json.Marshal(ops.Meta{ID: id, Name: name, Size: int64(len(data)), Blake3: hexOf(sum[:]), Made: made.UTC()})
-	if err := os.WriteFile(filepath.Join(dir, name), data, ops.FileMode); err != nil {
+	b, _ := json.Marshal(local.Meta{ID: id, Name: name, Size: int64(len(data)), Blake3: hexOf(sum[:]), Made: made.UTC()})
+	if err := os.WriteFile(filepath.Join(dir, name), data, local.FileMode); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, ops.MetaName), b, ops.FileMode); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, local.MetaName), b, local.FileMode); err != nil {
 		t.Fatal(err)
 	}
 	return id
 }
 
 // mkPartial lays out an unfinished upload whose data was last written at written.
-func mkPartial(t testing.TB, s *ops.Store, name string, data []byte, written time.Time) string {
+func mkPartial(t testing.TB, s *local.Store, name string, data []byte, written time.Time) string {
 	t.Helper()
-	id, _ := ops.NewID()
-	dir := filepath.Join(s.Dir, ops.InternalDir, ops.PartialDir, id)
-	if err := os.MkdirAll(dir, ops.DirMode); err != nil {
+	id, _ := local.NewID()
+	dir := filepath.Join(s.Dir, local.InternalDir, local.PartialDir, id)
+	if err := os.MkdirAll(dir, local.DirMode); err != nil {
 		t.Fatal(err)
 	}
 	info, _ := json.Marshal(map[string]any{"name": name, "size": -1, "created": written.UTC()})
-	os.WriteFile(filepath.Join(dir, "info.json"), info, ops.FileMode)
-	os.WriteFile(filepath.Join(dir, "data"), data, ops.FileMode)
+	os.WriteFile(filepath.Join(dir, "info.json"), info, local.FileMode)
+	os.WriteFile(filepath.Join(dir, "data"), data, local.FileMode)
 	os.Chtimes(filepath.Join(dir, "data"), written, written)
 	return id
 }
@@ -64,16 +64,16 @@ func hexOf(b []byte) string {
 	return string(out)
 }
 
-func newStore(t testing.TB) *ops.Store {
+func newStore(t testing.TB) *local.Store {
 	t.Helper()
-	s, err := ops.Open(t.TempDir(), true)
+	s, err := local.Open(t.TempDir(), true)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return s
 }
 
-func run(t *testing.T, s *ops.Store, opts Options) (Summary, []Removed) {
+func run(t *testing.T, s *local.Store, opts Options) (Summary, []Removed) {
 	t.Helper()
 	var got []Removed
 	sum, err := Run(context.Background(), s.Backend(), opts, func(r Removed) error { got = append(got, r); return nil })
@@ -118,7 +118,7 @@ func TestSweepPolicy(t *testing.T) {
 				var id, dir string
 				if tt.up.partial {
 					id = mkPartial(t, s, "p.bin", []byte("partial"), tt.up.made)
-					dir = filepath.Join(s.Dir, ops.InternalDir, ops.PartialDir, id)
+					dir = filepath.Join(s.Dir, local.InternalDir, local.PartialDir, id)
 					if tt.up.locked {
 						f, _ := os.Open(filepath.Join(dir, "data"))
 						defer f.Close()
@@ -164,7 +164,7 @@ func TestSweepPolicy(t *testing.T) {
 
 func TestSweepEmptiesLeftoverTrash(t *testing.T) {
 	s := newStore(t)
-	trash := filepath.Join(s.Dir, ops.InternalDir, ops.TrashDir)
+	trash := filepath.Join(s.Dir, local.InternalDir, local.TrashDir)
 	os.MkdirAll(filepath.Join(trash, "x", "y"), 0o700)
 	os.WriteFile(filepath.Join(trash, "x", "y", "z"), []byte("z"), 0o600)
 	sum, got := run(t, s, Options{Before: time.Now()})
@@ -203,34 +203,34 @@ func TestSweepHostileStore(t *testing.T) {
 	fake := filepath.Join(outside, "fake")
 	os.Mkdir(fake, 0o700)
 	os.WriteFile(filepath.Join(fake, "f.txt"), []byte("f"), 0o600)
-	linkID, _ := ops.NewID()
-	meta, _ := json.Marshal(ops.Meta{ID: linkID, Name: "f.txt", Size: 1, Made: time.Now().Add(-time.Hour)})
-	os.WriteFile(filepath.Join(fake, ops.MetaName), meta, 0o600)
+	linkID, _ := local.NewID()
+	meta, _ := json.Marshal(local.Meta{ID: linkID, Name: "f.txt", Size: 1, Made: time.Now().Add(-time.Hour)})
+	os.WriteFile(filepath.Join(fake, local.MetaName), meta, 0o600)
 	os.Symlink(fake, s.UploadDir(linkID))
 	// A real stale upload with links inside pointing outside.
 	id := mkFinished(t, s, "a.txt", []byte("a"), time.Now().Add(-time.Hour))
 	os.Symlink(victim, filepath.Join(s.UploadDir(id), "evil-dir"))
 	os.Symlink(filepath.Join(victim, "keep.txt"), filepath.Join(s.UploadDir(id), "evil-file"))
 	// An unfinished upload whose data is a link outside.
-	pid, _ := ops.NewID()
-	pdir := filepath.Join(s.Dir, ops.InternalDir, ops.PartialDir, pid)
+	pid, _ := local.NewID()
+	pdir := filepath.Join(s.Dir, local.InternalDir, local.PartialDir, pid)
 	os.Mkdir(pdir, 0o700)
 	os.Symlink(filepath.Join(victim, "keep.txt"), filepath.Join(pdir, "data"))
 	// Strays: a file, a link to a file outside, a folder that is not an id, an id folder without meta.
 	os.WriteFile(filepath.Join(s.Dir, "stray.txt"), []byte("stray"), 0o600)
 	os.Symlink(filepath.Join(victim, "keep.txt"), filepath.Join(s.Dir, "link.txt"))
 	os.Mkdir(filepath.Join(s.Dir, "notes"), 0o700)
-	noMeta, _ := ops.NewID()
+	noMeta, _ := local.NewID()
 	os.Mkdir(s.UploadDir(noMeta), 0o700)
 	// The trash itself holds a link to the outside, as a crashed or hostile sweep might leave.
-	trash := filepath.Join(s.Dir, ops.InternalDir, ops.TrashDir)
+	trash := filepath.Join(s.Dir, local.InternalDir, local.TrashDir)
 	os.MkdirAll(trash, 0o700)
 	os.Symlink(victim, filepath.Join(trash, "old"))
 
 	sum, got := run(t, s, Options{Before: time.Now().Add(24 * time.Hour)})
 
 	for _, p := range []string{filepath.Join(victim, "keep.txt"), filepath.Join(victim, "sub", "deep.txt"),
-		filepath.Join(fake, "f.txt"), filepath.Join(fake, ops.MetaName)} {
+		filepath.Join(fake, "f.txt"), filepath.Join(fake, local.MetaName)} {
 		if !exists(p) {
 			t.Fatalf("%s outside the store was removed", p)
 		}
@@ -262,12 +262,12 @@ func TestSweepLeftoverAfterPublish(t *testing.T) {
 	s := newStore(t)
 	old := time.Now().Add(-48 * time.Hour)
 	id := mkFinished(t, s, "f.txt", []byte("finished"), old)
-	dir := filepath.Join(s.Dir, ops.InternalDir, ops.PartialDir, id)
-	if err := os.MkdirAll(dir, ops.DirMode); err != nil {
+	dir := filepath.Join(s.Dir, local.InternalDir, local.PartialDir, id)
+	if err := os.MkdirAll(dir, local.DirMode); err != nil {
 		t.Fatal(err)
 	}
 	info, _ := json.Marshal(map[string]any{"name": "f.txt", "size": 8, "created": old.UTC()})
-	os.WriteFile(filepath.Join(dir, "info.json"), info, ops.FileMode)
+	os.WriteFile(filepath.Join(dir, "info.json"), info, local.FileMode)
 	os.Chtimes(dir, old, old)
 	sum, got := run(t, s, Options{Before: time.Now().Add(-time.Hour), DryRun: true})
 	if len(got) != 1 || !got[0].Finished || sum.Removed != 1 {

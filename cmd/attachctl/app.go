@@ -16,7 +16,7 @@ import (
 	"syscall"
 
 	"github.com/attachctl/attachctl/manifest"
-	"github.com/attachctl/attachctl/ops"
+	"github.com/attachctl/attachctl/ops/store/local"
 	"github.com/attachctl/attachctl/ops/store/s3"
 	"github.com/urfave/cli/v2"
 )
@@ -255,10 +255,10 @@ func example(lines ...string) string {
 // storeWhenNeeded opens the store named by the flags at the first record that needs it, not when
 // the command starts: in `attachctl upload | attachctl touch` both start at once, and the store
 // may not exist until upload has made it, which it has by the time its first record arrives.
-func storeWhenNeeded(c *cli.Context) (func() (*ops.Store, error), error) {
+func storeWhenNeeded(c *cli.Context) (func() (*local.Store, error), error) {
 	dir, err := storeDir(c)
 	if err != nil {
 		return nil, err
 	}
-	return sync.OnceValues(func() (*ops.Store, error) { return ops.Open(dir, false) }), nil
+	return sync.OnceValues(func() (*local.Store, error) { return local.Open(dir, false) }), nil
 }

@@ -4,8 +4,8 @@ import (
 	"errors"
 
 	"github.com/attachctl/attachctl/manifest"
-	"github.com/attachctl/attachctl/ops"
 	"github.com/attachctl/attachctl/ops/acp"
+	"github.com/attachctl/attachctl/ops/store/local"
 	"github.com/attachctl/attachctl/ops/store/s3"
 	"github.com/attachctl/attachctl/shrink"
 	"github.com/attachctl/attachctl/sniff"
@@ -121,14 +121,14 @@ func prepareUploader(c *cli.Context, dir string, chunk int) (preparer, error) {
 	if s3.IsURI(dir) {
 		return s3Preparer(c, dir)
 	}
-	s, err := ops.Open(dir, true)
+	s, err := local.Open(dir, true)
 	if err != nil {
 		return preparer{}, err
 	}
 	batch := s.NewBatch()
 	return preparer{headOnly: true, commit: batch.Commit, upload: func(rec *manifest.Record) error {
 		var text sniff.Text
-		err := s.UploadRecord(c.Context, rec, ops.UploadOptions{Chunk: chunk, Batch: batch, Observe: text.Observe})
+		err := s.UploadRecord(c.Context, rec, local.UploadOptions{Chunk: chunk, Batch: batch, Observe: text.Observe})
 		text.Settle(rec)
 		return err
 	}}, nil

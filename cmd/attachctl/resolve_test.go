@@ -16,7 +16,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/attachctl/attachctl/ops"
+	"github.com/attachctl/attachctl/ops/store/local"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/zeebo/blake3"
 )
@@ -128,7 +128,7 @@ func rsMkPartial(args []string) error {
 	if len(args) != 3 {
 		return fmt.Errorf("usage: mkpartial STORE NAME OUT")
 	}
-	s, err := ops.Open(args[0], true)
+	s, err := local.Open(args[0], true)
 	if err != nil {
 		return err
 	}

@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"github.com/attachctl/attachctl/manifest"
-	"github.com/attachctl/attachctl/ops"
 	"github.com/attachctl/attachctl/ops/acp"
 	"github.com/attachctl/attachctl/ops/store"
+	"github.com/attachctl/attachctl/ops/store/local"
 	"github.com/attachctl/attachctl/ops/store/s3"
 	"github.com/urfave/cli/v2"
 )
@@ -56,7 +56,7 @@ func backendAt(c *cli.Context, dir string) (store.Backend, error) {
 	if s3.IsURI(dir) {
 		return openS3(c, dir)
 	}
-	s, err := ops.Open(dir, false)
+	s, err := local.Open(dir, false)
 	if err != nil {
 		return nil, err
 	}
@@ -209,7 +209,7 @@ func s3ID(s *s3.Store, rec *manifest.Record) (string, error) {
 	if rec.Upload.Store != s.URI {
 		return "", manifest.Errorf(manifest.UploadMissing, "upload %s: in store %s, not %s", rec.Upload.ID, rec.Upload.Store, s.URI)
 	}
-	return rec.Upload.ID, ops.ValidID(rec.Upload.ID)
+	return rec.Upload.ID, local.ValidID(rec.Upload.ID)
 }
 
 func s3Touch(c *cli.Context, s *s3.Store) error {

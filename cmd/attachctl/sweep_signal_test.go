@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/attachctl/attachctl/ops"
+	"github.com/attachctl/attachctl/ops/store/local"
 )
 
 // TestSweepSignal: SIGINT (and SIGTERM) stop a sweep of 40,000 stale uploads mid-way. The sweep
@@ -32,7 +32,7 @@ func TestSweepSignal(t *testing.T) {
 		sig, n := tc.sig, tc.n
 		t.Run(sig.String(), func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "store")
-			s, err := ops.Open(dir, true)
+			s, err := local.Open(dir, true)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -108,7 +108,7 @@ func TestSweepSignal(t *testing.T) {
 			if len(left)+len(reported) != n {
 				t.Fatalf("%d left + %d reported != %d made", len(left), len(reported), n)
 			}
-			if ents, _ := os.ReadDir(filepath.Join(dir, ops.InternalDir, "trash")); len(ents) != 0 {
+			if ents, _ := os.ReadDir(filepath.Join(dir, local.InternalDir, "trash")); len(ents) != 0 {
 				t.Fatalf("%d entries left in the trash", len(ents))
 			}
 			// The locks are free: a sweep and a use get them at once.

@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/attachctl/attachctl/ops"
+	"github.com/attachctl/attachctl/ops/store/local"
 )
 
 // Helpers for the verify, touch and sweep scripts:
@@ -33,7 +33,7 @@ func init() {
 		})
 	}
 	testCommands["backdate"] = func() int {
-		s, err := ops.Open(os.Args[1], false)
+		s, err := local.Open(os.Args[1], false)
 		d, derr := time.ParseDuration(os.Args[2])
 		if err != nil || derr != nil {
 			fmt.Fprintln(os.Stderr, err, derr)
@@ -48,12 +48,12 @@ func init() {
 			}
 			m.Made = m.Made.Add(-d)
 			b, _ := json.Marshal(m)
-			if err := os.WriteFile(filepath.Join(s.UploadDir(id), ops.MetaName), b, 0o600); err != nil {
+			if err := os.WriteFile(filepath.Join(s.UploadDir(id), local.MetaName), b, 0o600); err != nil {
 				fmt.Fprintln(os.Stderr, err)
 				return 1
 			}
 			// A re-upload of the same file marks its upload used: that use goes back too.
-			used := filepath.Join(s.UploadDir(id), ops.UsedName)
+			used := filepath.Join(s.UploadDir(id), local.UsedName)
 			if fi, err := os.Lstat(used); err == nil {
 				at := fi.ModTime().Add(-d)
 				if err := os.Chtimes(used, at, at); err != nil {
@@ -65,7 +65,7 @@ func init() {
 		return 0
 	}
 	testCommands["holdsweeplock"] = func() int {
-		s, err := ops.Open(os.Args[1], false)
+		s, err := local.Open(os.Args[1], false)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 1

@@ -10,7 +10,7 @@ import (
 	"slices"
 
 	"github.com/attachctl/attachctl/manifest"
-	"github.com/attachctl/attachctl/ops"
+	"github.com/attachctl/attachctl/ops/store/local"
 	"github.com/attachctl/attachctl/sniff"
 	"github.com/urfave/cli/v2"
 )
@@ -47,7 +47,7 @@ func init() {
 					&cli.Int64Flag{Name: "size", Value: -1, Usage: "declared size in `BYTES` (-1: left open, fixed at finish)"},
 				},
 				Action: func(c *cli.Context) error {
-					return stepStore(c, true, func(s *ops.Store) (any, error) {
+					return stepStore(c, true, func(s *local.Store) (any, error) {
 						id, err := s.Begin(c.String("name"), c.Int64("size"))
 						return map[string]any{"id": id, "offset": 0}, err
 					})
@@ -65,7 +65,7 @@ func init() {
 						return err
 					}
 					defer done()
-					return stepStore(c, false, func(s *ops.Store) (any, error) {
+					return stepStore(c, false, func(s *local.Store) (any, error) {
 						id := c.String("id")
 						if _, err := s.Chunk(id, c.Int64("offset"), in, 0); err != nil {
 							return nil, err
@@ -80,7 +80,7 @@ func init() {
 					example(`attachctl upload status --store S --id "$id" | jq .offset`),
 				Flags: []cli.Flag{idFlag},
 				Action: func(c *cli.Context) error {
-					return stepStore(c, false, func(s *ops.Store) (any, error) { return s.Status(c.String("id")) })
+					return stepStore(c, false, func(s *local.Store) (any, error) { return s.Status(c.String("id")) })
 				},
 			},
 			{
@@ -93,7 +93,7 @@ func init() {
 					&cli.Int64Flag{Name: "size", Value: -1, Usage: "the expected size in `BYTES`; fixes a size left open"},
 				},
 				Action: func(c *cli.Context) error {
-					return stepStore(c, false, func(s *ops.Store) (any, error) {
+					return stepStore(c, false, func(s *local.Store) (any, error) {
 						m, err := s.Finish(c.String("id"), c.Int64("size"), c.String("blake3"))
 						if err != nil {
 							return nil, err
@@ -109,7 +109,7 @@ func init() {
 					example(`attachctl upload abort --store S --id "$id"`),
 				Flags: []cli.Flag{idFlag},
 				Action: func(c *cli.Context) error {
-					return stepStore(c, false, func(s *ops.Store) (any, error) { return nil, s.Abort(c.String("id")) })
+					return stepStore(c, false, func(s *local.Store) (any, error) { return nil, s.Abort(c.String("id")) })
 				},
 			},
 		},
@@ -137,7 +137,7 @@ func uploadStage(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	s, err := ops.Open(dir, true)
+	s, err := local.Open(dir, true)
 	if err != nil {
 		return stepFail(c, err)
 	}
@@ -147,13 +147,13 @@ func uploadStage(c *cli.Context) error {
 	bar := newBar(c, 0, "upload", "bytes")
 	ctx := c.Context
 	// Uploads are committed in groups: each record, when its turn to be written comes, commits
-	// every upload built by then (see ops.Batch), so the fsyncs of several files are paid once
+	// every upload built by then (see local.Batch), so the fsyncs of several files are paid once
 	// and no record names an upload that is not finished.
 	batch := s.NewBatch()
 	err = loop{stage: "upload", bar: bar, headOnly: true, work: func(rec *manifest.Record) error {
 		bar.AddTotal(rec.Size)
 		var text sniff.Text // the upload's pass finishes the sniff of the head
-		err := s.UploadRecord(ctx, rec, ops.UploadOptions{Chunk: chunk, Progress: bar.Add, Observe: text.Observe, Batch: batch})
+		err := s.UploadRecord(ctx, rec, local.UploadOptions{Chunk: chunk, Progress: bar.Add, Observe: text.Observe, Batch: batch})
 		text.Settle(rec)
 		if errors.Is(err, context.Canceled) {
 			return manifest.Errorf(manifest.UploadMissing, "%s: interrupted before its upload finished; the partial is kept, run again to resume", rec.Path)
@@ -179,7 +179,7 @@ func uploadStage(c *cli.Context) error {
 // as `upload begin`, `chunk` and `finish` would; its record is the finished upload's, its path the
 // finished file. An upload that fails is aborted, since standard input cannot be read again to
 // resume it.
-func uploadStdin(c *cli.Context, s *ops.Store, chunk int) error {
+func uploadStdin(c *cli.Context, s *local.Store, chunk int) error {
 	id, err := s.Begin(c.String("name"), -1)
 	if err != nil {
 		return stepFail(c, err)
@@ -187,7 +187,7 @@ func uploadStdin(c *cli.Context, s *ops.Store, chunk int) error {
 	bar := newBar(c, -1, "upload", "bytes")
 	_, err = s.Chunk(id, 0, io.TeeReader(c.App.Reader, progressWriter{bar}), int64(chunk))
 	bar.Finish()
-	var m *ops.Meta
+	var m *local.Meta
 	if err == nil {
 		m, err = s.Finish(id, -1, "")
 	}
@@ -214,7 +214,7 @@ func (w progressWriter) Write(p []byte) (int, error) {
 }
 
 // finishedRecord is a manifest record of a finished upload, its type sniffed from its head.
-func finishedRecord(s *ops.Store, m *ops.Meta) *manifest.Record {
+func finishedRecord(s *local.Store, m *local.Meta) *manifest.Record {
 	rec := &manifest.Record{Path: s.FinishedPath(m.ID, m.Name)}
 	sniff.Fill(rec, sniff.Options{NoHash: true}) // mime and kind; size and hash are the metadata's
 	rec.Name, rec.Blake3 = m.Name, m.Blake3
@@ -224,7 +224,7 @@ func finishedRecord(s *ops.Store, m *ops.Meta) *manifest.Record {
 }
 
 // stepStore runs one step-by-step subcommand on the store and prints its JSON result, if any.
-func stepStore(c *cli.Context, create bool, f func(s *ops.Store) (any, error)) error {
+func stepStore(c *cli.Context, create bool, f func(s *local.Store) (any, error)) error {
 	if c.NArg() > 0 && c.Command.Name != "chunk" {
 		return usageError("upload %s takes no arguments", c.Command.Name)
 	}
@@ -232,7 +232,7 @@ func stepStore(c *cli.Context, create bool, f func(s *ops.Store) (any, error)) e
 	if err != nil {
 		return err
 	}
-	s, err := ops.Open(dir, create)
+	s, err := local.Open(dir, create)
 	if err != nil {
 		return stepFail(c, err)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/attachctl/attachctl/manifest"
 	"github.com/attachctl/attachctl/ops"
+	"github.com/attachctl/attachctl/ops/store/local"
 	"github.com/urfave/cli/v2"
 )
 
@@ -164,7 +165,7 @@ func verifyCmd(c *cli.Context) error {
 func verifyIDs(c *cli.Context) ([]string, error) {
 	ids := c.Args().Slice()
 	for _, id := range ids {
-		if ops.ValidID(id) != nil {
+		if local.ValidID(id) != nil {
 			return nil, usageError("%q is not an upload id; 'attachctl ls' lists them, and a manifest goes on standard input or --manifest", id)
 		}
 	}
@@ -224,7 +225,7 @@ func b3sumCheck(c *cli.Context, name string) error {
 			if strings.ContainsAny(j.path, "\\\n") {
 				shown = "\\" + ops.B3sumEscape(j.path)
 			}
-			f, err := ops.OpenForCheck(j.path) // an upload only through the guarded open
+			f, err := local.OpenForCheck(j.path) // an upload only through the guarded open
 			if err != nil {
 				return result{out: shown + ": FAILED (" + err.Error() + ")", msg: err.Error()}
 			}
@@ -267,7 +268,7 @@ func b3sumCheck(c *cli.Context, name string) error {
 // uploadIDs is what verify --all checks: every finished upload of the store, and every folder
 // named like an upload id that is not one any more (its metadata gone or damaged), which fails.
 // A store that does not exist yet has none.
-func uploadIDs(s *ops.Store) ([]string, error) {
+func uploadIDs(s *local.Store) ([]string, error) {
 	list, err := s.List()
 	if err != nil {
 		return nil, err
@@ -279,7 +280,7 @@ func uploadIDs(s *ops.Store) ([]string, error) {
 		}
 	}
 	for _, sk := range list.Skipped {
-		if id := filepath.Base(sk.Path); filepath.Dir(sk.Path) == s.Dir && ops.ValidID(id) == nil {
+		if id := filepath.Base(sk.Path); filepath.Dir(sk.Path) == s.Dir && local.ValidID(id) == nil {
 			ids = append(ids, id)
 		}
 	}

@@ -7,14 +7,14 @@ import (
 	"strings"
 
 	"github.com/attachctl/attachctl/manifest"
-	"github.com/attachctl/attachctl/ops"
+	"github.com/attachctl/attachctl/ops/store/local"
 )
 
 // failureInWords is verify --format text's line for a failed record: what is wrong, in words a
 // person can act on. A mismatch says which side changed: the upload (its bytes no longer hash to
 // what was recorded when it was finished: corrupted, re-upload) or the source file (edited after
 // the upload was made: the upload is intact). s may be nil when the store could not be opened.
-func failureInWords(s *ops.Store, rec *manifest.Record) string {
+func failureInWords(s *local.Store, rec *manifest.Record) string {
 	e := rec.Error
 	switch e.Code {
 	case manifest.VerifyMismatch:
@@ -45,7 +45,7 @@ func failureInWords(s *ops.Store, rec *manifest.Record) string {
 
 // uploadChanged reports whether the upload's bytes are what changed: what was read from it is not
 // the hash recorded when it was finished (or its size was not, and so nothing was recorded as read).
-func uploadChanged(s *ops.Store, rec *manifest.Record) bool {
+func uploadChanged(s *local.Store, rec *manifest.Record) bool {
 	meta, err := s.ReadMeta(rec.Upload.ID)
 	return err != nil || rec.Verified == nil || rec.Verified.Blake3 != meta.Blake3
 }
@@ -65,7 +65,7 @@ func permissionFix(rec *manifest.Record) string {
 	dir := uploadFolder(rec)
 	if fi, err := os.Lstat(dir); err != nil || !fi.IsDir() {
 		return ""
-	} else if fi.Mode().Perm() != ops.DirMode {
+	} else if fi.Mode().Perm() != local.DirMode {
 		return "chmod 700 " + shellQuote(dir)
 	}
 	ents, err := os.ReadDir(dir)
@@ -74,7 +74,7 @@ func permissionFix(rec *manifest.Record) string {
 	}
 	for _, ent := range ents {
 		fi, err := ent.Info()
-		if err == nil && fi.Mode().IsRegular() && fi.Mode().Perm() != ops.FileMode {
+		if err == nil && fi.Mode().IsRegular() && fi.Mode().Perm() != local.FileMode {
 			return "chmod 600 " + shellQuote(filepath.Join(dir, ent.Name()))
 		}
 	}

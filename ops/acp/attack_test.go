@@ -11,16 +11,16 @@ import (
 	"time"
 
 	"github.com/attachctl/attachctl/manifest"
-	"github.com/attachctl/attachctl/ops"
+	"github.com/attachctl/attachctl/ops/store/local"
 )
 
 // rsMarkers is each upload's .used marker as a test sees it: "" when there is none, else its
 // mtime.
-func rsMarkers(t *testing.T, s *ops.Store, ids ...string) []string {
+func rsMarkers(t *testing.T, s *local.Store, ids ...string) []string {
 	t.Helper()
 	var out []string
 	for _, id := range ids {
-		fi, err := os.Lstat(filepath.Join(s.UploadDir(id), ops.UsedName))
+		fi, err := os.Lstat(filepath.Join(s.UploadDir(id), local.UsedName))
 		switch {
 		case os.IsNotExist(err):
 			out = append(out, "")

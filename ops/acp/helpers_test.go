@@ -17,7 +17,7 @@ import (
 	"testing"
 
 	"github.com/attachctl/attachctl/manifest"
-	"github.com/attachctl/attachctl/ops"
+	"github.com/attachctl/attachctl/ops/store/local"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
@@ -60,7 +60,7 @@ func rsWAV(n int) []byte {
 }
 
 // rsShots uploads n PNGs of size bytes named like screenshots (name a printf pattern of the index).
-func rsShots(t testing.TB, s *ops.Store, n, size int, name string) []*manifest.Record {
+func rsShots(t testing.TB, s *local.Store, n, size int, name string) []*manifest.Record {
 	t.Helper()
 	recs := make([]*manifest.Record, n)
 	for i := range recs {
@@ -85,9 +85,9 @@ func rsFill(b []byte, seed uint64) {
 }
 
 // testStore is a new store in a test's temporary folder, named like a chat.
-func testStore(t testing.TB) *ops.Store {
+func testStore(t testing.TB) *local.Store {
 	t.Helper()
-	s, err := ops.Open(filepath.Join(t.TempDir(), "chat-1"), true)
+	s, err := local.Open(filepath.Join(t.TempDir(), "chat-1"), true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,11 +95,11 @@ func testStore(t testing.TB) *ops.Store {
 }
 
 // rsLocal is the local store s as Uploads, as the command line gives it to Resolve.
-func rsLocal(s *ops.Store) Uploads { return Backend(context.Background(), s.Backend()) }
+func rsLocal(s *local.Store) Uploads { return Backend(context.Background(), s.Backend()) }
 
 // rsPut uploads data as name through the store's own begin, chunk and finish, and returns a
 // manifest record that names it, as upload would have written it.
-func rsPut(t testing.TB, s *ops.Store, name, mime string, data []byte) *manifest.Record {
+func rsPut(t testing.TB, s *local.Store, name, mime string, data []byte) *manifest.Record {
 	t.Helper()
 	id, err := s.Begin(name, int64(len(data)))
 	if err != nil {

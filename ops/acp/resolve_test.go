@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/attachctl/attachctl/manifest"
-	"github.com/attachctl/attachctl/ops"
+	"github.com/attachctl/attachctl/ops/store/local"
 	"github.com/zeebo/blake3"
 )
 
@@ -76,9 +76,9 @@ func rsPrompt(t *testing.T, recs []*manifest.Record, text string) []byte {
 	return b
 }
 
-func rsUsed(t *testing.T, s *ops.Store, id string) bool {
+func rsUsed(t *testing.T, s *local.Store, id string) bool {
 	t.Helper()
-	_, err := os.Lstat(filepath.Join(s.UploadDir(id), ops.UsedName))
+	_, err := os.Lstat(filepath.Join(s.UploadDir(id), local.UsedName))
 	return err == nil
 }
 

@@ -34,7 +34,7 @@ type Upload struct {
 }
 
 // Backend is a store behind the backend seam (ops/store) as Uploads, its calls made under ctx:
-// the local folder (ops.Store.Backend) or object storage. The path of a by-path link is the
+// the local folder (local.Store.Backend) or object storage. The path of a by-path link is the
 // backend's finished path when it has one (store.Pather); otherwise resolve needs a work folder.
 func Backend(ctx context.Context, b store.Backend) Uploads { return backend{ctx, b} }
 

@@ -11,7 +11,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/attachctl/attachctl/ops"
+	"github.com/attachctl/attachctl/ops/store/local"
 )
 
 func main() {
@@ -21,7 +21,7 @@ func main() {
 	}
 	n, _ := strconv.Atoi(os.Args[2])
 	days, _ := strconv.Atoi(os.Args[3])
-	s, err := ops.Open(os.Args[1], true)
+	s, err := local.Open(os.Args[1], true)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)

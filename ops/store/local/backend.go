@@ -1,0 +1,173 @@
+package local
+
+import (
+	"context"
+	"io"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/attachctl/attachctl/ops/store"
+)
+
+// Local is the local folder store as a store.Backend. The folder is opened (and judged: a store,
+// missing, or not a store) at the first call; only Begin may make or mark it.
+type Local struct {
+	dir  string
+	once sync.Once
+	s    *Store
+	err  error
+}
+
+var (
+	_ store.Backend = (*Local)(nil)
+	_ store.Pather  = (*Local)(nil)
+)
+
+// NewLocal returns the local store at dir as a Backend. Nothing is read or written yet.
+func NewLocal(dir string) *Local { return &Local{dir: dir} }
+
+// Backend returns s as a store.Backend.
+func (s *Store) Backend() *Local {
+	l := &Local{dir: s.Dir, s: s}
+	l.once.Do(func() {})
+	return l
+}
+
+// store opens the store for reading; create: for an upload, making or marking it.
+func (l *Local) store(create bool) (*Store, error) {
+	if create {
+		s, err := Open(l.dir, true)
+		if err != nil {
+			return nil, err
+		}
+		l.once.Do(func() {})
+		if l.s == nil {
+			l.s = s
+		}
+		return l.s, nil
+	}
+	l.once.Do(func() { l.s, l.err = Open(l.dir, false) })
+	return l.s, l.err
+}
+
+// Location is the store's absolute folder.
+func (l *Local) Location() string {
+	if s, err := l.store(false); err == nil {
+		return s.Dir
+	}
+	return l.dir
+}
+
+// FinishedPath is where a finished upload's bytes are.
+func (l *Local) FinishedPath(id, name string) string {
+	s, err := l.store(false)
+	if err != nil {
+		return ""
+	}
+	return s.FinishedPath(id, name)
+}
+
+func (l *Local) Begin(ctx context.Context, name string, size int64) (string, error) {
+	if err := ValidName(name); err != nil {
+		return "", err
+	}
+	s, err := l.store(true)
+	if err != nil {
+		return "", err
+	}
+	return s.Begin(name, size)
+}
+
+func (l *Local) Write(ctx context.Context, id string, offset int64, r io.Reader) (int64, error) {
+	s, err := l.store(false)
+	if err != nil {
+		return 0, err
+	}
+	return s.Chunk(id, offset, r, 0)
+}
+
+func (l *Local) Status(ctx context.Context, id string) (*store.Status, error) {
+	s, err := l.store(false)
+	if err != nil {
+		return nil, err
+	}
+	return s.Status(id)
+}
+
+func (l *Local) Finish(ctx context.Context, id string, size int64, blake3 string) (*store.Info, error) {
+	s, err := l.store(false)
+	if err != nil {
+		return nil, err
+	}
+	return s.Finish(id, size, blake3)
+}
+
+func (l *Local) Abort(ctx context.Context, id string) error {
+	s, err := l.store(false)
+	if err != nil {
+		return err
+	}
+	return s.Abort(id)
+}
+
+func (l *Local) Open(ctx context.Context, id, name string) (store.Reader, error) {
+	s, err := l.store(false)
+	if err != nil {
+		return nil, err
+	}
+	f, err := s.OpenFinished(id, name)
+	if err != nil {
+		return nil, err
+	}
+	m, err := s.ReadMeta(id)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return &localReader{File: f, info: m}, nil
+}
+
+// localReader is a finished upload open for reading, with its metadata.
+type localReader struct {
+	*os.File
+	info *store.Info
+}
+
+func (r *localReader) Info() *store.Info { return r.info }
+
+func (l *Local) Info(ctx context.Context, id string) (*store.Info, error) {
+	s, err := l.store(false)
+	if err != nil {
+		return nil, err
+	}
+	return s.ReadMeta(id)
+}
+
+func (l *Local) List(ctx context.Context) (*store.Listing, error) {
+	s, err := l.store(false)
+	if err != nil {
+		return nil, err
+	}
+	return s.List()
+}
+
+func (l *Local) MarkUsed(ctx context.Context, ids []string, at time.Time) error {
+	s, err := l.store(false)
+	if err != nil {
+		return err
+	}
+	return s.MarkUsed(ids, at)
+}
+
+func (l *Local) Sweep(ctx context.Context, wait time.Duration, dryRun bool) (store.Sweeper, error) {
+	s, err := l.store(false)
+	if err != nil {
+		return nil, err
+	}
+	sw, err := s.Sweep(wait, dryRun)
+	if err != nil {
+		return nil, err
+	}
+	return sw, nil
+}

@@ -1,0 +1,244 @@
+//go:build unix
+
+package local
+
+import (
+	"errors"
+	"slices"
+	"sync"
+
+	"golang.org/x/sys/unix"
+)
+
+// batchMax is how many built uploads a Batch holds before it commits them: each holds its
+// partial's lock and two descriptors until then.
+const batchMax = 64
+
+// syncWidth is how many uploads of a commit are fsynced at once (each is three fsyncs).
+const syncWidth = 8
+
+// A Batch publishes many uploads together. An upload given to UploadRecord with a Batch is
+// copied, hashed and built (its finished folder ready inside the partial, which stays locked) but
+// not fsynced or placed; a commit then fsyncs the built uploads (syncWidth at a time), renames
+// each into place, and fsyncs the store once. On a journaling file system the fsyncs that arrive
+// together share journal commits, and the writeback of each file's data was started when it was
+// built, so a batch of small files pays for about one flush rather than two journal commits a
+// file (measured: 50 files of 800 KiB, ~100 ms of interleaved fsyncs become ~55). The rule of
+// publish is kept: nothing is renamed into place before its data, metadata and folder are
+// durable, and a crash at any point leaves partials that resume, or finished uploads, never a
+// half-written one.
+//
+// A Batch is safe for concurrent use by the workers of one stage. A commit happens when Commit
+// is called, when Settle asks for an upload the batch holds (a stage that streams its records
+// settles each before handing it on), and on its own when batchMax uploads are waiting.
+type Batch struct {
+	s        *Store
+	mu       sync.Mutex
+	done     *sync.Cond        // on mu: a commit ended
+	pending  []*out            // built, not yet taken by a commit
+	building map[string]bool   // ids claimed (see claim) and not yet added or dropped
+	inflight map[string]bool   // ids taken by a commit that has not ended
+	failed   map[string]error  // by upload id
+	reported map[string]bool   // failed ids whose error Settle or Commit has returned
+	order    []string          // ids in the order they failed
+	byKey    map[string]string // blake3 and name to id, of every upload the batch took
+}
+
+// NewBatch starts a batch of uploads into s.
+func (s *Store) NewBatch() *Batch {
+	b := &Batch{s: s, building: map[string]bool{}, inflight: map[string]bool{}, failed: map[string]error{},
+		reported: map[string]bool{}, byKey: map[string]string{}}
+	b.done = sync.NewCond(&b.mu)
+	return b
+}
+
+// take hands every pending upload to a commit; b.mu is held.
+func (b *Batch) take() []*out {
+	outs := b.pending
+	b.pending = nil
+	for _, o := range outs {
+		b.inflight[o.p.id] = true
+	}
+	return outs
+}
+
+// claim makes id the batch's upload of this BLAKE3 and name, unless one is already: then it
+// returns that one's id (and the caller names it instead of building its own copy). Checking and
+// claiming at once is what keeps two workers that copied the same file at the same time from
+// building two uploads of it. A claimed id is building until add or drop; Settle waits for it.
+func (b *Batch) claim(blake3, name, id string) string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	key := blake3 + "\x00" + name
+	if had := b.byKey[key]; had != "" {
+		return had
+	}
+	b.byKey[key] = id
+	b.building[id] = true
+	return id
+}
+
+// drop gives up the claimed upload id, which could not be built: records that named it meanwhile
+// get err from Settle (its own record has it already, so Commit does not return it again), and
+// later records of the same file build their own.
+func (b *Batch) drop(blake3, name, id string, err error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	delete(b.byKey, blake3+"\x00"+name)
+	delete(b.building, id)
+	b.failed[id] = err
+	b.reported[id] = true
+	b.done.Broadcast()
+}
+
+// add takes the built upload of a claimed id; its partial is the batch's to close from now on.
+func (b *Batch) add(o *out) {
+	// Start writing the data to disk now, without waiting: Commit's fsync then finds it done.
+	startWriteback(int(o.p.f.Fd()), 0, 0)
+	b.mu.Lock()
+	b.pending = append(b.pending, o)
+	delete(b.building, o.p.id)
+	b.done.Broadcast() // a Settle may be waiting for it to be built
+	var full []*out
+	if len(b.pending) >= batchMax {
+		full = b.take()
+	}
+	b.mu.Unlock()
+	if full != nil {
+		b.commit(full)
+	}
+}
+
+// Settle makes sure the upload id is committed, committing everything the batch holds now if id
+// is among it, and returns the error that upload's build or commit met (nil: finished, or never
+// in the batch). A stage that streams its records calls it before handing each on, so that no
+// record names an upload that is not finished yet; the uploads built meanwhile go in the same
+// commit. An upload another worker is still building, or committing, is waited for.
+func (b *Batch) Settle(id string) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for {
+		if slices.ContainsFunc(b.pending, func(o *out) bool { return o.p.id == id }) {
+			outs := b.take()
+			b.mu.Unlock()
+			b.commit(outs)
+			b.mu.Lock()
+			continue
+		}
+		if !b.building[id] && !b.inflight[id] {
+			break
+		}
+		b.done.Wait()
+	}
+	b.reported[id] = true
+	return b.failed[id]
+}
+
+// find is the id of an upload of this BLAKE3 and name that the batch claimed, built, committed
+// or not; "" when none. A record of the same file later in the run names it too (its Settle then waits for
+// the same commit and returns the same error), as it would name an upload finished earlier.
+func (b *Batch) find(blake3, name string) string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.byKey[blake3+"\x00"+name]
+}
+
+// commit commits outs, taken by take, and keeps what failed, by upload id and for Commit.
+func (b *Batch) commit(outs []*out) {
+	if len(outs) == 0 {
+		return
+	}
+	errs := commit(outs)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for i, o := range outs {
+		if errs[i] != nil {
+			b.failed[o.p.id] = errs[i]
+			b.order = append(b.order, o.p.id)
+		}
+		delete(b.inflight, o.p.id)
+	}
+	b.done.Broadcast()
+}
+
+// Commit publishes every upload the batch holds, and returns what failed since the batch began
+// that neither Settle nor an earlier Commit has returned (each error with its code, naming its
+// upload). An upload that failed is an unfinished upload
+// again, as a crash would have left it, and the next run resumes it; the others are finished.
+func (b *Batch) Commit() error {
+	b.mu.Lock()
+	outs := b.take()
+	b.mu.Unlock()
+	b.commit(outs)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for len(b.inflight) > 0 {
+		b.done.Wait()
+	}
+	var errs []error
+	for _, id := range b.order {
+		if !b.reported[id] {
+			errs = append(errs, b.failed[id])
+			b.reported[id] = true
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// commit publishes the built uploads outs (publish is a commit of one): each made durable, then
+// placed, then the store fsynced once. It returns each one's error (nil: finished). Every partial
+// is closed (unlocked) at the end.
+func commit(outs []*out) []error {
+	errs := make([]error, len(outs))
+	defer func() {
+		for _, o := range outs {
+			o.p.close()
+		}
+	}()
+	// The fsyncs of several uploads at once: a journaling file system commits together what
+	// arrives while it commits (measured, 50 files: 82 ms one after another, 55 ms this way).
+	var wg sync.WaitGroup
+	slots := make(chan struct{}, syncWidth)
+	for i, o := range outs {
+		wg.Add(1)
+		slots <- struct{}{}
+		go func() {
+			defer func() { <-slots; wg.Done() }()
+			if err := o.sync(); err != nil {
+				errs[i] = o.undo(err)
+			}
+		}()
+	}
+	wg.Wait()
+	var placed []*out
+	s := outs[0].p.s
+	storefd, serr := unix.Open(s.Dir, noFollowDir, 0)
+	if serr != nil {
+		serr = lockErr(s.Dir, serr)
+	} else {
+		defer unix.Close(storefd)
+	}
+	for i, o := range outs {
+		if errs[i] == nil {
+			if serr != nil {
+				errs[i] = o.undo(serr)
+			} else if errs[i] = o.place(storefd); errs[i] == nil {
+				placed = append(placed, o)
+			}
+		}
+	}
+	if len(placed) > 0 {
+		if err := unix.Fsync(storefd); err != nil {
+			for i := range outs {
+				if errs[i] == nil {
+					errs[i] = storeErr(s.Dir, err) // placed; only their durability is in doubt
+				}
+			}
+			return errs
+		}
+	}
+	for _, o := range placed {
+		o.done()
+	}
+	return errs
+}

@@ -1,0 +1,272 @@
+//go:build unix
+
+package local
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/attachctl/attachctl/manifest"
+)
+
+// batchFiles writes n small source files and returns their records and contents.
+func batchFiles(t *testing.T, n int) ([]*manifest.Record, [][]byte) {
+	t.Helper()
+	dir := t.TempDir()
+	recs, contents := make([]*manifest.Record, n), make([][]byte, n)
+	for i := range recs {
+		path := filepath.Join(dir, fmt.Sprintf("f%03d.bin", i))
+		contents[i] = writeRandom(t, path, 1000+i*37, uint64(i+1))
+		recs[i] = recordFor(path, contents[i])
+	}
+	return recs, contents
+}
+
+// buildAll uploads recs into b's store, one after another, each built into b.
+func buildAll(t *testing.T, b *Batch, recs []*manifest.Record) {
+	t.Helper()
+	for _, r := range recs {
+		must(t, b.s.UploadRecord(context.Background(), r, UploadOptions{Batch: b}))
+	}
+}
+
+// idsOf is the sorted upload ids the records name.
+func idsOf(recs []*manifest.Record) []string {
+	var ids []string
+	for _, r := range recs {
+		ids = append(ids, r.Upload.ID)
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+func TestBatchPublishesOnCommit(t *testing.T) {
+	for _, n := range []int{1, 3, batchMax, batchMax + 5} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			s := newStore(t)
+			recs, contents := batchFiles(t, n)
+			b := s.NewBatch()
+			buildAll(t, b, recs)
+			// Before Commit only the full batches (batchMax at a time) are finished.
+			ids, err := s.IDs()
+			must(t, err)
+			if want := n / batchMax * batchMax; len(ids) != want {
+				t.Fatalf("%d finished before Commit, want %d", len(ids), want)
+			}
+			partials, err := s.partialIDs()
+			must(t, err)
+			if len(partials) != n-len(ids) {
+				t.Fatalf("%d partials waiting, want %d", len(partials), n-len(ids))
+			}
+			must(t, b.Commit())
+			ids, err = s.IDs()
+			must(t, err)
+			if !slices.Equal(ids, idsOf(recs)) {
+				t.Fatalf("finished %v, records name %v", ids, idsOf(recs))
+			}
+			for i, r := range recs {
+				m, err := s.ReadMeta(r.Upload.ID)
+				must(t, err)
+				if got := mustRead(t, r.Upload.Path); !bytes.Equal(got, contents[i]) || m.Blake3 != b3(contents[i]) || m.Size != int64(len(contents[i])) {
+					t.Fatalf("upload %d: %d bytes, meta %+v", i, len(got), m)
+				}
+			}
+			if partials, _ := s.partialIDs(); len(partials) != 0 {
+				t.Fatalf("partials left: %v", partials)
+			}
+			must(t, b.Commit()) // nothing left: a no-op
+		})
+	}
+}
+
+// An upload that cannot be placed (its folder name taken) fails with its code and is an unfinished
+// upload again, which the next run resumes under the same id; the others are published.
+func TestBatchCommitFailureResumes(t *testing.T) {
+	s := newStore(t)
+	recs, contents := batchFiles(t, 3)
+	b := s.NewBatch()
+	buildAll(t, b, recs)
+	taken := recs[1].Upload.ID
+	must(t, os.Mkdir(s.UploadDir(taken), DirMode))
+	err := b.Commit()
+	wantCode(t, err, manifest.UploadUnreadable)
+	for _, i := range []int{0, 2} {
+		if got := mustRead(t, recs[i].Upload.Path); !bytes.Equal(got, contents[i]) {
+			t.Fatalf("upload %d not published", i)
+		}
+	}
+	if partials, _ := s.partialIDs(); !slices.Equal(partials, []string{taken}) {
+		t.Fatalf("partials %v, want the one that failed", partials)
+	}
+	must(t, os.Remove(s.UploadDir(taken)))
+	resumesAll(t, s, recs[1:2], contents[1:2])
+}
+
+// resumesAll uploads each record's file again without a batch and wants it finished under the id
+// the record names, with its content, and next to nothing written again (resumed, not copied).
+func resumesAll(t *testing.T, s *Store, recs []*manifest.Record, contents [][]byte) {
+	t.Helper()
+	before := wchar(t)
+	for i, r := range recs {
+		again := recordFor(r.Path, contents[i])
+		must(t, s.UploadRecord(context.Background(), again, UploadOptions{}))
+		if again.Upload.ID != r.Upload.ID || !bytes.Equal(mustRead(t, again.Upload.Path), contents[i]) {
+			t.Fatalf("upload %d: resumed as %s, want %s with its content", i, again.Upload.ID, r.Upload.ID)
+		}
+	}
+	if w := wchar(t) - before; w > int64(len(recs))*16<<10 {
+		t.Fatalf("wrote %d bytes again: not resumed", w)
+	}
+}
+
+// A run that dies before Commit leaves built partials (their finished folder inside them); the
+// next run resumes each under its id without copying it again.
+func TestBatchCrashBeforeCommit(t *testing.T) {
+	s := newStore(t)
+	recs, contents := batchFiles(t, 4)
+	b := s.NewBatch()
+	buildAll(t, b, recs)
+	for _, o := range b.pending { // the process dies: its locks go, nothing is committed
+		o.p.close()
+	}
+	if ids, _ := s.IDs(); len(ids) != 0 {
+		t.Fatalf("finished without a commit: %v", ids)
+	}
+	resumesAll(t, s, recs, contents)
+}
+
+// Settle commits what the batch holds when the upload asked for is among it, waits when it is in
+// another worker's commit, and returns that upload's own error (to every record naming it);
+// Commit then returns only what no Settle returned.
+func TestBatchSettle(t *testing.T) {
+	s := newStore(t)
+	recs, contents := batchFiles(t, 6)
+	b := s.NewBatch()
+	buildAll(t, b, recs[:3])
+	taken := recs[2].Upload.ID
+	must(t, os.Mkdir(s.UploadDir(taken), DirMode)) // its place will fail
+	must(t, b.Settle(recs[0].Upload.ID))           // commits all three
+	for _, i := range []int{0, 1} {
+		if !bytes.Equal(mustRead(t, recs[i].Upload.Path), contents[i]) {
+			t.Fatalf("upload %d not finished after Settle", i)
+		}
+	}
+	must(t, b.Settle(recs[1].Upload.ID)) // already committed: nothing to do
+	wantCode(t, b.Settle(taken), manifest.UploadUnreadable)
+	wantCode(t, b.Settle(taken), manifest.UploadUnreadable) // a later record of the same file too
+
+	// Workers build while others settle: every record settles finished, none early.
+	var wg sync.WaitGroup
+	for _, r := range recs[3:] {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := s.UploadRecord(context.Background(), r, UploadOptions{Batch: b}); err != nil {
+				t.Error(err)
+				return
+			}
+			if err := b.Settle(r.Upload.ID); err != nil {
+				t.Error(err)
+				return
+			}
+			if _, err := os.Stat(r.Upload.Path); err != nil {
+				t.Errorf("settled but not finished: %v", err)
+			}
+		}()
+	}
+	wg.Wait()
+	must(t, b.Commit()) // the failure was reported by Settle, so not again
+}
+
+// Workers that upload the same file at the same time (a manifest naming it twice, worked in
+// parallel) make one upload: every record names it, and a record settled while another worker is
+// still building it waits until it is finished.
+func TestBatchSameFileAtOnce(t *testing.T) {
+	s := newStore(t)
+	dir := t.TempDir()
+	for round := range 30 {
+		path := filepath.Join(dir, fmt.Sprintf("same%02d.bin", round))
+		content := writeRandom(t, path, 5000+round, uint64(100+round))
+		b := s.NewBatch()
+		recs := make([]*manifest.Record, 4)
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		for i := range recs {
+			recs[i] = recordFor(path, content)
+			if round%2 == 1 {
+				recs[i].Blake3 = "" // hashed while copied (sniff --no-hash): found only after the copy
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-start
+				if err := s.UploadRecord(context.Background(), recs[i], UploadOptions{Batch: b}); err != nil {
+					t.Error(err)
+					return
+				}
+				if err := b.Settle(recs[i].Upload.ID); err != nil {
+					t.Error(err)
+					return
+				}
+				if got, err := os.ReadFile(recs[i].Upload.Path); err != nil || !bytes.Equal(got, content) {
+					t.Errorf("settled but not finished: %v", err)
+				}
+			}()
+		}
+		close(start)
+		wg.Wait()
+		must(t, b.Commit())
+		for _, r := range recs[1:] {
+			if r.Upload.ID != recs[0].Upload.ID {
+				t.Fatalf("round %d: records name %v, want one upload", round, idsOf(recs))
+			}
+		}
+		if partials, _ := s.partialIDs(); len(partials) != 0 {
+			t.Fatalf("round %d: copies left as partials: %v", round, partials)
+		}
+	}
+	ids, err := s.IDs()
+	must(t, err)
+	if len(ids) != 30 {
+		t.Fatalf("%d uploads for 30 files", len(ids))
+	}
+}
+
+// An upload claimed and then not built (drop): a record that named it meanwhile gets the error
+// from Settle, which waited for it; the next record of the same file claims its own; Commit does
+// not return the error again (the claiming record has it).
+func TestBatchDrop(t *testing.T) {
+	s := newStore(t)
+	b := s.NewBatch()
+	sum := b3([]byte("x"))
+	if id := b.claim(sum, "x.txt", "first"); id != "first" {
+		t.Fatalf("claim of a new file gave %q", id)
+	}
+	if id := b.claim(sum, "x.txt", "second"); id != "first" {
+		t.Fatalf("second claim gave %q, want the first", id)
+	}
+	if id := b.find(sum, "x.txt"); id != "first" {
+		t.Fatalf("find gave %q", id)
+	}
+	settled := make(chan error)
+	go func() { settled <- b.Settle("first") }()
+	select {
+	case err := <-settled:
+		t.Fatalf("Settle returned %v while the upload was building", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	b.drop(sum, "x.txt", "first", manifest.Errorf(manifest.UploadDiskFull, "no room"))
+	wantCode(t, <-settled, manifest.UploadDiskFull)
+	if id := b.claim(sum, "x.txt", "third"); id != "third" {
+		t.Fatalf("claim after drop gave %q", id)
+	}
+	b.drop(sum, "x.txt", "third", manifest.Errorf(manifest.UploadDiskFull, "no room"))
+	must(t, b.Commit())
+}

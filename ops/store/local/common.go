@@ -1,0 +1,71 @@
+package local
+
+// What the store's API names on every platform; the store itself is in the files built for Unix
+// (store_windows.go says why not on Windows).
+
+import (
+	"os"
+	"time"
+
+	"github.com/attachctl/attachctl/ops/store"
+)
+
+// Names inside the store.
+const (
+	InternalDir = ".attachctl"
+	MetaName    = store.MetaName
+	UsedName    = store.UsedName
+	lockName    = "lock"
+	sweepLock   = "sweep.lock"
+	partialDir  = "partial"
+	trashDir    = "trash"
+)
+
+// Modes of everything the store creates, whatever the umask.
+const (
+	DirMode  os.FileMode = 0o700
+	FileMode os.FileMode = 0o600
+)
+
+// NewID, ValidID and ValidName are the store's rules for ids and names (SPEC section 5).
+var (
+	NewID     = store.NewID
+	ValidID   = store.ValidID
+	ValidName = store.ValidName
+)
+
+// Meta is a finished upload's metadata, STORE/<id>/.upload.json.
+type Meta = store.Info
+
+// DefaultChunk is the largest chunk written at once unless told otherwise: 512 KiB.
+const DefaultChunk = 512 << 10
+
+// Status is what `upload status` prints.
+type Status = store.Status
+
+// MarkerWait is how long a use waits for the marker lock before it reports store.locked. A sweep
+// holds it for one batch at a time, so the wait is short in practice.
+var MarkerWait = 30 * time.Second
+
+// Internal folders a sweep works in.
+const (
+	PartialDir = "partial"
+	TrashDir   = "trash"
+)
+
+// UploadOptions tune UploadRecord.
+type UploadOptions struct {
+	Chunk    int           // bytes read and written at once; <= 0: DefaultChunk
+	Progress func(n int64) // called with the bytes each step got through (negative on a restart)
+	// Observe, when set, is shown every byte of the source read, from the first, in order, on the
+	// hashing goroutine; a restart of the pass calls it with nil (forget what you saw). The upload
+	// stage uses it to finish a sniff that read only the head, so that `upload FILE` reads FILE once.
+	Observe func(p []byte)
+	// Batch, when set, takes each upload once it is copied and built, and publishes it when the
+	// batch commits (see Batch): rec.Upload names where it will be, and the upload is not
+	// finished, nor safe to report, until Batch.Commit returns without error.
+	Batch *Batch
+}
+
+// now is the clock of verify's "at"; tests may replace it.
+var now = time.Now

@@ -1,0 +1,32 @@
+//go:build unix
+
+package local
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/attachctl/attachctl/ops/store"
+	"github.com/attachctl/attachctl/ops/store/storetest"
+)
+
+// The local store passes the backend conformance suite.
+func TestLocalConformance(t *testing.T) {
+	storetest.Run(t, storetest.Harness{
+		New: func(t *testing.T) store.Backend {
+			return NewLocal(filepath.Join(t.TempDir(), "store"))
+		},
+		NotStore: func(t *testing.T) store.Backend {
+			dir := t.TempDir()
+			if err := os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("mine"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			return NewLocal(dir)
+		},
+		Exists: func(t *testing.T, b store.Backend) bool {
+			_, err := os.Lstat(b.Location())
+			return err == nil
+		},
+	})
+}

@@ -1,0 +1,213 @@
+//go:build unix
+
+package local
+
+import (
+	"encoding/hex"
+	"encoding/json"
+	"os"
+	"time"
+
+	"github.com/attachctl/attachctl/ops/store"
+
+	"github.com/attachctl/attachctl/manifest"
+	"github.com/zeebo/blake3"
+	"golang.org/x/sys/unix"
+)
+
+// Finish checks and publishes the unfinished upload id. size is the size the producer expects
+// (-1: not checked; a size left open at Begin is fixed here), blake3hex the BLAKE3 it expects
+// ("": not checked). A wrong size is upload.sizeMismatch, a wrong hash upload.hashMismatch; both
+// keep the partial as it is. Finishing an upload that is already finished returns its metadata
+// (after the same checks), so a finish that crashed after its rename can be run again.
+func (s *Store) Finish(id string, size int64, blake3hex string) (*Meta, error) {
+	if err := ValidID(id); err != nil {
+		return nil, err
+	}
+	want, err := checkHex(blake3hex)
+	if err != nil {
+		return nil, err
+	}
+	if size < -1 {
+		return nil, manifest.Errorf(manifest.UploadInvalid, "size %d: not a size", size)
+	}
+	p, err := s.lockPartial(id, false)
+	if err != nil {
+		if manifest.CodeOf(err) != manifest.UploadMissing {
+			return nil, err
+		}
+		m, merr := s.ReadMeta(id)
+		if merr != nil {
+			return nil, err
+		}
+		if size >= 0 && m.Size != size {
+			return nil, manifest.Errorf(manifest.UploadSizeMismatch, "upload %s: finished with %d bytes, not %d", id, m.Size, size)
+		}
+		if want != "" && m.Blake3 != want {
+			return nil, manifest.Errorf(manifest.UploadHashMismatch, "upload %s: finished with BLAKE3 %s, not %s", id, m.Blake3, want)
+		}
+		s.removePartial(id, false) // what a finish that crashed after its rename left
+		return m, nil
+	}
+	defer p.close()
+	cur, err := p.size()
+	if err != nil {
+		return nil, err
+	}
+	if p.meta.Size >= 0 && size >= 0 && p.meta.Size != size {
+		return nil, manifest.Errorf(manifest.UploadSizeMismatch, "upload %s: declared %d bytes at begin, %d at finish", id, p.meta.Size, size)
+	}
+	if size < 0 {
+		size = p.meta.Size
+	}
+	if size >= 0 && cur != size {
+		return nil, manifest.Errorf(manifest.UploadSizeMismatch, "upload %s: has %d bytes, expected %d", id, cur, size)
+	}
+	sum, err := hashFile(p.f, cur)
+	if err != nil {
+		return nil, err
+	}
+	if want != "" && sum != want {
+		return nil, manifest.Errorf(manifest.UploadHashMismatch, "upload %s: BLAKE3 of the %d bytes is %s, expected %s", id, cur, sum, want)
+	}
+	return p.publish(cur, sum)
+}
+
+// checkHex normalises an expected BLAKE3: "" or 64 hex digits (upload.invalid otherwise).
+var checkHex = store.CheckHex
+
+// hashFile hashes the first n bytes of f with pread.
+func hashFile(f *os.File, n int64) (string, error) {
+	h := blake3.New()
+	buf := make([]byte, 1<<20)
+	for off := int64(0); off < n; {
+		k, err := f.ReadAt(buf[:min(int64(len(buf)), n-off)], off)
+		h.Write(buf[:k])
+		off += int64(k)
+		if err != nil && off < n {
+			return "", storeErr(f.Name(), err)
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// publish makes the locked partial a finished upload in one rename. The finished folder is built
+// inside the partial as out/ (out/.upload.json, then data renamed to out/<name>); the data, the
+// metadata and out/ are fsynced (at once, so that a journaling file system commits them together);
+// out/ is renamed to STORE/<id> with RENAME_NOREPLACE and STORE is fsynced; only then is the rest
+// of the partial removed. A crash before the rename leaves the partial (lockPartial moves
+// out/<name> back to data); a crash after it leaves a finished upload and an info.json that
+// Finish, Status and the stage ignore and clean.
+func (p *partial) publish(size int64, sum string) (*Meta, error) {
+	o, err := p.buildOut(size, sum)
+	if err != nil {
+		return nil, err
+	}
+	if err := commit([]*out{o})[0]; err != nil { // a batch of one; it closes p
+		return nil, err
+	}
+	return o.m, nil
+}
+
+// out is a partial's finished folder, built as out/ inside it and not yet placed.
+type out struct {
+	p   *partial
+	dir *os.File // the partial's out/; owns the descriptor
+	mf  *os.File // out/.upload.json, open
+	m   *Meta
+}
+
+// buildOut builds out/: the metadata written, the data renamed into it. Nothing is fsynced yet.
+// Everything is made relative to the partial's open folder.
+func (p *partial) buildOut(size int64, sum string) (*out, error) {
+	dirfd := int(p.dirf.Fd())
+	if root, err := fsOf(dirfd); err == nil {
+		removeAt(dirfd, partialOut, root)
+	}
+	dir, err := mkdirAt(dirfd, partialOut, p.dir+"/"+partialOut)
+	if err != nil {
+		return nil, err
+	}
+	m := &Meta{ID: p.id, Name: p.meta.Name, Size: size, Blake3: sum, Made: time.Now().UTC()}
+	b, _ := json.Marshal(m)
+	o := &out{p: p, dir: dir, m: m}
+	fail := func(err error) (*out, error) {
+		if o.mf != nil {
+			o.mf.Close()
+		}
+		dir.Close()
+		if root, ferr := fsOf(dirfd); ferr == nil {
+			removeAt(dirfd, partialOut, root)
+		}
+		return nil, err
+	}
+	if o.mf, err = createAt(int(dir.Fd()), MetaName, dir.Name()+"/"+MetaName, unix.O_WRONLY); err != nil {
+		return fail(err)
+	}
+	if _, err := o.mf.Write(append(b, '\n')); err != nil {
+		return fail(storeErr(o.mf.Name(), err))
+	}
+	if err := unix.Renameat(dirfd, partialData, int(dir.Fd()), p.meta.Name); err != nil {
+		return fail(storeErr(p.f.Name(), err))
+	}
+	return o, nil
+}
+
+// sync makes the data, the metadata and out/ durable, fsyncing the three at once, and closes the
+// metadata file.
+func (o *out) sync() error {
+	defer o.mf.Close()
+	syncs := []func() error{
+		func() error { return syncFile(o.p.f) },
+		func() error { return syncFile(o.mf) },
+		func() error { return syncFile(o.dir) },
+	}
+	errs := make(chan error, len(syncs))
+	for _, f := range syncs {
+		go func() { errs <- f() }()
+	}
+	var serr error
+	for range syncs {
+		if err := <-errs; serr == nil {
+			serr = err
+		}
+	}
+	return serr
+}
+
+// undo takes out/ apart again, the data back where it was, and returns err.
+func (o *out) undo(err error) error {
+	dirfd := int(o.p.dirf.Fd())
+	unix.Renameat(int(o.dir.Fd()), o.p.meta.Name, dirfd, partialData)
+	o.dir.Close()
+	if root, ferr := fsOf(dirfd); ferr == nil {
+		removeAt(dirfd, partialOut, root)
+	}
+	return err
+}
+
+// place renames out/ to STORE/<id> (storefd is the store folder): published, durable once the
+// store is fsynced. On failure out/ is taken apart.
+func (o *out) place(storefd int) error {
+	target := o.p.s.UploadDir(o.p.id)
+	if err := renameNoReplaceAt(int(o.p.dirf.Fd()), partialOut, storefd, o.p.id); err != nil {
+		return o.undo(storeErr(target, err))
+	}
+	o.dir.Close()
+	return nil
+}
+
+// done removes what is left of the partial once its upload is placed and STORE fsynced, and
+// indexes the upload.
+func (o *out) done() {
+	o.p.s.removePartial(o.p.id, false) // a leftover info.json is cleaned by the next finish, stage or sweep
+	o.p.s.idx.add(o.m)
+}
+
+// wrap codes a non-nil error of path with storeErr.
+func wrap(path string, err error) error {
+	if err != nil {
+		return storeErr(path, err)
+	}
+	return nil
+}

@@ -1,0 +1,62 @@
+//go:build unix
+
+package local
+
+import (
+	"encoding/hex"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/attachctl/attachctl/manifest"
+	"github.com/zeebo/blake3"
+)
+
+// testStore is a new store in a test's temporary folder, named like a chat.
+func testStore(t testing.TB) *Store {
+	t.Helper()
+	s, err := Open(filepath.Join(t.TempDir(), "chat-1"), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// wantCode fails the test unless err carries code; code "" wants no error at all.
+func wantCode(t *testing.T, err error, code manifest.Code) {
+	t.Helper()
+	if code == "" {
+		if err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
+		return
+	}
+	if got := manifest.CodeOf(err); got != code {
+		t.Fatalf("error %v: code %q, want %q", err, got, code)
+	}
+}
+
+// putFinished lays out a finished upload as the package doc says (0700/0600) and returns its id.
+func putFinished(t testing.TB, s *Store, name string, data []byte, made time.Time) string {
+	t.Helper()
+	id, err := NewID()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := s.UploadDir(id)
+	if err := os.Mkdir(dir, DirMode); err != nil {
+		t.Fatal(err)
+	}
+	sum := blake3.Sum256(data)
+	m := Meta{ID: id, Name: name, Size: int64(len(data)), Blake3: hex.EncodeToString(sum[:]), Made: made.UTC()}
+	b, _ := json.Marshal(m)
+	if err := os.WriteFile(filepath.Join(dir, name), data, FileMode); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, MetaName), b, FileMode); err != nil {
+		t.Fatal(err)
+	}
+	return id
+}

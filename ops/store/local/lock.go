@@ -1,0 +1,242 @@
+//go:build unix
+
+package local
+
+import (
+	"errors"
+	"os"
+	"time"
+
+	"github.com/attachctl/attachctl/manifest"
+	"golang.org/x/sys/unix"
+)
+
+// The lock protocol, as built:
+//
+//   - STORE/.attachctl/lock is the marker lock, a flock(2). A use (touch, resolve) holds it shared
+//     from before it opens an upload's folder until its .used marker is written; a sweep holds it
+//     exclusive while it re-checks one batch of candidates and renames the doomed folders into
+//     STORE/.attachctl/trash, and never while it scans or deletes. So a use either opens the folder
+//     before the rename (and the sweep, re-checking under the lock, sees the fresh marker and keeps
+//     the upload) or after it (and the folder is gone: upload.missing).
+//   - STORE/.attachctl/sweep.lock is held exclusive by the one sweep that runs; a second sweep polls
+//     it until its --wait runs out and then reports store.locked.
+//
+// Locks are taken by polling LOCK_NB with a short backoff, so a wait can end on time. Every file
+// and folder on the way is opened without following a link.
+
+// Lock is a held flock on one of the store's lock files.
+type Lock struct {
+	f *os.File
+}
+
+// Unlock releases the lock and closes its file. It is safe on a nil Lock.
+func (l *Lock) Unlock() error {
+	if l == nil || l.f == nil {
+		return nil
+	}
+	err := l.f.Close() // closing the only descriptor releases the flock
+	l.f = nil
+	return err
+}
+
+// LockShared takes the marker lock shared, as a use does, waiting at most wait.
+func (s *Store) LockShared(wait time.Duration) (*Lock, error) {
+	return s.lock(lockName, unix.LOCK_SH, wait)
+}
+
+// LockExclusive takes the marker lock exclusive, as a sweep does for one batch, waiting at most wait.
+func (s *Store) LockExclusive(wait time.Duration) (*Lock, error) {
+	return s.lock(lockName, unix.LOCK_EX, wait)
+}
+
+// LockSweep takes the one-sweep-at-a-time lock, waiting at most wait.
+func (s *Store) LockSweep(wait time.Duration) (*Lock, error) {
+	return s.lock(sweepLock, unix.LOCK_EX, wait)
+}
+
+func (s *Store) lock(name string, how int, wait time.Duration) (*Lock, error) {
+	return s.lockFile(name, how, wait, true)
+}
+
+// lockIfThere is lock for a reader that must create nothing (a dry-run sweep): when the store has
+// no such lock file, or no internal folder, nothing is locked and the Lock is nil.
+func (s *Store) lockIfThere(name string, how int, wait time.Duration) (*Lock, error) {
+	l, err := s.lockFile(name, how, wait, false)
+	if manifest.CodeOf(err) == manifest.UploadMissing {
+		return nil, nil
+	}
+	return l, err
+}
+
+func (s *Store) lockFile(name string, how int, wait time.Duration, create bool) (*Lock, error) {
+	var idir int
+	var err error
+	if create {
+		idir, err = s.openInternal()
+	} else {
+		idir, err = s.openInternalNoCreate()
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer unix.Close(idir)
+	path := s.internal(name)
+	flags := unix.O_RDWR | unix.O_NOFOLLOW | unix.O_CLOEXEC | unix.O_NONBLOCK
+	if create {
+		flags |= unix.O_CREAT
+	}
+	fd, err := unix.Openat(idir, name, flags, uint32(FileMode))
+	if err != nil {
+		return nil, lockErr(path, err)
+	}
+	f := os.NewFile(uintptr(fd), path) // f owns fd
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil || uint32(st.Mode)&unix.S_IFMT != unix.S_IFREG {
+		f.Close()
+		return nil, manifest.Errorf(manifest.UploadUnreadable, "store lock %s: not a regular file", path)
+	}
+	if uint32(st.Mode)&0o7777 != uint32(FileMode) && st.Uid == euid {
+		unix.Fchmod(fd, uint32(FileMode)) // created under a umask, or loosened by hand
+	}
+	if err := pollFlock(fd, how, wait); err != nil {
+		f.Close()
+		if errors.Is(err, unix.EWOULDBLOCK) {
+			what := "the marker lock"
+			if name == sweepLock {
+				what = "the sweep lock (another sweep is running)"
+			}
+			return nil, manifest.Errorf(manifest.StoreLocked, "store %s: %s %s is held; not had within %s", s.Dir, what, path, wait)
+		}
+		return nil, lockErr(path, err)
+	}
+	return &Lock{f: f}, nil
+}
+
+// pollFlock tries flock(how|LOCK_NB) until it succeeds or wait runs out; then it returns
+// EWOULDBLOCK. The backoff starts at 50µs and grows to 20ms.
+func pollFlock(fd, how int, wait time.Duration) error {
+	deadline := time.Now().Add(wait)
+	pause := 50 * time.Microsecond
+	for {
+		err := unix.Flock(fd, how|unix.LOCK_NB)
+		if err == nil {
+			return nil
+		}
+		if err == unix.EINTR {
+			continue
+		}
+		if err != unix.EWOULDBLOCK {
+			return err
+		}
+		left := time.Until(deadline)
+		if left <= 0 {
+			return unix.EWOULDBLOCK
+		}
+		time.Sleep(min(pause, left))
+		pause = min(2*pause, 20*time.Millisecond)
+	}
+}
+
+// TryFlock takes an exclusive flock on fd without waiting; it reports false when another
+// descriptor holds a lock on the file. A sweep uses it on an unfinished upload's data file, which
+// the writer holds locked while it writes.
+func TryFlock(fd int) (bool, error) {
+	for {
+		err := unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB)
+		switch err {
+		case nil:
+			return true, nil
+		case unix.EINTR:
+			continue
+		case unix.EWOULDBLOCK:
+			return false, nil
+		}
+		return false, err
+	}
+}
+
+// openInternal opens STORE/.attachctl as a real folder (creating it 0700 when missing) and returns
+// its descriptor.
+func (s *Store) openInternal() (int, error) {
+	storefd, err := unix.Open(s.Dir, noFollowDir, 0)
+	if err != nil {
+		return -1, lockErr(s.Dir, err)
+	}
+	defer unix.Close(storefd)
+	return OpenSubdir(storefd, InternalDir, s.internal())
+}
+
+// openInternalNoCreate opens STORE/.attachctl as a real folder without creating anything.
+func (s *Store) openInternalNoCreate() (int, error) {
+	storefd, err := unix.Open(s.Dir, noFollowDir, 0)
+	if err != nil {
+		return -1, lockErr(s.Dir, err)
+	}
+	defer unix.Close(storefd)
+	fd, err := openDirAt(storefd, InternalDir)
+	if err != nil {
+		return -1, lockErr(s.internal(), err)
+	}
+	return fd, nil
+}
+
+// OpenInternalDir opens STORE/.attachctl/<name> (partial or trash) as a real folder, creating it
+// and STORE/.attachctl 0700 when missing, and returns its descriptor. No link is followed.
+func (s *Store) OpenInternalDir(name string) (int, error) {
+	idir, err := s.openInternal()
+	if err != nil {
+		return -1, err
+	}
+	defer unix.Close(idir)
+	return OpenSubdir(idir, name, s.internal(name))
+}
+
+// OpenStoreDir opens the store folder itself, without following a link.
+func (s *Store) OpenStoreDir() (int, error) {
+	fd, err := unix.Open(s.Dir, noFollowDir, 0)
+	if err != nil {
+		return -1, lockErr(s.Dir, err)
+	}
+	return fd, nil
+}
+
+const noFollowDir = unix.O_RDONLY | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLOEXEC
+
+// OpenSubdir opens name in the folder parent as a real folder, making it 0700 first when it is
+// missing. path is for messages.
+func OpenSubdir(parent int, name, path string) (int, error) {
+	fd, err := openDirAt(parent, name)
+	if err == nil || !errors.Is(err, unix.ENOENT) {
+		if err != nil {
+			return -1, lockErr(path, err)
+		}
+		return fd, nil
+	}
+	if err := unix.Mkdirat(parent, name, uint32(DirMode)); err != nil && err != unix.EEXIST {
+		return -1, storeErr(path, err)
+	} else if err == nil {
+		defer func() {
+			if fd >= 0 {
+				unix.Fchmod(fd, uint32(DirMode)) // made under a umask
+			}
+		}()
+	}
+	fd, err = openDirAt(parent, name)
+	if err != nil {
+		return -1, lockErr(path, err)
+	}
+	return fd, nil
+}
+
+// lockErr codes an error opening the store's internal files: a link where a folder or file should
+// be is upload.unreadable, as the guarded open says.
+func lockErr(path string, err error) error {
+	switch {
+	case errors.Is(err, unix.ENOENT):
+		return manifest.Errorf(manifest.UploadMissing, "%s: no such folder", path)
+	case errors.Is(err, unix.ELOOP), errors.Is(err, unix.ENOTDIR):
+		return manifest.Errorf(manifest.UploadUnreadable, "%s: a symlink or not a real folder", path)
+	}
+	return storeErr(path, err)
+}

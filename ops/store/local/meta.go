@@ -1,0 +1,71 @@
+//go:build unix
+
+package local
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"os"
+	"sort"
+
+	"github.com/attachctl/attachctl/manifest"
+	"golang.org/x/sys/unix"
+)
+
+// ReadMeta reads a finished upload's metadata through the guarded open.
+func (s *Store) ReadMeta(id string) (*Meta, error) {
+	if err := ValidID(id); err != nil {
+		return nil, err
+	}
+	dirfd, err := s.openUploadDir(id)
+	if err != nil {
+		return nil, err
+	}
+	defer unix.Close(dirfd)
+	return s.readMetaAt(dirfd, id)
+}
+
+// readMetaAt reads the metadata of upload id from its open folder dirfd.
+func (s *Store) readMetaAt(dirfd int, id string) (*Meta, error) {
+	f, err := openGuarded(dirfd, MetaName, s.UploadDir(id)+"/"+MetaName, id)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var m Meta
+	b, err := io.ReadAll(io.LimitReader(f, 1<<20))
+	if err == nil {
+		err = json.Unmarshal(b, &m)
+	}
+	if err != nil || m.ID != id || ValidName(m.Name) != nil {
+		return nil, manifest.Errorf(manifest.UploadUnreadable, "upload %s: %s is damaged", id, f.Name())
+	}
+	return &m, nil
+}
+
+// IDs lists the entries at the top of the store whose names are upload ids, sorted. It does not
+// say whether each is a real, finished upload: ReadMeta and OpenFinished do.
+func (s *Store) IDs() ([]string, error) {
+	fd, err := unix.Open(s.Dir, noFollowDir, 0)
+	if err != nil {
+		if errors.Is(err, unix.ENOENT) {
+			return nil, nil // a store not made yet is empty
+		}
+		return nil, lockErr(s.Dir, err)
+	}
+	d := os.NewFile(uintptr(fd), s.Dir) // d owns fd
+	defer d.Close()
+	names, err := d.Readdirnames(-1)
+	if err != nil {
+		return nil, manifest.Errorf(manifest.UploadUnreadable, "store %s: %v", s.Dir, err)
+	}
+	ids := names[:0]
+	for _, n := range names {
+		if ValidID(n) == nil {
+			ids = append(ids, n)
+		}
+	}
+	sort.Strings(ids)
+	return ids, nil
+}

@@ -1,0 +1,488 @@
+//go:build unix
+
+package local
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/attachctl/attachctl/manifest"
+	"golang.org/x/sys/unix"
+)
+
+// Names inside an unfinished upload's folder STORE/.attachctl/partial/<id>/.
+const (
+	partialData = "data"      // the bytes so far; its size is the offset
+	partialInfo = "info.json" // partialMeta
+	partialTmp  = "info.json.tmp"
+	partialOut  = "out" // the finished folder being built by finish
+)
+
+// partialMeta is an unfinished upload's info.json.
+type partialMeta struct {
+	Name    string     `json:"name"`
+	Size    int64      `json:"size"` // declared size, -1 while open
+	Created time.Time  `json:"created"`
+	Source  *sourceKey `json:"source,omitempty"`
+}
+
+// sourceKey names the file a stage upload copies, so a later run of the same command finds it.
+type sourceKey struct {
+	Path   string `json:"path"`   // absolute
+	Blake3 string `json:"blake3"` // the record's, "" when unknown (sniff --no-hash)
+	Size   int64  `json:"size"`
+}
+
+// partial is an unfinished upload whose data file this process holds flock(LOCK_EX) on. Its
+// folder and data were reached from the store folder down, one folder at a time, never through a
+// link, and every file in it is written relative to dirf.
+type partial struct {
+	s    *Store
+	id   string
+	dir  string   // its path, for messages
+	dirf *os.File // its folder; owns the descriptor
+	f    *os.File // data, O_RDWR, locked; owns the descriptor
+	meta partialMeta
+}
+
+// errBusy: another process (or another open in this one) holds the partial's lock.
+var errBusy = errors.New("partial is being written by another process")
+
+func (s *Store) partialDir(id string) string { return s.internal(partialDir, id) }
+
+// openFlags for files the store writes: never follow a link, never block on a FIFO.
+const openFlags = unix.O_NOFOLLOW | unix.O_CLOEXEC | unix.O_NONBLOCK
+
+// createAt makes name in the folder dirfd with O_EXCL|O_NOFOLLOW and mode 0600 whatever the
+// umask. path is for messages.
+func createAt(dirfd int, name, path string, flag int) (*os.File, error) {
+	// O_EXCL|O_NOFOLLOW: the file is new, made here, so it is a regular file and no open blocks.
+	fd, err := unix.Openat(dirfd, name, flag|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, uint32(FileMode))
+	if err != nil {
+		return nil, storeErr(path, err)
+	}
+	f := os.NewFile(uintptr(fd), path) // f owns fd
+	if err := unix.Fchmod(fd, uint32(FileMode)); err != nil {
+		f.Close()
+		return nil, storeErr(path, err)
+	}
+	return f, nil
+}
+
+// mkdirAt makes the new folder name in dirfd with mode 0700 whatever the umask, and opens it.
+func mkdirAt(dirfd int, name, path string) (*os.File, error) {
+	if err := unix.Mkdirat(dirfd, name, uint32(DirMode)); err != nil {
+		return nil, storeErr(path, err)
+	}
+	fd, err := openDirAt(dirfd, name)
+	if err != nil {
+		return nil, lockErr(path, err)
+	}
+	f := os.NewFile(uintptr(fd), path)
+	if err := unix.Fchmod(fd, uint32(DirMode)); err != nil {
+		f.Close()
+		return nil, storeErr(path, err)
+	}
+	return f, nil
+}
+
+// syncFile fsyncs an open file or folder, so what was written in it, or the names made or
+// renamed in it, are durable.
+func syncFile(f *os.File) error {
+	return wrap(f.Name(), f.Sync())
+}
+
+// writeFileDurableAt writes a small file whole into the folder dir: b into name via tmpName, a
+// rename and fsyncs.
+func writeFileDurableAt(dir *os.File, tmpName, name string, b []byte) error {
+	dirfd := int(dir.Fd())
+	tmp := dir.Name() + "/" + tmpName
+	_ = unix.Unlinkat(dirfd, tmpName, 0) // a leftover of a crash
+	f, err := createAt(dirfd, tmpName, tmp, unix.O_WRONLY)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		unix.Unlinkat(dirfd, tmpName, 0)
+		return storeErr(tmp, err)
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		unix.Unlinkat(dirfd, tmpName, 0)
+		return storeErr(tmp, err)
+	}
+	f.Close()
+	if err := unix.Renameat(dirfd, tmpName, dirfd, name); err != nil {
+		unix.Unlinkat(dirfd, tmpName, 0)
+		return storeErr(tmp, err)
+	}
+	return syncFile(dir)
+}
+
+// openPartials opens STORE/.attachctl/partial, making it (and .attachctl) when create is set;
+// without create a store with no partial folder is upload.missing.
+func (s *Store) openPartials(create bool) (*os.File, error) {
+	if create {
+		fd, err := s.OpenInternalDir(partialDir)
+		if err != nil {
+			return nil, err
+		}
+		return os.NewFile(uintptr(fd), s.internal(partialDir)), nil
+	}
+	storefd, err := unix.Open(s.Dir, noFollowDir, 0)
+	if err != nil {
+		return nil, lockErr(s.Dir, err)
+	}
+	defer unix.Close(storefd)
+	fd, err := s.openPartialsNoCreate(storefd)
+	if err != nil {
+		return nil, err
+	}
+	if fd < 0 {
+		return nil, lockErr(s.internal(partialDir), unix.ENOENT)
+	}
+	return os.NewFile(uintptr(fd), s.internal(partialDir)), nil
+}
+
+// openPartialDir opens the folder of the unfinished upload id, guarded; not there is
+// upload.missing.
+func (s *Store) openPartialDir(id string) (*os.File, error) {
+	parts, err := s.openPartials(false)
+	if err != nil {
+		return nil, err
+	}
+	defer parts.Close()
+	fd, err := openDirAt(int(parts.Fd()), id)
+	if err != nil {
+		return nil, lockErr(s.partialDir(id), err)
+	}
+	return os.NewFile(uintptr(fd), s.partialDir(id)), nil
+}
+
+// removePartial removes the folder of the unfinished upload id, never following a link or
+// leaving the store's file system; durable: and fsyncs the partial folder, so that the removal
+// survives a crash (an abort). A leftover that a crash may bring back need not be.
+func (s *Store) removePartial(id string, durable bool) error {
+	parts, err := s.openPartials(false)
+	if err != nil {
+		if manifest.CodeOf(err) == manifest.UploadMissing {
+			return nil
+		}
+		return err
+	}
+	defer parts.Close()
+	root, err := fsOf(int(parts.Fd()))
+	if err != nil {
+		return storeErr(parts.Name(), err)
+	}
+	if err := removeAt(int(parts.Fd()), id, root); err != nil {
+		return storeErr(s.partialDir(id), err)
+	}
+	if !durable {
+		return nil
+	}
+	return syncFile(parts)
+}
+
+// checkOwnFile checks an open file of the store the way the guarded open checks a finished one:
+// a regular file of the current user, no group or other permission bits, exactly one link.
+func checkOwnFile(st *unix.Stat_t, path, id string) error {
+	var why string
+	switch {
+	case uint32(st.Mode)&unix.S_IFMT != unix.S_IFREG:
+		why = "not a regular file"
+	case st.Uid != euid:
+		why = fmt.Sprintf("owned by uid %d, not by the current user", st.Uid)
+	case uint32(st.Mode)&0o077 != 0:
+		why = fmt.Sprintf("mode %04o gives group or others access", uint32(st.Mode)&0o7777)
+	case st.Nlink != 1:
+		why = fmt.Sprintf("%d hard links, not 1", st.Nlink)
+	}
+	if why != "" {
+		return manifest.Errorf(manifest.UploadUnreadable, "upload %s: %s: %s", id, path, why)
+	}
+	return nil
+}
+
+// newPartial makes a fresh unfinished upload and returns it locked. Its data file is created and
+// locked before info.json is written, so a process that finds info.json finds the lock taken.
+func (s *Store) newPartial(name string, size int64, src *sourceKey) (*partial, error) {
+	if err := ValidName(name); err != nil {
+		return nil, err
+	}
+	if size < -1 {
+		return nil, manifest.Errorf(manifest.UploadInvalid, "size %d: not a size (use -1 or leave it out for an open size)", size)
+	}
+	parts, err := s.openPartials(true)
+	if err != nil {
+		return nil, err
+	}
+	defer parts.Close()
+	id, err := NewID()
+	if err != nil {
+		return nil, manifest.Errorf(manifest.UploadUnreadable, "new upload id: %v", err)
+	}
+	dir := s.partialDir(id)
+	dirf, err := mkdirAt(int(parts.Fd()), id, dir)
+	if err != nil {
+		return nil, err
+	}
+	p := &partial{s: s, id: id, dir: dir, dirf: dirf,
+		meta: partialMeta{Name: name, Size: size, Created: time.Now().UTC(), Source: src}}
+	fail := func(err error) (*partial, error) {
+		p.close()
+		if root, ferr := fsOf(int(parts.Fd())); ferr == nil {
+			removeAt(int(parts.Fd()), id, root)
+		}
+		return nil, err
+	}
+	if p.f, err = createAt(int(dirf.Fd()), partialData, dir+"/"+partialData, unix.O_RDWR); err != nil {
+		return fail(err)
+	}
+	if err := unix.Flock(int(p.f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		return fail(storeErr(p.f.Name(), err))
+	}
+	// Not fsynced: a crash may lose a partial just begun (or leave it without a readable
+	// info.json, which every reader skips), never damage one that has bytes.
+	b, _ := json.Marshal(&p.meta)
+	info, err := createAt(int(dirf.Fd()), partialInfo, dir+"/"+partialInfo, unix.O_WRONLY)
+	if err == nil {
+		if _, werr := info.Write(append(b, '\n')); werr != nil {
+			err = storeErr(info.Name(), werr)
+		}
+		info.Close()
+	}
+	if err != nil {
+		return fail(err)
+	}
+	return p, nil
+}
+
+func (p *partial) writeMeta() error {
+	b, err := json.Marshal(&p.meta)
+	if err != nil {
+		return err
+	}
+	return writeFileDurableAt(p.dirf, partialTmp, partialInfo, append(b, '\n'))
+}
+
+// close releases the lock (closing the descriptor drops the flock) and the folder.
+func (p *partial) close() {
+	if p.f != nil {
+		p.f.Close()
+		p.f = nil
+	}
+	if p.dirf != nil {
+		p.dirf.Close()
+		p.dirf = nil
+	}
+}
+
+// remove removes the partial, still locked, and closes it; durable as for removePartial.
+func (p *partial) remove(durable bool) error {
+	err := p.s.removePartial(p.id, durable)
+	p.close()
+	return err
+}
+
+// size is the offset: the size of data on disk.
+func (p *partial) size() (int64, error) {
+	fi, err := p.f.Stat()
+	if err != nil {
+		return 0, storeErr(p.f.Name(), err)
+	}
+	return fi.Size(), nil
+}
+
+// lockPartial opens the unfinished upload id and takes flock(LOCK_EX) on its data file, waiting
+// for it unless nonblock is set (then errBusy). Every folder on the way is opened without
+// following a link, and data must be a regular file of ours with one link (upload.unreadable
+// otherwise: a link to a file outside the store is never written). A finish that crashed after
+// moving data to out/<name> is undone here: out/<name> is the same file, locked the same way,
+// and goes back to data. Not there: upload.missing.
+func (s *Store) lockPartial(id string, nonblock bool) (*partial, error) {
+	missing := manifest.Errorf(manifest.UploadMissing, "upload %s: not an unfinished upload in store %s", id, s.Dir)
+	for try := 0; try < 10; try++ {
+		dirf, err := s.openPartialDir(id)
+		if err != nil {
+			if manifest.CodeOf(err) == manifest.UploadMissing {
+				return nil, missing
+			}
+			return nil, err
+		}
+		p, retry, err := s.lockPartialIn(dirf, id, nonblock)
+		if retry {
+			continue
+		}
+		if err != nil {
+			if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) {
+				return nil, missing
+			}
+			return nil, err
+		}
+		return p, nil
+	}
+	return nil, manifest.Errorf(manifest.UploadUnreadable, "upload %s: keeps changing under us", id)
+}
+
+// lockPartialIn is one try of lockPartial on the partial's open folder dirf, which it owns.
+func (s *Store) lockPartialIn(dirf *os.File, id string, nonblock bool) (p *partial, retry bool, err error) {
+	defer func() {
+		if p == nil {
+			dirf.Close()
+		}
+	}()
+	dirfd, dir := int(dirf.Fd()), dirf.Name()
+	meta, err := readPartialMetaAt(dirfd)
+	if err != nil {
+		if errors.Is(err, unix.ENOENT) {
+			return nil, false, err
+		}
+		return nil, false, manifest.Errorf(manifest.UploadUnreadable, "upload %s: %s: %v", id, dir, err)
+	}
+	path, atOut := dir+"/"+partialData, false
+	fd, err := unix.Openat(dirfd, partialData, unix.O_RDWR|openFlags, 0)
+	var outf *os.File
+	if errors.Is(err, unix.ENOENT) {
+		ofd, oerr := openDirAt(dirfd, partialOut)
+		if oerr != nil {
+			return nil, false, err
+		}
+		outf = os.NewFile(uintptr(ofd), dir+"/"+partialOut)
+		defer outf.Close()
+		path, atOut = outf.Name()+"/"+meta.Name, true
+		fd, err = unix.Openat(ofd, meta.Name, unix.O_RDWR|openFlags, 0)
+	}
+	if err != nil {
+		if errors.Is(err, unix.ENOENT) {
+			return nil, false, err
+		}
+		return nil, false, guardErr(path, id, err)
+	}
+	f := os.NewFile(uintptr(fd), dir+"/"+partialData) // f owns fd
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		f.Close()
+		return nil, false, storeErr(path, err)
+	}
+	if uint32(st.Mode)&unix.S_IFMT != unix.S_IFREG {
+		f.Close()
+		return nil, false, manifest.Errorf(manifest.UploadUnreadable, "upload %s: %s: not a regular file", id, path)
+	}
+	how := unix.LOCK_EX
+	if nonblock {
+		how |= unix.LOCK_NB
+	}
+	for {
+		err = unix.Flock(fd, how)
+		if err != unix.EINTR {
+			break
+		}
+	}
+	if err != nil {
+		f.Close()
+		if errors.Is(err, unix.EWOULDBLOCK) {
+			return nil, false, errBusy
+		}
+		return nil, false, storeErr(path, err)
+	}
+	if err := unix.Fstat(fd, &st); err != nil {
+		f.Close()
+		return nil, false, storeErr(path, err)
+	}
+	if st.Nlink == 0 {
+		f.Close() // finished, aborted or swept while we waited: look again
+		return nil, true, nil
+	}
+	if err := checkOwnFile(&st, path, id); err != nil {
+		f.Close()
+		return nil, false, err
+	}
+	// Still the file at that name, and the folder still the partial (a sweep may have moved it
+	// into the trash while we waited)?
+	var lst unix.Stat_t
+	name, at := partialData, dirfd
+	if atOut {
+		name, at = meta.Name, int(outf.Fd())
+	}
+	if unix.Fstatat(at, name, &lst, unix.AT_SYMLINK_NOFOLLOW) != nil || lst.Ino != st.Ino || lst.Dev != st.Dev || !s.partialStill(id, dirfd) {
+		f.Close()
+		return nil, true, nil
+	}
+	unix.SetNonblock(fd, false)
+	if atOut {
+		if err := unix.Renameat(int(outf.Fd()), meta.Name, dirfd, partialData); err != nil {
+			f.Close()
+			return nil, false, storeErr(path, err)
+		}
+	}
+	if root, err := fsOf(dirfd); err == nil {
+		removeAt(dirfd, partialOut, root) // what a crashed finish left
+	}
+	// Read info.json again under the lock: the holder before us may have rewritten it.
+	if meta, err = readPartialMetaAt(dirfd); err != nil {
+		f.Close()
+		return nil, false, manifest.Errorf(manifest.UploadUnreadable, "upload %s: %s: %v", id, dir, err)
+	}
+	return &partial{s: s, id: id, dir: dir, dirf: dirf, f: f, meta: *meta}, false, nil
+}
+
+// partialStill reports whether STORE/.attachctl/partial/<id> is still the folder open as dirfd.
+func (s *Store) partialStill(id string, dirfd int) bool {
+	parts, err := s.openPartials(false)
+	if err != nil {
+		return false
+	}
+	defer parts.Close()
+	var a, b unix.Stat_t
+	return unix.Fstat(dirfd, &a) == nil && unix.Fstatat(int(parts.Fd()), id, &b, unix.AT_SYMLINK_NOFOLLOW) == nil &&
+		a.Ino == b.Ino && a.Dev == b.Dev
+}
+
+// partialIDs lists the ids of unfinished uploads, in no particular order.
+func (s *Store) partialIDs() ([]string, error) {
+	parts, err := s.openPartials(false)
+	if err != nil {
+		if manifest.CodeOf(err) == manifest.UploadMissing {
+			return nil, nil
+		}
+		return nil, err
+	}
+	defer parts.Close()
+	names, err := parts.Readdirnames(-1)
+	if err != nil {
+		return nil, storeErr(parts.Name(), err)
+	}
+	ids := names[:0]
+	for _, n := range names {
+		if ValidID(n) == nil {
+			ids = append(ids, n)
+		}
+	}
+	return ids, nil
+}
+
+// readPartialMetaOf reads info.json of the unfinished upload id, through guarded opens.
+func (s *Store) readPartialMetaOf(id string) (*partialMeta, error) {
+	dirf, err := s.openPartialDir(id)
+	if err != nil {
+		return nil, err
+	}
+	defer dirf.Close()
+	return readPartialMetaAt(int(dirf.Fd()))
+}
+
+// truncate cuts data back to n bytes (best effort when undoing a refused write) and syncs it.
+func (p *partial) truncate(n int64) error {
+	if err := p.f.Truncate(n); err != nil {
+		return storeErr(p.f.Name(), err)
+	}
+	if err := fdatasync(int(p.f.Fd())); err != nil {
+		return storeErr(p.f.Name(), err)
+	}
+	return nil
+}

@@ -1,0 +1,309 @@
+//go:build unix
+
+// Package ops is the local upload store and the operations on it. Every rule about the store on
+// disk lives here: the layout, ids and names, modes, the chunked upload, the guarded opens for
+// reading and writing, the lock and the .used marker, the sweep's re-check and removal, verify and
+// touch. It is the local backend of the seam in ops/store (Local, Store.Backend); sweep's policy
+// and ops/acp reach the store through that seam or the Store methods, never through paths. The
+// ACP side (prompt, resolve) is ops/acp.
+//
+// Every folder is opened relative to the one above it with O_NOFOLLOW, every file relative to its
+// folder; files the store makes are made O_EXCL. Every descriptor has one owner that closes it
+// once: an *os.File, or a raw descriptor closed by the function that opened it.
+//
+// The layout of a store folder STORE (one chat's uploads):
+//
+//	STORE/                          0700
+//	  <id>/                         0700  a finished upload: id is a lowercase canonical UUIDv7
+//	    <name>                      0600  its bytes, under its plain name
+//	    .upload.json                0600  its metadata: id, name, size, blake3, made
+//	    .used                       0600  the marker: its mtime is when the upload was last used
+//	    .used.new-<hex>             0600  a marker being written, renamed over .used (use.go)
+//	  .attachctl/                   0700  everything that is not a finished upload
+//	    store                       0600  the mark: this folder is a store (Open)
+//	    lock                        0600  the marker lock (flock): uses share it, sweeps take it alone
+//	    sweep.lock                  0600  held by the one sweep that runs
+//	    partial/<id>/               0700  an unfinished upload (partial.go)
+//	      data                      0600  the bytes so far: its size is the offset
+//	      info.json                 0600  name, declared size (-1 open), created, and for the
+//	                                      upload stage the source key {path, blake3, size}
+//	      info.json.tmp             0600  info.json being replaced (write, fsync, rename)
+//	      out/                      0700  only during finish: the finished folder being built,
+//	                                      .upload.json then <name> (data renamed), renamed whole
+//	                                      to STORE/<id>
+//	    trash/                      0700  folders a sweep took out of the store, being removed
+//
+// A process writing a partial holds flock(LOCK_EX) on the descriptor of its data file for as long as
+// it writes (the upload stage for the whole file, chunk and finish for their call); the sweep takes
+// LOCK_EX|LOCK_NB and skips a partial that is held. While finish runs, data may be at out/<name>
+// (the same file, locked the same way); a finish that crashed there is undone by the next opener,
+// which moves it back to data. A partial whose id is also a finished upload is what a crash after
+// finish's rename left: only its info.json remains; List leaves it out and the next sweep, finish
+// or stage removes it.
+// fsync policy: `upload chunk` fdatasyncs data before it returns (the offset it prints is durable);
+// the upload stage starts writeback of every 8 MiB as it goes (no wait), fdatasyncs when
+// interrupted and fsyncs at finish (upload_stage.go says why and what a crash loses); a partial
+// just begun is not fsynced (a crash may lose it, never damage one with bytes); info.json, when
+// rewritten, goes through info.json.tmp, fsync and rename. Finish fsyncs data, out/.upload.json
+// and out/ at once, renames out/ to STORE/<id> and fsyncs STORE. A killed process loses nothing
+// that reached write(2); after a crash of the machine the offset is still the size of data, and
+// the stage compares those bytes with its source before it appends, so bytes a crash damaged are
+// never kept.
+//
+// A finished upload appears in one rename of a complete folder, so STORE/<id>/<name> is there whole
+// or not at all. The names ".upload.json" and ".used" are reserved inside an upload folder, and so
+// an upload may not be named either of them (upload.invalid). Nothing under .attachctl is ever an id.
+package local
+
+import (
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"syscall"
+
+	"github.com/attachctl/attachctl/manifest"
+	"golang.org/x/sys/unix"
+)
+
+// Store is one store folder, by its absolute path.
+type Store struct {
+	Dir string
+
+	idx uploadIndex // finished uploads by blake3 and name, for the upload stage's dedupe
+}
+
+// Open returns the store at dir. The store folder must be a real folder, not a symlink (refused
+// before anything is made). A folder that exists and is not a store is store.notStore, and
+// nothing is written into it. Without create, a store that does not exist is empty: every read
+// finds nothing and nothing is made. With create (an upload), a missing store is made (0700), and
+// a new or empty folder, or a store of an earlier version (recognised by its layout), is marked.
+func Open(dir string, create bool) (*Store, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, manifest.Errorf(manifest.UploadInvalid, "store %s: %v", dir, err)
+	}
+	s := &Store{Dir: abs}
+	fi, err := os.Lstat(abs)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		if !create {
+			return s, nil
+		}
+		if err := MkdirAll(abs); err != nil {
+			return nil, err
+		}
+	case err != nil:
+		return nil, manifest.Errorf(manifest.UploadUnreadable, "store %s: %v", abs, err)
+	case !fi.IsDir():
+		return nil, manifest.Errorf(manifest.UploadUnreadable, "store %s: not a real folder (a symlink or a file)", abs)
+	}
+	kind, err := s.judge()
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case kind == notAStore:
+		return nil, manifest.Errorf(manifest.StoreNotStore,
+			"store %s: the folder exists and is not an attachctl store (no %s/%s mark, no uploads); nothing was written to it", abs, InternalDir, markName)
+	case kind != marked && create:
+		if err := s.mark(); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// markName is the store's mark inside STORE/.attachctl: a file that says the folder is a store.
+const markName = "store"
+
+// markText is what the mark holds, for a person who opens it.
+const markText = "attachctl store: uploads of one chat. Managed by attachctl; see its README.\n"
+
+// What judge finds a folder to be.
+type storeKind int
+
+const (
+	notThere  storeKind = iota // no folder
+	marked                     // a store with its mark
+	laidOut                    // a store of an earlier version: .attachctl, or upload folders
+	empty                      // an empty folder
+	notAStore                  // something else
+)
+
+// judge tells what the store folder is, reading without following a link or writing anything.
+func (s *Store) judge() (storeKind, error) {
+	storefd, err := unix.Open(s.Dir, noFollowDir, 0)
+	if err != nil {
+		if errors.Is(err, unix.ENOENT) {
+			return notThere, nil
+		}
+		return 0, lockErr(s.Dir, err)
+	}
+	d := os.NewFile(uintptr(storefd), s.Dir) // d owns storefd
+	defer d.Close()
+	idir, err := openDirAt(storefd, InternalDir)
+	switch {
+	case err == nil:
+		var st unix.Stat_t
+		merr := unix.Fstatat(idir, markName, &st, unix.AT_SYMLINK_NOFOLLOW)
+		unix.Close(idir)
+		if merr == nil && uint32(st.Mode)&unix.S_IFMT == unix.S_IFREG {
+			return marked, nil
+		}
+		return laidOut, nil
+	case !errors.Is(err, unix.ENOENT):
+		return 0, lockErr(s.internal(), err)
+	}
+	// Earlier versions always made .attachctl; a folder of upload folders is one made by hand or
+	// restored from a backup. The first entries tell.
+	ents, err := d.ReadDir(256)
+	if len(ents) == 0 {
+		if err != nil && err != io.EOF {
+			return 0, manifest.Errorf(manifest.UploadUnreadable, "store %s: %v", s.Dir, err)
+		}
+		return empty, nil
+	}
+	for _, e := range ents {
+		if e.IsDir() && ValidID(e.Name()) == nil {
+			return laidOut, nil
+		}
+	}
+	return notAStore, nil
+}
+
+// mark writes the store's mark (and its internal folders), never through a link.
+func (s *Store) mark() error {
+	idir, err := s.openInternal()
+	if err != nil {
+		return err
+	}
+	defer unix.Close(idir)
+	pfd, err := OpenSubdir(idir, partialDir, s.internal(partialDir))
+	if err != nil {
+		return err
+	}
+	unix.Close(pfd)
+	f, err := createAt(idir, markName, s.internal(markName), unix.O_WRONLY)
+	if err != nil {
+		if errors.Is(err, unix.EEXIST) {
+			return nil // marked meanwhile by another upload
+		}
+		return err
+	}
+	_, werr := f.WriteString(markText)
+	if err := f.Close(); werr == nil {
+		werr = err
+	}
+	return wrap(f.Name(), werr)
+}
+
+// internal is a path under STORE/.attachctl.
+func (s *Store) internal(parts ...string) string {
+	return filepath.Join(append([]string{s.Dir, InternalDir}, parts...)...)
+}
+
+// UploadDir is the folder of a finished upload.
+func (s *Store) UploadDir(id string) string { return filepath.Join(s.Dir, id) }
+
+// FinishedPath is where a finished upload's bytes are.
+func (s *Store) FinishedPath(id, name string) string { return filepath.Join(s.Dir, id, name) }
+
+// MkdirAll makes dir and its missing parents with mode 0700 whatever the umask.
+func MkdirAll(dir string) error {
+	if fi, err := os.Stat(dir); err == nil && fi.IsDir() {
+		return nil
+	}
+	if parent := filepath.Dir(dir); parent != dir {
+		if err := MkdirAll(parent); err != nil {
+			return err
+		}
+	}
+	if err := os.Mkdir(dir, DirMode); err != nil {
+		if errors.Is(err, os.ErrExist) {
+			return nil
+		}
+		return storeErr(dir, err)
+	}
+	if err := os.Chmod(dir, DirMode); err != nil {
+		return storeErr(dir, err)
+	}
+	return nil
+}
+
+// storeErr turns an error writing the store into a coded error: a full disk is upload.diskFull.
+func storeErr(path string, err error) error {
+	if errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) {
+		return manifest.Errorf(manifest.UploadDiskFull, "%s: no space left on device: %w", path, err)
+	}
+	return manifest.Errorf(manifest.UploadUnreadable, "%s: %w", path, err)
+}
+
+// OpenFinished is the guarded open of SPEC section 2, the one way a finished upload is read.
+// The store folder and the upload folder are real folders (opened O_NOFOLLOW), the file is opened
+// without following a link and without blocking, and must be a regular file owned by the current
+// user with no group or other permission bits and exactly one hard link. A missing upload is
+// upload.missing; anything else wrong is upload.unreadable.
+func (s *Store) OpenFinished(id, name string) (*os.File, error) {
+	if err := ValidID(id); err != nil {
+		return nil, err
+	}
+	if err := ValidName(name); err != nil {
+		return nil, err
+	}
+	dirfd, err := s.openUploadDir(id)
+	if err != nil {
+		return nil, err
+	}
+	defer unix.Close(dirfd)
+	return openGuarded(dirfd, name, s.FinishedPath(id, name), id)
+}
+
+// openUploadDir opens STORE/<id> as a real folder and returns its descriptor.
+func (s *Store) openUploadDir(id string) (int, error) {
+	const dirFlags = unix.O_RDONLY | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLOEXEC
+	storefd, err := unix.Open(s.Dir, dirFlags, 0)
+	if err != nil {
+		return -1, guardErr(s.Dir, id, err)
+	}
+	defer unix.Close(storefd)
+	dirfd, err := unix.Openat(storefd, id, dirFlags, 0)
+	if err != nil {
+		return -1, guardErr(s.UploadDir(id), id, err)
+	}
+	return dirfd, nil
+}
+
+// openGuarded opens name inside the folder dirfd under the guarded-open rules.
+func openGuarded(dirfd int, name, path, id string) (*os.File, error) {
+	fd, err := unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, guardErr(path, id, err)
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		unix.Close(fd)
+		return nil, guardErr(path, id, err)
+	}
+	if err := checkOwnFile(&st, path, id); err != nil {
+		unix.Close(fd)
+		return nil, err
+	}
+	if err := unix.SetNonblock(fd, false); err != nil {
+		unix.Close(fd)
+		return nil, guardErr(path, id, err)
+	}
+	return os.NewFile(uintptr(fd), path), nil
+}
+
+// guardErr codes an error of the guarded open: not there is upload.missing, a link or anything else
+// is upload.unreadable.
+func guardErr(path, id string, err error) error {
+	switch {
+	case errors.Is(err, unix.ENOENT):
+		return manifest.Errorf(manifest.UploadMissing, "upload %s: %s: not a finished upload in this store", id, path)
+	case errors.Is(err, unix.ELOOP), errors.Is(err, unix.ENOTDIR):
+		return manifest.Errorf(manifest.UploadUnreadable, "upload %s: %s: a symlink or not a real folder", id, path)
+	}
+	return manifest.Errorf(manifest.UploadUnreadable, "upload %s: %s: %v", id, path, err)
+}

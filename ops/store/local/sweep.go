@@ -1,0 +1,632 @@
+//go:build unix
+
+package local
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/ops/store"
+	"golang.org/x/sys/unix"
+)
+
+// The local side of a sweep (the policy, which uploads are stale, is package sweep's):
+//
+// A sweep holds STORE/.attachctl/sweep.lock for its whole run (one sweep at a time). Remove takes
+// the marker lock exclusive for one batch of candidates at a time, re-reads each (a finished
+// upload's .used marker; an unfinished upload's data file and its writer's flock), asks the
+// policy again, renames the doomed folders into STORE/.attachctl/trash in one rename each, and
+// releases the lock; the trash is emptied outside the lock. So a use waits for one batch at most,
+// and a use that comes after a rename finds the upload missing rather than writing into a doomed
+// folder. What a crashed sweep left in the trash is removed by the next one.
+//
+// Nothing is followed: entries are judged by getdents' type and fstatat without following,
+// opened O_NOFOLLOW, renamed (which moves a link, never its target) and removed by a walk on
+// folder descriptors that never enters another file system.
+
+// sweepBatch is how many candidates are decided per hold of the marker lock.
+const sweepBatch = 256
+
+// workers is how many entries are judged or removed at once: the work is system calls.
+func workers() int { return max(4, 4*runtime.NumCPU()) }
+
+// parallel runs f(i) for i in [0, n) on workers goroutines.
+func parallel(n int, f func(i int)) {
+	var wg sync.WaitGroup
+	next := make(chan int, 64)
+	for w := 0; w < min(workers(), n); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				f(i)
+			}
+		}()
+	}
+	for i := 0; i < n; i++ {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+}
+
+// readDirAt lists the folder open as fd with each entry's type from getdents (no stat, no
+// follow), sorted by name. fd stays the caller's: the listing works on a duplicate.
+func readDirAt(fd int, path string) ([]os.DirEntry, error) {
+	dup, err := unix.Dup(fd)
+	if err != nil {
+		return nil, err
+	}
+	d := os.NewFile(uintptr(dup), path) // d owns dup
+	defer d.Close()
+	if _, err := d.Seek(0, io.SeekStart); err != nil {
+		return nil, err
+	}
+	ents, err := d.ReadDir(-1)
+	sort.Slice(ents, func(i, j int) bool { return ents[i].Name() < ents[j].Name() })
+	return ents, err
+}
+
+// openDirAt opens name in the folder parent as a real folder, never following a link.
+func openDirAt(parent int, name string) (int, error) {
+	for {
+		fd, err := unix.Openat(parent, name, noFollowDir, 0)
+		if err != unix.EINTR {
+			return fd, err
+		}
+	}
+}
+
+// List returns every upload of the store: the finished ones (through the guarded reads) and the
+// unfinished ones, in id order, and the entries it does not recognise. A store that does not
+// exist is empty. A partial left beside the finished upload of the same id (by a finish killed
+// after its rename) is not listed: it is no upload.
+func (s *Store) List() (*store.Listing, error) {
+	l := &store.Listing{}
+	storefd, err := unix.Open(s.Dir, noFollowDir, 0)
+	if err != nil {
+		if errors.Is(err, unix.ENOENT) {
+			return l, nil
+		}
+		return nil, lockErr(s.Dir, err)
+	}
+	defer unix.Close(storefd)
+	ents, err := readDirAt(storefd, s.Dir)
+	if err != nil {
+		return nil, manifest.Errorf(manifest.UploadUnreadable, "store %s: %v", s.Dir, err)
+	}
+	type judged struct {
+		e    *store.Entry
+		skip *store.Skip
+	}
+	out := make([]judged, len(ents))
+	parallel(len(ents), func(i int) {
+		e := ents[i]
+		name := e.Name()
+		path := s.Dir + "/" + name
+		switch {
+		case name == InternalDir && e.IsDir():
+			return
+		case ValidID(name) != nil:
+			out[i].skip = &store.Skip{Path: path, Why: "not an upload id"}
+			return
+		case e.Type()&os.ModeSymlink != 0:
+			out[i].skip = &store.Skip{Path: path, Why: "a symlink"}
+			return
+		case !e.IsDir():
+			out[i].skip = &store.Skip{Path: path, Why: "not a folder"}
+			return
+		}
+		meta, used, _, err := s.UploadState(name)
+		if err != nil {
+			out[i].skip = &store.Skip{Path: path, Why: "not a finished upload: " + err.Error()}
+			return
+		}
+		out[i].e = &store.Entry{ID: name, Name: meta.Name, Size: meta.Size, Finished: true, Made: meta.Made, LastUsed: used}
+	})
+	finished := map[string]bool{}
+	for _, j := range out {
+		switch {
+		case j.e != nil:
+			l.Entries = append(l.Entries, *j.e)
+			finished[j.e.ID] = true
+		case j.skip != nil:
+			l.Skipped = append(l.Skipped, *j.skip)
+		}
+	}
+	parts, skips, err := s.listPartials(storefd, finished)
+	if err != nil {
+		return nil, err
+	}
+	l.Entries = append(l.Entries, parts...)
+	l.Skipped = append(l.Skipped, skips...)
+	sort.Slice(l.Entries, func(i, j int) bool { return l.Entries[i].ID < l.Entries[j].ID })
+	return l, nil
+}
+
+// openPartialsNoCreate opens STORE/.attachctl/partial without creating anything; -1 when it is
+// not there.
+func (s *Store) openPartialsNoCreate(storefd int) (int, error) {
+	idir, err := openDirAt(storefd, InternalDir)
+	if err != nil {
+		if errors.Is(err, unix.ENOENT) {
+			return -1, nil
+		}
+		return -1, lockErr(s.internal(), err)
+	}
+	defer unix.Close(idir)
+	fd, err := openDirAt(idir, partialDir)
+	if err != nil {
+		if errors.Is(err, unix.ENOENT) {
+			return -1, nil
+		}
+		return -1, lockErr(s.internal(partialDir), err)
+	}
+	return fd, nil
+}
+
+// listPartials lists the unfinished uploads, leaving out the ids in finished.
+func (s *Store) listPartials(storefd int, finished map[string]bool) ([]store.Entry, []store.Skip, error) {
+	partfd, err := s.openPartialsNoCreate(storefd)
+	if err != nil || partfd < 0 {
+		return nil, nil, err
+	}
+	defer unix.Close(partfd)
+	dir := s.internal(partialDir)
+	ents, err := readDirAt(partfd, dir)
+	if err != nil {
+		return nil, nil, manifest.Errorf(manifest.UploadUnreadable, "%s: %v", dir, err)
+	}
+	var list []store.Entry
+	var skips []store.Skip
+	for _, e := range ents {
+		path := dir + "/" + e.Name()
+		if ValidID(e.Name()) != nil || !e.IsDir() || e.Type()&os.ModeSymlink != 0 {
+			skips = append(skips, store.Skip{Path: path, Why: "not an unfinished upload"})
+			continue
+		}
+		if finished[e.Name()] {
+			continue
+		}
+		pe, err := judgePartialAt(partfd, e.Name(), false)
+		if err != nil {
+			if !errors.Is(err, unix.ENOENT) {
+				skips = append(skips, store.Skip{Path: path, Why: "unfinished upload: " + err.Error()})
+			}
+			continue
+		}
+		list = append(list, pe)
+	}
+	return list, skips, nil
+}
+
+// judgePartialAt reads what a sweep needs of the unfinished upload id in the partial folder
+// partfd: its name and begin time (info.json, best effort), and the size and mtime of the file
+// its writer locks (data, or out/<name> while a finish moves it), or the folder's mtime when it
+// has no data file. Busy tells whether a writer holds it. With lock set, the writer's lock is
+// taken and kept: the returned release drops it (nil when there was nothing to lock).
+func judgePartialAt(partfd int, id string, lock bool) (store.Entry, error) {
+	e, release, err := judgePartialLocked(partfd, id, lock)
+	if release != nil {
+		release()
+	}
+	return e, err
+}
+
+func judgePartialLocked(partfd int, id string, lock bool) (store.Entry, func(), error) {
+	e := store.Entry{ID: id}
+	dirfd, err := openDirAt(partfd, id)
+	if err != nil {
+		return e, nil, err
+	}
+	defer unix.Close(dirfd)
+	if meta, err := readPartialMetaAt(dirfd); err == nil {
+		e.Name, e.Made = meta.Name, meta.Created
+	}
+	const flags = unix.O_RDONLY | unix.O_NOFOLLOW | unix.O_NONBLOCK | unix.O_CLOEXEC
+	fd, err := unix.Openat(dirfd, partialData, flags, 0)
+	if errors.Is(err, unix.ENOENT) && e.Name != "" {
+		if out, oerr := unix.Openat(dirfd, partialOut, flags|unix.O_DIRECTORY, 0); oerr == nil {
+			fd, err = unix.Openat(out, e.Name, flags, 0)
+			unix.Close(out)
+		}
+	}
+	var st unix.Stat_t
+	if errors.Is(err, unix.ENOENT) { // no data: a partial just begun, or what a crash left
+		if err := unix.Fstat(dirfd, &st); err != nil {
+			return e, nil, err
+		}
+		e.LastUsed = timespec(st.Mtim)
+		if e.Made.IsZero() {
+			e.Made = e.LastUsed
+		}
+		return e, nil, nil
+	}
+	if err != nil {
+		return e, nil, err
+	}
+	f := os.NewFile(uintptr(fd), partialData) // f owns fd: closing it drops a lock we took
+	got, err := TryFlock(fd)
+	if err != nil {
+		f.Close()
+		return e, nil, err
+	}
+	e.Busy = !got
+	if err := unix.Fstat(fd, &st); err != nil {
+		f.Close()
+		return e, nil, err
+	}
+	if uint32(st.Mode)&unix.S_IFMT != unix.S_IFREG {
+		f.Close()
+		return e, nil, fmt.Errorf("data is not a regular file")
+	}
+	e.Size, e.LastUsed = st.Size, timespec(st.Mtim)
+	if e.Made.IsZero() {
+		e.Made = e.LastUsed
+	}
+	if lock && got {
+		return e, func() { f.Close() }, nil
+	}
+	f.Close()
+	return e, nil, nil
+}
+
+// readPartialMetaAt reads info.json of the unfinished upload open as dirfd.
+func readPartialMetaAt(dirfd int) (*partialMeta, error) {
+	fd, err := unix.Openat(dirfd, partialInfo, unix.O_RDONLY|openFlags, 0)
+	if err != nil {
+		return nil, err
+	}
+	f := os.NewFile(uintptr(fd), partialInfo) // f owns fd
+	defer f.Close()
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return nil, err
+	}
+	if uint32(st.Mode)&unix.S_IFMT != unix.S_IFREG {
+		return nil, errors.New(partialInfo + ": not a regular file")
+	}
+	b, err := io.ReadAll(io.LimitReader(f, 1<<20))
+	if err != nil {
+		return nil, err
+	}
+	var m partialMeta
+	if err := json.Unmarshal(b, &m); err != nil || ValidName(m.Name) != nil || m.Size < -1 {
+		return nil, errors.New(partialInfo + ": damaged")
+	}
+	return &m, nil
+}
+
+// Sweep takes the one-sweep lock, waiting at most wait. A dry run takes it only when the store
+// has one already (it creates nothing); a store that does not exist has nothing to sweep.
+func (s *Store) Sweep(wait time.Duration, dryRun bool) (*Sweeper, error) {
+	sw := &Sweeper{s: s, dry: dryRun, trashfd: -1}
+	if _, err := os.Lstat(s.Dir); errors.Is(err, os.ErrNotExist) {
+		sw.none = true
+		return sw, nil
+	}
+	var err error
+	if dryRun {
+		sw.lock, err = s.lockIfThere(sweepLock, unix.LOCK_EX, wait)
+	} else {
+		sw.lock, err = s.LockSweep(wait)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if !dryRun {
+		if err := sw.openTrash(); err != nil {
+			sw.Close()
+			return nil, err
+		}
+	}
+	return sw, nil
+}
+
+// openTrash opens the trash and removes what a crashed sweep left there.
+func (sw *Sweeper) openTrash() error {
+	fd, err := sw.s.OpenInternalDir(trashDir)
+	if err != nil {
+		return err
+	}
+	sw.trashfd = fd
+	root, err := fsOf(fd)
+	if err != nil {
+		return storeErr(sw.s.internal(trashDir), err)
+	}
+	sw.root = root
+	sw.emptyTrash(root)
+	return nil
+}
+
+// Sweeper is a running sweep of a local store: it holds sweep.lock until Close.
+type Sweeper struct {
+	s       *Store
+	dry     bool
+	none    bool // the store does not exist
+	lock    *Lock
+	trashfd int  // the trash, in a real sweep
+	root    fsID // the store's file system
+}
+
+// Close releases the sweep lock.
+func (sw *Sweeper) Close() error {
+	if sw.trashfd >= 0 {
+		unix.Close(sw.trashfd)
+		sw.trashfd = -1
+	}
+	return sw.lock.Unlock()
+}
+
+// Remove is store.Sweeper's Remove: see there, and the protocol above.
+func (sw *Sweeper) Remove(ctx context.Context, cands []store.Entry, stale func(store.Entry) bool, each func(store.Entry, store.Outcome, error) error) error {
+	if sw.none || len(cands) == 0 {
+		return ctx.Err()
+	}
+	s := sw.s
+	storefd, err := unix.Open(s.Dir, noFollowDir, 0)
+	if err != nil {
+		return lockErr(s.Dir, err)
+	}
+	defer unix.Close(storefd)
+	partfd, err := s.openPartialsNoCreate(storefd)
+	if err != nil {
+		return err
+	}
+	if partfd >= 0 {
+		defer unix.Close(partfd)
+	}
+	if sw.dry {
+		for _, c := range cands {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			fresh, o, err := sw.recheck(storefd, partfd, c, stale)
+			if err := each(fresh, o, err); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	root, err := fsOf(storefd)
+	if err != nil {
+		return lockErr(s.Dir, err)
+	}
+	if root != sw.root {
+		return manifest.Errorf(manifest.UploadUnreadable, "store %s: its trash is on another file system; nothing removed", s.Dir)
+	}
+	for len(cands) > 0 {
+		n := min(sweepBatch, len(cands))
+		batch := cands[:n]
+		cands = cands[n:]
+		doomed, err := sw.decide(ctx, storefd, partfd, batch, stale, each)
+		if err != nil {
+			return err
+		}
+		if err := sw.removeAll(ctx, storefd, partfd, doomed, root, each); err != nil {
+			return err
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// decide takes the marker lock exclusive, re-checks each candidate of batch and renames the
+// doomed ones into the trash, and releases the lock. It stops deciding when ctx is cancelled;
+// what it renamed by then is returned, to be removed and reported.
+func (sw *Sweeper) decide(ctx context.Context, storefd, partfd int, batch []store.Entry, stale func(store.Entry) bool, each func(store.Entry, store.Outcome, error) error) ([]store.Entry, error) {
+	lk, err := sw.s.LockExclusive(max(MarkerWait, 0))
+	if err != nil {
+		return nil, err
+	}
+	defer lk.Unlock()
+	var doomed []store.Entry
+	for _, c := range batch {
+		if ctx.Err() != nil {
+			break
+		}
+		fresh, o, err := sw.recheck(storefd, partfd, c, stale)
+		if o != store.Removed {
+			if err := each(fresh, o, err); err != nil {
+				return doomed, err
+			}
+			continue
+		}
+		doomed = append(doomed, fresh)
+	}
+	return doomed, nil
+}
+
+// recheck reads candidate c again and decides: Removed (in a real sweep: renamed into the trash
+// by now), Kept, Gone or Failed. The writer's lock of an unfinished upload is held across its
+// rename, so no chunk lands in a folder on its way out.
+func (sw *Sweeper) recheck(storefd, partfd int, c store.Entry, stale func(store.Entry) bool) (store.Entry, store.Outcome, error) {
+	s := sw.s
+	if c.Finished {
+		dirfd, err := openDirAt(storefd, c.ID)
+		if err != nil {
+			if errors.Is(err, unix.ENOENT) {
+				return c, store.Gone, nil
+			}
+			return c, store.Failed, guardErr(s.UploadDir(c.ID), c.ID, err)
+		}
+		used, _, err := LastUsedAt(dirfd, s.UploadDir(c.ID)+"/"+UsedName)
+		unix.Close(dirfd)
+		if err != nil {
+			return c, store.Failed, err
+		}
+		c.LastUsed = used
+		if !stale(c) {
+			return c, store.Kept, nil
+		}
+		if !sw.dry {
+			if err := renameNoReplaceAt(storefd, c.ID, sw.trashfd, c.ID); err != nil {
+				return c, store.Failed, fmt.Errorf("%s: moving into the trash: %w", s.UploadDir(c.ID), err)
+			}
+		}
+		return c, store.Removed, nil
+	}
+	if partfd < 0 {
+		return c, store.Gone, nil
+	}
+	fresh, release, err := judgePartialLocked(partfd, c.ID, true)
+	if release != nil {
+		defer release()
+	}
+	if err != nil {
+		if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) {
+			return c, store.Gone, nil
+		}
+		return c, store.Failed, err
+	}
+	// Finished since it was listed: what is left of the partial is the finish's leftover, not an
+	// upload to report (the finished upload is judged as one on the next sweep). A finish renames
+	// its folder into the store before the partial's data goes, so this look, after the one at
+	// the data, cannot miss it.
+	var st unix.Stat_t
+	if unix.Fstatat(storefd, c.ID, &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
+		return c, store.Gone, nil
+	}
+	if fresh.Busy || !stale(fresh) {
+		return fresh, store.Kept, nil
+	}
+	if !sw.dry {
+		if err := renameNoReplaceAt(partfd, c.ID, sw.trashfd, "partial-"+c.ID); err != nil {
+			return fresh, store.Failed, fmt.Errorf("%s: moving into the trash: %w", s.partialDir(c.ID), err)
+		}
+	}
+	return fresh, store.Removed, nil
+}
+
+// removeAll removes the doomed entries from the trash, several at once, and reports each when
+// it is done. Once ctx is cancelled no further removal starts: the removals under way end and are
+// reported, and the entries not started are put back where they were, untouched.
+func (sw *Sweeper) removeAll(ctx context.Context, storefd, partfd int, doomed []store.Entry, root fsID, each func(store.Entry, store.Outcome, error) error) error {
+	type done struct {
+		i   int
+		err error
+	}
+	next := make(chan int) // unbuffered: nothing is queued past a cancellation
+	results := make(chan done)
+	var wg sync.WaitGroup
+	for w := 0; w < min(workers(), len(doomed)); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				results <- done{i, sw.removeTrashed(&doomed[i], root)}
+			}
+		}()
+	}
+	started := 0
+	go func() {
+		defer close(next)
+		for ; started < len(doomed); started++ {
+			select {
+			case next <- started:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	go func() { wg.Wait(); close(results) }()
+	var ferr error
+	for r := range results {
+		o := store.Removed
+		if r.err != nil {
+			o = store.Failed
+		}
+		if ferr == nil {
+			ferr = each(doomed[r.i], o, r.err)
+		}
+	}
+	// Every worker has ended, so started is final: put back what was not started.
+	for _, e := range doomed[started:] {
+		sw.restore(storefd, partfd, e)
+	}
+	return ferr
+}
+
+// restore moves a doomed entry back from the trash to its place, as if the sweep had not chosen it.
+func (sw *Sweeper) restore(storefd, partfd int, e store.Entry) {
+	if e.Finished {
+		renameNoReplaceAt(sw.trashfd, e.ID, storefd, e.ID)
+	} else if partfd >= 0 {
+		renameNoReplaceAt(sw.trashfd, "partial-"+e.ID, partfd, e.ID)
+	}
+}
+
+// removeTrashed removes a doomed entry from the trash. For a finished upload it reads the marker
+// once more first, so that the report carries the last use the folder really had.
+func (sw *Sweeper) removeTrashed(e *store.Entry, root fsID) error {
+	name := e.ID
+	if !e.Finished {
+		name = "partial-" + e.ID
+	}
+	path := sw.s.internal(trashDir, name)
+	if e.Finished {
+		if dirfd, err := openDirAt(sw.trashfd, name); err == nil {
+			if used, ok, err := LastUsedAt(dirfd, path+"/"+UsedName); err == nil && ok {
+				e.LastUsed = used
+			}
+			unix.Close(dirfd)
+		}
+	}
+	if err := removeAt(sw.trashfd, name, root); err != nil {
+		return manifest.Errorf(manifest.UploadUnreadable, "%s: removing upload %s: %v (left in the trash)", path, e.ID, err)
+	}
+	return nil
+}
+
+// emptyTrash removes what a crashed sweep left in the trash, and the partials that a finish killed
+// after its rename left beside their finished uploads. What cannot be removed stays for the next.
+func (sw *Sweeper) emptyTrash(root fsID) {
+	ents, err := readDirAt(sw.trashfd, sw.s.internal(trashDir))
+	if err == nil {
+		for _, e := range ents {
+			removeAt(sw.trashfd, e.Name(), root)
+		}
+	}
+	sw.s.cleanLeftovers(root)
+}
+
+// cleanLeftovers removes partial folders whose id is a finished upload: only an info.json that a
+// finish killed after its rename left behind.
+func (s *Store) cleanLeftovers(root fsID) {
+	storefd, err := unix.Open(s.Dir, noFollowDir, 0)
+	if err != nil {
+		return
+	}
+	defer unix.Close(storefd)
+	partfd, err := s.openPartialsNoCreate(storefd)
+	if err != nil || partfd < 0 {
+		return
+	}
+	defer unix.Close(partfd)
+	ents, err := readDirAt(partfd, s.internal(partialDir))
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		if ValidID(e.Name()) != nil {
+			continue
+		}
+		var st unix.Stat_t
+		if unix.Fstatat(storefd, e.Name(), &st, unix.AT_SYMLINK_NOFOLLOW) == nil && uint32(st.Mode)&unix.S_IFMT == unix.S_IFDIR {
+			if _, err := s.ReadMeta(e.Name()); err == nil {
+				removeAt(partfd, e.Name(), root)
+			}
+		}
+	}
+}

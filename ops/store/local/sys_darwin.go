@@ -1,0 +1,24 @@
+package local
+
+import (
+	"errors"
+
+	"golang.org/x/sys/unix"
+)
+
+// renameNoReplaceAt renames from (in the folder fromfd) to to (in tofd); to must not exist.
+// renameatx_np(RENAME_EXCL) checks that atomically; where the file system lacks it, the portable
+// check-then-rename is used.
+func renameNoReplaceAt(fromfd int, from string, tofd int, to string) error {
+	err := unix.RenameatxNp(fromfd, from, tofd, to, unix.RENAME_EXCL)
+	if errors.Is(err, unix.ENOTSUP) || errors.Is(err, unix.EINVAL) {
+		return renameCheckedAt(fromfd, from, tofd, to)
+	}
+	return err
+}
+
+// fdatasync makes a file's data durable: macOS has no fdatasync; fsync is what it offers.
+func fdatasync(fd int) error { return unix.Fsync(fd) }
+
+// startWriteback does nothing here: there is no sync_file_range; the later fsync writes all.
+func startWriteback(fd int, off, n int64) {}

@@ -1,0 +1,271 @@
+//go:build unix
+
+package local
+
+import (
+	"errors"
+	"io"
+	"os"
+	"sync"
+
+	"github.com/attachctl/attachctl/manifest"
+	"golang.org/x/sys/unix"
+)
+
+// Begin starts an unfinished upload named name of size bytes (-1: open, fixed at Finish) and
+// returns its new id. Its offset is 0.
+func (s *Store) Begin(name string, size int64) (string, error) {
+	p, err := s.newPartial(name, size, nil)
+	if err != nil {
+		return "", err
+	}
+	p.close()
+	return p.id, nil
+}
+
+// Chunk appends what r holds to the unfinished upload id, whose current offset must be offset
+// (else upload.offset, naming the current offset, which is also returned). r is read to its end
+// in pieces of at most max bytes (max <= 0: DefaultChunk), each written as it comes. A chunk is
+// taken whole or not at all: one that would cross the declared size is upload.pastSize, a full
+// disk upload.diskFull, and after any error the data is cut back to offset, so nothing of a
+// refused chunk is kept and no byte past the declared size is ever written. The new offset is
+// durable (fsynced) when Chunk returns.
+func (s *Store) Chunk(id string, offset int64, r io.Reader, max int64) (int64, error) {
+	if err := ValidID(id); err != nil {
+		return 0, err
+	}
+	if max <= 0 {
+		max = DefaultChunk
+	}
+	p, err := s.lockPartial(id, false)
+	if err != nil {
+		if manifest.CodeOf(err) == manifest.UploadMissing {
+			if m, merr := s.ReadMeta(id); merr == nil {
+				return m.Size, manifest.Errorf(manifest.UploadOffset, "upload %s: finished at offset %d; it takes no more chunks", id, m.Size)
+			}
+		}
+		return 0, err
+	}
+	defer p.close()
+	cur, err := p.size()
+	if err != nil {
+		return 0, err
+	}
+	if offset != cur {
+		return cur, manifest.Errorf(manifest.UploadOffset, "upload %s: offset %d is not the current offset %d", id, offset, cur)
+	}
+	room := int64(-1)
+	if p.meta.Size >= 0 {
+		room = p.meta.Size - cur
+		if f, ok := r.(*os.File); ok { // a regular file says its length before anything is written
+			if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+				if pos, err := f.Seek(0, io.SeekCurrent); err == nil && fi.Size()-pos > room {
+					return cur, pastSize(id, p.meta.Size, cur, fi.Size()-pos)
+				}
+			}
+		}
+	}
+	buf := make([]byte, max)
+	var done int64
+	for {
+		n, rerr := io.ReadFull(r, buf)
+		if n > 0 {
+			if room >= 0 && done+int64(n) > room {
+				p.truncate(cur)
+				return cur, pastSize(id, p.meta.Size, cur, done+int64(n))
+			}
+			if _, err := p.f.WriteAt(buf[:n], cur+done); err != nil {
+				p.truncate(cur)
+				return cur, storeErr(p.f.Name(), err)
+			}
+			done += int64(n)
+		}
+		if rerr == io.EOF || rerr == io.ErrUnexpectedEOF {
+			break
+		}
+		if rerr != nil {
+			p.truncate(cur)
+			return cur, manifest.Errorf(manifest.FileUnreadable, "upload %s: reading the chunk: %v", id, rerr)
+		}
+	}
+	if err := fdatasync(int(p.f.Fd())); err != nil {
+		p.truncate(cur)
+		return cur, storeErr(p.f.Name(), err)
+	}
+	return cur + done, nil
+}
+
+func pastSize(id string, size, cur, n int64) error {
+	return manifest.Errorf(manifest.UploadPastSize,
+		"upload %s: a chunk of %d or more bytes at offset %d would pass the declared size %d; none of it was kept", id, n, cur, size)
+}
+
+// Status reports an upload: unfinished (its offset is the size of its data) or finished.
+func (s *Store) Status(id string) (*Status, error) {
+	if err := ValidID(id); err != nil {
+		return nil, err
+	}
+	if m, err := s.ReadMeta(id); err == nil {
+		return &Status{ID: id, Name: m.Name, Offset: m.Size, Size: m.Size, Finished: true}, nil
+	}
+	st, err := s.partialStatus(id)
+	if err == nil {
+		return st, nil
+	}
+	// Not unfinished: it may have been published since we looked.
+	if m, merr := s.ReadMeta(id); merr == nil {
+		return &Status{ID: id, Name: m.Name, Offset: m.Size, Size: m.Size, Finished: true}, nil
+	} else if manifest.CodeOf(merr) == manifest.UploadUnreadable {
+		return nil, merr
+	}
+	if manifest.CodeOf(err) != manifest.UploadMissing {
+		return nil, err
+	}
+	return nil, manifest.Errorf(manifest.UploadMissing, "upload %s: no such upload in store %s", id, s.Dir)
+}
+
+// Abort removes the unfinished upload id, waiting for a process that is writing it. A finished
+// upload is not removed (that is the sweep's job): upload.invalid.
+func (s *Store) Abort(id string) error {
+	if err := ValidID(id); err != nil {
+		return err
+	}
+	p, err := s.lockPartial(id, false)
+	if err != nil {
+		if manifest.CodeOf(err) == manifest.UploadMissing {
+			if _, merr := s.ReadMeta(id); merr == nil {
+				s.removePartial(id, false)
+				return manifest.Errorf(manifest.UploadInvalid, "upload %s: finished; abort removes only unfinished uploads", id)
+			}
+		}
+		return err
+	}
+	return p.remove(true)
+}
+
+// partialStatus is Status of an unfinished upload, read without its lock: the offset is the
+// size of data (or of out/<name> between a finish's two renames).
+func (s *Store) partialStatus(id string) (*Status, error) {
+	dirf, err := s.openPartialDir(id)
+	if err != nil {
+		return nil, err
+	}
+	defer dirf.Close()
+	meta, err := readPartialMetaAt(int(dirf.Fd()))
+	if err != nil {
+		if errors.Is(err, unix.ENOENT) {
+			return nil, manifest.Errorf(manifest.UploadMissing, "upload %s: not an unfinished upload", id)
+		}
+		return nil, manifest.Errorf(manifest.UploadUnreadable, "upload %s: %s: %v", id, dirf.Name(), err)
+	}
+	var st unix.Stat_t
+	err = unix.Fstatat(int(dirf.Fd()), partialData, &st, unix.AT_SYMLINK_NOFOLLOW)
+	if errors.Is(err, unix.ENOENT) { // between a finish's two renames
+		err = unix.Fstatat(int(dirf.Fd()), partialOut+"/"+meta.Name, &st, unix.AT_SYMLINK_NOFOLLOW)
+	}
+	if err != nil {
+		if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) {
+			return nil, manifest.Errorf(manifest.UploadMissing, "upload %s: not an unfinished upload", id)
+		}
+		return nil, guardErr(dirf.Name()+"/"+partialData, id, err)
+	}
+	if err := checkOwnFile(&st, dirf.Name()+"/"+partialData, id); err != nil {
+		return nil, err
+	}
+	return &Status{ID: id, Name: meta.Name, Offset: st.Size, Size: meta.Size}, nil
+}
+
+// uploadIndex maps blake3+name to the id of a finished upload, for the stage's dedupe. It is built
+// once per Store value and refreshed on a miss by reading the metadata of ids not seen yet.
+type uploadIndex struct {
+	mu     sync.Mutex
+	byKey  map[indexKey]string
+	seen   map[string]bool
+	bySize map[sizeKey]bool // name and size of every upload indexed
+}
+
+type sizeKey struct {
+	name string
+	size int64
+}
+
+type indexKey struct{ blake3, name string }
+
+func (x *uploadIndex) add(m *Meta) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.init()
+	x.put(m)
+}
+
+// put indexes m; x.mu is held.
+func (x *uploadIndex) put(m *Meta) {
+	x.seen[m.ID] = true
+	x.byKey[indexKey{m.Blake3, m.Name}] = m.ID
+	x.bySize[sizeKey{m.Name, m.Size}] = true
+}
+
+func (x *uploadIndex) init() {
+	if x.byKey == nil {
+		x.byKey, x.seen, x.bySize = map[indexKey]string{}, map[string]bool{}, map[sizeKey]bool{}
+	}
+}
+
+// indexNew reads the metadata of the uploads the index has not seen yet; s.idx.mu is held.
+func (s *Store) indexNew() {
+	ids, err := s.IDs()
+	if err != nil {
+		return
+	}
+	for _, i := range ids {
+		if s.idx.seen[i] {
+			continue
+		}
+		m, err := s.ReadMeta(i)
+		if err != nil {
+			continue // not finished yet, or damaged: looked at again on the next miss
+		}
+		s.idx.put(m)
+	}
+}
+
+// mayHave reports whether a finished upload of this name and size may be in s: the upload stage
+// then hashes a source whose BLAKE3 it does not know before it copies anything.
+func (s *Store) mayHave(name string, size int64) bool {
+	x := &s.idx
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.init()
+	k := sizeKey{name, size}
+	if !x.bySize[k] {
+		s.indexNew()
+	}
+	return x.bySize[k]
+}
+
+// finished returns the id of a finished upload of blake3 and name in s, or "". The id it returns
+// was checked just now: its metadata matches and its file passes the guarded open.
+func (s *Store) finished(blake3, name string) string {
+	x := &s.idx
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.init()
+	k := indexKey{blake3, name}
+	id, ok := x.byKey[k]
+	if !ok {
+		s.indexNew()
+		if id, ok = x.byKey[k]; !ok {
+			return ""
+		}
+	}
+	m, err := s.ReadMeta(id)
+	if err == nil && m.Blake3 == blake3 && m.Name == name {
+		if f, err := s.OpenFinished(id, name); err == nil {
+			f.Close()
+			return id
+		}
+	}
+	delete(x.byKey, k) // swept or damaged since: upload again
+	delete(x.seen, id)
+	return ""
+}

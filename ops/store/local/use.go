@@ -1,0 +1,170 @@
+//go:build unix
+
+package local
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"path/filepath"
+	"time"
+
+	"github.com/attachctl/attachctl/manifest"
+	"golang.org/x/sys/unix"
+)
+
+// MarkUsed marks the finished uploads ids used at at: it writes (or refreshes) each one's .used
+// marker, whose mtime is then at. It holds the marker lock shared throughout, and it first opens
+// and checks every upload (a real folder with readable metadata), then writes every marker, so a
+// call refused for one id marks as little as possible. A folder that is not there is
+// upload.missing; a marker that cannot be written fails the whole call with its code.
+func (s *Store) MarkUsed(ids []string, at time.Time) error {
+	for _, id := range ids {
+		if err := ValidID(id); err != nil {
+			return err
+		}
+	}
+	lk, err := s.LockShared(MarkerWait)
+	if err != nil {
+		return err
+	}
+	defer lk.Unlock()
+	// Under the lock: a folder opened now stays in place until the lock is released, since a sweep
+	// renames folders out of the store only while it holds the lock exclusive.
+	dirs := make([]int, 0, len(ids))
+	defer func() {
+		for _, fd := range dirs {
+			unix.Close(fd)
+		}
+	}()
+	for _, id := range ids {
+		dirfd, err := s.openUploadDir(id)
+		if err != nil {
+			return err
+		}
+		dirs = append(dirs, dirfd)
+		if _, err := s.readMetaAt(dirfd, id); err != nil {
+			return err
+		}
+	}
+	for i, id := range ids {
+		if err := writeMarker(dirs[i], s.UploadDir(id), id, at); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// markerTmp starts the name a new marker is written under before it is renamed to .used.
+const markerTmp = UsedName + ".new-"
+
+// writeMarker sets the .used marker of the upload folder dirfd to at: a new file, made with
+// O_EXCL under a name of its own, its times set, then renamed over .used. An existing .used is
+// never opened, so a marker that is a link (hard or symbolic) to a file outside the store only
+// loses its name in the store; the file it shares is not touched.
+func writeMarker(dirfd int, dir, id string, at time.Time) error {
+	var rnd [8]byte
+	rand.Read(rnd[:])
+	tmp := markerTmp + hex.EncodeToString(rnd[:])
+	path := dir + "/" + UsedName
+	f, err := createAt(dirfd, tmp, dir+"/"+tmp, unix.O_WRONLY)
+	if err != nil {
+		return markerErr(path, id, err)
+	}
+	f.Close()
+	ts := []unix.Timespec{unix.NsecToTimespec(at.UnixNano()), unix.NsecToTimespec(at.UnixNano())}
+	err = unix.UtimesNanoAt(dirfd, tmp, ts, unix.AT_SYMLINK_NOFOLLOW)
+	if err == nil {
+		err = unix.Renameat(dirfd, tmp, dirfd, UsedName)
+	}
+	if err != nil {
+		unix.Unlinkat(dirfd, tmp, 0)
+		return markerErr(path, id, err)
+	}
+	return nil
+}
+
+// markerErr codes an error writing a .used marker.
+func markerErr(path, id string, err error) error {
+	if errors.Is(err, unix.ELOOP) {
+		return manifest.Errorf(manifest.UploadUnreadable, "upload %s: %s: marker is a symlink", id, path)
+	}
+	if errors.Is(err, unix.ENOENT) {
+		return manifest.Errorf(manifest.UploadMissing, "upload %s: %s: not a finished upload in this store", id, path)
+	}
+	return storeErr(path, err)
+}
+
+// LastUsed returns when upload id was last used: its .used marker's mtime, and false when it has
+// never been used. The marker is never followed if it is a link.
+func (s *Store) LastUsed(id string) (time.Time, bool, error) {
+	if err := ValidID(id); err != nil {
+		return time.Time{}, false, err
+	}
+	dirfd, err := s.openUploadDir(id)
+	if err != nil {
+		return time.Time{}, false, err
+	}
+	defer unix.Close(dirfd)
+	return LastUsedAt(dirfd, filepath.Join(s.UploadDir(id), UsedName))
+}
+
+// LastUsedAt is LastUsed for an upload folder already open as dirfd. A marker that is not a
+// regular file is upload.unreadable.
+func LastUsedAt(dirfd int, path string) (time.Time, bool, error) {
+	var st unix.Stat_t
+	err := unix.Fstatat(dirfd, UsedName, &st, unix.AT_SYMLINK_NOFOLLOW)
+	if errors.Is(err, unix.ENOENT) {
+		return time.Time{}, false, nil
+	}
+	if err != nil {
+		return time.Time{}, false, storeErr(path, err)
+	}
+	if uint32(st.Mode)&unix.S_IFMT != unix.S_IFREG {
+		return time.Time{}, false, manifest.Errorf(manifest.UploadUnreadable, "%s: marker is not a regular file", path)
+	}
+	return time.Unix(st.Mtim.Unix()).UTC(), true, nil
+}
+
+// Touch marks the upload of rec used at at. The record must name an upload of this store: one
+// with no upload, or whose upload.store is another store, is upload.missing (the message names the
+// store it belongs to). An empty upload.store is taken as this store.
+func (s *Store) Touch(rec *manifest.Record, at time.Time) error {
+	id, err := s.recordID(rec)
+	if err != nil {
+		return err
+	}
+	return s.MarkUsed([]string{id}, at)
+}
+
+// recordID returns the upload id of rec after checking that it belongs to this store.
+func (s *Store) recordID(rec *manifest.Record) (string, error) {
+	if rec.Upload == nil || rec.Upload.ID == "" {
+		return "", manifest.Errorf(manifest.UploadMissing, "%s: the record has no upload", rec.Path)
+	}
+	if st := rec.Upload.Store; st != "" && filepath.Clean(st) != s.Dir {
+		return "", manifest.Errorf(manifest.UploadMissing, "upload %s: belongs to store %s, not to %s (give --store %s)", rec.Upload.ID, st, s.Dir, st)
+	}
+	if err := ValidID(rec.Upload.ID); err != nil {
+		return "", err
+	}
+	return rec.Upload.ID, nil
+}
+
+// UploadState reads what a sweep needs to judge upload id, without taking the lock: its metadata
+// (through the guarded open) and when it was last used.
+func (s *Store) UploadState(id string) (meta *Meta, lastUsed time.Time, used bool, err error) {
+	if err := ValidID(id); err != nil {
+		return nil, time.Time{}, false, err
+	}
+	dirfd, err := s.openUploadDir(id)
+	if err != nil {
+		return nil, time.Time{}, false, err
+	}
+	defer unix.Close(dirfd)
+	if meta, err = s.readMetaAt(dirfd, id); err != nil {
+		return nil, time.Time{}, false, err
+	}
+	lastUsed, used, err = LastUsedAt(dirfd, filepath.Join(s.UploadDir(id), UsedName))
+	return meta, lastUsed, used, err
+}

@@ -1,0 +1,214 @@
+//go:build unix
+
+package local
+
+import (
+	"encoding/hex"
+	"encoding/json"
+	"io"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/ops"
+	"github.com/zeebo/blake3"
+)
+
+func TestVerifyRecord(t *testing.T) {
+	data := []byte("the bytes of a.txt\n")
+	sum := blake3.Sum256(data)
+	hash := hex.EncodeToString(sum[:])
+	tests := []struct {
+		name   string
+		prep   func(t *testing.T, s *Store, id, src string)
+		code   manifest.Code
+		okFlag bool // verified.ok when verified is set
+	}{
+		{"intact", func(*testing.T, *Store, string, string) {}, "", true},
+		{"one byte flipped in the upload", func(t *testing.T, s *Store, id, src string) {
+			flip(t, s.FinishedPath(id, "a.txt"), 3)
+		}, manifest.VerifyMismatch, false},
+		{"source changed", func(t *testing.T, s *Store, id, src string) { flip(t, src, 0) }, manifest.VerifyMismatch, true},
+		{"upload gone", func(t *testing.T, s *Store, id, src string) { os.RemoveAll(s.UploadDir(id)) }, manifest.UploadMissing, false},
+		{"source gone", func(t *testing.T, s *Store, id, src string) { os.Remove(src) }, manifest.FileMissing, false},
+		{"upload readable by others", func(t *testing.T, s *Store, id, src string) {
+			os.Chmod(s.FinishedPath(id, "a.txt"), 0o644)
+		}, manifest.UploadUnreadable, false},
+		{"upload has a second hard link", func(t *testing.T, s *Store, id, src string) {
+			os.Link(s.FinishedPath(id, "a.txt"), filepath.Join(t.TempDir(), "x"))
+		}, manifest.UploadUnreadable, false},
+		{"upload is a symlink", func(t *testing.T, s *Store, id, src string) {
+			p := s.FinishedPath(id, "a.txt")
+			os.Remove(p)
+			os.Symlink(src, p)
+		}, manifest.UploadUnreadable, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := testStore(t)
+			src := filepath.Join(t.TempDir(), "a.txt")
+			os.WriteFile(src, data, 0o644)
+			id := putFinished(t, s, "a.txt", data, time.Now())
+			rec := &manifest.Record{Path: src, Name: "a.txt", Blake3: hash,
+				Upload: &manifest.Upload{ID: id, Store: s.Dir, Path: s.FinishedPath(id, "a.txt")}}
+			tt.prep(t, s, id, src)
+			err := s.VerifyRecord(rec, nil)
+			wantCode(t, err, tt.code)
+			if tt.code == "" || tt.code == manifest.VerifyMismatch {
+				if rec.Verified == nil || rec.Verified.OK != (tt.code == "") {
+					t.Fatalf("verified = %+v", rec.Verified)
+				}
+				if _, err := time.Parse(time.RFC3339, rec.Verified.At); err != nil {
+					t.Fatalf("at: %v", err)
+				}
+				if tt.okFlag && rec.Verified.Blake3 != hash {
+					t.Fatalf("verified.blake3 %s, want what was read %s", rec.Verified.Blake3, hash)
+				}
+			}
+		})
+	}
+}
+
+// flip inverts the bits of one byte of the file at path.
+func flip(t testing.TB, path string, off int64) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	b := make([]byte, 1)
+	if _, err := f.ReadAt(b, off); err != nil {
+		t.Fatal(err)
+	}
+	b[0] ^= 0xff
+	if _, err := f.WriteAt(b, off); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestVerifyUpload(t *testing.T) {
+	data := []byte("upload bytes")
+	outside := t.TempDir()
+	tests := []struct {
+		name string
+		prep func(s *Store, id string)
+		code manifest.Code
+	}{
+		{"intact", func(*Store, string) {}, ""},
+		{"intact and used", func(s *Store, id string) { s.MarkUsed([]string{id}, time.Now()) }, ""},
+		{"flipped byte", func(s *Store, id string) { flip(t, s.FinishedPath(id, "u.bin"), 5) }, manifest.VerifyMismatch},
+		{"truncated", func(s *Store, id string) { os.Truncate(s.FinishedPath(id, "u.bin"), 3) }, manifest.VerifyMismatch},
+		{"folder mode 0755", func(s *Store, id string) { os.Chmod(s.UploadDir(id), 0o755) }, manifest.UploadUnreadable},
+		{"metadata mode 0644", func(s *Store, id string) { os.Chmod(filepath.Join(s.UploadDir(id), MetaName), 0o644) }, manifest.UploadUnreadable},
+		{"symlink inside", func(s *Store, id string) { os.Symlink(outside, filepath.Join(s.UploadDir(id), "evil")) }, manifest.UploadUnreadable},
+		{"marker is a symlink", func(s *Store, id string) { os.Symlink(outside, filepath.Join(s.UploadDir(id), UsedName)) }, manifest.UploadUnreadable},
+		{"extra file", func(s *Store, id string) { os.WriteFile(filepath.Join(s.UploadDir(id), "x"), nil, FileMode) }, manifest.UploadUnreadable},
+		{"file hard-linked", func(s *Store, id string) {
+			os.Link(s.FinishedPath(id, "u.bin"), filepath.Join(s.Dir, "stray"))
+		}, manifest.UploadUnreadable},
+		{"folder is a symlink", func(s *Store, id string) {
+			os.Rename(s.UploadDir(id), filepath.Join(outside, id))
+			os.Symlink(filepath.Join(outside, id), s.UploadDir(id))
+		}, manifest.UploadUnreadable},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := testStore(t)
+			id := putFinished(t, s, "u.bin", data, time.Now())
+			tt.prep(s, id)
+			rec, err := s.VerifyUpload(id, nil)
+			wantCode(t, err, tt.code)
+			if tt.code == "" && (rec.Verified == nil || !rec.Verified.OK || rec.Upload.ID != id || rec.Name != "u.bin" || rec.Size != int64(len(data))) {
+				t.Fatalf("record %+v verified %+v", rec, rec.Verified)
+			}
+		})
+	}
+}
+
+// TestVerifyFindsOneFlippedByteIn1GiB writes a 1 GiB upload (mostly a hole, with random blocks
+// spread over it), records its hash, flips one byte at a random offset and expects a mismatch.
+func TestVerifyFindsOneFlippedByteIn1GiB(t *testing.T) {
+	const size = 1 << 30
+	s := testStore(t)
+	id, _ := NewID()
+	os.Mkdir(s.UploadDir(id), DirMode)
+	path := s.FinishedPath(id, "big.bin")
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR|os.O_EXCL, FileMode)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewSource(time.Now().UnixNano()))
+	block := make([]byte, 64<<10)
+	for off := int64(0); off < size; off += 16 << 20 { // a random block every 16 MiB
+		rng.Read(block)
+		f.WriteAt(block, off)
+	}
+	f.Truncate(size)
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		t.Fatal(err)
+	}
+	sum, n, err := ops.Hash(f, nil)
+	f.Close()
+	if err != nil || n != size {
+		t.Fatal(n, err)
+	}
+	writeMeta(t, s, Meta{ID: id, Name: "big.bin", Size: size, Blake3: sum, Made: time.Now().UTC()})
+	if _, err := s.VerifyUpload(id, nil); err != nil {
+		t.Fatalf("intact 1 GiB upload: %v", err)
+	}
+	off := rng.Int63n(size)
+	flip(t, path, off)
+	var read int64
+	rec, err := s.VerifyUpload(id, func(k int64) { read += k })
+	wantCode(t, err, manifest.VerifyMismatch)
+	if rec.Verified == nil || rec.Verified.OK || rec.Verified.Blake3 == sum || read != size {
+		t.Fatalf("flipped byte at %d not found: verified %+v, %d bytes read", off, rec.Verified, read)
+	}
+}
+
+func writeMeta(t testing.TB, s *Store, m Meta) {
+	t.Helper()
+	b, _ := jsonMarshal(m)
+	if err := os.WriteFile(filepath.Join(s.UploadDir(m.ID), MetaName), b, FileMode); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// benchSize is the file the verify benchmarks hash: large enough to leave the CPU caches.
+const benchSize = 256 << 20
+
+// BenchmarkVerifyUpload is verify of one upload read from the page cache, on one goroutine: the
+// rate to compare with BenchmarkBlake3InMemory (the same bytes hashed from memory).
+func BenchmarkVerifyUpload(b *testing.B) {
+	s := testStore(b)
+	data := make([]byte, benchSize)
+	rand.New(rand.NewSource(1)).Read(data)
+	id := putFinished(b, s, "bench.bin", data, time.Now())
+	if _, err := s.VerifyUpload(id, nil); err != nil { // warm the page cache
+		b.Fatal(err)
+	}
+	b.SetBytes(benchSize)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := s.VerifyUpload(id, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkBlake3InMemory is zeebo/blake3 over the same number of bytes held in memory.
+func BenchmarkBlake3InMemory(b *testing.B) {
+	data := make([]byte, benchSize)
+	rand.New(rand.NewSource(1)).Read(data)
+	b.SetBytes(benchSize)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		blake3.Sum256(data)
+	}
+}
+
+func jsonMarshal(v any) ([]byte, error) { return json.Marshal(v) }
