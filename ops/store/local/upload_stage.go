@@ -9,11 +9,11 @@ import (
 	"errors"
 	"io"
 	"os"
-	"path/filepath"
 	"sync"
 	"time"
 
 	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/ops"
 	"github.com/zeebo/blake3"
 	"golang.org/x/sys/unix"
 )
@@ -51,18 +51,7 @@ func (s *Store) UploadRecord(ctx context.Context, rec *manifest.Record, opts Upl
 	if progress == nil {
 		progress = func(int64) {}
 	}
-	abs, err := filepath.Abs(rec.Path)
-	if err != nil {
-		return manifest.Errorf(manifest.FileUnreadable, "%s: %v", rec.Path, err)
-	}
-	name := rec.Name
-	if name == "" {
-		name = filepath.Base(abs)
-	}
-	if err := ValidName(name); err != nil {
-		return err
-	}
-	want, err := checkHex(rec.Blake3)
+	abs, name, want, err := ops.Source(rec)
 	if err != nil {
 		return err
 	}

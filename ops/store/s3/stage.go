@@ -10,7 +10,6 @@ import (
 	"errors"
 	"io"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -112,18 +111,7 @@ func (s *Store) UploadRecord(ctx context.Context, rec *manifest.Record, opts Upl
 	if progress == nil {
 		progress = func(int64) {}
 	}
-	abs, err := filepath.Abs(rec.Path)
-	if err != nil {
-		return manifest.Errorf(manifest.FileUnreadable, "%s: %v", rec.Path, err)
-	}
-	name := rec.Name
-	if name == "" {
-		name = filepath.Base(abs)
-	}
-	if err := store.ValidName(name); err != nil {
-		return err
-	}
-	want, err := store.CheckHex(rec.Blake3)
+	abs, name, want, err := ops.Source(rec)
 	if err != nil {
 		return err
 	}
