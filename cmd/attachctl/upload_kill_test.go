@@ -298,7 +298,9 @@ func TestUploadKillSourceChanged(t *testing.T) {
 	bin := buildAttachctl(t)
 	dir := t.TempDir()
 	src := filepath.Join(dir, "f.bin")
-	size := int64(48 << 20)
+	// Large enough that the upload is still running when a signal meant for its first few MiB
+	// arrives, however slowly a loaded machine schedules this test's polling.
+	size := int64(128 << 20)
 	sum := bigFile(t, src, size, 2)
 	man := writeManifest(t, dir, src, size, sum)
 	store := filepath.Join(dir, "store")
