@@ -224,7 +224,16 @@ func TestQuote(t *testing.T) {
 		{"caf\xe9.txt", `"caf\xe9.txt"`},
 		{"esc\x1b[31m", `"esc\x1b[31m"`},
 		{`"quoted"`, `"\"quoted\""`},
-		{"nbsp\u00a0", `"nbsp\u00a0"`},
+		{"nbsp\u00a0", "nbsp\u00a0"},
+		{"Screen Shot 2026-11-30 at 10.00.00\u202fAM.png", "Screen Shot 2026-11-30 at 10.00.00\u202fAM.png"},
+		{"ideographic\u3000space, zw\u200cnj, 🎉, cafe\u0301", "ideographic\u3000space, zw\u200cnj, 🎉, cafe\u0301"},
+		{"cr\rlf", `"cr\rlf"`},
+		{"nel\u0085", `"nel\u0085"`},
+		{"line\u2028sep", `"line\u2028sep"`},
+		{"evil\u202egnp.exe", `"evil\u202egnp.exe"`},
+		{"isolate\u2067x\u2069", `"isolate\u2067x\u2069"`},
+		{"nbsp\u00a0and\nnewline", "\"nbsp\u00a0and\\nnewline\""},
+		{"del\x7f", `"del\x7f"`},
 		{"", ""},
 	} {
 		if got := Quote(tt.in); got != tt.want {

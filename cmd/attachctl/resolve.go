@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -39,9 +40,9 @@ func resolveOptions(c *cli.Context) (acp.Options, error) {
 			return acp.Options{}, usageError("--initialize %s: %v", name, err)
 		}
 		if c.IsSet("caps") {
-			caps = caps.And(agent)
+			caps = caps.And(agent.Caps)
 		} else {
-			caps = agent
+			caps = agent.Caps
 		}
 	}
 	o := acp.Options{Caps: caps, InlineMax: c.Int64("inline-max"), InlineBudget: c.Int64("inline-budget"),
@@ -115,7 +116,16 @@ func resolveTo(c *cli.Context, dir string, b []byte, opts acp.Options) error {
 	u, err := uploadsAt(c, dir, &opts)
 	var res *acp.Resolution
 	if err == nil {
+		opts.Context = c.Context
 		res, err = acp.Resolve(b, u, opts)
+	}
+	if err == nil {
+		err = c.Context.Err() // a signal while the uploads were marked: nothing is written
+	}
+	if err != nil && c.Context.Err() != nil {
+		// SIGINT or SIGTERM: the run exits 130 or 143 (runWith), nothing on standard output.
+		fmt.Fprintf(c.App.ErrWriter, "attachctl: %s: interrupted: nothing written\n", c.Command.Name)
+		return exitError{exitFailed}
 	}
 	if err != nil {
 		if allMissing(err) && !storeGiven(c) {

@@ -97,6 +97,15 @@ func TestResolveCaseVariantKeys(t *testing.T) {
 			`the document: key "JSONRPC" is "jsonrpc" in another case`},
 		{"params in a request", `{"jsonrpc":"2.0","id":1,"method":"session/prompt","params":{"sessionId":"s","SESSIONID":"t","prompt":[` + ref + `]}}`,
 			`params: key "SESSIONID" is "sessionId" in another case`},
+		// Unicode simple folding, as Go's encoding/json matches keys: U+017F (long s) folds to s.
+		{"ſessionId", `{"sessionId":"s","ſessionId":"t","prompt":[` + ref + `]}`,
+			`the document: key "ſessionId" is "sessionId" in another case`},
+		{"ſize", params(fmt.Sprintf(`{"type":"resource_link","uri":"acpmux-upload:%s","name":"seen.bin","ſize":1,"_meta":{"acpmux":{"upload":{"uploadId":%[1]q,"fileName":"seen.bin"}}}}`, sid)),
+			`prompt block 2: key "ſize" is "size" in another case`},
+		{"reſource", params(`{"type":"text","text":"x","reſource":{"uri":"file:///etc/passwd","text":"root"}}`),
+			`prompt block 2: key "reſource" is "resource" in another case`},
+		{"uploaD", params(fmt.Sprintf(`{"type":"image","mimeType":"image/png","_meta":{"acpmux":{"upload":{"uploadId":%q,"fileName":"good.png"},"uploaD":{}}}}`, id)),
+			`key "uploaD" in _meta.acpmux is "upload" in another case`},
 		{"a duplicate key in a block", params(`{"type":"text","text":"a","text":"b"}`),
 			`prompt block 2: key "text" appears twice`},
 		{"a duplicate key in _meta", params(fmt.Sprintf(`{"type":"image","mimeType":"image/png","_meta":{"acpmux":{"upload":{"uploadId":%q,"fileName":"good.png","fileName":"x.png"}}}}`, id)),
@@ -123,6 +132,35 @@ func TestResolveCaseVariantKeys(t *testing.T) {
 	}
 }
 
+// foldKey folds as encoding/json matches a key to a struct field: the cases the exact-key rule
+// must refuse are exactly those encoding/json would take for the known key.
+func TestFoldKeyIsEncodingJSONs(t *testing.T) {
+	var v struct {
+		Size      int    `json:"size"`
+		Resource  string `json:"resource"`
+		SessionID string `json:"sessionId"`
+		Kind      string `json:"kind"`
+	}
+	for _, c := range []struct{ key, field string }{
+		{"ſize", "size"}, {"SIZE", "size"}, {"reſource", "resource"}, {"ſessionId", "sessionId"},
+		{"SESSIONİD", "sessionId"},                                // dotted capital I is not in i's folding orbit
+		{"\u212aind", "kind"}, {"KIND", "kind"}, {"kınd", "kind"}, // nor is dotless i
+	} {
+		v.Size, v.Resource, v.SessionID, v.Kind = 0, "", "", ""
+		val := `"x"`
+		if c.field == "size" {
+			val = "7"
+		}
+		if err := json.Unmarshal([]byte(`{"`+c.key+`":`+val+`}`), &v); err != nil {
+			t.Fatal(err)
+		}
+		took := v.Size != 0 || v.Resource != "" || v.SessionID != "" || v.Kind != ""
+		if folded := foldKey(c.key) == foldKey(c.field); folded != took {
+			t.Errorf("%q: encoding/json takes it for %q: %v; foldKey says %v", c.key, c.field, took, folded)
+		}
+	}
+}
+
 // knownKeys covers every property ACP v1's schema gives the objects resolve reads: the prompt
 // request, its content blocks, annotations, embedded resources and the initialize response.
 func TestKnownKeysCoverTheSchema(t *testing.T) {
@@ -140,14 +178,14 @@ func TestKnownKeysCoverTheSchema(t *testing.T) {
 	}
 	defs := []string{"PromptRequest", "TextContent", "ImageContent", "AudioContent", "ResourceLink",
 		"EmbeddedResource", "TextResourceContents", "BlobResourceContents", "Annotations",
-		"InitializeResponse", "AgentCapabilities", "PromptCapabilities"}
+		"InitializeResponse", "AgentCapabilities", "PromptCapabilities", "Implementation"}
 	for _, d := range defs {
 		props := s.Defs[d].Properties
 		if len(props) == 0 {
 			t.Fatalf("the schema has no properties for %s", d)
 		}
 		for k := range props {
-			if knownKeys[strings.ToLower(k)] != k && !bytes.Contains([]byte("loadSession mcpCapabilities sessionCapabilities auth authMethods agentInfo"), []byte(k)) {
+			if knownKeys[foldKey(k)] != k && !bytes.Contains([]byte("loadSession mcpCapabilities sessionCapabilities auth authMethods"), []byte(k)) {
 				t.Errorf("%s.%s is not a known key", d, k)
 			}
 		}

@@ -101,7 +101,8 @@ func TestResolveContextBlockAndMore(t *testing.T) {
 	}
 }
 
-// A name with a newline, a backslash or a quote is written escaped: one path is one line.
+// A name with a newline, a tab or a line separator is written escaped: one path is one line; a
+// backslash or a quote is a character of the name like any other.
 func TestResolveContextEscapesNames(t *testing.T) {
 	s := testStore(t)
 	names := []string{"two\nlines.bin", `back\slash.bin`, "\"quoted.bin", "tab\there.bin", "sep\u2028arator.bin", "plain é.bin"}
@@ -125,7 +126,7 @@ func TestResolveContextEscapesNames(t *testing.T) {
 		if !strings.HasPrefix(lines[1+i], want) {
 			t.Fatalf("line %q, want it to start %q", lines[1+i], want)
 		}
-		if quoted := lines[1+i][2] == '"'; quoted != strings.ContainsAny(n, "\n\\\t\u2028") {
+		if quoted := lines[1+i][2] == '"'; quoted != strings.ContainsAny(n, "\n\t\u2028") {
 			t.Fatalf("%q: quoted %v", n, quoted)
 		}
 	}
@@ -214,4 +215,32 @@ func (n noPath) Open(id, name string) (*Upload, error) {
 		f.Path = ""
 	}
 	return f, err
+}
+
+// Names people's files really have are written exactly as they are, so that the path a model
+// reads is the path it opens: macOS screenshot and recording names (U+202F before AM), NBSP,
+// ideographic space, ZWNJ, emoji and combining accents are not quoted or escaped.
+func TestResolveContextPlainNames(t *testing.T) {
+	s := testStore(t)
+	names := []string{
+		"Screen Shot 2026-11-30 at 10.00.00\u202fAM.bin",
+		"Screen Recording 2026-11-30 at 9.41.07\u202fPM.mov.bin",
+		"no\u00a0break.bin", "ideographic\u3000space.bin", "zw\u200cnj.bin", "party 🎉.bin",
+		"cafe\u0301 combining.bin", "中文 文件.bin", "back\\slash.bin", "\"quoted\".bin",
+	}
+	var recs []*manifest.Record
+	for i, n := range names {
+		recs = append(recs, rsPut(t, s, n, "", rsBytes(10, uint64(i))))
+	}
+	res, err := Resolve(rsPrompt(t, recs, ""), rsLocal(s), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks := rsBlocks(t, rsOutput(t, res))
+	ctx := blocks[len(blocks)-1].Text
+	for _, rec := range recs {
+		if !strings.Contains(ctx, "\n- "+rec.Upload.Path+" (") {
+			t.Errorf("the context block does not name %q as it is:\n%s", rec.Upload.Path, ctx)
+		}
+	}
 }

@@ -8,11 +8,13 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // knownKeys are the keys ACP (v1) and acpmux give a meaning to in the objects a prompt, its
 // JSON-RPC envelope and an initialize response are made of. Go's encoding/json, and decoders like
-// it, match keys without regard to case, the last one winning: a key that equals one of these in
+// it, match keys without regard to case (Unicode simple folding), the last one winning: a key that equals one of these in
 // another case ("URI", "Type", "_Meta") would mean one thing to resolve and another to the agent,
 // so it is refused wherever it appears.
 var knownKeys = func() map[string]string {
@@ -28,11 +30,40 @@ var knownKeys = func() map[string]string {
 		acpmuxKey, uploadKey, uploadIDKey, fileNameKey, contextKey,
 		// initialize
 		"protocolVersion", "agentCapabilities", "promptCapabilities", "image", "audio", "embeddedContext",
+		"agentInfo", "version",
 	} {
-		m[strings.ToLower(k)] = k
+		m[foldKey(k)] = k
 	}
 	return m
 }()
+
+// foldKey is k folded as encoding/json folds a key when it matches one to a struct field: ASCII
+// letters to upper case, every other rune to the smallest rune of its Unicode simple folding
+// orbit. So "ſize" (U+017F, long s) folds as "size" does, and the Kelvin sign (U+212A) as "k":
+// keys that encoding/json would take for known ones are recognised as such.
+func foldKey(k string) string {
+	var b strings.Builder
+	b.Grow(len(k))
+	for _, r := range k {
+		if r < utf8.RuneSelf {
+			if 'a' <= r && r <= 'z' {
+				r -= 'a' - 'A'
+			}
+			b.WriteByte(byte(r))
+			continue
+		}
+		for {
+			f := unicode.SimpleFold(r)
+			if f <= r {
+				r = f
+				break
+			}
+			r = f
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
 
 // keyError is a key refused by the exact-key rule or seen twice in one object; at is where, as a
 // dotted path from the object parsed ("" for its own keys).
@@ -57,7 +88,7 @@ func checkKey(k string, seen map[string]bool, at string) error {
 		return &keyError{at: at, key: k}
 	}
 	seen[k] = true
-	if known, ok := knownKeys[strings.ToLower(k)]; ok && known != k {
+	if known, ok := knownKeys[foldKey(k)]; ok && known != k {
 		return &keyError{at: at, key: k, known: known}
 	}
 	return nil

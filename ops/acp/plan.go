@@ -7,7 +7,6 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-	"unicode"
 
 	"github.com/attachctl/attachctl/manifest"
 )
@@ -275,14 +274,9 @@ func contextLine(r *ref, reason string) string {
 	return line
 }
 
-// escapePath is p as it is when every character is printable and it has no backslash and no
-// leading quote, else p quoted as a Go string ("a\nb"), whose escapes keep it on one line.
-func escapePath(p string) string {
-	if strings.HasPrefix(p, `"`) || strings.ContainsRune(p, '\\') || strings.IndexFunc(p, func(c rune) bool { return !unicode.IsPrint(c) }) >= 0 {
-		return strconv.Quote(p)
-	}
-	return p
-}
+// escapePath is p exactly as it is, unless it holds a line break, a control character or a
+// bidi override: then quoted (manifest.Quote), so that one path is one line and reads true.
+func escapePath(p string) string { return manifest.Quote(p) }
 
 // contextJSON is the text block marked _meta.acpmux.context that carries text.
 func contextJSON(text string) []byte {

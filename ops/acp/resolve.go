@@ -1,6 +1,7 @@
 package acp
 
 import (
+	"context"
 	"errors"
 	"io"
 	"sync"
@@ -31,6 +32,9 @@ type Options struct {
 	Workdir string
 	// Now is the time the uploads are marked used; zero is time.Now().
 	Now time.Time
+	// Context, when set, stops the resolve between its steps once it is done (a signal): Resolve
+	// then returns its error, having marked nothing used.
+	Context context.Context
 }
 
 func (o *Options) defaults() {
@@ -48,6 +52,9 @@ func (o *Options) defaults() {
 	}
 	if o.Now.IsZero() {
 		o.Now = time.Now()
+	}
+	if o.Context == nil {
+		o.Context = context.Background()
 	}
 }
 
@@ -110,7 +117,8 @@ type ref struct {
 // Input that is not a prompt is a manifest.invalid error. A refused prompt returns an error that
 // joins every refusal (each a *manifest.Error with its code), marks nothing used and writes
 // nothing; a resolved one has marked each upload it names used (and, with a work folder, made
-// the copies its links name).
+// the copies its links name). A resolve that fails at any step marks nothing used: the marks
+// are the last step, after the work folder's copies.
 func Resolve(input []byte, u Uploads, opts Options) (*Resolution, error) {
 	opts.defaults()
 	doc, err := parseDocument(input)
@@ -130,18 +138,24 @@ func Resolve(input []byte, u Uploads, opts Options) (*Resolution, error) {
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
+	if err := opts.Context.Err(); err != nil {
+		return nil, err
+	}
 	res, err := plan(doc, blocks, refs, opts)
 	if err != nil {
+		return nil, err
+	}
+	if opts.Workdir != "" {
+		if err := res.copyOut(u, opts.Workdir); err != nil {
+			return nil, err
+		}
+	}
+	if err := opts.Context.Err(); err != nil {
 		return nil, err
 	}
 	if len(res.IDs) > 0 {
 		if err := u.MarkUsed(res.IDs, opts.Now); err != nil {
 			return nil, manifest.AsError(err, manifest.UploadUnreadable)
-		}
-	}
-	if opts.Workdir != "" {
-		if err := res.copyOut(u, opts.Workdir); err != nil {
-			return nil, err
 		}
 	}
 	res.u = u

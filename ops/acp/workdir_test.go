@@ -133,3 +133,25 @@ func (b badSum) Open(id, name string) (*Upload, error) {
 	}
 	return f, err
 }
+
+// A resolve that fails at any step marks nothing used: here the work folder's copy cannot be
+// made (where its folder should be is a file), after every upload was found and planned.
+func TestResolveFailedMarksNothing(t *testing.T) {
+	s := testStore(t)
+	work := filepath.Join(t.TempDir(), "work")
+	img := rsPut(t, s, "a.png", "image/png", rsPNG(t, 4096, 2))
+	bin := rsPut(t, s, "b.bin", "", rsBytes(5000, 1))
+	if err := os.MkdirAll(work, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(work, bin.Upload.ID), []byte("in the way"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	in := rsPrompt(t, []*manifest.Record{img, bin}, "")
+	if _, err := Resolve(in, rsLocal(s), Options{Workdir: work, Caps: Caps{Image: true}}); manifest.CodeOf(err) != manifest.UploadUnreadable {
+		t.Fatalf("%v, want upload.unreadable", err)
+	}
+	if m := rsMarkers(t, s, img.Upload.ID, bin.Upload.ID); m[0] != "" || m[1] != "" {
+		t.Fatalf("markers written by a failed resolve: %q", m)
+	}
+}

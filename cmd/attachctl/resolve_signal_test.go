@@ -1,0 +1,115 @@
+//go:build linux
+
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestResolveSignal: a local resolve that SIGINT or SIGTERM reaches before it has written exits
+// 130 or 143, writes nothing on standard output and marks no upload used. The signal is sent
+// while resolve waits for its input, once its handler is installed (/proc says so), and the
+// input follows once the signal has been taken: no sleep orders anything.
+func TestResolveSignal(t *testing.T) {
+	bin := buildAttachctl(t)
+	dir := t.TempDir()
+	store := filepath.Join(dir, "store")
+	if err := os.WriteFile(filepath.Join(dir, "a.bin"), bytes.Repeat([]byte{0, 1, 2}, 1000), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	up, err := exec.Command(bin, "upload", "--store", store, filepath.Join(dir, "a.bin")).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := exec.Command(bin, "prompt", "--text", "look")
+	p.Stdin = bytes.NewReader(up)
+	prompt, err := p.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+		t.Run(sig.String(), func(t *testing.T) {
+			cmd := exec.Command(bin, "resolve", "--store", store)
+			in, err := cmd.StdinPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var out, errb bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &out, &errb
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			pid := cmd.Process.Pid
+			waitReadingPipe(t, pid) // its handler is in place before it reads
+			cmd.Process.Signal(sig)
+			waitStatus(t, pid, func(st procStatus) bool { return st.pending&(1<<(sig-1)) == 0 })
+			in.Write(prompt) // may fail: resolve may have stopped already
+			in.Close()
+			err = cmd.Wait()
+			if code := cmd.ProcessState.ExitCode(); code != 128+int(sig) {
+				t.Fatalf("exit %d (%v), want %d; stderr: %s", code, err, 128+int(sig), errb.String())
+			}
+			if out.Len() != 0 {
+				t.Fatalf("wrote %d bytes on standard output: %.200s", out.Len(), out.String())
+			}
+			used, _ := filepath.Glob(filepath.Join(store, "*", ".used"))
+			if len(used) != 0 {
+				t.Fatalf("marked used: %v", used)
+			}
+		})
+	}
+}
+
+type procStatus struct{ pending uint64 }
+
+// waitReadingPipe polls until a thread of process pid waits in a pipe read, for at most 20
+// seconds.
+func waitReadingPipe(t *testing.T, pid int) {
+	t.Helper()
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/wchan", pid))
+		for _, task := range tasks {
+			if b, _ := os.ReadFile(task); strings.Contains(string(b), "pipe_read") || strings.Contains(string(b), "pipe_wait") {
+				return
+			}
+		}
+	}
+	t.Fatalf("process %d never waited for its input", pid)
+}
+
+// waitStatus polls /proc/PID/status until ok says yes, for at most 20 seconds.
+func waitStatus(t *testing.T, pid int, ok func(procStatus) bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var st procStatus
+		for _, line := range strings.Split(string(b), "\n") {
+			k, v, _ := strings.Cut(line, ":")
+			n, _ := strconv.ParseUint(strings.TrimSpace(v), 16, 64)
+			switch k {
+			case "SigPnd", "ShdPnd":
+				st.pending |= n
+			}
+		}
+		if ok(st) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("process %d: %+v after 20s", pid, st)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
