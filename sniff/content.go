@@ -19,5 +19,7 @@ func Content(b []byte, complete bool) (mime, kind string) {
 	if k := kindOf(baseMime(m.String())); k == "" || isTextual(m) {
 		tc.write(b)
 	}
-	return classify(m, tc.text(complete))
+	mime, kind = classify(m, tc.text(complete))
+	mime, kind = refine(mime, kind, b)
+	return withCharset(mime, kind, &tc), kind
 }

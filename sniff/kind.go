@@ -71,7 +71,7 @@ func kindOf(mt string) string {
 	switch {
 	case strings.HasPrefix(mt, "image/"):
 		switch mt {
-		case "image/svg+xml", "image/vnd.dxf": // vector drawings, not raster
+		case "image/svg+xml", "image/vnd.dxf", "image/vnd.dwg": // vector drawings (SVG, AutoCAD), not raster
 			return ""
 		}
 		return manifest.KindImage

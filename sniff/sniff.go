@@ -100,7 +100,8 @@ func Fill(rec *manifest.Record, opts Options) error {
 	var total int64
 	var m *mimetype.MIME
 	var img imageInfo
-	needText := true // false once the format alone decides the kind (classify's first rule)
+	var headMime, headKind string // refine's answer from the head, "" when it has none
+	needText := true              // false once the format alone decides the kind (classify's first rule)
 	for first, eof := true, false; !eof && total < want+probe; first = false {
 		ask := min(int64(len(buf)), want+probe-total)
 		n, err := readFull(fd, buf[:ask], int(ask-probe))
@@ -118,6 +119,11 @@ func Fill(rec *manifest.Record, opts Options) error {
 				img = parseImage(&header{head: head, size: size, ra: fdReaderAt(fd)})
 			}
 			needText = k == "" || isTextual(m)
+			if mt := baseMime(m.String()); k != "" {
+				if rm, rk := refine(mt, k, head); rm != mt {
+					headMime, headKind = rm, rk
+				}
+			}
 		}
 		if n == 0 {
 			break
@@ -152,6 +158,10 @@ func Fill(rec *manifest.Record, opts Options) error {
 		rec.Mime, rec.Kind = mimeText, manifest.KindText
 	} else {
 		rec.Mime, rec.Kind = classify(m, tc.text(total == size))
+		if headMime != "" && rec.Mime == baseMime(m.String()) {
+			rec.Mime, rec.Kind = headMime, headKind
+		}
+		rec.Mime = withCharset(rec.Mime, rec.Kind, &tc)
 		if rec.Kind != manifest.KindImage {
 			rec.Width, rec.Height, rec.Orientation = 0, 0, 0
 		}

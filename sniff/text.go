@@ -13,13 +13,53 @@ import (
 // valid UTF-8 from the first byte to the last, with no NUL. Bytes arrive in chunks of any size; a
 // multi-byte rune split across two chunks is carried over and checked whole.
 type textCheck struct {
-	bad   bool    // an invalid sequence or a NUL was seen
-	carry [4]byte // the start of a rune the last chunk ended in the middle of
-	n     int     // bytes in carry
+	bad     bool    // an invalid sequence or a NUL was seen
+	carry   [4]byte // the start of a rune the last chunk ended in the middle of
+	n       int     // bytes in carry
+	started bool
+	pre     []byte     // the first bytes, until there are 4 to tell a byte order mark by
+	wide    *wideCheck // UTF-16 or UTF-32 text, which its byte order mark announced
 }
 
 // write feeds the next chunk.
 func (t *textCheck) write(p []byte) {
+	if !t.started {
+		if len(t.pre)+len(p) < 4 {
+			t.pre = append(t.pre, p...)
+			return
+		}
+		if len(t.pre) > 0 {
+			p = append(t.pre, p...)
+			t.pre = nil
+		}
+		t.start(p)
+		p = t.skipBOM(p)
+	}
+	t.feed(p)
+}
+
+// start decides the encoding from the first bytes (at least 4 unless the stream is shorter).
+func (t *textCheck) start(p []byte) {
+	t.started = true
+	if enc, _ := bomOf(p); enc != encUTF8 {
+		t.wide = &wideCheck{enc: enc}
+	}
+}
+
+func (t *textCheck) skipBOM(p []byte) []byte {
+	if t.wide != nil {
+		_, n := bomOf(p)
+		return p[n:]
+	}
+	return p
+}
+
+// feed checks bytes past the start.
+func (t *textCheck) feed(p []byte) {
+	if t.wide != nil {
+		t.wide.write(p)
+		return
+	}
 	if t.bad || len(p) == 0 {
 		return
 	}
@@ -63,6 +103,15 @@ func (t *textCheck) write(p []byte) {
 // a rune left unfinished at the end makes it not text; otherwise (only a head was read) it is
 // given the benefit of the doubt, since the rest of the rune lies in the bytes not read.
 func (t *textCheck) text(complete bool) bool {
+	if !t.started && len(t.pre) > 0 { // fewer than 4 bytes in all
+		pre := t.pre
+		t.pre = nil
+		t.start(pre)
+		t.feed(t.skipBOM(pre))
+	}
+	if t.wide != nil {
+		return t.wide.text(complete)
+	}
 	if t.bad {
 		return false
 	}

@@ -245,7 +245,7 @@ func embedBlock(r *ref) object {
 		URI      string `json:"uri"`
 		MimeType string `json:"mimeType"`
 		Text     string `json:"text"`
-	}{fileURI(r.link), r.mime, string(r.text)})
+	}{fileURI(r.link), baseMime(r.mime), string(r.text)}) // the text is UTF-8 whatever the file's charset
 	return resolved(r, field{"type", jsonString("resource")}, field{"resource", res})
 }
 

@@ -234,7 +234,7 @@ func examine(u Uploads, r *ref, opts Options) error {
 	r.mime, r.kind = sniff.Content(buf, want == r.size)
 	r.image = inlineImageTypes[r.mime]
 	if embeddable && r.kind == manifest.KindText {
-		r.text = buf
+		r.text = sniff.DecodeText(buf) // UTF-16 or UTF-32 text is embedded as UTF-8
 	}
 	return nil
 }

@@ -3,6 +3,7 @@ package acp
 import (
 	"bytes"
 	"encoding/base64"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf16"
 
 	"github.com/attachctl/attachctl/manifest"
 	"github.com/attachctl/attachctl/ops/store/local"
@@ -611,3 +613,43 @@ func rsRewrite(t *testing.T, path string, b []byte) {
 type failWriter struct{ err error }
 
 func (w failWriter) Write([]byte) (int, error) { return 0, w.err }
+
+// UTF-16 text (a BOM says so) is text: embedded as UTF-8, its link's mimeType naming the charset.
+func TestResolveWideText(t *testing.T) {
+	s := testStore(t)
+	text := "héllo, 中文\r\n"
+	var wide []byte
+	for _, u := range utf16.Encode(append([]rune{0xfeff}, []rune(text)...)) {
+		wide = binary.LittleEndian.AppendUint16(wide, u)
+	}
+	small := rsPut(t, s, "export.txt", "", wide)
+	bigWide := rsPut(t, s, "big.log", "", bytes.Repeat(wide[2:], DefaultEmbedMax/(len(wide)-2)+2))
+	in := rsPrompt(t, []*manifest.Record{small, bigWide}, "")
+	res, err := Resolve(in, rsLocal(s), Options{Caps: Caps{EmbeddedContext: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := rsOutput(t, res)
+	rsValidate(t, doc)
+	blocks := rsBlocks(t, doc)
+	if r := blocks[0].Resource; blocks[0].Type != "resource" || r == nil || r.Text != text || r.MimeType != "text/plain" {
+		t.Fatalf("UTF-16 text: %+v %+v", blocks[0], blocks[0].Resource)
+	}
+	if blocks[1].Type != "resource_link" || blocks[1].MimeType != "application/octet-stream" {
+		// no BOM at its start: not UTF-16 text as far as anyone can tell
+		t.Fatalf("BOM-less UTF-16: %+v", blocks[1])
+	}
+	bom := rsPut(t, s, "big-bom.log", "", append(wide[:2:2], bytes.Repeat(wide[2:], DefaultEmbedMax/(len(wide)-2)+2)...))
+	res, err = Resolve(rsPrompt(t, []*manifest.Record{bom}, ""), rsLocal(s), Options{Caps: Caps{EmbeddedContext: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks = rsBlocks(t, rsOutput(t, res))
+	if len(blocks) != 2 {
+		t.Fatalf("%+v", blocks)
+	}
+	if blocks[0].Type != "resource_link" || !strings.HasSuffix(blocks[0].MimeType, "; charset=utf-16le") ||
+		!strings.Contains(blocks[1].Text, reasonOverEmbed(DefaultEmbedMax)) {
+		t.Fatalf("large UTF-16 text: %+v\n%s", blocks[0], blocks[1].Text)
+	}
+}
