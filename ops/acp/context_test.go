@@ -149,16 +149,16 @@ func TestResolveReasonForEveryKind(t *testing.T) {
 	in := rsPrompt(t, []*manifest.Record{img, aud, txt, big, bm, bin}, "")
 	for _, c := range []struct {
 		opts Options
-		want map[*manifest.Record]string // "" for a file listed with no reason
+		want map[*manifest.Record]string // the reason and its layer; "" for a file listed with no reason
 	}{
-		{Options{}, map[*manifest.Record]string{img: reasonNoImageCap, aud: reasonNoAudioCap, txt: reasonNoEmbedCap,
-			big: reasonNoEmbedCap, bm: reasonNotInlineType("image/bmp"), bin: ""}},
+		{Options{}, map[*manifest.Record]string{img: reasonNoImageCap + " (protocol)", aud: reasonNoAudioCap + " (protocol)", txt: reasonNoEmbedCap + " (protocol)",
+			big: reasonNoEmbedCap + " (protocol)", bm: reasonNotInlineType("image/bmp") + " (format)", bin: ""}},
 		{Options{Caps: Caps{Image: true, Audio: true, EmbeddedContext: true}, InlineMax: 1000, EmbedMax: 100},
-			map[*manifest.Record]string{img: reasonOverMax(1000), aud: reasonOverMax(1000), big: reasonOverEmbed(100),
-				bm: reasonNotInlineType("image/bmp"), bin: ""}},
+			map[*manifest.Record]string{img: reasonOverMax(1000) + " (limits)", aud: reasonOverMax(1000) + " (limits)", big: reasonOverEmbed(100) + " (limits)",
+				bm: reasonNotInlineType("image/bmp") + " (format)", bin: ""}},
 		{Options{Caps: Caps{Image: true, Audio: true}, InlineBudget: 5000},
-			map[*manifest.Record]string{aud: reasonOverBudget(5000), txt: reasonNoEmbedCap, big: reasonNoEmbedCap,
-				bm: reasonNotInlineType("image/bmp"), bin: ""}},
+			map[*manifest.Record]string{aud: reasonOverBudget(5000) + " (limits)", txt: reasonNoEmbedCap + " (protocol)", big: reasonNoEmbedCap + " (protocol)",
+				bm: reasonNotInlineType("image/bmp") + " (format)", bin: ""}},
 	} {
 		res, err := Resolve(in, rsLocal(s), c.opts)
 		if err != nil {

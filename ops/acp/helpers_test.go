@@ -169,3 +169,13 @@ func rsValidate(t testing.TB, doc []byte) {
 		t.Fatalf("output does not validate against ACP PromptRequest: %v", err)
 	}
 }
+
+// rsData is the bytes of rec's finished upload, read from the store.
+func rsData(t testing.TB, s *local.Store, rec *manifest.Record) []byte {
+	t.Helper()
+	b, err := os.ReadFile(rec.Upload.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}

@@ -34,33 +34,64 @@ func reasonNotInlineType(mime string) string {
 	return fmt.Sprintf("%s is not an image type models take inline (PNG, JPEG, GIF, WebP)", mime)
 }
 
+// reasonImageCount is why an image past the model's count of images a request went by path.
+func reasonImageCount(m *Model) string {
+	if m == nil || m.MaxImages == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s takes at most %d images in one request", m.Name, m.MaxImages)
+}
+
 const (
 	reasonNoImageCap = "the agent takes no images (no image capability)"
 	reasonNoAudioCap = "the agent takes no audio (no audio capability)"
 	reasonNoEmbedCap = "a text file, and the agent takes no embedded files (no embeddedContext capability)"
 )
 
-// reason is why r cannot go inline whatever the room in the message: a missing capability or a
-// size limit. "" for a file that may go inline if it fits, and for one that never could (no
-// image, audio or text).
-func (r *ref) staticReason(opts Options) string {
+// staticReason is why r cannot go inline whatever the room in the message, and the layer that
+// decided it: a missing capability (protocol), what the adapter drops (adapter), a size limit
+// (limits) or what the model takes (model, images counts the prompt's would-be inline images).
+// "" for a file that may go inline if it fits, and for one that never could (no image, audio or
+// text).
+func (r *ref) staticReason(opts Options, images int) (layer, reason string) {
+	a, m := opts.Adapter, opts.Model
 	switch {
 	case r.image && !opts.Caps.Image:
-		return reasonNoImageCap
+		return layerProtocol, reasonNoImageCap
+	case r.image && a != nil && !a.Passes.Image:
+		return layerAdapter(a), fmt.Sprintf("%s passes no image on to its model", a.Name)
 	case r.kind == manifest.KindAudio && !opts.Caps.Audio:
-		return reasonNoAudioCap
+		return layerProtocol, reasonNoAudioCap
+	case r.kind == manifest.KindAudio && a != nil && !a.Passes.Audio:
+		return layerAdapter(a), fmt.Sprintf("%s drops audio blocks", a.Name)
 	case r.image || r.kind == manifest.KindAudio:
 		if r.size > opts.InlineMax {
-			return reasonOverMax(opts.InlineMax)
+			return layerLimits, reasonOverMax(opts.InlineMax)
+		}
+		if m != nil {
+			if why := m.reason(r, images); why != "" {
+				return layerModel(m), why
+			}
 		}
 	case r.kind == manifest.KindImage:
-		return reasonNotInlineType(r.mime)
+		return layerFormat, reasonNotInlineType(r.mime)
 	case r.kind == manifest.KindText && !opts.Caps.EmbeddedContext:
-		return reasonNoEmbedCap
+		return layerProtocol, reasonNoEmbedCap
+	case r.kind == manifest.KindText && a != nil && !a.Passes.EmbeddedContext:
+		return layerAdapter(a), fmt.Sprintf("a text file, and %s is fed no embedded files", a.Name)
 	case r.kind == manifest.KindText && r.size > opts.EmbedMax:
-		return reasonOverEmbed(opts.EmbedMax)
+		return layerLimits, reasonOverEmbed(opts.EmbedMax)
 	}
-	return ""
+	return "", ""
+}
+
+// uriFor is the uri of a link to the file at path: a file:// URI escaped where a URI needs it,
+// or, for an adapter that opens the path itself without decoding, the path as it is.
+func uriFor(path string, opts Options) string {
+	if opts.Adapter != nil && opts.Adapter.RawURIs {
+		return "file://" + path
+	}
+	return fileURI(path)
 }
 
 // plan decides how each reference goes and sizes the output.
@@ -71,6 +102,22 @@ func plan(doc *document, blocks []object, refs []*ref, opts Options) (*Resolutio
 	linkLen := make([]int64, len(blocks))
 	var total int64
 	nrefs := 0
+	// What each layer says, whatever the room: the model's count rules need the number of
+	// images that would go inline.
+	images := 0
+	for _, r := range refs {
+		if r != nil {
+			r.uri = uriFor(r.link, opts)
+			if _, why := r.staticReason(opts, 0); why == "" && r.image {
+				images++
+			}
+		}
+	}
+	for _, r := range refs {
+		if r != nil {
+			r.layer, r.reason = r.staticReason(opts, images)
+		}
+	}
 	for i, b := range blocks {
 		r := refs[i]
 		if r == nil {
@@ -108,11 +155,12 @@ func plan(doc *document, blocks []object, refs []*ref, opts Options) (*Resolutio
 	// Room for the whole context block as if every reference went by path with the longest
 	// reason, when the message has it: inlining then never crowds a path out of the list.
 	reserve := least
-	worst := len(reasonOverBudget(opts.InlineBudget))
+	worst := max(len(reasonOverBudget(opts.InlineBudget)), len(reasonOverMessage(opts.MaxMessage)), len(reasonImageCount(opts.Model)))
 	full := least
 	for _, r := range refs {
 		if r != nil {
-			full += int64(len(contextLine(r, strings.Repeat("x", worst)))) + 8
+			r.line = contextLine(r, strings.Repeat("x", max(worst, len(r.reason))), strings.Repeat("x", max(len(r.layer), len(layerLimits))))
+			full += int64(len(r.line)) + 8
 		}
 	}
 	if total+full <= opts.MaxMessage {
@@ -120,18 +168,20 @@ func plan(doc *document, blocks []object, refs []*ref, opts Options) (*Resolutio
 	}
 	// Inline what fits, in prompt order.
 	var used int64
+	inlined := 0 // images
 	for i, r := range refs {
-		if r == nil {
-			continue
-		}
-		if r.reason = r.staticReason(opts); r.reason != "" {
+		if r == nil || r.reason != "" {
 			continue
 		}
 		var out object
 		switch {
 		case r.image || r.kind == manifest.KindAudio:
 			if used+r.size > opts.InlineBudget {
-				r.reason = reasonOverBudget(opts.InlineBudget)
+				r.layer, r.reason = layerLimits, reasonOverBudget(opts.InlineBudget)
+				continue
+			}
+			if m := opts.Model; r.image && m != nil && m.MaxImages > 0 && inlined >= m.MaxImages {
+				r.layer, r.reason = layerModel(m), reasonImageCount(m)
 				continue
 			}
 			out = inlineBlock(r)
@@ -145,7 +195,7 @@ func plan(doc *document, blocks []object, refs []*ref, opts Options) (*Resolutio
 			n += b64len(r.size) // the data field is there, empty
 		}
 		if total-linkLen[i]+n+reserve > opts.MaxMessage {
-			r.reason = reasonOverMessage(opts.MaxMessage)
+			r.layer, r.reason = layerLimits, reasonOverMessage(opts.MaxMessage)
 			continue
 		}
 		r.out = out
@@ -155,12 +205,29 @@ func plan(doc *document, blocks []object, refs []*ref, opts Options) (*Resolutio
 		case r.image:
 			r.mode = inlineImage
 			used += r.size
+			inlined++
 		default:
 			r.mode = inlineAudio
 			used += r.size
 		}
 		total += n - linkLen[i]
 		linkLen[i] = n
+	}
+	// An adapter that drops every image and audio block of a prompt that holds a link: the
+	// by-path files go as text blocks naming their paths (shorter than the links they replace).
+	if a := opts.Adapter; a != nil && a.NoLinksWithMedia && (res.mediaInline(refs)) {
+		for i, r := range refs {
+			if r != nil && r.mode == modePath {
+				if res.textPaths == nil {
+					res.textPaths = map[int]bool{}
+				}
+				res.textPaths[i] = true
+				r.out = pathTextBlock(r, a)
+				n := int64(len(r.out.marshal()))
+				total += n - linkLen[i]
+				linkLen[i] = n
+			}
+		}
 	}
 	// The context block, listing the by-path files while the message has room.
 	ctx, listed := contextBlock(refs, opts, opts.MaxMessage-total-1)
@@ -221,7 +288,7 @@ func resolved(r *ref, head ...field) object {
 func linkBlock(r *ref) object {
 	return resolved(r,
 		field{"type", jsonString("resource_link")},
-		field{"uri", jsonString(fileURI(r.link))},
+		field{"uri", jsonString(r.uri)},
 		field{"name", jsonString(r.name)},
 		field{"mimeType", jsonString(r.mime)},
 		field{"size", json.RawMessage(strconv.FormatInt(r.size, 10))})
@@ -245,8 +312,30 @@ func embedBlock(r *ref) object {
 		URI      string `json:"uri"`
 		MimeType string `json:"mimeType"`
 		Text     string `json:"text"`
-	}{fileURI(r.link), baseMime(r.mime), string(r.text)}) // the text is UTF-8 whatever the file's charset
+	}{r.uri, baseMime(r.mime), string(r.text)}) // the text is UTF-8 whatever the file's charset
 	return resolved(r, field{"type", jsonString("resource")}, field{"resource", res})
+}
+
+// pathTextBlock stands for a by-path file where a link would make the adapter drop the prompt's
+// images: a text block naming its path, with the reference's annotations and _meta.
+func pathTextBlock(r *ref, a *Adapter) object {
+	o := object{{"type", jsonString("text")}, {"text", jsonString(fmt.Sprintf("Attached file, on disk at %s (%s, %d bytes)", escapePath(r.link), r.mime, r.size))}}
+	for _, f := range r.rest {
+		if f.key == "annotations" || f.key == metaKey {
+			o = append(o, f)
+		}
+	}
+	return o
+}
+
+// mediaInline reports whether any image or audio goes inline.
+func (res *Resolution) mediaInline(refs []*ref) bool {
+	for _, r := range refs {
+		if r != nil && (r.mode == inlineImage || r.mode == inlineAudio) {
+			return true
+		}
+	}
+	return false
 }
 
 const (
@@ -266,12 +355,26 @@ func moreLine(n int) string { return fmt.Sprintf("\n- and %d more", n) }
 
 // contextLine lists one by-path file: its path (escaped when it is not plain printable text, so
 // that one path is one line), type, size and the reason it is not inline.
-func contextLine(r *ref, reason string) string {
+func contextLine(r *ref, reason, layer string) string {
 	line := fmt.Sprintf("\n- %s (%s, %d bytes)", escapePath(r.link), r.mime, r.size)
-	if reason != "" {
+	switch {
+	case r.mode != modePath:
+		line += ": inline in this prompt too; this is its copy on disk"
+	case reason != "":
 		line += ": by path, " + reason
+		if layer != "" {
+			line += " (" + layer + ")"
+		}
+	}
+	if r.copy == copyChanged {
+		line += "; " + changedNote(r)
 	}
 	return line
+}
+
+// changedNote says that the work folder's copy is not the upload any more, and how to get it.
+func changedNote(r *ref) string {
+	return fmt.Sprintf("changed on disk since it was attached (left as it is); the original is upload %s: remove this copy and resolve again to restore it", r.id)
 }
 
 // escapePath is p exactly as it is, unless it holds a line break, a control character or a
@@ -295,9 +398,9 @@ func contextBlock(refs []*ref, opts Options, room int64) ([]byte, int) {
 	var byPath []*ref
 	images := false
 	for _, r := range refs {
-		if r != nil && r.mode == modePath {
+		if r != nil && (r.mode == modePath || r.copy != copyNone) {
 			byPath = append(byPath, r)
-			images = images || r.image
+			images = images || r.image && r.mode == modePath
 		}
 	}
 	if len(byPath) == 0 {
@@ -310,7 +413,7 @@ func contextBlock(refs []*ref, opts Options, room int64) ([]byte, int) {
 	sb.WriteString(text)
 	listed := 0
 	for i, r := range byPath {
-		line := contextLine(r, r.reason)
+		line := contextLine(r, r.reason, r.layer)
 		need := esc(line)
 		if i < len(byPath)-1 {
 			need += esc(moreLine(len(byPath) - i - 1))

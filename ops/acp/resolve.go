@@ -26,6 +26,9 @@ type Options struct {
 	MaxMessage   int64 // bytes of the whole output document, its newline included
 	EmbedMax     int64 // a text file larger than this is not embedded
 	Caps         Caps
+	// Adapter and Model are the adapter and model layers (nil: none, the protocol layer alone).
+	Adapter *Adapter
+	Model   *Model
 	// Workdir, when set, is an absolute folder that by-path files are copied into (Workdir/<id>/
 	// <name>, read-only, checked by BLAKE3): the links name the copies, never the store's files.
 	// A store without local files (Upload.Path "") needs one.
@@ -70,9 +73,11 @@ type Resolution struct {
 	// ContextListed is how many by-path files the context text block lists (all of them unless
 	// the message had no room).
 	ContextListed int
-	// Copied and Reused count the work folder's copies made and found intact (Options.Workdir).
-	Copied, Reused int
+	// Copied, Reused and Changed count the work folder's copies made, found intact, and found
+	// changed by the agent (left as they are) (Options.Workdir).
+	Copied, Reused, Changed int
 
+	textPaths       map[int]bool // blocks whose by-path file went as a text block (Adapter.NoLinksWithMedia)
 	u               Uploads
 	head, tail, ctx []byte   // the document around the prompt array, and the context block
 	blocks          []object // the prompt's blocks as they came
@@ -105,7 +110,14 @@ type ref struct {
 	text   []byte // the whole content of a small text file, when embedding is possible
 	mode   mode
 	reason string // why a file that could go inline (image, audio, text) went by path
+	layer  string // who decided that: protocol, adapter, model, limits
+	uri    string // the uri of its link
+	line   string // its context line at the longest (plan's reservation)
 	out    object // the resolved block, data excepted
+
+	width, height int       // an image's pixels, from its header (0 when the header does not say)
+	animated      bool      // an animated image
+	copy          copyState // the work folder's copy, with Options.Workdir
 }
 
 // Resolve resolves the ACP session/prompt params (or JSON-RPC request carrying them) in input
@@ -137,6 +149,11 @@ func Resolve(input []byte, u Uploads, opts Options) (*Resolution, error) {
 	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
+	}
+	if opts.Workdir != "" {
+		if err := checkWork(opts.Workdir, refs); err != nil {
+			return nil, err
+		}
 	}
 	if err := opts.Context.Err(); err != nil {
 		return nil, err
@@ -233,6 +250,10 @@ func examine(u Uploads, r *ref, opts Options) error {
 	}
 	r.mime, r.kind = sniff.Content(buf, want == r.size)
 	r.image = inlineImageTypes[r.mime]
+	if r.image {
+		r.width, r.height, _ = sniff.Image(buf[:min(len(buf), headSize)])
+		r.animated = sniff.Animated(buf[:min(len(buf), headSize)])
+	}
 	if embeddable && r.kind == manifest.KindText {
 		r.text = sniff.DecodeText(buf) // UTF-16 or UTF-32 text is embedded as UTF-8
 	}

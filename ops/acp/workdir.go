@@ -9,6 +9,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 
 	"github.com/zeebo/blake3"
 
@@ -24,41 +26,140 @@ const (
 // copyPath is where the work folder dir keeps its copy of upload id's file name.
 func copyPath(dir, id, name string) string { return filepath.Join(dir, id, name) }
 
-// copyOut makes sure the work folder holds an intact copy of every file the resolved prompt names
-// by path (links and embedded files): one already there is kept when it is a regular file of mode
-// 0400 with the upload's size and BLAKE3; otherwise a new copy is written beside it, checked
-// against the BLAKE3 the store recorded, and renamed over it, so nothing is ever changed in place.
-// Every path is opened below dir (os.Root): a link inside the work folder cannot lead out of it.
-func (res *Resolution) copyOut(u Uploads, dir string) error {
-	if err := os.MkdirAll(dir, workDirMode); err != nil {
-		return manifest.Errorf(manifest.UploadUnreadable, "work folder %s: %v", dir, err)
+// The work folder (--workdir) holds a copy of every file of a resolved prompt, inline ones too,
+// at DIR/<id>/<name>: the agent's tools open the full file there. It is trusted only when it is
+// ours: the folder and every <id> folder real folders owned by the user that no one else may
+// write, every copy a regular file owned by the user, not group- or other-writable, with one hard
+// link. Anything else is upload.unreadable and nothing is linked. A copy that is missing is made
+// (written beside, checked by BLAKE3, renamed into place); one that is not the upload's bytes any
+// more was changed by the agent and is never overwritten: the link names it and the context
+// block says so. Every path is opened below DIR (os.Root): a link inside it cannot lead out.
+
+// tmpPrefix starts the name a copy is written under before it is renamed into place; the
+// writer's process id follows, so that a later run can tell a dead run's leftover.
+const tmpPrefix = ".attachctl-"
+
+// checkWork looks at the work folder's copies before anything is planned or marked: it sets
+// each reference's copy state, and refuses a work folder that is not ours.
+func checkWork(dir string, refs []*ref) error {
+	fi, err := os.Lstat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		for _, r := range refs {
+			if r != nil {
+				r.copy = copyMissing
+			}
+		}
+		return nil
+	case err != nil:
+		return manifest.Errorf(manifest.UploadUnreadable, "work folder %s: %v", manifest.Quote(dir), err)
+	}
+	if why := untrusted(fi, true); why != "" {
+		return manifest.Errorf(manifest.UploadUnreadable, "work folder %s: %s: nothing is linked into a folder that is not the user's own", manifest.Quote(dir), why)
 	}
 	root, err := os.OpenRoot(dir)
 	if err != nil {
-		return manifest.Errorf(manifest.UploadUnreadable, "work folder %s: %v", dir, err)
+		return manifest.Errorf(manifest.UploadUnreadable, "work folder %s: %v", manifest.Quote(dir), err)
+	}
+	defer root.Close()
+	errs := eachRef(refs, func(_ int, r *ref) (err error) {
+		r.copy, err = copyStateOf(root, r)
+		return err
+	})
+	for i, err := range errs {
+		if err != nil {
+			return atBlock(i, err)
+		}
+	}
+	return nil
+}
+
+// copyStateOf is what is at r's copy under root.
+func copyStateOf(root *os.Root, r *ref) (copyState, error) {
+	refuse := func(what, why string) error {
+		return manifest.Errorf(manifest.UploadUnreadable, "upload %s: work copy %s: %s %s: nothing is linked into a folder that is not the user's own", r.id, manifest.Quote(r.link), what, why)
+	}
+	fi, err := root.Lstat(r.id)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return copyMissing, nil
+	case err != nil:
+		return 0, refuse("its folder", err.Error())
+	}
+	if why := untrusted(fi, true); why != "" {
+		return 0, refuse("its folder", why)
+	}
+	rel := filepath.Join(r.id, r.name)
+	fi, err = root.Lstat(rel)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return copyMissing, nil
+	case err != nil:
+		return 0, refuse("the copy", err.Error())
+	}
+	if why := untrusted(fi, false); why != "" {
+		return 0, refuse("the copy", why)
+	}
+	if fi.Size() == r.size && sameBytes(root, rel, fi, r) {
+		return copyIntact, nil
+	}
+	return copyChanged, nil
+}
+
+// untrusted says why fi (a folder when dir) is not the user's own, or "".
+func untrusted(fi os.FileInfo, dir bool) string {
+	switch {
+	case dir && !fi.IsDir():
+		return "not a real folder"
+	case !dir && !fi.Mode().IsRegular():
+		return "not a regular file"
+	case fi.Mode().Perm()&0o022 != 0:
+		return fmt.Sprintf("writable by others (mode %04o)", fi.Mode().Perm())
+	}
+	if uid, links, ok := owner(fi); ok {
+		if uid != os.Getuid() {
+			return fmt.Sprintf("owned by uid %d, not the user (uid %d)", uid, os.Getuid())
+		}
+		if !dir && links != 1 {
+			return fmt.Sprintf("%d hard links to it", links)
+		}
+	}
+	return ""
+}
+
+// copyOut makes every missing copy of the resolved prompt's files (checkWork has looked at them
+// all), cleaning first what a killed run left in their folders.
+func (res *Resolution) copyOut(u Uploads, dir string) error {
+	if err := os.MkdirAll(dir, workDirMode); err != nil {
+		return manifest.Errorf(manifest.UploadUnreadable, "work folder %s: %v", manifest.Quote(dir), err)
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return manifest.Errorf(manifest.UploadUnreadable, "work folder %s: %v", manifest.Quote(dir), err)
 	}
 	defer root.Close()
 	done := map[string]bool{}
 	todo := make([]*ref, len(res.refs)) // each upload once
 	for i, r := range res.refs {
-		if r == nil || r.mode != modePath && r.mode != embedText || done[r.id] {
+		if r == nil || done[r.id] {
 			continue
 		}
 		done[r.id] = true
-		todo[i] = r
+		switch r.copy {
+		case copyMissing:
+			todo[i] = r
+		case copyIntact:
+			res.Reused++
+		case copyChanged:
+			res.Changed++
+		}
 	}
-	reused := make([]bool, len(todo))
-	errs := eachRef(todo, func(i int, r *ref) (err error) {
-		reused[i], err = copyOne(root, u, r)
-		return err
-	})
+	errs := eachRef(todo, func(i int, r *ref) error { return copyOne(root, u, r) })
 	for i, r := range todo {
 		switch {
 		case r == nil:
 		case errs[i] != nil:
 			return atBlock(i, errs[i])
-		case reused[i]:
-			res.Reused++
 		default:
 			res.Copied++
 		}
@@ -66,48 +167,67 @@ func (res *Resolution) copyOut(u Uploads, dir string) error {
 	return nil
 }
 
-// copyOne puts r's intact copy in place under root, reporting whether the one there was kept.
-func copyOne(root *os.Root, u Uploads, r *ref) (bool, error) {
+// copyOne puts r's missing copy in place under root, never over a file that is there.
+func copyOne(root *os.Root, u Uploads, r *ref) error {
 	fail := func(err error) error {
-		return manifest.Errorf(manifest.UploadUnreadable, "upload %s: work copy %s: %v", r.id, r.link, err)
+		return manifest.Errorf(manifest.UploadUnreadable, "upload %s: work copy %s: %v", r.id, manifest.Quote(r.link), err)
 	}
 	fi, err := root.Lstat(r.id)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		if err := root.Mkdir(r.id, workDirMode); err != nil {
-			return false, fail(err)
+			return fail(err)
 		}
 		if err := root.Chmod(r.id, workDirMode); err != nil { // whatever the umask
-			return false, fail(err)
+			return fail(err)
 		}
 	case err != nil:
-		return false, fail(err)
+		return fail(err)
 	case !fi.IsDir():
-		return false, fail(fmt.Errorf("%s is not a real folder", filepath.Dir(r.link)))
+		return fail(fmt.Errorf("%s is not a real folder", filepath.Dir(r.link)))
+	default:
+		cleanTemps(root, r.id)
 	}
 	rel := filepath.Join(r.id, r.name)
-	if intact(root, rel, r) {
-		return true, nil
-	}
-	tmp := filepath.Join(r.id, ".attachctl-"+rand.Text()+".tmp")
+	tmp := filepath.Join(r.id, fmt.Sprintf("%s%d-%s.tmp", tmpPrefix, os.Getpid(), rand.Text()))
 	out, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, workFileMode)
 	if err != nil {
-		return false, fail(err)
+		return fail(err)
 	}
 	err = fillCopy(out, u, r)
 	if cerr := out.Close(); err == nil && cerr != nil {
 		err = fail(cerr)
 	}
 	if err == nil {
-		if rerr := root.Rename(tmp, rel); rerr != nil {
-			err = fail(rerr)
+		// A hard link, not a rename: it fails if a file appeared at rel meanwhile, so that
+		// nothing the agent made there is replaced.
+		if lerr := root.Link(tmp, rel); lerr != nil {
+			err = fail(lerr)
 		}
 	}
+	root.Remove(tmp)
+	return err
+}
+
+// cleanTemps removes the copies a killed resolve left half-written in the folder id: those of
+// a process that is no longer running.
+func cleanTemps(root *os.Root, id string) {
+	f, err := root.Open(id)
 	if err != nil {
-		root.Remove(tmp)
-		return false, err
+		return
 	}
-	return false, nil
+	names, _ := f.Readdirnames(-1)
+	f.Close()
+	for _, n := range names {
+		rest, ok := strings.CutPrefix(n, tmpPrefix)
+		if !ok || !strings.HasSuffix(n, ".tmp") {
+			continue
+		}
+		pidText, _, _ := strings.Cut(rest, "-")
+		if pid, err := strconv.Atoi(pidText); err == nil && pid != os.Getpid() && !running(pid) {
+			root.Remove(filepath.Join(id, n))
+		}
+	}
 }
 
 // fillCopy copies r's upload into out, hashing it, and checks the bytes against the upload's
@@ -132,13 +252,9 @@ func fillCopy(out *os.File, u Uploads, r *ref) error {
 	return nil
 }
 
-// intact reports whether the copy at rel is r's upload: a regular read-only file of its size and
-// BLAKE3.
-func intact(root *os.Root, rel string, r *ref) bool {
-	fi, err := root.Lstat(rel)
-	if err != nil || !fi.Mode().IsRegular() || fi.Mode().Perm() != workFileMode || fi.Size() != r.size {
-		return false
-	}
+// sameBytes reports whether the file at rel (fi, as Lstat saw it) holds r's upload: its size
+// and BLAKE3.
+func sameBytes(root *os.Root, rel string, fi os.FileInfo, r *ref) bool {
 	f, err := root.Open(rel)
 	if err != nil {
 		return false
@@ -153,3 +269,13 @@ func intact(root *os.Root, rel string, r *ref) bool {
 	}
 	return hex.EncodeToString(h.Sum(nil)) == r.blake3
 }
+
+// copyState is what resolve found of a reference's copy in the work folder.
+type copyState int
+
+const (
+	copyNone    copyState = iota // no work folder
+	copyMissing                  // not there: made
+	copyIntact                   // the upload's bytes: kept
+	copyChanged                  // the agent changed it: kept, never overwritten
+)
