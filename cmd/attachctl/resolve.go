@@ -16,7 +16,10 @@ func resolveFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "caps", Value: "image", Usage: "what the agent takes: a comma-separated list of image, audio, embeddedContext (empty: none); given with --initialize, what both allow"},
 		&cli.StringFlag{Name: "initialize", Usage: "the agent's ACP initialize response (or its result) in `FILE`: its promptCapabilities are what the agent takes"},
-		&cli.StringFlag{Name: "workdir", Usage: "copy each by-path file into `DIR` (read-only, checked by BLAKE3) and link the copy"},
+		&cli.StringFlag{Name: "workdir", Usage: "copy every file of the prompt into `DIR` (read-only, checked by BLAKE3), inline ones too, and link the copies; a copy the agent changed is kept"},
+		&cli.StringFlag{Name: "agent", Usage: "the adapter layer: the agent is the adapter `NAME` (" + adapterNames + "); default: the one --initialize's agentInfo names, else none"},
+		&cli.StringFlag{Name: "model", Usage: "the model layer: what provider `NAME` takes inline (" + modelNames + "); default: the adapter's provider"},
+		&cli.BoolFlag{Name: "explain", Usage: "print on standard error, per file, how it went and which layer (protocol, adapter, model, limits) decided"},
 		bytesFlag("inline-max", acp.DefaultInlineMax, "an image or audio file of at most `BYTES` may go inline"),
 		bytesFlag("inline-budget", acp.DefaultInlineBudget, "inline image and audio `BYTES` of one prompt, taken in prompt order"),
 		bytesFlag("max-message", acp.DefaultMaxMessage, "`BYTES` of the whole output JSON, inline data counted as base64"),
@@ -24,11 +27,19 @@ func resolveFlags() []cli.Flag {
 	}
 }
 
+var adapterNames, modelNames = acp.ProfileNames()
+
 // resolveOptions reads resolve's flags.
 func resolveOptions(c *cli.Context) (acp.Options, error) {
 	caps, err := acp.ParseCaps(c.String("caps"))
 	if err != nil {
 		return acp.Options{}, usageError("--caps: %v", err)
+	}
+	var adapter *acp.Adapter
+	if name := c.String("agent"); name != "" {
+		if adapter = acp.FindAdapter(name); adapter == nil {
+			return acp.Options{}, usageError("--agent: no adapter profile %q (known: %s)", name, adapterNames)
+		}
 	}
 	if name := c.String("initialize"); name != "" {
 		b, err := os.ReadFile(name)
@@ -44,8 +55,19 @@ func resolveOptions(c *cli.Context) (acp.Options, error) {
 		} else {
 			caps = agent.Caps
 		}
+		if adapter == nil {
+			adapter = acp.FindAdapter(agent.Name) // an agent no profile knows: the protocol layer alone
+		}
 	}
-	o := acp.Options{Caps: caps, InlineMax: c.Int64("inline-max"), InlineBudget: c.Int64("inline-budget"),
+	var model *acp.Model
+	if name := c.String("model"); name != "" {
+		if model = acp.FindModel(name); model == nil {
+			return acp.Options{}, usageError("--model: no model profile %q (known: %s)", name, modelNames)
+		}
+	} else if adapter != nil {
+		model = acp.FindModel(adapter.Model)
+	}
+	o := acp.Options{Caps: caps, Adapter: adapter, Model: model, InlineMax: c.Int64("inline-max"), InlineBudget: c.Int64("inline-budget"),
 		MaxMessage: c.Int64("max-message"), EmbedMax: c.Int64("embed-max")}
 	if o.InlineMax < 1 || o.InlineBudget < 1 || o.MaxMessage < 1 || o.EmbedMax < 1 {
 		return o, usageError("--inline-max, --inline-budget, --max-message and --embed-max take whole numbers of at least 1")
@@ -145,6 +167,11 @@ func resolveTo(c *cli.Context, dir string, b []byte, opts acp.Options) error {
 		}
 		reportAll(c, c.Command.Name, err)
 		return exitError{exitFailed}
+	}
+	if c.Bool("explain") {
+		for _, line := range res.Explain(opts) {
+			fmt.Fprintf(c.App.ErrWriter, "attachctl: %s: %s\n", c.Command.Name, escapeLine(line))
+		}
 	}
 	if forPerson(c) {
 		summary(c, c.Command.Name+": %d inline images, %d inline audio, %d embedded, %d by path (%s)",
