@@ -168,7 +168,7 @@ func TestResolveReasonForEveryKind(t *testing.T) {
 		rsValidate(t, doc)
 		blocks := rsBlocks(t, doc)
 		ctx := blocks[len(blocks)-1].Text
-		if res.ByPath != len(c.want) || res.ContextListed != len(c.want) {
+		if res.ByPath != len(c.want) || res.ContextListed != len(c.want)+res.Embedded { // embedded files are named too
 			t.Fatalf("%+v: %d by path, %d listed, want %d:\n%s", c.opts.Caps, res.ByPath, res.ContextListed, len(c.want), ctx)
 		}
 		for rec, reason := range c.want {

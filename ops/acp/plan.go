@@ -358,6 +358,8 @@ func moreLine(n int) string { return fmt.Sprintf("\n- and %d more", n) }
 func contextLine(r *ref, reason, layer string) string {
 	line := fmt.Sprintf("\n- %s (%s, %d bytes)", escapePath(r.link), r.mime, r.size)
 	switch {
+	case r.mode == embedText:
+		line += ": its text is embedded in this prompt; this is the file"
 	case r.mode != modePath:
 		line += ": inline in this prompt too; this is its copy on disk"
 	case reason != "":
@@ -398,7 +400,9 @@ func contextBlock(refs []*ref, opts Options, room int64) ([]byte, int) {
 	var byPath []*ref
 	images := false
 	for _, r := range refs {
-		if r != nil && (r.mode == modePath || r.copy != copyNone) {
+		// By-path and embedded files (an adapter may pass an embedded file's uri on undecoded:
+		// here its path is as it is), and every copy in the work folder.
+		if r != nil && (r.mode == modePath || r.mode == embedText || r.copy != copyNone) {
 			byPath = append(byPath, r)
 			images = images || r.image && r.mode == modePath
 		}
