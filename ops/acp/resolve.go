@@ -29,9 +29,10 @@ type Options struct {
 	// Adapter and Model are the adapter and model layers (nil: none, the protocol layer alone).
 	Adapter *Adapter
 	Model   *Model
-	// Workdir, when set, is an absolute folder that by-path files are copied into (Workdir/<id>/
-	// <name>, read-only, checked by BLAKE3): the links name the copies, never the store's files.
-	// A store without local files (Upload.Path "") needs one.
+	// Workdir, when set, is an absolute folder that every file of the prompt, inline ones too, is
+	// copied into (Workdir/<id>/<name>, read-only, checked by BLAKE3): the links and the context
+	// block name the copies, never the store's files; a copy the agent changed is kept (see
+	// checkWork). A store without local files (Upload.Path "") needs one.
 	Workdir string
 	// Now is the time the uploads are marked used; zero is time.Now().
 	Now time.Time
