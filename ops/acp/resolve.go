@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"os"
 	"sync"
 	"time"
 
@@ -116,9 +117,10 @@ type ref struct {
 	line   string // its context line at the longest (plan's reservation)
 	out    object // the resolved block, data excepted
 
-	width, height int       // an image's pixels, from its header (0 when the header does not say)
-	animated      bool      // an animated image
-	copy          copyState // the work folder's copy, with Options.Workdir
+	width, height int         // an image's pixels, from its header (0 when the header does not say)
+	animated      bool        // an animated image
+	copy          copyState   // the work folder's copy, with Options.Workdir
+	copyInfo      os.FileInfo // the copy as this run made or checked it (nil: not to be read)
 }
 
 // Resolve resolves the ACP session/prompt params (or JSON-RPC request carrying them) in input

@@ -101,6 +101,7 @@ func copyStateOf(root *os.Root, r *ref) (copyState, error) {
 		return 0, refuse("the copy", why)
 	}
 	if fi.Size() == r.size && sameBytes(root, rel, fi, r) {
+		r.copyInfo = fi
 		return copyIntact, nil
 	}
 	return copyChanged, nil
@@ -206,6 +207,11 @@ func copyOne(root *os.Root, u Uploads, r *ref) error {
 		}
 	}
 	root.Remove(tmp)
+	if err == nil {
+		if fi, lerr := root.Lstat(rel); lerr == nil {
+			r.copyInfo = fi // what fillCopy checked, now with one link
+		}
+	}
 	return err
 }
 

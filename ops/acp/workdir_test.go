@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -264,5 +265,65 @@ func TestResolveFailedMarksNothing(t *testing.T) {
 	}
 	if m := rsMarkers(t, s, img.Upload.ID, bin.Upload.ID); m[0] != "" || m[1] != "" {
 		t.Fatalf("markers written by a failed resolve: %q", m)
+	}
+}
+
+// countOpens counts the opens of a store's uploads.
+type countOpens struct {
+	Uploads
+	n *atomic.Int32
+}
+
+func (c countOpens) Open(id, name string) (*Upload, error) {
+	c.n.Add(1)
+	return c.Uploads.Open(id, name)
+}
+
+// With a work folder, an inline file's data is read from the copy this run checked, not fetched
+// from the store again (a store behind a network pays a round trip per fetch); the output is the
+// same. A copy changed since is not read: the data comes from the store.
+func TestResolveInlineFromCheckedCopy(t *testing.T) {
+	s := testStore(t)
+	work := filepath.Join(t.TempDir(), "work")
+	img := rsPut(t, s, "a.png", "image/png", rsPNG(t, 4096, 2))
+	bin := rsPut(t, s, "b.bin", "", rsBytes(5000, 1))
+	in := rsPrompt(t, []*manifest.Record{img, bin}, "")
+	want, err := Resolve(in, rsLocal(s), Options{Caps: Caps{Image: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantBlocks := rsBlocks(t, rsOutput(t, want))
+	var n atomic.Int32
+	u := countOpens{rsLocal(s), &n}
+	opts := Options{Workdir: work, Caps: Caps{Image: true}}
+	for run := 0; run < 2; run++ {
+		n.Store(0)
+		res, err := Resolve(in, u, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		blocks := rsBlocks(t, rsOutput(t, res))
+		if blocks[0].Data != wantBlocks[0].Data {
+			t.Fatalf("run %d: the inline data is not the upload", run)
+		}
+		// Each upload is opened to be examined; the first run copies both; none is opened to
+		// write the inline data.
+		if want := map[int]int32{0: 4, 1: 2}[run]; n.Load() != want {
+			t.Fatalf("run %d: %d opens of the store, want %d", run, n.Load(), want)
+		}
+	}
+	// The agent edits the image's copy: the inline data is the upload's, read from the store.
+	cp := filepath.Join(work, img.Upload.ID, img.Name)
+	os.Chmod(cp, 0o600)
+	if err := os.WriteFile(cp, rsPNG(t, 4096, 3), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	n.Store(0)
+	res, err := Resolve(in, u, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if blocks := rsBlocks(t, rsOutput(t, res)); blocks[0].Data != wantBlocks[0].Data || n.Load() != 3 || res.Changed != 1 {
+		t.Fatalf("after the edit: data equal %v, %d opens, %d changed", blocks[0].Data == wantBlocks[0].Data, n.Load(), res.Changed)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/attachctl/attachctl/manifest"
 	"github.com/attachctl/attachctl/sniff"
@@ -86,7 +87,7 @@ func (res *Resolution) Bytes() ([]byte, error) {
 // streamBase64 writes the standard base64 of the reference's finished upload, read in chunks, and
 // checks that it is the file examine saw: the same size and type.
 func streamBase64(u Uploads, st *streamer, r *ref, chunk []byte) error {
-	f, err := u.Open(r.id, r.name)
+	f, err := openInline(u, r)
 	if err != nil {
 		e := manifest.AsError(err, manifest.UploadUnreadable)
 		return manifest.Errorf(e.Code, "upload %s: %s changed while it was resolved: %s", r.id, r.name, e.Message)
@@ -143,4 +144,23 @@ func (st *streamer) flush() {
 		st.n += int64(m)
 	}
 	st.buf = st.buf[:0]
+}
+
+// openInline opens what an inline block's data is read from: the work folder's copy when this
+// run checked it (made it, or hashed it intact) and it is still that file (same inode, size and
+// mtime), which spares a store behind a network a second fetch of every inline file; otherwise
+// the store's upload.
+func openInline(u Uploads, r *ref) (*Upload, error) {
+	if r.copyInfo != nil {
+		if fi, err := os.Lstat(r.link); err == nil && os.SameFile(fi, r.copyInfo) &&
+			fi.Size() == r.size && fi.ModTime().Equal(r.copyInfo.ModTime()) {
+			if f, err := os.Open(r.link); err == nil {
+				if st, err := f.Stat(); err == nil && os.SameFile(st, fi) {
+					return &Upload{ReadCloser: f, Size: st.Size(), Blake3: r.blake3, Path: r.link}, nil
+				}
+				f.Close()
+			}
+		}
+	}
+	return u.Open(r.id, r.name)
 }
