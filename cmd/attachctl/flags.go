@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/attachctl/attachctl/ops/store/local"
+	"github.com/attachctl/attachctl/ops/stage"
 	"github.com/attachctl/attachctl/shrink"
 	"github.com/urfave/cli/v2"
 )
@@ -39,7 +39,7 @@ func shrinkOptions(c *cli.Context) (shrink.Options, error) {
 
 // chunkFlag is upload's --chunk, also on prepare.
 func chunkFlag() cli.Flag {
-	return &cli.IntFlag{Name: "chunk", Value: local.DefaultChunk, Usage: "largest chunk in `BYTES`"}
+	return &cli.IntFlag{Name: "chunk", Value: stage.DefaultChunk, Usage: "largest chunk in `BYTES`"}
 }
 
 // chunkSize reads chunkFlag.

@@ -44,6 +44,7 @@ import (
 	"time"
 
 	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/ops/store"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
@@ -86,6 +87,13 @@ type Store struct {
 
 	markMu sync.Mutex
 	marked bool // the store mark was seen or made
+
+	bufMu    sync.Mutex
+	bufs     chan []byte // see buffers
+	bufChunk int64
+
+	// sent, when set, is called with each part's number as it is about to be sent (tests).
+	sent func(n int32)
 }
 
 // IsURI tells whether a --store value names an S3 store.
@@ -249,3 +257,10 @@ func (s *Store) wrap(code manifest.Code, what string, err error) error {
 	}
 	return manifest.Errorf(code, "store %s: %s: %s", s.URI, what, msg)
 }
+
+var (
+	_ store.Backend  = (*Store)(nil)
+	_ store.Streamer = (*Store)(nil)
+	_ store.Namer    = (*Store)(nil)
+	_ store.Chunker  = (*Store)(nil)
+)

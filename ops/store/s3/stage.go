@@ -7,9 +7,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"io"
-	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -55,25 +53,21 @@ func (s *Store) parts(ctx context.Context, id, name, uploadID string) ([]part, e
 	}
 }
 
-// UploadOptions tune the upload stage.
-type UploadOptions struct {
-	Chunk    int64         // part size; 0 is DefaultChunk; at least MinChunk
-	Jobs     int           // parts sent at once; at most Jobs x Chunk bytes of parts are in memory
-	Progress func(int64)   // bytes read from the source so far, as they go
-	Sent     func(n int32) // a part about to be sent (tests count them)
-	// Buffers, when set, is the pool of part buffers (each Chunk bytes) that several uploads at
-	// once share, so that the bound on memory holds for the whole command; nil: Jobs of its own.
-	Buffers chan []byte
-}
+// Chunks are S3's part sizes (store.Chunker): DefaultChunk unless told, at least MinChunk.
+func (s *Store) Chunks() (def, least int64) { return DefaultChunk, MinChunk }
 
-// NewBuffers is a pool of jobs part buffers of chunk bytes for UploadOptions.Buffers. They are
-// made when first taken.
-func NewBuffers(jobs int, chunk int64) chan []byte {
-	pool := make(chan []byte, jobs)
-	for i := 0; i < jobs; i++ {
-		pool <- nil
+// buffers is the pool of part buffers all the streams of this Store share (jobs of chunk bytes,
+// made when first taken), so that the bound on memory holds for the whole command.
+func (s *Store) buffers(jobs int, chunk int64) chan []byte {
+	s.bufMu.Lock()
+	defer s.bufMu.Unlock()
+	if s.bufs == nil || s.bufChunk != chunk {
+		s.bufs, s.bufChunk = make(chan []byte, jobs), chunk
+		for i := 0; i < jobs; i++ {
+			s.bufs <- nil
+		}
 	}
-	return pool
+	return s.bufs
 }
 
 // sourceNote is P/.attachctl/source/<key>.
@@ -91,64 +85,55 @@ func (s *Store) noteKey(abs, name string, size int64, sum string) string {
 	return s.key(internalDir, "source", hex.EncodeToString(h.Sum(nil)))
 }
 
-// UploadRecord puts the file rec names into the store as a multipart upload of its finished key,
-// parts sent opts.Jobs at once, and sets rec.Upload. The BLAKE3 goes into the object's metadata,
-// so it must be known before the first byte is sent: a record without one (no sniff before)
-// costs one read of the file first. A killed run, run again with the same file, finds its
-// multipart upload through the source note and sends only the parts the server does not hold
-// with the same bytes (each held part's ETag is compared with the MD5 of the file's bytes). The
-// completion is create-only (If-None-Match: *).
-func (s *Store) UploadRecord(ctx context.Context, rec *manifest.Record, opts UploadOptions) error {
+// Stream puts the source into the store as a multipart upload of its finished key, parts sent
+// opts.Jobs at once (store.Streamer). The BLAKE3 goes into the object's metadata, so it must be
+// known before the first byte is sent: a source without one costs one read of the file first. A
+// killed run, run again with the same file, finds its multipart upload through the source note
+// and sends only the parts the server does not hold with the same bytes (each held part's ETag is
+// compared with the MD5 of the file's bytes). The completion is create-only (If-None-Match: *).
+func (s *Store) Stream(ctx context.Context, src store.Source, f store.SourceFile, opts store.StreamOptions) (*store.Info, error) {
 	chunk := opts.Chunk
 	if chunk <= 0 {
 		chunk = DefaultChunk
 	}
 	if chunk < MinChunk {
-		return manifest.Errorf(manifest.UploadInvalid, "--chunk %d: S3 takes parts of at least %d bytes", chunk, MinChunk)
+		return nil, manifest.Errorf(manifest.UploadInvalid, "--chunk %d: S3 takes parts of at least %d bytes", chunk, MinChunk)
 	}
 	jobs := max(opts.Jobs, 1)
 	progress := opts.Progress
 	if progress == nil {
 		progress = func(int64) {}
 	}
-	abs, name, want, err := ops.Source(rec)
-	if err != nil {
-		return err
-	}
-	src, err := os.Open(abs)
-	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return manifest.Errorf(manifest.FileMissing, "%s: no such file", abs)
-		}
-		return manifest.Errorf(manifest.FileUnreadable, "%s: %v", abs, err)
-	}
-	defer src.Close()
-	fi, err := src.Stat()
-	if err != nil || !fi.Mode().IsRegular() {
-		return manifest.Errorf(manifest.FileNotRegular, "%s: not a regular file", abs)
-	}
-	size := fi.Size()
+	abs, name, size, want := src.Path, src.Name, src.Size, src.Blake3
+	observe := opts.Observe
 	if want == "" {
-		if want, _, err = ops.Hash(src, nil); err != nil {
-			return manifest.Errorf(manifest.FileUnreadable, "%s: %v", abs, err)
+		var r io.Reader = io.NewSectionReader(f, 0, size)
+		if observe != nil { // this pass shows the bytes; the send does not again
+			show := observe
+			r = io.TeeReader(r, writerFunc(func(p []byte) (int, error) { show(p); return len(p), nil }))
+			observe = nil
 		}
-		if _, err := src.Seek(0, io.SeekStart); err != nil {
-			return manifest.Errorf(manifest.FileUnreadable, "%s: %v", abs, err)
+		var err error
+		if want, _, err = ops.Hash(r, nil); err != nil {
+			return nil, manifest.Errorf(manifest.FileUnreadable, "%s: %v", abs, err)
 		}
+	}
+	done := func(id string) (*store.Info, error) {
+		return &store.Info{ID: id, Name: name, Size: size, Blake3: want}, nil
 	}
 	if _, err := s.checkStore(ctx, true); err != nil {
-		return err
+		return nil, err
 	}
 	note := s.noteKey(abs, name, size, want)
 	id, pi, held := s.resumable(ctx, note, name, want)
 	if id != "" && pi == nil { // finished by an earlier run
 		progress(size)
-		s.setUpload(rec, id, name, size, want)
-		return nil
+		return done(id)
 	}
+	var err error
 	if pi == nil {
 		if id, pi, err = s.startStage(ctx, note, name, size, want); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	key := s.FinishedKey(id, name)
@@ -157,50 +142,41 @@ func (s *Store) UploadRecord(ctx context.Context, rec *manifest.Record, opts Upl
 		_, err = s.client.PutObject(ctx, &awss3.PutObjectInput{Bucket: &s.Bucket, Key: &key, Body: bytes.NewReader(nil),
 			Metadata: map[string]string{"blake3": want}, IfNoneMatch: aws.String("*")})
 		if err != nil && !conflict(err) {
-			return s.wrap(manifest.UploadUnreadable, abs, err)
+			return nil, s.wrap(manifest.UploadUnreadable, abs, err)
 		}
 		s.dropPartial(ctx, id, pi)
-		s.setUpload(rec, id, name, 0, want)
-		return nil
+		return done(id)
 	}
-	free := opts.Buffers
-	if free == nil {
-		free = NewBuffers(jobs, chunk)
-	}
-	done, got, err := s.sendParts(ctx, src, size, chunk, jobs, free, id, pi, held, progress, opts.Sent)
+	parts, got, err := s.sendParts(ctx, io.NewSectionReader(f, 0, size), abs, size, chunk, jobs, s.buffers(jobs, chunk), id, pi, held, progress, observe, s.sent)
 	if err != nil {
-		return err
+		return nil, err
+	}
+	if err := f.Unchanged(); err != nil {
+		return nil, err
 	}
 	if got != want {
 		// The file changed since it was hashed: what was sent is not what the record names.
 		s.dropPartial(ctx, id, pi)
 		s.client.DeleteObject(ctx, &awss3.DeleteObjectInput{Bucket: &s.Bucket, Key: &note})
-		return manifest.Errorf(manifest.UploadHashMismatch, "%s: BLAKE3 is %s, the manifest says %s (changed since it was sniffed)", abs, got, want)
+		return nil, manifest.Errorf(manifest.UploadHashMismatch, "%s: BLAKE3 is %s, the manifest says %s (changed since it was sniffed)", abs, got, want)
 	}
 	_, err = s.client.CompleteMultipartUpload(ctx, &awss3.CompleteMultipartUploadInput{Bucket: &s.Bucket, Key: &key,
-		UploadId: &pi.UploadID, MultipartUpload: &types.CompletedMultipartUpload{Parts: done}, IfNoneMatch: aws.String("*")})
+		UploadId: &pi.UploadID, MultipartUpload: &types.CompletedMultipartUpload{Parts: parts}, IfNoneMatch: aws.String("*")})
 	if err != nil && !conflict(err) {
-		return s.wrap(manifest.UploadUnreadable, abs, err)
+		return nil, s.wrap(manifest.UploadUnreadable, abs, err)
 	}
 	if err != nil { // completed by another run meanwhile: it must be these bytes
 		info, ierr := s.head(ctx, id, name)
 		if ierr != nil {
-			return ierr
+			return nil, ierr
 		}
 		if info.Blake3 != want {
-			return manifest.Errorf(manifest.UploadHashMismatch, "%s: upload %s was finished by another run with BLAKE3 %s", abs, id, info.Blake3)
+			return nil, manifest.Errorf(manifest.UploadHashMismatch, "%s: upload %s was finished by another run with BLAKE3 %s", abs, id, info.Blake3)
 		}
 	}
 	// The note stays, so that the same file uploaded again is named again; the info goes.
 	s.client.DeleteObject(ctx, &awss3.DeleteObjectInput{Bucket: &s.Bucket, Key: aws.String(s.infoKey(id))})
-	s.setUpload(rec, id, name, size, want)
-	return nil
-}
-
-func (s *Store) setUpload(rec *manifest.Record, id, name string, size int64, sum string) {
-	rec.Name, rec.Blake3 = name, sum
-	rec.SetSize(size)
-	rec.Upload = &manifest.Upload{ID: id, Store: s.URI, Path: s.FinishedURI(id, name)}
+	return done(id)
 }
 
 // resumable looks up the note of a source: the id of a finished upload of it (pi nil), or of a
@@ -261,7 +237,7 @@ func (s *Store) startStage(ctx context.Context, note, name string, size int64, w
 // sendParts reads the source once, in order, hashing it, and sends each part the server does not
 // already hold with the same bytes, jobs at once. Buffers go round a pool of jobs, so at most
 // jobs x chunk bytes are in memory. It returns the parts for the completion and the BLAKE3.
-func (s *Store) sendParts(ctx context.Context, src *os.File, size, chunk int64, jobs int, free chan []byte, id string, pi *partialInfo, held map[int32]part, progress func(int64), sent func(int32)) ([]types.CompletedPart, string, error) {
+func (s *Store) sendParts(ctx context.Context, src io.Reader, srcName string, size, chunk int64, jobs int, free chan []byte, id string, pi *partialInfo, held map[int32]part, progress func(int64), observe func([]byte), sent func(int32)) ([]types.CompletedPart, string, error) {
 	key := s.FinishedKey(id, pi.Name)
 	nparts := int((size + chunk - 1) / chunk)
 	done := make([]types.CompletedPart, nparts)
@@ -312,11 +288,14 @@ func (s *Store) sendParts(ctx context.Context, src *os.File, size, chunk int64, 
 		k := min(chunk, size-pos)
 		if _, err := io.ReadFull(src, buf[:k]); err != nil {
 			free <- buf
-			readErr = manifest.Errorf(manifest.FileChanged, "%s: shorter than its %d bytes: %v", src.Name(), size, err)
+			readErr = manifest.Errorf(manifest.FileChanged, "%s: shorter than its %d bytes: %v", srcName, size, err)
 			break
 		}
 		buf = buf[:k]
 		h.Write(buf)
+		if observe != nil {
+			observe(buf)
+		}
 		pos += k
 		progress(k)
 		if p, ok := held[n]; ok && p.Size == k && p.ETag == md5hex(buf) {
