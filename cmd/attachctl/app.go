@@ -131,7 +131,7 @@ func checkGlobals(c *cli.Context) error {
 	if j := globalInt(c, "jobs"); j < 1 {
 		return usageError("--jobs takes a whole number of at least 1, not %d", j)
 	}
-	return nil
+	return checkStoreFlags(c)
 }
 
 // run is main without the exit, for testscript.
