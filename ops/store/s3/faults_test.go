@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/ops/acp"
 	"github.com/attachctl/attachctl/ops/store"
 	"github.com/attachctl/attachctl/ops/store/s3/s3test"
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -261,6 +262,15 @@ func testMidTransfer(t *testing.T, srv *s3test.Server) {
 	r.Close()
 	if manifest.CodeOf(err) != manifest.StoreUnreachable || strings.Count(err.Error(), "store.unreachable") != 1 || strings.Count(err.Error(), "upload.unreadable") != 0 {
 		t.Fatalf("reading from a server that died: %v, want store.unreachable, said once", err)
+	}
+	// The same through resolve copying it into a work folder.
+	prompt, err := acp.Prompt([]*manifest.Record{rec}, acp.PromptOptions{Session: "s1", Text: "x", HasText: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = acp.Resolve(prompt, acp.Backend(bg, s), acp.Options{Caps: acp.Caps{Image: true}, Workdir: t.TempDir()})
+	if manifest.CodeOf(err) != manifest.StoreUnreachable || strings.Count(err.Error(), "store.unreachable") != 1 || strings.Contains(err.Error(), "upload.unreadable") {
+		t.Fatalf("resolve from a server that died: %v, want store.unreachable, said once", err)
 	}
 }
 
