@@ -84,6 +84,7 @@ func openForCheck(path string) (io.ReadCloser, error) { return local.OpenForChec
 
 // The modes the local store gives its folders and files, for verify --format text's chmod hint.
 const (
-	storeDirMode  os.FileMode = local.DirMode
-	storeFileMode os.FileMode = local.FileMode
+	storeDirMode      os.FileMode = local.DirMode
+	storeFileMode     os.FileMode = local.FileMode
+	storeReadOnlyMode os.FileMode = local.ReadOnlyMode
 )

@@ -75,8 +75,15 @@ func permissionFix(rec *manifest.Record) string {
 	}
 	for _, ent := range ents {
 		fi, err := ent.Info()
-		if err == nil && fi.Mode().IsRegular() && fi.Mode().Perm() != storeFileMode {
-			return "chmod 600 " + shellQuote(filepath.Join(dir, ent.Name()))
+		if err != nil || !fi.Mode().IsRegular() {
+			continue
+		}
+		perm, path := fi.Mode().Perm(), shellQuote(filepath.Join(dir, ent.Name()))
+		switch original := ent.Name() != store.UsedName && !strings.HasPrefix(ent.Name(), store.UsedName+"."); {
+		case original && perm != storeReadOnlyMode && perm != storeFileMode:
+			return "chmod 400 " + path
+		case !original && perm != storeFileMode:
+			return "chmod 600 " + path
 		}
 	}
 	return ""
