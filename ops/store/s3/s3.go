@@ -378,12 +378,16 @@ type breaker struct {
 	c     aws.HTTPClient
 	limit int32
 	fails atomic.Int32
-	last  atomic.Value // error
+	last  atomic.Pointer[error]
 }
 
 func (b *breaker) Do(r *http.Request) (*http.Response, error) {
 	if b.fails.Load() >= b.limit {
-		return nil, fmt.Errorf("%w (%v)", errGaveUp, b.last.Load())
+		var last error = errGaveUp
+		if p := b.last.Load(); p != nil {
+			last = *p
+		}
+		return nil, fmt.Errorf("%w (%v)", errGaveUp, last)
 	}
 	resp, err := b.c.Do(r)
 	var ne net.Error
@@ -391,7 +395,7 @@ func (b *breaker) Do(r *http.Request) (*http.Response, error) {
 	case err == nil:
 		b.fails.Store(0)
 	case errors.As(err, &ne) && ne.Timeout() && r.Context().Err() == nil:
-		b.last.Store(err)
+		b.last.Store(&err)
 		b.fails.Add(1)
 	}
 	return resp, err
