@@ -139,14 +139,21 @@ func run(args []string) int { return runWith(args, os.Stdin, os.Stdout, os.Stder
 
 // runWith runs attachctl with the given arguments and standard streams and returns its exit code.
 func runWith(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// One goroutine records the signal and then cancels: whoever sees the context done (a
+	// command stopping for it) finds the signal recorded, for the exit code 128+N.
+	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
 	go func() {
-		sigs := make(chan os.Signal, 1)
-		signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-		s := <-sigs
-		if n, ok := s.(syscall.Signal); ok {
-			signalled.Store(int32(n))
+		select {
+		case s := <-sigs:
+			if n, ok := s.(syscall.Signal); ok {
+				signalled.Store(int32(n))
+			}
+			stop()
+		case <-ctx.Done():
 		}
 	}()
 	app := newApp(stdin, stdout, stderr)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -115,7 +116,11 @@ func init() {
 			}
 			// Untrusted input: read at most twice one message (it may carry inline data).
 			limit := 2*opts.MaxMessage + 1<<20
-			b, err := io.ReadAll(io.LimitReader(in, limit+1))
+			b, err := readAllContext(c.Context, io.LimitReader(in, limit+1))
+			if err != nil && c.Context.Err() != nil {
+				fmt.Fprintf(c.App.ErrWriter, "attachctl: %s: interrupted while reading the prompt: nothing written\n", c.Command.Name)
+				return exitError{exitFailed}
+			}
 			if err != nil {
 				return usageError("reading the prompt: %v", err)
 			}
@@ -227,4 +232,24 @@ func defaultWorkdir(loc string) (string, error) {
 	}
 	scheme, rest, _ := strings.Cut(loc, "://")
 	return filepath.Join(base, "attachctl", "work", scheme, filepath.FromSlash(strings.Trim(rest, "/"))), nil
+}
+
+// readAllContext reads r to its end, or stops when ctx is done (a signal while resolve waits for
+// a prompt on a pipe or a terminal); the read left behind ends with the process.
+func readAllContext(ctx context.Context, r io.Reader) ([]byte, error) {
+	type result struct {
+		b   []byte
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		b, err := io.ReadAll(r)
+		done <- result{b, err}
+	}()
+	select {
+	case res := <-done:
+		return res.b, res.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 }
