@@ -37,7 +37,7 @@ func TestScriptS3(t *testing.T) {
 			}
 			env.Setenv("S3STORE", srv.URI(fmt.Sprintf("script%d/chat-42", n.Add(1))))
 			env.Setenv("S3DIR", srv.Dir)
-			env.Setenv("SILENT", silent) // accepts connections, never answers
+			env.Setenv("SILENT", silent)                // accepts connections, never answers
 			env.Setenv("STRIPPING", stripping.Endpoint) // drops If-None-Match and If-Match
 			return nil
 		},
