@@ -76,7 +76,7 @@ type Store struct {
 }
 
 // Open returns the store at dir. The store folder must be a real folder, not a symlink (refused
-// before anything is made). A folder that exists and is not a store is store.notStore, and
+// before anything is made), and never inside another store or an upload (store.notStore). A folder that exists and is not a store is store.notStore, and
 // nothing is written into it. Without create, a store that does not exist is empty: every read
 // finds nothing and nothing is made. With create (an upload), a missing store is made (0700), and
 // a new or empty folder, or a store of an earlier version (recognised by its layout), is marked.
@@ -86,6 +86,9 @@ func Open(dir string, create bool) (*Store, error) {
 		return nil, manifest.Errorf(manifest.UploadInvalid, "store %s: %v", dir, err)
 	}
 	s := &Store{Dir: abs}
+	if err := notNested(abs); err != nil {
+		return nil, err
+	}
 	fi, err := os.Lstat(abs)
 	switch {
 	case errors.Is(err, os.ErrNotExist):

@@ -50,6 +50,9 @@ func (s *Store) checkStore(ctx context.Context, create bool) (bool, error) {
 	if s.marked {
 		return true, nil
 	}
+	if err := s.nestedName(); err != nil {
+		return false, err
+	}
 	_, err := s.client.HeadObject(ctx, &awss3.HeadObjectInput{Bucket: &s.Bucket, Key: aws.String(s.markKey())})
 	if err == nil {
 		s.marked = true
@@ -68,6 +71,9 @@ func (s *Store) checkStore(ctx context.Context, create bool) (bool, error) {
 	}
 	if !create {
 		return false, nil
+	}
+	if err := s.notNested(ctx); err != nil {
+		return false, err
 	}
 	_, err = s.client.PutObject(ctx, &awss3.PutObjectInput{Bucket: &s.Bucket, Key: aws.String(s.markKey()),
 		Body: strings.NewReader("attachctl store\n"), IfNoneMatch: aws.String("*")})
