@@ -57,10 +57,21 @@ func (s *Store) Chunk(id string, offset int64, r io.Reader, max int64) (int64, e
 	room := int64(-1)
 	if p.meta.Size >= 0 {
 		room = p.meta.Size - cur
-		if f, ok := r.(*os.File); ok { // a regular file says its length before anything is written
-			if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
-				if pos, err := f.Seek(0, io.SeekCurrent); err == nil && fi.Size()-pos > room {
-					return cur, pastSize(id, p.meta.Size, cur, fi.Size()-pos)
+	}
+	// The store's limits: a chunk that would take the upload past max-file, or the store past
+	// max-bytes, is refused whole, as one past the declared size is.
+	quotaRoom, overQuota, err := s.chunkRoom(p.meta.Name, cur)
+	if err != nil {
+		return cur, err
+	}
+	if f, ok := r.(*os.File); ok && (room >= 0 || quotaRoom >= 0) { // a regular file says its length before anything is written
+		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+			if pos, err := f.Seek(0, io.SeekCurrent); err == nil {
+				switch n := fi.Size() - pos; {
+				case room >= 0 && n > room:
+					return cur, pastSize(id, p.meta.Size, cur, n)
+				case quotaRoom >= 0 && n > quotaRoom:
+					return cur, overQuota(cur + n)
 				}
 			}
 		}
@@ -73,6 +84,10 @@ func (s *Store) Chunk(id string, offset int64, r io.Reader, max int64) (int64, e
 			if room >= 0 && done+int64(n) > room {
 				p.truncate(cur)
 				return cur, pastSize(id, p.meta.Size, cur, done+int64(n))
+			}
+			if quotaRoom >= 0 && done+int64(n) > quotaRoom {
+				p.truncate(cur)
+				return cur, overQuota(cur + done + int64(n))
 			}
 			if _, err := p.f.WriteAt(buf[:n], cur+done); err != nil {
 				p.truncate(cur)

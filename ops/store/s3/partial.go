@@ -76,7 +76,7 @@ func (s *Store) checkStore(ctx context.Context, create bool) (bool, error) {
 		return false, err
 	}
 	_, err = s.client.PutObject(ctx, &awss3.PutObjectInput{Bucket: &s.Bucket, Key: aws.String(s.markKey()),
-		Body: strings.NewReader("attachctl store\n"), IfNoneMatch: aws.String("*")})
+		Body: bytes.NewReader(store.MarkText(store.Limits{})), IfNoneMatch: aws.String("*")})
 	if err != nil && !conflict(err) {
 		return false, s.wrap(manifest.StoreUnreachable, "store mark", err)
 	}
@@ -202,6 +202,9 @@ func (s *Store) Begin(ctx context.Context, name string, size int64) (string, err
 	if _, err := s.checkStore(ctx, true); err != nil {
 		return "", err
 	}
+	if err := s.admit(ctx, name, size); err != nil {
+		return "", err
+	}
 	id, err := store.NewID()
 	if err != nil {
 		return "", err
@@ -249,6 +252,9 @@ func (s *Store) Write(ctx context.Context, id string, offset int64, r io.Reader)
 	}
 	if pi.Size >= 0 && int64(len(b)) > pi.Size-cur {
 		return cur, manifest.Errorf(manifest.UploadPastSize, "upload %s: declared %d bytes, at offset %d; the chunk goes past the size and none of it is kept", id, pi.Size, cur)
+	}
+	if err := s.admitChunk(ctx, pi.Name, cur, int64(len(b))); err != nil {
+		return cur, err
 	}
 	if len(b) == 0 {
 		return cur, nil

@@ -86,6 +86,8 @@ type Store struct {
 
 	markMu sync.Mutex
 	marked bool // the store mark was seen or made
+
+	quota quota // its limits and what it holds (limits.go)
 }
 
 // IsURI tells whether a --store value names an S3 store.

@@ -238,6 +238,9 @@ func (s *Store) resumable(ctx context.Context, note, name, want string) (string,
 // startStage begins a multipart upload with the BLAKE3 in its metadata, then writes its info and
 // the source's note (a kill between leaves a multipart upload that sweep aborts).
 func (s *Store) startStage(ctx context.Context, note, name string, size int64, want string) (string, *partialInfo, error) {
+	if err := s.admit(ctx, name, size); err != nil { // the store's limits, before anything is sent
+		return "", nil, err
+	}
 	id, err := store.NewID()
 	if err != nil {
 		return "", nil, err

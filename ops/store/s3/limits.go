@@ -1,0 +1,123 @@
+package s3
+
+import (
+	"context"
+	"strings"
+	"sync"
+
+	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/ops/store"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awss3 "github.com/aws/aws-sdk-go-v2/service/s3"
+)
+
+// quota is the store's limits, read from its mark object once, and what it holds, counted on the
+// first upload begun and kept up to date by this process's uploads (as in the local store).
+type quota struct {
+	mu     sync.Mutex
+	read   bool
+	limits store.Limits
+	usage  *store.Usage
+}
+
+// Limits returns the store's limits, from its mark (none for a store not made yet, or whose mark
+// is of an earlier version).
+func (s *Store) Limits(ctx context.Context) (store.Limits, error) {
+	s.quota.mu.Lock()
+	defer s.quota.mu.Unlock()
+	return s.limitsLocked(ctx)
+}
+
+func (s *Store) limitsLocked(ctx context.Context) (store.Limits, error) {
+	q := &s.quota
+	if q.read {
+		return q.limits, nil
+	}
+	b, _, _, err := s.getObject(ctx, s.markKey())
+	switch {
+	case notFound(err):
+		return store.Limits{}, nil // not a store yet: checkStore decides what it is
+	case err != nil:
+		return store.Limits{}, s.wrap(manifest.StoreUnreachable, "store mark", err)
+	}
+	l, err := store.ParseMark(s.URI+"/"+internalDir+"/store", b)
+	if err != nil {
+		return l, err
+	}
+	q.read, q.limits = true, l
+	return l, nil
+}
+
+// admit checks a new upload of size bytes (-1: open) named name against the limits and counts it
+// when admitted, before anything of it is sent.
+func (s *Store) admit(ctx context.Context, name string, size int64) error {
+	s.quota.mu.Lock()
+	defer s.quota.mu.Unlock()
+	l, err := s.limitsLocked(ctx)
+	if err != nil || l.None() {
+		return err
+	}
+	q := &s.quota
+	if q.usage == nil {
+		ls, err := s.List(ctx)
+		if err != nil {
+			return err
+		}
+		u := store.UsageOf(ls)
+		q.usage = &u
+	}
+	if err := l.Admit(s.URI, name, size, *q.usage); err != nil {
+		return err
+	}
+	q.usage.Files++
+	q.usage.Bytes += max(size, 0)
+	return nil
+}
+
+// admitChunk checks a chunk of n bytes at offset cur of the unfinished upload name.
+func (s *Store) admitChunk(ctx context.Context, name string, cur, n int64) error {
+	l, err := s.Limits(ctx)
+	if err != nil || l.MaxFile == 0 && l.MaxBytes == 0 {
+		return err
+	}
+	ls, err := s.List(ctx)
+	if err != nil {
+		return err
+	}
+	return l.AdmitBytes(s.URI, name, cur, cur+n, store.UsageOf(ls))
+}
+
+// SetLimits is `store init` on an S3 store: it makes the store (its mark) where it may be one and
+// sets its limits in the mark, once: a store with limits keeps them (the same again is no change),
+// one without gets these, replaced with a conditional write on the mark's ETag.
+func (s *Store) SetLimits(ctx context.Context, l store.Limits) error {
+	if _, err := s.checkStore(ctx, true); err != nil {
+		return err
+	}
+	b, etag, _, err := s.getObject(ctx, s.markKey())
+	if err != nil {
+		return s.wrap(manifest.StoreUnreachable, "store mark", err)
+	}
+	have, err := store.ParseMark(s.URI+"/"+internalDir+"/store", b)
+	if err != nil {
+		return err
+	}
+	switch {
+	case have == l:
+		return nil
+	case !have.None():
+		return manifest.Errorf(manifest.UploadInvalid, "store %s: already has limits; they are set once, when the store is made (or by rewriting %s)", s.URI, s.markKey())
+	}
+	_, err = s.client.PutObject(ctx, &awss3.PutObjectInput{Bucket: &s.Bucket, Key: aws.String(s.markKey()),
+		Body: strings.NewReader(string(store.MarkText(l))), IfMatch: aws.String(etag)})
+	if conflict(err) {
+		return manifest.Errorf(manifest.UploadInvalid, "store %s: its mark changed while the limits were set; run store init again", s.URI)
+	}
+	if err != nil {
+		return s.wrap(manifest.StoreUnreachable, "store mark", err)
+	}
+	s.quota.mu.Lock()
+	s.quota = quota{read: true, limits: l}
+	s.quota.mu.Unlock()
+	return nil
+}
