@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -16,6 +17,24 @@ type Limits struct {
 	MaxFile  int64 `json:"maxFile,omitempty"`  // the largest upload, in bytes
 	MaxBytes int64 `json:"maxBytes,omitempty"` // all uploads together, finished and unfinished, in bytes
 	MaxFiles int64 `json:"maxFiles,omitempty"` // how many uploads, finished and unfinished
+}
+
+// String is l in words for messages: "max-file 100 B, max-files 4".
+func (l Limits) String() string {
+	var out []string
+	if l.MaxFile > 0 {
+		out = append(out, "max-file "+Bytes(l.MaxFile))
+	}
+	if l.MaxBytes > 0 {
+		out = append(out, "max-bytes "+Bytes(l.MaxBytes))
+	}
+	if l.MaxFiles > 0 {
+		out = append(out, fmt.Sprintf("max-files %d", l.MaxFiles))
+	}
+	if len(out) == 0 {
+		return "none"
+	}
+	return strings.Join(out, ", ")
 }
 
 // None reports whether l limits nothing.
@@ -112,4 +131,13 @@ func Bytes(n int64) string {
 		i++
 	}
 	return fmt.Sprintf("%.1f %s (%d bytes)", v, units[i], n)
+}
+
+// Limiter is a backend that keeps limits in its mark (both backends do): Limits reads them (none
+// for a store that does not exist yet), SetLimits is `store init`: it makes the store where one
+// may be made and sets its limits once (the same limits again are no change; other limits on a
+// store that has some are refused with upload.invalid).
+type Limiter interface {
+	Limits(ctx context.Context) (Limits, error)
+	SetLimits(ctx context.Context, l Limits) error
 }

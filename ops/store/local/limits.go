@@ -3,6 +3,7 @@
 package local
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -136,7 +137,7 @@ func SetLimits(dir string, l store.Limits) (*Store, error) {
 		return s, nil
 	case !have.None():
 		return nil, manifest.Errorf(manifest.UploadInvalid,
-			"store %s: already has limits (%s); they are set once, when the store is made (or by editing %s)", s.Dir, describe(have), s.internal(markName))
+			"store %s: already has limits (%s); they are set once, when the store is made (or by editing %s)", s.Dir, have.String(), s.internal(markName))
 	}
 	if err := s.writeMark(l); err != nil {
 		return nil, err
@@ -180,37 +181,22 @@ func (s *Store) writeMark(l store.Limits) error {
 	return nil
 }
 
-// describe is limits in words for a message.
-func describe(l store.Limits) string {
-	var out []string
-	if l.MaxFile > 0 {
-		out = append(out, "max-file "+store.Bytes(l.MaxFile))
+var _ store.Limiter = (*Local)(nil)
+
+// Limits is store.Limiter's: the store's limits (none while it does not exist).
+func (l *Local) Limits(ctx context.Context) (store.Limits, error) {
+	s, err := l.store(false)
+	if err != nil {
+		return store.Limits{}, err
 	}
-	if l.MaxBytes > 0 {
-		out = append(out, "max-bytes "+store.Bytes(l.MaxBytes))
-	}
-	if l.MaxFiles > 0 {
-		out = append(out, "max-files "+itoa(l.MaxFiles))
-	}
-	if len(out) == 0 {
-		return "none"
-	}
-	s := out[0]
-	for _, o := range out[1:] {
-		s += ", " + o
-	}
-	return s
+	return s.Limits()
 }
 
-func itoa(n int64) string {
-	if n == 0 {
-		return "0"
+// SetLimits is store.Limiter's: `store init`.
+func (l *Local) SetLimits(ctx context.Context, lim store.Limits) error {
+	s, err := SetLimits(l.dir, lim)
+	if err == nil {
+		l.s = s
 	}
-	var b [20]byte
-	i := len(b)
-	for ; n > 0; n /= 10 {
-		i--
-		b[i] = byte('0' + n%10)
-	}
-	return string(b[i:])
+	return err
 }

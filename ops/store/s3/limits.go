@@ -106,7 +106,7 @@ func (s *Store) SetLimits(ctx context.Context, l store.Limits) error {
 	case have == l:
 		return nil
 	case !have.None():
-		return manifest.Errorf(manifest.UploadInvalid, "store %s: already has limits; they are set once, when the store is made (or by rewriting %s)", s.URI, s.markKey())
+		return manifest.Errorf(manifest.UploadInvalid, "store %s: already has limits (%s); they are set once, when the store is made (or by rewriting %s)", s.URI, have, s.markKey())
 	}
 	_, err = s.client.PutObject(ctx, &awss3.PutObjectInput{Bucket: &s.Bucket, Key: aws.String(s.markKey()),
 		Body: strings.NewReader(string(store.MarkText(l))), IfMatch: aws.String(etag)})
@@ -117,7 +117,7 @@ func (s *Store) SetLimits(ctx context.Context, l store.Limits) error {
 		return s.wrap(manifest.StoreUnreachable, "store mark", err)
 	}
 	s.quota.mu.Lock()
-	s.quota = quota{read: true, limits: l}
+	s.quota.read, s.quota.limits, s.quota.usage = true, l, nil
 	s.quota.mu.Unlock()
 	return nil
 }
