@@ -13,6 +13,8 @@ func init() {
 	register(&cli.Command{
 		Name:  "store",
 		Usage: "make a store and set its limits",
+		Description: "store init marks a store and keeps its limits in its mark (see attachctl store init --help).\n\n" +
+			example("attachctl store init --store ~/.local/state/attachctl/chat-42 --max-file 100MB --max-bytes 1GB --max-files 1000"),
 		Subcommands: []*cli.Command{{
 			Name:  "init",
 			Usage: "mark a store and set its limits; prints {\"store\",\"limits\"}",
