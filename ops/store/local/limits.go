@@ -24,9 +24,7 @@ type quota struct {
 	once   sync.Once
 	limits store.Limits
 	err    error
-
-	mu    sync.Mutex
-	usage *store.Usage
+	tally  store.Tally
 }
 
 // Limits returns the store's limits, from its mark (none for a store that does not exist yet,
@@ -72,26 +70,10 @@ func (s *Store) readLimits() (store.Limits, error) {
 // is admitted, counts it. It runs before anything of the upload is made.
 func (s *Store) admit(name string, size int64) error {
 	l, err := s.Limits()
-	if err != nil || l.None() {
+	if err != nil {
 		return err
 	}
-	q := &s.quota
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	if q.usage == nil {
-		ls, err := s.List()
-		if err != nil {
-			return err
-		}
-		u := store.UsageOf(ls)
-		q.usage = &u
-	}
-	if err := l.Admit(s.Dir, name, size, *q.usage); err != nil {
-		return err
-	}
-	q.usage.Files++
-	q.usage.Bytes += max(size, 0)
-	return nil
+	return s.quota.tally.Admit(l, s.Dir, name, size, s.List)
 }
 
 // chunkRoom is how many bytes a chunk at offset cur of the unfinished upload name may add under

@@ -17,7 +17,7 @@ type quota struct {
 	mu     sync.Mutex
 	read   bool
 	limits store.Limits
-	usage  *store.Usage
+	tally  store.Tally
 }
 
 // Limits returns the store's limits, from its mark (none for a store not made yet, or whose mark
@@ -51,27 +51,11 @@ func (s *Store) limitsLocked(ctx context.Context) (store.Limits, error) {
 // admit checks a new upload of size bytes (-1: open) named name against the limits and counts it
 // when admitted, before anything of it is sent.
 func (s *Store) admit(ctx context.Context, name string, size int64) error {
-	s.quota.mu.Lock()
-	defer s.quota.mu.Unlock()
-	l, err := s.limitsLocked(ctx)
-	if err != nil || l.None() {
+	l, err := s.Limits(ctx)
+	if err != nil {
 		return err
 	}
-	q := &s.quota
-	if q.usage == nil {
-		ls, err := s.List(ctx)
-		if err != nil {
-			return err
-		}
-		u := store.UsageOf(ls)
-		q.usage = &u
-	}
-	if err := l.Admit(s.URI, name, size, *q.usage); err != nil {
-		return err
-	}
-	q.usage.Files++
-	q.usage.Bytes += max(size, 0)
-	return nil
+	return s.quota.tally.Admit(l, s.URI, name, size, func() (*store.Listing, error) { return s.List(ctx) })
 }
 
 // admitChunk checks a chunk of n bytes at offset cur of the unfinished upload name.
@@ -117,7 +101,8 @@ func (s *Store) SetLimits(ctx context.Context, l store.Limits) error {
 		return s.wrap(manifest.StoreUnreachable, "store mark", err)
 	}
 	s.quota.mu.Lock()
-	s.quota.read, s.quota.limits, s.quota.usage = true, l, nil
+	s.quota.read, s.quota.limits = true, l
 	s.quota.mu.Unlock()
+	s.quota.tally.Reset()
 	return nil
 }
