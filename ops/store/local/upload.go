@@ -259,7 +259,9 @@ func (s *Store) mayHave(name string, size int64) bool {
 }
 
 // finished returns the id of a finished upload of blake3 and name in s, or "". The id it returns
-// was checked just now: its metadata matches and its file passes the guarded open.
+// was checked just now: its metadata matches, its file passes the guarded open, and its bytes
+// still hash to the BLAKE3 recorded (a corrupted upload is never named again: the source is
+// uploaded afresh, which is what repairs it).
 func (s *Store) finished(blake3, name string) string {
 	x := &s.idx
 	x.mu.Lock()
@@ -276,8 +278,14 @@ func (s *Store) finished(blake3, name string) string {
 	m, err := s.ReadMeta(id)
 	if err == nil && m.Blake3 == blake3 && m.Name == name {
 		if f, err := s.OpenFinished(id, name); err == nil {
+			sum, err := hashFile(f, m.Size)
+			if n, _ := f.ReadAt(make([]byte, 1), m.Size); n != 0 { // longer than recorded
+				sum = ""
+			}
 			f.Close()
-			return id
+			if err == nil && sum == blake3 {
+				return id
+			}
 		}
 	}
 	delete(x.byKey, k) // swept or damaged since: upload again

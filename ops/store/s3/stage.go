@@ -216,7 +216,7 @@ func (s *Store) resumable(ctx context.Context, note, name, want string) (string,
 	}
 	pi, err := s.readInfo(ctx, n.ID)
 	if err != nil {
-		if info, herr := s.head(ctx, n.ID, name); herr == nil && info.Blake3 == want {
+		if info, herr := s.head(ctx, n.ID, name); herr == nil && info.Blake3 == want && s.intact(ctx, n.ID, name, want) {
 			return n.ID, nil, nil
 		}
 		return "", nil, nil
@@ -233,6 +233,19 @@ func (s *Store) resumable(ctx context.Context, note, name, want string) (string,
 		held[p.Number] = p
 	}
 	return n.ID, pi, held
+}
+
+// intact reports whether the finished object id still holds the bytes of BLAKE3 want: read back
+// whole, once, before a source is named by an upload already there, so that a corrupted upload
+// is never named again (the source is sent afresh, under a new id, which repairs it).
+func (s *Store) intact(ctx context.Context, id, name, want string) bool {
+	r, err := s.Open(ctx, id, name)
+	if err != nil {
+		return false
+	}
+	defer r.Close()
+	got, _, err := ops.Hash(r, nil)
+	return err == nil && got == want
 }
 
 // startStage begins a multipart upload with the BLAKE3 in its metadata, then writes its info and
