@@ -58,7 +58,7 @@ func storeInit(c *cli.Context) error {
 		report(c, &e)
 		return exitError{exitFailed}
 	}
-	b, err := backendAt(c, dir)
+	b, err := openStore(c, dir)
 	if err != nil {
 		return fail(err)
 	}

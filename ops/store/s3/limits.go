@@ -2,6 +2,7 @@ package s3
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"sync"
 
@@ -40,12 +41,52 @@ func (s *Store) limitsLocked(ctx context.Context) (store.Limits, error) {
 	case err != nil:
 		return store.Limits{}, s.wrap(manifest.StoreUnreachable, "store mark", err)
 	}
-	l, err := store.ParseMark(s.URI+"/"+internalDir+"/store", b)
+	l, err := limitsOf(s.URI+"/"+s.markKey(), string(b))
 	if err != nil {
 		return l, err
 	}
 	q.read, q.limits = true, l
 	return l, nil
+}
+
+// The mark object is lines of text (partial.go): "attachctl store", what was found of the
+// server's conditional writes, and, once store init set them, the limits as one line
+// "limits {"maxFile":N,"maxBytes":N,"maxFiles":N}".
+const limitsPrefix = "limits "
+
+// limitsOf reads the limits of a mark's body (none when it has no limits line).
+func limitsOf(where, body string) (store.Limits, error) {
+	line := strings.TrimSuffix(limitsLine(body), "\n")
+	if line == "" {
+		return store.Limits{}, nil
+	}
+	return store.ParseMark(where, []byte(`{"attachctl":"store","limits":`+strings.TrimPrefix(line, limitsPrefix)+`}`))
+}
+
+// limitsLine is the mark's limits line, its newline included ("" when it has none), so that a
+// mark rewritten for another reason keeps it.
+func limitsLine(body string) string {
+	for _, line := range strings.SplitAfter(body, "\n") {
+		if strings.HasPrefix(line, limitsPrefix) {
+			if !strings.HasSuffix(line, "\n") {
+				line += "\n"
+			}
+			return line
+		}
+	}
+	return ""
+}
+
+// withLimits is the mark's body with its limits line set to l.
+func withLimits(body string, l store.Limits) string {
+	b, _ := json.Marshal(l)
+	out := markLine + limitsPrefix + string(b) + "\n"
+	for _, line := range strings.SplitAfter(body, "\n") {
+		if line != "" && line != markLine && !strings.HasPrefix(line, limitsPrefix) {
+			out += line
+		}
+	}
+	return out
 }
 
 // admit checks a new upload of size bytes (-1: open) named name against the limits and counts it
@@ -82,7 +123,7 @@ func (s *Store) SetLimits(ctx context.Context, l store.Limits) error {
 	if err != nil {
 		return s.wrap(manifest.StoreUnreachable, "store mark", err)
 	}
-	have, err := store.ParseMark(s.URI+"/"+internalDir+"/store", b)
+	have, err := limitsOf(s.URI+"/"+s.markKey(), string(b))
 	if err != nil {
 		return err
 	}
@@ -93,7 +134,7 @@ func (s *Store) SetLimits(ctx context.Context, l store.Limits) error {
 		return manifest.Errorf(manifest.UploadInvalid, "store %s: already has limits (%s); they are set once, when the store is made (or by rewriting %s)", s.URI, have, s.markKey())
 	}
 	_, err = s.client.PutObject(ctx, &awss3.PutObjectInput{Bucket: &s.Bucket, Key: aws.String(s.markKey()),
-		Body: strings.NewReader(string(store.MarkText(l))), IfMatch: aws.String(etag)})
+		Body: strings.NewReader(withLimits(string(b), l)), IfMatch: aws.String(etag)})
 	if conflict(err) {
 		return manifest.Errorf(manifest.UploadInvalid, "store %s: its mark changed while the limits were set; run store init again", s.URI)
 	}
