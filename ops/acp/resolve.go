@@ -40,6 +40,9 @@ type Options struct {
 	// Context, when set, stops the resolve between its steps once it is done (a signal): Resolve
 	// then returns its error, having marked nothing used.
 	Context context.Context
+	// MaxFiles and MaxBytes limit one prompt: how many uploads it names, and their bytes together
+	// (each upload once). Zero is no limit. A prompt over one is refused with upload.tooMany.
+	MaxFiles, MaxBytes int64
 }
 
 func (o *Options) defaults() {
@@ -152,6 +155,9 @@ func Resolve(input []byte, u Uploads, opts Options) (*Resolution, error) {
 	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
+	}
+	if err := promptLimits(refs, opts); err != nil {
+		return nil, err
 	}
 	if opts.Workdir != "" {
 		if err := checkWork(opts.Workdir, refs); err != nil {
