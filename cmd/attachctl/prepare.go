@@ -127,6 +127,9 @@ func prepareUploader(c *cli.Context, dir string, chunk int) (preparer, error) {
 	}
 	batch := s.NewBatch()
 	return preparer{headOnly: true, commit: batch.Commit, upload: func(rec *manifest.Record) error {
+		if isFolder(rec) {
+			return putFolder(c, s, s.Dir, s.FinishedPath, rec, nil)
+		}
 		var text sniff.Text
 		err := s.UploadRecord(c.Context, rec, local.UploadOptions{Chunk: chunk, Batch: batch, Observe: text.Observe})
 		text.Settle(rec)

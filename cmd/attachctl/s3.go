@@ -134,6 +134,9 @@ func s3Uploader(c *cli.Context, s *s3.Store, progress func(int64)) (func(*manife
 	jobs := globalInt(c, "jobs")
 	opts := s3.UploadOptions{Chunk: chunk, Jobs: jobs, Progress: progress, Buffers: s3.NewBuffers(jobs, chunk)}
 	return func(rec *manifest.Record) error {
+		if isFolder(rec) {
+			return putFolder(c, s, s.Location(), func(id, name string) string { return s.Location() + "/" + id + "/" + name }, rec, progress)
+		}
 		err := s.UploadRecord(c.Context, rec, opts)
 		if errors.Is(err, context.Canceled) {
 			return manifest.Errorf(manifest.UploadMissing, "%s: interrupted before its upload finished; the parts sent are kept, run again to resume", rec.Path)

@@ -26,7 +26,13 @@ var walkFlags = []cli.Flag{
 	&cli.StringSliceFlag{Name: "exclude", Usage: "in folders, also skip files and folders whose name matches `GLOB` (repeatable)"},
 	&cli.StringFlag{Name: "files-from", Usage: "also take the paths listed in `FILE` (- for standard input), one a line"},
 	&cli.BoolFlag{Name: "null", Aliases: []string{"0"}, Usage: "with --files-from: each path ends in a NUL, as find -print0 writes them"},
+	&cli.BoolFlag{Name: "each", Usage: "a folder gives one record per file (each with its rel), not one folder attachment"},
+	&cli.BoolFlag{Name: "no-ignore", Usage: "in folders, also take what git ignores (.gitignore, .git/info/exclude)"},
 }
+
+// skipLines is how many skipped entries of one folder argument get their own line on standard
+// error; the rest are counted in one line.
+const skipLines = 20
 
 // work is what a stage does to one record. An error it returns is set on the record with the
 // stage's name; a record that already carries an error never reaches it.
@@ -95,17 +101,8 @@ func looksLikePaths(br *bufio.Reader) bool {
 // (nil without one) with its close.
 func walkOptions(c *cli.Context) (opts sniff.WalkOptions, list io.Reader, closeList func(), err error) {
 	closeList = func() {}
-	opts.Skipped = func(path, why string) {
-		if !globalBool(c, "quiet") {
-			fmt.Fprintf(c.App.ErrWriter, "attachctl: %s: skipped %s: %s\n", c.Command.Name, manifest.Quote(path), why)
-		}
-	}
-	if !hasFlag(c, "files-from") { // the walkFlags come together
-		return opts, nil, closeList, nil
-	}
-	opts.Exclude = c.StringSlice("exclude")
-	if err := sniff.CheckExclude(opts.Exclude); err != nil {
-		return opts, nil, nil, usageError("--exclude %v", err)
+	if opts, err = folderWalk(c); err != nil || !hasFlag(c, "files-from") {
+		return opts, nil, closeList, err
 	}
 	switch from := c.String("files-from"); from {
 	case "":
@@ -124,6 +121,26 @@ func walkOptions(c *cli.Context) (opts sniff.WalkOptions, list io.Reader, closeL
 	return opts, list, closeList, nil
 }
 
+// folderWalk reads the walkFlags that say how a folder is walked (all but --files-from), with
+// each skipped entry told on standard error unless --quiet.
+func folderWalk(c *cli.Context) (opts sniff.WalkOptions, err error) {
+	opts.Skipped = func(path, why string) {
+		if !globalBool(c, "quiet") {
+			fmt.Fprintf(c.App.ErrWriter, "attachctl: %s: skipped %s: %s\n", c.Command.Name, manifest.Quote(path), why)
+		}
+	}
+	if !hasFlag(c, "files-from") { // the walkFlags come together
+		return opts, nil
+	}
+	opts.SkipLines = skipLines
+	opts.Each, opts.NoIgnore = c.Bool("each"), c.Bool("no-ignore")
+	opts.Exclude = c.StringSlice("exclude")
+	if err := sniff.CheckExclude(opts.Exclude); err != nil {
+		return opts, usageError("--exclude %v", err)
+	}
+	return opts, nil
+}
+
 // walkSource walks the paths, then those of list (when not nil), lexical order within folders,
 // and yields one path-only record per file, or a record with the walk's error (reported here: no
 // later stage says it). The walk runs as a coroutine of the caller (iter.Pull), so yielding a path
@@ -131,21 +148,21 @@ func walkOptions(c *cli.Context) (opts sniff.WalkOptions, list io.Reader, closeL
 func walkSource(c *cli.Context, paths []string, list io.Reader, opts sniff.WalkOptions) (func() (*manifest.Record, bool, error), func()) {
 	var listErr error
 	walk := func(yield func(*manifest.Record) bool) {
-		each := func(path string, err error) error {
-			rec := &manifest.Record{Path: path}
-			if err != nil {
-				report(c, rec.Fail("sniff", err, manifest.FileUnreadable))
+		each := func(e sniff.Entry) error {
+			rec := &manifest.Record{Path: e.Path, Rel: e.Rel}
+			if e.Err != nil {
+				report(c, rec.Fail("sniff", e.Err, manifest.FileUnreadable))
 			}
 			if !yield(rec) {
 				return errStopWalk
 			}
 			return nil
 		}
-		if sniff.Walk(paths, opts, each) != nil || list == nil {
+		if sniff.WalkEntries(paths, opts, each) != nil || list == nil {
 			return
 		}
 		err := sniff.ReadPaths(list, c.Bool("null"), func(path string) error {
-			return sniff.Walk([]string{path}, opts, each)
+			return sniff.WalkEntries([]string{path}, opts, each)
 		})
 		if err != errStopWalk {
 			listErr = err
@@ -239,7 +256,11 @@ func (l loop) run(c *cli.Context) (int, error) {
 		}
 		defer closeFn()
 	}
-	opts := sniff.Options{NoHash: l.headOnly || hasFlag(c, "no-hash") && c.Bool("no-hash")}
+	opts := sniff.Options{NoHash: l.headOnly || hasFlag(c, "no-hash") && c.Bool("no-hash"), Folders: true}
+	opts.Folder, _ = folderWalk(c) // checked by source already
+	if sniffed {
+		opts.Folder.Skipped = nil // the walk that found the folder told what it skips
+	}
 	do := func(rec *manifest.Record) error {
 		if sniffed || l.stage == "sniff" {
 			if err := sniff.Fill(rec, opts); err != nil {

@@ -152,6 +152,9 @@ func uploadStage(c *cli.Context) error {
 	batch := s.NewBatch()
 	err = loop{stage: "upload", bar: bar, headOnly: true, work: func(rec *manifest.Record) error {
 		bar.AddTotal(rec.Size)
+		if isFolder(rec) {
+			return putFolder(c, s, s.Dir, s.FinishedPath, rec, bar.Add)
+		}
 		var text sniff.Text // the upload's pass finishes the sniff of the head
 		err := s.UploadRecord(ctx, rec, local.UploadOptions{Chunk: chunk, Progress: bar.Add, Observe: text.Observe, Batch: batch})
 		text.Settle(rec)

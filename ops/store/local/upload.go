@@ -47,6 +47,9 @@ func (s *Store) Chunk(id string, offset int64, r io.Reader, max int64) (int64, e
 		return 0, err
 	}
 	defer p.close()
+	if err := p.notFolder(); err != nil {
+		return 0, err
+	}
 	cur, err := p.size()
 	if err != nil {
 		return 0, err
