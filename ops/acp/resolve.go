@@ -99,6 +99,7 @@ type ref struct {
 	mode   mode
 	reason string // why a file that could go inline (image, audio, text) went by path
 	out    object // the resolved block, data excepted
+	folder *Folder // a folder upload (folder.go): by path, its tree in the context block
 }
 
 // Resolve resolves the ACP session/prompt params (or JSON-RPC request carrying them) in input
@@ -197,6 +198,7 @@ const headSize = 8 << 10
 func examine(u Uploads, r *ref, opts Options) error {
 	f, err := u.Open(r.id, r.name)
 	if err != nil {
+		_, err = examineFolder(u, r, opts, err)
 		return err
 	}
 	defer f.Close()

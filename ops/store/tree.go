@@ -1,9 +1,6 @@
 package store
 
-import (
-	"context"
-	"time"
-)
+import "context"
 
 // Folder uploads (SPEC sections 1 and 2): a folder named as an attachment is one upload, its
 // files at STORE/<id>/<name>/<rel>, the whole tree finished at once or not at all. A backend that
@@ -61,14 +58,11 @@ type Trees interface {
 	// guarded open: every folder on the way a real folder of the store, the file a regular file
 	// of the user's with one link and no group or other bits.
 	OpenTreeFile(ctx context.Context, id, name, rel string) (Reader, error)
-}
 
-// IsTree reports whether a finished upload's metadata says it is a folder upload; TreeInfo
-// tells more. Backends record it as Kind.
-func IsTree(kind string) bool { return kind == KindFolder }
+	// FolderFiles reports whether the finished upload id is a folder upload and how many files
+	// it holds, from its metadata alone (for ls).
+	FolderFiles(ctx context.Context, id string) (files int, folder bool, err error)
+}
 
 // KindFolder is the kind a folder upload's metadata records.
 const KindFolder = "folder"
-
-// TreeMade is when the upload was finished.
-func (t *TreeInfo) TreeMade() time.Time { return t.Made }

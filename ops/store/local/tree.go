@@ -107,6 +107,19 @@ func (s *Store) UploadTree(ctx context.Context, src store.TreeSource, opts store
 		}
 		total += f.Size
 	}
+	// A folder of this name and size may be finished already: its BLAKE3 decides, and an upload
+	// of the same tree is named again (and marked used) instead of copied.
+	if want == "" && s.mayHave(src.Name, total) {
+		if want, err = hashTree(ctx, src.Files); err != nil {
+			return nil, err
+		}
+	}
+	if want != "" {
+		if id := s.finishedTree(want, src.Name); id != "" && s.reuse(id) {
+			progress(total)
+			return s.TreeInfo(ctx, id)
+		}
+	}
 	p, err := s.treePartial(src.Path, src.Name, total, want)
 	if err != nil {
 		return nil, err
@@ -623,16 +636,9 @@ func (s *Store) TreeInfo(_ context.Context, id string) (*store.TreeInfo, error) 
 
 // treeInfoAt reads the metadata and listing of the folder upload id from its open folder dirfd.
 func (s *Store) treeInfoAt(dirfd int, id string) (*store.TreeInfo, error) {
-	f, err := openGuarded(dirfd, MetaName, s.UploadDir(id)+"/"+MetaName, id)
+	m, err := s.readTreeMetaAt(dirfd, id)
 	if err != nil {
 		return nil, err
-	}
-	var m treeMeta
-	b, err := io.ReadAll(io.LimitReader(f, 64<<20))
-	f.Close()
-	damaged := manifest.Errorf(manifest.UploadUnreadable, "upload %s: %s is damaged", id, s.UploadDir(id)+"/"+MetaName)
-	if err != nil || json.Unmarshal(b, &m) != nil || m.ID != id || ValidName(m.Name) != nil {
-		return nil, damaged
 	}
 	if m.Kind != store.KindFolder {
 		return nil, manifest.Errorf(manifest.UploadInvalid, "upload %s: a file (%s), not a folder", id, m.Name)
@@ -661,6 +667,38 @@ func (s *Store) treeInfoAt(dirfd int, id string) (*store.TreeInfo, error) {
 		return nil, manifest.Errorf(manifest.VerifyMismatch, "upload %s: %s hashes to %s, its metadata says %s (the listing changed)", id, lf.Name(), got, m.Blake3)
 	}
 	return ti, nil
+}
+
+// FolderFiles is store.Trees.FolderFiles for the local store.
+func (s *Store) FolderFiles(_ context.Context, id string) (int, bool, error) {
+	if err := ValidID(id); err != nil {
+		return 0, false, err
+	}
+	dirfd, err := s.openUploadDir(id)
+	if err != nil {
+		return 0, false, err
+	}
+	defer unix.Close(dirfd)
+	m, err := s.readTreeMetaAt(dirfd, id)
+	if err != nil {
+		return 0, false, err
+	}
+	return m.Files, m.Kind == store.KindFolder, nil
+}
+
+// readTreeMetaAt reads .upload.json of upload id, open as dirfd, with a folder upload's fields.
+func (s *Store) readTreeMetaAt(dirfd int, id string) (*treeMeta, error) {
+	f, err := openGuarded(dirfd, MetaName, s.UploadDir(id)+"/"+MetaName, id)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var m treeMeta
+	b, err := io.ReadAll(io.LimitReader(f, 64<<20))
+	if err != nil || json.Unmarshal(b, &m) != nil || m.ID != id || ValidName(m.Name) != nil {
+		return nil, manifest.Errorf(manifest.UploadUnreadable, "upload %s: %s is damaged", id, f.Name())
+	}
+	return &m, nil
 }
 
 // OpenTreeFile is store.Trees.OpenTreeFile for the local store.
@@ -722,6 +760,9 @@ func (s *Store) VerifyTree(id string, progress func(int64)) (*manifest.Record, *
 	rec.SetSize(ti.Size)
 	rec.Files = len(ti.Files)
 	rec.Upload = &manifest.Upload{ID: id, Store: s.Dir, Path: rec.Path}
+	if err := s.checkTreeTop(id, ti.Name); err != nil {
+		return rec, ti, err
+	}
 	var changed []string
 	listed := map[string]bool{}
 	for _, f := range ti.Files {
@@ -824,6 +865,9 @@ func (s *Store) treeExtra(id, name string, listed map[string]bool) ([]string, er
 				if err != nil {
 					return err
 				}
+				if st.Uid != euid || uint32(st.Mode)&0o7777 != uint32(DirMode) {
+					extra = append(extra, fmt.Sprintf("%s (a folder of mode %04o owned by uid %d, not 0700 of the current user)", r, uint32(st.Mode)&0o7777, st.Uid))
+				}
 				if id, err := fsOf(sub); err != nil || id != root {
 					unix.Close(sub)
 					extra = append(extra, r+" (another file system mounted there; not entered)")
@@ -849,4 +893,138 @@ func (s *Store) treeExtra(id, name string, listed map[string]bool) ([]string, er
 		return nil, manifest.Errorf(manifest.UploadUnreadable, "upload %s: %s: %v", id, s.FinishedPath(id, name), err)
 	}
 	return extra, nil
+}
+
+// isTreeAt reports whether the upload open as dirfd is a folder upload.
+func (s *Store) isTreeAt(dirfd int, id string) bool {
+	m, err := s.readTreeMetaAt(dirfd, id)
+	return err == nil && m.Kind == store.KindFolder
+}
+
+// verifyTreeRecord is VerifyRecord of a folder record: the upload's files checked against its
+// listing (naming each that changed), and the listing's BLAKE3 against the record's.
+func (s *Store) verifyTreeRecord(rec *manifest.Record, id string, progress func(int64)) error {
+	got, _, err := s.VerifyTree(id, progress)
+	if got.Verified != nil {
+		rec.Verified = got.Verified
+	}
+	if err != nil {
+		return err
+	}
+	if rec.Blake3 != "" && got.Blake3 != rec.Blake3 {
+		rec.Verified.OK = false
+		return manifest.Errorf(manifest.VerifyMismatch, "upload %s: folder %s: its BLAKE3 is %s, the record says %s (the source changed since it was sniffed, or the record is of another upload)", id, got.Name, got.Blake3, rec.Blake3)
+	}
+	return nil
+}
+
+// checkTreeTop checks a folder upload's own folder as checkFolder checks a file upload's: a real
+// folder of the user's, mode 0700, holding the folder, the metadata, the listing and at most a
+// marker, each the right type, the files of mode 0600 with one link.
+func (s *Store) checkTreeTop(id, name string) error {
+	dirfd, err := s.openUploadDir(id)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(dirfd)
+	dir := s.UploadDir(id)
+	var st unix.Stat_t
+	if err := unix.Fstat(dirfd, &st); err != nil {
+		return guardErr(dir, id, err)
+	}
+	if uint32(st.Mode)&0o7777 != uint32(DirMode) || st.Uid != euid {
+		return manifest.Errorf(manifest.UploadUnreadable, "upload %s: %s: folder mode %04o owned by uid %d, not 0700 of the current user", id, dir, uint32(st.Mode)&0o7777, st.Uid)
+	}
+	fd, err := unix.Dup(dirfd)
+	if err != nil {
+		return guardErr(dir, id, err)
+	}
+	d := os.NewFile(uintptr(fd), dir)
+	names, err := d.Readdirnames(-1)
+	d.Close()
+	if err != nil {
+		return guardErr(dir, id, err)
+	}
+	for _, n := range names {
+		if n != name && n != MetaName && n != UsedName && n != store.TreeListName && !strings.HasPrefix(n, markerTmp) {
+			return manifest.Errorf(manifest.UploadUnreadable, "upload %s: %s: unexpected entry %q", id, dir, n)
+		}
+		if err := unix.Fstatat(dirfd, n, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+			return guardErr(dir+"/"+n, id, err)
+		}
+		var why string
+		typ := uint32(st.Mode) & unix.S_IFMT
+		switch {
+		case n == name && typ != unix.S_IFDIR:
+			why = "not a real folder"
+		case n == name && uint32(st.Mode)&0o7777 != uint32(DirMode):
+			why = fmt.Sprintf("folder mode %04o, not 0700", uint32(st.Mode)&0o7777)
+		case n == name:
+		case typ != unix.S_IFREG:
+			why = "not a regular file"
+		case uint32(st.Mode)&0o7777 != uint32(FileMode):
+			why = fmt.Sprintf("mode %04o, not 0600", uint32(st.Mode)&0o7777)
+		case st.Nlink != 1:
+			why = fmt.Sprintf("%d hard links, not 1", st.Nlink)
+		}
+		if why != "" {
+			return manifest.Errorf(manifest.UploadUnreadable, "upload %s: %s/%s: %s", id, dir, n, why)
+		}
+	}
+	return nil
+}
+
+// hashTree is the BLAKE3 of the folder whose files are files, each read once.
+func hashTree(ctx context.Context, files []store.TreeFile) (string, error) {
+	bp := treeBufs.Get().(*[]byte)
+	defer treeBufs.Put(bp)
+	var sum manifest.TreeSum
+	h := blake3.New()
+	for _, f := range files {
+		if err := ctx.Err(); err != nil {
+			return "", err
+		}
+		src, st, err := openTreeSource(f.Path)
+		if err != nil {
+			return "", err
+		}
+		h.Reset()
+		n, err := io.CopyBuffer(h, src, *bp)
+		if err == nil && (n != st.Size || n != f.Size) {
+			err = manifest.Errorf(manifest.UploadSourceChange, "%s: changed since the folder was walked", f.Path)
+		}
+		if err == nil {
+			err = sourceSame(src, st)
+		}
+		src.Close()
+		if err != nil {
+			return "", manifest.AsError(err, manifest.FileUnreadable)
+		}
+		var b [32]byte
+		sum.Add(f.Rel, fmt.Sprintf("%x", h.Sum(b[:0])))
+	}
+	return sum.Sum(), nil
+}
+
+// finishedTree returns the id of a finished folder upload of this BLAKE3 and name, or "". The id
+// it returns was checked just now: its metadata and listing match.
+func (s *Store) finishedTree(blake3, name string) string {
+	x := &s.idx
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.init()
+	k := indexKey{blake3, name}
+	id, ok := x.byKey[k]
+	if !ok {
+		s.indexNew()
+		if id, ok = x.byKey[k]; !ok {
+			return ""
+		}
+	}
+	if ti, err := s.TreeInfo(context.Background(), id); err == nil && ti.Blake3 == blake3 && ti.Name == name {
+		return id
+	}
+	delete(x.byKey, k) // swept or damaged since, or a file upload of that name: upload again
+	delete(x.seen, id)
+	return ""
 }

@@ -25,6 +25,9 @@ func (s *Store) VerifyRecord(rec *manifest.Record, progress func(int64)) error {
 	if err != nil {
 		return err
 	}
+	if rec.Kind == manifest.KindFolder {
+		return s.verifyTreeRecord(rec, id, progress)
+	}
 	meta, err := s.ReadMeta(id)
 	if err != nil {
 		return err
@@ -119,6 +122,11 @@ func (s *Store) VerifyUpload(id string, progress func(int64)) (*manifest.Record,
 		return rec, err
 	}
 	meta, err := s.readMetaAt(dirfd, id)
+	if err == nil && s.isTreeAt(dirfd, id) {
+		unix.Close(dirfd)
+		rec, _, err := s.VerifyTree(id, progress)
+		return rec, err
+	}
 	if err == nil {
 		rec.Path, rec.Name, rec.Blake3 = s.FinishedPath(id, meta.Name), meta.Name, meta.Blake3
 		rec.SetSize(meta.Size)
