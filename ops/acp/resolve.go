@@ -97,8 +97,8 @@ type ref struct {
 	image  bool   // PNG, JPEG, GIF or WebP by content
 	text   []byte // the whole content of a small text file, when embedding is possible
 	mode   mode
-	reason string // why a file that could go inline (image, audio, text) went by path
-	out    object // the resolved block, data excepted
+	reason string  // why a file that could go inline (image, audio, text) went by path
+	out    object  // the resolved block, data excepted
 	folder *Folder // a folder upload (folder.go): by path, its tree in the context block
 }
 
