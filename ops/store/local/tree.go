@@ -6,15 +6,15 @@ package local
 //
 //	STORE/<id>/                     0700  a finished folder upload
 //	  <name>/                       0700  the folder; its files at <name>/<rel>, folders 0700,
-//	                                      files 0600 with one link, no symlink or other entry
-//	  .tree.b3                      0600  the listing: one b3sum line per file, paths from <name>
-//	  .upload.json                  0600  id, name, size (all bytes), blake3 (the listing's),
+//	                                      files 0400 with one link, no symlink or other entry
+//	  .tree.b3                      0400  the listing: one b3sum line per file, paths from <name>
+//	  .upload.json                  0400  id, name, size (all bytes), blake3 (the listing's),
 //	                                      made, kind "folder", files, sizes (in listing order)
 //	  .used                         0600  the marker, as for a file
 //	STORE/.attachctl/partial/<id>/        an unfinished folder upload
 //	  data                          0600  empty; held locked by the process writing the upload
 //	  info.json                     0600  name, size, created, folder: true, source {path, blake3}
-//	  tree/<name>/<rel>                   the files written so far
+//	  tree/<name>/<rel>                   the files written so far, each 0400 once whole
 //	  out/                          0700  only while finishing: .upload.json, .tree.b3, <name>
 //	                                      (tree/<name> renamed), renamed whole to STORE/<id>
 //
@@ -394,8 +394,9 @@ func (w *treeWriter) close() error {
 		}
 	}
 	if w.buf != nil {
-		treeBufs.Put(&w.buf)
-		treeBufs.Put(&w.sbuf)
+		buf, sbuf := w.buf, w.sbuf
+		treeBufs.Put(&buf)
+		treeBufs.Put(&sbuf)
 		w.buf, w.sbuf = nil, nil
 	}
 	return first
@@ -472,6 +473,11 @@ func (w *treeWriter) put(f store.TreeFile) (string, error) {
 		out.Close()
 		return "", err
 	}
+	// Read-only as soon as it is whole, as a finished upload's files are (a resume only reads it).
+	if err := unix.Fchmod(int(out.Fd()), uint32(ReadOnlyMode)); err != nil {
+		out.Close()
+		return "", storeErr(dst, err)
+	}
 	if fileSyncEach {
 		if err := out.Sync(); err != nil {
 			out.Close()
@@ -496,7 +502,7 @@ func (w *treeWriter) same(dir *os.File, base string, src *os.File, st *unix.Stat
 	defer have.Close()
 	var hst unix.Stat_t
 	if unix.Fstat(fd, &hst) != nil || checkOwnFile(&hst, have.Name(), "") != nil || hst.Size != st.Size ||
-		uint32(hst.Mode)&0o7777 != uint32(FileMode) {
+		uint32(hst.Mode)&0o7777 != uint32(ReadOnlyMode) {
 		return "", false
 	}
 	h := blake3.New()
@@ -578,6 +584,9 @@ func (p *partial) publishTree(m *treeMeta, listing []byte) error {
 			return err
 		}
 		_, werr := f.Write(data)
+		if werr == nil {
+			werr = unix.Fchmod(int(f.Fd()), uint32(ReadOnlyMode))
+		}
 		if werr == nil && fileSyncEach {
 			werr = f.Sync()
 		}
@@ -962,7 +971,9 @@ func (s *Store) checkTreeTop(id, name string) error {
 		case n == name:
 		case typ != unix.S_IFREG:
 			why = "not a regular file"
-		case uint32(st.Mode)&0o7777 != uint32(FileMode):
+		case (n == MetaName || n == store.TreeListName) && !finishedMode(uint32(st.Mode)&0o7777):
+			why = fmt.Sprintf("mode %04o, not 0400", uint32(st.Mode)&0o7777)
+		case n != MetaName && n != store.TreeListName && uint32(st.Mode)&0o7777 != uint32(FileMode):
 			why = fmt.Sprintf("mode %04o, not 0600", uint32(st.Mode)&0o7777)
 		case st.Nlink != 1:
 			why = fmt.Sprintf("%d hard links, not 1", st.Nlink)
