@@ -59,6 +59,11 @@ type Trees interface {
 	// of the user's with one link and no group or other bits.
 	OpenTreeFile(ctx context.Context, id, name, rel string) (Reader, error)
 
+	// VerifyTree reads every file of the finished folder upload id through the guarded open and
+	// checks it against the listing (and the listing against the upload's BLAKE3):
+	// verify.mismatch naming each file that changed, went missing or was added.
+	VerifyTree(ctx context.Context, id string, progress func(int64)) (*TreeInfo, error)
+
 	// FolderFiles reports whether the finished upload id is a folder upload and how many files
 	// it holds, from its metadata alone (for ls).
 	FolderFiles(ctx context.Context, id string) (files int, folder bool, err error)

@@ -469,7 +469,7 @@ func (w *treeWriter) put(f store.TreeFile) (string, error) {
 		out.Close()
 		return "", manifest.Errorf(manifest.UploadSourceChange, "%s: changed while being uploaded", f.Path)
 	}
-	if err := sourceSame(src, st); err != nil {
+	if err := treeSourceSame(src, st); err != nil {
 		out.Close()
 		return "", err
 	}
@@ -523,7 +523,7 @@ func (w *treeWriter) same(dir *os.File, base string, src *os.File, st *unix.Stat
 			return "", false
 		}
 	}
-	if n != st.Size || sourceSame(src, st) != nil {
+	if n != st.Size || treeSourceSame(src, st) != nil {
 		return "", false
 	}
 	var sum [32]byte
@@ -756,21 +756,16 @@ func (s *Store) openTreeFile(id, name, rel string) (*os.File, error) {
 	return openGuarded(fd, path.Base(rel), p+"/"+path.Base(rel), id)
 }
 
-// VerifyTree checks the finished folder upload id: its listing against its BLAKE3, and every file
-// (through the guarded open) against its listed BLAKE3 and size; a file not listed or missing is
-// named too. It returns the folder's record and verify.mismatch naming each file that changed.
-func (s *Store) VerifyTree(id string, progress func(int64)) (*manifest.Record, *store.TreeInfo, error) {
-	rec := &manifest.Record{Path: s.UploadDir(id)}
+// VerifyTree is store.Trees.VerifyTree for the local store: its own folder checked as Check
+// checks a file upload's, its listing against its BLAKE3, and every file (through the guarded
+// open) against its listed BLAKE3 and size; a file not listed, or missing, is named too.
+func (s *Store) VerifyTree(_ context.Context, id string, progress func(int64)) (*store.TreeInfo, error) {
 	ti, err := s.TreeInfo(context.Background(), id)
 	if err != nil {
-		return rec, nil, err
+		return nil, err
 	}
-	rec.Path, rec.Name, rec.Blake3, rec.Kind, rec.Mime = s.FinishedPath(id, ti.Name), ti.Name, ti.Blake3, manifest.KindFolder, manifest.MimeFolder
-	rec.SetSize(ti.Size)
-	rec.Files = len(ti.Files)
-	rec.Upload = &manifest.Upload{ID: id, Store: s.Dir, Path: rec.Path}
 	if err := s.checkTreeTop(id, ti.Name); err != nil {
-		return rec, ti, err
+		return ti, err
 	}
 	var changed []string
 	listed := map[string]bool{}
@@ -788,17 +783,15 @@ func (s *Store) VerifyTree(id string, progress func(int64)) (*manifest.Record, *
 	}
 	extra, err := s.treeExtra(id, ti.Name, listed)
 	if err != nil {
-		return rec, ti, err
+		return ti, err
 	}
 	for _, e := range extra {
 		changed = append(changed, manifest.Quote(e)+" was added")
 	}
-	ok := len(changed) == 0
-	rec.Verified = &manifest.Verified{OK: ok, Blake3: ti.Blake3, At: now().UTC().Format(time.RFC3339)}
-	if !ok {
-		return rec, ti, manifest.Errorf(manifest.VerifyMismatch, "upload %s: folder %s: %s", id, ti.Name, strings.Join(changed, "; "))
+	if len(changed) > 0 {
+		return ti, manifest.Errorf(manifest.VerifyMismatch, "upload %s: folder %s: %s", id, ti.Name, strings.Join(changed, "; "))
 	}
-	return rec, ti, nil
+	return ti, nil
 }
 
 // hashTreeFile hashes one file of a folder upload through the guarded open.
@@ -910,23 +903,6 @@ func (s *Store) isTreeAt(dirfd int, id string) bool {
 	return err == nil && m.Kind == store.KindFolder
 }
 
-// verifyTreeRecord is VerifyRecord of a folder record: the upload's files checked against its
-// listing (naming each that changed), and the listing's BLAKE3 against the record's.
-func (s *Store) verifyTreeRecord(rec *manifest.Record, id string, progress func(int64)) error {
-	got, _, err := s.VerifyTree(id, progress)
-	if got.Verified != nil {
-		rec.Verified = got.Verified
-	}
-	if err != nil {
-		return err
-	}
-	if rec.Blake3 != "" && got.Blake3 != rec.Blake3 {
-		rec.Verified.OK = false
-		return manifest.Errorf(manifest.VerifyMismatch, "upload %s: folder %s: its BLAKE3 is %s, the record says %s (the source changed since it was sniffed, or the record is of another upload)", id, got.Name, got.Blake3, rec.Blake3)
-	}
-	return nil
-}
-
 // checkTreeTop checks a folder upload's own folder as checkFolder checks a file upload's: a real
 // folder of the user's, mode 0700, holding the folder, the metadata, the listing and at most a
 // marker, each the right type, the files of mode 0600 with one link.
@@ -1005,7 +981,7 @@ func hashTree(ctx context.Context, files []store.TreeFile) (string, error) {
 			err = manifest.Errorf(manifest.UploadSourceChange, "%s: changed since the folder was walked", f.Path)
 		}
 		if err == nil {
-			err = sourceSame(src, st)
+			err = treeSourceSame(src, st)
 		}
 		src.Close()
 		if err != nil {
@@ -1038,4 +1014,22 @@ func (s *Store) finishedTree(blake3, name string) string {
 	delete(x.byKey, k) // swept or damaged since, or a file upload of that name: upload again
 	delete(x.seen, id)
 	return ""
+}
+
+// treeSourceSame checks that a folder's file still has the size and mtime st it had at open, and
+// did not grow.
+func treeSourceSame(src *os.File, st *unix.Stat_t) error {
+	changed := manifest.Errorf(manifest.UploadSourceChange, "%s: changed while being uploaded", src.Name())
+	var one [1]byte
+	if k, _ := src.ReadAt(one[:], st.Size); k > 0 {
+		return changed
+	}
+	var now unix.Stat_t
+	if err := unix.Fstat(int(src.Fd()), &now); err != nil {
+		return manifest.Errorf(manifest.FileUnreadable, "%s: %v", src.Name(), err)
+	}
+	if now.Size != st.Size || now.Mtim != st.Mtim {
+		return changed
+	}
+	return nil
 }

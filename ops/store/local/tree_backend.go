@@ -43,3 +43,12 @@ func (l *Local) FolderFiles(ctx context.Context, id string) (int, bool, error) {
 	}
 	return s.FolderFiles(ctx, id)
 }
+
+// VerifyTree is store.Trees.VerifyTree.
+func (l *Local) VerifyTree(ctx context.Context, id string, progress func(int64)) (*store.TreeInfo, error) {
+	s, err := l.store(false)
+	if err != nil {
+		return nil, err
+	}
+	return s.VerifyTree(ctx, id, progress)
+}

@@ -3,7 +3,6 @@ package local
 import (
 	"context"
 
-	"github.com/attachctl/attachctl/manifest"
 	"github.com/attachctl/attachctl/ops/store"
 )
 
@@ -17,6 +16,6 @@ func (s *Store) OpenTreeFile(context.Context, string, string, string) (store.Rea
 	return nil, errWindows
 }
 func (s *Store) FolderFiles(context.Context, string) (int, bool, error) { return 0, false, errWindows }
-func (s *Store) VerifyTree(string, func(int64)) (*manifest.Record, *store.TreeInfo, error) {
-	return nil, nil, errWindows
+func (s *Store) VerifyTree(context.Context, string, func(int64)) (*store.TreeInfo, error) {
+	return nil, errWindows
 }
