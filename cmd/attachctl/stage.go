@@ -8,6 +8,7 @@ import (
 	"io"
 	"iter"
 	"os"
+	"sync/atomic"
 
 	"github.com/attachctl/attachctl/manifest"
 	"github.com/attachctl/attachctl/sniff"
@@ -227,6 +228,43 @@ type loop struct {
 	// on, in input order; it may fail the record. The upload stage commits its batch there, so
 	// that no record names an upload that is not finished yet.
 	settle func(rec *manifest.Record)
+	// window, when set, is how many records may be in flight (taken and not yet handed on): the
+	// upload stage's batch commits what was built by the time a record is handed on, so its
+	// window is its batch size.
+	window int
+	// flight, when set, counts the records taken and handed on (for the upload batch's More).
+	flight *flight
+}
+
+// flight counts a loop's records in flight: taken from the input and not yet handed on.
+type flight struct {
+	taken, emitted atomic.Int64
+	ended          atomic.Bool
+	wake           func() // called when the input ends
+}
+
+func (f *flight) took() {
+	if f != nil {
+		f.taken.Add(1)
+	}
+}
+
+func (f *flight) handed() {
+	if f != nil {
+		f.emitted.Add(1)
+	}
+}
+
+func (f *flight) end() {
+	if f != nil && !f.ended.Swap(true) && f.wake != nil {
+		f.wake()
+	}
+}
+
+// more reports whether the loop may still take records: its input has not ended and fewer than
+// window are in flight.
+func (f *flight) more(window int) bool {
+	return !f.ended.Load() && f.taken.Load()-f.emitted.Load() < int64(window)
 }
 
 // toStdout runs the loop writing the records as a manifest on standard output, and returns exit 1
@@ -279,12 +317,19 @@ func (l loop) run(c *cli.Context) (int, error) {
 	}
 	failed := 0
 	ctx := c.Context
-	err := manifest.Ordered(globalInt(c, "jobs"),
+	err := manifest.OrderedWindow(globalInt(c, "jobs"), l.window,
 		func() (*manifest.Record, bool, error) {
 			if ctx.Err() != nil {
+				l.flight.end()
 				return nil, false, nil
 			}
-			return next()
+			rec, ok, err := next()
+			if ok {
+				l.flight.took()
+			} else {
+				l.flight.end()
+			}
+			return rec, ok, err
 		},
 		func(rec *manifest.Record) *manifest.Record {
 			if !rec.Failed() {
@@ -309,6 +354,7 @@ func (l loop) run(c *cli.Context) (int, error) {
 			if rec.Failed() {
 				failed++
 			}
+			defer l.flight.handed()
 			return l.emit(rec)
 		})
 	bar.Finish()

@@ -26,6 +26,9 @@ type Options struct {
 	// Walk is how a folder record's folder is walked again for its upload (tree.go): the same
 	// skips as the walk that found it.
 	Walk sniff.WalkOptions
+	// More, when set, says whether more records are on their way to the stage; a batch that can
+	// wait (store.BatchWaiter) then commits them together. Wake is to be called when it turns false.
+	More func() bool
 }
 
 // NewBatch is a batch of b's (store.Batcher), nil when b publishes each upload on its own.
@@ -58,6 +61,9 @@ func NewUploader(b store.Backend, opts Options) (*Uploader, error) {
 		return nil, manifest.Errorf(manifest.UploadInvalid, "--chunk on %s takes at least %d bytes, not %d", b.Location(), least, opts.Chunk)
 	}
 	opts.Jobs = max(opts.Jobs, 1)
+	if w, ok := opts.Batch.(store.BatchWaiter); ok && opts.More != nil {
+		w.SetMore(opts.More)
+	}
 	return &Uploader{b: b, opts: opts, batch: opts.Batch}, nil
 }
 
@@ -122,6 +128,13 @@ func (u *Uploader) Settle(rec *manifest.Record) {
 	if err := u.batch.Settle(rec.Upload.ID); err != nil {
 		rec.Upload = nil
 		rec.Fail("upload", err, manifest.UploadUnreadable)
+	}
+}
+
+// Wake tells a batch waiting for more records (Options.More) to ask again.
+func (u *Uploader) Wake() {
+	if w, ok := u.batch.(store.BatchWaiter); ok {
+		w.Wake()
 	}
 }
 

@@ -71,3 +71,11 @@ type Trees interface {
 
 // KindFolder is the kind a folder upload's metadata records.
 const KindFolder = "folder"
+
+// BatchWaiter is a Batch whose Settle can wait for more uploads to commit them together: more
+// reports whether more are on their way (the stage's workers are still taking records); Wake
+// makes a waiting Settle ask again when that answer changed other than by an upload arriving.
+type BatchWaiter interface {
+	SetMore(more func() bool)
+	Wake()
+}

@@ -72,7 +72,8 @@ import (
 type Store struct {
 	Dir string
 
-	idx uploadIndex // finished uploads by blake3 and name, for the upload stage's dedupe
+	idx   uploadIndex  // finished uploads by blake3 and name, for the upload stage's dedupe
+	parts partialIndex // unfinished uploads by source, for the upload stage's resume
 }
 
 // Open returns the store at dir. The store folder must be a real folder, not a symlink (refused

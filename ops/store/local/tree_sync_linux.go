@@ -14,3 +14,13 @@ const fileSyncEach = false
 func treeCommit(dir *os.File) error {
 	return wrap(dir.Name(), unix.Syncfs(int(dir.Fd())))
 }
+
+// syncBatch makes a batch of built uploads durable in one syncfs, and closes their metadata
+// files (as out.sync does where each is fsynced).
+func syncBatch(outs []*out) error {
+	err := wrap(outs[0].dir.Name(), unix.Syncfs(int(outs[0].dir.Fd())))
+	for _, o := range outs {
+		o.mf.Close()
+	}
+	return err
+}

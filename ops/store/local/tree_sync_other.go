@@ -12,3 +12,13 @@ const fileSyncEach = true
 func treeCommit(dir *os.File) error {
 	return syncFile(dir)
 }
+
+// syncBatch is not used where files are fsynced one by one (commit calls out.sync).
+func syncBatch(outs []*out) error {
+	for _, o := range outs {
+		if err := o.sync(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
