@@ -114,11 +114,12 @@ type ref struct {
 	image  bool   // PNG, JPEG, GIF or WebP by content
 	text   []byte // the whole content of a small text file, when embedding is possible
 	mode   mode
-	reason string // why a file that could go inline (image, audio, text) went by path
-	layer  string // who decided that: protocol, adapter, model, limits
-	uri    string // the uri of its link
-	line   string // its context line at the longest (plan's reservation)
-	out    object // the resolved block, data excepted
+	reason string  // why a file that could go inline (image, audio, text) went by path
+	layer  string  // who decided that: protocol, adapter, model, limits
+	uri    string  // the uri of its link
+	line   string  // its context line at the longest (plan's reservation)
+	out    object  // the resolved block, data excepted
+	folder *Folder // a folder upload (folder.go): by path, its tree in the context block
 
 	width, height int         // an image's pixels, from its header (0 when the header does not say)
 	animated      bool        // an animated image
@@ -237,6 +238,7 @@ const headSize = 8 << 10
 func examine(u Uploads, r *ref, opts Options) error {
 	f, err := u.Open(r.id, r.name)
 	if err != nil {
+		_, err = examineFolder(u, r, opts, err)
 		return err
 	}
 	defer f.Close()

@@ -89,6 +89,9 @@ func copyStateOf(root *os.Root, r *ref) (copyState, error) {
 	if why := untrusted(fi, true); why != "" {
 		return 0, refuse("its folder", why)
 	}
+	if r.folder != nil { // a folder upload's tree is checked file by file as it is copied
+		return copyMissing, nil
+	}
 	rel := filepath.Join(r.id, r.name)
 	fi, err = root.Lstat(rel)
 	switch {
@@ -188,6 +191,10 @@ func copyOne(root *os.Root, u Uploads, r *ref) error {
 		return fail(fmt.Errorf("%s is not a real folder", filepath.Dir(r.link)))
 	default:
 		cleanTemps(root, r.id)
+	}
+	if r.folder != nil { // a folder upload's tree: copyFolder keeps each file that is whole
+		_, err := copyFolder(root, r)
+		return err
 	}
 	rel := filepath.Join(r.id, r.name)
 	tmp := filepath.Join(r.id, fmt.Sprintf("%s%d-%s.tmp", tmpPrefix, os.Getpid(), rand.Text()))
