@@ -1,5 +1,6 @@
-// Package sweep is the sweep policy over a store: remove the finished uploads made and last used
-// before a cutoff, and the unfinished ones last written before it. Which uploads are stale is
+// Package sweep is the sweep policy over a store, in three tiers with a cutoff each: unfinished
+// uploads last written before theirs, finished uploads never used and made before theirs, and used
+// uploads made and last used before theirs. Which uploads are stale is
 // decided here; how an upload is re-checked and removed safely (against a use or a writer racing
 // the sweep, without following links or leaving the store) is the backend's, through the
 // store.Backend seam, so the same policy sweeps a local folder and an S3 bucket.
@@ -12,11 +13,42 @@ import (
 	"github.com/attachctl/attachctl/ops/store"
 )
 
-// Options of one sweep.
+// Options of one sweep. A cutoff is a time: an upload of its tier older than it (strictly before
+// it) is stale. A zero cutoff sweeps nothing of its tier; Before is the cutoff of every tier whose
+// own one is zero (`--older-than` sets all three, a tier's own flag overrides it).
 type Options struct {
-	Before time.Time     // the cutoff: made and last used (or last written) strictly before it
-	DryRun bool          // report what would be removed, remove nothing, write nothing
-	Wait   time.Duration // how long to wait for another sweep to end
+	Before     time.Time     // every tier's cutoff, unless the tier has its own
+	Unfinished time.Time     // unfinished uploads: last written before it, and no process writing them
+	Unused     time.Time     // finished uploads never used: made before it
+	Used       time.Time     // finished uploads used: made and last used before it
+	DryRun     bool          // report what would be removed, remove nothing, write nothing
+	Wait       time.Duration // how long to wait for another sweep to end
+}
+
+// cutoffs are the three tiers' cutoffs with Before filled in.
+func (o Options) cutoffs() (unfinished, unused, used time.Time) {
+	pick := func(t time.Time) time.Time {
+		if t.IsZero() {
+			return o.Before
+		}
+		return t
+	}
+	return pick(o.Unfinished), pick(o.Unused), pick(o.Used)
+}
+
+// Stale is the policy of these options: whether e is to be removed.
+func (o Options) Stale(e store.Entry) bool {
+	unfinished, unused, used := o.cutoffs()
+	switch {
+	case e.Busy:
+		return false
+	case !e.Finished:
+		return !e.LastUsed.IsZero() && e.LastUsed.Before(unfinished)
+	case e.LastUsed.IsZero():
+		return e.Made.Before(unused)
+	default:
+		return e.Made.Before(used) && e.LastUsed.Before(used)
+	}
 }
 
 // Removed is one upload removed (or that would be, in a dry run): one JSON line on output.
@@ -44,25 +76,25 @@ type Summary struct {
 	Failed  []error // removals that failed
 }
 
-// Stale is the policy: a finished upload made and last used (if ever) before the cutoff, or an
-// unfinished one last written before it that no process is writing.
-func Stale(e store.Entry, before time.Time) bool {
-	if e.Busy || !e.LastUsed.IsZero() && !e.LastUsed.Before(before) {
-		return false
-	}
-	if e.Finished {
-		return e.Made.Before(before)
-	}
-	return !e.LastUsed.IsZero()
-}
+// Stale is the policy with one cutoff for every tier: a finished upload made and last used (if
+// ever) before it, or an unfinished one last written before it that no process is writing.
+func Stale(e store.Entry, before time.Time) bool { return Options{Before: before}.Stale(e) }
 
 // Run sweeps the store b. It returns store.locked when another sweep holds the store past
 // opts.Wait. Failed removals are in the summary; emit is called once per upload removed, after
 // its removal is done. When ctx is cancelled the sweep stops after the removals under way, having
 // reported each, and returns ctx.Err(). An error from emit stops the sweep.
 func Run(ctx context.Context, b store.Backend, opts Options, emit func(Removed) error) (Summary, error) {
+	return remove(ctx, b, opts.Wait, opts.DryRun, opts.Stale, nil, emit)
+}
+
+// remove takes the store's sweep hold, lists it, removes what stale says through the backend's
+// Sweeper and reports each removal to emit. check, when set, sees the listing first and may
+// refuse the run (rm: an id that is not a finished upload).
+func remove(ctx context.Context, b store.Backend, wait time.Duration, dry bool, stale func(store.Entry) bool,
+	check func(*store.Listing) error, emit func(Removed) error) (Summary, error) {
 	var sum Summary
-	sw, err := b.Sweep(ctx, opts.Wait, opts.DryRun)
+	sw, err := b.Sweep(ctx, wait, dry)
 	if err != nil {
 		return sum, err
 	}
@@ -71,8 +103,12 @@ func Run(ctx context.Context, b store.Backend, opts Options, emit func(Removed) 
 	if err != nil {
 		return sum, err
 	}
+	if check != nil {
+		if err := check(l); err != nil {
+			return sum, err
+		}
+	}
 	sum.Skipped = l.Skipped
-	stale := func(e store.Entry) bool { return Stale(e, opts.Before) }
 	var cands []store.Entry
 	for _, e := range l.Entries {
 		if stale(e) {

@@ -5,9 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"time"
 
 	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/ops/acp"
+	"github.com/attachctl/attachctl/ops/store"
 	"github.com/attachctl/attachctl/sweep"
 	"github.com/urfave/cli/v2"
 )
@@ -15,15 +18,26 @@ import (
 func init() {
 	register(&cli.Command{
 		Name:  "sweep",
-		Usage: "remove uploads made and last used before a cutoff, and unfinished ones last written before it",
-		Description: "Exactly one of --older-than and --before. Writes one JSON line per upload removed\n" +
-			"(with --dry-run: that would be) and a summary on standard error. It follows no link,\n" +
-			"removes nothing outside the store and leaves what it does not recognise. Another sweep\n" +
-			"running on the store is waited for up to --wait, then store.locked (exit 1).\n\n" +
-			example("attachctl sweep --store S --older-than 7d   # from cron", "attachctl sweep --store S --before 2026-11-30 --dry-run"),
+		Usage: "remove stale uploads: unfinished, finished and never used, and used, each by its own cutoff",
+		Description: "Three tiers, each with its own cutoff, each optional (at least one is needed):\n" +
+			"  --unfinished-older-than  unfinished uploads last written before it (stuck uploads)\n" +
+			"  --unused-older-than      finished uploads never used, made before it\n" +
+			"  --used-older-than        used uploads, made and last used before it\n" +
+			"--older-than (or --before) sets all three; a tier's own flag overrides it. Writes one\n" +
+			"JSON line per upload removed (with --dry-run: that would be) and a summary on standard\n" +
+			"error. --workdir DIR (repeatable) also removes the working copies resolve made there of\n" +
+			"what it removes, and copies whose upload is gone. It follows no link, removes nothing\n" +
+			"outside the store and leaves what it does not recognise. Another sweep running on the\n" +
+			"store is waited for up to --wait, then store.locked (exit 1).\n\n" +
+			example("attachctl sweep --store S --unfinished-older-than 15m --unused-older-than 1d --older-than 7d   # from cron",
+				"attachctl sweep --store S --before 2026-11-30 --dry-run"),
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "older-than", Usage: "cutoff: now minus `DURATION`, in s, m, h, d or w (7d, 36h)"},
-			&cli.StringFlag{Name: "before", Usage: "cutoff: `TIME` in RFC 3339 (2026-11-30T08:00:00Z) or a date (2026-11-30, midnight local time)"},
+			&cli.StringFlag{Name: "older-than", Usage: "every tier's cutoff: now minus `DURATION`, in s, m, h, d or w (7d, 36h)"},
+			&cli.StringFlag{Name: "before", Usage: "every tier's cutoff: `TIME` in RFC 3339 (2026-11-30T08:00:00Z) or a date (2026-11-30, midnight local time)"},
+			&cli.StringFlag{Name: "unfinished-older-than", Usage: "unfinished uploads last written more than `DURATION` ago"},
+			&cli.StringFlag{Name: "unused-older-than", Usage: "finished uploads never used, made more than `DURATION` ago"},
+			&cli.StringFlag{Name: "used-older-than", Usage: "used uploads, made and last used more than `DURATION` ago"},
+			&cli.StringSliceFlag{Name: "workdir", Usage: "also remove the working copies in `DIR` (resolve --workdir) of what is removed or gone (repeatable)"},
 			&cli.BoolFlag{Name: "dry-run", Usage: "report what would be removed; remove nothing"},
 			&cli.StringFlag{Name: "wait", Usage: "wait up to `DURATION` (s, m, h, d, w) for another sweep of the store to end (default: 0s)"},
 		},
@@ -31,28 +45,60 @@ func init() {
 	})
 }
 
+// sweepOptions reads the cutoffs: --older-than or --before for every tier, a tier's own flag over it.
+func sweepOptions(c *cli.Context) (sweep.Options, error) {
+	var o sweep.Options
+	now := time.Now()
+	if c.IsSet("older-than") && c.IsSet("before") {
+		return o, usageError("sweep takes one of --older-than DURATION and --before TIME, not both")
+	}
+	switch {
+	case c.IsSet("older-than"):
+		d, err := durationFlag(c, "older-than", 0)
+		if err != nil {
+			return o, err
+		}
+		o.Before = now.Add(-d)
+	case c.IsSet("before"):
+		t, err := timeFlag(c, "before")
+		if err != nil {
+			return o, err
+		}
+		o.Before = t
+	}
+	for _, tier := range []struct {
+		flag string
+		at   *time.Time
+	}{{"unfinished-older-than", &o.Unfinished}, {"unused-older-than", &o.Unused}, {"used-older-than", &o.Used}} {
+		if !c.IsSet(tier.flag) {
+			continue
+		}
+		d, err := durationFlag(c, tier.flag, 0)
+		if err != nil {
+			return o, err
+		}
+		*tier.at = now.Add(-d)
+	}
+	if o.Before.IsZero() && o.Unfinished.IsZero() && o.Unused.IsZero() && o.Used.IsZero() {
+		return o, usageError("sweep needs a cutoff: --older-than DURATION, --before TIME, or a tier's own (--unfinished-older-than, --unused-older-than, --used-older-than)")
+	}
+	return o, nil
+}
+
 func sweepCmd(c *cli.Context) error {
 	if c.Args().Present() {
 		return usageError("sweep takes no arguments, got %q", c.Args().First())
 	}
-	var before time.Time
-	switch {
-	case c.IsSet("older-than") == c.IsSet("before"):
-		return usageError("sweep needs exactly one of --older-than DURATION and --before TIME")
-	case c.IsSet("older-than"):
-		d, err := durationFlag(c, "older-than", 0)
-		if err != nil {
-			return err
-		}
-		before = time.Now().Add(-d)
-	default:
-		t, err := timeFlag(c, "before")
-		if err != nil {
-			return err
-		}
-		before = t
+	opts, err := sweepOptions(c)
+	if err != nil {
+		return err
 	}
 	wait, err := durationFlag(c, "wait", 0)
+	if err != nil {
+		return err
+	}
+	opts.Wait, opts.DryRun = wait, c.Bool("dry-run")
+	workdirs, err := workdirFlags(c)
 	if err != nil {
 		return err
 	}
@@ -69,37 +115,121 @@ func sweepCmd(c *cli.Context) error {
 		return fail(err)
 	}
 	enc := json.NewEncoder(c.App.Writer)
+	removedIDs := map[string]bool{}
 	// SIGINT and SIGTERM cancel c.Context: the sweep stops after the removals under way, each
 	// reported, and the exit code is 128+N.
-	sum, err := sweep.Run(c.Context, b, sweep.Options{Before: before, DryRun: c.Bool("dry-run"), Wait: wait},
-		func(r sweep.Removed) error { return enc.Encode(r) })
+	sum, err := sweep.Run(c.Context, b, opts, func(r sweep.Removed) error {
+		removedIDs[r.ID] = true
+		return enc.Encode(r)
+	})
+	return sweepEnd(c, "sweep", b, sum, err, removedIDs, workdirs)
+}
+
+// workdirFlags reads --workdir as absolute folders.
+func workdirFlags(c *cli.Context) ([]string, error) {
+	var dirs []string
+	for _, d := range c.StringSlice("workdir") {
+		if d == "" {
+			return nil, usageError("--workdir takes a folder, not an empty string")
+		}
+		abs, err := filepath.Abs(d)
+		if err != nil {
+			return nil, usageError("--workdir %s: %v", d, err)
+		}
+		dirs = append(dirs, abs)
+	}
+	return dirs, nil
+}
+
+// sweepEnd reports what a sweep (or rm) did: the working copies it removes in workdirs, the
+// skipped entries, the failures and the summary, and returns the exit status.
+func sweepEnd(c *cli.Context, cmd string, b store.Backend, sum sweep.Summary, err error, removed map[string]bool, workdirs []string) error {
 	if errors.Is(err, context.Canceled) {
-		summary(c, "sweep: interrupted: removed %s (%s) before it stopped", counted(sum.Removed, "upload"), humanBytes(sum.Bytes))
+		summary(c, "%s: interrupted: removed %s (%s) before it stopped", cmd, counted(sum.Removed, "upload"), humanBytes(sum.Bytes))
 		return exitError{exitFailed}
 	}
 	if err != nil {
-		return fail(err)
+		report(c, manifest.AsError(err, manifest.UploadUnreadable))
+		return exitError{exitFailed}
 	}
+	dry := c.Bool("dry-run")
+	copies, cerr := removeCopies(c, cmd, b, removed, workdirs, dry)
+	sum.Failed = append(sum.Failed, cerr...)
 	for _, sk := range sum.Skipped {
 		if !globalBool(c, "quiet") {
-			fmt.Fprintf(c.App.ErrWriter, "attachctl: sweep: skipped %s: %s\n", manifest.Quote(sk.Path), escapeLine(sk.Why))
+			fmt.Fprintf(c.App.ErrWriter, "attachctl: %s: skipped %s: %s\n", cmd, manifest.Quote(sk.Path), escapeLine(sk.Why))
 		}
 	}
 	for _, e := range sum.Failed {
-		fmt.Fprintf(c.App.ErrWriter, "attachctl: sweep: %s\n", escapeLine(e.Error()))
+		fmt.Fprintf(c.App.ErrWriter, "attachctl: %s: %s\n", cmd, escapeLine(e.Error()))
 	}
-	if sum.Removed > 0 || len(sum.Skipped) > 0 || len(sum.Failed) > 0 {
+	if sum.Removed > 0 || len(sum.Skipped) > 0 || len(sum.Failed) > 0 || copies > 0 {
 		verb := "removed"
-		if c.Bool("dry-run") {
+		if dry {
 			verb = "would remove"
 		}
-		summary(c, "sweep: %s %s (%s), kept %d, skipped %d%s", verb, counted(sum.Removed, "upload"),
-			humanBytes(sum.Bytes), sum.Kept, len(sum.Skipped), failedNote(len(sum.Failed)))
+		var copyNote string
+		if len(workdirs) > 0 {
+			copyNote = fmt.Sprintf(" and %d working cop%s", copies, map[bool]string{true: "y", false: "ies"}[copies == 1])
+		}
+		summary(c, "%s: %s %s (%s)%s, kept %d, skipped %d%s", cmd, verb, counted(sum.Removed, "upload"),
+			humanBytes(sum.Bytes), copyNote, sum.Kept, len(sum.Skipped), failedNote(len(sum.Failed)))
 	}
 	if len(sum.Failed) > 0 {
 		return exitError{exitFailed}
 	}
 	return nil
+}
+
+// removeCopies removes, in each work folder, the copies of the uploads removed and (sweep, not rm)
+// of those no longer in the store. An upload is gone when the listing after the removals does not hold it as
+// a finished upload and a last look at it (Info) does not find it: an upload finished and resolved
+// meanwhile keeps its copy. Each copy removed is named on standard error unless --quiet.
+func removeCopies(c *cli.Context, cmd string, b store.Backend, removed map[string]bool, workdirs []string, dry bool) (int, []error) {
+	if len(workdirs) == 0 {
+		return 0, nil
+	}
+	finished := map[string]bool{}
+	if cmd == "sweep" {
+		l, err := b.List(c.Context)
+		if err != nil {
+			return 0, []error{err}
+		}
+		for _, e := range l.Entries {
+			if e.Finished {
+				finished[e.ID] = true
+			}
+		}
+	}
+	doomed := func(id string) bool {
+		if removed[id] {
+			return true
+		}
+		if cmd != "sweep" || finished[id] {
+			return false
+		}
+		_, err := b.Info(c.Context, id)
+		return manifest.CodeOf(err) == manifest.UploadMissing
+	}
+	n := 0
+	var errs []error
+	for _, w := range workdirs {
+		gone, err := acp.RemoveCopies(w, doomed, dry)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		n += len(gone)
+		for _, g := range gone {
+			if !globalBool(c, "quiet") {
+				verb := "removed"
+				if dry {
+					verb = "would remove"
+				}
+				fmt.Fprintf(c.App.ErrWriter, "attachctl: %s: %s working copy %s\n", cmd, verb, manifest.Quote(g))
+			}
+		}
+	}
+	return n, errs
 }
 
 func failedNote(n int) string {

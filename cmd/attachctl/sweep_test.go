@@ -13,8 +13,8 @@ import (
 // Helpers for the verify, touch and sweep scripts:
 //
 //	flip GLOB...             inverts the first byte of each matching file
-//	backdate STORE DURATION  sets every finished upload's "made", and its last use if it has one,
-//	                         DURATION back in time
+//	backdate STORE DURATION [NAME...]  sets every finished upload's (or only those named NAME)
+//	                         "made", and its last use if it has one, DURATION back in time
 //	holdsweeplock STORE HELD RELEASE  takes the store's sweep lock, creates HELD, and holds the
 //	                         lock until RELEASE exists
 //	waitfile FILE            waits until FILE exists
@@ -39,12 +39,19 @@ func init() {
 			fmt.Fprintln(os.Stderr, err, derr)
 			return 1
 		}
+		names := map[string]bool{}
+		for _, n := range os.Args[3:] {
+			names[n] = true
+		}
 		ids, _ := s.IDs()
 		for _, id := range ids {
 			m, err := s.ReadMeta(id)
 			if err != nil {
 				fmt.Fprintln(os.Stderr, err)
 				return 1
+			}
+			if len(names) > 0 && !names[m.Name] {
+				continue
 			}
 			m.Made = m.Made.Add(-d)
 			b, _ := json.Marshal(m)

@@ -74,8 +74,15 @@ func permissionFix(rec *manifest.Record) string {
 	}
 	for _, ent := range ents {
 		fi, err := ent.Info()
-		if err == nil && fi.Mode().IsRegular() && fi.Mode().Perm() != local.FileMode {
-			return "chmod 600 " + shellQuote(filepath.Join(dir, ent.Name()))
+		if err != nil || !fi.Mode().IsRegular() {
+			continue
+		}
+		perm, path := fi.Mode().Perm(), shellQuote(filepath.Join(dir, ent.Name()))
+		switch original := ent.Name() != local.UsedName && !strings.HasPrefix(ent.Name(), local.UsedName+"."); {
+		case original && perm != local.ReadOnlyMode && perm != local.FileMode:
+			return "chmod 400 " + path
+		case !original && perm != local.FileMode:
+			return "chmod 600 " + path
 		}
 	}
 	return ""

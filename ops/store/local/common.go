@@ -21,11 +21,20 @@ const (
 	trashDir    = "trash"
 )
 
-// Modes of everything the store creates, whatever the umask.
+// Modes of everything the store creates, whatever the umask. A finished upload's files (its
+// bytes and its metadata) are read-only, so that an agent running as the user does not change an
+// original in place by accident; stores made before that keep 0600 there, which still reads.
 const (
-	DirMode  os.FileMode = 0o700
-	FileMode os.FileMode = 0o600
+	DirMode      os.FileMode = 0o700
+	FileMode     os.FileMode = 0o600
+	ReadOnlyMode os.FileMode = 0o400
 )
+
+// finishedMode reports whether perm is a mode a finished upload's file may have: read-only, or
+// the 0600 of a store made before finished uploads were read-only.
+func finishedMode(perm uint32) bool {
+	return perm == uint32(ReadOnlyMode) || perm == uint32(FileMode)
+}
 
 // NewID, ValidID and ValidName are the store's rules for ids and names (SPEC section 5).
 var (

@@ -147,7 +147,17 @@ func (p *partial) buildOut(size int64, sum string) (*out, error) {
 	if _, err := o.mf.Write(append(b, '\n')); err != nil {
 		return fail(storeErr(o.mf.Name(), err))
 	}
+	// Read-only from here (the descriptors stay open for writing, so the sync below is unaffected);
+	// the modes are made durable with the rest. undo, and an opener that finds a crashed finish's
+	// out/, give the data its 0600 back.
+	if err := unix.Fchmod(int(o.mf.Fd()), uint32(ReadOnlyMode)); err != nil {
+		return fail(storeErr(o.mf.Name(), err))
+	}
+	if err := unix.Fchmod(int(p.f.Fd()), uint32(ReadOnlyMode)); err != nil {
+		return fail(storeErr(p.f.Name(), err))
+	}
 	if err := unix.Renameat(dirfd, partialData, int(dir.Fd()), p.meta.Name); err != nil {
+		unix.Fchmod(int(p.f.Fd()), uint32(FileMode))
 		return fail(storeErr(p.f.Name(), err))
 	}
 	return o, nil
@@ -179,6 +189,7 @@ func (o *out) sync() error {
 func (o *out) undo(err error) error {
 	dirfd := int(o.p.dirf.Fd())
 	unix.Renameat(int(o.dir.Fd()), o.p.meta.Name, dirfd, partialData)
+	unix.Fchmod(int(o.p.f.Fd()), uint32(FileMode)) // unfinished again: writable
 	o.dir.Close()
 	if root, ferr := fsOf(dirfd); ferr == nil {
 		removeAt(dirfd, partialOut, root)

@@ -53,6 +53,9 @@ func (s *Store) MakeFinished(name string, data []byte, made, used time.Time) (*M
 			return nil, err
 		}
 		_, werr := w.Write(f.b)
+		if werr == nil && f.name != UsedName {
+			werr = w.Chmod(ReadOnlyMode)
+		}
 		w.Close()
 		if werr != nil {
 			return nil, storeErr(w.Name(), werr)

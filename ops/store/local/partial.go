@@ -344,7 +344,7 @@ func (s *Store) lockPartialIn(dirf *os.File, id string, nonblock bool) (p *parti
 		}
 		return nil, false, manifest.Errorf(manifest.UploadUnreadable, "upload %s: %s: %v", id, dir, err)
 	}
-	path, atOut := dir+"/"+partialData, false
+	path, atOut, readOnly := dir+"/"+partialData, false, false
 	fd, err := unix.Openat(dirfd, partialData, unix.O_RDWR|openFlags, 0)
 	var outf *os.File
 	if errors.Is(err, unix.ENOENT) {
@@ -356,6 +356,12 @@ func (s *Store) lockPartialIn(dirf *os.File, id string, nonblock bool) (p *parti
 		defer outf.Close()
 		path, atOut = outf.Name()+"/"+meta.Name, true
 		fd, err = unix.Openat(ofd, meta.Name, unix.O_RDWR|openFlags, 0)
+		if errors.Is(err, unix.EACCES) {
+			// Made read-only by a finish that crashed before its rename (or is running now):
+			// opened for reading to take the lock; made writable below once it is ours.
+			fd, err = unix.Openat(ofd, meta.Name, unix.O_RDONLY|openFlags, 0)
+			readOnly = true
+		}
 	}
 	if err != nil {
 		if errors.Is(err, unix.ENOENT) {
@@ -413,9 +419,23 @@ func (s *Store) lockPartialIn(dirf *os.File, id string, nonblock bool) (p *parti
 		f.Close()
 		return nil, true, nil
 	}
+	if readOnly {
+		// Ours, and still the crashed finish's out/<name> (a finish holds the lock until its
+		// upload is placed): writable again, then opened for writing on the next try.
+		err := unix.Fchmod(fd, uint32(FileMode))
+		f.Close()
+		if err != nil {
+			return nil, false, storeErr(path, err)
+		}
+		return nil, true, nil
+	}
 	unix.SetNonblock(fd, false)
 	if atOut {
 		if err := unix.Renameat(int(outf.Fd()), meta.Name, dirfd, partialData); err != nil {
+			f.Close()
+			return nil, false, storeErr(path, err)
+		}
+		if err := unix.Fchmod(fd, uint32(FileMode)); err != nil { // unfinished again: writable
 			f.Close()
 			return nil, false, storeErr(path, err)
 		}

@@ -15,8 +15,10 @@
 //
 //	STORE/                          0700
 //	  <id>/                         0700  a finished upload: id is a lowercase canonical UUIDv7
-//	    <name>                      0600  its bytes, under its plain name
-//	    .upload.json                0600  its metadata: id, name, size, blake3, made
+//	    <name>                      0400  its bytes, under its plain name (read-only: an agent
+//	                                      running as the user does not change them by accident;
+//	                                      stores made before keep 0600 here, which still reads)
+//	    .upload.json                0400  its metadata: id, name, size, blake3, made (0600 likewise)
 //	    .used                       0600  the marker: its mtime is when the upload was last used
 //	    .used.new-<hex>             0600  a marker being written, renamed over .used (use.go)
 //	  .attachctl/                   0700  everything that is not a finished upload
@@ -242,7 +244,8 @@ func storeErr(path string, err error) error {
 // OpenFinished is the guarded open of SPEC section 2, the one way a finished upload is read.
 // The store folder and the upload folder are real folders (opened O_NOFOLLOW), the file is opened
 // without following a link and without blocking, and must be a regular file owned by the current
-// user with no group or other permission bits and exactly one hard link. A missing upload is
+// user with mode 0400 (or 0600, as stores made before finished uploads were read-only have them)
+// and exactly one hard link. A missing upload is
 // upload.missing; anything else wrong is upload.unreadable.
 func (s *Store) OpenFinished(id, name string) (*os.File, error) {
 	if err := ValidID(id); err != nil {
@@ -288,6 +291,10 @@ func openGuarded(dirfd int, name, path, id string) (*os.File, error) {
 	if err := checkOwnFile(&st, path, id); err != nil {
 		unix.Close(fd)
 		return nil, err
+	}
+	if perm := uint32(st.Mode) & 0o7777; !finishedMode(perm) {
+		unix.Close(fd)
+		return nil, manifest.Errorf(manifest.UploadUnreadable, "upload %s: %s: mode %04o, not 0400 (or an older store's 0600)", id, path, perm)
 	}
 	if err := unix.SetNonblock(fd, false); err != nil {
 		unix.Close(fd)

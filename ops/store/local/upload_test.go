@@ -148,14 +148,18 @@ func TestStepByStep(t *testing.T) {
 	}
 }
 
-// checkModes walks dir: every folder 0700, every file 0600.
+// checkModes walks dir: every folder 0700, a finished upload's bytes and metadata 0400, every
+// other file 0600.
 func checkModes(t *testing.T, dir string) {
 	t.Helper()
 	filepath.Walk(dir, func(path string, fi os.FileInfo, err error) error {
 		must(t, err)
 		want := FileMode
-		if fi.IsDir() {
+		switch up := filepath.Base(filepath.Dir(path)); {
+		case fi.IsDir():
 			want = DirMode
+		case ValidID(up) == nil && filepath.Base(filepath.Dir(filepath.Dir(path))) != partialDir && fi.Name() != UsedName:
+			want = ReadOnlyMode
 		}
 		if fi.Mode().Perm() != want {
 			t.Errorf("%s: mode %04o, want %04o", path, fi.Mode().Perm(), want)

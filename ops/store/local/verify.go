@@ -178,7 +178,9 @@ func (s *Store) checkFolder(dirfd int, id, name string) error {
 			why = "a symlink"
 		case uint32(st.Mode)&unix.S_IFMT != unix.S_IFREG:
 			why = "not a regular file"
-		case uint32(st.Mode)&0o7777 != uint32(FileMode):
+		case (n == name || n == MetaName) && !finishedMode(uint32(st.Mode)&0o7777):
+			why = fmt.Sprintf("mode %04o, not 0400 (or an older store's 0600)", uint32(st.Mode)&0o7777)
+		case n != name && n != MetaName && uint32(st.Mode)&0o7777 != uint32(FileMode):
 			why = fmt.Sprintf("mode %04o, not 0600", uint32(st.Mode)&0o7777)
 		case st.Nlink != 1:
 			why = fmt.Sprintf("%d hard links, not 1", st.Nlink)
