@@ -29,6 +29,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	_ "image/gif" // decoders: GIF, and below BMP, TIFF and WebP
 
@@ -309,13 +310,25 @@ func fit(w, h, maxEdge int) (int, int) {
 	return dw, dh
 }
 
+// newName is the original's base name with the new extension, held to the 255 bytes a name may
+// have (SPEC 5): a base too long for the extension is cut, at a character's start, so the name
+// stays valid UTF-8.
 func newName(name, ext string) string {
 	stem := strings.TrimSuffix(name, filepath.Ext(name))
+	if n := maxNameBytes - len(ext); len(stem) > n {
+		for n > 0 && !utf8.RuneStart(stem[n]) {
+			n--
+		}
+		stem = stem[:n]
+	}
 	if stem == "" {
 		stem = "image"
 	}
 	return stem + ext
 }
+
+// maxNameBytes is the longest name SPEC 5 allows.
+const maxNameBytes = 255
 
 func mimeOf(ext string) string {
 	if ext == ".png" {
