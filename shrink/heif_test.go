@@ -351,7 +351,7 @@ func withProp(t testing.TB, f []byte, typ string, a byte) []byte {
 
 // TestMain keeps the decoders' compiled code in a folder of the test run, not the user's cache.
 // The test binary started with SHRINK_CHILD set is a child of a benchmark (see
-// BenchmarkLyingHeaderRSS), sharing the parent's cache.
+// BenchmarkLyingHeaderRSS, Linux), sharing the parent's cache.
 func TestMain(m *testing.M) {
 	if spec := os.Getenv("SHRINK_CHILD"); spec != "" {
 		setCodeCache(os.Getenv("SHRINK_CODE_CACHE"))
