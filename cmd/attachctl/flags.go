@@ -2,10 +2,14 @@ package main
 
 import (
 	"errors"
+	"flag"
 	"fmt"
+	"math/big"
 	"regexp"
 	"strconv"
+	"strings"
 	"time"
+	"unicode"
 
 	"github.com/attachctl/attachctl/ops/store/local"
 	"github.com/attachctl/attachctl/shrink"
@@ -19,9 +23,9 @@ func shrinkFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "out", Usage: "folder for shrunk files (default $XDG_CACHE_HOME/attachctl/shrink, else ~/.cache/attachctl/shrink)"},
 		&cli.IntFlag{Name: "max-edge", Value: shrink.DefaultMaxEdge, Usage: "longest edge in pixels"},
-		&cli.Int64Flag{Name: "max-bytes", Value: shrink.DefaultMaxBytes, Usage: "largest encoded size in bytes"},
+		bytesFlag("max-bytes", shrink.DefaultMaxBytes, "largest encoded size in `BYTES`"),
 		&cli.Int64Flag{Name: "max-pixels", Value: shrink.DefaultMaxPixels, Usage: "images with more pixels (from the header) are not decoded"},
-		&cli.Int64Flag{Name: "max-memory", Value: shrink.DefaultMaxMemory, Usage: "bytes all decodes at once may hold; decodes wait for room, and an image needing more is not decoded"},
+		bytesFlag("max-memory", shrink.DefaultMaxMemory, "`BYTES` all decodes at once may hold; decodes wait for room, and an image needing more is not decoded"),
 	}
 }
 
@@ -30,7 +34,7 @@ func shrinkOptions(c *cli.Context) (shrink.Options, error) {
 	opts := shrink.Options{MaxEdge: c.Int("max-edge"), MaxBytes: c.Int64("max-bytes"), MaxPixels: c.Int64("max-pixels"),
 		MaxMemory: c.Int64("max-memory")}
 	if opts.MaxEdge < 1 || opts.MaxBytes < 1 || opts.MaxPixels < 1 || opts.MaxMemory < 1 {
-		return opts, usageError("--max-edge, --max-bytes, --max-pixels and --max-memory take whole numbers of at least 1")
+		return opts, usageError("--max-edge, --max-bytes, --max-pixels and --max-memory take numbers of at least 1")
 	}
 	out, err := shrinkOut(c)
 	opts.OutDir = out
@@ -39,16 +43,120 @@ func shrinkOptions(c *cli.Context) (shrink.Options, error) {
 
 // chunkFlag is upload's --chunk, also on prepare.
 func chunkFlag() cli.Flag {
-	return &cli.IntFlag{Name: "chunk", Value: local.DefaultChunk, Usage: "largest chunk in `BYTES`"}
+	return bytesFlag("chunk", local.DefaultChunk, "largest chunk in `BYTES`")
 }
 
 // chunkSize reads chunkFlag.
 func chunkSize(c *cli.Context) (int, error) {
 	n := c.Int("chunk")
 	if n < 1 {
-		return 0, usageError("--chunk %d: takes a whole number of bytes of at least 1", n)
+		return 0, usageError("--chunk %d: takes at least 1 byte", n)
 	}
 	return n, nil
+}
+
+// bytesFlag is a flag that takes a byte count with or without a suffix (parseBytes). Read it as an
+// Int64Flag (c.Int64, or c.Int): the flag set holds the count in plain digits.
+func bytesFlag(name string, def int64, usage string) cli.Flag {
+	return &bytesCountFlag{Int64Flag: cli.Int64Flag{Name: name, Value: def, Usage: usage, DefaultText: formatBytes(def)}}
+}
+
+// sizeFlag is bytesFlag that also takes -1, which says "no size given".
+func sizeFlag(name string, usage string) cli.Flag {
+	return &bytesCountFlag{Int64Flag: cli.Int64Flag{Name: name, Value: -1, Usage: usage}, open: true}
+}
+
+type bytesCountFlag struct {
+	cli.Int64Flag
+	open bool // -1 is taken
+}
+
+// Apply gives each flag set its own value, so an app made twice in one process starts afresh.
+func (f *bytesCountFlag) Apply(set *flag.FlagSet) error {
+	for _, name := range f.Names() {
+		set.Var(&bytesValue{n: f.Value, open: f.open}, name, f.Usage)
+	}
+	return nil
+}
+
+func (f *bytesCountFlag) String() string { return cli.FlagStringer(f) }
+
+type bytesValue struct {
+	n    int64
+	open bool
+}
+
+func (v *bytesValue) String() string { return strconv.FormatInt(v.n, 10) }
+
+func (v *bytesValue) Set(s string) error {
+	if v.open && s == "-1" {
+		v.n = -1
+		return nil
+	}
+	n, err := parseBytes(s)
+	if err != nil {
+		return err
+	}
+	v.n = n
+	return nil
+}
+
+// byteSuffix is a number and its unit in a byte count.
+var byteSuffix = regexp.MustCompile(`^([0-9]+)(?:\.([0-9]+))?([kKmMgGtTpPeE]i?)?[bB]?$`)
+
+// parseBytes reads a byte count: plain digits, or a number with an SI suffix (k, M, G, T, P, E:
+// powers of 1000, as in 500k, 500kB, 1.5MB) or an IEC one (Ki, Mi, Gi ...: powers of 1024, as in
+// 4MiB), the B optional and the letters in either case. A fraction is taken when the count comes
+// out whole (1.5KiB is 1536, 1.5B is refused).
+func parseBytes(s string) (int64, error) {
+	m := byteSuffix.FindStringSubmatch(s)
+	if m == nil {
+		return 0, errors.New("takes a count of bytes such as 500000, 500k, 500KB or 4MiB")
+	}
+	unit := big.NewInt(1)
+	if p := m[3]; p != "" {
+		base := int64(1000)
+		if strings.HasSuffix(p, "i") {
+			base = 1024
+		}
+		exp := strings.IndexByte("kmgtpe", byte(unicode.ToLower(rune(p[0])))) + 1
+		unit.Exp(big.NewInt(base), big.NewInt(int64(exp)), nil)
+	}
+	n, ok := new(big.Rat).SetString(m[1] + "." + m[2] + "0")
+	if !ok {
+		return 0, errors.New("takes a count of bytes such as 500000, 500k, 500KB or 4MiB")
+	}
+	n.Mul(n, new(big.Rat).SetInt(unit))
+	if !n.IsInt() {
+		return 0, errors.New("is not a whole number of bytes")
+	}
+	if !n.Num().IsInt64() {
+		return 0, errors.New("is too large")
+	}
+	return n.Num().Int64(), nil
+}
+
+// formatBytes is n as parseBytes reads it: in the largest IEC unit that divides it (512KiB), else
+// the largest SI one (500kB), else in digits.
+func formatBytes(n int64) string {
+	if n > 0 {
+		for _, u := range []struct {
+			base  int64
+			names string
+		}{{1024, "KiB MiB GiB TiB PiB EiB"}, {1000, "kB MB GB TB PB EB"}} {
+			names := strings.Fields(u.names)
+			for i := len(names) - 1; i >= 0; i-- {
+				size := int64(1)
+				for range i + 1 {
+					size *= u.base
+				}
+				if n%size == 0 {
+					return strconv.FormatInt(n/size, 10) + names[i]
+				}
+			}
+		}
+	}
+	return strconv.FormatInt(n, 10)
 }
 
 // durationPart is one number and its unit in a duration such as 1d12h.

@@ -16,10 +16,10 @@ func resolveFlags() []cli.Flag {
 		&cli.StringFlag{Name: "caps", Value: "image", Usage: "what the agent takes: a comma-separated list of image, audio, embeddedContext (empty: none); given with --initialize, what both allow"},
 		&cli.StringFlag{Name: "initialize", Usage: "the agent's ACP initialize response (or its result) in `FILE`: its promptCapabilities are what the agent takes"},
 		&cli.StringFlag{Name: "workdir", Usage: "copy each by-path file into `DIR` (read-only, checked by BLAKE3) and link the copy"},
-		&cli.Int64Flag{Name: "inline-max", Value: acp.DefaultInlineMax, Usage: "an image or audio file of at most this many bytes may go inline"},
-		&cli.Int64Flag{Name: "inline-budget", Value: acp.DefaultInlineBudget, Usage: "inline image and audio bytes of one prompt, taken in prompt order"},
-		&cli.Int64Flag{Name: "max-message", Value: acp.DefaultMaxMessage, Usage: "bytes of the whole output JSON, inline data counted as base64"},
-		&cli.Int64Flag{Name: "embed-max", Value: acp.DefaultEmbedMax, Usage: "with embeddedContext, a text file of at most this many bytes goes as a resource block"},
+		bytesFlag("inline-max", acp.DefaultInlineMax, "an image or audio file of at most `BYTES` may go inline"),
+		bytesFlag("inline-budget", acp.DefaultInlineBudget, "inline image and audio `BYTES` of one prompt, taken in prompt order"),
+		bytesFlag("max-message", acp.DefaultMaxMessage, "`BYTES` of the whole output JSON, inline data counted as base64"),
+		bytesFlag("embed-max", acp.DefaultEmbedMax, "with embeddedContext, a text file of at most `BYTES` goes as a resource block"),
 	}
 }
 

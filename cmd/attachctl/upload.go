@@ -44,7 +44,7 @@ func init() {
 					example(`id=$(attachctl upload begin --store S --name report.pdf --size 1048576 | jq -r .id)`),
 				Flags: []cli.Flag{
 					&cli.StringFlag{Name: "name", Usage: "the upload's plain file `NAME`", Required: true},
-					&cli.Int64Flag{Name: "size", Value: -1, Usage: "declared size in `BYTES` (-1: left open, fixed at finish)"},
+					sizeFlag("size", "declared size in `BYTES` (-1: left open, fixed at finish)"),
 				},
 				Action: func(c *cli.Context) error {
 					return stepStore(c, true, func(s *local.Store) (any, error) {
@@ -58,7 +58,7 @@ func init() {
 				Description: "Appends the bytes whole or not at all; the offset it prints is durable. An --offset other\n" +
 					"than the current one is upload.offset and names the current one.\n\n" +
 					example(`head -c 524288 report.pdf | attachctl upload chunk --store S --id "$id" --offset 0`),
-				Flags: []cli.Flag{idFlag, &cli.Int64Flag{Name: "offset", Usage: "the current offset", Required: true}},
+				Flags: []cli.Flag{idFlag, &bytesCountFlag{Int64Flag: cli.Int64Flag{Name: "offset", Usage: "the current offset in `BYTES`", Required: true}}},
 				Action: func(c *cli.Context) error {
 					in, done, err := chunkInput(c)
 					if err != nil {
@@ -90,7 +90,7 @@ func init() {
 					example(`attachctl upload finish --store S --id "$id" --blake3 "$(b3sum --no-names report.pdf)"`),
 				Flags: []cli.Flag{idFlag,
 					&cli.StringFlag{Name: "blake3", Usage: "the expected BLAKE3 in `HEX`"},
-					&cli.Int64Flag{Name: "size", Value: -1, Usage: "the expected size in `BYTES`; fixes a size left open"},
+					sizeFlag("size", "the expected size in `BYTES`; fixes a size left open"),
 				},
 				Action: func(c *cli.Context) error {
 					return stepStore(c, false, func(s *local.Store) (any, error) {
