@@ -247,8 +247,6 @@ func Record(rec *manifest.Record, opts Options) error {
 		case errors.As(err, &me):
 			return asis("%s header says %dx%d, but its decoder needed more than the %d MiB that size allows; not decoded",
 				strings.ToUpper(format), cfg.Width, cfg.Height, me.Limit>>20)
-		case errors.Is(err, heif.ErrLarger):
-			return asis("undecodable: %s header says %dx%d, the pixels are more", strings.ToUpper(format), cfg.Width, cfg.Height)
 		case err != nil:
 			return asis("undecodable: %s: %v", format, err)
 		}

@@ -46,10 +46,6 @@ func (e *MemoryError) Error() string {
 	return fmt.Sprintf("the decoder needed more than the %d MiB its header allows for", e.Limit>>20)
 }
 
-// ErrLarger is a decode whose pixels do not fit the size the header gave: the decoder wrote
-// past the end of the output made for that size.
-var ErrLarger = errors.New("the image is larger than its header says")
-
 var (
 	cacheMu  sync.Mutex
 	cacheDir string
@@ -247,37 +243,21 @@ func oneLine(err error) error {
 }
 
 // pixels makes room for size bytes of output, calls decode with args(that address), and copies
-// the output out of the instance's memory, which is dropped when the instance closes. The glue
-// copies as many bytes as the decoded image has, whatever the header said: a guard of known
-// bytes after the output shows when that was more than size.
+// the output out of the instance's memory, which is dropped when the instance closes.
 func (in *instance) pixels(size int, args func(out uint32) []uint64) ([]byte, error) {
-	out, err := in.alloc(size + len(guard))
+	out, err := in.alloc(size)
 	if err != nil {
 		return nil, err
-	}
-	if !in.write(out+uint32(size), guard[:]) {
-		return nil, errors.New("writing the decoder's memory")
 	}
 	if ok, err := in.call("decode", args(out)...); err != nil || ok == 0 {
 		return nil, errOr(err)
 	}
-	b, ok := in.read(out, uint32(size+len(guard)))
+	b, ok := in.read(out, uint32(size))
 	if !ok {
 		return nil, errors.New("reading the decoder's memory")
 	}
-	if !bytes.Equal(b[size:], guard[:]) {
-		return nil, ErrLarger
-	}
-	return bytes.Clone(b[:size]), nil
+	return bytes.Clone(b), nil
 }
-
-// guard is a pattern no decoded row is likely to repeat.
-var guard = func() (g [64]byte) {
-	for i := range g {
-		g[i] = byte(i*151 + 29)
-	}
-	return g
-}()
 
 // libheif's colour spaces and chroma formats, as heif.c reports them.
 const (
