@@ -31,9 +31,11 @@ const (
 	UploadSourceChange Code = "upload.sourceChanged"
 	UploadDiskFull     Code = "upload.diskFull"
 	UploadTooMany      Code = "upload.tooMany"
+	UploadTooLarge     Code = "upload.tooLarge" // over the store's largest file (its max-file)
 	VerifyMismatch     Code = "verify.mismatch"
 	StoreLocked        Code = "store.locked"
 	StoreNotStore      Code = "store.notStore"
+	StoreFull          Code = "store.full" // the store's max-bytes or max-files would be passed
 	StoreUnreachable   Code = "store.unreachable"
 )
 

@@ -136,6 +136,8 @@ type Store struct {
 
 	// sent, when set, is called with each part's number as it is about to be sent (tests).
 	sent func(n int32)
+
+	quota quota // its limits and what it holds (limits.go)
 }
 
 // IsURI tells whether a --store value names an S3 store.
