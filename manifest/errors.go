@@ -31,6 +31,7 @@ const (
 	UploadSourceChange Code = "upload.sourceChanged"
 	UploadDiskFull     Code = "upload.diskFull"
 	UploadTooMany      Code = "upload.tooMany"
+	UploadInterrupted  Code = "upload.interrupted"
 	VerifyMismatch     Code = "verify.mismatch"
 	StoreLocked        Code = "store.locked"
 	StoreNotStore      Code = "store.notStore"

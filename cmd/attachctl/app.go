@@ -85,7 +85,6 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 		Reader:                stdin,
 		Writer:                stdout,
 		ErrWriter:             stderr,
-		EnableBashCompletion:  true,
 		Suggest:               true,
 		OnUsageError:          onUsageError,
 		// --exclude takes globs, and a comma is a character of a name, not a list separator.
@@ -141,17 +140,26 @@ func run(args []string) int { return runWith(args, os.Stdin, os.Stdout, os.Stder
 
 // runWith runs attachctl with the given arguments and standard streams and returns its exit code.
 func runWith(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	// The signal is recorded before the run is told to stop, so that the exit code is 128+N.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
 	go func() {
-		sigs := make(chan os.Signal, 1)
-		signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-		s := <-sigs
-		if n, ok := s.(syscall.Signal); ok {
-			signalled.Store(int32(n))
+		select {
+		case s := <-sigs:
+			if n, ok := s.(syscall.Signal); ok {
+				signalled.Store(int32(n))
+			}
+			cancel()
+		case <-ctx.Done():
 		}
 	}()
-	app := newApp(stdin, stdout, stderr)
+	app := newApp(interruptible(ctx, stdin), stdout, stderr)
+	if completionRequest(app, args, stdout) {
+		return exitOK
+	}
 	args, err := normalizeArgs(app, args)
 	if err == nil {
 		err = app.RunContext(ctx, args)
@@ -236,7 +244,7 @@ func report(c *cli.Context, e *manifest.Error) {
 	if stage == "" {
 		stage = c.Command.Name
 	}
-	fmt.Fprintf(c.App.ErrWriter, "attachctl: %s: %s\n", stage, escapeLine(e.Error()))
+	personLine(c.App.ErrWriter, fmt.Sprintf("attachctl: %s: %s", stage, escapeLine(e.Error())))
 }
 
 // summary prints a line on standard error unless --quiet.
@@ -244,7 +252,7 @@ func summary(c *cli.Context, format string, args ...any) {
 	if globalBool(c, "quiet") {
 		return
 	}
-	fmt.Fprintf(c.App.ErrWriter, "attachctl: %s\n", escapeLine(fmt.Sprintf(format, args...)))
+	personLine(c.App.ErrWriter, "attachctl: "+escapeLine(fmt.Sprintf(format, args...)))
 }
 
 // example formats a command's help text with an example.

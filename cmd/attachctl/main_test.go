@@ -15,8 +15,15 @@ var testCommands = map[string]func() int{
 	"attachctl": func() int { return run(os.Args) },
 }
 
+// afterTests are run when the tests have ended (not in the scripts' runs of attachctl).
+var afterTests []func()
+
 func TestMain(m *testing.M) {
-	os.Exit(testscript.RunMain(m, testCommands))
+	code := testscript.RunMain(m, testCommands)
+	for _, f := range afterTests {
+		f()
+	}
+	os.Exit(code)
 }
 
 // TestScript runs every script in testdata/script: the CLI as a user runs it.

@@ -88,6 +88,9 @@ func init() {
 				defer f.Close()
 				in = f
 			}
+			if in == c.App.Reader {
+				terminalHint(c, "a prompt (JSON)")
+			}
 			// Untrusted input: read at most twice one message (it may carry inline data).
 			limit := 2*opts.MaxMessage + 1<<20
 			b, err := io.ReadAll(io.LimitReader(in, limit+1))

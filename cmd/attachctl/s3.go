@@ -136,7 +136,7 @@ func s3Uploader(c *cli.Context, s *s3.Store, progress func(int64)) (func(*manife
 	return func(rec *manifest.Record) error {
 		err := s.UploadRecord(c.Context, rec, opts)
 		if errors.Is(err, context.Canceled) {
-			return manifest.Errorf(manifest.UploadMissing, "%s: interrupted before its upload finished; the parts sent are kept, run again to resume", rec.Path)
+			return manifest.Errorf(manifest.UploadInterrupted, "%s: interrupted before its upload finished; the parts sent are kept, run again to resume", rec.Path)
 		}
 		return err
 	}, nil

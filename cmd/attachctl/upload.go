@@ -146,6 +146,7 @@ func uploadStage(c *cli.Context) error {
 	}
 	bar := newBar(c, 0, "upload", "bytes")
 	ctx := c.Context
+	progress := withTestPause(ctx, bar.Add)
 	// Uploads are committed in groups: each record, when its turn to be written comes, commits
 	// every upload built by then (see local.Batch), so the fsyncs of several files are paid once
 	// and no record names an upload that is not finished.
@@ -153,10 +154,10 @@ func uploadStage(c *cli.Context) error {
 	err = loop{stage: "upload", bar: bar, headOnly: true, work: func(rec *manifest.Record) error {
 		bar.AddTotal(rec.Size)
 		var text sniff.Text // the upload's pass finishes the sniff of the head
-		err := s.UploadRecord(ctx, rec, local.UploadOptions{Chunk: chunk, Progress: bar.Add, Observe: text.Observe, Batch: batch})
+		err := s.UploadRecord(ctx, rec, local.UploadOptions{Chunk: chunk, Progress: progress, Observe: text.Observe, Batch: batch})
 		text.Settle(rec)
 		if errors.Is(err, context.Canceled) {
-			return manifest.Errorf(manifest.UploadMissing, "%s: interrupted before its upload finished; the partial is kept, run again to resume", rec.Path)
+			return manifest.Errorf(manifest.UploadInterrupted, "%s: interrupted before its upload finished; the partial is kept, run again to resume", rec.Path)
 		}
 		return err
 	}, settle: func(rec *manifest.Record) {
@@ -184,6 +185,7 @@ func uploadStdin(c *cli.Context, s *local.Store, chunk int) error {
 	if err != nil {
 		return stepFail(c, err)
 	}
+	terminalHint(c, "the file")
 	bar := newBar(c, -1, "upload", "bytes")
 	_, err = s.Chunk(id, 0, io.TeeReader(c.App.Reader, progressWriter{bar}), int64(chunk))
 	bar.Finish()
@@ -193,6 +195,9 @@ func uploadStdin(c *cli.Context, s *local.Store, chunk int) error {
 	}
 	if err != nil {
 		s.Abort(id)
+		if c.Context.Err() != nil {
+			err = manifest.Errorf(manifest.UploadInterrupted, "%s: interrupted; standard input cannot be read again, so nothing was kept", c.String("name"))
+		}
 		return stepFail(c, err)
 	}
 	out := manifest.NewWriter(c.App.Writer)
