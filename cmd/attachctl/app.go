@@ -21,8 +21,9 @@ import (
 	"github.com/urfave/cli/v2"
 )
 
-// version is set at build time with -ldflags "-X main.version=...".
-var version = "0.1.0-dev"
+// version is set at build time with -ldflags "-X main.version=v1.2.3" (scripts/release.sh); empty,
+// the version is the module's from the build (versionOf).
+var version = ""
 
 // Exit codes of SPEC section 7.
 const (
@@ -51,7 +52,7 @@ func register(c *cli.Command) { commands = append(commands, c) }
 func globalFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "store", Usage: "the store folder `DIR`: one chat's uploads (default $ATTACHCTL_STORE, else $XDG_STATE_HOME/attachctl/uploads, else ~/.local/state/attachctl/uploads)"},
-		&cli.IntFlag{Name: "jobs", Value: runtime.NumCPU(), Usage: "`N` records worked at once"},
+		&cli.IntFlag{Name: "jobs", Value: runtime.NumCPU(), DefaultText: "the number of CPUs", Usage: "`N` records worked at once"},
 		&cli.StringFlag{Name: "progress", Value: "auto", Usage: "progress bar on standard error `WHEN`: auto (when it is a terminal), always or never"},
 		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no progress bar and no summary; errors are still printed"},
 		s3PathStyleFlag(),
@@ -79,7 +80,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 				"attachctl prepare --store ~/.local/state/attachctl/chat-42 --resolve shots/   # what the agent gets",
 				"attachctl sweep --store ~/.local/state/attachctl/chat-42 --older-than 7d   # from cron"),
 		CustomAppHelpTemplate: cli.AppHelpTemplate + exitCodesHelp,
-		Version:               version,
+		Version:               versionOf(readBuildInfo()),
 		Flags:                 globalFlags(),
 		Commands:              cmds,
 		Reader:                stdin,

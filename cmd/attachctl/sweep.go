@@ -120,7 +120,9 @@ func sweepCmd(c *cli.Context) error {
 	// reported, and the exit code is 128+N.
 	sum, err := sweep.Run(c.Context, b, opts, func(r sweep.Removed) error {
 		removedIDs[r.ID] = true
-		return enc.Encode(r)
+		err := enc.Encode(r)
+		testPauseAfter(c.Context, len(removedIDs))
+		return err
 	})
 	return sweepEnd(c, "sweep", b, sum, err, removedIDs, workdirs)
 }

@@ -14,10 +14,21 @@ import (
 // reached write(2) (so that a SIGKILL cannot lose them), writes "paused OFFSET\n" on file
 // descriptor N and waits there until the run is interrupted. A test then kills or signals it at
 // a known point, instead of watching a file's size move while the upload runs on.
+//
+// The same for sweep: with ATTACHCTL_TEST_PAUSE_AFTER=N, once N removals are reported on standard
+// output (the announcement), it waits there until the run is interrupted.
 const (
 	pauseAtEnv    = "ATTACHCTL_TEST_PAUSE_AT"
 	announceFDEnv = "ATTACHCTL_TEST_ANNOUNCE_FD"
+	pauseAfterEnv = "ATTACHCTL_TEST_PAUSE_AFTER"
 )
+
+// testPauseAfter is sweep's hook: called with the number of removals reported so far.
+func testPauseAfter(ctx context.Context, reported int) {
+	if n, err := strconv.Atoi(os.Getenv(pauseAfterEnv)); err == nil && reported == n {
+		<-ctx.Done()
+	}
+}
 
 // withTestPause returns progress, wrapped by the hook when its environment is set.
 func withTestPause(ctx context.Context, progress func(int64)) func(int64) {
