@@ -135,8 +135,8 @@ func (b *bar) Finish() {
 		b.mu.Unlock()
 		shown.CompareAndSwap(b, nil)
 	}
-	if b.desc == "verify" {
-		return
+	if b.desc == "verify" || b.files.Load() == 0 && b.bytes.Load() == 0 {
+		return // verify writes its own; a stage that had nothing to do has said so
 	}
 	line := fmt.Sprintf("%s, %s in %s", counted(int(b.files.Load()), "file"), humanBytes(b.bytes.Load()), humanDuration(time.Since(b.start)))
 	if n := b.failed.Load(); n > 0 {
