@@ -16,8 +16,8 @@ import (
 	"syscall"
 
 	"github.com/attachctl/attachctl/manifest"
-	"github.com/attachctl/attachctl/ops/store/local"
-	"github.com/attachctl/attachctl/ops/store/s3"
+	"github.com/attachctl/attachctl/ops/store"
+	"github.com/attachctl/attachctl/ops/store/location"
 	"github.com/urfave/cli/v2"
 )
 
@@ -50,13 +50,12 @@ func register(c *cli.Command) { commands = append(commands, c) }
 
 // globalFlags are accepted before and after the command name.
 func globalFlags() []cli.Flag {
-	return []cli.Flag{
+	return append([]cli.Flag{
 		&cli.StringFlag{Name: "store", Usage: "the store folder `DIR`: one chat's uploads (default $ATTACHCTL_STORE, else $XDG_STATE_HOME/attachctl/uploads, else ~/.local/state/attachctl/uploads)"},
 		&cli.IntFlag{Name: "jobs", Value: runtime.NumCPU(), DefaultText: "the number of CPUs", Usage: "`N` records worked at once"},
 		&cli.StringFlag{Name: "progress", Value: "auto", Usage: "progress bar on standard error `WHEN`: auto (when it is a terminal), always or never"},
 		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no progress bar and no summary; errors are still printed"},
-		s3PathStyleFlag(),
-	}
+	}, storeFlags()...)
 }
 
 // signalled holds the signal that asked the run to stop, for the exit code 128+N.
@@ -113,7 +112,6 @@ func withGlobalFlags(orig *cli.Command) *cli.Command {
 		}
 		return nil
 	}
-	c.Action = s3Dispatch(orig.Action)
 	c.OnUsageError = onUsageError
 	c.CustomHelpTemplate = commandHelpTemplate
 	c.HideHelpCommand = true // `help CMD` is CMD --help (normalizeArgs); no "help" among the subcommands
@@ -133,7 +131,7 @@ func checkGlobals(c *cli.Context) error {
 	if j := globalInt(c, "jobs"); j < 1 {
 		return usageError("--jobs takes a whole number of at least 1, not %d", j)
 	}
-	return nil
+	return checkStoreFlags(c)
 }
 
 // run is main without the exit, for testscript.
@@ -222,7 +220,7 @@ func globalBool(c *cli.Context, name string) bool     { return setIn(c, name).Bo
 // s3:// URI as given.
 func storeDir(c *cli.Context) (string, error) {
 	dir := storeArg(c)
-	if s3.IsURI(dir) {
+	if location.Scheme(dir) != "" {
 		return dir, nil
 	}
 	if dir == "" {
@@ -261,13 +259,21 @@ func example(lines ...string) string {
 	return "Example:\n   " + strings.Join(lines, "\n   ")
 }
 
+// storeArg is --store or $ATTACHCTL_STORE as given.
+func storeArg(c *cli.Context) string {
+	if v := globalString(c, "store"); v != "" {
+		return v
+	}
+	return os.Getenv("ATTACHCTL_STORE")
+}
+
 // storeWhenNeeded opens the store named by the flags at the first record that needs it, not when
 // the command starts: in `attachctl upload | attachctl touch` both start at once, and the store
 // may not exist until upload has made it, which it has by the time its first record arrives.
-func storeWhenNeeded(c *cli.Context) (func() (*local.Store, error), error) {
+func storeWhenNeeded(c *cli.Context) (func() (store.Backend, error), error) {
 	dir, err := storeDir(c)
 	if err != nil {
 		return nil, err
 	}
-	return sync.OnceValues(func() (*local.Store, error) { return local.Open(dir, false) }), nil
+	return sync.OnceValues(func() (store.Backend, error) { return openStore(c, dir) }), nil
 }

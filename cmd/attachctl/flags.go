@@ -11,7 +11,7 @@ import (
 	"time"
 	"unicode"
 
-	"github.com/attachctl/attachctl/ops/store/local"
+	"github.com/attachctl/attachctl/ops/stage"
 	"github.com/attachctl/attachctl/shrink"
 	"github.com/urfave/cli/v2"
 )
@@ -43,7 +43,7 @@ func shrinkOptions(c *cli.Context) (shrink.Options, error) {
 
 // chunkFlag is upload's --chunk, also on prepare.
 func chunkFlag() cli.Flag {
-	return bytesFlag("chunk", local.DefaultChunk, "largest chunk in `BYTES`")
+	return bytesFlag("chunk", stage.DefaultChunk, "largest chunk in `BYTES`")
 }
 
 // chunkSize reads chunkFlag.

@@ -43,7 +43,7 @@ func lsCmd(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	b, err := backendAt(c, dir)
+	b, err := openStore(c, dir)
 	var list *store.Listing
 	if err == nil {
 		list, err = b.List(c.Context)
@@ -80,7 +80,7 @@ func lsCmd(c *cli.Context) error {
 // wrote (its hash read from its metadata); an unfinished one's path is where it will be once
 // finished, and it has no upload and no hash yet.
 func lsRecord(ctx context.Context, b store.Backend, e store.Entry) *manifest.Record {
-	path := finishedAt(b, e.ID, e.Name)
+	path := store.FinishedName(b, e.ID, e.Name)
 	rec := &manifest.Record{Path: path, Name: e.Name}
 	rec.SetSize(e.Size)
 	if e.Finished {

@@ -5,8 +5,6 @@ import (
 
 	"github.com/attachctl/attachctl/manifest"
 	"github.com/attachctl/attachctl/ops/acp"
-	"github.com/attachctl/attachctl/ops/store/local"
-	"github.com/attachctl/attachctl/ops/store/s3"
 	"github.com/attachctl/attachctl/shrink"
 	"github.com/attachctl/attachctl/sniff"
 	"github.com/urfave/cli/v2"
@@ -57,8 +55,7 @@ func init() {
 				return err
 			}
 			up, err := prepareUploader(c, dir, chunk)
-			var usage cli.ExitCoder
-			if errors.As(err, &usage) {
+			if u := new(usage); errors.As(err, &u) {
 				return err
 			}
 			if err != nil {
@@ -114,21 +111,20 @@ type preparer struct {
 	commit   func() error // after the last upload; nothing is named before it succeeded
 }
 
-// prepareUploader is the local store's batch (the uploads published together once all are
-// copied: one flush for the lot), or an S3 store's upload stage (S3's own part size, the files
-// sniffed whole first: the BLAKE3 goes into an object's metadata before its first part).
+// prepareUploader is the upload stage into the store at dir, its uploads published in groups
+// where the store can (the local store: one flush for the lot once all are copied).
 func prepareUploader(c *cli.Context, dir string, chunk int) (preparer, error) {
-	if s3.IsURI(dir) {
-		return s3Preparer(c, dir)
-	}
-	s, err := local.Open(dir, true)
+	b, err := openStore(c, dir)
 	if err != nil {
 		return preparer{}, err
 	}
-	batch := s.NewBatch()
-	return preparer{headOnly: true, commit: batch.Commit, upload: func(rec *manifest.Record) error {
+	up, err := newUploader(c, b, chunk, nil)
+	if err != nil {
+		return preparer{}, err
+	}
+	return preparer{headOnly: true, commit: up.Commit, upload: func(rec *manifest.Record) error {
 		var text sniff.Text
-		err := s.UploadRecord(c.Context, rec, local.UploadOptions{Chunk: chunk, Batch: batch, Observe: text.Observe})
+		err := up.Upload(c.Context, rec, text.Observe)
 		text.Settle(rec)
 		return err
 	}}, nil

@@ -4,9 +4,11 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/attachctl/attachctl/manifest"
 	"github.com/attachctl/attachctl/ops/acp"
+	"github.com/attachctl/attachctl/ops/store"
 	"github.com/urfave/cli/v2"
 )
 
@@ -159,4 +161,36 @@ func allMissing(err error) bool {
 // storeGiven reports whether the store was named (--store or ATTACHCTL_STORE), not the default.
 func storeGiven(c *cli.Context) bool {
 	return globalString(c, "store") != "" || os.Getenv("ATTACHCTL_STORE") != ""
+}
+
+// uploadsAt is the store at dir as resolve reads it. A store whose uploads are no files on this
+// machine (S3) always hands out working copies: without --workdir they go under the XDG cache
+// (defaultWorkdir).
+func uploadsAt(c *cli.Context, dir string, opts *acp.Options) (acp.Uploads, error) {
+	b, err := openStore(c, dir)
+	if err != nil {
+		return nil, err
+	}
+	if _, local := b.(store.Pather); !local && opts.Workdir == "" {
+		if opts.Workdir, err = defaultWorkdir(b.Location()); err != nil {
+			return nil, manifest.Errorf(manifest.UploadUnreadable, "no --workdir and no home folder: %v", err)
+		}
+	}
+	return acp.Backend(c.Context, b), nil
+}
+
+// defaultWorkdir is where resolve puts the working copies of the store at loc (a URI) unless
+// told: under the XDG cache, one folder per scheme and location (s3://BUCKET/PREFIX:
+// work/s3/BUCKET/PREFIX).
+func defaultWorkdir(loc string) (string, error) {
+	base := os.Getenv("XDG_CACHE_HOME")
+	if base == "" {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return "", err
+		}
+		base = filepath.Join(home, ".cache")
+	}
+	scheme, rest, _ := strings.Cut(loc, "://")
+	return filepath.Join(base, "attachctl", "work", scheme, filepath.FromSlash(strings.Trim(rest, "/"))), nil
 }

@@ -45,7 +45,7 @@ func rmCmd(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	b, err := backendAt(c, dir)
+	b, err := openStore(c, dir)
 	if err != nil {
 		return sweepEnd(c, "rm", nil, sweep.Summary{}, err, nil, nil)
 	}

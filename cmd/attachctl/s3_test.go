@@ -13,9 +13,11 @@ import (
 
 // TestScriptS3 runs the scripts of testdata/script/s3 against a real S3-compatible server
 // (versitygw on a loopback port), each with a fresh store $S3STORE and the AWS variables pointing
-// at the server. $S3DIR is the server's own folder.
+// at the server. $S3DIR is the server's own folder; $SILENT an endpoint that accepts connections
+// and never answers.
 func TestScriptS3(t *testing.T) {
 	srv := s3test.Start(t)
+	silent := s3test.Silent(t)
 	var n atomic.Int64
 	wd, err := os.Getwd()
 	if err != nil {
@@ -33,6 +35,8 @@ func TestScriptS3(t *testing.T) {
 			}
 			env.Setenv("S3STORE", srv.URI(fmt.Sprintf("script%d/chat-42", n.Add(1))))
 			env.Setenv("S3DIR", srv.Dir)
+			env.Setenv("SILENT", silent) // accepts connections, never answers
+			env.Setenv("S3ENDPOINT", srv.Endpoint)
 			return nil
 		},
 	})

@@ -110,7 +110,7 @@ func sweepCmd(c *cli.Context) error {
 		report(c, manifest.AsError(err, manifest.UploadUnreadable))
 		return exitError{exitFailed}
 	}
-	b, err := backendAt(c, dir)
+	b, err := openStore(c, dir)
 	if err != nil {
 		return fail(err)
 	}

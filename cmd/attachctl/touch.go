@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/ops/stage"
 	"github.com/urfave/cli/v2"
 )
 
@@ -22,11 +23,11 @@ func init() {
 				return err
 			}
 			return runStage(c, "touch", func(rec *manifest.Record) error {
-				s, err := store()
+				b, err := store()
 				if err != nil {
 					return err
 				}
-				return s.Touch(rec, time.Now())
+				return stage.Touch(c.Context, b, rec, time.Now())
 			})
 		},
 	})

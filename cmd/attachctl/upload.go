@@ -10,7 +10,8 @@ import (
 	"slices"
 
 	"github.com/attachctl/attachctl/manifest"
-	"github.com/attachctl/attachctl/ops/store/local"
+	"github.com/attachctl/attachctl/ops/stage"
+	"github.com/attachctl/attachctl/ops/store"
 	"github.com/attachctl/attachctl/sniff"
 	"github.com/urfave/cli/v2"
 )
@@ -47,8 +48,8 @@ func init() {
 					sizeFlag("size", "declared size in `BYTES` (-1: left open, fixed at finish)"),
 				},
 				Action: func(c *cli.Context) error {
-					return stepStore(c, true, func(s *local.Store) (any, error) {
-						id, err := s.Begin(c.String("name"), c.Int64("size"))
+					return stepStore(c, func(b store.Backend) (any, error) {
+						id, err := b.Begin(c.Context, c.String("name"), c.Int64("size"))
 						return map[string]any{"id": id, "offset": 0}, err
 					})
 				},
@@ -65,12 +66,12 @@ func init() {
 						return err
 					}
 					defer done()
-					return stepStore(c, false, func(s *local.Store) (any, error) {
+					return stepStore(c, func(b store.Backend) (any, error) {
 						id := c.String("id")
-						if _, err := s.Chunk(id, c.Int64("offset"), in, 0); err != nil {
+						if _, err := b.Write(c.Context, id, c.Int64("offset"), in); err != nil {
 							return nil, err
 						}
-						return s.Status(id)
+						return b.Status(c.Context, id)
 					})
 				},
 			},
@@ -80,7 +81,7 @@ func init() {
 					example(`attachctl upload status --store S --id "$id" | jq .offset`),
 				Flags: []cli.Flag{idFlag},
 				Action: func(c *cli.Context) error {
-					return stepStore(c, false, func(s *local.Store) (any, error) { return s.Status(c.String("id")) })
+					return stepStore(c, func(b store.Backend) (any, error) { return b.Status(c.Context, c.String("id")) })
 				},
 			},
 			{
@@ -93,12 +94,12 @@ func init() {
 					sizeFlag("size", "the expected size in `BYTES`; fixes a size left open"),
 				},
 				Action: func(c *cli.Context) error {
-					return stepStore(c, false, func(s *local.Store) (any, error) {
-						m, err := s.Finish(c.String("id"), c.Int64("size"), c.String("blake3"))
+					return stepStore(c, func(b store.Backend) (any, error) {
+						info, err := b.Finish(c.Context, c.String("id"), c.Int64("size"), c.String("blake3"))
 						if err != nil {
 							return nil, err
 						}
-						return finishedRecord(s, m), nil
+						return finishedRecord(b, info), nil
 					})
 				},
 			},
@@ -109,7 +110,7 @@ func init() {
 					example(`attachctl upload abort --store S --id "$id"`),
 				Flags: []cli.Flag{idFlag},
 				Action: func(c *cli.Context) error {
-					return stepStore(c, false, func(s *local.Store) (any, error) { return nil, s.Abort(c.String("id")) })
+					return stepStore(c, func(b store.Backend) (any, error) { return nil, b.Abort(c.Context, c.String("id")) })
 				},
 			},
 		},
@@ -137,71 +138,94 @@ func uploadStage(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	s, err := local.Open(dir, true)
+	b, err := openStore(c, dir)
 	if err != nil {
 		return stepFail(c, err)
 	}
 	if fromStdin {
-		return uploadStdin(c, s, chunk)
+		return uploadStdin(c, b)
 	}
 	bar := newBar(c, 0, "upload", "bytes")
-	ctx := c.Context
-	progress := withTestPause(ctx, bar.Add)
-	// Uploads are committed in groups: each record, when its turn to be written comes, commits
-	// every upload built by then (see local.Batch), so the fsyncs of several files are paid once
-	// and no record names an upload that is not finished.
-	batch := s.NewBatch()
+	// Uploads are committed in groups where the store can (the local store: each record, when
+	// its turn to be written comes, commits every upload built by then), so the fsyncs of
+	// several files are paid once and no record names an upload that is not finished.
+	up, err := newUploader(c, b, chunk, withTestPause(c.Context, bar.Add))
+	if u := new(usage); errors.As(err, &u) {
+		return err
+	}
+	if err != nil {
+		return stepFail(c, err)
+	}
 	err = loop{stage: "upload", bar: bar, headOnly: true, work: func(rec *manifest.Record) error {
 		bar.AddTotal(rec.Size)
 		var text sniff.Text // the upload's pass finishes the sniff of the head
-		err := s.UploadRecord(ctx, rec, local.UploadOptions{Chunk: chunk, Progress: progress, Observe: text.Observe, Batch: batch})
+		err := up.Upload(c.Context, rec, text.Observe)
 		text.Settle(rec)
-		if errors.Is(err, context.Canceled) {
-			return manifest.Errorf(manifest.UploadInterrupted, "%s: interrupted before its upload finished; the partial is kept, run again to resume", rec.Path)
-		}
 		return err
-	}, settle: func(rec *manifest.Record) {
-		if rec.Upload == nil {
-			return
-		}
-		if err := batch.Settle(rec.Upload.ID); err != nil {
-			rec.Upload = nil
-			rec.Fail("upload", err, manifest.UploadUnreadable)
-		}
-	}}.toStdout(c)
-	if cerr := batch.Commit(); cerr != nil { // cannot happen: every record was settled
+	}, settle: up.Settle}.toStdout(c)
+	if cerr := up.Commit(); cerr != nil { // cannot happen: every record was settled
 		reportAll(c, "upload", cerr)
 		return exitError{exitFailed}
 	}
 	return err
 }
 
+// newUploader is the upload stage over b with the command's --chunk (the store's own default
+// unless given) and --jobs, its uploads published in groups.
+func newUploader(c *cli.Context, b store.Backend, chunk int, progress func(int64)) (*stage.Uploader, error) {
+	batch, err := stage.NewBatch(c.Context, b)
+	if err != nil {
+		return nil, err
+	}
+	opts := stage.Options{Jobs: globalInt(c, "jobs"), Progress: progress, Batch: batch}
+	if c.IsSet("chunk") {
+		opts.Chunk = int64(chunk)
+		if least := stage.ChunkLeast(b); opts.Chunk < least {
+			return nil, usageError("--chunk on store %s takes at least %d bytes (its smallest part), not %d", b.Location(), least, chunk)
+		}
+	}
+	return stage.NewUploader(b, opts)
+}
+
+// stdinPiece is how much of standard input `upload -` hands the store in one write: large
+// enough that a store that makes each write durable pays that seldom, small enough to hold.
+const stdinPiece = 16 << 20
+
 // uploadStdin is `upload - --name NAME`: standard input as one file, begun, written and finished
 // as `upload begin`, `chunk` and `finish` would; its record is the finished upload's, its path the
 // finished file. An upload that fails is aborted, since standard input cannot be read again to
 // resume it.
-func uploadStdin(c *cli.Context, s *local.Store, chunk int) error {
-	id, err := s.Begin(c.String("name"), -1)
+func uploadStdin(c *cli.Context, b store.Backend) error {
+	ctx := c.Context
+	id, err := b.Begin(ctx, c.String("name"), -1)
 	if err != nil {
 		return stepFail(c, err)
 	}
 	terminalHint(c, "the file")
 	bar := newBar(c, -1, "upload", "bytes")
-	_, err = s.Chunk(id, 0, io.TeeReader(c.App.Reader, progressWriter{bar}), int64(chunk))
+	in := io.TeeReader(c.App.Reader, progressWriter{bar})
+	var off int64
+	for err == nil {
+		var n int64
+		if n, err = b.Write(ctx, id, off, io.LimitReader(in, stdinPiece)); err == nil && n == off {
+			break // standard input ended
+		}
+		off = n
+	}
 	bar.Finish()
-	var m *local.Meta
+	var info *store.Info
 	if err == nil {
-		m, err = s.Finish(id, -1, "")
+		info, err = b.Finish(ctx, id, -1, "")
 	}
 	if err != nil {
-		s.Abort(id)
-		if c.Context.Err() != nil {
+		b.Abort(context.WithoutCancel(ctx), id)
+		if ctx.Err() != nil {
 			err = manifest.Errorf(manifest.UploadInterrupted, "%s: interrupted; standard input cannot be read again, so nothing was kept", c.String("name"))
 		}
 		return stepFail(c, err)
 	}
 	out := manifest.NewWriter(c.App.Writer)
-	if err := out.Write(finishedRecord(s, m)); err != nil {
+	if err := out.Write(finishedRecord(b, info)); err != nil {
 		return outputFailed("upload", err)
 	}
 	if err := out.Flush(); err != nil {
@@ -218,18 +242,21 @@ func (w progressWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// finishedRecord is a manifest record of a finished upload, its type sniffed from its head.
-func finishedRecord(s *local.Store, m *local.Meta) *manifest.Record {
-	rec := &manifest.Record{Path: s.FinishedPath(m.ID, m.Name)}
-	sniff.Fill(rec, sniff.Options{NoHash: true}) // mime and kind; size and hash are the metadata's
-	rec.Name, rec.Blake3 = m.Name, m.Blake3
-	rec.SetSize(m.Size)
-	rec.Upload = &manifest.Upload{ID: m.ID, Store: s.Dir, Path: rec.Path}
+// finishedRecord is a manifest record of a finished upload, its type sniffed from its head when
+// it is a file on this machine.
+func finishedRecord(b store.Backend, info *store.Info) *manifest.Record {
+	rec := &manifest.Record{Path: store.FinishedName(b, info.ID, info.Name)}
+	if _, ok := b.(store.Pather); ok {
+		sniff.Fill(rec, sniff.Options{NoHash: true}) // mime and kind; size and hash are the metadata's
+	}
+	rec.Name, rec.Blake3 = info.Name, info.Blake3
+	rec.SetSize(info.Size)
+	rec.Upload = &manifest.Upload{ID: info.ID, Store: b.Location(), Path: rec.Path}
 	return rec
 }
 
 // stepStore runs one step-by-step subcommand on the store and prints its JSON result, if any.
-func stepStore(c *cli.Context, create bool, f func(s *local.Store) (any, error)) error {
+func stepStore(c *cli.Context, f func(b store.Backend) (any, error)) error {
 	if c.NArg() > 0 && c.Command.Name != "chunk" {
 		return usageError("upload %s takes no arguments", c.Command.Name)
 	}
@@ -237,11 +264,11 @@ func stepStore(c *cli.Context, create bool, f func(s *local.Store) (any, error))
 	if err != nil {
 		return err
 	}
-	s, err := local.Open(dir, create)
+	b, err := openStore(c, dir)
 	if err != nil {
 		return stepFail(c, err)
 	}
-	out, err := f(s)
+	out, err := f(b)
 	return stepOutput(c, out, err)
 }
 

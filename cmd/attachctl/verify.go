@@ -5,13 +5,13 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
-	"sort"
 	"strings"
 
 	"github.com/attachctl/attachctl/manifest"
 	"github.com/attachctl/attachctl/ops"
-	"github.com/attachctl/attachctl/ops/store/local"
+	"github.com/attachctl/attachctl/ops/stage"
+	storepkg "github.com/attachctl/attachctl/ops/store"
+	"github.com/attachctl/attachctl/ops/store/location"
 	"github.com/urfave/cli/v2"
 )
 
@@ -62,28 +62,39 @@ func verifyCmd(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	if format == "b3sum" {
+		if b, err := store(); err == nil && !isLocal(b) {
+			return usageError("--format b3sum: the uploads of %s are checked into the manifest only (b3sum cannot read %s paths)", b.Location(), schemeOf(b))
+		}
+	}
 	bar := newBar(c, -1, "verify", "bytes")
 	progress := func(n int64) { bar.Add(n) }
 	l := loop{stage: "verify", bar: bar}
 	if c.Bool("all") || len(ids) > 0 {
-		s, err := store()
+		b, err := store()
 		if err != nil {
 			report(c, manifest.AsError(err, manifest.UploadMissing))
 			return exitError{exitFailed}
 		}
 		if c.Bool("all") {
-			if ids, err = uploadIDs(s); err != nil {
+			var skipped []storepkg.Skip
+			if ids, skipped, err = stage.VerifyIDs(c.Context, b); err != nil {
 				report(c, manifest.AsError(err, manifest.UploadUnreadable))
 				return exitError{exitFailed}
 			}
-		}
-		var total int64
-		for _, id := range ids {
-			if m, err := s.ReadMeta(id); err == nil {
-				total += m.Size
+			for _, sk := range skipped {
+				summary(c, "verify: skipped %s: %s", manifest.Quote(sk.Path), sk.Why)
 			}
 		}
-		bar.AddTotal(total + 1)
+		if isLocal(b) { // the bar's total, where it costs no request an upload
+			var total int64
+			for _, id := range ids {
+				if info, err := b.Info(c.Context, id); err == nil {
+					total += info.Size
+				}
+			}
+			bar.AddTotal(total + 1)
+		}
 		l.next = func() (*manifest.Record, bool, error) {
 			if len(ids) == 0 {
 				return nil, false, nil
@@ -93,17 +104,17 @@ func verifyCmd(c *cli.Context) error {
 			return &manifest.Record{Path: id}, true, nil
 		}
 		l.work = func(rec *manifest.Record) error {
-			got, err := s.VerifyUpload(rec.Path, progress)
+			got, err := stage.VerifyID(c.Context, b, rec.Path, progress)
 			*rec = *got
 			return err
 		}
 	} else {
 		l.work = func(rec *manifest.Record) error {
-			s, err := store()
+			b, err := store()
 			if err != nil {
 				return err
 			}
-			return s.VerifyRecord(rec, progress)
+			return stage.VerifyRecord(c.Context, b, rec, progress)
 		}
 	}
 	var emit func(rec *manifest.Record) error
@@ -128,8 +139,8 @@ func verifyCmd(c *cli.Context) error {
 			if !rec.Failed() {
 				return nil
 			}
-			s, _ := store()
-			_, err := fmt.Fprintln(out, escapeLine(failureInWords(s, rec)))
+			b, _ := store()
+			_, err := fmt.Fprintln(out, escapeLine(failureInWords(c.Context, b, rec)))
 			return err
 		}
 	}
@@ -165,7 +176,7 @@ func verifyCmd(c *cli.Context) error {
 func verifyIDs(c *cli.Context) ([]string, error) {
 	ids := c.Args().Slice()
 	for _, id := range ids {
-		if local.ValidID(id) != nil {
+		if storepkg.ValidID(id) != nil {
 			return nil, usageError("%q is not an upload id; 'attachctl ls' lists them, and a manifest goes on standard input or --manifest", id)
 		}
 	}
@@ -225,7 +236,7 @@ func b3sumCheck(c *cli.Context, name string) error {
 			if strings.ContainsAny(j.path, "\\\n") {
 				shown = "\\" + ops.B3sumEscape(j.path)
 			}
-			f, err := local.OpenForCheck(j.path) // an upload only through the guarded open
+			f, err := openForCheck(j.path) // an upload only through the guarded open
 			if err != nil {
 				return result{out: shown + ": FAILED (" + err.Error() + ")", msg: err.Error()}
 			}
@@ -265,25 +276,13 @@ func b3sumCheck(c *cli.Context, name string) error {
 	return nil
 }
 
-// uploadIDs is what verify --all checks: every finished upload of the store, and every folder
-// named like an upload id that is not one any more (its metadata gone or damaged), which fails.
-// A store that does not exist yet has none.
-func uploadIDs(s *local.Store) ([]string, error) {
-	list, err := s.List()
-	if err != nil {
-		return nil, err
-	}
-	var ids []string
-	for _, e := range list.Entries {
-		if e.Finished {
-			ids = append(ids, e.ID)
-		}
-	}
-	for _, sk := range list.Skipped {
-		if id := filepath.Base(sk.Path); filepath.Dir(sk.Path) == s.Dir && local.ValidID(id) == nil {
-			ids = append(ids, id)
-		}
-	}
-	sort.Strings(ids)
-	return ids, nil
+// isLocal reports whether b's uploads are files on this machine.
+func isLocal(b storepkg.Backend) bool {
+	_, ok := b.(storepkg.Pather)
+	return ok
+}
+
+// schemeOf is the scheme of b's location ("s3"), for messages.
+func schemeOf(b storepkg.Backend) string {
+	return location.Scheme(b.Location()) + "://"
 }

@@ -1,27 +1,28 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/attachctl/attachctl/manifest"
-	"github.com/attachctl/attachctl/ops/store/local"
+	"github.com/attachctl/attachctl/ops/store"
 )
 
 // failureInWords is verify --format text's line for a failed record: what is wrong, in words a
 // person can act on. A mismatch says which side changed: the upload (its bytes no longer hash to
 // what was recorded when it was finished: corrupted, re-upload) or the source file (edited after
 // the upload was made: the upload is intact). s may be nil when the store could not be opened.
-func failureInWords(s *local.Store, rec *manifest.Record) string {
+func failureInWords(ctx context.Context, b store.Backend, rec *manifest.Record) string {
 	e := rec.Error
 	switch e.Code {
 	case manifest.VerifyMismatch:
 		if rec.Upload == nil {
 			break
 		}
-		if s == nil || uploadChanged(s, rec) {
+		if b == nil || uploadChanged(ctx, b, rec) {
 			return fmt.Sprintf("%s: upload corrupted: its bytes no longer match the BLAKE3 recorded when it was finished; re-upload it from the source (upload %s)",
 				manifest.Quote(rec.Upload.Path), rec.Upload.ID)
 		}
@@ -45,8 +46,8 @@ func failureInWords(s *local.Store, rec *manifest.Record) string {
 
 // uploadChanged reports whether the upload's bytes are what changed: what was read from it is not
 // the hash recorded when it was finished (or its size was not, and so nothing was recorded as read).
-func uploadChanged(s *local.Store, rec *manifest.Record) bool {
-	meta, err := s.ReadMeta(rec.Upload.ID)
+func uploadChanged(ctx context.Context, b store.Backend, rec *manifest.Record) bool {
+	meta, err := b.Info(ctx, rec.Upload.ID)
 	return err != nil || rec.Verified == nil || rec.Verified.Blake3 != meta.Blake3
 }
 
@@ -65,7 +66,7 @@ func permissionFix(rec *manifest.Record) string {
 	dir := uploadFolder(rec)
 	if fi, err := os.Lstat(dir); err != nil || !fi.IsDir() {
 		return ""
-	} else if fi.Mode().Perm() != local.DirMode {
+	} else if fi.Mode().Perm() != storeDirMode {
 		return "chmod 700 " + shellQuote(dir)
 	}
 	ents, err := os.ReadDir(dir)
@@ -78,10 +79,10 @@ func permissionFix(rec *manifest.Record) string {
 			continue
 		}
 		perm, path := fi.Mode().Perm(), shellQuote(filepath.Join(dir, ent.Name()))
-		switch original := ent.Name() != local.UsedName && !strings.HasPrefix(ent.Name(), local.UsedName+"."); {
-		case original && perm != local.ReadOnlyMode && perm != local.FileMode:
+		switch original := ent.Name() != store.UsedName && !strings.HasPrefix(ent.Name(), store.UsedName+"."); {
+		case original && perm != storeReadOnlyMode && perm != storeFileMode:
 			return "chmod 400 " + path
-		case !original && perm != local.FileMode:
+		case !original && perm != storeFileMode:
 			return "chmod 600 " + path
 		}
 	}

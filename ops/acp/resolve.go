@@ -215,6 +215,9 @@ func examine(u Uploads, r *ref, opts Options) error {
 	}
 	buf := make([]byte, want)
 	if _, err := io.ReadFull(f, buf); err != nil {
+		if manifest.CodeOf(err) != "" {
+			return err // the store's own words and code, said once
+		}
 		return manifest.Errorf(manifest.UploadUnreadable, "upload %s: %s: %v", r.id, r.name, err)
 	}
 	r.mime, r.kind = sniff.Content(buf, want == r.size)

@@ -124,6 +124,9 @@ func fillCopy(out *os.File, u Uploads, r *ref) error {
 	h := blake3.New()
 	n, err := io.Copy(io.MultiWriter(out, h), f)
 	if err != nil {
+		if manifest.CodeOf(err) != "" {
+			return err // the store's own words and code (store.unreachable: the server went away)
+		}
 		return manifest.Errorf(manifest.UploadUnreadable, "upload %s: work copy %s: %v", r.id, r.link, err)
 	}
 	if n != r.size || hex.EncodeToString(h.Sum(nil)) != r.blake3 {

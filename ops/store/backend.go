@@ -154,6 +154,9 @@ type Entry struct {
 type Skip struct {
 	Path string
 	Why  string
+	// ID is the upload id the entry is named like when it is one ("" otherwise): an upload whose
+	// metadata is gone or damaged, which verify --all fails.
+	ID string
 }
 
 // Listing is what List returns: the uploads in id order, and what was not recognised.

@@ -2,15 +2,18 @@
 # Section "s3" of scripts/bench.sh: the S3 store against a real S3-compatible server, versitygw
 # v1.8.0 on a loopback port (posix backend in a folder under $WORK).
 #
-#   attachctl upload --jobs 4 BIG into s3://bench/up   vs  cp BIG into the server's own folder
-#                                                           and sync it
-#                                                       goal: ratio <= 1.5, peak RSS <= 96 MiB
-#   attachctl resolve of the 50 screenshots from the S3 store (working copies: first run fetches,
-#   later runs reuse)                                   vs  the same resolve on a local store
-#                                                       goal: ratio <= 3
+#   attachctl upload --jobs 4 BIG into s3://bench/up   vs  aws s3 cp BIG (awscli, its defaults)
+#                                                       vs  rclone copyto BIG (its defaults)
+#                                                       goal: <= 1.0x the faster of the two,
+#                                                             peak RSS <= 96 MiB
+#   attachctl resolve of the 50 screenshots from the S3 store, working copies fetched
+#                                                       vs  aws s3 cp --recursive of the same
+#                                                           50 objects into a folder
+#                                                       goal: ratio <= 0.5
+#   the same resolve with the copies reused, and       vs  the same resolve on a local store
 #
-# BIG is a 2 GiB file of random bytes (BENCH_S3_MIB to change it), in the page cache for both
-# sides. `upload BIG` given as a path sniffs it first (one read that hashes it: the BLAKE3 goes
+# BIG is a 2 GiB file of random bytes (BENCH_S3_MIB to change it), in the page cache for every
+# side; each tool runs once (REPS_S3, default 1: the machine is shared and a run moves 2 GiB). `upload BIG` given as a path sniffs it first (one read that hashes it: the BLAKE3 goes
 # into the object's metadata at the multipart upload's start) and then sends it in parts of
 # 8 MiB, 4 at once, each run into a fresh prefix (untimed cleanup between runs). The screenshots
 # are the resolve section's 50 PNGs of 819,200 bytes; the prompts of both stores name the same
@@ -43,14 +46,24 @@ s3_bench() {
 
 	head -c "$((mib << 20))" /dev/urandom >"$dir/big.bin" || return 1
 	cat "$dir/big.bin" >/dev/null
-	local n=0
-	local ours="'$ATTACHCTL' upload --quiet --jobs 4 --store s3://bench/up '$dir/big.bin'"
-	local by_hand="mkdir -p '$dir/gw/bench/copy' && cp '$dir/big.bin' '$dir/gw/bench/copy/big.bin' && sync '$dir/gw/bench/copy/big.bin'"
-	local prep="rm -rf '$dir/gw/bench/up' '$dir/gw/bench/copy' '$dir/gw/bench/.sgwtmp'; sync"
-	read -r t theirs < <(PREP=$prep upload_pair "$ours" "$by_hand")
+	# awscli and rclone, configured for the same server in files of their own.
+	need aws aws
+	need rclone rclone
+	printf '[default]\ns3 =\n    addressing_style = path\n' >"$dir/aws.config"
+	export AWS_CONFIG_FILE=$dir/aws.config AWS_SHARED_CREDENTIALS_FILE=/dev/null
+	export RCLONE_CONFIG_GW_TYPE=s3 RCLONE_CONFIG_GW_PROVIDER=Other RCLONE_CONFIG_GW_ENDPOINT=$AWS_ENDPOINT_URL_S3 \
+		RCLONE_CONFIG_GW_ACCESS_KEY_ID=bench RCLONE_CONFIG_GW_SECRET_ACCESS_KEY=bench-secret RCLONE_CONFIG_GW_REGION=us-east-1
+	local reps=${REPS_S3:-1} prep="rm -rf '$dir/gw/bench/up' '$dir/gw/bench/aws' '$dir/gw/bench/rc' '$dir/gw/bench/.sgwtmp'; sync"
+	local ours aws rc
+	ours=$(REPS=$reps PREP=$prep median_time "$ATTACHCTL" upload --quiet --jobs 4 --store s3://bench/up "$dir/big.bin")
+	aws=$(REPS=$reps PREP=$prep median_time aws s3 cp --only-show-errors "$dir/big.bin" s3://bench/aws/big.bin)
+	rc=$(REPS=$reps PREP=$prep median_time rclone copyto "$dir/big.bin" gw:bench/rc/big.bin)
 	eval "$prep"
 	rss=$(peak_rss_mib "$ATTACHCTL" upload --quiet --jobs 4 --store s3://bench/up "$dir/big.bin")
-	row "s3: upload $mib MiB, 4 jobs, RSS $rss MiB" "$t" "$theirs" "<= 1.5, <=96MiB"
+	theirs=$(awk -v a="$aws" -v b="$rc" 'BEGIN { print (a < b ? a : b) }')
+	row "s3: upload $mib MiB, 4 jobs, RSS $rss MiB, vs aws" "$ours" "$aws" "<= 1.0"
+	row "s3: upload $mib MiB, vs rclone copyto" "$ours" "$rc" "<= 1.0"
+	row "s3: upload $mib MiB, vs the faster" "$ours" "$theirs" "<= 1.0, <=96MiB"
 	eval "$prep"
 	rm -f "$dir/big.bin"
 
@@ -60,12 +73,13 @@ s3_bench() {
 		"$ATTACHCTL" prompt --session s1 --text 'What changed?' >"$dir/local.json" || return 1
 	"$ATTACHCTL" upload --quiet --store s3://bench/chat --manifest "$dir/shots.jsonl" |
 		"$ATTACHCTL" prompt --session s1 --text 'What changed?' >"$dir/s3.json" || return 1
-	local local_t cold warm
+	local local_t cold warm awsr
 	local_t=$(median_time "$ATTACHCTL" resolve --store "$dir/local" "$dir/local.json")
-	cold=$(REPS=1 PREP="rm -rf '$dir/work'" median_time "$ATTACHCTL" resolve --store s3://bench/chat --workdir "$dir/work" "$dir/s3.json")
+	cold=$(PREP="rm -rf '$dir/work'" median_time "$ATTACHCTL" resolve --store s3://bench/chat --workdir "$dir/work" "$dir/s3.json")
+	awsr=$(PREP="rm -rf '$dir/awscopy'" median_time aws s3 cp --recursive --only-show-errors --exclude '.attachctl/*' --exclude '*/.used' s3://bench/chat "$dir/awscopy")
 	warm=$(median_time "$ATTACHCTL" resolve --store s3://bench/chat --workdir "$dir/work" "$dir/s3.json")
 	rss=$(peak_rss_mib "$ATTACHCTL" resolve --store s3://bench/chat --workdir "$dir/work" "$dir/s3.json")
-	row "s3: resolve 50 shots, copies fetched" "$cold" "$local_t" "<= 3"
+	row "s3: resolve 50 shots, copies fetched, vs aws" "$cold" "$awsr" "<= 0.5"
 	row "s3: resolve 50 shots, copies reused, RSS $rss MiB" "$warm" "$local_t" "<= 3"
 
 	kill "$pid"

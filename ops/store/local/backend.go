@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -20,8 +21,11 @@ type Local struct {
 }
 
 var (
-	_ store.Backend = (*Local)(nil)
-	_ store.Pather  = (*Local)(nil)
+	_ store.Backend  = (*Local)(nil)
+	_ store.Pather   = (*Local)(nil)
+	_ store.Streamer = (*Local)(nil)
+	_ store.Batcher  = (*Local)(nil)
+	_ store.Checker  = (*Local)(nil)
 )
 
 // NewLocal returns the local store at dir as a Backend. Nothing is read or written yet.
@@ -149,7 +153,45 @@ func (l *Local) List(ctx context.Context) (*store.Listing, error) {
 	if err != nil {
 		return nil, err
 	}
-	return s.List()
+	ls, err := s.List()
+	if err != nil {
+		return nil, err
+	}
+	// A folder named like an id that is not an upload any more (its metadata gone or damaged)
+	// is named by that id, so that verify --all fails it.
+	for i, sk := range ls.Skipped {
+		if id := filepath.Base(sk.Path); filepath.Dir(sk.Path) == s.Dir && ValidID(id) == nil {
+			ls.Skipped[i].ID = id
+		}
+	}
+	return ls, nil
+}
+
+// Stream puts a whole source into the store (store.Streamer), making or marking the store.
+func (l *Local) Stream(ctx context.Context, src store.Source, f store.SourceFile, opts store.StreamOptions) (*store.Info, error) {
+	s, err := l.store(true)
+	if err != nil {
+		return nil, err
+	}
+	return s.Stream(ctx, src, f, opts)
+}
+
+// NewBatch starts a group commit (store.Batcher), making or marking the store.
+func (l *Local) NewBatch(ctx context.Context) (store.Batch, error) {
+	s, err := l.store(true)
+	if err != nil {
+		return nil, err
+	}
+	return s.NewBatch(), nil
+}
+
+// Check is the local store's own rules on an upload's folder (store.Checker).
+func (l *Local) Check(ctx context.Context, id string) error {
+	s, err := l.store(false)
+	if err != nil {
+		return err
+	}
+	return s.Check(id)
 }
 
 func (l *Local) MarkUsed(ctx context.Context, ids []string, at time.Time) error {

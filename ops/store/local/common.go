@@ -62,19 +62,5 @@ const (
 	TrashDir   = "trash"
 )
 
-// UploadOptions tune UploadRecord.
-type UploadOptions struct {
-	Chunk    int           // bytes read and written at once; <= 0: DefaultChunk
-	Progress func(n int64) // called with the bytes each step got through (negative on a restart)
-	// Observe, when set, is shown every byte of the source read, from the first, in order, on the
-	// hashing goroutine; a restart of the pass calls it with nil (forget what you saw). The upload
-	// stage uses it to finish a sniff that read only the head, so that `upload FILE` reads FILE once.
-	Observe func(p []byte)
-	// Batch, when set, takes each upload once it is copied and built, and publishes it when the
-	// batch commits (see Batch): rec.Upload names where it will be, and the upload is not
-	// finished, nor safe to report, until Batch.Commit returns without error.
-	Batch *Batch
-}
-
 // now is the clock of verify's "at"; tests may replace it.
 var now = time.Now

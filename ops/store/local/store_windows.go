@@ -65,20 +65,14 @@ func (s *Store) LockExclusive(wait time.Duration) (*Lock, error) { return nil, e
 func (s *Store) LockSweep(wait time.Duration) (*Lock, error)     { return nil, errWindows }
 func (s *Store) MarkUsed(ids []string, at time.Time) error       { return errWindows }
 func (s *Store) LastUsed(id string) (time.Time, bool, error)     { return time.Time{}, false, errWindows }
-func (s *Store) Touch(rec *manifest.Record, at time.Time) error  { return errWindows }
 func (s *Store) UploadState(id string) (*Meta, time.Time, bool, error) {
 	return nil, time.Time{}, false, errWindows
 }
-func (s *Store) UploadRecord(ctx context.Context, rec *manifest.Record, opts UploadOptions) error {
-	return errWindows
+func (s *Store) Stream(ctx context.Context, src store.Source, f store.SourceFile, opts store.StreamOptions) (*Meta, error) {
+	return nil, errWindows
 }
-func (s *Store) NewBatch() *Batch { return &Batch{} }
-func (s *Store) VerifyRecord(rec *manifest.Record, progress func(int64)) error {
-	return errWindows
-}
-func (s *Store) VerifyUpload(id string, progress func(int64)) (*manifest.Record, error) {
-	return &manifest.Record{Path: s.UploadDir(id)}, errWindows
-}
+func (s *Store) NewBatch() *Batch                                        { return &Batch{} }
+func (s *Store) Check(id string) error                                   { return errWindows }
 func (s *Store) List() (*store.Listing, error)                           { return nil, errWindows }
 func (s *Store) Sweep(wait time.Duration, dryRun bool) (*Sweeper, error) { return nil, errWindows }
 func (s *Store) MakeFinished(name string, data []byte, made, used time.Time) (*Meta, error) {

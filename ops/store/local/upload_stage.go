@@ -6,16 +6,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/hex"
-	"errors"
 	"io"
-	"os"
 	"sync"
 	"time"
 
 	"github.com/attachctl/attachctl/manifest"
-	"github.com/attachctl/attachctl/ops"
+	"github.com/attachctl/attachctl/ops/store"
 	"github.com/zeebo/blake3"
-	"golang.org/x/sys/unix"
 )
 
 // fsync policy of the stage: writeback of every writebackEvery bytes written is started at once
@@ -27,23 +24,22 @@ import (
 // writeback to finish's fsync (as cp then sync does) about 15% slower, than this.
 const writebackEvery = 8 << 20
 
-// UploadRecord puts the file at rec.Path into the store under rec.Name (its base name when empty)
-// and sets rec.Upload. The source is read once, in chunks of at most opts.Chunk bytes, and hashed
-// in the same pass; the hash must equal rec.Blake3 (upload.hashMismatch: the file is not what the
-// manifest says), or sets it when empty (sniff --no-hash). A file whose size or modification
-// time moves while it is read is upload.sourceChanged.
+// Stream is the local store's upload of a whole source (store.Streamer). The source is read
+// once, in chunks of at most opts.Chunk bytes, and hashed in the same pass on another core; the
+// hash must equal src.Blake3 (upload.hashMismatch), or is taken as the upload's when empty.
 //
-// A record whose BLAKE3 and name are already finished in this store is not uploaded again: that
-// upload's id is reused. An unfinished upload of the same source (absolute path and name) that no
-// other process holds is resumed: its data is read back and compared with the source's prefix,
-// hashing as it goes, and only the rest is written; when they differ, or the source's size or
-// BLAKE3 is no longer the one the partial was made for, the partial is cut to zero and written
-// again under the same id. A partial held by another process is left to it and a new one made.
+// A source whose BLAKE3 and name are already finished in this store is not uploaded again: that
+// upload is named again (and marked used). An unfinished upload of the same source (absolute path
+// and name) that no other process holds is resumed: its data is read back and compared with the
+// source's prefix, hashing as it goes, and only the rest is written; when they differ, or the
+// source's size or BLAKE3 is no longer the one the partial was made for, the partial is cut to
+// zero and written again under the same id. A partial held by another process is left to it and a
+// new one made.
 //
 // ctx cancelled: stops after the current chunk, keeps the partial, returns ctx.Err(). A full disk
 // is upload.diskFull and keeps what was written.
-func (s *Store) UploadRecord(ctx context.Context, rec *manifest.Record, opts UploadOptions) error {
-	chunk := int64(opts.Chunk)
+func (s *Store) Stream(ctx context.Context, src store.Source, f store.SourceFile, opts store.StreamOptions) (*Meta, error) {
+	chunk := opts.Chunk
 	if chunk <= 0 {
 		chunk = DefaultChunk
 	}
@@ -51,55 +47,52 @@ func (s *Store) UploadRecord(ctx context.Context, rec *manifest.Record, opts Upl
 	if progress == nil {
 		progress = func(int64) {}
 	}
-	abs, name, want, err := ops.Source(rec)
-	if err != nil {
-		return err
+	var batch *Batch
+	if opts.Batch != nil {
+		b, ok := opts.Batch.(*Batch)
+		if !ok || b.s != s {
+			return nil, manifest.Errorf(manifest.UploadInvalid, "store %s: a batch of another store", s.Dir)
+		}
+		batch = b
 	}
-	src, st, err := openSource(abs)
-	if err != nil {
-		return err
-	}
-	defer src.Close()
-	size := st.Size
-	if rec.HasSize && rec.Size != size && want != "" {
-		return manifest.Errorf(manifest.UploadHashMismatch, "%s: is %d bytes, the manifest says %d (changed since it was sniffed)", abs, size, rec.Size)
+	abs, name, size, want := src.Path, src.Name, src.Size, src.Blake3
+	done := func(id, sum string) (*Meta, error) {
+		return &Meta{ID: id, Name: name, Size: size, Blake3: sum}, nil
 	}
 	// Without a BLAKE3 (sniff --no-hash, or `upload FILE`), a source whose name and size are
 	// those of a finished upload is hashed first, in one read: when it is that upload, nothing is
 	// copied. Otherwise the copy below reads it again.
 	if want == "" && s.mayHave(name, size) {
-		sum, err := hashWhole(ctx, src, st, chunk, opts.Observe)
+		sum, err := hashWhole(ctx, f, size, chunk, opts.Observe)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if id := s.finished(sum, name); id != "" && s.reuse(id) {
 			progress(size)
-			s.setUpload(rec, id, name, size, sum)
-			return nil
+			return done(id, sum)
 		}
 		if opts.Observe != nil {
 			opts.Observe(nil) // the copy shows every byte again
 		}
 	}
-	// An upload of the same bytes and name, finished or (in opts.Batch) claimed, is named again;
-	// a finished one is marked used, so that a sweep keeps the upload this record now names.
+	// An upload of the same bytes and name, finished or (in the batch) claimed, is named again;
+	// a finished one is marked used, so that a sweep keeps the upload the record now names.
 	if want != "" {
 		id := s.finished(want, name)
 		if id != "" && !s.reuse(id) {
 			id = ""
 		}
-		if id == "" && opts.Batch != nil {
-			id = opts.Batch.find(want, name)
+		if id == "" && batch != nil {
+			id = batch.find(want, name)
 		}
 		if id != "" {
 			progress(size)
-			s.setUpload(rec, id, name, size, want)
-			return nil
+			return done(id, want)
 		}
 	}
 	p, err := s.stagePartial(abs, name, size, want)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	batched := false
 	defer func() {
@@ -107,14 +100,14 @@ func (s *Store) UploadRecord(ctx context.Context, rec *manifest.Record, opts Upl
 			p.close()
 		}
 	}()
-	sum, err := p.copyFrom(ctx, src, st, chunk, progress, opts.Observe)
+	sum, err := p.copyFrom(ctx, f, size, chunk, progress, opts.Observe)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if want != "" && sum != want {
 		p.meta.Source.Blake3 = sum // what the partial holds, for a run with a fresh manifest
 		p.writeMeta()
-		return manifest.Errorf(manifest.UploadHashMismatch, "%s: BLAKE3 is %s, the manifest says %s (changed since it was sniffed)", abs, sum, want)
+		return nil, manifest.Errorf(manifest.UploadHashMismatch, "%s: BLAKE3 is %s, the manifest says %s (changed since it was sniffed)", abs, sum, want)
 	}
 	// Finished meanwhile by another run, or claimed in the batch by a worker that copied the same
 	// file at the same time: name that one and drop this copy.
@@ -122,31 +115,24 @@ func (s *Store) UploadRecord(ctx context.Context, rec *manifest.Record, opts Upl
 	if id != "" && !s.reuse(id) {
 		id = ""
 	}
-	if id == "" && opts.Batch != nil {
-		id = opts.Batch.claim(sum, name, p.id)
+	if id == "" && batch != nil {
+		id = batch.claim(sum, name, p.id)
 	}
 	if id != "" && id != p.id {
 		p.remove(false) // a copy of an upload that is finished: nothing to keep
-		s.setUpload(rec, id, name, size, sum)
-		return nil
+		return done(id, sum)
 	}
-	if opts.Batch != nil {
+	if batch != nil {
 		o, err := p.buildOut(size, sum)
 		if err != nil {
-			opts.Batch.drop(sum, name, p.id, err)
-			return err
+			batch.drop(sum, name, p.id, err)
+			return nil, err
 		}
 		batched = true
-		opts.Batch.add(o)
-		s.setUpload(rec, p.id, name, size, sum)
-		return nil
+		batch.add(o)
+		return done(p.id, sum)
 	}
-	m, err := p.publish(size, sum)
-	if err != nil {
-		return err
-	}
-	s.setUpload(rec, m.ID, name, size, sum)
-	return nil
+	return p.publish(size, sum)
 }
 
 // reuse marks the finished upload id used now, as a record is about to name it again; false
@@ -157,7 +143,7 @@ func (s *Store) reuse(id string) bool {
 
 // hashWhole reads the whole source (size and mtime st at open) once and returns its BLAKE3,
 // showing each byte to observe; upload.sourceChanged when it moves meanwhile.
-func hashWhole(ctx context.Context, src *os.File, st *unix.Stat_t, chunk int64, observe func([]byte)) (string, error) {
+func hashWhole(ctx context.Context, src store.SourceFile, size, chunk int64, observe func([]byte)) (string, error) {
 	h := blake3.New()
 	bp, _ := chunkPool.Get().(*[]byte)
 	if bp == nil || int64(cap(*bp)) < chunk {
@@ -166,11 +152,11 @@ func hashWhole(ctx context.Context, src *os.File, st *unix.Stat_t, chunk int64, 
 	}
 	defer chunkPool.Put(bp)
 	buf := (*bp)[:chunk]
-	for pos := int64(0); pos < st.Size; {
+	for pos := int64(0); pos < size; {
 		if err := ctx.Err(); err != nil {
 			return "", err
 		}
-		n := min(chunk, st.Size-pos)
+		n := min(chunk, size-pos)
 		k, err := src.ReadAt(buf[:n], pos)
 		if int64(k) < n {
 			if err == io.EOF {
@@ -184,68 +170,10 @@ func hashWhole(ctx context.Context, src *os.File, st *unix.Stat_t, chunk int64, 
 		}
 		pos += n
 	}
-	if err := sourceSame(src, st); err != nil {
+	if err := src.Unchanged(); err != nil {
 		return "", err
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
-}
-
-// sourceSame checks that the source still has the size and mtime st it had at open, and did not
-// grow.
-func sourceSame(src *os.File, st *unix.Stat_t) error {
-	changed := manifest.Errorf(manifest.UploadSourceChange, "%s: changed while being uploaded", src.Name())
-	var one [1]byte
-	if k, _ := src.ReadAt(one[:], st.Size); k > 0 {
-		return changed // it grew
-	}
-	var now unix.Stat_t
-	if err := unix.Fstat(int(src.Fd()), &now); err != nil {
-		return manifest.Errorf(manifest.FileUnreadable, "%s: %v", src.Name(), err)
-	}
-	if now.Size != st.Size || now.Mtim != st.Mtim {
-		return changed
-	}
-	return nil
-}
-
-func (s *Store) setUpload(rec *manifest.Record, id, name string, size int64, sum string) {
-	rec.Name, rec.Blake3 = name, sum
-	rec.SetSize(size)
-	rec.Upload = &manifest.Upload{ID: id, Store: s.Dir, Path: s.FinishedPath(id, name)}
-}
-
-// openSource opens the file a record names (following a symlink, as sniff does) without blocking
-// on a FIFO, and checks that it is a regular file.
-func openSource(path string) (*os.File, *unix.Stat_t, error) {
-	var fd int
-	var err error
-	for {
-		fd, err = unix.Open(path, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_CLOEXEC|unix.O_NOCTTY, 0)
-		if err != unix.EINTR {
-			break
-		}
-	}
-	if err != nil {
-		code := manifest.FileUnreadable
-		if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) {
-			code = manifest.FileMissing
-		}
-		return nil, nil, manifest.Errorf(code, "%s: %w", path, err)
-	}
-	st := new(unix.Stat_t)
-	if err := unix.Fstat(fd, st); err != nil {
-		unix.Close(fd)
-		return nil, nil, manifest.Errorf(manifest.FileUnreadable, "%s: %w", path, err)
-	}
-	if uint32(st.Mode)&unix.S_IFMT != unix.S_IFREG {
-		unix.Close(fd)
-		if uint32(st.Mode)&unix.S_IFMT == unix.S_IFDIR {
-			return nil, nil, manifest.Errorf(manifest.FileUnreadable, "%s: is a directory", path)
-		}
-		return nil, nil, manifest.Errorf(manifest.FileNotRegular, "%s: is not a regular file; not read", path)
-	}
-	unix.SetNonblock(fd, false)
-	return os.NewFile(uintptr(fd), path), st, nil
 }
 
 // stagePartial finds the unfinished upload of this source that no one else holds, ready to
@@ -296,8 +224,7 @@ func (s *Store) stagePartial(abs, name string, size int64, want string) (*partia
 // copyFrom makes the locked partial's data equal to the source, whose size and mtime at open are
 // st's: it compares what data holds with the source's prefix (reading both, hashing the source),
 // cuts data to zero if they differ, then appends the rest. It returns the source's BLAKE3.
-func (p *partial) copyFrom(ctx context.Context, src *os.File, st *unix.Stat_t, chunk int64, progress func(int64), observe func([]byte)) (string, error) {
-	size := st.Size
+func (p *partial) copyFrom(ctx context.Context, src store.SourceFile, size, chunk int64, progress func(int64), observe func([]byte)) (string, error) {
 	h := blake3.New()
 	if observe == nil {
 		observe = func([]byte) {}
@@ -387,7 +314,7 @@ func (p *partial) copyFrom(ctx context.Context, src *os.File, st *unix.Stat_t, c
 		}
 	}
 	hp.close()
-	if err := sourceSame(src, st); err != nil {
+	if err := src.Unchanged(); err != nil {
 		return "", err
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil

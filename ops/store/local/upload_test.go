@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -329,7 +330,7 @@ func interrupted(t *testing.T, s *Store, rec *manifest.Record, stop int64) {
 			cancel()
 		}
 	}})
-	if err != context.Canceled {
+	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("interrupted upload: %v", err)
 	}
 }

@@ -126,31 +126,6 @@ func LastUsedAt(dirfd int, path string) (time.Time, bool, error) {
 	return time.Unix(st.Mtim.Unix()).UTC(), true, nil
 }
 
-// Touch marks the upload of rec used at at. The record must name an upload of this store: one
-// with no upload, or whose upload.store is another store, is upload.missing (the message names the
-// store it belongs to). An empty upload.store is taken as this store.
-func (s *Store) Touch(rec *manifest.Record, at time.Time) error {
-	id, err := s.recordID(rec)
-	if err != nil {
-		return err
-	}
-	return s.MarkUsed([]string{id}, at)
-}
-
-// recordID returns the upload id of rec after checking that it belongs to this store.
-func (s *Store) recordID(rec *manifest.Record) (string, error) {
-	if rec.Upload == nil || rec.Upload.ID == "" {
-		return "", manifest.Errorf(manifest.UploadMissing, "%s: the record has no upload", rec.Path)
-	}
-	if st := rec.Upload.Store; st != "" && filepath.Clean(st) != s.Dir {
-		return "", manifest.Errorf(manifest.UploadMissing, "upload %s: belongs to store %s, not to %s (give --store %s)", rec.Upload.ID, st, s.Dir, st)
-	}
-	if err := ValidID(rec.Upload.ID); err != nil {
-		return "", err
-	}
-	return rec.Upload.ID, nil
-}
-
 // UploadState reads what a sweep needs to judge upload id, without taking the lock: its metadata
 // (through the guarded open) and when it was last used.
 func (s *Store) UploadState(id string) (meta *Meta, lastUsed time.Time, used bool, err error) {

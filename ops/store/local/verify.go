@@ -8,138 +8,28 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/attachctl/attachctl/manifest"
-	"github.com/attachctl/attachctl/ops"
 	"golang.org/x/sys/unix"
 )
 
-// VerifyRecord re-reads rec's source file at rec.Path and its finished upload (through the guarded
-// open), and sets rec.Verified: ok when both hash to rec.Blake3 (or to each other, when the record
-// carries no hash) and to the upload's recorded hash; blake3 is what was read from the upload.
-// A difference is verify.mismatch; an upload not there is upload.missing; one that fails the
-// guarded open is upload.unreadable; a source file not there is file.missing.
-func (s *Store) VerifyRecord(rec *manifest.Record, progress func(int64)) error {
-	id, err := s.recordID(rec)
-	if err != nil {
-		return err
-	}
-	meta, err := s.ReadMeta(id)
-	if err != nil {
-		return err
-	}
-	got, err := s.hashFinished(meta, progress)
-	if err != nil {
-		return err
-	}
-	src, err := hashSource(rec.Path, progress)
-	if err != nil {
-		return err
-	}
-	rec.Verified = &manifest.Verified{OK: true, Blake3: got, At: now().UTC().Format(time.RFC3339)}
-	want := rec.Blake3
-	if want == "" {
-		want = src
-	}
-	var why []string
-	if src != want {
-		why = append(why, fmt.Sprintf("source %s hashes to %s, the record says %s", rec.Path, src, want))
-	}
-	if got != want {
-		why = append(why, fmt.Sprintf("upload %s hashes to %s, expected %s", id, got, want))
-	}
-	if got != meta.Blake3 {
-		why = append(why, fmt.Sprintf("upload %s hashes to %s, its metadata says %s", id, got, meta.Blake3))
-	}
-	if len(why) > 0 {
-		rec.Verified.OK = false
-		return manifest.Errorf(manifest.VerifyMismatch, "%s", joinWhy(why))
-	}
-	return nil
-}
-
-func joinWhy(why []string) string {
-	s := why[0]
-	for _, w := range why[1:] {
-		s += "; " + w
-	}
-	return s
-}
-
-// hashFinished hashes a finished upload read through the guarded open, checking its size too.
-func (s *Store) hashFinished(meta *Meta, progress func(int64)) (string, error) {
-	f, err := s.OpenFinished(meta.ID, meta.Name)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	sum, n, err := ops.Hash(f, progress)
-	if err != nil {
-		return "", manifest.Errorf(manifest.UploadUnreadable, "upload %s: %s: %w", meta.ID, f.Name(), err)
-	}
-	if n != meta.Size {
-		return sum, manifest.Errorf(manifest.VerifyMismatch, "upload %s: %s has %d bytes, its metadata says %d", meta.ID, f.Name(), n, meta.Size)
-	}
-	return sum, nil
-}
-
-// hashSource hashes the record's own file, following a link as sniff does for a named path.
-func hashSource(path string, progress func(int64)) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return "", manifest.Errorf(manifest.FileMissing, "%s: no such file", path)
-		}
-		return "", manifest.Errorf(manifest.FileUnreadable, "%s: %w", path, err)
-	}
-	defer f.Close()
-	if fi, err := f.Stat(); err == nil && !fi.Mode().IsRegular() {
-		return "", manifest.Errorf(manifest.FileNotRegular, "%s: not a regular file", path)
-	}
-	sum, _, err := ops.Hash(f, progress)
-	if err != nil {
-		return "", manifest.Errorf(manifest.FileUnreadable, "%s: %w", path, err)
-	}
-	return sum, nil
-}
-
-// VerifyUpload checks one upload of the store against its recorded hash and the store's rules:
-// the folder is a real folder of mode 0700, its metadata is readable, its entries are the file,
-// the metadata and at most a marker, all regular files of mode 0600 with one link, and the file
-// passes the guarded open and hashes to the metadata's hash. It returns a record for the upload
-// (path, name, size and blake3 from the metadata, upload, verified) and the error, if any.
-func (s *Store) VerifyUpload(id string, progress func(int64)) (*manifest.Record, error) {
-	rec := &manifest.Record{Path: s.UploadDir(id)}
+// Check is the local store's own rules on upload id (store.Checker): the folder is a real folder
+// of mode 0700 owned by the user, and its entries are the file, the metadata and at most a
+// marker, all regular files of mode 0600 with one link.
+func (s *Store) Check(id string) error {
 	if err := ValidID(id); err != nil {
-		return rec, err
+		return err
 	}
 	dirfd, err := s.openUploadDir(id)
 	if err != nil {
-		return rec, err
+		return err
 	}
+	defer unix.Close(dirfd)
 	meta, err := s.readMetaAt(dirfd, id)
-	if err == nil {
-		rec.Path, rec.Name, rec.Blake3 = s.FinishedPath(id, meta.Name), meta.Name, meta.Blake3
-		rec.SetSize(meta.Size)
-		rec.Upload = &manifest.Upload{ID: id, Store: s.Dir, Path: rec.Path}
-		err = s.checkFolder(dirfd, id, meta.Name)
-	}
-	unix.Close(dirfd)
 	if err != nil {
-		return rec, err
+		return err
 	}
-	got, err := s.hashFinished(meta, progress)
-	if got != "" {
-		rec.Verified = &manifest.Verified{OK: err == nil && got == meta.Blake3, Blake3: got, At: now().UTC().Format(time.RFC3339)}
-	}
-	if err != nil {
-		return rec, err
-	}
-	if got != meta.Blake3 {
-		return rec, manifest.Errorf(manifest.VerifyMismatch, "upload %s: %s hashes to %s, its metadata says %s", id, rec.Path, got, meta.Blake3)
-	}
-	return rec, nil
+	return s.checkFolder(dirfd, id, meta.Name)
 }
 
 // checkFolder checks the upload folder's mode and entries.
@@ -213,4 +103,38 @@ func OpenForCheck(path string) (*os.File, error) {
 	}
 	f, _, err := openSource(abs)
 	return f, err
+}
+
+// openSource opens the file a record names (following a symlink, as sniff does) without blocking
+// on a FIFO, and checks that it is a regular file.
+func openSource(path string) (*os.File, *unix.Stat_t, error) {
+	var fd int
+	var err error
+	for {
+		fd, err = unix.Open(path, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_CLOEXEC|unix.O_NOCTTY, 0)
+		if err != unix.EINTR {
+			break
+		}
+	}
+	if err != nil {
+		code := manifest.FileUnreadable
+		if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) {
+			code = manifest.FileMissing
+		}
+		return nil, nil, manifest.Errorf(code, "%s: %w", path, err)
+	}
+	st := new(unix.Stat_t)
+	if err := unix.Fstat(fd, st); err != nil {
+		unix.Close(fd)
+		return nil, nil, manifest.Errorf(manifest.FileUnreadable, "%s: %w", path, err)
+	}
+	if uint32(st.Mode)&unix.S_IFMT != unix.S_IFREG {
+		unix.Close(fd)
+		if uint32(st.Mode)&unix.S_IFMT == unix.S_IFDIR {
+			return nil, nil, manifest.Errorf(manifest.FileUnreadable, "%s: is a directory", path)
+		}
+		return nil, nil, manifest.Errorf(manifest.FileNotRegular, "%s: is not a regular file; not read", path)
+	}
+	unix.SetNonblock(fd, false)
+	return os.NewFile(uintptr(fd), path), st, nil
 }

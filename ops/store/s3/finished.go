@@ -2,6 +2,7 @@ package s3
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -169,12 +170,12 @@ func (r *reader) Read(p []byte) (int, error) {
 	r.pos += int64(n)
 	if err == io.EOF && r.pos < r.info.Size {
 		if r.left != 0 {
-			return n, manifest.Errorf(manifest.UploadUnreadable, "upload %s: reading %s: cut short at %d of %d bytes", r.info.ID, r.key, r.pos, r.info.Size)
+			return n, manifest.Errorf(manifest.StoreUnreachable, "store %s: upload %s: reading %s: the server stopped sending at %d of %d bytes", r.s.URI, r.info.ID, r.key, r.pos, r.info.Size)
 		}
 		err = nil // the head window ended; the next Read fetches the rest
 	}
 	if err != nil && err != io.EOF {
-		err = manifest.Errorf(manifest.UploadUnreadable, "upload %s: reading %s: %v", r.info.ID, r.key, err)
+		err = r.s.readErr(r.info.ID, r.key, r.pos, err)
 	}
 	return n, err
 }
@@ -196,10 +197,22 @@ func (r *reader) ReadAt(p []byte, off int64) (int, error) {
 	defer out.Body.Close()
 	n, err := io.ReadFull(out.Body, p[:end-off+1])
 	if err != nil {
-		return n, manifest.Errorf(manifest.UploadUnreadable, "upload %s: reading %s: %v", r.info.ID, r.key, err)
+		return n, r.s.readErr(r.info.ID, r.key, off+int64(n), err)
 	}
 	if n < len(p) {
 		return n, io.EOF
 	}
 	return n, nil
+}
+
+// readErr is a failure while an object's bytes come: the server stopped sending, or the
+// connection broke (store.unreachable, in the words of what broke it).
+func (s *Store) readErr(id, key string, at int64, err error) error {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	if err == io.ErrUnexpectedEOF {
+		err = errors.New("the connection ended before the object did")
+	}
+	return manifest.Errorf(manifest.StoreUnreachable, "store %s: upload %s: reading %s at byte %d: %v", s.URI, id, key, at, err)
 }

@@ -3,6 +3,7 @@ package s3
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -41,41 +42,128 @@ func (s *Store) chunkKey(id string, off int64) string {
 }
 func (s *Store) markKey() string { return s.key(internalDir, "store") }
 
+// The store mark's body: its first line says what it is; the second that the server was found to
+// honour conditional writes (If-None-Match: *, If-Match), checked once on the prefix's first use,
+// so that a server that ignores them is refused before anything depends on them.
+const (
+	markLine  = "attachctl store\n"
+	condCheck = "conditional writes checked "
+	condNone  = "conditional writes not checked (--s3-unsafe-no-conditional) "
+)
+
 // checkStore tells whether the prefix is a store: its mark is there (true), it holds nothing
 // (false: a store that does not exist yet, made here when create is set), or it holds something
-// else (store.notStore). The answer is kept once it is yes.
+// else (store.notStore). The answer is kept once it is yes. A store whose conditional writes were
+// never checked (a new one, or one marked by an earlier version) is checked first.
 func (s *Store) checkStore(ctx context.Context, create bool) (bool, error) {
 	s.markMu.Lock()
 	defer s.markMu.Unlock()
 	if s.marked {
 		return true, nil
 	}
-	_, err := s.client.HeadObject(ctx, &awss3.HeadObjectInput{Bucket: &s.Bucket, Key: aws.String(s.markKey())})
+	body, etag, _, err := s.getObject(ctx, s.markKey())
 	if err == nil {
-		s.marked = true
-		return true, nil
+		return true, s.markSeen(ctx, string(body), etag)
 	}
 	headErr := err
-	out, err := s.client.ListObjectsV2(ctx, &awss3.ListObjectsV2Input{Bucket: &s.Bucket, Prefix: aws.String(s.root()), MaxKeys: aws.Int32(1)})
-	if err != nil { // a HEAD answer has no body: the listing's error carries the server's words
+	// What the prefix holds besides attachctl's own folder (where another process making the
+	// store at the same time may be checking its conditional writes).
+	out, err := s.client.ListObjectsV2(ctx, &awss3.ListObjectsV2Input{Bucket: &s.Bucket, Prefix: aws.String(s.root()), Delimiter: aws.String("/"), MaxKeys: aws.Int32(2)})
+	if err != nil {
 		return false, s.wrap(manifest.StoreUnreachable, "list", err)
 	}
 	if !notFound(headErr) {
 		return false, s.wrap(manifest.StoreUnreachable, "store mark", headErr)
 	}
-	if len(out.Contents) > 0 {
+	other := len(out.Contents) > 0
+	for _, p := range out.CommonPrefixes {
+		other = other || aws.ToString(p.Prefix) != s.root()+internalDir+"/"
+	}
+	if other {
+		// Marked meanwhile by another process, which then wrote what the listing shows?
+		if body, etag, _, err := s.getObject(ctx, s.markKey()); err == nil {
+			return true, s.markSeen(ctx, string(body), etag)
+		}
 		return false, manifest.Errorf(manifest.StoreNotStore, "store %s: holds objects and is not an attachctl store (no %s)", s.URI, s.markKey())
 	}
 	if !create {
 		return false, nil
 	}
+	line, err := s.checkConditional(ctx)
+	if err != nil {
+		return false, err
+	}
 	_, err = s.client.PutObject(ctx, &awss3.PutObjectInput{Bucket: &s.Bucket, Key: aws.String(s.markKey()),
-		Body: strings.NewReader("attachctl store\n"), IfNoneMatch: aws.String("*")})
+		Body: strings.NewReader(markLine + line), IfNoneMatch: aws.String("*")})
 	if err != nil && !conflict(err) {
 		return false, s.wrap(manifest.StoreUnreachable, "store mark", err)
 	}
 	s.marked = true
 	return true, nil
+}
+
+// markSeen takes in the mark read: one that does not say the conditional writes were checked
+// gets the check, and the line, now (If-Match: a mark changed meanwhile is another's check).
+func (s *Store) markSeen(ctx context.Context, body, etag string) error {
+	if strings.Contains(body, condCheck) || s.unsafeNoConditional && strings.Contains(body, condNone) {
+		s.marked = true
+		return nil
+	}
+	line, err := s.checkConditional(ctx)
+	if err != nil {
+		return err
+	}
+	_, err = s.client.PutObject(ctx, &awss3.PutObjectInput{Bucket: &s.Bucket, Key: aws.String(s.markKey()),
+		Body: strings.NewReader(markLine + line), IfMatch: aws.String(etag)})
+	if err != nil && !conflict(err) {
+		return s.wrap(manifest.StoreUnreachable, "store mark", err)
+	}
+	s.marked = true
+	return nil
+}
+
+// checkConditional writes a probe object three times: created If-None-Match: * (taken), again
+// (must be refused), and If-Match on an ETag it does not have (must be refused). A server that
+// takes either of the last two ignores the conditions: store.unreachable, unless the user said
+// --s3-unsafe-no-conditional. It returns the mark's line that says what was found.
+func (s *Store) checkConditional(ctx context.Context) (string, error) {
+	if s.unsafeNoConditional {
+		return condNone + nowString() + "\n", nil
+	}
+	var nonce [8]byte
+	rand.Read(nonce[:])
+	key := s.key(internalDir, "probe-"+hex.EncodeToString(nonce[:]))
+	defer s.client.DeleteObject(context.WithoutCancel(ctx), &awss3.DeleteObjectInput{Bucket: &s.Bucket, Key: &key})
+	put := func(in *awss3.PutObjectInput) error {
+		in.Bucket, in.Key, in.Body = &s.Bucket, &key, strings.NewReader("probe\n")
+		_, err := s.client.PutObject(ctx, in)
+		return err
+	}
+	if err := put(&awss3.PutObjectInput{IfNoneMatch: aws.String("*")}); err != nil {
+		return "", s.wrap(manifest.StoreUnreachable, "conditional write check", err)
+	}
+	var ignored []string
+	for _, c := range []struct {
+		name string
+		in   *awss3.PutObjectInput
+	}{
+		{"If-None-Match: *", &awss3.PutObjectInput{IfNoneMatch: aws.String("*")}},
+		{"If-Match", &awss3.PutObjectInput{IfMatch: aws.String(`"00000000000000000000000000000000"`)}},
+	} {
+		err := put(c.in)
+		switch {
+		case err == nil:
+			ignored = append(ignored, c.name)
+		case !conflict(err) && !notFound(err):
+			return "", s.wrap(manifest.StoreUnreachable, "conditional write check", err)
+		}
+	}
+	if len(ignored) > 0 {
+		return "", manifest.Errorf(manifest.StoreUnreachable, "store %s: the server ignores %s on PutObject (a write that must be refused was taken); "+
+			"attachctl's create-only finish and its .used marker protocol depend on conditional writes, so the store is refused "+
+			"(--s3-unsafe-no-conditional uses it anyway: then two uploads or a use racing a sweep can lose data)", s.URI, strings.Join(ignored, " and "))
+	}
+	return condCheck + nowString() + "\n", nil
 }
 
 // exists is checkStore for readers: a store that is not there yet holds no upload id.

@@ -36,15 +36,21 @@ package s3
 import (
 	"context"
 	"errors"
+	"fmt"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/ops/store"
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/ratelimit"
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
@@ -72,9 +78,45 @@ type Options struct {
 	// PathStyle addresses the bucket in the path (http://host/bucket/key), which most servers
 	// other than AWS need. Also set by ATTACHCTL_S3_PATH_STYLE=1.
 	PathStyle bool
-	// MaxAttempts is how often a request is tried on 5xx answers and broken connections (with
-	// backoff); 0 is AWS_MAX_ATTEMPTS (or the profile's max_attempts), else 5.
+	// UnsafeNoConditional uses a server that ignores If-None-Match and If-Match (the check on a
+	// prefix's first use is skipped): unsafe, the create-only finish and the marker protocol
+	// depend on them.
+	UnsafeNoConditional bool
+	// MaxAttempts is how often a request is tried on 5xx answers, throttling, broken
+	// connections, timeouts and transient refusals (with backoff and jitter); 0 is
+	// AWS_MAX_ATTEMPTS (or the profile's max_attempts), else 3 (the SDKs' standard mode).
 	MaxAttempts int
+	// ConnectTimeout bounds making a connection; 0 is ATTACHCTL_S3_CONNECT_TIMEOUT, else
+	// DefaultConnectTimeout.
+	ConnectTimeout time.Duration
+	// ReadTimeout bounds how long a connection may go without a byte moving either way: a
+	// server that accepts and never answers, or stops in the middle of a transfer. 0 is
+	// ATTACHCTL_S3_READ_TIMEOUT, else DefaultReadTimeout.
+	ReadTimeout time.Duration
+}
+
+// The timeouts unless told: with the standard three attempts, a server that accepts a connection
+// and never answers is store.unreachable in under a minute.
+const (
+	DefaultConnectTimeout = 10 * time.Second
+	DefaultReadTimeout    = 15 * time.Second
+)
+
+// envDuration is a duration from the environment (Go's syntax, or whole seconds as the AWS CLI
+// takes its timeouts); 0 when unset, an error when not a duration.
+func envDuration(name string) (time.Duration, error) {
+	v := os.Getenv(name)
+	if v == "" {
+		return 0, nil
+	}
+	if n, err := strconv.ParseFloat(v, 64); err == nil && n > 0 {
+		return time.Duration(n * float64(time.Second)), nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		return 0, manifest.Errorf(manifest.UploadInvalid, "%s=%q: not a duration (30s, 1m, or seconds)", name, v)
+	}
+	return d, nil
 }
 
 // Store is one S3 store: a bucket and a prefix.
@@ -86,6 +128,15 @@ type Store struct {
 
 	markMu sync.Mutex
 	marked bool // the store mark was seen or made
+
+	bufMu    sync.Mutex
+	bufs     chan []byte // see buffers
+	bufChunk int64
+
+	unsafeNoConditional bool // Options.UnsafeNoConditional
+
+	// sent, when set, is called with each part's number as it is about to be sent (tests).
+	sent func(n int32)
 }
 
 // IsURI tells whether a --store value names an S3 store.
@@ -125,12 +176,41 @@ func Open(ctx context.Context, uri string, opts Options) (*Store, error) {
 		attempts = cfg.RetryMaxAttempts // AWS_MAX_ATTEMPTS, or max_attempts in the profile
 	}
 	if attempts <= 0 {
-		attempts = 5
+		attempts = 3
+	}
+	for _, t := range []struct {
+		d   *time.Duration
+		env string
+		def time.Duration
+	}{{&opts.ConnectTimeout, "ATTACHCTL_S3_CONNECT_TIMEOUT", DefaultConnectTimeout}, {&opts.ReadTimeout, "ATTACHCTL_S3_READ_TIMEOUT", DefaultReadTimeout}} {
+		if *t.d <= 0 {
+			if *t.d, err = envDuration(t.env); err != nil {
+				return nil, err
+			}
+		}
+		if *t.d <= 0 {
+			*t.d = t.def
+		}
 	}
 	cfg.Retryer = func() aws.Retryer {
 		return retry.NewStandard(func(o *retry.StandardOptions) {
 			o.MaxAttempts = attempts
 			o.MaxBackoff = 5 * time.Second
+			// A server found silent is not asked again by every request that follows; and a
+			// refusal a posix-backed server makes while another request makes a folder of the
+			// same path is transient.
+			o.Retryables = append([]retry.IsErrorRetryable{retry.IsErrorRetryableFunc(func(err error) aws.Ternary {
+				switch {
+				case errors.Is(err, errGaveUp):
+					return aws.FalseTernary
+				case errCode(err) == "ExistingObjectIsDirectory":
+					return aws.TrueTernary
+				}
+				return aws.UnknownTernary
+			})}, o.Retryables...)
+			// Throttling and 5xx retried without a token bucket running dry: a CLI run's
+			// retries are bounded by the attempts.
+			o.RateLimiter = ratelimit.None
 		})
 	}
 	if cfg.Region == "" {
@@ -138,11 +218,22 @@ func Open(ctx context.Context, uri string, opts Options) (*Store, error) {
 	}
 	pathStyle := opts.PathStyle || os.Getenv("ATTACHCTL_S3_PATH_STYLE") == "1"
 	// Parts go out in large writes: the default 4 KiB buffers cost a system call each.
-	cfg.HTTPClient = awshttp.NewBuildableClient().WithTransportOptions(func(t *http.Transport) {
+	dialer := &net.Dialer{Timeout: opts.ConnectTimeout, KeepAlive: 30 * time.Second}
+	idle := opts.ReadTimeout
+	cfg.HTTPClient = &breaker{limit: int32(attempts), c: awshttp.NewBuildableClient().WithTransportOptions(func(t *http.Transport) {
 		t.WriteBufferSize = 256 << 10
 		t.ReadBufferSize = 256 << 10
 		t.MaxIdleConnsPerHost = 64
-	})
+		t.TLSHandshakeTimeout = opts.ConnectTimeout
+		t.ResponseHeaderTimeout = idle
+		t.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+			c, err := dialer.DialContext(ctx, network, addr)
+			if err != nil {
+				return nil, err
+			}
+			return &idleConn{Conn: c, idle: idle}, nil
+		}
+	})}
 	client := awss3.NewFromConfig(cfg, func(o *awss3.Options) {
 		o.UsePathStyle = pathStyle
 		// Checksums only where S3 requires them: integrity is BLAKE3 end to end, and each part's
@@ -150,7 +241,7 @@ func Open(ctx context.Context, uri string, opts Options) (*Store, error) {
 		o.RequestChecksumCalculation = aws.RequestChecksumCalculationWhenRequired
 		o.ResponseChecksumValidation = aws.ResponseChecksumValidationWhenRequired
 	})
-	s := &Store{Bucket: bucket, Prefix: prefix, client: client, URI: "s3://" + bucket}
+	s := &Store{Bucket: bucket, Prefix: prefix, client: client, URI: "s3://" + bucket, unsafeNoConditional: opts.UnsafeNoConditional}
 	if prefix != "" {
 		s.URI += "/" + prefix
 	}
@@ -219,6 +310,9 @@ func notFound(err error) bool {
 // conflict tells whether a conditional write lost: the condition failed or another conditional
 // write to the key was in progress.
 func conflict(err error) bool {
+	if errCode(err) == "ExistingObjectIsDirectory" {
+		return false // a transient refusal of a posix-backed server, not a condition that failed
+	}
 	switch httpStatus(err) {
 	case 409, 412:
 		return true
@@ -248,4 +342,61 @@ func (s *Store) wrap(code manifest.Code, what string, err error) error {
 		return manifest.Errorf(manifest.StoreUnreachable, "store %s: %s: %s", s.URI, what, msg)
 	}
 	return manifest.Errorf(code, "store %s: %s: %s", s.URI, what, msg)
+}
+
+var (
+	_ store.Backend  = (*Store)(nil)
+	_ store.Streamer = (*Store)(nil)
+	_ store.Namer    = (*Store)(nil)
+	_ store.Chunker  = (*Store)(nil)
+)
+
+// idleConn is a connection on which every read and write must move a byte within idle: the
+// idle-read (and idle-write) timeout of every call, whatever its size.
+type idleConn struct {
+	net.Conn
+	idle time.Duration
+}
+
+func (c *idleConn) Read(p []byte) (int, error) {
+	c.Conn.SetReadDeadline(time.Now().Add(c.idle))
+	return c.Conn.Read(p)
+}
+
+func (c *idleConn) Write(p []byte) (int, error) {
+	c.Conn.SetWriteDeadline(time.Now().Add(c.idle))
+	return c.Conn.Write(p)
+}
+
+// errGaveUp is a request not sent because the server stopped answering the ones before.
+var errGaveUp = errors.New("not sent: the server stopped answering")
+
+// breaker is the HTTP client of one Store: after limit requests in a row that timed out (one
+// request's attempts), every later request fails at once with the last timeout, so that a
+// command over many uploads of a silent server gives up in the time of one.
+type breaker struct {
+	c     aws.HTTPClient
+	limit int32
+	fails atomic.Int32
+	last  atomic.Pointer[error]
+}
+
+func (b *breaker) Do(r *http.Request) (*http.Response, error) {
+	if b.fails.Load() >= b.limit {
+		var last error = errGaveUp
+		if p := b.last.Load(); p != nil {
+			last = *p
+		}
+		return nil, fmt.Errorf("%w (%v)", errGaveUp, last)
+	}
+	resp, err := b.c.Do(r)
+	var ne net.Error
+	switch {
+	case err == nil:
+		b.fails.Store(0)
+	case errors.As(err, &ne) && ne.Timeout() && r.Context().Err() == nil:
+		b.last.Store(&err)
+		b.fails.Add(1)
+	}
+	return resp, err
 }

@@ -9,7 +9,6 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -55,25 +54,21 @@ func (s *Store) parts(ctx context.Context, id, name, uploadID string) ([]part, e
 	}
 }
 
-// UploadOptions tune the upload stage.
-type UploadOptions struct {
-	Chunk    int64         // part size; 0 is DefaultChunk; at least MinChunk
-	Jobs     int           // parts sent at once; at most Jobs x Chunk bytes of parts are in memory
-	Progress func(int64)   // bytes read from the source so far, as they go
-	Sent     func(n int32) // a part about to be sent (tests count them)
-	// Buffers, when set, is the pool of part buffers (each Chunk bytes) that several uploads at
-	// once share, so that the bound on memory holds for the whole command; nil: Jobs of its own.
-	Buffers chan []byte
-}
+// Chunks are S3's part sizes (store.Chunker): DefaultChunk unless told, at least MinChunk.
+func (s *Store) Chunks() (def, least int64) { return DefaultChunk, MinChunk }
 
-// NewBuffers is a pool of jobs part buffers of chunk bytes for UploadOptions.Buffers. They are
-// made when first taken.
-func NewBuffers(jobs int, chunk int64) chan []byte {
-	pool := make(chan []byte, jobs)
-	for i := 0; i < jobs; i++ {
-		pool <- nil
+// buffers is the pool of part buffers all the streams of this Store share (jobs of chunk bytes,
+// made when first taken), so that the bound on memory holds for the whole command.
+func (s *Store) buffers(jobs int, chunk int64) chan []byte {
+	s.bufMu.Lock()
+	defer s.bufMu.Unlock()
+	if s.bufs == nil || s.bufChunk != chunk {
+		s.bufs, s.bufChunk = make(chan []byte, jobs), chunk
+		for i := 0; i < jobs; i++ {
+			s.bufs <- nil
+		}
 	}
-	return pool
+	return s.bufs
 }
 
 // sourceNote is P/.attachctl/source/<key>.
@@ -91,153 +86,230 @@ func (s *Store) noteKey(abs, name string, size int64, sum string) string {
 	return s.key(internalDir, "source", hex.EncodeToString(h.Sum(nil)))
 }
 
-// UploadRecord puts the file rec names into the store as a multipart upload of its finished key,
-// parts sent opts.Jobs at once, and sets rec.Upload. The BLAKE3 goes into the object's metadata,
-// so it must be known before the first byte is sent: a record without one (no sniff before)
-// costs one read of the file first. A killed run, run again with the same file, finds its
-// multipart upload through the source note and sends only the parts the server does not hold
-// with the same bytes (each held part's ETag is compared with the MD5 of the file's bytes). The
-// completion is create-only (If-None-Match: *).
-func (s *Store) UploadRecord(ctx context.Context, rec *manifest.Record, opts UploadOptions) error {
+// Stream puts the source into the store as a multipart upload of its finished key, parts sent
+// opts.Jobs at once (store.Streamer). The BLAKE3 goes into the object's metadata, so it must be
+// known before the first byte is sent: a source without one costs one read of the file first. A
+// killed run, run again with the same file, finds its multipart upload through the source note
+// and sends only the parts the server does not hold with the same bytes (each held part's ETag is
+// compared with the MD5 of the file's bytes). The completion is create-only (If-None-Match: *).
+func (s *Store) Stream(ctx context.Context, src store.Source, f store.SourceFile, opts store.StreamOptions) (*store.Info, error) {
+	return s.stream(ctx, src, f, opts, 0)
+}
+
+// stream is Stream; tries counts the restarts after another run of the same source won the note.
+func (s *Store) stream(ctx context.Context, src store.Source, f store.SourceFile, opts store.StreamOptions, tries int) (*store.Info, error) {
 	chunk := opts.Chunk
 	if chunk <= 0 {
 		chunk = DefaultChunk
 	}
 	if chunk < MinChunk {
-		return manifest.Errorf(manifest.UploadInvalid, "--chunk %d: S3 takes parts of at least %d bytes", chunk, MinChunk)
+		return nil, manifest.Errorf(manifest.UploadInvalid, "--chunk %d: S3 takes parts of at least %d bytes", chunk, MinChunk)
 	}
 	jobs := max(opts.Jobs, 1)
 	progress := opts.Progress
 	if progress == nil {
 		progress = func(int64) {}
 	}
-	abs, name, want, err := ops.Source(rec)
-	if err != nil {
-		return err
-	}
-	src, err := os.Open(abs)
-	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return manifest.Errorf(manifest.FileMissing, "%s: no such file", abs)
-		}
-		return manifest.Errorf(manifest.FileUnreadable, "%s: %v", abs, err)
-	}
-	defer src.Close()
-	fi, err := src.Stat()
-	if err != nil || !fi.Mode().IsRegular() {
-		return manifest.Errorf(manifest.FileNotRegular, "%s: not a regular file", abs)
-	}
-	size := fi.Size()
+	abs, name, size, want := src.Path, src.Name, src.Size, src.Blake3
+	observe := opts.Observe
 	if want == "" {
-		if want, _, err = ops.Hash(src, nil); err != nil {
-			return manifest.Errorf(manifest.FileUnreadable, "%s: %v", abs, err)
+		var r io.Reader = io.NewSectionReader(f, 0, size)
+		if observe != nil { // this pass shows the bytes; the send does not again
+			show := observe
+			r = io.TeeReader(r, writerFunc(func(p []byte) (int, error) { show(p); return len(p), nil }))
+			observe = nil
 		}
-		if _, err := src.Seek(0, io.SeekStart); err != nil {
-			return manifest.Errorf(manifest.FileUnreadable, "%s: %v", abs, err)
+		var err error
+		if want, _, err = ops.Hash(r, nil); err != nil {
+			return nil, manifest.Errorf(manifest.FileUnreadable, "%s: %v", abs, err)
 		}
+	}
+	done := func(id string) (*store.Info, error) {
+		return &store.Info{ID: id, Name: name, Size: size, Blake3: want}, nil
 	}
 	if _, err := s.checkStore(ctx, true); err != nil {
-		return err
+		return nil, err
 	}
 	note := s.noteKey(abs, name, size, want)
-	id, pi, held := s.resumable(ctx, note, name, want)
-	if id != "" && pi == nil { // finished by an earlier run
-		progress(size)
-		s.setUpload(rec, id, name, size, want)
-		return nil
-	}
-	if pi == nil {
-		if id, pi, err = s.startStage(ctx, note, name, size, want); err != nil {
-			return err
+	// The note says which upload this source is: two runs that start at once both write it
+	// create-only (or over the dead one they read, If-Match), so one wins and the other resumes
+	// the winner's upload instead of making a second copy.
+	var id string
+	var pi *partialInfo
+	var held map[int32]part
+	for try := 0; ; try++ {
+		var noteTag string
+		id, pi, held, noteTag = s.resumable(ctx, note, name, want)
+		if id != "" && pi == nil { // finished by an earlier run
+			progress(size)
+			return done(id)
 		}
+		if pi != nil {
+			break
+		}
+		var err error
+		id, pi, err = s.startStage(ctx, note, noteTag, name, size, want)
+		if err == errNoteTaken && try < 3 {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		break
 	}
+	var err error
 	key := s.FinishedKey(id, name)
 	if size == 0 {
 		// No part to send; a create-only put of nothing.
 		_, err = s.client.PutObject(ctx, &awss3.PutObjectInput{Bucket: &s.Bucket, Key: &key, Body: bytes.NewReader(nil),
 			Metadata: map[string]string{"blake3": want}, IfNoneMatch: aws.String("*")})
 		if err != nil && !conflict(err) {
-			return s.wrap(manifest.UploadUnreadable, abs, err)
+			return nil, s.wrap(manifest.UploadUnreadable, abs, err)
 		}
 		s.dropPartial(ctx, id, pi)
-		s.setUpload(rec, id, name, 0, want)
-		return nil
+		return done(id)
 	}
-	free := opts.Buffers
-	if free == nil {
-		free = NewBuffers(jobs, chunk)
+	parts, got, err := s.sendParts(ctx, io.NewSectionReader(f, 0, size), abs, size, chunk, jobs, s.buffers(jobs, chunk), id, pi, held, progress, observe, s.sent)
+	if err != nil && err != errUploadGone && ctx.Err() == nil {
+		// A server may answer a part of an upload completed meanwhile by resetting the
+		// connection: ask whether the multipart upload is still there.
+		if _, perr := s.parts(ctx, id, name, pi.UploadID); manifest.CodeOf(perr) == manifest.UploadMissing {
+			err = errUploadGone
+		}
 	}
-	done, got, err := s.sendParts(ctx, src, size, chunk, jobs, free, id, pi, held, progress, opts.Sent)
+	if err == errUploadGone {
+		// Another run of the same source completed (or a sweep aborted) the multipart upload
+		// under us: when the finished upload is these bytes, it is ours too.
+		return s.finishedByOther(ctx, abs, id, name, want, pi.UploadID)
+	}
 	if err != nil {
-		return err
+		return nil, err
+	}
+	if err := f.Unchanged(); err != nil {
+		return nil, err
 	}
 	if got != want {
 		// The file changed since it was hashed: what was sent is not what the record names.
 		s.dropPartial(ctx, id, pi)
 		s.client.DeleteObject(ctx, &awss3.DeleteObjectInput{Bucket: &s.Bucket, Key: &note})
-		return manifest.Errorf(manifest.UploadHashMismatch, "%s: BLAKE3 is %s, the manifest says %s (changed since it was sniffed)", abs, got, want)
+		return nil, manifest.Errorf(manifest.UploadHashMismatch, "%s: BLAKE3 is %s, the manifest says %s (changed since it was sniffed)", abs, got, want)
+	}
+	// A server may let two create-only writes of the note that race both succeed (versitygw's
+	// posix backend checks, then writes): the note as it is now says which upload is the
+	// source's. The loser drops its own and takes the winner's, sending what it lacks.
+	if cur := s.noteID(ctx, note); cur != "" && cur != id && tries < 3 {
+		s.dropPartial(context.WithoutCancel(ctx), id, pi)
+		if opts.Progress != nil {
+			opts.Progress(-size)
+		}
+		return s.stream(ctx, src, f, opts, tries+1)
 	}
 	_, err = s.client.CompleteMultipartUpload(ctx, &awss3.CompleteMultipartUploadInput{Bucket: &s.Bucket, Key: &key,
-		UploadId: &pi.UploadID, MultipartUpload: &types.CompletedMultipartUpload{Parts: done}, IfNoneMatch: aws.String("*")})
-	if err != nil && !conflict(err) {
-		return s.wrap(manifest.UploadUnreadable, abs, err)
+		UploadId: &pi.UploadID, MultipartUpload: &types.CompletedMultipartUpload{Parts: parts}, IfNoneMatch: aws.String("*")})
+	if err != nil && !conflict(err) && !notFound(err) {
+		return nil, s.wrap(manifest.UploadUnreadable, abs, err)
 	}
 	if err != nil { // completed by another run meanwhile: it must be these bytes
-		info, ierr := s.head(ctx, id, name)
-		if ierr != nil {
-			return ierr
-		}
-		if info.Blake3 != want {
-			return manifest.Errorf(manifest.UploadHashMismatch, "%s: upload %s was finished by another run with BLAKE3 %s", abs, id, info.Blake3)
+		if _, err := s.finishedByOther(ctx, abs, id, name, want, pi.UploadID); err != nil {
+			return nil, err
 		}
 	}
 	// The note stays, so that the same file uploaded again is named again; the info goes.
 	s.client.DeleteObject(ctx, &awss3.DeleteObjectInput{Bucket: &s.Bucket, Key: aws.String(s.infoKey(id))})
-	s.setUpload(rec, id, name, size, want)
-	return nil
+	return done(id)
 }
 
-func (s *Store) setUpload(rec *manifest.Record, id, name string, size int64, sum string) {
-	rec.Name, rec.Blake3 = name, sum
-	rec.SetSize(size)
-	rec.Upload = &manifest.Upload{ID: id, Store: s.URI, Path: s.FinishedURI(id, name)}
+// noteID is the upload the note names now, "" when it cannot be read.
+func (s *Store) noteID(ctx context.Context, note string) string {
+	b, _, _, err := s.getObject(ctx, note)
+	var n sourceNote
+	if err != nil || json.Unmarshal(b, &n) != nil {
+		return ""
+	}
+	return n.ID
+}
+
+// errNoteTaken: another run wrote the source's note first.
+var errNoteTaken = errors.New("the source note was written by another run")
+
+// errUploadGone: the multipart upload went away while its parts were sent.
+var errUploadGone = errors.New("the multipart upload is gone")
+
+// finishedByOther is the finished upload id when another run finished it with these bytes.
+func (s *Store) finishedByOther(ctx context.Context, abs, id, name, want, uploadID string) (*store.Info, error) {
+	// The other run's completion may still be under way on the server (the multipart upload is
+	// gone before the object is there): wait a little for the object.
+	info, err := s.head(ctx, id, name)
+	for wait := 50 * time.Millisecond; manifest.CodeOf(err) == manifest.UploadMissing && wait < 5*time.Second; wait *= 2 {
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(wait):
+		}
+		info, err = s.head(ctx, id, name)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if info.Blake3 != want {
+		return nil, manifest.Errorf(manifest.UploadHashMismatch, "%s: upload %s was finished by another run with BLAKE3 %s", abs, id, info.Blake3)
+	}
+	s.client.DeleteObject(ctx, &awss3.DeleteObjectInput{Bucket: &s.Bucket, Key: aws.String(s.infoKey(id))})
+	if uploadID != "" {
+		// A part sent after the other run's completion can make a server (versitygw's posix
+		// backend) hold the multipart upload again: nothing of it is wanted.
+		s.client.AbortMultipartUpload(ctx, &awss3.AbortMultipartUploadInput{Bucket: &s.Bucket, Key: aws.String(s.FinishedKey(id, name)), UploadId: &uploadID})
+	}
+	return &store.Info{ID: id, Name: name, Size: info.Size, Blake3: want}, nil
 }
 
 // resumable looks up the note of a source: the id of a finished upload of it (pi nil), or of a
-// multipart upload to resume with the parts the server holds, or nothing.
-func (s *Store) resumable(ctx context.Context, note, name, want string) (string, *partialInfo, map[int32]part) {
-	b, _, _, err := s.getObject(ctx, note)
+// multipart upload to resume with the parts the server holds, or nothing; and the note's ETag
+// ("" when there is no note), for a conditional write over a dead one.
+func (s *Store) resumable(ctx context.Context, note, name, want string) (string, *partialInfo, map[int32]part, string) {
+	b, etag, _, err := s.getObject(ctx, note)
 	if err != nil {
-		return "", nil, nil
+		return "", nil, nil, ""
 	}
 	var n sourceNote
 	if json.Unmarshal(b, &n) != nil || store.ValidID(n.ID) != nil {
-		return "", nil, nil
+		return "", nil, nil, etag
+	}
+	finished := func() bool {
+		info, herr := s.head(ctx, n.ID, name)
+		return herr == nil && info.Blake3 == want
 	}
 	pi, err := s.readInfo(ctx, n.ID)
 	if err != nil {
-		if info, herr := s.head(ctx, n.ID, name); herr == nil && info.Blake3 == want {
-			return n.ID, nil, nil
+		if finished() {
+			return n.ID, nil, nil, etag
 		}
-		return "", nil, nil
+		return "", nil, nil, etag
 	}
 	if pi.UploadID == "" || pi.Blake3 != want || pi.Name != name {
-		return "", nil, nil
+		return "", nil, nil, etag
 	}
 	ps, err := s.parts(ctx, n.ID, name, pi.UploadID)
 	if err != nil {
-		return "", nil, nil
+		// Completed by a run killed before it removed the info: that upload is this source.
+		// (its multipart upload is gone: completed, the completion maybe still under way)
+		if manifest.CodeOf(err) == manifest.UploadMissing {
+			if _, err := s.finishedByOther(ctx, "", n.ID, name, want, pi.UploadID); err == nil {
+				return n.ID, nil, nil, etag
+			}
+		}
+		return "", nil, nil, etag
 	}
 	held := map[int32]part{}
 	for _, p := range ps {
 		held[p.Number] = p
 	}
-	return n.ID, pi, held
+	return n.ID, pi, held, etag
 }
 
 // startStage begins a multipart upload with the BLAKE3 in its metadata, then writes its info and
 // the source's note (a kill between leaves a multipart upload that sweep aborts).
-func (s *Store) startStage(ctx context.Context, note, name string, size int64, want string) (string, *partialInfo, error) {
+func (s *Store) startStage(ctx context.Context, note, noteTag, name string, size int64, want string) (string, *partialInfo, error) {
 	id, err := store.NewID()
 	if err != nil {
 		return "", nil, err
@@ -252,7 +324,16 @@ func (s *Store) startStage(ctx context.Context, note, name string, size int64, w
 	if err := s.putJSON(ctx, s.infoKey(id), pi, true); err != nil {
 		return "", nil, s.wrap(manifest.UploadUnreadable, name, err)
 	}
-	if err := s.putJSON(ctx, note, sourceNote{ID: id}, false); err != nil {
+	nb, _ := json.Marshal(sourceNote{ID: id})
+	in := &awss3.PutObjectInput{Bucket: &s.Bucket, Key: &note, Body: bytes.NewReader(nb), IfNoneMatch: aws.String("*")}
+	if noteTag != "" { // over the note of an upload that is no more
+		in.IfNoneMatch, in.IfMatch = nil, aws.String(noteTag)
+	}
+	if _, err := s.client.PutObject(ctx, in); err != nil {
+		s.dropPartial(context.WithoutCancel(ctx), id, pi)
+		if conflict(err) || notFound(err) {
+			return "", nil, errNoteTaken
+		}
 		return "", nil, s.wrap(manifest.UploadUnreadable, name, err)
 	}
 	return id, pi, nil
@@ -261,7 +342,7 @@ func (s *Store) startStage(ctx context.Context, note, name string, size int64, w
 // sendParts reads the source once, in order, hashing it, and sends each part the server does not
 // already hold with the same bytes, jobs at once. Buffers go round a pool of jobs, so at most
 // jobs x chunk bytes are in memory. It returns the parts for the completion and the BLAKE3.
-func (s *Store) sendParts(ctx context.Context, src *os.File, size, chunk int64, jobs int, free chan []byte, id string, pi *partialInfo, held map[int32]part, progress func(int64), sent func(int32)) ([]types.CompletedPart, string, error) {
+func (s *Store) sendParts(ctx context.Context, src io.Reader, srcName string, size, chunk int64, jobs int, free chan []byte, id string, pi *partialInfo, held map[int32]part, progress func(int64), observe func([]byte), sent func(int32)) ([]types.CompletedPart, string, error) {
 	key := s.FinishedKey(id, pi.Name)
 	nparts := int((size + chunk - 1) / chunk)
 	done := make([]types.CompletedPart, nparts)
@@ -283,7 +364,9 @@ func (s *Store) sendParts(ctx context.Context, src *os.File, size, chunk int64, 
 				}
 				out, err := s.client.UploadPart(ctx, &awss3.UploadPartInput{Bucket: &s.Bucket, Key: &key, UploadId: &pi.UploadID,
 					PartNumber: aws.Int32(j.n), Body: bytes.NewReader(j.buf), ContentLength: aws.Int64(int64(len(j.buf)))}, unsignedPayload)
-				if err != nil {
+				if notFound(err) {
+					cancel(errUploadGone)
+				} else if err != nil {
 					cancel(s.wrap(manifest.UploadUnreadable, "upload "+id+" part", err))
 				} else {
 					done[j.n-1] = types.CompletedPart{PartNumber: aws.Int32(j.n), ETag: out.ETag}
@@ -312,11 +395,14 @@ func (s *Store) sendParts(ctx context.Context, src *os.File, size, chunk int64, 
 		k := min(chunk, size-pos)
 		if _, err := io.ReadFull(src, buf[:k]); err != nil {
 			free <- buf
-			readErr = manifest.Errorf(manifest.FileChanged, "%s: shorter than its %d bytes: %v", src.Name(), size, err)
+			readErr = manifest.Errorf(manifest.FileChanged, "%s: shorter than its %d bytes: %v", srcName, size, err)
 			break
 		}
 		buf = buf[:k]
 		h.Write(buf)
+		if observe != nil {
+			observe(buf)
+		}
 		pos += k
 		progress(k)
 		if p, ok := held[n]; ok && p.Size == k && p.ETag == md5hex(buf) {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/attachctl/attachctl/manifest"
@@ -24,7 +25,7 @@ func (s *Store) List(ctx context.Context) (*store.Listing, error) {
 	}
 	root := s.root()
 	byID := map[string]*store.Entry{}
-	hasMarker := map[string]bool{}
+	hasMarker, tombOnly := map[string]bool{}, map[string]bool{}
 	partial := map[string]bool{}
 	l := &store.Listing{}
 	err = s.listObjects(ctx, root, func(o types.Object) error {
@@ -43,6 +44,9 @@ func (s *Store) List(ctx context.Context) (*store.Listing, error) {
 			l.Skipped = append(l.Skipped, store.Skip{Path: "s3://" + s.Bucket + "/" + aws.ToString(o.Key), Why: "not an upload of this store"})
 		case name == UsedName:
 			hasMarker[id] = true
+			if aws.ToInt64(o.Size) == int64(tombSize) {
+				tombOnly[id] = true // until the upload shows up beside it
+			}
 		default:
 			byID[id] = &store.Entry{ID: id, Name: name, Size: aws.ToInt64(o.Size), Finished: true, Made: aws.ToTime(o.LastModified).UTC()}
 		}
@@ -57,15 +61,30 @@ func (s *Store) List(ctx context.Context) (*store.Listing, error) {
 			ids = append(ids, id)
 		}
 	}
+	foreign := make([]bool, len(ids))
 	err = forEach(ctx, len(ids), func(i int) error {
 		m, err := s.readMarker(ctx, ids[i])
 		if err == nil && m.exists && !m.tombstone {
 			byID[ids[i]].LastUsed = m.at
+			foreign[i] = m.foreign
 		}
 		return err
 	})
 	if err != nil {
 		return nil, err
+	}
+	for i, id := range ids {
+		if foreign[i] {
+			l.Skipped = append(l.Skipped, store.Skip{Path: "s3://" + s.Bucket + "/" + s.usedKey(id),
+				Why: "not an attachctl marker: left in place, the upload taken as used when it was written"})
+		}
+	}
+	// A marker with no upload beside it: a tombstone is a sweep's that died before it removed
+	// the marker (the next sweep removes it); anything else is named and left.
+	for id := range hasMarker {
+		if byID[id] == nil && !partial[id] && !tombOnly[id] {
+			l.Skipped = append(l.Skipped, store.Skip{Path: "s3://" + s.Bucket + "/" + s.usedKey(id), Why: "a marker with no upload"})
+		}
 	}
 	var pids []string
 	for id := range partial {
@@ -147,14 +166,22 @@ func (s *Store) multiparts(ctx context.Context, prefix string) ([]multipart, err
 	}
 }
 
-// lockLease is how long a sweep's hold counts when the sweep that took it never released it
-// (killed): a later sweep takes it over after that.
-const lockLease = time.Hour
+// SweepLease is how long a sweep's hold counts without being renewed: the sweep that runs renews
+// it every SweepLease/4, so a sweep killed with kill -9 frees the store within SweepLease, and
+// a cron sweep finds it free the next time it runs.
+var SweepLease = 2 * time.Minute
 
 func (s *Store) lockKey() string { return s.key(internalDir, "sweep.lock") }
 
+// lockBody is the lock's body: when its lease runs out.
+func lockBody(lease time.Duration) string {
+	return fmt.Sprintf("sweep %s\n", time.Now().UTC().Add(lease).Format(time.RFC3339Nano))
+}
+
 // Sweep takes the store's sweep lock: an object created If-None-Match: *, taken over by If-Match
-// when its lease has run out. A dry run writes nothing, the lock included.
+// when its lease has run out (a sweep that died), and renewed while the sweep runs. A dry run
+// writes nothing, the lock included. A sweep that holds the lock first removes the tombstones
+// that killed sweeps left with no upload beside them.
 func (s *Store) Sweep(ctx context.Context, wait time.Duration, dryRun bool) (store.Sweeper, error) {
 	ok, err := s.checkStore(ctx, false)
 	if err != nil {
@@ -163,13 +190,13 @@ func (s *Store) Sweep(ctx context.Context, wait time.Duration, dryRun bool) (sto
 	if !ok || dryRun {
 		return &sweeper{s: s, empty: !ok, dryRun: dryRun}, nil
 	}
+	lease := SweepLease
 	deadline := time.Now().Add(wait)
 	for pause := 10 * time.Millisecond; ; pause = min(2*pause, time.Second) {
-		body := fmt.Sprintf("sweep %s\n", time.Now().UTC().Add(lockLease).Format(time.RFC3339Nano))
 		out, err := s.client.PutObject(ctx, &awss3.PutObjectInput{Bucket: &s.Bucket, Key: aws.String(s.lockKey()),
-			Body: strings.NewReader(body), IfNoneMatch: aws.String("*")})
+			Body: strings.NewReader(lockBody(lease)), IfNoneMatch: aws.String("*")})
 		if err == nil {
-			return &sweeper{s: s, etag: aws.ToString(out.ETag)}, nil
+			return s.held(ctx, aws.ToString(out.ETag), lease)
 		}
 		if !conflict(err) {
 			return nil, s.wrap(manifest.StoreUnreachable, "sweep lock", err)
@@ -177,16 +204,16 @@ func (s *Store) Sweep(ctx context.Context, wait time.Duration, dryRun bool) (sto
 		b, etag, _, gerr := s.getObject(ctx, s.lockKey())
 		if gerr == nil {
 			f := strings.Fields(string(b))
-			if len(f) == 2 && time.Now().After(parseTime(f[1])) {
+			if len(f) != 2 || time.Now().After(parseTime(f[1])) { // expired, or not a lock we can read
 				out, err := s.client.PutObject(ctx, &awss3.PutObjectInput{Bucket: &s.Bucket, Key: aws.String(s.lockKey()),
-					Body: strings.NewReader(body), IfMatch: aws.String(etag)})
+					Body: strings.NewReader(lockBody(lease)), IfMatch: aws.String(etag)})
 				if err == nil {
-					return &sweeper{s: s, etag: aws.ToString(out.ETag)}, nil
+					return s.held(ctx, aws.ToString(out.ETag), lease)
 				}
 			}
 		}
 		if time.Now().Add(pause).After(deadline) {
-			return nil, manifest.Errorf(manifest.StoreLocked, "store %s: another sweep holds %s", s.URI, s.lockKey())
+			return nil, manifest.Errorf(manifest.StoreLocked, "store %s: another sweep holds %s (free at the latest %v after that sweep stopped)", s.URI, s.lockKey(), lease)
 		}
 		select {
 		case <-ctx.Done():
@@ -196,20 +223,112 @@ func (s *Store) Sweep(ctx context.Context, wait time.Duration, dryRun bool) (sto
 	}
 }
 
+// held starts the renewal of the lock just taken, and removes orphaned tombstones.
+func (s *Store) held(ctx context.Context, etag string, lease time.Duration) (store.Sweeper, error) {
+	sw := &sweeper{s: s, etag: etag, stop: make(chan struct{}), done: make(chan struct{})}
+	go sw.renew(lease)
+	if err := s.dropOrphanTombstones(ctx); err != nil {
+		sw.Close()
+		return nil, err
+	}
+	return sw, nil
+}
+
+// renew writes the lock again (If-Match the ETag it wrote last) every lease/4 until Close. When a
+// renewal loses (the sweep stalled past its lease and another took the store over), the sweep
+// stops before its next removal.
+func (sw *sweeper) renew(lease time.Duration) {
+	defer close(sw.done)
+	t := time.NewTicker(lease / 4)
+	defer t.Stop()
+	for {
+		select {
+		case <-sw.stop:
+			return
+		case <-t.C:
+		}
+		sw.mu.Lock()
+		etag := sw.etag
+		sw.mu.Unlock()
+		out, err := sw.s.client.PutObject(context.Background(), &awss3.PutObjectInput{Bucket: &sw.s.Bucket, Key: aws.String(sw.s.lockKey()),
+			Body: strings.NewReader(lockBody(lease)), IfMatch: aws.String(etag)})
+		sw.mu.Lock()
+		switch {
+		case err == nil:
+			sw.etag = aws.ToString(out.ETag)
+		case conflict(err) || notFound(err):
+			sw.lost = manifest.Errorf(manifest.StoreLocked, "store %s: the sweep lock was taken over (this sweep stalled past its lease); stopped", sw.s.URI)
+		}
+		sw.mu.Unlock()
+	}
+}
+
+// dropOrphanTombstones removes the markers that are tombstones with no upload beside them: a
+// sweep killed after it removed an upload and before it removed its marker.
+func (s *Store) dropOrphanTombstones(ctx context.Context) error {
+	root := s.root()
+	files := map[string]int{}
+	tombs := map[string]bool{}
+	err := s.listObjects(ctx, root, func(o types.Object) error {
+		id, name, _ := strings.Cut(strings.TrimPrefix(aws.ToString(o.Key), root), "/")
+		if store.ValidID(id) != nil {
+			return nil
+		}
+		files[id]++
+		if name == UsedName && aws.ToInt64(o.Size) == int64(tombSize) {
+			tombs[id] = true
+		}
+		return nil
+	})
+	if err != nil {
+		return s.wrap(manifest.StoreUnreachable, "list", err)
+	}
+	var keys []string
+	for id := range tombs {
+		if files[id] != 1 {
+			continue
+		}
+		if m, err := s.readMarker(ctx, id); err == nil && m.tombstone {
+			if name, herr := s.lookUpName(ctx, id); herr == nil && name == "" {
+				keys = append(keys, s.usedKey(id))
+			}
+		}
+	}
+	return s.deleteKeys(ctx, keys)
+}
+
+// lookUpName is the name of the finished upload id, "" when there is none (nil error).
+func (s *Store) lookUpName(ctx context.Context, id string) (string, error) {
+	name, _, err := s.lookUp(ctx, id)
+	return name, err
+}
+
 type sweeper struct {
 	s      *Store
-	etag   string
 	empty  bool
 	dryRun bool
+
+	stop, done chan struct{} // the renewal's
+	mu         sync.Mutex
+	etag       string // of the lock as last written
+	lost       error  // the lease was lost
 }
 
 func (sw *sweeper) Close() error {
-	if sw.etag == "" {
+	if sw.stop != nil {
+		close(sw.stop)
+		<-sw.done
+		sw.stop = nil
+	}
+	sw.mu.Lock()
+	etag := sw.etag
+	sw.etag = ""
+	sw.mu.Unlock()
+	if etag == "" {
 		return nil
 	}
 	_, err := sw.s.client.DeleteObject(context.Background(), &awss3.DeleteObjectInput{Bucket: &sw.s.Bucket,
-		Key: aws.String(sw.s.lockKey()), IfMatch: aws.String(sw.etag)})
-	sw.etag = ""
+		Key: aws.String(sw.s.lockKey()), IfMatch: aws.String(etag)})
 	return sw.s.wrap(manifest.StoreUnreachable, "sweep lock", err)
 }
 
@@ -220,6 +339,12 @@ func (sw *sweeper) Remove(ctx context.Context, cands []store.Entry, stale func(s
 	for _, c := range cands {
 		if err := ctx.Err(); err != nil {
 			return err
+		}
+		sw.mu.Lock()
+		lost := sw.lost
+		sw.mu.Unlock()
+		if lost != nil {
+			return lost
 		}
 		e, o, err := sw.removeOne(ctx, c, stale, sw.dryRun)
 		if err := each(e, o, err); err != nil {
@@ -262,6 +387,9 @@ func (sw *sweeper) removeOne(ctx context.Context, c store.Entry, stale func(stor
 				return e, store.Failed, s.wrap(manifest.UploadUnreadable, "tombstone of "+c.ID, err)
 			}
 		}
+		// Decided: the removal is finished even when the sweep is signalled meanwhile, so that
+		// what is gone is what is reported.
+		ctx = context.WithoutCancel(ctx)
 		if err := s.deleteKeys(ctx, []string{s.FinishedKey(c.ID, c.Name)}); err != nil {
 			return e, store.Failed, err
 		}
@@ -290,6 +418,7 @@ func (sw *sweeper) removeOne(ctx context.Context, c store.Entry, stale func(stor
 	if dryRun {
 		return *e, store.Removed, nil
 	}
+	ctx = context.WithoutCancel(ctx) // decided: finished whatever signal comes, and reported
 	if err := s.dropPartial(ctx, c.ID, pi); err != nil {
 		return *e, store.Failed, err
 	}

@@ -22,6 +22,7 @@ import (
 type marker struct {
 	exists    bool
 	tombstone bool
+	foreign   bool      // not attachctl's: its time is when the object was last written
 	at        time.Time // when last used (or, for a tombstone, when the sweep wrote it); zero when not read
 	etag      string
 }
@@ -35,7 +36,7 @@ const (
 )
 
 func (s *Store) readMarker(ctx context.Context, id string) (marker, error) {
-	b, etag, _, err := s.getObject(ctx, s.usedKey(id))
+	b, etag, modified, err := s.getObject(ctx, s.usedKey(id))
 	if err != nil {
 		if notFound(err) {
 			return marker{}, nil
@@ -43,8 +44,10 @@ func (s *Store) readMarker(ctx context.Context, id string) (marker, error) {
 		return marker{}, s.wrap(manifest.UploadUnreadable, "marker of "+id, err)
 	}
 	f := strings.Fields(string(b))
-	if len(f) < 2 || (f[0] != "used" && f[0] != "tombstone") {
-		return marker{}, manifest.Errorf(manifest.UploadUnreadable, "upload %s: %s is not an attachctl marker", id, s.usedKey(id))
+	if len(f) < 2 || (f[0] != "used" && f[0] != "tombstone") || parseTime(f[1]).IsZero() {
+		// Any machine that resolves can write one: it is a use at the time it was written (as
+		// the local store reads its marker's mtime), replaced by the next conditional write.
+		return marker{exists: true, foreign: true, at: modified.UTC(), etag: etag}, nil
 	}
 	return marker{exists: true, tombstone: f[0] == "tombstone", at: parseTime(f[1]), etag: etag}, nil
 }

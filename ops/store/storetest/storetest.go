@@ -60,12 +60,15 @@ func Run(t *testing.T, h Harness) {
 		{"SweepOneAtATime", testSweepExclusive},
 		{"NotStore", testNotStore},
 	}
+	tests = append(tests, stageTests...)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.f(t, h) })
 	}
 }
 
 var ctx = context.Background()
+
+var now = time.Now
 
 func sum(b []byte) string {
 	s := blake3.Sum256(b)

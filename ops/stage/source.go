@@ -1,0 +1,99 @@
+// Package stage holds the stages over a store, once for every backend: upload (with resume),
+// verify and touch. A stage turns manifest records into the store seam's types (ops/store) and
+// back; the backends behind the seam know no record. What a backend does better than the seam's
+// plain calls (the local store's group commit, S3's parallel parts) it offers as an optional
+// interface (store.Streamer, store.Batcher, store.Checker), which a stage uses when present.
+package stage
+
+import (
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/ops/store"
+)
+
+// Source is what the upload stage starts from: the file rec names, as an absolute path, the
+// plain name it is uploaded under (rec.Name, else the file's own name), and the BLAKE3 the record
+// carries ("" when none), each checked as SPEC section 5 says.
+func Source(rec *manifest.Record) (abs, name, blake3 string, err error) {
+	if abs, err = filepath.Abs(rec.Path); err != nil {
+		return "", "", "", manifest.Errorf(manifest.FileUnreadable, "%s: %v", rec.Path, err)
+	}
+	name = rec.Name
+	if name == "" {
+		name = filepath.Base(abs)
+	}
+	if err = store.ValidName(name); err != nil {
+		return "", "", "", err
+	}
+	if blake3, err = store.CheckHex(rec.Blake3); err != nil {
+		return "", "", "", err
+	}
+	return abs, name, blake3, nil
+}
+
+// sourceFile is an open source file and what it was at open (store.SourceFile).
+type sourceFile struct {
+	*os.File
+	at os.FileInfo
+}
+
+// openSource opens the file a record names (following a symlink, as sniff does for a named
+// path) without blocking on a FIFO, and checks that it is a regular file.
+func openSource(path string) (*sourceFile, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|oNonblock, 0)
+	if err != nil {
+		code := manifest.FileUnreadable
+		if errors.Is(err, os.ErrNotExist) {
+			code = manifest.FileMissing
+		}
+		return nil, manifest.Errorf(code, "%s: %w", path, unwrapPath(err))
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, manifest.Errorf(manifest.FileUnreadable, "%s: %w", path, unwrapPath(err))
+	}
+	switch {
+	case fi.IsDir():
+		f.Close()
+		return nil, manifest.Errorf(manifest.FileUnreadable, "%s: is a directory", path)
+	case !fi.Mode().IsRegular():
+		f.Close()
+		return nil, manifest.Errorf(manifest.FileNotRegular, "%s: is not a regular file; not read", path)
+	}
+	return &sourceFile{File: f, at: fi}, nil
+}
+
+// unwrapPath drops the *PathError's own copy of the path: the message names it once.
+func unwrapPath(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// Unchanged checks that the source still has the size and modification time it had at open, and
+// did not grow.
+func (f *sourceFile) Unchanged() error {
+	changed := manifest.Errorf(manifest.UploadSourceChange, "%s: changed while being uploaded", f.Name())
+	var one [1]byte
+	if k, _ := f.ReadAt(one[:], f.at.Size()); k > 0 {
+		return changed // it grew
+	}
+	now, err := f.Stat()
+	if err != nil {
+		return manifest.Errorf(manifest.FileUnreadable, "%s: %v", f.Name(), unwrapPath(err))
+	}
+	if now.Size() != f.at.Size() || !now.ModTime().Equal(f.at.ModTime()) {
+		return changed
+	}
+	return nil
+}
+
+var _ store.SourceFile = (*sourceFile)(nil)
+var _ io.ReaderAt = (*sourceFile)(nil)

@@ -1,0 +1,5 @@
+//go:build !unix
+
+package stage
+
+const oNonblock = 0

@@ -1,0 +1,481 @@
+package s3
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/ops/acp"
+	"github.com/attachctl/attachctl/ops/store"
+	"github.com/attachctl/attachctl/ops/store/s3/s3test"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awss3 "github.com/aws/aws-sdk-go-v2/service/s3"
+)
+
+// The S3 store under the faults an operator's infrastructure has (issue 21), each against
+// versitygw on loopback; one server for all of them.
+func TestFaults(t *testing.T) {
+	srv := s3test.Start(t)
+	for _, tc := range []struct {
+		name string
+		f    func(t *testing.T, srv *s3test.Server)
+	}{
+		{"FinishedButNotCleanedIsFoundAgain", testFinishedNotCleaned},
+		{"TwoUploadsOfOneFileAtOnce", testTwoUploadsAtOnce},
+		{"ConditionalWritesIgnoredAreRefused", testConditionalIgnored},
+		{"TransientRefusalsRetried", testTransientRetried},
+		{"MidTransferFailureIsUnreachable", testMidTransfer},
+		{"SilentServerIsUnreachable", testSilentServer},
+		{"ForeignMarkerSkippedAndNamed", testForeignMarker},
+		{"OrphanTombstoneRemovedByNextSweep", testOrphanTombstone},
+		{"SweepLease", testSweepLease},
+		{"SignalledSweepReportsEveryRemoval", testSweepSignalled},
+	} {
+		t.Run(tc.name, func(t *testing.T) { tc.f(t, srv) })
+	}
+}
+
+// onlyFinished fails unless the store holds exactly n uploads, all finished, and no multipart
+// upload is left.
+func onlyFinished(t *testing.T, s *Store, n int) {
+	t.Helper()
+	l, err := s.List(bg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range l.Entries {
+		if !e.Finished {
+			t.Fatalf("unfinished upload left: %+v", e)
+		}
+	}
+	if len(l.Entries) != n {
+		t.Fatalf("%d uploads in the store, want %d: %+v", len(l.Entries), n, l.Entries)
+	}
+	if m := multipartCount(t, s); m != 0 {
+		mps, _ := s.multiparts(bg, s.root())
+		t.Fatalf("%d multipart uploads left: %+v", m, mps)
+	}
+}
+
+// A run killed between CompleteMultipartUpload and its cleanup leaves the upload finished and its
+// info (naming the completed multipart upload) behind: the next upload of the same source names
+// that upload, and sends nothing.
+func testFinishedNotCleaned(t *testing.T, srv *s3test.Server) {
+	s := newStore(t, srv)
+	path := randomFile(t, t.TempDir(), "big.bin", MinChunk+1000, 1)
+	rec := &manifest.Record{Path: path}
+	if err := s.UploadRecord(bg, rec, UploadOptions{Chunk: MinChunk}); err != nil {
+		t.Fatal(err)
+	}
+	id := rec.Upload.ID
+	// What the killed run left: the info of the multipart upload it had just completed.
+	pi := &partialInfo{Name: "big.bin", Size: MinChunk + 1000, Made: nowString(), UploadID: "completed-already", Blake3: rec.Blake3}
+	if err := s.putJSON(bg, s.infoKey(id), pi, false); err != nil {
+		t.Fatal(err)
+	}
+	var sent int
+	again := &manifest.Record{Path: path}
+	if err := s.UploadRecord(bg, again, UploadOptions{Chunk: MinChunk, Sent: func(int32) { sent++ }}); err != nil {
+		t.Fatal(err)
+	}
+	if again.Upload.ID != id || sent != 0 {
+		t.Fatalf("the rerun uploaded %s with %d parts sent; want upload %s named again, nothing sent", again.Upload.ID, sent, id)
+	}
+	onlyFinished(t, s, 1)
+}
+
+// Two uploads of one file at once (two processes: two Stores on one prefix) both succeed, and
+// name one upload.
+func testTwoUploadsAtOnce(t *testing.T, srv *s3test.Server) {
+	path := randomFile(t, t.TempDir(), "both.bin", 2*MinChunk+100, 2)
+	for round := range 4 {
+		a := newStore(t, srv)
+		b, err := Open(bg, a.URI, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		recs := []*manifest.Record{{Path: path}, {Path: path}}
+		errs := make([]error, 2)
+		var wg sync.WaitGroup
+		for i, s := range []*Store{a, b} {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				errs[i] = s.UploadRecord(context.Background(), recs[i], UploadOptions{Chunk: MinChunk, Jobs: 2})
+			}()
+		}
+		wg.Wait()
+		for i, err := range errs {
+			if err != nil {
+				t.Fatalf("round %d: upload %d: %v", round, i, err)
+			}
+		}
+		if recs[0].Upload.ID != recs[1].Upload.ID {
+			t.Fatalf("round %d: two uploads of one file: %s and %s", round, recs[0].Upload.ID, recs[1].Upload.ID)
+		}
+		t.Logf("round %d: %s", round, recs[0].Upload.ID)
+		onlyFinished(t, a, 1)
+	}
+}
+
+// proxied opens a fresh store through a proxy in front of srv.
+func proxied(t *testing.T, srv *s3test.Server, opts Options) (*Store, *s3test.Proxy) {
+	t.Helper()
+	p := srv.Proxy(t)
+	p.Setenv(t, srv)
+	s, err := Open(bg, srv.URI(fmt.Sprintf("t%d/chat", prefixes.Add(1))), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, p
+}
+
+// A server that ignores If-None-Match and If-Match (the proxy strips them) is refused on the
+// prefix's first use with store.unreachable, before anything is written; with
+// UnsafeNoConditional it is used, and the mark says so.
+func testConditionalIgnored(t *testing.T, srv *s3test.Server) {
+	path := randomFile(t, t.TempDir(), "a.bin", 1000, 3)
+	s, p := proxied(t, srv, Options{})
+	// Through the proxy as it is, the store works: the proxy itself is sound.
+	if err := s.UploadRecord(bg, &manifest.Record{Path: path}, UploadOptions{}); err != nil {
+		t.Fatalf("upload through the proxy: %v", err)
+	}
+	p.StripConditions = true
+	s2, err := Open(bg, srv.URI(fmt.Sprintf("t%d/chat", prefixes.Add(1))), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = s2.UploadRecord(bg, &manifest.Record{Path: path}, UploadOptions{})
+	if manifest.CodeOf(err) != manifest.StoreUnreachable || !strings.Contains(err.Error(), "ignores If-None-Match") {
+		t.Fatalf("upload to a server that ignores conditional writes: %v, want store.unreachable naming If-None-Match", err)
+	}
+	if _, _, _, err := s2.getObject(bg, s2.markKey()); !notFound(err) {
+		t.Fatalf("the refused store was marked: %v", err)
+	}
+	unsafe, err := Open(bg, s2.URI, Options{UnsafeNoConditional: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := unsafe.UploadRecord(bg, &manifest.Record{Path: path}, UploadOptions{}); err != nil {
+		t.Fatalf("upload with UnsafeNoConditional: %v", err)
+	}
+	if b, _, _, err := unsafe.getObject(bg, unsafe.markKey()); err != nil || !strings.Contains(string(b), condNone) {
+		t.Fatalf("mark %q (%v): does not say the check was skipped", b, err)
+	}
+	// A store marked by an earlier version (no check recorded) is checked on its next use.
+	p.StripConditions = false
+	old, _ := proxied(t, srv, Options{})
+	if _, err := old.client.PutObject(bg, &awss3.PutObjectInput{Bucket: &old.Bucket, Key: aws.String(old.markKey()), Body: strings.NewReader("attachctl store\n")}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := old.List(bg); err != nil {
+		t.Fatal(err)
+	}
+	if b, _, _, err := old.getObject(bg, old.markKey()); err != nil || !strings.Contains(string(b), condCheck) {
+		t.Fatalf("an old mark %q (%v): not checked and recorded on first use", b, err)
+	}
+}
+
+// 5xx answers, throttling, a reset connection and ExistingObjectIsDirectory (versitygw's posix
+// backend, when a folder of the layout is being made by another request) are retried.
+func testTransientRetried(t *testing.T, srv *s3test.Server) {
+	s, p := proxied(t, srv, Options{})
+	var mu sync.Mutex
+	faults := map[string]int{}
+	p.SetFault(func(w http.ResponseWriter, r *http.Request) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		kind := r.Method
+		if r.URL.Query().Has("partNumber") {
+			kind = "part"
+		} else if r.URL.Query().Has("uploadId") && r.Method == "POST" {
+			kind = "complete"
+		}
+		faults[kind]++
+		switch n := faults[kind]; {
+		case kind == "part" && n == 1:
+			w.WriteHeader(503)
+			io.WriteString(w, `<?xml version="1.0"?><Error><Code>SlowDown</Code><Message>Please reduce your request rate.</Message></Error>`)
+		case kind == "part" && n == 2:
+			s3test.Hang(w)
+		case kind == "complete" && n == 1:
+			w.WriteHeader(409)
+			io.WriteString(w, `<?xml version="1.0"?><Error><Code>ExistingObjectIsDirectory</Code><Message>Existing Object is a directory.</Message></Error>`)
+		case kind == "GET" && n == 1:
+			w.WriteHeader(500)
+			io.WriteString(w, `<?xml version="1.0"?><Error><Code>InternalError</Code><Message>We encountered an internal error.</Message></Error>`)
+		default:
+			return false
+		}
+		return true
+	})
+	path := randomFile(t, t.TempDir(), "b.bin", 2*MinChunk, 4)
+	rec := &manifest.Record{Path: path}
+	if err := s.UploadRecord(bg, rec, UploadOptions{Chunk: MinChunk, Jobs: 1}); err != nil {
+		t.Fatalf("upload through transient faults: %v", err)
+	}
+	mu.Lock()
+	if faults["part"] < 3 || faults["complete"] < 2 {
+		t.Fatalf("faults seen %v: the faults were not all met", faults)
+	}
+	mu.Unlock()
+	if got, _ := objectSum(t, s, rec.Upload.ID, "b.bin"); got != rec.Blake3 {
+		t.Fatalf("object hashes to %s, the file to %s", got, rec.Blake3)
+	}
+}
+
+// A server that dies while an upload is read: store.unreachable with what went wrong, its code
+// said once.
+func testMidTransfer(t *testing.T, srv *s3test.Server) {
+	s, p := proxied(t, srv, Options{MaxAttempts: 1})
+	path := randomFile(t, t.TempDir(), "c.bin", 1<<20, 5)
+	rec := &manifest.Record{Path: path}
+	if err := s.UploadRecord(bg, rec, UploadOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	p.SetFault(func(w http.ResponseWriter, r *http.Request) bool {
+		if r.Method != "GET" || r.Header.Get("Range") == "" || strings.HasPrefix(r.Header.Get("Range"), "bytes=0-") {
+			return false
+		}
+		// The rest of the object: half of it, then the connection goes.
+		w.Header().Set("Content-Length", fmt.Sprint(1<<20-headWindow))
+		w.Header().Set("Content-Range", fmt.Sprintf("bytes %d-%d/%d", headWindow, 1<<20-1, 1<<20))
+		w.WriteHeader(206)
+		w.Write(make([]byte, 100<<10))
+		w.(http.Flusher).Flush()
+		s3test.Hang(w)
+		return true
+	})
+	r, err := s.Open(bg, rec.Upload.ID, "c.bin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = io.Copy(io.Discard, r)
+	r.Close()
+	if manifest.CodeOf(err) != manifest.StoreUnreachable || strings.Count(err.Error(), "store.unreachable") != 1 || strings.Count(err.Error(), "upload.unreadable") != 0 {
+		t.Fatalf("reading from a server that died: %v, want store.unreachable, said once", err)
+	}
+	// The same through resolve copying it into a work folder.
+	prompt, err := acp.Prompt([]*manifest.Record{rec}, acp.PromptOptions{Session: "s1", Text: "x", HasText: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = acp.Resolve(prompt, acp.Backend(bg, s), acp.Options{Caps: acp.Caps{Image: true}, Workdir: t.TempDir()})
+	if manifest.CodeOf(err) != manifest.StoreUnreachable || strings.Count(err.Error(), "store.unreachable") != 1 || strings.Contains(err.Error(), "upload.unreadable") {
+		t.Fatalf("resolve from a server that died: %v, want store.unreachable, said once", err)
+	}
+}
+
+// A server that accepts connections and never answers: every call is store.unreachable within
+// its timeouts (short here; a minute at most with the defaults), and once one call has given up
+// the rest do not wait again.
+func testSilentServer(t *testing.T, srv *s3test.Server) {
+	srv.Setenv(t)
+	t.Setenv("AWS_ENDPOINT_URL_S3", s3test.Silent(t))
+	s, err := Open(bg, srv.URI("silent/chat"), Options{ReadTimeout: 200 * time.Millisecond, ConnectTimeout: 200 * time.Millisecond, MaxAttempts: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := randomFile(t, t.TempDir(), "d.bin", 1000, 6)
+	const id = "01900000-0000-7000-8000-000000000000"
+	for _, op := range []struct {
+		name string
+		f    func() error
+	}{
+		{"list", func() error { _, err := s.List(bg); return err }},
+		{"upload", func() error { return s.UploadRecord(bg, &manifest.Record{Path: path}, UploadOptions{}) }},
+		{"begin", func() error { _, err := s.Begin(bg, "a.txt", 1); return err }},
+		{"status", func() error { _, err := s.Status(bg, id); return err }},
+		{"open", func() error { _, err := s.Open(bg, id, "a.txt"); return err }},
+		{"mark used", func() error { return s.MarkUsed(bg, []string{id}, time.Now()) }},
+		{"sweep", func() error { _, err := s.Sweep(bg, 0, false); return err }},
+	} {
+		done := make(chan error, 1)
+		start := time.Now()
+		go func() { done <- op.f() }()
+		select {
+		case err := <-done:
+			if manifest.CodeOf(err) != manifest.StoreUnreachable {
+				t.Fatalf("%s on a silent server: %v, want store.unreachable", op.name, err)
+			}
+			t.Logf("%s: %v after %v", op.name, err, time.Since(start).Round(time.Millisecond))
+		case <-time.After(30 * time.Second):
+			t.Fatalf("%s on a silent server: still waiting after 30 s", op.name)
+		}
+	}
+}
+
+func uploadN(t *testing.T, s *Store, n int) []string {
+	t.Helper()
+	var ids []string
+	dir := t.TempDir()
+	for i := range n {
+		rec := &manifest.Record{Path: randomFile(t, dir, fmt.Sprintf("f%d.bin", i), 100+int64(i), uint64(100+i))}
+		if err := s.UploadRecord(bg, rec, UploadOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, rec.Upload.ID)
+	}
+	return ids
+}
+
+func put(t *testing.T, s *Store, key, body string) {
+	t.Helper()
+	if _, err := s.client.PutObject(bg, &awss3.PutObjectInput{Bucket: &s.Bucket, Key: aws.String(key), Body: strings.NewReader(body)}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A .used that is not attachctl's (any machine that resolves can write one) is named and
+// skipped, never a stop: ls (List), verify --all (its ids) and sweep carry on.
+func testForeignMarker(t *testing.T, srv *s3test.Server) {
+	s := newStore(t, srv)
+	ids := uploadN(t, s, 2)
+	put(t, s, s.usedKey(ids[0]), "garbage")
+	const stray = "01900000-0000-7000-8000-0000000000aa"
+	put(t, s, s.usedKey(stray), "not a marker either")
+	l, err := s.List(bg)
+	if err != nil {
+		t.Fatalf("list with a foreign marker: %v", err)
+	}
+	if len(l.Entries) != 2 || l.Entries[0].ID != ids[0] || l.Entries[0].LastUsed.IsZero() {
+		t.Fatalf("entries %+v: want both uploads, the first used when its marker was written", l.Entries)
+	}
+	named := map[string]bool{}
+	for _, sk := range l.Skipped {
+		named[sk.Path] = true
+	}
+	if !named["s3://"+s.Bucket+"/"+s.usedKey(ids[0])] || !named["s3://"+s.Bucket+"/"+s.usedKey(stray)] {
+		t.Fatalf("skipped %+v: the foreign markers are not named", l.Skipped)
+	}
+	if err := s.MarkUsed(bg, []string{ids[0]}, time.Now()); err != nil {
+		t.Fatalf("mark used over a foreign marker: %v", err)
+	}
+	removed, _ := sweepAll(t, s, time.Now().Add(time.Hour))
+	if removed != 2 {
+		t.Fatalf("sweep removed %d, want both uploads", removed)
+	}
+	if _, _, _, err := s.getObject(bg, s.usedKey(stray)); err != nil {
+		t.Fatalf("the stray marker, not ours, was not left in place: %v", err)
+	}
+}
+
+// A tombstone with no upload beside it (a sweep killed between the two deletions) is removed by
+// the next sweep.
+func testOrphanTombstone(t *testing.T, srv *s3test.Server) {
+	s := newStore(t, srv)
+	uploadN(t, s, 1)
+	const orphan = "01900000-0000-7000-8000-0000000000bb"
+	if _, err := s.writeMarker(bg, orphan, marker{}, "tombstone", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	sw, err := s.Sweep(bg, 0, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sw.Close()
+	if _, _, _, err := s.getObject(bg, s.usedKey(orphan)); !notFound(err) {
+		t.Fatalf("the orphaned tombstone is still there after a sweep: %v", err)
+	}
+}
+
+// The lease: a lock whose lease ran out (its sweep was killed) is broken by the next sweep; one
+// that is renewed keeps other sweeps out for as long as its sweep runs; the default is short
+// enough for cron.
+func testSweepLease(t *testing.T, srv *s3test.Server) {
+	if SweepLease > 5*time.Minute {
+		t.Fatalf("sweep lease %v: a killed sweep would lock cron out for that long", SweepLease)
+	}
+	s := newStore(t, srv)
+	uploadN(t, s, 1)
+	put(t, s, s.lockKey(), "sweep "+time.Now().Add(-time.Second).UTC().Format(time.RFC3339Nano)+"\n")
+	sw, err := s.Sweep(bg, 0, false)
+	if err != nil {
+		t.Fatalf("sweep over an expired lease: %v", err)
+	}
+	sw.Close()
+	put(t, s, s.lockKey(), "sweep "+time.Now().Add(time.Hour).UTC().Format(time.RFC3339Nano)+"\n")
+	if _, err := s.Sweep(bg, 0, false); manifest.CodeOf(err) != manifest.StoreLocked {
+		t.Fatalf("sweep under a live lease: %v, want store.locked", err)
+	}
+	s.client.DeleteObject(bg, &awss3.DeleteObjectInput{Bucket: &s.Bucket, Key: aws.String(s.lockKey())})
+
+	defer func(l time.Duration) { SweepLease = l }(SweepLease)
+	SweepLease = 400 * time.Millisecond
+	sw, err = s.Sweep(bg, 0, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(3 * SweepLease) // the lease would have run out three times over without its renewals
+	if _, err := s.Sweep(bg, 0, false); manifest.CodeOf(err) != manifest.StoreLocked {
+		t.Fatalf("a second sweep while the first runs past its lease: %v, want store.locked", err)
+	}
+	if err := sw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	sw, err = s.Sweep(bg, 0, false)
+	if err != nil {
+		t.Fatalf("sweep after the first closed: %v", err)
+	}
+	sw.Close()
+}
+
+// A sweep signalled while it removes: every upload gone was reported, and every upload
+// reported is gone.
+func testSweepSignalled(t *testing.T, srv *s3test.Server) {
+	s, p := proxied(t, srv, Options{})
+	ids := uploadN(t, s, 4)
+	ctx, cancel := context.WithCancel(bg)
+	defer cancel()
+	var deletes atomic.Int32
+	p.SetFault(func(w http.ResponseWriter, r *http.Request) bool {
+		if r.Method == "POST" && r.URL.Query().Has("delete") && deletes.Add(1) == 3 {
+			cancel() // the signal comes while the server removes an upload
+		}
+		return false
+	})
+	l, err := s.List(bg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sw, err := s.Sweep(ctx, 0, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reported := map[string]bool{}
+	err = sw.Remove(ctx, l.Entries, func(store.Entry) bool { return true }, func(e store.Entry, o store.Outcome, err error) error {
+		if o == store.Removed {
+			reported[e.ID] = true
+		}
+		return nil
+	})
+	sw.Close()
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("signalled sweep: %v, want it cancelled", err)
+	}
+	p.SetFault(nil)
+	after, err := s.List(bg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	left := map[string]bool{}
+	for _, e := range after.Entries {
+		left[e.ID] = true
+	}
+	for _, id := range ids {
+		if gone := !left[id]; gone != reported[id] {
+			t.Fatalf("upload %s: gone %v, reported %v (reported %v, left %v)", id, gone, reported[id], reported, left)
+		}
+	}
+	if len(reported) == 0 || len(reported) == len(ids) {
+		t.Fatalf("reported %d of %d: the signal did not come in the middle", len(reported), len(ids))
+	}
+}

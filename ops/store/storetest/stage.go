@@ -1,0 +1,254 @@
+package storetest
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/ops/stage"
+	"github.com/attachctl/attachctl/ops/store"
+)
+
+// What the stages above the seam (ops/stage) ask of a backend: a whole source put in and named
+// again (the source note), an interrupted upload resumed at its resume point under the same id,
+// never mixing an old source with a new one, the group commit, the backend's own checks, and the
+// plain Begin/Write/Finish path the stage takes for a backend without a Streamer.
+var stageTests = []struct {
+	name string
+	f    func(t *testing.T, h Harness)
+}{
+	{"StageUploadAndNameAgain", testStageUpload},
+	{"StageResumePoint", testStageResume},
+	{"StageSourceChangedStartsOver", testStageSourceChanged},
+	{"StageHashMismatch", testStageHashMismatch},
+	{"StageBatchCommit", testStageBatch},
+	{"StagePlainPath", testStagePlain},
+	{"StageVerify", testStageVerify},
+}
+
+// plainBackend hides every optional interface of a backend: the stage sees Backend alone.
+type plainBackend struct{ store.Backend }
+
+// stageChunk is a chunk the backend takes, and a source of a little over two of them.
+func stageChunk(b store.Backend) int64 { return max(stage.ChunkLeast(b), 64<<10) }
+
+func sourceFile(t *testing.T, size int64, seed uint64) (string, []byte) {
+	t.Helper()
+	data := make([]byte, size)
+	r := rand.NewChaCha8([32]byte{byte(seed), byte(seed >> 8)})
+	r.Read(data)
+	path := filepath.Join(t.TempDir(), "src.bin")
+	must(t, "write source", os.WriteFile(path, data, 0o600))
+	return path, data
+}
+
+func uploader(t *testing.T, b store.Backend, opts stage.Options) *stage.Uploader {
+	t.Helper()
+	if opts.Chunk == 0 {
+		opts.Chunk = stageChunk(b)
+	}
+	u, err := stage.NewUploader(b, opts)
+	must(t, "new uploader", err)
+	return u
+}
+
+func finishedOnly(t *testing.T, b store.Backend, want int) []store.Entry {
+	t.Helper()
+	l, err := b.List(ctx)
+	must(t, "list", err)
+	for _, e := range l.Entries {
+		if !e.Finished {
+			t.Fatalf("unfinished upload %s left in the store: %+v", e.ID, l.Entries)
+		}
+	}
+	if len(l.Entries) != want {
+		t.Fatalf("%d uploads in the store, want %d: %+v", len(l.Entries), want, l.Entries)
+	}
+	return l.Entries
+}
+
+func testStageUpload(t *testing.T, h Harness) {
+	b := h.New(t)
+	path, data := sourceFile(t, 2*stageChunk(b)+1000, 1)
+	rec := &manifest.Record{Path: path, Name: "data.bin"}
+	must(t, "upload", uploader(t, b, stage.Options{}).Upload(ctx, rec, nil))
+	if rec.Upload == nil || rec.Blake3 != sum(data) || rec.Size != int64(len(data)) || rec.Upload.Store != b.Location() {
+		t.Fatalf("record after upload: %+v (upload %+v)", rec, rec.Upload)
+	}
+	if got := readAll(t, b, rec.Upload.ID, "data.bin"); !bytes.Equal(got, data) {
+		t.Fatalf("the upload's bytes are not the source's")
+	}
+	// The same source again, with and without its hash known: named again, no second copy.
+	for _, again := range []*manifest.Record{{Path: path, Name: "data.bin"}, {Path: path, Name: "data.bin", Blake3: sum(data)}} {
+		must(t, "upload again", uploader(t, b, stage.Options{}).Upload(ctx, again, nil))
+		if again.Upload == nil || again.Upload.ID != rec.Upload.ID {
+			t.Fatalf("uploaded again as %+v, want %s", again.Upload, rec.Upload.ID)
+		}
+	}
+	finishedOnly(t, b, 1)
+}
+
+// interruptAfter uploads rec and cancels once n bytes went through; the upload must say it was
+// interrupted and keep what it wrote.
+func interruptAfter(t *testing.T, b store.Backend, rec *manifest.Record, n int64) {
+	t.Helper()
+	cctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var seen int64
+	u := uploader(t, b, stage.Options{Jobs: 1, Progress: func(k int64) {
+		if seen += k; seen >= n {
+			cancel()
+		}
+	}})
+	err := u.Upload(cctx, rec, nil)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("interrupted upload: %v, want it cancelled", err)
+	}
+	if rec.Upload != nil {
+		t.Fatalf("an interrupted upload set the record's upload: %+v", rec.Upload)
+	}
+}
+
+func unfinished(t *testing.T, b store.Backend) string {
+	t.Helper()
+	l, err := b.List(ctx)
+	must(t, "list", err)
+	if len(l.Entries) != 1 || l.Entries[0].Finished {
+		t.Fatalf("after an interrupted upload: %+v, want one unfinished upload", l.Entries)
+	}
+	return l.Entries[0].ID
+}
+
+func testStageResume(t *testing.T, h Harness) {
+	b := h.New(t)
+	if _, ok := b.(store.Streamer); !ok {
+		t.Skip("a backend without a Streamer starts over (the plain path)")
+	}
+	chunk := stageChunk(b)
+	path, data := sourceFile(t, 3*chunk+7, 2)
+	interruptAfter(t, b, &manifest.Record{Path: path, Name: "data.bin", Blake3: sum(data)}, chunk)
+	id := unfinished(t, b)
+	rec := &manifest.Record{Path: path, Name: "data.bin", Blake3: sum(data)}
+	must(t, "resumed upload", uploader(t, b, stage.Options{}).Upload(ctx, rec, nil))
+	if rec.Upload.ID != id {
+		t.Fatalf("the rerun made upload %s; the interrupted one, %s, was not resumed", rec.Upload.ID, id)
+	}
+	if got := readAll(t, b, id, "data.bin"); !bytes.Equal(got, data) {
+		t.Fatalf("the resumed upload's bytes are not the source's")
+	}
+	finishedOnly(t, b, 1)
+}
+
+func testStageSourceChanged(t *testing.T, h Harness) {
+	b := h.New(t)
+	chunk := stageChunk(b)
+	path, _ := sourceFile(t, 3*chunk, 3)
+	interruptAfter(t, b, &manifest.Record{Path: path, Name: "data.bin"}, chunk)
+	// Same size, other bytes: the rerun must not keep a byte of the old source.
+	_, data := sourceFile(t, 3*chunk, 4)
+	must(t, "rewrite source", os.WriteFile(path, data, 0o600))
+	rec := &manifest.Record{Path: path, Name: "data.bin"}
+	must(t, "upload of the changed source", uploader(t, b, stage.Options{}).Upload(ctx, rec, nil))
+	if rec.Blake3 != sum(data) {
+		t.Fatalf("recorded BLAKE3 %s, the new source's is %s", rec.Blake3, sum(data))
+	}
+	if got := readAll(t, b, rec.Upload.ID, "data.bin"); !bytes.Equal(got, data) {
+		t.Fatalf("the upload mixes the old source with the new")
+	}
+}
+
+func testStageHashMismatch(t *testing.T, h Harness) {
+	b := h.New(t)
+	path, _ := sourceFile(t, 1000, 5)
+	rec := &manifest.Record{Path: path, Name: "data.bin", Blake3: sum([]byte("something else"))}
+	err := uploader(t, b, stage.Options{}).Upload(ctx, rec, nil)
+	wantCode(t, "upload of a source that is not the record's BLAKE3", err, manifest.UploadHashMismatch)
+	if l, err := b.List(ctx); err == nil {
+		for _, e := range l.Entries {
+			if e.Finished {
+				t.Fatalf("a source that failed its hash was finished: %+v", e)
+			}
+		}
+	}
+}
+
+func testStageBatch(t *testing.T, h Harness) {
+	b := h.New(t)
+	batch, err := stage.NewBatch(ctx, b)
+	must(t, "new batch", err)
+	u := uploader(t, b, stage.Options{Batch: batch})
+	var recs []*manifest.Record
+	for i := range 3 {
+		path, _ := sourceFile(t, 1000+int64(i), uint64(10+i))
+		rec := &manifest.Record{Path: path, Name: "f.bin"}
+		must(t, "upload in a batch", u.Upload(ctx, rec, nil))
+		recs = append(recs, rec)
+	}
+	u.Settle(recs[0])
+	if recs[0].Failed() {
+		t.Fatalf("settle: %v", recs[0].Error)
+	}
+	if _, err := b.Info(ctx, recs[0].Upload.ID); err != nil {
+		t.Fatalf("a settled upload is not finished: %v", err)
+	}
+	must(t, "commit", u.Commit())
+	for _, rec := range recs {
+		if _, err := b.Info(ctx, rec.Upload.ID); err != nil {
+			t.Fatalf("upload %s not finished after the commit: %v", rec.Upload.ID, err)
+		}
+	}
+	finishedOnly(t, b, 3)
+}
+
+func testStagePlain(t *testing.T, h Harness) {
+	b := plainBackend{h.New(t)}
+	path, data := sourceFile(t, 2*stageChunk(b)+3, 6)
+	rec := &manifest.Record{Path: path, Name: "data.bin"}
+	must(t, "upload through Begin, Write and Finish", uploader(t, b, stage.Options{}).Upload(ctx, rec, nil))
+	if got := readAll(t, b, rec.Upload.ID, "data.bin"); !bytes.Equal(got, data) || rec.Blake3 != sum(data) {
+		t.Fatalf("the plain path's upload is not the source")
+	}
+	must(t, "verify", stage.VerifyRecord(ctx, b, rec, nil))
+	// A failure in the middle leaves nothing behind.
+	bad := &manifest.Record{Path: path, Name: "data.bin", Blake3: sum([]byte("x"))}
+	wantCode(t, "plain upload with a wrong hash", uploader(t, b, stage.Options{}).Upload(ctx, bad, nil), manifest.UploadHashMismatch)
+	finishedOnly(t, b, 1)
+}
+
+func testStageVerify(t *testing.T, h Harness) {
+	b := h.New(t)
+	path, _ := sourceFile(t, 5000, 7)
+	rec := &manifest.Record{Path: path, Name: "data.bin"}
+	must(t, "upload", uploader(t, b, stage.Options{}).Upload(ctx, rec, nil))
+	must(t, "verify record", stage.VerifyRecord(ctx, b, rec, nil))
+	if rec.Verified == nil || !rec.Verified.OK || rec.Verified.Blake3 != rec.Blake3 {
+		t.Fatalf("verified: %+v", rec.Verified)
+	}
+	got, err := stage.VerifyID(ctx, b, rec.Upload.ID, nil)
+	must(t, "verify id", err)
+	if got.Upload == nil || got.Upload.ID != rec.Upload.ID || got.Name != "data.bin" || got.Verified == nil || !got.Verified.OK {
+		t.Fatalf("verify id record: %+v", got)
+	}
+	ids, _, err := stage.VerifyIDs(ctx, b)
+	must(t, "verify ids", err)
+	if len(ids) != 1 || ids[0] != rec.Upload.ID {
+		t.Fatalf("verify --all ids %q, want [%s]", ids, rec.Upload.ID)
+	}
+	// The source edited since: the source side changed, the upload is intact.
+	must(t, "edit source", os.WriteFile(path, []byte("edited"), 0o600))
+	err = stage.VerifyRecord(ctx, b, rec, nil)
+	wantCode(t, "verify of an edited source", err, manifest.VerifyMismatch)
+	if rec.Verified == nil || rec.Verified.OK {
+		t.Fatalf("verified after the source changed: %+v", rec.Verified)
+	}
+	// Another store's record is not this store's upload.
+	other := *rec
+	other.Upload = &manifest.Upload{ID: rec.Upload.ID, Store: b.Location() + "-other"}
+	wantCode(t, "touch of another store's record", stage.Touch(ctx, b, &other, now()), manifest.UploadMissing)
+	must(t, "touch", stage.Touch(ctx, b, rec, now()))
+}
