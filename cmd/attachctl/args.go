@@ -147,7 +147,7 @@ func unknownFlag(path string, cmd *cli.Command, given string) error {
 	msg := fmt.Sprintf("unknown flag %s", escapeLine(given))
 	if s := cli.SuggestFlag(cmd.Flags, name, false); s != "" && similar(strings.TrimLeft(s, "-"), name) {
 		msg += "; did you mean " + s + "?"
-	} else if path != cmd.Name { // the top level takes no paths
+	} else if path != cmd.Name && cmd.ArgsUsage != "" { // only a command that takes arguments
 		msg += "; a path that begins with - goes after --, as in: " + path + " -- " + escapeLine(given)
 	}
 	return &usage{msg, path}

@@ -114,6 +114,7 @@ func sweepCmd(c *cli.Context) error {
 	if err != nil {
 		return fail(err)
 	}
+	sayIfMissing(c, b)
 	enc := json.NewEncoder(c.App.Writer)
 	removedIDs := map[string]bool{}
 	// SIGINT and SIGTERM cancel c.Context: the sweep stops after the removals under way, each
