@@ -178,6 +178,11 @@ func newUploader(c *cli.Context, b store.Backend, chunk int, progress func(int64
 		return nil, err
 	}
 	opts := stage.Options{Jobs: globalInt(c, "jobs"), Progress: progress, Batch: batch}
+	if forPerson(c) {
+		opts.Resumed = func(path string, off int64) {
+			personLine(c.App.ErrWriter, fmt.Sprintf("attachctl: %s: %s: resuming at %d (%s kept)", c.Command.Name, escapeLine(manifest.Quote(path)), off, humanBytes(off)))
+		}
+	}
 	if c.IsSet("chunk") {
 		opts.Chunk = int64(chunk)
 		if least := stage.ChunkLeast(b); opts.Chunk < least {
