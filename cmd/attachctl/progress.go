@@ -130,7 +130,9 @@ func (b *bar) Finish() {
 	}
 	if b.pb != nil {
 		b.mu.Lock()
-		b.pb.Exit()
+		// Finished, not Exit: a bar of unknown length has a goroutine that draws its spinner
+		// until the bar is finished, and would draw it again under the summary.
+		b.pb.Finish()
 		b.pb.Clear()
 		b.mu.Unlock()
 		shown.CompareAndSwap(b, nil)
