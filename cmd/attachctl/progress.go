@@ -58,6 +58,10 @@ func newBar(c *cli.Context, total int64, desc, unit string) *bar {
 		progressbar.OptionThrottle(100 * time.Millisecond),
 		progressbar.OptionShowCount(),
 		progressbar.OptionClearOnFinish(),
+		// No goroutine of its own that redraws the spinner of a bar of unknown length: it reads
+		// the bar's state unlocked (a data race), and could draw after the summary. The spinner
+		// moves when the work does.
+		progressbar.OptionSetSpinnerChangeInterval(0),
 	}
 	if unit == "bytes" {
 		opts = append(opts, progressbar.OptionShowBytes(true))
