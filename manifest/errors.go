@@ -32,9 +32,11 @@ const (
 	UploadDiskFull     Code = "upload.diskFull"
 	UploadTooMany      Code = "upload.tooMany"
 	UploadInterrupted  Code = "upload.interrupted"
+	UploadTooLarge     Code = "upload.tooLarge" // over the store's largest file (its max-file)
 	VerifyMismatch     Code = "verify.mismatch"
 	StoreLocked        Code = "store.locked"
 	StoreNotStore      Code = "store.notStore"
+	StoreFull          Code = "store.full" // the store's max-bytes or max-files would be passed
 	StoreUnreachable   Code = "store.unreachable"
 )
 

@@ -72,11 +72,17 @@ func init() {
 			"so resolving the output again changes nothing. A refused prompt writes nothing and exits 1;\n" +
 			"input that is not a prompt exits 2. Every upload of a resolved prompt is marked used.\n\n" +
 			example("attachctl resolve --store ~/.local/state/attachctl/chat-42 < prompt.json"),
-		Flags: resolveFlags(),
+		Flags: append(resolveFlags(),
+			&cli.Int64Flag{Name: "max-files", Usage: "refuse a prompt that names more than `N` uploads (upload.tooMany; default: no limit)"},
+			bytesFlag("max-bytes", 0, "refuse a prompt whose uploads hold more than `BYTES` together (upload.tooMany; default: no limit)"),
+		),
 		Action: func(c *cli.Context) error {
 			opts, err := resolveOptions(c)
 			if err != nil {
 				return err
+			}
+			if opts.MaxFiles, opts.MaxBytes = c.Int64("max-files"), c.Int64("max-bytes"); opts.MaxFiles < 0 || opts.MaxBytes < 0 {
+				return usageError("--max-files and --max-bytes take whole numbers of at least 0")
 			}
 			if c.NArg() > 1 {
 				return usageError("resolve takes one FILE at most")

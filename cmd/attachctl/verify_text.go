@@ -23,8 +23,8 @@ func failureInWords(ctx context.Context, b store.Backend, rec *manifest.Record) 
 			break
 		}
 		if b == nil || uploadChanged(ctx, b, rec) {
-			return fmt.Sprintf("%s: upload corrupted: its bytes no longer match the BLAKE3 recorded when it was finished; re-upload it from the source (upload %s)",
-				manifest.Quote(rec.Upload.Path), rec.Upload.ID)
+			return fmt.Sprintf("%s: upload corrupted: its bytes no longer match the BLAKE3 recorded when it was finished (upload %s); repair: %s",
+				manifest.Quote(rec.Upload.Path), rec.Upload.ID, repairCommand(rec))
 		}
 		return fmt.Sprintf("%s: the source file was edited after it was uploaded; upload %s is intact and holds the old version: upload the file again to send the new one",
 			manifest.Quote(rec.Path), rec.Upload.ID)
@@ -42,6 +42,18 @@ func failureInWords(ctx context.Context, b store.Backend, rec *manifest.Record) 
 		}
 	}
 	return e.Error()
+}
+
+// repairCommand is the command line that repairs a corrupted upload: remove it, and upload its
+// source again (a fresh upload: the store never names a corrupted one again). A record of verify
+// --all knows no source: the command removes the upload and says what is left to do.
+func repairCommand(rec *manifest.Record) string {
+	st := shellQuote(rec.Upload.Store)
+	rm := "attachctl rm --store " + st + " " + rec.Upload.ID
+	if rec.Path == "" || rec.Path == rec.Upload.Path {
+		return rm + ", then upload its source again with attachctl upload --store " + st + " FILE"
+	}
+	return rm + " && attachctl upload --store " + st + " " + shellQuote(rec.Path)
 }
 
 // uploadChanged reports whether the upload's bytes are what changed: what was read from it is not

@@ -31,6 +31,9 @@ type Options struct {
 	Workdir string
 	// Now is the time the uploads are marked used; zero is time.Now().
 	Now time.Time
+	// MaxFiles and MaxBytes limit one prompt: how many uploads it names, and their bytes together
+	// (each upload once). Zero is no limit. A prompt over one is refused with upload.tooMany.
+	MaxFiles, MaxBytes int64
 }
 
 func (o *Options) defaults() {
@@ -129,6 +132,9 @@ func Resolve(input []byte, u Uploads, opts Options) (*Resolution, error) {
 	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
+	}
+	if err := promptLimits(refs, opts); err != nil {
+		return nil, err
 	}
 	res, err := plan(doc, blocks, refs, opts)
 	if err != nil {

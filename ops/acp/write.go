@@ -2,8 +2,11 @@ package acp
 
 import (
 	"bytes"
+	"encoding/hex"
 	"fmt"
 	"io"
+
+	"github.com/zeebo/blake3"
 
 	"github.com/attachctl/attachctl/manifest"
 	"github.com/attachctl/attachctl/sniff"
@@ -84,7 +87,9 @@ func (res *Resolution) Bytes() ([]byte, error) {
 }
 
 // streamBase64 writes the standard base64 of the reference's finished upload, read in chunks, and
-// checks that it is the file examine saw: the same size and type.
+// checks that it is the file examine saw: the same size and type, and the bytes the store recorded
+// when it was finished (their BLAKE3, hashed in the same pass: an original changed in place is
+// refused rather than sent to the agent as the upload).
 func streamBase64(u Uploads, st *streamer, r *ref, chunk []byte) error {
 	f, err := u.Open(r.id, r.name)
 	if err != nil {
@@ -95,6 +100,7 @@ func streamBase64(u Uploads, st *streamer, r *ref, chunk []byte) error {
 	if f.Size != r.size {
 		return changed(r)
 	}
+	h := blake3.New()
 	for left := r.size; left > 0; {
 		c := chunk[:min(left, int64(len(chunk)))]
 		if _, err := io.ReadFull(f, c); err != nil {
@@ -106,6 +112,7 @@ func streamBase64(u Uploads, st *streamer, r *ref, chunk []byte) error {
 				return changed(r)
 			}
 		}
+		h.Write(c)
 		st.buf = appendBase64(st.room(int(b64len(int64(len(c))))), c)
 		if st.err != nil {
 			return st.err
@@ -114,6 +121,9 @@ func streamBase64(u Uploads, st *streamer, r *ref, chunk []byte) error {
 	}
 	if n, _ := f.Read(chunk[:1]); n != 0 { // longer than it was
 		return changed(r)
+	}
+	if sum := hex.EncodeToString(h.Sum(nil)); r.blake3 != "" && sum != r.blake3 {
+		return manifest.Errorf(manifest.VerifyMismatch, "upload %s: %s no longer matches the BLAKE3 recorded when it was finished (it hashes to %s, not %s); verify the store", r.id, r.name, sum, r.blake3)
 	}
 	return nil
 }

@@ -217,6 +217,9 @@ func (s *Store) newPartial(name string, size int64, src *sourceKey) (*partial, e
 	if size < -1 {
 		return nil, manifest.Errorf(manifest.UploadInvalid, "size %d: not a size (use -1 or leave it out for an open size)", size)
 	}
+	if err := s.admit(name, size); err != nil { // the store's limits, before anything is made
+		return nil, err
+	}
 	parts, err := s.openPartials(true)
 	if err != nil {
 		return nil, err

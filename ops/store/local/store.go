@@ -65,6 +65,7 @@ import (
 	"syscall"
 
 	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/ops/store"
 	"golang.org/x/sys/unix"
 )
 
@@ -72,11 +73,12 @@ import (
 type Store struct {
 	Dir string
 
-	idx uploadIndex // finished uploads by blake3 and name, for the upload stage's dedupe
+	idx   uploadIndex // finished uploads by blake3 and name, for the upload stage's dedupe
+	quota quota       // its limits and what it holds (limits.go)
 }
 
 // Open returns the store at dir. The store folder must be a real folder, not a symlink (refused
-// before anything is made). A folder that exists and is not a store is store.notStore, and
+// before anything is made), and never inside another store or an upload (store.notStore). A folder that exists and is not a store is store.notStore, and
 // nothing is written into it. Without create, a store that does not exist is empty: every read
 // finds nothing and nothing is made. With create (an upload), a missing store is made (0700), and
 // a new or empty folder, or a store of an earlier version (recognised by its layout), is marked.
@@ -86,6 +88,9 @@ func Open(dir string, create bool) (*Store, error) {
 		return nil, manifest.Errorf(manifest.UploadInvalid, "store %s: %v", dir, err)
 	}
 	s := &Store{Dir: abs}
+	if err := notNested(abs); err != nil {
+		return nil, err
+	}
 	fi, err := os.Lstat(abs)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
@@ -119,8 +124,8 @@ func Open(dir string, create bool) (*Store, error) {
 // markName is the store's mark inside STORE/.attachctl: a file that says the folder is a store.
 const markName = "store"
 
-// markText is what the mark holds, for a person who opens it.
-const markText = "attachctl store: uploads of one chat. Managed by attachctl; see its README.\n"
+// The mark holds store.MarkText: that the folder is a store, and its limits (store init). A mark
+// of an earlier version holds plain text, and is a mark without limits.
 
 // What judge finds a folder to be.
 type storeKind int
@@ -193,7 +198,7 @@ func (s *Store) mark() error {
 		}
 		return err
 	}
-	_, werr := f.WriteString(markText)
+	_, werr := f.Write(store.MarkText(store.Limits{}))
 	if err := f.Close(); werr == nil {
 		werr = err
 	}

@@ -57,10 +57,21 @@ func (s *Store) Chunk(id string, offset int64, r io.Reader, max int64) (int64, e
 	room := int64(-1)
 	if p.meta.Size >= 0 {
 		room = p.meta.Size - cur
-		if f, ok := r.(*os.File); ok { // a regular file says its length before anything is written
-			if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
-				if pos, err := f.Seek(0, io.SeekCurrent); err == nil && fi.Size()-pos > room {
-					return cur, pastSize(id, p.meta.Size, cur, fi.Size()-pos)
+	}
+	// The store's limits: a chunk that would take the upload past max-file, or the store past
+	// max-bytes, is refused whole, as one past the declared size is.
+	quotaRoom, overQuota, err := s.chunkRoom(p.meta.Name, cur)
+	if err != nil {
+		return cur, err
+	}
+	if f, ok := r.(*os.File); ok && (room >= 0 || quotaRoom >= 0) { // a regular file says its length before anything is written
+		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+			if pos, err := f.Seek(0, io.SeekCurrent); err == nil {
+				switch n := fi.Size() - pos; {
+				case room >= 0 && n > room:
+					return cur, pastSize(id, p.meta.Size, cur, n)
+				case quotaRoom >= 0 && n > quotaRoom:
+					return cur, overQuota(cur + n)
 				}
 			}
 		}
@@ -73,6 +84,10 @@ func (s *Store) Chunk(id string, offset int64, r io.Reader, max int64) (int64, e
 			if room >= 0 && done+int64(n) > room {
 				p.truncate(cur)
 				return cur, pastSize(id, p.meta.Size, cur, done+int64(n))
+			}
+			if quotaRoom >= 0 && done+int64(n) > quotaRoom {
+				p.truncate(cur)
+				return cur, overQuota(cur + done + int64(n))
 			}
 			if _, err := p.f.WriteAt(buf[:n], cur+done); err != nil {
 				p.truncate(cur)
@@ -244,7 +259,9 @@ func (s *Store) mayHave(name string, size int64) bool {
 }
 
 // finished returns the id of a finished upload of blake3 and name in s, or "". The id it returns
-// was checked just now: its metadata matches and its file passes the guarded open.
+// was checked just now: its metadata matches, its file passes the guarded open, and its bytes
+// still hash to the BLAKE3 recorded (a corrupted upload is never named again: the source is
+// uploaded afresh, which is what repairs it).
 func (s *Store) finished(blake3, name string) string {
 	x := &s.idx
 	x.mu.Lock()
@@ -261,8 +278,14 @@ func (s *Store) finished(blake3, name string) string {
 	m, err := s.ReadMeta(id)
 	if err == nil && m.Blake3 == blake3 && m.Name == name {
 		if f, err := s.OpenFinished(id, name); err == nil {
+			sum, err := hashFile(f, m.Size)
+			if n, _ := f.ReadAt(make([]byte, 1), m.Size); n != 0 { // longer than recorded
+				sum = ""
+			}
 			f.Close()
-			return id
+			if err == nil && sum == blake3 {
+				return id
+			}
 		}
 	}
 	delete(x.byKey, k) // swept or damaged since: upload again

@@ -34,6 +34,7 @@ func TestFaults(t *testing.T) {
 		{"TransientRefusalsRetried", testTransientRetried},
 		{"MidTransferFailureIsUnreachable", testMidTransfer},
 		{"SilentServerIsUnreachable", testSilentServer},
+		{"StallOfPartsInFlightIsRetried", testStallRetried},
 		{"ForeignMarkerSkippedAndNamed", testForeignMarker},
 		{"OrphanTombstoneRemovedByNextSweep", testOrphanTombstone},
 		{"SweepLease", testSweepLease},
@@ -477,5 +478,34 @@ func testSweepSignalled(t *testing.T, srv *s3test.Server) {
 	}
 	if len(reported) == 0 || len(reported) == len(ids) {
 		t.Fatalf("reported %d of %d: the signal did not come in the middle", len(reported), len(ids))
+	}
+}
+
+// A stall that times out two parts in flight at once, each once, is retried: only one request
+// that timed out on every attempt makes the rest of the run give up.
+func testStallRetried(t *testing.T, srv *s3test.Server) {
+	s, p := proxied(t, srv, Options{ReadTimeout: 300 * time.Millisecond, MaxAttempts: 2})
+	var mu sync.Mutex
+	stalled := map[string]bool{}
+	p.SetFault(func(w http.ResponseWriter, r *http.Request) bool {
+		part := r.URL.Query().Get("partNumber")
+		mu.Lock()
+		first := part != "" && !stalled[part]
+		stalled[part] = true
+		mu.Unlock()
+		if !first {
+			return false
+		}
+		time.Sleep(time.Second) // no answer within the read timeout
+		s3test.Hang(w)
+		return true
+	})
+	path := randomFile(t, t.TempDir(), "e.bin", 2*MinChunk, 7)
+	rec := &manifest.Record{Path: path}
+	if err := s.UploadRecord(bg, rec, UploadOptions{Chunk: MinChunk, Jobs: 2}); err != nil {
+		t.Fatalf("upload through a stall of both parts in flight: %v", err)
+	}
+	if len(stalled) < 2 {
+		t.Fatalf("parts stalled %v: want both", stalled)
 	}
 }

@@ -61,6 +61,9 @@ func (s *Store) checkStore(ctx context.Context, create bool) (bool, error) {
 	if s.marked {
 		return true, nil
 	}
+	if err := s.nestedName(); err != nil {
+		return false, err
+	}
 	body, etag, _, err := s.getObject(ctx, s.markKey())
 	if err == nil {
 		return true, s.markSeen(ctx, string(body), etag)
@@ -89,6 +92,9 @@ func (s *Store) checkStore(ctx context.Context, create bool) (bool, error) {
 	if !create {
 		return false, nil
 	}
+	if err := s.notNested(ctx); err != nil {
+		return false, err
+	}
 	line, err := s.checkConditional(ctx)
 	if err != nil {
 		return false, err
@@ -114,7 +120,7 @@ func (s *Store) markSeen(ctx context.Context, body, etag string) error {
 		return err
 	}
 	_, err = s.client.PutObject(ctx, &awss3.PutObjectInput{Bucket: &s.Bucket, Key: aws.String(s.markKey()),
-		Body: strings.NewReader(markLine + line), IfMatch: aws.String(etag)})
+		Body: strings.NewReader(markLine + limitsLine(body) + line), IfMatch: aws.String(etag)})
 	if err != nil && !conflict(err) {
 		return s.wrap(manifest.StoreUnreachable, "store mark", err)
 	}
@@ -284,6 +290,9 @@ func (s *Store) Begin(ctx context.Context, name string, size int64) (string, err
 	if _, err := s.checkStore(ctx, true); err != nil {
 		return "", err
 	}
+	if err := s.admit(ctx, name, size); err != nil {
+		return "", err
+	}
 	id, err := store.NewID()
 	if err != nil {
 		return "", err
@@ -331,6 +340,9 @@ func (s *Store) Write(ctx context.Context, id string, offset int64, r io.Reader)
 	}
 	if pi.Size >= 0 && int64(len(b)) > pi.Size-cur {
 		return cur, manifest.Errorf(manifest.UploadPastSize, "upload %s: declared %d bytes, at offset %d; the chunk goes past the size and none of it is kept", id, pi.Size, cur)
+	}
+	if err := s.admitChunk(ctx, pi.Name, cur, int64(len(b))); err != nil {
+		return cur, err
 	}
 	if len(b) == 0 {
 		return cur, nil

@@ -44,7 +44,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/attachctl/attachctl/manifest"
@@ -137,6 +136,8 @@ type Store struct {
 
 	// sent, when set, is called with each part's number as it is about to be sent (tests).
 	sent func(n int32)
+
+	quota quota // its limits and what it holds (limits.go)
 }
 
 // IsURI tells whether a --store value names an S3 store.
@@ -220,7 +221,7 @@ func Open(ctx context.Context, uri string, opts Options) (*Store, error) {
 	// Parts go out in large writes: the default 4 KiB buffers cost a system call each.
 	dialer := &net.Dialer{Timeout: opts.ConnectTimeout, KeepAlive: 30 * time.Second}
 	idle := opts.ReadTimeout
-	cfg.HTTPClient = &breaker{limit: int32(attempts), c: awshttp.NewBuildableClient().WithTransportOptions(func(t *http.Transport) {
+	cfg.HTTPClient = &breaker{limit: attempts, c: awshttp.NewBuildableClient().WithTransportOptions(func(t *http.Transport) {
 		t.WriteBufferSize = 256 << 10
 		t.ReadBufferSize = 256 << 10
 		t.MaxIdleConnsPerHost = 64
@@ -371,32 +372,41 @@ func (c *idleConn) Write(p []byte) (int, error) {
 // errGaveUp is a request not sent because the server stopped answering the ones before.
 var errGaveUp = errors.New("not sent: the server stopped answering")
 
-// breaker is the HTTP client of one Store: after limit requests in a row that timed out (one
-// request's attempts), every later request fails at once with the last timeout, so that a
-// command over many uploads of a silent server gives up in the time of one.
+// breaker is the HTTP client of one Store: once one request has timed out on every attempt (its
+// attempts share the SDK's amz-sdk-invocation-id), every later request fails at once with that
+// timeout, so that a command over many uploads of a silent server gives up in the time of one.
+// Timeouts of different requests at once (a stall while parts are in flight) are each retried.
 type breaker struct {
 	c     aws.HTTPClient
-	limit int32
-	fails atomic.Int32
-	last  atomic.Pointer[error]
+	limit int
+
+	mu       sync.Mutex
+	timeouts map[string]int // by invocation id, of requests not answered yet
+	gaveUp   error          // the timeout that tripped it
 }
 
 func (b *breaker) Do(r *http.Request) (*http.Response, error) {
-	if b.fails.Load() >= b.limit {
-		var last error = errGaveUp
-		if p := b.last.Load(); p != nil {
-			last = *p
-		}
-		return nil, fmt.Errorf("%w (%v)", errGaveUp, last)
+	b.mu.Lock()
+	gaveUp := b.gaveUp
+	b.mu.Unlock()
+	if gaveUp != nil {
+		return nil, fmt.Errorf("%w (%v)", errGaveUp, gaveUp)
 	}
 	resp, err := b.c.Do(r)
+	inv := r.Header.Get("Amz-Sdk-Invocation-Id")
 	var ne net.Error
+	b.mu.Lock()
+	defer b.mu.Unlock()
 	switch {
 	case err == nil:
-		b.fails.Store(0)
+		delete(b.timeouts, inv)
 	case errors.As(err, &ne) && ne.Timeout() && r.Context().Err() == nil:
-		b.last.Store(&err)
-		b.fails.Add(1)
+		if b.timeouts == nil {
+			b.timeouts = map[string]int{}
+		}
+		if b.timeouts[inv]++; b.timeouts[inv] >= b.limit {
+			b.gaveUp = err
+		}
 	}
 	return resp, err
 }

@@ -282,9 +282,10 @@ func (s *Store) resumable(ctx context.Context, note, name, want string) (string,
 	if json.Unmarshal(b, &n) != nil || store.ValidID(n.ID) != nil {
 		return "", nil, nil, etag
 	}
+	// Finished, and still these bytes: a corrupted upload is never named again.
 	finished := func() bool {
 		info, herr := s.head(ctx, n.ID, name)
-		return herr == nil && info.Blake3 == want
+		return herr == nil && info.Blake3 == want && s.intact(ctx, n.ID, name, want)
 	}
 	pi, err := s.readInfo(ctx, n.ID)
 	if err != nil {
@@ -314,9 +315,25 @@ func (s *Store) resumable(ctx context.Context, note, name, want string) (string,
 	return n.ID, pi, held, etag
 }
 
+// intact reports whether the finished object id still holds the bytes of BLAKE3 want: read back
+// whole, once, before a source is named by an upload already there, so that a corrupted upload
+// is never named again (the source is sent afresh, under a new id, which repairs it).
+func (s *Store) intact(ctx context.Context, id, name, want string) bool {
+	r, err := s.Open(ctx, id, name)
+	if err != nil {
+		return false
+	}
+	defer r.Close()
+	got, _, err := ops.Hash(r, nil)
+	return err == nil && got == want
+}
+
 // startStage begins a multipart upload with the BLAKE3 in its metadata, then writes its info and
 // the source's note (a kill between leaves a multipart upload that sweep aborts).
 func (s *Store) startStage(ctx context.Context, note, noteTag, name string, size int64, want string) (string, *partialInfo, error) {
+	if err := s.admit(ctx, name, size); err != nil { // the store's limits, before anything is sent
+		return "", nil, err
+	}
 	id, err := store.NewID()
 	if err != nil {
 		return "", nil, err

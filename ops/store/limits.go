@@ -1,0 +1,183 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/attachctl/attachctl/manifest"
+)
+
+// Limits are a store's quotas (SPEC section 2), set once by `store init` and kept in the store's
+// mark, on every backend. Zero is no limit. Every command that adds to the store checks them
+// before it writes a byte: a file over MaxFile is upload.tooLarge, an upload that would take the
+// store past MaxBytes or MaxFiles is store.full.
+type Limits struct {
+	MaxFile  int64 `json:"maxFile,omitempty"`  // the largest upload, in bytes
+	MaxBytes int64 `json:"maxBytes,omitempty"` // all uploads together, finished and unfinished, in bytes
+	MaxFiles int64 `json:"maxFiles,omitempty"` // how many uploads, finished and unfinished
+}
+
+// String is l in words for messages: "max-file 100 B, max-files 4".
+func (l Limits) String() string {
+	var out []string
+	if l.MaxFile > 0 {
+		out = append(out, "max-file "+Bytes(l.MaxFile))
+	}
+	if l.MaxBytes > 0 {
+		out = append(out, "max-bytes "+Bytes(l.MaxBytes))
+	}
+	if l.MaxFiles > 0 {
+		out = append(out, fmt.Sprintf("max-files %d", l.MaxFiles))
+	}
+	if len(out) == 0 {
+		return "none"
+	}
+	return strings.Join(out, ", ")
+}
+
+// None reports whether l limits nothing.
+func (l Limits) None() bool { return l == Limits{} }
+
+// Usage is what a store holds, as its limits count it.
+type Usage struct {
+	Files int64 // uploads, finished and unfinished
+	Bytes int64 // their bytes: a finished upload's size; an unfinished one's declared size, or the bytes written so far when it is larger or open
+}
+
+// UsageOf counts a listing's uploads as the limits count them.
+func UsageOf(l *Listing) Usage {
+	var u Usage
+	for _, e := range l.Entries {
+		u.Files++
+		u.Bytes += e.Size
+	}
+	return u
+}
+
+// Mark is the store's mark: what says a location is an attachctl store, and its limits. On disk
+// (and in the bucket) it is one JSON object; a mark of an earlier version (plain text) is a mark
+// without limits.
+type Mark struct {
+	Store  string `json:"attachctl"` // always "store"
+	Limits Limits `json:"limits"`
+}
+
+// MarkText is the store mark for limits l, as written.
+func MarkText(l Limits) []byte {
+	b, _ := json.Marshal(Mark{Store: "store", Limits: l})
+	return append(b, '\n')
+}
+
+// ParseMark reads a store mark: its limits; a mark of an earlier version (not JSON) has none. A
+// mark that is JSON but not a mark, or has a negative limit, is damaged: upload.unreadable, so
+// that a limit is never silently dropped.
+func ParseMark(where string, b []byte) (Limits, error) {
+	t := strings.TrimSpace(string(b))
+	if !strings.HasPrefix(t, "{") {
+		return Limits{}, nil
+	}
+	var m Mark
+	if err := json.Unmarshal(b, &m); err != nil || m.Store != "store" || m.Limits.MaxFile < 0 || m.Limits.MaxBytes < 0 || m.Limits.MaxFiles < 0 {
+		return Limits{}, manifest.Errorf(manifest.UploadUnreadable, "store mark %s is damaged (want {\"attachctl\":\"store\",\"limits\":{\"maxFile\":N,\"maxBytes\":N,\"maxFiles\":N}})", where)
+	}
+	return m.Limits, nil
+}
+
+// Admit checks one more upload of size bytes (-1: not known yet, only the count is checked)
+// named name against l, with used what the store holds. The message names the limit and what is
+// used.
+func (l Limits) Admit(loc, name string, size int64, used Usage) error {
+	if l.MaxFile > 0 && size > l.MaxFile {
+		return manifest.Errorf(manifest.UploadTooLarge, "%s: %s is over the largest file store %s takes, %s (its max-file)",
+			name, Bytes(size), loc, Bytes(l.MaxFile))
+	}
+	if l.MaxFiles > 0 && used.Files+1 > l.MaxFiles {
+		return manifest.Errorf(manifest.StoreFull, "%s: store %s is full: it holds %d uploads, its max-files is %d",
+			name, loc, used.Files, l.MaxFiles)
+	}
+	if l.MaxBytes > 0 && size > 0 && used.Bytes+size > l.MaxBytes {
+		return manifest.Errorf(manifest.StoreFull, "%s: store %s is full: %s more would pass its max-bytes %s (%s used in %d uploads)",
+			name, loc, Bytes(size), Bytes(l.MaxBytes), Bytes(used.Bytes), used.Files)
+	}
+	return nil
+}
+
+// AdmitBytes checks that an unfinished upload named name may grow from offset to end bytes: not
+// past MaxFile (upload.tooLarge), and not past MaxBytes with used, which counts the upload at
+// offset bytes (store.full).
+func (l Limits) AdmitBytes(loc, name string, offset, end int64, used Usage) error {
+	if l.MaxFile > 0 && end > l.MaxFile {
+		return manifest.Errorf(manifest.UploadTooLarge, "%s: %s would be over the largest file store %s takes, %s (its max-file); none of the chunk was kept",
+			name, Bytes(end), loc, Bytes(l.MaxFile))
+	}
+	if l.MaxBytes > 0 && used.Bytes+end-offset > l.MaxBytes {
+		return manifest.Errorf(manifest.StoreFull, "%s: store %s is full: %s more would pass its max-bytes %s (%s used in %d uploads); none of the chunk was kept",
+			name, loc, Bytes(end-offset), Bytes(l.MaxBytes), Bytes(used.Bytes), used.Files)
+	}
+	return nil
+}
+
+// Bytes is a byte count for messages: exact below 1 kB, else in SI units with the exact count.
+func Bytes(n int64) string {
+	if n < 1000 {
+		return fmt.Sprintf("%d B", n)
+	}
+	units := []string{"kB", "MB", "GB", "TB", "PB", "EB"}
+	v, i := float64(n)/1000, 0
+	for v >= 1000 && i < len(units)-1 {
+		v /= 1000
+		i++
+	}
+	return fmt.Sprintf("%.1f %s (%d bytes)", v, units[i], n)
+}
+
+// Limiter is a backend that keeps limits in its mark (both backends do): Limits reads them (none
+// for a store that does not exist yet), SetLimits is `store init`: it makes the store where one
+// may be made and sets its limits once (the same limits again are no change; other limits on a
+// store that has some are refused with upload.invalid).
+type Limiter interface {
+	Limits(ctx context.Context) (Limits, error)
+	SetLimits(ctx context.Context, l Limits) error
+}
+
+// Tally is a backend's running count of what its store holds, for Admit: counted from a listing
+// on the first upload begun, then kept up to date by this process's own uploads, so that a run of
+// many uploads lists the store once. The zero Tally is ready.
+type Tally struct {
+	mu    sync.Mutex
+	usage *Usage
+}
+
+// Admit checks one more upload of size bytes named name against l, listing the store with list
+// when nothing is counted yet, and counts the upload when it is admitted.
+func (t *Tally) Admit(l Limits, loc, name string, size int64, list func() (*Listing, error)) error {
+	if l.None() {
+		return nil
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.usage == nil {
+		ls, err := list()
+		if err != nil {
+			return err
+		}
+		u := UsageOf(ls)
+		t.usage = &u
+	}
+	if err := l.Admit(loc, name, size, *t.usage); err != nil {
+		return err
+	}
+	t.usage.Files++
+	t.usage.Bytes += max(size, 0)
+	return nil
+}
+
+// Reset forgets the count (the limits changed).
+func (t *Tally) Reset() {
+	t.mu.Lock()
+	t.usage = nil
+	t.mu.Unlock()
+}

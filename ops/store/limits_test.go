@@ -1,0 +1,64 @@
+package store
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/attachctl/attachctl/manifest"
+)
+
+func TestLimitsAdmit(t *testing.T) {
+	l := Limits{MaxFile: 100, MaxBytes: 250, MaxFiles: 4}
+	for _, tc := range []struct {
+		size int64
+		used Usage
+		code manifest.Code
+		says string
+	}{
+		{80, Usage{}, "", ""},
+		{100, Usage{Files: 3, Bytes: 150}, "", ""},
+		{101, Usage{}, manifest.UploadTooLarge, "101 B is over the largest file store S takes, 100 B"},
+		{80, Usage{Files: 3, Bytes: 240}, manifest.StoreFull, "80 B more would pass its max-bytes 250 B (240 B used in 3 uploads)"},
+		{1, Usage{Files: 4, Bytes: 4}, manifest.StoreFull, "it holds 4 uploads, its max-files is 4"},
+		{-1, Usage{Files: 3, Bytes: 250}, "", ""}, // open size: only the count now, the bytes at each chunk
+		{0, Usage{Files: 3, Bytes: 250}, "", ""},
+	} {
+		err := l.Admit("S", "f", tc.size, tc.used)
+		if manifest.CodeOf(err) != tc.code || err != nil && !strings.Contains(err.Error(), tc.says) {
+			t.Errorf("Admit(%d, %+v) = %v, want %q %q", tc.size, tc.used, err, tc.code, tc.says)
+		}
+	}
+	if err := (Limits{}).Admit("S", "f", 1<<40, Usage{Files: 1 << 20, Bytes: 1 << 50}); err != nil {
+		t.Errorf("no limits: %v", err)
+	}
+	if err := l.AdmitBytes("S", "f", 50, 120, Usage{Files: 1, Bytes: 50}); manifest.CodeOf(err) != manifest.UploadTooLarge {
+		t.Errorf("chunk past max-file: %v", err)
+	}
+	if err := l.AdmitBytes("S", "f", 0, 90, Usage{Files: 3, Bytes: 200}); manifest.CodeOf(err) != manifest.StoreFull {
+		t.Errorf("chunk past max-bytes: %v", err)
+	}
+	if err := l.AdmitBytes("S", "f", 10, 60, Usage{Files: 3, Bytes: 200}); err != nil {
+		t.Errorf("chunk within: %v", err)
+	}
+}
+
+func TestParseMark(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want Limits
+		bad  bool
+	}{
+		{"attachctl store: uploads of one chat. Managed by attachctl; see its README.\n", Limits{}, false}, // an earlier version's
+		{"attachctl store\n", Limits{}, false},
+		{string(MarkText(Limits{MaxFile: 1, MaxBytes: 2, MaxFiles: 3})), Limits{MaxFile: 1, MaxBytes: 2, MaxFiles: 3}, false},
+		{`{"attachctl":"store","limits":{}}`, Limits{}, false},
+		{`{"attachctl":"store","limits":{"maxFile":-1}}`, Limits{}, true},
+		{`{"attachctl":"store","limits":{"maxFile":"big"}}`, Limits{}, true},
+		{`{"something":"else"}`, Limits{}, true},
+	} {
+		got, err := ParseMark("m", []byte(tc.in))
+		if (err != nil) != tc.bad || got != tc.want {
+			t.Errorf("ParseMark(%q) = %+v, %v", tc.in, got, err)
+		}
+	}
+}

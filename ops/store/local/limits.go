@@ -1,0 +1,184 @@
+//go:build unix
+
+package local
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"io"
+	"os"
+	"sync"
+
+	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/ops/store"
+	"golang.org/x/sys/unix"
+)
+
+// quota is a Store's view of its limits: read from the mark once, and the usage counted once (on
+// the first upload begun) and then kept up to date by this process's own uploads. A process
+// uploading beside another checks against what was there when it counted; the limits are a
+// budget for one chat, not a lock.
+type quota struct {
+	once   sync.Once
+	limits store.Limits
+	err    error
+	tally  store.Tally
+}
+
+// Limits returns the store's limits, from its mark (none for a store that does not exist yet,
+// or whose mark is of an earlier version).
+func (s *Store) Limits() (store.Limits, error) {
+	s.quota.once.Do(func() { s.quota.limits, s.quota.err = s.readLimits() })
+	return s.quota.limits, s.quota.err
+}
+
+// readLimits reads the mark, never through a link.
+func (s *Store) readLimits() (store.Limits, error) {
+	idir, err := s.openInternalNoCreate()
+	if err != nil {
+		if manifest.CodeOf(err) == manifest.UploadMissing || errors.Is(err, unix.ENOENT) {
+			return store.Limits{}, nil
+		}
+		if _, serr := os.Lstat(s.internal()); errors.Is(serr, os.ErrNotExist) {
+			return store.Limits{}, nil
+		}
+		return store.Limits{}, err
+	}
+	defer unix.Close(idir)
+	fd, err := unix.Openat(idir, markName, unix.O_RDONLY|openFlags, 0)
+	if errors.Is(err, unix.ENOENT) {
+		return store.Limits{}, nil
+	}
+	if err != nil {
+		return store.Limits{}, storeErr(s.internal(markName), err)
+	}
+	f := os.NewFile(uintptr(fd), s.internal(markName)) // f owns fd
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return store.Limits{}, manifest.Errorf(manifest.UploadUnreadable, "store mark %s: not a regular file", f.Name())
+	}
+	b, err := io.ReadAll(io.LimitReader(f, 1<<16))
+	if err != nil {
+		return store.Limits{}, storeErr(f.Name(), err)
+	}
+	return store.ParseMark(f.Name(), b)
+}
+
+// admit checks a new upload of size bytes (-1: open) named name against the limits and, when it
+// is admitted, counts it. It runs before anything of the upload is made.
+func (s *Store) admit(name string, size int64) error {
+	l, err := s.Limits()
+	if err != nil {
+		return err
+	}
+	return s.quota.tally.Admit(l, s.Dir, name, size, s.List)
+}
+
+// chunkRoom is how many bytes a chunk at offset cur of the unfinished upload name may add under
+// the limits (-1: no limit), and the refusal for a chunk that would go past it. The usage is
+// counted now: each `upload chunk` is a process of its own.
+func (s *Store) chunkRoom(name string, cur int64) (int64, func(end int64) error, error) {
+	l, err := s.Limits()
+	if err != nil || l.None() || l.MaxFile == 0 && l.MaxBytes == 0 {
+		return -1, nil, err
+	}
+	ls, err := s.List()
+	if err != nil {
+		return -1, nil, err
+	}
+	used := store.UsageOf(ls)
+	room := int64(-1)
+	if l.MaxFile > 0 {
+		room = max(l.MaxFile-cur, 0)
+	}
+	if l.MaxBytes > 0 {
+		if r := max(l.MaxBytes-used.Bytes, 0); room < 0 || r < room {
+			room = r
+		}
+	}
+	return room, func(end int64) error { return l.AdmitBytes(s.Dir, name, cur, end, used) }, nil
+}
+
+// SetLimits is `store init`: it makes the store (as an upload would: refused where it may not be
+// one) and sets its limits in its mark. Limits are set once: a store that has limits keeps them
+// (the same limits again are no change), and one without (a new store, or one made before) gets
+// these. It returns the limits the store has.
+func SetLimits(dir string, l store.Limits) (*Store, error) {
+	s, err := Open(dir, true)
+	if err != nil {
+		return nil, err
+	}
+	have, err := s.Limits()
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case have == l:
+		return s, nil
+	case !have.None():
+		return nil, manifest.Errorf(manifest.UploadInvalid,
+			"store %s: already has limits (%s); they are set once, when the store is made (or by editing %s)", s.Dir, have.String(), s.internal(markName))
+	}
+	if err := s.writeMark(l); err != nil {
+		return nil, err
+	}
+	s.quota = quota{}
+	return s, nil
+}
+
+// writeMark replaces the mark by one with limits l: written under a name of its own, fsynced and
+// renamed over the mark, so the mark is always whole.
+func (s *Store) writeMark(l store.Limits) error {
+	idir, err := s.openInternal()
+	if err != nil {
+		return err
+	}
+	defer unix.Close(idir)
+	var rnd [8]byte
+	rand.Read(rnd[:])
+	tmp := markName + ".new-" + hex.EncodeToString(rnd[:])
+	f, err := createAt(idir, tmp, s.internal(tmp), unix.O_WRONLY)
+	if err != nil {
+		return err
+	}
+	_, werr := f.Write(store.MarkText(l))
+	if werr == nil {
+		werr = syncFile(f)
+	}
+	if err := f.Close(); werr == nil {
+		werr = err
+	}
+	if werr == nil {
+		werr = unix.Renameat(idir, tmp, idir, markName)
+	}
+	if werr == nil {
+		werr = unix.Fsync(idir)
+	}
+	if werr != nil {
+		unix.Unlinkat(idir, tmp, 0)
+		return storeErr(s.internal(markName), werr)
+	}
+	return nil
+}
+
+var _ store.Limiter = (*Local)(nil)
+
+// Limits is store.Limiter's: the store's limits (none while it does not exist).
+func (l *Local) Limits(ctx context.Context) (store.Limits, error) {
+	s, err := l.store(false)
+	if err != nil {
+		return store.Limits{}, err
+	}
+	return s.Limits()
+}
+
+// SetLimits is store.Limiter's: `store init`.
+func (l *Local) SetLimits(ctx context.Context, lim store.Limits) error {
+	s, err := SetLimits(l.dir, lim)
+	if err == nil {
+		l.s = s
+	}
+	return err
+}

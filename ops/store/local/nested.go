@@ -1,0 +1,70 @@
+//go:build unix
+
+package local
+
+import (
+	"os"
+	"path/filepath"
+
+	"github.com/attachctl/attachctl/manifest"
+)
+
+// notNested refuses a store folder that lies inside another store or inside an upload (SPEC
+// section 2): under a store's internal folder (STORE/.attachctl/partial, trash, ...), inside a
+// finished upload's folder, or anywhere below a folder that is a store. Such a folder would be
+// another store's business: its sweep would take the inner store's uploads for its own entries.
+// It is judged on the folder's real place, links on the way resolved, so a link into a store's
+// internal folder is no way around it, and it only reads: nothing is written before it says yes.
+func notNested(abs string) error {
+	real := realPath(abs)
+	refuse := func(outer, why string) error {
+		return manifest.Errorf(manifest.StoreNotStore,
+			"store %s: is %s %s; a store is never inside another store or an upload; nothing was written", abs, why, outer)
+	}
+	for dir := real; ; {
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return nil
+		}
+		switch base := filepath.Base(dir); {
+		case base == InternalDir:
+			return refuse(parent, "inside the internal folder of the store")
+		case ValidID(base) == nil && isFile(filepath.Join(dir, MetaName)):
+			return refuse(dir, "inside the upload")
+		}
+		if dir != real && isStoreMark(dir) {
+			return refuse(dir, "inside the store")
+		}
+		dir = parent
+	}
+}
+
+// realPath is abs with the links of its longest existing part resolved, and the rest as given.
+func realPath(abs string) string {
+	rest := ""
+	for p := abs; ; p = filepath.Dir(p) {
+		if r, err := filepath.EvalSymlinks(p); err == nil {
+			return filepath.Join(r, rest)
+		}
+		if filepath.Dir(p) == p {
+			return abs
+		}
+		rest = filepath.Join(filepath.Base(p), rest)
+	}
+}
+
+// isStoreMark reports whether dir holds a store's mark (or, as stores of earlier versions, its
+// internal folder with the partial folder in it).
+func isStoreMark(dir string) bool {
+	if isFile(filepath.Join(dir, InternalDir, markName)) {
+		return true
+	}
+	fi, err := os.Lstat(filepath.Join(dir, InternalDir, partialDir))
+	return err == nil && fi.IsDir()
+}
+
+// isFile reports whether path is a regular file, not following a link at its end.
+func isFile(path string) bool {
+	fi, err := os.Lstat(path)
+	return err == nil && fi.Mode().IsRegular()
+}
