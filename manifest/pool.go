@@ -13,10 +13,17 @@ import "sync"
 // and every completed item after it. Small items (sniffing a 1 KiB file) cost a few mutex
 // operations each, not several goroutine hand-offs. emit is never called by two workers at once.
 func Ordered[T, U any](jobs int, next func() (T, bool, error), work func(T) U, emit func(U) error) error {
+	return OrderedWindow(jobs, 0, next, work, emit)
+}
+
+// OrderedWindow is Ordered with at most window items taken and not yet emitted (at least
+// 4*jobs): a stage that publishes its results in batches when they are emitted (upload) takes a
+// window as large as its batch.
+func OrderedWindow[T, U any](jobs, items int, next func() (T, bool, error), work func(T) U, emit func(U) error) error {
 	if jobs < 1 {
 		jobs = 1
 	}
-	window := uint64(4 * jobs)
+	window := uint64(max(items, 4*jobs))
 	var (
 		takeMu   sync.Mutex // serialises next
 		mu       sync.Mutex // guards everything below

@@ -21,7 +21,11 @@ const (
 	KindText     = "text"
 	KindArchive  = "archive"
 	KindBinary   = "binary"
+	KindFolder   = "folder"
 )
+
+// MimeFolder is a folder record's media type.
+const MimeFolder = "inode/directory"
 
 // Shrink is the "shrink" object: what shrink did and what the record stood for before.
 type Shrink struct {
@@ -63,6 +67,8 @@ type Record struct {
 	Size        int64     `json:"size"`
 	Mime        string    `json:"mime,omitempty"`
 	Kind        string    `json:"kind,omitempty"`
+	Files       int       `json:"files,omitempty"` // a folder: how many files it holds
+	Rel         string    `json:"rel,omitempty"`   // a file of a folder walked with --each: its path in the folder
 	Blake3      string    `json:"blake3,omitempty"`
 	Width       int       `json:"width,omitempty"`
 	Height      int       `json:"height,omitempty"`
@@ -87,7 +93,7 @@ type Field struct {
 
 // knownKeys are the fields Record types; every other key goes to Extra.
 var knownKeys = map[string]bool{
-	"path": true, "name": true, "size": true, "mime": true, "kind": true, "blake3": true,
+	"path": true, "name": true, "size": true, "mime": true, "kind": true, "files": true, "rel": true, "blake3": true,
 	"width": true, "height": true, "orientation": true, "shrink": true, "upload": true,
 	"verified": true, "error": true,
 }
@@ -115,6 +121,8 @@ type recordJSON struct {
 	Size        *int64    `json:"size,omitempty"`
 	Mime        string    `json:"mime,omitempty"`
 	Kind        string    `json:"kind,omitempty"`
+	Files       *int      `json:"files,omitempty"`
+	Rel         string    `json:"rel,omitempty"`
 	Blake3      string    `json:"blake3,omitempty"`
 	Width       int       `json:"width,omitempty"`
 	Height      int       `json:"height,omitempty"`
@@ -174,6 +182,10 @@ func (r *Record) UnmarshalJSON(b []byte) error {
 	}
 	r.Path = *known.Path
 	r.Name, r.Mime, r.Kind, r.Blake3 = known.Name, known.Mime, known.Kind, known.Blake3
+	if known.Files != nil {
+		r.Files = *known.Files
+	}
+	r.Rel = known.Rel
 	if known.Size != nil {
 		r.SetSize(*known.Size)
 	}
@@ -251,13 +263,17 @@ func asTypeError(err error, te **json.UnmarshalTypeError) bool {
 func (r *Record) MarshalJSON() ([]byte, error) {
 	path := r.Path
 	k := recordJSON{
-		Path: &path, Name: r.Name, Mime: r.Mime, Kind: r.Kind, Blake3: r.Blake3,
+		Path: &path, Name: r.Name, Mime: r.Mime, Kind: r.Kind, Rel: r.Rel, Blake3: r.Blake3,
 		Width: r.Width, Height: r.Height, Orientation: r.Orientation,
 		Shrink: r.Shrink, Upload: r.Upload, Verified: r.Verified, Error: r.Error,
 	}
 	if r.HasSize || r.Size != 0 {
 		size := r.Size
 		k.Size = &size
+	}
+	if r.Kind == KindFolder || r.Files != 0 { // an empty folder says it holds 0 files
+		files := r.Files
+		k.Files = &files
 	}
 	b, err := json.Marshal(&k)
 	if err != nil || len(r.Extra) == 0 {

@@ -3,21 +3,16 @@ package ops
 import (
 	"fmt"
 	"strings"
+
+	"github.com/attachctl/attachctl/manifest"
 )
 
-// B3sumLine is one line as b3sum writes it: a path holding a backslash or a newline is escaped
-// (\\ and \n) and the line then starts with a backslash.
-func B3sumLine(hash, path string) string {
-	if strings.ContainsAny(path, "\\\n") {
-		return "\\" + hash + "  " + B3sumEscape(path) + "\n"
-	}
-	return hash + "  " + path + "\n"
-}
-
-// B3sumEscape escapes a path as b3sum does: a backslash becomes two, a newline backslash-n.
-func B3sumEscape(path string) string {
-	return strings.NewReplacer("\\", "\\\\", "\n", "\\n").Replace(path)
-}
+// B3sumLine and B3sumEscape are b3sum's line format (manifest holds them: a folder's BLAKE3 is
+// defined over such lines).
+var (
+	B3sumLine   = manifest.B3sumLine
+	B3sumEscape = manifest.B3sumEscape
+)
 
 // ParseB3sumLine reads one b3sum line: the hash and the path, unescaped.
 func ParseB3sumLine(line string) (hash, path string, err error) {

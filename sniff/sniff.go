@@ -23,6 +23,10 @@ type Options struct {
 	// empty. The text check is then judged on that head only: a file whose first 16 KiB are text
 	// but whose tail is not is reported as text.
 	NoHash bool
+	// Folder is how a folder's walk goes when rec.Path is a folder (FillFolder); without
+	// Folders, a folder is file.unreadable ("is a directory").
+	Folder  WalkOptions
+	Folders bool
 }
 
 const (
@@ -59,6 +63,9 @@ func Fill(rec *manifest.Record, opts Options) error {
 	var st unix.Stat_t
 	if err := retry(func() error { return unix.Stat(path, &st) }); err != nil {
 		return pathError(path, err)
+	}
+	if opts.Folders && uint32(st.Mode)&unix.S_IFMT == unix.S_IFDIR {
+		return FillFolder(rec, opts, opts.Folder)
 	}
 	if err := checkRegular(path, uint32(st.Mode)); err != nil {
 		return err

@@ -22,6 +22,25 @@ type WalkOptions struct {
 	// Skipped, when set, is told each entry a folder walk leaves out and why, in walk order, with
 	// the path as it is on disk.
 	Skipped func(path, why string)
+	// SkipLines, when > 0, is how many entries of one folder argument are told to Skipped one by
+	// one; the rest are told in one last call, with the folder's path and how many more there were.
+	SkipLines int
+	// NoIgnore walks what git ignores too (.gitignore, .git/info/exclude); by default it is skipped.
+	NoIgnore bool
+	// Each yields a folder argument's files one by one (each with its Rel); by default a folder
+	// argument is yielded as one entry, a folder attachment, after those of its files whose
+	// names no manifest can hold (file.badName).
+	Each bool
+}
+
+// Entry is what WalkEntries yields.
+type Entry struct {
+	Path string // as on disk (shown with U+FFFD for bytes that are not UTF-8, then Err is file.badName)
+	// Rel is the path of a file found in a folder argument, from that folder, parts joined by "/".
+	Rel string
+	// Folder: the entry is a folder argument, to be taken as one attachment (FillFolder).
+	Folder bool
+	Err    error
 }
 
 // skipNames are the names a folder walk always leaves out: version-control metadata and Finder's.
@@ -63,22 +82,46 @@ func CheckExclude(globs []string) error {
 //
 // A non-nil error from fn stops the walk and Walk returns it.
 func Walk(paths []string, opts WalkOptions, fn func(path string, err error) error) error {
-	yield := func(p string, err error) error {
-		if !utf8.ValidString(p) {
-			return fn(badName(p))
+	opts.Each = true
+	return WalkEntries(paths, opts, func(e Entry) error { return fn(e.Path, e.Err) })
+}
+
+// WalkEntries is Walk with the folder arguments taken as opts.Each says, and each file's Rel.
+func WalkEntries(paths []string, opts WalkOptions, fn func(Entry) error) error {
+	yield := func(e Entry) error {
+		if !utf8.ValidString(e.Path) {
+			e.Path, e.Err = badName(e.Path)
+			e.Rel, e.Folder = "", false
 		}
-		return fn(p, err)
+		return fn(e)
 	}
 	for _, arg := range paths {
 		fi, err := os.Stat(arg)
 		if err != nil {
-			if err := yield(arg, pathError(arg, err)); err != nil {
+			if err := yield(Entry{Path: arg, Err: pathError(arg, err)}); err != nil {
 				return err
 			}
 			continue
 		}
 		if !fi.IsDir() {
-			if err := yield(arg, nil); err != nil {
+			if err := yield(Entry{Path: arg}); err != nil {
+				return err
+			}
+			continue
+		}
+		if !opts.Each {
+			// The folder is one attachment; its walk here only reports what it leaves out and
+			// yields the files no manifest can name, which FillFolder leaves out silently.
+			err := walkDir(arg, opts, func(e Entry) error {
+				if !utf8.ValidString(e.Path) {
+					return yield(e)
+				}
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+			if err := yield(Entry{Path: arg, Folder: true}); err != nil {
 				return err
 			}
 			continue
@@ -109,21 +152,41 @@ type stop struct{ err error }
 
 func (s *stop) Error() string { return s.err.Error() }
 
-func walkDir(root string, opts WalkOptions, fn func(string, error) error) error {
+func walkDir(root string, opts WalkOptions, fn func(Entry) error) error {
 	// filepath.WalkDir does not follow a root that is a symlink; with a trailing slash, the root's
 	// Lstat resolves the link. Paths below still read root/name (Join cleans the slash).
 	start := root
 	if fi, err := os.Lstat(root); err == nil && fi.Mode()&fs.ModeSymlink != 0 && !strings.HasSuffix(root, "/") {
 		start = root + "/"
 	}
+	told := 0
 	skip := func(p, why string) {
-		if opts.Skipped != nil {
+		if told++; opts.Skipped != nil && (opts.SkipLines <= 0 || told <= opts.SkipLines) {
 			opts.Skipped(p, why)
 		}
 	}
+	var ign *ignoreRules
+	if !opts.NoIgnore {
+		ign = newIgnoreRules(start)
+	}
+	// rels maps a folder's path as walked to its path from the root, so that an entry's Rel is
+	// its folder's plus its name, never a re-derivation from a path that may not be UTF-8.
+	rels := map[string]string{filepath.Clean(start): ""}
 	err := filepath.WalkDir(start, func(p string, d fs.DirEntry, err error) error {
+		var rel, parentRel string
+		if p != start {
+			parentRel = rels[filepath.Dir(filepath.Clean(p))]
+			rel = d.Name()
+			if parentRel != "" {
+				rel = parentRel + "/" + d.Name()
+			}
+		}
 		if err == nil && p != start {
-			if why := skipped(d, opts.Exclude); why != "" {
+			why := skipped(d, opts.Exclude)
+			if why == "" && ign != nil && ign.ignored(rel, parentRel, d.IsDir()) {
+				why = "ignored by git (.gitignore, .git/info/exclude; --no-ignore walks it)"
+			}
+			if why != "" {
 				skip(p, why)
 				if d.IsDir() {
 					return fs.SkipDir
@@ -134,22 +197,29 @@ func walkDir(root string, opts WalkOptions, fn func(string, error) error) error 
 		var ferr error
 		switch {
 		case err != nil: // a folder that cannot be read (fn was called for it before, with nil)
-			if ferr = fn(p, pathError(p, err)); ferr == nil {
+			if ferr = fn(Entry{Path: p, Err: pathError(p, err)}); ferr == nil {
 				if d != nil && d.IsDir() {
 					return fs.SkipDir
 				}
 				return nil
 			}
 		case d.IsDir():
+			rels[filepath.Clean(p)] = rel
+			if ign != nil && p != start {
+				ign.enter(p, rel, parentRel)
+			}
 			return nil
 		default:
-			ferr = fn(p, nil)
+			ferr = fn(Entry{Path: p, Rel: rel})
 		}
 		if ferr != nil {
 			return &stop{ferr}
 		}
 		return nil
 	})
+	if opts.Skipped != nil && opts.SkipLines > 0 && told > opts.SkipLines {
+		opts.Skipped(root, fmt.Sprintf("and %d more entries inside it skipped, not listed one by one", told-opts.SkipLines))
+	}
 	var s *stop
 	if errors.As(err, &s) {
 		return s.err

@@ -59,7 +59,7 @@ func lsCmd(c *cli.Context) error {
 		summary(c, "ls: skipped %s: %s", manifest.Quote(sk.Path), sk.Why)
 	}
 	if format == "text" {
-		err = lsTable(c, list.Entries)
+		err = lsTable(c, b, list.Entries)
 	} else {
 		out := manifest.NewWriter(c.App.Writer)
 		for _, e := range list.Entries {
@@ -89,6 +89,9 @@ func lsRecord(ctx context.Context, b store.Backend, e store.Entry) *manifest.Rec
 			rec.Blake3 = info.Blake3
 		}
 		rec.Upload = &manifest.Upload{ID: e.ID, Store: b.Location(), Path: path}
+		if files, ok := folderFiles(ctx, b, e); ok {
+			rec.Kind, rec.Mime, rec.Files = manifest.KindFolder, manifest.MimeFolder, files
+		}
 	}
 	stamp := func(t time.Time) json.RawMessage {
 		if t.IsZero() {
@@ -106,7 +109,7 @@ func lsRecord(ctx context.Context, b store.Backend, e store.Entry) *manifest.Rec
 
 // lsTable is ls --format text: a table for people, sizes in human units, local times, names
 // quoted when they need it, so that each upload is one line.
-func lsTable(c *cli.Context, list []store.Entry) error {
+func lsTable(c *cli.Context, b store.Backend, list []store.Entry) error {
 	w := tabwriter.NewWriter(c.App.Writer, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(w, "ID\tSIZE\tMADE\tLAST USED\tSTATE\tNAME")
 	when := func(t time.Time, zero string) string {
@@ -125,8 +128,22 @@ func lsTable(c *cli.Context, list []store.Entry) error {
 			}
 		}
 		total += e.Size
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", e.ID, humanBytes(e.Size), when(e.Made, "-"), used, state, manifest.Quote(e.Name))
+		name := manifest.Quote(e.Name)
+		if files, ok := folderFiles(c.Context, b, e); ok {
+			name += "/ (" + counted(files, "file") + ")" // a folder upload: the count of its files
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", e.ID, humanBytes(e.Size), when(e.Made, "-"), used, state, name)
 	}
 	fmt.Fprintf(w, "%s, %s\n", counted(len(list), "upload"), humanBytes(total))
 	return w.Flush()
+}
+
+// folderFiles is how many files the finished upload e holds when it is a folder upload.
+func folderFiles(ctx context.Context, b store.Backend, e store.Entry) (int, bool) {
+	t, ok := b.(store.Trees)
+	if !ok || !e.Finished {
+		return 0, false
+	}
+	files, folder, err := t.FolderFiles(ctx, e.ID)
+	return files, err == nil && folder
 }

@@ -62,7 +62,7 @@ func init() {
 				report(c, manifest.AsError(err, manifest.UploadUnreadable))
 				return exitError{exitFailed}
 			}
-			recs, err := collect(c, loop{stage: "prepare", headOnly: up.headOnly, work: func(rec *manifest.Record) error {
+			recs, err := collect(c, loop{stage: "prepare", headOnly: up.headOnly, window: up.window, work: func(rec *manifest.Record) error {
 				if err := shrink.Record(rec, sopts); err != nil {
 					rec.Fail("shrink", err, manifest.FileUnreadable)
 					return nil
@@ -109,6 +109,7 @@ type preparer struct {
 	headOnly bool
 	upload   func(rec *manifest.Record) error
 	commit   func() error // after the last upload; nothing is named before it succeeded
+	window   int          // records in flight (loop.window)
 }
 
 // prepareUploader is the upload stage into the store at dir, its uploads published in groups
@@ -118,11 +119,11 @@ func prepareUploader(c *cli.Context, dir string, chunk int) (preparer, error) {
 	if err != nil {
 		return preparer{}, err
 	}
-	up, err := newUploader(c, b, chunk, nil)
+	up, err := newUploader(c, b, chunk, nil, nil)
 	if err != nil {
 		return preparer{}, err
 	}
-	return preparer{headOnly: true, commit: up.Commit, upload: func(rec *manifest.Record) error {
+	return preparer{headOnly: true, commit: up.Commit, window: uploadWindow, upload: func(rec *manifest.Record) error {
 		var text sniff.Text
 		err := up.Upload(c.Context, rec, text.Observe)
 		text.Settle(rec)

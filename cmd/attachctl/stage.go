@@ -8,6 +8,7 @@ import (
 	"io"
 	"iter"
 	"os"
+	"sync/atomic"
 
 	"github.com/attachctl/attachctl/manifest"
 	"github.com/attachctl/attachctl/sniff"
@@ -26,7 +27,13 @@ var walkFlags = []cli.Flag{
 	&cli.StringSliceFlag{Name: "exclude", Usage: "in folders, also skip files and folders whose name matches `GLOB` (repeatable)"},
 	&cli.StringFlag{Name: "files-from", Usage: "also take the paths listed in `FILE` (- for standard input), one a line"},
 	&cli.BoolFlag{Name: "null", Aliases: []string{"0"}, Usage: "with --files-from: each path ends in a NUL, as find -print0 writes them"},
+	&cli.BoolFlag{Name: "each", Usage: "a folder gives one record per file (each with its rel), not one folder attachment"},
+	&cli.BoolFlag{Name: "no-ignore", Usage: "in folders, also take what git ignores (.gitignore, .git/info/exclude)"},
 }
+
+// skipLines is how many skipped entries of one folder argument get their own line on standard
+// error; the rest are counted in one line.
+const skipLines = 20
 
 // work is what a stage does to one record. An error it returns is set on the record with the
 // stage's name; a record that already carries an error never reaches it.
@@ -105,17 +112,8 @@ func looksLikePaths(br *bufio.Reader) bool {
 // (nil without one) with its close.
 func walkOptions(c *cli.Context) (opts sniff.WalkOptions, list io.Reader, closeList func(), err error) {
 	closeList = func() {}
-	opts.Skipped = func(path, why string) {
-		if !globalBool(c, "quiet") {
-			fmt.Fprintf(c.App.ErrWriter, "attachctl: %s: skipped %s: %s\n", c.Command.Name, manifest.Quote(path), why)
-		}
-	}
-	if !hasFlag(c, "files-from") { // the walkFlags come together
-		return opts, nil, closeList, nil
-	}
-	opts.Exclude = c.StringSlice("exclude")
-	if err := sniff.CheckExclude(opts.Exclude); err != nil {
-		return opts, nil, nil, usageError("--exclude %v", err)
+	if opts, err = folderWalk(c); err != nil || !hasFlag(c, "files-from") {
+		return opts, nil, closeList, err
 	}
 	switch from := c.String("files-from"); from {
 	case "":
@@ -134,6 +132,26 @@ func walkOptions(c *cli.Context) (opts sniff.WalkOptions, list io.Reader, closeL
 	return opts, list, closeList, nil
 }
 
+// folderWalk reads the walkFlags that say how a folder is walked (all but --files-from), with
+// each skipped entry told on standard error unless --quiet.
+func folderWalk(c *cli.Context) (opts sniff.WalkOptions, err error) {
+	opts.Skipped = func(path, why string) {
+		if !globalBool(c, "quiet") {
+			fmt.Fprintf(c.App.ErrWriter, "attachctl: %s: skipped %s: %s\n", c.Command.Name, manifest.Quote(path), why)
+		}
+	}
+	if !hasFlag(c, "files-from") { // the walkFlags come together
+		return opts, nil
+	}
+	opts.SkipLines = skipLines
+	opts.Each, opts.NoIgnore = c.Bool("each"), c.Bool("no-ignore")
+	opts.Exclude = c.StringSlice("exclude")
+	if err := sniff.CheckExclude(opts.Exclude); err != nil {
+		return opts, usageError("--exclude %v", err)
+	}
+	return opts, nil
+}
+
 // walkSource walks the paths, then those of list (when not nil), lexical order within folders,
 // and yields one path-only record per file, or a record with the walk's error (reported here: no
 // later stage says it). The walk runs as a coroutine of the caller (iter.Pull), so yielding a path
@@ -141,21 +159,21 @@ func walkOptions(c *cli.Context) (opts sniff.WalkOptions, list io.Reader, closeL
 func walkSource(c *cli.Context, paths []string, list io.Reader, opts sniff.WalkOptions) (func() (*manifest.Record, bool, error), func()) {
 	var listErr error
 	walk := func(yield func(*manifest.Record) bool) {
-		each := func(path string, err error) error {
-			rec := &manifest.Record{Path: path}
-			if err != nil {
-				report(c, rec.Fail("sniff", err, manifest.FileUnreadable))
+		each := func(e sniff.Entry) error {
+			rec := &manifest.Record{Path: e.Path, Rel: e.Rel}
+			if e.Err != nil {
+				report(c, rec.Fail("sniff", e.Err, manifest.FileUnreadable))
 			}
 			if !yield(rec) {
 				return errStopWalk
 			}
 			return nil
 		}
-		if sniff.Walk(paths, opts, each) != nil || list == nil {
+		if sniff.WalkEntries(paths, opts, each) != nil || list == nil {
 			return
 		}
 		err := sniff.ReadPaths(list, c.Bool("null"), func(path string) error {
-			return sniff.Walk([]string{path}, opts, each)
+			return sniff.WalkEntries([]string{path}, opts, each)
 		})
 		if err != errStopWalk {
 			listErr = err
@@ -220,6 +238,43 @@ type loop struct {
 	// on, in input order; it may fail the record. The upload stage commits its batch there, so
 	// that no record names an upload that is not finished yet.
 	settle func(rec *manifest.Record)
+	// window, when set, is how many records may be in flight (taken and not yet handed on): the
+	// upload stage's batch commits what was built by the time a record is handed on, so its
+	// window is its batch size.
+	window int
+	// flight, when set, counts the records taken and handed on (for the upload batch's More).
+	flight *flight
+}
+
+// flight counts a loop's records in flight: taken from the input and not yet handed on.
+type flight struct {
+	taken, emitted atomic.Int64
+	ended          atomic.Bool
+	wake           func() // called when the input ends
+}
+
+func (f *flight) took() {
+	if f != nil {
+		f.taken.Add(1)
+	}
+}
+
+func (f *flight) handed() {
+	if f != nil {
+		f.emitted.Add(1)
+	}
+}
+
+func (f *flight) end() {
+	if f != nil && !f.ended.Swap(true) && f.wake != nil {
+		f.wake()
+	}
+}
+
+// more reports whether the loop may still take records: its input has not ended and fewer than
+// window are in flight.
+func (f *flight) more(window int) bool {
+	return !f.ended.Load() && f.taken.Load()-f.emitted.Load() < int64(window)
 }
 
 // toStdout runs the loop writing the records as a manifest on standard output, and returns exit 1
@@ -249,7 +304,11 @@ func (l loop) run(c *cli.Context) (int, error) {
 		}
 		defer closeFn()
 	}
-	opts := sniff.Options{NoHash: l.headOnly || hasFlag(c, "no-hash") && c.Bool("no-hash")}
+	opts := sniff.Options{NoHash: l.headOnly || hasFlag(c, "no-hash") && c.Bool("no-hash"), Folders: true}
+	opts.Folder, _ = folderWalk(c) // checked by source already
+	if sniffed {
+		opts.Folder.Skipped = nil // the walk that found the folder told what it skips
+	}
 	do := func(rec *manifest.Record) error {
 		if sniffed || l.stage == "sniff" {
 			if err := sniff.Fill(rec, opts); err != nil {
@@ -268,12 +327,19 @@ func (l loop) run(c *cli.Context) (int, error) {
 	}
 	failed := 0
 	ctx := c.Context
-	err := manifest.Ordered(globalInt(c, "jobs"),
+	err := manifest.OrderedWindow(globalInt(c, "jobs"), l.window,
 		func() (*manifest.Record, bool, error) {
 			if ctx.Err() != nil {
+				l.flight.end()
 				return nil, false, nil
 			}
-			return next()
+			rec, ok, err := next()
+			if ok {
+				l.flight.took()
+			} else {
+				l.flight.end()
+			}
+			return rec, ok, err
 		},
 		func(rec *manifest.Record) *manifest.Record {
 			if !rec.Failed() {
@@ -296,6 +362,7 @@ func (l loop) run(c *cli.Context) (int, error) {
 				failed++
 			}
 			bar.Record(rec)
+			defer l.flight.handed()
 			return l.emit(rec)
 		})
 	bar.Finish()

@@ -149,14 +149,16 @@ func uploadStage(c *cli.Context) error {
 	// Uploads are committed in groups where the store can (the local store: each record, when
 	// its turn to be written comes, commits every upload built by then), so the fsyncs of
 	// several files are paid once and no record names an upload that is not finished.
-	up, err := newUploader(c, b, chunk, withTestPause(c.Context, bar.Add))
+	fl := &flight{}
+	up, err := newUploader(c, b, chunk, withTestPause(c.Context, bar.Add), fl)
 	if u := new(usage); errors.As(err, &u) {
 		return err
 	}
 	if err != nil {
 		return stepFail(c, err)
 	}
-	err = loop{stage: "upload", bar: bar, headOnly: true, work: func(rec *manifest.Record) error {
+	fl.wake = up.Wake
+	err = loop{stage: "upload", bar: bar, headOnly: true, window: uploadWindow, flight: fl, work: func(rec *manifest.Record) error {
 		bar.AddTotal(rec.Size)
 		var text sniff.Text // the upload's pass finishes the sniff of the head
 		err := up.Upload(c.Context, rec, text.Observe)
@@ -170,14 +172,26 @@ func uploadStage(c *cli.Context) error {
 	return err
 }
 
+// uploadWindow is how many records the upload stage keeps in flight: a batch of the local store
+// (64 uploads) and room, so that one commit can take a whole batch.
+const uploadWindow = 72
+
 // newUploader is the upload stage over b with the command's --chunk (the store's own default
 // unless given) and --jobs, its uploads published in groups.
-func newUploader(c *cli.Context, b store.Backend, chunk int, progress func(int64)) (*stage.Uploader, error) {
+func newUploader(c *cli.Context, b store.Backend, chunk int, progress func(int64), fl *flight) (*stage.Uploader, error) {
 	batch, err := stage.NewBatch(c.Context, b)
 	if err != nil {
 		return nil, err
 	}
-	opts := stage.Options{Jobs: globalInt(c, "jobs"), Progress: progress, Batch: batch}
+	walk, err := folderWalk(c)
+	if err != nil {
+		return nil, err
+	}
+	walk.Skipped = nil // the walk that found a folder told what it skips
+	opts := stage.Options{Jobs: globalInt(c, "jobs"), Progress: progress, Batch: batch, Walk: walk}
+	if fl != nil && opts.Jobs > 1 { // a worker besides the one handing records on
+		opts.More = func() bool { return fl.more(uploadWindow) }
+	}
 	if forPerson(c) {
 		opts.Resumed = func(path string, off int64) {
 			personLine(c.App.ErrWriter, fmt.Sprintf("attachctl: %s: %s: resuming at %d (%s kept)", c.Command.Name, escapeLine(manifest.Quote(path)), off, humanBytes(off)))

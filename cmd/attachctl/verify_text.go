@@ -22,6 +22,9 @@ func failureInWords(ctx context.Context, b store.Backend, rec *manifest.Record) 
 		if rec.Upload == nil {
 			break
 		}
+		if rec.Kind == manifest.KindFolder {
+			return folderFailure(rec)
+		}
 		if b == nil || uploadChanged(ctx, b, rec) {
 			return fmt.Sprintf("%s: upload corrupted: its bytes no longer match the BLAKE3 recorded when it was finished (upload %s); repair: %s",
 				manifest.Quote(rec.Upload.Path), rec.Upload.ID, repairCommand(rec))
@@ -109,4 +112,17 @@ func shellQuote(p string) string {
 		}
 	}
 	return p
+}
+
+// folderFailure is the line for a folder upload that failed verify: the files inside it that
+// changed, went missing or were added, named (store side), else what the error says.
+func folderFailure(rec *manifest.Record) string {
+	msg := rec.Error.Message
+	if _, what, ok := strings.Cut(msg, ": folder "); ok {
+		if _, list, ok := strings.Cut(what, ": "); ok && !strings.Contains(list, "the record says") {
+			return fmt.Sprintf("%s: folder upload changed inside: %s; re-upload the folder from its source (upload %s)",
+				manifest.Quote(rec.Upload.Path), list, rec.Upload.ID)
+		}
+	}
+	return rec.Error.Error()
 }

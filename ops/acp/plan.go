@@ -328,6 +328,15 @@ func contextBlock(refs []*ref, opts Options, room int64) ([]byte, int) {
 		sb.WriteString(line)
 		n += esc(line)
 		listed++
+		if r.folder != nil { // its tree, in the room the lines of the files after it leave
+			rest := int64(0)
+			for _, o := range byPath[i+1:] {
+				rest += esc(contextLine(o, o.reason))
+			}
+			tree, k := treeLines(r, room-n-rest, esc)
+			sb.WriteString(tree)
+			n += k
+		}
 	}
 	return contextJSON(sb.String()), listed
 }

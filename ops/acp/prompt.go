@@ -97,12 +97,17 @@ func ReferenceBlock(rec *manifest.Record) (json.RawMessage, error) {
 			Meta     any    `json:"_meta"`
 		}{"image", mt, meta}
 	} else {
+		var folder string // a folder says so; a file's type is resolve's to sniff
+		if rec.Kind == manifest.KindFolder {
+			folder = manifest.MimeFolder
+		}
 		block = struct {
-			Type string `json:"type"`
-			URI  string `json:"uri"`
-			Name string `json:"name"`
-			Meta any    `json:"_meta"`
-		}{"resource_link", RefScheme + id, name, meta}
+			Type     string `json:"type"`
+			URI      string `json:"uri"`
+			Name     string `json:"name"`
+			MimeType string `json:"mimeType,omitempty"`
+			Meta     any    `json:"_meta"`
+		}{"resource_link", RefScheme + id, name, folder, meta}
 	}
 	return marshal(block)
 }

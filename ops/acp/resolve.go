@@ -100,8 +100,9 @@ type ref struct {
 	image  bool   // PNG, JPEG, GIF or WebP by content
 	text   []byte // the whole content of a small text file, when embedding is possible
 	mode   mode
-	reason string // why a file that could go inline (image, audio, text) went by path
-	out    object // the resolved block, data excepted
+	reason string  // why a file that could go inline (image, audio, text) went by path
+	out    object  // the resolved block, data excepted
+	folder *Folder // a folder upload (folder.go): by path, its tree in the context block
 }
 
 // Resolve resolves the ACP session/prompt params (or JSON-RPC request carrying them) in input
@@ -203,6 +204,7 @@ const headSize = 8 << 10
 func examine(u Uploads, r *ref, opts Options) error {
 	f, err := u.Open(r.id, r.name)
 	if err != nil {
+		_, err = examineFolder(u, r, opts, err)
 		return err
 	}
 	defer f.Close()

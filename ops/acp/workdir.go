@@ -85,6 +85,9 @@ func copyOne(root *os.Root, u Uploads, r *ref) (bool, error) {
 	case !fi.IsDir():
 		return false, fail(fmt.Errorf("%s is not a real folder", filepath.Dir(r.link)))
 	}
+	if r.folder != nil {
+		return copyFolder(root, r)
+	}
 	rel := filepath.Join(r.id, r.name)
 	if intact(root, rel, r) {
 		return true, nil
@@ -137,22 +140,4 @@ func fillCopy(out *os.File, u Uploads, r *ref) error {
 
 // intact reports whether the copy at rel is r's upload: a regular read-only file of its size and
 // BLAKE3.
-func intact(root *os.Root, rel string, r *ref) bool {
-	fi, err := root.Lstat(rel)
-	if err != nil || !fi.Mode().IsRegular() || fi.Mode().Perm() != workFileMode || fi.Size() != r.size {
-		return false
-	}
-	f, err := root.Open(rel)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	if st, err := f.Stat(); err != nil || !os.SameFile(fi, st) {
-		return false
-	}
-	h := blake3.New()
-	if n, err := io.Copy(h, f); err != nil || n != r.size {
-		return false
-	}
-	return hex.EncodeToString(h.Sum(nil)) == r.blake3
-}
+func intact(root *os.Root, rel string, r *ref) bool { return intactFile(root, rel, r.size, r.blake3) }

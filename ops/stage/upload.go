@@ -8,6 +8,7 @@ import (
 
 	"github.com/attachctl/attachctl/manifest"
 	"github.com/attachctl/attachctl/ops/store"
+	"github.com/attachctl/attachctl/sniff"
 	"github.com/zeebo/blake3"
 )
 
@@ -25,6 +26,12 @@ type Options struct {
 	// Batch, when set, is a batch of the backend (NewBatch) the uploads are published in: each
 	// record must then be settled (Settle) before it is handed on, and Commit called at the end.
 	Batch store.Batch
+	// Walk is how a folder record's folder is walked again for its upload (tree.go): the same
+	// skips as the walk that found it.
+	Walk sniff.WalkOptions
+	// More, when set, says whether more records are on their way to the stage; a batch that can
+	// wait (store.BatchWaiter) then commits them together. Wake is to be called when it turns false.
+	More func() bool
 }
 
 // NewBatch is a batch of b's (store.Batcher), nil when b publishes each upload on its own.
@@ -57,6 +64,9 @@ func NewUploader(b store.Backend, opts Options) (*Uploader, error) {
 		return nil, manifest.Errorf(manifest.UploadInvalid, "--chunk on %s takes at least %d bytes, not %d", b.Location(), least, opts.Chunk)
 	}
 	opts.Jobs = max(opts.Jobs, 1)
+	if w, ok := opts.Batch.(store.BatchWaiter); ok && opts.More != nil {
+		w.SetMore(opts.More)
+	}
 	return &Uploader{b: b, opts: opts, batch: opts.Batch}, nil
 }
 
@@ -77,6 +87,9 @@ func ChunkLeast(b store.Backend) int64 {
 // store.StreamOptions.Observe). An interrupted upload (ctx cancelled) keeps what was written for
 // a resume (upload.missing).
 func (u *Uploader) Upload(ctx context.Context, rec *manifest.Record, observe func([]byte)) error {
+	if rec.Kind == manifest.KindFolder {
+		return u.uploadTree(ctx, rec)
+	}
 	abs, name, want, err := Source(rec)
 	if err != nil {
 		return err
@@ -122,6 +135,13 @@ func (u *Uploader) Settle(rec *manifest.Record) {
 	if err := u.batch.Settle(rec.Upload.ID); err != nil {
 		rec.Upload = nil
 		rec.Fail("upload", err, manifest.UploadUnreadable)
+	}
+}
+
+// Wake tells a batch waiting for more records (Options.More) to ask again.
+func (u *Uploader) Wake() {
+	if w, ok := u.batch.(store.BatchWaiter); ok {
+		w.Wake()
 	}
 }
 

@@ -27,6 +27,12 @@ func VerifyRecord(ctx context.Context, b store.Backend, rec *manifest.Record, pr
 	if err != nil {
 		return err
 	}
+	if t, ok := folderUpload(ctx, b, id); ok || rec.Kind == manifest.KindFolder {
+		if !ok {
+			return manifest.Errorf(manifest.UploadMissing, "upload %s: not a finished folder upload in store %s", id, b.Location())
+		}
+		return verifyTree(ctx, t, rec, id, rec.Blake3, progress)
+	}
 	info, err := b.Info(ctx, id)
 	if err != nil {
 		return err
@@ -80,6 +86,11 @@ func VerifyID(ctx context.Context, b store.Backend, id string, progress func(int
 	rec.Path, rec.Name, rec.Blake3 = store.FinishedName(b, id, info.Name), info.Name, info.Blake3
 	rec.SetSize(info.Size)
 	rec.Upload = &manifest.Upload{ID: id, Store: b.Location(), Path: rec.Path}
+	if t, ok := folderUpload(ctx, b, id); ok {
+		files, _, _ := t.FolderFiles(ctx, id)
+		setFolder(rec, files)
+		return rec, verifyTree(ctx, t, rec, id, "", progress)
+	}
 	if c, ok := b.(store.Checker); ok {
 		if err := c.Check(ctx, id); err != nil {
 			return rec, err

@@ -24,7 +24,7 @@ resolve_bench() {
 	rm -rf "$dir"
 	mkdir -p "$dir"
 	make_shots "$dir/shots" || return 1
-	"$ATTACHCTL" prepare --quiet --store "$dir/store" --out "$dir/cache" --max-bytes 1000000 \
+	"$ATTACHCTL" prepare --quiet --each --store "$dir/store" --out "$dir/cache" --max-bytes 1000000 \
 		--text 'What changed between these?' "$dir/shots" >"$dir/prompt.json" || return 1
 	# Sanity: 12 inline, 38 by path.
 	counts=$("$ATTACHCTL" resolve --progress always --store "$dir/store" "$dir/prompt.json" 2>&1 >/dev/null)
@@ -36,10 +36,10 @@ resolve_bench() {
 	rss=$(peak_rss_mib "$ATTACHCTL" resolve --quiet --store "$dir/store" "$dir/prompt.json")
 	row "resolve 50 shots of 800 KiB (12 inline), RSS $rss MiB" "$t" 0.066 "< 66 ms"
 
-	t=$(PREP="rm -rf '$dir/fresh'" median_time "$ATTACHCTL" prepare --quiet --store "$dir/fresh" --out "$dir/cache" \
+	t=$(PREP="rm -rf '$dir/fresh'" median_time "$ATTACHCTL" prepare --quiet --each --each --store "$dir/fresh" --out "$dir/cache" \
 		--max-bytes 1000000 --resolve --text 'What changed between these?' "$dir/shots")
 	rm -rf "$dir/fresh"
-	rss=$(peak_rss_mib "$ATTACHCTL" prepare --quiet --store "$dir/fresh" --out "$dir/cache" \
+	rss=$(peak_rss_mib "$ATTACHCTL" prepare --quiet --each --each --store "$dir/fresh" --out "$dir/cache" \
 		--max-bytes 1000000 --resolve --text 'What changed between these?' "$dir/shots")
 	row "prepare --resolve 50 shots end to end, RSS $rss MiB" "$t" 0.250 "< 250 ms"
 }

@@ -72,7 +72,7 @@ s3_bench() {
 	rm -f "$dir/big.bin"
 
 	make_shots "$dir/shots" || return 1
-	"$ATTACHCTL" sniff "$dir/shots" >"$dir/shots.jsonl" || return 1
+	"$ATTACHCTL" sniff --each "$dir/shots" >"$dir/shots.jsonl" || return 1
 	"$ATTACHCTL" upload --quiet --store "$dir/local" --manifest "$dir/shots.jsonl" |
 		"$ATTACHCTL" prompt --session s1 --text 'What changed?' >"$dir/local.json" || return 1
 	"$ATTACHCTL" upload --quiet --store s3://bench/chat --manifest "$dir/shots.jsonl" |

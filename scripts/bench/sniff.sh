@@ -32,7 +32,7 @@ sniff_bench() {
 		(cd "$REPO" && go run ./scripts/gensamples -mixed 10000 "$dir") || return 1
 	fi
 	# Sanity, and a warm page cache: one record per file, none failed.
-	n=$("$ATTACHCTL" sniff --jobs "$jobs" "$dir" | grep -c '"blake3"') || true
+	n=$("$ATTACHCTL" sniff --each --jobs "$jobs" "$dir" | grep -c '"blake3"') || true
 	if [ "$n" != 10000 ]; then
 		echo "sniff bench: attachctl sniff gave $n hashed records for 10000 files" >&2
 		return 1
@@ -41,7 +41,7 @@ sniff_bench() {
 	find "$dir" -type f -print0 | xargs -0 b3sum >/dev/null
 
 	local ours theirs
-	ours=$(median_time "$ATTACHCTL" sniff --jobs "$jobs" --no-hash "$dir")
+	ours=$(median_time "$ATTACHCTL" sniff --each --jobs "$jobs" --no-hash "$dir")
 	theirs=$(median_time sh -c 'find "$1" -type f -print0 | xargs -0 file --mime-type -b' _ "$dir")
 	row "sniff --no-hash vs file --mime-type (10k files)" "$ours" "$theirs" "<= 0.100"
 	# The floor: only the system calls of reading each head (scripts/bench/headfloor), against the
@@ -50,7 +50,7 @@ sniff_bench() {
 	local floor
 	floor=$(median_time "$WORK/headfloor" "$dir")
 	row "floor: open+fstat+read+close only, vs file" "$floor" "$theirs" "-"
-	ours=$(median_time "$ATTACHCTL" sniff --jobs "$jobs" "$dir")
+	ours=$(median_time "$ATTACHCTL" sniff --each --jobs "$jobs" "$dir")
 	theirs=$(median_time sh -c 'find "$1" -type f -print0 | xargs -0 b3sum' _ "$dir")
 	row "sniff (BLAKE3) vs b3sum (10k files)" "$ours" "$theirs" "<= 1.200"
 }

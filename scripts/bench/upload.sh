@@ -42,9 +42,9 @@ upload_bench() {
 	cat "$dir"/shots/* >/dev/null
 	local by_hand_shots="mkdir -p '$dir/copies' && cp '$dir'/shots/*.png '$dir/copies/' && sync '$dir'/copies/* && b3sum '$dir'/copies/*"
 	read -r t theirs < <(PREP="rm -rf '$dir/store' '$dir/copies'; sync" upload_pair \
-		"'$ATTACHCTL' upload --quiet --store '$dir/store' '$dir/shots'" "$by_hand_shots")
+		"'$ATTACHCTL' upload --quiet --each --store '$dir/store' '$dir/shots'" "$by_hand_shots")
 	rm -rf "$dir/store"
-	rss=$(peak_rss_mib "$ATTACHCTL" upload --quiet --store "$dir/store" "$dir/shots")
+	rss=$(peak_rss_mib "$ATTACHCTL" upload --quiet --each --store "$dir/store" "$dir/shots")
 	row "upload 50 PNGs of 800 KiB, one run, RSS $rss MiB" "$t" "$theirs" "< 0.252 s"
 	rm -rf "$dir"
 }

@@ -10,7 +10,7 @@ bench_verify() {
 	for i in $(seq 1 200); do
 		head -c $((10 * 1024 * 1024)) /dev/urandom >"$WORK/verify-src/f$i.bin"
 	done
-	"$ATTACHCTL" upload --quiet --store "$store" "$WORK/verify-src" >/dev/null
+	"$ATTACHCTL" upload --quiet --each --store "$store" "$WORK/verify-src" >/dev/null
 	rm -rf "$WORK/verify-src"
 	local files ours theirs
 	ours=$(median_time "$ATTACHCTL" verify --quiet --store "$store" --all)

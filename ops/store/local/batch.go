@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/attachctl/attachctl/ops/store"
 	"golang.org/x/sys/unix"
 )
 
@@ -16,6 +17,10 @@ const batchMax = 64
 
 // syncWidth is how many uploads of a commit are fsynced at once (each is three fsyncs).
 const syncWidth = 8
+
+// BatchWindow is how many records a stage that uploads through a Batch keeps in flight, so that
+// a commit can hold a whole batch.
+const BatchWindow = batchMax + 8
 
 // A Batch publishes many uploads together. An upload given to UploadRecord with a Batch is
 // copied, hashed and built (its finished folder ready inside the partial, which stays locked) but
@@ -42,6 +47,40 @@ type Batch struct {
 	reported map[string]bool   // failed ids whose error Settle or Commit has returned
 	order    []string          // ids in the order they failed
 	byKey    map[string]string // blake3 and name to id, of every upload the batch took
+	// More, when set, tells Settle that more uploads are on their way into the batch (the
+	// stage's other workers are taking records): Settle then waits for them, up to batchMax, and
+	// one commit makes them all durable. It is asked under the batch's lock; Wake is to be
+	// called when its answer turns false other than by an upload reaching the batch.
+	More   func() bool
+	active int // UploadRecord calls on the batch now running
+}
+
+// enter and leave bracket an UploadRecord on the batch, waking a Settle that waits for it.
+func (b *Batch) enter() {
+	b.mu.Lock()
+	b.active++
+	b.mu.Unlock()
+}
+
+func (b *Batch) leave() {
+	b.mu.Lock()
+	b.active--
+	b.done.Broadcast()
+	b.mu.Unlock()
+}
+
+// SetMore is store.BatchWaiter.
+func (b *Batch) SetMore(more func() bool) {
+	b.mu.Lock()
+	b.More = more
+	b.mu.Unlock()
+}
+
+// Wake makes a waiting Settle ask More again.
+func (b *Batch) Wake() {
+	b.mu.Lock()
+	b.done.Broadcast()
+	b.mu.Unlock()
 }
 
 // NewBatch starts a batch of uploads into s.
@@ -118,7 +157,14 @@ func (b *Batch) Settle(id string) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for {
+		// A pending upload is committed with whatever else is built by then, once no other
+		// upload is on its way (none being made, and More says none will be: the stage's window
+		// is full, or its input ended) or the batch is full.
 		if slices.ContainsFunc(b.pending, func(o *out) bool { return o.p.id == id }) {
+			if len(b.pending) < batchMax && (b.active > 0 || b.More != nil && b.More()) {
+				b.done.Wait()
+				continue
+			}
 			outs := b.take()
 			b.mu.Unlock()
 			b.commit(outs)
@@ -197,19 +243,29 @@ func commit(outs []*out) []error {
 	}()
 	// The fsyncs of several uploads at once: a journaling file system commits together what
 	// arrives while it commits (measured, 50 files: 82 ms one after another, 55 ms this way).
-	var wg sync.WaitGroup
-	slots := make(chan struct{}, syncWidth)
-	for i, o := range outs {
-		wg.Add(1)
-		slots <- struct{}{}
-		go func() {
-			defer func() { <-slots; wg.Done() }()
-			if err := o.sync(); err != nil {
+	if !fileSyncEach {
+		// Where one call makes a whole file system durable (syncfs, Linux), the batch is one
+		// commit however many uploads it holds.
+		if err := syncBatch(outs); err != nil {
+			for i, o := range outs {
 				errs[i] = o.undo(err)
 			}
-		}()
+		}
+	} else {
+		var wg sync.WaitGroup
+		slots := make(chan struct{}, syncWidth)
+		for i, o := range outs {
+			wg.Add(1)
+			slots <- struct{}{}
+			go func() {
+				defer func() { <-slots; wg.Done() }()
+				if err := o.sync(); err != nil {
+					errs[i] = o.undo(err)
+				}
+			}()
+		}
+		wg.Wait()
 	}
-	wg.Wait()
 	var placed []*out
 	s := outs[0].p.s
 	storefd, serr := unix.Open(s.Dir, noFollowDir, 0)
@@ -242,3 +298,5 @@ func commit(outs []*out) []error {
 	}
 	return errs
 }
+
+var _ store.BatchWaiter = (*Batch)(nil)

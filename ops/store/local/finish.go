@@ -50,6 +50,9 @@ func (s *Store) Finish(id string, size int64, blake3hex string) (*Meta, error) {
 		return m, nil
 	}
 	defer p.close()
+	if err := p.notFolder(); err != nil {
+		return nil, err
+	}
 	cur, err := p.size()
 	if err != nil {
 		return nil, err

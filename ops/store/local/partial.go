@@ -27,6 +27,7 @@ type partialMeta struct {
 	Size    int64      `json:"size"` // declared size, -1 while open
 	Created time.Time  `json:"created"`
 	Source  *sourceKey `json:"source,omitempty"`
+	Folder  bool       `json:"folder,omitempty"` // a folder upload (tree.go): finished only by its stage
 }
 
 // sourceKey names the file a stage upload copies, so a later run of the same command finds it.

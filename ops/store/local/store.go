@@ -73,8 +73,9 @@ import (
 type Store struct {
 	Dir string
 
-	idx   uploadIndex // finished uploads by blake3 and name, for the upload stage's dedupe
-	quota quota       // its limits and what it holds (limits.go)
+	idx   uploadIndex  // finished uploads by blake3 and name, for the upload stage's dedupe
+	parts partialIndex // unfinished uploads by source, for the upload stage's resume
+	quota quota        // its limits and what it holds (limits.go)
 }
 
 // Open returns the store at dir. The store folder must be a real folder, not a symlink (refused

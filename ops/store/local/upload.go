@@ -47,6 +47,9 @@ func (s *Store) Chunk(id string, offset int64, r io.Reader, max int64) (int64, e
 		return 0, err
 	}
 	defer p.close()
+	if err := p.notFolder(); err != nil {
+		return 0, err
+	}
 	cur, err := p.size()
 	if err != nil {
 		return 0, err
@@ -197,6 +200,10 @@ type uploadIndex struct {
 	byKey  map[indexKey]string
 	seen   map[string]bool
 	bySize map[sizeKey]bool // name and size of every upload indexed
+	// listedAt is the store folder's change time when it was last listed (zero: never): a miss
+	// lists it again only when it changed since, so that a stage of many new files does not list
+	// a growing store once per file.
+	listedAt unix.Timespec
 }
 
 type sizeKey struct {
@@ -228,8 +235,16 @@ func (x *uploadIndex) init() {
 
 // indexNew reads the metadata of the uploads the index has not seen yet; s.idx.mu is held.
 func (s *Store) indexNew() {
+	var st unix.Stat_t
+	if err := unix.Lstat(s.Dir, &st); err == nil {
+		if st.Ctim == s.idx.listedAt {
+			return // no upload placed or removed since the last listing
+		}
+		s.idx.listedAt = st.Ctim // taken before the listing: a change during it lists again
+	}
 	ids, err := s.IDs()
 	if err != nil {
+		s.idx.listedAt = unix.Timespec{}
 		return
 	}
 	for _, i := range ids {

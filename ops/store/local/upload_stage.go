@@ -54,6 +54,8 @@ func (s *Store) Stream(ctx context.Context, src store.Source, f store.SourceFile
 			return nil, manifest.Errorf(manifest.UploadInvalid, "store %s: a batch of another store", s.Dir)
 		}
 		batch = b
+		batch.enter()
+		defer batch.leave()
 	}
 	abs, name, size, want := src.Path, src.Name, src.Size, src.Blake3
 	done := func(id, sum string) (*Meta, error) {
@@ -179,7 +181,7 @@ func hashWhole(ctx context.Context, src store.SourceFile, size, chunk int64, obs
 // stagePartial finds the unfinished upload of this source that no one else holds, ready to
 // resume, or makes one.
 func (s *Store) stagePartial(abs, name string, size int64, want string) (*partial, error) {
-	ids, err := s.partialIDs()
+	ids, err := s.partialsOf(abs, name)
 	if err != nil {
 		return nil, err
 	}
@@ -218,7 +220,11 @@ func (s *Store) stagePartial(abs, name string, size int64, want string) (*partia
 		}
 		return p, nil
 	}
-	return s.newPartial(name, size, &sourceKey{Path: abs, Blake3: want, Size: size})
+	p, err := s.newPartial(name, size, &sourceKey{Path: abs, Blake3: want, Size: size})
+	if err == nil {
+		s.notePartial(abs, name, p.id)
+	}
+	return p, err
 }
 
 // copyFrom makes the locked partial's data equal to the source, whose size and mtime at open are

@@ -29,6 +29,9 @@ func (s *Store) Check(id string) error {
 	if err != nil {
 		return err
 	}
+	if s.isTreeAt(dirfd, id) {
+		return s.checkTreeTop(id, meta.Name)
+	}
 	return s.checkFolder(dirfd, id, meta.Name)
 }
 

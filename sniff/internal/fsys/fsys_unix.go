@@ -27,6 +27,7 @@ const (
 	O_NONBLOCK = unix.O_NONBLOCK
 	O_CLOEXEC  = unix.O_CLOEXEC
 	O_NOCTTY   = unix.O_NOCTTY
+	O_NOFOLLOW = unix.O_NOFOLLOW
 
 	S_IFMT   = unix.S_IFMT
 	S_IFREG  = unix.S_IFREG
@@ -39,6 +40,7 @@ const (
 )
 
 func Stat(path string, st *Stat_t) error                   { return unix.Stat(path, st) }
+func Lstat(path string, st *Stat_t) error                  { return unix.Lstat(path, st) }
 func Fstat(fd int, st *Stat_t) error                       { return unix.Fstat(fd, st) }
 func Open(path string, mode int, perm uint32) (int, error) { return unix.Open(path, mode, perm) }
 func Close(fd int) error                                   { return unix.Close(fd) }

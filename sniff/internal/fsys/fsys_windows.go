@@ -39,6 +39,7 @@ const (
 	O_NONBLOCK = 0
 	O_CLOEXEC  = 0
 	O_NOCTTY   = 0
+	O_NOFOLLOW = 0 // Windows: the walk's Lstat said the file is not a link
 
 	S_IFMT   = 0xf000
 	S_IFIFO  = 0x1000
@@ -106,6 +107,15 @@ func fill(st *Stat_t, fi fs.FileInfo) {
 
 func Stat(path string, st *Stat_t) error {
 	fi, err := os.Stat(path)
+	if err != nil {
+		return errno(err)
+	}
+	fill(st, fi)
+	return nil
+}
+
+func Lstat(path string, st *Stat_t) error {
+	fi, err := os.Lstat(path)
 	if err != nil {
 		return errno(err)
 	}

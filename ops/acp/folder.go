@@ -1,0 +1,244 @@
+package acp
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+
+	"github.com/zeebo/blake3"
+
+	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/ops/store"
+)
+
+// Folder uploads in resolve. A folder upload is one reference like a file: one resource_link to
+// the folder (file://, the store's folder, or with a work folder the copy of its tree there),
+// mimeType inode/directory, size its bytes, and the context block lists its tree (each file's
+// path from the folder and size) under the folder's line while the message has room, then
+// "and N more". Nothing inside a folder goes inline: the agent reads the folder with its tools.
+
+// FolderUploads is what resolve asks of a store that keeps folder uploads (an optional feature
+// of Uploads).
+type FolderUploads interface {
+	// OpenFolder checks the finished folder upload id named name and returns its listing. Not a
+	// folder upload: upload.invalid; not there: upload.missing.
+	OpenFolder(id, name string) (*Folder, error)
+}
+
+// Folder is one finished folder upload.
+type Folder struct {
+	Path   string // the folder on this machine; "" when the store has no local files
+	Size   int64
+	Blake3 string
+	Files  []store.TreeFile
+	// Open opens one of its files (by its Rel) through the store's guarded open.
+	Open func(rel string) (io.ReadCloser, error)
+}
+
+// OpenFolder is FolderUploads for a store behind the seam that keeps folders (store.Trees).
+func (b backend) OpenFolder(id, name string) (*Folder, error) {
+	t, ok := b.b.(store.Trees)
+	if !ok {
+		return nil, manifest.Errorf(manifest.UploadInvalid, "upload %s: store %s keeps no folder uploads", id, b.b.Location())
+	}
+	ti, err := t.TreeInfo(b.ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if ti.Name != name {
+		return nil, manifest.Errorf(manifest.UploadMissing, "upload %s: no finished upload named %s (it is %s)", id, manifest.Quote(name), manifest.Quote(ti.Name))
+	}
+	f := &Folder{Size: ti.Size, Blake3: ti.Blake3, Files: ti.Files,
+		Open: func(rel string) (io.ReadCloser, error) { return t.OpenTreeFile(b.ctx, id, name, rel) }}
+	if p, ok := b.b.(store.Pather); ok {
+		f.Path = p.FinishedPath(id, name)
+	}
+	return f, nil
+}
+
+// examineFolder is examine for a reference whose upload did not open as a file (openErr): when
+// the store keeps folders and it is one, r becomes that folder, by path.
+func examineFolder(u Uploads, r *ref, opts Options, openErr error) (bool, error) {
+	fu, ok := u.(FolderUploads)
+	if !ok || manifest.CodeOf(openErr) != manifest.UploadUnreadable {
+		return false, openErr
+	}
+	f, err := fu.OpenFolder(r.id, r.name)
+	if err != nil {
+		return false, openErr
+	}
+	r.folder = f
+	r.path, r.size, r.blake3 = f.Path, f.Size, f.Blake3
+	r.mime, r.kind = manifest.MimeFolder, manifest.KindFolder
+	r.link = r.path
+	if opts.Workdir != "" {
+		r.link = copyPath(opts.Workdir, r.id, r.name)
+	}
+	if r.link == "" {
+		return true, manifest.Errorf(manifest.UploadUnreadable, "upload %s: the store has no local folder to link to: resolve with a work folder (--workdir)", r.id)
+	}
+	return true, nil
+}
+
+// treeLines is the folder's tree for the context block: a line per file, its path from the
+// folder and its size, while they fit in room bytes (as escaped in JSON, esc), then "and N
+// more". It returns the text and its escaped length.
+func treeLines(r *ref, room int64, esc func(string) int64) (string, int64) {
+	var sb strings.Builder
+	var n int64
+	files := r.folder.Files
+	more := func(k int) string { return fmt.Sprintf("\n  - and %d more", k) }
+	for i, f := range files {
+		line := fmt.Sprintf("\n  - %s (%d bytes)", escapePath(f.Rel), f.Size)
+		need := esc(line)
+		if i < len(files)-1 {
+			need += esc(more(len(files) - i - 1))
+		}
+		if n+need > room {
+			m := more(len(files) - i)
+			if n+esc(m) <= room {
+				sb.WriteString(m)
+				n += esc(m)
+			}
+			break
+		}
+		sb.WriteString(line)
+		n += esc(line)
+	}
+	return sb.String(), n
+}
+
+// copyFolder puts an intact copy of the folder upload r under root (the work folder) at
+// <id>/<name>/: each file already there whole (a regular read-only file of its size and BLAKE3)
+// is kept, any other is written beside it, checked against the listing, and renamed over it.
+// It reports whether every file was kept.
+func copyFolder(root *os.Root, r *ref) (bool, error) {
+	fail := func(err error) error {
+		return manifest.Errorf(manifest.UploadUnreadable, "upload %s: work copy %s: %v", r.id, r.link, err)
+	}
+	if err := mkdirIn(root, r.id); err != nil {
+		return false, fail(err)
+	}
+	top := filepath.Join(r.id, r.name)
+	if err := mkdirIn(root, top); err != nil {
+		return false, fail(err)
+	}
+	made := map[string]bool{top: true}
+	kept := true
+	for _, f := range r.folder.Files {
+		rel := filepath.Join(top, filepath.FromSlash(f.Rel))
+		dir := filepath.Dir(rel)
+		if !made[dir] {
+			parts := strings.Split(path.Dir(f.Rel), "/")
+			at := top
+			for _, p := range parts {
+				at = filepath.Join(at, p)
+				if made[at] {
+					continue
+				}
+				if err := mkdirIn(root, at); err != nil {
+					return false, fail(err)
+				}
+				made[at] = true
+			}
+		}
+		if intactFile(root, rel, f.Size, f.Blake3) {
+			continue
+		}
+		kept = false
+		if err := copyTreeFile(root, r, f, rel); err != nil {
+			return false, err
+		}
+	}
+	return kept, nil
+}
+
+// mkdirIn makes the folder rel under root (0700 whatever the umask) unless it is a real folder
+// already; a link or file there is an error.
+func mkdirIn(root *os.Root, rel string) error {
+	fi, err := root.Lstat(rel)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		if err := root.Mkdir(rel, workDirMode); err != nil {
+			return err
+		}
+		return root.Chmod(rel, workDirMode)
+	case err != nil:
+		return err
+	case !fi.IsDir():
+		return fmt.Errorf("%s is not a real folder", rel)
+	}
+	return nil
+}
+
+// copyTreeFile writes the upload's file f to rel under root through a temporary file, checked
+// against its listed size and BLAKE3.
+func copyTreeFile(root *os.Root, r *ref, f store.TreeFile, rel string) error {
+	tmp := filepath.Join(filepath.Dir(rel), ".attachctl-"+rand.Text()+".tmp")
+	out, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, workFileMode)
+	if err != nil {
+		return manifest.Errorf(manifest.UploadUnreadable, "upload %s: work copy %s: %v", r.id, rel, err)
+	}
+	err = func() error {
+		if err := out.Chmod(workFileMode); err != nil {
+			return err
+		}
+		in, err := r.folder.Open(f.Rel)
+		if err != nil {
+			return err
+		}
+		defer in.Close()
+		h := blake3.New()
+		n, err := io.Copy(io.MultiWriter(out, h), in)
+		if err != nil {
+			return err
+		}
+		if n != f.Size || hex.EncodeToString(h.Sum(nil)) != f.Blake3 {
+			return fmt.Errorf("%s: its %d bytes are not the file the store listed (size %d, BLAKE3 %s)", f.Rel, n, f.Size, f.Blake3)
+		}
+		return nil
+	}()
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = root.Rename(tmp, rel)
+	}
+	if err != nil {
+		root.Remove(tmp)
+		if e, ok := err.(*manifest.Error); ok {
+			return e
+		}
+		return manifest.Errorf(manifest.UploadUnreadable, "upload %s: work copy %s: %v", r.id, rel, err)
+	}
+	return nil
+}
+
+// intactFile reports whether the copy at rel under root is a regular read-only file of size
+// bytes hashing to sum.
+func intactFile(root *os.Root, rel string, size int64, sum string) bool {
+	fi, err := root.Lstat(rel)
+	if err != nil || !fi.Mode().IsRegular() || fi.Mode().Perm() != workFileMode || fi.Size() != size {
+		return false
+	}
+	f, err := root.Open(rel)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err != nil || !os.SameFile(fi, st) {
+		return false
+	}
+	h := blake3.New()
+	if n, err := io.Copy(h, f); err != nil || n != size {
+		return false
+	}
+	return hex.EncodeToString(h.Sum(nil)) == sum
+}

@@ -1,0 +1,91 @@
+package stage
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"time"
+
+	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/ops/store"
+	"github.com/attachctl/attachctl/sniff"
+)
+
+// Folder records (kind folder) over a backend that keeps folder uploads (store.Trees): the
+// record side of a folder upload. The backend gets the folder's files as the walk found them
+// (seam types only) and keeps them as one upload.
+
+// uploadTree uploads the folder record rec as one upload, walking the folder again with the
+// stage's walk options, and sets rec's upload, size, files and BLAKE3.
+func (u *Uploader) uploadTree(ctx context.Context, rec *manifest.Record) error {
+	t, ok := u.b.(store.Trees)
+	if !ok {
+		return manifest.Errorf(manifest.UploadInvalid, "%s: a folder; store %s does not keep folder uploads (give --each for one upload per file)", rec.Path, u.b.Location())
+	}
+	abs, err := filepath.Abs(rec.Path)
+	if err != nil {
+		return manifest.Errorf(manifest.FileUnreadable, "%s: %v", rec.Path, err)
+	}
+	files, err := sniff.Tree(abs, u.opts.Walk)
+	if err != nil {
+		return err
+	}
+	name := rec.Name
+	if name == "" {
+		name = filepath.Base(abs)
+	}
+	if err := store.ValidName(name); err != nil {
+		return err
+	}
+	want, err := store.CheckHex(rec.Blake3)
+	if err != nil {
+		return err
+	}
+	src := store.TreeSource{Path: abs, Name: name, Blake3: want, Files: make([]store.TreeFile, len(files))}
+	for i, f := range files {
+		src.Files[i] = store.TreeFile{Rel: f.Rel, Path: f.Path, Size: f.Size}
+	}
+	ti, err := t.UploadTree(ctx, src, store.TreeOptions{Progress: u.opts.Progress})
+	if errors.Is(err, context.Canceled) {
+		return manifest.Errorf(manifest.UploadMissing, "%s: interrupted before its upload finished; the partial is kept, run again to resume%.0w", abs, err)
+	}
+	if err != nil {
+		return err
+	}
+	SetUpload(rec, u.b, &ti.Info)
+	setFolder(rec, len(ti.Files))
+	return nil
+}
+
+func setFolder(rec *manifest.Record, files int) {
+	rec.Kind, rec.Mime, rec.Files = manifest.KindFolder, manifest.MimeFolder, files
+}
+
+// folderUpload reports whether id is a finished folder upload of b.
+func folderUpload(ctx context.Context, b store.Backend, id string) (store.Trees, bool) {
+	t, ok := b.(store.Trees)
+	if !ok {
+		return nil, false
+	}
+	_, folder, err := t.FolderFiles(ctx, id)
+	return t, err == nil && folder
+}
+
+// verifyTree is verify of a folder upload: every file read and checked against the upload's
+// listing (the backend names each that changed), and the upload's BLAKE3 against want ("": not
+// compared). It sets rec's verified.
+func verifyTree(ctx context.Context, t store.Trees, rec *manifest.Record, id, want string, progress func(int64)) error {
+	ti, err := t.VerifyTree(ctx, id, progress)
+	if ti != nil {
+		rec.Verified = &manifest.Verified{OK: err == nil, Blake3: ti.Blake3, At: now().UTC().Format(time.RFC3339)}
+	}
+	if err != nil {
+		return err
+	}
+	if want != "" && ti.Blake3 != want {
+		rec.Verified.OK = false
+		return manifest.Errorf(manifest.VerifyMismatch, "upload %s: folder %s: its BLAKE3 is %s, the record says %s: the record is of another upload, or the folder changed since it was sniffed",
+			id, ti.Name, ti.Blake3, want)
+	}
+	return nil
+}

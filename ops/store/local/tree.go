@@ -1,0 +1,1035 @@
+//go:build unix
+
+package local
+
+// Folder uploads (store.Trees). The layout, beside that of a file upload (store.go):
+//
+//	STORE/<id>/                     0700  a finished folder upload
+//	  <name>/                       0700  the folder; its files at <name>/<rel>, folders 0700,
+//	                                      files 0400 with one link, no symlink or other entry
+//	  .tree.b3                      0400  the listing: one b3sum line per file, paths from <name>
+//	  .upload.json                  0400  id, name, size (all bytes), blake3 (the listing's),
+//	                                      made, kind "folder", files, sizes (in listing order)
+//	  .used                         0600  the marker, as for a file
+//	STORE/.attachctl/partial/<id>/        an unfinished folder upload
+//	  data                          0600  empty; held locked by the process writing the upload
+//	  info.json                     0600  name, size, created, folder: true, source {path, blake3}
+//	  tree/<name>/<rel>                   the files written so far, each 0400 once whole
+//	  out/                          0700  only while finishing: .upload.json, .tree.b3, <name>
+//	                                      (tree/<name> renamed), renamed whole to STORE/<id>
+//
+// Durability: the files are written without an fsync each; once all are written and out/ is
+// built, one commit (treeCommit: syncfs on Linux, where one call makes the whole file system's
+// writes durable; elsewhere each file was fsynced as it was closed and the folders are fsynced
+// here) makes them durable before out/ is renamed into place, and STORE is fsynced after. A kill
+// at any point leaves the partial, which the next run resumes: every file already there whole
+// and equal to its source is kept.
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/ops"
+	"github.com/attachctl/attachctl/ops/store"
+	"github.com/zeebo/blake3"
+	"golang.org/x/sys/unix"
+)
+
+// partialTree is the folder inside a folder upload's partial that holds its files so far.
+const partialTree = "tree"
+
+// treeMeta is a folder upload's .upload.json: a file upload's metadata, and what the folder holds.
+type treeMeta struct {
+	store.Info
+	Kind  string  `json:"kind"`
+	Files int     `json:"files"`
+	Sizes []int64 `json:"sizes"` // of each file, in the listing's order
+}
+
+var _ store.Trees = (*Store)(nil)
+
+// checkRel checks a file's path inside a folder upload: "/"-separated plain names.
+func checkRel(rel string) error {
+	if rel == "" {
+		return manifest.Errorf(manifest.UploadInvalid, "an empty path inside a folder")
+	}
+	for _, part := range strings.Split(rel, "/") {
+		if err := ValidName(part); err != nil && part != MetaName && part != UsedName {
+			return manifest.Errorf(manifest.UploadInvalid, "%s: not a plain path inside a folder", manifest.Quote(rel))
+		}
+	}
+	return nil
+}
+
+// validTreeName checks a folder upload's name: plain, and not the listing's.
+func validTreeName(name string) error {
+	if err := ValidName(name); err != nil {
+		return err
+	}
+	if name == store.TreeListName {
+		return manifest.Errorf(manifest.UploadInvalid, "%s: reserved inside an upload folder; rename the folder", manifest.Quote(name))
+	}
+	return nil
+}
+
+// UploadTree is store.Trees.UploadTree for the local store.
+func (s *Store) UploadTree(ctx context.Context, src store.TreeSource, opts store.TreeOptions) (*store.TreeInfo, error) {
+	if err := validTreeName(src.Name); err != nil {
+		return nil, err
+	}
+	want, err := checkHex(src.Blake3)
+	if err != nil {
+		return nil, err
+	}
+	progress := opts.Progress
+	if progress == nil {
+		progress = func(int64) {}
+	}
+	var total int64
+	for i, f := range src.Files {
+		if err := checkRel(f.Rel); err != nil {
+			return nil, err
+		}
+		if i > 0 && src.Files[i-1].Rel >= f.Rel {
+			return nil, manifest.Errorf(manifest.UploadInvalid, "%s: the folder's files are not sorted, or listed twice", manifest.Quote(f.Rel))
+		}
+		total += f.Size
+	}
+	// A folder of this name and size may be finished already: its BLAKE3 decides, and an upload
+	// of the same tree is named again (and marked used) instead of copied.
+	if want == "" && s.mayHave(src.Name, total) {
+		if want, err = hashTree(ctx, src.Files); err != nil {
+			return nil, err
+		}
+	}
+	if want != "" {
+		if id := s.finishedTree(want, src.Name); id != "" && s.reuse(id) {
+			progress(total)
+			return s.TreeInfo(ctx, id)
+		}
+	}
+	p, err := s.treePartial(src.Path, src.Name, total, want)
+	if err != nil {
+		return nil, err
+	}
+	defer p.close()
+	w, err := p.openTreeWriter(src.Name)
+	if err != nil {
+		return nil, err
+	}
+	defer w.close()
+	var sum manifest.TreeSum
+	sizes := make([]int64, 0, len(src.Files))
+	for i, f := range src.Files {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		h, err := w.put(f)
+		if err != nil {
+			return nil, err
+		}
+		progress(f.Size)
+		sum.Add(f.Rel, h)
+		sizes = append(sizes, f.Size)
+		if i%256 == 255 {
+			touchFile(p.f) // the partial was written now: a sweep's cutoff for unfinished uploads
+		}
+	}
+	if err := w.close(); err != nil {
+		return nil, err
+	}
+	got := sum.Sum()
+	if want != "" && got != want {
+		return nil, manifest.Errorf(manifest.UploadHashMismatch, "%s: the folder's BLAKE3 is %s, the manifest says %s (changed since it was sniffed, or walked with other --exclude/--no-ignore)", src.Path, got, want)
+	}
+	m := &treeMeta{Info: store.Info{ID: p.id, Name: src.Name, Size: total, Blake3: got, Made: time.Now().UTC()},
+		Kind: store.KindFolder, Files: len(src.Files), Sizes: sizes}
+	if err := p.publishTree(m, treeListing(&sum)); err != nil {
+		return nil, err
+	}
+	ti := &store.TreeInfo{Info: m.Info, Files: make([]store.TreeFile, len(src.Files))}
+	for i, f := range sum.Files() {
+		ti.Files[i] = store.TreeFile{Rel: f.Rel, Size: sizes[i], Blake3: f.Blake3}
+	}
+	return ti, nil
+}
+
+// treeListing is the .tree.b3 of the files: sum's lines, which are in the same order.
+func treeListing(sum *manifest.TreeSum) []byte {
+	var b bytes.Buffer
+	for _, f := range sum.Files() {
+		b.WriteString(manifest.B3sumLine(f.Blake3, f.Rel))
+	}
+	return b.Bytes()
+}
+
+// touchFile sets f's modification time to now (best effort).
+func touchFile(f *os.File) {
+	unix.Futimes(int(f.Fd()), nil)
+}
+
+// treePartial finds the unfinished folder upload of this source that no one else holds, or
+// makes one, and returns it locked.
+func (s *Store) treePartial(abs, name string, size int64, want string) (*partial, error) {
+	ids, err := s.partialIDs()
+	if err != nil {
+		return nil, err
+	}
+	slices.Sort(ids) // the oldest first (UUIDv7)
+	for _, id := range ids {
+		meta, err := s.readPartialMetaOf(id)
+		if err != nil || !meta.Folder || meta.Source == nil || meta.Source.Path != abs || meta.Name != name {
+			continue
+		}
+		p, err := s.lockPartial(id, true)
+		if err != nil {
+			continue // held by another process, or gone
+		}
+		if !p.meta.Folder || p.meta.Source == nil || p.meta.Source.Path != abs || p.meta.Name != name {
+			p.close()
+			continue
+		}
+		if key := (sourceKey{Path: abs, Blake3: want, Size: size}); *p.meta.Source != key || p.meta.Size != size {
+			p.meta.Size, p.meta.Source = size, &key
+			if err := p.writeMeta(); err != nil {
+				p.close()
+				return nil, err
+			}
+		}
+		return p, nil
+	}
+	p, err := s.newPartial(name, size, &sourceKey{Path: abs, Blake3: want, Size: size})
+	if err != nil {
+		return nil, err
+	}
+	p.meta.Folder = true
+	if err := p.writeMeta(); err != nil {
+		p.remove(false)
+		return nil, err
+	}
+	return p, nil
+}
+
+// notFolder refuses the step-by-step commands on an unfinished folder upload, which only its
+// stage (upload of the folder, run again) finishes.
+func (p *partial) notFolder() error {
+	if p.meta.Folder {
+		return manifest.Errorf(manifest.UploadInvalid, "upload %s: an unfinished folder upload; run the upload of the folder again to resume it", p.id)
+	}
+	return nil
+}
+
+// treeWriter writes the files of a folder upload into its partial, in the order of their paths,
+// keeping the folders of the current file's path open.
+type treeWriter struct {
+	root  *os.File   // tree/<name>
+	stack []*os.File // the open folders below root, of the last file's path
+	parts []string   // their names
+	made  []*os.File // folders to fsync at the end (where files are fsynced one by one)
+	buf   []byte
+	sbuf  []byte
+}
+
+var treeBufs = sync.Pool{New: func() any { b := make([]byte, 256<<10); return &b }}
+
+// openTreeWriter opens (making what is missing) tree/<name> in the locked partial. A leftover
+// of a finish that was killed after it moved the folder into out/ is moved back first.
+func (p *partial) openTreeWriter(name string) (*treeWriter, error) {
+	dirfd := int(p.dirf.Fd())
+	tfd, err := OpenSubdir(dirfd, partialTree, p.dir+"/"+partialTree)
+	if err != nil {
+		return nil, err
+	}
+	defer unix.Close(tfd)
+	if err := fixDir(tfd, p.dir+"/"+partialTree); err != nil {
+		return nil, err
+	}
+	rfd, err := OpenSubdir(tfd, name, p.dir+"/"+partialTree+"/"+name)
+	if err != nil {
+		return nil, err
+	}
+	root := os.NewFile(uintptr(rfd), p.dir+"/"+partialTree+"/"+name)
+	if err := fixDir(rfd, root.Name()); err != nil {
+		root.Close()
+		return nil, err
+	}
+	w := &treeWriter{root: root}
+	w.buf = *treeBufs.Get().(*[]byte)
+	w.sbuf = *treeBufs.Get().(*[]byte)
+	return w, nil
+}
+
+// fixDir checks that the open folder fd is one of the user's, and makes its mode 0700.
+func fixDir(fd int, path string) error {
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return storeErr(path, err)
+	}
+	if st.Uid != euid {
+		return manifest.Errorf(manifest.UploadUnreadable, "%s: owned by uid %d, not by the current user", path, st.Uid)
+	}
+	if uint32(st.Mode)&0o7777 != uint32(DirMode) {
+		if err := unix.Fchmod(fd, uint32(DirMode)); err != nil {
+			return storeErr(path, err)
+		}
+	}
+	return nil
+}
+
+// dirFor returns the open folder that holds rel, opening or making the folders on the way.
+func (w *treeWriter) dirFor(rel string) (*os.File, error) {
+	var want []string
+	if d := path.Dir(rel); d != "." {
+		want = strings.Split(d, "/")
+	}
+	keep := 0
+	for keep < len(w.parts) && keep < len(want) && w.parts[keep] == want[keep] {
+		keep++
+	}
+	for len(w.stack) > keep {
+		if err := w.leave(); err != nil {
+			return nil, err
+		}
+	}
+	for _, part := range want[keep:] {
+		parent := w.root
+		if len(w.stack) > 0 {
+			parent = w.stack[len(w.stack)-1]
+		}
+		p := parent.Name() + "/" + part
+		fd, err := openDirAt(int(parent.Fd()), part)
+		switch {
+		case errors.Is(err, unix.ENOENT):
+			var f *os.File
+			if f, err = mkdirAt(int(parent.Fd()), part, p); err != nil {
+				return nil, err
+			}
+			fd, err = unix.Dup(int(f.Fd()))
+			f.Close()
+		case err != nil: // a link or a file where a folder goes: the partial is ours to fix
+			if rerr := removeEntry(int(parent.Fd()), part); rerr != nil {
+				return nil, storeErr(p, rerr)
+			}
+			var f *os.File
+			if f, err = mkdirAt(int(parent.Fd()), part, p); err != nil {
+				return nil, err
+			}
+			fd, err = unix.Dup(int(f.Fd()))
+			f.Close()
+		}
+		if err != nil {
+			return nil, storeErr(p, err)
+		}
+		if err := fixDir(fd, p); err != nil {
+			unix.Close(fd)
+			return nil, err
+		}
+		w.stack = append(w.stack, os.NewFile(uintptr(fd), p))
+		w.parts = append(w.parts, part)
+	}
+	if len(w.stack) == 0 {
+		return w.root, nil
+	}
+	return w.stack[len(w.stack)-1], nil
+}
+
+// leave closes the deepest open folder, keeping it for the end's fsync where files are fsynced
+// one by one.
+func (w *treeWriter) leave() error {
+	d := w.stack[len(w.stack)-1]
+	w.stack, w.parts = w.stack[:len(w.stack)-1], w.parts[:len(w.parts)-1]
+	if fileSyncEach {
+		w.made = append(w.made, d)
+		if len(w.made) >= 64 {
+			return w.syncMade()
+		}
+		return nil
+	}
+	return d.Close()
+}
+
+// syncMade fsyncs and closes the folders kept for it.
+func (w *treeWriter) syncMade() error {
+	var first error
+	for _, d := range w.made {
+		if err := syncFile(d); err != nil && first == nil {
+			first = err
+		}
+		d.Close()
+	}
+	w.made = w.made[:0]
+	return first
+}
+
+// close closes every folder, fsyncing them where files are fsynced one by one. It may be called
+// again.
+func (w *treeWriter) close() error {
+	var first error
+	for len(w.stack) > 0 {
+		if err := w.leave(); err != nil && first == nil {
+			first = err
+		}
+	}
+	if w.root != nil {
+		if fileSyncEach {
+			w.made = append(w.made, w.root)
+		} else {
+			w.root.Close()
+		}
+		w.root = nil
+		if err := w.syncMade(); err != nil && first == nil {
+			first = err
+		}
+	}
+	if w.buf != nil {
+		buf, sbuf := w.buf, w.sbuf
+		treeBufs.Put(&buf)
+		treeBufs.Put(&sbuf)
+		w.buf, w.sbuf = nil, nil
+	}
+	return first
+}
+
+// removeEntry removes what is at name in the folder dirfd, a file, a link or a folder, never
+// following a link and never leaving the file system.
+func removeEntry(dirfd int, name string) error {
+	root, err := fsOf(dirfd)
+	if err != nil {
+		return err
+	}
+	return removeAt(dirfd, name, root)
+}
+
+// put makes the partial's copy of f equal to the source and returns the source's BLAKE3. A copy
+// already there (from a killed run) whole and equal to the source is kept; anything else there
+// is replaced.
+func (w *treeWriter) put(f store.TreeFile) (string, error) {
+	dir, err := w.dirFor(f.Rel)
+	if err != nil {
+		return "", err
+	}
+	base := path.Base(f.Rel)
+	dst := dir.Name() + "/" + base
+	src, st, err := openTreeSource(f.Path)
+	if err != nil {
+		return "", err
+	}
+	defer src.Close()
+	if st.Size != f.Size {
+		return "", manifest.Errorf(manifest.UploadSourceChange, "%s: is %d bytes, it was %d when the folder was walked", f.Path, st.Size, f.Size)
+	}
+	if sum, ok := w.same(dir, base, src, st); ok {
+		return sum, nil
+	}
+	if _, err := src.Seek(0, io.SeekStart); err != nil {
+		return "", manifest.Errorf(manifest.FileUnreadable, "%s: %v", f.Path, err)
+	}
+	if err := unix.Unlinkat(int(dir.Fd()), base, 0); err != nil && !errors.Is(err, unix.ENOENT) {
+		if err := removeEntry(int(dir.Fd()), base); err != nil {
+			return "", storeErr(dst, err)
+		}
+	}
+	out, err := createAt(int(dir.Fd()), base, dst, unix.O_WRONLY)
+	if err != nil {
+		return "", err
+	}
+	h := blake3.New()
+	var n int64
+	for {
+		k, rerr := src.Read(w.buf)
+		if k > 0 {
+			h.Write(w.buf[:k])
+			if _, err := out.Write(w.buf[:k]); err != nil {
+				out.Close()
+				return "", storeErr(dst, err)
+			}
+			n += int64(k)
+		}
+		if rerr == io.EOF {
+			break
+		}
+		if rerr != nil {
+			out.Close()
+			return "", manifest.Errorf(manifest.FileUnreadable, "%s: %v", f.Path, rerr)
+		}
+	}
+	if n != st.Size {
+		out.Close()
+		return "", manifest.Errorf(manifest.UploadSourceChange, "%s: changed while being uploaded", f.Path)
+	}
+	if err := treeSourceSame(src, st); err != nil {
+		out.Close()
+		return "", err
+	}
+	// Read-only as soon as it is whole, as a finished upload's files are (a resume only reads it).
+	if err := unix.Fchmod(int(out.Fd()), uint32(ReadOnlyMode)); err != nil {
+		out.Close()
+		return "", storeErr(dst, err)
+	}
+	if fileSyncEach {
+		if err := out.Sync(); err != nil {
+			out.Close()
+			return "", storeErr(dst, err)
+		}
+	}
+	if err := out.Close(); err != nil {
+		return "", storeErr(dst, err)
+	}
+	var sum [32]byte
+	return fmt.Sprintf("%x", h.Sum(sum[:0])), nil
+}
+
+// same reports whether the partial holds base in dir whole and equal to the source, a regular
+// file of the user's with one link; then it returns the source's BLAKE3, read once.
+func (w *treeWriter) same(dir *os.File, base string, src *os.File, st *unix.Stat_t) (string, bool) {
+	fd, err := unix.Openat(int(dir.Fd()), base, unix.O_RDONLY|openFlags, 0)
+	if err != nil {
+		return "", false
+	}
+	have := os.NewFile(uintptr(fd), dir.Name()+"/"+base)
+	defer have.Close()
+	var hst unix.Stat_t
+	if unix.Fstat(fd, &hst) != nil || checkOwnFile(&hst, have.Name(), "") != nil || hst.Size != st.Size ||
+		uint32(hst.Mode)&0o7777 != uint32(ReadOnlyMode) {
+		return "", false
+	}
+	h := blake3.New()
+	var n int64
+	for {
+		k, err := io.ReadFull(src, w.sbuf)
+		if k > 0 {
+			if _, herr := io.ReadFull(have, w.buf[:k]); herr != nil || !bytes.Equal(w.buf[:k], w.sbuf[:k]) {
+				return "", false
+			}
+			h.Write(w.sbuf[:k])
+			n += int64(k)
+		}
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
+			break
+		}
+		if err != nil {
+			return "", false
+		}
+	}
+	if n != st.Size || treeSourceSame(src, st) != nil {
+		return "", false
+	}
+	var sum [32]byte
+	return fmt.Sprintf("%x", h.Sum(sum[:0])), true
+}
+
+// openTreeSource opens a file of a folder being uploaded: never through a symlink (the walk
+// found a regular file there; a link put there since is not followed), never blocking.
+func openTreeSource(p string) (*os.File, *unix.Stat_t, error) {
+	var fd int
+	var err error
+	for {
+		fd, err = unix.Open(p, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC|unix.O_NOCTTY, 0)
+		if err != unix.EINTR {
+			break
+		}
+	}
+	if err != nil {
+		code := manifest.FileUnreadable
+		switch {
+		case errors.Is(err, unix.ENOENT), errors.Is(err, unix.ENOTDIR):
+			code = manifest.UploadSourceChange
+		case errors.Is(err, unix.ELOOP):
+			return nil, nil, manifest.Errorf(manifest.UploadSourceChange, "%s: a symlink now; not followed", p)
+		}
+		return nil, nil, manifest.Errorf(code, "%s: %v", p, err)
+	}
+	st := new(unix.Stat_t)
+	if err := unix.Fstat(fd, st); err != nil {
+		unix.Close(fd)
+		return nil, nil, manifest.Errorf(manifest.FileUnreadable, "%s: %v", p, err)
+	}
+	if uint32(st.Mode)&unix.S_IFMT != unix.S_IFREG {
+		unix.Close(fd)
+		return nil, nil, manifest.Errorf(manifest.UploadSourceChange, "%s: not a regular file now; not read", p)
+	}
+	unix.SetNonblock(fd, false)
+	return os.NewFile(uintptr(fd), p), st, nil
+}
+
+// publishTree makes the locked partial's tree a finished upload in one rename: out/ is built
+// (.upload.json, .tree.b3, and tree/<name> renamed into it), one commit makes everything
+// durable, out/ is renamed to STORE/<id> (never replacing) and STORE is fsynced.
+func (p *partial) publishTree(m *treeMeta, listing []byte) error {
+	dirfd := int(p.dirf.Fd())
+	if root, err := fsOf(dirfd); err == nil {
+		removeAt(dirfd, partialOut, root)
+	}
+	od, err := mkdirAt(dirfd, partialOut, p.dir+"/"+partialOut)
+	if err != nil {
+		return err
+	}
+	defer od.Close()
+	b, _ := json.Marshal(m)
+	write := func(name string, data []byte) error {
+		f, err := createAt(int(od.Fd()), name, od.Name()+"/"+name, unix.O_WRONLY)
+		if err != nil {
+			return err
+		}
+		_, werr := f.Write(data)
+		if werr == nil {
+			werr = unix.Fchmod(int(f.Fd()), uint32(ReadOnlyMode))
+		}
+		if werr == nil && fileSyncEach {
+			werr = f.Sync()
+		}
+		if cerr := f.Close(); werr == nil {
+			werr = cerr
+		}
+		return wrap(f.Name(), werr)
+	}
+	undo := func(err error) error {
+		unix.Renameat(int(od.Fd()), m.Name, dirfd, partialTree+"/"+m.Name)
+		if root, ferr := fsOf(dirfd); ferr == nil {
+			removeAt(dirfd, partialOut, root)
+		}
+		return err
+	}
+	if err := write(MetaName, append(b, '\n')); err != nil {
+		return undo(err)
+	}
+	if err := write(store.TreeListName, listing); err != nil {
+		return undo(err)
+	}
+	if err := unix.Renameat(dirfd, partialTree+"/"+m.Name, int(od.Fd()), m.Name); err != nil {
+		return undo(storeErr(od.Name()+"/"+m.Name, err))
+	}
+	if err := treeCommit(od); err != nil {
+		return undo(err)
+	}
+	storefd, err := unix.Open(p.s.Dir, noFollowDir, 0)
+	if err != nil {
+		return undo(lockErr(p.s.Dir, err))
+	}
+	defer unix.Close(storefd)
+	if err := renameNoReplaceAt(dirfd, partialOut, storefd, p.id); err != nil {
+		return undo(storeErr(p.s.UploadDir(p.id), err))
+	}
+	if err := unix.Fsync(storefd); err != nil {
+		return storeErr(p.s.Dir, err)
+	}
+	p.s.removePartial(p.id, false) // a leftover is cleaned by the next finish, stage or sweep
+	p.s.idx.add(&m.Info)
+	return nil
+}
+
+// TreeInfo is store.Trees.TreeInfo for the local store.
+func (s *Store) TreeInfo(_ context.Context, id string) (*store.TreeInfo, error) {
+	if err := ValidID(id); err != nil {
+		return nil, err
+	}
+	dirfd, err := s.openUploadDir(id)
+	if err != nil {
+		return nil, err
+	}
+	defer unix.Close(dirfd)
+	return s.treeInfoAt(dirfd, id)
+}
+
+// treeInfoAt reads the metadata and listing of the folder upload id from its open folder dirfd.
+func (s *Store) treeInfoAt(dirfd int, id string) (*store.TreeInfo, error) {
+	m, err := s.readTreeMetaAt(dirfd, id)
+	if err != nil {
+		return nil, err
+	}
+	if m.Kind != store.KindFolder {
+		return nil, manifest.Errorf(manifest.UploadInvalid, "upload %s: a file (%s), not a folder", id, m.Name)
+	}
+	lf, err := openGuarded(dirfd, store.TreeListName, s.UploadDir(id)+"/"+store.TreeListName, id)
+	if err != nil {
+		return nil, err
+	}
+	defer lf.Close()
+	h := blake3.New()
+	ti := &store.TreeInfo{Info: m.Info}
+	sc := bufio.NewScanner(io.TeeReader(lf, h))
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		sum, rel, err := ops.ParseB3sumLine(sc.Text())
+		if err != nil || checkRel(rel) != nil || len(ti.Files) >= len(m.Sizes) {
+			return nil, manifest.Errorf(manifest.UploadUnreadable, "upload %s: %s is damaged", id, lf.Name())
+		}
+		ti.Files = append(ti.Files, store.TreeFile{Rel: rel, Size: m.Sizes[len(ti.Files)], Blake3: sum})
+	}
+	if sc.Err() != nil || len(ti.Files) != m.Files || len(m.Sizes) != m.Files {
+		return nil, manifest.Errorf(manifest.UploadUnreadable, "upload %s: %s is damaged", id, lf.Name())
+	}
+	var sum [32]byte
+	if got := fmt.Sprintf("%x", h.Sum(sum[:0])); got != m.Blake3 {
+		return nil, manifest.Errorf(manifest.VerifyMismatch, "upload %s: %s hashes to %s, its metadata says %s (the listing changed)", id, lf.Name(), got, m.Blake3)
+	}
+	return ti, nil
+}
+
+// FolderFiles is store.Trees.FolderFiles for the local store.
+func (s *Store) FolderFiles(_ context.Context, id string) (int, bool, error) {
+	if err := ValidID(id); err != nil {
+		return 0, false, err
+	}
+	dirfd, err := s.openUploadDir(id)
+	if err != nil {
+		return 0, false, err
+	}
+	defer unix.Close(dirfd)
+	m, err := s.readTreeMetaAt(dirfd, id)
+	if err != nil {
+		return 0, false, err
+	}
+	return m.Files, m.Kind == store.KindFolder, nil
+}
+
+// readTreeMetaAt reads .upload.json of upload id, open as dirfd, with a folder upload's fields.
+func (s *Store) readTreeMetaAt(dirfd int, id string) (*treeMeta, error) {
+	f, err := openGuarded(dirfd, MetaName, s.UploadDir(id)+"/"+MetaName, id)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var m treeMeta
+	b, err := io.ReadAll(io.LimitReader(f, 64<<20))
+	if err != nil || json.Unmarshal(b, &m) != nil || m.ID != id || ValidName(m.Name) != nil {
+		return nil, manifest.Errorf(manifest.UploadUnreadable, "upload %s: %s is damaged", id, f.Name())
+	}
+	return &m, nil
+}
+
+// OpenTreeFile is store.Trees.OpenTreeFile for the local store.
+func (s *Store) OpenTreeFile(_ context.Context, id, name, rel string) (store.Reader, error) {
+	f, err := s.openTreeFile(id, name, rel)
+	if err != nil {
+		return nil, err
+	}
+	return &treeReader{File: f}, nil
+}
+
+type treeReader struct{ *os.File }
+
+func (r *treeReader) Info() *store.Info { return nil }
+
+// openTreeFile is the guarded open of a file inside a finished folder upload: every folder from
+// the store down opened O_NOFOLLOW, the file checked as OpenFinished checks one.
+func (s *Store) openTreeFile(id, name, rel string) (*os.File, error) {
+	if err := ValidID(id); err != nil {
+		return nil, err
+	}
+	if err := validTreeName(name); err != nil {
+		return nil, err
+	}
+	if err := checkRel(rel); err != nil {
+		return nil, err
+	}
+	fd, err := s.openUploadDir(id)
+	if err != nil {
+		return nil, err
+	}
+	p := s.UploadDir(id)
+	for _, part := range append([]string{name}, strings.Split(path.Dir(rel), "/")...) {
+		if part == "." {
+			continue
+		}
+		p += "/" + part
+		next, err := openDirAt(fd, part)
+		unix.Close(fd)
+		if err != nil {
+			return nil, guardErr(p, id, err)
+		}
+		fd = next
+	}
+	defer unix.Close(fd)
+	return openGuarded(fd, path.Base(rel), p+"/"+path.Base(rel), id)
+}
+
+// VerifyTree is store.Trees.VerifyTree for the local store: its own folder checked as Check
+// checks a file upload's, its listing against its BLAKE3, and every file (through the guarded
+// open) against its listed BLAKE3 and size; a file not listed, or missing, is named too.
+func (s *Store) VerifyTree(_ context.Context, id string, progress func(int64)) (*store.TreeInfo, error) {
+	ti, err := s.TreeInfo(context.Background(), id)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.checkTreeTop(id, ti.Name); err != nil {
+		return ti, err
+	}
+	var changed []string
+	listed := map[string]bool{}
+	for _, f := range ti.Files {
+		listed[f.Rel] = true
+		got, n, err := s.hashTreeFile(id, ti.Name, f.Rel, progress)
+		switch {
+		case manifest.CodeOf(err) == manifest.UploadMissing:
+			changed = append(changed, manifest.Quote(f.Rel)+" is missing")
+		case err != nil:
+			changed = append(changed, fmt.Sprintf("%s: %v", manifest.Quote(f.Rel), manifest.AsError(err, "").Message))
+		case n != f.Size || got != f.Blake3:
+			changed = append(changed, fmt.Sprintf("%s changed (%d bytes, BLAKE3 %s; listed %d bytes, %s)", manifest.Quote(f.Rel), n, got, f.Size, f.Blake3))
+		}
+	}
+	extra, err := s.treeExtra(id, ti.Name, listed)
+	if err != nil {
+		return ti, err
+	}
+	for _, e := range extra {
+		changed = append(changed, manifest.Quote(e)+" was added")
+	}
+	if len(changed) > 0 {
+		return ti, manifest.Errorf(manifest.VerifyMismatch, "upload %s: folder %s: %s", id, ti.Name, strings.Join(changed, "; "))
+	}
+	return ti, nil
+}
+
+// hashTreeFile hashes one file of a folder upload through the guarded open.
+func (s *Store) hashTreeFile(id, name, rel string, progress func(int64)) (string, int64, error) {
+	f, err := s.openTreeFile(id, name, rel)
+	if err != nil {
+		return "", 0, err
+	}
+	defer f.Close()
+	h := blake3.New()
+	bp := treeBufs.Get().(*[]byte)
+	defer treeBufs.Put(bp)
+	n, err := io.CopyBuffer(h, io.TeeReader(f, progressWriter(progress)), *bp)
+	if err != nil {
+		return "", n, manifest.Errorf(manifest.UploadUnreadable, "upload %s: %s: %v", id, f.Name(), err)
+	}
+	var sum [32]byte
+	return fmt.Sprintf("%x", h.Sum(sum[:0])), n, nil
+}
+
+type progressWriter func(int64)
+
+func (p progressWriter) Write(b []byte) (int, error) {
+	if p != nil {
+		p(int64(len(b)))
+	}
+	return len(b), nil
+}
+
+// treeExtra lists what the folder upload holds that its listing does not name (a file added, a
+// link, anything that is not a regular file or a folder), never following a link or entering
+// another file system.
+func (s *Store) treeExtra(id, name string, listed map[string]bool) ([]string, error) {
+	top, err := s.openUploadDir(id)
+	if err != nil {
+		return nil, err
+	}
+	defer unix.Close(top)
+	root, err := fsOf(top)
+	if err != nil {
+		return nil, guardErr(s.UploadDir(id), id, err)
+	}
+	var extra []string
+	var walk func(dirfd int, rel string) error
+	walk = func(dirfd int, rel string) error {
+		fd, err := unix.Dup(dirfd)
+		if err != nil {
+			return err
+		}
+		d := os.NewFile(uintptr(fd), rel)
+		names, err := d.Readdirnames(-1)
+		d.Close()
+		if err != nil {
+			return err
+		}
+		slices.Sort(names)
+		for _, n := range names {
+			r := n
+			if rel != "" {
+				r = rel + "/" + n
+			}
+			var st unix.Stat_t
+			if err := unix.Fstatat(dirfd, n, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+				return err
+			}
+			switch uint32(st.Mode) & unix.S_IFMT {
+			case unix.S_IFREG:
+				if !listed[r] {
+					extra = append(extra, r)
+				}
+			case unix.S_IFDIR:
+				sub, err := openDirAt(dirfd, n)
+				if err != nil {
+					return err
+				}
+				if st.Uid != euid || uint32(st.Mode)&0o7777 != uint32(DirMode) {
+					extra = append(extra, fmt.Sprintf("%s (a folder of mode %04o owned by uid %d, not 0700 of the current user)", r, uint32(st.Mode)&0o7777, st.Uid))
+				}
+				if id, err := fsOf(sub); err != nil || id != root {
+					unix.Close(sub)
+					extra = append(extra, r+" (another file system mounted there; not entered)")
+					continue
+				}
+				err = walk(sub, r)
+				unix.Close(sub)
+				if err != nil {
+					return err
+				}
+			default:
+				extra = append(extra, r+" (not a regular file)")
+			}
+		}
+		return nil
+	}
+	nfd, err := openDirAt(top, name)
+	if err != nil {
+		return nil, guardErr(s.FinishedPath(id, name), id, err)
+	}
+	defer unix.Close(nfd)
+	if err := walk(nfd, ""); err != nil {
+		return nil, manifest.Errorf(manifest.UploadUnreadable, "upload %s: %s: %v", id, s.FinishedPath(id, name), err)
+	}
+	return extra, nil
+}
+
+// isTreeAt reports whether the upload open as dirfd is a folder upload.
+func (s *Store) isTreeAt(dirfd int, id string) bool {
+	m, err := s.readTreeMetaAt(dirfd, id)
+	return err == nil && m.Kind == store.KindFolder
+}
+
+// checkTreeTop checks a folder upload's own folder as checkFolder checks a file upload's: a real
+// folder of the user's, mode 0700, holding the folder, the metadata, the listing and at most a
+// marker, each the right type, the files of mode 0600 with one link.
+func (s *Store) checkTreeTop(id, name string) error {
+	dirfd, err := s.openUploadDir(id)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(dirfd)
+	dir := s.UploadDir(id)
+	var st unix.Stat_t
+	if err := unix.Fstat(dirfd, &st); err != nil {
+		return guardErr(dir, id, err)
+	}
+	if uint32(st.Mode)&0o7777 != uint32(DirMode) || st.Uid != euid {
+		return manifest.Errorf(manifest.UploadUnreadable, "upload %s: %s: folder mode %04o owned by uid %d, not 0700 of the current user", id, dir, uint32(st.Mode)&0o7777, st.Uid)
+	}
+	fd, err := unix.Dup(dirfd)
+	if err != nil {
+		return guardErr(dir, id, err)
+	}
+	d := os.NewFile(uintptr(fd), dir)
+	names, err := d.Readdirnames(-1)
+	d.Close()
+	if err != nil {
+		return guardErr(dir, id, err)
+	}
+	for _, n := range names {
+		if n != name && n != MetaName && n != UsedName && n != store.TreeListName && !strings.HasPrefix(n, markerTmp) {
+			return manifest.Errorf(manifest.UploadUnreadable, "upload %s: %s: unexpected entry %q", id, dir, n)
+		}
+		if err := unix.Fstatat(dirfd, n, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+			return guardErr(dir+"/"+n, id, err)
+		}
+		var why string
+		typ := uint32(st.Mode) & unix.S_IFMT
+		switch {
+		case n == name && typ != unix.S_IFDIR:
+			why = "not a real folder"
+		case n == name && uint32(st.Mode)&0o7777 != uint32(DirMode):
+			why = fmt.Sprintf("folder mode %04o, not 0700", uint32(st.Mode)&0o7777)
+		case n == name:
+		case typ != unix.S_IFREG:
+			why = "not a regular file"
+		case (n == MetaName || n == store.TreeListName) && !finishedMode(uint32(st.Mode)&0o7777):
+			why = fmt.Sprintf("mode %04o, not 0400", uint32(st.Mode)&0o7777)
+		case n != MetaName && n != store.TreeListName && uint32(st.Mode)&0o7777 != uint32(FileMode):
+			why = fmt.Sprintf("mode %04o, not 0600", uint32(st.Mode)&0o7777)
+		case st.Nlink != 1:
+			why = fmt.Sprintf("%d hard links, not 1", st.Nlink)
+		}
+		if why != "" {
+			return manifest.Errorf(manifest.UploadUnreadable, "upload %s: %s/%s: %s", id, dir, n, why)
+		}
+	}
+	return nil
+}
+
+// hashTree is the BLAKE3 of the folder whose files are files, each read once.
+func hashTree(ctx context.Context, files []store.TreeFile) (string, error) {
+	bp := treeBufs.Get().(*[]byte)
+	defer treeBufs.Put(bp)
+	var sum manifest.TreeSum
+	h := blake3.New()
+	for _, f := range files {
+		if err := ctx.Err(); err != nil {
+			return "", err
+		}
+		src, st, err := openTreeSource(f.Path)
+		if err != nil {
+			return "", err
+		}
+		h.Reset()
+		n, err := io.CopyBuffer(h, src, *bp)
+		if err == nil && (n != st.Size || n != f.Size) {
+			err = manifest.Errorf(manifest.UploadSourceChange, "%s: changed since the folder was walked", f.Path)
+		}
+		if err == nil {
+			err = treeSourceSame(src, st)
+		}
+		src.Close()
+		if err != nil {
+			return "", manifest.AsError(err, manifest.FileUnreadable)
+		}
+		var b [32]byte
+		sum.Add(f.Rel, fmt.Sprintf("%x", h.Sum(b[:0])))
+	}
+	return sum.Sum(), nil
+}
+
+// finishedTree returns the id of a finished folder upload of this BLAKE3 and name, or "". The id
+// it returns was checked just now: its metadata and listing match.
+func (s *Store) finishedTree(blake3, name string) string {
+	x := &s.idx
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.init()
+	k := indexKey{blake3, name}
+	id, ok := x.byKey[k]
+	if !ok {
+		s.indexNew()
+		if id, ok = x.byKey[k]; !ok {
+			return ""
+		}
+	}
+	if ti, err := s.TreeInfo(context.Background(), id); err == nil && ti.Blake3 == blake3 && ti.Name == name {
+		return id
+	}
+	delete(x.byKey, k) // swept or damaged since, or a file upload of that name: upload again
+	delete(x.seen, id)
+	return ""
+}
+
+// treeSourceSame checks that a folder's file still has the size and mtime st it had at open, and
+// did not grow.
+func treeSourceSame(src *os.File, st *unix.Stat_t) error {
+	changed := manifest.Errorf(manifest.UploadSourceChange, "%s: changed while being uploaded", src.Name())
+	var one [1]byte
+	if k, _ := src.ReadAt(one[:], st.Size); k > 0 {
+		return changed
+	}
+	var now unix.Stat_t
+	if err := unix.Fstat(int(src.Fd()), &now); err != nil {
+		return manifest.Errorf(manifest.FileUnreadable, "%s: %v", src.Name(), err)
+	}
+	if now.Size != st.Size || now.Mtim != st.Mtim {
+		return changed
+	}
+	return nil
+}

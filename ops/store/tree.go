@@ -1,0 +1,81 @@
+package store
+
+import "context"
+
+// Folder uploads (SPEC sections 1 and 2): a folder named as an attachment is one upload, its
+// files at STORE/<id>/<name>/<rel>, the whole tree finished at once or not at all. A backend that
+// keeps them implements Trees, an optional feature as tusd's are: a caller asks for it with a
+// type assertion and reports a backend without it as upload.invalid for folder records.
+
+// TreeListName is the listing of a finished folder upload's files beside the folder, at
+// STORE/<id>/.tree.b3: one line per file as b3sum writes it (BLAKE3, two spaces, the path from
+// the folder), in the byte order of the paths. The folder's BLAKE3 (the record's blake3) is the
+// BLAKE3 of this listing, so `b3sum --check` run in the folder checks every file.
+const TreeListName = ".tree.b3"
+
+// TreeFile is one file of a folder to upload, or of a finished folder upload.
+type TreeFile struct {
+	Rel    string // its path from the folder, parts joined by "/"
+	Path   string // a source: where to read it (absolute); a finished upload: ""
+	Size   int64
+	Blake3 string // a finished upload's: from its listing; a source's: "" unless known
+}
+
+// TreeSource is a folder to upload as one: its files, as the walk found them (sorted by Rel).
+type TreeSource struct {
+	Path   string // the folder, absolute: with Name, the key a killed upload is resumed by
+	Name   string // the plain name the agent is shown (the folder's own name)
+	Blake3 string // the folder's BLAKE3 as the manifest says ("": not checked)
+	Files  []TreeFile
+}
+
+// TreeInfo is a finished folder upload's metadata.
+type TreeInfo struct {
+	Info
+	Files []TreeFile // every file, sorted by Rel
+}
+
+// TreeOptions tune UploadTree.
+type TreeOptions struct {
+	Progress func(n int64) // told the bytes each step got through
+}
+
+// Trees is implemented by a backend that keeps folder uploads.
+type Trees interface {
+	// UploadTree uploads the folder src as one upload and returns it finished. Each file is read
+	// once, never through a symlink, and hashed as it is copied; a folder whose BLAKE3 is not
+	// src.Blake3 is upload.hashMismatch, and a file that changes meanwhile upload.sourceChanged.
+	// Nothing of it is visible as finished before every file is durable. A killed upload, run
+	// again with the same folder and name, resumes: files already stored whole and equal to the
+	// source are kept, the rest written. ctx cancelled: the unfinished upload is kept.
+	UploadTree(ctx context.Context, src TreeSource, opts TreeOptions) (*TreeInfo, error)
+
+	// TreeInfo reads a finished folder upload's metadata and listing; upload.invalid when id is a
+	// finished upload of one file, upload.missing when it is no finished upload.
+	TreeInfo(ctx context.Context, id string) (*TreeInfo, error)
+
+	// OpenTreeFile opens the file rel of the finished folder upload id named name through the
+	// guarded open: every folder on the way a real folder of the store, the file a regular file
+	// of the user's with one link and no group or other bits.
+	OpenTreeFile(ctx context.Context, id, name, rel string) (Reader, error)
+
+	// VerifyTree reads every file of the finished folder upload id through the guarded open and
+	// checks it against the listing (and the listing against the upload's BLAKE3):
+	// verify.mismatch naming each file that changed, went missing or was added.
+	VerifyTree(ctx context.Context, id string, progress func(int64)) (*TreeInfo, error)
+
+	// FolderFiles reports whether the finished upload id is a folder upload and how many files
+	// it holds, from its metadata alone (for ls).
+	FolderFiles(ctx context.Context, id string) (files int, folder bool, err error)
+}
+
+// KindFolder is the kind a folder upload's metadata records.
+const KindFolder = "folder"
+
+// BatchWaiter is a Batch whose Settle can wait for more uploads to commit them together: more
+// reports whether more are on their way (the stage's workers are still taking records); Wake
+// makes a waiting Settle ask again when that answer changed other than by an upload arriving.
+type BatchWaiter interface {
+	SetMore(more func() bool)
+	Wake()
+}
