@@ -6,6 +6,7 @@ import (
 	"image"
 	"sync"
 
+	"github.com/attachctl/attachctl/shrink/internal/heif"
 	"golang.org/x/sync/semaphore"
 )
 
@@ -38,27 +39,15 @@ func budget(max int64) *semaphore.Weighted {
 func reserve(max, n int64) func() {
 	s := budget(max)
 	s.Acquire(context.Background(), n) // cannot fail: n <= max and the context never ends
-	reserved.note(n)
+	reserved.Note(n)
 	return func() {
-		reserved.note(-n)
+		reserved.Note(-n)
 		s.Release(n)
 	}
 }
 
 // reserved counts the bytes reserved now and the most ever reserved at once, for the tests.
-var reserved tally
-
-type tally struct {
-	sync.Mutex
-	now, peak int64
-}
-
-func (t *tally) note(n int64) {
-	t.Lock()
-	t.now += n
-	t.peak = max(t.peak, t.now)
-	t.Unlock()
-}
+var reserved heif.Tally
 
 // decodeNeed is the memory a decode and re-encode of the image holds at its peak, from its
 // header alone: the decoder's output at its own pixel layout, what the decoder keeps beside it
@@ -75,9 +64,9 @@ func decodeNeed(format string, cfg image.Config, data []byte, shift, dw, dh int,
 	case "gif":
 		n = 2 * px // the frame, and the composited frame
 	case "heic":
-		n = px*heicBytesPerPixel + wasmBase
+		n = wasmLimit(format, cfg, data) + px*heicCopyPerPixel
 	case "avif":
-		n = px*avifBytesPerPixel + wasmBase
+		n = wasmLimit(format, cfg, data) + px*avifCopyPerPixel
 	default: // WebP, BMP, TIFF: at most 16-bit RGBA
 		n = 8 * px
 	}
@@ -85,14 +74,29 @@ func decodeNeed(format string, cfg image.Config, data []byte, shift, dw, dh int,
 	return n + int64(len(data)) + 8*out + 2*maxBytes
 }
 
-// The WebAssembly decoders' need beyond their output, measured on 12 MP photos (see README):
-// a base for the module's own memory, and bytes a pixel for libheif's planes and tiles (or
-// libavif's YUV and RGBA), the copy out of the module, and the module memory's growth, which
-// copies it.
+// wasmLimit is the part of a HEIC or AVIF decode's reservation that its WebAssembly decoder may
+// use: the module's memory is not let grow past it, so an image larger than its header says
+// stops there (asis) instead of taking memory the budget gave to other decodes.
+func wasmLimit(format string, cfg image.Config, data []byte) int64 {
+	px := int64(cfg.Width) * int64(cfg.Height)
+	per := int64(heicWasmPerPixel)
+	if format == "avif" {
+		per = avifWasmPerPixel
+	}
+	return px*per + wasmBase + int64(len(data))
+}
+
+// The WebAssembly decoders' memory, measured on 12 MP images of every layout they take (see
+// README): a base for the module's own memory; bytes a pixel at most, for libheif's planes and
+// tiles (an image with alpha is the most: RGBA out of YCbCr and alpha planes) or for libavif's
+// YUV, its frame buffers and RGBA (12-bit 4:4:4 with alpha is the most); besides the copy of the
+// file. Outside the module, the copy of its output: at most RGBA, 16-bit for a deep AVIF.
 const (
-	wasmBase          = 32 << 20
-	heicBytesPerPixel = 12
-	avifBytesPerPixel = 28
+	wasmBase         = 32 << 20
+	heicWasmPerPixel = 20
+	avifWasmPerPixel = 50
+	heicCopyPerPixel = 4
+	avifCopyPerPixel = 8
 )
 
 // jpegNeed is what internal/jpeg allocates for a JPEG of px pixels decoded at 1/2^shift: its

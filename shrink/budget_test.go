@@ -41,7 +41,8 @@ func TestDecodeNeed(t *testing.T) {
 		{"CMYK", "jpeg", sofJPEG(0xc0, W, H, 0x11, 0x11, 0x11, 0x11), 8 * px},
 		{"no frame header", "jpeg", []byte{0xff, 0xd8}, 8 * px},
 		{"PNG RGBA", "png", pngBomb(W, H), 4 * px},
-		{"HEIC", "heic", nil, heicBytesPerPixel*px + wasmBase},
+		{"HEIC", "heic", nil, (heicWasmPerPixel+heicCopyPerPixel)*px + wasmBase},
+		{"AVIF", "avif", []byte("ftypavif"), (avifWasmPerPixel+avifCopyPerPixel)*px + wasmBase + 8},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -79,9 +80,7 @@ func TestMemoryBudget(t *testing.T) {
 			o := opts
 			o.MaxMemory = fit*need + need/2
 			o.OutDir = filepath.Join(dir, fmt.Sprint("out", fit)) // nothing reused
-			reserved.Lock()
-			reserved.peak = reserved.now
-			reserved.Unlock()
+			reserved.ResetPeak()
 			var wg sync.WaitGroup
 			for i := range 6 {
 				rec := record(t, dir, fmt.Sprintf("p%d-%d.jpg", fit, i), encodeJPEG(t, photo(600, 450, uint64(i)), 90))
@@ -94,9 +93,7 @@ func TestMemoryBudget(t *testing.T) {
 				}()
 			}
 			wg.Wait()
-			reserved.Lock()
-			peak := reserved.peak
-			reserved.Unlock()
+			_, peak := reserved.Get()
 			if peak > o.MaxMemory {
 				t.Errorf("%d bytes reserved at once, over the budget of %d", peak, o.MaxMemory)
 			}

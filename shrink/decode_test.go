@@ -34,7 +34,7 @@ func TestDecodeSameAsImageDecode(t *testing.T) {
 	inputs["truncated.jpg"] = photo[:len(photo)/2]
 	for name, data := range inputs {
 		want, _, werr := image.Decode(bytes.NewReader(data))
-		got, _, gerr := decode(data, "", 0)
+		got, _, gerr := decode(data, "", 0, 0)
 		if (werr == nil) != (gerr == nil) {
 			t.Errorf("%s: error %v, image.Decode's %v", name, gerr, werr)
 			continue

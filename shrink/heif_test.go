@@ -3,6 +3,7 @@ package shrink
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
 	"image"
 	"os"
 	"os/exec"
@@ -133,10 +134,105 @@ func TestAVIFUpright(t *testing.T) {
 	checkUpright(t, avif, want, dir)
 }
 
+// TestHEIFTransforms: irot and imir, libheif's to apply for a HEIC and shrink's for an AVIF
+// (libavif leaves them to the reader), turn and mirror both the same way: in the order the item
+// lists them (irot, then imir), imir 0 exchanging top and bottom and 1 left and right (ISO/IEC
+// 23008-12:2022; libavif's and libheif's reading). Each file comes out as the scene displayed.
+func TestHEIFTransforms(t *testing.T) {
+	stored := photo(640, 480, 5)
+	for y := 20; y < 120; y++ { // a dark block at the top left: no turn or mirror can hide
+		for x := 20; x < 200; x++ {
+			i := stored.PixOffset(x, y)
+			copy(stored.Pix[i:i+4], []uint8{20, 20, 20, 255})
+		}
+	}
+	dir := t.TempDir()
+	src := filepath.Join(dir, "stored.png")
+	if err := os.WriteFile(src, encodePNG(t, stored), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	heicBase := filepath.Join(dir, "base.heic")
+	run(t, "heif-enc", "-q", "90", "-o", heicBase, src)
+	base, err := os.ReadFile(heicBase)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name       string
+		irot, imir int // -1: none
+	}{
+		{"irot 1 imir 0", 1, 0},
+		{"imir 1", -1, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			want, heic, args := image.Image(stored), base, []string{"-d", "8", "--min", "8", "--max", "16", "-s", "8"}
+			if tc.irot >= 0 {
+				want, heic = rot90(want.(*image.RGBA), tc.irot), withProp(t, heic, "irot", byte(tc.irot))
+				args = append(args, "--irot", fmt.Sprint(tc.irot))
+			}
+			want, heic = mirror(want.(*image.RGBA), tc.imir), withProp(t, heic, "imir", byte(tc.imir))
+			args = append(args, "--imir", fmt.Sprint(tc.imir))
+			avif := filepath.Join(dir, "t.avif")
+			run(t, "avifenc", append(args, src, avif)...)
+			hp := filepath.Join(dir, "t.heic")
+			if err := os.WriteFile(hp, heic, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			b := want.Bounds()
+			w, h := fit(b.Dx(), b.Dy(), 400)
+			for _, p := range []string{hp, avif} {
+				rec := shrinkFile(t, dir, p, 400)
+				m, _ := decodeFile(t, rec.Path)
+				if m.Bounds().Dx() != w || m.Bounds().Dy() != h {
+					t.Fatalf("%s: %v, want %dx%d", filepath.Ext(p), m.Bounds(), w, h)
+				}
+				if q := psnr(m, refArea(want, w, h)); q < 30 {
+					t.Errorf("%s: PSNR %.1f dB against the scene displayed", filepath.Ext(p), q)
+				}
+			}
+		})
+	}
+}
+
+// rot90 turns m n quarter turns anticlockwise (irot).
+func rot90(m *image.RGBA, n int) *image.RGBA {
+	for range n & 3 {
+		b := m.Bounds()
+		out := image.NewRGBA(image.Rect(0, 0, b.Dy(), b.Dx()))
+		for y := 0; y < b.Dy(); y++ {
+			for x := 0; x < b.Dx(); x++ {
+				out.SetRGBA(y, b.Dx()-1-x, m.RGBAAt(x, y))
+			}
+		}
+		m = out
+	}
+	return m
+}
+
+// mirror is imir of mode: 0 exchanges top and bottom, 1 left and right.
+func mirror(m *image.RGBA, mode int) *image.RGBA {
+	b := m.Bounds()
+	out := image.NewRGBA(b)
+	for y := 0; y < b.Dy(); y++ {
+		for x := 0; x < b.Dx(); x++ {
+			if mode == 0 {
+				out.SetRGBA(x, b.Dy()-1-y, m.RGBAAt(x, y))
+			} else {
+				out.SetRGBA(b.Dx()-1-x, y, m.RGBAAt(x, y))
+			}
+		}
+	}
+	return out
+}
+
 // withIrot adds an irot property of angle a (quarter turns anticlockwise) to a HEIF file's
-// primary item, as a phone writes it: a box in ipco, its index in the item's ipma entry, and the
-// item locations (iloc) moved by the bytes added before the media data.
-func withIrot(t testing.TB, f []byte, a byte) []byte {
+// primary item, as a phone writes it.
+func withIrot(t testing.TB, f []byte, a byte) []byte { return withProp(t, f, "irot", a) }
+
+// withProp adds a one-byte property box (irot, imir) to a HEIF file's primary item, after those
+// it has: a box in ipco, its index at the end of the item's ipma entry, and the item locations
+// (iloc) moved by the bytes added before the media data.
+func withProp(t testing.TB, f []byte, typ string, a byte) []byte {
 	t.Helper()
 	type span struct{ start, end int } // a box, header included
 	find := func(d []byte, from, to int, typ string) (span, bool) {
@@ -187,20 +283,20 @@ func withIrot(t testing.TB, f []byte, a byte) []byte {
 	}
 	newIpma = append(append([]byte(nil), f[ipma.start+8:ipma.start+16]...), newIpma...)
 	newIpma = append(binary.BigEndian.AppendUint32(nil, uint32(8+len(newIpma))), append([]byte("ipma"), newIpma...)...)
-	irotBox := []byte{0, 0, 0, 9, 'i', 'r', 'o', 't', a}
-	grow := len(irotBox) + len(newIpma) - (ipma.end - ipma.start)
+	propBox := append(append([]byte{0, 0, 0, 9}, typ...), a)
+	grow := len(propBox) + len(newIpma) - (ipma.end - ipma.start)
 
 	// Rebuild: boxes that contain a change grow by their share.
 	var out []byte
 	out = append(out, f[:ipco.end]...)
-	out = append(out, irotBox...)
+	out = append(out, propBox...)
 	out = append(out, f[ipco.end:ipma.start]...)
 	out = append(out, newIpma...)
 	out = append(out, f[ipma.end:]...)
 	add := func(at, n int) {
 		binary.BigEndian.PutUint32(out[at:], binary.BigEndian.Uint32(out[at:])+uint32(n))
 	}
-	add(ipco.start, len(irotBox))
+	add(ipco.start, len(propBox))
 	add(iprp.start, grow)
 	add(meta.start, grow)
 	// iloc lies before or after iprp; its file offsets point past meta, which grew.
@@ -254,13 +350,23 @@ func withIrot(t testing.TB, f []byte, a byte) []byte {
 }
 
 // TestMain keeps the decoders' compiled code in a folder of the test run, not the user's cache.
+// The test binary started with SHRINK_CHILD set is a child of a benchmark (see
+// BenchmarkLyingHeaderRSS, Linux), sharing the parent's cache.
 func TestMain(m *testing.M) {
+	if spec := os.Getenv("SHRINK_CHILD"); spec != "" {
+		setCodeCache(os.Getenv("SHRINK_CODE_CACHE"))
+		os.Exit(child(spec))
+	}
 	dir, err := os.MkdirTemp("", "shrink-code-cache-")
 	if err != nil {
 		panic(err)
 	}
 	setCodeCache(dir)
+	codeCache = dir
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
 }
+
+// codeCache is the test run's folder for the decoders' compiled code.
+var codeCache string

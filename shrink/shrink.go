@@ -29,6 +29,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	_ "image/gif" // decoders: GIF, and below BMP, TIFF and WebP
 
@@ -148,7 +149,9 @@ func Record(rec *manifest.Record, opts Options) error {
 		rec.Blake3 = src.sum
 	}
 	asis := func(format string, args ...any) error {
-		rec.Shrink = &manifest.Shrink{Action: AsIs, Reason: fmt.Sprintf(format, args...)}
+		// One line, whatever a decoder's error carried after its first.
+		why, _, _ := strings.Cut(fmt.Sprintf(format, args...), "\n")
+		rec.Shrink = &manifest.Shrink{Action: AsIs, Reason: why}
 		return nil
 	}
 
@@ -238,8 +241,13 @@ func Record(rec *manifest.Record, opts Options) error {
 		if isHEIF {
 			setCodeCache(opts.CodeCache)
 		}
-		img, shift, err := decode(src.data, format, shift)
-		if err != nil {
+		img, shift, err := decode(src.data, format, shift, wasmLimit(format, cfg, src.data))
+		var me *heif.MemoryError
+		switch {
+		case errors.As(err, &me):
+			return asis("%s header says %dx%d, but its decoder needed more than the %d MiB that size allows; not decoded",
+				strings.ToUpper(format), cfg.Width, cfg.Height, me.Limit>>20)
+		case err != nil:
 			return asis("undecodable: %s: %v", format, err)
 		}
 		b := img.Bounds()
@@ -300,13 +308,25 @@ func fit(w, h, maxEdge int) (int, int) {
 	return dw, dh
 }
 
+// newName is the original's base name with the new extension, held to the 255 bytes a name may
+// have (SPEC 5): a base too long for the extension is cut, at a character's start, so the name
+// stays valid UTF-8.
 func newName(name, ext string) string {
 	stem := strings.TrimSuffix(name, filepath.Ext(name))
+	if n := maxNameBytes - len(ext); len(stem) > n {
+		for n > 0 && !utf8.RuneStart(stem[n]) {
+			n--
+		}
+		stem = stem[:n]
+	}
 	if stem == "" {
 		stem = "image"
 	}
 	return stem + ext
 }
+
+// maxNameBytes is the longest name SPEC 5 allows.
+const maxNameBytes = 255
 
 func mimeOf(ext string) string {
 	if ext == ".png" {
@@ -399,11 +419,12 @@ func fileError(path string, err error) error {
 	return manifest.Errorf(manifest.FileUnreadable, "%s: %w", path, err)
 }
 
-// decode decodes a whole image; a decoder's panic on hostile input is an error. JPEG (what
+// decode decodes a whole image; a decoder's panic on hostile input is an error. The HEIC and
+// AVIF decoders' memory stays within wasmLimit bytes (a *heif.MemoryError past it). JPEG (what
 // image.Decode would also take as JPEG: data starting FF D8) goes to internal/jpeg, which
 // gives image/jpeg's exact result about twice as fast, or with shift > 0 the image at 1/2^shift
 // of its size, each sample the mean of those it stands for (used is the shift applied).
-func decode(data []byte, format string, shift int) (m image.Image, used int, err error) {
+func decode(data []byte, format string, shift int, wasmLimit int64) (m image.Image, used int, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			m, err = nil, fmt.Errorf("decoder failed: %v", r)
@@ -411,10 +432,10 @@ func decode(data []byte, format string, shift int) (m image.Image, used int, err
 	}()
 	switch format {
 	case "heic":
-		m, err = heif.DecodeHEIC(data)
+		m, err = heif.DecodeHEIC(data, wasmLimit)
 		return m, 0, err
 	case "avif":
-		m, err = heif.DecodeAVIF(data)
+		m, err = heif.DecodeAVIF(data, wasmLimit)
 		return m, 0, err
 	}
 	if bytes.HasPrefix(data, jpegMagic) {

@@ -16,7 +16,9 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/attachctl/attachctl/manifest"
 	"github.com/zeebo/blake3"
@@ -872,5 +874,27 @@ func TestTruecolourEstimate(t *testing.T) {
 	}
 	if est := truecolourEstimate(image.NewRGBA(image.Rect(0, 0, 500, 100)), enc); est != 0 {
 		t.Errorf("an image of 100 rows estimated %d, want 0 (tried whole)", est)
+	}
+}
+
+// TestNewName: the shrunk file's name keeps the base and takes the new extension, within the 255
+// bytes a name may have, cut where a character starts so it stays valid UTF-8.
+func TestNewName(t *testing.T) {
+	a := strings.Repeat
+	tests := []struct{ name, ext, want string }{
+		{"photo.HEIC", ".jpg", "photo.jpg"},
+		{"scan.tar.bmp", ".png", "scan.tar.png"},
+		{".png", ".jpg", "image.jpg"},
+		{a("a", 255), ".png", a("a", 251) + ".png"},
+		{a("é", 127) + "a", ".png", a("é", 125) + ".png"}, // 251 bytes would end inside an é
+		{a("a", 250) + ".bmp", ".jpg", a("a", 250) + ".jpg"},
+		{a("a", 250) + ".tiff", ".png", a("a", 250) + ".png"},
+		{a("日", 85), ".jpg", a("日", 83) + ".jpg"},
+	}
+	for _, tt := range tests {
+		got := newName(tt.name, tt.ext)
+		if got != tt.want || len(got) > 255 || !utf8.ValidString(got) {
+			t.Errorf("newName(%d bytes %.12q..., %s) = %d bytes %.12q...", len(tt.name), tt.name, tt.ext, len(got), got)
+		}
 	}
 }

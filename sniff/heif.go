@@ -157,12 +157,12 @@ func parseHEIF(h *header) HEIFProps {
 				}
 				transformed = true
 			}
-		case "imir": // axis 0: about the vertical axis (left and right swap); 1: horizontal
+		case "imir": // mode 0: top and bottom exchanged; 1: left and right (ISO/IEC 23008-12:2022, as libheif and libavif read it)
 			if len(d) >= 1 {
 				if d[0]&1 == 0 {
-					orient = mul([4]int{-1, 0, 0, 1}, orient)
-				} else {
 					orient = mul([4]int{1, 0, 0, -1}, orient)
+				} else {
+					orient = mul([4]int{-1, 0, 0, 1}, orient)
 				}
 				transformed = true
 			}

@@ -21,6 +21,7 @@ import (
 	"image"
 	"io"
 	"os"
+	"strings"
 	"sync"
 
 	"github.com/tetratelabs/wazero"
@@ -36,6 +37,14 @@ var avifWasm []byte
 
 // ErrDecode is a file the library refused.
 var ErrDecode = errors.New("the decoder refused the file")
+
+// MemoryError is a decode stopped because the decoder's memory would have grown past its limit:
+// the image is larger than its header says, or needs more than the header lets one expect.
+type MemoryError struct{ Limit int64 }
+
+func (e *MemoryError) Error() string {
+	return fmt.Sprintf("the decoder needed more than the %d MiB its header allows for", e.Limit>>20)
+}
 
 var (
 	cacheMu  sync.Mutex
@@ -115,27 +124,38 @@ type instance struct {
 	read  func(off, n uint32) ([]byte, bool)
 	write func(off uint32, b []byte) bool
 	u32   func(off uint32) (uint32, bool)
+	mem   *limited
 }
 
-func (m *module) instantiate() (*instance, error) {
+// instantiate starts an instance of m whose linear memory never grows past limit bytes.
+func (m *module) instantiate(limit int64) (*instance, error) {
 	if err := m.compile(); err != nil {
 		return nil, fmt.Errorf("compiling the decoder: %w", err)
 	}
-	ctx := experimental.WithMemoryAllocator(context.Background(), memoryAllocator())
+	in := &instance{}
+	ctx := experimental.WithMemoryAllocator(context.Background(), limitedAllocator(uint64(max(limit, 0)), &in.mem))
 	// An anonymous instance, so that several decodes can run at once; no stdout or stderr.
 	mod, err := m.rt.InstantiateModule(ctx, m.cm, wazero.NewModuleConfig().WithName(""))
 	if err != nil {
-		return nil, err
+		if in.mem != nil {
+			in.mem.Free()
+		}
+		return nil, oneLine(err)
 	}
-	in := &instance{ctx: ctx, mod: mod}
+	in.ctx, in.mod = ctx, mod
 	in.call = func(name string, args ...uint64) (uint64, error) {
 		f := mod.ExportedFunction(name)
 		if f == nil {
 			return 0, fmt.Errorf("the module has no %s", name)
 		}
 		r, err := f.Call(ctx, args...)
+		if in.mem != nil && in.mem.over {
+			// Whatever the library made of the NULL (an error, a trap, an abort), the cause
+			// is the limit.
+			return 0, &MemoryError{Limit: limit}
+		}
 		if err != nil {
-			return 0, err
+			return 0, oneLine(err)
 		}
 		if len(r) == 0 {
 			return 0, nil
@@ -153,8 +173,8 @@ func (in *instance) close() { in.mod.Close(in.ctx) }
 
 // begin instantiates m, copies data in, and makes room for n 32-bit values the module's decode
 // writes back; it returns the instance and the addresses of data and of the values.
-func (m *module) begin(data []byte, n int) (in *instance, src, vars uint32, err error) {
-	if in, err = m.instantiate(); err != nil {
+func (m *module) begin(data []byte, n int, limit int64) (in *instance, src, vars uint32, err error) {
+	if in, err = m.instantiate(limit); err != nil {
 		return nil, 0, 0, err
 	}
 	if src, err = in.put(data); err == nil {
@@ -187,7 +207,7 @@ func (in *instance) config(args []uint64, vars uint32, n int) ([]uint32, error) 
 func (in *instance) put(data []byte) (uint32, error) {
 	p, err := in.call("malloc", uint64(len(data)))
 	if err != nil || p == 0 {
-		return 0, fmt.Errorf("out of decoder memory for %d bytes", len(data))
+		return 0, noRoom(err, len(data))
 	}
 	if !in.write(uint32(p), data) {
 		return 0, errors.New("writing the decoder's memory")
@@ -198,9 +218,28 @@ func (in *instance) put(data []byte) (uint32, error) {
 func (in *instance) alloc(n int) (uint32, error) {
 	p, err := in.call("malloc", uint64(n))
 	if err != nil || p == 0 {
-		return 0, fmt.Errorf("out of decoder memory for %d bytes", n)
+		return 0, noRoom(err, n)
 	}
 	return uint32(p), nil
+}
+
+// noRoom is why a malloc of n bytes failed.
+func noRoom(err error, n int) error {
+	var me *MemoryError
+	if errors.As(err, &me) {
+		return err
+	}
+	return fmt.Errorf("out of decoder memory for %d bytes", n)
+}
+
+// oneLine is a runtime error without the WebAssembly stack trace wazero appends to a trap:
+// its first line ("wasm error: unreachable", "wasm error: out of bounds memory access").
+func oneLine(err error) error {
+	msg, _, cut := strings.Cut(err.Error(), "\n")
+	if !cut {
+		return err
+	}
+	return fmt.Errorf("the decoder stopped: %s", strings.TrimSpace(msg))
 }
 
 // pixels makes room for size bytes of output, calls decode with args(that address), and copies
@@ -236,8 +275,11 @@ func align16(n int) int { return (n + 15) &^ 15 }
 // DecodeHEIC decodes the primary image of a HEIC/HEIF file. libheif applies the container's
 // rotation and mirroring (irot, imir) and its crop (clap), so the image is as displayed. Its
 // YCbCr planes are returned as libheif decoded them: the matrix the caller assumes is JPEG's.
-func DecodeHEIC(data []byte) (image.Image, error) {
-	in, src, vars, err := heifMod.begin(data, 5)
+//
+// The decoder's memory never grows past maxMemory bytes: a decode that would need more stops
+// with a *MemoryError.
+func DecodeHEIC(data []byte, maxMemory int64) (image.Image, error) {
+	in, src, vars, err := heifMod.begin(data, 5, maxMemory)
 	if err != nil {
 		return nil, err
 	}
@@ -303,8 +345,11 @@ func DecodeHEIC(data []byte) (image.Image, error) {
 // DecodeAVIF decodes the first image of an AVIF file to RGBA (alpha premultiplied), 8 bits a
 // sample, or 16 for a deeper file. libavif converts YUV with the file's own matrix and range,
 // and does not apply the container's rotation or mirroring: the image is as stored.
-func DecodeAVIF(data []byte) (image.Image, error) {
-	in, src, vars, err := avifMod.begin(data, 4)
+//
+// The decoder's memory never grows past maxMemory bytes: a decode that would need more stops
+// with a *MemoryError.
+func DecodeAVIF(data []byte, maxMemory int64) (image.Image, error) {
+	in, src, vars, err := avifMod.begin(data, 4, maxMemory)
 	if err != nil {
 		return nil, err
 	}

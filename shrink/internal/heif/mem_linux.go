@@ -5,22 +5,20 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// memoryAllocator gives each module instance its linear memory as one anonymous mapping of
-// its maximum size, of which only the pages the decoder touches are ever resident. Growing it
-// is then free (no copy into a larger Go slice, whose old copies would stay on the heap until
-// a collection), and closing the instance hands the memory straight back to the system.
-func memoryAllocator() experimental.MemoryAllocator {
-	return experimental.MemoryAllocatorFunc(func(_, max uint64) experimental.LinearMemory {
-		if max > 1<<32 || int(max) <= 0 { // wasm32 never asks more; a 32-bit int cannot say it
-			return &inHeap{}
-		}
-		b, err := unix.Mmap(-1, 0, int(max), unix.PROT_READ|unix.PROT_WRITE,
-			unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|unix.MAP_NORESERVE)
-		if err != nil {
-			return &inHeap{}
-		}
-		return &mapped{b: b}
-	})
+// newLinearMemory gives an instance its linear memory as one anonymous mapping of its maximum
+// size, of which only the pages the decoder touches are ever resident. Growing it is then free
+// (no copy into a larger Go slice, whose old copies would stay on the heap until a collection),
+// and closing the instance hands the memory straight back to the system.
+func newLinearMemory(max uint64) experimental.LinearMemory {
+	if max > 1<<32 || int(max) <= 0 { // wasm32 never asks more; a 32-bit int cannot say it
+		return &inHeap{}
+	}
+	b, err := unix.Mmap(-1, 0, int(max), unix.PROT_READ|unix.PROT_WRITE,
+		unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|unix.MAP_NORESERVE)
+	if err != nil {
+		return &inHeap{}
+	}
+	return &mapped{b: b}
 }
 
 type mapped struct{ b []byte }
@@ -38,16 +36,3 @@ func (m *mapped) Free() {
 		m.b = nil
 	}
 }
-
-// inHeap is a linear memory in a Go slice, grown by copying, for when no mapping can be made.
-type inHeap struct{ b []byte }
-
-func (m *inHeap) Reallocate(size uint64) []byte {
-	if size > uint64(cap(m.b)) {
-		m.b = append(m.b[:cap(m.b)], make([]byte, int(size)-cap(m.b))...)
-	}
-	m.b = m.b[:size]
-	return m.b
-}
-
-func (m *inHeap) Free() { m.b = nil }

@@ -4,5 +4,5 @@ package heif
 
 import "github.com/tetratelabs/wazero/experimental"
 
-// memoryAllocator is wazero's own (Go slices) where no mapping allocator is written.
-func memoryAllocator() experimental.MemoryAllocator { return nil }
+// newLinearMemory is a Go slice where no mapping allocator is written.
+func newLinearMemory(uint64) experimental.LinearMemory { return &inHeap{} }

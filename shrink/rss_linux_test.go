@@ -1,0 +1,89 @@
+package shrink
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/attachctl/attachctl/shrink/internal/heif"
+)
+
+// BenchmarkLyingHeaderRSS measures the peak RSS of a process that shrinks HEICs and AVIFs whose
+// ispe says 64x48 over 4000x3000 pixels, as the command does (Go's heap held to 3/4 of
+// --max-memory): one at a time under a 50 MB budget, six at once under 400 MB; and, for the
+// process's own floor (runtime, the decoders' compiled code), the same files honest, which are
+// asis from their header without a decode. Each run is a child process (the test binary) that
+// reports its own peak (VmHWM: the rusage of a child counts the parent's memory at the fork).
+func BenchmarkLyingHeaderRSS(b *testing.B) {
+	if err := heif.Warm(); err != nil { // the children load the compiled code, not compile it
+		b.Fatal(err)
+	}
+	dir := b.TempDir()
+	for _, format := range []string{"heic", "avif"} {
+		if err := os.WriteFile(filepath.Join(dir, "lying."+format), lying(b, format), 0o600); err != nil {
+			b.Fatal(err)
+		}
+		honest, err := os.ReadFile(filepath.Join("testdata", "gradient-4000x3000."+format))
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "honest."+format), honest, 0o600); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for _, c := range []struct {
+		name      string
+		maxMemory int64
+		files     []string
+	}{
+		{"floor-honest-asis", 50_000_000, []string{"honest.heic", "honest.avif"}},
+		{"heic-alone", 50_000_000, []string{"lying.heic"}},
+		{"avif-alone", 50_000_000, []string{"lying.avif"}},
+		{"six-jobs6", 400_000_000, []string{"lying.heic", "lying.avif", "lying.heic", "lying.avif", "lying.heic", "lying.avif"}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			var peak int64
+			for range b.N {
+				cmd := exec.Command(os.Args[0])
+				var paths []string
+				for _, f := range c.files {
+					paths = append(paths, filepath.Join(dir, f))
+				}
+				cmd.Env = append(os.Environ(), "SHRINK_CODE_CACHE="+codeCache,
+					fmt.Sprintf("SHRINK_CHILD=%d,%s,%s", c.maxMemory, filepath.Join(dir, "out"), strings.Join(paths, ",")))
+				var stderr strings.Builder
+				cmd.Stderr = &stderr
+				out, err := cmd.Output()
+				if err != nil {
+					b.Fatalf("%v\n%s", err, stderr.String())
+				}
+				kib, err := strconv.ParseInt(strings.TrimSpace(string(out)), 10, 64)
+				if err != nil {
+					b.Fatalf("child said %q", out)
+				}
+				peak = max(peak, kib<<10)
+			}
+			b.ReportMetric(float64(peak)/(1<<20), "peak-RSS-MiB")
+			b.ReportMetric(float64(c.maxMemory)/(1<<20), "max-memory-MiB")
+		})
+	}
+}
+
+// selfPeakRSS is this process's peak resident memory in KiB (VmHWM).
+func selfPeakRSS() (int64, error) {
+	status, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(string(status), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			return strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+		}
+	}
+	return 0, errors.New("no VmHWM in /proc/self/status")
+}
