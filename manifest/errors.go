@@ -31,6 +31,7 @@ const (
 	UploadSourceChange Code = "upload.sourceChanged"
 	UploadDiskFull     Code = "upload.diskFull"
 	UploadTooMany      Code = "upload.tooMany"
+	UploadInterrupted  Code = "upload.interrupted"
 	UploadTooLarge     Code = "upload.tooLarge" // over the store's largest file (its max-file)
 	VerifyMismatch     Code = "verify.mismatch"
 	StoreLocked        Code = "store.locked"

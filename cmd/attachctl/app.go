@@ -21,8 +21,9 @@ import (
 	"github.com/urfave/cli/v2"
 )
 
-// version is set at build time with -ldflags "-X main.version=...".
-var version = "0.1.0-dev"
+// version is set at build time with -ldflags "-X main.version=v1.2.3" (scripts/release.sh); empty,
+// the version is the module's from the build (versionOf).
+var version = ""
 
 // Exit codes of SPEC section 7.
 const (
@@ -51,7 +52,7 @@ func register(c *cli.Command) { commands = append(commands, c) }
 func globalFlags() []cli.Flag {
 	return append([]cli.Flag{
 		&cli.StringFlag{Name: "store", Usage: "the store folder `DIR`: one chat's uploads (default $ATTACHCTL_STORE, else $XDG_STATE_HOME/attachctl/uploads, else ~/.local/state/attachctl/uploads)"},
-		&cli.IntFlag{Name: "jobs", Value: runtime.NumCPU(), Usage: "`N` records worked at once"},
+		&cli.IntFlag{Name: "jobs", Value: runtime.NumCPU(), DefaultText: "the number of CPUs", Usage: "`N` records worked at once"},
 		&cli.StringFlag{Name: "progress", Value: "auto", Usage: "progress bar on standard error `WHEN`: auto (when it is a terminal), always or never"},
 		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no progress bar and no summary; errors are still printed"},
 	}, storeFlags()...)
@@ -78,13 +79,12 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 				"attachctl prepare --store ~/.local/state/attachctl/chat-42 --resolve shots/   # what the agent gets",
 				"attachctl sweep --store ~/.local/state/attachctl/chat-42 --older-than 7d   # from cron"),
 		CustomAppHelpTemplate: cli.AppHelpTemplate + exitCodesHelp,
-		Version:               version,
+		Version:               versionOf(readBuildInfo()),
 		Flags:                 globalFlags(),
 		Commands:              cmds,
 		Reader:                stdin,
 		Writer:                stdout,
 		ErrWriter:             stderr,
-		EnableBashCompletion:  true,
 		Suggest:               true,
 		OnUsageError:          onUsageError,
 		// --exclude takes globs, and a comma is a character of a name, not a list separator.
@@ -139,10 +139,9 @@ func run(args []string) int { return runWith(args, os.Stdin, os.Stdout, os.Stder
 
 // runWith runs attachctl with the given arguments and standard streams and returns its exit code.
 func runWith(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	// One goroutine records the signal and then cancels: whoever sees the context done (a
-	// command stopping for it) finds the signal recorded, for the exit code 128+N.
-	ctx, stop := context.WithCancel(context.Background())
-	defer stop()
+	// The signal is recorded before the run is told to stop, so that the exit code is 128+N.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sigs)
@@ -152,11 +151,14 @@ func runWith(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			if n, ok := s.(syscall.Signal); ok {
 				signalled.Store(int32(n))
 			}
-			stop()
+			cancel()
 		case <-ctx.Done():
 		}
 	}()
-	app := newApp(stdin, stdout, stderr)
+	app := newApp(interruptible(ctx, stdin), stdout, stderr)
+	if completionRequest(app, args, stdout) {
+		return exitOK
+	}
 	args, err := normalizeArgs(app, args)
 	if err == nil {
 		err = app.RunContext(ctx, args)
@@ -241,7 +243,7 @@ func report(c *cli.Context, e *manifest.Error) {
 	if stage == "" {
 		stage = c.Command.Name
 	}
-	fmt.Fprintf(c.App.ErrWriter, "attachctl: %s: %s\n", stage, escapeLine(e.Error()))
+	personLine(c.App.ErrWriter, fmt.Sprintf("attachctl: %s: %s", stage, escapeLine(e.Error())))
 }
 
 // summary prints a line on standard error unless --quiet.
@@ -249,7 +251,7 @@ func summary(c *cli.Context, format string, args ...any) {
 	if globalBool(c, "quiet") {
 		return
 	}
-	fmt.Fprintf(c.App.ErrWriter, "attachctl: %s\n", escapeLine(fmt.Sprintf(format, args...)))
+	personLine(c.App.ErrWriter, "attachctl: "+escapeLine(fmt.Sprintf(format, args...)))
 }
 
 // example formats a command's help text with an example.

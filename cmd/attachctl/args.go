@@ -31,10 +31,6 @@ func normalizeArgs(app *cli.App, args []string) ([]string, error) {
 	if len(args) == 0 {
 		return args, nil
 	}
-	// Shell completion passes a half-typed line: urfave/cli reads it leniently, so do not judge it.
-	if args[len(args)-1] == "--generate-bash-completion" {
-		return args, nil
-	}
 	root := &cli.Command{Name: app.Name, Flags: append(append([]cli.Flag(nil), app.Flags...), cli.VersionFlag), Subcommands: app.Commands}
 	return levelArgs(app.Name, root, []string{args[0]}, args[1:]) // never appends into args
 }
@@ -151,7 +147,7 @@ func unknownFlag(path string, cmd *cli.Command, given string) error {
 	msg := fmt.Sprintf("unknown flag %s", escapeLine(given))
 	if s := cli.SuggestFlag(cmd.Flags, name, false); s != "" && similar(strings.TrimLeft(s, "-"), name) {
 		msg += "; did you mean " + s + "?"
-	} else if path != cmd.Name { // the top level takes no paths
+	} else if path != cmd.Name && cmd.ArgsUsage != "" { // only a command that takes arguments
 		msg += "; a path that begins with - goes after --, as in: " + path + " -- " + escapeLine(given)
 	}
 	return &usage{msg, path}

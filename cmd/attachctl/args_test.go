@@ -29,7 +29,6 @@ func TestNormalizeArgs(t *testing.T) {
 		{in: "help", want: "--help"},
 		{in: "upload help chunk", want: "upload chunk --help"},
 		{in: "sweep --older-than 7d", want: "sweep --older-than 7d"},
-		{in: "sniff x --generate-bash-completion", want: "sniff x --generate-bash-completion"},
 		{in: "sniff --nohash x", err: "unknown flag --nohash; did you mean --no-hash?"},
 		{in: "sniff x -z", err: "unknown flag -z; a path that begins with - goes after --"},
 		{in: "sniff ---no-hash x", err: "unknown flag ---no-hash; did you mean --no-hash?"},

@@ -21,10 +21,10 @@ import (
 // shrinkFlags are shrink's own flags, also on prepare.
 func shrinkFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.StringFlag{Name: "out", Usage: "folder for shrunk files (default $XDG_CACHE_HOME/attachctl/shrink, else ~/.cache/attachctl/shrink)"},
-		&cli.IntFlag{Name: "max-edge", Value: shrink.DefaultMaxEdge, Usage: "longest edge in pixels"},
+		&cli.StringFlag{Name: "out", Usage: "`DIR` for shrunk files (default $XDG_CACHE_HOME/attachctl/shrink, else ~/.cache/attachctl/shrink)"},
+		&cli.IntFlag{Name: "max-edge", Value: shrink.DefaultMaxEdge, Usage: "longest edge in `PIXELS`"},
 		bytesFlag("max-bytes", shrink.DefaultMaxBytes, "largest encoded size in `BYTES`"),
-		&cli.Int64Flag{Name: "max-pixels", Value: shrink.DefaultMaxPixels, Usage: "images with more pixels (from the header) are not decoded"},
+		&cli.Int64Flag{Name: "max-pixels", Value: shrink.DefaultMaxPixels, Usage: "images with more `PIXELS` (width times height, from the header) are not decoded"},
 		bytesFlag("max-memory", shrink.DefaultMaxMemory, "`BYTES` all decodes at once may hold; decodes wait for room, and an image needing more is not decoded"),
 	}
 }

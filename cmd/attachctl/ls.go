@@ -52,6 +52,7 @@ func lsCmd(c *cli.Context) error {
 		report(c, manifest.AsError(err, manifest.UploadUnreadable))
 		return exitError{exitFailed}
 	}
+	sayIfMissing(c, b)
 	// What the store does not recognise (a folder named like an id with no readable metadata, a
 	// stray file) is not an upload: named on standard error, left alone, as sweep leaves it.
 	for _, sk := range list.Skipped {

@@ -3,7 +3,10 @@ package main
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
+	"sync"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -15,8 +18,15 @@ var testCommands = map[string]func() int{
 	"attachctl": func() int { return run(os.Args) },
 }
 
+// afterTests are run when the tests have ended (not in the scripts' runs of attachctl).
+var afterTests []func()
+
 func TestMain(m *testing.M) {
-	os.Exit(testscript.RunMain(m, testCommands))
+	code := testscript.RunMain(m, testCommands)
+	for _, f := range afterTests {
+		f()
+	}
+	os.Exit(code)
 }
 
 // TestScript runs every script in testdata/script: the CLI as a user runs it.
@@ -31,6 +41,11 @@ func TestScript(t *testing.T) {
 				return err
 			}
 			env.Setenv("SAMPLES", wd+"/../../testdata/samples")
+			env.Setenv("REPO", filepath.Dir(filepath.Dir(wd)))
+			// For scripts that run the go command (release.sh): the caches of this machine.
+			for k, v := range goEnv() {
+				env.Setenv(k, v)
+			}
 			env.Setenv("XDG_STATE_HOME", env.WorkDir+"/state")
 			env.Setenv("XDG_CACHE_HOME", env.WorkDir+"/cache")
 			return nil
@@ -45,6 +60,23 @@ func TestScript(t *testing.T) {
 		},
 	})
 }
+
+// goEnv is where the go command keeps its caches here, for the scripts that build (testscript
+// gives them a HOME of their own).
+var goEnv = sync.OnceValue(func() map[string]string {
+	m := map[string]string{}
+	out, err := exec.Command("go", "env", "GOCACHE", "GOMODCACHE", "GOPATH").Output()
+	if err != nil {
+		return m
+	}
+	vals := strings.Split(strings.TrimSpace(string(out)), "\n")
+	for i, k := range []string{"GOCACHE", "GOMODCACHE", "GOPATH"} {
+		if i < len(vals) && vals[i] != "" {
+			m[k] = vals[i]
+		}
+	}
+	return m
+})
 
 // eachMatch runs f on every file that the globs match, for the scripts' helper commands: exit 1
 // when a glob matches nothing or f fails.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -18,6 +19,7 @@ func promptFlags() []cli.Flag {
 		&cli.StringFlag{Name: "session", Usage: "the ACP session id (default $ATTACHCTL_SESSION, else the store folder's name)"},
 		&cli.BoolFlag{Name: "jsonrpc", Usage: "write a JSON-RPC 2.0 session/prompt request instead of its params"},
 		&cli.StringFlag{Name: "id", Value: "1", Usage: "the request's id with --jsonrpc: a whole number, else a string"},
+		&cli.BoolFlag{Name: "allow-empty", Usage: "an empty manifest gives a prompt of the text alone (without it: nothing written, exit 1)"},
 	}
 }
 
@@ -80,6 +82,12 @@ func promptText(c *cli.Context) (string, bool, error) {
 
 // buildPrompt writes the prompt document for recs, or reports every refusal and returns exit 1.
 func buildPrompt(c *cli.Context, recs []*manifest.Record, text string, hasText bool) ([]byte, error) {
+	if len(recs) == 0 && !c.Bool("allow-empty") {
+		// A pipeline whose first stage failed hands on nothing: a prompt without its attachments
+		// must not look like success.
+		fmt.Fprintf(c.App.ErrWriter, "attachctl: %s: no records, so no attachments: nothing written (--allow-empty writes a prompt of the text alone)\n", c.Command.Name)
+		return nil, exitError{exitFailed}
+	}
 	session, err := sessionID(c, recs)
 	if err != nil {
 		return nil, err

@@ -120,6 +120,9 @@ func init() {
 				defer f.Close()
 				in = f
 			}
+			if in == c.App.Reader {
+				terminalHint(c, "a prompt (JSON)")
+			}
 			// Untrusted input: read at most twice one message (it may carry inline data).
 			limit := 2*opts.MaxMessage + 1<<20
 			b, err := readAllContext(c.Context, io.LimitReader(in, limit+1))

@@ -61,9 +61,12 @@ func source(c *cli.Context) (next func() (*manifest.Record, bool, error), sniffe
 		}
 		in, closeFn, fromStdin = f, func() { f.Close() }, false
 	}
+	if fromStdin {
+		terminalHint(c, "a manifest")
+	}
 	br := bufio.NewReader(in)
 	r := manifest.NewReader(br)
-	first := true
+	first, records := true, 0
 	return func() (*manifest.Record, bool, error) {
 		if first && fromStdin {
 			first = false
@@ -73,8 +76,15 @@ func source(c *cli.Context) (next func() (*manifest.Record, bool, error), sniffe
 		}
 		rec, err := r.Next()
 		if err == io.EOF {
+			if records == 0 && fromStdin {
+				emptyInput(c)
+			}
 			return nil, false, nil
 		}
+		if err != nil && c.Context.Err() != nil {
+			return nil, false, errInterrupted
+		}
+		records++
 		return rec, err == nil, err
 	}, false, closeFn, nil
 }
@@ -311,8 +321,8 @@ func (l loop) run(c *cli.Context) (int, error) {
 		}
 		return l.work(rec)
 	}
-	bar, files := l.bar, l.bar == nil
-	if files {
+	bar := l.bar
+	if bar == nil {
 		bar = newBar(c, -1, l.stage, "files")
 	}
 	failed := 0
@@ -340,9 +350,6 @@ func (l loop) run(c *cli.Context) (int, error) {
 					report(c, rec.Error)
 				}
 			}
-			if files {
-				bar.Add(1)
-			}
 			return rec
 		},
 		func(rec *manifest.Record) error {
@@ -354,11 +361,15 @@ func (l loop) run(c *cli.Context) (int, error) {
 			if rec.Failed() {
 				failed++
 			}
+			bar.Record(rec)
 			defer l.flight.handed()
 			return l.emit(rec)
 		})
 	bar.Finish()
 	if err != nil {
+		if errors.Is(err, errInterrupted) {
+			return failed, cli.Exit("attachctl: "+l.stage+": interrupted while reading its input", exitFailed)
+		}
 		if errors.Is(err, errPlainPaths) {
 			hint := "use 'attachctl sniff --files-from -'"
 			if hasFlag(c, "files-from") {

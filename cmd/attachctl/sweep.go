@@ -114,13 +114,16 @@ func sweepCmd(c *cli.Context) error {
 	if err != nil {
 		return fail(err)
 	}
+	sayIfMissing(c, b)
 	enc := json.NewEncoder(c.App.Writer)
 	removedIDs := map[string]bool{}
 	// SIGINT and SIGTERM cancel c.Context: the sweep stops after the removals under way, each
 	// reported, and the exit code is 128+N.
 	sum, err := sweep.Run(c.Context, b, opts, func(r sweep.Removed) error {
 		removedIDs[r.ID] = true
-		return enc.Encode(r)
+		err := enc.Encode(r)
+		testPauseAfter(c.Context, len(removedIDs))
+		return err
 	})
 	return sweepEnd(c, "sweep", b, sum, err, removedIDs, workdirs)
 }

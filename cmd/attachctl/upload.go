@@ -150,7 +150,7 @@ func uploadStage(c *cli.Context) error {
 	// its turn to be written comes, commits every upload built by then), so the fsyncs of
 	// several files are paid once and no record names an upload that is not finished.
 	fl := &flight{}
-	up, err := newUploader(c, b, chunk, bar.Add, fl)
+	up, err := newUploader(c, b, chunk, withTestPause(c.Context, bar.Add), fl)
 	if u := new(usage); errors.As(err, &u) {
 		return err
 	}
@@ -192,6 +192,11 @@ func newUploader(c *cli.Context, b store.Backend, chunk int, progress func(int64
 	if fl != nil && opts.Jobs > 1 { // a worker besides the one handing records on
 		opts.More = func() bool { return fl.more(uploadWindow) }
 	}
+	if forPerson(c) {
+		opts.Resumed = func(path string, off int64) {
+			personLine(c.App.ErrWriter, fmt.Sprintf("attachctl: %s: %s: resuming at %d (%s kept)", c.Command.Name, escapeLine(manifest.Quote(path)), off, humanBytes(off)))
+		}
+	}
 	if c.IsSet("chunk") {
 		opts.Chunk = int64(chunk)
 		if least := stage.ChunkLeast(b); opts.Chunk < least {
@@ -215,6 +220,7 @@ func uploadStdin(c *cli.Context, b store.Backend) error {
 	if err != nil {
 		return stepFail(c, err)
 	}
+	terminalHint(c, "the file")
 	bar := newBar(c, -1, "upload", "bytes")
 	in := io.TeeReader(c.App.Reader, progressWriter{bar})
 	var off int64
@@ -232,6 +238,9 @@ func uploadStdin(c *cli.Context, b store.Backend) error {
 	}
 	if err != nil {
 		b.Abort(context.WithoutCancel(ctx), id)
+		if ctx.Err() != nil {
+			err = manifest.Errorf(manifest.UploadInterrupted, "%s: interrupted; standard input cannot be read again, so nothing was kept", c.String("name"))
+		}
 		return stepFail(c, err)
 	}
 	out := manifest.NewWriter(c.App.Writer)

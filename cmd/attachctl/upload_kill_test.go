@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -24,14 +25,32 @@ import (
 	"github.com/zeebo/blake3"
 )
 
-// buildAttachctl builds the real binary into a temporary folder.
+// buildAttachctl builds the real binary, once for all the tests of a run (-count=50 builds it
+// once), into a folder removed when the tests end (TestMain).
 func buildAttachctl(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "attachctl")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	built.once.Do(func() {
+		dir, err := os.MkdirTemp("", "attachctl-test-bin")
+		if err != nil {
+			built.err = err
+			return
+		}
+		afterTests = append(afterTests, func() { os.RemoveAll(dir) })
+		built.bin = filepath.Join(dir, "attachctl")
+		if out, err := exec.Command("go", "build", "-o", built.bin, ".").CombinedOutput(); err != nil {
+			built.err = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if built.err != nil {
+		t.Fatal(built.err)
 	}
-	return bin
+	return built.bin
+}
+
+var built struct {
+	once sync.Once
+	bin  string
+	err  error
 }
 
 // bigFile writes size pseudo-random bytes (ChaCha8, fast) to path and returns their BLAKE3.
@@ -136,20 +155,57 @@ func waitStopped(t *testing.T, pid int) {
 type uploadRun struct {
 	cmd    *exec.Cmd
 	done   chan struct{}
+	paused chan int64 // the offset the upload paused at (testhook.go), when it did
 	stdout bytes.Buffer
 	stderr bytes.Buffer
 }
 
-func startUpload(t *testing.T, bin string, args ...string) *uploadRun {
+// startUpload starts `attachctl upload ARGS...`; with pauseAt > 0 the upload pauses once pauseAt
+// bytes are written and says so on r.paused (the hook of testhook.go).
+func startUpload(t *testing.T, bin string, pauseAt int64, args ...string) *uploadRun {
 	t.Helper()
-	r := &uploadRun{done: make(chan struct{})}
+	r := &uploadRun{done: make(chan struct{}), paused: make(chan int64, 1)}
 	r.cmd = exec.Command(bin, append([]string{"upload", "--progress", "never"}, args...)...)
 	r.cmd.Stdout, r.cmd.Stderr = &r.stdout, &r.stderr
+	var pr *os.File
+	if pauseAt > 0 {
+		var pw *os.File
+		var err error
+		if pr, pw, err = os.Pipe(); err != nil {
+			t.Fatal(err)
+		}
+		r.cmd.ExtraFiles = []*os.File{pw}
+		r.cmd.Env = append(os.Environ(), pauseAtEnv+"="+strconv.FormatInt(pauseAt, 10), announceFDEnv+"=3")
+		defer pw.Close()
+	}
 	if err := r.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	if pr != nil {
+		go func() {
+			defer pr.Close()
+			var at int64
+			if _, err := fmt.Fscanf(pr, "paused %d\n", &at); err == nil {
+				r.paused <- at
+			}
+		}()
+	}
 	go func() { r.cmd.Wait(); close(r.done) }()
 	return r
+}
+
+// waitPaused waits until the upload pauses, and returns the offset it paused at.
+func (r *uploadRun) waitPaused(t *testing.T) int64 {
+	t.Helper()
+	select {
+	case at := <-r.paused:
+		return at
+	case <-r.done:
+		t.Fatalf("the upload ended before it paused: %v\n%s", r.cmd.ProcessState, r.stderr.String())
+	case <-time.After(2 * time.Minute):
+		t.Fatal("the upload did not pause within 2 minutes")
+	}
+	return 0
 }
 
 func (r *uploadRun) exited() bool {
@@ -183,19 +239,23 @@ func (r *uploadRun) kill(t *testing.T) (wrote int64, killed bool) {
 	return wrote, true
 }
 
-// TestUploadKillResume is issue 3's must-show: a real `attachctl upload` of a 256 MiB file is
-// killed with SIGKILL at random moments (random delays, some during the resume's compare pass,
-// and random points of progress) 22 times in a row, resumed each time, then let finish. The
+// TestUploadKillResume is issue 3's must-show: a real `attachctl upload` of a 64 MiB file is
+// killed with SIGKILL 22 times in a row, at random moments (start-up, the compare pass of a
+// resume, the writes) and at random points of progress, resumed each time, then let finish. The
 // finished upload is the source by BLAKE3, under the first run's id; no other finished upload
 // and no partial is left; the durable bytes never shrink (an unchanged source never starts over);
 // and the bytes written in total stay well under twice the file's size.
+//
+// Nothing here watches a size move: every run pauses itself at a point of progress drawn at
+// random (the hook of testhook.go: it says so, and waits to be killed), so that no run can finish
+// before its kill, and a kill at a point of progress lands exactly there.
 func TestUploadKillResume(t *testing.T) {
 	if _, err := wcharOf(os.Getpid()); err != nil {
 		t.Skipf("no /proc/PID/io to count written bytes: %v", err)
 	}
-	size := int64(256 << 20)
+	size := int64(64 << 20)
 	if testing.Short() {
-		size = 64 << 20
+		size = 16 << 20
 	}
 	const kills = 22
 	bin := buildAttachctl(t)
@@ -212,30 +272,29 @@ func TestUploadKillResume(t *testing.T) {
 	var firstID string
 	for k := 0; k < kills; k++ {
 		id, before := partialState(t, store)
-		r := startUpload(t, bin, "--store", store, "--manifest", man)
-		how := rng.IntN(3)
 		// Never let one run get further than a fair share of what is left, so that the kills
-		// still to come find something to interrupt.
+		// still to come find something to interrupt; the run pauses there.
 		left := size - before
-		limit := before + 1 + rng.Int64N(max(1, 2*left/int64(kills-k+2)))
-		var deadline time.Time
+		pauseAt := before + 1 + rng.Int64N(max(1, 2*left/int64(kills-k+2)))
+		r := startUpload(t, bin, pauseAt, "--store", store, "--manifest", man)
+		how := rng.IntN(3)
+		var moment <-chan time.Time
 		switch how {
 		case 0: // a random moment: start-up, the compare pass of a resume, or the writes
-			deadline = time.Now().Add(time.Duration(rng.IntN(400_000)) * time.Microsecond)
+			moment = time.After(time.Duration(rng.IntN(400_000)) * time.Microsecond)
 		case 1: // early: start-up or the compare pass
-			deadline = time.Now().Add(time.Duration(rng.IntN(5_000)) * time.Microsecond)
-		case 2: // a random point of progress
-			deadline = time.Now().Add(time.Hour)
+			moment = time.After(time.Duration(rng.IntN(5_000)) * time.Microsecond)
+		case 2: // at the point of progress
 		}
-		for !r.exited() && time.Now().Before(deadline) {
-			if _, n := partialState(t, store); n >= limit {
-				break
-			}
-			time.Sleep(200 * time.Microsecond)
+		pausedAt := int64(-1)
+		select {
+		case <-moment:
+		case pausedAt = <-r.paused:
+		case <-r.done:
 		}
 		wrote, killed := r.kill(t)
 		if !killed {
-			t.Fatalf("kill %d (mode %d): the upload ended by itself first: %v\n%s", k, how, r.cmd.ProcessState, r.stderr.String())
+			t.Fatalf("kill %d (mode %d): the upload ended by itself: %v\n%s", k, how, r.cmd.ProcessState, r.stderr.String())
 		}
 		nid, after := partialState(t, store)
 		if firstID == "" {
@@ -246,11 +305,14 @@ func TestUploadKillResume(t *testing.T) {
 		if id != "" && after < before {
 			t.Fatalf("kill %d: durable bytes shrank from %d to %d", k, before, after)
 		}
+		if pausedAt >= 0 && after < pausedAt {
+			t.Fatalf("kill %d: paused at %d, but the partial holds %d bytes", k, pausedAt, after)
+		}
 		copied += wrote
 		t.Logf("kill %d (mode %d): offset %d -> %d, %d bytes written", k, how, before, after, wrote)
 	}
 	_, before := partialState(t, store)
-	r := startUpload(t, bin, "--store", store, "--manifest", man)
+	r := startUpload(t, bin, 0, "--store", store, "--manifest", man)
 	<-r.done
 	if !r.cmd.ProcessState.Success() {
 		t.Fatalf("last run: %v\n%s", r.cmd.ProcessState, r.stderr.String())
@@ -293,26 +355,20 @@ func TestUploadKillResume(t *testing.T) {
 
 // TestUploadKillSourceChanged: the source changes between the kill and the resume, inside the
 // bytes already written; the resumed upload is the new content, whole, under the same id. Also:
-// SIGINT and SIGTERM stop the upload with exit 130 and 143 and keep the partial.
+// SIGINT and SIGTERM stop the upload with exit 130 and 143, say upload.interrupted, and keep the
+// partial. Each signal is sent once the upload has paused itself at a known offset (testhook.go).
 func TestUploadKillSourceChanged(t *testing.T) {
 	bin := buildAttachctl(t)
 	dir := t.TempDir()
 	src := filepath.Join(dir, "f.bin")
-	// Large enough that the upload is still running when a signal meant for its first few MiB
-	// arrives, however slowly a loaded machine schedules this test's polling.
-	size := int64(128 << 20)
+	size := int64(24 << 20)
 	sum := bigFile(t, src, size, 2)
 	man := writeManifest(t, dir, src, size, sum)
 	store := filepath.Join(dir, "store")
 
 	stopAt := func(sig syscall.Signal, at int64) *uploadRun {
-		r := startUpload(t, bin, "--store", store, "--manifest", man, "--chunk", "65536")
-		for !r.exited() {
-			if _, n := partialState(t, store); n >= at {
-				break
-			}
-			time.Sleep(200 * time.Microsecond)
-		}
+		r := startUpload(t, bin, at, "--store", store, "--manifest", man, "--chunk", "65536")
+		r.waitPaused(t)
 		if sig == syscall.SIGKILL {
 			if _, killed := r.kill(t); !killed {
 				t.Fatalf("the upload ended before the kill")
@@ -327,7 +383,7 @@ func TestUploadKillSourceChanged(t *testing.T) {
 	if code := r.cmd.ProcessState.ExitCode(); code != 130 {
 		t.Fatalf("SIGINT: exit %d, want 130\n%s", code, r.stderr.String())
 	}
-	if !strings.Contains(r.stderr.String(), "the partial is kept") {
+	if !strings.Contains(r.stderr.String(), "the partial is kept") || !strings.Contains(r.stderr.String(), "(upload.interrupted)") {
 		t.Fatalf("SIGINT: stderr %q", r.stderr.String())
 	}
 	id, n1 := partialState(t, store)
@@ -355,7 +411,7 @@ func TestUploadKillSourceChanged(t *testing.T) {
 	}
 	nsum := blake3.Sum256(b)
 	man = writeManifest(t, dir, src, size, hex.EncodeToString(nsum[:]))
-	r = startUpload(t, bin, "--store", store, "--manifest", man)
+	r = startUpload(t, bin, 0, "--store", store, "--manifest", man)
 	<-r.done
 	if !r.cmd.ProcessState.Success() {
 		t.Fatalf("resume: %v\n%s", r.cmd.ProcessState, r.stderr.String())

@@ -77,6 +77,7 @@ func verifyCmd(c *cli.Context) error {
 			return exitError{exitFailed}
 		}
 		if c.Bool("all") {
+			sayIfMissing(c, b)
 			var skipped []storepkg.Skip
 			if ids, skipped, err = stage.VerifyIDs(c.Context, b); err != nil {
 				report(c, manifest.AsError(err, manifest.UploadUnreadable))

@@ -35,15 +35,24 @@ func init() {
 	}
 }
 
+// versionOf is the one version string of attachctl (version, --version, --help, the man page):
+// the one stamped at link time, else the module's version from the build, else "devel".
+func versionOf(info *debug.BuildInfo) string {
+	if version != "" {
+		return version
+	}
+	if info != nil && info.Main.Version != "" && info.Main.Version != "(devel)" {
+		return info.Main.Version
+	}
+	return "devel"
+}
+
 // versionLine is "attachctl VERSION (revision REV, TIME, modified) GOVERSION OS/ARCH", with the
 // parts the build did not record left out.
 func versionLine(info *debug.BuildInfo) string {
-	v, goVersion := version, runtime.Version()
+	v, goVersion := versionOf(info), runtime.Version()
 	var vcs []string
 	if info != nil {
-		if m := info.Main.Version; m != "" && m != "(devel)" {
-			v = m
-		}
 		if info.GoVersion != "" {
 			goVersion = info.GoVersion
 		}

@@ -20,6 +20,9 @@ type Options struct {
 	Chunk    int64       // bytes read and sent at once; 0: the backend's default
 	Jobs     int         // parts sent at once where the backend sends parts in parallel
 	Progress func(int64) // bytes got through, as they go (negative on a restart)
+	// Resumed, when set, is told when an upload of the source at path is resumed, and at what
+	// offset (store.StreamOptions.Resumed).
+	Resumed func(path string, offset int64)
 	// Batch, when set, is a batch of the backend (NewBatch) the uploads are published in: each
 	// record must then be settled (Settle) before it is handed on, and Commit called at the end.
 	Batch store.Batch
@@ -103,14 +106,18 @@ func (u *Uploader) Upload(ctx context.Context, rec *manifest.Record, observe fun
 	src := store.Source{Path: abs, Name: name, Size: size, Blake3: want}
 	var info *store.Info
 	if s, ok := u.b.(store.Streamer); ok {
+		var resumed func(int64)
+		if u.opts.Resumed != nil {
+			resumed = func(off int64) { u.opts.Resumed(abs, off) }
+		}
 		info, err = s.Stream(ctx, src, f, store.StreamOptions{Chunk: u.opts.Chunk, Jobs: u.opts.Jobs,
-			Progress: u.opts.Progress, Observe: observe, Batch: u.batch})
+			Progress: u.opts.Progress, Observe: observe, Resumed: resumed, Batch: u.batch})
 	} else {
 		info, err = u.plain(ctx, src, f, observe)
 	}
 	if errors.Is(err, context.Canceled) {
 		// %.0w: the cause stays for errors.Is, out of the message.
-		return manifest.Errorf(manifest.UploadMissing, "%s: interrupted before its upload finished; the partial is kept, run again to resume%.0w", abs, err)
+		return manifest.Errorf(manifest.UploadInterrupted, "%s: interrupted before its upload finished; the partial is kept, run again to resume%.0w", abs, err)
 	}
 	if err != nil {
 		return err

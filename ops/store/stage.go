@@ -38,6 +38,10 @@ type StreamOptions struct {
 	// restart of the pass calls it with nil (forget what you saw). The upload stage finishes a
 	// sniff of the head with it, so that `upload FILE` reads FILE once.
 	Observe func(p []byte)
+	// Resumed, when set, is called once when an unfinished upload of the same source is taken up
+	// again, with how many of its bytes are kept (checked against the source: the local store
+	// after reading them back, S3 the parts the server holds), so that a person is told.
+	Resumed func(offset int64)
 	// Batch, when set, is a Batch of this backend (Batcher): the upload is built but published
 	// only when the batch commits.
 	Batch Batch

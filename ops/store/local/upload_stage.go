@@ -102,7 +102,7 @@ func (s *Store) Stream(ctx context.Context, src store.Source, f store.SourceFile
 			p.close()
 		}
 	}()
-	sum, err := p.copyFrom(ctx, f, size, chunk, progress, opts.Observe)
+	sum, err := p.copyFrom(ctx, f, size, chunk, progress, opts.Observe, opts.Resumed)
 	if err != nil {
 		return nil, err
 	}
@@ -230,7 +230,9 @@ func (s *Store) stagePartial(abs, name string, size int64, want string) (*partia
 // copyFrom makes the locked partial's data equal to the source, whose size and mtime at open are
 // st's: it compares what data holds with the source's prefix (reading both, hashing the source),
 // cuts data to zero if they differ, then appends the rest. It returns the source's BLAKE3.
-func (p *partial) copyFrom(ctx context.Context, src store.SourceFile, size, chunk int64, progress func(int64), observe func([]byte)) (string, error) {
+// resumed, when not nil, is told the offset the copy goes on from when data held a prefix of
+// the source.
+func (p *partial) copyFrom(ctx context.Context, src store.SourceFile, size, chunk int64, progress func(int64), observe func([]byte), resumed func(int64)) (string, error) {
 	h := blake3.New()
 	if observe == nil {
 		observe = func([]byte) {}
@@ -280,6 +282,9 @@ func (p *partial) copyFrom(ctx context.Context, src store.SourceFile, size, chun
 			observe(buf[:n])
 			pos += n
 			progress(n)
+		}
+		if pos > 0 && resumed != nil {
+			resumed(pos)
 		}
 	}
 	// The writes: read and write here, hash on another goroutine (the hasher), so that two cores

@@ -169,6 +169,13 @@ func (s *Store) stream(ctx context.Context, src store.Source, f store.SourceFile
 		s.dropPartial(ctx, id, pi)
 		return done(id)
 	}
+	if len(held) > 0 && opts.Resumed != nil {
+		var kept int64
+		for _, p := range held {
+			kept += p.Size
+		}
+		opts.Resumed(kept)
+	}
 	parts, got, err := s.sendParts(ctx, io.NewSectionReader(f, 0, size), abs, size, chunk, jobs, s.buffers(jobs, chunk), id, pi, held, progress, observe, s.sent)
 	if err != nil && err != errUploadGone && ctx.Err() == nil {
 		// A server may answer a part of an upload completed meanwhile by resetting the

@@ -134,9 +134,20 @@ func testStageResume(t *testing.T, h Harness) {
 	interruptAfter(t, b, &manifest.Record{Path: path, Name: "data.bin", Blake3: sum(data)}, chunk)
 	id := unfinished(t, b)
 	rec := &manifest.Record{Path: path, Name: "data.bin", Blake3: sum(data)}
-	must(t, "resumed upload", uploader(t, b, stage.Options{}).Upload(ctx, rec, nil))
+	var resumedAt []int64 // the stage says where it resumes (a person is told: "resuming at N")
+	must(t, "resumed upload", uploader(t, b, stage.Options{Resumed: func(p string, off int64) {
+		if p != path {
+			t.Errorf("resumed %s, want %s", p, path)
+		}
+		resumedAt = append(resumedAt, off)
+	}}).Upload(ctx, rec, nil))
 	if rec.Upload.ID != id {
 		t.Fatalf("the rerun made upload %s; the interrupted one, %s, was not resumed", rec.Upload.ID, id)
+	}
+	// Whether anything was kept depends on the backend (S3 keeps only the parts it finished);
+	// what it says it kept is whole chunks, and said once.
+	if len(resumedAt) > 1 || len(resumedAt) == 1 && (resumedAt[0] <= 0 || resumedAt[0] >= 3*chunk+7 || resumedAt[0]%chunk != 0) {
+		t.Fatalf("resumed at %v, want at most once, at a whole number of chunks", resumedAt)
 	}
 	if got := readAll(t, b, id, "data.bin"); !bytes.Equal(got, data) {
 		t.Fatalf("the resumed upload's bytes are not the source's")

@@ -1,0 +1,52 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"sync"
+	"sync/atomic"
+)
+
+// The kill tests' hook, never set in use: with ATTACHCTL_TEST_PAUSE_AT=BYTES and
+// ATTACHCTL_TEST_ANNOUNCE_FD=N in the environment, the upload stage, once BYTES of an upload have
+// reached write(2) (so that a SIGKILL cannot lose them), writes "paused OFFSET\n" on file
+// descriptor N and waits there until the run is interrupted. A test then kills or signals it at
+// a known point, instead of watching a file's size move while the upload runs on.
+//
+// The same for sweep: with ATTACHCTL_TEST_PAUSE_AFTER=N, once N removals are reported on standard
+// output (the announcement), it waits there until the run is interrupted.
+const (
+	pauseAtEnv    = "ATTACHCTL_TEST_PAUSE_AT"
+	announceFDEnv = "ATTACHCTL_TEST_ANNOUNCE_FD"
+	pauseAfterEnv = "ATTACHCTL_TEST_PAUSE_AFTER"
+)
+
+// testPauseAfter is sweep's hook: called with the number of removals reported so far.
+func testPauseAfter(ctx context.Context, reported int) {
+	if n, err := strconv.Atoi(os.Getenv(pauseAfterEnv)); err == nil && reported == n {
+		<-ctx.Done()
+	}
+}
+
+// withTestPause returns progress, wrapped by the hook when its environment is set.
+func withTestPause(ctx context.Context, progress func(int64)) func(int64) {
+	at, err := strconv.ParseInt(os.Getenv(pauseAtEnv), 10, 64)
+	fd, ferr := strconv.Atoi(os.Getenv(announceFDEnv))
+	if err != nil || ferr != nil {
+		return progress
+	}
+	announce := os.NewFile(uintptr(fd), "announce")
+	var done atomic.Int64
+	var once sync.Once
+	return func(n int64) {
+		progress(n)
+		if pos := done.Add(n); pos >= at {
+			once.Do(func() {
+				fmt.Fprintf(announce, "paused %d\n", pos)
+				<-ctx.Done()
+			})
+		}
+	}
+}

@@ -1,0 +1,21 @@
+package local
+
+import (
+	"context"
+	"errors"
+	"os"
+
+	"github.com/attachctl/attachctl/ops/store"
+)
+
+var _ store.Exister = (*Local)(nil)
+
+// Exists reports whether anything is at the store's folder (an empty folder is an empty store;
+// what is there is judged by the first call that reads it).
+func (l *Local) Exists(context.Context) (bool, error) {
+	_, err := os.Lstat(l.dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return false, nil
+	}
+	return err == nil, err
+}
