@@ -434,11 +434,25 @@ func TestResolveFiftyWorkingCopies(t *testing.T) {
 			t.Fatalf("upload %s not marked used", e.ID)
 		}
 	}
-	// A copy changed behind the resolver's back is replaced by the upload's bytes.
+	// A copy the agent changed is never overwritten (SPEC 6): it stays, and the link still names it.
 	p := strings.TrimPrefix(blocks[1+20].URI, "file://")
 	os.Chmod(p, 0o600)
-	os.WriteFile(p, []byte("\x89PNG\r\n\x1a\nchanged"), 0o600)
-	resolve()
+	changed := []byte("\x89PNG\r\n\x1a\nchanged")
+	os.WriteFile(p, changed, 0o600)
+	res, err := acp.Resolve(prompt, acp.Backend(bg, s), acp.Options{Caps: acp.Caps{Image: true}, Workdir: work})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := res.Bytes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := os.ReadFile(p); err != nil || !bytes.Equal(got, changed) {
+		t.Fatalf("the changed copy %s was overwritten (%v)", p, err)
+	}
+	if !bytes.Contains(out, []byte(`"file://`+p+`"`)) {
+		t.Fatalf("the resolved prompt does not link the changed copy %s", p)
+	}
 	// A swept upload is refused as upload.missing, and nothing stale is handed out.
 	sweepAll(t, s, time.Now().Add(time.Hour))
 	if _, err := acp.Resolve(prompt, acp.Backend(bg, s), acp.Options{Caps: acp.Caps{Image: true}, Workdir: work}); manifest.CodeOf(err) != manifest.UploadMissing {
