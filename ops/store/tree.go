@@ -1,6 +1,11 @@
 package store
 
-import "context"
+import (
+	"context"
+	"io"
+
+	"github.com/attachctl/attachctl/manifest"
+)
 
 // Folder uploads (SPEC sections 1 and 2): a folder named as an attachment is one upload, its
 // files at STORE/<id>/<name>/<rel>, the whole tree finished at once or not at all. A backend that
@@ -16,17 +21,36 @@ const TreeListName = ".tree.b3"
 // TreeFile is one file of a folder to upload, or of a finished folder upload.
 type TreeFile struct {
 	Rel    string // its path from the folder, parts joined by "/"
-	Path   string // a source: where to read it (absolute); a finished upload: ""
+	Path   string // a source: where it is (absolute, for messages); a finished upload: ""
 	Size   int64
 	Blake3 string // a finished upload's: from its listing; a source's: "" unless known
 }
 
+// TreeSourceFile is one file of a folder being uploaded, opened and checked by the stage: a
+// SourceFile the backend closes when done with it.
+type TreeSourceFile interface {
+	SourceFile
+	io.Closer
+}
+
 // TreeSource is a folder to upload as one: its files, as the walk found them (sorted by Rel).
+// A backend never opens a source file itself: it asks Open, which the stage gives.
 type TreeSource struct {
 	Path   string // the folder, absolute: with Name, the key a killed upload is resumed by
 	Name   string // the plain name the agent is shown (the folder's own name)
 	Blake3 string // the folder's BLAKE3 as the manifest says ("": not checked)
 	Files  []TreeFile
+	// Open opens one of Files as the stage opens a source: never through a symlink, never
+	// blocking, a regular file of the size the walk found (upload.sourceChanged otherwise).
+	Open func(f TreeFile) (TreeSourceFile, error)
+}
+
+// OpenFile is src.Open(f), or upload.invalid when the stage gave no opener.
+func (src *TreeSource) OpenFile(f TreeFile) (TreeSourceFile, error) {
+	if src.Open == nil {
+		return nil, manifest.Errorf(manifest.UploadInvalid, "folder %s: no way to open its files was given", src.Path)
+	}
+	return src.Open(f)
 }
 
 // TreeInfo is a finished folder upload's metadata.
