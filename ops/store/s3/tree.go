@@ -66,9 +66,9 @@ type treeMeta struct {
 	Sizes []int64 `json:"sizes"`
 }
 
-func (s *Store) treeKey(id string) string          { return s.key(id, store.TreeListName) }
-func (s *Store) treeMetaKey(id string) string      { return s.key(id, store.MetaName) }
-func (s *Store) treeDir(id, name string) string    { return s.key(id, name) + "/" }
+func (s *Store) treeKey(id string) string                { return s.key(id, store.TreeListName) }
+func (s *Store) treeMetaKey(id string) string            { return s.key(id, store.MetaName) }
+func (s *Store) treeDir(id, name string) string          { return s.key(id, name) + "/" }
 func (s *Store) treeFileKey(id, name, rel string) string { return s.key(id, name, rel) }
 
 // checkRel checks a file's path inside a folder upload: "/"-separated plain names (the store's
