@@ -50,43 +50,13 @@ import (
 // partialTree is the folder inside a folder upload's partial that holds its files so far.
 const partialTree = "tree"
 
-// treeMeta is a folder upload's .upload.json: a file upload's metadata, and what the folder holds.
-type treeMeta struct {
-	store.Info
-	Kind  string  `json:"kind"`
-	Files int     `json:"files"`
-	Sizes []int64 `json:"sizes"` // of each file, in the listing's order
-}
+type treeMeta = store.TreeMeta
 
 var _ store.Trees = (*Store)(nil)
 
-// checkRel checks a file's path inside a folder upload: "/"-separated plain names.
-func checkRel(rel string) error {
-	if rel == "" {
-		return manifest.Errorf(manifest.UploadInvalid, "an empty path inside a folder")
-	}
-	for _, part := range strings.Split(rel, "/") {
-		if err := ValidName(part); err != nil && part != MetaName && part != UsedName {
-			return manifest.Errorf(manifest.UploadInvalid, "%s: not a plain path inside a folder", manifest.Quote(rel))
-		}
-	}
-	return nil
-}
-
-// validTreeName checks a folder upload's name: plain, and not the listing's.
-func validTreeName(name string) error {
-	if err := ValidName(name); err != nil {
-		return err
-	}
-	if name == store.TreeListName {
-		return manifest.Errorf(manifest.UploadInvalid, "%s: reserved inside an upload folder; rename the folder", manifest.Quote(name))
-	}
-	return nil
-}
-
 // UploadTree is store.Trees.UploadTree for the local store.
 func (s *Store) UploadTree(ctx context.Context, src store.TreeSource, opts store.TreeOptions) (*store.TreeInfo, error) {
-	if err := validTreeName(src.Name); err != nil {
+	if err := store.ValidTreeName(src.Name); err != nil {
 		return nil, err
 	}
 	want, err := checkHex(src.Blake3)
@@ -97,20 +67,14 @@ func (s *Store) UploadTree(ctx context.Context, src store.TreeSource, opts store
 	if progress == nil {
 		progress = func(int64) {}
 	}
-	var total int64
-	for i, f := range src.Files {
-		if err := checkRel(f.Rel); err != nil {
-			return nil, err
-		}
-		if i > 0 && src.Files[i-1].Rel >= f.Rel {
-			return nil, manifest.Errorf(manifest.UploadInvalid, "%s: the folder's files are not sorted, or listed twice", manifest.Quote(f.Rel))
-		}
-		total += f.Size
+	total, err := store.CheckTreeSource(&src)
+	if err != nil {
+		return nil, err
 	}
 	// A folder of this name and size may be finished already: its BLAKE3 decides, and an upload
 	// of the same tree is named again (and marked used) instead of copied.
 	if want == "" && s.mayHave(src.Name, total) {
-		if want, err = hashTree(ctx, &src); err != nil {
+		if want, err = store.HashTree(ctx, &src); err != nil {
 			return nil, err
 		}
 	}
@@ -157,7 +121,7 @@ func (s *Store) UploadTree(ctx context.Context, src store.TreeSource, opts store
 	}
 	m := &treeMeta{Info: store.Info{ID: p.id, Name: src.Name, Size: total, Blake3: got, Made: time.Now().UTC()},
 		Kind: store.KindFolder, Files: len(src.Files), Sizes: sizes}
-	if err := p.publishTree(m, treeListing(&sum)); err != nil {
+	if err := p.publishTree(m, store.TreeListing(&sum)); err != nil {
 		return nil, err
 	}
 	ti := &store.TreeInfo{Info: m.Info, Files: make([]store.TreeFile, len(src.Files))}
@@ -165,15 +129,6 @@ func (s *Store) UploadTree(ctx context.Context, src store.TreeSource, opts store
 		ti.Files[i] = store.TreeFile{Rel: f.Rel, Size: sizes[i], Blake3: f.Blake3}
 	}
 	return ti, nil
-}
-
-// treeListing is the .tree.b3 of the files: sum's lines, which are in the same order.
-func treeListing(sum *manifest.TreeSum) []byte {
-	var b bytes.Buffer
-	for _, f := range sum.Files() {
-		b.WriteString(manifest.B3sumLine(f.Blake3, f.Rel))
-	}
-	return b.Bytes()
 }
 
 // touchFile sets f's modification time to now (best effort).
@@ -627,7 +582,7 @@ func (s *Store) treeInfoAt(dirfd int, id string) (*store.TreeInfo, error) {
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
 		sum, rel, err := ops.ParseB3sumLine(sc.Text())
-		if err != nil || checkRel(rel) != nil || len(ti.Files) >= len(m.Sizes) {
+		if err != nil || store.CheckRel(rel) != nil || len(ti.Files) >= len(m.Sizes) {
 			return nil, manifest.Errorf(manifest.UploadUnreadable, "upload %s: %s is damaged", id, lf.Name())
 		}
 		ti.Files = append(ti.Files, store.TreeFile{Rel: rel, Size: m.Sizes[len(ti.Files)], Blake3: sum})
@@ -693,10 +648,10 @@ func (s *Store) openTreeFile(id, name, rel string) (*os.File, error) {
 	if err := ValidID(id); err != nil {
 		return nil, err
 	}
-	if err := validTreeName(name); err != nil {
+	if err := store.ValidTreeName(name); err != nil {
 		return nil, err
 	}
-	if err := checkRel(rel); err != nil {
+	if err := store.CheckRel(rel); err != nil {
 		return nil, err
 	}
 	fd, err := s.openUploadDir(id)
@@ -923,38 +878,6 @@ func (s *Store) checkTreeTop(id, name string) error {
 		}
 	}
 	return nil
-}
-
-// hashTree is the BLAKE3 of the folder src, each file read once.
-func hashTree(ctx context.Context, src *store.TreeSource) (string, error) {
-	bp := treeBufs.Get().(*[]byte)
-	defer treeBufs.Put(bp)
-	var sum manifest.TreeSum
-	h := blake3.New()
-	for _, f := range src.Files {
-		if err := ctx.Err(); err != nil {
-			return "", err
-		}
-		sf, err := src.OpenFile(f)
-		if err != nil {
-			return "", err
-		}
-		h.Reset()
-		n, err := io.CopyBuffer(h, io.NewSectionReader(sf, 0, f.Size+1), *bp)
-		if err == nil && n != f.Size {
-			err = manifest.Errorf(manifest.UploadSourceChange, "%s: changed since the folder was walked", f.Path)
-		}
-		if err == nil {
-			err = sf.Unchanged()
-		}
-		sf.Close()
-		if err != nil {
-			return "", manifest.AsError(err, manifest.FileUnreadable)
-		}
-		var b [32]byte
-		sum.Add(f.Rel, fmt.Sprintf("%x", h.Sum(b[:0])))
-	}
-	return sum.Sum(), nil
 }
 
 // finishedTree returns the id of a finished folder upload of this BLAKE3 and name, or "". The id

@@ -58,42 +58,12 @@ const (
 	maxPut    = 5 << 30
 )
 
-// treeMeta is P/<id>/.upload.json.
-type treeMeta struct {
-	store.Info
-	Kind  string  `json:"kind"`
-	Files int     `json:"files"`
-	Sizes []int64 `json:"sizes"`
-}
+type treeMeta = store.TreeMeta
 
 func (s *Store) treeKey(id string) string                { return s.key(id, store.TreeListName) }
 func (s *Store) treeMetaKey(id string) string            { return s.key(id, store.MetaName) }
 func (s *Store) treeDir(id, name string) string          { return s.key(id, name) + "/" }
 func (s *Store) treeFileKey(id, name, rel string) string { return s.key(id, name, rel) }
-
-// checkRel checks a file's path inside a folder upload: "/"-separated plain names (the store's
-// reserved names are fine inside the folder).
-func checkRel(rel string) error {
-	if rel == "" {
-		return manifest.Errorf(manifest.UploadInvalid, "an empty path inside a folder")
-	}
-	for _, part := range strings.Split(rel, "/") {
-		if err := store.ValidName(part); err != nil && part != store.MetaName && part != store.UsedName {
-			return manifest.Errorf(manifest.UploadInvalid, "%s: not a plain path inside a folder", manifest.Quote(rel))
-		}
-	}
-	return nil
-}
-
-func validTreeName(name string) error {
-	if err := store.ValidName(name); err != nil {
-		return err
-	}
-	if name == store.TreeListName {
-		return manifest.Errorf(manifest.UploadInvalid, "%s: reserved inside an upload folder; rename the folder", manifest.Quote(name))
-	}
-	return nil
-}
 
 // held is an object of a folder upload as a listing shows it.
 type heldObj struct {
@@ -103,25 +73,21 @@ type heldObj struct {
 
 // UploadTree is store.Trees.UploadTree for S3.
 func (s *Store) UploadTree(ctx context.Context, src store.TreeSource, opts store.TreeOptions) (*store.TreeInfo, error) {
-	if err := validTreeName(src.Name); err != nil {
+	if err := store.ValidTreeName(src.Name); err != nil {
 		return nil, err
 	}
 	want, err := store.CheckHex(src.Blake3)
 	if err != nil {
 		return nil, err
 	}
-	var total int64
-	for i, f := range src.Files {
-		if err := checkRel(f.Rel); err != nil {
-			return nil, err
-		}
-		if i > 0 && src.Files[i-1].Rel >= f.Rel {
-			return nil, manifest.Errorf(manifest.UploadInvalid, "%s: the folder's files are not sorted, or listed twice", manifest.Quote(f.Rel))
-		}
+	total, err := store.CheckTreeSource(&src)
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range src.Files {
 		if f.Size > maxPut {
 			return nil, manifest.Errorf(manifest.UploadInvalid, "%s: %d bytes; a file inside a folder upload to S3 goes in one PUT, at most %d bytes (give --each)", f.Path, f.Size, int64(maxPut))
 		}
-		total += f.Size
 	}
 	progress := opts.Progress
 	if progress == nil {
@@ -188,7 +154,7 @@ func (s *Store) UploadTree(ctx context.Context, src store.TreeSource, opts store
 		return nil, err
 	}
 	m.Info = store.Info{ID: id, Name: src.Name, Size: total, Blake3: got, Made: time.Now().UTC()}
-	if err := s.publishTree(ctx, m, treeListing(&sum)); err != nil {
+	if err := s.publishTree(ctx, m, store.TreeListing(&sum)); err != nil {
 		return nil, err
 	}
 	s.client.DeleteObject(ctx, &awss3.DeleteObjectInput{Bucket: &s.Bucket, Key: aws.String(s.infoKey(id))})
@@ -197,15 +163,6 @@ func (s *Store) UploadTree(ctx context.Context, src store.TreeSource, opts store
 		ti.Files[i] = store.TreeFile{Rel: f.Rel, Size: m.Sizes[i], Blake3: f.Blake3}
 	}
 	return ti, nil
-}
-
-// treeListing is the .tree.b3 of the files, in sum's order.
-func treeListing(sum *manifest.TreeSum) []byte {
-	var b bytes.Buffer
-	for _, f := range sum.Files() {
-		b.WriteString(manifest.B3sumLine(f.Blake3, f.Rel))
-	}
-	return b.Bytes()
 }
 
 // treeResumable looks up the source's note: a finished upload of the same tree (returned whole),
@@ -222,7 +179,7 @@ func (s *Store) treeResumable(ctx context.Context, note string, src *store.TreeS
 	}
 	if ti, err := s.TreeInfo(ctx, n.ID); err == nil && ti.Name == src.Name {
 		if *want == "" {
-			if *want, err = hashTree(ctx, src); err != nil {
+			if *want, err = store.HashTree(ctx, src); err != nil {
 				return "", nil, nil, "", err
 			}
 		}
@@ -363,33 +320,6 @@ func (s *Store) sendTreeFile(ctx context.Context, id string, src *store.TreeSour
 	return sum, nil
 }
 
-// hashTree is the BLAKE3 of the folder src, each file read once.
-func hashTree(ctx context.Context, src *store.TreeSource) (string, error) {
-	var sum manifest.TreeSum
-	for _, f := range src.Files {
-		if err := ctx.Err(); err != nil {
-			return "", err
-		}
-		sf, err := src.OpenFile(f)
-		if err != nil {
-			return "", err
-		}
-		got, n, err := ops.Hash(io.NewSectionReader(sf, 0, f.Size+1), nil)
-		if err == nil && n != f.Size {
-			err = manifest.Errorf(manifest.UploadSourceChange, "%s: changed since the folder was walked", f.Path)
-		}
-		if err == nil {
-			err = sf.Unchanged()
-		}
-		sf.Close()
-		if err != nil {
-			return "", manifest.AsError(err, manifest.FileUnreadable)
-		}
-		sum.Add(f.Rel, got)
-	}
-	return sum.Sum(), nil
-}
-
 // publishTree writes the metadata, then the listing create-only: the folder upload is finished
 // from that write on. A listing there already (another run of the same folder finished first)
 // must be this tree's.
@@ -475,7 +405,7 @@ func (s *Store) TreeInfo(ctx context.Context, id string) (*store.TreeInfo, error
 		return nil, s.wrap(manifest.UploadUnreadable, "upload "+id, err)
 	}
 	var m treeMeta
-	if json.Unmarshal(mb, &m) != nil || m.ID != id || validTreeName(m.Name) != nil || m.Kind != store.KindFolder {
+	if json.Unmarshal(mb, &m) != nil || m.ID != id || store.ValidTreeName(m.Name) != nil || m.Kind != store.KindFolder {
 		return nil, manifest.Errorf(manifest.UploadUnreadable, "upload %s: %s is damaged", id, s.treeMetaKey(id))
 	}
 	ti := &store.TreeInfo{Info: m.Info}
@@ -483,7 +413,7 @@ func (s *Store) TreeInfo(ctx context.Context, id string) (*store.TreeInfo, error
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
 		sum, rel, err := ops.ParseB3sumLine(sc.Text())
-		if err != nil || checkRel(rel) != nil || len(ti.Files) >= len(m.Sizes) {
+		if err != nil || store.CheckRel(rel) != nil || len(ti.Files) >= len(m.Sizes) {
 			return nil, manifest.Errorf(manifest.UploadUnreadable, "upload %s: %s is damaged", id, s.treeKey(id))
 		}
 		ti.Files = append(ti.Files, store.TreeFile{Rel: rel, Size: m.Sizes[len(ti.Files)], Blake3: sum})
@@ -538,10 +468,10 @@ func (s *Store) OpenTreeFile(ctx context.Context, id, name, rel string) (store.R
 	if err := store.ValidID(id); err != nil {
 		return nil, err
 	}
-	if err := validTreeName(name); err != nil {
+	if err := store.ValidTreeName(name); err != nil {
 		return nil, err
 	}
-	if err := checkRel(rel); err != nil {
+	if err := store.CheckRel(rel); err != nil {
 		return nil, err
 	}
 	if err := s.exists(ctx, id); err != nil {
@@ -680,7 +610,7 @@ func (t *treeSeen) note(name string, o types.Object) bool {
 		t.list, t.listMade = true, at
 	default:
 		d, rel, _ := strings.Cut(name, "/")
-		if validTreeName(d) != nil || checkRel(rel) != nil || t.dir != "" && t.dir != d {
+		if store.ValidTreeName(d) != nil || store.CheckRel(rel) != nil || t.dir != "" && t.dir != d {
 			return false
 		}
 		t.dir = d

@@ -88,7 +88,7 @@ func (f *folder) note(n string, o types.Object) {
 	case n == store.MetaName:
 		f.meta = true
 	case strings.Contains(n, "/"):
-		if d, _, _ := strings.Cut(n, "/"); f.dir == "" && validTreeName(d) == nil {
+		if d, _, _ := strings.Cut(n, "/"); f.dir == "" && store.ValidTreeName(d) == nil {
 			f.dir = d
 		}
 	case f.name == "" && store.ValidName(n) == nil:
