@@ -98,8 +98,8 @@ func parseHEIF(h *header) HEIFProps {
 	}
 	var meta []byte
 	for _, b := range top {
-		if b.typ == "meta" && b.size >= 4 && b.size <= maxSegment {
-			meta = h.at(b.off, int(b.size))
+		if b.typ == "meta" && b.size >= 4 && b.size <= maxMeta {
+			meta = h.upTo(b.off, int(b.size), maxMeta)
 			break
 		}
 	}

@@ -47,6 +47,7 @@ func imir(axis byte) []byte   { return mkbox("imir", []byte{axis}) }
 // imir come out as the EXIF orientation that does the same, and the colr box is read.
 func TestHEIFHeader(t *testing.T) {
 	icc := []byte("an ICC profile's bytes")
+	bigICC := bytes.Repeat([]byte("a calibrated display's profile "), 3000) // 93 KB
 	nclx := mkbox("colr", []byte("nclx"), []byte{0, 12, 0, 13, 0, 6, 0x80})
 	tests := []struct {
 		name        string
@@ -65,6 +66,7 @@ func TestHEIFHeader(t *testing.T) {
 		{"irot 1 then imir 1", heifFile("avif", ispe(40, 30), irot(1), imir(1)), 40, 30, 7, false, false},
 		{"irot 0 is no turn", heifFile("avif", ispe(40, 30), irot(0), nclx), 40, 30, 1, false, true},
 		{"not HEIF brand", heifFile("isom", ispe(40, 30)), 0, 0, 0, false, false},
+		{"meta over 64 KiB: a large ICC profile", heifFile("avif", ispe(4032, 3024), mkbox("colr", []byte("prof"), bigICC), irot(3)), 4032, 3024, 6, true, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -72,7 +74,7 @@ func TestHEIFHeader(t *testing.T) {
 			if ok != (tt.w > 0) || p.Width != tt.w || p.Height != tt.h || p.Orientation != tt.o {
 				t.Fatalf("HEIF = %+v, %v; want %dx%d orientation %d", p, ok, tt.w, tt.h, tt.o)
 			}
-			if (p.ICC != nil) != tt.icc || tt.icc && !bytes.Equal(p.ICC, icc) {
+			if (p.ICC != nil) != tt.icc || tt.icc && !bytes.Equal(p.ICC, icc) && !bytes.Equal(p.ICC, bigICC) {
 				t.Errorf("ICC %q", p.ICC)
 			}
 			if (p.NCLX != nil) != tt.hasNCL || tt.hasNCL && *p.NCLX != (NCLX{12, 13, 6, true}) {
@@ -86,5 +88,16 @@ func TestHEIFHeader(t *testing.T) {
 				HEIF(tt.file[:n])
 			}
 		})
+	}
+}
+
+// TestHEIFLargeMetaFromFile: a file whose meta box (a large ICC profile in its colr) is past the
+// read pass's 64 KiB head is still read for size and orientation, by the bounded extra read.
+func TestHEIFLargeMetaFromFile(t *testing.T) {
+	icc := bytes.Repeat([]byte{0x5a}, 200<<10)
+	file := heifFile("avif", ispe(4032, 3024), mkbox("colr", []byte("prof"), icc), irot(1))
+	rec := fill(t, writeFile(t, "big-meta.avif", file), Options{})
+	if rec.Mime != "image/avif" || rec.Width != 4032 || rec.Height != 3024 || rec.Orientation != 8 {
+		t.Fatalf("record %+v: want image/avif 4032x3024 orientation 8", rec)
 	}
 }
