@@ -437,3 +437,25 @@ func TestAVIFLargeMeta(t *testing.T) {
 		t.Fatalf("shrunk to %v, want the 300x400 portrait irot 3 displays", m.Bounds())
 	}
 }
+
+// TestAVIFCleanAperture: an AVIF's clap is cut before its irot and imir, as libheif does for a
+// HEIC: cavif's kimono.crop.avif keeps 385x330 of the portrait, and the same crop of the stored
+// turned and mirrored photo must display as the same rectangle.
+func TestAVIFCleanAperture(t *testing.T) {
+	dir := t.TempDir()
+	ref := shrinkFile(t, dir, filepath.Join("testdata", "kimono.avif"), 2000)
+	upright, _ := decodeFile(t, ref.Path)
+	want := toRGBA(upright).SubImage(image.Rect(271, 39, 271+385, 39+330))
+	for _, name := range []string{"kimono.crop.avif", "kimono.mirror-vertical.rotate270.crop.avif"} {
+		t.Run(name, func(t *testing.T) {
+			rec := shrinkFile(t, dir, filepath.Join("testdata", name), 2000)
+			m, _ := decodeFile(t, rec.Path)
+			if m.Bounds().Dx() != 385 || m.Bounds().Dy() != 330 {
+				t.Fatalf("shrunk to %v, want the 385x330 clean aperture", m.Bounds())
+			}
+			if q := psnr(m, refArea(toRGBA(want), 385, 330)); q < 32 {
+				t.Errorf("PSNR %.1f dB against that rectangle of the upright photo", q)
+			}
+		})
+	}
+}

@@ -3,6 +3,7 @@ package sniff
 import (
 	"bytes"
 	"encoding/binary"
+	"image"
 	"testing"
 )
 
@@ -42,6 +43,38 @@ func be32(v uint32) []byte { return binary.BigEndian.AppendUint32(nil, v) }
 func ispe(w, h uint32) []byte { return mkbox("ispe", []byte{0, 0, 0, 0}, be32(w), be32(h)) }
 func irot(a byte) []byte      { return mkbox("irot", []byte{a}) }
 func imir(axis byte) []byte   { return mkbox("imir", []byte{axis}) }
+
+// clap is a clean aperture of w x h whole pixels, offset (dx, dy) from the centre.
+func clap(w, h uint32, dx, dy int32) []byte {
+	return mkbox("clap", be32(w), be32(1), be32(h), be32(1), be32(uint32(dx)), be32(1), be32(uint32(dy)), be32(1))
+}
+
+// TestHEIFCleanAperture: the clap rectangle in stored pixels, rounded as libheif rounds it
+// (cavif's kimono.crop.avif: 385x330 at 103,-308 from the centre of 722x1024 is 271,39), and
+// none for one outside the image, one after a rotation, or one of the whole image.
+func TestHEIFCleanAperture(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		file []byte
+		want image.Rectangle
+	}{
+		{"kimono crop", heifFile("avif", ispe(722, 1024), clap(385, 330, 103, -308)), image.Rect(271, 39, 656, 369)},
+		{"listed before ispe", heifFile("avif", clap(385, 330, 103, -308), ispe(722, 1024)), image.Rect(271, 39, 656, 369)},
+		{"centred, even in odd", heifFile("avif", ispe(5, 5), clap(2, 2, 0, 0)), image.Rect(1, 1, 3, 3)},
+		{"before irot", heifFile("avif", ispe(40, 30), clap(20, 10, 0, 0), irot(1)), image.Rect(10, 10, 30, 20)},
+		{"after irot: not MIAF, ignored", heifFile("avif", ispe(40, 30), irot(1), clap(20, 10, 0, 0)), image.Rectangle{}},
+		{"outside the image", heifFile("avif", ispe(40, 30), clap(20, 10, 15, 0)), image.Rectangle{}},
+		{"the whole image", heifFile("avif", ispe(40, 30), clap(40, 30, 0, 0)), image.Rectangle{}},
+		{"zero denominator", heifFile("avif", ispe(40, 30), mkbox("clap", make([]byte, 32))), image.Rectangle{}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			p, ok := HEIF(tt.file)
+			if !ok || p.Crop != tt.want {
+				t.Fatalf("Crop %v (ok %v), want %v", p.Crop, ok, tt.want)
+			}
+		})
+	}
+}
 
 // TestHEIFHeader: the primary item's ispe is the size (as stored, not turned), its irot and
 // imir come out as the EXIF orientation that does the same, and the colr box is read.
