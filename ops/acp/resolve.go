@@ -40,6 +40,9 @@ type Options struct {
 	// Context, when set, stops the resolve between its steps once it is done (a signal): Resolve
 	// then returns its error, having marked nothing used.
 	Context context.Context
+	// InlineFromFolders, when set, lets the images inside a folder upload go inline under the
+	// same layers and limits as any image (folder.go); otherwise a folder goes by path whole.
+	InlineFromFolders bool
 	// MaxFiles and MaxBytes limit one prompt: how many uploads it names, and their bytes together
 	// (each upload once). Zero is no limit. A prompt over one is refused with upload.tooMany.
 	MaxFiles, MaxBytes int64
@@ -120,6 +123,9 @@ type ref struct {
 	line   string  // its context line at the longest (plan's reservation)
 	out    object  // the resolved block, data excepted
 	folder *Folder // a folder upload (folder.go): by path, its tree in the context block
+	images map[string]*ref // a folder's images asked inline, by rel (folderImages)
+	parent *ref            // the folder reference an image inside a folder belongs to
+	rel    string          // that image's path inside the folder
 
 	width, height int         // an image's pixels, from its header (0 when the header does not say)
 	animated      bool        // an animated image
@@ -162,6 +168,11 @@ func Resolve(input []byte, u Uploads, opts Options) (*Resolution, error) {
 	}
 	if opts.Workdir != "" {
 		if err := checkWork(opts.Workdir, refs); err != nil {
+			return nil, err
+		}
+	}
+	if opts.InlineFromFolders {
+		if blocks, refs, err = folderImages(blocks, refs); err != nil {
 			return nil, err
 		}
 	}
