@@ -370,3 +370,92 @@ func TestMain(m *testing.M) {
 
 // codeCache is the test run's folder for the decoders' compiled code.
 var codeCache string
+
+// TestAVIFTransformsFromAnotherEncoder: AVIF files made by another encoder (cavif, from
+// link-u/avif-sample-images), whose item lists irot before ispe, marks it essential and adds
+// pasp: each stores the kimono photo turned or mirrored so that, displayed, it is the upright
+// portrait kimono.avif is. Shrunk, every one must come out as that portrait.
+func TestAVIFTransformsFromAnotherEncoder(t *testing.T) {
+	dir := t.TempDir()
+	ref := shrinkFile(t, dir, filepath.Join("testdata", "kimono.avif"), 400)
+	upright, _ := decodeFile(t, ref.Path)
+	b := upright.Bounds()
+	if b.Dx() != 282 || b.Dy() != 400 {
+		t.Fatalf("kimono.avif shrunk to %v, want the 282x400 portrait", b)
+	}
+	want := refArea(upright, b.Dx(), b.Dy())
+	// The check can fail: the portrait half turned is far from itself.
+	if q := psnr(rot90(toRGBA(upright), 2), want); q > 20 {
+		t.Fatalf("PSNR %.1f dB between the portrait and its half turn: the comparison cannot tell", q)
+	}
+	for _, name := range []string{"kimono.rotate90.avif", "kimono.mirror-horizontal.avif", "kimono.mirror-vertical.rotate270.avif"} {
+		t.Run(name, func(t *testing.T) {
+			rec := shrinkFile(t, dir, filepath.Join("testdata", name), 400)
+			m, _ := decodeFile(t, rec.Path)
+			if m.Bounds() != b {
+				t.Fatalf("shrunk to %v, want %v as displayed", m.Bounds(), b)
+			}
+			if q := psnr(m, want); q < 30 {
+				t.Errorf("PSNR %.1f dB against the upright portrait", q)
+			}
+		})
+	}
+}
+
+func toRGBA(m image.Image) *image.RGBA {
+	b := m.Bounds()
+	out := image.NewRGBA(image.Rect(0, 0, b.Dx(), b.Dy()))
+	for y := 0; y < b.Dy(); y++ {
+		for x := 0; x < b.Dx(); x++ {
+			out.Set(x, y, m.At(b.Min.X+x, b.Min.Y+y))
+		}
+	}
+	return out
+}
+
+// TestAVIFLargeMeta: an AVIF whose meta box is over 64 KiB (a 100 KB colour profile in its colr
+// box, as a calibrated display's can be) is still read as an AVIF and turned by its irot; it
+// was "no decoder for image/avif" and passed through as it was.
+func TestAVIFLargeMeta(t *testing.T) {
+	needTool(t, "avifenc")
+	dir := t.TempDir()
+	src := filepath.Join(dir, "stored.png")
+	if err := os.WriteFile(src, encodePNG(t, photo(640, 480, 5)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	icc := filepath.Join(dir, "big.icc")
+	if err := os.WriteFile(icc, bytes.Repeat([]byte("a large profile "), 100<<10/16), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	avif := filepath.Join(dir, "big-meta.avif")
+	run(t, "avifenc", "-s", "10", "--irot", "3", "--icc", icc, src, avif)
+	rec := shrinkFile(t, dir, avif, 400)
+	if rec.Shrink == nil || rec.Shrink.Action != Resized {
+		t.Fatalf("shrink %+v, want resized", rec.Shrink)
+	}
+	if m, _ := decodeFile(t, rec.Path); m.Bounds().Dx() != 300 || m.Bounds().Dy() != 400 {
+		t.Fatalf("shrunk to %v, want the 300x400 portrait irot 3 displays", m.Bounds())
+	}
+}
+
+// TestAVIFCleanAperture: an AVIF's clap is cut before its irot and imir, as libheif does for a
+// HEIC: cavif's kimono.crop.avif keeps 385x330 of the portrait, and the same crop of the stored
+// turned and mirrored photo must display as the same rectangle.
+func TestAVIFCleanAperture(t *testing.T) {
+	dir := t.TempDir()
+	ref := shrinkFile(t, dir, filepath.Join("testdata", "kimono.avif"), 2000)
+	upright, _ := decodeFile(t, ref.Path)
+	want := toRGBA(upright).SubImage(image.Rect(271, 39, 271+385, 39+330))
+	for _, name := range []string{"kimono.crop.avif", "kimono.mirror-vertical.rotate270.crop.avif"} {
+		t.Run(name, func(t *testing.T) {
+			rec := shrinkFile(t, dir, filepath.Join("testdata", name), 2000)
+			m, _ := decodeFile(t, rec.Path)
+			if m.Bounds().Dx() != 385 || m.Bounds().Dy() != 330 {
+				t.Fatalf("shrunk to %v, want the 385x330 clean aperture", m.Bounds())
+			}
+			if q := psnr(m, refArea(toRGBA(want), 385, 330)); q < 32 {
+				t.Errorf("PSNR %.1f dB against that rectangle of the upright photo", q)
+			}
+		})
+	}
+}

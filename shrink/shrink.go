@@ -78,7 +78,7 @@ const (
 
 // version names the algorithm in cache file names; change it when output for the same input
 // and options would change, so old results are not reused.
-const version = "s2"
+const version = "s3"
 
 // JPEG qualities tried in turn until the file fits MaxBytes, then the size goes down.
 var jpegLadder = []int{85, 75, 65, 55, 45}
@@ -261,6 +261,21 @@ func Record(rec *manifest.Record, opts Options) error {
 			}
 		case b.Dx() != ceilShift(cfg.Width, shift) || b.Dy() != ceilShift(cfg.Height, shift):
 			return asis("undecodable: %s header says %dx%d, pixels are %dx%d", format, cfg.Width, cfg.Height, b.Dx(), b.Dy())
+		case isHEIF && !hp.Crop.Empty():
+			// libavif leaves the clean aperture to the reader, as it does irot and imir; it
+			// comes first.
+			sub, ok := img.(interface {
+				SubImage(image.Rectangle) image.Image
+			})
+			if !ok {
+				return asis("undecodable: %s decoded to %T, which cannot be cropped", format, img)
+			}
+			img = sub.SubImage(hp.Crop)
+			ow, oh = hp.Crop.Dx(), hp.Crop.Dy()
+			if swapsAxes(o) {
+				ow, oh = oh, ow
+			}
+			dw, dh = fit(ow, oh, opts.MaxEdge)
 		}
 		enc, ext, w, h, ok := encode(img, o, dw, dh, opts.MaxBytes, col.conv)
 		if !ok {

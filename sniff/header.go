@@ -21,11 +21,17 @@ type header struct {
 const (
 	maxExtraReads = 64       // reads past head per file
 	maxSegment    = 64 << 10 // the largest structure read past head (an APP1 segment is < 64 KiB)
+	// A HEIF meta box holds the colr box's ICC profile, which a camera or a calibrated display
+	// may make larger than a JPEG segment can be; the meta box is still only header structures.
+	maxMeta = 4 << 20
 )
 
 // at returns the n bytes at off, or nil when they are not there (past the end, or over budget).
-func (h *header) at(off int64, n int) []byte {
-	if off < 0 || n < 0 || n > maxSegment || off > h.size-int64(n) {
+func (h *header) at(off int64, n int) []byte { return h.upTo(off, n, maxSegment) }
+
+// upTo is at for a structure that may be as large as limit.
+func (h *header) upTo(off int64, n, limit int) []byte {
+	if off < 0 || n < 0 || n > limit || off > h.size-int64(n) {
 		return nil
 	}
 	if off+int64(n) <= int64(len(h.head)) {

@@ -2,6 +2,8 @@ package sniff
 
 import (
 	"encoding/binary"
+	"image"
+	"math"
 )
 
 // HEIFProps is what a HEIF container (HEIC, HEIF, AVIF: ISO/IEC 23008-12 over the ISO base media
@@ -13,10 +15,15 @@ import (
 // EXIF orientation that does the same, so a reader turns every format upright one way; it is 0
 // when the image has none. A HEIF file's EXIF orientation is not read: the format says the
 // transform properties rule, and an iPhone photo carries both.
+//
+// Crop is the clean aperture (clap) in stored pixels, as libheif rounds it, to be cut before
+// the rotation and mirroring; empty when the item has none, or one that lies outside the image
+// or comes after irot or imir (MIAF puts it first).
 type HEIFProps struct {
 	Brand         string // the ftyp box's major brand: "heic", "mif1", "avif"...
 	Width, Height int
 	Orientation   int
+	Crop          image.Rectangle
 	ICC           []byte // the colr box's ICC profile (prof or rICC), nil when none
 	NCLX          *NCLX  // the colr box's coded colour description, nil when none
 }
@@ -98,8 +105,8 @@ func parseHEIF(h *header) HEIFProps {
 	}
 	var meta []byte
 	for _, b := range top {
-		if b.typ == "meta" && b.size >= 4 && b.size <= maxSegment {
-			meta = h.at(b.off, int(b.size))
+		if b.typ == "meta" && b.size >= 4 && b.size <= maxMeta {
+			meta = h.upTo(b.off, int(b.size), maxMeta)
 			break
 		}
 	}
@@ -136,6 +143,7 @@ func parseHEIF(h *header) HEIFProps {
 	props := boxes(&header{head: ipco, size: int64(len(ipco))}, 0, int64(len(ipco)))
 	orient := [4]int{1, 0, 0, 1} // the displayed-from-stored map as a 2x2 matrix, y down
 	transformed := false
+	var clap []byte
 	for _, idx := range associations(ipma, primary) {
 		if idx < 1 || idx > len(props) {
 			continue
@@ -149,6 +157,10 @@ func parseHEIF(h *header) HEIFProps {
 				if w <= 1<<31-1 && ht <= 1<<31-1 {
 					p.Width, p.Height = int(w), int(ht)
 				}
+			}
+		case "clap": // clean aperture: width, height, horizontal and vertical offset, each N/D
+			if len(d) >= 32 && !transformed {
+				clap = d[:32]
 			}
 		case "irot": // angle in quarter turns anticlockwise
 			if len(d) >= 1 {
@@ -184,6 +196,9 @@ func parseHEIF(h *header) HEIFProps {
 			}
 		}
 	}
+	if clap != nil {
+		p.Crop = cleanAperture(clap, p.Width, p.Height)
+	}
 	if transformed {
 		for o, m := range exifMatrices {
 			if m == orient {
@@ -193,6 +208,40 @@ func parseHEIF(h *header) HEIFProps {
 	}
 	p.Brand = brand
 	return p
+}
+
+// cleanAperture is the rectangle a clap box keeps of a w x h image: centred at the image's
+// centre plus the offsets, its edges rounded down as libheif rounds them. Empty when the box is
+// malformed or the rectangle is not inside the image.
+func cleanAperture(d []byte, w, h int) image.Rectangle {
+	frac := func(i int, signed bool) (float64, bool) {
+		n, den := binary.BigEndian.Uint32(d[8*i:]), binary.BigEndian.Uint32(d[8*i+4:])
+		if den == 0 {
+			return 0, false
+		}
+		if signed {
+			return float64(int32(n)) / float64(den), true
+		}
+		return float64(n) / float64(den), true
+	}
+	cw, ok1 := frac(0, false)
+	ch, ok2 := frac(1, false)
+	ox, ok3 := frac(2, true)
+	oy, ok4 := frac(3, true)
+	if !ok1 || !ok2 || !ok3 || !ok4 || w <= 0 || h <= 0 {
+		return image.Rectangle{}
+	}
+	cx, cy := ox+float64(w-1)/2, oy+float64(h-1)/2
+	left, right := math.Floor(cx-(cw-1)/2), math.Floor(cx+(cw-1)/2)
+	top, bottom := math.Floor(cy-(ch-1)/2), math.Floor(cy+(ch-1)/2)
+	if left < 0 || top < 0 || right >= float64(w) || bottom >= float64(h) || right < left || bottom < top {
+		return image.Rectangle{}
+	}
+	r := image.Rect(int(left), int(top), int(right)+1, int(bottom)+1)
+	if r == image.Rect(0, 0, w, h) {
+		return image.Rectangle{} // the whole image: nothing to cut
+	}
+	return r
 }
 
 // associations are the property indices (1-based into ipco) ipma lists for item, in order.

@@ -3,6 +3,7 @@ package sniff
 import (
 	"bytes"
 	"encoding/binary"
+	"image"
 	"testing"
 )
 
@@ -43,10 +44,43 @@ func ispe(w, h uint32) []byte { return mkbox("ispe", []byte{0, 0, 0, 0}, be32(w)
 func irot(a byte) []byte      { return mkbox("irot", []byte{a}) }
 func imir(axis byte) []byte   { return mkbox("imir", []byte{axis}) }
 
+// clap is a clean aperture of w x h whole pixels, offset (dx, dy) from the centre.
+func clap(w, h uint32, dx, dy int32) []byte {
+	return mkbox("clap", be32(w), be32(1), be32(h), be32(1), be32(uint32(dx)), be32(1), be32(uint32(dy)), be32(1))
+}
+
+// TestHEIFCleanAperture: the clap rectangle in stored pixels, rounded as libheif rounds it
+// (cavif's kimono.crop.avif: 385x330 at 103,-308 from the centre of 722x1024 is 271,39), and
+// none for one outside the image, one after a rotation, or one of the whole image.
+func TestHEIFCleanAperture(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		file []byte
+		want image.Rectangle
+	}{
+		{"kimono crop", heifFile("avif", ispe(722, 1024), clap(385, 330, 103, -308)), image.Rect(271, 39, 656, 369)},
+		{"listed before ispe", heifFile("avif", clap(385, 330, 103, -308), ispe(722, 1024)), image.Rect(271, 39, 656, 369)},
+		{"centred, even in odd", heifFile("avif", ispe(5, 5), clap(2, 2, 0, 0)), image.Rect(1, 1, 3, 3)},
+		{"before irot", heifFile("avif", ispe(40, 30), clap(20, 10, 0, 0), irot(1)), image.Rect(10, 10, 30, 20)},
+		{"after irot: not MIAF, ignored", heifFile("avif", ispe(40, 30), irot(1), clap(20, 10, 0, 0)), image.Rectangle{}},
+		{"outside the image", heifFile("avif", ispe(40, 30), clap(20, 10, 15, 0)), image.Rectangle{}},
+		{"the whole image", heifFile("avif", ispe(40, 30), clap(40, 30, 0, 0)), image.Rectangle{}},
+		{"zero denominator", heifFile("avif", ispe(40, 30), mkbox("clap", make([]byte, 32))), image.Rectangle{}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			p, ok := HEIF(tt.file)
+			if !ok || p.Crop != tt.want {
+				t.Fatalf("Crop %v (ok %v), want %v", p.Crop, ok, tt.want)
+			}
+		})
+	}
+}
+
 // TestHEIFHeader: the primary item's ispe is the size (as stored, not turned), its irot and
 // imir come out as the EXIF orientation that does the same, and the colr box is read.
 func TestHEIFHeader(t *testing.T) {
 	icc := []byte("an ICC profile's bytes")
+	bigICC := bytes.Repeat([]byte("a calibrated display's profile "), 3000) // 93 KB
 	nclx := mkbox("colr", []byte("nclx"), []byte{0, 12, 0, 13, 0, 6, 0x80})
 	tests := []struct {
 		name        string
@@ -65,6 +99,7 @@ func TestHEIFHeader(t *testing.T) {
 		{"irot 1 then imir 1", heifFile("avif", ispe(40, 30), irot(1), imir(1)), 40, 30, 7, false, false},
 		{"irot 0 is no turn", heifFile("avif", ispe(40, 30), irot(0), nclx), 40, 30, 1, false, true},
 		{"not HEIF brand", heifFile("isom", ispe(40, 30)), 0, 0, 0, false, false},
+		{"meta over 64 KiB: a large ICC profile", heifFile("avif", ispe(4032, 3024), mkbox("colr", []byte("prof"), bigICC), irot(3)), 4032, 3024, 6, true, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -72,7 +107,7 @@ func TestHEIFHeader(t *testing.T) {
 			if ok != (tt.w > 0) || p.Width != tt.w || p.Height != tt.h || p.Orientation != tt.o {
 				t.Fatalf("HEIF = %+v, %v; want %dx%d orientation %d", p, ok, tt.w, tt.h, tt.o)
 			}
-			if (p.ICC != nil) != tt.icc || tt.icc && !bytes.Equal(p.ICC, icc) {
+			if (p.ICC != nil) != tt.icc || tt.icc && !bytes.Equal(p.ICC, icc) && !bytes.Equal(p.ICC, bigICC) {
 				t.Errorf("ICC %q", p.ICC)
 			}
 			if (p.NCLX != nil) != tt.hasNCL || tt.hasNCL && *p.NCLX != (NCLX{12, 13, 6, true}) {
@@ -86,5 +121,16 @@ func TestHEIFHeader(t *testing.T) {
 				HEIF(tt.file[:n])
 			}
 		})
+	}
+}
+
+// TestHEIFLargeMetaFromFile: a file whose meta box (a large ICC profile in its colr) is past the
+// read pass's 64 KiB head is still read for size and orientation, by the bounded extra read.
+func TestHEIFLargeMetaFromFile(t *testing.T) {
+	icc := bytes.Repeat([]byte{0x5a}, 200<<10)
+	file := heifFile("avif", ispe(4032, 3024), mkbox("colr", []byte("prof"), icc), irot(1))
+	rec := fill(t, writeFile(t, "big-meta.avif", file), Options{})
+	if rec.Mime != "image/avif" || rec.Width != 4032 || rec.Height != 3024 || rec.Orientation != 8 {
+		t.Fatalf("record %+v: want image/avif 4032x3024 orientation 8", rec)
 	}
 }

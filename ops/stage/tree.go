@@ -3,6 +3,7 @@ package stage
 import (
 	"context"
 	"errors"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -45,6 +46,7 @@ func (u *Uploader) uploadTree(ctx context.Context, rec *manifest.Record) error {
 	for i, f := range files {
 		src.Files[i] = store.TreeFile{Rel: f.Rel, Path: f.Path, Size: f.Size}
 	}
+	src.Open = OpenTreeFile
 	ti, err := t.UploadTree(ctx, src, store.TreeOptions{Progress: u.opts.Progress})
 	if errors.Is(err, context.Canceled) {
 		return manifest.Errorf(manifest.UploadMissing, "%s: interrupted before its upload finished; the partial is kept, run again to resume%.0w", abs, err)
@@ -55,6 +57,43 @@ func (u *Uploader) uploadTree(ctx context.Context, rec *manifest.Record) error {
 	SetUpload(rec, u.b, &ti.Info)
 	setFolder(rec, len(ti.Files))
 	return nil
+}
+
+// OpenTreeFile opens a file of a folder being uploaded for the backend (store.TreeSource.Open):
+// never through a symlink (the walk found a regular file there; a link put there since is not
+// followed), never blocking on a FIFO, a regular file of the size the walk found.
+func OpenTreeFile(f store.TreeFile) (store.TreeSourceFile, error) {
+	changed := func(why string) error {
+		return manifest.Errorf(manifest.UploadSourceChange, "%s: %s since the folder was walked; not read", f.Path, why)
+	}
+	file, err := os.OpenFile(f.Path, os.O_RDONLY|oNonblock|oNofollow, 0)
+	if err != nil {
+		if fi, lerr := os.Lstat(f.Path); lerr == nil && fi.Mode()&os.ModeSymlink != 0 {
+			return nil, changed("a symlink now")
+		}
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, changed("gone")
+		}
+		return nil, manifest.Errorf(manifest.FileUnreadable, "%s: %v", f.Path, unwrapPath(err))
+	}
+	fi, err := file.Stat()
+	if err != nil {
+		file.Close()
+		return nil, manifest.Errorf(manifest.FileUnreadable, "%s: %v", f.Path, unwrapPath(err))
+	}
+	switch {
+	case !fi.Mode().IsRegular():
+		file.Close()
+		return nil, changed("not a regular file")
+	case fi.Size() != f.Size:
+		file.Close()
+		return nil, manifest.Errorf(manifest.UploadSourceChange, "%s: is %d bytes, it was %d when the folder was walked", f.Path, fi.Size(), f.Size)
+	}
+	if lfi, err := os.Lstat(f.Path); err != nil || !os.SameFile(fi, lfi) { // where O_NOFOLLOW is not
+		file.Close()
+		return nil, changed("replaced")
+	}
+	return &sourceFile{File: file, at: fi}, nil
 }
 
 func setFolder(rec *manifest.Record, files int) {

@@ -1,6 +1,15 @@
 package store
 
-import "context"
+import (
+	"bytes"
+	"context"
+	"encoding/hex"
+	"io"
+	"strings"
+
+	"github.com/attachctl/attachctl/manifest"
+	"github.com/zeebo/blake3"
+)
 
 // Folder uploads (SPEC sections 1 and 2): a folder named as an attachment is one upload, its
 // files at STORE/<id>/<name>/<rel>, the whole tree finished at once or not at all. A backend that
@@ -16,17 +25,36 @@ const TreeListName = ".tree.b3"
 // TreeFile is one file of a folder to upload, or of a finished folder upload.
 type TreeFile struct {
 	Rel    string // its path from the folder, parts joined by "/"
-	Path   string // a source: where to read it (absolute); a finished upload: ""
+	Path   string // a source: where it is (absolute, for messages); a finished upload: ""
 	Size   int64
 	Blake3 string // a finished upload's: from its listing; a source's: "" unless known
 }
 
+// TreeSourceFile is one file of a folder being uploaded, opened and checked by the stage: a
+// SourceFile the backend closes when done with it.
+type TreeSourceFile interface {
+	SourceFile
+	io.Closer
+}
+
 // TreeSource is a folder to upload as one: its files, as the walk found them (sorted by Rel).
+// A backend never opens a source file itself: it asks Open, which the stage gives.
 type TreeSource struct {
 	Path   string // the folder, absolute: with Name, the key a killed upload is resumed by
 	Name   string // the plain name the agent is shown (the folder's own name)
 	Blake3 string // the folder's BLAKE3 as the manifest says ("": not checked)
 	Files  []TreeFile
+	// Open opens one of Files as the stage opens a source: never through a symlink, never
+	// blocking, a regular file of the size the walk found (upload.sourceChanged otherwise).
+	Open func(f TreeFile) (TreeSourceFile, error)
+}
+
+// OpenFile is src.Open(f), or upload.invalid when the stage gave no opener.
+func (src *TreeSource) OpenFile(f TreeFile) (TreeSourceFile, error) {
+	if src.Open == nil {
+		return nil, manifest.Errorf(manifest.UploadInvalid, "folder %s: no way to open its files was given", src.Path)
+	}
+	return src.Open(f)
 }
 
 // TreeInfo is a finished folder upload's metadata.
@@ -78,4 +106,94 @@ const KindFolder = "folder"
 type BatchWaiter interface {
 	SetMore(more func() bool)
 	Wake()
+}
+
+// TreeMeta is a finished folder upload's metadata (.upload.json beside the folder, on every
+// backend): a file upload's, and what the folder holds.
+type TreeMeta struct {
+	Info
+	Kind  string  `json:"kind"`
+	Files int     `json:"files"`
+	Sizes []int64 `json:"sizes"` // of each file, in the listing's order
+}
+
+// CheckRel checks a file's path inside a folder upload: "/"-separated plain names (the names a
+// store reserves beside an upload are fine inside the folder).
+func CheckRel(rel string) error {
+	if rel == "" {
+		return manifest.Errorf(manifest.UploadInvalid, "an empty path inside a folder")
+	}
+	for _, part := range strings.Split(rel, "/") {
+		if err := ValidName(part); err != nil && part != MetaName && part != UsedName {
+			return manifest.Errorf(manifest.UploadInvalid, "%s: not a plain path inside a folder", manifest.Quote(rel))
+		}
+	}
+	return nil
+}
+
+// ValidTreeName checks a folder upload's name: plain, and not the listing's.
+func ValidTreeName(name string) error {
+	if err := ValidName(name); err != nil {
+		return err
+	}
+	if name == TreeListName {
+		return manifest.Errorf(manifest.UploadInvalid, "%s: reserved inside an upload folder; rename the folder", manifest.Quote(name))
+	}
+	return nil
+}
+
+// TreeListing is the listing (TreeListName) of the files sum holds, in its order.
+func TreeListing(sum *manifest.TreeSum) []byte {
+	var b bytes.Buffer
+	for _, f := range sum.Files() {
+		b.WriteString(manifest.B3sumLine(f.Blake3, f.Rel))
+	}
+	return b.Bytes()
+}
+
+// CheckTreeSource checks the files of src (plain paths, sorted, each once) and returns their
+// total size.
+func CheckTreeSource(src *TreeSource) (int64, error) {
+	var total int64
+	for i, f := range src.Files {
+		if err := CheckRel(f.Rel); err != nil {
+			return 0, err
+		}
+		if i > 0 && src.Files[i-1].Rel >= f.Rel {
+			return 0, manifest.Errorf(manifest.UploadInvalid, "%s: the folder's files are not sorted, or listed twice", manifest.Quote(f.Rel))
+		}
+		total += f.Size
+	}
+	return total, nil
+}
+
+// HashTree is the BLAKE3 of the folder src (manifest.TreeSum), each file read once through
+// src.Open.
+func HashTree(ctx context.Context, src *TreeSource) (string, error) {
+	var sum manifest.TreeSum
+	buf := make([]byte, 256<<10)
+	h := blake3.New()
+	for _, f := range src.Files {
+		if err := ctx.Err(); err != nil {
+			return "", err
+		}
+		sf, err := src.OpenFile(f)
+		if err != nil {
+			return "", err
+		}
+		h.Reset()
+		n, err := io.CopyBuffer(h, io.NewSectionReader(sf, 0, f.Size+1), buf)
+		if err == nil && n != f.Size {
+			err = manifest.Errorf(manifest.UploadSourceChange, "%s: changed since the folder was walked", f.Path)
+		}
+		if err == nil {
+			err = sf.Unchanged()
+		}
+		sf.Close()
+		if err != nil {
+			return "", manifest.AsError(err, manifest.FileUnreadable)
+		}
+		sum.Add(f.Rel, hex.EncodeToString(h.Sum(nil)))
+	}
+	return sum.Sum(), nil
 }

@@ -28,5 +28,20 @@ func TestLocalConformance(t *testing.T) {
 			_, err := os.Lstat(b.Location())
 			return err == nil
 		},
+		EditTreeFile: func(t *testing.T, b store.Backend, id, name, rel string, data []byte) {
+			p := filepath.Join(b.(store.Pather).FinishedPath(id, name), filepath.FromSlash(rel))
+			os.Chmod(filepath.Dir(p), 0o700)
+			if data == nil {
+				if err := os.Remove(p); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			os.MkdirAll(filepath.Dir(p), 0o700)
+			os.Chmod(p, 0o600)
+			if err := os.WriteFile(p, data, 0o600); err != nil {
+				t.Fatal(err)
+			}
+		},
 	})
 }

@@ -50,43 +50,13 @@ import (
 // partialTree is the folder inside a folder upload's partial that holds its files so far.
 const partialTree = "tree"
 
-// treeMeta is a folder upload's .upload.json: a file upload's metadata, and what the folder holds.
-type treeMeta struct {
-	store.Info
-	Kind  string  `json:"kind"`
-	Files int     `json:"files"`
-	Sizes []int64 `json:"sizes"` // of each file, in the listing's order
-}
+type treeMeta = store.TreeMeta
 
 var _ store.Trees = (*Store)(nil)
 
-// checkRel checks a file's path inside a folder upload: "/"-separated plain names.
-func checkRel(rel string) error {
-	if rel == "" {
-		return manifest.Errorf(manifest.UploadInvalid, "an empty path inside a folder")
-	}
-	for _, part := range strings.Split(rel, "/") {
-		if err := ValidName(part); err != nil && part != MetaName && part != UsedName {
-			return manifest.Errorf(manifest.UploadInvalid, "%s: not a plain path inside a folder", manifest.Quote(rel))
-		}
-	}
-	return nil
-}
-
-// validTreeName checks a folder upload's name: plain, and not the listing's.
-func validTreeName(name string) error {
-	if err := ValidName(name); err != nil {
-		return err
-	}
-	if name == store.TreeListName {
-		return manifest.Errorf(manifest.UploadInvalid, "%s: reserved inside an upload folder; rename the folder", manifest.Quote(name))
-	}
-	return nil
-}
-
 // UploadTree is store.Trees.UploadTree for the local store.
 func (s *Store) UploadTree(ctx context.Context, src store.TreeSource, opts store.TreeOptions) (*store.TreeInfo, error) {
-	if err := validTreeName(src.Name); err != nil {
+	if err := store.ValidTreeName(src.Name); err != nil {
 		return nil, err
 	}
 	want, err := checkHex(src.Blake3)
@@ -97,20 +67,14 @@ func (s *Store) UploadTree(ctx context.Context, src store.TreeSource, opts store
 	if progress == nil {
 		progress = func(int64) {}
 	}
-	var total int64
-	for i, f := range src.Files {
-		if err := checkRel(f.Rel); err != nil {
-			return nil, err
-		}
-		if i > 0 && src.Files[i-1].Rel >= f.Rel {
-			return nil, manifest.Errorf(manifest.UploadInvalid, "%s: the folder's files are not sorted, or listed twice", manifest.Quote(f.Rel))
-		}
-		total += f.Size
+	total, err := store.CheckTreeSource(&src)
+	if err != nil {
+		return nil, err
 	}
 	// A folder of this name and size may be finished already: its BLAKE3 decides, and an upload
 	// of the same tree is named again (and marked used) instead of copied.
 	if want == "" && s.mayHave(src.Name, total) {
-		if want, err = hashTree(ctx, src.Files); err != nil {
+		if want, err = store.HashTree(ctx, &src); err != nil {
 			return nil, err
 		}
 	}
@@ -130,6 +94,7 @@ func (s *Store) UploadTree(ctx context.Context, src store.TreeSource, opts store
 		return nil, err
 	}
 	defer w.close()
+	w.open = src.OpenFile
 	var sum manifest.TreeSum
 	sizes := make([]int64, 0, len(src.Files))
 	for i, f := range src.Files {
@@ -156,7 +121,7 @@ func (s *Store) UploadTree(ctx context.Context, src store.TreeSource, opts store
 	}
 	m := &treeMeta{Info: store.Info{ID: p.id, Name: src.Name, Size: total, Blake3: got, Made: time.Now().UTC()},
 		Kind: store.KindFolder, Files: len(src.Files), Sizes: sizes}
-	if err := p.publishTree(m, treeListing(&sum)); err != nil {
+	if err := p.publishTree(m, store.TreeListing(&sum)); err != nil {
 		return nil, err
 	}
 	ti := &store.TreeInfo{Info: m.Info, Files: make([]store.TreeFile, len(src.Files))}
@@ -164,15 +129,6 @@ func (s *Store) UploadTree(ctx context.Context, src store.TreeSource, opts store
 		ti.Files[i] = store.TreeFile{Rel: f.Rel, Size: sizes[i], Blake3: f.Blake3}
 	}
 	return ti, nil
-}
-
-// treeListing is the .tree.b3 of the files: sum's lines, which are in the same order.
-func treeListing(sum *manifest.TreeSum) []byte {
-	var b bytes.Buffer
-	for _, f := range sum.Files() {
-		b.WriteString(manifest.B3sumLine(f.Blake3, f.Rel))
-	}
-	return b.Bytes()
 }
 
 // touchFile sets f's modification time to now (best effort).
@@ -243,6 +199,7 @@ type treeWriter struct {
 	made  []*os.File // folders to fsync at the end (where files are fsynced one by one)
 	buf   []byte
 	sbuf  []byte
+	open  func(store.TreeFile) (store.TreeSourceFile, error) // the stage's
 }
 
 var treeBufs = sync.Pool{New: func() any { b := make([]byte, 256<<10); return &b }}
@@ -425,20 +382,15 @@ func (w *treeWriter) put(f store.TreeFile) (string, error) {
 	}
 	base := path.Base(f.Rel)
 	dst := dir.Name() + "/" + base
-	src, st, err := openTreeSource(f.Path)
+	sf, err := w.open(f)
 	if err != nil {
 		return "", err
 	}
-	defer src.Close()
-	if st.Size != f.Size {
-		return "", manifest.Errorf(manifest.UploadSourceChange, "%s: is %d bytes, it was %d when the folder was walked", f.Path, st.Size, f.Size)
-	}
-	if sum, ok := w.same(dir, base, src, st); ok {
+	defer sf.Close()
+	if sum, ok := w.same(dir, base, sf, f.Size); ok {
 		return sum, nil
 	}
-	if _, err := src.Seek(0, io.SeekStart); err != nil {
-		return "", manifest.Errorf(manifest.FileUnreadable, "%s: %v", f.Path, err)
-	}
+	src := io.NewSectionReader(sf, 0, f.Size)
 	if err := unix.Unlinkat(int(dir.Fd()), base, 0); err != nil && !errors.Is(err, unix.ENOENT) {
 		if err := removeEntry(int(dir.Fd()), base); err != nil {
 			return "", storeErr(dst, err)
@@ -468,11 +420,11 @@ func (w *treeWriter) put(f store.TreeFile) (string, error) {
 			return "", manifest.Errorf(manifest.FileUnreadable, "%s: %v", f.Path, rerr)
 		}
 	}
-	if n != st.Size {
+	if n != f.Size {
 		out.Close()
 		return "", manifest.Errorf(manifest.UploadSourceChange, "%s: changed while being uploaded", f.Path)
 	}
-	if err := treeSourceSame(src, st); err != nil {
+	if err := sf.Unchanged(); err != nil {
 		out.Close()
 		return "", err
 	}
@@ -496,7 +448,7 @@ func (w *treeWriter) put(f store.TreeFile) (string, error) {
 
 // same reports whether the partial holds base in dir whole and equal to the source, a regular
 // file of the user's with one link; then it returns the source's BLAKE3, read once.
-func (w *treeWriter) same(dir *os.File, base string, src *os.File, st *unix.Stat_t) (string, bool) {
+func (w *treeWriter) same(dir *os.File, base string, sf store.SourceFile, size int64) (string, bool) {
 	fd, err := unix.Openat(int(dir.Fd()), base, unix.O_RDONLY|openFlags, 0)
 	if err != nil {
 		return "", false
@@ -504,10 +456,11 @@ func (w *treeWriter) same(dir *os.File, base string, src *os.File, st *unix.Stat
 	have := os.NewFile(uintptr(fd), dir.Name()+"/"+base)
 	defer have.Close()
 	var hst unix.Stat_t
-	if unix.Fstat(fd, &hst) != nil || checkOwnFile(&hst, have.Name(), "") != nil || hst.Size != st.Size ||
+	if unix.Fstat(fd, &hst) != nil || checkOwnFile(&hst, have.Name(), "") != nil || hst.Size != size ||
 		uint32(hst.Mode)&0o7777 != uint32(ReadOnlyMode) {
 		return "", false
 	}
+	src := io.NewSectionReader(sf, 0, size)
 	h := blake3.New()
 	var n int64
 	for {
@@ -526,45 +479,11 @@ func (w *treeWriter) same(dir *os.File, base string, src *os.File, st *unix.Stat
 			return "", false
 		}
 	}
-	if n != st.Size || treeSourceSame(src, st) != nil {
+	if n != size || sf.Unchanged() != nil {
 		return "", false
 	}
 	var sum [32]byte
 	return fmt.Sprintf("%x", h.Sum(sum[:0])), true
-}
-
-// openTreeSource opens a file of a folder being uploaded: never through a symlink (the walk
-// found a regular file there; a link put there since is not followed), never blocking.
-func openTreeSource(p string) (*os.File, *unix.Stat_t, error) {
-	var fd int
-	var err error
-	for {
-		fd, err = unix.Open(p, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC|unix.O_NOCTTY, 0)
-		if err != unix.EINTR {
-			break
-		}
-	}
-	if err != nil {
-		code := manifest.FileUnreadable
-		switch {
-		case errors.Is(err, unix.ENOENT), errors.Is(err, unix.ENOTDIR):
-			code = manifest.UploadSourceChange
-		case errors.Is(err, unix.ELOOP):
-			return nil, nil, manifest.Errorf(manifest.UploadSourceChange, "%s: a symlink now; not followed", p)
-		}
-		return nil, nil, manifest.Errorf(code, "%s: %v", p, err)
-	}
-	st := new(unix.Stat_t)
-	if err := unix.Fstat(fd, st); err != nil {
-		unix.Close(fd)
-		return nil, nil, manifest.Errorf(manifest.FileUnreadable, "%s: %v", p, err)
-	}
-	if uint32(st.Mode)&unix.S_IFMT != unix.S_IFREG {
-		unix.Close(fd)
-		return nil, nil, manifest.Errorf(manifest.UploadSourceChange, "%s: not a regular file now; not read", p)
-	}
-	unix.SetNonblock(fd, false)
-	return os.NewFile(uintptr(fd), p), st, nil
 }
 
 // publishTree makes the locked partial's tree a finished upload in one rename: out/ is built
@@ -666,7 +585,7 @@ func (s *Store) treeInfoAt(dirfd int, id string) (*store.TreeInfo, error) {
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
 		sum, rel, err := ops.ParseB3sumLine(sc.Text())
-		if err != nil || checkRel(rel) != nil || len(ti.Files) >= len(m.Sizes) {
+		if err != nil || store.CheckRel(rel) != nil || len(ti.Files) >= len(m.Sizes) {
 			return nil, manifest.Errorf(manifest.UploadUnreadable, "upload %s: %s is damaged", id, lf.Name())
 		}
 		ti.Files = append(ti.Files, store.TreeFile{Rel: rel, Size: m.Sizes[len(ti.Files)], Blake3: sum})
@@ -732,10 +651,10 @@ func (s *Store) openTreeFile(id, name, rel string) (*os.File, error) {
 	if err := ValidID(id); err != nil {
 		return nil, err
 	}
-	if err := validTreeName(name); err != nil {
+	if err := store.ValidTreeName(name); err != nil {
 		return nil, err
 	}
-	if err := checkRel(rel); err != nil {
+	if err := store.CheckRel(rel); err != nil {
 		return nil, err
 	}
 	fd, err := s.openUploadDir(id)
@@ -964,38 +883,6 @@ func (s *Store) checkTreeTop(id, name string) error {
 	return nil
 }
 
-// hashTree is the BLAKE3 of the folder whose files are files, each read once.
-func hashTree(ctx context.Context, files []store.TreeFile) (string, error) {
-	bp := treeBufs.Get().(*[]byte)
-	defer treeBufs.Put(bp)
-	var sum manifest.TreeSum
-	h := blake3.New()
-	for _, f := range files {
-		if err := ctx.Err(); err != nil {
-			return "", err
-		}
-		src, st, err := openTreeSource(f.Path)
-		if err != nil {
-			return "", err
-		}
-		h.Reset()
-		n, err := io.CopyBuffer(h, src, *bp)
-		if err == nil && (n != st.Size || n != f.Size) {
-			err = manifest.Errorf(manifest.UploadSourceChange, "%s: changed since the folder was walked", f.Path)
-		}
-		if err == nil {
-			err = treeSourceSame(src, st)
-		}
-		src.Close()
-		if err != nil {
-			return "", manifest.AsError(err, manifest.FileUnreadable)
-		}
-		var b [32]byte
-		sum.Add(f.Rel, fmt.Sprintf("%x", h.Sum(b[:0])))
-	}
-	return sum.Sum(), nil
-}
-
 // finishedTree returns the id of a finished folder upload of this BLAKE3 and name, or "". The id
 // it returns was checked just now: its metadata and listing match.
 func (s *Store) finishedTree(blake3, name string) string {
@@ -1017,22 +904,4 @@ func (s *Store) finishedTree(blake3, name string) string {
 	delete(x.byKey, k) // swept or damaged since, or a file upload of that name: upload again
 	delete(x.seen, id)
 	return ""
-}
-
-// treeSourceSame checks that a folder's file still has the size and mtime st it had at open, and
-// did not grow.
-func treeSourceSame(src *os.File, st *unix.Stat_t) error {
-	changed := manifest.Errorf(manifest.UploadSourceChange, "%s: changed while being uploaded", src.Name())
-	var one [1]byte
-	if k, _ := src.ReadAt(one[:], st.Size); k > 0 {
-		return changed
-	}
-	var now unix.Stat_t
-	if err := unix.Fstat(int(src.Fd()), &now); err != nil {
-		return manifest.Errorf(manifest.FileUnreadable, "%s: %v", src.Name(), err)
-	}
-	if now.Size != st.Size || now.Mtim != st.Mtim {
-		return changed
-	}
-	return nil
 }

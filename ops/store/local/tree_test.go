@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/ops/stage"
 	"github.com/attachctl/attachctl/ops/store"
 	"github.com/zeebo/blake3"
 )
@@ -24,7 +25,7 @@ func treeSource(t *testing.T, files map[string]string) store.TreeSource {
 	t.Helper()
 	root := filepath.Join(t.TempDir(), "proj")
 	var sum manifest.TreeSum
-	src := store.TreeSource{Path: root, Name: "proj"}
+	src := store.TreeSource{Path: root, Name: "proj", Open: stage.OpenTreeFile}
 	for rel, data := range files {
 		p := filepath.Join(root, filepath.FromSlash(rel))
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {

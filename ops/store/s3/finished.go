@@ -18,20 +18,18 @@ import (
 
 // finishedName finds the name of the finished upload id: the one object of P/<id>/ that is not
 // the marker. "" when there is none.
-func (s *Store) finishedName(ctx context.Context, id string) (string, error) {
+func (s *Store) finishedName(ctx context.Context, id string) (string, bool, error) {
 	prefix := s.key(id) + "/"
-	name := ""
+	var f folder
 	err := s.listObjects(ctx, prefix, func(o types.Object) error {
-		n := strings.TrimPrefix(aws.ToString(o.Key), prefix)
-		if n != UsedName && store.ValidName(n) == nil && name == "" {
-			name = n
-		}
+		f.note(strings.TrimPrefix(aws.ToString(o.Key), prefix), o)
 		return nil
 	})
 	if err != nil {
-		return "", s.wrap(manifest.UploadUnreadable, "upload "+id, err)
+		return "", false, s.wrap(manifest.UploadUnreadable, "upload "+id, err)
 	}
-	return name, nil
+	name, tree := f.upload()
+	return name, tree, nil
 }
 
 func (s *Store) missing(id string) error {
@@ -46,14 +44,43 @@ func (s *Store) Info(ctx context.Context, id string) (*store.Info, error) {
 	if err := s.exists(ctx, id); err != nil {
 		return nil, err
 	}
-	name, err := s.finishedName(ctx, id)
+	name, tree, err := s.finishedName(ctx, id)
 	if err != nil {
 		return nil, err
+	}
+	if tree {
+		th, err := s.headTree(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		if th == nil {
+			return nil, s.missing(id)
+		}
+		return th.info(id), nil
 	}
 	if name == "" {
 		return nil, s.missing(id)
 	}
 	return s.head(ctx, id, name)
+}
+
+// headAny is the metadata of the finished upload id named name, a file or a folder upload.
+func (s *Store) headAny(ctx context.Context, id, name string) (*store.Info, bool, error) {
+	info, err := s.head(ctx, id, name)
+	if manifest.CodeOf(err) != manifest.UploadMissing {
+		return info, false, err
+	}
+	th, terr := s.headTree(ctx, id)
+	if terr != nil {
+		return nil, false, terr
+	}
+	if th == nil || th.name != name {
+		return nil, false, err
+	}
+	if _, merr := s.getObjectHead(ctx, s.treeMetaKey(id)); merr != nil {
+		return nil, false, err
+	}
+	return th.info(id), true, nil
 }
 
 func (s *Store) head(ctx context.Context, id, name string) (*store.Info, error) {
@@ -93,7 +120,17 @@ func (s *Store) Open(ctx context.Context, id, name string) (store.Reader, error)
 	if err := s.exists(ctx, id); err != nil {
 		return nil, err
 	}
-	key := s.FinishedKey(id, name)
+	r, err := s.openKey(ctx, id, name, s.FinishedKey(id, name))
+	if manifest.CodeOf(err) == manifest.UploadMissing {
+		if th, terr := s.headTree(ctx, id); terr == nil && th != nil && th.name == name {
+			return nil, manifest.Errorf(manifest.UploadUnreadable, "upload %s: %s is a folder upload; its files are read one by one", id, manifest.Quote(name))
+		}
+	}
+	return r, err
+}
+
+// openKey opens the object key of upload id (name: its name in the Info) for reading.
+func (s *Store) openKey(ctx context.Context, id, name, key string) (store.Reader, error) {
 	out, err := s.client.GetObject(ctx, &awss3.GetObjectInput{Bucket: &s.Bucket, Key: &key,
 		Range: aws.String(fmt.Sprintf("bytes=0-%d", headWindow-1))})
 	if httpStatus(err) == 416 { // an empty object has no byte 0

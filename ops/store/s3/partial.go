@@ -33,6 +33,7 @@ type partialInfo struct {
 	Made     string `json:"made"` // RFC 3339, UTC
 	UploadID string `json:"uploadId,omitempty"`
 	Blake3   string `json:"blake3,omitempty"`
+	Kind     string `json:"kind,omitempty"` // "folder": a folder upload's (tree.go)
 }
 
 func (s *Store) infoKey(id string) string     { return s.key(internalDir, "partial", id, "info") }
@@ -320,7 +321,7 @@ func (s *Store) Write(ctx context.Context, id string, offset int64, r io.Reader)
 		}
 		return 0, err
 	}
-	if pi.UploadID != "" {
+	if pi.UploadID != "" || pi.Kind == store.KindFolder {
 		return 0, manifest.Errorf(manifest.UploadInvalid, "upload %s: written by the upload stage; run the same upload again to resume it", id)
 	}
 	_, cur, err := s.chunks(ctx, id)
@@ -386,6 +387,17 @@ func (s *Store) Status(ctx context.Context, id string) (*store.Status, error) {
 // written is how many bytes an unfinished upload holds and when it was last written.
 func (s *Store) written(ctx context.Context, id string, pi *partialInfo) (int64, time.Time, error) {
 	last := parseTime(pi.Made)
+	if pi.Kind == store.KindFolder { // the files sent so far
+		var n int64
+		err := s.listObjects(ctx, s.key(id)+"/", func(o types.Object) error {
+			n += aws.ToInt64(o.Size)
+			if m := aws.ToTime(o.LastModified); m.After(last) {
+				last = m
+			}
+			return nil
+		})
+		return n, last, s.wrap(manifest.UploadUnreadable, "upload "+id, err)
+	}
 	if pi.UploadID != "" {
 		parts, err := s.parts(ctx, id, pi.Name, pi.UploadID)
 		if err != nil {
@@ -432,7 +444,7 @@ func (s *Store) Finish(ctx context.Context, id string, size int64, sum string) (
 		}
 		return info, checkFinished(info, size, want)
 	}
-	if pi.UploadID != "" {
+	if pi.UploadID != "" || pi.Kind == store.KindFolder {
 		return nil, manifest.Errorf(manifest.UploadInvalid, "upload %s: written by the upload stage; run the same upload again to finish it", id)
 	}
 	cs, total, err := s.chunks(ctx, id)
@@ -575,6 +587,11 @@ func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
 // dropPartial removes what an unfinished upload left: its multipart upload, chunks and info (the
 // info last, so that a crash in between leaves an upload that can still be found and removed).
 func (s *Store) dropPartial(ctx context.Context, id string, pi *partialInfo) error {
+	if pi != nil && pi.Kind == store.KindFolder {
+		if err := s.dropTreeObjects(ctx, id); err != nil {
+			return err
+		}
+	}
 	if pi != nil && pi.UploadID != "" {
 		_, err := s.client.AbortMultipartUpload(ctx, &awss3.AbortMultipartUploadInput{Bucket: &s.Bucket,
 			Key: aws.String(s.FinishedKey(id, pi.Name)), UploadId: &pi.UploadID})

@@ -134,8 +134,13 @@ type Store struct {
 
 	unsafeNoConditional bool // Options.UnsafeNoConditional
 
-	// sent, when set, is called with each part's number as it is about to be sent (tests).
-	sent func(n int32)
+	// sent, when set, is called with each part's number as it is about to be sent (tests);
+	// treeSent with each folder file's path.
+	sent     func(n int32)
+	treeSent func(rel string)
+
+	treesMu sync.Mutex
+	trees   map[string]bool // finished uploads the last List saw: folder upload or not
 
 	quota quota // its limits and what it holds (limits.go)
 }
@@ -350,6 +355,7 @@ var (
 	_ store.Streamer = (*Store)(nil)
 	_ store.Namer    = (*Store)(nil)
 	_ store.Chunker  = (*Store)(nil)
+	_ store.Trees    = (*Store)(nil)
 )
 
 // idleConn is a connection on which every read and write must move a byte within idle: the

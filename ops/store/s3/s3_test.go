@@ -1,6 +1,7 @@
 package s3
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"strings"
@@ -47,6 +48,19 @@ func TestConformance(t *testing.T) {
 				t.Fatal(err)
 			}
 			return len(out.Contents) > 0
+		},
+		EditTreeFile: func(t *testing.T, b store.Backend, id, name, rel string, data []byte) {
+			s := b.(*Store)
+			key := s.treeFileKey(id, name, rel)
+			var err error
+			if data == nil {
+				_, err = s.client.DeleteObject(context.Background(), &awss3.DeleteObjectInput{Bucket: &s.Bucket, Key: &key})
+			} else {
+				_, err = s.client.PutObject(context.Background(), &awss3.PutObjectInput{Bucket: &s.Bucket, Key: &key, Body: bytes.NewReader(data)})
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
 		},
 	})
 }

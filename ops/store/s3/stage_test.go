@@ -599,7 +599,7 @@ func TestUseSweepRace(t *testing.T) {
 	err := s.listObjects(bg, s.root(), func(o types.Object) error {
 		k := aws.ToString(o.Key)
 		if id, ok := strings.CutSuffix(strings.TrimPrefix(k, s.root()), "/"+UsedName); ok {
-			name, err := s.finishedName(bg, id)
+			name, _, err := s.finishedName(bg, id)
 			if err != nil {
 				return err
 			}

@@ -27,9 +27,23 @@ func (s *Store) List(ctx context.Context) (*store.Listing, error) {
 	byID := map[string]*store.Entry{}
 	hasMarker, tombOnly := map[string]bool{}, map[string]bool{}
 	partial := map[string]bool{}
+	trees := map[string]*treeSeen{}
 	l := &store.Listing{}
 	err = s.listObjects(ctx, root, func(o types.Object) error {
 		rel := strings.TrimPrefix(aws.ToString(o.Key), root)
+		if id, name, _ := strings.Cut(rel, "/"); store.ValidID(id) == nil && treeObject(name) {
+			t := trees[id]
+			if t == nil {
+				t = &treeSeen{}
+				trees[id] = t
+			}
+			if !t.note(name, o) {
+				l.Skipped = append(l.Skipped, store.Skip{Path: "s3://" + s.Bucket + "/" + aws.ToString(o.Key), Why: "not an upload of this store"})
+			}
+			if name != store.TreeListName {
+				return nil
+			} // a listing may be a file upload's object named so: taken as one too
+		}
 		if strings.HasPrefix(rel, internalDir+"/") {
 			if id, ok := strings.CutPrefix(rel, internalDir+"/partial/"); ok {
 				if id, ok = strings.CutSuffix(id, "/info"); ok && store.ValidID(id) == nil {
@@ -55,6 +69,39 @@ func (s *Store) List(ctx context.Context) (*store.Listing, error) {
 	if err != nil {
 		return nil, s.wrap(manifest.StoreUnreachable, "list", err)
 	}
+	for id, t := range trees {
+		switch {
+		case t.list && t.meta: // a finished folder upload
+			name := t.dir
+			if name == "" { // an empty folder: no file key names it
+				th, err := s.headTree(ctx, id)
+				if err != nil {
+					return nil, err
+				}
+				if th == nil {
+					continue
+				}
+				name = th.name
+			}
+			byID[id] = &store.Entry{ID: id, Name: name, Size: t.size, Finished: true, Made: t.listMade.UTC()}
+		case byID[id] != nil || partial[id]: // a file upload named .tree.b3; an unfinished upload
+		default:
+			// Files of a folder upload with neither info nor listing: a sweep killed while it
+			// removed it (its tombstone beside them), or a stage killed as it began. Unfinished,
+			// last written when its newest object was.
+			byID[id] = &store.Entry{ID: id, Name: t.dir, Size: t.size, Made: t.first.UTC(), LastUsed: t.last.UTC()}
+		}
+	}
+	s.treesMu.Lock()
+	if s.trees == nil {
+		s.trees = map[string]bool{}
+	}
+	for id, e := range byID {
+		if e.Finished {
+			s.trees[id] = trees[id] != nil && trees[id].list && trees[id].meta
+		}
+	}
+	s.treesMu.Unlock()
 	var ids []string
 	for id := range hasMarker {
 		if byID[id] != nil {
@@ -357,7 +404,7 @@ func (sw *sweeper) Remove(ctx context.Context, cands []store.Entry, stale func(s
 func (sw *sweeper) removeOne(ctx context.Context, c store.Entry, stale func(store.Entry) bool, dryRun bool) (store.Entry, store.Outcome, error) {
 	s := sw.s
 	if c.Finished {
-		info, err := s.head(ctx, c.ID, c.Name)
+		info, tree, err := s.headAny(ctx, c.ID, c.Name)
 		if err != nil {
 			if manifest.CodeOf(err) == manifest.UploadMissing {
 				return c, store.Gone, nil
@@ -390,6 +437,12 @@ func (sw *sweeper) removeOne(ctx context.Context, c store.Entry, stale func(stor
 		// Decided: the removal is finished even when the sweep is signalled meanwhile, so that
 		// what is gone is what is reported.
 		ctx = context.WithoutCancel(ctx)
+		if tree {
+			if err := s.dropTree(ctx, c.ID); err != nil {
+				return e, store.Failed, err
+			}
+			return e, store.Removed, nil
+		}
 		if err := s.deleteKeys(ctx, []string{s.FinishedKey(c.ID, c.Name)}); err != nil {
 			return e, store.Failed, err
 		}
@@ -406,7 +459,24 @@ func (sw *sweeper) removeOne(ctx context.Context, c store.Entry, stale func(stor
 			return c, store.Failed, merr
 		}
 		if len(mps) == 0 {
-			return c, store.Gone, nil
+			// A folder upload's files with no info (a sweep killed while removing it).
+			le, lerr := s.treeLeftover(ctx, c.ID)
+			if lerr != nil || le == nil {
+				return c, store.Gone, lerr
+			}
+			if le.Finished { // finished since it was listed: the next sweep decides
+				return *le, store.Kept, nil
+			}
+			if !stale(*le) {
+				return *le, store.Kept, nil
+			}
+			if dryRun {
+				return *le, store.Removed, nil
+			}
+			if err := s.dropTreeObjects(context.WithoutCancel(ctx), c.ID); err != nil {
+				return *le, store.Failed, err
+			}
+			return *le, store.Removed, nil
 		}
 		e = &store.Entry{ID: c.ID, Name: mps[0].name, Made: mps[0].initiated, LastUsed: mps[0].initiated}
 	default:

@@ -58,6 +58,19 @@ type folder struct {
 	name string
 	m    marker
 	odd  bool // a .used whose size says neither kind: read to tell
+	// A folder upload's (tree.go): the folder's name from its files' keys, and whether the
+	// listing and the metadata are there (both: finished).
+	dir        string
+	list, meta bool
+}
+
+// upload is the finished upload the folder holds: its name ("" when none) and whether it is a
+// folder upload. An empty folder upload has no file to name it: "" and true, read its metadata.
+func (f *folder) upload() (string, bool) {
+	if f.list && f.meta {
+		return f.dir, true
+	}
+	return f.name, false
 }
 
 // note takes in one object n (its name inside the folder) of the listing.
@@ -72,18 +85,37 @@ func (f *folder) note(n string, o types.Object) {
 		default:
 			f.odd = true
 		}
+	case n == store.MetaName:
+		f.meta = true
+	case strings.Contains(n, "/"):
+		if d, _, _ := strings.Cut(n, "/"); f.dir == "" && store.ValidTreeName(d) == nil {
+			f.dir = d
+		}
 	case f.name == "" && store.ValidName(n) == nil:
+		f.list = f.list || n == store.TreeListName
 		f.name = n
+	case n == store.TreeListName:
+		f.list = true
 	}
 }
 
-// settle reads the marker when its size said neither kind.
+// settle reads the marker when its size said neither kind, and an empty folder upload's name.
 func (s *Store) settle(ctx context.Context, id string, f *folder) (string, marker, error) {
+	name, tree := f.upload()
+	if tree && name == "" {
+		th, err := s.headTree(ctx, id)
+		if err != nil {
+			return "", marker{}, err
+		}
+		if th != nil {
+			name = th.name
+		}
+	}
 	if !f.odd {
-		return f.name, f.m, nil
+		return name, f.m, nil
 	}
 	m, err := s.readMarker(ctx, id)
-	return f.name, m, err
+	return name, m, err
 }
 
 // lookUp lists P/<id>/ once: the finished upload's name ("" when there is none) and its marker.
@@ -239,12 +271,12 @@ func (s *Store) markOne(ctx context.Context, id, name string, m marker, at time.
 			if m.exists {
 				return nil
 			}
-			_, herr := s.client.HeadObject(ctx, &awss3.HeadObjectInput{Bucket: &s.Bucket, Key: aws.String(s.FinishedKey(id, name))})
+			herr := s.stillThere(ctx, id, name)
 			if herr == nil {
 				return nil
 			}
-			if !notFound(herr) {
-				return s.wrap(manifest.UploadUnreadable, "upload "+id, herr)
+			if manifest.CodeOf(herr) != manifest.UploadMissing {
+				return herr
 			}
 			s.client.DeleteObject(ctx, &awss3.DeleteObjectInput{Bucket: &s.Bucket, Key: aws.String(s.usedKey(id)), IfMatch: aws.String(etag)})
 			return s.missing(id)
@@ -306,4 +338,11 @@ func forEach(ctx context.Context, n int, f func(int) error) error {
 		first = ctx.Err()
 	}
 	return first
+}
+
+// stillThere checks that the finished upload id named name is there: its object, or a folder
+// upload's listing.
+func (s *Store) stillThere(ctx context.Context, id, name string) error {
+	_, _, err := s.headAny(ctx, id, name)
+	return err
 }

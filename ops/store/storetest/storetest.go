@@ -31,6 +31,10 @@ type Harness struct {
 	// Exists reports whether the backend's location exists (anything was created there). Nil:
 	// the "a missing store stays missing" checks are skipped.
 	Exists func(t *testing.T, b store.Backend) bool
+	// EditTreeFile changes the file rel of the finished folder upload id named name behind the
+	// store's back: data written there (a new file when there was none), or the file removed
+	// when data is nil. Nil: the verify test of folder uploads is skipped.
+	EditTreeFile func(t *testing.T, b store.Backend, id, name, rel string, data []byte)
 }
 
 // Run runs the suite.
@@ -61,6 +65,7 @@ func Run(t *testing.T, h Harness) {
 		{"NotStore", testNotStore},
 	}
 	tests = append(tests, stageTests...)
+	tests = append(tests, treeTests...)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.f(t, h) })
 	}

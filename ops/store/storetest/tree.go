@@ -1,0 +1,367 @@
+package storetest
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/ops/stage"
+	"github.com/attachctl/attachctl/ops/store"
+	"github.com/attachctl/attachctl/sniff"
+)
+
+// Folder uploads (store.Trees), for a backend that keeps them: the tree laid out and shown
+// finished at once, an interrupted upload invisible and then resumed under the same id, verify
+// naming each file that changed, went missing or was added, sweep removing a folder upload whole
+// and nothing beside it, the guarded open of a file inside, and FolderFiles. The uploads go
+// through the upload stage (ops/stage), which opens the source files for the backend.
+var treeTests = []struct {
+	name string
+	f    func(t *testing.T, h Harness)
+}{
+	{"TreeUpload", testTreeUpload},
+	{"TreeInterruptedThenResumed", testTreeResume},
+	{"TreeVerifyNamesFiles", testTreeVerify},
+	{"TreeSweepWhole", testTreeSweep},
+	{"TreeOpenGuarded", testTreeOpenGuarded},
+}
+
+// treeFiles is a folder with nested folders, the same base name in two places, names that sort
+// around "/", an empty file, the store's reserved names inside, and one file larger than a
+// small read (so that a backend's path for larger files is taken too).
+func treeFiles() map[string][]byte {
+	big := make([]byte, 1<<20+12345)
+	rand.NewChaCha8([32]byte{19}).Read(big)
+	return map[string][]byte{
+		"a/main.go":       []byte("package a\n"),
+		"b/main.go":       []byte("package b\n"),
+		"b-c/x":           []byte("dash sorts before slash\n"),
+		"deep/er/still/f": []byte("deep\n"),
+		".upload.json":    []byte("a user's file with the metadata's name\n"),
+		"b/sub/.used":     []byte("and the marker's\n"),
+		"empty":           nil,
+		"big.bin":         big,
+	}
+}
+
+// writeTree writes files under a new folder named name and returns its path.
+func writeTree(t *testing.T, name string, files map[string][]byte) string {
+	t.Helper()
+	root := filepath.Join(t.TempDir(), name)
+	must(t, "mkdir", os.MkdirAll(root, 0o700))
+	for rel, data := range files {
+		p := filepath.Join(root, filepath.FromSlash(rel))
+		must(t, "mkdir", os.MkdirAll(filepath.Dir(p), 0o700))
+		must(t, "write", os.WriteFile(p, data, 0o600))
+	}
+	return root
+}
+
+// folderRecord is the record sniff makes of the folder at root (its tree BLAKE3 included).
+func folderRecord(t *testing.T, root string) *manifest.Record {
+	t.Helper()
+	rec := &manifest.Record{Path: root}
+	must(t, "sniff folder", sniff.FillFolder(rec, sniff.Options{}, sniff.WalkOptions{}))
+	return rec
+}
+
+// trees is b's store.Trees, or the test is skipped (a backend that keeps no folder uploads
+// refuses folder records: the stage's own test).
+func trees(t *testing.T, b store.Backend) store.Trees {
+	t.Helper()
+	tr, ok := b.(store.Trees)
+	if !ok {
+		t.Skip("the backend keeps no folder uploads")
+	}
+	return tr
+}
+
+// uploadTree uploads the folder at root through the stage and returns its record.
+func uploadTree(t *testing.T, ctx context.Context, b store.Backend, root string, progress func(int64)) (*manifest.Record, error) {
+	t.Helper()
+	rec := folderRecord(t, root)
+	err := uploader(t, b, stage.Options{Progress: progress}).Upload(ctx, rec, nil)
+	return rec, err
+}
+
+func readTreeFile(t *testing.T, tr store.Trees, id, name, rel string) []byte {
+	t.Helper()
+	r, err := tr.OpenTreeFile(ctx, id, name, rel)
+	must(t, "open "+rel, err)
+	defer r.Close()
+	b, err := io.ReadAll(r)
+	must(t, "read "+rel, err)
+	return b
+}
+
+func sortedRels(files map[string][]byte) []string {
+	var rels []string
+	for rel := range files {
+		rels = append(rels, rel)
+	}
+	sort.Strings(rels)
+	return rels
+}
+
+func testTreeUpload(t *testing.T, h Harness) {
+	b := h.New(t)
+	tr := trees(t, b)
+	files := treeFiles()
+	root := writeTree(t, "proj", files)
+	rec, err := uploadTree(t, ctx, b, root, nil)
+	must(t, "upload folder", err)
+	if rec.Upload == nil || rec.Kind != manifest.KindFolder || rec.Files != len(files) {
+		t.Fatalf("record after upload: %+v", rec)
+	}
+	id := rec.Upload.ID
+	var total int64
+	for _, d := range files {
+		total += int64(len(d))
+	}
+	ti, err := tr.TreeInfo(ctx, id)
+	must(t, "tree info", err)
+	if ti.Name != "proj" || ti.Size != total || ti.Blake3 != rec.Blake3 || len(ti.Files) != len(files) {
+		t.Fatalf("tree info %+v (%d files), want proj, %d bytes, %s, %d files", ti.Info, len(ti.Files), total, rec.Blake3, len(files))
+	}
+	for i, rel := range sortedRels(files) {
+		f := ti.Files[i]
+		if f.Rel != rel || f.Size != int64(len(files[rel])) || f.Blake3 != sum(files[rel]) {
+			t.Errorf("listing entry %d: %+v, want %s of %d bytes, %s", i, f, rel, len(files[rel]), sum(files[rel]))
+		}
+		if got := readTreeFile(t, tr, id, "proj", rel); !bytes.Equal(got, files[rel]) {
+			t.Errorf("%s reads back %d bytes, not its %d", rel, len(got), len(files[rel]))
+		}
+	}
+	info, err := b.Info(ctx, id)
+	must(t, "info", err)
+	if info.Name != "proj" || info.Size != total || info.Blake3 != rec.Blake3 {
+		t.Fatalf("info %+v", info)
+	}
+	_, err = b.Open(ctx, id, "proj")
+	wantCode(t, "open a folder upload as one file", err, manifest.UploadUnreadable)
+	l, err := b.List(ctx)
+	must(t, "list", err)
+	if len(l.Entries) != 1 || !l.Entries[0].Finished || l.Entries[0].Name != "proj" || l.Entries[0].Size != total || len(l.Skipped) != 0 {
+		t.Fatalf("list: %+v, skipped %+v; want one finished folder upload proj of %d bytes", l.Entries, l.Skipped, total)
+	}
+	n, folder, err := tr.FolderFiles(ctx, id)
+	if err != nil || !folder || n != len(files) {
+		t.Fatalf("FolderFiles: %d, %v, %v; want %d files of a folder", n, folder, err, len(files))
+	}
+	one := upload(t, b, "notes.txt", []byte("one file"))
+	if n, folder, err := tr.FolderFiles(ctx, one.ID); err != nil || folder || n != 0 {
+		t.Fatalf("FolderFiles of a file upload: %d, %v, %v", n, folder, err)
+	}
+	_, err = tr.TreeInfo(ctx, one.ID)
+	wantCode(t, "tree info of a file upload", err, manifest.UploadInvalid)
+	missing, _ := store.NewID()
+	_, _, err = tr.FolderFiles(ctx, missing)
+	wantCode(t, "FolderFiles of no upload", err, manifest.UploadMissing)
+	must(t, "verify", verifyTreeOK(tr, id))
+	must(t, "mark used", b.MarkUsed(ctx, []string{id}, time.Now()))
+	// The same folder again is the same upload.
+	again, err := uploadTree(t, ctx, b, root, nil)
+	must(t, "upload again", err)
+	if again.Upload.ID != id {
+		t.Fatalf("the same folder again is upload %s, not %s", again.Upload.ID, id)
+	}
+}
+
+func verifyTreeOK(tr store.Trees, id string) error {
+	_, err := tr.VerifyTree(ctx, id, nil)
+	return err
+}
+
+func testTreeResume(t *testing.T, h Harness) {
+	b := h.New(t)
+	tr := trees(t, b)
+	files := map[string][]byte{}
+	for i := 0; i < 12; i++ {
+		files[string(rune('a'+i))+"/f.txt"] = []byte(strings.Repeat(string(rune('A'+i)), 100+i))
+	}
+	root := writeTree(t, "logs", files)
+	cctx, cancel := context.WithCancel(ctx)
+	seen := 0
+	_, err := uploadTree(t, cctx, b, root, func(int64) {
+		if seen++; seen == 3 {
+			cancel()
+		}
+	})
+	cancel()
+	if err == nil {
+		t.Fatal("an upload cancelled after its third file finished")
+	}
+	if !errors.Is(err, context.Canceled) && manifest.CodeOf(err) != manifest.UploadMissing {
+		t.Fatalf("interrupted upload: %v", err)
+	}
+	// Nothing of it is finished: no finished entry, and every reader says missing.
+	l, err := b.List(ctx)
+	must(t, "list", err)
+	if len(l.Entries) != 1 || l.Entries[0].Finished {
+		t.Fatalf("after the interruption: %+v; want one unfinished upload", l.Entries)
+	}
+	id := l.Entries[0].ID
+	_, err = tr.TreeInfo(ctx, id)
+	wantCode(t, "tree info of an unfinished folder upload", err, manifest.UploadMissing)
+	_, err = b.Info(ctx, id)
+	wantCode(t, "info of an unfinished folder upload", err, manifest.UploadMissing)
+	_, err = tr.OpenTreeFile(ctx, id, "logs", "a/f.txt")
+	wantCode(t, "a file of an unfinished folder upload", err, manifest.UploadMissing)
+	if _, folder, _ := tr.FolderFiles(ctx, id); folder {
+		t.Fatal("FolderFiles says an unfinished upload is a folder upload")
+	}
+	err = b.MarkUsed(ctx, []string{id}, time.Now())
+	wantCode(t, "mark an unfinished folder upload used", err, manifest.UploadMissing)
+	// Run again: the same upload, finished, every file equal.
+	rec, err := uploadTree(t, ctx, b, root, nil)
+	must(t, "resume", err)
+	if rec.Upload.ID != id {
+		t.Fatalf("resumed as %s, want the unfinished upload's id %s", rec.Upload.ID, id)
+	}
+	for rel, data := range files {
+		if got := readTreeFile(t, tr, id, "logs", rel); !bytes.Equal(got, data) {
+			t.Errorf("%s: %q, want %q", rel, got, data)
+		}
+	}
+	must(t, "verify after resume", verifyTreeOK(tr, id))
+	finishedOnly(t, b, 1)
+
+	// An interrupted upload of another folder is removed whole by a sweep.
+	other := writeTree(t, "other", files)
+	cctx, cancel = context.WithCancel(ctx)
+	seen = 0
+	uploadTree(t, cctx, b, other, func(int64) {
+		if seen++; seen == 2 {
+			cancel()
+		}
+	})
+	cancel()
+	got, err := sweepAll(t, ctx, b, time.Now().Add(time.Hour), false, func() {
+		must(t, "mark used", b.MarkUsed(ctx, []string{id}, time.Now().Add(2*time.Hour)))
+	})
+	must(t, "sweep", err)
+	removed := 0
+	for gid, o := range got {
+		if gid != id && o == store.Removed {
+			removed++
+		}
+	}
+	if len(got) != 2 || got[id] != store.Kept || removed != 1 {
+		t.Fatalf("sweep outcomes %v: want the unfinished upload removed and %s kept", got, id)
+	}
+	l, err = b.List(ctx)
+	must(t, "list", err)
+	if len(l.Entries) != 1 || l.Entries[0].ID != id || len(l.Skipped) != 0 {
+		t.Fatalf("after sweeping the unfinished folder upload: %+v, skipped %+v", l.Entries, l.Skipped)
+	}
+}
+
+func testTreeVerify(t *testing.T, h Harness) {
+	if h.EditTreeFile == nil {
+		t.Skip("the harness cannot change a file inside an upload")
+	}
+	b := h.New(t)
+	tr := trees(t, b)
+	files := treeFiles()
+	rec, err := uploadTree(t, ctx, b, writeTree(t, "proj", files), nil)
+	must(t, "upload", err)
+	id := rec.Upload.ID
+	h.EditTreeFile(t, b, id, "proj", "a/main.go", []byte("package A\n"))
+	h.EditTreeFile(t, b, id, "proj", "b/main.go", nil)
+	h.EditTreeFile(t, b, id, "proj", "c/new.txt", []byte("added\n"))
+	_, err = tr.VerifyTree(ctx, id, nil)
+	wantCode(t, "verify a changed folder upload", err, manifest.VerifyMismatch)
+	msg := err.Error()
+	for _, want := range []string{"a/main.go changed", "b/main.go", "c/new.txt was added"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("verify says %q; want it to name %q", msg, want)
+		}
+	}
+	for _, not := range []string{"deep/er", "big.bin", "b-c/x"} {
+		if strings.Contains(msg, not) {
+			t.Errorf("verify names %s, which did not change: %q", not, msg)
+		}
+	}
+	// The stage's verify of the record says so too.
+	err = stage.VerifyRecord(ctx, b, rec, nil)
+	wantCode(t, "verify the record", err, manifest.VerifyMismatch)
+	if rec.Verified == nil || rec.Verified.OK {
+		t.Fatalf("record verified %+v after a failed verify", rec.Verified)
+	}
+}
+
+func testTreeSweep(t *testing.T, h Harness) {
+	b := h.New(t)
+	tr := trees(t, b)
+	files := treeFiles()
+	a, err := uploadTree(t, ctx, b, writeTree(t, "proj", files), nil)
+	must(t, "upload a", err)
+	kept, err := uploadTree(t, ctx, b, writeTree(t, "kept", files), nil)
+	must(t, "upload kept", err)
+	one := upload(t, b, "proj", []byte("a file upload of the same name"))
+	cutoff := time.Now().Add(time.Hour)
+	must(t, "mark used", b.MarkUsed(ctx, []string{kept.Upload.ID, one.ID}, cutoff.Add(time.Minute)))
+	got, err := sweepAll(t, ctx, b, cutoff, false, nil)
+	must(t, "sweep", err)
+	if len(got) != 1 || got[a.Upload.ID] != store.Removed {
+		t.Fatalf("sweep outcomes %v, want only %s removed", got, a.Upload.ID)
+	}
+	_, err = tr.TreeInfo(ctx, a.Upload.ID)
+	wantCode(t, "tree info of a swept folder upload", err, manifest.UploadMissing)
+	_, err = tr.OpenTreeFile(ctx, a.Upload.ID, "proj", "a/main.go")
+	wantCode(t, "a file of a swept folder upload", err, manifest.UploadMissing)
+	err = b.MarkUsed(ctx, []string{a.Upload.ID}, time.Now())
+	wantCode(t, "mark a swept folder upload used", err, manifest.UploadMissing)
+	l, err := b.List(ctx)
+	must(t, "list", err)
+	if len(l.Entries) != 2 || len(l.Skipped) != 0 {
+		t.Fatalf("after the sweep: %+v, skipped %+v; want the two used uploads and nothing else", l.Entries, l.Skipped)
+	}
+	must(t, "verify the folder upload kept", verifyTreeOK(tr, kept.Upload.ID))
+	if got := readAll(t, b, one.ID, "proj"); string(got) != "a file upload of the same name" {
+		t.Fatalf("the file upload beside reads %q", got)
+	}
+	// Swept again with everything stale: the kept folder upload goes whole too.
+	got, err = sweepAll(t, ctx, b, cutoff.Add(time.Hour), false, nil)
+	must(t, "sweep all", err)
+	if got[kept.Upload.ID] != store.Removed || got[one.ID] != store.Removed {
+		t.Fatalf("second sweep: %v", got)
+	}
+	if l, err := b.List(ctx); err != nil || len(l.Entries) != 0 || len(l.Skipped) != 0 {
+		t.Fatalf("after sweeping everything: %+v, %v", l, err)
+	}
+}
+
+func testTreeOpenGuarded(t *testing.T, h Harness) {
+	b := h.New(t)
+	tr := trees(t, b)
+	rec, err := uploadTree(t, ctx, b, writeTree(t, "proj", map[string][]byte{"a/main.go": []byte("x"), "top": []byte("y")}), nil)
+	must(t, "upload", err)
+	id := rec.Upload.ID
+	for _, rel := range []string{"", "../top", "/etc/passwd", "a/../top", "a//main.go", ".", "a/./main.go", "a/"} {
+		_, err := tr.OpenTreeFile(ctx, id, "proj", rel)
+		wantCode(t, "open "+rel, err, manifest.UploadInvalid)
+	}
+	for _, name := range []string{"", "..", "a/b", store.TreeListName} {
+		_, err := tr.OpenTreeFile(ctx, id, name, "top")
+		wantCode(t, "open in folder "+name, err, manifest.UploadInvalid)
+	}
+	_, err = tr.OpenTreeFile(ctx, "not-an-id", "proj", "top")
+	wantCode(t, "open with a bad id", err, manifest.UploadInvalid)
+	_, err = tr.OpenTreeFile(ctx, id, "proj", "nope")
+	wantCode(t, "open a file the folder does not hold", err, manifest.UploadMissing)
+	_, err = tr.OpenTreeFile(ctx, id, "other", "top")
+	wantCode(t, "open in a folder of another name", err, manifest.UploadMissing)
+	if got := readTreeFile(t, tr, id, "proj", "a/main.go"); string(got) != "x" {
+		t.Fatalf("a/main.go reads %q", got)
+	}
+}
