@@ -117,12 +117,12 @@ type ref struct {
 	image  bool   // PNG, JPEG, GIF or WebP by content
 	text   []byte // the whole content of a small text file, when embedding is possible
 	mode   mode
-	reason string  // why a file that could go inline (image, audio, text) went by path
-	layer  string  // who decided that: protocol, adapter, model, limits
-	uri    string  // the uri of its link
-	line   string  // its context line at the longest (plan's reservation)
-	out    object  // the resolved block, data excepted
-	folder *Folder // a folder upload (folder.go): by path, its tree in the context block
+	reason string          // why a file that could go inline (image, audio, text) went by path
+	layer  string          // who decided that: protocol, adapter, model, limits
+	uri    string          // the uri of its link
+	line   string          // its context line at the longest (plan's reservation)
+	out    object          // the resolved block, data excepted
+	folder *Folder         // a folder upload (folder.go): by path, its tree in the context block
 	images map[string]*ref // a folder's images asked inline, by rel (folderImages)
 	parent *ref            // the folder reference an image inside a folder belongs to
 	rel    string          // that image's path inside the folder
