@@ -5,7 +5,6 @@ import (
 	"errors"
 	"io"
 	"os"
-	"sync"
 	"time"
 
 	"github.com/attachctl/attachctl/manifest"
@@ -207,23 +206,12 @@ const refJobs = 8
 // eachRef runs f on every reference that is not nil, with its index, refJobs at once, and
 // returns their errors by index. f may change only its own reference (and what is at its index).
 func eachRef(refs []*ref, f func(int, *ref) error) []error {
-	errs := make([]error, len(refs))
-	var wg sync.WaitGroup
-	slots := make(chan struct{}, refJobs)
-	for i, r := range refs {
-		if r == nil {
-			continue
+	return eachIndex(len(refs), func(i int) error {
+		if refs[i] == nil {
+			return nil
 		}
-		wg.Add(1)
-		slots <- struct{}{}
-		go func() {
-			defer wg.Done()
-			errs[i] = f(i, r)
-			<-slots
-		}()
-	}
-	wg.Wait()
-	return errs
+		return f(i, refs[i])
+	})
 }
 
 // notPrompt is the error for input that is not a session/prompt: exit 2.
