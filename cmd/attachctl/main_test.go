@@ -47,6 +47,7 @@ func TestScript(t *testing.T) {
 				env.Setenv(k, v)
 			}
 			env.Setenv("XDG_STATE_HOME", env.WorkDir+"/state")
+			env.Setenv("GORACE", childGORACE())
 			env.Setenv("XDG_CACHE_HOME", env.WorkDir+"/cache")
 			return nil
 		},
@@ -59,6 +60,19 @@ func TestScript(t *testing.T) {
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},
 	})
+}
+
+// childGORACE is GORACE for the attachctl processes the scripts run, which are this test binary:
+// built with -race, each would sleep a second on exit (the race detector's atexit_sleep_ms,
+// there for goroutines still running to report), and the scripts run hundreds of them one
+// after another. A race found while a process runs is still reported and still fails it
+// (exit 66). The caller's GORACE options are kept; one that sets atexit_sleep_ms wins.
+func childGORACE() string {
+	g := os.Getenv("GORACE")
+	if strings.Contains(g, "atexit_sleep_ms") {
+		return g
+	}
+	return strings.TrimSpace(g + " atexit_sleep_ms=0")
 }
 
 // goEnv is where the go command keeps its caches here, for the scripts that build (testscript

@@ -31,6 +31,7 @@ func TestScriptS3(t *testing.T) {
 			env.Setenv("SAMPLES", wd+"/../../testdata/samples")
 			env.Setenv("XDG_STATE_HOME", env.WorkDir+"/state")
 			env.Setenv("XDG_CACHE_HOME", env.WorkDir+"/cache")
+			env.Setenv("GORACE", childGORACE())
 			for _, kv := range srv.Env() {
 				k, v, _ := strings.Cut(kv, "=")
 				env.Setenv(k, v)

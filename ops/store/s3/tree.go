@@ -14,8 +14,9 @@ package s3
 //	                             without it is an unfinished upload, never shown as finished.
 //	P/<id>/.used                 the marker, as for a file
 //	P/.attachctl/partial/<id>/info   while unfinished: {name, size, made, kind "folder", blake3}
-//	P/.attachctl/source/<key>    the source note (key over the folder's path and name): {id}, so
-//	                             a run after a kill resumes the same upload
+//	P/.attachctl/source/<key>    the source note (key over the folder's path, name, size and
+//	                             BLAKE3): {id}, so a run after a kill resumes the same upload, and
+//	                             two runs share an upload only when they send the same bytes
 //
 // A resume lists P/<id>/<name>/ once and keeps every object whose size and ETag (the MD5 of its
 // bytes, for a single PUT) are the source file's; the rest are sent again, and objects the source
@@ -73,6 +74,12 @@ type heldObj struct {
 
 // UploadTree is store.Trees.UploadTree for S3.
 func (s *Store) UploadTree(ctx context.Context, src store.TreeSource, opts store.TreeOptions) (*store.TreeInfo, error) {
+	return s.uploadTree(ctx, src, opts, 0)
+}
+
+// uploadTree is UploadTree; tries counts the restarts after another run of the same folder won
+// the note.
+func (s *Store) uploadTree(ctx context.Context, src store.TreeSource, opts store.TreeOptions, tries int) (*store.TreeInfo, error) {
 	if err := store.ValidTreeName(src.Name); err != nil {
 		return nil, err
 	}
@@ -96,13 +103,22 @@ func (s *Store) UploadTree(ctx context.Context, src store.TreeSource, opts store
 	if _, err := s.checkStore(ctx, true); err != nil {
 		return nil, err
 	}
-	note := s.noteKey(src.Path, src.Name, -1, store.KindFolder)
+	// The note is keyed on the tree's BLAKE3 too, as a file's is, so that two runs of one folder
+	// share an upload only when they send the same bytes: objects of an upload are never
+	// replaced by other bytes while another run finishes it. Without it from the record, it
+	// costs one read of the files first.
+	if want == "" {
+		if want, err = store.HashTree(ctx, &src); err != nil {
+			return nil, err
+		}
+	}
+	note := s.noteKey(src.Path, src.Name+"/", total, want)
 	var id string
 	var pi *partialInfo
 	for try := 0; ; try++ {
 		var noteTag string
 		var fin *store.TreeInfo
-		id, pi, fin, noteTag, err = s.treeResumable(ctx, note, &src, &want)
+		id, pi, fin, noteTag, err = s.treeResumable(ctx, note, &src, want)
 		if err != nil {
 			return nil, err
 		}
@@ -142,7 +158,7 @@ func (s *Store) UploadTree(ctx context.Context, src store.TreeSource, opts store
 		delete(held, f.Rel)
 	}
 	got := sum.Sum()
-	if want != "" && got != want {
+	if got != want {
 		return nil, manifest.Errorf(manifest.UploadHashMismatch, "%s: the folder's BLAKE3 is %s, the manifest says %s (changed since it was sniffed, or walked with other --exclude/--no-ignore)", src.Path, got, want)
 	}
 	// What the folder no longer holds (sent by a run before the source changed) goes first.
@@ -152,6 +168,16 @@ func (s *Store) UploadTree(ctx context.Context, src store.TreeSource, opts store
 	}
 	if err := s.deleteKeys(ctx, extra); err != nil {
 		return nil, err
+	}
+	// A server may let two create-only writes of the note that race both succeed (as Stream
+	// finds): the note as it is now says which upload is the folder's. The loser drops its own
+	// and takes the winner's, sending what it lacks.
+	if cur := s.noteID(ctx, note); cur != "" && cur != id && tries < 3 {
+		s.dropPartial(context.WithoutCancel(ctx), id, pi)
+		if opts.Progress != nil {
+			opts.Progress(-total)
+		}
+		return s.uploadTree(ctx, src, opts, tries+1)
 	}
 	m.Info = store.Info{ID: id, Name: src.Name, Size: total, Blake3: got, Made: time.Now().UTC()}
 	if err := s.publishTree(ctx, m, store.TreeListing(&sum)); err != nil {
@@ -165,10 +191,10 @@ func (s *Store) UploadTree(ctx context.Context, src store.TreeSource, opts store
 	return ti, nil
 }
 
-// treeResumable looks up the source's note: a finished upload of the same tree (returned whole),
-// or an unfinished folder upload to resume, or nothing; and the note's ETag. A finished upload
-// of another tree (the folder changed since) is not named: want is hashed first when unknown.
-func (s *Store) treeResumable(ctx context.Context, note string, src *store.TreeSource, want *string) (string, *partialInfo, *store.TreeInfo, string, error) {
+// treeResumable looks up the source's note (keyed on the folder's path, name, size and BLAKE3
+// want): a finished upload of that tree (returned whole), or an unfinished folder upload to
+// resume, or nothing; and the note's ETag.
+func (s *Store) treeResumable(ctx context.Context, note string, src *store.TreeSource, want string) (string, *partialInfo, *store.TreeInfo, string, error) {
 	b, etag, _, err := s.getObject(ctx, note)
 	if err != nil {
 		return "", nil, nil, "", nil
@@ -177,22 +203,18 @@ func (s *Store) treeResumable(ctx context.Context, note string, src *store.TreeS
 	if json.Unmarshal(b, &n) != nil || store.ValidID(n.ID) != nil {
 		return "", nil, nil, etag, nil
 	}
-	if ti, err := s.TreeInfo(ctx, n.ID); err == nil && ti.Name == src.Name {
-		if *want == "" {
-			if *want, err = store.HashTree(ctx, src); err != nil {
-				return "", nil, nil, "", err
-			}
+	// The info first: it goes only after the listing is written, so an upload without it that
+	// another run is finishing now is found finished below.
+	if pi, err := s.readInfo(ctx, n.ID); err == nil {
+		if pi.Kind != store.KindFolder || pi.Name != src.Name || pi.Blake3 != want {
+			return "", nil, nil, etag, nil
 		}
-		if ti.Blake3 == *want {
-			return n.ID, nil, ti, etag, nil
-		}
-		return "", nil, nil, etag, nil
+		return n.ID, pi, nil, etag, nil
 	}
-	pi, err := s.readInfo(ctx, n.ID)
-	if err != nil || pi.Kind != store.KindFolder || pi.Name != src.Name {
-		return "", nil, nil, etag, nil
+	if ti, err := s.TreeInfo(ctx, n.ID); err == nil && ti.Name == src.Name && ti.Blake3 == want {
+		return n.ID, nil, ti, etag, nil
 	}
-	return n.ID, pi, nil, etag, nil
+	return "", nil, nil, etag, nil
 }
 
 // startTree writes a new folder upload's info, then the source's note (create-only, or over
@@ -477,11 +499,29 @@ func (s *Store) OpenTreeFile(ctx context.Context, id, name, rel string) (store.R
 	if err := s.exists(ctx, id); err != nil {
 		return nil, err
 	}
-	th, err := s.headTree(ctx, id)
-	if err != nil {
-		return nil, err
+	// The listing is looked at once per upload and run: resolve opens every file of a folder,
+	// and a finished upload stays finished until a sweep removes it (its objects then answer
+	// upload.missing).
+	s.treesMu.Lock()
+	known := s.opened[id]
+	s.treesMu.Unlock()
+	if known == "" {
+		th, err := s.headTree(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		if th == nil {
+			return nil, s.missing(id)
+		}
+		known = th.name
+		s.treesMu.Lock()
+		if s.opened == nil {
+			s.opened = map[string]string{}
+		}
+		s.opened[id] = known
+		s.treesMu.Unlock()
 	}
-	if th == nil || th.name != name {
+	if known != name {
 		return nil, s.missing(id)
 	}
 	return s.openKey(ctx, id, rel, s.treeFileKey(id, name, rel))

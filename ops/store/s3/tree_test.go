@@ -10,8 +10,10 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/ops/store"
 	"github.com/attachctl/attachctl/ops/store/s3/s3test"
 	"github.com/attachctl/attachctl/sniff"
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -111,5 +113,111 @@ func TestTreeResumeSendsWhatIsMissing(t *testing.T) {
 	clear(sent)
 	if err := s.UploadRecord(bg, &manifest.Record{Path: root, Kind: manifest.KindFolder, Blake3: rec.Blake3}, UploadOptions{}); err != nil || len(sent) != 0 {
 		t.Fatalf("the same folder again: %v, sent %v", err, sent)
+	}
+}
+
+// folderRec writes files under a new folder and returns its record as sniff makes it.
+func folderRec(t *testing.T, name string, files map[string]string) *manifest.Record {
+	t.Helper()
+	root := filepath.Join(t.TempDir(), name)
+	for rel, data := range files {
+		p := filepath.Join(root, filepath.FromSlash(rel))
+		os.MkdirAll(filepath.Dir(p), 0o700)
+		if err := os.WriteFile(p, []byte(data), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rec := &manifest.Record{Path: root}
+	if err := sniff.FillFolder(rec, sniff.Options{}, sniff.WalkOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	return rec
+}
+
+// TestTreeTwoAtOnce: two uploads of one folder at the same time name one upload, finished once.
+func TestTreeTwoAtOnce(t *testing.T) {
+	srv := s3test.Start(t)
+	files := map[string]string{}
+	for i := 0; i < 30; i++ {
+		files[string(rune('a'+i%3))+"/"+strings.Repeat("f", i+1)] = strings.Repeat("x", i)
+	}
+	rec := folderRec(t, "proj", files)
+	s1, s2 := newStore(t, srv), (*Store)(nil)
+	var err error
+	if s2, err = Open(context.Background(), s1.URI, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	recs := []*manifest.Record{{Path: rec.Path, Kind: rec.Kind, Blake3: rec.Blake3}, {Path: rec.Path, Kind: rec.Kind, Blake3: rec.Blake3}}
+	var wg sync.WaitGroup
+	errs := make([]error, 2)
+	for i, s := range []*Store{s1, s2} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = s.UploadRecord(context.Background(), recs[i], UploadOptions{})
+		}()
+	}
+	wg.Wait()
+	if errs[0] != nil || errs[1] != nil {
+		t.Fatalf("two uploads at once: %v, %v", errs[0], errs[1])
+	}
+	if recs[0].Upload.ID != recs[1].Upload.ID {
+		t.Fatalf("two uploads of one folder made %s and %s", recs[0].Upload.ID, recs[1].Upload.ID)
+	}
+	l, err := s1.List(context.Background())
+	if err != nil || len(l.Entries) != 1 || !l.Entries[0].Finished {
+		t.Fatalf("after two uploads at once: %+v, %v", l, err)
+	}
+	if _, err := s1.VerifyTree(context.Background(), recs[0].Upload.ID, nil); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestTreeSweepKilled: a sweep killed after it deleted a folder upload's listing (its tombstone
+// and files left) leaves an unfinished upload, never a finished one: no use marks it, and the next
+// sweep removes what is left whole.
+func TestTreeSweepKilled(t *testing.T) {
+	srv := s3test.Start(t)
+	s := newStore(t, srv)
+	bg := context.Background()
+	rec := folderRec(t, "proj", map[string]string{"a/1": "one", "b/2": "two"})
+	if err := s.UploadRecord(bg, rec, UploadOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	id := rec.Upload.ID
+	m, err := s.readMarker(bg, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.writeMarker(bg, id, m, "tombstone", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.deleteKeys(bg, []string{s.treeKey(id)}); err != nil { // killed here
+		t.Fatal(err)
+	}
+	l, err := s.List(bg)
+	if err != nil || len(l.Entries) != 1 || l.Entries[0].Finished || l.Entries[0].Name != "proj" || len(l.Skipped) != 0 {
+		t.Fatalf("after a killed sweep: %+v, %v", l, err)
+	}
+	if err := s.MarkUsed(bg, []string{id}, time.Now()); manifest.CodeOf(err) != manifest.UploadMissing {
+		t.Fatalf("marking the half-removed upload used: %v", err)
+	}
+	sw, err := s.Sweep(bg, 0, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []store.Outcome
+	err = sw.Remove(bg, l.Entries, func(store.Entry) bool { return true }, func(e store.Entry, o store.Outcome, err error) error {
+		got = append(got, o)
+		return err
+	})
+	sw.Close()
+	if err != nil || len(got) != 1 || got[0] != store.Removed {
+		t.Fatalf("the next sweep: %v, %v", got, err)
+	}
+	n := 0
+	s.listObjects(bg, s.key(id)+"/", func(types.Object) error { n++; return nil })
+	if n != 0 {
+		t.Fatalf("%d objects of %s left after the next sweep", n, id)
 	}
 }
