@@ -74,8 +74,10 @@ type Trees interface {
 	// once, never through a symlink, and hashed as it is copied; a folder whose BLAKE3 is not
 	// src.Blake3 is upload.hashMismatch, and a file that changes meanwhile upload.sourceChanged.
 	// Nothing of it is visible as finished before every file is durable. A killed upload, run
-	// again with the same folder and name, resumes: files already stored whole and equal to the
-	// source are kept, the rest written. ctx cancelled: the unfinished upload is kept.
+	// again with the same folder and name (on S3: and the same BLAKE3, so that two runs share an
+	// upload only when they send the same bytes), resumes: files already stored whole and equal
+	// to the source are kept, the rest written. ctx cancelled: the unfinished upload is kept.
+	// Source files are read only through src.Open.
 	UploadTree(ctx context.Context, src TreeSource, opts TreeOptions) (*TreeInfo, error)
 
 	// TreeInfo reads a finished folder upload's metadata and listing; upload.invalid when id is a

@@ -11,6 +11,10 @@
 #                                                           50 objects into a folder
 #                                                       goal: ratio <= 0.5
 #   the same resolve with the copies reused, and       vs  the same resolve on a local store
+#   attachctl upload of a folder of 3,000 small files   vs  aws s3 cp --recursive of the folder
+#   (13 MB) into s3://bench/tree, as one upload                 goal: ratio <= 1.0
+#   attachctl prepare --resolve --workdir of it         vs  aws s3 cp --recursive back out
+#   (the tree fetched into a fresh work folder)                 goal: ratio <= 1.5
 #
 # BIG is a 2 GiB file of random bytes (BENCH_S3_MIB to change it), in the page cache for every
 # side; each tool runs once (REPS_S3, default 1: the machine is shared and a run moves 2 GiB). `upload BIG` given as a path sniffs it first (one read that hashes it: the BLAKE3 goes
@@ -85,6 +89,31 @@ s3_bench() {
 	rss=$(peak_rss_mib "$ATTACHCTL" resolve --store s3://bench/chat --workdir "$dir/work" "$dir/s3.json")
 	row "s3: resolve 50 shots, copies fetched, vs aws" "$cold" "$awsr" "<= 0.5"
 	row "s3: resolve 50 shots, copies reused, RSS $rss MiB" "$warm" "$local_t" "<= 3"
+
+	# A folder of 3,000 small files (the folder section's tree): one upload, the files sent 16 at
+	# once, the listing last; the AWS CLI sends the same files (10 at once, its default).
+	python3 - "$dir/tree" <<'PY' || return 1
+import os, random, sys
+random.seed(19)
+root = sys.argv[1]
+for i in range(3000):
+    d = os.path.join(root, "d%02d" % (i % 30), "s%d" % (i % 7))
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, "f%04d.txt" % i), "wb") as f:
+        f.write(os.urandom(random.randint(2000, 6700)))
+PY
+	cat "$dir"/tree/*/*/* >/dev/null
+	local treeprep="rm -rf '$dir/gw/bench/tree' '$dir/gw/bench/awstree' '$dir/gw/bench/.sgwtmp'; sync"
+	local tree_up tree_aws tree_res tree_awsget
+	tree_up=$(REPS=3 PREP=$treeprep median_time "$ATTACHCTL" upload --quiet --store s3://bench/tree "$dir/tree")
+	tree_aws=$(REPS=3 PREP=$treeprep median_time aws s3 cp --recursive --only-show-errors "$dir/tree" s3://bench/awstree/tree)
+	row "s3: upload a 3,000-file folder (13 MB), vs aws cp -r" "$tree_up" "$tree_aws" "<= 1.0"
+	eval "$treeprep"
+	"$ATTACHCTL" upload --quiet --store s3://bench/tree "$dir/tree" >/dev/null || return 1
+	aws s3 cp --recursive --only-show-errors "$dir/tree" s3://bench/awstree/tree || return 1
+	tree_res=$(REPS=3 PREP="rm -rf '$dir/treework'" median_time "$ATTACHCTL" prepare --store s3://bench/tree --resolve --workdir "$dir/treework" --text 'review' "$dir/tree")
+	tree_awsget=$(REPS=3 PREP="rm -rf '$dir/awstreecopy'" median_time aws s3 cp --recursive --only-show-errors s3://bench/awstree/tree "$dir/awstreecopy")
+	row "s3: prepare --resolve of it, tree fetched, vs aws cp -r" "$tree_res" "$tree_awsget" "<= 1.5"
 
 	kill "$pid"
 	wait "$pid" 2>/dev/null

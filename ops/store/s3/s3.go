@@ -140,7 +140,8 @@ type Store struct {
 	treeSent func(rel string)
 
 	treesMu sync.Mutex
-	trees   map[string]bool // finished uploads the last List saw: folder upload or not
+	trees   map[string]bool   // finished uploads the last List saw: folder upload or not
+	opened  map[string]string // finished folder uploads OpenTreeFile found: their names
 
 	quota quota // its limits and what it holds (limits.go)
 }

@@ -499,11 +499,29 @@ func (s *Store) OpenTreeFile(ctx context.Context, id, name, rel string) (store.R
 	if err := s.exists(ctx, id); err != nil {
 		return nil, err
 	}
-	th, err := s.headTree(ctx, id)
-	if err != nil {
-		return nil, err
+	// The listing is looked at once per upload and run: resolve opens every file of a folder,
+	// and a finished upload stays finished until a sweep removes it (its objects then answer
+	// upload.missing).
+	s.treesMu.Lock()
+	known := s.opened[id]
+	s.treesMu.Unlock()
+	if known == "" {
+		th, err := s.headTree(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		if th == nil {
+			return nil, s.missing(id)
+		}
+		known = th.name
+		s.treesMu.Lock()
+		if s.opened == nil {
+			s.opened = map[string]string{}
+		}
+		s.opened[id] = known
+		s.treesMu.Unlock()
 	}
-	if th == nil || th.name != name {
+	if known != name {
 		return nil, s.missing(id)
 	}
 	return s.openKey(ctx, id, rel, s.treeFileKey(id, name, rel))

@@ -4,15 +4,18 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"net/http"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/ops/stage"
 	"github.com/attachctl/attachctl/ops/store"
 	"github.com/attachctl/attachctl/ops/store/s3/s3test"
 	"github.com/attachctl/attachctl/sniff"
@@ -219,5 +222,106 @@ func TestTreeSweepKilled(t *testing.T) {
 	s.listObjects(bg, s.key(id)+"/", func(types.Object) error { n++; return nil })
 	if n != 0 {
 		t.Fatalf("%d objects of %s left after the next sweep", n, id)
+	}
+}
+
+// TestTreeFaults: a folder upload goes through the S3 client's retries (a 503 answer to a PUT
+// is retried and the upload finishes), and a server that breaks connections in the middle makes
+// it store.unreachable with the objects sent kept; run again once the server is well, it resumes
+// under the same id and sends only the rest.
+func TestTreeFaults(t *testing.T) {
+	srv := s3test.Start(t)
+	files := map[string]string{}
+	for i := 0; i < 24; i++ {
+		files[string(rune('a'+i%5))+"/"+strings.Repeat("n", i+1)] = strings.Repeat("y", 50+i)
+	}
+	isFilePut := func(r *http.Request) bool {
+		return r.Method == "PUT" && strings.Contains(r.URL.Path, "/proj/") && r.URL.Query().Get("partNumber") == ""
+	}
+
+	s, p := proxied(t, srv, Options{})
+	var seenMu sync.Mutex
+	seen := map[string]bool{}
+	p.SetFault(func(w http.ResponseWriter, r *http.Request) bool { // the first PUT of 4 files
+		if !isFilePut(r) {
+			return false
+		}
+		seenMu.Lock()
+		first := !seen[r.URL.Path] && len(seen) < 4
+		seen[r.URL.Path] = true
+		seenMu.Unlock()
+		if first {
+			w.WriteHeader(http.StatusServiceUnavailable)
+		}
+		return first
+	})
+	rec := folderRec(t, "proj", files)
+	if err := s.UploadRecord(bg, rec, UploadOptions{}); err != nil {
+		t.Fatalf("through 503 answers: %v", err)
+	}
+	if _, err := s.VerifyTree(bg, rec.Upload.ID, nil); err != nil || len(seen) != len(files) {
+		t.Fatalf("verify: %v; %d of %d files were sent", err, len(seen), len(files))
+	}
+
+	s, p = proxied(t, srv, Options{MaxAttempts: 1})
+	var puts atomic.Int64
+	p.SetFault(func(w http.ResponseWriter, r *http.Request) bool {
+		if isFilePut(r) && puts.Add(1) > 10 {
+			conn, _, err := w.(http.Hijacker).Hijack()
+			if err == nil {
+				conn.Close()
+			}
+			return true
+		}
+		return false
+	})
+	rec = folderRec(t, "proj", files)
+	err := s.UploadRecord(bg, rec, UploadOptions{})
+	if manifest.CodeOf(err) != manifest.StoreUnreachable {
+		t.Fatalf("a server that breaks connections: %v, want store.unreachable", err)
+	}
+	l, err := s.List(bg)
+	if err != nil || len(l.Entries) != 1 || l.Entries[0].Finished {
+		t.Fatalf("after the failure: %+v, %v", l, err)
+	}
+	id := l.Entries[0].ID
+	p.SetFault(nil)
+	var mu sync.Mutex
+	sent := 0
+	s.treeSent = func(string) { mu.Lock(); sent++; mu.Unlock() }
+	again := &manifest.Record{Path: rec.Path, Kind: manifest.KindFolder, Blake3: rec.Blake3}
+	if err := s.UploadRecord(bg, again, UploadOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if again.Upload.ID != id || sent == 0 || sent > len(files)-10 {
+		t.Fatalf("resumed as %s with %d files sent; want %s and at most %d", again.Upload.ID, sent, id, len(files)-10)
+	}
+	if _, err := s.VerifyTree(bg, id, nil); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestTreeRefusesHugeFile: a file over S3's largest PUT inside a folder is refused before
+// anything is sent (give --each, which sends it in parts).
+func TestTreeRefusesHugeFile(t *testing.T) {
+	srv := s3test.Start(t)
+	s := newStore(t, srv)
+	dir := t.TempDir()
+	big := filepath.Join(dir, "disk.img")
+	f, err := os.Create(big)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Truncate(maxPut + 1); err != nil { // sparse: nothing is read
+		t.Fatal(err)
+	}
+	f.Close()
+	_, err = s.UploadTree(bg, store.TreeSource{Path: dir, Name: "vm", Open: stage.OpenTreeFile,
+		Files: []store.TreeFile{{Rel: "disk.img", Path: big, Size: maxPut + 1}}}, store.TreeOptions{})
+	if manifest.CodeOf(err) != manifest.UploadInvalid || !strings.Contains(err.Error(), "--each") {
+		t.Fatalf("a 5 GiB + 1 file in a folder: %v, want upload.invalid saying --each", err)
+	}
+	if l, err := s.List(bg); err != nil || len(l.Entries) != 0 {
+		t.Fatalf("after the refusal: %+v, %v", l, err)
 	}
 }

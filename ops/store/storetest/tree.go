@@ -37,19 +37,22 @@ var treeTests = []struct {
 
 // treeFiles is a folder with nested folders, the same base name in two places, names that sort
 // around "/", an empty file, the store's reserved names inside, and one file larger than a
-// small read (so that a backend's path for larger files is taken too).
+// small read (so that a backend's path for larger files is taken too), and names a URL (an S3
+// key) escapes.
 func treeFiles() map[string][]byte {
 	big := make([]byte, 1<<20+12345)
 	rand.NewChaCha8([32]byte{19}).Read(big)
 	return map[string][]byte{
-		"a/main.go":       []byte("package a\n"),
-		"b/main.go":       []byte("package b\n"),
-		"b-c/x":           []byte("dash sorts before slash\n"),
-		"deep/er/still/f": []byte("deep\n"),
-		".upload.json":    []byte("a user's file with the metadata's name\n"),
-		"b/sub/.used":     []byte("and the marker's\n"),
-		"empty":           nil,
-		"big.bin":         big,
+		"a/main.go":           []byte("package a\n"),
+		"b/main.go":           []byte("package b\n"),
+		"b-c/x":               []byte("dash sorts before slash\n"),
+		"deep/er/still/f":     []byte("deep\n"),
+		".upload.json":        []byte("a user's file with the metadata's name\n"),
+		"b/sub/.used":         []byte("and the marker's\n"),
+		"empty":               nil,
+		"spaces in/na me.txt": []byte("spaces\n"),
+		"café/ü+%41 #?.txt":   []byte("characters a URL escapes\n"),
+		"big.bin":             big,
 	}
 }
 
