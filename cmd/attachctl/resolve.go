@@ -22,6 +22,7 @@ func resolveFlags() []cli.Flag {
 		&cli.StringFlag{Name: "workdir", Usage: "copy every file of the prompt into `DIR` (read-only, checked by BLAKE3), inline ones too, and link the copies; a copy the agent changed is kept"},
 		&cli.StringFlag{Name: "agent", Usage: "the adapter layer: the agent is the adapter `NAME` (" + adapterNames + "); default: the one --initialize's agentInfo names, else none"},
 		&cli.StringFlag{Name: "model", Usage: "the model layer: what provider `NAME` takes inline (" + modelNames + "); default: the adapter's provider"},
+		&cli.BoolFlag{Name: "inline-from-folders", Usage: "images inside a folder upload may go inline too, under the same layers and limits as any image (default: a folder goes by path whole)"},
 		&cli.BoolFlag{Name: "explain", Usage: "print on standard error, per file, how it went and which layer (protocol, adapter, model, limits) decided"},
 		bytesFlag("inline-max", acp.DefaultInlineMax, "an image or audio file of at most `BYTES` may go inline"),
 		bytesFlag("inline-budget", acp.DefaultInlineBudget, "inline image and audio `BYTES` of one prompt, taken in prompt order"),
@@ -71,7 +72,7 @@ func resolveOptions(c *cli.Context) (acp.Options, error) {
 		model = acp.FindModel(adapter.Model)
 	}
 	o := acp.Options{Caps: caps, Adapter: adapter, Model: model, InlineMax: c.Int64("inline-max"), InlineBudget: c.Int64("inline-budget"),
-		MaxMessage: c.Int64("max-message"), EmbedMax: c.Int64("embed-max")}
+		MaxMessage: c.Int64("max-message"), EmbedMax: c.Int64("embed-max"), InlineFromFolders: c.Bool("inline-from-folders")}
 	if o.InlineMax < 1 || o.InlineBudget < 1 || o.MaxMessage < 1 || o.EmbedMax < 1 {
 		return o, usageError("--inline-max, --inline-budget, --max-message and --embed-max take whole numbers of at least 1")
 	}

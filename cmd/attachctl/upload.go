@@ -174,7 +174,7 @@ func uploadStage(c *cli.Context) error {
 
 // uploadWindow is how many records the upload stage keeps in flight: a batch of the local store
 // (64 uploads) and room, so that one commit can take a whole batch.
-const uploadWindow = 72
+const uploadWindow = 520
 
 // newUploader is the upload stage over b with the command's --chunk (the store's own default
 // unless given) and --jobs, its uploads published in groups.

@@ -11,18 +11,21 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/zeebo/blake3"
 
 	"github.com/attachctl/attachctl/manifest"
 	"github.com/attachctl/attachctl/ops/store"
+	"github.com/attachctl/attachctl/sniff"
 )
 
 // Folder uploads in resolve. A folder upload is one reference like a file: one resource_link to
 // the folder (file://, the store's folder, or with a work folder the copy of its tree there),
 // mimeType inode/directory, size its bytes, and the context block lists its tree (each file's
 // path from the folder and size) under the folder's line while the message has room, then
-// "and N more". Nothing inside a folder goes inline: the agent reads the folder with its tools.
+// "and N more". Nothing inside a folder goes inline unless asked (Options.InlineFromFolders,
+// below): the agent reads the folder with its tools.
 
 // FolderUploads is what resolve asks of a store that keeps folder uploads (an optional feature
 // of Uploads).
@@ -96,7 +99,7 @@ func treeLines(r *ref, room int64, esc func(string) int64) (string, int64) {
 	files := r.folder.Files
 	more := func(k int) string { return fmt.Sprintf("\n  - and %d more", k) }
 	for i, f := range files {
-		line := fmt.Sprintf("\n  - %s (%d bytes)", escapePath(f.Rel), f.Size)
+		line := fmt.Sprintf("\n  - %s (%d bytes)%s", escapePath(f.Rel), f.Size, treeNote(r, f.Rel))
 		need := esc(line)
 		if i < len(files)-1 {
 			need += esc(more(len(files) - i - 1))
@@ -242,3 +245,128 @@ func intactFile(root *os.Root, rel string, size int64, sum string) bool {
 	}
 	return hex.EncodeToString(h.Sum(nil)) == sum
 }
+
+// Images inside a folder upload (Options.InlineFromFolders). Asked for, each PNG, JPEG, GIF or
+// WebP file of a folder (by content, as any upload) becomes a reference of its own, right after
+// the folder's block, planned like any image: the protocol's image capability, the adapter, the
+// model, --inline-max, the inline budget and the message limit all decide, in prompt order. One
+// that goes inline is an image block (its "uri" the file inside the folder); one that does not is
+// no block at all, since the folder's link already names it. Both are marked in the folder's
+// tree in the context block, and --explain says how each went.
+
+// folderImages returns blocks and refs with the images of every folder reference inserted after
+// it (nil blocks: they exist only once inlined).
+func folderImages(blocks []object, refs []*ref) ([]object, []*ref, error) {
+	var ob []object
+	var or []*ref
+	for i, r := range refs {
+		ob, or = append(ob, blocks[i]), append(or, r)
+		if r == nil || r.folder == nil {
+			continue
+		}
+		kids := make([]*ref, len(r.folder.Files))
+		errs := eachIndex(len(kids), func(k int) error {
+			c, err := folderImage(r, r.folder.Files[k])
+			kids[k] = c
+			return err
+		})
+		for _, err := range errs {
+			if err != nil {
+				return nil, nil, atBlock(i, err)
+			}
+		}
+		for _, c := range kids {
+			if c != nil {
+				ob, or = append(ob, nil), append(or, c)
+			}
+		}
+		r.images = map[string]*ref{}
+		for _, c := range kids {
+			if c != nil {
+				r.images[c.rel] = c
+			}
+		}
+	}
+	return ob, or, nil
+}
+
+// folderImage sniffs the folder upload's file f by its head and returns it as a reference when
+// it is an image a model takes inline (nil otherwise).
+func folderImage(parent *ref, f store.TreeFile) (*ref, error) {
+	rc, err := parent.folder.Open(f.Rel)
+	if err != nil {
+		return nil, err
+	}
+	defer rc.Close()
+	buf := make([]byte, min(f.Size, headSize))
+	if _, err := io.ReadFull(rc, buf); err != nil {
+		return nil, manifest.Errorf(manifest.UploadUnreadable, "upload %s: %s/%s: %v", parent.id, parent.name, f.Rel, err)
+	}
+	mime, kind := sniff.Content(buf, int64(len(buf)) == f.Size)
+	if !inlineImageTypes[mime] {
+		return nil, nil
+	}
+	c := &ref{typ: "image", id: parent.id, name: parent.name, rel: f.Rel, parent: parent,
+		size: f.Size, blake3: f.Blake3, mime: mime, kind: kind, image: true}
+	if parent.path != "" {
+		c.path = parent.path + "/" + f.Rel
+	}
+	c.link = parent.link + "/" + f.Rel
+	c.width, c.height, _ = sniff.Image(buf)
+	c.animated = sniff.Animated(buf)
+	return c, nil
+}
+
+// eachIndex runs f on 0..n-1, refJobs at once (a store behind a network answers each open in a
+// round trip), and returns their errors by index.
+func eachIndex(n int, f func(int) error) []error {
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	slots := make(chan struct{}, refJobs)
+	for k := range n {
+		wg.Add(1)
+		slots <- struct{}{}
+		go func() {
+			defer wg.Done()
+			errs[k] = f(k)
+			<-slots
+		}()
+	}
+	wg.Wait()
+	return errs
+}
+
+// treeNote is what the folder's tree line of the file rel adds when it is one of the folder's
+// images asked inline: inline, or why not.
+func treeNote(r *ref, rel string) string {
+	c := r.images[rel]
+	switch {
+	case c == nil:
+		return ""
+	case c.mode == inlineImage:
+		return ": inline in this prompt too"
+	case c.reason != "":
+		s := ": not inline, " + c.reason
+		if c.layer != "" {
+			s += " (" + c.layer + ")"
+		}
+		return s
+	}
+	return ""
+}
+
+// inputBlock is the prompt block (as it came) of the planned block i: a folder's image counts as
+// its folder's block.
+func (res *Resolution) inputBlock(i int) int {
+	n := -1
+	for _, r := range res.refs[:i+1] {
+		if r == nil || r.parent == nil {
+			n++
+		}
+	}
+	return n
+}
+
+// emitted reports whether the block of r (nil: a block that passes through) is in the output: every
+// block but the images of a folder that did not go inline.
+func emitted(r *ref) bool { return r == nil || r.parent == nil || r.mode != modePath }

@@ -118,8 +118,13 @@ func plan(doc *document, blocks []object, refs []*ref, opts Options) (*Resolutio
 			r.layer, r.reason = r.staticReason(opts, images)
 		}
 	}
+	nblocks := int64(0)
 	for i, b := range blocks {
 		r := refs[i]
+		if r != nil && r.parent != nil {
+			continue // a folder's image: no block unless it goes inline
+		}
+		nblocks++
 		if r == nil {
 			linkLen[i] = int64(len(b.marshal()))
 		} else {
@@ -138,8 +143,8 @@ func plan(doc *document, blocks []object, refs []*ref, opts Options) (*Resolutio
 		return nil, err
 	}
 	total += int64(len(head)+len(tail)) + 2 + 1 // [ ] and the newline
-	if n := int64(len(blocks)); n > 1 {
-		total += n - 1
+	if nblocks > 1 {
+		total += nblocks - 1
 	}
 	// The context block is there whenever a file goes by path: at the least its header and
 	// "and N more", which a prompt of links alone must leave room for.
@@ -158,7 +163,7 @@ func plan(doc *document, blocks []object, refs []*ref, opts Options) (*Resolutio
 	worst := max(len(reasonOverBudget(opts.InlineBudget)), len(reasonOverMessage(opts.MaxMessage)), len(reasonImageCount(opts.Model)))
 	full := least
 	for _, r := range refs {
-		if r != nil {
+		if r != nil && r.parent == nil {
 			r.line = contextLine(r, strings.Repeat("x", max(worst, len(r.reason))), strings.Repeat("x", max(len(r.layer), len(layerLimits))))
 			full += int64(len(r.line)) + 8
 		}
@@ -185,6 +190,9 @@ func plan(doc *document, blocks []object, refs []*ref, opts Options) (*Resolutio
 				continue
 			}
 			out = inlineBlock(r)
+			if r.parent != nil { // which file of the folder it is
+				out = append(out, field{"uri", jsonString(r.uri)})
+			}
 		case r.text != nil:
 			out = embedBlock(r)
 		default:
@@ -193,6 +201,9 @@ func plan(doc *document, blocks []object, refs []*ref, opts Options) (*Resolutio
 		n := int64(len(out.marshal()))
 		if r.text == nil {
 			n += b64len(r.size) // the data field is there, empty
+		}
+		if r.parent != nil && nblocks > 0 {
+			n++ // a folder's image is a block more, and its comma
 		}
 		if total-linkLen[i]+n+reserve > opts.MaxMessage {
 			r.layer, r.reason = layerLimits, reasonOverMessage(opts.MaxMessage)
@@ -217,7 +228,7 @@ func plan(doc *document, blocks []object, refs []*ref, opts Options) (*Resolutio
 	// by-path files go as text blocks naming their paths (shorter than the links they replace).
 	if a := opts.Adapter; a != nil && a.NoLinksWithMedia && (res.mediaInline(refs)) {
 		for i, r := range refs {
-			if r != nil && r.mode == modePath {
+			if r != nil && r.mode == modePath && r.parent == nil {
 				if res.textPaths == nil {
 					res.textPaths = map[int]bool{}
 				}
@@ -237,8 +248,8 @@ func plan(doc *document, blocks []object, refs []*ref, opts Options) (*Resolutio
 	res.ContextListed = listed
 
 	for _, r := range refs {
-		if r == nil {
-			continue
+		if r == nil || !emitted(r) {
+			continue // a folder's image that stays in the folder is counted with it
 		}
 		switch r.mode {
 		case inlineImage:
@@ -402,7 +413,7 @@ func contextBlock(refs []*ref, opts Options, room int64) ([]byte, int) {
 	for _, r := range refs {
 		// By-path and embedded files (an adapter may pass an embedded file's uri on undecoded:
 		// here its path is as it is), and every copy in the work folder.
-		if r != nil && (r.mode == modePath || r.mode == embedText || r.copy != copyNone) {
+		if r != nil && r.parent == nil && (r.mode == modePath || r.mode == embedText || r.copy != copyNone) {
 			byPath = append(byPath, r)
 			images = images || r.image && r.mode == modePath
 		}

@@ -180,6 +180,10 @@ func (res *Resolution) Explain(opts Options) []string {
 		if r == nil {
 			continue
 		}
+		name := manifest.Quote(r.name)
+		if r.parent != nil {
+			name = manifest.Quote(r.name+"/"+r.rel) + " in the folder"
+		}
 		what := r.mime
 		if r.width > 0 {
 			what += fmt.Sprintf(" %d×%d", r.width, r.height)
@@ -197,6 +201,8 @@ func (res *Resolution) Explain(opts Options) []string {
 			how = "embedded text: " + layers + " and the limits take it"
 		case r.reason == "":
 			how = fmt.Sprintf("by path (%s): no layer takes a %s file inline", layerFormat, r.kind)
+		case r.parent != nil:
+			how = fmt.Sprintf("in the folder by path (%s): %s", r.layer, r.reason)
 		default:
 			how = fmt.Sprintf("by path (%s): %s", r.layer, r.reason)
 		}
@@ -211,7 +217,7 @@ func (res *Resolution) Explain(opts Options) []string {
 		case copyChanged:
 			how += "; its copy " + manifest.Quote(r.link) + " " + changedNote(r)
 		}
-		lines = append(lines, fmt.Sprintf("block %d: %s (%s): %s", i, manifest.Quote(r.name), what, how))
+		lines = append(lines, fmt.Sprintf("block %d: %s (%s): %s", res.inputBlock(i), name, what, how))
 	}
 	return lines
 }

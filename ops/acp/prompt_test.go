@@ -82,3 +82,20 @@ func TestPromptRefuses(t *testing.T) {
 		}
 	}
 }
+
+// A folder upload is one block whatever it holds: the prompt of a folder of 3,000 files, with the
+// longest name a store takes, stays under 1 KB (issue 19), and names no file inside.
+func TestPromptFolderSize(t *testing.T) {
+	name := strings.Repeat("n", 255)
+	rec := &manifest.Record{Path: "/src/" + name, Name: name, Mime: manifest.MimeFolder, Kind: manifest.KindFolder,
+		Files: 3000, Blake3: strings.Repeat("a", 64),
+		Upload: &manifest.Upload{ID: "01a231e0-bbf6-7231-bb81-a3b3521e80cc", Store: "/s", Path: "/s/01a231e0-bbf6-7231-bb81-a3b3521e80cc/" + name}}
+	rec.SetSize(13 << 20)
+	out, err := Prompt([]*manifest.Record{rec}, PromptOptions{Session: "chat-1", Text: "review", HasText: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out) >= 1000 || strings.Count(string(out), `"type"`) != 2 || !strings.Contains(string(out), `"mimeType":"inode/directory"`) {
+		t.Fatalf("%d bytes: %s", len(out), out)
+	}
+}

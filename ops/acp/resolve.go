@@ -5,7 +5,6 @@ import (
 	"errors"
 	"io"
 	"os"
-	"sync"
 	"time"
 
 	"github.com/attachctl/attachctl/manifest"
@@ -40,6 +39,9 @@ type Options struct {
 	// Context, when set, stops the resolve between its steps once it is done (a signal): Resolve
 	// then returns its error, having marked nothing used.
 	Context context.Context
+	// InlineFromFolders, when set, lets the images inside a folder upload go inline under the
+	// same layers and limits as any image (folder.go); otherwise a folder goes by path whole.
+	InlineFromFolders bool
 	// MaxFiles and MaxBytes limit one prompt: how many uploads it names, and their bytes together
 	// (each upload once). Zero is no limit. A prompt over one is refused with upload.tooMany.
 	MaxFiles, MaxBytes int64
@@ -114,12 +116,15 @@ type ref struct {
 	image  bool   // PNG, JPEG, GIF or WebP by content
 	text   []byte // the whole content of a small text file, when embedding is possible
 	mode   mode
-	reason string  // why a file that could go inline (image, audio, text) went by path
-	layer  string  // who decided that: protocol, adapter, model, limits
-	uri    string  // the uri of its link
-	line   string  // its context line at the longest (plan's reservation)
-	out    object  // the resolved block, data excepted
-	folder *Folder // a folder upload (folder.go): by path, its tree in the context block
+	reason string          // why a file that could go inline (image, audio, text) went by path
+	layer  string          // who decided that: protocol, adapter, model, limits
+	uri    string          // the uri of its link
+	line   string          // its context line at the longest (plan's reservation)
+	out    object          // the resolved block, data excepted
+	folder *Folder         // a folder upload (folder.go): by path, its tree in the context block
+	images map[string]*ref // a folder's images asked inline, by rel (folderImages)
+	parent *ref            // the folder reference an image inside a folder belongs to
+	rel    string          // that image's path inside the folder
 
 	width, height int         // an image's pixels, from its header (0 when the header does not say)
 	animated      bool        // an animated image
@@ -165,6 +170,11 @@ func Resolve(input []byte, u Uploads, opts Options) (*Resolution, error) {
 			return nil, err
 		}
 	}
+	if opts.InlineFromFolders {
+		if blocks, refs, err = folderImages(blocks, refs); err != nil {
+			return nil, err
+		}
+	}
 	if err := opts.Context.Err(); err != nil {
 		return nil, err
 	}
@@ -196,23 +206,12 @@ const refJobs = 8
 // eachRef runs f on every reference that is not nil, with its index, refJobs at once, and
 // returns their errors by index. f may change only its own reference (and what is at its index).
 func eachRef(refs []*ref, f func(int, *ref) error) []error {
-	errs := make([]error, len(refs))
-	var wg sync.WaitGroup
-	slots := make(chan struct{}, refJobs)
-	for i, r := range refs {
-		if r == nil {
-			continue
+	return eachIndex(len(refs), func(i int) error {
+		if refs[i] == nil {
+			return nil
 		}
-		wg.Add(1)
-		slots <- struct{}{}
-		go func() {
-			defer wg.Done()
-			errs[i] = f(i, r)
-			<-slots
-		}()
-	}
-	wg.Wait()
-	return errs
+		return f(i, refs[i])
+	})
 }
 
 // notPrompt is the error for input that is not a session/prompt: exit 2.

@@ -34,11 +34,16 @@ func (res *Resolution) WriteTo(w io.Writer) (int64, error) {
 	var chunk []byte
 	st.put(res.head)
 	st.put([]byte{'['})
+	wrote := false
 	for i, b := range res.blocks {
-		if i > 0 {
+		r := res.refs[i]
+		if !emitted(r) {
+			continue
+		}
+		if wrote {
 			st.put([]byte{','})
 		}
-		r := res.refs[i]
+		wrote = true
 		switch {
 		case r == nil:
 			st.put(b.marshal()) // passes through
@@ -53,7 +58,7 @@ func (res *Resolution) WriteTo(w io.Writer) (int64, error) {
 					return st.n, st.err // w failed
 				}
 				st.flush()
-				return st.n, atBlock(i, err)
+				return st.n, atBlock(res.inputBlock(i), err)
 			}
 			st.put(post)
 		default:
@@ -64,7 +69,7 @@ func (res *Resolution) WriteTo(w io.Writer) (int64, error) {
 		}
 	}
 	if res.ctx != nil {
-		if len(res.blocks) > 0 {
+		if wrote {
 			st.put([]byte{','})
 		}
 		st.put(res.ctx)
@@ -161,6 +166,13 @@ func (st *streamer) flush() {
 // mtime), which spares a store behind a network a second fetch of every inline file; otherwise
 // the store's upload.
 func openInline(u Uploads, r *ref) (*Upload, error) {
+	if r.parent != nil { // an image inside a folder upload: through the store's guarded open
+		rc, err := r.parent.folder.Open(r.rel)
+		if err != nil {
+			return nil, err
+		}
+		return &Upload{ReadCloser: rc, Size: r.size, Blake3: r.blake3}, nil
+	}
 	if r.copyInfo != nil {
 		if fi, err := os.Lstat(r.link); err == nil && os.SameFile(fi, r.copyInfo) &&
 			fi.Size() == r.size && fi.ModTime().Equal(r.copyInfo.ModTime()) {

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/attachctl/attachctl/ops/store"
@@ -18,6 +19,7 @@ type Local struct {
 	once sync.Once
 	s    *Store
 	err  error
+	made atomic.Bool // opened with create once: judged, made and marked
 }
 
 var (
@@ -40,6 +42,9 @@ func (s *Store) Backend() *Local {
 
 // store opens the store for reading; create: for an upload, making or marking it.
 func (l *Local) store(create bool) (*Store, error) {
+	if create && l.made.Load() {
+		return l.s, nil // judged for this run already: an upload per file need not judge it again
+	}
 	if create {
 		s, err := Open(l.dir, true)
 		if err != nil {
@@ -49,6 +54,7 @@ func (l *Local) store(create bool) (*Store, error) {
 		if l.s == nil {
 			l.s = s
 		}
+		l.made.Store(true)
 		return l.s, nil
 	}
 	l.once.Do(func() { l.s, l.err = Open(l.dir, false) })

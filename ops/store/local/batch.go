@@ -11,16 +11,29 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// batchMax is how many built uploads a Batch holds before it commits them: each holds its
-// partial's lock and two descriptors until then.
-const batchMax = 64
+// batchMax is how many uploads built in partials of their own a Batch holds before it commits
+// them: each holds its partial's lock and two descriptors until then. A small upload built in the
+// staging partial (batch_small.go) where syncfs commits holds none, and counts an eighth:
+// batchFull is the weight at which a batch commits on its own.
+const (
+	batchMax  = 64
+	batchFull = 8 * batchMax
+)
+
+// weight is what o counts towards batchFull.
+func (o *out) weight() int {
+	if o.p == nil && !fileSyncEach {
+		return 1
+	}
+	return batchFull / batchMax
+}
 
 // syncWidth is how many uploads of a commit are fsynced at once (each is three fsyncs).
 const syncWidth = 8
 
 // BatchWindow is how many records a stage that uploads through a Batch keeps in flight, so that
 // a commit can hold a whole batch.
-const BatchWindow = batchMax + 8
+const BatchWindow = batchFull + 8
 
 // A Batch publishes many uploads together. An upload given to UploadRecord with a Batch is
 // copied, hashed and built (its finished folder ready inside the partial, which stays locked) but
@@ -53,6 +66,10 @@ type Batch struct {
 	// called when its answer turns false other than by an upload reaching the batch.
 	More   func() bool
 	active int // UploadRecord calls on the batch now running
+	weight int // of pending
+
+	stageMu sync.Mutex
+	stage   *partial // the staging partial of small uploads (batch_small.go), made at the first
 }
 
 // enter and leave bracket an UploadRecord on the batch, waking a Settle that waits for it.
@@ -94,9 +111,9 @@ func (s *Store) NewBatch() *Batch {
 // take hands every pending upload to a commit; b.mu is held.
 func (b *Batch) take() []*out {
 	outs := b.pending
-	b.pending = nil
+	b.pending, b.weight = nil, 0
 	for _, o := range outs {
-		b.inflight[o.p.id] = true
+		b.inflight[o.id] = true
 	}
 	return outs
 }
@@ -132,14 +149,17 @@ func (b *Batch) drop(blake3, name, id string, err error) {
 
 // add takes the built upload of a claimed id; its partial is the batch's to close from now on.
 func (b *Batch) add(o *out) {
-	// Start writing the data to disk now, without waiting: Commit's fsync then finds it done.
-	startWriteback(int(o.p.f.Fd()), 0, 0)
+	if o.p != nil {
+		// Start writing the data to disk now, without waiting: Commit's fsync then finds it done.
+		startWriteback(int(o.p.f.Fd()), 0, 0)
+	}
 	b.mu.Lock()
 	b.pending = append(b.pending, o)
-	delete(b.building, o.p.id)
+	b.weight += o.weight()
+	delete(b.building, o.id)
 	b.done.Broadcast() // a Settle may be waiting for it to be built
 	var full []*out
-	if len(b.pending) >= batchMax {
+	if b.weight >= batchFull {
 		full = b.take()
 	}
 	b.mu.Unlock()
@@ -160,8 +180,8 @@ func (b *Batch) Settle(id string) error {
 		// A pending upload is committed with whatever else is built by then, once no other
 		// upload is on its way (none being made, and More says none will be: the stage's window
 		// is full, or its input ended) or the batch is full.
-		if slices.ContainsFunc(b.pending, func(o *out) bool { return o.p.id == id }) {
-			if len(b.pending) < batchMax && (b.active > 0 || b.More != nil && b.More()) {
+		if slices.ContainsFunc(b.pending, func(o *out) bool { return o.id == id }) {
+			if b.weight < batchFull && (b.active > 0 || b.More != nil && b.More()) {
 				b.done.Wait()
 				continue
 			}
@@ -189,6 +209,16 @@ func (b *Batch) find(blake3, name string) string {
 	return b.byKey[blake3+"\x00"+name]
 }
 
+// dropStaging removes the staging partial, once nothing is being built in it or waits in it.
+func (b *Batch) dropStaging() {
+	b.stageMu.Lock()
+	defer b.stageMu.Unlock()
+	if b.stage != nil {
+		b.stage.remove(false)
+		b.stage = nil
+	}
+}
+
 // commit commits outs, taken by take, and keeps what failed, by upload id and for Commit.
 func (b *Batch) commit(outs []*out) {
 	if len(outs) == 0 {
@@ -199,10 +229,10 @@ func (b *Batch) commit(outs []*out) {
 	defer b.mu.Unlock()
 	for i, o := range outs {
 		if errs[i] != nil {
-			b.failed[o.p.id] = errs[i]
-			b.order = append(b.order, o.p.id)
+			b.failed[o.id] = errs[i]
+			b.order = append(b.order, o.id)
 		}
-		delete(b.inflight, o.p.id)
+		delete(b.inflight, o.id)
 	}
 	b.done.Broadcast()
 }
@@ -221,6 +251,9 @@ func (b *Batch) Commit() error {
 	for len(b.inflight) > 0 {
 		b.done.Wait()
 	}
+	if b.active == 0 && len(b.pending) == 0 {
+		b.dropStaging() // what is left in it failed, and was reported
+	}
 	var errs []error
 	for _, id := range b.order {
 		if !b.reported[id] {
@@ -233,25 +266,29 @@ func (b *Batch) Commit() error {
 
 // commit publishes the built uploads outs (publish is a commit of one): each made durable, then
 // placed, then the store fsynced once. It returns each one's error (nil: finished). Every partial
-// is closed (unlocked) at the end.
+// is closed (unlocked), and every staged upload's file, at the end.
 func commit(outs []*out) []error {
 	errs := make([]error, len(outs))
 	defer func() {
 		for _, o := range outs {
-			o.p.close()
+			o.release()
 		}
 	}()
+	s := outs[0].s
+	storefd, serr := unix.Open(s.Dir, noFollowDir, 0)
+	if serr != nil {
+		for i, o := range outs {
+			errs[i] = o.undo(lockErr(s.Dir, serr))
+		}
+		return errs
+	}
+	defer unix.Close(storefd)
 	// The fsyncs of several uploads at once: a journaling file system commits together what
 	// arrives while it commits (measured, 50 files: 82 ms one after another, 55 ms this way).
-	if !fileSyncEach {
-		// Where one call makes a whole file system durable (syncfs, Linux), the batch is one
-		// commit however many uploads it holds.
-		if err := syncBatch(outs); err != nil {
-			for i, o := range outs {
-				errs[i] = o.undo(err)
-			}
-		}
-	} else {
+	// Where one call makes a whole file system durable (syncfs, Linux), the batch is that one
+	// call however many uploads it holds; elsewhere each file is fsynced and commitSync then
+	// flushes the drive once (macOS's fsync leaves the bytes in the drive's cache).
+	if fileSyncEach {
 		var wg sync.WaitGroup
 		slots := make(chan struct{}, syncWidth)
 		for i, o := range outs {
@@ -259,26 +296,32 @@ func commit(outs []*out) []error {
 			slots <- struct{}{}
 			go func() {
 				defer func() { <-slots; wg.Done() }()
-				if err := o.sync(); err != nil {
-					errs[i] = o.undo(err)
-				}
+				errs[i] = o.sync()
 			}()
 		}
 		wg.Wait()
-	}
-	var placed []*out
-	s := outs[0].p.s
-	storefd, serr := unix.Open(s.Dir, noFollowDir, 0)
-	if serr != nil {
-		serr = lockErr(s.Dir, serr)
 	} else {
-		defer unix.Close(storefd)
+		for _, o := range outs {
+			if o.mf != nil {
+				o.mf.Close()
+				o.mf = nil
+			}
+		}
+	}
+	if err := commitSync(storefd); err != nil {
+		for i := range errs {
+			errs[i] = storeErr(s.Dir, err)
+		}
 	}
 	for i, o := range outs {
+		if errs[i] != nil {
+			errs[i] = o.undo(errs[i])
+		}
+	}
+	var placed []*out
+	for i, o := range outs {
 		if errs[i] == nil {
-			if serr != nil {
-				errs[i] = o.undo(serr)
-			} else if errs[i] = o.place(storefd); errs[i] == nil {
+			if errs[i] = o.place(storefd); errs[i] == nil {
 				placed = append(placed, o)
 			}
 		}

@@ -18,10 +18,10 @@ func TestBatchSettleWaitsForMore(t *testing.T) {
 	var more atomic.Bool
 	more.Store(true)
 	b.More = more.Load
-	buildAll(t, b, recs[:1])
+	buildAll(t, b, recs[:1], 0)
 	settled := make(chan error, 1)
 	go func() { settled <- b.Settle(recs[0].Upload.ID) }()
-	buildAll(t, b, recs[1:])
+	buildAll(t, b, recs[1:], 0)
 	select {
 	case err := <-settled:
 		t.Fatalf("Settle returned (%v) while More said more were coming", err)

@@ -29,12 +29,24 @@ func batchFiles(t *testing.T, n int) ([]*manifest.Record, [][]byte) {
 	return recs, contents
 }
 
-// buildAll uploads recs into b's store, one after another, each built into b.
-func buildAll(t *testing.T, b *Batch, recs []*manifest.Record) {
+// buildAll uploads recs into b's store, one after another, each built into b: with chunk 0 in
+// the batch's staging partial (each file is one chunk), with ownChunk each in a partial of its own.
+func buildAll(t *testing.T, b *Batch, recs []*manifest.Record, chunk int) {
 	t.Helper()
 	for _, r := range recs {
-		must(t, b.s.UploadRecord(context.Background(), r, UploadOptions{Batch: b}))
+		must(t, b.s.UploadRecord(context.Background(), r, UploadOptions{Batch: b, Chunk: chunk}))
 	}
+}
+
+// ownChunk is a chunk smaller than every file of batchFiles: each goes through a partial of its own.
+const ownChunk = 512
+
+// perCommit is how many uploads of a kind a batch holds before it commits them on its own.
+func perCommit(chunk int) int {
+	if chunk == 0 && !fileSyncEach {
+		return batchFull
+	}
+	return batchMax
 }
 
 // idsOf is the sorted upload ids the records name.
@@ -48,22 +60,34 @@ func idsOf(recs []*manifest.Record) []string {
 }
 
 func TestBatchPublishesOnCommit(t *testing.T) {
-	for _, n := range []int{1, 3, batchMax, batchMax + 5} {
-		t.Run(fmt.Sprint(n), func(t *testing.T) {
+	type run struct {
+		n, chunk int
+	}
+	runs := []run{{1, 0}, {3, 0}, {1, ownChunk}, {3, ownChunk}, {batchMax, ownChunk}, {batchMax + 5, ownChunk}}
+	if !fileSyncEach { // where a staged upload counts less, its own full batch
+		runs = append(runs, run{batchFull + 5, 0})
+	} else {
+		runs = append(runs, run{batchMax + 5, 0})
+	}
+	for _, r := range runs {
+		n := r.n
+		t.Run(fmt.Sprint(n, "-", r.chunk), func(t *testing.T) {
 			s := newStore(t)
 			recs, contents := batchFiles(t, n)
 			b := s.NewBatch()
-			buildAll(t, b, recs)
-			// Before Commit only the full batches (batchMax at a time) are finished.
+			buildAll(t, b, recs, r.chunk)
+			// Before Commit only the full batches are finished.
 			ids, err := s.IDs()
 			must(t, err)
-			if want := n / batchMax * batchMax; len(ids) != want {
+			per := perCommit(r.chunk)
+			if want := n / per * per; len(ids) != want {
 				t.Fatalf("%d finished before Commit, want %d", len(ids), want)
 			}
 			partials, err := s.partialIDs()
 			must(t, err)
-			if len(partials) != n-len(ids) {
-				t.Fatalf("%d partials waiting, want %d", len(partials), n-len(ids))
+			// Each waits in a partial of its own, or all in the batch's staging partial.
+			if want := n - len(ids); r.chunk == 0 && len(partials) != 1 || r.chunk != 0 && len(partials) != want {
+				t.Fatalf("%d partials waiting, want %d uploads waiting", len(partials), want)
 			}
 			must(t, b.Commit())
 			ids, err = s.IDs()
@@ -92,7 +116,7 @@ func TestBatchCommitFailureResumes(t *testing.T) {
 	s := newStore(t)
 	recs, contents := batchFiles(t, 3)
 	b := s.NewBatch()
-	buildAll(t, b, recs)
+	buildAll(t, b, recs, ownChunk)
 	taken := recs[1].Upload.ID
 	must(t, os.Mkdir(s.UploadDir(taken), DirMode))
 	err := b.Commit()
@@ -132,7 +156,7 @@ func TestBatchCrashBeforeCommit(t *testing.T) {
 	s := newStore(t)
 	recs, contents := batchFiles(t, 4)
 	b := s.NewBatch()
-	buildAll(t, b, recs)
+	buildAll(t, b, recs, ownChunk)
 	for _, o := range b.pending { // the process dies: its locks go, nothing is committed
 		o.p.close()
 	}
@@ -142,6 +166,75 @@ func TestBatchCrashBeforeCommit(t *testing.T) {
 	resumesAll(t, s, recs, contents)
 }
 
+// Small files staged in a batch: one that cannot be placed fails with its code, the others are
+// published, and nothing is left once the batch is done; the next run uploads it afresh.
+func TestBatchStagedFailure(t *testing.T) {
+	s := newStore(t)
+	recs, contents := batchFiles(t, 3)
+	b := s.NewBatch()
+	buildAll(t, b, recs, 0)
+	taken := recs[1].Upload.ID
+	must(t, os.Mkdir(s.UploadDir(taken), DirMode))
+	wantCode(t, b.Commit(), manifest.UploadUnreadable)
+	for _, i := range []int{0, 2} {
+		if got := mustRead(t, recs[i].Upload.Path); !bytes.Equal(got, contents[i]) {
+			t.Fatalf("upload %d not published", i)
+		}
+	}
+	if partials, _ := s.partialIDs(); len(partials) != 0 {
+		t.Fatalf("partials left: %v", partials)
+	}
+	again := recordFor(recs[1].Path, contents[1])
+	b = s.NewBatch()
+	must(t, s.UploadRecord(context.Background(), again, UploadOptions{Batch: b}))
+	must(t, b.Commit())
+	if again.Upload.ID == taken || !bytes.Equal(mustRead(t, again.Upload.Path), contents[1]) {
+		t.Fatalf("uploaded again as %s (the failed one was %s)", again.Upload.ID, taken)
+	}
+}
+
+// A run that dies before its commit leaves the staging partial with its built uploads, none of
+// them finished or reported. Another run leaves it alone while its run holds it; once the run is
+// dead, the next batch removes it and uploads the files again, each whole.
+func TestBatchStagedCrash(t *testing.T) {
+	s := newStore(t)
+	recs, contents := batchFiles(t, 4)
+	b := s.NewBatch()
+	buildAll(t, b, recs, 0)
+	other, err := Open(s.Dir, false) // another process's view of the store
+	must(t, err)
+	if _, err := other.partialsOf("", ""); err != nil {
+		t.Fatal(err)
+	}
+	if partials, _ := s.partialIDs(); len(partials) != 1 {
+		t.Fatalf("a held staging partial was removed: %v", partials)
+	}
+	for _, o := range b.pending { // the process dies: its descriptors and lock go
+		o.release()
+	}
+	b.stage.close()
+	if ids, _ := s.IDs(); len(ids) != 0 {
+		t.Fatalf("finished without a commit: %v", ids)
+	}
+	again := make([]*manifest.Record, len(recs))
+	next, err := Open(s.Dir, true) // the next run
+	must(t, err)
+	nb := next.NewBatch()
+	for i, r := range recs {
+		again[i] = recordFor(r.Path, contents[i])
+		must(t, next.UploadRecord(context.Background(), again[i], UploadOptions{Batch: nb}))
+	}
+	must(t, nb.Commit())
+	for i, r := range again {
+		if got := mustRead(t, r.Upload.Path); !bytes.Equal(got, contents[i]) {
+			t.Fatalf("upload %d: %d bytes", i, len(got))
+		}
+	}
+	if partials, _ := s.partialIDs(); len(partials) != 0 {
+		t.Fatalf("partials left: %v", partials)
+	}
+}
+
 // Settle commits what the batch holds when the upload asked for is among it, waits when it is in
 // another worker's commit, and returns that upload's own error (to every record naming it);
 // Commit then returns only what no Settle returned.
@@ -149,7 +242,7 @@ func TestBatchSettle(t *testing.T) {
 	s := newStore(t)
 	recs, contents := batchFiles(t, 6)
 	b := s.NewBatch()
-	buildAll(t, b, recs[:3])
+	buildAll(t, b, recs[:3], 0)
 	taken := recs[2].Upload.ID
 	must(t, os.Mkdir(s.UploadDir(taken), DirMode)) // its place will fail
 	must(t, b.Settle(recs[0].Upload.ID))           // commits all three

@@ -112,12 +112,17 @@ func (p *partial) publish(size int64, sum string) (*Meta, error) {
 	return o.m, nil
 }
 
-// out is a partial's finished folder, built as out/ inside it and not yet placed.
+// out is a finished folder built and not yet placed: a partial's out/ (p set), or a small
+// upload's folder in a batch's staging partial (stage set; batch_small.go).
 type out struct {
-	p   *partial
-	dir *os.File // the partial's out/; owns the descriptor
-	mf  *os.File // out/.upload.json, open
-	m   *Meta
+	s     *Store
+	id    string
+	p     *partial // the upload's own partial, or nil
+	stage *partial // the staging partial it was built in, or nil
+	dir   *os.File // the folder built (out/, or the staging partial's <id>/); owns the descriptor
+	mf    *os.File // its .upload.json, open until synced
+	data  *os.File // staged only: its bytes, open until synced (nil where syncfs commits)
+	m     *Meta
 }
 
 // buildOut builds out/: the metadata written, the data renamed into it. Nothing is fsynced yet.
@@ -133,7 +138,7 @@ func (p *partial) buildOut(size int64, sum string) (*out, error) {
 	}
 	m := &Meta{ID: p.id, Name: p.meta.Name, Size: size, Blake3: sum, Made: time.Now().UTC()}
 	b, _ := json.Marshal(m)
-	o := &out{p: p, dir: dir, m: m}
+	o := &out{s: p.s, id: p.id, p: p, dir: dir, m: m}
 	fail := func(err error) (*out, error) {
 		if o.mf != nil {
 			o.mf.Close()
@@ -166,30 +171,40 @@ func (p *partial) buildOut(size int64, sum string) (*out, error) {
 	return o, nil
 }
 
-// sync makes the data, the metadata and out/ durable, fsyncing the three at once, and closes the
-// metadata file.
+// sync makes the data, the metadata and the folder durable, fsyncing the three at once, and
+// closes the files it no longer needs.
 func (o *out) sync() error {
-	defer o.mf.Close()
-	syncs := []func() error{
-		func() error { return syncFile(o.p.f) },
-		func() error { return syncFile(o.mf) },
-		func() error { return syncFile(o.dir) },
+	data := o.data
+	if o.p != nil {
+		data = o.p.f
 	}
-	errs := make(chan error, len(syncs))
-	for _, f := range syncs {
-		go func() { errs <- f() }()
+	files := []*os.File{data, o.mf, o.dir}
+	errs := make(chan error, len(files))
+	for _, f := range files {
+		go func() { errs <- fileSync(f) }()
 	}
 	var serr error
-	for range syncs {
+	for range files {
 		if err := <-errs; serr == nil {
 			serr = err
 		}
 	}
+	o.mf.Close()
+	o.mf = nil
+	if o.p == nil {
+		o.release()
+	}
 	return serr
 }
 
-// undo takes out/ apart again, the data back where it was, and returns err.
+// undo takes the built folder apart again and returns err: a partial's data goes back where it
+// was (an unfinished upload again); a staged upload stays in the staging partial, which goes with
+// the batch.
 func (o *out) undo(err error) error {
+	if o.p == nil {
+		o.release()
+		return err
+	}
 	dirfd := int(o.p.dirf.Fd())
 	unix.Renameat(int(o.dir.Fd()), o.p.meta.Name, dirfd, partialData)
 	unix.Fchmod(int(o.p.f.Fd()), uint32(FileMode)) // unfinished again: writable
@@ -200,22 +215,44 @@ func (o *out) undo(err error) error {
 	return err
 }
 
-// place renames out/ to STORE/<id> (storefd is the store folder): published, durable once the
-// store is fsynced. On failure out/ is taken apart.
+// place renames the built folder to STORE/<id> (storefd is the store folder): published, durable
+// once the store is fsynced. On failure it is taken apart (undo).
 func (o *out) place(storefd int) error {
-	target := o.p.s.UploadDir(o.p.id)
-	if err := renameNoReplaceAt(int(o.p.dirf.Fd()), partialOut, storefd, o.p.id); err != nil {
+	target := o.s.UploadDir(o.id)
+	from, name := o.stage, o.id
+	if o.p != nil {
+		from, name = o.p, partialOut
+	}
+	if err := renameNoReplaceAt(int(from.dirf.Fd()), name, storefd, o.id); err != nil {
 		return o.undo(storeErr(target, err))
 	}
-	o.dir.Close()
+	if o.p != nil {
+		o.dir.Close()
+	}
 	return nil
 }
 
 // done removes what is left of the partial once its upload is placed and STORE fsynced, and
 // indexes the upload.
 func (o *out) done() {
-	o.p.s.removePartial(o.p.id, false) // a leftover info.json is cleaned by the next finish, stage or sweep
-	o.p.s.idx.add(o.m)
+	if o.p != nil {
+		o.s.removePartial(o.id, false) // a leftover info.json is cleaned by the next finish, stage or sweep
+	}
+	o.s.idx.add(o.m)
+}
+
+// release closes what the commit still held: a partial's lock, or a staged upload's files.
+func (o *out) release() {
+	if o.p != nil {
+		o.p.close()
+		return
+	}
+	for _, f := range []**os.File{&o.data, &o.mf, &o.dir} {
+		if *f != nil {
+			(*f).Close()
+			*f = nil
+		}
+	}
 }
 
 // wrap codes a non-nil error of path with storeErr.

@@ -28,6 +28,7 @@ type partialMeta struct {
 	Created time.Time  `json:"created"`
 	Source  *sourceKey `json:"source,omitempty"`
 	Folder  bool       `json:"folder,omitempty"` // a folder upload (tree.go): finished only by its stage
+	Batch   bool       `json:"batch,omitempty"`  // a batch's staging partial (batch_small.go)
 }
 
 // sourceKey names the file a stage upload copies, so a later run of the same command finds it.
@@ -88,6 +89,12 @@ func mkdirAt(dirfd int, name, path string) (*os.File, error) {
 		return nil, storeErr(path, err)
 	}
 	return f, nil
+}
+
+// fileSync fsyncs f for a commit (commit.go): on macOS a plain fsync, the drive flushed once for
+// the whole commit (commitSync).
+func fileSync(f *os.File) error {
+	return wrap(f.Name(), unix.Fsync(int(f.Fd())))
 }
 
 // syncFile fsyncs an open file or folder, so what was written in it, or the names made or
@@ -221,6 +228,11 @@ func (s *Store) newPartial(name string, size int64, src *sourceKey) (*partial, e
 	if err := s.admit(name, size); err != nil { // the store's limits, before anything is made
 		return nil, err
 	}
+	return s.makePartial(partialMeta{Name: name, Size: size, Created: time.Now().UTC(), Source: src})
+}
+
+// makePartial makes the unfinished upload of meta and returns it locked.
+func (s *Store) makePartial(meta partialMeta) (*partial, error) {
 	parts, err := s.openPartials(true)
 	if err != nil {
 		return nil, err
@@ -235,8 +247,7 @@ func (s *Store) newPartial(name string, size int64, src *sourceKey) (*partial, e
 	if err != nil {
 		return nil, err
 	}
-	p := &partial{s: s, id: id, dir: dir, dirf: dirf,
-		meta: partialMeta{Name: name, Size: size, Created: time.Now().UTC(), Source: src}}
+	p := &partial{s: s, id: id, dir: dir, dirf: dirf, meta: meta}
 	fail := func(err error) (*partial, error) {
 		p.close()
 		if root, ferr := fsOf(int(parts.Fd())); ferr == nil {

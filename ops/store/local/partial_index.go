@@ -30,15 +30,20 @@ func (s *Store) partialsOf(abs, name string) ([]string, error) {
 			return nil, err
 		}
 		x.bySource = map[sourceName][]string{}
+		var batches []string
 		for _, id := range ids {
 			meta, err := s.readPartialMetaOf(id)
-			if err != nil || meta.Source == nil || meta.Folder {
+			if err == nil && meta.Batch {
+				batches = append(batches, id)
+			}
+			if err != nil || meta.Source == nil || meta.Folder || meta.Batch {
 				continue
 			}
 			k := sourceName{meta.Source.Path, meta.Name}
 			x.bySource[k] = append(x.bySource[k], id)
 		}
 		x.built = true
+		s.dropDeadBatches(batches)
 	}
 	return x.bySource[sourceName{abs, name}], nil
 }

@@ -33,6 +33,8 @@
 //	      out/                      0700  only during finish: the finished folder being built,
 //	                                      .upload.json then <name> (data renamed), renamed whole
 //	                                      to STORE/<id>
+//	    partial/<id>/               0700  a batch's staging partial (batch_small.go): data (empty,
+//	                                      locked), info.json (batch: true), <id>/ per small upload
 //	    trash/                      0700  folders a sweep took out of the store, being removed
 //
 // A process writing a partial holds flock(LOCK_EX) on the descriptor of its data file for as long as

@@ -184,6 +184,9 @@ func (p *partial) notFolder() error {
 	if p.meta.Folder {
 		return manifest.Errorf(manifest.UploadInvalid, "upload %s: an unfinished folder upload; run the upload of the folder again to resume it", p.id)
 	}
+	if p.meta.Batch {
+		return manifest.Errorf(manifest.UploadInvalid, "upload %s: the staging folder of a batch of small uploads, not an upload of its own", p.id)
+	}
 	return nil
 }
 

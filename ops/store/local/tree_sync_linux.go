@@ -15,12 +15,6 @@ func treeCommit(dir *os.File) error {
 	return wrap(dir.Name(), unix.Syncfs(int(dir.Fd())))
 }
 
-// syncBatch makes a batch of built uploads durable in one syncfs, and closes their metadata
-// files (as out.sync does where each is fsynced).
-func syncBatch(outs []*out) error {
-	err := wrap(outs[0].dir.Name(), unix.Syncfs(int(outs[0].dir.Fd())))
-	for _, o := range outs {
-		o.mf.Close()
-	}
-	return err
-}
+// commitSync makes every write of a batch's uploads durable in one call (fd is the store
+// folder): syncfs.
+func commitSync(fd int) error { return unix.Syncfs(fd) }

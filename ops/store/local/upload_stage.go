@@ -92,6 +92,9 @@ func (s *Store) Stream(ctx context.Context, src store.Source, f store.SourceFile
 			return done(id, want)
 		}
 	}
+	if batch != nil && small(size, chunk) {
+		return s.streamSmall(ctx, batch, src, f, opts, progress)
+	}
 	p, err := s.stagePartial(abs, name, size, want)
 	if err != nil {
 		return nil, err

@@ -1,0 +1,197 @@
+//go:build unix
+
+package local
+
+// Small files in a batch (upload --each of a folder of small files). A file of at most one chunk
+// is read in one pass and written straight into its finished folder, built in the batch's one
+// staging partial instead of a partial of its own:
+//
+//	STORE/.attachctl/partial/<bid>/       the batch's staging partial
+//	  data                          0600  empty; held locked while the batch runs (a sweep leaves
+//	                                      a held partial alone)
+//	  info.json                     0600  name "batch", created, batch: true
+//	  <id>/                         0700  a finished upload being built: <name> 0400 and
+//	                                      .upload.json 0400, renamed whole to STORE/<id> by the
+//	                                      commit once its files are durable
+//
+// A file upload built this way costs three new inodes (its folder, its bytes, its metadata) and
+// no removal, where a partial of its own costs five and two removals; on a file system where
+// each new inode is dear (ext4 scans the inodes freed lately on every create) that is most of
+// the run. The rule of publish is the same: nothing is renamed into place before its bytes,
+// metadata and folder are durable (one commit for the batch), so a crash leaves finished uploads
+// or the staging partial, never a half-written upload. Such a file is not resumed byte by byte:
+// it is one chunk, so comparing what a killed run left with the source costs what copying it
+// again does; the next run copies it again, and removes the staging partial a dead run left
+// (dropDeadBatches; sweep removes it too, as an unfinished upload no one holds).
+
+import (
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"io"
+	"os"
+	"time"
+
+	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/ops/store"
+	"github.com/zeebo/blake3"
+	"golang.org/x/sys/unix"
+)
+
+// batchPartialName is the name in a staging partial's info.json.
+const batchPartialName = "batch"
+
+// small reports whether a source of size bytes goes through the batch's staging partial.
+func small(size, chunk int64) bool { return size <= chunk }
+
+// streamSmall uploads the small source src into the batch b: read and hashed in one pass,
+// checked against src.Blake3, deduplicated like Stream, and built in b's staging partial.
+func (s *Store) streamSmall(ctx context.Context, b *Batch, src store.Source, f store.SourceFile, opts store.StreamOptions, progress func(int64)) (*Meta, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := s.admit(src.Name, src.Size); err != nil { // the store's limits, before anything is made
+		return nil, err
+	}
+	bp, _ := chunkPool.Get().(*[]byte)
+	if bp == nil || int64(cap(*bp)) < src.Size {
+		nb := make([]byte, max(src.Size, 4<<10))
+		bp = &nb
+	}
+	defer chunkPool.Put(bp)
+	buf := (*bp)[:src.Size]
+	if k, err := f.ReadAt(buf, 0); k < len(buf) {
+		if err == io.EOF {
+			return nil, manifest.Errorf(manifest.UploadSourceChange, "%s: changed while being uploaded", f.Name())
+		}
+		return nil, manifest.Errorf(manifest.FileUnreadable, "%s: %v", f.Name(), err)
+	}
+	if opts.Observe != nil {
+		opts.Observe(buf)
+	}
+	if err := f.Unchanged(); err != nil {
+		return nil, err
+	}
+	h := blake3.Sum256(buf)
+	sum := hex.EncodeToString(h[:])
+	if src.Blake3 != "" && sum != src.Blake3 {
+		return nil, manifest.Errorf(manifest.UploadHashMismatch, "%s: BLAKE3 is %s, the manifest says %s (changed since it was sniffed)", src.Path, sum, src.Blake3)
+	}
+	done := func(id string) (*Meta, error) {
+		progress(src.Size)
+		return &Meta{ID: id, Name: src.Name, Size: src.Size, Blake3: sum}, nil
+	}
+	// Stream looked for a finished upload already when it knew the BLAKE3.
+	if src.Blake3 == "" {
+		if id := s.finished(sum, src.Name); id != "" && s.reuse(id) {
+			return done(id)
+		}
+	}
+	id, err := NewID()
+	if err != nil {
+		return nil, manifest.Errorf(manifest.UploadUnreadable, "new upload id: %v", err)
+	}
+	if had := b.claim(sum, src.Name, id); had != id {
+		return done(had) // the same file, built by another worker of the batch
+	}
+	o, err := b.buildSmall(id, src.Name, sum, buf)
+	if err != nil {
+		b.drop(sum, src.Name, id, err)
+		return nil, err
+	}
+	b.add(o)
+	return done(id)
+}
+
+// staging returns the batch's staging partial, made at the first small upload. b.mu is not held.
+func (b *Batch) staging() (*partial, error) {
+	b.stageMu.Lock()
+	defer b.stageMu.Unlock()
+	if b.stage != nil {
+		return b.stage, nil
+	}
+	if _, err := b.s.partialsOf("", ""); err != nil { // lists the partials once, dropping dead batches
+		return nil, err
+	}
+	p, err := b.s.makePartial(partialMeta{Name: batchPartialName, Size: 0, Created: time.Now().UTC(), Batch: true})
+	if err != nil {
+		return nil, err
+	}
+	b.stage = p
+	return p, nil
+}
+
+// buildSmall builds the finished folder of upload id (name, its bytes data of BLAKE3 sum) in
+// the staging partial: the folder and both files made new (O_EXCL, no link followed), owner-only
+// and read-only like every finished upload. Where each file is fsynced on its own, the three
+// stay open for the commit; with syncfs they are closed here and no descriptor waits.
+func (b *Batch) buildSmall(id, name, sum string, data []byte) (*out, error) {
+	st, err := b.staging()
+	if err != nil {
+		return nil, err
+	}
+	stfd := int(st.dirf.Fd())
+	path := st.dir + "/" + id
+	dir, err := mkdirAt(stfd, id, path)
+	if err != nil {
+		return nil, err
+	}
+	m := &Meta{ID: id, Name: name, Size: int64(len(data)), Blake3: sum, Made: time.Now().UTC()}
+	o := &out{s: b.s, id: id, stage: st, dir: dir, m: m}
+	fail := func(err error) (*out, error) {
+		o.release()
+		if root, ferr := fsOf(stfd); ferr == nil {
+			removeAt(stfd, id, root)
+		}
+		return nil, err
+	}
+	if o.data, err = writeNewAt(int(dir.Fd()), name, path+"/"+name, data); err != nil {
+		return fail(err)
+	}
+	mb, _ := json.Marshal(m)
+	if o.mf, err = writeNewAt(int(dir.Fd()), MetaName, path+"/"+MetaName, append(mb, '\n')); err != nil {
+		return fail(err)
+	}
+	if !fileSyncEach {
+		o.release() // the commit's syncfs needs no descriptor of these
+	}
+	return o, nil
+}
+
+// writeNewAt makes the new read-only file name in the folder dirfd holding b (made O_EXCL, no
+// link followed, 0400 whatever the umask) and returns it open for writing. path is for messages.
+func writeNewAt(dirfd int, name, path string, b []byte) (*os.File, error) {
+	// Made 0400 at once: the descriptor O_CREAT returns writes whatever the mode it made.
+	fd, err := unix.Openat(dirfd, name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, uint32(ReadOnlyMode))
+	if err != nil {
+		return nil, storeErr(path, err)
+	}
+	f := os.NewFile(uintptr(fd), path) // f owns fd
+	if err := unix.Fchmod(fd, uint32(ReadOnlyMode)); err != nil {
+		f.Close()
+		return nil, storeErr(path, err)
+	}
+	for len(b) > 0 {
+		n, err := unix.Write(fd, b)
+		if err != nil {
+			f.Close()
+			return nil, storeErr(path, err)
+		}
+		b = b[n:]
+	}
+	return f, nil
+}
+
+// dropDeadBatches removes the staging partials among ids that no process holds: what a run killed
+// before its commit left (never reported to anyone).
+func (s *Store) dropDeadBatches(ids []string) {
+	for _, id := range ids {
+		if p, err := s.lockPartial(id, true); err == nil {
+			if p.meta.Batch {
+				p.remove(false)
+			} else {
+				p.close()
+			}
+		}
+	}
+}
