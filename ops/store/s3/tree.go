@@ -513,8 +513,9 @@ func (s *Store) TreeInfo(ctx context.Context, id string) (*store.TreeInfo, error
 	return ti, nil
 }
 
-// FolderFiles is store.Trees.FolderFiles for S3: one HEAD of the listing, none for an upload
-// the last List saw as a file upload.
+// FolderFiles is store.Trees.FolderFiles for S3: one listing of P/<id>/ (a file upload costs no
+// more), and for a folder upload one HEAD of its listing; none for an upload the last List or
+// FolderFiles saw as a file upload.
 func (s *Store) FolderFiles(ctx context.Context, id string) (int, bool, error) {
 	if err := store.ValidID(id); err != nil {
 		return 0, false, err
@@ -528,19 +529,30 @@ func (s *Store) FolderFiles(ctx context.Context, id string) (int, bool, error) {
 	if err := s.exists(ctx, id); err != nil {
 		return 0, false, err
 	}
-	th, err := s.headTree(ctx, id)
+	name, tree, err := s.finishedName(ctx, id)
 	if err != nil {
 		return 0, false, err
 	}
-	if th != nil {
-		if _, err := s.getObjectHead(ctx, s.treeMetaKey(id)); err == nil {
-			return th.files, true, nil
+	files := 0
+	if tree {
+		th, err := s.headTree(ctx, id)
+		if err != nil {
+			return 0, false, err
 		}
+		if th == nil {
+			return 0, false, s.missing(id)
+		}
+		files = th.files
+	} else if name == "" {
+		return 0, false, s.missing(id)
 	}
-	if _, err := s.Info(ctx, id); err != nil {
-		return 0, false, err
+	s.treesMu.Lock()
+	if s.trees == nil {
+		s.trees = map[string]bool{}
 	}
-	return 0, false, nil
+	s.trees[id] = tree
+	s.treesMu.Unlock()
+	return files, tree, nil
 }
 
 // getObjectHead is a HEAD of key.
