@@ -17,9 +17,11 @@ func TestReducedDecodeAgreesWithFull(t *testing.T) {
 		w, h, dw, dh, shift int
 		minPSNR             float64
 	}{
-		{2016, 1512, 1000, 750, 1, 40}, // the ratio of a 12 MP photo to 2000 px
-		{2400, 1600, 600, 400, 2, 45},  // exact quarters: only rounding differs
-		{2400, 1600, 280, 187, 3, 40},
+		// Just over reduceMinPixels, where a reduced decode begins: the paths and ratios of
+		// bigger photos at a fraction of the pixels to make and decode twice.
+		{1210, 908, 600, 450, 1, 40}, // the ratio of a 12 MP photo to 2000 px
+		{1280, 832, 320, 208, 2, 45}, // exact quarters: only rounding differs
+		{1280, 832, 140, 91, 3, 40},
 		{1200, 900, 500, 375, 1, 40},
 		{1000, 1000, 400, 400, 0, 0}, // under a megapixel: decoded whole
 	} {

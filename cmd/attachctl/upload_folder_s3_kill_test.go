@@ -32,7 +32,7 @@ func treeSum(listing []byte) string {
 // server's files untouched), and every object holds its source's bytes (so its BLAKE3).
 //
 // 1,000 files, not the 3,000 (which the local kill test keeps): on S3 each file is a
-// round trip, and 3,000 cost about 6 s of uploading on the 2-core test box against 2 s here; a
+// round trip, so the count is what the test costs (the measured times are in the i19 notes); a
 // thousand still puts the kill in the middle of sixteen PUTs in flight.
 func TestUploadFolderS3KillResume(t *testing.T) {
 	srv := s3test.Start(t)

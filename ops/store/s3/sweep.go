@@ -201,6 +201,9 @@ func (s *Store) multiparts(ctx context.Context, prefix string) ([]multipart, err
 		}
 		for _, u := range out.Uploads {
 			id, name, _ := strings.Cut(strings.TrimPrefix(aws.ToString(u.Key), root), "/")
+			if d, rel, ok := strings.Cut(name, "/"); ok && store.ValidTreeName(d) == nil && store.CheckRel(rel) == nil {
+				name = d // a large file of a folder upload (tree.go)
+			}
 			if store.ValidID(id) != nil || store.ValidName(name) != nil {
 				continue
 			}

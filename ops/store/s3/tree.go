@@ -51,13 +51,16 @@ var _ store.Trees = (*Store)(nil)
 
 // Bounds of a folder upload's sends: files are sent treeJobs at once (small objects are round
 // trips, not bandwidth); a file up to treeSmall bytes is read once into memory, hashed and sent
-// from there, a larger one hashed first and sent from the file; S3 takes at most maxPut bytes in
-// one PUT.
+// from there, a larger one hashed first and sent from the file; one over treeParts bytes goes as
+// a multipart upload of DefaultChunk parts, treePartJobs at once, as a file upload does (a part
+// that fails is sent again, not the whole file; S3 takes at most 5 GiB in one PUT).
 const (
-	treeJobs  = 16
-	treeSmall = 1 << 20
-	maxPut    = 5 << 30
+	treeJobs     = 16
+	treeSmall    = 1 << 20
+	treePartJobs = 4
 )
+
+var treeParts int64 = 64 << 20 // a variable for the tests
 
 type treeMeta = store.TreeMeta
 
@@ -90,11 +93,6 @@ func (s *Store) uploadTree(ctx context.Context, src store.TreeSource, opts store
 	total, err := store.CheckTreeSource(&src)
 	if err != nil {
 		return nil, err
-	}
-	for _, f := range src.Files {
-		if f.Size > maxPut {
-			return nil, manifest.Errorf(manifest.UploadInvalid, "%s: %d bytes; a file inside a folder upload to S3 goes in one PUT, at most %d bytes (give --each)", f.Path, f.Size, int64(maxPut))
-		}
 	}
 	progress := opts.Progress
 	if progress == nil {
@@ -184,6 +182,12 @@ func (s *Store) uploadTree(ctx context.Context, src store.TreeSource, opts store
 		return nil, err
 	}
 	s.client.DeleteObject(ctx, &awss3.DeleteObjectInput{Bucket: &s.Bucket, Key: aws.String(s.infoKey(id))})
+	for _, f := range src.Files {
+		if f.Size > treeParts { // a killed run's multipart upload of it may be left
+			s.dropTreeMultiparts(ctx, id)
+			break
+		}
+	}
 	ti := &store.TreeInfo{Info: m.Info, Files: make([]store.TreeFile, len(src.Files))}
 	for i, f := range sum.Files() {
 		ti.Files[i] = store.TreeFile{Rel: f.Rel, Size: m.Sizes[i], Blake3: f.Blake3}
@@ -320,6 +324,9 @@ func (s *Store) sendTreeFile(ctx context.Context, id string, src *store.TreeSour
 		return "", err
 	}
 	sum, digest := hex.EncodeToString(h.Sum(nil)), m.Sum(nil)
+	if f.Size > treeParts {
+		return sum, s.sendTreeParts(ctx, id, src.Name, f, sf, sum, have)
+	}
 	if have.size == f.Size && have.etag == hex.EncodeToString(digest) {
 		return sum, nil // sent whole by a run before
 	}
@@ -340,6 +347,63 @@ func (s *Store) sendTreeFile(ctx context.Context, id string, src *store.TreeSour
 		return "", err
 	}
 	return sum, nil
+}
+
+// sendTreeParts puts the large file f (hashed already: sum) as a multipart upload of its key,
+// unless the object there is this file already (its size, and the BLAKE3 in its metadata: a
+// multipart object's ETag is no MD5). The bytes sent are hashed again as they go and must be sum.
+// A multipart upload a kill leaves is aborted by the sweep, or when the folder upload finishes.
+func (s *Store) sendTreeParts(ctx context.Context, id, name string, f store.TreeFile, sf store.SourceFile, sum string, have heldObj) error {
+	key := s.treeFileKey(id, name, f.Rel)
+	if have.size == f.Size {
+		if out, err := s.client.HeadObject(ctx, &awss3.HeadObjectInput{Bucket: &s.Bucket, Key: &key}); err == nil && out.Metadata["blake3"] == sum {
+			return nil
+		}
+	}
+	if s.treeSent != nil {
+		s.treeSent(f.Rel)
+	}
+	mp, err := s.client.CreateMultipartUpload(ctx, &awss3.CreateMultipartUploadInput{Bucket: &s.Bucket, Key: &key,
+		Metadata: map[string]string{"blake3": sum}})
+	if err != nil {
+		return s.wrap(manifest.UploadUnreadable, "upload "+id+": "+key, err)
+	}
+	pi := &partialInfo{Name: name + "/" + f.Rel, UploadID: aws.ToString(mp.UploadId)}
+	abort := func() {
+		s.client.AbortMultipartUpload(context.WithoutCancel(ctx), &awss3.AbortMultipartUploadInput{Bucket: &s.Bucket, Key: &key, UploadId: mp.UploadId})
+	}
+	parts, got, err := s.sendParts(ctx, io.NewSectionReader(sf, 0, f.Size), f.Path, f.Size, DefaultChunk, treePartJobs,
+		s.buffers(treePartJobs, DefaultChunk), id, pi, nil, func(int64) {}, nil, s.sent)
+	if err == nil && got != sum {
+		err = manifest.Errorf(manifest.UploadSourceChange, "%s: changed while being uploaded", f.Path)
+	}
+	if err == nil {
+		err = sf.Unchanged()
+	}
+	if err == nil {
+		_, err = s.client.CompleteMultipartUpload(ctx, &awss3.CompleteMultipartUploadInput{Bucket: &s.Bucket, Key: &key,
+			UploadId: mp.UploadId, MultipartUpload: &types.CompletedMultipartUpload{Parts: parts}})
+		err = s.wrap(manifest.UploadUnreadable, "upload "+id+": "+key, err)
+	}
+	if err == errUploadGone {
+		err = manifest.Errorf(manifest.UploadUnreadable, "upload %s: %s: its multipart upload went away (a sweep?)", id, key)
+	}
+	if err != nil {
+		abort()
+	}
+	return err
+}
+
+// dropTreeMultiparts aborts the multipart uploads left under P/<id>/ (a run killed while it sent
+// a large file).
+func (s *Store) dropTreeMultiparts(ctx context.Context, id string) error {
+	mps, err := s.multiparts(ctx, s.key(id)+"/")
+	for _, mp := range mps {
+		if _, aerr := s.client.AbortMultipartUpload(ctx, &awss3.AbortMultipartUploadInput{Bucket: &s.Bucket, Key: &mp.key, UploadId: &mp.uploadID}); aerr != nil && !notFound(aerr) {
+			err = s.wrap(manifest.UploadUnreadable, "abort "+id, aerr)
+		}
+	}
+	return err
 }
 
 // publishTree writes the metadata, then the listing create-only: the folder upload is finished
@@ -449,8 +513,9 @@ func (s *Store) TreeInfo(ctx context.Context, id string) (*store.TreeInfo, error
 	return ti, nil
 }
 
-// FolderFiles is store.Trees.FolderFiles for S3: one HEAD of the listing, none for an upload
-// the last List saw as a file upload.
+// FolderFiles is store.Trees.FolderFiles for S3: one listing of P/<id>/ (a file upload costs no
+// more), and for a folder upload one HEAD of its listing; none for an upload the last List or
+// FolderFiles saw as a file upload.
 func (s *Store) FolderFiles(ctx context.Context, id string) (int, bool, error) {
 	if err := store.ValidID(id); err != nil {
 		return 0, false, err
@@ -464,19 +529,30 @@ func (s *Store) FolderFiles(ctx context.Context, id string) (int, bool, error) {
 	if err := s.exists(ctx, id); err != nil {
 		return 0, false, err
 	}
-	th, err := s.headTree(ctx, id)
+	name, tree, err := s.finishedName(ctx, id)
 	if err != nil {
 		return 0, false, err
 	}
-	if th != nil {
-		if _, err := s.getObjectHead(ctx, s.treeMetaKey(id)); err == nil {
-			return th.files, true, nil
+	files := 0
+	if tree {
+		th, err := s.headTree(ctx, id)
+		if err != nil {
+			return 0, false, err
 		}
+		if th == nil {
+			return 0, false, s.missing(id)
+		}
+		files = th.files
+	} else if name == "" {
+		return 0, false, s.missing(id)
 	}
-	if _, err := s.Info(ctx, id); err != nil {
-		return 0, false, err
+	s.treesMu.Lock()
+	if s.trees == nil {
+		s.trees = map[string]bool{}
 	}
-	return 0, false, nil
+	s.trees[id] = tree
+	s.treesMu.Unlock()
+	return files, tree, nil
 }
 
 // getObjectHead is a HEAD of key.
@@ -675,7 +751,10 @@ func (s *Store) dropTreeObjects(ctx context.Context, id string) error {
 	if finished {
 		return nil
 	}
-	return s.deleteKeys(ctx, keys)
+	if err := s.deleteKeys(ctx, keys); err != nil {
+		return err
+	}
+	return s.dropTreeMultiparts(ctx, id)
 }
 
 // dropTree removes the finished folder upload id whose marker is a tombstone: its listing first
@@ -694,6 +773,9 @@ func (s *Store) dropTree(ctx context.Context, id string) error {
 		return s.wrap(manifest.UploadUnreadable, "upload "+id, err)
 	}
 	if err := s.deleteKeys(ctx, keys); err != nil {
+		return err
+	}
+	if err := s.dropTreeMultiparts(ctx, id); err != nil {
 		return err
 	}
 	return s.deleteKeys(ctx, []string{s.usedKey(id)})

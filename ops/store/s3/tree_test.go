@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -301,27 +302,85 @@ func TestTreeFaults(t *testing.T) {
 	}
 }
 
-// TestTreeRefusesHugeFile: a file over S3's largest PUT inside a folder is refused before
-// anything is sent (give --each, which sends it in parts).
-func TestTreeRefusesHugeFile(t *testing.T) {
+// TestTreeLargeFileInParts: a file over treeParts inside a folder goes as a multipart upload
+// (two parts here), reads back equal; an object already there with its size and BLAKE3 is not
+// sent again; a multipart upload a killed run left under the folder upload is aborted by the
+// sweep that removes it.
+func TestTreeLargeFileInParts(t *testing.T) {
+	old := treeParts
+	treeParts = MinChunk
+	defer func() { treeParts = old }()
 	srv := s3test.Start(t)
 	s := newStore(t, srv)
-	dir := t.TempDir()
-	big := filepath.Join(dir, "disk.img")
-	f, err := os.Create(big)
+	root := filepath.Join(t.TempDir(), "vm")
+	os.MkdirAll(root, 0o700)
+	data := bytes.Repeat([]byte("0123456789abcdef"), (DefaultChunk+MinChunk)/16+7)
+	if err := os.WriteFile(filepath.Join(root, "disk.img"), data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "notes.txt"), []byte("small"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	rec := &manifest.Record{Path: root}
+	if err := sniff.FillFolder(rec, sniff.Options{}, sniff.WalkOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var parts atomic.Int64
+	if err := s.UploadRecord(bg, rec, UploadOptions{Sent: func(int32) { parts.Add(1) }}); err != nil {
+		t.Fatal(err)
+	}
+	if parts.Load() != 2 {
+		t.Fatalf("%d parts sent for a file of %d bytes, want 2", parts.Load(), len(data))
+	}
+	id := rec.Upload.ID
+	r, err := s.OpenTreeFile(bg, id, "vm", "disk.img")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := f.Truncate(maxPut + 1); err != nil { // sparse: nothing is read
+	got, err := io.ReadAll(r)
+	r.Close()
+	if err != nil || !bytes.Equal(got, data) {
+		t.Fatalf("disk.img reads back %d bytes (%v), not its %d", len(got), err, len(data))
+	}
+	if _, err := s.VerifyTree(bg, id, nil); err != nil {
 		t.Fatal(err)
 	}
-	f.Close()
-	_, err = s.UploadTree(bg, store.TreeSource{Path: dir, Name: "vm", Open: stage.OpenTreeFile,
-		Files: []store.TreeFile{{Rel: "disk.img", Path: big, Size: maxPut + 1}}}, store.TreeOptions{})
-	if manifest.CodeOf(err) != manifest.UploadInvalid || !strings.Contains(err.Error(), "--each") {
-		t.Fatalf("a 5 GiB + 1 file in a folder: %v, want upload.invalid saying --each", err)
+	// The object is there whole: a send of it again sends nothing.
+	src := store.TreeSource{Path: root, Name: "vm", Open: stage.OpenTreeFile}
+	f := store.TreeFile{Rel: "disk.img", Path: filepath.Join(root, "disk.img"), Size: int64(len(data))}
+	sent := 0
+	s.treeSent = func(string) { sent++ }
+	buf := make([]byte, 0, treeSmall)
+	if _, err := s.sendTreeFile(bg, id, &src, f, heldObj{size: int64(len(data)), etag: "not-an-md5"}, &buf); err != nil || sent != 0 {
+		t.Fatalf("sending a file the server holds whole: %v, %d sends", err, sent)
 	}
-	if l, err := s.List(bg); err != nil || len(l.Entries) != 0 {
-		t.Fatalf("after the refusal: %+v, %v", l, err)
+	// What a kill leaves: a multipart upload of a file under the folder upload.
+	key := s.treeFileKey(id, "vm", "disk.img")
+	if _, err := s.client.CreateMultipartUpload(bg, &awss3.CreateMultipartUploadInput{Bucket: &s.Bucket, Key: &key}); err != nil {
+		t.Fatal(err)
+	}
+	if mps, err := s.multiparts(bg, s.key(id)+"/"); err != nil || len(mps) != 1 || mps[0].id != id || mps[0].name != "vm" {
+		t.Fatalf("the left multipart upload is seen as %+v (%v)", mps, err)
+	}
+	l, err := s.List(bg)
+	if err != nil || len(l.Entries) != 1 {
+		t.Fatalf("list: %+v, %v", l, err)
+	}
+	sw, err := s.Sweep(bg, 0, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = sw.Remove(bg, l.Entries, func(store.Entry) bool { return true }, func(e store.Entry, o store.Outcome, err error) error {
+		if o != store.Removed {
+			t.Errorf("%s: %v, %v", e.ID, o, err)
+		}
+		return nil
+	})
+	sw.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if mps, err := s.multiparts(bg, s.root()); err != nil || len(mps) != 0 {
+		t.Fatalf("multipart uploads left after the sweep: %+v (%v)", mps, err)
 	}
 }

@@ -210,13 +210,23 @@ func cuts(data []byte) []int {
 // and never panic.
 func TestTruncated(t *testing.T) {
 	seeds := testSeeds(t)
-	for _, name := range sortedKeys(seeds) {
+	for s, name := range sortedKeys(seeds) {
 		data := seeds[name]
-		for _, n := range cuts(data) {
-			checkSame(t, fmt.Sprintf("%s[:%d]", name, n), data[:n])
+		for k, n := range cuts(data) {
+			if sampled(k, s) {
+				checkSame(t, fmt.Sprintf("%s[:%d]", name, n), data[:n])
+			}
 		}
 	}
 }
+
+// raceStride: under -race the sweeps take every raceStride-th case (see raceBuild).
+const raceStride = 8
+
+// sampled says whether a sweep takes its case k of seed s: every case, or under -race every
+// raceStride-th, starting at a place that moves with the seed so that the seeds between them
+// still cut, break and change every kind of place.
+func sampled(k, s int) bool { return !raceBuild || (k+s)%raceStride == 0 }
 
 // TestCorrupted: seeds with bytes changed, inserted or removed (markers, stuffing, zeros,
 // random bytes, in the headers and the entropy-coded data) fail or decode exactly as with
@@ -225,7 +235,7 @@ func TestCorrupted(t *testing.T) {
 	seeds := testSeeds(t)
 	r := rand.New(rand.NewPCG(1, 2))
 	mutations := 400
-	if testing.Short() {
+	if testing.Short() || raceBuild {
 		mutations = 60
 	}
 	ok, failed := 0, 0
@@ -360,7 +370,7 @@ func TestReaders(t *testing.T) {
 		"half":    func(b []byte) io.Reader { return iotest.HalfReader(bytes.NewReader(b)) },
 		"dataerr": func(b []byte) io.Reader { return iotest.DataErrReader(bytes.NewReader(b)) },
 	}
-	for _, name := range sortedKeys(seeds) {
+	for s, name := range sortedKeys(seeds) {
 		data := seeds[name]
 		for rn, nr := range readers {
 			if !checkSameReader(t, name+" "+rn, data, nr) {
@@ -373,6 +383,9 @@ func TestReaders(t *testing.T) {
 			})
 		}
 		for k, n := range cuts(data) {
+			if !sampled(k, s) {
+				continue
+			}
 			checkSameReader(t, fmt.Sprintf("%s broken at %d", name, n), data, func(b []byte) io.Reader {
 				return &brokenReader{data: b, n: n}
 			})
@@ -549,6 +562,10 @@ func TestScanParametersChanged(t *testing.T) {
 		"testdata/video-001.restart2.jpeg"}
 	r := rand.New(rand.NewPCG(9, 10))
 	decoded := 0
+	changes := 24 // six of each kind
+	if raceBuild {
+		changes = 8
+	}
 	for _, name := range names {
 		data, err := os.ReadFile(name)
 		if err != nil {
@@ -563,7 +580,7 @@ func TestScanParametersChanged(t *testing.T) {
 			if end > len(data) || n < 6 {
 				continue
 			}
-			for k := 0; k < 24; k++ {
+			for k := 0; k < changes; k++ {
 				b := bytes.Clone(data)
 				switch k % 4 {
 				case 0: // Se smaller
