@@ -51,7 +51,7 @@ func treeFiles() map[string][]byte {
 		"b/sub/.used":         []byte("and the marker's\n"),
 		"empty":               nil,
 		"spaces in/na me.txt": []byte("spaces\n"),
-		"café/ü+%41 #?.txt":   []byte("characters a URL escapes\n"),
+		"café/ü+%41 #.txt":    []byte("characters a URL escapes\n"),
 		"big.bin":             big,
 	}
 }
