@@ -31,15 +31,14 @@ func treeSum(listing []byte) string {
 // again, the upload resumes under the same id, the objects sent before the kill are kept (the
 // server's files untouched), and every object holds its source's bytes (so its BLAKE3).
 //
-// 1,000 files, not the 3,000 (which the local kill test keeps): on S3 each file is a
-// round trip, so the count is what the test costs (the measured times are in the i19 notes); a
-// thousand still puts the kill in the middle of sixteen PUTs in flight.
+// 3,000 files, as the must-show names for both stores: the count a crash-log bundle or a
+// source tree reaches, so the kill lands among sixteen PUTs in flight with thousands to go.
 func TestUploadFolderS3KillResume(t *testing.T) {
 	srv := s3test.Start(t)
 	bin := buildAttachctl(t)
 	work := t.TempDir()
 	src := filepath.Join(work, "bundle")
-	n := 1000
+	n := 3000
 	if testing.Short() {
 		n = 300
 	}

@@ -370,3 +370,12 @@ func (res *Resolution) inputBlock(i int) int {
 // emitted reports whether the block of r (nil: a block that passes through) is in the output: every
 // block but the images of a folder that did not go inline.
 func emitted(r *ref) bool { return r == nil || r.parent == nil || r.mode != modePath }
+
+// label names r's file in messages: its upload's name, and for an image inside a folder its path
+// there.
+func (r *ref) label() string {
+	if r.parent != nil {
+		return r.name + "/" + r.rel
+	}
+	return r.name
+}

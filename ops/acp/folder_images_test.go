@@ -161,3 +161,58 @@ func TestResolveFolderImages(t *testing.T) {
 		})
 	}
 }
+
+// With a work folder the inline images name the files of the folder's copy, and with an adapter
+// that drops a prompt's images beside a link (gemini-cli) the folder goes as a text block naming
+// its path while its images go inline. An image inside the store changed since it was finished
+// is refused while it is written (verify.mismatch), as any inline file is.
+func TestResolveFolderImagesWorkdirChanged(t *testing.T) {
+	s := testStore(t)
+	png := rsPNG(t, 3000, 3)
+	rec := rsFolder(t, s, "shots", map[string][]byte{"a.png": png, "b.txt": []byte("text\n")})
+	in, err := Prompt([]*manifest.Record{rec}, PromptOptions{Session: "s", Text: "look", HasText: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	work := filepath.Join(t.TempDir(), "work")
+	opts := Options{Caps: Caps{Image: true}, Adapter: FindAdapter("gemini-cli"), Workdir: work, InlineFromFolders: true}
+	res, err := Resolve(in, rsLocal(s), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := res.Bytes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rsValidate(t, out)
+	blocks := rsBlocks(t, out)
+	copyDir := filepath.Join(work, rec.Upload.ID, "shots")
+	if len(blocks) != 4 || blocks[1].Type != "text" || !strings.Contains(blocks[1].Text, copyDir+" (inode/directory") ||
+		blocks[2].Type != "image" || blocks[2].URI != "file://"+copyDir+"/a.png" {
+		t.Fatalf("blocks %+v, want the folder's copy named in text and a.png inline from it", blocks)
+	}
+	if got, err := os.ReadFile(filepath.Join(copyDir, "a.png")); err != nil || !bytes.Equal(got, png) {
+		t.Fatalf("the copy of a.png: %v", err)
+	}
+
+	// The store's a.png changed in place (same size), after the plan: refused while written.
+	res, err = Resolve(in, rsLocal(s), Options{Caps: Caps{Image: true}, InlineFromFolders: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	inside := filepath.Join(rec.Upload.Path, "a.png")
+	if err := os.Chmod(inside, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	bad := append([]byte{}, png...)
+	bad[len(bad)-20] ^= 1
+	if err := os.WriteFile(inside, bad, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(inside, 0o400); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := res.Bytes(); manifest.CodeOf(err) != manifest.VerifyMismatch || !strings.Contains(err.Error(), "prompt block 1:") || !strings.Contains(err.Error(), "shots/a.png no longer matches") {
+		t.Fatalf("%v, want verify.mismatch at the folder's block", err)
+	}
+}

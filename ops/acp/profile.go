@@ -180,9 +180,9 @@ func (res *Resolution) Explain(opts Options) []string {
 		if r == nil {
 			continue
 		}
-		name := manifest.Quote(r.name)
+		name := manifest.Quote(r.label())
 		if r.parent != nil {
-			name = manifest.Quote(r.name+"/"+r.rel) + " in the folder"
+			name += " in the folder"
 		}
 		what := r.mime
 		if r.width > 0 {

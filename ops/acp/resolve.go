@@ -275,5 +275,5 @@ func examine(u Uploads, r *ref, opts Options) error {
 
 // changed is the error for an upload that is no longer the file examine saw.
 func changed(r *ref) error {
-	return manifest.Errorf(manifest.UploadUnreadable, "upload %s: %s changed while it was resolved", r.id, r.name)
+	return manifest.Errorf(manifest.UploadUnreadable, "upload %s: %s changed while it was resolved", r.id, r.label())
 }

@@ -100,7 +100,7 @@ func streamBase64(u Uploads, st *streamer, r *ref, chunk []byte) error {
 	f, err := openInline(u, r)
 	if err != nil {
 		e := manifest.AsError(err, manifest.UploadUnreadable)
-		return manifest.Errorf(e.Code, "upload %s: %s changed while it was resolved: %s", r.id, r.name, e.Message)
+		return manifest.Errorf(e.Code, "upload %s: %s changed while it was resolved: %s", r.id, r.label(), e.Message)
 	}
 	defer f.Close()
 	if f.Size != r.size {
@@ -129,7 +129,7 @@ func streamBase64(u Uploads, st *streamer, r *ref, chunk []byte) error {
 		return changed(r)
 	}
 	if sum := hex.EncodeToString(h.Sum(nil)); r.blake3 != "" && sum != r.blake3 {
-		return manifest.Errorf(manifest.VerifyMismatch, "upload %s: %s no longer matches the BLAKE3 recorded when it was finished (it hashes to %s, not %s); verify the store", r.id, r.name, sum, r.blake3)
+		return manifest.Errorf(manifest.VerifyMismatch, "upload %s: %s no longer matches the BLAKE3 recorded when it was finished (it hashes to %s, not %s); verify the store", r.id, r.label(), sum, r.blake3)
 	}
 	return nil
 }

@@ -1,0 +1,149 @@
+//go:build unix
+
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/attachctl/attachctl/manifest"
+)
+
+// `upload --each` of many small files killed with SIGKILL once most bytes are written (some
+// batches committed, the last being built in the staging partial), then run again: every upload
+// finished before the kill is whole, nothing half-made is visible, and the second run finishes
+// every file (the finished ones named again, not copied twice), drops the dead staging partial
+// and leaves a store verify --all passes.
+func TestUploadEachKillResume(t *testing.T) {
+	bin := buildAttachctl(t)
+	work := t.TempDir()
+	src := filepath.Join(work, "logs")
+	const n = 600 // more than one batch of small uploads
+	rng := rand.New(rand.NewPCG(20, 19))
+	contents := map[string][]byte{}
+	var total int64
+	for i := range n {
+		name := fmt.Sprintf("f%04d.log", i)
+		p := filepath.Join(src, fmt.Sprintf("d%d", i%6), name)
+		if i < 6 {
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		b := make([]byte, 200+rng.IntN(800))
+		for j := range b {
+			b[j] = byte('a' + rng.IntN(26))
+		}
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		contents[name] = b
+		total += int64(len(b))
+	}
+	store := filepath.Join(work, "store")
+	r := startUpload(t, bin, total*9/10, "--each", "--store", store, src)
+	r.waitPaused(t)
+	if _, killed := r.kill(t); !killed {
+		t.Fatalf("the upload ended before it was killed: %s", r.stderr.String())
+	}
+	finished := finishedUploads(t, store, contents)
+	t.Logf("%d of %d finished at the kill", finished, n)
+	if finished >= n {
+		t.Fatalf("all %d finished before the kill", finished)
+	}
+	if parts := partialNames(t, store); len(parts) != 1 {
+		t.Fatalf("partials after the kill: %v, want the staging partial", parts)
+	}
+
+	again := exec.Command(bin, "upload", "--progress", "never", "--each", "--store", store, src)
+	out, err := again.Output()
+	if err != nil {
+		t.Fatalf("the second run: %v", err)
+	}
+	recs := 0
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	for sc.Scan() {
+		var rec manifest.Record
+		if err := json.Unmarshal(sc.Bytes(), &rec); err != nil || rec.Upload == nil {
+			t.Fatalf("record %q: %v", sc.Text(), err)
+		}
+		got, err := os.ReadFile(rec.Upload.Path)
+		if err != nil || !bytes.Equal(got, contents[rec.Name]) {
+			t.Fatalf("%s: upload %s is not its source (%v)", rec.Name, rec.Upload.ID, err)
+		}
+		recs++
+	}
+	if recs != n {
+		t.Fatalf("%d records, want %d", recs, n)
+	}
+	if got := finishedUploads(t, store, contents); got != n {
+		t.Fatalf("%d finished uploads, want one per file (%d)", got, n)
+	}
+	if parts := partialNames(t, store); len(parts) != 0 {
+		t.Fatalf("partials left: %v", parts)
+	}
+	if out, err := exec.Command(bin, "verify", "--all", "--store", store).CombinedOutput(); err != nil {
+		t.Fatalf("verify --all: %v\n%s", err, out)
+	}
+}
+
+// finishedUploads counts the finished uploads in store, each checked whole: its one file is the
+// source of that name, byte for byte.
+func finishedUploads(t *testing.T, store string, contents map[string][]byte) int {
+	t.Helper()
+	ents, err := os.ReadDir(store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		files, err := os.ReadDir(filepath.Join(store, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, f := range files {
+			if f.Name() == ".upload.json" || f.Name() == ".used" {
+				continue
+			}
+			names = append(names, f.Name())
+		}
+		if len(names) != 1 {
+			t.Fatalf("upload %s holds %v", e.Name(), names)
+		}
+		got, err := os.ReadFile(filepath.Join(store, e.Name(), names[0]))
+		if err != nil || !bytes.Equal(got, contents[names[0]]) {
+			t.Fatalf("upload %s: %s is not whole (%v)", e.Name(), names[0], err)
+		}
+		if _, err := os.Stat(filepath.Join(store, e.Name(), ".upload.json")); err != nil {
+			t.Fatalf("upload %s without its metadata: %v", e.Name(), err)
+		}
+		n++
+	}
+	return n
+}
+
+// partialNames lists STORE/.attachctl/partial.
+func partialNames(t *testing.T, store string) []string {
+	t.Helper()
+	ents, err := os.ReadDir(filepath.Join(store, ".attachctl", "partial"))
+	if err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range ents {
+		names = append(names, e.Name())
+	}
+	return names
+}
