@@ -11,6 +11,7 @@ import (
 	"io"
 	"math"
 	"strings"
+	"sync"
 	"unicode/utf16"
 
 	"github.com/attachctl/attachctl/sniff"
@@ -305,14 +306,16 @@ func linearToSRGB(v float64) float64 {
 }
 
 // encodeLUT maps linear light in steps of 1/(len-1) to 8-bit sRGB: fine enough that the darkest
-// step (where sRGB is steepest) moves the output by under half a level.
-var encodeLUT = func() []uint8 {
+// step (where sRGB is steepest) moves the output by under half a level. Made on first use, not
+// at start-up: every command would pay for its 16,385 powers, and only a colour conversion
+// needs them.
+var encodeLUT = sync.OnceValue(func() []uint8 {
 	t := make([]uint8, 1<<14+1)
 	for i := range t {
 		t[i] = uint8(math.Round(255 * linearToSRGB(float64(i)/float64(len(t)-1))))
 	}
 	return t
-}()
+})
 
 // xyzTag reads an XYZType tag's first value.
 func xyzTag(t []byte) ([3]float64, bool) {
@@ -501,7 +504,7 @@ func (c *colourConv) apply(m image.Image) image.Image {
 		return m
 	}
 	W := b.Dx()
-	lut := encodeLUT
+	lut := encodeLUT()
 	scale := float32(len(lut) - 1)
 	for y := 0; y < b.Dy(); y++ {
 		row := out.Pix[y*out.Stride : y*out.Stride+4*W]

@@ -31,6 +31,7 @@ func TestMain(m *testing.M) {
 
 // TestScript runs every script in testdata/script: the CLI as a user runs it.
 func TestScript(t *testing.T) {
+	validator := acpValidator(t)
 	testscript.Run(t, testscript.Params{
 		Dir:                 "testdata/script",
 		RequireExplicitExec: false,
@@ -49,6 +50,7 @@ func TestScript(t *testing.T) {
 			env.Setenv("XDG_STATE_HOME", env.WorkDir+"/state")
 			env.Setenv("GORACE", childGORACE())
 			env.Setenv("XDG_CACHE_HOME", env.WorkDir+"/cache")
+			env.Setenv("ACPVALIDATE", validator)
 			return nil
 		},
 		// [ci]: running under CI=true, where a tool a script needs must be installed: scripts
@@ -73,6 +75,41 @@ func childGORACE() string {
 		return g
 	}
 	return strings.TrimSpace(g + " atexit_sleep_ms=0")
+}
+
+// acpValidator builds scripts/acpvalidate, what the scripts' acpvalidate runs.
+func acpValidator(t *testing.T) string {
+	return builtValidator.get(t, "../../scripts/acpvalidate", "acpvalidate")
+}
+
+var builtValidator goBuilt
+
+// goBuilt is a program the tests build with go build, once for all the tests of a run, into a
+// folder removed when the tests end.
+type goBuilt struct {
+	once sync.Once
+	bin  string
+	err  error
+}
+
+func (b *goBuilt) get(t *testing.T, pkg, name string) string {
+	t.Helper()
+	b.once.Do(func() {
+		dir, err := os.MkdirTemp("", "attachctl-test-bin")
+		if err != nil {
+			b.err = err
+			return
+		}
+		afterTests = append(afterTests, func() { os.RemoveAll(dir) })
+		b.bin = filepath.Join(dir, name)
+		if out, err := exec.Command("go", "build", "-o", b.bin, pkg).CombinedOutput(); err != nil {
+			b.err = fmt.Errorf("go build %s: %v\n%s", pkg, err, out)
+		}
+	})
+	if b.err != nil {
+		t.Fatal(b.err)
+	}
+	return b.bin
 }
 
 // goEnv is where the go command keeps its caches here, for the scripts that build (testscript

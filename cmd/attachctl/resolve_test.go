@@ -12,12 +12,12 @@ import (
 	"math/rand/v2"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 
 	"github.com/attachctl/attachctl/ops/store/local"
-	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/zeebo/blake3"
 )
 
@@ -27,7 +27,8 @@ import (
 //	                              COUNT of them, FILE a printf pattern of their index, seeds SEED+i
 //	mkbytes FILE SIZE [SEED]      SIZE random bytes (a binary file)
 //	mkpartial STORE NAME OUT      begins an upload NAME in STORE (never finished); its id into OUT
-//	acpvalidate FILE              FILE validates against ACP v1's PromptRequest (params or request)
+//	acpvalidate FILE              FILE validates against ACP v1's PromptRequest (params or request):
+//	                              runs scripts/acpvalidate, which TestScript builds ($ACPVALIDATE)
 //	acpcheck OUT IN SRCDIR        OUT resolves IN: no block of OUT keeps _meta.acpmux.upload, and
 //	                              every inline image or audio's bytes and every linked or embedded
 //	                              file's BLAKE3 equal SRCDIR/<the name IN's block gives>; prints
@@ -168,7 +169,7 @@ func rsSchemaFile() string {
 }
 
 // rsRequest checks that a decoded document with params is a JSON-RPC session/prompt request.
-// The helpers decode a document once, whether it is params or a request holding them: the
+// acpcheck decodes a document once, whether it is params or a request holding them: the
 // documents hold megabytes of base64, and every pass over them is slow in the -race test binary
 // the helpers run as.
 func rsRequest(jsonrpc, method any, hasID bool) error {
@@ -178,54 +179,18 @@ func rsRequest(jsonrpc, method any, hasID bool) error {
 	return nil
 }
 
+// rsValidate runs the validator TestScript built (scripts/acpvalidate) on FILE, with the schema.
 func rsValidate(args []string) error {
 	if len(args) != 1 {
 		return fmt.Errorf("usage: acpvalidate FILE")
 	}
-	doc, err := os.ReadFile(args[0])
-	if err != nil {
-		return err
+	bin := os.Getenv("ACPVALIDATE")
+	if bin == "" {
+		return fmt.Errorf("$ACPVALIDATE (the built scripts/acpvalidate) is not set")
 	}
-	if bytes.Count(doc, []byte("\n")) != 1 || !bytes.HasSuffix(doc, []byte("\n")) {
-		return fmt.Errorf("%s is not one line of JSON and a newline", args[0])
-	}
-	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(doc))
-	if err != nil {
-		return err
-	}
-	top, ok := inst.(map[string]any)
-	if !ok {
-		return fmt.Errorf("not a JSON object")
-	}
-	if p, ok := top["params"]; ok {
-		_, hasID := top["id"]
-		if err := rsRequest(top["jsonrpc"], top["method"], hasID); err != nil {
-			return err
-		}
-		inst = p
-	}
-	path, err := filepath.Abs(rsSchemaFile())
-	if err != nil {
-		return err
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	sch, err := jsonschema.UnmarshalJSON(f)
-	if err != nil {
-		return err
-	}
-	c := jsonschema.NewCompiler()
-	if err := c.AddResource("file://"+path, sch); err != nil {
-		return err
-	}
-	s, err := c.Compile("file://" + path + "#/$defs/PromptRequest")
-	if err != nil {
-		return err
-	}
-	return s.Validate(inst)
+	cmd := exec.Command(bin, rsSchemaFile(), args[0])
+	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+	return cmd.Run()
 }
 
 func rsCheck(args []string) error {

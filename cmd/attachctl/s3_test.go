@@ -16,6 +16,7 @@ import (
 // at the server. $S3DIR is the server's own folder; $SILENT an endpoint that accepts connections
 // and never answers.
 func TestScriptS3(t *testing.T) {
+	validator := acpValidator(t)
 	srv := s3test.Start(t)
 	silent := s3test.Silent(t)
 	stripping := srv.Proxy(t)
@@ -32,6 +33,7 @@ func TestScriptS3(t *testing.T) {
 			env.Setenv("XDG_STATE_HOME", env.WorkDir+"/state")
 			env.Setenv("XDG_CACHE_HOME", env.WorkDir+"/cache")
 			env.Setenv("GORACE", childGORACE())
+			env.Setenv("ACPVALIDATE", validator)
 			for _, kv := range srv.Env() {
 				k, v, _ := strings.Cut(kv, "=")
 				env.Setenv(k, v)

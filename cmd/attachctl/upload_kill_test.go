@@ -15,7 +15,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -27,31 +26,9 @@ import (
 
 // buildAttachctl builds the real binary, once for all the tests of a run (-count=50 builds it
 // once), into a folder removed when the tests end (TestMain).
-func buildAttachctl(t *testing.T) string {
-	t.Helper()
-	built.once.Do(func() {
-		dir, err := os.MkdirTemp("", "attachctl-test-bin")
-		if err != nil {
-			built.err = err
-			return
-		}
-		afterTests = append(afterTests, func() { os.RemoveAll(dir) })
-		built.bin = filepath.Join(dir, "attachctl")
-		if out, err := exec.Command("go", "build", "-o", built.bin, ".").CombinedOutput(); err != nil {
-			built.err = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if built.err != nil {
-		t.Fatal(built.err)
-	}
-	return built.bin
-}
+func buildAttachctl(t *testing.T) string { return builtAttachctl.get(t, ".", "attachctl") }
 
-var built struct {
-	once sync.Once
-	bin  string
-	err  error
-}
+var builtAttachctl goBuilt
 
 // bigFile writes size pseudo-random bytes (ChaCha8, fast) to path and returns their BLAKE3.
 func bigFile(t *testing.T, path string, size int64, seed byte) string {
