@@ -172,6 +172,7 @@ func converted(m image.Image) *image.RGBA {
 // levels), and differ from the unconverted pixels. A PNG with the profile in iCCP is converted
 // too, and a profile that is sRGB already or cannot be read changes nothing.
 func TestAdobeRGBConverted(t *testing.T) {
+	t.Parallel() // pixels only: see TestRecordTable
 	adobe := makeICC("Adobe RGB (1998)", adobeD50, gammaCurve(adobeGamma))
 	src := vivid(1200, 800)
 	jpg := encodeJPEG(t, src, 95)
@@ -274,6 +275,7 @@ func TestAdobeRGBConverted(t *testing.T) {
 // TestContainerColour: a HEIC whose colr box carries the Adobe RGB profile, and an AVIF whose
 // nclx says Display P3 primaries with the sRGB curve, come out converted to sRGB.
 func TestContainerColour(t *testing.T) {
+	t.Parallel() // pixels only: see TestRecordTable
 	dir := t.TempDir()
 	src := vivid(1200, 800)
 	png := filepath.Join(dir, "src.png")

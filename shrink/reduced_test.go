@@ -13,6 +13,7 @@ import (
 // rest gives nearly what area-averaging the full decode gives. They differ where a destination
 // pixel's edge cuts a group of samples, which the reduced path takes as uniform.
 func TestReducedDecodeAgreesWithFull(t *testing.T) {
+	t.Parallel() // pixels only: see TestRecordTable
 	for _, tt := range []struct {
 		w, h, dw, dh, shift int
 		minPSNR             float64

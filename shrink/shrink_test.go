@@ -170,6 +170,10 @@ func decodeFile(t testing.TB, path string) (image.Image, string) {
 // ---- the table ----
 
 func TestRecordTable(t *testing.T) {
+	// The tests that only shrink images and look at the pixels run in parallel: go test starts
+	// them once the sequential tests, which watch the process's memory and its reservations,
+	// have ended, and the package's minutes under -race then use every core.
+	t.Parallel()
 	dir := t.TempDir()
 	out := filepath.Join(dir, "out")
 	var bmpBuf bytes.Buffer
@@ -282,6 +286,7 @@ func TestRecordTable(t *testing.T) {
 // a red top-left pixel block and a green top-right one; after shrinking, red and green must be in
 // the corners that orientation names, and the sides swapped for 5..8.
 func TestOrientations(t *testing.T) {
+	t.Parallel()           // pixels only: see TestRecordTable
 	const W, H = 1200, 800 // stored; over the edge (1000 here), so resized
 	stored := image.NewRGBA(image.Rect(0, 0, W, H))
 	draw.Draw(stored, stored.Rect, image.NewUniform(color.RGBA{128, 128, 128, 255}), image.Point{}, draw.Src)
@@ -348,6 +353,7 @@ func TestOrientations(t *testing.T) {
 // ---- kept, cache, errors ----
 
 func TestKeptByteIdenticalAndCache(t *testing.T) {
+	t.Parallel() // pixels only: see TestRecordTable
 	dir := t.TempDir()
 	out := filepath.Join(dir, "out")
 	small := encodePNG(t, screenshot(200, 100))
@@ -665,6 +671,7 @@ func TestJPEGFiles(t *testing.T) {
 // of the default --max-bytes is the default's 2600x1800 to 2000 at half the scale: the same
 // ratio and bytes a pixel, a quarter of the pixels to make and check.
 func TestPhotoQuality(t *testing.T) {
+	t.Parallel() // pixels only: see TestRecordTable
 	dir := t.TempDir()
 	stored := photo(1300, 900, 11)
 	data := withExif(encodeJPEG(t, stored, 95), 6)
@@ -698,6 +705,7 @@ func TestPhotoQuality(t *testing.T) {
 // one whole destination row of white. The check: down the middle column, the number of runs
 // darker than 200 equals the number of lines, and every run's darkest value is at most 160.
 func TestStrokesSurvive(t *testing.T) {
+	t.Parallel() // pixels only: see TestRecordTable
 	const W, H, pitch = 1280, 800, 4
 	m := image.NewGray(image.Rect(0, 0, W, H))
 	for i := range m.Pix {
@@ -864,6 +872,7 @@ func TestVpassEveryTapCount(t *testing.T) {
 // the estimate is a quarter over the limit): else a lossless PNG that would have fitted goes on a
 // palette. It may be well below: then truecolour is tried, as without an estimate.
 func TestTruecolourEstimate(t *testing.T) {
+	t.Parallel() // pixels only: see TestRecordTable
 	enc := png.Encoder{CompressionLevel: pngLevel}
 	r := rand.New(rand.NewPCG(7, 8))
 	noise := image.NewRGBA(image.Rect(0, 0, 640, 480))

@@ -167,19 +167,15 @@ func rsSchemaFile() string {
 	return "../../testdata/acp/schema.json"
 }
 
-// rsParams returns the params of a resolved document: the document, or a request's params.
-func rsParams(doc []byte) ([]byte, error) {
-	var top map[string]json.RawMessage
-	if err := json.Unmarshal(doc, &top); err != nil {
-		return nil, fmt.Errorf("not a JSON object: %v", err)
+// rsRequest checks that a decoded document with params is a JSON-RPC session/prompt request.
+// The helpers decode a document once, whether it is params or a request holding them: the
+// documents hold megabytes of base64, and every pass over them is slow in the -race test binary
+// the helpers run as.
+func rsRequest(jsonrpc, method any, hasID bool) error {
+	if jsonrpc != "2.0" || method != "session/prompt" || !hasID {
+		return fmt.Errorf("not a JSON-RPC session/prompt request")
 	}
-	if p, ok := top["params"]; ok {
-		if string(top["jsonrpc"]) != `"2.0"` || string(top["method"]) != `"session/prompt"` || top["id"] == nil {
-			return nil, fmt.Errorf("not a JSON-RPC session/prompt request")
-		}
-		return p, nil
-	}
-	return doc, nil
+	return nil
 }
 
 func rsValidate(args []string) error {
@@ -193,9 +189,20 @@ func rsValidate(args []string) error {
 	if bytes.Count(doc, []byte("\n")) != 1 || !bytes.HasSuffix(doc, []byte("\n")) {
 		return fmt.Errorf("%s is not one line of JSON and a newline", args[0])
 	}
-	params, err := rsParams(doc)
+	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(doc))
 	if err != nil {
 		return err
+	}
+	top, ok := inst.(map[string]any)
+	if !ok {
+		return fmt.Errorf("not a JSON object")
+	}
+	if p, ok := top["params"]; ok {
+		_, hasID := top["id"]
+		if err := rsRequest(top["jsonrpc"], top["method"], hasID); err != nil {
+			return err
+		}
+		inst = p
 	}
 	path, err := filepath.Abs(rsSchemaFile())
 	if err != nil {
@@ -218,10 +225,6 @@ func rsValidate(args []string) error {
 	if err != nil {
 		return err
 	}
-	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(params))
-	if err != nil {
-		return err
-	}
 	return s.Validate(inst)
 }
 
@@ -235,12 +238,22 @@ func rsCheck(args []string) error {
 		if err != nil {
 			return err
 		}
-		params, err := rsParams(doc)
-		if err != nil {
-			return err
+		var d struct {
+			JSONRPC any             `json:"jsonrpc"`
+			Method  any             `json:"method"`
+			ID      json.RawMessage `json:"id"`
+			Params  *rsPromptBlocks `json:"params"`
+			rsPromptBlocks
 		}
-		if err := json.Unmarshal(params, dst); err != nil {
-			return err
+		if err := json.Unmarshal(doc, &d); err != nil {
+			return fmt.Errorf("%s: %v", args[i], err)
+		}
+		*dst = d.rsPromptBlocks
+		if d.Params != nil {
+			if err := rsRequest(d.JSONRPC, d.Method, d.ID != nil); err != nil {
+				return err
+			}
+			*dst = *d.Params
 		}
 	}
 	src := func(name string) ([]byte, error) { return os.ReadFile(filepath.Join(args[2], name)) }

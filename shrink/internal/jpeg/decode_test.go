@@ -54,6 +54,7 @@ func sortedKeys(m map[string][]byte) []string { return slices.Sorted(maps.Keys(m
 // TestSameAsStdlib: every generated and every stored JPEG decodes to the same image, and the
 // same DecodeConfig, as with image/jpeg.
 func TestSameAsStdlib(t *testing.T) {
+	t.Parallel() // pure decoding: these run beside each other
 	all := generated(t)
 	for k, v := range files(t) {
 		all[k] = v
@@ -97,6 +98,7 @@ func TestSameAsStdlib(t *testing.T) {
 // restart intervals, at every subsampling, grayscale and CMYK, at odd sizes. It is skipped
 // where ImageMagick is not installed, and fails for that under CI=true.
 func TestConvertMade(t *testing.T) {
+	t.Parallel() // pure decoding: these run beside each other
 	convert := imageMagick(t)
 	if testing.Short() {
 		t.Skip("short")
@@ -209,6 +211,7 @@ func cuts(data []byte) []int {
 // TestTruncated: prefixes of the seeds (see cuts) fail or decode exactly as with image/jpeg,
 // and never panic.
 func TestTruncated(t *testing.T) {
+	t.Parallel() // pure decoding: these run beside each other
 	seeds := testSeeds(t)
 	for s, name := range sortedKeys(seeds) {
 		data := seeds[name]
@@ -232,6 +235,7 @@ func sampled(k, s int) bool { return !raceBuild || (k+s)%raceStride == 0 }
 // random bytes, in the headers and the entropy-coded data) fail or decode exactly as with
 // image/jpeg, and never panic.
 func TestCorrupted(t *testing.T) {
+	t.Parallel() // pure decoding: these run beside each other
 	seeds := testSeeds(t)
 	r := rand.New(rand.NewPCG(1, 2))
 	mutations := 400
@@ -364,6 +368,7 @@ func (r *brokenReader) Read(b []byte) (int, error) {
 // data and io.EOF together, and an error other than io.EOF part-way through: the buffer refills
 // and end-of-input paths must behave as image/jpeg's.
 func TestReaders(t *testing.T) {
+	t.Parallel() // pure decoding: these run beside each other
 	seeds := testSeeds(t)
 	readers := map[string]func([]byte) io.Reader{
 		"onebyte": func(b []byte) io.Reader { return iotest.OneByteReader(bytes.NewReader(b)) },
@@ -442,6 +447,7 @@ func TestLevelShift(t *testing.T) {
 // all codes long, one code), every entry of lut is what image/jpeg's 8-bit table and slow
 // path give; checked by decoding bit patterns with a table that has only the slow path.
 func TestTablesMatchSlowPath(t *testing.T) {
+	t.Parallel() // pure decoding: these run beside each other
 	counts := [][16]byte{
 		{0, 1, 5, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0},       // standard luminance DC
 		{0, 2, 1, 3, 3, 2, 4, 3, 5, 5, 4, 4, 0, 0, 1, 0x7d},    // standard luminance AC
@@ -557,6 +563,7 @@ func stdLUT(h *huffman) *[256]uint16 {
 // files, so that the data no longer fits the scan: runs past the band's end, refinements of
 // coefficients never sent, tables never defined. Both decoders must agree.
 func TestScanParametersChanged(t *testing.T) {
+	t.Parallel() // pure decoding: these run beside each other
 	names := []string{"testdata/video-001.q50.420.progressive.jpeg", "testdata/video-001.q50.444.progressive.jpeg",
 		"testdata/video-005.gray.q50.progressive.jpeg", "testdata/video-001.separate.dc.progression.progressive.jpeg",
 		"testdata/video-001.restart2.jpeg"}
