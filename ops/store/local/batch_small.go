@@ -161,7 +161,26 @@ func (b *Batch) buildSmall(id, name, sum string, data []byte) (*out, error) {
 // writeNewAt makes the new read-only file name in the folder dirfd holding b (made O_EXCL, no
 // link followed, 0400 whatever the umask) and returns it open for writing. path is for messages.
 func writeNewAt(dirfd int, name, path string, b []byte) (*os.File, error) {
-	// Made 0400 at once: the descriptor O_CREAT returns writes whatever the mode it made.
+	f, err := createReadOnlyAt(dirfd, name, path)
+	if err != nil {
+		return nil, err
+	}
+	fd := int(f.Fd())
+	for len(b) > 0 {
+		n, err := unix.Write(fd, b)
+		if err != nil {
+			f.Close()
+			return nil, storeErr(path, err)
+		}
+		b = b[n:]
+	}
+	return f, nil
+}
+
+// createReadOnlyAt makes the new file name in the folder dirfd (O_EXCL, no link followed) with
+// mode 0400 whatever the umask, open for writing: the descriptor O_CREAT returns writes whatever
+// the mode it made. path is for messages.
+func createReadOnlyAt(dirfd int, name, path string) (*os.File, error) {
 	fd, err := unix.Openat(dirfd, name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, uint32(ReadOnlyMode))
 	if err != nil {
 		return nil, storeErr(path, err)
@@ -170,14 +189,6 @@ func writeNewAt(dirfd int, name, path string, b []byte) (*os.File, error) {
 	if err := unix.Fchmod(fd, uint32(ReadOnlyMode)); err != nil {
 		f.Close()
 		return nil, storeErr(path, err)
-	}
-	for len(b) > 0 {
-		n, err := unix.Write(fd, b)
-		if err != nil {
-			f.Close()
-			return nil, storeErr(path, err)
-		}
-		b = b[n:]
 	}
 	return f, nil
 }

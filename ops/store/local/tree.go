@@ -29,6 +29,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -84,7 +85,7 @@ func (s *Store) UploadTree(ctx context.Context, src store.TreeSource, opts store
 			return s.TreeInfo(ctx, id)
 		}
 	}
-	p, err := s.treePartial(src.Path, src.Name, total, want)
+	p, fresh, err := s.treePartial(src.Path, src.Name, total, want)
 	if err != nil {
 		return nil, err
 	}
@@ -94,6 +95,7 @@ func (s *Store) UploadTree(ctx context.Context, src store.TreeSource, opts store
 		return nil, err
 	}
 	defer w.close()
+	w.fresh = fresh
 	w.open = src.OpenFile
 	var sum manifest.TreeSum
 	sizes := make([]int64, 0, len(src.Files))
@@ -137,11 +139,11 @@ func touchFile(f *os.File) {
 }
 
 // treePartial finds the unfinished folder upload of this source that no one else holds, or
-// makes one, and returns it locked.
-func (s *Store) treePartial(abs, name string, size int64, want string) (*partial, error) {
+// makes one (fresh), and returns it locked.
+func (s *Store) treePartial(abs, name string, size int64, want string) (p *partial, fresh bool, err error) {
 	ids, err := s.partialIDs()
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	slices.Sort(ids) // the oldest first (UUIDv7)
 	for _, id := range ids {
@@ -161,21 +163,21 @@ func (s *Store) treePartial(abs, name string, size int64, want string) (*partial
 			p.meta.Size, p.meta.Source = size, &key
 			if err := p.writeMeta(); err != nil {
 				p.close()
-				return nil, err
+				return nil, false, err
 			}
 		}
-		return p, nil
+		return p, false, nil
 	}
-	p, err := s.newPartial(name, size, &sourceKey{Path: abs, Blake3: want, Size: size})
+	p, err = s.newPartial(name, size, &sourceKey{Path: abs, Blake3: want, Size: size})
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	p.meta.Folder = true
 	if err := p.writeMeta(); err != nil {
 		p.remove(false)
-		return nil, err
+		return nil, false, err
 	}
-	return p, nil
+	return p, true, nil
 }
 
 // notFolder refuses the step-by-step commands on an unfinished folder upload, which only its
@@ -200,6 +202,9 @@ type treeWriter struct {
 	buf   []byte
 	sbuf  []byte
 	open  func(store.TreeFile) (store.TreeSourceFile, error) // the stage's
+	// fresh: the partial was made by this run, so no file is there yet to keep or replace.
+	fresh bool
+	h     *blake3.Hasher
 }
 
 var treeBufs = sync.Pool{New: func() any { b := make([]byte, 256<<10); return &b }}
@@ -387,20 +392,28 @@ func (w *treeWriter) put(f store.TreeFile) (string, error) {
 		return "", err
 	}
 	defer sf.Close()
-	if sum, ok := w.same(dir, base, sf, f.Size); ok {
-		return sum, nil
-	}
-	src := io.NewSectionReader(sf, 0, f.Size)
-	if err := unix.Unlinkat(int(dir.Fd()), base, 0); err != nil && !errors.Is(err, unix.ENOENT) {
-		if err := removeEntry(int(dir.Fd()), base); err != nil {
-			return "", storeErr(dst, err)
+	if !w.fresh { // a resumed partial: what is there whole is kept, anything else replaced
+		if sum, ok := w.same(dir, base, sf, f.Size); ok {
+			return sum, nil
+		}
+		if err := unix.Unlinkat(int(dir.Fd()), base, 0); err != nil && !errors.Is(err, unix.ENOENT) {
+			if err := removeEntry(int(dir.Fd()), base); err != nil {
+				return "", storeErr(dst, err)
+			}
 		}
 	}
-	out, err := createAt(int(dir.Fd()), base, dst, unix.O_WRONLY)
+	src := io.NewSectionReader(sf, 0, f.Size)
+	// Made read-only at once (the descriptor O_CREAT returns writes whatever the mode): a resume
+	// keeps it only if it is whole and equal to the source byte for byte (same).
+	out, err := createReadOnlyAt(int(dir.Fd()), base, dst)
 	if err != nil {
 		return "", err
 	}
-	h := blake3.New()
+	if w.h == nil {
+		w.h = blake3.New()
+	}
+	h := w.h
+	h.Reset()
 	var n int64
 	for {
 		k, rerr := src.Read(w.buf)
@@ -428,11 +441,6 @@ func (w *treeWriter) put(f store.TreeFile) (string, error) {
 		out.Close()
 		return "", err
 	}
-	// Read-only as soon as it is whole, as a finished upload's files are (a resume only reads it).
-	if err := unix.Fchmod(int(out.Fd()), uint32(ReadOnlyMode)); err != nil {
-		out.Close()
-		return "", storeErr(dst, err)
-	}
 	if fileSyncEach {
 		if err := out.Sync(); err != nil {
 			out.Close()
@@ -443,7 +451,7 @@ func (w *treeWriter) put(f store.TreeFile) (string, error) {
 		return "", storeErr(dst, err)
 	}
 	var sum [32]byte
-	return fmt.Sprintf("%x", h.Sum(sum[:0])), nil
+	return hex.EncodeToString(h.Sum(sum[:0])), nil
 }
 
 // same reports whether the partial holds base in dir whole and equal to the source, a regular
