@@ -7,7 +7,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -27,26 +26,11 @@ func TestUploadEachKillResume(t *testing.T) {
 	work := t.TempDir()
 	src := filepath.Join(work, "logs")
 	const n = 600 // more than one batch of small uploads
-	rng := rand.New(rand.NewPCG(20, 19))
 	contents := map[string][]byte{}
 	var total int64
-	for i := range n {
-		name := fmt.Sprintf("f%04d.log", i)
-		p := filepath.Join(src, fmt.Sprintf("d%d", i%6), name)
-		if i < 6 {
-			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-				t.Fatal(err)
-			}
-		}
-		b := make([]byte, 200+rng.IntN(800))
-		for j := range b {
-			b[j] = byte('a' + rng.IntN(26))
-		}
-		if err := os.WriteFile(p, b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		contents[name] = b
-		total += int64(len(b))
+	for i, f := range writeLogTree(t, src, n, 20, func(i int) string { return fmt.Sprintf("d%d/f%04d.log", i%6, i) }) {
+		contents[fmt.Sprintf("f%04d.log", i)] = f.Data
+		total += int64(len(f.Data))
 	}
 	store := filepath.Join(work, "store")
 	r := startUpload(t, bin, total*9/10, "--each", "--store", store, src)

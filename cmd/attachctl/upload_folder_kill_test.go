@@ -6,7 +6,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -29,27 +28,8 @@ func TestUploadFolderKillResume(t *testing.T) {
 	work := t.TempDir()
 	src := filepath.Join(work, "bundle")
 	const n = 3000
-	rng := rand.New(rand.NewPCG(19, 19))
-	var half string
-	for i := range n {
-		rel := fmt.Sprintf("d%02d/f%04d.log", i/100, i)
-		p := filepath.Join(src, rel)
-		if i%100 == 0 {
-			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-				t.Fatal(err)
-			}
-		}
-		b := make([]byte, 200+rng.IntN(800))
-		for j := range b {
-			b[j] = byte('a' + rng.IntN(26))
-		}
-		if err := os.WriteFile(p, b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		if i == n/2 {
-			half = p
-		}
-	}
+	files := writeLogTree(t, src, n, 19, func(i int) string { return fmt.Sprintf("d%02d/f%04d.log", i/100, i) })
+	half := files[n/2].Path
 	store := filepath.Join(work, "store")
 	sniffed, err := exec.Command(bin, "sniff", src).Output()
 	if err != nil {

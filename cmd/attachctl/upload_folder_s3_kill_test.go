@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -42,24 +41,9 @@ func TestUploadFolderS3KillResume(t *testing.T) {
 	if testing.Short() {
 		n = 300
 	}
-	rng := rand.New(rand.NewPCG(19, 3))
 	var total int64
-	for i := range n {
-		rel := fmt.Sprintf("d%02d/f%04d.log", i/100, i)
-		p := filepath.Join(src, rel)
-		if i%100 == 0 {
-			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-				t.Fatal(err)
-			}
-		}
-		b := make([]byte, 200+rng.IntN(800))
-		for j := range b {
-			b[j] = byte('a' + rng.IntN(26))
-		}
-		if err := os.WriteFile(p, b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		total += int64(len(b))
+	for _, f := range writeLogTree(t, src, n, 3, func(i int) string { return fmt.Sprintf("d%02d/f%04d.log", i/100, i) }) {
+		total += int64(len(f.Data))
 	}
 	uri := srv.URI("kill/chat")
 	env := append(os.Environ(), srv.Env()...)
