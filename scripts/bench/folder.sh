@@ -55,18 +55,7 @@ folder_bench() {
 	local dir=$WORK/folder t theirs bytes
 	rm -rf "$dir"
 	mkdir -p "$dir"
-	need python3 python3
-	python3 - "$dir/src" <<'PY' || return 1
-import os, random, sys
-random.seed(19)
-root = sys.argv[1]
-for i in range(3000):
-    d = os.path.join(root, "d%02d" % (i % 30), "s%d" % (i % 7))
-    os.makedirs(d, exist_ok=True)
-    with open(os.path.join(d, "f%04d.txt" % i), "wb") as f:
-        f.write(os.urandom(random.randint(2000, 6700)))
-PY
-	cat "$dir"/src/*/*/* >/dev/null
+	small_tree "$dir/src" || return 1
 	local by_hand="cp -r '$dir/src' '$dir/copy' && sync"
 	local prep="rm -rf '$dir/store' '$dir/copy'; sync"
 	# Two ways to start each run. After mv of the last run's output aside (nothing freed lately;

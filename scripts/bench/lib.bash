@@ -86,3 +86,20 @@ upload_pair() {
 	done
 	echo "$(upload_med "${o[@]}") $(upload_med "${h[@]}")"
 }
+
+# small_tree DIR: the folder rows' tree, 3,000 files of 2 to 6.7 KB of random bytes (13 MB) in 30
+# folders of 7, the same every time, read once so that it is in the page cache.
+small_tree() {
+	need python3 python3
+	python3 - "$1" <<'PY' || return 1
+import os, random, sys
+random.seed(19)
+root = sys.argv[1]
+for i in range(3000):
+    d = os.path.join(root, "d%02d" % (i % 30), "s%d" % (i % 7))
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, "f%04d.txt" % i), "wb") as f:
+        f.write(os.urandom(random.randint(2000, 6700)))
+PY
+	cat "$1"/*/*/* >/dev/null
+}

@@ -92,17 +92,7 @@ s3_bench() {
 
 	# A folder of 3,000 small files (the folder section's tree): one upload, the files sent 16 at
 	# once, the listing last; the AWS CLI sends the same files (10 at once, its default).
-	python3 - "$dir/tree" <<'PY' || return 1
-import os, random, sys
-random.seed(19)
-root = sys.argv[1]
-for i in range(3000):
-    d = os.path.join(root, "d%02d" % (i % 30), "s%d" % (i % 7))
-    os.makedirs(d, exist_ok=True)
-    with open(os.path.join(d, "f%04d.txt" % i), "wb") as f:
-        f.write(os.urandom(random.randint(2000, 6700)))
-PY
-	cat "$dir"/tree/*/*/* >/dev/null
+	small_tree "$dir/tree" || return 1
 	local treeprep="rm -rf '$dir/gw/bench/tree' '$dir/gw/bench/awstree' '$dir/gw/bench/.sgwtmp'; sync"
 	local tree_up tree_aws tree_res tree_awsget
 	tree_up=$(REPS=3 PREP=$treeprep median_time "$ATTACHCTL" upload --quiet --store s3://bench/tree "$dir/tree")
