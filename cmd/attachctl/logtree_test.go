@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -38,4 +40,27 @@ func writeLogTree(t *testing.T, root string, n int, seed uint64, rel func(i int)
 		files[i] = logFile{p, b}
 	}
 	return files
+}
+
+// sameTree checks that every file under src is under dst with the same bytes (so the same
+// BLAKE3), and that src holds n files.
+func sameTree(t *testing.T, src, dst string, n int) {
+	t.Helper()
+	count := 0
+	err := filepath.Walk(src, func(p string, fi os.FileInfo, err error) error {
+		if err != nil || fi.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		want, _ := os.ReadFile(p)
+		got, err := os.ReadFile(filepath.Join(dst, rel))
+		if err != nil || !bytes.Equal(got, want) {
+			return fmt.Errorf("%s: the stored copy differs from its source (%v)", rel, err)
+		}
+		count++
+		return nil
+	})
+	if err != nil || count != n {
+		t.Fatalf("%d files compared: %v", count, err)
+	}
 }

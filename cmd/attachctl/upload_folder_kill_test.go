@@ -114,23 +114,7 @@ func TestUploadFolderKillResume(t *testing.T) {
 		t.Fatalf("a file written before the kill was written again (or is gone: %v)", err)
 	}
 	// Every file equal to its source (so its BLAKE3 is), and nothing else there.
-	count := 0
-	err = filepath.Walk(src, func(p string, fi os.FileInfo, err error) error {
-		if err != nil || fi.IsDir() {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		want, _ := os.ReadFile(p)
-		got, err := os.ReadFile(filepath.Join(rec.Upload.Path, rel))
-		if err != nil || !bytes.Equal(got, want) {
-			return fmt.Errorf("%s: stored copy differs (%v)", rel, err)
-		}
-		count++
-		return nil
-	})
-	if err != nil || count != n {
-		t.Fatalf("%d files compared: %v", count, err)
-	}
+	sameTree(t, src, rec.Upload.Path, n)
 	vout, err := exec.Command(bin, "verify", "--store", store, "--all").Output()
 	if err != nil || !strings.Contains(string(vout), `"ok":true`) {
 		t.Fatalf("verify --all: %v: %s", err, vout)

@@ -127,23 +127,7 @@ func TestUploadFolderS3KillResume(t *testing.T) {
 		t.Fatalf("an object sent before the kill was sent again (or is gone: %v)", err)
 	}
 	// Every object holds its source's bytes, and the listing's BLAKE3 is the record's.
-	count := 0
-	err = filepath.Walk(src, func(p string, fi os.FileInfo, err error) error {
-		if err != nil || fi.IsDir() {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		want, _ := os.ReadFile(p)
-		got, err := os.ReadFile(filepath.Join(objects, "bundle", rel))
-		if err != nil || !bytes.Equal(got, want) {
-			return fmt.Errorf("%s: the object differs from its source (%v)", rel, err)
-		}
-		count++
-		return nil
-	})
-	if err != nil || count != n {
-		t.Fatalf("%d files compared: %v", count, err)
-	}
+	sameTree(t, src, filepath.Join(objects, "bundle"), n)
 	listing, err := os.ReadFile(filepath.Join(objects, ".tree.b3"))
 	if err != nil || strings.Count(string(listing), "\n") != n || treeSum(listing) != rec.Blake3 {
 		t.Fatalf("the listing (%d lines, %v) is not the record's tree %s", strings.Count(string(listing), "\n"), err, rec.Blake3)
