@@ -327,7 +327,16 @@ func (l loop) run(c *cli.Context) (int, error) {
 	}
 	failed := 0
 	ctx := c.Context
-	err := manifest.OrderedWindow(globalInt(c, "jobs"), l.window,
+	// A worker that hands a record on may wait in settle for its batch to fill: the loop then
+	// has one worker more than --jobs, and at most --jobs of them work on records at once, so
+	// that the others go on while one waits (with --jobs 1 the batch would otherwise hold one
+	// upload, and one worker would do all the work while another waits).
+	jobs, gate := globalInt(c, "jobs"), chan struct{}(nil)
+	if l.settle != nil {
+		gate = make(chan struct{}, max(jobs, 1))
+		jobs = max(jobs, 1) + 1
+	}
+	err := manifest.OrderedWindow(jobs, l.window,
 		func() (*manifest.Record, bool, error) {
 			if ctx.Err() != nil {
 				l.flight.end()
@@ -343,7 +352,14 @@ func (l loop) run(c *cli.Context) (int, error) {
 		},
 		func(rec *manifest.Record) *manifest.Record {
 			if !rec.Failed() {
-				if err := do(rec); err != nil && !rec.Failed() {
+				if gate != nil {
+					gate <- struct{}{}
+				}
+				err := do(rec)
+				if gate != nil {
+					<-gate
+				}
+				if err != nil && !rec.Failed() {
 					rec.Fail(l.stage, err, manifest.FileUnreadable)
 				}
 				if rec.Failed() && !l.reported {
