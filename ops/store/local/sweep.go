@@ -419,6 +419,7 @@ func (sw *Sweeper) Remove(ctx context.Context, cands []store.Entry, stale func(s
 			return err
 		}
 	}
+	s.pruneIndex(storefd)
 	return nil
 }
 
