@@ -10,10 +10,13 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/zeebo/blake3"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/attachctl/attachctl/manifest"
 	"github.com/attachctl/attachctl/ops/store"
@@ -121,7 +124,10 @@ func treeLines(r *ref, room int64, esc func(string) int64) (string, int64) {
 // copyFolder puts an intact copy of the folder upload r under root (the work folder) at
 // <id>/<name>/: each file already there whole (a regular read-only file of its size and BLAKE3)
 // is kept, any other is written beside it, checked against the listing, and renamed over it.
-// It reports whether every file was kept.
+// The folders are made first, then the files are checked and copied treeCopyJobs at once (on S3
+// each is a GET: one after another they add up); after a failure no more are started, and the
+// failure reported is that of the first file in the listing's order that failed, whatever
+// finished first. It reports whether every file was kept.
 func copyFolder(root *os.Root, r *ref) (bool, error) {
 	fail := func(err error) error {
 		return manifest.Errorf(manifest.UploadUnreadable, "upload %s: work copy %s: %v", r.id, r.link, err)
@@ -134,14 +140,10 @@ func copyFolder(root *os.Root, r *ref) (bool, error) {
 		return false, fail(err)
 	}
 	made := map[string]bool{top: true}
-	kept := true
 	for _, f := range r.folder.Files {
-		rel := filepath.Join(top, filepath.FromSlash(f.Rel))
-		dir := filepath.Dir(rel)
-		if !made[dir] {
-			parts := strings.Split(path.Dir(f.Rel), "/")
+		if dir := path.Dir(f.Rel); dir != "." && !made[filepath.Join(top, filepath.FromSlash(dir))] {
 			at := top
-			for _, p := range parts {
+			for _, p := range strings.Split(dir, "/") {
 				at = filepath.Join(at, p)
 				if made[at] {
 					continue
@@ -152,16 +154,43 @@ func copyFolder(root *os.Root, r *ref) (bool, error) {
 				made[at] = true
 			}
 		}
-		if intactFile(root, rel, f.Size, f.Blake3) {
-			continue
+	}
+	copied := make([]bool, len(r.folder.Files))
+	errs := make([]error, len(r.folder.Files))
+	var failed atomic.Bool
+	var g errgroup.Group
+	g.SetLimit(treeCopyJobs)
+	for i, f := range r.folder.Files {
+		if failed.Load() {
+			break
 		}
-		kept = false
-		if err := copyTreeFile(root, r, f, rel); err != nil {
+		g.Go(func() error {
+			if failed.Load() {
+				return nil
+			}
+			rel := filepath.Join(top, filepath.FromSlash(f.Rel))
+			if intactFile(root, rel, f.Size, f.Blake3) {
+				return nil
+			}
+			copied[i] = true
+			if errs[i] = copyTreeFile(root, r, f, rel); errs[i] != nil {
+				failed.Store(true)
+			}
+			return nil
+		})
+	}
+	g.Wait()
+	for _, err := range errs {
+		if err != nil {
 			return false, err
 		}
 	}
-	return kept, nil
+	return !slices.Contains(copied, true), nil
 }
+
+// treeCopyJobs is how many files of a folder upload copyFolder fetches at once: enough to keep a
+// store behind a network busy, as the S3 store's own folder uploads send 16 at once.
+const treeCopyJobs = 16
 
 // mkdirIn makes the folder rel under root (0700 whatever the umask) unless it is a real folder
 // already; a link or file there is an error.
@@ -216,8 +245,8 @@ func copyTreeFile(root *os.Root, r *ref, f store.TreeFile, rel string) error {
 	}
 	if err != nil {
 		root.Remove(tmp)
-		if e, ok := err.(*manifest.Error); ok {
-			return e
+		if e, ok := err.(*manifest.Error); ok { // the store's code (store.unreachable), and the file
+			return manifest.Errorf(e.Code, "upload %s: work copy of %s/%s: %s", r.id, r.name, f.Rel, e.Message)
 		}
 		return manifest.Errorf(manifest.UploadUnreadable, "upload %s: work copy %s: %v", r.id, rel, err)
 	}

@@ -34,6 +34,7 @@ type partialInfo struct {
 	UploadID string `json:"uploadId,omitempty"`
 	Blake3   string `json:"blake3,omitempty"`
 	Kind     string `json:"kind,omitempty"` // "folder": a folder upload's (tree.go)
+	Note     string `json:"note,omitempty"` // a folder upload's: its source note (the key's hex)
 }
 
 func (s *Store) infoKey(id string) string     { return s.key(internalDir, "partial", id, "info") }
@@ -588,8 +589,12 @@ func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
 // info last, so that a crash in between leaves an upload that can still be found and removed).
 func (s *Store) dropPartial(ctx context.Context, id string, pi *partialInfo) error {
 	if pi != nil && pi.Kind == store.KindFolder {
-		if err := s.dropTreeObjects(ctx, id); err != nil {
+		finished, err := s.dropTreeObjects(ctx, id)
+		if err != nil {
 			return err
+		}
+		if !finished {
+			s.dropNote(ctx, pi.Note, id)
 		}
 	}
 	if pi != nil && pi.UploadID != "" {

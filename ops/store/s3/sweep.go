@@ -476,7 +476,7 @@ func (sw *sweeper) removeOne(ctx context.Context, c store.Entry, stale func(stor
 			if dryRun {
 				return *le, store.Removed, nil
 			}
-			if err := s.dropTreeObjects(context.WithoutCancel(ctx), c.ID); err != nil {
+			if _, err := s.dropTreeObjects(context.WithoutCancel(ctx), c.ID); err != nil {
 				return *le, store.Failed, err
 			}
 			return *le, store.Removed, nil

@@ -16,7 +16,10 @@ package s3
 //	P/.attachctl/partial/<id>/info   while unfinished: {name, size, made, kind "folder", blake3}
 //	P/.attachctl/source/<key>    the source note (key over the folder's path, name, size and
 //	                             BLAKE3): {id}, so a run after a kill resumes the same upload, and
-//	                             two runs share an upload only when they send the same bytes
+//	                             two runs share an upload only when they send the same bytes. Its
+//	                             key's hex is in the info ("note") and the listing's metadata
+//	                             (note), so that the sweep or abort that removes the upload removes
+//	                             the note too when it still names that upload (If-Match its ETag).
 //
 // A resume lists P/<id>/<name>/ once and keeps every object whose size and ETag (the MD5 of its
 // bytes, for a single PUT) are the source file's; the rest are sent again, and objects the source
@@ -33,6 +36,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"path"
 	"strconv"
 	"strings"
 	"sync"
@@ -178,7 +182,7 @@ func (s *Store) uploadTree(ctx context.Context, src store.TreeSource, opts store
 		return s.uploadTree(ctx, src, opts, tries+1)
 	}
 	m.Info = store.Info{ID: id, Name: src.Name, Size: total, Blake3: got, Made: time.Now().UTC()}
-	if err := s.publishTree(ctx, m, store.TreeListing(&sum)); err != nil {
+	if err := s.publishTree(ctx, m, store.TreeListing(&sum), path.Base(note)); err != nil {
 		return nil, err
 	}
 	s.client.DeleteObject(ctx, &awss3.DeleteObjectInput{Bucket: &s.Bucket, Key: aws.String(s.infoKey(id))})
@@ -231,7 +235,7 @@ func (s *Store) startTree(ctx context.Context, note, noteTag, name string, size 
 	if err != nil {
 		return "", nil, err
 	}
-	pi := &partialInfo{Name: name, Size: size, Made: nowString(), Blake3: want, Kind: store.KindFolder}
+	pi := &partialInfo{Name: name, Size: size, Made: nowString(), Blake3: want, Kind: store.KindFolder, Note: path.Base(note)}
 	if err := s.putJSON(ctx, s.infoKey(id), pi, true); err != nil {
 		return "", nil, s.wrap(manifest.UploadUnreadable, name, err)
 	}
@@ -406,10 +410,10 @@ func (s *Store) dropTreeMultiparts(ctx context.Context, id string) error {
 	return err
 }
 
-// publishTree writes the metadata, then the listing create-only: the folder upload is finished
-// from that write on. A listing there already (another run of the same folder finished first)
-// must be this tree's.
-func (s *Store) publishTree(ctx context.Context, m *treeMeta, listing []byte) error {
+// publishTree writes the metadata, then the listing create-only (note: the hex of the source
+// note's key, in its metadata): the folder upload is finished from that write on. A listing there
+// already (another run of the same folder finished first) must be this tree's.
+func (s *Store) publishTree(ctx context.Context, m *treeMeta, listing []byte, note string) error {
 	b, _ := json.Marshal(m)
 	if _, err := s.client.PutObject(ctx, &awss3.PutObjectInput{Bucket: &s.Bucket, Key: aws.String(s.treeMetaKey(m.ID)),
 		Body: bytes.NewReader(append(b, '\n'))}); err != nil {
@@ -417,7 +421,7 @@ func (s *Store) publishTree(ctx context.Context, m *treeMeta, listing []byte) er
 	}
 	_, err := s.client.PutObject(ctx, &awss3.PutObjectInput{Bucket: &s.Bucket, Key: aws.String(s.treeKey(m.ID)),
 		Body: bytes.NewReader(listing), IfNoneMatch: aws.String("*"),
-		Metadata: map[string]string{"blake3": m.Blake3, "name": m.Name, "size": strconv.FormatInt(m.Size, 10), "files": strconv.Itoa(m.Files)}})
+		Metadata: map[string]string{"blake3": m.Blake3, "name": m.Name, "size": strconv.FormatInt(m.Size, 10), "files": strconv.Itoa(m.Files), "note": note}})
 	if err != nil && !conflict(err) {
 		return s.wrap(manifest.UploadUnreadable, "upload "+m.ID, err)
 	}
@@ -436,6 +440,7 @@ type treeHead struct {
 	files  int
 	blake3 string
 	made   time.Time
+	note   string // the hex of its source note's key; "" for a listing written before it was kept
 }
 
 // headTree reads the listing object's metadata: nil (and no error) when the upload has none.
@@ -456,7 +461,7 @@ func (s *Store) headTree(ctx context.Context, id string) (*treeHead, error) {
 	if _, err := store.CheckHex(md["blake3"]); err != nil || md["blake3"] == "" {
 		return nil, manifest.Errorf(manifest.UploadUnreadable, "upload %s: %s carries no BLAKE3 in its metadata", id, s.treeKey(id))
 	}
-	return &treeHead{name: md["name"], size: size, files: files, blake3: md["blake3"], made: aws.ToTime(out.LastModified).UTC()}, nil
+	return &treeHead{name: md["name"], size: size, files: files, blake3: md["blake3"], made: aws.ToTime(out.LastModified).UTC(), note: md["note"]}, nil
 }
 
 // treeInfoOf is a finished folder upload's Info from its listing's metadata.
@@ -736,8 +741,9 @@ func (t *treeSeen) note(name string, o types.Object) bool {
 }
 
 // dropTreeObjects removes the objects of the unfinished folder upload id: everything under
-// P/<id>/, its marker included. A folder upload finished meanwhile (its listing there) is left.
-func (s *Store) dropTreeObjects(ctx context.Context, id string) error {
+// P/<id>/, its marker included. A folder upload finished meanwhile (its listing there) is left,
+// and reported finished.
+func (s *Store) dropTreeObjects(ctx context.Context, id string) (bool, error) {
 	var keys []string
 	finished := false
 	if err := s.listObjects(ctx, s.key(id)+"/", func(o types.Object) error {
@@ -746,20 +752,29 @@ func (s *Store) dropTreeObjects(ctx context.Context, id string) error {
 		keys = append(keys, k)
 		return nil
 	}); err != nil {
-		return s.wrap(manifest.UploadUnreadable, "upload "+id, err)
+		return false, s.wrap(manifest.UploadUnreadable, "upload "+id, err)
 	}
 	if finished {
-		return nil
+		return true, nil
 	}
 	if err := s.deleteKeys(ctx, keys); err != nil {
-		return err
+		return false, err
 	}
-	return s.dropTreeMultiparts(ctx, id)
+	return false, s.dropTreeMultiparts(ctx, id)
 }
 
-// dropTree removes the finished folder upload id whose marker is a tombstone: its listing first
-// (from then on it is not finished), then its files and metadata, then the marker.
+// dropTree removes the finished folder upload id whose marker is a tombstone: its source note
+// when it names id (first: a run of the same folder from now on starts a new upload rather than
+// name this one), its listing (from then on it is not finished), then its files and metadata,
+// then the marker.
 func (s *Store) dropTree(ctx context.Context, id string) error {
+	th, err := s.headTree(ctx, id)
+	if err != nil {
+		return err
+	}
+	if th != nil {
+		s.dropNote(ctx, th.note, id)
+	}
 	if err := s.deleteKeys(ctx, []string{s.treeKey(id)}); err != nil {
 		return err
 	}
@@ -779,6 +794,24 @@ func (s *Store) dropTree(ctx context.Context, id string) error {
 		return err
 	}
 	return s.deleteKeys(ctx, []string{s.usedKey(id)})
+}
+
+// dropNote removes the source note whose key's hex is note when it names the upload id, with
+// If-Match the ETag read, so that a note another run wrote since for another upload stays; never
+// a note naming another id. It is tidying, not a removal anyone relies on: a note left (a server
+// that refuses the condition, a sweep killed first) names an upload that is no more, which the
+// next upload of that folder finds and writes over.
+func (s *Store) dropNote(ctx context.Context, note, id string) {
+	if h, err := store.CheckHex(note); err != nil || h == "" || h != note {
+		return
+	}
+	key := s.key(internalDir, "source", note)
+	b, etag, _, err := s.getObject(ctx, key)
+	var n sourceNote
+	if err != nil || json.Unmarshal(b, &n) != nil || n.ID != id || etag == "" {
+		return
+	}
+	s.client.DeleteObject(ctx, &awss3.DeleteObjectInput{Bucket: &s.Bucket, Key: &key, IfMatch: &etag})
 }
 
 // treeLeftover is the entry of the objects of a folder upload under P/<id>/ that has no info:

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -399,5 +400,166 @@ func TestTreeLargeFileInParts(t *testing.T) {
 	}
 	if mps, err := s.multiparts(bg, s.root()); err != nil || len(mps) != 0 {
 		t.Fatalf("multipart uploads left after the sweep: %+v (%v)", mps, err)
+	}
+}
+
+// sourceNotes is every source note under the store: its key -> the id it names.
+func sourceNotes(t *testing.T, s *Store) map[string]string {
+	t.Helper()
+	notes := map[string]string{}
+	bg := context.Background()
+	err := s.listObjects(bg, s.key(internalDir, "source")+"/", func(o types.Object) error {
+		notes[aws.ToString(o.Key)] = s.noteID(bg, aws.ToString(o.Key))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return notes
+}
+
+// sweepIDs runs a sweep that removes the uploads ids of the store's listing.
+func sweepIDs(t *testing.T, s *Store, ids ...string) {
+	t.Helper()
+	bg := context.Background()
+	l, err := s.List(bg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sw, err := s.Sweep(bg, 0, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sw.Close()
+	removed := 0
+	err = sw.Remove(bg, l.Entries, func(e store.Entry) bool { return slices.Contains(ids, e.ID) }, func(e store.Entry, o store.Outcome, err error) error {
+		if o == store.Removed {
+			removed++
+		}
+		return err
+	})
+	if err != nil || removed != len(ids) {
+		t.Fatalf("sweep of %v: %d removed, %v", ids, removed, err)
+	}
+}
+
+// TestTreeSweepDropsNote: the sweep that removes a folder upload removes its source note when
+// the note names that upload, finished or not, and never a note naming another upload (here one
+// another run pointed at another upload since).
+func TestTreeSweepDropsNote(t *testing.T) {
+	srv := s3test.Start(t)
+	s := newStore(t, srv)
+	bg := context.Background()
+	up := func(rec *manifest.Record) string {
+		t.Helper()
+		if err := s.UploadRecord(bg, rec, UploadOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		return rec.Upload.ID
+	}
+	a := up(folderRec(t, "proj", map[string]string{"a/1": "one", "b/2": "two"}))
+	b := up(folderRec(t, "other", map[string]string{"x": "ex"}))
+	cRec := folderRec(t, "third", map[string]string{"y": "why"})
+	c := up(cRec)
+	notes := sourceNotes(t, s)
+	if len(notes) != 3 {
+		t.Fatalf("notes after three folder uploads: %v", notes)
+	}
+	var noteC string
+	for k, id := range notes {
+		if id == c {
+			noteC = k
+		}
+	}
+	// The note of c now names b (as a run of that folder would have written over a dead one).
+	if _, err := s.client.PutObject(bg, &awss3.PutObjectInput{Bucket: &s.Bucket, Key: &noteC, Body: strings.NewReader(`{"id":"` + b + `"}`)}); err != nil {
+		t.Fatal(err)
+	}
+	sweepIDs(t, s, a, c)
+	notes = sourceNotes(t, s)
+	if len(notes) != 2 || notes[noteC] != b {
+		t.Fatalf("notes after the sweep of %s and %s: %v; want b's own and the one renamed to b", a, c, notes)
+	}
+	for k, id := range notes {
+		if id == a {
+			t.Errorf("note %s of the swept upload %s left", k, a)
+		}
+	}
+
+	// An unfinished folder upload (interrupted) swept: its note goes too.
+	files := map[string]string{}
+	for i := range 20 {
+		files[string(rune('a'+i%3))+"/"+strings.Repeat("f", i+1)] = strings.Repeat("x", i+1)
+	}
+	ctx, cancel := context.WithCancel(bg)
+	n := 0
+	err := s.UploadRecord(ctx, folderRec(t, "half", files), UploadOptions{Progress: func(int64) {
+		if n++; n == 5 {
+			cancel()
+		}
+	}})
+	cancel()
+	if err == nil {
+		t.Fatal("the interrupted upload finished")
+	}
+	var half string
+	for _, id := range sourceNotes(t, s) {
+		if id != b {
+			half = id
+		}
+	}
+	if pi, err := s.readInfo(bg, half); err != nil || pi.Kind != store.KindFolder || pi.Note == "" {
+		t.Fatalf("the interrupted upload's info: %+v, %v", pi, err)
+	}
+	sweepIDs(t, s, half)
+	if notes := sourceNotes(t, s); len(notes) != 2 || notes[noteC] != b {
+		t.Fatalf("notes after the sweep of the unfinished %s: %v", half, notes)
+	}
+}
+
+// TestTreeStaleNote: a source note naming an upload that is no more (a sweep from before notes
+// were removed, or one killed before it got to it) does not stop the next upload of that folder:
+// a new upload, finished and whole, and the note names it. The same when the upload's files are
+// still there without their listing (a sweep killed half way).
+func TestTreeStaleNote(t *testing.T) {
+	srv := s3test.Start(t)
+	s := newStore(t, srv)
+	bg := context.Background()
+	rec := folderRec(t, "proj", map[string]string{"a/1": "one", "b/2": "two"})
+	for _, leave := range []string{"nothing", "the files"} {
+		r := &manifest.Record{Path: rec.Path, Kind: rec.Kind, Blake3: rec.Blake3}
+		if err := s.UploadRecord(bg, r, UploadOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		old := r.Upload.ID
+		var keys []string
+		s.listObjects(bg, s.key(old)+"/", func(o types.Object) error {
+			if k := aws.ToString(o.Key); leave == "nothing" || k == s.treeKey(old) || k == s.treeMetaKey(old) {
+				keys = append(keys, k)
+			}
+			return nil
+		})
+		if err := s.deleteKeys(bg, keys); err != nil {
+			t.Fatal(err)
+		}
+		if notes := sourceNotes(t, s); len(notes) != 1 {
+			t.Fatalf("%s left: notes %v, want the stale one", leave, notes)
+		}
+		r = &manifest.Record{Path: rec.Path, Kind: rec.Kind, Blake3: rec.Blake3}
+		if err := s.UploadRecord(bg, r, UploadOptions{}); err != nil {
+			t.Fatalf("%s left: upload again over a stale note: %v", leave, err)
+		}
+		if r.Upload.ID == old {
+			t.Fatalf("%s left: named the removed upload %s again", leave, old)
+		}
+		if _, err := s.VerifyTree(bg, r.Upload.ID, nil); err != nil {
+			t.Fatalf("%s left: %v", leave, err)
+		}
+		for k, id := range sourceNotes(t, s) {
+			if id != r.Upload.ID {
+				t.Fatalf("%s left: note %s names %s, want the new upload %s", leave, k, id, r.Upload.ID)
+			}
+		}
+		sweepIDs(t, s, r.Upload.ID)
 	}
 }
