@@ -49,6 +49,15 @@ func TestUploadEachKillResume(t *testing.T) {
 	if parts := partialNames(t, store); len(parts) != 1 {
 		t.Fatalf("partials after the kill: %v, want the staging partial", parts)
 	}
+	// ls lists the finished uploads, each finished, and not the dead staging partial: it is
+	// no upload.
+	lsOut, err := exec.Command(bin, "ls", "--store", store).Output()
+	if err != nil {
+		t.Fatalf("ls after the kill: %v", err)
+	}
+	if got := bytes.Count(lsOut, []byte(`"finished":true`)); got != finished || bytes.Count(lsOut, []byte("\n")) != finished {
+		t.Fatalf("ls after the kill lists %d finished of %d lines, want %d:\n%s", got, bytes.Count(lsOut, []byte("\n")), finished, lsOut)
+	}
 
 	again := exec.Command(bin, "upload", "--progress", "never", "--each", "--store", store, src)
 	out, err := again.Output()

@@ -212,3 +212,28 @@ func TestPruneIndex(t *testing.T) {
 		t.Fatalf("a removed upload: %v", err)
 	}
 }
+
+// A batch's staging partial is listed (a sweep removes what a killed run left) as a batch, and
+// is not counted against the store's limits: what it builds is counted upload by upload.
+func TestStagingNotCounted(t *testing.T) {
+	s := newStore(t)
+	commitSmall(t, s, 2, 1)
+	b := s.NewBatch()
+	st, err := b.staging()
+	must(t, err)
+	l, err := s.List()
+	must(t, err)
+	var batches []store.Entry
+	for _, e := range l.Entries {
+		if e.Batch {
+			batches = append(batches, e)
+		}
+	}
+	if len(batches) != 1 || batches[0].ID != st.id || batches[0].Finished || !batches[0].Busy {
+		t.Fatalf("batches listed %+v, want the held staging partial %s", batches, st.id)
+	}
+	if u := store.UsageOf(l); u.Files != 2 {
+		t.Fatalf("usage %+v, want the 2 uploads only", u)
+	}
+	b.dropStaging()
+}
