@@ -1,7 +1,6 @@
 package acp
 
 import (
-	"crypto/rand"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -210,10 +209,10 @@ func mkdirIn(root *os.Root, rel string) error {
 	return nil
 }
 
-// copyTreeFile writes the upload's file f to rel under root through a temporary file, checked
-// against its listed size and BLAKE3.
+// copyTreeFile writes the upload's file f to rel under root through a temporary file (in the
+// upload's folder, beside the tree: tmpIn), checked against its listed size and BLAKE3.
 func copyTreeFile(root *os.Root, r *ref, f store.TreeFile, rel string) error {
-	tmp := filepath.Join(filepath.Dir(rel), ".attachctl-"+rand.Text()+".tmp")
+	tmp := tmpIn(r.id)
 	out, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, workFileMode)
 	if err != nil {
 		return manifest.Errorf(manifest.UploadUnreadable, "upload %s: work copy %s: %v", r.id, rel, err)

@@ -7,8 +7,10 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/zeebo/blake3"
@@ -174,4 +176,77 @@ func TestResolveFolderWorkdirCatchesChangedFile(t *testing.T) {
 			t.Errorf("%s in the copy is not the file's bytes", rel)
 		}
 	}
+}
+
+// A folder's files are written through temp files in the upload's folder of the work folder,
+// beside the tree, never inside it (where the agent reads), named by this process so that the
+// next resolve removes those a killed run left (as for a file's copy); a killed run's temp there
+// is removed by the next copy of the folder.
+func TestCopyFolderTempsBesideTree(t *testing.T) {
+	s := testStore(t)
+	files := map[string][]byte{"a.txt": []byte("one"), "d/b.txt": []byte("two"), "d/e/c.txt": []byte("three")}
+	rec := rsFolder(t, s, "proj", files)
+	in, err := Prompt([]*manifest.Record{rec}, PromptOptions{Session: "s", Text: "look", HasText: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	work := filepath.Join(t.TempDir(), "work")
+	dir := filepath.Join(work, rec.Upload.ID)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^$") // a process that ran and is gone
+	if err := cmd.Run(); err != nil {
+		t.Fatal(err)
+	}
+	dead := filepath.Join(dir, fmt.Sprintf("%s%d-abc.tmp", tmpPrefix, cmd.Process.Pid))
+	if err := os.WriteFile(dead, []byte("half"), 0o400); err != nil {
+		t.Fatal(err)
+	}
+	// Each file's temp is there while its bytes are read from the store: look then.
+	u := rsLocal(s)
+	var mu sync.Mutex
+	var seen []string
+	if _, err := Resolve(in, openSpy{u, func() {
+		mu.Lock()
+		defer mu.Unlock()
+		filepath.WalkDir(work, func(p string, d fs.DirEntry, err error) error {
+			if err == nil && strings.HasPrefix(d.Name(), fmt.Sprintf("%s%d-", tmpPrefix, os.Getpid())) {
+				seen = append(seen, p)
+			}
+			return err
+		})
+	}}, Options{Workdir: work}); err != nil {
+		t.Fatal(err)
+	}
+	if len(seen) == 0 {
+		t.Fatal("no temp file seen while the files were read")
+	}
+	for _, p := range seen {
+		if filepath.Dir(p) != dir {
+			t.Errorf("temp %s is not in %s", p, dir)
+		}
+	}
+	if _, err := os.Lstat(dead); !os.IsNotExist(err) {
+		t.Fatalf("the killed run's temp is still there: %v", err)
+	}
+	got := copyTree(t, work)
+	if len(got) != len(files) {
+		t.Fatalf("copy: %d files, want %d", len(got), len(files))
+	}
+}
+
+// openSpy is a store whose folder files' opens call spy first.
+type openSpy struct {
+	Uploads
+	spy func()
+}
+
+func (o openSpy) OpenFolder(id, name string) (*Folder, error) {
+	f, err := o.Uploads.(FolderUploads).OpenFolder(id, name)
+	if f != nil {
+		open := f.Open
+		f.Open = func(rel string) (io.ReadCloser, error) { o.spy(); return open(rel) }
+	}
+	return f, err
 }

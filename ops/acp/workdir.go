@@ -39,6 +39,13 @@ func copyPath(dir, id, name string) string { return filepath.Join(dir, id, name)
 // writer's process id follows, so that a later run can tell a dead run's leftover.
 const tmpPrefix = ".attachctl-"
 
+// tmpIn is a new name for a copy being written, in the upload's folder id of the work folder:
+// named by this process, so that cleanTemps removes it once the process is gone (killed), and
+// never inside a folder upload's tree, where the agent reads.
+func tmpIn(id string) string {
+	return filepath.Join(id, fmt.Sprintf("%s%d-%s.tmp", tmpPrefix, os.Getpid(), rand.Text()))
+}
+
 // checkWork looks at the work folder's copies before anything is planned or marked: it sets
 // each reference's copy state, and refuses a work folder that is not ours.
 func checkWork(dir string, refs []*ref) error {
@@ -197,7 +204,7 @@ func copyOne(root *os.Root, u Uploads, r *ref) error {
 		return err
 	}
 	rel := filepath.Join(r.id, r.name)
-	tmp := filepath.Join(r.id, fmt.Sprintf("%s%d-%s.tmp", tmpPrefix, os.Getpid(), rand.Text()))
+	tmp := tmpIn(r.id)
 	out, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, workFileMode)
 	if err != nil {
 		return fail(err)
