@@ -23,7 +23,7 @@ func (u *Uploader) uploadTree(ctx context.Context, rec *manifest.Record) error {
 	if !ok {
 		return manifest.Errorf(manifest.UploadInvalid, "%s: a folder; store %s does not keep folder uploads (give --each for one upload per file)", rec.Path, u.b.Location())
 	}
-	abs, err := filepath.Abs(rec.Path)
+	abs, err := absPath(rec.Path)
 	if err != nil {
 		return manifest.Errorf(manifest.FileUnreadable, "%s: %v", rec.Path, err)
 	}

@@ -46,8 +46,9 @@ const batchPartialName = "batch"
 func small(size, chunk int64) bool { return size <= chunk }
 
 // streamSmall uploads the small source src into the batch b: read and hashed in one pass,
-// checked against src.Blake3, deduplicated like Stream, and built in b's staging partial.
-func (s *Store) streamSmall(ctx context.Context, b *Batch, src store.Source, f store.SourceFile, opts store.StreamOptions, progress func(int64)) (*Meta, error) {
+// checked against src.Blake3, deduplicated like Stream, and built in b's staging partial. none:
+// Stream found no finished upload of this name and size just now.
+func (s *Store) streamSmall(ctx context.Context, b *Batch, src store.Source, f store.SourceFile, opts store.StreamOptions, progress func(int64), none bool) (*Meta, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -82,8 +83,9 @@ func (s *Store) streamSmall(ctx context.Context, b *Batch, src store.Source, f s
 		progress(src.Size)
 		return &Meta{ID: id, Name: src.Name, Size: src.Size, Blake3: sum}, nil
 	}
-	// Stream looked for a finished upload already when it knew the BLAKE3.
-	if src.Blake3 == "" {
+	// Stream looked for a finished upload already when it knew the BLAKE3, or found none of this
+	// name and size.
+	if src.Blake3 == "" && !none {
 		if id := s.finished(sum, src.Name); id != "" && s.reuse(id) {
 			return done(id)
 		}

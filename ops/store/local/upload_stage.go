@@ -64,7 +64,9 @@ func (s *Store) Stream(ctx context.Context, src store.Source, f store.SourceFile
 	// Without a BLAKE3 (sniff --no-hash, or `upload FILE`), a source whose name and size are
 	// those of a finished upload is hashed first, in one read: when it is that upload, nothing is
 	// copied. Otherwise the copy below reads it again.
-	if want == "" && s.mayHave(name, size) {
+	// none: no finished upload has this name and size (just looked), so none has these bytes.
+	none := want == "" && !s.mayHave(name, size)
+	if want == "" && !none {
 		sum, err := hashWhole(ctx, f, size, chunk, opts.Observe)
 		if err != nil {
 			return nil, err
@@ -93,7 +95,7 @@ func (s *Store) Stream(ctx context.Context, src store.Source, f store.SourceFile
 		}
 	}
 	if batch != nil && small(size, chunk) {
-		return s.streamSmall(ctx, batch, src, f, opts, progress)
+		return s.streamSmall(ctx, batch, src, f, opts, progress, none)
 	}
 	p, err := s.stagePartial(abs, name, size, want)
 	if err != nil {
