@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"text/tabwriter"
 	"time"
 
@@ -58,6 +59,8 @@ func lsCmd(c *cli.Context) error {
 	for _, sk := range list.Skipped {
 		summary(c, "ls: skipped %s: %s", manifest.Quote(sk.Path), sk.Why)
 	}
+	// A batch's staging area is no upload: what it builds is listed once committed.
+	list.Entries = slices.DeleteFunc(list.Entries, func(e store.Entry) bool { return e.Batch })
 	if format == "text" {
 		err = lsTable(c, b, list.Entries)
 	} else {

@@ -248,14 +248,24 @@ type loop struct {
 
 // flight counts a loop's records in flight: taken from the input and not yet handed on.
 type flight struct {
-	taken, emitted atomic.Int64
-	ended          atomic.Bool
-	wake           func() // called when the input ends
+	taken, worked, emitted atomic.Int64
+	ended                  atomic.Bool
+	wake                   func() // called when the input ends, and when a record's work ends
 }
 
 func (f *flight) took() {
 	if f != nil {
 		f.taken.Add(1)
+	}
+}
+
+// done counts a record whose work ended (uploaded, or failed before).
+func (f *flight) done() {
+	if f != nil {
+		f.worked.Add(1)
+		if f.wake != nil {
+			f.wake()
+		}
 	}
 }
 
@@ -271,10 +281,12 @@ func (f *flight) end() {
 	}
 }
 
-// more reports whether the loop may still take records: its input has not ended and fewer than
-// window are in flight.
+// more reports whether more records may still reach the stage's work: one taken is still being
+// worked on (sniffed, say, and not yet uploaded), or the input has not ended and fewer than window
+// are in flight.
 func (f *flight) more(window int) bool {
-	return !f.ended.Load() && f.taken.Load()-f.emitted.Load() < int64(window)
+	taken := f.taken.Load()
+	return taken > f.worked.Load() || !f.ended.Load() && taken-f.emitted.Load() < int64(window)
 }
 
 // toStdout runs the loop writing the records as a manifest on standard output, and returns exit 1
@@ -327,7 +339,16 @@ func (l loop) run(c *cli.Context) (int, error) {
 	}
 	failed := 0
 	ctx := c.Context
-	err := manifest.OrderedWindow(globalInt(c, "jobs"), l.window,
+	// A worker that hands a record on may wait in settle for its batch to fill: the loop then
+	// has one worker more than --jobs, and at most --jobs of them work on records at once, so
+	// that the others go on while one waits (with --jobs 1 the batch would otherwise hold one
+	// upload, and one worker would do all the work while another waits).
+	jobs, gate := globalInt(c, "jobs"), chan struct{}(nil)
+	if l.settle != nil {
+		gate = make(chan struct{}, max(jobs, 1))
+		jobs = max(jobs, 1) + 1
+	}
+	err := manifest.OrderedWindow(jobs, l.window,
 		func() (*manifest.Record, bool, error) {
 			if ctx.Err() != nil {
 				l.flight.end()
@@ -343,13 +364,21 @@ func (l loop) run(c *cli.Context) (int, error) {
 		},
 		func(rec *manifest.Record) *manifest.Record {
 			if !rec.Failed() {
-				if err := do(rec); err != nil && !rec.Failed() {
+				if gate != nil {
+					gate <- struct{}{}
+				}
+				err := do(rec)
+				if gate != nil {
+					<-gate
+				}
+				if err != nil && !rec.Failed() {
 					rec.Fail(l.stage, err, manifest.FileUnreadable)
 				}
 				if rec.Failed() && !l.reported {
 					report(c, rec.Error)
 				}
 			}
+			l.flight.done()
 			return rec
 		},
 		func(rec *manifest.Record) error {

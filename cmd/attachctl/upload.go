@@ -189,7 +189,7 @@ func newUploader(c *cli.Context, b store.Backend, chunk int, progress func(int64
 	}
 	walk.Skipped = nil // the walk that found a folder told what it skips
 	opts := stage.Options{Jobs: globalInt(c, "jobs"), Progress: progress, Batch: batch, Walk: walk}
-	if fl != nil && opts.Jobs > 1 { // a worker besides the one handing records on
+	if fl != nil { // the loop keeps a worker besides the one handing records on (loop.settle)
 		opts.More = func() bool { return fl.more(uploadWindow) }
 	}
 	if forPerson(c) {

@@ -5,6 +5,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -14,6 +15,8 @@ import (
 	"testing"
 
 	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/ops/store"
+	"github.com/zeebo/blake3"
 )
 
 // `upload --each` of many small files killed with SIGKILL once most bytes are written (some
@@ -45,6 +48,15 @@ func TestUploadEachKillResume(t *testing.T) {
 	}
 	if parts := partialNames(t, store); len(parts) != 1 {
 		t.Fatalf("partials after the kill: %v, want the staging partial", parts)
+	}
+	// ls lists the finished uploads, each finished, and not the dead staging partial: it is
+	// no upload.
+	lsOut, err := exec.Command(bin, "ls", "--store", store).Output()
+	if err != nil {
+		t.Fatalf("ls after the kill: %v", err)
+	}
+	if got := bytes.Count(lsOut, []byte(`"finished":true`)); got != finished || bytes.Count(lsOut, []byte("\n")) != finished {
+		t.Fatalf("ls after the kill lists %d finished of %d lines, want %d:\n%s", got, bytes.Count(lsOut, []byte("\n")), finished, lsOut)
 	}
 
 	again := exec.Command(bin, "upload", "--progress", "never", "--each", "--store", store, src)
@@ -87,6 +99,7 @@ func finishedUploads(t *testing.T, store string, contents map[string][]byte) int
 	if err != nil {
 		t.Fatal(err)
 	}
+	metas := batchMetas(t, store)
 	n := 0
 	for _, e := range ents {
 		if strings.HasPrefix(e.Name(), ".") {
@@ -110,12 +123,43 @@ func finishedUploads(t *testing.T, store string, contents map[string][]byte) int
 		if err != nil || !bytes.Equal(got, contents[names[0]]) {
 			t.Fatalf("upload %s: %s is not whole (%v)", e.Name(), names[0], err)
 		}
-		if _, err := os.Stat(filepath.Join(store, e.Name(), ".upload.json")); err != nil {
-			t.Fatalf("upload %s without its metadata: %v", e.Name(), err)
+		// Its metadata was placed before it was: the commit's file of .attachctl/meta names it,
+		// with its name, size and BLAKE3.
+		m, ok := metas[e.Name()]
+		if !ok {
+			t.Fatalf("upload %s without its metadata in %s", e.Name(), filepath.Join(store, ".attachctl", "meta"))
+		}
+		if sum := blake3.Sum256(got); m.Name != names[0] || m.Size != int64(len(got)) || m.Blake3 != hex.EncodeToString(sum[:]) {
+			t.Fatalf("upload %s: metadata %+v, not its file's", e.Name(), m)
 		}
 		n++
 	}
 	return n
+}
+
+// batchMetas reads the metadata files of small uploads (STORE/.attachctl/meta/*, a line of JSON
+// an upload) by upload id; an id named twice fails the test.
+func batchMetas(t *testing.T, dir string) map[string]store.Info {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join(dir, ".attachctl", "meta", "*"))
+	metas := map[string]store.Info{}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range bytes.Split(bytes.TrimSpace(b), []byte("\n")) {
+			var m store.Info
+			if err := json.Unmarshal(line, &m); err != nil {
+				t.Fatalf("%s: %q: %v", f, line, err)
+			}
+			if _, twice := metas[m.ID]; twice {
+				t.Fatalf("%s: upload %s named twice", f, m.ID)
+			}
+			metas[m.ID] = m
+		}
+	}
+	return metas
 }
 
 // partialNames lists STORE/.attachctl/partial.

@@ -27,9 +27,14 @@ func (u *Uploader) uploadTree(ctx context.Context, rec *manifest.Record) error {
 	if err != nil {
 		return manifest.Errorf(manifest.FileUnreadable, "%s: %v", rec.Path, err)
 	}
-	files, err := sniff.Tree(abs, u.opts.Walk)
-	if err != nil {
-		return err
+	// The sniff of this run walked it already (the record's Listing); a record read from a
+	// manifest is walked here.
+	files, walked := rec.Listing.([]sniff.TreeFile)
+	rec.Listing = nil
+	if !walked {
+		if files, err = sniff.Tree(abs, u.opts.Walk); err != nil {
+			return err
+		}
 	}
 	name := rec.Name
 	if name == "" {
@@ -44,7 +49,7 @@ func (u *Uploader) uploadTree(ctx context.Context, rec *manifest.Record) error {
 	}
 	src := store.TreeSource{Path: abs, Name: name, Blake3: want, Files: make([]store.TreeFile, len(files))}
 	for i, f := range files {
-		src.Files[i] = store.TreeFile{Rel: f.Rel, Path: f.Path, Size: f.Size}
+		src.Files[i] = store.TreeFile{Rel: f.Rel, Path: filepath.Join(abs, filepath.FromSlash(f.Rel)), Size: f.Size}
 	}
 	src.Open = OpenTreeFile
 	ti, err := t.UploadTree(ctx, src, store.TreeOptions{Progress: u.opts.Progress})

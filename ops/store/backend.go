@@ -148,6 +148,11 @@ type Entry struct {
 	LastUsed time.Time
 	// Busy: an unfinished upload that a process is writing now.
 	Busy bool
+	// Batch: not an upload but a batch's staging area (the local store's, for many small
+	// uploads at once): unfinished, listed so that a sweep removes what a killed run left, and
+	// neither shown by ls nor counted against the store's limits (what it builds is counted as
+	// each upload is admitted).
+	Batch bool
 }
 
 // Skip is something in the store that is not an upload the store recognises, left in place.

@@ -51,6 +51,9 @@ type Usage struct {
 func UsageOf(l *Listing) Usage {
 	var u Usage
 	for _, e := range l.Entries {
+		if e.Batch {
+			continue
+		}
 		u.Files++
 		u.Bytes += e.Size
 	}

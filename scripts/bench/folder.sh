@@ -4,6 +4,7 @@
 #
 #   attachctl upload DIR          vs  cp -r DIR COPY && sync     goal: ratio <= 2.0
 #   attachctl upload --each DIR   vs  cp -r DIR COPY && sync     goal: ratio <= 2.0
+#   scripts/bench/eachfloor       vs  cp -r DIR COPY && sync     the floor of --each's layout
 # each after rm -rf of the last run's output and after mv of it aside, wall and CPU time.
 #   attachctl prepare --resolve DIR (fresh store)                goal: < 1 s
 #   attachctl prepare DIR: the prompt's bytes (not seconds)      goal: < 1 KB
@@ -56,6 +57,10 @@ folder_bench() {
 	rm -rf "$dir"
 	mkdir -p "$dir"
 	small_tree "$dir/src" || return 1
+	# The floor under --each: only the system calls its layout needs (a folder and a file an
+	# upload, renamed into place after one syncfs), no hashing, no checks, no metadata.
+	local floor=$WORK/eachfloor
+	(cd "$REPO" && go build -o "$floor" ./scripts/bench/eachfloor) || return 1
 	local by_hand="cp -r '$dir/src' '$dir/copy' && sync"
 	local prep="rm -rf '$dir/store' '$dir/copy'; sync"
 	# Two ways to start each run. After mv of the last run's output aside (nothing freed lately;
@@ -74,6 +79,8 @@ folder_bench() {
 		read -r t theirs c w < <(PREP=$p folder_pair "'$ATTACHCTL' upload --quiet --each --store '$dir/store' '$dir/src'" "$by_hand")
 		row "upload 3,000 small files (13 MB), --each, $how" "$t" "$theirs" "<= 2.0"
 		row "  its CPU (user+sys), $how" "$c" "$w" ""
+		read -r t theirs c w < <(PREP=$p folder_pair "'$floor' '$dir/src' '$dir/store'" "$by_hand")
+		row "  the layout's floor for --each (scripts/bench/eachfloor), $how" "$t" "$theirs" ""
 	done
 	rm -rf "$dir/old"
 	read -r t c < <(PREP="rm -rf '$dir/store'; sync" folder_pair "'$ATTACHCTL' prepare --quiet --store '$dir/store' --resolve --text review '$dir/src'")

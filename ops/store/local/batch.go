@@ -308,9 +308,34 @@ func commit(outs []*out) []error {
 			}
 		}
 	}
+	// The metadata of the uploads built in the staging partial: one file for the commit, made
+	// durable with them and placed before any of them is (metaindex.go).
+	var staged []int
+	var ms []*Meta
+	for i, o := range outs {
+		if o.p == nil && errs[i] == nil {
+			staged, ms = append(staged, i), append(ms, o.m)
+		}
+	}
+	var metaName string
+	if len(staged) > 0 {
+		metaName = metaFileName(outs[staged[0]].stage.id, s.meta.seq.Add(1))
+		if err := stageIndex(outs[staged[0]].stage, metaName, ms); err != nil {
+			for _, i := range staged {
+				errs[i] = err
+			}
+			metaName = ""
+		}
+	}
 	if err := commitSync(storefd); err != nil {
 		for i := range errs {
 			errs[i] = storeErr(s.Dir, err)
+		}
+	} else if metaName != "" {
+		if err := s.publishIndex(outs[staged[0]].stage, metaName); err != nil {
+			for _, i := range staged {
+				errs[i] = err
+			}
 		}
 	}
 	for i, o := range outs {

@@ -10,13 +10,14 @@ package local
 //	  data                          0600  empty; held locked while the batch runs (a sweep leaves
 //	                                      a held partial alone)
 //	  info.json                     0600  name "batch", created, batch: true
-//	  <id>/                         0700  a finished upload being built: <name> 0400 and
-//	                                      .upload.json 0400, renamed whole to STORE/<id> by the
-//	                                      commit once its files are durable
+//	  <id>/                         0700  a finished upload being built: <name> 0400, renamed
+//	                                      whole to STORE/<id> by the commit once it is durable
+//	  <bid>.<n>                     0400  commit n's metadata, renamed to STORE/.attachctl/meta
+//	                                      before any of its uploads is placed (metaindex.go)
 //
-// A file upload built this way costs three new inodes (its folder, its bytes, its metadata) and
-// no removal, where a partial of its own costs five and two removals; on a file system where
-// each new inode is dear (ext4 scans the inodes freed lately on every create) that is most of
+// A file upload built this way costs two new inodes (its folder and its bytes) and no removal,
+// where a partial of its own costs five and two removals; on a file system where each new inode
+// is dear (ext4 without a journal scans the inodes freed lately on every create) that is most of
 // the run. The rule of publish is the same: nothing is renamed into place before its bytes,
 // metadata and folder are durable (one commit for the batch), so a crash leaves finished uploads
 // or the staging partial, never a half-written upload. Such a file is not resumed byte by byte:
@@ -27,9 +28,9 @@ package local
 import (
 	"context"
 	"encoding/hex"
-	"encoding/json"
 	"io"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/attachctl/attachctl/manifest"
@@ -122,9 +123,11 @@ func (b *Batch) staging() (*partial, error) {
 }
 
 // buildSmall builds the finished folder of upload id (name, its bytes data of BLAKE3 sum) in
-// the staging partial: the folder and both files made new (O_EXCL, no link followed), owner-only
-// and read-only like every finished upload. Where each file is fsynced on its own, the three
-// stay open for the commit; with syncfs they are closed here and no descriptor waits.
+// the staging partial: the folder and the file made new (O_EXCL, no link followed), owner-only
+// and read-only like every finished upload. Its metadata goes in the commit's file of
+// STORE/.attachctl/meta (metaindex.go), not in the folder. Where each file is fsynced on its own,
+// the folder and the file stay open for the commit; with syncfs they are closed here and no
+// descriptor waits.
 func (b *Batch) buildSmall(id, name, sum string, data []byte) (*out, error) {
 	st, err := b.staging()
 	if err != nil {
@@ -132,65 +135,106 @@ func (b *Batch) buildSmall(id, name, sum string, data []byte) (*out, error) {
 	}
 	stfd := int(st.dirf.Fd())
 	path := st.dir + "/" + id
-	dir, err := mkdirAt(stfd, id, path)
+	dirfd, err := mkdirFd(stfd, id, path)
 	if err != nil {
 		return nil, err
 	}
 	m := &Meta{ID: id, Name: name, Size: int64(len(data)), Blake3: sum, Made: time.Now().UTC()}
-	o := &out{s: b.s, id: id, stage: st, dir: dir, m: m}
-	fail := func(err error) (*out, error) {
-		o.release()
+	fd, err := createReadOnlyFd(dirfd, name, path+"/"+name)
+	if err == nil {
+		if err = writeAllFd(fd, data, path+"/"+name); err != nil {
+			unix.Close(fd)
+		}
+	}
+	if err != nil {
+		unix.Close(dirfd)
 		if root, ferr := fsOf(stfd); ferr == nil {
 			removeAt(stfd, id, root)
 		}
 		return nil, err
 	}
-	if o.data, err = writeNewAt(int(dir.Fd()), name, path+"/"+name, data); err != nil {
-		return fail(err)
-	}
-	mb, _ := json.Marshal(m)
-	if o.mf, err = writeNewAt(int(dir.Fd()), MetaName, path+"/"+MetaName, append(mb, '\n')); err != nil {
-		return fail(err)
-	}
-	if !fileSyncEach {
-		o.release() // the commit's syncfs needs no descriptor of these
+	o := &out{s: b.s, id: id, stage: st, m: m}
+	if fileSyncEach {
+		o.dir, o.data = os.NewFile(uintptr(dirfd), path), os.NewFile(uintptr(fd), path+"/"+name)
+	} else { // the commit's syncfs needs no descriptor of these
+		unix.Close(fd)
+		unix.Close(dirfd)
 	}
 	return o, nil
 }
 
-// writeNewAt makes the new read-only file name in the folder dirfd holding b (made O_EXCL, no
-// link followed, 0400 whatever the umask) and returns it open for writing. path is for messages.
-func writeNewAt(dirfd int, name, path string, b []byte) (*os.File, error) {
-	f, err := createReadOnlyAt(dirfd, name, path)
-	if err != nil {
-		return nil, err
-	}
-	fd := int(f.Fd())
+// writeAllFd writes b to fd. path is for messages.
+func writeAllFd(fd int, b []byte, path string) error {
 	for len(b) > 0 {
 		n, err := unix.Write(fd, b)
+		if err == unix.EINTR {
+			continue
+		}
 		if err != nil {
-			f.Close()
-			return nil, storeErr(path, err)
+			return storeErr(path, err)
 		}
 		b = b[n:]
 	}
-	return f, nil
+	return nil
 }
 
 // createReadOnlyAt makes the new file name in the folder dirfd (O_EXCL, no link followed) with
 // mode 0400 whatever the umask, open for writing: the descriptor O_CREAT returns writes whatever
 // the mode it made. path is for messages.
 func createReadOnlyAt(dirfd int, name, path string) (*os.File, error) {
+	fd, err := createReadOnlyFd(dirfd, name, path)
+	if err != nil {
+		return nil, err
+	}
+	return os.NewFile(uintptr(fd), path), nil // owns fd
+}
+
+// createReadOnlyFd is createReadOnlyAt's descriptor, for a file written and closed at once.
+func createReadOnlyFd(dirfd int, name, path string) (int, error) {
 	fd, err := unix.Openat(dirfd, name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, uint32(ReadOnlyMode))
 	if err != nil {
-		return nil, storeErr(path, err)
+		return -1, storeErr(path, err)
 	}
-	f := os.NewFile(uintptr(fd), path) // f owns fd
-	if err := unix.Fchmod(fd, uint32(ReadOnlyMode)); err != nil {
-		f.Close()
-		return nil, storeErr(path, err)
+	if err := fixMode(fd, ReadOnlyMode); err != nil {
+		unix.Close(fd)
+		return -1, storeErr(path, err)
 	}
-	return f, nil
+	return fd, nil
+}
+
+// mkdirFd makes the new folder name in dirfd with mode 0700 whatever the umask, and opens it
+// (no link followed). path is for messages.
+func mkdirFd(dirfd int, name, path string) (int, error) {
+	if err := unix.Mkdirat(dirfd, name, uint32(DirMode)); err != nil {
+		return -1, storeErr(path, err)
+	}
+	fd, err := openDirAt(dirfd, name)
+	if err != nil {
+		return -1, lockErr(path, err)
+	}
+	if err := fixMode(fd, DirMode); err != nil {
+		unix.Close(fd)
+		return -1, storeErr(path, err)
+	}
+	return fd, nil
+}
+
+// umask is the process's file mode creation mask, read once (set to 077 and back: a file another
+// goroutine makes meanwhile gets fewer permission bits, never more).
+var umask = sync.OnceValue(func() uint32 {
+	old := unix.Umask(0o077)
+	unix.Umask(old)
+	return uint32(old)
+})
+
+// fixMode gives the file or folder fd just made with mode the mode the umask took bits of; where
+// the umask takes none of them (a user's usual 022 or 077 takes none of 0700, 0600 or 0400), what
+// was made has its mode already and no call is made.
+func fixMode(fd int, mode os.FileMode) error {
+	if uint32(mode)&umask() == 0 {
+		return nil
+	}
+	return unix.Fchmod(fd, uint32(mode))
 }
 
 // dropDeadBatches removes the staging partials among ids that no process holds: what a run killed

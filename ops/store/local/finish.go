@@ -120,7 +120,7 @@ type out struct {
 	p     *partial // the upload's own partial, or nil
 	stage *partial // the staging partial it was built in, or nil
 	dir   *os.File // the folder built (out/, or the staging partial's <id>/); owns the descriptor
-	mf    *os.File // its .upload.json, open until synced
+	mf    *os.File // its .upload.json, open until synced (nil when staged: metaindex.go)
 	data  *os.File // staged only: its bytes, open until synced (nil where syncfs commits)
 	m     *Meta
 }
@@ -178,7 +178,10 @@ func (o *out) sync() error {
 	if o.p != nil {
 		data = o.p.f
 	}
-	files := []*os.File{data, o.mf, o.dir}
+	files := []*os.File{data, o.dir}
+	if o.mf != nil { // a staged upload's metadata is the commit's file (metaindex.go)
+		files = append(files, o.mf)
+	}
 	errs := make(chan error, len(files))
 	for _, f := range files {
 		go func() { errs <- fileSync(f) }()
@@ -189,8 +192,10 @@ func (o *out) sync() error {
 			serr = err
 		}
 	}
-	o.mf.Close()
-	o.mf = nil
+	if o.mf != nil {
+		o.mf.Close()
+		o.mf = nil
+	}
 	if o.p == nil {
 		o.release()
 	}

@@ -29,6 +29,18 @@ func (s *Store) ReadMeta(id string) (*Meta, error) {
 // readMetaAt reads the metadata of upload id from its open folder dirfd.
 func (s *Store) readMetaAt(dirfd int, id string) (*Meta, error) {
 	f, err := openGuarded(dirfd, MetaName, s.UploadDir(id)+"/"+MetaName, id)
+	if manifest.CodeOf(err) == manifest.UploadMissing {
+		// A small upload of a batch: its metadata is its commit's file (metaindex.go).
+		// Named by no file there, it is what a folder without metadata always was: no finished
+		// upload (err); named by two, damaged.
+		switch m, ok := s.indexed(id); {
+		case ok && m != nil:
+			return m, nil
+		case ok:
+			return nil, s.damagedMeta(id)
+		}
+		return nil, err
+	}
 	if err != nil {
 		return nil, err
 	}

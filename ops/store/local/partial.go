@@ -67,7 +67,7 @@ func createAt(dirfd int, name, path string, flag int) (*os.File, error) {
 		return nil, storeErr(path, err)
 	}
 	f := os.NewFile(uintptr(fd), path) // f owns fd
-	if err := unix.Fchmod(fd, uint32(FileMode)); err != nil {
+	if err := fixMode(fd, FileMode); err != nil {
 		f.Close()
 		return nil, storeErr(path, err)
 	}
@@ -76,19 +76,11 @@ func createAt(dirfd int, name, path string, flag int) (*os.File, error) {
 
 // mkdirAt makes the new folder name in dirfd with mode 0700 whatever the umask, and opens it.
 func mkdirAt(dirfd int, name, path string) (*os.File, error) {
-	if err := unix.Mkdirat(dirfd, name, uint32(DirMode)); err != nil {
-		return nil, storeErr(path, err)
-	}
-	fd, err := openDirAt(dirfd, name)
+	fd, err := mkdirFd(dirfd, name, path)
 	if err != nil {
-		return nil, lockErr(path, err)
+		return nil, err
 	}
-	f := os.NewFile(uintptr(fd), path)
-	if err := unix.Fchmod(fd, uint32(DirMode)); err != nil {
-		f.Close()
-		return nil, storeErr(path, err)
-	}
-	return f, nil
+	return os.NewFile(uintptr(fd), path), nil
 }
 
 // fileSync fsyncs f for a commit (commit.go): on macOS a plain fsync, the drive flushed once for

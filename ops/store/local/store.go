@@ -78,6 +78,7 @@ type Store struct {
 	idx   uploadIndex  // finished uploads by blake3 and name, for the upload stage's dedupe
 	parts partialIndex // unfinished uploads by source, for the upload stage's resume
 	quota quota        // its limits and what it holds (limits.go)
+	meta  metaIndex    // the metadata of small uploads (metaindex.go)
 }
 
 // Open returns the store at dir. The store folder must be a real folder, not a symlink (refused

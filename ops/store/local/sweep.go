@@ -230,7 +230,7 @@ func judgePartialLocked(partfd int, id string, lock bool) (store.Entry, func(), 
 	}
 	defer unix.Close(dirfd)
 	if meta, err := readPartialMetaAt(dirfd); err == nil {
-		e.Name, e.Made = meta.Name, meta.Created
+		e.Name, e.Made, e.Batch = meta.Name, meta.Created, meta.Batch
 	}
 	const flags = unix.O_RDONLY | unix.O_NOFOLLOW | unix.O_NONBLOCK | unix.O_CLOEXEC
 	fd, err := unix.Openat(dirfd, partialData, flags, 0)
@@ -419,6 +419,7 @@ func (sw *Sweeper) Remove(ctx context.Context, cands []store.Entry, stale func(s
 			return err
 		}
 	}
+	s.pruneIndex(storefd)
 	return nil
 }
 

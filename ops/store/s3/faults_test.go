@@ -484,7 +484,9 @@ func testSweepSignalled(t *testing.T, srv *s3test.Server) {
 // A stall that times out two parts in flight at once, each once, is retried: only one request
 // that timed out on every attempt makes the rest of the run give up.
 func testStallRetried(t *testing.T, srv *s3test.Server) {
-	s, p := proxied(t, srv, Options{ReadTimeout: 300 * time.Millisecond, MaxAttempts: 2})
+	// Three attempts: the stalled one, and two that the server must answer within the read
+	// timeout; under -race on a loaded 2-core machine one 5 MiB part took longer than 300 ms.
+	s, p := proxied(t, srv, Options{ReadTimeout: 300 * time.Millisecond, MaxAttempts: 3})
 	var mu sync.Mutex
 	stalled := map[string]bool{}
 	p.SetFault(func(w http.ResponseWriter, r *http.Request) bool {

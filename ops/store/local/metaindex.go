@@ -1,0 +1,261 @@
+//go:build unix
+
+package local
+
+// The metadata of small uploads built in a batch's staging partial (batch_small.go) is not a
+// file in each upload's folder but one file per commit:
+//
+//	STORE/.attachctl/meta/<bid>.<n>   0400  one line of JSON per upload the commit published,
+//	                                        the Info an upload's .upload.json holds otherwise
+//	                                        (<bid>: the batch's staging partial; <n>: the commit)
+//
+// A finished upload is then STORE/<id>/<name> and nothing else, two inodes where a
+// .upload.json makes three; on a file system where each new inode is dear that is a third of
+// what `upload --each` of many small files costs. The rule of publish holds: the commit writes
+// the file in the staging partial, makes everything durable at once, renames the file here and
+// fsyncs this folder, and only then renames the uploads' folders into place, so no folder
+// appears without its metadata. An upload whose folder has no .upload.json is looked up here;
+// named by no file here (or by two), it is damaged (upload.unreadable), as a folder with an
+// unreadable .upload.json is. Sweep removes a file here once no upload it names is in the store
+// and its batch has ended (pruneIndex).
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/attachctl/attachctl/manifest"
+	"golang.org/x/sys/unix"
+)
+
+const metaDir = "meta"
+
+// metaIndex is what this process has read of STORE/.attachctl/meta. An upload's metadata never
+// changes, so what was read stays true; files made since are read on the next miss.
+type metaIndex struct {
+	mu   sync.Mutex
+	byID map[string]*Meta // nil: named by two files (damaged)
+	read map[string]bool  // files read
+	seq  atomic.Int64     // commits of this process, for the files' names
+}
+
+// metaFileName is the name of commit n of the batch whose staging partial is bid.
+func metaFileName(bid string, n int64) string { return fmt.Sprintf("%s.%d", bid, n) }
+
+// metaFileBatch is the staging partial's id in a file name of the folder, or "".
+func metaFileBatch(name string) string {
+	bid, _, ok := strings.Cut(name, ".")
+	if !ok || ValidID(bid) != nil {
+		return ""
+	}
+	return bid
+}
+
+// encodeMeta is the content of a file of the folder: one Info a line.
+func encodeMeta(ms []*Meta) []byte {
+	var b bytes.Buffer
+	for _, m := range ms {
+		line, _ := json.Marshal(m)
+		b.Write(line)
+		b.WriteByte('\n')
+	}
+	return b.Bytes()
+}
+
+// decodeMeta reads a file of the folder; any line that is not a valid Info makes the whole file
+// damaged (an error), so that no upload is named by half a file.
+func decodeMeta(b []byte) ([]*Meta, error) {
+	var ms []*Meta
+	for len(b) > 0 {
+		line, rest, _ := bytes.Cut(b, []byte{'\n'})
+		b = rest
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		var m Meta
+		if err := json.Unmarshal(line, &m); err != nil {
+			return nil, err
+		}
+		if ValidID(m.ID) != nil || ValidName(m.Name) != nil || m.Size < 0 {
+			return nil, errors.New("a line is not an upload's metadata")
+		}
+		if _, err := checkHex(m.Blake3); err != nil || m.Blake3 == "" {
+			return nil, errors.New("a line has no BLAKE3")
+		}
+		ms = append(ms, &m)
+	}
+	return ms, nil
+}
+
+// indexed returns the metadata the folder holds for upload id; ok false when no file names it.
+func (s *Store) indexed(id string) (m *Meta, ok bool) {
+	x := &s.meta
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if m, ok = x.byID[id]; ok {
+		return m, true
+	}
+	s.readIndex()
+	m, ok = x.byID[id]
+	return m, ok
+}
+
+// readIndex reads the files of the folder not read yet; s.meta.mu is held. A file that is not
+// the store's own (a link, another owner, a second hard link, group or other access, damaged) is
+// not read: the uploads it names are damaged.
+func (s *Store) readIndex() {
+	x := &s.meta
+	if x.byID == nil {
+		x.byID, x.read = map[string]*Meta{}, map[string]bool{}
+	}
+	idir, err := s.openInternalNoCreate()
+	if err != nil {
+		return
+	}
+	defer unix.Close(idir)
+	fd, err := openDirAt(idir, metaDir)
+	if err != nil {
+		return
+	}
+	defer unix.Close(fd)
+	ents, err := readDirAt(fd, s.internal(metaDir))
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		name := e.Name()
+		if x.read[name] || metaFileBatch(name) == "" {
+			continue
+		}
+		ms, err := readMetaFile(fd, name, s.internal(metaDir, name))
+		if err != nil {
+			continue // looked at again on the next miss
+		}
+		x.read[name] = true
+		for _, m := range ms {
+			if _, twice := x.byID[m.ID]; twice {
+				x.byID[m.ID] = nil
+				continue
+			}
+			x.byID[m.ID] = m
+		}
+	}
+}
+
+// readMetaFile reads the file name of the folder dirfd through the guarded open of finished
+// files (no link followed, a regular file of the user's, 0400, one link).
+func readMetaFile(dirfd int, name, path string) ([]*Meta, error) {
+	f, err := openGuarded(dirfd, name, path, name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, 64<<20))
+	if err != nil {
+		return nil, err
+	}
+	return decodeMeta(b)
+}
+
+// stageIndex writes the metadata of the staged uploads ms into the staging partial st as the
+// file that publishIndex then renames into the folder; nothing is fsynced here (the commit makes
+// it durable with the uploads).
+func stageIndex(st *partial, name string, ms []*Meta) (err error) {
+	fd, err := createReadOnlyFd(int(st.dirf.Fd()), name, st.dir+"/"+name)
+	if err != nil {
+		return err
+	}
+	if err = writeAllFd(fd, encodeMeta(ms), st.dir+"/"+name); err == nil && fileSyncEach {
+		err = wrap(st.dir+"/"+name, unix.Fsync(fd))
+	}
+	if cerr := unix.Close(fd); err == nil && cerr != nil {
+		err = storeErr(st.dir+"/"+name, cerr)
+	}
+	if err != nil {
+		unix.Unlinkat(int(st.dirf.Fd()), name, 0)
+	}
+	return err
+}
+
+// publishIndex renames the file name from the staging partial st into the folder (made 0700
+// when missing) and fsyncs the folder: from here the metadata is durable in its place, and the
+// uploads it names may be placed.
+func (s *Store) publishIndex(st *partial, name string) error {
+	fd, err := s.OpenInternalDir(metaDir)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	if err := renameNoReplaceAt(int(st.dirf.Fd()), name, fd, name); err != nil {
+		unix.Unlinkat(int(st.dirf.Fd()), name, 0)
+		return storeErr(s.internal(metaDir, name), err)
+	}
+	if err := unix.Fsync(fd); err != nil {
+		return storeErr(s.internal(metaDir), err)
+	}
+	return nil
+}
+
+// pruneIndex removes each file of the folder that names no upload in the store any more and
+// whose batch has ended (its staging partial is gone: a batch places its uploads while its
+// partial is there). The sweep calls it under its lock, after removing uploads; a file it cannot
+// read is kept.
+func (s *Store) pruneIndex(storefd int) {
+	idir, err := openDirAt(storefd, InternalDir)
+	if err != nil {
+		return
+	}
+	defer unix.Close(idir)
+	fd, err := openDirAt(idir, metaDir)
+	if err != nil {
+		return
+	}
+	defer unix.Close(fd)
+	partfd, err := openDirAt(idir, partialDir)
+	if err != nil {
+		partfd = -1
+	} else {
+		defer unix.Close(partfd)
+	}
+	ents, err := readDirAt(fd, s.internal(metaDir))
+	if err != nil {
+		return
+	}
+	exists := func(dirfd int, name string) bool {
+		var st unix.Stat_t
+		return unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil
+	}
+	for _, e := range ents {
+		name := e.Name()
+		bid := metaFileBatch(name)
+		if bid == "" || partfd >= 0 && exists(partfd, bid) {
+			continue
+		}
+		ms, err := readMetaFile(fd, name, s.internal(metaDir, name))
+		if err != nil {
+			continue
+		}
+		inUse := false
+		for _, m := range ms {
+			if exists(storefd, m.ID) {
+				inUse = true
+				break
+			}
+		}
+		if !inUse {
+			unix.Unlinkat(fd, name, 0)
+		}
+	}
+}
+
+// damagedMeta is the error of an upload folder with no .upload.json that two files of the
+// folder name.
+func (s *Store) damagedMeta(id string) error {
+	return manifest.Errorf(manifest.UploadUnreadable, "upload %s: %s: no %s, and two files of %s name it; the upload is damaged",
+		id, s.UploadDir(id), MetaName, s.internal(metaDir))
+}
