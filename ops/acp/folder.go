@@ -122,8 +122,8 @@ func treeLines(r *ref, room int64, esc func(string) int64) (string, int64) {
 
 // copyFolder puts an intact copy of the folder upload r under root (the work folder) at
 // <id>/<name>/: each file already there whole (a regular read-only file of its size and BLAKE3)
-// is kept, any other is written beside it, checked against the listing, and renamed over it.
-// The folders are made first, then the files are checked and copied treeCopyJobs at once (on S3
+// is kept, any other is written to a temp file beside the tree (tmpIn), checked against the
+// listing, and renamed over it. The folders are made first, then the files are checked and copied treeCopyJobs at once (on S3
 // each is a GET: one after another they add up); after a failure no more are started, and the
 // failure reported is that of the first file in the listing's order that failed, whatever
 // finished first. It reports whether every file was kept.
