@@ -83,10 +83,10 @@ type Record struct {
 	HasSize bool `json:"-"`
 	// Extra holds the fields this version does not know, in input order, byte for byte.
 	Extra []Field `json:"-"`
-	// Listing, when set, is what the sniff of a folder record found walking it in this process
-	// (its files, as sniff lists them), so that a stage that goes on to upload the folder in the
-	// same process does not walk it a second time. Never read or written as JSON.
-	Listing any `json:"-"`
+	// Sniffed, when set, is what the sniff of this process read that the stage after it would
+	// otherwise read again: a folder's listing (its files, as sniff lists them) or the bytes of a
+	// small file read whole. Never read or written as JSON.
+	Sniffed any `json:"-"`
 }
 
 // Field is one unknown field of a record.

@@ -297,6 +297,7 @@ func Record(rec *manifest.Record, opts Options) error {
 	}
 	rec.Shrink = &manifest.Shrink{Action: action, Reason: strings.Join(why, "; "), From: from}
 	rec.Path = out.path
+	rec.Sniffed = nil // what the sniff read is the original's
 	rec.Name = newName(from.Name, out.ext)
 	rec.SetSize(out.size)
 	rec.Mime = mimeOf(out.ext)

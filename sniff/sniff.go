@@ -5,6 +5,7 @@
 package sniff
 
 import (
+	"bytes"
 	"encoding/hex"
 	"path/filepath"
 	"sync"
@@ -27,6 +28,16 @@ type Options struct {
 	// Folders, a folder is file.unreadable ("is a directory").
 	Folder  WalkOptions
 	Folders bool
+	// Keep, with NoHash: a file read whole (at most 16 KiB, the head) keeps its bytes in
+	// rec.Sniffed (a Held), checked unchanged after the read, so that a stage that uploads it in
+	// the same process reads it once.
+	Keep bool
+}
+
+// Held is a small file's bytes as Fill read them whole (Options.Keep), and the path it read.
+type Held struct {
+	Path  string
+	Bytes []byte
 }
 
 const (
@@ -145,8 +156,10 @@ func Fill(rec *manifest.Record, opts Options) error {
 	}
 
 	// With NoHash only the head was read, so only a file that shrank under us is caught (total
-	// short of want); the second fstat, which would cost a sixth of the small-file time, is skipped.
-	if !opts.NoHash {
+	// short of want); the second fstat, which would cost a sixth of the small-file time, is skipped,
+	// unless the bytes read are kept for an upload (the check its own read would make).
+	keep := opts.Keep && opts.NoHash && want == size
+	if !opts.NoHash || keep {
 		if err := unix.Fstat(fd, &st); err != nil {
 			return pathError(path, err)
 		}
@@ -178,6 +191,9 @@ func Fill(rec *manifest.Record, opts Options) error {
 		rec.Blake3 = hex.EncodeToString(h.Sum(sum[:0]))
 	} else {
 		rec.Blake3 = ""
+	}
+	if keep { // one read of the buffer holds the whole file: want+probe fits in it
+		rec.Sniffed = Held{Path: path, Bytes: bytes.Clone(buf[:size:size])}
 	}
 	return nil
 }

@@ -482,3 +482,36 @@ func TestFillFollowsSymlinkArgument(t *testing.T) {
 		t.Errorf("through a symlink: %+v", rec)
 	}
 }
+
+// Keep holds the bytes of a file read whole (NoHash, at most the head) for the upload that
+// follows, with the path read; a bigger file, a hashing sniff or no Keep holds nothing.
+func TestKeepHoldsSmallFiles(t *testing.T) {
+	small := bytes.Repeat([]byte("ab\n"), 1000)
+	edge := bytes.Repeat([]byte("z"), noHashHead)
+	big := bytes.Repeat([]byte("z"), noHashHead+1)
+	for _, c := range []struct {
+		name string
+		data []byte
+		opts Options
+		held bool
+	}{
+		{"small", small, Options{NoHash: true, Keep: true}, true},
+		{"empty", nil, Options{NoHash: true, Keep: true}, true},
+		{"the head exactly", edge, Options{NoHash: true, Keep: true}, true},
+		{"past the head", big, Options{NoHash: true, Keep: true}, false},
+		{"hashing", small, Options{Keep: true}, false},
+		{"not asked", small, Options{NoHash: true}, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			path := writeFile(t, "f", c.data)
+			rec := fill(t, path, c.opts)
+			h, ok := rec.Sniffed.(Held)
+			if ok != c.held {
+				t.Fatalf("held %v (%T), want %v", ok, rec.Sniffed, c.held)
+			}
+			if ok && (h.Path != path || !bytes.Equal(h.Bytes, c.data) || int64(len(h.Bytes)) != rec.Size || h.Bytes == nil) {
+				t.Fatalf("held %q of %s (%d bytes), want the %d bytes of %s", h.Bytes, h.Path, len(h.Bytes), len(c.data), path)
+			}
+		})
+	}
+}

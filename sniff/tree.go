@@ -83,7 +83,7 @@ func FillFolder(rec *manifest.Record, opts Options, walk WalkOptions) error {
 	rec.Name, rec.Kind, rec.Mime = name, manifest.KindFolder, manifest.MimeFolder
 	rec.SetSize(total)
 	rec.Files = len(files)
-	rec.Listing = files
+	rec.Sniffed = files
 	rec.Width, rec.Height, rec.Orientation = 0, 0, 0
 	rec.Blake3 = ""
 	if !opts.NoHash {

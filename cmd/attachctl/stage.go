@@ -316,7 +316,7 @@ func (l loop) run(c *cli.Context) (int, error) {
 		}
 		defer closeFn()
 	}
-	opts := sniff.Options{NoHash: l.headOnly || hasFlag(c, "no-hash") && c.Bool("no-hash"), Folders: true}
+	opts := sniff.Options{NoHash: l.headOnly || hasFlag(c, "no-hash") && c.Bool("no-hash"), Folders: true, Keep: l.headOnly}
 	opts.Folder, _ = folderWalk(c) // checked by source already
 	if sniffed {
 		opts.Folder.Skipped = nil // the walk that found the folder told what it skips

@@ -6,6 +6,7 @@
 package stage
 
 import (
+	"bytes"
 	"errors"
 	"io"
 	"os"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/attachctl/attachctl/manifest"
 	"github.com/attachctl/attachctl/ops/store"
+	"github.com/attachctl/attachctl/sniff"
 )
 
 // Source is what the upload stage starts from: the file rec names, as an absolute path, the
@@ -85,6 +87,37 @@ func openSource(path string) (*sourceFile, error) {
 	}
 	return &sourceFile{File: f, at: fi}, nil
 }
+
+// source is a source file open for the upload.
+type source interface {
+	store.SourceFile
+	io.Closer
+}
+
+// sourceOf opens the file rec names at abs, or takes the bytes the sniff of this run read whole
+// (rec.Sniffed, checked unchanged after that read), so that a small file is read once; it
+// returns the source and its size.
+func sourceOf(rec *manifest.Record, abs string) (source, int64, error) {
+	if h, ok := rec.Sniffed.(sniff.Held); ok && h.Path == rec.Path && rec.HasSize && int64(len(h.Bytes)) == rec.Size {
+		rec.Sniffed = nil
+		return &heldSource{Reader: bytes.NewReader(h.Bytes), name: abs}, rec.Size, nil
+	}
+	f, err := openSource(abs)
+	if err != nil {
+		return nil, 0, err
+	}
+	return f, f.at.Size(), nil
+}
+
+// heldSource is a small file's bytes as its sniff read them, whole.
+type heldSource struct {
+	*bytes.Reader
+	name string
+}
+
+func (h *heldSource) Name() string     { return h.name }
+func (h *heldSource) Close() error     { return nil }
+func (h *heldSource) Unchanged() error { return nil } // the sniff checked after its read
 
 // unwrapPath drops the *PathError's own copy of the path: the message names it once.
 func unwrapPath(err error) error {

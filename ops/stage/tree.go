@@ -27,10 +27,10 @@ func (u *Uploader) uploadTree(ctx context.Context, rec *manifest.Record) error {
 	if err != nil {
 		return manifest.Errorf(manifest.FileUnreadable, "%s: %v", rec.Path, err)
 	}
-	// The sniff of this run walked it already (the record's Listing); a record read from a
+	// The sniff of this run walked it already (the record's Sniffed); a record read from a
 	// manifest is walked here.
-	files, walked := rec.Listing.([]sniff.TreeFile)
-	rec.Listing = nil
+	files, walked := rec.Sniffed.([]sniff.TreeFile)
+	rec.Sniffed = nil
 	if !walked {
 		if files, err = sniff.Tree(abs, u.opts.Walk); err != nil {
 			return err

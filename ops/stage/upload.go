@@ -94,12 +94,11 @@ func (u *Uploader) Upload(ctx context.Context, rec *manifest.Record, observe fun
 	if err != nil {
 		return err
 	}
-	f, err := openSource(abs)
+	f, size, err := sourceOf(rec, abs)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	size := f.at.Size()
 	if rec.HasSize && rec.Size != size && want != "" {
 		return manifest.Errorf(manifest.UploadHashMismatch, "%s: is %d bytes, the manifest says %d (changed since it was sniffed)", abs, size, rec.Size)
 	}
