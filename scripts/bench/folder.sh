@@ -52,6 +52,17 @@ folder_pair() {
 	echo "$(med "${o[@]}") $(med "${h[@]}") $(med "${oc[@]}") $(med "${hc[@]}")"
 }
 
+# folder_aside moves the last run's store and copy aside (nothing freed; removed at the end). The
+# first run has neither: under bench.sh's set -e a failing mv ended the section (bash then said
+# only "pop_var_context").
+folder_aside() {
+	FOLDER_N=$((FOLDER_N + 1))
+	mkdir -p "$FOLDER_DIR/old"
+	mv "$FOLDER_DIR/store" "$FOLDER_DIR/old/s$FOLDER_N" 2>/dev/null || true
+	mv "$FOLDER_DIR/copy" "$FOLDER_DIR/old/c$FOLDER_N" 2>/dev/null || true
+	sync
+}
+
 folder_bench() {
 	local dir=$WORK/folder t theirs bytes
 	rm -rf "$dir"
@@ -68,22 +79,21 @@ folder_bench() {
 	# just cleaned up): on ext4 without a journal, as on the dev VM, every file made in the next
 	# ~30 s then scans the inodes just freed, a cost per file made (--each makes three a file: its
 	# folder, bytes and metadata; cp one).
-	local n=0
-	aside() { n=$((n + 1)); mkdir -p "$dir/old"; mv "$dir/store" "$dir/old/s$n" 2>/dev/null; mv "$dir/copy" "$dir/old/c$n" 2>/dev/null; sync; }
+	FOLDER_DIR=$dir FOLDER_N=0
 	local w c
 	for how in mv rm; do
-		[ "$how" = rm ] && p=$prep || p=aside
-		read -r t theirs c w < <(PREP=$p folder_pair "'$ATTACHCTL' upload --quiet --store '$dir/store' '$dir/src'" "$by_hand")
+		[ "$how" = rm ] && p=$prep || p=folder_aside
+		PREP=$p && read -r t theirs c w < <(folder_pair "'$ATTACHCTL' upload --quiet --store '$dir/store' '$dir/src'" "$by_hand")
 		row "upload 3,000 small files (13 MB) as one folder, $how" "$t" "$theirs" "<= 2.0"
 		row "  its CPU (user+sys), $how" "$c" "$w" ""
-		read -r t theirs c w < <(PREP=$p folder_pair "'$ATTACHCTL' upload --quiet --each --store '$dir/store' '$dir/src'" "$by_hand")
+		PREP=$p && read -r t theirs c w < <(folder_pair "'$ATTACHCTL' upload --quiet --each --store '$dir/store' '$dir/src'" "$by_hand")
 		row "upload 3,000 small files (13 MB), --each, $how" "$t" "$theirs" "<= 2.0"
 		row "  its CPU (user+sys), $how" "$c" "$w" ""
-		read -r t theirs c w < <(PREP=$p folder_pair "'$floor' '$dir/src' '$dir/store'" "$by_hand")
+		PREP=$p && read -r t theirs c w < <(folder_pair "'$floor' '$dir/src' '$dir/store'" "$by_hand")
 		row "  the layout's floor for --each (scripts/bench/eachfloor), $how" "$t" "$theirs" ""
 	done
 	rm -rf "$dir/old"
-	read -r t c < <(PREP="rm -rf '$dir/store'; sync" folder_pair "'$ATTACHCTL' prepare --quiet --store '$dir/store' --resolve --text review '$dir/src'")
+	PREP="rm -rf '$dir/store'; sync" && read -r t c < <(folder_pair "'$ATTACHCTL' prepare --quiet --store '$dir/store' --resolve --text review '$dir/src'")
 	row "prepare --resolve of the 3,000-file folder (fresh store)" "$t" 1.000 "< 1 s"
 	row "  its CPU (user+sys)" "$c" 1.000 ""
 	rm -rf "$dir/store"
