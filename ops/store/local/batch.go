@@ -352,7 +352,7 @@ func commit(outs []*out) []error {
 		}
 	}
 	if len(placed) > 0 {
-		if err := unix.Fsync(storefd); err != nil {
+		if err := dirDurable(storefd); err != nil {
 			for i := range outs {
 				if errs[i] == nil {
 					errs[i] = storeErr(s.Dir, err) // placed; only their durability is in doubt

@@ -195,7 +195,7 @@ func (s *Store) publishIndex(st *partial, name string) error {
 		unix.Unlinkat(int(st.dirf.Fd()), name, 0)
 		return storeErr(s.internal(metaDir, name), err)
 	}
-	if err := unix.Fsync(fd); err != nil {
+	if err := dirDurable(fd); err != nil {
 		return storeErr(s.internal(metaDir), err)
 	}
 	return nil

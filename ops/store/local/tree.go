@@ -552,7 +552,7 @@ func (p *partial) publishTree(m *treeMeta, listing []byte) error {
 	if err := renameNoReplaceAt(dirfd, partialOut, storefd, p.id); err != nil {
 		return undo(storeErr(p.s.UploadDir(p.id), err))
 	}
-	if err := unix.Fsync(storefd); err != nil {
+	if err := dirDurable(storefd); err != nil {
 		return storeErr(p.s.Dir, err)
 	}
 	p.s.removePartial(p.id, false) // a leftover is cleaned by the next finish, stage or sweep

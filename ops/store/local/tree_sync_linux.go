@@ -18,3 +18,6 @@ func treeCommit(dir *os.File) error {
 // commitSync makes every write of a batch's uploads durable in one call (fd is the store
 // folder): syncfs.
 func commitSync(fd int) error { return unix.Syncfs(fd) }
+
+// dirDurable makes the names made or renamed in the folder fd durable: fsync.
+func dirDurable(fd int) error { return unix.Fsync(fd) }
