@@ -39,7 +39,8 @@ func (s *Store) readMetaAt(dirfd int, id string) (*Meta, error) {
 		case ok:
 			return nil, s.damagedMeta(id)
 		}
-		return nil, err
+		return nil, manifest.Errorf(manifest.UploadMissing, "upload %s: %s: not a finished upload in this store (no %s, and no file of %s names it)",
+			id, s.UploadDir(id), MetaName, s.internal(metaDir))
 	}
 	if err != nil {
 		return nil, err

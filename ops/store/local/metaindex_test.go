@@ -237,3 +237,38 @@ func TestStagingNotCounted(t *testing.T) {
 	}
 	b.dropStaging()
 }
+
+// STORE/.attachctl/meta replaced by a symlink to a copy elsewhere: nothing is read through it
+// (the uploads it names are no finished uploads) and a commit writes nothing through it: its
+// uploads fail with upload.unreadable and none is placed.
+func TestMetaFolderSymlink(t *testing.T) {
+	s := newStore(t)
+	recs := commitSmall(t, s, 2, 1)
+	elsewhere := filepath.Join(t.TempDir(), "meta")
+	must(t, os.Rename(s.internal(metaDir), elsewhere))
+	must(t, os.Symlink(elsewhere, s.internal(metaDir)))
+	fresh, err := Open(s.Dir, false)
+	must(t, err)
+	for _, r := range recs {
+		_, err := fresh.ReadMeta(r.Upload.ID)
+		wantCode(t, err, manifest.UploadMissing)
+	}
+	before, _ := os.ReadDir(elsewhere)
+	more, _ := batchFiles(t, 1)
+	b := fresh.NewBatch()
+	err = fresh.UploadRecord(context.Background(), more[0], UploadOptions{Batch: b})
+	if err == nil {
+		err = b.Settle(more[0].Upload.ID)
+	}
+	wantCode(t, err, manifest.UploadUnreadable)
+	b.Commit()
+	after, _ := os.ReadDir(elsewhere)
+	if len(after) != len(before) {
+		t.Fatalf("the folder the link points at went from %d files to %d", len(before), len(after))
+	}
+	ids, err := fresh.IDs()
+	must(t, err)
+	if len(ids) != 2 {
+		t.Fatalf("uploads in the store %v, want the first 2 only", ids)
+	}
+}
