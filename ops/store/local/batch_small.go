@@ -221,19 +221,17 @@ func mkdirFd(dirfd int, name, path string) (int, error) {
 	return fd, nil
 }
 
-// umask is the process's file mode creation mask, read once (set to 077 and back: a file another
-// goroutine makes meanwhile gets fewer permission bits, never more).
-var umask = sync.OnceValue(func() uint32 {
-	old := unix.Umask(0o077)
-	unix.Umask(old)
-	return uint32(old)
-})
+// umask is the process's file mode creation mask as the system tells it without changing it
+// (readUmask: Linux's /proc/self/status), read once; ok false where it cannot be read so.
+// Setting it and back to learn it would let a file another goroutine makes meanwhile get the
+// wrong mode; attachctl never changes its umask.
+var umask = sync.OnceValues(readUmask)
 
 // fixMode gives the file or folder fd just made with mode the mode the umask took bits of; where
-// the umask takes none of them (a user's usual 022 or 077 takes none of 0700, 0600 or 0400), what
-// was made has its mode already and no call is made.
+// the umask is known to take none of them (a user's usual 022 or 077 takes none of 0700, 0600 or
+// 0400), what was made has its mode already and no call is made.
 func fixMode(fd int, mode os.FileMode) error {
-	if uint32(mode)&umask() == 0 {
+	if m, ok := umask(); ok && uint32(mode)&m == 0 {
 		return nil
 	}
 	return unix.Fchmod(fd, uint32(mode))
