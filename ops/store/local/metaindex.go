@@ -25,6 +25,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -113,20 +114,17 @@ func (s *Store) readIndex() {
 	if x.byID == nil {
 		x.byID, x.read = map[string]*Meta{}, map[string]bool{}
 	}
-	idir, err := s.openInternalNoCreate()
+	storefd, err := unix.Open(s.Dir, noFollowDir, 0)
 	if err != nil {
+		return
+	}
+	defer unix.Close(storefd)
+	idir, fd, ents, ok := s.metaEntries(storefd)
+	if !ok {
 		return
 	}
 	defer unix.Close(idir)
-	fd, err := openDirAt(idir, metaDir)
-	if err != nil {
-		return
-	}
 	defer unix.Close(fd)
-	ents, err := readDirAt(fd, s.internal(metaDir))
-	if err != nil {
-		return
-	}
 	for _, e := range ents {
 		name := e.Name()
 		if x.read[name] || metaFileBatch(name) == "" {
@@ -145,6 +143,24 @@ func (s *Store) readIndex() {
 			x.byID[m.ID] = m
 		}
 	}
+}
+
+// metaEntries opens STORE/.attachctl and its meta/ from the store folder storefd (no link
+// followed, nothing made) and lists meta/; the caller closes idir and fd. ok is false when there
+// is no such folder, or it cannot be read.
+func (s *Store) metaEntries(storefd int) (idir, fd int, ents []os.DirEntry, ok bool) {
+	idir, err := openDirAt(storefd, InternalDir)
+	if err != nil {
+		return -1, -1, nil, false
+	}
+	if fd, err = openDirAt(idir, metaDir); err == nil {
+		if ents, err = readDirAt(fd, s.internal(metaDir)); err == nil {
+			return idir, fd, ents, true
+		}
+		unix.Close(fd)
+	}
+	unix.Close(idir)
+	return -1, -1, nil, false
 }
 
 // readMetaFile reads the file name of the folder dirfd through the guarded open of finished
@@ -206,25 +222,17 @@ func (s *Store) publishIndex(st *partial, name string) error {
 // partial is there). The sweep calls it under its lock, after removing uploads; a file it cannot
 // read is kept.
 func (s *Store) pruneIndex(storefd int) {
-	idir, err := openDirAt(storefd, InternalDir)
-	if err != nil {
+	idir, fd, ents, ok := s.metaEntries(storefd)
+	if !ok {
 		return
 	}
 	defer unix.Close(idir)
-	fd, err := openDirAt(idir, metaDir)
-	if err != nil {
-		return
-	}
 	defer unix.Close(fd)
 	partfd, err := openDirAt(idir, partialDir)
 	if err != nil {
 		partfd = -1
 	} else {
 		defer unix.Close(partfd)
-	}
-	ents, err := readDirAt(fd, s.internal(metaDir))
-	if err != nil {
-		return
 	}
 	exists := func(dirfd int, name string) bool {
 		var st unix.Stat_t
