@@ -114,10 +114,7 @@ func TestResolveFolderImages(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			out, err := res.Bytes()
-			if err != nil {
-				t.Fatal(err)
-			}
+			out := rsOutput(t, res)
 			rsValidate(t, out)
 			blocks := rsBlocks(t, out)
 			folder := rec.Upload.Path
@@ -180,10 +177,7 @@ func TestResolveFolderImagesWorkdirChanged(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := res.Bytes()
-	if err != nil {
-		t.Fatal(err)
-	}
+	out := rsOutput(t, res)
 	rsValidate(t, out)
 	blocks := rsBlocks(t, out)
 	copyDir := filepath.Join(work, rec.Upload.ID, "shots")
