@@ -5,8 +5,10 @@
 #   attachctl upload DIR          vs  cp -r DIR COPY && sync     goal: ratio <= 2.0
 #   attachctl upload --each DIR   vs  cp -r DIR COPY && sync     goal: ratio <= 2.0
 #   scripts/bench/eachfloor       vs  cp -r DIR COPY && sync     the floor of --each's layout
+#   scripts/bench/eachfloor -inplace  vs  the same               that layout without "appears whole"
 # each after rm -rf of the last run's output and after mv of it aside, wall and CPU time.
 #   attachctl prepare --resolve DIR (fresh store), after mv and rm goal: < 1 s
+#     (beside cp -r DIR COPY && sync in the same condition, for what the file system allows then)
 #   attachctl prepare DIR: the prompt's bytes (not seconds)      goal: < 1 KB
 #
 # `upload DIR` is one folder upload (one id, the tree under STORE/<id>/DIR/, one commit);
@@ -91,9 +93,11 @@ folder_bench() {
 		row "  its CPU (user+sys), $how" "$c" "$w" ""
 		PREP=$p && read -r t theirs c w < <(folder_pair "'$floor' '$dir/src' '$dir/store'" "$by_hand")
 		row "  the layout's floor for --each (scripts/bench/eachfloor), $how" "$t" "$theirs" ""
-		PREP=$p && read -r t c < <(folder_pair "'$ATTACHCTL' prepare --quiet --store '$dir/store' --resolve --text review '$dir/src'")
-		row "prepare --resolve of the 3,000-file folder (fresh store), $how" "$t" 1.000 "< 1 s"
-		row "  its CPU (user+sys), $how" "$c" 1.000 ""
+		PREP=$p && read -r t theirs c w < <(folder_pair "'$floor' -inplace '$dir/src' '$dir/store'" "$by_hand")
+		row "  the same, nothing renamed (eachfloor -inplace), $how" "$t" "$theirs" ""
+		PREP=$p && read -r t theirs c w < <(folder_pair "'$ATTACHCTL' prepare --quiet --store '$dir/store' --resolve --text review '$dir/src'" "$by_hand")
+		row "prepare --resolve of the 3,000-file folder (fresh store), $how" "$t" "$theirs" "< 1 s"
+		row "  its CPU (user+sys), $how" "$c" "$w" ""
 	done
 	rm -rf "$dir/old" "$dir/store"
 	bytes=$("$ATTACHCTL" prepare --quiet --store "$dir/store" --text review "$dir/src" | wc -c)
