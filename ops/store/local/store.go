@@ -62,6 +62,7 @@ package local
 import (
 	"errors"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -243,9 +244,17 @@ func MkdirAll(dir string) error {
 }
 
 // storeErr turns an error writing the store into a coded error: a full disk is upload.diskFull.
+// The path is said once: an *fs.PathError of the same path is unwrapped to its cause.
 func storeErr(path string, err error) error {
-	if errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) {
-		return manifest.Errorf(manifest.UploadDiskFull, "%s: no space left on device: %w", path, err)
+	var pe *fs.PathError
+	if errors.As(err, &pe) && pe.Path == path {
+		err = pe.Err
+	}
+	switch {
+	case errors.Is(err, syscall.ENOSPC): // "no space left on device"
+		return manifest.Errorf(manifest.UploadDiskFull, "%s: %w", path, err)
+	case errors.Is(err, syscall.EDQUOT):
+		return manifest.Errorf(manifest.UploadDiskFull, "%s: no space left for this user: %w", path, err)
 	}
 	return manifest.Errorf(manifest.UploadUnreadable, "%s: %w", path, err)
 }

@@ -229,8 +229,9 @@ func judgePartialLocked(partfd int, id string, lock bool) (store.Entry, func(), 
 		return e, nil, err
 	}
 	defer unix.Close(dirfd)
+	folder := false
 	if meta, err := readPartialMetaAt(dirfd); err == nil {
-		e.Name, e.Made, e.Batch = meta.Name, meta.Created, meta.Batch
+		e.Name, e.Made, e.Batch, folder = meta.Name, meta.Created, meta.Batch, meta.Folder
 	}
 	const flags = unix.O_RDONLY | unix.O_NOFOLLOW | unix.O_NONBLOCK | unix.O_CLOEXEC
 	fd, err := unix.Openat(dirfd, partialData, flags, 0)
@@ -270,6 +271,9 @@ func judgePartialLocked(partfd int, id string, lock bool) (store.Entry, func(), 
 		return e, nil, fmt.Errorf("data is not a regular file")
 	}
 	e.Size, e.LastUsed = st.Size, timespec(st.Mtim)
+	if folder { // its data file is only its lock: the bytes are in its tree
+		e.Size = treeBytesAt(dirfd)
+	}
 	if e.Made.IsZero() {
 		e.Made = e.LastUsed
 	}
@@ -278,6 +282,49 @@ func judgePartialLocked(partfd int, id string, lock bool) (store.Entry, func(), 
 	}
 	f.Close()
 	return e, nil, nil
+}
+
+// treeBytesAt is how many bytes the files of an unfinished folder upload hold so far: those under
+// partialTree in its partial, open as dirfd. Best effort (what cannot be read counts nothing);
+// no link is followed and no other file system entered.
+func treeBytesAt(dirfd int) int64 {
+	top, err := openDirAt(dirfd, partialTree)
+	if err != nil {
+		return 0
+	}
+	root, err := fsOf(top)
+	if err != nil {
+		unix.Close(top)
+		return 0
+	}
+	var walk func(fd int) int64
+	walk = func(fd int) int64 {
+		defer unix.Close(fd)
+		ents, _ := readDirAt(fd, partialTree)
+		var n int64
+		for _, ent := range ents {
+			var st unix.Stat_t
+			if unix.Fstatat(fd, ent.Name(), &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
+				continue
+			}
+			switch uint32(st.Mode) & unix.S_IFMT {
+			case unix.S_IFREG:
+				n += st.Size
+			case unix.S_IFDIR:
+				sub, err := openDirAt(fd, ent.Name())
+				if err != nil {
+					continue
+				}
+				if id, err := fsOf(sub); err != nil || id != root {
+					unix.Close(sub)
+					continue
+				}
+				n += walk(sub)
+			}
+		}
+		return n
+	}
+	return walk(top)
 }
 
 // readPartialMetaAt reads info.json of the unfinished upload open as dirfd.
