@@ -348,11 +348,25 @@ func (l loop) run(c *cli.Context) (int, error) {
 		gate = make(chan struct{}, max(jobs, 1))
 		jobs = max(jobs, 1) + 1
 	}
+	restMarked := false
 	err := manifest.OrderedWindow(jobs, l.window,
 		func() (*manifest.Record, bool, error) {
 			if ctx.Err() != nil {
-				l.flight.end()
-				return nil, false, nil
+				// Interrupted: the records not reached are passed on, each failed, so that a
+				// later stage (prompt) fails rather than make a prompt without them.
+				rec, ok, err := next()
+				if err != nil && !restMarked { // the rest of the input cannot be read
+					restMarked, rec, ok = true, &manifest.Record{Path: "-", Name: "-"}, true
+					report(c, rec.Fail(l.stage, manifest.Errorf(manifest.UploadInterrupted, "standard input: interrupted before the rest of it was read; run the same command again"), ""))
+				} else if ok && !rec.Failed() {
+					report(c, rec.Fail(l.stage, manifest.Errorf(manifest.UploadInterrupted, "%s: not reached: interrupted before it; run the same command again", rec.Path), ""))
+				}
+				if !ok || err != nil && rec == nil {
+					l.flight.end()
+					return nil, false, nil
+				}
+				l.flight.took()
+				return rec, true, nil
 			}
 			rec, ok, err := next()
 			if ok {

@@ -141,8 +141,15 @@ type uploadRun struct {
 // bytes are written and says so on r.paused (the hook of testhook.go).
 func startUpload(t *testing.T, bin string, pauseAt int64, args ...string) *uploadRun {
 	t.Helper()
+	return startUploadIn(t, bin, nil, pauseAt, args...)
+}
+
+// startUploadIn is startUpload with stdin as its standard input (nil: none).
+func startUploadIn(t *testing.T, bin string, stdin io.Reader, pauseAt int64, args ...string) *uploadRun {
+	t.Helper()
 	r := &uploadRun{done: make(chan struct{}), paused: make(chan int64, 1)}
 	r.cmd = exec.Command(bin, append([]string{"upload", "--progress", "never"}, args...)...)
+	r.cmd.Stdin = stdin
 	r.cmd.Stdout, r.cmd.Stderr = &r.stdout, &r.stderr
 	var pr *os.File
 	if pauseAt > 0 {
