@@ -3,7 +3,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -40,31 +39,6 @@ func smallDisk(t *testing.T, size string) (dir string, grow func(size string)) {
 			t.Fatalf("remount: %v: %s", err, out)
 		}
 	}
-}
-
-// runUpload runs attachctl upload with args: its records, its standard error and its exit code.
-func runUpload(t *testing.T, bin string, args ...string) ([]manifest.Record, string, int) {
-	t.Helper()
-	cmd := exec.Command(bin, append([]string{"upload", "--progress", "never"}, args...)...)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	var recs []manifest.Record
-	sc := bufio.NewScanner(bytes.NewReader(out))
-	for sc.Scan() {
-		var r manifest.Record
-		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
-			t.Fatalf("record %q: %v", sc.Text(), err)
-		}
-		recs = append(recs, r)
-	}
-	return recs, stderr.String(), code
 }
 
 // treeBytes is the bytes of the files under dir.

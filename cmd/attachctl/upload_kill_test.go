@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -135,6 +136,31 @@ type uploadRun struct {
 	paused chan int64 // the offset the upload paused at (testhook.go), when it did
 	stdout bytes.Buffer
 	stderr bytes.Buffer
+}
+
+// runUpload runs attachctl upload with args: its records, its standard error and its exit code.
+func runUpload(t *testing.T, bin string, args ...string) ([]manifest.Record, string, int) {
+	t.Helper()
+	cmd := exec.Command(bin, append([]string{"upload", "--progress", "never"}, args...)...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	var recs []manifest.Record
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	for sc.Scan() {
+		var r manifest.Record
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			t.Fatalf("record %q: %v", sc.Text(), err)
+		}
+		recs = append(recs, r)
+	}
+	return recs, stderr.String(), code
 }
 
 // startUpload starts `attachctl upload ARGS...`; with pauseAt > 0 the upload pauses once pauseAt
