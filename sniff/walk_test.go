@@ -320,3 +320,63 @@ func TestReadPaths(t *testing.T) {
 		t.Errorf("fn's error: got %v after %d paths", err, n)
 	}
 }
+
+// TestWalkAvoid: a folder in Avoid (the store) is never entered, wherever it stands and however
+// it is named: by another path to it, or made only while the walk goes on. It is told to Skipped
+// once, and nothing under it is yielded.
+func TestWalkAvoid(t *testing.T) {
+	const why = "the store itself (a walk never enters the store)"
+	d := t.TempDir()
+	for _, f := range []string{"a.txt", "b/c.txt", "b/st/.attachctl/store", "b/st/x/y.bin", "z/late.txt"} {
+		mustWrite(t, filepath.Join(d, f))
+	}
+	link := filepath.Join(t.TempDir(), "via")
+	if err := os.Symlink(filepath.Join(d, "b"), link); err != nil {
+		t.Fatal(err)
+	}
+	rel := func(got []yielded) []yielded {
+		for i := range got {
+			got[i].path, _ = filepath.Rel(d, got[i].path)
+		}
+		return got
+	}
+	same := func(t *testing.T, got, want []yielded) {
+		t.Helper()
+		if len(got) != len(want) {
+			t.Fatalf("got %v\nwant %v", got, want)
+		}
+		for i := range got {
+			if got[i] != want[i] {
+				t.Errorf("#%d: got %v, want %v", i, got[i], want[i])
+			}
+		}
+	}
+	t.Run("named by another path", func(t *testing.T) {
+		got := rel(walkAll(t, WalkOptions{Avoid: []string{filepath.Join(link, "st")}}, d))
+		same(t, got, []yielded{{path: "a.txt"}, {path: "b/c.txt"}, {path: "b/st", skip: why}, {path: "z/late.txt"}})
+	})
+	t.Run("the folder named is the store", func(t *testing.T) {
+		got := rel(walkAll(t, WalkOptions{Avoid: []string{filepath.Join(d, "b", "st")}}, filepath.Join(d, "b", "st")))
+		same(t, got, []yielded{{path: "b/st", skip: why}})
+	})
+	t.Run("made while the walk goes on", func(t *testing.T) {
+		store := filepath.Join(d, "z", "st") // in a folder the walk has not read yet
+		var got []yielded
+		opts := WalkOptions{Avoid: []string{store}, Skipped: func(p, why string) { got = append(got, yielded{path: p, skip: why}) }}
+		err := Walk([]string{d}, opts, func(p string, err error) error {
+			if filepath.Base(p) == "a.txt" { // the first file: the upload makes its store now
+				mustWrite(t, filepath.Join(store, ".attachctl", "store"))
+			}
+			got = append(got, yielded{path: p})
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		same(t, rel(got), []yielded{{path: "a.txt"}, {path: "b/c.txt"}, {path: "b/st/.attachctl/store"}, {path: "b/st/x/y.bin"}, {path: "z/late.txt"}, {path: "z/st", skip: why}})
+	})
+	t.Run("nothing to avoid walks everything", func(t *testing.T) {
+		got := rel(walkAll(t, WalkOptions{}, filepath.Join(d, "b")))
+		same(t, got, []yielded{{path: "b/c.txt"}, {path: "b/st/.attachctl/store"}, {path: "b/st/x/y.bin"}})
+	})
+}

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 
 	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/ops/store/location"
 	"github.com/attachctl/attachctl/sniff"
 	"github.com/urfave/cli/v2"
 )
@@ -139,6 +140,9 @@ func folderWalk(c *cli.Context) (opts sniff.WalkOptions, err error) {
 		if !globalBool(c, "quiet") {
 			fmt.Fprintf(c.App.ErrWriter, "attachctl: %s: skipped %s: %s\n", c.Command.Name, manifest.Quote(path), why)
 		}
+	}
+	if dir, err := storeDir(c); err == nil && location.Scheme(dir) == "" {
+		opts.Avoid = []string{dir}
 	}
 	if !hasFlag(c, "files-from") { // the walkFlags come together
 		return opts, nil
