@@ -28,14 +28,17 @@ type WalkOptions struct {
 	// NoIgnore walks what git ignores too (.gitignore, .git/info/exclude); by default it is skipped.
 	NoIgnore bool
 	// Avoid holds folders a walk never enters, known by identity however they are reached: the
-	// store, so that attaching a folder that holds it does not put the store into itself. Each
-	// one met is told to Skipped.
-	Avoid []string
+	// store and resolve's work folder, so that attaching a folder that holds one does not put it
+	// into its own upload. Each one met is told to Skipped with its Why.
+	Avoid []Avoid
 	// Each yields a folder argument's files one by one (each with its Rel); by default a folder
 	// argument is yielded as one entry, a folder attachment, after those of its files whose
 	// names no manifest can hold (file.badName).
 	Each bool
 }
+
+// Avoid is a folder a walk never enters, and why, as Skipped is told.
+type Avoid struct{ Path, Why string }
 
 // Entry is what WalkEntries yields.
 type Entry struct {
@@ -176,14 +179,14 @@ func walkDir(root string, opts WalkOptions, fn func(Entry) error) error {
 	// A folder to avoid that does not exist yet (a store the upload makes while this walk goes
 	// on) is looked for again at each folder met.
 	avoid := make([]fs.FileInfo, len(opts.Avoid))
-	avoided := func(p string, d fs.DirEntry) bool {
+	avoided := func(p string, d fs.DirEntry) string {
 		if len(avoid) == 0 || !d.IsDir() {
-			return false
+			return ""
 		}
 		var fi fs.FileInfo
 		for i, a := range opts.Avoid {
 			if avoid[i] == nil {
-				if ai, err := os.Stat(a); err == nil && ai.IsDir() {
+				if ai, err := os.Stat(a.Path); err == nil && ai.IsDir() {
 					avoid[i] = ai
 				}
 			}
@@ -193,14 +196,14 @@ func walkDir(root string, opts WalkOptions, fn func(Entry) error) error {
 			if fi == nil {
 				var err error
 				if fi, err = os.Stat(p); err != nil { // the root may be reached through a link; below, p is no link
-					return false
+					return ""
 				}
 			}
 			if os.SameFile(avoid[i], fi) {
-				return true
+				return a.Why
 			}
 		}
-		return false
+		return ""
 	}
 	// rels maps a folder's path as walked to its path from the root, so that an entry's Rel is
 	// its folder's plus its name, never a re-derivation from a path that may not be UTF-8.
@@ -214,9 +217,11 @@ func walkDir(root string, opts WalkOptions, fn func(Entry) error) error {
 				rel = parentRel + "/" + d.Name()
 			}
 		}
-		if err == nil && avoided(p, d) {
-			skip(p, "the store itself (a walk never enters the store)")
-			return fs.SkipDir
+		if why := ""; err == nil {
+			if why = avoided(p, d); why != "" {
+				skip(p, why)
+				return fs.SkipDir
+			}
 		}
 		if err == nil && p != start {
 			why := skipped(d, opts.Exclude)

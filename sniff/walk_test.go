@@ -325,7 +325,7 @@ func TestReadPaths(t *testing.T) {
 // it is named: by another path to it, or made only while the walk goes on. It is told to Skipped
 // once, and nothing under it is yielded.
 func TestWalkAvoid(t *testing.T) {
-	const why = "the store itself (a walk never enters the store)"
+	const why = "the store"
 	d := t.TempDir()
 	for _, f := range []string{"a.txt", "b/c.txt", "b/st/.attachctl/store", "b/st/x/y.bin", "z/late.txt"} {
 		mustWrite(t, filepath.Join(d, f))
@@ -352,17 +352,17 @@ func TestWalkAvoid(t *testing.T) {
 		}
 	}
 	t.Run("named by another path", func(t *testing.T) {
-		got := rel(walkAll(t, WalkOptions{Avoid: []string{filepath.Join(link, "st")}}, d))
+		got := rel(walkAll(t, WalkOptions{Avoid: []Avoid{{filepath.Join(link, "st"), why}}}, d))
 		same(t, got, []yielded{{path: "a.txt"}, {path: "b/c.txt"}, {path: "b/st", skip: why}, {path: "z/late.txt"}})
 	})
 	t.Run("the folder named is the store", func(t *testing.T) {
-		got := rel(walkAll(t, WalkOptions{Avoid: []string{filepath.Join(d, "b", "st")}}, filepath.Join(d, "b", "st")))
+		got := rel(walkAll(t, WalkOptions{Avoid: []Avoid{{filepath.Join(d, "b", "st"), why}}}, filepath.Join(d, "b", "st")))
 		same(t, got, []yielded{{path: "b/st", skip: why}})
 	})
 	t.Run("made while the walk goes on", func(t *testing.T) {
 		store := filepath.Join(d, "z", "st") // in a folder the walk has not read yet
 		var got []yielded
-		opts := WalkOptions{Avoid: []string{store}, Skipped: func(p, why string) { got = append(got, yielded{path: p, skip: why}) }}
+		opts := WalkOptions{Avoid: []Avoid{{store, why}}, Skipped: func(p, why string) { got = append(got, yielded{path: p, skip: why}) }}
 		err := Walk([]string{d}, opts, func(p string, err error) error {
 			if filepath.Base(p) == "a.txt" { // the first file: the upload makes its store now
 				mustWrite(t, filepath.Join(store, ".attachctl", "store"))

@@ -8,6 +8,7 @@ import (
 	"io"
 	"iter"
 	"os"
+	"path/filepath"
 	"sync/atomic"
 
 	"github.com/attachctl/attachctl/manifest"
@@ -141,8 +142,14 @@ func folderWalk(c *cli.Context) (opts sniff.WalkOptions, err error) {
 			fmt.Fprintf(c.App.ErrWriter, "attachctl: %s: skipped %s: %s\n", c.Command.Name, manifest.Quote(path), why)
 		}
 	}
+	// The walk never enters the store, nor the work folder that resolve copies into.
 	if dir, err := storeDir(c); err == nil && location.Scheme(dir) == "" {
-		opts.Avoid = []string{dir}
+		opts.Avoid = append(opts.Avoid, sniff.Avoid{Path: dir, Why: "the store itself (a walk never enters it)"})
+	}
+	if hasFlag(c, "workdir") && c.String("workdir") != "" {
+		if dir, err := filepath.Abs(c.String("workdir")); err == nil {
+			opts.Avoid = append(opts.Avoid, sniff.Avoid{Path: dir, Why: "the work folder of --workdir (a walk never enters it)"})
+		}
 	}
 	if !hasFlag(c, "files-from") { // the walkFlags come together
 		return opts, nil
