@@ -217,8 +217,8 @@ func walkDir(root string, opts WalkOptions, fn func(Entry) error) error {
 				rel = parentRel + "/" + d.Name()
 			}
 		}
-		if why := ""; err == nil {
-			if why = avoided(p, d); why != "" {
+		if err == nil {
+			if why := avoided(p, d); why != "" {
 				skip(p, why)
 				return fs.SkipDir
 			}

@@ -368,7 +368,7 @@ func (l loop) run(c *cli.Context) (int, error) {
 				rec, ok, err := next()
 				if err != nil && !restMarked { // the rest of the input cannot be read
 					restMarked, rec, ok = true, &manifest.Record{Path: "-", Name: "-"}, true
-					report(c, rec.Fail(l.stage, manifest.Errorf(manifest.UploadInterrupted, "standard input: interrupted before the rest of it was read; run the same command again"), ""))
+					report(c, rec.Fail(l.stage, manifest.Errorf(manifest.UploadInterrupted, "the rest of the input: not read, interrupted before it; run the same command again"), ""))
 				} else if ok && !rec.Failed() {
 					report(c, rec.Fail(l.stage, manifest.Errorf(manifest.UploadInterrupted, "%s: not reached: interrupted before it; run the same command again", rec.Path), ""))
 				}

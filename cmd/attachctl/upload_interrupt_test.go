@@ -122,7 +122,7 @@ func TestUploadInterruptedPassesTheRestOn(t *testing.T) {
 		recs := interrupt(t, pr, "--store", store)
 		pr.Close()
 		last := recs[len(recs)-1]
-		if last.Path != "-" || last.Error == nil || !strings.Contains(last.Error.Message, "standard input") {
+		if last.Path != "-" || last.Error == nil || !strings.Contains(last.Error.Message, "the rest of the input") {
 			t.Fatalf("last record %+v: want the unread rest of standard input as path -", last)
 		}
 		if len(recs) >= n+1 {
