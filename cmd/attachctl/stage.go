@@ -359,18 +359,21 @@ func (l loop) run(c *cli.Context) (int, error) {
 		gate = make(chan struct{}, max(jobs, 1))
 		jobs = max(jobs, 1) + 1
 	}
-	restMarked := false
+	restMarked, notReached := false, 0
 	err := manifest.OrderedWindow(jobs, l.window,
 		func() (*manifest.Record, bool, error) {
 			if ctx.Err() != nil {
 				// Interrupted: the records not reached are passed on, each failed, so that a
-				// later stage (prompt) fails rather than make a prompt without them.
+				// later stage (prompt) fails rather than make a prompt without them. They are
+				// told on standard error in one line at the end, not one each.
 				rec, ok, err := next()
 				if err != nil && !restMarked { // the rest of the input cannot be read
 					restMarked, rec, ok = true, &manifest.Record{Path: "-", Name: "-"}, true
-					report(c, rec.Fail(l.stage, manifest.Errorf(manifest.UploadInterrupted, "the rest of the input: not read, interrupted before it; run the same command again"), ""))
+					rec.Fail(l.stage, manifest.Errorf(manifest.UploadInterrupted, "the rest of the input: not read, interrupted before it; run the same command again"), "")
+					notReached++
 				} else if ok && !rec.Failed() {
-					report(c, rec.Fail(l.stage, manifest.Errorf(manifest.UploadInterrupted, "%s: not reached: interrupted before it; run the same command again", rec.Path), ""))
+					rec.Fail(l.stage, manifest.Errorf(manifest.UploadInterrupted, "%s: not reached: interrupted before it; run the same command again", rec.Path), "")
+					notReached++
 				}
 				if !ok || err != nil && rec == nil {
 					l.flight.end()
@@ -420,6 +423,15 @@ func (l loop) run(c *cli.Context) (int, error) {
 			return l.emit(rec)
 		})
 	bar.Finish()
+	if notReached > 0 && !l.reported {
+		what := fmt.Sprintf("%d records", notReached)
+		if restMarked {
+			what += " (the last one, path -, for the input not read)"
+		}
+		e := manifest.Errorf(manifest.UploadInterrupted, "interrupted: %s not reached, each passed on failed; run the same command again", what)
+		e.Stage = l.stage
+		report(c, e)
+	}
 	if err != nil {
 		if errors.Is(err, errInterrupted) {
 			return failed, cli.Exit("attachctl: "+l.stage+": interrupted while reading its input", exitFailed)
