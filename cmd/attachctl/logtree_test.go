@@ -64,3 +64,15 @@ func sameTree(t *testing.T, src, dst string, n int) {
 		t.Fatalf("%d files compared: %v", count, err)
 	}
 }
+
+// eachTree writes n small log files under root in six folders (d0/f0000.log, d1/f0001.log, ...),
+// for the --each tests: their bytes by base name (the name --each uploads each by) and the total.
+func eachTree(t *testing.T, root string, n int, seed uint64) (contents map[string][]byte, total int64) {
+	t.Helper()
+	contents = map[string][]byte{}
+	for _, f := range writeLogTree(t, root, n, seed, func(i int) string { return fmt.Sprintf("d%d/f%04d.log", i%6, i) }) {
+		contents[filepath.Base(f.Path)] = f.Data
+		total += int64(len(f.Data))
+	}
+	return contents, total
+}

@@ -5,7 +5,6 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -87,7 +86,7 @@ func TestUploadFolderDiskFull(t *testing.T) {
 	bin := buildAttachctl(t)
 	src := filepath.Join(t.TempDir(), "logs")
 	const n = 600 // a page each on tmpfs: more than 1 MiB holds
-	writeLogTree(t, src, n, 31, func(i int) string { return fmt.Sprintf("d%d/f%04d.log", i%6, i) })
+	eachTree(t, src, n, 31)
 	st := filepath.Join(disk, "store")
 
 	recs, stderr, code := runUpload(t, bin, "--store", st, src)
@@ -134,10 +133,7 @@ func TestUploadEachDiskFull(t *testing.T) {
 	bin := buildAttachctl(t)
 	src := filepath.Join(t.TempDir(), "logs")
 	const n = 1200
-	contents := map[string][]byte{}
-	for i, f := range writeLogTree(t, src, n, 37, func(i int) string { return fmt.Sprintf("d%d/f%04d.log", i%6, i) }) {
-		contents[fmt.Sprintf("f%04d.log", i)] = f.Data
-	}
+	contents, _ := eachTree(t, src, n, 37)
 	st := filepath.Join(disk, "store")
 
 	recs, stderr, code := runUpload(t, bin, "--each", "--store", st, src)

@@ -7,7 +7,6 @@ import (
 	"bytes"
 	"encoding/hex"
 	"encoding/json"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -29,12 +28,7 @@ func TestUploadEachKillResume(t *testing.T) {
 	work := t.TempDir()
 	src := filepath.Join(work, "logs")
 	const n = 600 // more than one batch of small uploads
-	contents := map[string][]byte{}
-	var total int64
-	for i, f := range writeLogTree(t, src, n, 20, func(i int) string { return fmt.Sprintf("d%d/f%04d.log", i%6, i) }) {
-		contents[fmt.Sprintf("f%04d.log", i)] = f.Data
-		total += int64(len(f.Data))
-	}
+	contents, total := eachTree(t, src, n, 20)
 	store := filepath.Join(work, "store")
 	r := startUpload(t, bin, total*9/10, "--each", "--store", store, src)
 	r.waitPaused(t)

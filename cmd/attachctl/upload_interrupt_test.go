@@ -27,12 +27,7 @@ func TestUploadInterruptedPassesTheRestOn(t *testing.T) {
 	work := t.TempDir()
 	src := filepath.Join(work, "logs")
 	const n = 1500 // more than the stage's window: some records are not yet read at the signal
-	contents := map[string][]byte{}
-	var total int64
-	for i, f := range writeLogTree(t, src, n, 41, func(i int) string { return fmt.Sprintf("d%d/f%04d.log", i%6, i) }) {
-		contents[fmt.Sprintf("f%04d.log", i)] = f.Data
-		total += int64(len(f.Data))
-	}
+	contents, total := eachTree(t, src, n, 41)
 	sniffed, err := exec.Command(bin, "sniff", "--each", src).Output()
 	if err != nil {
 		t.Fatalf("sniff: %v", err)
