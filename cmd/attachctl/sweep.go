@@ -28,7 +28,7 @@ func init() {
 			"error. --workdir DIR (repeatable) also removes the working copies resolve made there of\n" +
 			"what it removes, and copies whose upload is gone. It follows no link, removes nothing\n" +
 			"outside the store and leaves what it does not recognise. Another sweep running on the\n" +
-			"store is waited for up to --wait, then store.locked (exit 1).\n\n" +
+			"store is waited for up to --wait, then store.locked (exit 11), naming the sweep that holds it.\n\n" +
 			example("attachctl sweep --store S --unfinished-older-than 15m --unused-older-than 1d --older-than 7d   # from cron",
 				"attachctl sweep --store S --before 2026-11-30 --dry-run"),
 		Flags: []cli.Flag{
@@ -153,7 +153,7 @@ func sweepEnd(c *cli.Context, cmd string, b store.Backend, sum sweep.Summary, er
 	}
 	if err != nil {
 		report(c, manifest.AsError(err, manifest.UploadUnreadable))
-		return exitError{exitFailed}
+		return lockedExit(err)
 	}
 	dry := c.Bool("dry-run")
 	copies, cerr := removeCopies(c, cmd, b, removed, workdirs, dry)

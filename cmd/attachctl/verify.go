@@ -76,8 +76,10 @@ func verifyCmd(c *cli.Context) error {
 			report(c, manifest.AsError(err, manifest.UploadMissing))
 			return exitError{exitFailed}
 		}
+		if err := needStore(c, b); err != nil {
+			return err
+		}
 		if c.Bool("all") {
-			sayIfMissing(c, b)
 			var skipped []storepkg.Skip
 			if ids, skipped, err = stage.VerifyIDs(c.Context, b); err != nil {
 				report(c, manifest.AsError(err, manifest.UploadUnreadable))
@@ -110,6 +112,7 @@ func verifyCmd(c *cli.Context) error {
 			return err
 		}
 	} else {
+		l.first = needStoreWhenNeeded(c, store)
 		l.work = func(rec *manifest.Record) error {
 			b, err := store()
 			if err != nil {
