@@ -27,7 +27,8 @@ func init() {
 			"(modes, links, no symlinks). --format text writes one line a failure, saying which side\n" +
 			"changed and what to do, and a last line \"N ok, M failed\"; --format b3sum writes\n" +
 			"\"HASH  PATH\" lines (finished paths) that b3sum --check accepts; --check FILE reads such\n" +
-			"lines and answers as b3sum --check does. A summary goes to standard error unless --quiet.\n\n" +
+			"lines and answers as b3sum --check does. --format combined writes one line a file (a folder\n" +
+			"upload file by file): = intact, * changed, - missing, + added, ! unreadable. A summary goes to standard error unless --quiet.\n\n" +
 			example("attachctl verify --store S 01935c4e-8a31-7b6c-9e2f-0c1d2e3f4a5b",
 				"attachctl verify --store S --all --format text",
 				"attachctl verify --store S --all --format b3sum > sums.b3 && b3sum --check sums.b3",
@@ -36,7 +37,7 @@ func init() {
 		Flags: []cli.Flag{
 			manifestFlag,
 			&cli.BoolFlag{Name: "all", Usage: "verify every finished upload of the store"},
-			&cli.StringFlag{Name: "format", Value: "manifest", Usage: "output `FORMAT`: manifest, text or b3sum"},
+			&cli.StringFlag{Name: "format", Value: "manifest", Usage: "output `FORMAT`: manifest, text, b3sum or combined (one line a file: = intact, * changed, - missing, + added, ! unreadable)"},
 			&cli.StringFlag{Name: "check", Usage: "read b3sum lines from `FILE` (- for standard input) and check each file"},
 			&cli.StringFlag{Name: "sample", Usage: "with --all, check a random `SHARE` of the store: a percentage (10%), a fraction (1/10) or a byte size (2GiB)"},
 			&cli.Uint64Flag{Name: "seed", Usage: "with --sample, choose by the seed `N`: the same seed checks the same uploads (default: a new one each run, printed)"},
@@ -47,8 +48,8 @@ func init() {
 
 func verifyCmd(c *cli.Context) error {
 	format := c.String("format")
-	if format != "manifest" && format != "b3sum" && format != "text" {
-		return usageError("--format %s: the formats are manifest, text and b3sum", format)
+	if format != "manifest" && format != "b3sum" && format != "text" && format != "combined" {
+		return usageError("--format %s: the formats are manifest, text, b3sum and combined", format)
 	}
 	if c.IsSet("check") {
 		if c.Bool("all") || c.Args().Present() || c.IsSet("format") {
@@ -151,6 +152,17 @@ func verifyCmd(c *cli.Context) error {
 			}
 			_, err := io.WriteString(out, ops.B3sumLine(rec.Verified.Blake3, rec.Upload.Path))
 			return err
+		}
+	case "combined":
+		l.reported = true
+		emit = func(rec *manifest.Record) error {
+			b, _ := store()
+			for _, line := range combinedLines(c.Context, b, rec) {
+				if _, err := fmt.Fprintln(out, line); err != nil {
+					return err
+				}
+			}
+			return nil
 		}
 	case "text":
 		l.reported = true
