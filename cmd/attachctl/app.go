@@ -30,6 +30,11 @@ const (
 	exitOK     = 0
 	exitFailed = 1
 	exitUsage  = 2
+	// exitNoStore: the named store does not exist (verify, ls, rm, touch, resolve), so that a
+	// support check on a mistyped --store never passes.
+	exitNoStore = 10
+	// exitLocked: the store's lock was not had within --wait.
+	exitLocked = 11
 )
 
 // exitError ends a command with an exit code. Its message, if any, has already been printed.

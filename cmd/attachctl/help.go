@@ -20,6 +20,10 @@ EXIT CODES:
              is on standard error and in its record's "error"
    2         bad usage (one line on standard error says what to fix), or input that is not
              a manifest or prompt; nothing was done
+   10        the named store does not exist (verify, ls, rm, touch, resolve); sweep of a
+             store that does not exist exits 0 with its line
+   11        the store's lock was not had within --wait (another sweep or rm holds it; the
+             message names its holder)
    130, 143  interrupted by SIGINT or SIGTERM
 `
 

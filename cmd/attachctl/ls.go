@@ -45,6 +45,11 @@ func lsCmd(c *cli.Context) error {
 		return err
 	}
 	b, err := openStore(c, dir)
+	if err == nil {
+		if err := needStore(c, b); err != nil {
+			return err
+		}
+	}
 	var list *store.Listing
 	if err == nil {
 		list, err = b.List(c.Context)
@@ -53,7 +58,6 @@ func lsCmd(c *cli.Context) error {
 		report(c, manifest.AsError(err, manifest.UploadUnreadable))
 		return exitError{exitFailed}
 	}
-	sayIfMissing(c, b)
 	// What the store does not recognise (a folder named like an id with no readable metadata, a
 	// stray file) is not an upload: named on standard error, left alone, as sweep leaves it.
 	for _, sk := range list.Skipped {

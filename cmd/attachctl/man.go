@@ -43,6 +43,13 @@ error and in its record's "error", with its code (see the README for the codes).
 Bad usage (one line on standard error says what to fix, and nothing was done), or input that is
 not a manifest or prompt.
 .TP
+.B 10
+The named store does not exist (verify, ls, rm, touch, resolve); a sweep of a store that does not
+exist exits 0 with its line.
+.TP
+.B 11
+The store's lock was not had within --wait; the message names its holder.
+.TP
 .BR 130 ", " 143
 Interrupted by SIGINT or SIGTERM, also while waiting on standard input.
 `

@@ -1,20 +1,82 @@
 package main
 
 import (
+	"fmt"
+	"sync"
+
 	"github.com/attachctl/attachctl/manifest"
 	"github.com/attachctl/attachctl/ops/store"
 	"github.com/urfave/cli/v2"
 )
 
-// sayIfMissing writes one line on standard error when b is a store that does not exist (unless
-// --quiet): sweep, ls and verify --all take it as empty and exit 0, as the SPEC says, but a typo
-// in a crontab's --store must not succeed silently forever.
-func sayIfMissing(c *cli.Context, b store.Backend) {
+// storeMissing reports whether b is a store that does not exist (a backend that cannot tell is
+// taken to exist).
+func storeMissing(c *cli.Context, b store.Backend) bool {
 	e, ok := b.(store.Exister)
-	if !ok || globalBool(c, "quiet") {
-		return
+	if !ok {
+		return false
 	}
-	if exists, err := e.Exists(c.Context); err == nil && !exists {
+	exists, err := e.Exists(c.Context)
+	return err == nil && !exists
+}
+
+// sayIfMissing writes one line on standard error when b is a store that does not exist (unless
+// --quiet): sweep takes it as empty and exits 0 (a chat that is gone needs no sweeping), but a
+// typo in a crontab's --store must not succeed silently forever.
+func sayIfMissing(c *cli.Context, b store.Backend) {
+	if !globalBool(c, "quiet") && storeMissing(c, b) {
 		summary(c, "%s: no store at %s (it does not exist): nothing to do", c.Command.Name, manifest.Quote(b.Location()))
 	}
+}
+
+// needStore is exit 10 with one line naming the store when b does not exist: verify, ls, rm,
+// touch and resolve on a mistyped --store must not pass as "nothing to do".
+func needStore(c *cli.Context, b store.Backend) error {
+	if !storeMissing(c, b) {
+		return nil
+	}
+	hint := "check --store"
+	if !storeGiven(c) {
+		hint = "the default store; give the chat's store with --store DIR or ATTACHCTL_STORE"
+	}
+	personLine(c.App.ErrWriter, fmt.Sprintf("attachctl: %s: no store at %s: it does not exist (exit %d); %s",
+		c.Command.Name, escapeLine(manifest.Quote(b.Location())), exitNoStore, hint))
+	return exitError{exitNoStore}
+}
+
+// needStoreWhenNeeded is needStore for a store opened at the first record that needs it
+// (storeWhenNeeded): called before that record's work, once.
+func needStoreWhenNeeded(c *cli.Context, open func() (store.Backend, error)) func() error {
+	return sync.OnceValue(func() error {
+		b, err := open()
+		if err != nil {
+			return nil // the record's work reports it
+		}
+		return needStore(c, b)
+	})
+}
+
+// madeStore returns a function to call when a command that may make the store (upload, prepare,
+// store init) has run: it says once on standard error, unless --quiet, that the store was made,
+// so that a mistyped --store is seen.
+func madeStore(c *cli.Context, cmd string, b store.Backend) func() {
+	if globalBool(c, "quiet") || !storeMissing(c, b) {
+		return func() {}
+	}
+	return sync.OnceFunc(func() {
+		if !storeMissing(c, b) {
+			summary(c, "%s: made a new store at %s", cmd, manifest.Quote(b.Location()))
+		}
+	})
+}
+
+// lockedExit is exit 11 when err (or one it joins) is store.locked, else exit 1: the lock of the
+// store was not had within --wait, which a script may want to retry.
+func lockedExit(err error) exitError {
+	for _, e := range joined(err) {
+		if manifest.CodeOf(e) == manifest.StoreLocked {
+			return exitError{exitLocked}
+		}
+	}
+	return exitError{exitFailed}
 }

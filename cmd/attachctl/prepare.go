@@ -119,11 +119,17 @@ func prepareUploader(c *cli.Context, dir string, chunk int) (preparer, error) {
 	if err != nil {
 		return preparer{}, err
 	}
+	made := madeStore(c, "prepare", b) // before the uploader, which may make the store's folder
 	up, err := newUploader(c, b, chunk, nil, nil)
 	if err != nil {
 		return preparer{}, err
 	}
-	return preparer{headOnly: true, commit: up.Commit, window: uploadWindow, upload: func(rec *manifest.Record) error {
+	commit := func() error {
+		err := up.Commit()
+		made()
+		return err
+	}
+	return preparer{headOnly: true, commit: commit, window: uploadWindow, upload: func(rec *manifest.Record) error {
 		var text sniff.Text
 		err := up.Upload(c.Context, rec, text.Observe)
 		text.Settle(rec)

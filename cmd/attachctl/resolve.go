@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -166,6 +167,10 @@ func resolveTo(c *cli.Context, dir string, b []byte, opts acp.Options) error {
 		fmt.Fprintf(c.App.ErrWriter, "attachctl: %s: interrupted: nothing written\n", c.Command.Name)
 		return exitError{exitFailed}
 	}
+	var done exitError
+	if errors.As(err, &done) {
+		return err // already said
+	}
 	if err != nil {
 		if allMissing(err) && !storeGiven(c) {
 			// Most likely the prompt was made against another store: one line, not one per upload.
@@ -176,7 +181,7 @@ func resolveTo(c *cli.Context, dir string, b []byte, opts acp.Options) error {
 		if manifest.CodeOf(err) == manifest.ManifestInvalid {
 			return exitError{exitUsage}
 		}
-		return exitError{exitFailed}
+		return lockedExit(err)
 	}
 	if _, err := res.WriteTo(c.App.Writer); err != nil {
 		if manifest.CodeOf(err) == "" {
@@ -219,6 +224,11 @@ func uploadsAt(c *cli.Context, dir string, opts *acp.Options) (acp.Uploads, erro
 	b, err := openStore(c, dir)
 	if err != nil {
 		return nil, err
+	}
+	if c.Command.Name == "resolve" { // prepare --resolve has just made the store
+		if err := needStore(c, b); err != nil {
+			return nil, err
+		}
 	}
 	if _, local := b.(store.Pather); !local && opts.Workdir == "" {
 		if opts.Workdir, err = defaultWorkdir(b.Location()); err != nil {

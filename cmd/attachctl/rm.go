@@ -49,6 +49,9 @@ func rmCmd(c *cli.Context) error {
 	if err != nil {
 		return sweepEnd(c, "rm", nil, sweep.Summary{}, err, nil, nil)
 	}
+	if err := needStore(c, b); err != nil {
+		return err
+	}
 	enc := json.NewEncoder(c.App.Writer)
 	removed := map[string]bool{}
 	sum, err := sweep.Remove(c.Context, b, ids, wait, c.Bool("dry-run"), func(r sweep.Removed) error {

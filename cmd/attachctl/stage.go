@@ -237,6 +237,9 @@ type loop struct {
 	emit  func(*manifest.Record) error
 	// next, when set, replaces source(c) (verify --all reads the store).
 	next func() (*manifest.Record, bool, error)
+	// first, when set, is called before the first record that reaches work; an error from it
+	// ends the loop and is returned (an exitError: a store that does not exist, exit 10).
+	first func() error
 	// reported, when set, means the stage tells of each failure itself (verify --format text), so
 	// the loop does not also print it on standard error.
 	reported bool
@@ -304,13 +307,20 @@ func (f *flight) more(window int) bool {
 // when any record carries an error at the end.
 func (l loop) toStdout(c *cli.Context) error {
 	out := manifest.NewWriter(c.App.Writer)
-	l.emit = out.Write
+	locked := false // a record failed because the store's lock was not had: exit 11
+	l.emit = func(rec *manifest.Record) error {
+		locked = locked || rec.Failed() && rec.Error.Code == manifest.StoreLocked
+		return out.Write(rec)
+	}
 	failed, err := l.run(c)
 	if ferr := out.Flush(); err == nil && ferr != nil {
 		err = outputFailed(l.stage, ferr)
 	}
 	if err == nil && failed > 0 {
 		err = exitError{exitFailed}
+		if locked {
+			err = exitError{exitLocked}
+		}
 	}
 	return err
 }
@@ -383,6 +393,12 @@ func (l loop) run(c *cli.Context) (int, error) {
 				return rec, true, nil
 			}
 			rec, ok, err := next()
+			if ok && err == nil && !rec.Failed() && l.first != nil {
+				if ferr := l.first(); ferr != nil {
+					l.flight.end()
+					return nil, false, ferr
+				}
+			}
 			if ok {
 				l.flight.took()
 			} else {
@@ -433,6 +449,10 @@ func (l loop) run(c *cli.Context) (int, error) {
 		report(c, e)
 	}
 	if err != nil {
+		var done exitError
+		if errors.As(err, &done) {
+			return failed, err // already said
+		}
 		if errors.Is(err, errInterrupted) {
 			return failed, cli.Exit("attachctl: "+l.stage+": interrupted while reading its input", exitFailed)
 		}

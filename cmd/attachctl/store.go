@@ -62,6 +62,7 @@ func storeInit(c *cli.Context) error {
 	if err != nil {
 		return fail(err)
 	}
+	defer madeStore(c, "store init", b)()
 	lim, ok := b.(store.Limiter)
 	if !ok {
 		return fail(manifest.Errorf(manifest.UploadInvalid, "store %s keeps no limits", b.Location()))

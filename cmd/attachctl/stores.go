@@ -82,6 +82,10 @@ func openStore(c *cli.Context, loc string) (store.Backend, error) {
 // store only through its guarded open.
 func openForCheck(path string) (io.ReadCloser, error) { return local.OpenForCheck(path) }
 
+// storesUnder finds the local stores below root (sweep --stores-under): by their mark, never
+// descending into a store, following a link or crossing into another file system.
+func storesUnder(root string) ([]string, []store.Skip, error) { return local.StoresUnder(root) }
+
 // The modes the local store gives its folders and files, for verify --format text's chmod hint.
 const (
 	storeDirMode      os.FileMode = local.DirMode

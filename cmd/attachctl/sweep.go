@@ -28,9 +28,13 @@ func init() {
 			"error. --workdir DIR (repeatable) also removes the working copies resolve made there of\n" +
 			"what it removes, and copies whose upload is gone. It follows no link, removes nothing\n" +
 			"outside the store and leaves what it does not recognise. Another sweep running on the\n" +
-			"store is waited for up to --wait, then store.locked (exit 1).\n\n" +
+			"store is waited for up to --wait, then store.locked (exit 11), naming the sweep that holds it.\n" +
+			"--stores-under ROOT sweeps every store below ROOT (found by its mark; no link followed, no\n" +
+			"other file system entered), each under its own lock: a store another sweep holds past --wait\n" +
+			"is skipped with its line, not failed. One summary line per store, and one for all.\n\n" +
 			example("attachctl sweep --store S --unfinished-older-than 15m --unused-older-than 1d --older-than 7d   # from cron",
-				"attachctl sweep --store S --before 2026-11-30 --dry-run"),
+				"attachctl sweep --store S --before 2026-11-30 --dry-run",
+				"attachctl sweep --stores-under ~/.local/state/attachctl --older-than 7d --wait 10m --quiet   # every chat, from cron"),
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "older-than", Usage: "every tier's cutoff: now minus `DURATION`, in s, m, h, d or w (7d, 36h)"},
 			&cli.StringFlag{Name: "before", Usage: "every tier's cutoff: `TIME` in RFC 3339 (2026-11-30T08:00:00Z) or a date (2026-11-30, midnight local time)"},
@@ -40,6 +44,7 @@ func init() {
 			&cli.StringSliceFlag{Name: "workdir", Usage: "also remove the working copies in `DIR` (resolve --workdir) of what is removed or gone (repeatable)"},
 			&cli.BoolFlag{Name: "dry-run", Usage: "report what would be removed; remove nothing"},
 			&cli.StringFlag{Name: "wait", Usage: "wait up to `DURATION` (s, m, h, d, w) for another sweep of the store to end (default: 0s)"},
+			&cli.StringFlag{Name: "stores-under", Usage: "sweep every store below the folder `ROOT`, each under its own lock (one held by another sweep is skipped), in place of --store"},
 		},
 		Action: sweepCmd,
 	})
@@ -102,6 +107,9 @@ func sweepCmd(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	if c.IsSet("stores-under") {
+		return sweepUnder(c, opts)
+	}
 	dir, err := storeDir(c)
 	if err != nil {
 		return err
@@ -153,35 +161,45 @@ func sweepEnd(c *cli.Context, cmd string, b store.Backend, sum sweep.Summary, er
 	}
 	if err != nil {
 		report(c, manifest.AsError(err, manifest.UploadUnreadable))
-		return exitError{exitFailed}
+		return lockedExit(err)
 	}
 	dry := c.Bool("dry-run")
 	copies, cerr := removeCopies(c, cmd, b, removed, workdirs, dry)
 	sum.Failed = append(sum.Failed, cerr...)
-	for _, sk := range sum.Skipped {
-		if !globalBool(c, "quiet") {
-			fmt.Fprintf(c.App.ErrWriter, "attachctl: %s: skipped %s: %s\n", cmd, manifest.Quote(sk.Path), escapeLine(sk.Why))
-		}
-	}
-	for _, e := range sum.Failed {
-		fmt.Fprintf(c.App.ErrWriter, "attachctl: %s: %s\n", cmd, escapeLine(e.Error()))
-	}
+	sweepLines(c, cmd, sum)
 	if sum.Removed > 0 || len(sum.Skipped) > 0 || len(sum.Failed) > 0 || copies > 0 {
-		verb := "removed"
-		if dry {
-			verb = "would remove"
-		}
 		var copyNote string
 		if len(workdirs) > 0 {
 			copyNote = fmt.Sprintf(" and %d working cop%s", copies, map[bool]string{true: "y", false: "ies"}[copies == 1])
 		}
-		summary(c, "%s: %s %s (%s)%s, kept %d, skipped %d%s", cmd, verb, counted(sum.Removed, "upload"),
-			humanBytes(sum.Bytes), copyNote, sum.Kept, len(sum.Skipped), failedNote(len(sum.Failed)))
+		summary(c, "%s: %s%s, kept %d, skipped %d%s", cmd, sweptWords(sum, dry), copyNote, sum.Kept, len(sum.Skipped), failedNote(len(sum.Failed)))
 	}
 	if len(sum.Failed) > 0 {
 		return exitError{exitFailed}
 	}
 	return nil
+}
+
+// sweepLines prints, under label, what a sweep left because it did not recognise it (unless
+// --quiet) and each removal that failed.
+func sweepLines(c *cli.Context, label string, sum sweep.Summary) {
+	for _, sk := range sum.Skipped {
+		if !globalBool(c, "quiet") {
+			fmt.Fprintf(c.App.ErrWriter, "attachctl: %s: skipped %s: %s\n", label, manifest.Quote(sk.Path), escapeLine(sk.Why))
+		}
+	}
+	for _, e := range sum.Failed {
+		fmt.Fprintf(c.App.ErrWriter, "attachctl: %s: %s\n", label, escapeLine(e.Error()))
+	}
+}
+
+// sweptWords is what a sweep removed, in words: "removed 2 uploads (12 B)".
+func sweptWords(sum sweep.Summary, dry bool) string {
+	verb := "removed"
+	if dry {
+		verb = "would remove"
+	}
+	return fmt.Sprintf("%s %s (%s)", verb, counted(sum.Removed, "upload"), humanBytes(sum.Bytes))
 }
 
 // removeCopies removes, in each work folder, the copies of the uploads removed and (sweep, not rm)

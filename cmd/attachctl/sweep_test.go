@@ -1,13 +1,17 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
+	"github.com/attachctl/attachctl/ops/store"
 	"github.com/attachctl/attachctl/ops/store/local"
+	"github.com/attachctl/attachctl/ops/store/s3"
 )
 
 // Helpers for the verify, touch and sweep scripts:
@@ -72,17 +76,22 @@ func init() {
 		return 0
 	}
 	testCommands["holdsweeplock"] = func() int {
-		s, err := local.Open(os.Args[1], false)
+		// Through the store seam, as a sweep takes it: a folder, or an s3:// URI (the scripts'
+		// server, path-style).
+		var b store.Backend = local.NewLocal(os.Args[1])
+		if strings.HasPrefix(os.Args[1], "s3://") {
+			var err error
+			if b, err = s3.Open(context.Background(), os.Args[1], s3.Options{PathStyle: true}); err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				return 1
+			}
+		}
+		sw, err := b.Sweep(context.Background(), 0, false)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
 		}
-		lk, err := s.LockSweep(0)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			return 1
-		}
-		defer lk.Unlock()
+		defer sw.Close()
 		os.WriteFile(os.Args[2], nil, 0o600)
 		return waitFor(os.Args[3])
 	}

@@ -22,13 +22,13 @@ func init() {
 			if err != nil {
 				return err
 			}
-			return runStage(c, "touch", func(rec *manifest.Record) error {
+			return loop{stage: "touch", first: needStoreWhenNeeded(c, store), work: func(rec *manifest.Record) error {
 				b, err := store()
 				if err != nil {
 					return err
 				}
 				return stage.Touch(c.Context, b, rec, time.Now())
-			})
+			}}.toStdout(c)
 		},
 	})
 }

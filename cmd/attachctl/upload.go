@@ -142,6 +142,7 @@ func uploadStage(c *cli.Context) error {
 	if err != nil {
 		return stepFail(c, err)
 	}
+	defer madeStore(c, "upload", b)()
 	if fromStdin {
 		return uploadStdin(c, b)
 	}

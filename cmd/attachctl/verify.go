@@ -4,7 +4,9 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/attachctl/attachctl/manifest"
@@ -25,16 +27,20 @@ func init() {
 			"(modes, links, no symlinks). --format text writes one line a failure, saying which side\n" +
 			"changed and what to do, and a last line \"N ok, M failed\"; --format b3sum writes\n" +
 			"\"HASH  PATH\" lines (finished paths) that b3sum --check accepts; --check FILE reads such\n" +
-			"lines and answers as b3sum --check does. A summary goes to standard error unless --quiet.\n\n" +
+			"lines and answers as b3sum --check does. --format combined writes one line a file (a folder\n" +
+			"upload file by file): = intact, * changed, - missing, + added, ! unreadable. A summary goes to standard error unless --quiet.\n\n" +
 			example("attachctl verify --store S 01935c4e-8a31-7b6c-9e2f-0c1d2e3f4a5b",
 				"attachctl verify --store S --all --format text",
-				"attachctl verify --store S --all --format b3sum > sums.b3 && b3sum --check sums.b3"),
+				"attachctl verify --store S --all --format b3sum > sums.b3 && b3sum --check sums.b3",
+				"attachctl verify --store S --all --sample 10% --seed 7 --format text   # a nightly check of a large store"),
 		ArgsUsage: "[ID...]",
 		Flags: []cli.Flag{
 			manifestFlag,
 			&cli.BoolFlag{Name: "all", Usage: "verify every finished upload of the store"},
-			&cli.StringFlag{Name: "format", Value: "manifest", Usage: "output `FORMAT`: manifest, text or b3sum"},
+			&cli.StringFlag{Name: "format", Value: "manifest", Usage: "output `FORMAT`: manifest, text, b3sum or combined (one line a file: = intact, * changed, - missing, + added, ! unreadable)"},
 			&cli.StringFlag{Name: "check", Usage: "read b3sum lines from `FILE` (- for standard input) and check each file"},
+			&cli.StringFlag{Name: "sample", Usage: "with --all, check a random `SHARE` of the store: a percentage (10%), a fraction (1/10) or a byte size (2GiB)"},
+			&cli.Uint64Flag{Name: "seed", Usage: "with --sample, choose by the seed `N`: the same seed checks the same uploads (default: a new one each run, printed)"},
 		},
 		Action: verifyCmd,
 	})
@@ -42,8 +48,8 @@ func init() {
 
 func verifyCmd(c *cli.Context) error {
 	format := c.String("format")
-	if format != "manifest" && format != "b3sum" && format != "text" {
-		return usageError("--format %s: the formats are manifest, text and b3sum", format)
+	if format != "manifest" && format != "b3sum" && format != "text" && format != "combined" {
+		return usageError("--format %s: the formats are manifest, text, b3sum and combined", format)
 	}
 	if c.IsSet("check") {
 		if c.Bool("all") || c.Args().Present() || c.IsSet("format") {
@@ -57,6 +63,10 @@ func verifyCmd(c *cli.Context) error {
 	}
 	if c.Bool("all") && len(ids) > 0 {
 		return usageError("--all checks every upload; give ids or --all, not both")
+	}
+	sample, err := sampleFlags(c)
+	if err != nil {
+		return err
 	}
 	store, err := storeWhenNeeded(c)
 	if err != nil {
@@ -76,12 +86,20 @@ func verifyCmd(c *cli.Context) error {
 			report(c, manifest.AsError(err, manifest.UploadMissing))
 			return exitError{exitFailed}
 		}
+		if err := needStore(c, b); err != nil {
+			return err
+		}
 		if c.Bool("all") {
-			sayIfMissing(c, b)
-			var skipped []storepkg.Skip
-			if ids, skipped, err = stage.VerifyIDs(c.Context, b); err != nil {
+			es, skipped, err := stage.VerifyEntries(c.Context, b)
+			if err != nil {
 				report(c, manifest.AsError(err, manifest.UploadUnreadable))
 				return exitError{exitFailed}
+			}
+			if sample != nil {
+				es = sampled(c, *sample, es)
+			}
+			for _, e := range es {
+				ids = append(ids, e.ID)
 			}
 			for _, sk := range skipped {
 				summary(c, "verify: skipped %s: %s", manifest.Quote(sk.Path), sk.Why)
@@ -110,6 +128,7 @@ func verifyCmd(c *cli.Context) error {
 			return err
 		}
 	} else {
+		l.first = needStoreWhenNeeded(c, store)
 		l.work = func(rec *manifest.Record) error {
 			b, err := store()
 			if err != nil {
@@ -133,6 +152,17 @@ func verifyCmd(c *cli.Context) error {
 			}
 			_, err := io.WriteString(out, ops.B3sumLine(rec.Verified.Blake3, rec.Upload.Path))
 			return err
+		}
+	case "combined":
+		l.reported = true
+		emit = func(rec *manifest.Record) error {
+			b, _ := store()
+			for _, line := range combinedLines(c.Context, b, rec) {
+				if _, err := fmt.Fprintln(out, line); err != nil {
+					return err
+				}
+			}
+			return nil
 		}
 	case "text":
 		l.reported = true
@@ -171,6 +201,69 @@ func verifyCmd(c *cli.Context) error {
 		return exitError{exitFailed}
 	}
 	return nil
+}
+
+// sampleFlags reads --sample and --seed: nil without --sample.
+func sampleFlags(c *cli.Context) (*stage.Sample, error) {
+	if !c.IsSet("sample") {
+		if c.IsSet("seed") {
+			return nil, usageError("--seed goes with --sample")
+		}
+		return nil, nil
+	}
+	if !c.Bool("all") {
+		return nil, usageError("--sample checks a share of the whole store; it goes with --all")
+	}
+	v := strings.TrimSpace(c.String("sample"))
+	s := stage.Sample{Seed: c.Uint64("seed")}
+	if !c.IsSet("seed") {
+		s.Seed = rand.Uint64()
+	}
+	bad := usageError("--sample %s: takes a percentage (10%%), a fraction (1/10) or a byte size (2GiB)", v)
+	if pct, ok := strings.CutSuffix(v, "%"); ok {
+		f, err := strconv.ParseFloat(pct, 64)
+		if err != nil || !(f > 0 && f <= 100) {
+			return nil, bad
+		}
+		s.Fraction = f / 100
+	} else if num, den, ok := strings.Cut(v, "/"); ok {
+		n, err1 := strconv.ParseUint(num, 10, 32)
+		d, err2 := strconv.ParseUint(den, 10, 32)
+		if err1 != nil || err2 != nil || n == 0 || d == 0 || n > d {
+			return nil, bad
+		}
+		s.Fraction = float64(n) / float64(d)
+	} else {
+		n, err := parseBytes(v)
+		if err != nil || n <= 0 {
+			return nil, bad
+		}
+		s.Bytes = n
+	}
+	return &s, nil
+}
+
+// sampled is the sample's share of es, said on standard error with what it covers of the store
+// (uploads and bytes) and the seed that chooses the same again.
+func sampled(c *cli.Context, s stage.Sample, es []stage.Checked) []stage.Checked {
+	picked := s.Pick(es)
+	var all, got int64
+	for _, e := range es {
+		all += e.Size
+	}
+	for _, e := range picked {
+		got += e.Size
+	}
+	share := func(a, b int64) string {
+		if b == 0 {
+			return "100%"
+		}
+		return strconv.FormatFloat(100*float64(a)/float64(b), 'f', 1, 64) + "%"
+	}
+	summary(c, "verify: sample: %d of %s (%s), %s of %s (%s); --seed %d checks the same uploads again",
+		len(picked), counted(len(es), "upload"), share(int64(len(picked)), int64(len(es))),
+		humanBytes(got), humanBytes(all), share(got, all), s.Seed)
+	return picked
 }
 
 // verifyIDs are the upload ids verify was given, checked, and refused beside --manifest.

@@ -36,6 +36,12 @@ func failureInWords(ctx context.Context, b store.Backend, rec *manifest.Record) 
 			return fmt.Sprintf("%s: permissions changed; restore them with %s", manifest.Quote(uploadFolder(rec)), fix)
 		}
 	case manifest.UploadMissing:
+		if rec.Upload != nil && rec.Upload.Store != "" && b != nil && rec.Upload.Store != b.Location() {
+			// The record is another store's (the JSON says so too): uploading again would make a
+			// copy in the wrong chat; the check belongs in the record's own store.
+			return fmt.Sprintf("%s: upload %s belongs to store %s, not to %s; check it there with --store %s",
+				manifest.Quote(rec.Path), rec.Upload.ID, rec.Upload.Store, b.Location(), shellQuote(rec.Upload.Store))
+		}
 		if rec.Upload != nil {
 			return fmt.Sprintf("%s: upload %s is not in the store (swept, removed, or another store's); upload the file again", manifest.Quote(rec.Path), rec.Upload.ID)
 		}

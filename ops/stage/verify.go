@@ -113,28 +113,45 @@ func VerifyID(ctx context.Context, b store.Backend, id string, progress func(int
 // that is named like an upload and is not one any more (store.Skip.ID: its metadata gone or
 // damaged), which fails.
 func VerifyIDs(ctx context.Context, b store.Backend) ([]string, []store.Skip, error) {
+	es, skipped, err := VerifyEntries(ctx, b)
+	ids := make([]string, len(es))
+	for i, e := range es {
+		ids[i] = e.ID
+	}
+	return ids, skipped, err
+}
+
+// Checked is one upload verify --all checks: its id and size (0 for an entry whose metadata is
+// gone or damaged).
+type Checked struct {
+	ID   string
+	Size int64
+}
+
+// VerifyEntries is VerifyIDs with each upload's size, from the one listing.
+func VerifyEntries(ctx context.Context, b store.Backend) ([]Checked, []store.Skip, error) {
 	l, err := b.List(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
-	var ids []string
+	var es []Checked
 	seen := map[string]bool{}
 	for _, e := range l.Entries {
 		if e.Finished {
-			ids = append(ids, e.ID)
+			es = append(es, Checked{e.ID, e.Size})
 			seen[e.ID] = true
 		}
 	}
 	var skipped []store.Skip
 	for _, sk := range l.Skipped {
 		if sk.ID != "" && !seen[sk.ID] {
-			ids = append(ids, sk.ID)
+			es = append(es, Checked{ID: sk.ID})
 			seen[sk.ID] = true
 		} else if sk.ID == "" {
 			skipped = append(skipped, sk)
 		}
 	}
-	return ids, skipped, nil
+	return es, skipped, nil
 }
 
 // hashFinished hashes a finished upload read through the guarded open, checking its size too.

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/ops/store"
 	"golang.org/x/sys/unix"
 )
 
@@ -27,13 +28,17 @@ import (
 
 // Lock is a held flock on one of the store's lock files.
 type Lock struct {
-	f *os.File
+	f     *os.File
+	named bool // the lock file names this process as its holder (an exclusive lock)
 }
 
 // Unlock releases the lock and closes its file. It is safe on a nil Lock.
 func (l *Lock) Unlock() error {
 	if l == nil || l.f == nil {
 		return nil
+	}
+	if l.named {
+		clearHolder(int(l.f.Fd()))
 	}
 	err := l.f.Close() // closing the only descriptor releases the flock
 	l.f = nil
@@ -100,17 +105,21 @@ func (s *Store) lockFile(name string, how int, wait time.Duration, create bool) 
 		unix.Fchmod(fd, uint32(FileMode)) // created under a umask, or loosened by hand
 	}
 	if err := pollFlock(fd, how, wait); err != nil {
+		h, known := readHolder(fd)
 		f.Close()
 		if errors.Is(err, unix.EWOULDBLOCK) {
 			what := "the marker lock"
 			if name == sweepLock {
-				what = "the sweep lock (another sweep is running)"
+				what = "the sweep lock (another sweep or rm is running)"
 			}
-			return nil, manifest.Errorf(manifest.StoreLocked, "store %s: %s %s is held; not had within %s", s.Dir, what, path, wait)
+			return nil, manifest.Errorf(manifest.StoreLocked, "store %s: %s %s %s", s.Dir, what, path, store.HeldBy(h, known, wait))
 		}
 		return nil, lockErr(path, err)
 	}
-	return &Lock{f: f}, nil
+	if how == unix.LOCK_EX {
+		writeHolder(fd)
+	}
+	return &Lock{f: f, named: how == unix.LOCK_EX}, nil
 }
 
 // pollFlock tries flock(how|LOCK_NB) until it succeeds or wait runs out; then it returns

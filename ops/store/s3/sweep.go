@@ -241,12 +241,13 @@ func (s *Store) Sweep(ctx context.Context, wait time.Duration, dryRun bool) (sto
 		return &sweeper{s: s, empty: !ok, dryRun: dryRun}, nil
 	}
 	lease := SweepLease
+	meta := holderMeta(store.Me())
 	deadline := time.Now().Add(wait)
 	for pause := 10 * time.Millisecond; ; pause = min(2*pause, time.Second) {
 		out, err := s.client.PutObject(ctx, &awss3.PutObjectInput{Bucket: &s.Bucket, Key: aws.String(s.lockKey()),
-			Body: strings.NewReader(lockBody(lease)), IfNoneMatch: aws.String("*")})
+			Body: strings.NewReader(lockBody(lease)), Metadata: meta, IfNoneMatch: aws.String("*")})
 		if err == nil {
-			return s.held(ctx, aws.ToString(out.ETag), lease)
+			return s.held(ctx, aws.ToString(out.ETag), lease, meta)
 		}
 		if !conflict(err) {
 			return nil, s.wrap(manifest.StoreUnreachable, "sweep lock", err)
@@ -256,14 +257,16 @@ func (s *Store) Sweep(ctx context.Context, wait time.Duration, dryRun bool) (sto
 			f := strings.Fields(string(b))
 			if len(f) != 2 || time.Now().After(parseTime(f[1])) { // expired, or not a lock we can read
 				out, err := s.client.PutObject(ctx, &awss3.PutObjectInput{Bucket: &s.Bucket, Key: aws.String(s.lockKey()),
-					Body: strings.NewReader(lockBody(lease)), IfMatch: aws.String(etag)})
+					Body: strings.NewReader(lockBody(lease)), Metadata: meta, IfMatch: aws.String(etag)})
 				if err == nil {
-					return s.held(ctx, aws.ToString(out.ETag), lease)
+					return s.held(ctx, aws.ToString(out.ETag), lease, meta)
 				}
 			}
 		}
 		if time.Now().Add(pause).After(deadline) {
-			return nil, manifest.Errorf(manifest.StoreLocked, "store %s: another sweep holds %s (free at the latest %v after that sweep stopped)", s.URI, s.lockKey(), lease)
+			h, known := s.lockHolder(ctx)
+			return nil, manifest.Errorf(manifest.StoreLocked, "store %s: the sweep lock (another sweep or rm is running) %s %s (free at the latest %v after that sweep stopped)",
+				s.URI, s.lockKey(), store.HeldBy(h, known, wait), lease)
 		}
 		select {
 		case <-ctx.Done():
@@ -274,8 +277,8 @@ func (s *Store) Sweep(ctx context.Context, wait time.Duration, dryRun bool) (sto
 }
 
 // held starts the renewal of the lock just taken, and removes orphaned tombstones.
-func (s *Store) held(ctx context.Context, etag string, lease time.Duration) (store.Sweeper, error) {
-	sw := &sweeper{s: s, etag: etag, stop: make(chan struct{}), done: make(chan struct{})}
+func (s *Store) held(ctx context.Context, etag string, lease time.Duration, meta map[string]string) (store.Sweeper, error) {
+	sw := &sweeper{s: s, etag: etag, meta: meta, stop: make(chan struct{}), done: make(chan struct{})}
 	go sw.renew(lease)
 	if err := s.dropOrphanTombstones(ctx); err != nil {
 		sw.Close()
@@ -301,7 +304,7 @@ func (sw *sweeper) renew(lease time.Duration) {
 		etag := sw.etag
 		sw.mu.Unlock()
 		out, err := sw.s.client.PutObject(context.Background(), &awss3.PutObjectInput{Bucket: &sw.s.Bucket, Key: aws.String(sw.s.lockKey()),
-			Body: strings.NewReader(lockBody(lease)), IfMatch: aws.String(etag)})
+			Body: strings.NewReader(lockBody(lease)), Metadata: sw.meta, IfMatch: aws.String(etag)})
 		sw.mu.Lock()
 		switch {
 		case err == nil:
@@ -360,8 +363,9 @@ type sweeper struct {
 
 	stop, done chan struct{} // the renewal's
 	mu         sync.Mutex
-	etag       string // of the lock as last written
-	lost       error  // the lease was lost
+	etag       string            // of the lock as last written
+	lost       error             // the lease was lost
+	meta       map[string]string // the lock's metadata: its holder
 }
 
 func (sw *sweeper) Close() error {

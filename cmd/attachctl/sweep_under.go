@@ -1,0 +1,91 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/ops/store/location"
+	"github.com/attachctl/attachctl/sweep"
+	"github.com/urfave/cli/v2"
+)
+
+// sweepUnder is `sweep --stores-under ROOT`: every store below ROOT swept in turn, each under its
+// own lock, for one cron line over many chats. A store another sweep holds past --wait is skipped
+// with its line, not failed: the sweep that holds it is doing the work. Each removal line names
+// its store.
+func sweepUnder(c *cli.Context, opts sweep.Options) error {
+	root := c.String("stores-under")
+	switch {
+	case root == "":
+		return usageError("--stores-under takes a folder, not an empty string")
+	case globalString(c, "store") != "":
+		return usageError("--stores-under ROOT sweeps every store below ROOT; give it or --store, not both")
+	case len(c.StringSlice("workdir")) > 0:
+		return usageError("--workdir goes with --store: a working copy does not say which store's upload it is")
+	case location.Scheme(root) != "":
+		return usageError("--stores-under takes a folder, not %s", root)
+	}
+	stores, skipped, err := storesUnder(root)
+	if err != nil {
+		report(c, manifest.AsError(err, manifest.FileUnreadable))
+		return exitError{exitFailed}
+	}
+	for _, sk := range skipped {
+		summary(c, "sweep: skipped %s: %s", manifest.Quote(sk.Path), sk.Why)
+	}
+	enc := json.NewEncoder(c.App.Writer)
+	var all sweep.Summary
+	swept, held, failed := 0, 0, 0
+	for _, dir := range stores {
+		if c.Context.Err() != nil {
+			break
+		}
+		label := "sweep: " + manifest.Quote(dir)
+		b, err := openStore(c, dir)
+		var sum sweep.Summary
+		if err == nil {
+			loc := b.Location()
+			sum, err = sweep.Run(c.Context, b, opts, func(r sweep.Removed) error {
+				return enc.Encode(struct {
+					sweep.Removed
+					Store string `json:"store"`
+				}{r, loc})
+			})
+		}
+		all.Removed += sum.Removed
+		all.Bytes += sum.Bytes
+		switch {
+		case errors.Is(err, context.Canceled):
+			summary(c, "%s: interrupted: removed %s (%s) before it stopped", label, counted(sum.Removed, "upload"), humanBytes(sum.Bytes))
+		case manifest.CodeOf(err) == manifest.StoreLocked:
+			held++
+			summary(c, "%s: skipped: %s", label, manifest.AsError(err, "").Error())
+		case err != nil:
+			failed++
+			report(c, manifest.AsError(fmt.Errorf("%s: %w", manifest.Quote(dir), err), manifest.UploadUnreadable))
+		default:
+			swept++
+			all.Kept += sum.Kept
+			all.Skipped = append(all.Skipped, sum.Skipped...)
+			all.Failed = append(all.Failed, sum.Failed...)
+			sweepLines(c, label, sum)
+			summary(c, "%s: %s, kept %d, skipped %d%s", label, sweptWords(sum, opts.DryRun), sum.Kept, len(sum.Skipped), failedNote(len(sum.Failed)))
+		}
+	}
+	var heldNote, failNote string
+	if held > 0 {
+		heldNote = fmt.Sprintf(", %s held by another sweep (skipped)", counted(held, "store"))
+	}
+	if failed > 0 {
+		failNote = fmt.Sprintf(", %s failed", counted(failed, "store"))
+	}
+	summary(c, "sweep: %s under %s: %d swept%s%s; %s, kept %d, skipped %d%s", counted(len(stores), "store"), manifest.Quote(root),
+		swept, heldNote, failNote, sweptWords(all, opts.DryRun), all.Kept, len(all.Skipped), failedNote(len(all.Failed)))
+	if c.Context.Err() != nil || failed > 0 || len(all.Failed) > 0 {
+		return exitError{exitFailed}
+	}
+	return nil
+}
