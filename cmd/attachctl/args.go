@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -53,12 +54,19 @@ func levelArgs(path string, cmd *cli.Command, out, tokens []string) ([]string, e
 				return nil, unknownFlag(path, cmd, t)
 			}
 			flags = append(flags, t)
-			if takesValue(f) && !hasValue {
-				if i+1 == len(tokens) {
-					return nil, &usage{fmt.Sprintf("%s needs a value", dashed(f.Names()[0])), path}
+			if takesValue(f) {
+				_, value, _ := strings.Cut(t, "=")
+				if !hasValue {
+					if i+1 == len(tokens) {
+						return nil, &usage{fmt.Sprintf("%s needs a value", dashed(f.Names()[0])), path}
+					}
+					i++
+					value = tokens[i]
+					flags = append(flags, value)
 				}
-				i++
-				flags = append(flags, tokens[i])
+				if err := checkChoice(path, cmd, f, value); err != nil {
+					return nil, err
+				}
 			}
 			seen[f.Names()[0]] = true
 			continue
@@ -174,3 +182,76 @@ func unknownCommand(path string, cmd *cli.Command, given string) error {
 func similar(a, b string) bool { return similarity(a, b) >= 0.85 }
 
 func similarity(a, b string) float64 { return smetrics.JaroWinkler(a, b, 0.7, 4) }
+
+// checkChoice refuses a value outside the fixed set of a flag that has one (flagChoices), each
+// item of a list flag (listFlags) on its own: `--caps images` would otherwise be read as no
+// capability at all, or fail only once the work has begun. The nearest value is offered.
+func checkChoice(path string, cmd *cli.Command, f cli.Flag, value string) error {
+	name := f.Names()[0]
+	choices, ok := flagChoices[cmd.Name+" "+name]
+	if !ok {
+		choices, ok = flagChoices[name]
+	}
+	if !ok {
+		return nil
+	}
+	items := []string{value}
+	if listFlags[name] {
+		items = strings.Split(value, ",")
+	}
+	for _, item := range items {
+		item = strings.TrimSpace(item)
+		if slices.Contains(choices, item) || item == "" && listFlags[name] {
+			continue
+		}
+		msg := fmt.Sprintf("%s %s: %q is not one of %s", dashed(name), escapeLine(value), item, strings.Join(choices, ", "))
+		if listFlags[name] {
+			msg = fmt.Sprintf("%s %s: %q is not one of %s (a comma-separated list)", dashed(name), escapeLine(value), item, strings.Join(choices, ", "))
+		}
+		best, score := "", 0.0
+		for _, c := range choices {
+			if s := similarity(strings.ToLower(c), strings.ToLower(item)); s > score {
+				best, score = c, s
+			}
+		}
+		if score >= 0.8 {
+			msg += "; did you mean " + best + "?"
+		}
+		return &usage{msg, path}
+	}
+	return nil
+}
+
+// onlyWith refuses a flag of names given without the flag with, which it needs to do anything
+// (`prepare --workdir DIR` without --resolve would copy nothing, and say nothing of it).
+func onlyWith(c *cli.Context, with string, names ...string) error {
+	if c.Bool(with) {
+		return nil
+	}
+	for _, n := range names {
+		if c.IsSet(n) {
+			return usageError("%s applies only with %s: add %s, or leave %s out", dashed(n), dashed(with), dashed(with), dashed(n))
+		}
+	}
+	return nil
+}
+
+// flagNames is the first name of each flag.
+func flagNames(flags []cli.Flag) []string {
+	names := make([]string, len(flags))
+	for i, f := range flags {
+		names[i] = f.Names()[0]
+	}
+	return names
+}
+
+// noZeroLimit refuses a limit flag given as 0: unset, each of these means no limit, and a
+// limit of 0 that also meant none would hide a typo or a variable left empty.
+func noZeroLimit(c *cli.Context, names ...string) error {
+	for _, n := range names {
+		if c.IsSet(n) && c.Int64(n) == 0 {
+			return usageError("%s 0: give no flag for no limit (a limit is at least 1)", dashed(n))
+		}
+	}
+	return nil
+}

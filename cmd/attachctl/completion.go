@@ -104,6 +104,8 @@ var flagChoices = map[string][]string{
 	"ls format":     {"manifest", "text"},
 	"verify format": {"manifest", "text", "b3sum"},
 	"caps":          {"image", "audio", "embeddedContext"},
+	"agent":         strings.Split(adapterNames, ", "),
+	"model":         strings.Split(modelNames, ", "),
 }
 
 // listFlags take a comma-separated list of their choices.
