@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/attachctl/attachctl/manifest"
@@ -175,13 +177,32 @@ func sweepEnd(c *cli.Context, cmd string, b store.Backend, sum sweep.Summary, er
 		if len(workdirs) > 0 {
 			copyNote = fmt.Sprintf(" and %d working cop%s", copies, map[bool]string{true: "y", false: "ies"}[copies == 1])
 		}
-		summary(c, "%s: %s %s (%s)%s, kept %d, skipped %d%s", cmd, verb, counted(sum.Removed, "upload"),
-			humanBytes(sum.Bytes), copyNote, sum.Kept, len(sum.Skipped), failedNote(len(sum.Failed)))
+		if cmd == "rm" { // what it removed, by the ids given: rm keeps and skips nothing of its own
+			summary(c, "%s: %s %s (%s%s)%s%s", cmd, verb, counted(sum.Removed, "upload"), idsNote(c.Args().Slice(), removed),
+				humanBytes(sum.Bytes), copyNote, failedNote(len(sum.Failed)))
+		} else {
+			summary(c, "%s: %s %s (%s)%s, kept %d, skipped %d%s", cmd, verb, counted(sum.Removed, "upload"),
+				humanBytes(sum.Bytes), copyNote, sum.Kept, len(sum.Skipped), failedNote(len(sum.Failed)))
+		}
 	}
 	if len(sum.Failed) > 0 {
 		return exitError{exitFailed}
 	}
 	return nil
+}
+
+// idsNote is "ID, ID: " for the ids (in the order given) that were removed, "" for none.
+func idsNote(ids []string, removed map[string]bool) string {
+	var done []string
+	for _, id := range ids {
+		if removed[id] && !slices.Contains(done, id) {
+			done = append(done, id)
+		}
+	}
+	if len(done) == 0 {
+		return ""
+	}
+	return strings.Join(done, ", ") + ": "
 }
 
 // removeCopies removes, in each work folder, the copies of the uploads removed and (sweep, not rm)
