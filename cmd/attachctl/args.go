@@ -163,15 +163,11 @@ func unknownFlag(path string, cmd *cli.Command, given string) error {
 
 func unknownCommand(path string, cmd *cli.Command, given string) error {
 	msg := fmt.Sprintf("unknown command %q", given)
-	best, score := "", 0.0
+	var names []string
 	for _, c := range cmd.Subcommands {
-		for _, n := range c.Names() {
-			if s := similarity(n, given); s > score {
-				best, score = n, s
-			}
-		}
+		names = append(names, c.Names()...)
 	}
-	if similar(best, given) {
+	if best := nearest(names, given); similar(best, given) {
 		msg += "; did you mean " + best + "?"
 	}
 	return &usage{msg, path}
@@ -183,16 +179,24 @@ func similar(a, b string) bool { return similarity(a, b) >= 0.85 }
 
 func similarity(a, b string) float64 { return smetrics.JaroWinkler(a, b, 0.7, 4) }
 
+// nearest is the one of names most like given (case aside), "" when there are none.
+func nearest(names []string, given string) string {
+	best, score := "", 0.0
+	for _, n := range names {
+		if s := similarity(strings.ToLower(n), strings.ToLower(given)); s > score {
+			best, score = n, s
+		}
+	}
+	return best
+}
+
 // checkChoice refuses a value outside the fixed set of a flag that has one (flagChoices), each
 // item of a list flag (listFlags) on its own: `--caps images` would otherwise be read as no
 // capability at all, or fail only once the work has begun. The nearest value is offered.
 func checkChoice(path string, cmd *cli.Command, f cli.Flag, value string) error {
 	name := f.Names()[0]
-	choices, ok := flagChoices[cmd.Name+" "+name]
-	if !ok {
-		choices, ok = flagChoices[name]
-	}
-	if !ok {
+	choices := choicesOf(cmd, name)
+	if choices == nil {
 		return nil
 	}
 	items := []string{value}
@@ -208,13 +212,7 @@ func checkChoice(path string, cmd *cli.Command, f cli.Flag, value string) error 
 		if listFlags[name] {
 			msg = fmt.Sprintf("%s %s: %q is not one of %s (a comma-separated list)", dashed(name), escapeLine(value), item, strings.Join(choices, ", "))
 		}
-		best, score := "", 0.0
-		for _, c := range choices {
-			if s := similarity(strings.ToLower(c), strings.ToLower(item)); s > score {
-				best, score = c, s
-			}
-		}
-		if score >= 0.8 {
+		if best := nearest(choices, item); similarity(strings.ToLower(best), strings.ToLower(item)) >= 0.8 {
 			msg += "; did you mean " + best + "?"
 		}
 		return &usage{msg, path}
