@@ -13,9 +13,10 @@ import (
 // Reader reads a manifest one record at a time. Lines may be of any length; blank lines are
 // skipped; the last line may lack its newline.
 type Reader struct {
-	br   *bufio.Reader
-	line int
-	err  error
+	br      *bufio.Reader
+	line    int
+	err     error
+	started bool // a line that is not blank was read
 }
 
 // NewReader returns a Reader over r.
@@ -46,6 +47,14 @@ func (r *Reader) Next() (*Record, error) {
 			r.err = Errorf(ManifestInvalid, "manifest line %d: not valid UTF-8: byte 0x%02x at offset %d", r.line, b[off], off)
 			break
 		}
+		first := !r.started
+		r.started = true
+		if first {
+			if what := notManifest(b); what != "" {
+				r.err = Errorf(ManifestInvalid, "manifest line %d: %s", r.line, what)
+				break
+			}
+		}
 		rec := new(Record)
 		if perr := rec.UnmarshalJSON(b); perr != nil {
 			r.err = Errorf(ManifestInvalid, "manifest line %d: %s", r.line, describe(perr))
@@ -54,6 +63,29 @@ func (r *Reader) Next() (*Record, error) {
 		return rec, nil // a read error after this line is met on the next call
 	}
 	return nil, r.err
+}
+
+// notManifest names what the first line of an input shows it to be when that is JSON but not a
+// manifest, which users give by mistake: the array that rclone lsjson or jq without -c write, a
+// document spread over lines (jq .), or the prompt document that `attachctl prompt` writes. ""
+// when it is none of them.
+func notManifest(line []byte) string {
+	t := bytes.TrimSpace(line)
+	switch {
+	case len(t) > 0 && t[0] == '[':
+		return "a JSON array: attachctl reads JSON Lines, one record a line (jq -c '.[]')"
+	case len(t) == 1 && t[0] == '{':
+		return "a JSON document over several lines: attachctl reads JSON Lines, one record a line (jq -c)"
+	}
+	var keys map[string]json.RawMessage
+	if json.Unmarshal(t, &keys) != nil {
+		return ""
+	}
+	has := func(k string) bool { _, ok := keys[k]; return ok }
+	if !has("path") && (has("sessionId") && has("prompt") || has("jsonrpc") && (has("method") || has("params"))) {
+		return "an ACP prompt (session/prompt JSON), not a manifest: attachctl resolve reads it"
+	}
+	return ""
 }
 
 // invalidAt returns the offset of the first byte of b that is not part of valid UTF-8, or -1.

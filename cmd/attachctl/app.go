@@ -9,6 +9,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -89,7 +90,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 		Commands:              cmds,
 		Reader:                stdin,
 		Writer:                stdout,
-		ErrWriter:             stderr,
+		ErrWriter:             messagesTo(stderr),
 		Suggest:               true,
 		OnUsageError:          onUsageError,
 		// --exclude takes globs, and a comma is a character of a name, not a list separator.
@@ -242,13 +243,19 @@ func storeDir(c *cli.Context) (string, error) {
 	return filepath.Abs(dir)
 }
 
-// report prints one failure on standard error: "attachctl: STAGE: MESSAGE (CODE)".
+// report prints one failure on standard error: "attachctl: COMMAND: MESSAGE (CODE)", labelled
+// with the command that prints it, whatever stage the failure came from: a step of this command
+// that has a name of its own is said after it ("attachctl: prepare: shrink: ..."), so that a line
+// in a pipeline's shared standard error tells which process wrote it.
 func report(c *cli.Context, e *manifest.Error) {
-	stage := e.Stage
-	if stage == "" {
-		stage = c.Command.Name
+	label := strings.TrimPrefix(commandName(c), "attachctl ")
+	switch {
+	case label == "attachctl" && e.Stage != "":
+		label = e.Stage
+	case e.Stage != "" && e.Stage != label && !slices.Contains(strings.Fields(label), e.Stage):
+		label += ": " + e.Stage
 	}
-	personLine(c.App.ErrWriter, fmt.Sprintf("attachctl: %s: %s", stage, escapeLine(e.Error())))
+	personLine(c.App.ErrWriter, fmt.Sprintf("attachctl: %s: %s", label, escapeLine(e.Error())))
 }
 
 // summary prints a line on standard error unless --quiet.

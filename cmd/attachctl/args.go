@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -53,12 +54,19 @@ func levelArgs(path string, cmd *cli.Command, out, tokens []string) ([]string, e
 				return nil, unknownFlag(path, cmd, t)
 			}
 			flags = append(flags, t)
-			if takesValue(f) && !hasValue {
-				if i+1 == len(tokens) {
-					return nil, &usage{fmt.Sprintf("%s needs a value", dashed(f.Names()[0])), path}
+			if takesValue(f) {
+				_, value, _ := strings.Cut(t, "=")
+				if !hasValue {
+					if i+1 == len(tokens) {
+						return nil, &usage{fmt.Sprintf("%s needs a value", dashed(f.Names()[0])), path}
+					}
+					i++
+					value = tokens[i]
+					flags = append(flags, value)
 				}
-				i++
-				flags = append(flags, tokens[i])
+				if err := checkChoice(path, cmd, f, value); err != nil {
+					return nil, err
+				}
 			}
 			seen[f.Names()[0]] = true
 			continue
@@ -155,15 +163,11 @@ func unknownFlag(path string, cmd *cli.Command, given string) error {
 
 func unknownCommand(path string, cmd *cli.Command, given string) error {
 	msg := fmt.Sprintf("unknown command %q", given)
-	best, score := "", 0.0
+	var names []string
 	for _, c := range cmd.Subcommands {
-		for _, n := range c.Names() {
-			if s := similarity(n, given); s > score {
-				best, score = n, s
-			}
-		}
+		names = append(names, c.Names()...)
 	}
-	if similar(best, given) {
+	if best := nearest(names, given); similar(best, given) {
 		msg += "; did you mean " + best + "?"
 	}
 	return &usage{msg, path}
@@ -174,3 +178,78 @@ func unknownCommand(path string, cmd *cli.Command, given string) error {
 func similar(a, b string) bool { return similarity(a, b) >= 0.85 }
 
 func similarity(a, b string) float64 { return smetrics.JaroWinkler(a, b, 0.7, 4) }
+
+// nearest is the one of names most like given (case aside), "" when there are none.
+func nearest(names []string, given string) string {
+	best, score := "", 0.0
+	for _, n := range names {
+		if s := similarity(strings.ToLower(n), strings.ToLower(given)); s > score {
+			best, score = n, s
+		}
+	}
+	return best
+}
+
+// checkChoice refuses a value outside the fixed set of a flag that has one (flagChoices), each
+// item of a list flag (listFlags) on its own: `--caps images` would otherwise be read as no
+// capability at all, or fail only once the work has begun. The nearest value is offered.
+func checkChoice(path string, cmd *cli.Command, f cli.Flag, value string) error {
+	name := f.Names()[0]
+	choices := choicesOf(cmd, name)
+	if choices == nil {
+		return nil
+	}
+	items := []string{value}
+	if listFlags[name] {
+		items = strings.Split(value, ",")
+	}
+	for _, item := range items {
+		item = strings.TrimSpace(item)
+		if slices.Contains(choices, item) || item == "" && listFlags[name] {
+			continue
+		}
+		msg := fmt.Sprintf("%s %s: %q is not one of %s", dashed(name), escapeLine(value), item, strings.Join(choices, ", "))
+		if listFlags[name] {
+			msg = fmt.Sprintf("%s %s: %q is not one of %s (a comma-separated list)", dashed(name), escapeLine(value), item, strings.Join(choices, ", "))
+		}
+		if best := nearest(choices, item); similarity(strings.ToLower(best), strings.ToLower(item)) >= 0.8 {
+			msg += "; did you mean " + best + "?"
+		}
+		return &usage{msg, path}
+	}
+	return nil
+}
+
+// onlyWith refuses a flag of names given without the flag with, which it needs to do anything
+// (`prepare --workdir DIR` without --resolve would copy nothing, and say nothing of it).
+func onlyWith(c *cli.Context, with string, names ...string) error {
+	if c.Bool(with) {
+		return nil
+	}
+	for _, n := range names {
+		if c.IsSet(n) {
+			return usageError("%s applies only with %s: add %s, or leave %s out", dashed(n), dashed(with), dashed(with), dashed(n))
+		}
+	}
+	return nil
+}
+
+// flagNames is the first name of each flag.
+func flagNames(flags []cli.Flag) []string {
+	names := make([]string, len(flags))
+	for i, f := range flags {
+		names[i] = f.Names()[0]
+	}
+	return names
+}
+
+// noZeroLimit refuses a limit flag given as 0: unset, each of these means no limit, and a
+// limit of 0 that also meant none would hide a typo or a variable left empty.
+func noZeroLimit(c *cli.Context, names ...string) error {
+	for _, n := range names {
+		if c.IsSet(n) && c.Int64(n) == 0 {
+			return usageError("%s 0: give no flag for no limit (a limit is at least 1)", dashed(n))
+		}
+	}
+	return nil
+}

@@ -102,8 +102,18 @@ complete -c attachctl -f -a '(__attachctl_complete)'
 var flagChoices = map[string][]string{
 	"progress":      {"auto", "always", "never"},
 	"ls format":     {"manifest", "text"},
-	"verify format": {"manifest", "text", "b3sum"},
+	"verify format": {"manifest", "text", "b3sum", "combined"},
 	"caps":          {"image", "audio", "embeddedContext"},
+	"agent":         strings.Split(adapterNames, ", "),
+	"model":         strings.Split(modelNames, ", "),
+}
+
+// choicesOf is flagChoices for the flag name of cmd, or nil.
+func choicesOf(cmd *cli.Command, name string) []string {
+	if choices, ok := flagChoices[cmd.Name+" "+name]; ok {
+		return choices
+	}
+	return flagChoices[name]
 }
 
 // listFlags take a comma-separated list of their choices.
@@ -284,11 +294,8 @@ func completions(app *cli.App, words []string, cur string) []string {
 // A list flag completes the last item of its comma-separated list.
 func valueChoices(cmd *cli.Command, f cli.Flag, cur string) []string {
 	name := f.Names()[0]
-	choices, ok := flagChoices[cmd.Name+" "+name]
-	if !ok {
-		choices, ok = flagChoices[name]
-	}
-	if !ok {
+	choices := choicesOf(cmd, name)
+	if choices == nil {
 		return nil
 	}
 	done, last := "", cur

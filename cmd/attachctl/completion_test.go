@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -34,12 +33,9 @@ func init() {
 			fmt.Fprintln(os.Stderr, "tmuxtype: shells are bash, zsh and fish")
 			return 2
 		}
-		sock := fmt.Sprintf("attachctl-test-%d", os.Getpid())
-		tmux := func(args ...string) ([]byte, error) {
-			return exec.Command("tmux", append([]string{"-L", sock, "-f", "/dev/null"}, args...)...).CombinedOutput()
-		}
-		defer tmux("kill-server")
-		if out, err := tmux(append([]string{"new-session", "-d", "-x", "160", "-y", "40", "--"}, argv...)...); err != nil {
+		tmux := newTmux("type")
+		defer tmux.run("kill-server")
+		if out, err := tmux.run(append([]string{"new-session", "-d", "-x", "160", "-y", "40", "--"}, argv...)...); err != nil {
 			fmt.Fprintf(os.Stderr, "tmux: %v: %s\n", err, out)
 			return 1
 		}
@@ -48,27 +44,21 @@ func init() {
 		if shell == "fish" {
 			mark = "; echo READY-(math 6 '*' 7)"
 		}
-		tmux("send-keys", "-l", setup+mark)
-		tmux("send-keys", "Enter")
+		tmux.run("send-keys", "-l", setup+mark)
+		tmux.run("send-keys", "Enter")
 		var pane string
 		deadline := time.Now().Add(30 * time.Second)
-		wait := func(s string) bool {
-			for time.Now().Before(deadline) {
-				out, _ := tmux("capture-pane", "-p", "-J")
-				if pane = string(out); strings.Contains(pane, s) {
-					return true
-				}
-				time.Sleep(20 * time.Millisecond)
-			}
-			return false
+		wait := func(s string) (ok bool) {
+			pane, ok = tmux.waitFor(s, deadline)
+			return ok
 		}
 		if !wait("READY-42") {
 			fmt.Fprintf(os.Stderr, "tmuxtype: the shell never got ready:\n%s\n", pane)
 			return 1
 		}
-		tmux("send-keys", "-l", line)
+		tmux.run("send-keys", "-l", line)
 		for _, k := range keys {
-			tmux("send-keys", k)
+			tmux.run("send-keys", k)
 		}
 		ok := wait(want)
 		fmt.Print(pane)

@@ -31,6 +31,9 @@ func init() {
 			if !c.Args().Present() && c.String("files-from") == "" {
 				return usageError("prepare takes the files to attach as arguments (or --files-from)")
 			}
+			if err := onlyWith(c, "resolve", flagNames(resolveFlags())...); err != nil {
+				return err
+			}
 			text, hasText, err := promptText(c)
 			if err != nil {
 				return err
@@ -54,7 +57,10 @@ func init() {
 			if err != nil {
 				return err
 			}
-			up, err := prepareUploader(c, dir, chunk)
+			// A bar in bytes, fed as they are written, as upload's: an interrupted run counts what
+			// it wrote, not only the files it finished.
+			bar := newBar(c, 0, "prepare", "bytes")
+			up, err := prepareUploader(c, dir, chunk, withTestPause(c.Context, bar.Add))
 			if u := new(usage); errors.As(err, &u) {
 				return err
 			}
@@ -62,7 +68,7 @@ func init() {
 				report(c, manifest.AsError(err, manifest.UploadUnreadable))
 				return exitError{exitFailed}
 			}
-			recs, err := collect(c, loop{stage: "prepare", headOnly: up.headOnly, window: up.window, work: func(rec *manifest.Record) error {
+			recs, err := collect(c, loop{stage: "prepare", bar: bar, headOnly: up.headOnly, window: up.window, work: func(rec *manifest.Record) error {
 				if err := shrink.Record(rec, sopts); err != nil {
 					rec.Fail("shrink", err, manifest.FileUnreadable)
 					return nil
@@ -70,6 +76,7 @@ func init() {
 				if rec.Failed() {
 					return nil
 				}
+				bar.AddTotal(rec.Size) // the shrunk file's, when it was shrunk
 				if err := up.upload(rec); err != nil {
 					rec.Fail("upload", err, manifest.UploadUnreadable)
 				}
@@ -114,13 +121,13 @@ type preparer struct {
 
 // prepareUploader is the upload stage into the store at dir, its uploads published in groups
 // where the store can (the local store: one flush for the lot once all are copied).
-func prepareUploader(c *cli.Context, dir string, chunk int) (preparer, error) {
+func prepareUploader(c *cli.Context, dir string, chunk int, progress func(int64)) (preparer, error) {
 	b, err := openStore(c, dir)
 	if err != nil {
 		return preparer{}, err
 	}
 	made := madeStore(c, "prepare", b) // before the uploader, which may make the store's folder
-	up, err := newUploader(c, b, chunk, nil, nil)
+	up, err := newUploader(c, b, chunk, progress, nil)
 	if err != nil {
 		return preparer{}, err
 	}

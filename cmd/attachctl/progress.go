@@ -48,12 +48,12 @@ func newBar(c *cli.Context, total int64, desc, unit string) *bar {
 	if !forPerson(c) {
 		return nil
 	}
-	b := &bar{ctx: c.Context, w: c.App.ErrWriter, desc: desc, unit: unit, start: time.Now()}
+	b := &bar{ctx: c.Context, w: rawStderr(c.App.ErrWriter), desc: desc, unit: unit, start: time.Now()}
 	if globalString(c, "progress") == "auto" && toPipe(c.App.Writer) {
 		return b // the stage after this one draws the bar
 	}
 	opts := []progressbar.Option{
-		progressbar.OptionSetWriter(c.App.ErrWriter),
+		progressbar.OptionSetWriter(b.w),
 		progressbar.OptionSetDescription(desc),
 		progressbar.OptionThrottle(100 * time.Millisecond),
 		progressbar.OptionShowCount(),
@@ -166,18 +166,49 @@ func humanDuration(d time.Duration) string {
 	}
 }
 
-// personLine writes one line on standard error on a line of its own: the bar this process draws is
-// erased first (it is drawn again under the line at its next step), and on a terminal the line
-// another stage's bar may be drawing is wiped, so that no message is glued to a bar.
+// personLine writes one line on standard error on a line of its own (see messages).
 func personLine(w io.Writer, line string) {
-	if b := shown.Load(); b != nil && b.w == w {
+	io.WriteString(messagesTo(w), line+"\n")
+}
+
+// messages is standard error as the commands write their lines to it (the app's ErrWriter): each
+// write is put on a line of its own. The bar this process draws is erased first (it is drawn
+// again under the line at its next step), and on a terminal the line another stage's bar may be
+// drawing is wiped, so that no message is ever glued to a bar, whichever code writes it. The bar
+// itself draws on the stream beneath (rawStderr).
+type messages struct{ w io.Writer }
+
+func (m messages) Write(p []byte) (int, error) {
+	if b := shown.Load(); b != nil && b.w == m.w {
 		b.mu.Lock()
 		defer b.mu.Unlock()
 		b.pb.Clear()
-	} else if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
-		line = "\r\x1b[K" + line
+		return m.w.Write(p)
 	}
-	io.WriteString(w, line+"\n")
+	if f, ok := m.w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		// One write, so that another stage's line cannot come between the wipe and the line.
+		if _, err := m.w.Write(append([]byte("\r\x1b[K"), p...)); err != nil {
+			return 0, err
+		}
+		return len(p), nil
+	}
+	return m.w.Write(p)
+}
+
+// messagesTo is w written through messages.
+func messagesTo(w io.Writer) io.Writer {
+	if _, ok := w.(messages); ok || w == nil {
+		return w
+	}
+	return messages{w}
+}
+
+// rawStderr is the stream beneath messages.
+func rawStderr(w io.Writer) io.Writer {
+	if m, ok := w.(messages); ok {
+		return m.w
+	}
+	return w
 }
 
 // forPerson reports whether standard error is for a person to read: --progress always, or auto
@@ -189,7 +220,7 @@ func forPerson(c *cli.Context) bool {
 		return false
 	}
 	if mode == "auto" {
-		f, ok := c.App.ErrWriter.(*os.File)
+		f, ok := rawStderr(c.App.ErrWriter).(*os.File)
 		return ok && term.IsTerminal(int(f.Fd()))
 	}
 	return true

@@ -58,6 +58,9 @@ func init() {
 
 // promptText is --text or --text-file.
 func promptText(c *cli.Context) (string, bool, error) {
+	if err := onlyWith(c, "jsonrpc", "id"); err != nil {
+		return "", false, err
+	}
 	if c.IsSet("text") && c.IsSet("text-file") {
 		return "", false, usageError("--text and --text-file: give one")
 	}

@@ -103,12 +103,15 @@ func init() {
 			bytesFlag("max-bytes", 0, "refuse a prompt whose uploads hold more than `BYTES` together (upload.tooMany; default: no limit)"),
 		),
 		Action: func(c *cli.Context) error {
+			if err := noZeroLimit(c, "max-files", "max-bytes"); err != nil {
+				return err
+			}
 			opts, err := resolveOptions(c)
 			if err != nil {
 				return err
 			}
 			if opts.MaxFiles, opts.MaxBytes = c.Int64("max-files"), c.Int64("max-bytes"); opts.MaxFiles < 0 || opts.MaxBytes < 0 {
-				return usageError("--max-files and --max-bytes take whole numbers of at least 0")
+				return usageError("--max-files and --max-bytes take whole numbers of at least 1 (no flag: no limit)")
 			}
 			if c.NArg() > 1 {
 				return usageError("resolve takes one FILE at most")

@@ -95,13 +95,14 @@ func source(c *cli.Context) (next func() (*manifest.Record, bool, error), sniffe
 // `ls | attachctl sniff`.
 var errPlainPaths = manifest.Errorf(manifest.ManifestInvalid, "standard input is not a manifest (not JSON)")
 
-// looksLikePaths reports whether the input starts with something other than a JSON object: the
-// first byte that is not white space is not '{'. It reads nothing away from the reader.
+// looksLikePaths reports whether the input starts with something other than JSON: the first
+// byte that is not white space is neither '{' nor '[' (a JSON array is named by the manifest
+// reader). It reads nothing away from the reader.
 func looksLikePaths(br *bufio.Reader) bool {
 	for n := 1; n <= 4096; n *= 2 {
 		b, err := br.Peek(n)
 		if t := bytes.TrimLeft(b, " \t\r\n"); len(t) > 0 {
-			return t[0] != '{'
+			return t[0] != '{' && t[0] != '['
 		}
 		if err != nil {
 			return false

@@ -37,11 +37,16 @@ var errInterrupted = fmt.Errorf("interrupted")
 
 // ctxReader reads f in a goroutine of its own for each Read, into a buffer that goroutine owns,
 // so that a Read abandoned at the signal leaves nothing writing into the caller's buffer.
+//
+// Its end of input stays: a terminal gives one end of input per Ctrl-D, and a reader that looks
+// again after the end (bufio.Reader.Peek hands the end on once, and a later Read asks again)
+// would wait for a second Ctrl-D. cat ends at the first, and so does attachctl.
 type ctxReader struct {
 	ctx  context.Context
 	f    *os.File
 	buf  []byte
 	dead bool // a read was abandoned; its goroutine may still hold buf
+	eof  bool // f has ended
 }
 
 type readResult struct {
@@ -52,6 +57,9 @@ type readResult struct {
 func (r *ctxReader) Read(p []byte) (int, error) {
 	if r.dead || r.ctx.Err() != nil {
 		return 0, errInterrupted
+	}
+	if r.eof {
+		return 0, io.EOF
 	}
 	if cap(r.buf) < len(p) {
 		r.buf = make([]byte, len(p))
@@ -64,6 +72,7 @@ func (r *ctxReader) Read(p []byte) (int, error) {
 	}()
 	select {
 	case res := <-done:
+		r.eof = res.err == io.EOF
 		return copy(p, buf[:res.n]), res.err
 	case <-r.ctx.Done():
 		r.dead = true

@@ -41,9 +41,12 @@ func storeInit(c *cli.Context) error {
 	if c.Args().Present() {
 		return usageError("store init takes no arguments, got %q", c.Args().First())
 	}
+	if err := noZeroLimit(c, "max-file", "max-bytes", "max-files"); err != nil {
+		return err
+	}
 	l := store.Limits{MaxFile: c.Int64("max-file"), MaxBytes: c.Int64("max-bytes"), MaxFiles: c.Int64("max-files")}
 	if l.MaxFile < 0 || l.MaxBytes < 0 || l.MaxFiles < 0 {
-		return usageError("--max-file, --max-bytes and --max-files take whole numbers of at least 0 (0: no limit)")
+		return usageError("--max-file, --max-bytes and --max-files take whole numbers of at least 1 (no flag: no limit)")
 	}
 	set := c.IsSet("max-file") || c.IsSet("max-bytes") || c.IsSet("max-files")
 	dir, err := storeDir(c)

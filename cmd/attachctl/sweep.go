@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/attachctl/attachctl/manifest"
@@ -172,7 +174,16 @@ func sweepEnd(c *cli.Context, cmd string, b store.Backend, sum sweep.Summary, er
 		if len(workdirs) > 0 {
 			copyNote = fmt.Sprintf(" and %d working cop%s", copies, map[bool]string{true: "y", false: "ies"}[copies == 1])
 		}
-		summary(c, "%s: %s%s, kept %d, skipped %d%s", cmd, sweptWords(sum, dry), copyNote, sum.Kept, len(sum.Skipped), failedNote(len(sum.Failed)))
+		if cmd == "rm" { // what it removed, by the ids given: rm keeps and skips nothing of its own
+			verb := "removed"
+			if dry {
+				verb = "would remove"
+			}
+			summary(c, "%s: %s %s (%s%s)%s%s", cmd, verb, counted(sum.Removed, "upload"), idsNote(c.Args().Slice(), removed),
+				humanBytes(sum.Bytes), copyNote, failedNote(len(sum.Failed)))
+		} else {
+			summary(c, "%s: %s%s, kept %d, skipped %d%s", cmd, sweptWords(sum, dry), copyNote, sum.Kept, len(sum.Skipped), failedNote(len(sum.Failed)))
+		}
 	}
 	if len(sum.Failed) > 0 {
 		return exitError{exitFailed}
@@ -200,6 +211,20 @@ func sweptWords(sum sweep.Summary, dry bool) string {
 		verb = "would remove"
 	}
 	return fmt.Sprintf("%s %s (%s)", verb, counted(sum.Removed, "upload"), humanBytes(sum.Bytes))
+}
+
+// idsNote is "ID, ID: " for the ids (in the order given) that were removed, "" for none.
+func idsNote(ids []string, removed map[string]bool) string {
+	var done []string
+	for _, id := range ids {
+		if removed[id] && !slices.Contains(done, id) {
+			done = append(done, id)
+		}
+	}
+	if len(done) == 0 {
+		return ""
+	}
+	return strings.Join(done, ", ") + ": "
 }
 
 // removeCopies removes, in each work folder, the copies of the uploads removed and (sweep, not rm)

@@ -173,8 +173,14 @@ func startUpload(t *testing.T, bin string, pauseAt int64, args ...string) *uploa
 // startUploadIn is startUpload with stdin as its standard input (nil: none).
 func startUploadIn(t *testing.T, bin string, stdin io.Reader, pauseAt int64, args ...string) *uploadRun {
 	t.Helper()
+	return startRunIn(t, bin, stdin, pauseAt, append([]string{"upload", "--progress", "never"}, args...)...)
+}
+
+// startRunIn is startUploadIn for any command that uploads: `attachctl ARGS...`.
+func startRunIn(t *testing.T, bin string, stdin io.Reader, pauseAt int64, args ...string) *uploadRun {
+	t.Helper()
 	r := &uploadRun{done: make(chan struct{}), paused: make(chan int64, 1)}
-	r.cmd = exec.Command(bin, append([]string{"upload", "--progress", "never"}, args...)...)
+	r.cmd = exec.Command(bin, args...)
 	r.cmd.Stdin = stdin
 	r.cmd.Stdout, r.cmd.Stderr = &r.stdout, &r.stderr
 	var pr *os.File

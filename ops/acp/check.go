@@ -1,6 +1,7 @@
 package acp
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -28,9 +29,28 @@ func frameError(where string, err error) error {
 	return notPrompt("%s: %v", where, err)
 }
 
+// isManifest reports whether input's first line is a manifest record, which users give resolve
+// by mistake: an object with a "path" and none of the prompt's keys. It only names the mistake;
+// what is not a prompt is refused anyway.
+func isManifest(input []byte) bool {
+	line, _, _ := bytes.Cut(input, []byte("\n"))
+	var keys map[string]json.RawMessage
+	if json.Unmarshal(line, &keys) != nil {
+		return false
+	}
+	_, path := keys["path"]
+	_, session := keys["sessionId"]
+	_, prompt := keys["prompt"]
+	_, rpc := keys["jsonrpc"]
+	return path && !session && !prompt && !rpc
+}
+
 func parseDocument(input []byte) (*document, error) {
 	if !utf8.Valid(input) {
 		return nil, notPrompt("not valid UTF-8")
+	}
+	if isManifest(input) {
+		return nil, notPrompt("a manifest (JSON Lines of records), not a prompt: attachctl prompt turns it into one (attachctl prompt < manifest.jsonl | attachctl resolve)")
 	}
 	top, err := parseObject(input, "params", "prompt")
 	if err != nil {

@@ -213,7 +213,7 @@ func (res *Resolution) Explain(opts Options) []string {
 		case copyMissing:
 			how += "; copied to " + manifest.Quote(r.link)
 		case copyIntact:
-			how += "; its copy " + manifest.Quote(r.link) + " is intact"
+			how += "; reused its copy " + manifest.Quote(r.link) + " (intact)"
 		case copyChanged:
 			how += "; its copy " + manifest.Quote(r.link) + " " + changedNote(r)
 		}

@@ -71,7 +71,9 @@ func UploadName(rec *manifest.Record) string {
 // upload.missing; an id or name that is not plain is upload.invalid.
 func ReferenceBlock(rec *manifest.Record) (json.RawMessage, error) {
 	if rec.Failed() {
-		return nil, &manifest.Error{Stage: rec.Error.Stage, Code: rec.Error.Code,
+		// prompt's own refusal (its message names the stage the record failed in), with the
+		// record's code.
+		return nil, &manifest.Error{Code: rec.Error.Code,
 			Message: fmt.Sprintf("%s: carries an error from %s: %s", rec.Path, rec.Error.Stage, rec.Error.Message)}
 	}
 	if rec.Upload == nil || rec.Upload.ID == "" {

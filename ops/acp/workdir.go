@@ -171,6 +171,8 @@ func (res *Resolution) copyOut(u Uploads, dir string) error {
 		case r == nil:
 		case errs[i] != nil:
 			return atBlock(i, errs[i])
+		case r.copy == copyIntact:
+			res.Reused++
 		default:
 			res.Copied++
 		}
@@ -200,7 +202,10 @@ func copyOne(root *os.Root, u Uploads, r *ref) error {
 		cleanTemps(root, r.id)
 	}
 	if r.folder != nil { // a folder upload's tree: copyFolder keeps each file that is whole
-		_, err := copyFolder(root, r)
+		kept, err := copyFolder(root, r)
+		if kept && err == nil {
+			r.copy = copyIntact // the whole tree was there: reused, not copied
+		}
 		return err
 	}
 	rel := filepath.Join(r.id, r.name)
