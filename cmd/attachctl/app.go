@@ -25,7 +25,7 @@ import (
 // the version is the module's from the build (versionOf).
 var version = ""
 
-// Exit codes of SPEC section 7.
+// Exit codes of docs/errors.md.
 const (
 	exitOK     = 0
 	exitFailed = 1

@@ -7,7 +7,7 @@ import (
 )
 
 // sayIfMissing writes one line on standard error when b is a store that does not exist (unless
-// --quiet): sweep, ls and verify --all take it as empty and exit 0, as the SPEC says, but a typo
+// --quiet): sweep, ls and verify --all take it as empty and exit 0, but a typo
 // in a crontab's --store must not succeed silently forever.
 func sayIfMissing(c *cli.Context, b store.Backend) {
 	e, ok := b.(store.Exister)
