@@ -9,11 +9,11 @@ import (
 	"unicode/utf8"
 )
 
-// Code is one of the error codes of SPEC section 7. Every error that library code returns to a
+// Code is one of the error codes of docs/errors.md. Every error that library code returns to a
 // stage carries one, so that the record's "error" object and the message on standard error agree.
 type Code string
 
-// The SPEC's error codes. A new code is added here, in the SPEC and in the README.
+// The error codes. A new code is added here and in docs/errors.md.
 const (
 	FileMissing        Code = "file.missing"
 	FileUnreadable     Code = "file.unreadable"
@@ -82,8 +82,8 @@ func CodeOf(err error) Code {
 	return ""
 }
 
-// PlainRule is SPEC section 5's rule for a plain name, in the words of every message that refuses
-// a name or a path for breaking it.
+// PlainRule is the rule for a plain name (docs/store.md, "Ids and names"), in the words of every
+// message that refuses a name or a path for breaking it.
 const PlainRule = "a plain name is valid UTF-8, 1 to 255 bytes, with no / or NUL, and not . or .."
 
 // Quote shows a path or name exactly as it is, wherever a person or a model reads it, unless it

@@ -12,7 +12,7 @@ import (
 	"unicode/utf16"
 )
 
-// Kinds of SPEC section 1.
+// Kinds of docs/manifest.md.
 const (
 	KindImage    = "image"
 	KindAudio    = "audio"
@@ -263,7 +263,8 @@ func asTypeError(err error, te **json.UnmarshalTypeError) bool {
 	return ok
 }
 
-// MarshalJSON writes the known fields in the SPEC's order, then the unknown ones in input order.
+// MarshalJSON writes the known fields in the order of docs/manifest.md, then the unknown ones in
+// input order.
 func (r *Record) MarshalJSON() ([]byte, error) {
 	path := r.Path
 	k := recordJSON{

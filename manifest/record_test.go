@@ -13,7 +13,7 @@ func TestRecordRoundTrip(t *testing.T) {
 	tests := []struct {
 		name, in, out string
 	}{
-		{"known fields in SPEC order",
+		{"known fields in the order of docs/manifest.md",
 			`{"kind":"text","path":"a.txt","size":3,"mime":"text/plain","name":"a.txt"}`,
 			`{"path":"a.txt","name":"a.txt","size":3,"mime":"text/plain","kind":"text"}`},
 		{"unknown fields kept in order after known ones",

@@ -2,8 +2,8 @@
 # The benchmark against the tools people use today. Each section is a file in scripts/bench/,
 # sourced in order; each prints table rows of medians and ratios with `row`.
 #
-#   scripts/bench.sh              every section; the table also goes to BENCHMARKS.md
-#   scripts/bench.sh sniff upload only the sections named (printed, BENCHMARKS.md left alone)
+#   scripts/bench.sh              every section; the table also goes into docs/benchmarks.md
+#   scripts/bench.sh sniff upload only the sections named (printed, docs/benchmarks.md left alone)
 #
 # BENCH_OUT=FILE writes the table to FILE (with the machine it ran on) whatever the sections;
 # BENCH_OUT= (empty) writes no file.
@@ -24,7 +24,7 @@ export ATTACHCTL
 # shellcheck source=bench/lib.bash
 source scripts/bench/lib.bash
 
-OUT=${BENCH_OUT-BENCHMARKS.md}
+OUT=${BENCH_OUT-docs/benchmarks.md}
 [ $# -eq 0 ] || OUT=${BENCH_OUT-}
 TABLE=$WORK/table.md
 {
@@ -38,13 +38,13 @@ TABLE=$WORK/table.md
 	done
 } | tee "$TABLE"
 if [ -n "$OUT" ]; then
+	# The table replaces what lies between the markers of docs/benchmarks.md; the rest of the page
+	# (what the rows mean, the folder runs, the test times) is written by hand and stays.
 	{
-		echo "# Benchmarks"
-		echo
 		echo "Written by \`scripts/bench.sh\` (the method of each row is in the header of its section,"
-		echo "\`scripts/bench/*.sh\`); run it again to replace this page. Medians of several runs, the page"
-		echo "cache warm for both sides. What the goals mean and why a row is where it is: the README's"
-		echo "Benchmarks section."
+		echo "\`scripts/bench/*.sh\`); run it again to replace this part. Medians of several runs, the page"
+		echo "cache warm for both sides. What the goals mean and why a row is where it is:"
+		echo "[What the rows mean](#what-the-rows-mean)."
 		echo
 		echo "- when: $(date -u '+%Y-%m-%d %H:%M UTC')"
 		echo "- commit: $(git -C "$REPO" rev-parse --short HEAD 2>/dev/null || echo unknown)"
@@ -52,6 +52,15 @@ if [ -n "$OUT" ]; then
 		echo "- $(go version)"
 		echo
 		cat "$TABLE"
-	} >"$OUT"
+	} >"$WORK/generated.md"
+	if ! grep -q '^<!-- scripts/bench.sh: begin' "$OUT" 2>/dev/null; then
+		cp "$WORK/generated.md" "$OUT" # a file of its own (BENCH_OUT): the table alone
+	else
+		awk -v gen="$WORK/generated.md" '
+			/^<!-- scripts\/bench.sh: begin/ { print; while ((getline l < gen) > 0) print l; skip = 1; next }
+			/^<!-- scripts\/bench.sh: end/ { skip = 0 }
+			!skip' "$OUT" >"$WORK/page.md"
+		cp "$WORK/page.md" "$OUT"
+	fi
 	echo "bench: table written to $OUT" >&2
 fi

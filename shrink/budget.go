@@ -10,7 +10,8 @@ import (
 	"golang.org/x/sync/semaphore"
 )
 
-// DefaultMaxMemory is the default budget of memory for decodes running at once (SPEC 4).
+// DefaultMaxMemory is the default budget of memory for decodes running at once (docs/commands.md,
+// "shrink").
 const DefaultMaxMemory = 1 << 30
 
 // budgets are the shared semaphores, one per budget size in use: every Record with the same
@@ -87,10 +88,11 @@ func wasmLimit(format string, cfg image.Config, data []byte) int64 {
 }
 
 // The WebAssembly decoders' memory, measured on 12 MP images of every layout they take (see
-// README): a base for the module's own memory; bytes a pixel at most, for libheif's planes and
-// tiles (an image with alpha is the most: RGBA out of YCbCr and alpha planes) or for libavif's
-// YUV, its frame buffers and RGBA (12-bit 4:4:4 with alpha is the most); besides the copy of the
-// file. Outside the module, the copy of its output: at most RGBA, 16-bit for a deep AVIF.
+// docs/commands.md, "shrink"): a base for the module's own memory; bytes a pixel at most, for
+// libheif's planes and tiles (an image with alpha is the most: RGBA out of YCbCr and alpha planes)
+// or for libavif's YUV, its frame buffers and RGBA (12-bit 4:4:4 with alpha is the most); besides
+// the copy of the file. Outside the module, the copy of its output: at most RGBA, 16-bit for a deep
+// AVIF.
 const (
 	wasmBase         = 32 << 20
 	heicWasmPerPixel = 20

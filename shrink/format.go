@@ -75,7 +75,8 @@ func gifFrames(d []byte) int {
 	return frames
 }
 
-// modelFormat reports whether models take the format as it is (SPEC 6: PNG, JPEG, GIF, WebP).
+// modelFormat reports whether models take the format as it is (docs/resolve.md: PNG, JPEG, GIF,
+// WebP).
 func modelFormat(format string) bool {
 	switch format {
 	case "png", "jpeg", "gif", "webp":

@@ -1,16 +1,16 @@
-// Package shrink makes images fit what models accept (SPEC section 4): long edge at most
-// Options.MaxEdge, encoded size at most Options.MaxBytes. An image within both limits passes
-// through byte for byte ("kept"); one over them is decoded, turned upright by its EXIF
-// orientation, downscaled by area averaging and re-encoded without EXIF, as PNG when flat or
-// transparent and as JPEG when photo-like ("resized" or "reencoded"); one that cannot or must not
-// be decoded passes through with a reason ("asis"). BMP and TIFF, which models do not take, are
-// converted even within the limits.
+// Package shrink makes images fit what models accept (docs/commands.md, "shrink"): long edge at
+// most Options.MaxEdge, encoded size at most Options.MaxBytes. An image within both limits passes
+// through byte for byte ("kept"); one over them is decoded, turned upright by its EXIF orientation,
+// downscaled by area averaging and re-encoded without EXIF, as PNG when flat or transparent and as
+// JPEG when photo-like ("resized" or "reencoded"); one that cannot or must not be decoded passes
+// through with a reason ("asis"). BMP and TIFF, which models do not take, are converted even within
+// the limits.
 //
 // Shrunk files are written into Options.OutDir under a name made of the source's BLAKE3 and the
 // options, through a temporary file renamed into place, so a file there is always whole and a
 // second run over the same input reuses it instead of encoding again.
 //
-// The package never prints or exits; errors carry their SPEC code (manifest.Errorf).
+// The package never prints or exits; errors carry their code (manifest.Errorf; docs/errors.md).
 package shrink
 
 import (
@@ -44,7 +44,8 @@ import (
 	"github.com/zeebo/blake3"
 )
 
-// Options are the limits of SPEC 4 and where shrunk files go. Zero values take the defaults.
+// Options are the limits of docs/commands.md ("shrink") and where shrunk files go. Zero values take
+// the defaults.
 type Options struct {
 	MaxEdge   int   // longest edge in pixels after shrinking; default 2000
 	MaxBytes  int64 // largest encoded size in bytes; default 500000
@@ -61,7 +62,7 @@ type Options struct {
 	CodeCache string
 }
 
-// Defaults of SPEC 4.
+// Defaults of docs/commands.md ("shrink").
 const (
 	DefaultMaxEdge   = 2000
 	DefaultMaxBytes  = 500_000
@@ -324,9 +325,9 @@ func fit(w, h, maxEdge int) (int, int) {
 	return dw, dh
 }
 
-// newName is the original's base name with the new extension, held to the 255 bytes a name may
-// have (SPEC 5): a base too long for the extension is cut, at a character's start, so the name
-// stays valid UTF-8.
+// newName is the original's base name with the new extension, held to the 255 bytes a name may have
+// (docs/store.md, "Ids and names"): a base too long for the extension is cut, at a character's
+// start, so the name stays valid UTF-8.
 func newName(name, ext string) string {
 	stem := strings.TrimSuffix(name, filepath.Ext(name))
 	if n := maxNameBytes - len(ext); len(stem) > n {
@@ -341,7 +342,7 @@ func newName(name, ext string) string {
 	return stem + ext
 }
 
-// maxNameBytes is the longest name SPEC 5 allows.
+// maxNameBytes is the longest plain name (docs/store.md).
 const maxNameBytes = 255
 
 func mimeOf(ext string) string {

@@ -10,10 +10,10 @@ import (
 	"github.com/attachctl/attachctl/manifest"
 )
 
-// Text in UTF-16 or UTF-32 with a byte order mark is text too (SPEC section 1 asks for UTF-8; a
-// BOM says which encoding the bytes are in, so they are checked in it and the charset goes in
-// the record's mime: "text/plain; charset=utf-16le"). Windows tools write UTF-16 logs and
-// exports that people attach.
+// Text in UTF-16 or UTF-32 with a byte order mark is text too (docs/commands.md, "sniff": text is
+// UTF-8 or has a BOM; a BOM says which encoding the bytes are in, so they are checked in it and the
+// charset goes in the record's mime: "text/plain; charset=utf-16le"). Windows tools write UTF-16
+// logs and exports that people attach.
 const (
 	encUTF8 = iota
 	encUTF16LE

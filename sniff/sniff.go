@@ -1,7 +1,7 @@
 // Package sniff tells what a file is from its bytes: media type, kind, size, BLAKE3, and for raster
 // images their dimensions and EXIF orientation, all in one read pass per file. It also walks
 // folders the way `attachctl sniff` takes its arguments. It never prints or exits; its errors are
-// *manifest.Error values carrying the SPEC's file.* codes.
+// *manifest.Error values carrying the file.* codes of docs/errors.md.
 package sniff
 
 import (

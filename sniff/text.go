@@ -9,9 +9,9 @@ import (
 	"github.com/attachctl/attachctl/manifest"
 )
 
-// textCheck judges incrementally whether a stream of bytes is text as SPEC section 1 defines it:
-// valid UTF-8 from the first byte to the last, with no NUL. Bytes arrive in chunks of any size; a
-// multi-byte rune split across two chunks is carried over and checked whole.
+// textCheck judges incrementally whether a stream of bytes is text as docs/commands.md ("sniff")
+// defines it: valid UTF-8 from the first byte to the last, with no NUL. Bytes arrive in chunks of
+// any size; a multi-byte rune split across two chunks is carried over and checked whole.
 type textCheck struct {
 	bad     bool    // an invalid sequence or a NUL was seen
 	carry   [4]byte // the start of a rune the last chunk ended in the middle of

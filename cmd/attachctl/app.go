@@ -26,7 +26,7 @@ import (
 // the version is the module's from the build (versionOf).
 var version = ""
 
-// Exit codes of SPEC section 7.
+// Exit codes of docs/errors.md.
 const (
 	exitOK     = 0
 	exitFailed = 1
@@ -78,7 +78,8 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 		Usage: "prepare files for agent prompts, offline",
 		Description: "Every command reads and writes one manifest (JSON Lines), so commands compose in\n" +
 			"pipelines. Flags may stand before or after paths; -- ends them. 'attachctl help CMD'\n" +
-			"shows a command's flags, examples and exit codes.\n\n" +
+			"shows a command's flags, examples and exit codes; 'attachctl help global' the flags every\n" +
+			"command takes.\n\n" +
 			example("attachctl sniff shots/*.png report.pdf | attachctl shrink \\",
 				"  | attachctl upload --store ~/.local/state/attachctl/chat-42 \\",
 				"  | attachctl prompt --text \"What changed between these?\" > prompt.json",
@@ -107,7 +108,9 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 func withGlobalFlags(orig *cli.Command) *cli.Command {
 	cp := *orig
 	c := &cp
-	c.Flags = append(append([]cli.Flag(nil), orig.Flags...), globalFlags()...)
+	// A command's help shows its own flags; the global ones are taken on it too, but shown once,
+	// by `attachctl help global` (and `attachctl --help`, and the man page).
+	c.Flags = append(append([]cli.Flag(nil), orig.Flags...), hidden(globalFlags())...)
 	before := c.Before
 	c.Before = func(cc *cli.Context) error {
 		if err := checkGlobals(cc); err != nil {
@@ -126,6 +129,23 @@ func withGlobalFlags(orig *cli.Command) *cli.Command {
 		c.Subcommands[i] = withGlobalFlags(sub)
 	}
 	return c
+}
+
+// hidden marks flags hidden from a command's help; they are still taken.
+func hidden(flags []cli.Flag) []cli.Flag {
+	for _, f := range flags {
+		switch f := f.(type) {
+		case *cli.StringFlag:
+			f.Hidden = true
+		case *cli.IntFlag:
+			f.Hidden = true
+		case *cli.BoolFlag:
+			f.Hidden = true
+		default:
+			panic(fmt.Sprintf("hidden: a global flag of type %T", f))
+		}
+	}
+	return flags
 }
 
 func checkGlobals(c *cli.Context) error {
@@ -163,6 +183,12 @@ func runWith(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}()
 	app := newApp(interruptible(ctx, stdin), stdout, stderr)
 	if completionRequest(app, args, stdout) {
+		return exitOK
+	}
+	if len(args) == 3 && args[1] == "help" && args[2] == "global" {
+		if _, err := io.WriteString(stdout, globalHelp(app)); err != nil {
+			return exitCode(outputFailed("help", err), stderr, app.Name)
+		}
 		return exitOK
 	}
 	args, err := normalizeArgs(app, args)

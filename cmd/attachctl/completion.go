@@ -256,8 +256,13 @@ func completions(app *cli.App, words []string, cur string) []string {
 		}
 		return vals
 	case strings.HasPrefix(cur, "-"):
+		global := map[string]bool{}
+		for _, f := range app.Flags {
+			global[f.Names()[0]] = true
+		}
 		for _, f := range append(cmd.Flags, cli.HelpFlag) {
-			if v, ok := f.(cli.VisibleFlag); ok && !v.IsVisible() {
+			// The global flags are hidden from a command's help, not from its completion.
+			if v, ok := f.(cli.VisibleFlag); ok && !v.IsVisible() && !global[f.Names()[0]] {
 				continue
 			}
 			usage := ""
@@ -277,6 +282,9 @@ func completions(app *cli.App, words []string, cur string) []string {
 		}
 		if cmd.Name == app.Name && !help {
 			add("help", "show a command's flags, examples and exit codes")
+		}
+		if help && cmd.Name == app.Name {
+			add("global", "the flags every command takes")
 		}
 	case !positional && argChoices.MatchString(cmd.ArgsUsage):
 		for _, v := range strings.Split(cmd.ArgsUsage, "|") {

@@ -4,34 +4,44 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"text/tabwriter"
 
 	"github.com/urfave/cli/v2"
 )
 
 // commandHelpTemplate is every command's help, `CMD --help` and `help CMD` alike: urfave/cli's
-// subcommand template (which lists subcommands when there are any) and the exit codes.
-var commandHelpTemplate = cli.SubcommandHelpTemplate + exitCodesHelp
+// subcommand template (which lists subcommands when there are any) with the command's own flags,
+// where to read the global ones, and the exit codes.
+var commandHelpTemplate = cli.SubcommandHelpTemplate + globalFlagsHint + exitCodesHelp
 
-// exitCodesHelp ends every help page: SPEC section 7's exit codes.
-const exitCodesHelp = `
-EXIT CODES:
-   0         everything done
-   1         some records or uploads failed; the others are done and written, each failure
-             is on standard error and in its record's "error"
-   2         bad usage (one line on standard error says what to fix), or input that is not
-             a manifest or prompt; nothing was done
-   10        the named store does not exist (verify, ls, rm, touch, resolve); sweep of a
-             store that does not exist exits 0 with its line
-   11        the store's lock was not had within --wait (another sweep or rm holds it; the
-             message names its holder)
-   130, 143  interrupted by SIGINT or SIGTERM
+// globalFlagsHint stands for the global flags in a command's help: listing them there would repeat
+// eight flags on every page.
+const globalFlagsHint = `
+GLOBAL FLAGS:
+   --store, --jobs, --progress, --quiet and the --s3-* flags: see 'attachctl help global'
 `
+
+// globalHelp is `attachctl help global`: the flags every command takes, once.
+func globalHelp(app *cli.App) string {
+	var b strings.Builder
+	b.WriteString("GLOBAL FLAGS:\n   Every command takes them, before or after its name (attachctl --store S upload =\n" +
+		"   attachctl upload --store S).\n\n")
+	w := tabwriter.NewWriter(&b, 1, 8, 2, ' ', 0) // as urfave/cli aligns its help
+	for _, f := range app.Flags {
+		fmt.Fprintf(w, "   %s\n", cli.FlagStringer(f))
+	}
+	w.Flush()
+	return b.String()
+}
 
 func init() {
 	// A required flag has no default to show: say that it is required instead of "(default: 0)".
 	plain := cli.FlagStringer
 	cli.FlagStringer = func(f cli.Flag) string {
 		s := plain(f)
+		if usage, ok := f.(cli.DocGenerationFlag); ok && namesDefault(usage.GetUsage()) {
+			s = defaultText.ReplaceAllString(s, "") // said once, in the flag's own words
+		}
 		if r, ok := f.(cli.RequiredFlag); ok && r.IsRequired() {
 			s = defaultText.ReplaceAllString(s, "") + " (required)"
 		}
@@ -40,6 +50,9 @@ func init() {
 }
 
 var defaultText = regexp.MustCompile(` \(default: [^)]*\)$`)
+
+// namesDefault tells whether a flag's usage says its default itself ("default: no limit").
+func namesDefault(usage string) bool { return strings.Contains(usage, "default: ") }
 
 // flagValueError is how Go's flag package reports a value it cannot parse.
 var flagValueError = regexp.MustCompile(`^invalid (?:boolean )?value "(.*)" for (?:flag )?-+([^:]+): (.*)$`)

@@ -8,11 +8,11 @@ import (
 	"github.com/attachctl/attachctl/manifest"
 )
 
-// Capabilities come in three layers (SPEC section 6): the protocol (what the agent's initialize
+// Capabilities come in three layers (docs/resolve.md): the protocol (what the agent's initialize
 // says, Options.Caps), the adapter (what a known ACP adapter really passes on to its model, and
 // how it must be fed so that nothing is dropped) and the model (what the provider's API takes
 // inline). A file goes inline only where all three take it; otherwise by path, with the layer and
-// the reason in the context block. The README lists each profile's facts with their sources.
+// the reason in the context block. docs/resolve.md lists each profile's facts with their sources.
 
 // Adapter is what a published ACP adapter does with a prompt, as measured against it.
 type Adapter struct {

@@ -1,4 +1,4 @@
-// Package acp is attachctl's side of the Agent Client Protocol (SPEC section 6): the prompt
+// Package acp is attachctl's side of the Agent Client Protocol (docs/resolve.md): the prompt
 // that names uploads by reference (Prompt), and resolve, which reads such a prompt as untrusted
 // input and turns it into what an agent can use (Resolve). It checks the prompt's JSON (exact
 // keys, ACP's content block shapes), plans what goes inline within the message's limits, and
@@ -43,7 +43,7 @@ const (
 	RefScheme = "acpmux-upload:"
 )
 
-// inlineImageTypes are the image types a model takes inline (SPEC section 6).
+// inlineImageTypes are the image types a model takes inline (docs/resolve.md).
 var inlineImageTypes = map[string]bool{
 	"image/png": true, "image/jpeg": true, "image/gif": true, "image/webp": true,
 }

@@ -11,7 +11,7 @@ import (
 	"github.com/attachctl/attachctl/sniff"
 )
 
-// Defaults of resolve's limits (SPEC section 6).
+// Defaults of resolve's limits (docs/resolve.md).
 const (
 	DefaultInlineMax    = 3932160  // 3.75 MiB: the largest image (or audio) that goes inline
 	DefaultInlineBudget = 10485760 // 10 MiB: the inline image and audio bytes of one prompt
@@ -133,7 +133,7 @@ type ref struct {
 }
 
 // Resolve resolves the ACP session/prompt params (or JSON-RPC request carrying them) in input
-// against the uploads u, treating the input as untrusted (SPEC section 6). Every reference is
+// against the uploads u, treating the input as untrusted (docs/resolve.md). Every reference is
 // checked and opened through u; images within the limits go inline, every other file by path as a
 // file:// resource_link, listed in one context text block. Blocks and fields it does not resolve
 // pass through as they are.

@@ -322,7 +322,7 @@ func TestResolvePassThrough(t *testing.T) {
 	}
 }
 
-// Each refusal of SPEC section 6, with its code; nothing is marked used.
+// Each refusal of docs/resolve.md, with its code; nothing is marked used.
 func TestResolveRefusals(t *testing.T) {
 	s := testStore(t)
 	other := testStore(t)

@@ -20,7 +20,7 @@ import (
 
 // Source is what the upload stage starts from: the file rec names, as an absolute path, the
 // plain name it is uploaded under (rec.Name, else the file's own name), and the BLAKE3 the record
-// carries ("" when none), each checked as SPEC section 5 says.
+// carries ("" when none), each checked as docs/store.md ("Ids and names") says.
 func Source(rec *manifest.Record) (abs, name, blake3 string, err error) {
 	if abs, err = absPath(rec.Path); err != nil {
 		return "", "", "", manifest.Errorf(manifest.FileUnreadable, "%s: %v", rec.Path, err)

@@ -12,7 +12,8 @@ import (
 	"github.com/zeebo/blake3"
 )
 
-// DefaultChunk is the chunk of a backend that names none (store.Chunker): SPEC section 3's 512 KiB.
+// DefaultChunk is the chunk of a backend that names none (store.Chunker): 512 KiB, the
+// --chunk default.
 const DefaultChunk = 512 << 10
 
 // Options tune an Uploader.

@@ -19,9 +19,10 @@
 //     stale entry at a time, re-reading the entry under the backend's exclusion and asking the
 //     caller's policy again before anything is removed.
 //
-// Errors carry their SPEC code (manifest.CodeOf): upload.invalid for an id or name that is not
-// plain, upload.missing for an upload that is not there, store.notStore for a location that exists
-// and is not a store, store.locked, store.unreachable, and the upload.* codes of SPEC section 3.
+// Errors carry their code (manifest.CodeOf; docs/errors.md): upload.invalid for an id or name that
+// is not plain, upload.missing for an upload that is not there, store.notStore for a location that
+// exists and is not a store, store.locked, store.unreachable, and the upload.* codes of
+// docs/errors.md.
 package store
 
 import (
@@ -63,7 +64,7 @@ type Backend interface {
 	Abort(ctx context.Context, id string) error
 
 	// Open opens the finished upload id named name for reading, through the backend's guarded
-	// open (SPEC section 2): upload.missing when it is not a finished upload of this store,
+	// open (docs/store.md): upload.missing when it is not a finished upload of this store,
 	// upload.unreadable when it breaks a rule.
 	Open(ctx context.Context, id, name string) (Reader, error)
 
@@ -171,7 +172,7 @@ type Listing struct {
 }
 
 // Pather is implemented by a backend whose finished uploads are files on this machine: the
-// finished upload's absolute path (SPEC section 1's upload.path).
+// finished upload's absolute path (the manifest's upload.path, docs/manifest.md).
 type Pather interface {
 	FinishedPath(id, name string) string
 }

@@ -10,10 +10,10 @@ import (
 	"github.com/attachctl/attachctl/manifest"
 )
 
-// Limits are a store's quotas (SPEC section 2), set once by `store init` and kept in the store's
-// mark, on every backend. Zero is no limit. Every command that adds to the store checks them
-// before it writes a byte: a file over MaxFile is upload.tooLarge, an upload that would take the
-// store past MaxBytes or MaxFiles is store.full.
+// Limits are a store's quotas (docs/operations.md, "store init"), set once by `store init` and kept
+// in the store's mark, on every backend. Zero is no limit. Every command that adds to the store
+// checks them before it writes a byte: a file over MaxFile is upload.tooLarge, an upload that would
+// take the store past MaxBytes or MaxFiles is store.full.
 type Limits struct {
 	MaxFile  int64 `json:"maxFile,omitempty"`  // the largest upload, in bytes
 	MaxBytes int64 `json:"maxBytes,omitempty"` // all uploads together, finished and unfinished, in bytes

@@ -24,7 +24,7 @@ func NewID() (string, error) {
 	return u.String(), nil
 }
 
-// ValidID checks that id is a canonical lowercase UUIDv7 (SPEC section 5).
+// ValidID checks that id is a canonical lowercase UUIDv7 (docs/store.md, "Ids and names").
 func ValidID(id string) error {
 	if len(id) != 36 || strings.ToLower(id) != id {
 		return manifest.Errorf(manifest.UploadInvalid, "id %q: not a canonical lowercase UUIDv7", id)
@@ -36,7 +36,8 @@ func ValidID(id string) error {
 	return nil
 }
 
-// ValidName checks that name is a plain name (SPEC section 5) and not one the store reserves.
+// ValidName checks that name is a plain name (docs/store.md, "Ids and names") and not one the store
+// reserves.
 func ValidName(name string) error {
 	switch {
 	case name == "":
@@ -55,7 +56,7 @@ func ValidName(name string) error {
 	return nil
 }
 
-// notPlain refuses a name in words that state SPEC section 5's rule, the same words as a path
+// notPlain refuses a name in words that state the rule of plain names, the same words as a path
 // that is not UTF-8 (file.badName).
 func notPlain(format string, args ...any) error {
 	return manifest.Errorf(manifest.UploadInvalid, format+"; "+manifest.PlainRule, args...)

@@ -11,7 +11,7 @@ import (
 	"github.com/zeebo/blake3"
 )
 
-// Folder uploads (SPEC sections 1 and 2): a folder named as an attachment is one upload, its
+// Folder uploads (docs/folders.md): a folder named as an attachment is one upload, its
 // files at STORE/<id>/<name>/<rel>, the whole tree finished at once or not at all. A backend that
 // keeps them implements Trees, an optional feature as tusd's are: a caller asks for it with a
 // type assertion and reports a backend without it as upload.invalid for folder records.

@@ -16,7 +16,7 @@
 # end with every byte durable and hashed, as `cp -r` then `sync` ends with the bytes durable (and
 # not hashed). The sides take turns, each from an empty store or no copy, the tree in the page cache.
 #
-# Figures: BENCHMARKS.md, and README.md (Folders).
+# Figures: docs/benchmarks.md, and docs/folders.md.
 #
 # Sourced by scripts/bench.sh, which provides $ATTACHCTL, $WORK, median_time, row, upload_pair and
 # need. Also runs standalone (`bash scripts/bench/folder.sh`).

@@ -14,7 +14,7 @@
 # untimed read first). The PNGs are 50 valid, incompressible PNGs of 819,200
 # bytes each. attachctl runs with its defaults (--jobs = CPUs, --chunk 512 KiB).
 #
-# Figures: README.md, Benchmarks.
+# Figures: docs/benchmarks.md.
 #
 # Sourced by scripts/bench.sh, which provides $ATTACHCTL, $WORK, median_time, peak_rss_mib, row and
 # need. Also runs standalone (`bash scripts/bench/upload.sh`).

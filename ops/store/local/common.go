@@ -36,7 +36,7 @@ func finishedMode(perm uint32) bool {
 	return perm == uint32(ReadOnlyMode) || perm == uint32(FileMode)
 }
 
-// NewID, ValidID and ValidName are the store's rules for ids and names (SPEC section 5).
+// NewID, ValidID and ValidName are the store's rules for ids and names (docs/store.md).
 var (
 	NewID     = store.NewID
 	ValidID   = store.ValidID

@@ -7,8 +7,8 @@ import (
 	"github.com/attachctl/attachctl/manifest"
 )
 
-// Every name that breaks SPEC section 5 is refused with upload.invalid in words that state the
-// rule, the same words sniff uses for a path that is not UTF-8.
+// Every name that breaks the rule of plain names (docs/store.md) is refused with upload.invalid in
+// words that state the rule, the same words sniff uses for a path that is not UTF-8.
 func TestValidNameStatesTheRule(t *testing.T) {
 	for _, tt := range []struct{ name, says string }{
 		{"", "name is empty"},

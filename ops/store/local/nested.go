@@ -9,8 +9,8 @@ import (
 	"github.com/attachctl/attachctl/manifest"
 )
 
-// notNested refuses a store folder that lies inside another store or inside an upload (SPEC
-// section 2): under a store's internal folder (STORE/.attachctl/partial, trash, ...), inside a
+// notNested refuses a store folder that lies inside another store or inside an upload
+// (docs/store.md): under a store's internal folder (STORE/.attachctl/partial, trash, ...), inside a
 // finished upload's folder, or anywhere below a folder that is a store. Such a folder would be
 // another store's business: its sweep would take the inner store's uploads for its own entries.
 // It is judged on the folder's real place, links on the way resolved, so a link into a store's

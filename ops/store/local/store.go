@@ -259,7 +259,7 @@ func storeErr(path string, err error) error {
 	return manifest.Errorf(manifest.UploadUnreadable, "%s: %w", path, err)
 }
 
-// OpenFinished is the guarded open of SPEC section 2, the one way a finished upload is read.
+// OpenFinished is the guarded open of docs/store.md, the one way a finished upload is read.
 // The store folder and the upload folder are real folders (opened O_NOFOLLOW), the file is opened
 // without following a link and without blocking, and must be a regular file owned by the current
 // user with mode 0400 (or 0600, as stores made before finished uploads were read-only have them)

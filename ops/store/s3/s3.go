@@ -1,4 +1,5 @@
-// Package s3 is the store on S3-compatible object storage (SPEC section 8): `--store s3://BUCKET/PREFIX`.
+// Package s3 is the store on S3-compatible object storage (docs/store.md, "S3 stores"): `--store
+// s3://BUCKET/PREFIX`.
 //
 // The layout under PREFIX (P):
 //

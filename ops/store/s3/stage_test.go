@@ -434,7 +434,8 @@ func TestResolveFiftyWorkingCopies(t *testing.T) {
 			t.Fatalf("upload %s not marked used", e.ID)
 		}
 	}
-	// A copy the agent changed is never overwritten (SPEC 6): it stays, and the link still names it.
+	// A copy the agent changed is never overwritten (docs/resolve.md, --workdir): it stays, and the
+	// link still names it.
 	p := strings.TrimPrefix(blocks[1+20].URI, "file://")
 	os.Chmod(p, 0o600)
 	changed := []byte("\x89PNG\r\n\x1a\nchanged")

@@ -1,5 +1,5 @@
 // Package storetest is the conformance suite every store.Backend must pass (restic's
-// internal/backend/test pattern): the rules of SPEC section 2 and of the step-by-step upload of
+// internal/backend/test pattern): the rules of docs/store.md and of the step-by-step upload of
 // section 3 that do not depend on where the bytes are kept. A backend's own tests call Run with a
 // Harness that makes fresh stores; what only one backend can show (links, modes, descriptors)
 // stays in that backend's tests.

@@ -1,13 +1,13 @@
 //go:build unix
 
 // Command eachfloor is the floor under `attachctl upload --each DIR` for the folder benchmark: for
-// every regular file under DIR (one worker per CPU) it does only the system calls that the
-// store's layout for one upload a file needs (SPEC: STORE/<id>/<name>, appearing whole): read the
+// every regular file under DIR (one worker per CPU) it does only the system calls that the store's
+// layout for one upload a file needs (docs/store.md: STORE/<id>/<name>, appearing whole): read the
 // file, make a folder for it in a staging folder, make the file in it and write it, then make
 // everything durable at once (syncfs; sync elsewhere) and rename each folder into STORE. No
-// hashing, no checks, no metadata, no manifest. What it takes is what no implementation of
-// `upload --each` on that layout can beat on the machine; `cp -r` makes one file a file, this two
-// and a rename.
+// hashing, no checks, no metadata, no manifest. What it takes is what no implementation of `upload
+// --each` on that layout can beat on the machine; `cp -r` makes one file a file, this two and a
+// rename.
 //
 // With -inplace it makes each folder in STORE at once and renames nothing: the layout with its
 // "appears whole" rule dropped, so what no implementation of one folder an upload can beat even
