@@ -105,9 +105,10 @@ var Models = []*Model{
 		MaxRequestBytes: 32_000_000},
 	{Name: "openai", Images: []string{"image/png", "image/jpeg", "image/gif", "image/webp"},
 		MaxImageBytes: 20 << 20, Animated: false, MaxImages: 500, MaxRequestBytes: 50_000_000},
+	// Gemini: 100 MB inline in one request since January 2026 (docs/resolve.md), images included.
 	{Name: "gemini", Images: []string{"image/png", "image/jpeg", "image/webp", "image/heic", "image/heif"},
 		Audio:         []string{"audio/wav", "audio/x-wav", "audio/mpeg", "audio/aiff", "audio/aac", "audio/ogg", "audio/flac"},
-		MaxImageBytes: 20 << 20, Animated: false, MaxImages: 3600, MaxRequestBytes: 100_000_000},
+		MaxImageBytes: 100_000_000, Animated: false, MaxImages: 3600, MaxRequestBytes: 100_000_000},
 }
 
 // FindModel is the model profile named name, nil when none is.
