@@ -133,6 +133,9 @@ func init() {
 			if opts.MaxFiles, opts.MaxBytes = c.Int64("max-files"), c.Int64("max-bytes"); opts.MaxFiles < 0 || opts.MaxBytes < 0 {
 				return usageError("--max-files and --max-bytes take whole numbers of at least 0")
 			}
+			if opts.Shrink.Dir != "" {
+				limitHeap(shrink.Options{MaxMemory: opts.Shrink.MaxMemory}) // decodes of images shrunk to fit
+			}
 			if c.NArg() > 1 {
 				return usageError("resolve takes one FILE at most")
 			}
