@@ -56,6 +56,15 @@ func inlineDims(t *testing.T, data string) (int, int, string) {
 	return cfg.Width, cfg.Height, format
 }
 
+// rsContextCount fails the test unless the context block (the resolved prompt's last block) says
+// want n times.
+func rsContextCount(t *testing.T, blocks []rsBlock, want string, n int) {
+	t.Helper()
+	if ctx := blocks[len(blocks)-1].Text; strings.Count(ctx, want) != n {
+		t.Fatalf("the context block does not say %q %d times:\n%s", want, n, ctx)
+	}
+}
+
 // The providers' published formulas (docs/resolve.md).
 func TestImageTokens(t *testing.T) {
 	for _, c := range []struct {
@@ -161,10 +170,7 @@ func TestResolveShrinkToFit(t *testing.T) {
 	if err != nil || res.Inline != 0 {
 		t.Fatalf("--no-shrink: %v, %d inline", err, res.Inline)
 	}
-	blocks := rsBlocks(t, rsOutput(t, res))
-	if ctx := blocks[len(blocks)-1].Text; !strings.Contains(ctx, "8400×60 px, more than the 8000 px a side anthropic takes; not shrunk (--no-shrink) (model anthropic)") {
-		t.Fatalf("context:\n%s", ctx)
-	}
+	rsContextCount(t, rsBlocks(t, rsOutput(t, res)), "8400×60 px, more than the 8000 px a side anthropic takes; not shrunk (--no-shrink) (model anthropic)", 1)
 }
 
 // More than 20 images for Anthropic: each is shrunk to 2000 px a side, all inline.
@@ -197,10 +203,7 @@ func TestResolveShrinkAsIs(t *testing.T) {
 	if err != nil || res.Inline != 0 {
 		t.Fatalf("%v: %d inline", err, res.Inline)
 	}
-	blocks := rsBlocks(t, rsOutput(t, res))
-	if ctx := blocks[len(blocks)-1].Text; !strings.Contains(ctx, "9000×100 px, more than the 8000 px a side anthropic takes; shrink could not fit it (undecodable: jpeg") {
-		t.Fatalf("context:\n%s", ctx)
-	}
+	rsContextCount(t, rsBlocks(t, rsOutput(t, res)), "9000×100 px, more than the 8000 px a side anthropic takes; shrink could not fit it (undecodable: jpeg", 1)
 }
 
 // The whole request against the model: Anthropic takes 32 MB in one request; the images past it
@@ -217,10 +220,7 @@ func TestResolveRequestBytes(t *testing.T) {
 	if res.Inline != 6 || res.ByPath != 3 || len(doc) > 32_000_000 {
 		t.Fatalf("%d inline, %d by path, %d bytes; want 6, 3 within 32 MB", res.Inline, res.ByPath, len(doc))
 	}
-	blocks := rsBlocks(t, doc)
-	if ctx := blocks[len(blocks)-1].Text; strings.Count(ctx, "by path, inline it would pass the 32000000 bytes anthropic takes in one request (model anthropic)") != 3 {
-		t.Fatalf("context:\n%s", ctx)
-	}
+	rsContextCount(t, rsBlocks(t, doc), "by path, inline it would pass the 32000000 bytes anthropic takes in one request (model anthropic)", 3)
 	if m := FindModel("gemini"); m.MaxRequestBytes != 100_000_000 {
 		t.Fatalf("gemini takes %d bytes a request, want 100 MB", m.MaxRequestBytes)
 	}
@@ -242,10 +242,7 @@ func TestResolveMaxTokens(t *testing.T) {
 	if res.Inline != 2 || res.Tokens != 2666 {
 		t.Fatalf("%d inline, %d tokens; want 2, 2666", res.Inline, res.Tokens)
 	}
-	blocks := rsBlocks(t, rsOutput(t, res))
-	if ctx := blocks[len(blocks)-1].Text; strings.Count(ctx, "by path, the inline images' estimated input tokens would pass --max-tokens 3000 (limits)") != 3 {
-		t.Fatalf("context:\n%s", ctx)
-	}
+	rsContextCount(t, rsBlocks(t, rsOutput(t, res)), "by path, the inline images' estimated input tokens would pass --max-tokens 3000 (limits)", 3)
 	explained := strings.Join(res.Explain(opts), "\n")
 	if strings.Count(explained, "; about 1333 input tokens") != 2 ||
 		!strings.HasSuffix(explained, "\nrequest: 2 inline images, about 2666 input tokens for model anthropic (--max-tokens 3000)") {

@@ -259,13 +259,7 @@ func runAdapter(t *testing.T, ad adapter, dir, bin, root string, paths []string,
 		{"initialize", []string{"--initialize", initFile}},
 		{"workdir", []string{"--initialize", initFile, "--workdir", filepath.Join(root, "work")}},
 	} {
-		sess, err := a.call("session/new", map[string]any{"cwd": cwd, "mcpServers": []any{}}, time.Minute)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var s struct{ SessionID string }
-		json.Unmarshal(sess, &s)
-		prompt := attachctl(t, bin, up, "prompt", "--session", s.SessionID, "--text", "What is in these files?")
+		prompt := newPrompt(t, a, bin, up, cwd, "What is in these files?")
 		resolved := attachctl(t, bin, prompt, append([]string{"resolve", "--store", store}, mode.flags...)...)
 		api.reset()
 		if _, err := a.call("session/prompt", json.RawMessage(resolved), 2*time.Minute); err != nil {

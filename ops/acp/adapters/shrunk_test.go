@@ -35,6 +35,19 @@ func noisyPNG(w, h int) []byte {
 	return b.Bytes()
 }
 
+// newPrompt opens a new session of the agent and makes the prompt of the uploads in manifest up
+// for it, with text.
+func newPrompt(t *testing.T, a *agent, bin string, up []byte, cwd, text string) []byte {
+	t.Helper()
+	sess, err := a.call("session/new", map[string]any{"cwd": cwd, "mcpServers": []any{}}, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s struct{ SessionID string }
+	json.Unmarshal(sess, &s)
+	return attachctl(t, bin, up, "prompt", "--session", s.SessionID, "--text", text)
+}
+
 // deliverShrunk sends the adapter a prompt whose image resolve shrinks to fit, and reports whether
 // the shrunk copy's bytes (the one file resolve wrote into its shrink cache) are a payload of the
 // model request, and the original's bytes are not.
@@ -49,13 +62,7 @@ func deliverShrunk(t *testing.T, a *agent, api *modelAPI, ad adapter, bin, root,
 	}
 	store, cache := filepath.Join(root, "shrunk-store"), filepath.Join(root, "cache")
 	up := attachctl(t, bin, nil, "upload", "--store", store, src)
-	sess, err := a.call("session/new", map[string]any{"cwd": cwd, "mcpServers": []any{}}, time.Minute)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var s struct{ SessionID string }
-	json.Unmarshal(sess, &s)
-	prompt := attachctl(t, bin, up, "prompt", "--session", s.SessionID, "--text", "What is in this screenshot?")
+	prompt := newPrompt(t, a, bin, up, cwd, "What is in this screenshot?")
 	cmd := exec.Command(bin, "resolve", "--store", store, "--agent", ad.name, "--inline-max", shrunkLimit)
 	cmd.Env = append(os.Environ(), "XDG_CACHE_HOME="+cache)
 	cmd.Stdin = bytes.NewReader(prompt)
