@@ -12,6 +12,7 @@ import (
 	"github.com/attachctl/attachctl/manifest"
 	"github.com/attachctl/attachctl/ops/acp"
 	"github.com/attachctl/attachctl/ops/store"
+	"github.com/attachctl/attachctl/shrink"
 	"github.com/urfave/cli/v2"
 )
 
@@ -29,6 +30,8 @@ func resolveFlags() []cli.Flag {
 		bytesFlag("inline-budget", acp.DefaultInlineBudget, "inline image and audio `BYTES` of one prompt, taken in prompt order"),
 		bytesFlag("max-message", acp.DefaultMaxMessage, "`BYTES` of the whole output JSON, inline data counted as base64"),
 		bytesFlag("embed-max", acp.DefaultEmbedMax, "with embeddedContext, a text file of at most `BYTES` goes as a resource block"),
+		&cli.BoolFlag{Name: "no-shrink", Usage: "an image over the model's pixel or byte limits goes by path (default: shrunk to fit into the shrink cache and sent inline, the original on disk)"},
+		&cli.Int64Flag{Name: "max-tokens", Usage: "keep the inline images' estimated input tokens for the model within `N`: later images go by path (default: no limit)"},
 	}
 }
 
@@ -82,7 +85,26 @@ func resolveOptions(c *cli.Context) (acp.Options, error) {
 			return o, usageError("--workdir: %v", err)
 		}
 	}
-	return o, nil
+	if o.MaxTokens = c.Int64("max-tokens"); o.MaxTokens < 0 {
+		return o, usageError("--max-tokens takes a whole number of at least 0")
+	}
+	return o, fitOptions(c, &o)
+}
+
+// fitOptions reads how resolve shrinks images to fit: into shrink's cache, bounded by
+// --max-memory and --max-pixels (shrink's own flags on prepare, resolve's on resolve).
+func fitOptions(c *cli.Context, o *acp.Options) error {
+	if c.Bool("no-shrink") {
+		o.Shrink.Off = true
+		return nil
+	}
+	o.Shrink.MaxMemory, o.Shrink.MaxPixels = c.Int64("max-memory"), c.Int64("max-pixels")
+	if o.Shrink.MaxMemory < 1 || o.Shrink.MaxPixels < 1 {
+		return usageError("--max-memory and --max-pixels take numbers of at least 1")
+	}
+	dir, err := shrinkOut(c)
+	o.Shrink.Dir = dir
+	return err
 }
 
 func init() {
@@ -101,6 +123,8 @@ func init() {
 		Flags: append(resolveFlags(),
 			&cli.Int64Flag{Name: "max-files", Usage: "refuse a prompt that names more than `N` uploads (upload.tooMany; default: no limit)"},
 			bytesFlag("max-bytes", 0, "refuse a prompt whose uploads hold more than `BYTES` together (upload.tooMany; default: no limit)"),
+			bytesFlag("max-memory", shrink.DefaultMaxMemory, "`BYTES` the decodes of images shrunk to fit may hold at once; an image needing more goes by path"),
+			&cli.Int64Flag{Name: "max-pixels", Value: acp.DefaultFitMaxPixels, Usage: "an image of more `PIXELS` (by its header) is not decoded to shrink it: by path"},
 		),
 		Action: func(c *cli.Context) error {
 			if err := noZeroLimit(c, "max-files", "max-bytes"); err != nil {
@@ -112,6 +136,9 @@ func init() {
 			}
 			if opts.MaxFiles, opts.MaxBytes = c.Int64("max-files"), c.Int64("max-bytes"); opts.MaxFiles < 0 || opts.MaxBytes < 0 {
 				return usageError("--max-files and --max-bytes take whole numbers of at least 1 (no flag: no limit)")
+			}
+			if opts.Shrink.Dir != "" {
+				limitHeap(shrink.Options{MaxMemory: opts.Shrink.MaxMemory}) // decodes of images shrunk to fit
 			}
 			if c.NArg() > 1 {
 				return usageError("resolve takes one FILE at most")

@@ -342,6 +342,7 @@ func folderImage(parent *ref, f store.TreeFile) (*ref, error) {
 	c.link = parent.link + "/" + f.Rel
 	c.width, c.height, _ = sniff.Image(buf)
 	c.animated = sniff.Animated(buf)
+	c.checkHeader(buf)
 	return c, nil
 }
 

@@ -64,12 +64,14 @@ func (r *ref) staticReason(opts Options, images int) (layer, reason string) {
 		return layerProtocol, reasonNoAudioCap
 	case r.kind == manifest.KindAudio && a != nil && !a.Passes.Audio:
 		return layerAdapter(a), fmt.Sprintf("%s drops audio blocks", a.Name)
+	case r.image && r.undecodable != "":
+		return layerFormat, reasonUndecodable(r)
 	case r.image || r.kind == manifest.KindAudio:
-		if r.size > opts.InlineMax {
+		if r.dataSize() > opts.InlineMax {
 			return layerLimits, reasonOverMax(opts.InlineMax)
 		}
 		if m != nil {
-			if why := m.reason(r, images); why != "" {
+			if why := r.fitReason(m, images); why != "" {
 				return layerModel(m), why
 			}
 		}
@@ -160,7 +162,8 @@ func plan(doc *document, blocks []object, refs []*ref, opts Options) (*Resolutio
 	// Room for the whole context block as if every reference went by path with the longest
 	// reason, when the message has it: inlining then never crowds a path out of the list.
 	reserve := least
-	worst := max(len(reasonOverBudget(opts.InlineBudget)), len(reasonOverMessage(opts.MaxMessage)), len(reasonImageCount(opts.Model)))
+	worst := max(len(reasonOverBudget(opts.InlineBudget)), len(reasonOverMessage(opts.MaxMessage)), len(reasonImageCount(opts.Model)),
+		len(reasonOverTokens(opts.MaxTokens)), len(reasonOverRequest(opts.Model)))
 	full := least
 	for _, r := range refs {
 		if r != nil && r.parent == nil {
@@ -181,7 +184,7 @@ func plan(doc *document, blocks []object, refs []*ref, opts Options) (*Resolutio
 		var out object
 		switch {
 		case r.image || r.kind == manifest.KindAudio:
-			if used+r.size > opts.InlineBudget {
+			if used+r.dataSize() > opts.InlineBudget {
 				r.layer, r.reason = layerLimits, reasonOverBudget(opts.InlineBudget)
 				continue
 			}
@@ -200,7 +203,7 @@ func plan(doc *document, blocks []object, refs []*ref, opts Options) (*Resolutio
 		}
 		n := int64(len(out.marshal()))
 		if r.text == nil {
-			n += b64len(r.size) // the data field is there, empty
+			n += b64len(r.dataSize()) // the data field is there, empty
 		}
 		if r.parent != nil && nblocks > 0 {
 			n++ // a folder's image is a block more, and its comma
@@ -209,17 +212,25 @@ func plan(doc *document, blocks []object, refs []*ref, opts Options) (*Resolutio
 			r.layer, r.reason = layerLimits, reasonOverMessage(opts.MaxMessage)
 			continue
 		}
+		if layer, why := requestLimit(r, opts, total-linkLen[i]+n+reserve, res.Tokens); why != "" {
+			r.layer, r.reason = layer, why
+			continue
+		}
 		r.out = out
 		switch {
 		case r.text != nil:
 			r.mode = embedText
 		case r.image:
 			r.mode = inlineImage
-			used += r.size
+			used += r.dataSize()
 			inlined++
+			res.Tokens += r.tokens(opts.Model)
+			if r.fitted != nil {
+				res.Shrunk++
+			}
 		default:
 			r.mode = inlineAudio
-			used += r.size
+			used += r.dataSize()
 		}
 		total += n - linkLen[i]
 		linkLen[i] = n
@@ -313,7 +324,7 @@ func inlineBlock(r *ref) object {
 	}
 	return resolved(r,
 		field{"type", jsonString(typ)},
-		field{"mimeType", jsonString(r.mime)},
+		field{"mimeType", jsonString(r.dataMime())},
 		field{"data", json.RawMessage(`""`)})
 }
 

@@ -93,17 +93,22 @@ type Model struct {
 	Animated bool
 	// MaxImages is the most images one request may carry (0: no limit).
 	MaxImages int
+	// MaxRequestBytes is the most bytes one request may carry, inline data as base64 (0: no
+	// limit); the resolved prompt's bytes stand for it.
+	MaxRequestBytes int64
 }
 
 // Models are the known model profiles.
 var Models = []*Model{
 	{Name: "anthropic", Images: []string{"image/png", "image/jpeg", "image/gif", "image/webp"},
-		MaxSide: 8000, ManyImages: 20, MaxSideMany: 2000, MaxImageBytes: 3932160, Animated: true, MaxImages: 100},
+		MaxSide: 8000, ManyImages: 20, MaxSideMany: 2000, MaxImageBytes: 3932160, Animated: true, MaxImages: 100,
+		MaxRequestBytes: 32_000_000},
 	{Name: "openai", Images: []string{"image/png", "image/jpeg", "image/gif", "image/webp"},
-		MaxImageBytes: 20 << 20, Animated: false, MaxImages: 500},
+		MaxImageBytes: 20 << 20, Animated: false, MaxImages: 500, MaxRequestBytes: 50_000_000},
+	// Gemini: 100 MB inline in one request since January 2026 (docs/resolve.md), images included.
 	{Name: "gemini", Images: []string{"image/png", "image/jpeg", "image/webp", "image/heic", "image/heif"},
 		Audio:         []string{"audio/wav", "audio/x-wav", "audio/mpeg", "audio/aiff", "audio/aac", "audio/ogg", "audio/flac"},
-		MaxImageBytes: 20 << 20, Animated: false, MaxImages: 3600},
+		MaxImageBytes: 100_000_000, Animated: false, MaxImages: 3600, MaxRequestBytes: 100_000_000},
 }
 
 // FindModel is the model profile named name, nil when none is.
@@ -150,15 +155,16 @@ func (m *Model) reason(r *ref, images int) string {
 		return ""
 	case r.animated && !m.Animated:
 		return fmt.Sprintf("an animated image, and %s takes none inline", m.Name)
-	case m.MaxImageBytes > 0 && r.size > m.MaxImageBytes:
-		return fmt.Sprintf("%d bytes, more than the %d bytes %s takes in one image", r.size, m.MaxImageBytes, m.Name)
+	case m.MaxImageBytes > 0 && r.dataSize() > m.MaxImageBytes:
+		return fmt.Sprintf("%d bytes, more than the %d bytes %s takes in one image", r.dataSize(), m.MaxImageBytes, m.Name)
 	}
-	side := max(r.width, r.height)
+	w, h := r.dataDims()
+	side := max(w, h)
 	if m.ManyImages > 0 && images > m.ManyImages && side > m.MaxSideMany {
-		return fmt.Sprintf("%d×%d px, more than the %d px a side %s takes when a request has more than %d images", r.width, r.height, m.MaxSideMany, m.Name, m.ManyImages)
+		return fmt.Sprintf("%d×%d px, more than the %d px a side %s takes when a request has more than %d images", w, h, m.MaxSideMany, m.Name, m.ManyImages)
 	}
 	if m.MaxSide > 0 && side > m.MaxSide {
-		return fmt.Sprintf("%d×%d px, more than the %d px a side %s takes", r.width, r.height, m.MaxSide, m.Name)
+		return fmt.Sprintf("%d×%d px, more than the %d px a side %s takes", w, h, m.MaxSide, m.Name)
 	}
 	return ""
 }
@@ -194,7 +200,7 @@ func (res *Resolution) Explain(opts Options) []string {
 		var how string
 		switch {
 		case r.mode == inlineImage:
-			how = "inline image: " + layers + " and the limits take it"
+			how = "inline image: " + layers + " and the limits take it" + r.explainFit() + explainImageTokens(r, opts.Model)
 		case r.mode == inlineAudio:
 			how = "inline audio: " + layers + " and the limits take it"
 		case r.mode == embedText:
@@ -218,6 +224,9 @@ func (res *Resolution) Explain(opts Options) []string {
 			how += "; its copy " + manifest.Quote(r.link) + " " + changedNote(r)
 		}
 		lines = append(lines, fmt.Sprintf("block %d: %s (%s): %s", res.inputBlock(i), name, what, how))
+	}
+	if line := res.explainTokens(opts); line != "" {
+		lines = append(lines, line)
 	}
 	return lines
 }

@@ -45,6 +45,12 @@ type Options struct {
 	// MaxFiles and MaxBytes limit one prompt: how many uploads it names, and their bytes together
 	// (each upload once). Zero is no limit. A prompt over one is refused with upload.tooMany.
 	MaxFiles, MaxBytes int64
+	// Shrink shrinks an image over the model's limits to fit and sends it inline (fit.go); its
+	// zero value leaves shrinking off.
+	Shrink ShrinkOptions
+	// MaxTokens, when set, keeps the inline images' estimated input tokens for the model
+	// (tokens.go) within it: later images go by path.
+	MaxTokens int64
 }
 
 func (o *Options) defaults() {
@@ -83,6 +89,10 @@ type Resolution struct {
 	// Copied, Reused and Changed count the work folder's copies made, found intact, and found
 	// changed by the agent (left as they are) (Options.Workdir).
 	Copied, Reused, Changed int
+	// Tokens is the inline images' estimated input tokens for the model; Shrunk counts the
+	// inline images sent as a copy shrunk to fit.
+	Tokens int64
+	Shrunk int
 
 	textPaths       map[int]bool // blocks whose by-path file went as a text block (Adapter.NoLinksWithMedia)
 	u               Uploads
@@ -130,6 +140,9 @@ type ref struct {
 	animated      bool        // an animated image
 	copy          copyState   // the work folder's copy, with Options.Workdir
 	copyInfo      os.FileInfo // the copy as this run made or checked it (nil: not to be read)
+	undecodable   string      // an image whose header does not parse: why (fit.go)
+	fitted        *fitted     // the copy shrunk to fit that its inline data is read from
+	fitNote       string      // why an image over the model's limits was not shrunk
 }
 
 // Resolve resolves the ACP session/prompt params (or JSON-RPC request carrying them) in input
@@ -174,6 +187,9 @@ func Resolve(input []byte, u Uploads, opts Options) (*Resolution, error) {
 		if blocks, refs, err = folderImages(blocks, refs); err != nil {
 			return nil, err
 		}
+	}
+	if err := fitAll(u, refs, opts); err != nil {
+		return nil, err
 	}
 	if err := opts.Context.Err(); err != nil {
 		return nil, err
@@ -266,6 +282,7 @@ func examine(u Uploads, r *ref, opts Options) error {
 	if r.image {
 		r.width, r.height, _ = sniff.Image(buf[:min(len(buf), headSize)])
 		r.animated = sniff.Animated(buf[:min(len(buf), headSize)])
+		r.checkHeader(buf[:min(len(buf), headSize)])
 	}
 	if embeddable && r.kind == manifest.KindText {
 		r.text = sniff.DecodeText(buf) // UTF-16 or UTF-32 text is embedded as UTF-8

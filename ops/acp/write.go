@@ -103,18 +103,19 @@ func streamBase64(u Uploads, st *streamer, r *ref, chunk []byte) error {
 		return manifest.Errorf(e.Code, "upload %s: %s changed while it was resolved: %s", r.id, r.label(), e.Message)
 	}
 	defer f.Close()
-	if f.Size != r.size {
+	size, mime, sum := r.dataSize(), r.dataMime(), r.dataBlake3()
+	if f.Size != size {
 		return changed(r)
 	}
 	h := blake3.New()
-	for left := r.size; left > 0; {
+	for left := size; left > 0; {
 		c := chunk[:min(left, int64(len(chunk)))]
 		if _, err := io.ReadFull(f, c); err != nil {
 			return changed(r)
 		}
-		if left == r.size {
+		if left == size {
 			head := c[:min(len(c), headSize)]
-			if mime, _ := sniff.Content(head, int64(len(head)) == r.size); mime != r.mime {
+			if got, _ := sniff.Content(head, int64(len(head)) == size); got != mime {
 				return changed(r)
 			}
 		}
@@ -128,8 +129,11 @@ func streamBase64(u Uploads, st *streamer, r *ref, chunk []byte) error {
 	if n, _ := f.Read(chunk[:1]); n != 0 { // longer than it was
 		return changed(r)
 	}
-	if sum := hex.EncodeToString(h.Sum(nil)); r.blake3 != "" && sum != r.blake3 {
-		return manifest.Errorf(manifest.VerifyMismatch, "upload %s: %s no longer matches the BLAKE3 recorded when it was finished (it hashes to %s, not %s); verify the store", r.id, r.label(), sum, r.blake3)
+	if got := hex.EncodeToString(h.Sum(nil)); sum != "" && got != sum {
+		if r.fitted != nil {
+			return manifest.Errorf(manifest.UploadUnreadable, "upload %s: %s: its copy shrunk to fit, %s, changed while it was resolved (it hashes to %s, not %s)", r.id, r.label(), r.fitted.path, got, sum)
+		}
+		return manifest.Errorf(manifest.VerifyMismatch, "upload %s: %s no longer matches the BLAKE3 recorded when it was finished (it hashes to %s, not %s); verify the store", r.id, r.label(), got, sum)
 	}
 	return nil
 }
@@ -166,6 +170,9 @@ func (st *streamer) flush() {
 // mtime), which spares a store behind a network a second fetch of every inline file; otherwise
 // the store's upload.
 func openInline(u Uploads, r *ref) (*Upload, error) {
+	if r.fitted != nil {
+		return openFitted(r)
+	}
 	if r.parent != nil { // an image inside a folder upload: through the store's guarded open
 		rc, err := r.parent.folder.Open(r.rel)
 		if err != nil {

@@ -172,8 +172,9 @@ func files(t *testing.T) []file {
 
 // TestAdapters: every one of 20 files reaches each adapter's model intact, in three ways of
 // resolving: --agent with the default caps, --initialize with the adapter's own initialize
-// response (captured here over ACP), and that with --workdir. It records the count of
-// deliveries that arrived (Must show: 180 of 180).
+// response (captured here over ACP), and that with --workdir; and an image over --inline-max
+// arrives as the copy resolve shrank to fit (shrunk_test.go). It records the count of
+// deliveries that arrived (180 of 180 for the files, and one shrunk image for each adapter).
 func TestAdapters(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("the adapter suite runs on Linux (CI)")
@@ -258,13 +259,7 @@ func runAdapter(t *testing.T, ad adapter, dir, bin, root string, paths []string,
 		{"initialize", []string{"--initialize", initFile}},
 		{"workdir", []string{"--initialize", initFile, "--workdir", filepath.Join(root, "work")}},
 	} {
-		sess, err := a.call("session/new", map[string]any{"cwd": cwd, "mcpServers": []any{}}, time.Minute)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var s struct{ SessionID string }
-		json.Unmarshal(sess, &s)
-		prompt := attachctl(t, bin, up, "prompt", "--session", s.SessionID, "--text", "What is in these files?")
+		prompt := newPrompt(t, a, bin, up, cwd, "What is in these files?")
 		resolved := attachctl(t, bin, prompt, append([]string{"resolve", "--store", store}, mode.flags...)...)
 		api.reset()
 		if _, err := a.call("session/prompt", json.RawMessage(resolved), 2*time.Minute); err != nil {
@@ -283,6 +278,11 @@ func runAdapter(t *testing.T, ad adapter, dir, bin, root string, paths []string,
 		if len(lost) > 0 {
 			t.Errorf("%s, %s: %d of %d files did not reach the model intact:\n  %s", ad.name, mode.name, len(lost), len(fs), strings.Join(lost, "\n  "))
 		}
+	}
+	// An image over the limits, shrunk to fit by resolve: its shrunk copy reaches the model.
+	checked++
+	if deliverShrunk(t, a, api, ad, bin, root, cwd) {
+		arrived++
 	}
 	t.Logf("%s: %d of %d deliveries intact", ad.name, arrived, checked)
 	return checked, arrived

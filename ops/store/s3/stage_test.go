@@ -8,6 +8,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"math/rand/v2"
 	"os"
@@ -327,13 +328,17 @@ func TestUploadServerRestart(t *testing.T) {
 	}
 }
 
-// pngOf is size bytes that open as a PNG (the resolver tells images by their magic number).
+// pngOf is size bytes that open as a PNG: its signature and a 16x12 IHDR (the resolver tells
+// images by their magic number, and sends inline only one whose header parses), then random
+// bytes.
 func pngOf(size int, seed uint64) []byte {
 	b := make([]byte, size)
 	var key [32]byte
 	binary.LittleEndian.PutUint64(key[:], seed)
 	rand.NewChaCha8(key).Read(b)
-	copy(b, "\x89PNG\r\n\x1a\n")
+	ihdr := []byte("IHDR\x00\x00\x00\x10\x00\x00\x00\x0c\x08\x06\x00\x00\x00")
+	head := append([]byte("\x89PNG\r\n\x1a\n\x00\x00\x00\x0d"), ihdr...)
+	copy(b, binary.BigEndian.AppendUint32(head, crc32.ChecksumIEEE(ihdr)))
 	return b
 }
 
