@@ -86,6 +86,7 @@ type Resolution struct {
 
 	textPaths       map[int]bool // blocks whose by-path file went as a text block (Adapter.NoLinksWithMedia)
 	u               Uploads
+	spool           *spool   // the rendered document (spool.go)
 	head, tail, ctx []byte   // the document around the prompt array, and the context block
 	blocks          []object // the prompt's blocks as they came
 	refs            []*ref   // per block, the reference it names (nil: passes through)
@@ -142,7 +143,8 @@ type ref struct {
 // joins every refusal (each a *manifest.Error with its code), marks nothing used and writes
 // nothing; a resolved one has marked each upload it names used (and, with a work folder, made
 // the copies its links name). A resolve that fails at any step marks nothing used: the marks
-// are the last step, after the work folder's copies.
+// are the last step, after the work folder's copies and after the whole output is rendered
+// (spool.go), every inline byte read and checked against its BLAKE3.
 func Resolve(input []byte, u Uploads, opts Options) (*Resolution, error) {
 	opts.defaults()
 	doc, err := parseDocument(input)
@@ -190,12 +192,20 @@ func Resolve(input []byte, u Uploads, opts Options) (*Resolution, error) {
 	if err := opts.Context.Err(); err != nil {
 		return nil, err
 	}
+	res.u = u
+	if err := res.render(); err != nil { // the whole output, every inline byte checked
+		return nil, err
+	}
+	if err := opts.Context.Err(); err != nil {
+		res.Close()
+		return nil, err
+	}
 	if len(res.IDs) > 0 {
 		if err := u.MarkUsed(res.IDs, opts.Now); err != nil {
+			res.Close()
 			return nil, manifest.AsError(err, manifest.UploadUnreadable)
 		}
 	}
-	res.u = u
 	return res, nil
 }
 

@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -540,46 +541,56 @@ func rsOutput(t testing.TB, res *Resolution) []byte {
 	return b
 }
 
-// WriteTo reads each inline file again as it writes: a file changed in place after Resolve (which
-// the store never does) stops it with upload.unreadable, and a failing writer's error comes back
-// as it is.
-func TestResolveWriteToChecksTheFile(t *testing.T) {
+// Resolve reads and checks every inline file before it returns (the whole output is rendered
+// then): an upload whose file is not what the store recorded (grown, cut short, one byte
+// flipped) is refused there, with nothing marked used and nothing to
+// write; a failing writer's error comes back from WriteTo as it is.
+func TestResolveChecksInlineBeforeOutput(t *testing.T) {
+	flip := func(t *testing.T, path string, src []byte) {
+		b := append([]byte(nil), src...)
+		b[len(b)/2] ^= 1
+		rsRewrite(t, path, b)
+	}
 	for _, tc := range []struct {
 		name   string
 		change func(t *testing.T, path string, src []byte)
 		w      io.Writer
-		code   manifest.Code
+		codes  []manifest.Code
 		err    error
 	}{
 		{name: "unchanged", w: &bytes.Buffer{}},
-		{name: "other type, same size", change: func(t *testing.T, path string, src []byte) {
-			rsRewrite(t, path, make([]byte, len(src)))
-		}, w: &bytes.Buffer{}, code: manifest.UploadUnreadable},
 		{name: "grown", change: func(t *testing.T, path string, src []byte) {
 			rsRewrite(t, path, append(append([]byte(nil), src...), 0))
-		}, w: &bytes.Buffer{}, code: manifest.UploadUnreadable},
+		}, codes: []manifest.Code{manifest.UploadUnreadable, manifest.VerifyMismatch}},
 		{name: "cut short", change: func(t *testing.T, path string, src []byte) {
 			rsRewrite(t, path, src[:len(src)-1])
-		}, w: &bytes.Buffer{}, code: manifest.UploadUnreadable},
+		}, codes: []manifest.Code{manifest.UploadUnreadable, manifest.VerifyMismatch}},
+		{name: "one byte flipped in the middle", change: flip, codes: []manifest.Code{manifest.VerifyMismatch}},
 		{name: "writer fails", w: failWriter{errors.New("pipe closed")}, err: errors.New("pipe closed")},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := testStore(t)
-			src := rsPNG(t, 300000, 7) // more than a few chunks
+			src := rsPNG(t, 3000000, 7) // more than the spool keeps in memory
 			rec := rsPut(t, s, "a.png", "image/png", src)
-			res, err := Resolve(rsPrompt(t, []*manifest.Record{rec}, "hi"), rsLocal(s), Options{Caps: Caps{Image: true}})
-			if err != nil || res.Inline != 1 {
-				t.Fatalf("%v, inline %d", err, res.Inline)
-			}
 			if tc.change != nil {
 				tc.change(t, rec.Upload.Path, src)
 			}
+			res, err := Resolve(rsPrompt(t, []*manifest.Record{rec}, "hi"), rsLocal(s), Options{Caps: Caps{Image: true}})
+			if len(tc.codes) > 0 {
+				if res != nil || !slices.Contains(tc.codes, manifest.CodeOf(err)) {
+					t.Fatalf("%v, want one of %v and no resolution", err, tc.codes)
+				}
+				if rsUsed(t, s, rec.Upload.ID) {
+					t.Fatal("a refused prompt marked its upload used")
+				}
+				return
+			}
+			if err != nil || res.Inline != 1 {
+				t.Fatalf("%v, inline %d", err, res.Inline)
+			}
+			defer res.Close()
 			n, err := res.WriteTo(tc.w)
 			switch {
-			case tc.code != "":
-				if manifest.CodeOf(err) != tc.code || !strings.Contains(err.Error(), "changed while it was resolved") {
-					t.Fatalf("%v, want %s", err, tc.code)
-				}
 			case tc.err != nil:
 				if err == nil || err.Error() != tc.err.Error() || manifest.CodeOf(err) != "" {
 					t.Fatalf("%v, want %v as it is", err, tc.err)
@@ -594,6 +605,9 @@ func TestResolveWriteToChecksTheFile(t *testing.T) {
 				data, err := base64.StdEncoding.DecodeString(blocks[1].Data)
 				if err != nil || !bytes.Equal(data, src) {
 					t.Fatalf("inline data is not the file: %v", err)
+				}
+				if again, err := res.Bytes(); err != nil || !bytes.Equal(again, out) {
+					t.Fatalf("written twice, not the same document: %v", err)
 				}
 			}
 		})

@@ -20,16 +20,16 @@ const (
 	streamBuffer = 256 << 10
 )
 
-// WriteTo writes the resolved document to w: compact JSON and a newline, the params or the
+// stream writes the resolved document to w: compact JSON and a newline, the params or the
 // JSON-RPC request with resolved params when the input was a request; Size bytes in all.
 //
-// The output is never held whole: each inline file is opened again as it is written,
+// The output is never held whole in memory: each inline file is opened again as it is written,
 // base64-encoded a chunk at a time, so a prompt of many megabytes costs a few hundred KiB of
-// memory. The uploads are marked used (by Resolve) before anything is written, so a sweep leaves
-// them alone. If an inline file is no longer the one Resolve examined (changed in place, which a
-// store itself never does), WriteTo stops with an upload.unreadable error after writing part of
-// the document; the caller must then not use what it wrote.
-func (res *Resolution) WriteTo(w io.Writer) (int64, error) {
+// memory. If an inline file is no longer the one Resolve examined (changed in place, which a
+// store itself never does, or its bytes no longer match the recorded BLAKE3), stream stops with
+// an error after writing part of the document: Resolve streams into a spool (spool.go), which is
+// then thrown away, never to the caller's writer.
+func (res *Resolution) stream(w io.Writer) (int64, error) {
 	st := &streamer{w: w, buf: make([]byte, 0, streamBuffer)}
 	var chunk []byte
 	st.put(res.head)
