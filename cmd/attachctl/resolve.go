@@ -154,6 +154,7 @@ func resolveTo(c *cli.Context, dir string, b []byte, opts acp.Options) error {
 	var res *acp.Resolution
 	if err == nil {
 		opts.Context = c.Context
+		opts.BeforeRecheck = testResolvePause()
 		res, err = acp.Resolve(b, u, opts)
 	}
 	if err == nil {

@@ -45,6 +45,10 @@ type Options struct {
 	// MaxFiles and MaxBytes limit one prompt: how many uploads it names, and their bytes together
 	// (each upload once). Zero is no limit. A prompt over one is refused with upload.tooMany.
 	MaxFiles, MaxBytes int64
+	// BeforeRecheck, when set, is called once the output is rendered, before the work folder is
+	// checked again and the uploads marked: the tests' hook (cmd/attachctl/testhook.go) to
+	// change the work folder at that moment.
+	BeforeRecheck func()
 }
 
 func (o *Options) defaults() {
@@ -86,10 +90,11 @@ type Resolution struct {
 
 	textPaths       map[int]bool // blocks whose by-path file went as a text block (Adapter.NoLinksWithMedia)
 	u               Uploads
-	spool           *spool   // the rendered document (spool.go)
-	head, tail, ctx []byte   // the document around the prompt array, and the context block
-	blocks          []object // the prompt's blocks as they came
-	refs            []*ref   // per block, the reference it names (nil: passes through)
+	spool           *spool      // the rendered document (spool.go)
+	work            os.FileInfo // the work folder the copies went into (workdir_recheck.go)
+	head, tail, ctx []byte      // the document around the prompt array, and the context block
+	blocks          []object    // the prompt's blocks as they came
+	refs            []*ref      // per block, the reference it names (nil: passes through)
 }
 
 // How a reference goes out.
@@ -196,9 +201,18 @@ func Resolve(input []byte, u Uploads, opts Options) (*Resolution, error) {
 	if err := res.render(); err != nil { // the whole output, every inline byte checked
 		return nil, err
 	}
+	if opts.BeforeRecheck != nil {
+		opts.BeforeRecheck()
+	}
 	if err := opts.Context.Err(); err != nil {
 		res.Close()
 		return nil, err
+	}
+	if opts.Workdir != "" {
+		if err := res.recheckWork(opts.Workdir); err != nil {
+			res.Close()
+			return nil, err
+		}
 	}
 	if len(res.IDs) > 0 {
 		if err := u.MarkUsed(res.IDs, opts.Now); err != nil {
