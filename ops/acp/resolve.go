@@ -131,6 +131,7 @@ type ref struct {
 	images map[string]*ref // a folder's images asked inline, by rel (folderImages)
 	parent *ref            // the folder reference an image inside a folder belongs to
 	rel    string          // that image's path inside the folder
+	each   string          // an --each record's rel, its path in the folder walked (names.go)
 
 	width, height int         // an image's pixels, from its header (0 when the header does not say)
 	animated      bool        // an animated image

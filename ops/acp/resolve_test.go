@@ -40,7 +40,32 @@ type rsBlock struct {
 	Annotations json.RawMessage `json:"annotations"`
 }
 
+// rsBlocks are the output's blocks without the text block that names each inline image or audio
+// (names.go; names_test.go reads those with rsAllBlocks): each must be there, right before its
+// block, naming it.
 func rsBlocks(t *testing.T, out []byte) []rsBlock {
+	t.Helper()
+	all := rsAllBlocks(t, out)
+	var blocks []rsBlock
+	for i, b := range all {
+		if b.Type == "image" || b.Type == "audio" {
+			if i == 0 || all[i-1].Type != "text" || !rsIsName(all[i-1].Text) {
+				t.Fatalf("block %d, inline %s, is not preceded by its name: %+v", i, b.Type, all[max(i-1, 0)])
+			}
+			blocks = blocks[:len(blocks)-1]
+		}
+		blocks = append(blocks, b)
+	}
+	return blocks
+}
+
+// rsIsName reports whether text is what names an inline block.
+func rsIsName(text string) bool {
+	return (strings.HasPrefix(text, "Image ") || strings.HasPrefix(text, "Audio ")) && strings.Contains(text, ", on disk at ")
+}
+
+// rsAllBlocks are every block of the output.
+func rsAllBlocks(t *testing.T, out []byte) []rsBlock {
 	t.Helper()
 	if !bytes.HasSuffix(out, []byte("\n")) || bytes.Count(out, []byte("\n")) != 1 {
 		t.Fatalf("output is not one line of JSON and a newline")
@@ -102,8 +127,8 @@ func TestResolveFiftyScreenshots(t *testing.T) {
 	}
 	doc := rsOutput(t, res)
 	rsValidate(t, doc)
-	if res.Inline != 12 || res.ByPath != 38 || res.ContextListed != 38 {
-		t.Fatalf("inline %d, by path %d, listed %d; want 12, 38, 38", res.Inline, res.ByPath, res.ContextListed)
+	if res.Inline != 12 || res.ByPath != 38 || res.ContextListed != 50 {
+		t.Fatalf("inline %d, by path %d, listed %d; want 12, 38, 50", res.Inline, res.ByPath, res.ContextListed)
 	}
 	if int64(len(doc)) > DefaultMaxMessage {
 		t.Fatalf("output %d bytes passes one message", len(doc))
@@ -142,9 +167,16 @@ func TestResolveFiftyScreenshots(t *testing.T) {
 	if ctx.Type != "text" || string(ctx.Meta) != `{"acpmux":{"context":true}}` {
 		t.Fatalf("last block is not the context block: %+v", ctx)
 	}
-	for i := 12; i < n; i++ {
-		line := recs[i].Upload.Path + " (image/png, 819200 bytes): by path, " + reasonOverBudget(DefaultInlineBudget)
-		if !strings.Contains(ctx.Text, line) {
+	// The 38 share one reason, said once at the head of their lines.
+	if !strings.Contains(ctx.Text, groupHead(38, reasonOverBudget(DefaultInlineBudget), layerLimits)) || strings.Count(ctx.Text, reasonOverBudget(DefaultInlineBudget)) != 1 {
+		t.Fatalf("the shared reason is not said once:\n%s", ctx.Text)
+	}
+	for i := 0; i < n; i++ {
+		line := "\n- " + recs[i].Upload.Path + " (image/png, 819200 bytes)\n"
+		if i < 12 {
+			line = "\n- " + recs[i].Upload.Path + " (image/png, 819200 bytes): inline in this prompt too; this is the file\n"
+		}
+		if !strings.Contains(ctx.Text+"\n", line) {
 			t.Fatalf("context block does not list %q:\n%s", line, ctx.Text)
 		}
 	}

@@ -48,6 +48,8 @@ func (res *Resolution) stream(w io.Writer) (int64, error) {
 		case r == nil:
 			st.put(b.marshal()) // passes through
 		case r.mode == inlineImage || r.mode == inlineAudio:
+			st.put(nameBlock(r).marshal()) // what the model reads of its name (names.go)
+			st.put([]byte{','})
 			pre, post := r.out.around("data")
 			st.put(pre)
 			if chunk == nil {
