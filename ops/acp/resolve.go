@@ -81,8 +81,8 @@ type Resolution struct {
 	IDs []string
 	// Inline, Audio, Embedded and ByPath count the references by how they went.
 	Inline, Audio, Embedded, ByPath int
-	// ContextListed is how many by-path files the context text block lists (all of them unless
-	// the message had no room).
+	// ContextListed is how many files the context text block lists: every file of the prompt,
+	// inline ones too, unless the message had no room.
 	ContextListed int
 	// Copied, Reused and Changed count the work folder's copies made, found intact, and found
 	// changed by the agent (left as they are) (Options.Workdir).
