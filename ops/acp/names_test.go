@@ -103,6 +103,16 @@ func TestResolveEachRel(t *testing.T) {
 	if want := "Image b/img/shot.png (image/png, 3000 bytes), on disk at " + img.Upload.Path + ":"; all[3].Text != want {
 		t.Fatalf("name block %q, want %q", all[3].Text, want)
 	}
+	// gemini-cli, fed by-path files as text beside inline images, reads their rel there too.
+	gem := FindAdapter("gemini-cli")
+	res2, err := Resolve(in, rsLocal(s), Options{Caps: gem.Caps, Adapter: gem})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := rsAllBlocks(t, rsOutput(t, res2))
+	if !strings.HasPrefix(g[1].Text, "Attached file a/doc.go, on disk at "+a.Upload.Path) || !strings.HasPrefix(g[2].Text, "Attached file b/doc.go, on disk at ") {
+		t.Fatalf("gemini-cli's text blocks %q and %q do not name a/doc.go and b/doc.go", g[1].Text, g[2].Text)
+	}
 	// Resolving the output again changes nothing.
 	res, err = Resolve(doc, rsLocal(s), Options{Caps: Caps{Image: true}})
 	if err != nil || !bytes.Equal(rsOutput(t, res), doc) {

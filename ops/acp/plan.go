@@ -330,7 +330,11 @@ func embedBlock(r *ref) object {
 // pathTextBlock stands for a by-path file where a link would make the adapter drop the prompt's
 // images: a text block naming its path, with the reference's annotations and _meta.
 func pathTextBlock(r *ref, a *Adapter) object {
-	o := object{{"type", jsonString("text")}, {"text", jsonString(fmt.Sprintf("Attached file, on disk at %s (%s, %d bytes)", escapePath(r.link), r.mime, r.size))}}
+	what := "Attached file"
+	if r.each != "" { // its place in the folder, which the path's base name does not say
+		what += " " + escapePath(r.each)
+	}
+	o := object{{"type", jsonString("text")}, {"text", jsonString(fmt.Sprintf("%s, on disk at %s (%s, %d bytes)", what, escapePath(r.link), r.mime, r.size))}}
 	for _, f := range r.rest {
 		if f.key == "annotations" || f.key == metaKey {
 			o = append(o, f)
