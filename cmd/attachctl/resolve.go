@@ -177,7 +177,6 @@ func resolveTo(c *cli.Context, dir string, b []byte, opts acp.Options) error {
 		}
 		return exitError{exitFailed}
 	}
-	defer res.Close()
 	if _, err := res.WriteTo(c.App.Writer); err != nil {
 		if manifest.CodeOf(err) == "" {
 			return outputFailed(c.Command.Name, err)

@@ -14,7 +14,7 @@ import (
 
 // TestResolveWorkdirSwapped: the work folder swapped for a symlink (to the real folder the copies
 // went into) while resolve runs is refused: upload.unreadable, exit 1, nothing on standard output
-// and nothing marked used. Resolve pauses itself once its output is rendered (the hook of
+// and nothing marked used. Resolve pauses itself once its inline files are checked (the hook of
 // testhook.go), the test swaps the folder, then lets it go on: no sleep orders anything.
 func TestResolveWorkdirSwapped(t *testing.T) {
 	bin := buildAttachctl(t)

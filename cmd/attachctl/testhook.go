@@ -52,8 +52,8 @@ func withTestPause(ctx context.Context, progress func(int64)) func(int64) {
 }
 
 // resolve's hook: with ATTACHCTL_TEST_PAUSE_RESOLVE=1, ATTACHCTL_TEST_ANNOUNCE_FD=N and
-// ATTACHCTL_TEST_RESUME_FD=M, resolve writes "paused\n" on N once its output is rendered, just
-// before the work folder is checked again, and waits for one byte on M: a test changes the work
+// ATTACHCTL_TEST_RESUME_FD=M, resolve writes "paused\n" on N once its inline files are checked,
+// just before the work folder is checked again, and waits for one byte on M: a test changes the work
 // folder at that moment, then lets it go on.
 const (
 	pauseResolveEnv = "ATTACHCTL_TEST_PAUSE_RESOLVE"

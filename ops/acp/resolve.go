@@ -45,7 +45,7 @@ type Options struct {
 	// MaxFiles and MaxBytes limit one prompt: how many uploads it names, and their bytes together
 	// (each upload once). Zero is no limit. A prompt over one is refused with upload.tooMany.
 	MaxFiles, MaxBytes int64
-	// BeforeRecheck, when set, is called once the output is rendered, before the work folder is
+	// BeforeRecheck, when set, is called once the inline files are checked, before the work folder is
 	// checked again and the uploads marked: the tests' hook (cmd/attachctl/testhook.go) to
 	// change the work folder at that moment.
 	BeforeRecheck func()
@@ -90,7 +90,6 @@ type Resolution struct {
 
 	textPaths       map[int]bool // blocks whose by-path file went as a text block (Adapter.NoLinksWithMedia)
 	u               Uploads
-	spool           *spool      // the rendered document (spool.go)
 	work            os.FileInfo // the work folder the copies went into (workdir_recheck.go)
 	head, tail, ctx []byte      // the document around the prompt array, and the context block
 	blocks          []object    // the prompt's blocks as they came
@@ -149,8 +148,8 @@ type ref struct {
 // joins every refusal (each a *manifest.Error with its code), marks nothing used and writes
 // nothing; a resolved one has marked each upload it names used (and, with a work folder, made
 // the copies its links name). A resolve that fails at any step marks nothing used: the marks
-// are the last step, after the work folder's copies and after the whole output is rendered
-// (spool.go), every inline byte read and checked against its BLAKE3.
+// are the last step, after the work folder's copies and after every inline byte is read and
+// checked against its BLAKE3 (verify.go).
 func Resolve(input []byte, u Uploads, opts Options) (*Resolution, error) {
 	opts.defaults()
 	doc, err := parseDocument(input)
@@ -199,25 +198,22 @@ func Resolve(input []byte, u Uploads, opts Options) (*Resolution, error) {
 		return nil, err
 	}
 	res.u = u
-	if err := res.render(); err != nil { // the whole output, every inline byte checked
+	if err := res.verifyInline(); err != nil { // every inline byte, before any is written
 		return nil, err
 	}
 	if opts.BeforeRecheck != nil {
 		opts.BeforeRecheck()
 	}
 	if err := opts.Context.Err(); err != nil {
-		res.Close()
 		return nil, err
 	}
 	if opts.Workdir != "" {
 		if err := res.recheckWork(opts.Workdir); err != nil {
-			res.Close()
 			return nil, err
 		}
 	}
 	if len(res.IDs) > 0 {
 		if err := u.MarkUsed(res.IDs, opts.Now); err != nil {
-			res.Close()
 			return nil, manifest.AsError(err, manifest.UploadUnreadable)
 		}
 	}

@@ -573,8 +573,7 @@ func rsOutput(t testing.TB, res *Resolution) []byte {
 	return b
 }
 
-// Resolve reads and checks every inline file before it returns (the whole output is rendered
-// then): an upload whose file is not what the store recorded (grown, cut short, one byte
+// Resolve reads and checks every inline file before it returns (verify.go): an upload whose file is not what the store recorded (grown, cut short, one byte
 // flipped) is refused there, with nothing marked used and nothing to
 // write; a failing writer's error comes back from WriteTo as it is.
 func TestResolveChecksInlineBeforeOutput(t *testing.T) {
@@ -602,7 +601,7 @@ func TestResolveChecksInlineBeforeOutput(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := testStore(t)
-			src := rsPNG(t, 3000000, 7) // more than the spool keeps in memory
+			src := rsPNG(t, 3000000, 7) // many chunks
 			rec := rsPut(t, s, "a.png", "image/png", src)
 			if tc.change != nil {
 				tc.change(t, rec.Upload.Path, src)
@@ -620,7 +619,6 @@ func TestResolveChecksInlineBeforeOutput(t *testing.T) {
 			if err != nil || res.Inline != 1 {
 				t.Fatalf("%v, inline %d", err, res.Inline)
 			}
-			defer res.Close()
 			n, err := res.WriteTo(tc.w)
 			switch {
 			case tc.err != nil:

@@ -11,7 +11,7 @@ import (
 	"github.com/attachctl/attachctl/manifest"
 )
 
-// The work folder is checked again once the output is rendered: swapped for a symlink (to the
+// The work folder is checked again once the inline files are checked: swapped for a symlink (to the
 // very folder the copies went into), for another folder, or opened to others while resolve ran,
 // it is refused with upload.unreadable; nothing is returned to write and nothing marked used.
 func TestResolveWorkdirRecheck(t *testing.T) {
