@@ -19,20 +19,8 @@ import (
 func TestResolveWorkdirSwapped(t *testing.T) {
 	bin := buildAttachctl(t)
 	dir := t.TempDir()
-	store, work := filepath.Join(dir, "store"), filepath.Join(dir, "work")
-	if err := os.WriteFile(filepath.Join(dir, "a.bin"), bytes.Repeat([]byte{0, 1, 2}, 1000), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	up, err := exec.Command(bin, "upload", "--store", store, filepath.Join(dir, "a.bin")).Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := exec.Command(bin, "prompt", "--text", "look")
-	p.Stdin = bytes.NewReader(up)
-	prompt, err := p.Output()
-	if err != nil {
-		t.Fatal(err)
-	}
+	store, prompt := storedPrompt(t, bin, dir)
+	work := filepath.Join(dir, "work")
 	for _, swap := range []bool{false, true} {
 		announceR, announceW, err := os.Pipe()
 		if err != nil {

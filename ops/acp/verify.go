@@ -9,8 +9,8 @@ package acp
 // Checking first and streaming after reads each inline file twice, the second time mostly from
 // the page cache, and keeps memory at one chunk per file being checked. Rendering the whole
 // document into a temporary file and copying it out was measured too: it writes every byte of
-// base64 to disk and read it back, and made a 13 MB resolve about 10% slower (elapsed) on the CI's
-// kind of machine, where checking first costs the hashing alone. What checking first leaves open
+// base64 to disk and read it back, and made a 13 MB resolve about 9% slower (elapsed) on a shared
+// 2-vCPU machine, where checking first costs the hashing alone. What checking first leaves open
 // is a file changed in place between the check and the write (a finished upload is read-only;
 // only someone writing into the store can): the write still catches it and stops, as before.
 
