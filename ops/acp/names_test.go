@@ -132,9 +132,11 @@ func TestResolveEachRel(t *testing.T) {
 			t.Errorf("resolve: rel %q: %v, want upload.invalid", bad, err)
 		}
 	}
-	raw := strings.Replace(string(in), `"rel":"a/doc.go"`, `"rel":7`, 1)
-	if _, err := Resolve([]byte(raw), rsLocal(s), Options{}); manifest.CodeOf(err) != manifest.UploadInvalid {
-		t.Errorf("resolve: rel 7: %v, want upload.invalid", err)
+	for _, bad := range []string{`"rel":7`, `"Rel":"a/doc.go"`} { // not a string; the key in another case
+		raw := strings.Replace(string(in), `"rel":"a/doc.go"`, bad, 1)
+		if _, err := Resolve([]byte(raw), rsLocal(s), Options{}); manifest.CodeOf(err) != manifest.UploadInvalid {
+			t.Errorf("resolve: %s: %v, want upload.invalid", bad, err)
+		}
 	}
 }
 
