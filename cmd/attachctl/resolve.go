@@ -19,7 +19,7 @@ import (
 // resolveFlags are resolve's own flags, also on prepare (with --resolve).
 func resolveFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.StringFlag{Name: "caps", Value: "image", Usage: "what the agent takes: a comma-separated list of image, audio, embeddedContext (empty: none); given with --initialize, what both allow"},
+		&cli.StringFlag{Name: "caps", Value: "image", Usage: "what the agent takes: a comma-separated list of image, audio, embeddedContext (empty: none); given with --initialize or --agent, what both allow (default: what the agent's initialize or its adapter profile says, else image)"},
 		&cli.StringFlag{Name: "initialize", Usage: "the agent's ACP initialize response (or its result) in `FILE`: its promptCapabilities are what the agent takes"},
 		&cli.StringFlag{Name: "workdir", Usage: "copy every file of the prompt into `DIR` (read-only, checked by BLAKE3), inline ones too, and link the copies; a copy the agent changed is kept"},
 		&cli.StringFlag{Name: "agent", Usage: "the adapter layer: the agent is the adapter `NAME` (" + adapterNames + "); default: the one --initialize's agentInfo names, else none"},
@@ -49,6 +49,7 @@ func resolveOptions(c *cli.Context) (acp.Options, error) {
 			return acp.Options{}, usageError("--agent: no adapter profile %q (known: %s)", name, adapterNames)
 		}
 	}
+	var init *acp.Agent
 	if name := c.String("initialize"); name != "" {
 		b, err := os.ReadFile(name)
 		if err != nil {
@@ -58,15 +59,12 @@ func resolveOptions(c *cli.Context) (acp.Options, error) {
 		if err != nil {
 			return acp.Options{}, usageError("--initialize %s: %v", name, err)
 		}
-		if c.IsSet("caps") {
-			caps = caps.And(agent.Caps)
-		} else {
-			caps = agent.Caps
-		}
+		init = &agent
 		if adapter == nil {
 			adapter = acp.FindAdapter(agent.Name) // an agent no profile knows: the protocol layer alone
 		}
 	}
+	caps = acp.ProtocolCaps(caps, c.IsSet("caps"), init, adapter)
 	var model *acp.Model
 	if name := c.String("model"); name != "" {
 		if model = acp.FindModel(name); model == nil {
@@ -187,6 +185,7 @@ func resolveTo(c *cli.Context, dir string, b []byte, opts acp.Options) error {
 	var res *acp.Resolution
 	if err == nil {
 		opts.Context = c.Context
+		opts.BeforeRecheck = testResolvePause()
 		res, err = acp.Resolve(b, u, opts)
 	}
 	if err == nil {

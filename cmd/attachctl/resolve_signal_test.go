@@ -21,21 +21,7 @@ import (
 // then never comes: no sleep orders anything.
 func TestResolveSignal(t *testing.T) {
 	bin := buildAttachctl(t)
-	dir := t.TempDir()
-	store := filepath.Join(dir, "store")
-	if err := os.WriteFile(filepath.Join(dir, "a.bin"), bytes.Repeat([]byte{0, 1, 2}, 1000), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	up, err := exec.Command(bin, "upload", "--store", store, filepath.Join(dir, "a.bin")).Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := exec.Command(bin, "prompt", "--text", "look")
-	p.Stdin = bytes.NewReader(up)
-	prompt, err := p.Output()
-	if err != nil {
-		t.Fatal(err)
-	}
+	store, prompt := storedPrompt(t, bin, t.TempDir())
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
 		t.Run(sig.String(), func(t *testing.T) {
 			cmd := exec.Command(bin, "resolve", "--store", store)
@@ -75,6 +61,26 @@ func TestResolveSignal(t *testing.T) {
 			}
 		})
 	}
+}
+
+// storedPrompt uploads one binary file into a new store under dir and returns the store and a
+// prompt that names it.
+func storedPrompt(t *testing.T, bin, dir string) (store string, prompt []byte) {
+	t.Helper()
+	store = filepath.Join(dir, "store")
+	if err := os.WriteFile(filepath.Join(dir, "a.bin"), bytes.Repeat([]byte{0, 1, 2}, 1000), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	up, err := exec.Command(bin, "upload", "--store", store, filepath.Join(dir, "a.bin")).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := exec.Command(bin, "prompt", "--text", "look")
+	p.Stdin = bytes.NewReader(up)
+	if prompt, err = p.Output(); err != nil {
+		t.Fatal(err)
+	}
+	return store, prompt
 }
 
 type procStatus struct{ pending uint64 }

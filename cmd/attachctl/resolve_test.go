@@ -240,6 +240,19 @@ func rsCheck(args []string) error {
 		}
 		return nil
 	}
+	// The text block before each inline image or audio names it: taken out here (the blocks then
+	// line up with the input's), and checked against the file the input's block names.
+	named := map[int]string{}
+	kept := p.Prompt[:0:0]
+	for i, b := range p.Prompt {
+		if b.Type == "text" && !b.Meta.Acpmux.Context && i+1 < len(p.Prompt) && (p.Prompt[i+1].Type == "image" || p.Prompt[i+1].Type == "audio") &&
+			(strings.HasPrefix(b.Text, "Image ") || strings.HasPrefix(b.Text, "Audio ")) && strings.Contains(b.Text, ", on disk at ") {
+			named[len(kept)] = b.Text
+			continue
+		}
+		kept = append(kept, b)
+	}
+	p.Prompt = kept
 	counts := map[string]int{}
 	for i, b := range p.Prompt {
 		if b.Meta.Acpmux.Upload != nil {
@@ -248,6 +261,9 @@ func rsCheck(args []string) error {
 		name := ""
 		if i < len(in.Prompt) && in.Prompt[i].Meta.Acpmux.Upload != nil {
 			name = in.Prompt[i].Meta.Acpmux.Upload.FileName // the source the input's block names
+			if rel := in.Prompt[i].Meta.Acpmux.Upload.Rel; rel != "" {
+				name = rel // a file of a folder walked with --each: its path in SRCDIR
+			}
 		}
 		switch {
 		case b.Type == "text" && b.Meta.Acpmux.Context:
@@ -257,6 +273,9 @@ func rsCheck(args []string) error {
 		case name == "":
 			counts["other"]++
 		case b.Type == "image" || b.Type == "audio":
+			if !strings.Contains(named[i], " "+name+" (") {
+				return fmt.Errorf("block %d: inline %s, not named by the text before it (%q)", i, name, named[i])
+			}
 			data, err := base64.StdEncoding.DecodeString(b.Data)
 			if err != nil {
 				return fmt.Errorf("block %d: %v", i, err)
@@ -302,6 +321,7 @@ func rsCheck(args []string) error {
 type rsPromptBlocks struct {
 	Prompt []struct {
 		Type     string `json:"type"`
+		Text     string `json:"text"`
 		Data     string `json:"data"`
 		URI      string `json:"uri"`
 		Name     string `json:"name"`
@@ -315,6 +335,7 @@ type rsPromptBlocks struct {
 				Context bool `json:"context"`
 				Upload  *struct {
 					FileName string `json:"fileName"`
+					Rel      string `json:"rel"`
 				} `json:"upload"`
 			} `json:"acpmux"`
 		} `json:"_meta"`

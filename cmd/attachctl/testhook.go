@@ -50,3 +50,25 @@ func withTestPause(ctx context.Context, progress func(int64)) func(int64) {
 		}
 	}
 }
+
+// resolve's hook: with ATTACHCTL_TEST_PAUSE_RESOLVE=1, ATTACHCTL_TEST_ANNOUNCE_FD=N and
+// ATTACHCTL_TEST_RESUME_FD=M, resolve writes "paused\n" on N once its inline files are checked,
+// just before the work folder is checked again, and waits for one byte on M: a test changes the work
+// folder at that moment, then lets it go on.
+const (
+	pauseResolveEnv = "ATTACHCTL_TEST_PAUSE_RESOLVE"
+	resumeFDEnv     = "ATTACHCTL_TEST_RESUME_FD"
+)
+
+// testResolvePause is resolve's hook (acp.Options.BeforeRecheck), nil unless its environment is set.
+func testResolvePause() func() {
+	fd, ferr := strconv.Atoi(os.Getenv(announceFDEnv))
+	resume, rerr := strconv.Atoi(os.Getenv(resumeFDEnv))
+	if os.Getenv(pauseResolveEnv) != "1" || ferr != nil || rerr != nil {
+		return nil
+	}
+	return func() {
+		fmt.Fprintf(os.NewFile(uintptr(fd), "announce"), "paused\n")
+		os.NewFile(uintptr(resume), "resume").Read(make([]byte, 1))
+	}
+}

@@ -237,6 +237,14 @@ func checkBlock(i int, b object) (r *ref, context bool, err error) {
 	if err := store.ValidName(r.name); err != nil {
 		return nil, false, invalid(i, "upload %s: %s", r.id, err.(*manifest.Error).Message)
 	}
+	if raw, ok := upload.get(relKey); ok && !isNull(raw) { // an --each record's path in its folder
+		if json.Unmarshal(raw, &r.each) != nil {
+			return nil, false, invalid(i, "upload %s: _meta.acpmux.upload.rel must be a string", r.id)
+		}
+		if why := relError(r.each); why != "" {
+			return nil, false, invalid(i, "upload %s: _meta.acpmux.upload.rel %.80q %s", r.id, r.each, why)
+		}
+	}
 	if typ == "resource_link" && uri != RefScheme+r.id {
 		return nil, false, invalid(i, "upload %s: resource_link uri %.80q is not %s%s", r.id, uri, RefScheme, r.id)
 	}

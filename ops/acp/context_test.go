@@ -81,8 +81,10 @@ func TestResolveContextBlockAndMore(t *testing.T) {
 	if !strings.HasSuffix(ctx, fmt.Sprintf("\n- and %d more", 38-res.ContextListed)) {
 		t.Fatalf("the context block does not end with and N more:\n%s", ctx)
 	}
-	if strings.Count(ctx, ": by path, "+reasonNoImageCap) != res.ContextListed {
-		t.Fatalf("a listed file has no reason:\n%s", ctx)
+	// They share one reason, said once at the head of their group.
+	if !strings.Contains(ctx, groupHead(38, reasonNoImageCap, layerProtocol)) || strings.Count(ctx, reasonNoImageCap) != 1 ||
+		strings.Count(ctx, "\n- /") != res.ContextListed {
+		t.Fatalf("the shared reason is not said once, or a listed file is missing:\n%s", ctx)
 	}
 	// With no room beyond the links and the least context block it is still there.
 	opts.MaxMessage = base
@@ -168,7 +170,7 @@ func TestResolveReasonForEveryKind(t *testing.T) {
 		rsValidate(t, doc)
 		blocks := rsBlocks(t, doc)
 		ctx := blocks[len(blocks)-1].Text
-		if res.ByPath != len(c.want) || res.ContextListed != len(c.want)+res.Embedded { // embedded files are named too
+		if res.ByPath != len(c.want) || res.ContextListed != len(c.want)+res.Embedded+res.Inline+res.Audio { // every file is named
 			t.Fatalf("%+v: %d by path, %d listed, want %d:\n%s", c.opts.Caps, res.ByPath, res.ContextListed, len(c.want), ctx)
 		}
 		for rec, reason := range c.want {

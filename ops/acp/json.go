@@ -27,7 +27,7 @@ var knownKeys = func() map[string]string {
 		"description", "size", "annotations", "audience", "priority", "lastModified", "resource",
 		"blob", metaKey,
 		// acpmux's _meta
-		acpmuxKey, uploadKey, uploadIDKey, fileNameKey, contextKey,
+		acpmuxKey, uploadKey, uploadIDKey, fileNameKey, contextKey, relKey,
 		// initialize
 		"protocolVersion", "agentCapabilities", "promptCapabilities", "image", "audio", "embeddedContext",
 		"agentInfo", "version",

@@ -203,7 +203,7 @@ func plan(doc *document, blocks []object, refs []*ref, opts Options) (*Resolutio
 		}
 		n := int64(len(out.marshal()))
 		if r.text == nil {
-			n += b64len(r.dataSize()) // the data field is there, empty
+			n += b64len(r.dataSize()) + nameCost(r) // the data field is there, empty; its name block
 		}
 		if r.parent != nil && nblocks > 0 {
 			n++ // a folder's image is a block more, and its comma
@@ -311,7 +311,7 @@ func linkBlock(r *ref) object {
 	return resolved(r,
 		field{"type", jsonString("resource_link")},
 		field{"uri", jsonString(r.uri)},
-		field{"name", jsonString(r.name)},
+		field{"name", jsonString(r.linkName())},
 		field{"mimeType", jsonString(r.mime)},
 		field{"size", json.RawMessage(strconv.FormatInt(r.size, 10))})
 }
@@ -341,7 +341,11 @@ func embedBlock(r *ref) object {
 // pathTextBlock stands for a by-path file where a link would make the adapter drop the prompt's
 // images: a text block naming its path, with the reference's annotations and _meta.
 func pathTextBlock(r *ref, a *Adapter) object {
-	o := object{{"type", jsonString("text")}, {"text", jsonString(fmt.Sprintf("Attached file, on disk at %s (%s, %d bytes)", escapePath(r.link), r.mime, r.size))}}
+	what := "Attached file"
+	if r.each != "" { // its place in the folder, which the path's base name does not say
+		what += " " + escapePath(r.each)
+	}
+	o := object{{"type", jsonString("text")}, {"text", jsonString(fmt.Sprintf("%s, on disk at %s (%s, %d bytes)", what, escapePath(r.link), r.mime, r.size))}}
 	for _, f := range r.rest {
 		if f.key == "annotations" || f.key == metaKey {
 			o = append(o, f)
@@ -382,8 +386,10 @@ func contextLine(r *ref, reason, layer string) string {
 	switch {
 	case r.mode == embedText:
 		line += ": its text is embedded in this prompt; this is the file"
+	case r.mode != modePath && r.copy == copyNone:
+		line += ": inline in this prompt too" + shrunkNote(r) + "; this is the file"
 	case r.mode != modePath:
-		line += ": inline in this prompt too; this is its copy on disk"
+		line += ": inline in this prompt too" + shrunkNote(r) + "; this is its copy on disk"
 	case reason != "":
 		line += ": by path, " + reason
 		if layer != "" {
@@ -413,53 +419,4 @@ func contextJSON(text string) []byte {
 		Meta any    `json:"_meta"`
 	}{"text", text, map[string]any{acpmuxKey: map[string]bool{contextKey: true}}})
 	return b
-}
-
-// contextBlock is the text block with _meta.acpmux.context true that lists the by-path files, as
-// many as fit in room bytes, then "and N more"; nil when no file goes by path. plan has left room
-// for its header and the last line.
-func contextBlock(refs []*ref, opts Options, room int64) ([]byte, int) {
-	var byPath []*ref
-	images := false
-	for _, r := range refs {
-		// By-path and embedded files (an adapter may pass an embedded file's uri on undecoded:
-		// here its path is as it is), and every copy in the work folder.
-		if r != nil && r.parent == nil && (r.mode == modePath || r.mode == embedText || r.copy != copyNone) {
-			byPath = append(byPath, r)
-			images = images || r.image && r.mode == modePath
-		}
-	}
-	if len(byPath) == 0 {
-		return nil, 0
-	}
-	text := contextHead(images && !opts.Caps.Image)
-	n := int64(len(contextJSON(text)))
-	esc := func(s string) int64 { b, _ := marshal(s); return int64(len(b)) - 2 }
-	var sb strings.Builder
-	sb.WriteString(text)
-	listed := 0
-	for i, r := range byPath {
-		line := contextLine(r, r.reason, r.layer)
-		need := esc(line)
-		if i < len(byPath)-1 {
-			need += esc(moreLine(len(byPath) - i - 1))
-		}
-		if n+need > room {
-			sb.WriteString(moreLine(len(byPath) - i))
-			break
-		}
-		sb.WriteString(line)
-		n += esc(line)
-		listed++
-		if r.folder != nil { // its tree, in the room the lines of the files after it leave
-			rest := int64(0)
-			for _, o := range byPath[i+1:] {
-				rest += esc(contextLine(o, o.reason, o.layer))
-			}
-			tree, k := treeLines(r, room-n-rest, esc)
-			sb.WriteString(tree)
-			n += k
-		}
-	}
-	return contextJSON(sb.String()), listed
 }

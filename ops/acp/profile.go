@@ -20,6 +20,11 @@ type Adapter struct {
 	Name string
 	// Names are the agentInfo names (initialize) that select the profile.
 	Names []string
+	// Caps are the promptCapabilities its own initialize response advertises (the protocol
+	// layer), measured against Version: --agent NAME alone resolves as --initialize with that
+	// response does (docs/resolve.md).
+	Caps    Caps
+	Version string
 	// Passes is what it hands on to the model of what ACP carries: an image, audio or embedded
 	// block it does not pass on is dropped on the way.
 	Passes Caps
@@ -40,18 +45,22 @@ var Adapters = []*Adapter{
 		// claude-agent-acp 0.23: image blocks become base64 image parts, a resource's text
 		// becomes a <context> block; audio blocks and resource blobs are dropped (its source says
 		// so); resource_link becomes the text [@name](uri), the uri not decoded.
-		Name:   "claude-agent-acp",
-		Names:  []string{"@zed-industries/claude-agent-acp", "claude-agent-acp", "@zed-industries/claude-code-acp", "claude-code-acp"},
-		Passes: Caps{Image: true, EmbeddedContext: true},
-		Model:  "anthropic",
+		Name:    "claude-agent-acp",
+		Names:   []string{"@zed-industries/claude-agent-acp", "claude-agent-acp", "@zed-industries/claude-code-acp", "claude-code-acp"},
+		Caps:    Caps{Image: true, EmbeddedContext: true},
+		Version: "0.23.1",
+		Passes:  Caps{Image: true, EmbeddedContext: true},
+		Model:   "anthropic",
 	},
 	{
 		// codex-acp 0.16: image blocks become input_image parts, links [@name](uri) text; it
 		// takes no audio (its initialize says audio: false).
-		Name:   "codex-acp",
-		Names:  []string{"codex-acp", "@zed-industries/codex-acp"},
-		Passes: Caps{Image: true, EmbeddedContext: true},
-		Model:  "openai",
+		Name:    "codex-acp",
+		Names:   []string{"codex-acp", "@zed-industries/codex-acp"},
+		Caps:    Caps{Image: true, EmbeddedContext: true},
+		Version: "0.16.0",
+		Passes:  Caps{Image: true, EmbeddedContext: true},
+		Model:   "openai",
 	},
 	{
 		// gemini-cli 0.61 --acp: reads file:// links itself (uri minus file://, no decoding);
@@ -59,6 +68,8 @@ var Adapters = []*Adapter{
 		// parts and drops every image and audio block.
 		Name:             "gemini-cli",
 		Names:            []string{"gemini-cli", "@google/gemini-cli"},
+		Caps:             Caps{Image: true, Audio: true, EmbeddedContext: true},
+		Version:          "0.61.0",
 		Passes:           Caps{Image: true, Audio: true},
 		Model:            "gemini",
 		RawURIs:          true,

@@ -86,11 +86,21 @@ func ReferenceBlock(rec *manifest.Record) (json.RawMessage, error) {
 	if err := store.ValidName(name); err != nil {
 		return nil, manifest.Errorf(manifest.UploadInvalid, "%s: %s", rec.Path, err.(*manifest.Error).Message)
 	}
+	rel := rec.Rel
+	if rel == name {
+		rel = "" // a file at the top of the folder: its name says it all
+	}
+	if rel != "" {
+		if why := relError(rel); why != "" {
+			return nil, manifest.Errorf(manifest.UploadInvalid, "%s: rel %q %s", rec.Path, rel, why)
+		}
+	}
 	type ref struct {
 		UploadID string `json:"uploadId"`
 		FileName string `json:"fileName"`
+		Rel      string `json:"rel,omitempty"` // a file of a folder walked with --each: resolve names it so
 	}
-	meta := map[string]any{acpmuxKey: map[string]any{uploadKey: ref{id, name}}}
+	meta := map[string]any{acpmuxKey: map[string]any{uploadKey: ref{id, name, rel}}}
 	var block any
 	if mt := baseMime(rec.Mime); inlineImageTypes[mt] {
 		block = struct {

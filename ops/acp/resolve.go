@@ -51,6 +51,10 @@ type Options struct {
 	// MaxTokens, when set, keeps the inline images' estimated input tokens for the model
 	// (tokens.go) within it: later images go by path.
 	MaxTokens int64
+	// BeforeRecheck, when set, is called once the inline files are checked, before the work folder is
+	// checked again and the uploads marked: the tests' hook (cmd/attachctl/testhook.go) to
+	// change the work folder at that moment.
+	BeforeRecheck func()
 }
 
 func (o *Options) defaults() {
@@ -83,8 +87,8 @@ type Resolution struct {
 	IDs []string
 	// Inline, Audio, Embedded and ByPath count the references by how they went.
 	Inline, Audio, Embedded, ByPath int
-	// ContextListed is how many by-path files the context text block lists (all of them unless
-	// the message had no room).
+	// ContextListed is how many files the context text block lists: every file of the prompt,
+	// inline ones too, unless the message had no room.
 	ContextListed int
 	// Copied, Reused and Changed count the work folder's copies made, found intact, and found
 	// changed by the agent (left as they are) (Options.Workdir).
@@ -96,9 +100,10 @@ type Resolution struct {
 
 	textPaths       map[int]bool // blocks whose by-path file went as a text block (Adapter.NoLinksWithMedia)
 	u               Uploads
-	head, tail, ctx []byte   // the document around the prompt array, and the context block
-	blocks          []object // the prompt's blocks as they came
-	refs            []*ref   // per block, the reference it names (nil: passes through)
+	work            os.FileInfo // the work folder the copies went into (workdir_recheck.go)
+	head, tail, ctx []byte      // the document around the prompt array, and the context block
+	blocks          []object    // the prompt's blocks as they came
+	refs            []*ref      // per block, the reference it names (nil: passes through)
 }
 
 // How a reference goes out.
@@ -135,6 +140,7 @@ type ref struct {
 	images map[string]*ref // a folder's images asked inline, by rel (folderImages)
 	parent *ref            // the folder reference an image inside a folder belongs to
 	rel    string          // that image's path inside the folder
+	each   string          // an --each record's rel, its path in the folder walked (names.go)
 
 	width, height int         // an image's pixels, from its header (0 when the header does not say)
 	animated      bool        // an animated image
@@ -155,7 +161,8 @@ type ref struct {
 // joins every refusal (each a *manifest.Error with its code), marks nothing used and writes
 // nothing; a resolved one has marked each upload it names used (and, with a work folder, made
 // the copies its links name). A resolve that fails at any step marks nothing used: the marks
-// are the last step, after the work folder's copies.
+// are the last step, after the work folder's copies and after every inline byte is read and
+// checked against its BLAKE3 (verify.go).
 func Resolve(input []byte, u Uploads, opts Options) (*Resolution, error) {
 	opts.defaults()
 	doc, err := parseDocument(input)
@@ -206,12 +213,26 @@ func Resolve(input []byte, u Uploads, opts Options) (*Resolution, error) {
 	if err := opts.Context.Err(); err != nil {
 		return nil, err
 	}
+	res.u = u
+	if err := res.verifyInline(); err != nil { // every inline byte, before any is written
+		return nil, err
+	}
+	if opts.BeforeRecheck != nil {
+		opts.BeforeRecheck()
+	}
+	if err := opts.Context.Err(); err != nil {
+		return nil, err
+	}
+	if opts.Workdir != "" {
+		if err := res.recheckWork(opts.Workdir); err != nil {
+			return nil, err
+		}
+	}
 	if len(res.IDs) > 0 {
 		if err := u.MarkUsed(res.IDs, opts.Now); err != nil {
 			return nil, manifest.AsError(err, manifest.UploadUnreadable)
 		}
 	}
-	res.u = u
 	return res, nil
 }
 

@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -39,7 +40,32 @@ type rsBlock struct {
 	Annotations json.RawMessage `json:"annotations"`
 }
 
+// rsBlocks are the output's blocks without the text block that names each inline image or audio
+// (names.go; names_test.go reads those with rsAllBlocks): each must be there, right before its
+// block, naming it.
 func rsBlocks(t *testing.T, out []byte) []rsBlock {
+	t.Helper()
+	all := rsAllBlocks(t, out)
+	var blocks []rsBlock
+	for i, b := range all {
+		if b.Type == "image" || b.Type == "audio" {
+			if i == 0 || all[i-1].Type != "text" || !rsIsName(all[i-1].Text) {
+				t.Fatalf("block %d, inline %s, is not preceded by its name: %+v", i, b.Type, all[max(i-1, 0)])
+			}
+			blocks = blocks[:len(blocks)-1]
+		}
+		blocks = append(blocks, b)
+	}
+	return blocks
+}
+
+// rsIsName reports whether text is what names an inline block.
+func rsIsName(text string) bool {
+	return (strings.HasPrefix(text, "Image ") || strings.HasPrefix(text, "Audio ")) && strings.Contains(text, ", on disk at ")
+}
+
+// rsAllBlocks are every block of the output.
+func rsAllBlocks(t *testing.T, out []byte) []rsBlock {
 	t.Helper()
 	if !bytes.HasSuffix(out, []byte("\n")) || bytes.Count(out, []byte("\n")) != 1 {
 		t.Fatalf("output is not one line of JSON and a newline")
@@ -101,8 +127,8 @@ func TestResolveFiftyScreenshots(t *testing.T) {
 	}
 	doc := rsOutput(t, res)
 	rsValidate(t, doc)
-	if res.Inline != 12 || res.ByPath != 38 || res.ContextListed != 38 {
-		t.Fatalf("inline %d, by path %d, listed %d; want 12, 38, 38", res.Inline, res.ByPath, res.ContextListed)
+	if res.Inline != 12 || res.ByPath != 38 || res.ContextListed != 50 {
+		t.Fatalf("inline %d, by path %d, listed %d; want 12, 38, 50", res.Inline, res.ByPath, res.ContextListed)
 	}
 	if int64(len(doc)) > DefaultMaxMessage {
 		t.Fatalf("output %d bytes passes one message", len(doc))
@@ -141,9 +167,16 @@ func TestResolveFiftyScreenshots(t *testing.T) {
 	if ctx.Type != "text" || string(ctx.Meta) != `{"acpmux":{"context":true}}` {
 		t.Fatalf("last block is not the context block: %+v", ctx)
 	}
-	for i := 12; i < n; i++ {
-		line := recs[i].Upload.Path + " (image/png, 819200 bytes): by path, " + reasonOverBudget(DefaultInlineBudget)
-		if !strings.Contains(ctx.Text, line) {
+	// The 38 share one reason, said once at the head of their lines.
+	if !strings.Contains(ctx.Text, groupHead(38, reasonOverBudget(DefaultInlineBudget), layerLimits)) || strings.Count(ctx.Text, reasonOverBudget(DefaultInlineBudget)) != 1 {
+		t.Fatalf("the shared reason is not said once:\n%s", ctx.Text)
+	}
+	for i := 0; i < n; i++ {
+		line := "\n- " + recs[i].Upload.Path + " (image/png, 819200 bytes)\n"
+		if i < 12 {
+			line = "\n- " + recs[i].Upload.Path + " (image/png, 819200 bytes): inline in this prompt too; this is the file\n"
+		}
+		if !strings.Contains(ctx.Text+"\n", line) {
 			t.Fatalf("context block does not list %q:\n%s", line, ctx.Text)
 		}
 	}
@@ -540,46 +573,54 @@ func rsOutput(t testing.TB, res *Resolution) []byte {
 	return b
 }
 
-// WriteTo reads each inline file again as it writes: a file changed in place after Resolve (which
-// the store never does) stops it with upload.unreadable, and a failing writer's error comes back
-// as it is.
-func TestResolveWriteToChecksTheFile(t *testing.T) {
+// Resolve reads and checks every inline file before it returns (verify.go): an upload whose file is not what the store recorded (grown, cut short, one byte
+// flipped) is refused there, with nothing marked used and nothing to
+// write; a failing writer's error comes back from WriteTo as it is.
+func TestResolveChecksInlineBeforeOutput(t *testing.T) {
+	flip := func(t *testing.T, path string, src []byte) {
+		b := append([]byte(nil), src...)
+		b[len(b)/2] ^= 1
+		rsRewrite(t, path, b)
+	}
 	for _, tc := range []struct {
 		name   string
 		change func(t *testing.T, path string, src []byte)
 		w      io.Writer
-		code   manifest.Code
+		codes  []manifest.Code
 		err    error
 	}{
 		{name: "unchanged", w: &bytes.Buffer{}},
-		{name: "other type, same size", change: func(t *testing.T, path string, src []byte) {
-			rsRewrite(t, path, make([]byte, len(src)))
-		}, w: &bytes.Buffer{}, code: manifest.UploadUnreadable},
 		{name: "grown", change: func(t *testing.T, path string, src []byte) {
 			rsRewrite(t, path, append(append([]byte(nil), src...), 0))
-		}, w: &bytes.Buffer{}, code: manifest.UploadUnreadable},
+		}, codes: []manifest.Code{manifest.UploadUnreadable, manifest.VerifyMismatch}},
 		{name: "cut short", change: func(t *testing.T, path string, src []byte) {
 			rsRewrite(t, path, src[:len(src)-1])
-		}, w: &bytes.Buffer{}, code: manifest.UploadUnreadable},
+		}, codes: []manifest.Code{manifest.UploadUnreadable, manifest.VerifyMismatch}},
+		{name: "one byte flipped in the middle", change: flip, codes: []manifest.Code{manifest.VerifyMismatch}},
 		{name: "writer fails", w: failWriter{errors.New("pipe closed")}, err: errors.New("pipe closed")},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := testStore(t)
-			src := rsPNG(t, 300000, 7) // more than a few chunks
+			src := rsPNG(t, 3000000, 7) // many chunks
 			rec := rsPut(t, s, "a.png", "image/png", src)
-			res, err := Resolve(rsPrompt(t, []*manifest.Record{rec}, "hi"), rsLocal(s), Options{Caps: Caps{Image: true}})
-			if err != nil || res.Inline != 1 {
-				t.Fatalf("%v, inline %d", err, res.Inline)
-			}
 			if tc.change != nil {
 				tc.change(t, rec.Upload.Path, src)
 			}
+			res, err := Resolve(rsPrompt(t, []*manifest.Record{rec}, "hi"), rsLocal(s), Options{Caps: Caps{Image: true}})
+			if len(tc.codes) > 0 {
+				if res != nil || !slices.Contains(tc.codes, manifest.CodeOf(err)) {
+					t.Fatalf("%v, want one of %v and no resolution", err, tc.codes)
+				}
+				if rsUsed(t, s, rec.Upload.ID) {
+					t.Fatal("a refused prompt marked its upload used")
+				}
+				return
+			}
+			if err != nil || res.Inline != 1 {
+				t.Fatalf("%v, inline %d", err, res.Inline)
+			}
 			n, err := res.WriteTo(tc.w)
 			switch {
-			case tc.code != "":
-				if manifest.CodeOf(err) != tc.code || !strings.Contains(err.Error(), "changed while it was resolved") {
-					t.Fatalf("%v, want %s", err, tc.code)
-				}
 			case tc.err != nil:
 				if err == nil || err.Error() != tc.err.Error() || manifest.CodeOf(err) != "" {
 					t.Fatalf("%v, want %v as it is", err, tc.err)
@@ -594,6 +635,9 @@ func TestResolveWriteToChecksTheFile(t *testing.T) {
 				data, err := base64.StdEncoding.DecodeString(blocks[1].Data)
 				if err != nil || !bytes.Equal(data, src) {
 					t.Fatalf("inline data is not the file: %v", err)
+				}
+				if again, err := res.Bytes(); err != nil || !bytes.Equal(again, out) {
+					t.Fatalf("written twice, not the same document: %v", err)
 				}
 			}
 		})

@@ -149,6 +149,9 @@ func (res *Resolution) copyOut(u Uploads, dir string) error {
 		return manifest.Errorf(manifest.UploadUnreadable, "work folder %s: %v", manifest.Quote(dir), err)
 	}
 	defer root.Close()
+	if err := res.workFolder(root, dir); err != nil { // checked again before output (recheckWork)
+		return err
+	}
 	done := map[string]bool{}
 	todo := make([]*ref, len(res.refs)) // each upload once
 	for i, r := range res.refs {

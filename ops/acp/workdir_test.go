@@ -312,7 +312,8 @@ func TestResolveInlineFromCheckedCopy(t *testing.T) {
 			t.Fatalf("run %d: %d opens of the store, want %d", run, n.Load(), want)
 		}
 	}
-	// The agent edits the image's copy: the inline data is the upload's, read from the store.
+	// The agent edits the image's copy: the inline data is the upload's, read from the store
+	// twice (checked before any output, then written: verify.go).
 	cp := filepath.Join(work, img.Upload.ID, img.Name)
 	os.Chmod(cp, 0o600)
 	if err := os.WriteFile(cp, rsPNG(t, 4096, 3), 0o600); err != nil {
@@ -323,7 +324,7 @@ func TestResolveInlineFromCheckedCopy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if blocks := rsBlocks(t, rsOutput(t, res)); blocks[0].Data != wantBlocks[0].Data || n.Load() != 3 || res.Changed != 1 {
+	if blocks := rsBlocks(t, rsOutput(t, res)); blocks[0].Data != wantBlocks[0].Data || n.Load() != 4 || res.Changed != 1 {
 		t.Fatalf("after the edit: data equal %v, %d opens, %d changed", blocks[0].Data == wantBlocks[0].Data, n.Load(), res.Changed)
 	}
 }

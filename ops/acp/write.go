@@ -23,12 +23,12 @@ const (
 // WriteTo writes the resolved document to w: compact JSON and a newline, the params or the
 // JSON-RPC request with resolved params when the input was a request; Size bytes in all.
 //
-// The output is never held whole: each inline file is opened again as it is written,
+// The output is never held whole in memory: each inline file is opened again as it is written,
 // base64-encoded a chunk at a time, so a prompt of many megabytes costs a few hundred KiB of
 // memory. The uploads are marked used (by Resolve) before anything is written, so a sweep leaves
-// them alone. If an inline file is no longer the one Resolve examined (changed in place, which a
-// store itself never does), WriteTo stops with an upload.unreadable error after writing part of
-// the document; the caller must then not use what it wrote.
+// them alone. Resolve has checked every inline file (verify.go); if one is no longer the one it
+// checked (changed in place since, which a store itself never does), WriteTo stops with an error
+// after writing part of the document, and the caller must then not use what it wrote.
 func (res *Resolution) WriteTo(w io.Writer) (int64, error) {
 	st := &streamer{w: w, buf: make([]byte, 0, streamBuffer)}
 	var chunk []byte
@@ -48,6 +48,8 @@ func (res *Resolution) WriteTo(w io.Writer) (int64, error) {
 		case r == nil:
 			st.put(b.marshal()) // passes through
 		case r.mode == inlineImage || r.mode == inlineAudio:
+			st.put(nameBlock(r).marshal()) // what the model reads of its name (names.go)
+			st.put([]byte{','})
 			pre, post := r.out.around("data")
 			st.put(pre)
 			if chunk == nil {
@@ -92,9 +94,9 @@ func (res *Resolution) Bytes() ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// streamBase64 writes the standard base64 of the reference's finished upload, read in chunks, and
-// checks that it is the file examine saw: the same size and type, and the bytes the store recorded
-// when it was finished (their BLAKE3, hashed in the same pass: an original changed in place is
+// streamBase64 writes the standard base64 of the reference's finished upload to st (nil: nothing
+// is written, the file is only checked), read in chunks, and checks that it is the file examine
+// saw: the same size and type, and the bytes the store recorded when it was finished (their BLAKE3, hashed in the same pass: an original changed in place is
 // refused rather than sent to the agent as the upload).
 func streamBase64(u Uploads, st *streamer, r *ref, chunk []byte) error {
 	f, err := openInline(u, r)
@@ -120,6 +122,10 @@ func streamBase64(u Uploads, st *streamer, r *ref, chunk []byte) error {
 			}
 		}
 		h.Write(c)
+		if st == nil { // verifyInline: the check alone
+			left -= int64(len(c))
+			continue
+		}
 		st.buf = appendBase64(st.room(int(b64len(int64(len(c))))), c)
 		if st.err != nil {
 			return st.err

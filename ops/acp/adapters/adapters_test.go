@@ -261,6 +261,12 @@ func runAdapter(t *testing.T, ad adapter, dir, bin, root string, paths []string,
 	} {
 		prompt := newPrompt(t, a, bin, up, cwd, "What is in these files?")
 		resolved := attachctl(t, bin, prompt, append([]string{"resolve", "--store", store}, mode.flags...)...)
+		if mode.name == "agent" && agentFlag != nil {
+			// --agent alone is --initialize with the adapter's own response: byte for byte.
+			if viaInit := attachctl(t, bin, prompt, "resolve", "--store", store, "--initialize", initFile); !bytes.Equal(resolved, viaInit) {
+				t.Errorf("%s: resolve --agent %s differs from resolve --initialize with its own response:\n%.600s\n%.600s", ad.name, ad.name, resolved, viaInit)
+			}
+		}
 		api.reset()
 		if _, err := a.call("session/prompt", json.RawMessage(resolved), 2*time.Minute); err != nil {
 			t.Fatalf("%s: %v", mode.name, err)
@@ -277,6 +283,11 @@ func runAdapter(t *testing.T, ad adapter, dir, bin, root string, paths []string,
 		}
 		if len(lost) > 0 {
 			t.Errorf("%s, %s: %d of %d files did not reach the model intact:\n  %s", ad.name, mode.name, len(lost), len(fs), strings.Join(lost, "\n  "))
+		}
+		if agentFlag != nil {
+			if unnamed := unnamedInline(seen, fs); len(unnamed) > 0 {
+				t.Errorf("%s, %s: %d inline files reached the model with no text naming them: %s", ad.name, mode.name, len(unnamed), strings.Join(unnamed, ", "))
+			}
 		}
 	}
 	// An image over the limits, shrunk to fit by resolve: its shrunk copy reaches the model.
@@ -415,4 +426,30 @@ func reached(s seen, f file, store, work, src string) string {
 		return "named by a path whose file is not the upload"
 	}
 	return "neither its bytes nor a path to it reached the model"
+}
+
+// unnamedInline lists the files whose bytes reached the model inline (an image or audio payload)
+// but whose name no text of the request gives as resolve writes it before the block: "Image NAME
+// (" or "Audio NAME (" (the name quoted where it must be).
+func unnamedInline(s seen, fs []file) []string {
+	var out []string
+	for _, f := range fs {
+		inline := false
+		for _, p := range s.payloads {
+			inline = inline || bytes.Equal(p, f.data)
+		}
+		if !inline {
+			continue
+		}
+		named := false
+		for _, what := range []string{"Image ", "Audio "} {
+			for _, text := range s.text {
+				named = named || strings.Contains(text, what+f.name+" (") || strings.Contains(text, what+manifest.Quote(f.name)+" (")
+			}
+		}
+		if !named {
+			out = append(out, manifest.Quote(f.name))
+		}
+	}
+	return out
 }
