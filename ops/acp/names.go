@@ -42,7 +42,7 @@ func nameText(r *ref) string {
 		what = "Audio"
 	}
 	if f := r.fit(); f != nil {
-		return fmt.Sprintf("%s %s (%s, %d bytes, %d×%d, shrunk to fit the model; the original, %s, %d bytes, %d×%d, is on disk at %s):",
+		return fmt.Sprintf("%s %s (%s, %d bytes, %d×%d, shrunk to fit the model from the original's %s, %d bytes, %d×%d), on disk at %s:",
 			what, escapePath(r.modelName()), f.ToMime, f.ToSize, f.ToWidth, f.ToHeight, f.FromMime, f.FromSize, f.FromWidth, f.FromHeight, escapePath(r.link))
 	}
 	return fmt.Sprintf("%s %s (%s, %d bytes), on disk at %s:", what, escapePath(r.modelName()), r.mime, r.size, escapePath(r.link))
