@@ -123,7 +123,7 @@ func TestCompletions(t *testing.T) {
 		{"sweep --progress = a", []string{"auto", "always"}},
 		{"sweep --progress =", []string{"=auto", "=always", "=never"}},
 		{"ls --progress=n", []string{"--progress=never"}},
-		{"verify --format ", []string{"manifest", "text", "b3sum"}},
+		{"verify --format ", []string{"manifest", "text", "b3sum", "combined"}},
 		{"ls --format ", []string{"manifest", "text"}},
 		{"resolve --caps image,", []string{"image,audio", "image,embeddedContext"}},
 		{"prepare --caps a", []string{"audio"}},
