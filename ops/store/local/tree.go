@@ -73,14 +73,14 @@ func (s *Store) UploadTree(ctx context.Context, src store.TreeSource, opts store
 		return nil, err
 	}
 	// A folder of this name and size may be finished already: its BLAKE3 decides, and an upload
-	// of the same tree is named again (and marked used) instead of copied.
+	// of the same tree, still intact, is named again (and marked used) instead of copied.
 	if want == "" && s.mayHave(src.Name, total) {
 		if want, err = store.HashTree(ctx, &src); err != nil {
 			return nil, err
 		}
 	}
 	if want != "" {
-		if id := s.finishedTree(want, src.Name); id != "" && s.reuse(id) {
+		if id := s.finishedTree(want, src.Name); id != "" && store.TreeIntact(ctx, s, id, want) && s.reuse(id) {
 			progress(total)
 			return s.TreeInfo(ctx, id)
 		}
@@ -634,7 +634,7 @@ func (s *Store) readTreeMetaAt(dirfd int, id string) (*treeMeta, error) {
 	defer f.Close()
 	var m treeMeta
 	b, err := io.ReadAll(io.LimitReader(f, 64<<20))
-	if err != nil || json.Unmarshal(b, &m) != nil || m.ID != id || ValidName(m.Name) != nil {
+	if err != nil || json.Unmarshal(b, &m) != nil || store.Recognize(id, m.ID, false, &m.Info) != nil {
 		return nil, manifest.Errorf(manifest.UploadUnreadable, "upload %s: %s is damaged", id, f.Name())
 	}
 	return &m, nil

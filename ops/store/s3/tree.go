@@ -219,7 +219,7 @@ func (s *Store) treeResumable(ctx context.Context, note string, src *store.TreeS
 		}
 		return n.ID, pi, nil, etag, nil
 	}
-	if ti, err := s.TreeInfo(ctx, n.ID); err == nil && ti.Name == src.Name && ti.Blake3 == want {
+	if ti, err := s.TreeInfo(ctx, n.ID); err == nil && ti.Name == src.Name && ti.Blake3 == want && store.TreeIntact(ctx, s, n.ID, want) {
 		return n.ID, nil, ti, etag, nil
 	}
 	return "", nil, nil, etag, nil
