@@ -109,32 +109,20 @@ func VerifyID(ctx context.Context, b store.Backend, id string, progress func(int
 	return rec, nil
 }
 
-// VerifyIDs is what verify --all checks: every finished upload of the store, and every entry
-// that is named like an upload and is not one any more (store.Skip.ID: its metadata gone or
-// damaged), which fails.
+// VerifyIDs is what verify --all checks: every finished upload of the store; what the store
+// does not recognise as an upload (store.Recognize) is returned to be named, not failed.
 func VerifyIDs(ctx context.Context, b store.Backend) ([]string, []store.Skip, error) {
 	l, err := b.List(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
 	var ids []string
-	seen := map[string]bool{}
 	for _, e := range l.Entries {
 		if e.Finished {
 			ids = append(ids, e.ID)
-			seen[e.ID] = true
 		}
 	}
-	var skipped []store.Skip
-	for _, sk := range l.Skipped {
-		if sk.ID != "" && !seen[sk.ID] {
-			ids = append(ids, sk.ID)
-			seen[sk.ID] = true
-		} else if sk.ID == "" {
-			skipped = append(skipped, sk)
-		}
-	}
-	return ids, skipped, nil
+	return ids, l.Skipped, nil
 }
 
 // hashFinished hashes a finished upload read through the guarded open, checking its size too.
