@@ -124,13 +124,13 @@ func raceRole(role string) error {
 	return nil
 }
 
-// makeUpload builds a finished upload in the store's internal folder and renames it into place.
+// makeUpload builds a finished upload (its metadata as the store writes it, BLAKE3 of "hi") in the store's internal folder and renames it into place.
 func makeUpload(s *local.Store, id string, made time.Time) error {
 	stage := filepath.Join(s.Dir, local.InternalDir, "race-stage", id)
 	if err := os.MkdirAll(stage, local.DirMode); err != nil {
 		return err
 	}
-	b, _ := json.Marshal(local.Meta{ID: id, Name: "u.txt", Size: 2, Blake3: "x", Made: made.UTC()})
+	b, _ := json.Marshal(local.Meta{ID: id, Name: "u.txt", Size: 2, Blake3: "85052e9aab1b67b6622d94a08441b09fd5b7aca61ee360416d70de5da67d86ca", Made: made.UTC()})
 	os.WriteFile(filepath.Join(stage, "u.txt"), []byte("hi"), local.FileMode)
 	os.WriteFile(filepath.Join(stage, local.MetaName), b, local.FileMode)
 	return os.Rename(stage, s.UploadDir(id))

@@ -54,7 +54,8 @@ func (u *Uploader) uploadTree(ctx context.Context, rec *manifest.Record) error {
 	src.Open = OpenTreeFile
 	ti, err := t.UploadTree(ctx, src, store.TreeOptions{Progress: u.opts.Progress})
 	if errors.Is(err, context.Canceled) {
-		return manifest.Errorf(manifest.UploadMissing, "%s: interrupted before its upload finished; the partial is kept, run again to resume%.0w", abs, err)
+		// The same code as a single file's: the upload was stopped, not lost.
+		return manifest.Errorf(manifest.UploadInterrupted, "%s: interrupted before its upload finished; the partial is kept, run again to resume%.0w", abs, err)
 	}
 	if err != nil {
 		return err

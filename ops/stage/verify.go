@@ -109,9 +109,8 @@ func VerifyID(ctx context.Context, b store.Backend, id string, progress func(int
 	return rec, nil
 }
 
-// VerifyIDs is what verify --all checks: every finished upload of the store, and every entry
-// that is named like an upload and is not one any more (store.Skip.ID: its metadata gone or
-// damaged), which fails.
+// VerifyIDs is what verify --all checks: every finished upload of the store; what the store
+// does not recognise as an upload (store.Recognize) is returned to be named, not failed.
 func VerifyIDs(ctx context.Context, b store.Backend) ([]string, []store.Skip, error) {
 	es, skipped, err := VerifyEntries(ctx, b)
 	ids := make([]string, len(es))
@@ -121,8 +120,7 @@ func VerifyIDs(ctx context.Context, b store.Backend) ([]string, []store.Skip, er
 	return ids, skipped, err
 }
 
-// Checked is one upload verify --all checks: its id and size (0 for an entry whose metadata is
-// gone or damaged).
+// Checked is one upload verify --all checks: its id and size.
 type Checked struct {
 	ID   string
 	Size int64
@@ -135,23 +133,12 @@ func VerifyEntries(ctx context.Context, b store.Backend) ([]Checked, []store.Ski
 		return nil, nil, err
 	}
 	var es []Checked
-	seen := map[string]bool{}
 	for _, e := range l.Entries {
 		if e.Finished {
 			es = append(es, Checked{e.ID, e.Size})
-			seen[e.ID] = true
 		}
 	}
-	var skipped []store.Skip
-	for _, sk := range l.Skipped {
-		if sk.ID != "" && !seen[sk.ID] {
-			es = append(es, Checked{ID: sk.ID})
-			seen[sk.ID] = true
-		} else if sk.ID == "" {
-			skipped = append(skipped, sk)
-		}
-	}
-	return es, skipped, nil
+	return es, l.Skipped, nil
 }
 
 // hashFinished hashes a finished upload read through the guarded open, checking its size too.

@@ -156,13 +156,11 @@ type Entry struct {
 	Batch bool
 }
 
-// Skip is something in the store that is not an upload the store recognises, left in place.
+// Skip is something in the store that is not an upload the store recognises (store.Recognize),
+// left in place: named by ls, verify --all and sweep, never shown, failed or removed.
 type Skip struct {
 	Path string
 	Why  string
-	// ID is the upload id the entry is named like when it is one ("" otherwise): an upload whose
-	// metadata is gone or damaged, which verify --all fails.
-	ID string
 }
 
 // Listing is what List returns: the uploads in id order, and what was not recognised.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"io"
 	"os"
-	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -159,18 +158,7 @@ func (l *Local) List(ctx context.Context) (*store.Listing, error) {
 	if err != nil {
 		return nil, err
 	}
-	ls, err := s.List()
-	if err != nil {
-		return nil, err
-	}
-	// A folder named like an id that is not an upload any more (its metadata gone or damaged)
-	// is named by that id, so that verify --all fails it.
-	for i, sk := range ls.Skipped {
-		if id := filepath.Base(sk.Path); filepath.Dir(sk.Path) == s.Dir && ValidID(id) == nil {
-			ls.Skipped[i].ID = id
-		}
-	}
-	return ls, nil
+	return s.List()
 }
 
 // Stream puts a whole source into the store (store.Streamer), making or marking the store.

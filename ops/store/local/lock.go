@@ -201,15 +201,6 @@ func (s *Store) OpenInternalDir(name string) (int, error) {
 	return OpenSubdir(idir, name, s.internal(name))
 }
 
-// OpenStoreDir opens the store folder itself, without following a link.
-func (s *Store) OpenStoreDir() (int, error) {
-	fd, err := unix.Open(s.Dir, noFollowDir, 0)
-	if err != nil {
-		return -1, lockErr(s.Dir, err)
-	}
-	return fd, nil
-}
-
 const noFollowDir = unix.O_RDONLY | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLOEXEC
 
 // OpenSubdir opens name in the folder parent as a real folder, making it 0700 first when it is

@@ -10,6 +10,7 @@ import (
 	"sort"
 
 	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/ops/store"
 	"golang.org/x/sys/unix"
 )
 
@@ -51,7 +52,7 @@ func (s *Store) readMetaAt(dirfd int, id string) (*Meta, error) {
 	if err == nil {
 		err = json.Unmarshal(b, &m)
 	}
-	if err != nil || m.ID != id || ValidName(m.Name) != nil {
+	if err != nil || store.Recognize(id, m.ID, false, &m) != nil {
 		return nil, manifest.Errorf(manifest.UploadUnreadable, "upload %s: %s is damaged", id, f.Name())
 	}
 	return &m, nil

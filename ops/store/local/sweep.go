@@ -128,7 +128,8 @@ func (s *Store) List() (*store.Listing, error) {
 		}
 		meta, used, _, err := s.UploadState(name)
 		if err != nil {
-			out[i].skip = &store.Skip{Path: path, Why: "not a finished upload: " + err.Error()}
+			sk := store.NotAnUpload(path, err)
+			out[i].skip = &sk
 			return
 		}
 		out[i].e = &store.Entry{ID: name, Name: meta.Name, Size: meta.Size, Finished: true, Made: meta.Made, LastUsed: used}

@@ -73,14 +73,14 @@ func (s *Store) UploadTree(ctx context.Context, src store.TreeSource, opts store
 		return nil, err
 	}
 	// A folder of this name and size may be finished already: its BLAKE3 decides, and an upload
-	// of the same tree is named again (and marked used) instead of copied.
+	// of the same tree, still intact, is named again (and marked used) instead of copied.
 	if want == "" && s.mayHave(src.Name, total) {
 		if want, err = store.HashTree(ctx, &src); err != nil {
 			return nil, err
 		}
 	}
 	if want != "" {
-		if id := s.finishedTree(want, src.Name); id != "" && s.reuse(id) {
+		if id := s.finishedTree(want, src.Name); id != "" && store.TreeIntact(ctx, s, id, want) && s.reuse(id) {
 			progress(total)
 			return s.TreeInfo(ctx, id)
 		}
@@ -634,7 +634,7 @@ func (s *Store) readTreeMetaAt(dirfd int, id string) (*treeMeta, error) {
 	defer f.Close()
 	var m treeMeta
 	b, err := io.ReadAll(io.LimitReader(f, 64<<20))
-	if err != nil || json.Unmarshal(b, &m) != nil || m.ID != id || ValidName(m.Name) != nil {
+	if err != nil || json.Unmarshal(b, &m) != nil || store.Recognize(id, m.ID, false, &m.Info) != nil {
 		return nil, manifest.Errorf(manifest.UploadUnreadable, "upload %s: %s is damaged", id, f.Name())
 	}
 	return &m, nil
@@ -689,66 +689,31 @@ func (s *Store) openTreeFile(id, name, rel string) (*os.File, error) {
 // VerifyTree is store.Trees.VerifyTree for the local store: its own folder checked as Check
 // checks a file upload's, its listing against its BLAKE3, and every file (through the guarded
 // open) against its listed BLAKE3 and size; a file not listed, or missing, is named too.
-func (s *Store) VerifyTree(_ context.Context, id string, progress func(int64)) (*store.TreeInfo, error) {
-	ti, err := s.TreeInfo(context.Background(), id)
+func (s *Store) VerifyTree(ctx context.Context, id string, progress func(int64)) (*store.TreeInfo, error) {
+	ti, err := s.TreeInfo(ctx, id)
 	if err != nil {
 		return nil, err
 	}
 	if err := s.checkTreeTop(id, ti.Name); err != nil {
 		return ti, err
 	}
-	var changed []string
 	listed := map[string]bool{}
 	for _, f := range ti.Files {
 		listed[f.Rel] = true
-		got, n, err := s.hashTreeFile(id, ti.Name, f.Rel, progress)
-		switch {
-		case manifest.CodeOf(err) == manifest.UploadMissing:
-			changed = append(changed, manifest.Quote(f.Rel)+" is missing")
-		case err != nil:
-			changed = append(changed, fmt.Sprintf("%s: %v", manifest.Quote(f.Rel), manifest.AsError(err, "").Message))
-		case n != f.Size || got != f.Blake3:
-			changed = append(changed, fmt.Sprintf("%s changed (%d bytes, BLAKE3 %s; listed %d bytes, %s)", manifest.Quote(f.Rel), n, got, f.Size, f.Blake3))
-		}
 	}
 	extra, err := s.treeExtra(id, ti.Name, listed)
 	if err != nil {
 		return ti, err
 	}
+	c := store.TreeCheck{Jobs: 1,
+		Open: func(_ context.Context, rel string) (io.ReadCloser, error) { return s.openTreeFile(id, ti.Name, rel) },
+		ReadErr: func(rel string, _ int64, err error) error {
+			return manifest.Errorf(manifest.UploadUnreadable, "upload %s: %s/%s/%s: %v", id, s.UploadDir(id), ti.Name, rel, err)
+		}}
 	for _, e := range extra {
-		changed = append(changed, manifest.Quote(e)+" was added")
+		c.Extra = append(c.Extra, manifest.Quote(e)+" was added")
 	}
-	if len(changed) > 0 {
-		return ti, manifest.Errorf(manifest.VerifyMismatch, "upload %s: folder %s: %s", id, ti.Name, strings.Join(changed, "; "))
-	}
-	return ti, nil
-}
-
-// hashTreeFile hashes one file of a folder upload through the guarded open.
-func (s *Store) hashTreeFile(id, name, rel string, progress func(int64)) (string, int64, error) {
-	f, err := s.openTreeFile(id, name, rel)
-	if err != nil {
-		return "", 0, err
-	}
-	defer f.Close()
-	h := blake3.New()
-	bp := treeBufs.Get().(*[]byte)
-	defer treeBufs.Put(bp)
-	n, err := io.CopyBuffer(h, io.TeeReader(f, progressWriter(progress)), *bp)
-	if err != nil {
-		return "", n, manifest.Errorf(manifest.UploadUnreadable, "upload %s: %s: %v", id, f.Name(), err)
-	}
-	var sum [32]byte
-	return fmt.Sprintf("%x", h.Sum(sum[:0])), n, nil
-}
-
-type progressWriter func(int64)
-
-func (p progressWriter) Write(b []byte) (int, error) {
-	if p != nil {
-		p(int64(len(b)))
-	}
-	return len(b), nil
+	return ti, store.CheckTree(ctx, ti, c, progress)
 }
 
 // treeExtra lists what the folder upload holds that its listing does not name (a file added, a

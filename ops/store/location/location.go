@@ -48,14 +48,6 @@ func Scheme(loc string) string {
 	return loc[:i]
 }
 
-// Normalize is loc as records name it: a folder made absolute and cleaned, a URI as it is.
-func Normalize(loc string) (string, error) {
-	if Scheme(loc) != "" {
-		return loc, nil
-	}
-	return filepath.Abs(loc)
-}
-
 // Open opens the store at loc with the factory of its scheme; a scheme no factory is registered
 // for is upload.invalid, naming those that are.
 func (r *Registry) Open(ctx context.Context, loc string) (store.Backend, error) {

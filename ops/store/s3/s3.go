@@ -147,9 +147,6 @@ type Store struct {
 	quota quota // its limits and what it holds (limits.go)
 }
 
-// IsURI tells whether a --store value names an S3 store.
-func IsURI(s string) bool { return strings.HasPrefix(s, "s3://") }
-
 // ParseURI splits s3://BUCKET/PREFIX.
 func ParseURI(uri string) (bucket, prefix string, err error) {
 	u, err := url.Parse(uri)

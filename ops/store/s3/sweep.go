@@ -2,6 +2,7 @@ package s3
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
@@ -91,6 +92,9 @@ func (s *Store) List(ctx context.Context) (*store.Listing, error) {
 			// last written when its newest object was.
 			byID[id] = &store.Entry{ID: id, Name: t.dir, Size: t.size, Made: t.first.UTC(), LastUsed: t.last.UTC()}
 		}
+	}
+	if err := s.recognize(ctx, byID, trees, l); err != nil {
+		return nil, err
 	}
 	s.treesMu.Lock()
 	if s.trees == nil {
@@ -510,4 +514,80 @@ func (sw *sweeper) removeOne(ctx context.Context, c store.Entry, stale func(stor
 		return *e, store.Failed, err
 	}
 	return *e, store.Removed, nil
+}
+
+// recognize puts every finished entry of byID through the one rule of what is an upload of this
+// store (store.Recognize) on its metadata: what this store did not write (an object put under
+// the prefix by another tool, a planted .upload.json and .tree.b3) leaves byID and is skipped
+// and named in l. An entry gone since the listing leaves byID silently.
+func (s *Store) recognize(ctx context.Context, byID map[string]*store.Entry, trees map[string]*treeSeen, l *store.Listing) error {
+	var ids []string
+	for id, e := range byID {
+		if e.Finished {
+			ids = append(ids, id)
+		}
+	}
+	sort.Strings(ids)
+	why := make([]error, len(ids))
+	err := forEach(ctx, len(ids), func(i int) error {
+		id := ids[i]
+		var err error
+		if t := trees[id]; t != nil && t.list && t.meta {
+			err = s.recognizeTree(ctx, id)
+		} else {
+			var info *store.Info
+			if info, err = s.head(ctx, id, byID[id].Name); err == nil {
+				err = store.Recognize(id, "", true, info)
+			}
+		}
+		switch manifest.CodeOf(err) {
+		case "", manifest.UploadUnreadable, manifest.UploadMissing:
+			why[i] = err
+			return nil
+		}
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	for i, id := range ids {
+		switch {
+		case why[i] == nil:
+		case manifest.CodeOf(why[i]) == manifest.UploadMissing:
+			delete(byID, id)
+		default:
+			delete(byID, id)
+			l.Skipped = append(l.Skipped, store.NotAnUpload("s3://"+s.Bucket+"/"+s.key(id)+"/", why[i]))
+		}
+	}
+	return nil
+}
+
+// recognizeTree reads what a folder upload's listing and .upload.json say, for store.Recognize.
+func (s *Store) recognizeTree(ctx context.Context, id string) error {
+	th, err := s.headTree(ctx, id)
+	if err != nil {
+		return err
+	}
+	if th == nil {
+		return manifest.Errorf(manifest.UploadUnreadable, "upload %s: %s carries no metadata", id, store.TreeListName)
+	}
+	b, _, _, err := s.getObject(ctx, s.treeMetaKey(id))
+	if notFound(err) {
+		return s.missing(id)
+	}
+	if err != nil {
+		return s.wrap(manifest.UploadUnreadable, "upload "+id, err)
+	}
+	var m store.TreeMeta
+	if json.Unmarshal(b, &m) != nil || m.Kind != store.KindFolder {
+		return manifest.Errorf(manifest.UploadUnreadable, "upload %s: %s is not a folder upload's metadata", id, store.MetaName)
+	}
+	if err := store.Recognize(id, m.ID, false, &m.Info); err != nil {
+		return err
+	}
+	if m.Blake3 != th.blake3 {
+		return manifest.Errorf(manifest.UploadUnreadable, "upload %s: %s and %s name other BLAKE3s", id, store.MetaName, store.TreeListName)
+	}
+	return nil
 }

@@ -219,7 +219,7 @@ func (s *Store) treeResumable(ctx context.Context, note string, src *store.TreeS
 		}
 		return n.ID, pi, nil, etag, nil
 	}
-	if ti, err := s.TreeInfo(ctx, n.ID); err == nil && ti.Name == src.Name && ti.Blake3 == want {
+	if ti, err := s.TreeInfo(ctx, n.ID); err == nil && ti.Name == src.Name && ti.Blake3 == want && store.TreeIntact(ctx, s, n.ID, want) {
 		return n.ID, nil, ti, etag, nil
 	}
 	return "", nil, nil, etag, nil
@@ -620,85 +620,37 @@ func (s *Store) VerifyTree(ctx context.Context, id string, progress func(int64))
 	for _, f := range ti.Files {
 		listed[f.Rel] = true
 	}
-	var extra []string
+	c := store.TreeCheck{Jobs: treeJobs,
+		Open: func(ctx context.Context, rel string) (io.ReadCloser, error) {
+			out, err := s.client.GetObject(ctx, &awss3.GetObjectInput{Bucket: &s.Bucket, Key: aws.String(s.treeFileKey(id, ti.Name, rel))})
+			if notFound(err) {
+				return nil, s.missing(id)
+			}
+			if err != nil {
+				return nil, s.wrap(manifest.UploadUnreadable, "upload "+id, err)
+			}
+			return out.Body, nil
+		},
+		ReadErr: func(rel string, n int64, err error) error {
+			return s.readErr(id, s.treeFileKey(id, ti.Name, rel), n, err)
+		}}
 	top := s.key(id) + "/"
 	dir := s.treeDir(id, ti.Name)
 	if err := s.listObjects(ctx, top, func(o types.Object) error {
 		k := aws.ToString(o.Key)
 		switch rel, in := strings.CutPrefix(k, dir); {
 		case in && !listed[rel]:
-			extra = append(extra, manifest.Quote(rel)+" was added")
+			c.Extra = append(c.Extra, manifest.Quote(rel)+" was added")
 		case in:
 		case k == s.treeKey(id), k == s.treeMetaKey(id), k == s.usedKey(id):
 		default:
-			extra = append(extra, fmt.Sprintf("%s: unexpected object beside the folder", k))
+			c.Extra = append(c.Extra, fmt.Sprintf("%s: unexpected object beside the folder", k))
 		}
 		return nil
 	}); err != nil {
 		return ti, s.wrap(manifest.UploadUnreadable, "upload "+id, err)
 	}
-	var mu sync.Mutex
-	changed := make([]string, len(ti.Files))
-	err = forEach(ctx, len(ti.Files), func(i int) error {
-		f := ti.Files[i]
-		got, n, err := s.hashTreeFile(ctx, id, ti.Name, f.Rel, func(k int64) {
-			if progress != nil {
-				mu.Lock()
-				progress(k)
-				mu.Unlock()
-			}
-		})
-		switch {
-		case manifest.CodeOf(err) == manifest.UploadMissing:
-			changed[i] = manifest.Quote(f.Rel) + " is missing"
-		case manifest.CodeOf(err) == manifest.StoreUnreachable:
-			return err
-		case err != nil:
-			changed[i] = fmt.Sprintf("%s: %v", manifest.Quote(f.Rel), manifest.AsError(err, "").Message)
-		case n != f.Size || got != f.Blake3:
-			changed[i] = fmt.Sprintf("%s changed (%d bytes, BLAKE3 %s; listed %d bytes, %s)", manifest.Quote(f.Rel), n, got, f.Size, f.Blake3)
-		}
-		return nil
-	})
-	if err != nil {
-		return ti, err
-	}
-	var why []string
-	for _, c := range changed {
-		if c != "" {
-			why = append(why, c)
-		}
-	}
-	why = append(why, extra...)
-	if len(why) > 0 {
-		return ti, manifest.Errorf(manifest.VerifyMismatch, "upload %s: folder %s: %s", id, ti.Name, strings.Join(why, "; "))
-	}
-	return ti, nil
-}
-
-// hashTreeFile reads one file's object whole and returns its BLAKE3 and size.
-func (s *Store) hashTreeFile(ctx context.Context, id, name, rel string, progress func(int64)) (string, int64, error) {
-	out, err := s.client.GetObject(ctx, &awss3.GetObjectInput{Bucket: &s.Bucket, Key: aws.String(s.treeFileKey(id, name, rel))})
-	if err != nil {
-		if notFound(err) {
-			return "", 0, s.missing(id)
-		}
-		return "", 0, s.wrap(manifest.UploadUnreadable, "upload "+id, err)
-	}
-	defer out.Body.Close()
-	h := blake3.New()
-	n, err := io.Copy(h, io.TeeReader(out.Body, progressWriter(progress)))
-	if err != nil {
-		return "", n, s.readErr(id, s.treeFileKey(id, name, rel), n, err)
-	}
-	return hex.EncodeToString(h.Sum(nil)), n, nil
-}
-
-type progressWriter func(int64)
-
-func (p progressWriter) Write(b []byte) (int, error) {
-	p(int64(len(b)))
-	return len(b), nil
+	return ti, store.CheckTree(ctx, ti, c, progress)
 }
 
 // treeObject tells whether name (a key's part after P/<id>/) is a folder upload's.
