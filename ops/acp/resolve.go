@@ -146,6 +146,7 @@ type ref struct {
 	animated      bool        // an animated image
 	copy          copyState   // the work folder's copy, with Options.Workdir
 	copyInfo      os.FileInfo // the copy as this run made or checked it (nil: not to be read)
+	checked       os.FileInfo // the inline file as verifyInline hashed it (nil: not hashed, or no Stat)
 	undecodable   string      // an image whose header does not parse: why (fit.go)
 	fitted        *fitted     // the copy shrunk to fit that its inline data is read from
 	fitNote       string      // why an image over the model's limits was not shrunk

@@ -644,6 +644,24 @@ func TestResolveChecksInlineBeforeOutput(t *testing.T) {
 	}
 }
 
+// An inline file checked by Resolve and written by WriteTo is hashed once; one changed in place
+// between the two (made writable, one byte flipped) is hashed again as it is written, and refused.
+func TestResolveWriteRehashesAFileChangedAfterTheCheck(t *testing.T) {
+	s := testStore(t)
+	src := rsPNG(t, 3000000, 7)
+	rec := rsPut(t, s, "a.png", "image/png", src)
+	res, err := Resolve(rsPrompt(t, []*manifest.Record{rec}, "hi"), rsLocal(s), Options{Caps: Caps{Image: true}})
+	if err != nil || res.Inline != 1 {
+		t.Fatalf("%v, inline %d", err, res.Inline)
+	}
+	b := append([]byte(nil), src...)
+	b[len(b)/2] ^= 1
+	rsRewrite(t, rec.Upload.Path, b)
+	if _, err := res.WriteTo(io.Discard); manifest.CodeOf(err) != manifest.VerifyMismatch {
+		t.Fatalf("%v, want %s for a file changed after the check", err, manifest.VerifyMismatch)
+	}
+}
+
 func rsRewrite(t *testing.T, path string, b []byte) {
 	t.Helper()
 	if err := os.Chmod(path, 0o600); err != nil {

@@ -109,6 +109,11 @@ func streamBase64(u Uploads, st *streamer, r *ref, chunk []byte) error {
 	if f.Size != size {
 		return changed(r)
 	}
+	fi := statOf(f)
+	// Writing a file verifyInline has just hashed, still the same file (inode, size and time):
+	// its bytes are not hashed twice. A finished upload is read-only and read through the guarded
+	// open; a file that is not the one checked is hashed again as it is written.
+	hash := st == nil || !sameChecked(r.checked, fi)
 	h := blake3.New()
 	for left := size; left > 0; {
 		c := chunk[:min(left, int64(len(chunk)))]
@@ -121,7 +126,9 @@ func streamBase64(u Uploads, st *streamer, r *ref, chunk []byte) error {
 				return changed(r)
 			}
 		}
-		h.Write(c)
+		if hash {
+			h.Write(c)
+		}
 		if st == nil { // verifyInline: the check alone
 			left -= int64(len(c))
 			continue
@@ -135,13 +142,38 @@ func streamBase64(u Uploads, st *streamer, r *ref, chunk []byte) error {
 	if n, _ := f.Read(chunk[:1]); n != 0 { // longer than it was
 		return changed(r)
 	}
+	if !hash {
+		return nil
+	}
 	if got := hex.EncodeToString(h.Sum(nil)); sum != "" && got != sum {
 		if r.fitted != nil {
 			return manifest.Errorf(manifest.UploadUnreadable, "upload %s: %s: its copy shrunk to fit, %s, changed while it was resolved (it hashes to %s, not %s)", r.id, r.label(), r.fitted.path, got, sum)
 		}
 		return manifest.Errorf(manifest.VerifyMismatch, "upload %s: %s no longer matches the BLAKE3 recorded when it was finished (it hashes to %s, not %s); verify the store", r.id, r.label(), got, sum)
 	}
+	if st == nil {
+		r.checked = fi // verifyInline: this file's bytes are the ones recorded
+	}
 	return nil
+}
+
+// statOf is what the open file says of itself, nil where it cannot say (object storage).
+func statOf(f *Upload) os.FileInfo {
+	if s, ok := f.ReadCloser.(interface{ Stat() (os.FileInfo, error) }); ok {
+		if fi, err := s.Stat(); err == nil {
+			return fi
+		}
+	}
+	return nil
+}
+
+// sameChecked reports whether fi is the file that was checked, unchanged since: the same file,
+// size, mode and modification time. Writing into a finished upload (0400) takes a chmod and
+// moves its time; what this does not see is someone who puts both back within the moment
+// between the check and the write, which only a deliberate writer into the store would do.
+func sameChecked(checked, fi os.FileInfo) bool {
+	return checked != nil && fi != nil && os.SameFile(checked, fi) && fi.Size() == checked.Size() &&
+		fi.Mode() == checked.Mode() && fi.ModTime().Equal(checked.ModTime())
 }
 
 // streamer writes the output through one buffer, keeping the first write error.
