@@ -35,7 +35,7 @@ flags=(-trimpath -buildvcs=false -ldflags "-s -w -buildid= -X main.version=$vers
 # The manual page, from a build for this machine (the page does not depend on the platform).
 go build "${flags[@]}" -o "$work/host/attachctl" ./cmd/attachctl
 "$work/host/attachctl" man > "$work/attachctl.1"
-go build -o "$work/mkarchive" ./scripts/mkarchive
+go build -trimpath -o "$work/mkarchive" ./scripts/mkarchive
 
 licences=(LICENSE.jpeg=shrink/internal/jpeg/LICENSE)
 for f in shrink/internal/heif/LICENSE.*; do
