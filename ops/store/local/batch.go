@@ -364,6 +364,7 @@ func commit(outs []*out) []error {
 	for _, o := range placed {
 		o.done()
 	}
+	s.published(outs)
 	return errs
 }
 
