@@ -46,7 +46,7 @@ const (
 func TestUsageWith(t *testing.T) {
 	ls := &Listing{Entries: []Entry{
 		{ID: idA, Size: 100, Finished: true},
-		{ID: idB, Size: 30},                // unfinished, 30 bytes written
+		{ID: idB, Size: 30},                 // unfinished, 30 bytes written
 		{ID: "batch", Size: 0, Batch: true}, // never counted
 	}}
 	dead := map[string]bool{idD: true}

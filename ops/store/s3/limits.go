@@ -177,12 +177,7 @@ func (r reserver) LockLimits(ctx context.Context, wait time.Duration) (store.Lim
 			}
 		}
 		if time.Now().Add(pause).After(deadline) {
-			out, herr := s.client.HeadObject(ctx, &awss3.HeadObjectInput{Bucket: &s.Bucket, Key: aws.String(s.limitsLockKey())})
-			var h store.Holder
-			known := false
-			if herr == nil {
-				h, known = store.ParseHolder(out.Metadata[holderKey])
-			}
+			h, known := s.lockHolder(ctx, s.limitsLockKey())
 			return nil, manifest.Errorf(manifest.StoreLocked, "store %s: the limits lock %s %s (free at the latest %v after its holder stopped)",
 				s.URI, s.limitsLockKey(), store.HeldBy(h, known, wait), limitsLease)
 		}
