@@ -30,7 +30,10 @@ type quota struct {
 // Limits returns the store's limits, from its mark (none for a store that does not exist yet,
 // or whose mark is of an earlier version).
 func (s *Store) Limits() (store.Limits, error) {
-	s.quota.once.Do(func() { s.quota.limits, s.quota.err = s.readLimits() })
+	s.quota.once.Do(func() {
+		s.quota.limits, s.quota.err = s.readLimits()
+		s.quota.q = &store.Quota{R: reserver{s}, Loc: s.Dir, List: func(context.Context) (*store.Listing, error) { return s.List() }}
+	})
 	return s.quota.limits, s.quota.err
 }
 
@@ -73,9 +76,6 @@ func (s *Store) admit(id, name string, size int64) (release func(), err error) {
 	l, err := s.Limits()
 	if err != nil {
 		return func() {}, err
-	}
-	if s.quota.q == nil {
-		s.quota.q = &store.Quota{R: reserver{s}, Loc: s.Dir, List: func(context.Context) (*store.Listing, error) { return s.List() }}
 	}
 	return s.quota.q.Admit(context.Background(), l, id, name, size)
 }

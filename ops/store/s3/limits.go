@@ -113,8 +113,9 @@ func (s *Store) admitNew(ctx context.Context, name string, size int64) (id strin
 	return id, release, err
 }
 
-// published drops the reservation of upload id, now finished: it counts as a finished upload.
-func (s *Store) published(ctx context.Context, id string) {
+// unreserve drops the reservation of upload id, published (it counts as a finished upload now)
+// or dropped.
+func (s *Store) unreserve(ctx context.Context, id string) {
 	s.quota.mu.Lock()
 	l, read := s.quota.limits, s.quota.read
 	s.quota.mu.Unlock()

@@ -424,7 +424,7 @@ func (s *Store) written(ctx context.Context, id string, pi *partialInfo) (int64,
 func (s *Store) Finish(ctx context.Context, id string, size int64, sum string) (*store.Info, error) {
 	info, err := s.finish(ctx, id, size, sum)
 	if err == nil {
-		s.published(ctx, id)
+		s.unreserve(ctx, id)
 	}
 	return info, err
 }

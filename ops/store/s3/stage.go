@@ -95,7 +95,7 @@ func (s *Store) noteKey(abs, name string, size int64, sum string) string {
 func (s *Store) Stream(ctx context.Context, src store.Source, f store.SourceFile, opts store.StreamOptions) (*store.Info, error) {
 	info, err := s.stream(ctx, src, f, opts, 0)
 	if err == nil {
-		s.published(ctx, info.ID)
+		s.unreserve(ctx, info.ID)
 	}
 	return info, err
 }
@@ -210,6 +210,7 @@ func (s *Store) stream(ctx context.Context, src store.Source, f store.SourceFile
 	// source's. The loser drops its own and takes the winner's, sending what it lacks.
 	if cur := s.noteID(ctx, note); cur != "" && cur != id && tries < 3 {
 		s.dropPartial(context.WithoutCancel(ctx), id, pi)
+		s.unreserve(ctx, id)
 		if opts.Progress != nil {
 			opts.Progress(-size)
 		}

@@ -83,7 +83,7 @@ type heldObj struct {
 func (s *Store) UploadTree(ctx context.Context, src store.TreeSource, opts store.TreeOptions) (*store.TreeInfo, error) {
 	info, err := s.uploadTree(ctx, src, opts, 0)
 	if err == nil {
-		s.published(ctx, info.ID)
+		s.unreserve(ctx, info.ID)
 	}
 	return info, err
 }
@@ -180,6 +180,7 @@ func (s *Store) uploadTree(ctx context.Context, src store.TreeSource, opts store
 	// and takes the winner's, sending what it lacks.
 	if cur := s.noteID(ctx, note); cur != "" && cur != id && tries < 3 {
 		s.dropPartial(context.WithoutCancel(ctx), id, pi)
+		s.unreserve(ctx, id)
 		if opts.Progress != nil {
 			opts.Progress(-total)
 		}
