@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"sync"
 
 	"github.com/attachctl/attachctl/manifest"
 )
@@ -144,43 +143,4 @@ func Bytes(n int64) string {
 type Limiter interface {
 	Limits(ctx context.Context) (Limits, error)
 	SetLimits(ctx context.Context, l Limits) error
-}
-
-// Tally is a backend's running count of what its store holds, for Admit: counted from a listing
-// on the first upload begun, then kept up to date by this process's own uploads, so that a run of
-// many uploads lists the store once. The zero Tally is ready.
-type Tally struct {
-	mu    sync.Mutex
-	usage *Usage
-}
-
-// Admit checks one more upload of size bytes named name against l, listing the store with list
-// when nothing is counted yet, and counts the upload when it is admitted.
-func (t *Tally) Admit(l Limits, loc, name string, size int64, list func() (*Listing, error)) error {
-	if l.None() {
-		return nil
-	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.usage == nil {
-		ls, err := list()
-		if err != nil {
-			return err
-		}
-		u := UsageOf(ls)
-		t.usage = &u
-	}
-	if err := l.Admit(loc, name, size, *t.usage); err != nil {
-		return err
-	}
-	t.usage.Files++
-	t.usage.Bytes += max(size, 0)
-	return nil
-}
-
-// Reset forgets the count (the limits changed).
-func (t *Tally) Reset() {
-	t.mu.Lock()
-	t.usage = nil
-	t.mu.Unlock()
 }

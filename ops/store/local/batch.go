@@ -275,6 +275,7 @@ func commit(outs []*out) []error {
 		}
 	}()
 	s := outs[0].s
+	defer s.published(outs) // each is published now, or failed: its reservation is done with
 	storefd, serr := unix.Open(s.Dir, noFollowDir, 0)
 	if serr != nil {
 		for i, o := range outs {

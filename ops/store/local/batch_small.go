@@ -52,9 +52,6 @@ func (s *Store) streamSmall(ctx context.Context, b *Batch, src store.Source, f s
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if err := s.admit(src.Name, src.Size); err != nil { // the store's limits, before anything is made
-		return nil, err
-	}
 	bp, _ := chunkPool.Get().(*[]byte)
 	if bp == nil || int64(cap(*bp)) < src.Size {
 		nb := make([]byte, max(src.Size, 4<<10))
@@ -97,8 +94,16 @@ func (s *Store) streamSmall(ctx context.Context, b *Batch, src store.Source, f s
 	if had := b.claim(sum, src.Name, id); had != id {
 		return done(had) // the same file, built by another worker of the batch
 	}
+	// The store's limits, before anything is made: the reservation holds the upload's room while
+	// it waits for the batch's commit, which the listing does not show.
+	release, err := s.admit(id, src.Name, src.Size)
+	if err != nil {
+		b.drop(sum, src.Name, id, err)
+		return nil, err
+	}
 	o, err := b.buildSmall(id, src.Name, sum, buf)
 	if err != nil {
+		release()
 		b.drop(sum, src.Name, id, err)
 		return nil, err
 	}
@@ -116,7 +121,11 @@ func (b *Batch) staging() (*partial, error) {
 	if _, err := b.s.partialsOf("", ""); err != nil { // lists the partials once, dropping dead batches
 		return nil, err
 	}
-	p, err := b.s.makePartial(partialMeta{Name: batchPartialName, Size: 0, Created: time.Now().UTC(), Batch: true})
+	id, err := NewID()
+	if err != nil {
+		return nil, manifest.Errorf(manifest.UploadUnreadable, "new upload id: %v", err)
+	}
+	p, err := b.s.makePartial(id, partialMeta{Name: batchPartialName, Size: 0, Created: time.Now().UTC(), Batch: true})
 	if err != nil {
 		return nil, err
 	}

@@ -28,6 +28,13 @@ func TestLocalConformance(t *testing.T) {
 			_, err := os.Lstat(b.Location())
 			return err == nil
 		},
+		Reserver: func(t *testing.T, b store.Backend) store.Reserver {
+			s, err := b.(*Local).store(true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return reserver{s}
+		},
 		EditTreeFile: func(t *testing.T, b store.Backend, id, name, rel string, data []byte) {
 			p := filepath.Join(b.(store.Pather).FinishedPath(id, name), filepath.FromSlash(rel))
 			os.Chmod(filepath.Dir(p), 0o700)

@@ -3,9 +3,6 @@
 package local
 
 import (
-	"os"
-	"strings"
-
 	"github.com/attachctl/attachctl/ops/store"
 	"golang.org/x/sys/unix"
 )
@@ -33,11 +30,8 @@ func readHolder(fd int) (store.Holder, bool) {
 		return store.Holder{}, false
 	}
 	h, ok := store.ParseHolder(string(buf[:n]))
-	if ok {
-		host, _ := os.Hostname()
-		if h.Host == strings.Join(strings.Fields(host), "_") && unix.Kill(h.PID, 0) == unix.ESRCH {
-			return h, false
-		}
+	if ok && h.Host == store.ThisHost() && store.PIDGone(h.PID) {
+		return h, false
 	}
 	return h, ok
 }

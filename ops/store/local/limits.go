@@ -10,27 +10,30 @@ import (
 	"io"
 	"os"
 	"sync"
+	"time"
 
 	"github.com/attachctl/attachctl/manifest"
 	"github.com/attachctl/attachctl/ops/store"
 	"golang.org/x/sys/unix"
 )
 
-// quota is a Store's view of its limits: read from the mark once, and the usage counted once (on
-// the first upload begun) and then kept up to date by this process's own uploads. A process
-// uploading beside another checks against what was there when it counted; the limits are a
-// budget for one chat, not a lock.
+// quota is a Store's view of its limits: read from the mark once; each upload is admitted by a
+// reservation taken under the store's limits lock (store.Quota), so that uploads of many
+// processes at once never pass a limit.
 type quota struct {
 	once   sync.Once
 	limits store.Limits
 	err    error
-	tally  store.Tally
+	q      *store.Quota
 }
 
 // Limits returns the store's limits, from its mark (none for a store that does not exist yet,
 // or whose mark is of an earlier version).
 func (s *Store) Limits() (store.Limits, error) {
-	s.quota.once.Do(func() { s.quota.limits, s.quota.err = s.readLimits() })
+	s.quota.once.Do(func() {
+		s.quota.limits, s.quota.err = s.readLimits()
+		s.quota.q = &store.Quota{R: reserver{s}, Loc: s.Dir, List: func(context.Context) (*store.Listing, error) { return s.List() }}
+	})
 	return s.quota.limits, s.quota.err
 }
 
@@ -66,14 +69,132 @@ func (s *Store) readLimits() (store.Limits, error) {
 	return store.ParseMark(f.Name(), b)
 }
 
-// admit checks a new upload of size bytes (-1: open) named name against the limits and, when it
-// is admitted, counts it. It runs before anything of the upload is made.
-func (s *Store) admit(name string, size int64) error {
+// admit checks a new upload id of size bytes (-1: open) named name against the limits and, when
+// it is admitted, reserves its room until it is published; release drops the reservation of an
+// upload that failed. It runs before anything of the upload is made.
+func (s *Store) admit(id, name string, size int64) (release func(), err error) {
 	l, err := s.Limits()
+	if err != nil {
+		return func() {}, err
+	}
+	return s.quota.q.Admit(context.Background(), l, id, name, size)
+}
+
+// published drops the reservations of the uploads of a commit: each is now a finished upload
+// (counted as one), or failed.
+func (s *Store) published(outs []*out) {
+	if l, err := s.Limits(); err != nil || l.None() {
+		return
+	}
+	for _, o := range outs {
+		reserver{s}.DropReservation(context.Background(), o.id)
+	}
+}
+
+// The reservations' primitives (store.Reserver): the limits lock is STORE/.attachctl/limits.lock
+// (a flock, released by the kernel when its holder dies), a reservation the file
+// STORE/.attachctl/reserved/<id>, made O_EXCL.
+const (
+	limitsLock  = "limits.lock"
+	reservedDir = "reserved"
+)
+
+type reserver struct{ s *Store }
+
+type flockHeld struct{ l *Lock }
+
+func (h flockHeld) Unlock(context.Context) (bool, error) { return true, h.l.Unlock() }
+
+func (r reserver) LockLimits(ctx context.Context, wait time.Duration) (store.LimitsLock, error) {
+	l, err := r.s.lock(limitsLock, unix.LOCK_EX, wait)
+	if err != nil {
+		return nil, err
+	}
+	return flockHeld{l}, nil
+}
+
+func (r reserver) PutReservation(ctx context.Context, key string, body []byte) error {
+	if err := store.ValidID(key); err != nil {
+		return err
+	}
+	dir, err := r.s.OpenInternalDir(reservedDir)
 	if err != nil {
 		return err
 	}
-	return s.quota.tally.Admit(l, s.Dir, name, size, s.List)
+	defer unix.Close(dir)
+	f, err := createAt(dir, key, r.s.internal(reservedDir, key), unix.O_WRONLY)
+	if err != nil {
+		return err
+	}
+	_, werr := f.Write(body)
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr != nil {
+		unix.Unlinkat(dir, key, 0)
+		return storeErr(f.Name(), werr)
+	}
+	return nil
+}
+
+func (r reserver) Reservations(ctx context.Context) (map[string][]byte, error) {
+	out := map[string][]byte{}
+	idir, err := r.s.openInternalNoCreate()
+	if manifest.CodeOf(err) == manifest.UploadMissing {
+		return out, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer unix.Close(idir)
+	fd, err := openDirAt(idir, reservedDir)
+	if errors.Is(err, unix.ENOENT) {
+		return out, nil
+	}
+	if err != nil {
+		return nil, lockErr(r.s.internal(reservedDir), err)
+	}
+	d := os.NewFile(uintptr(fd), r.s.internal(reservedDir)) // d owns fd
+	defer d.Close()
+	names, err := d.Readdirnames(-1)
+	if err != nil {
+		return nil, storeErr(d.Name(), err)
+	}
+	for _, name := range names {
+		b := []byte{} // unreadable: kept as an empty body, which no check counts (and drops)
+		if f, err := unix.Openat(fd, name, unix.O_RDONLY|openFlags, 0); err == nil {
+			buf := make([]byte, 4096)
+			if n, err := unix.Read(f, buf); err == nil {
+				b = buf[:n]
+			}
+			unix.Close(f)
+		}
+		out[name] = b
+	}
+	return out, nil
+}
+
+func (r reserver) DropReservation(ctx context.Context, key string) error {
+	idir, err := r.s.openInternalNoCreate()
+	if manifest.CodeOf(err) == manifest.UploadMissing {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	defer unix.Close(idir)
+	fd, err := openDirAt(idir, reservedDir)
+	if errors.Is(err, unix.ENOENT) {
+		return nil
+	}
+	if err != nil {
+		return lockErr(r.s.internal(reservedDir), err)
+	}
+	defer unix.Close(fd)
+	if err := unix.Unlinkat(fd, key, 0); err != nil && !errors.Is(err, unix.ENOENT) {
+		return storeErr(r.s.internal(reservedDir, key), err)
+	}
+	return nil
 }
 
 // chunkRoom is how many bytes a chunk at offset cur of the unfinished upload name may add under

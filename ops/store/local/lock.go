@@ -109,8 +109,11 @@ func (s *Store) lockFile(name string, how int, wait time.Duration, create bool) 
 		f.Close()
 		if errors.Is(err, unix.EWOULDBLOCK) {
 			what := "the marker lock"
-			if name == sweepLock {
+			switch name {
+			case sweepLock:
 				what = "the sweep lock (another sweep or rm is running)"
+			case limitsLock:
+				what = "the limits lock"
 			}
 			return nil, manifest.Errorf(manifest.StoreLocked, "store %s: %s %s %s", s.Dir, what, path, store.HeldBy(h, known, wait))
 		}

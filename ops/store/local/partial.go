@@ -217,23 +217,28 @@ func (s *Store) newPartial(name string, size int64, src *sourceKey) (*partial, e
 	if size < -1 {
 		return nil, manifest.Errorf(manifest.UploadInvalid, "size %d: not a size (use -1 or leave it out for an open size)", size)
 	}
-	if err := s.admit(name, size); err != nil { // the store's limits, before anything is made
+	id, err := NewID()
+	if err != nil {
+		return nil, manifest.Errorf(manifest.UploadUnreadable, "new upload id: %v", err)
+	}
+	release, err := s.admit(id, name, size) // the store's limits, before anything is made
+	if err != nil {
 		return nil, err
 	}
-	return s.makePartial(partialMeta{Name: name, Size: size, Created: time.Now().UTC(), Source: src})
+	p, err := s.makePartial(id, partialMeta{Name: name, Size: size, Created: time.Now().UTC(), Source: src})
+	if err != nil {
+		release()
+	}
+	return p, err
 }
 
-// makePartial makes the unfinished upload of meta and returns it locked.
-func (s *Store) makePartial(meta partialMeta) (*partial, error) {
+// makePartial makes the unfinished upload id of meta and returns it locked.
+func (s *Store) makePartial(id string, meta partialMeta) (*partial, error) {
 	parts, err := s.openPartials(true)
 	if err != nil {
 		return nil, err
 	}
 	defer parts.Close()
-	id, err := NewID()
-	if err != nil {
-		return nil, manifest.Errorf(manifest.UploadUnreadable, "new upload id: %v", err)
-	}
 	dir := s.partialDir(id)
 	dirf, err := mkdirAt(int(parts.Fd()), id, dir)
 	if err != nil {

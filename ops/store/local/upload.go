@@ -3,6 +3,7 @@
 package local
 
 import (
+	"context"
 	"errors"
 	"io"
 	"os"
@@ -158,7 +159,10 @@ func (s *Store) Abort(id string) error {
 		}
 		return err
 	}
-	return p.remove(true)
+	if err := p.remove(true); err != nil {
+		return err
+	}
+	return reserver{s}.DropReservation(context.Background(), id)
 }
 
 // partialStatus is Status of an unfinished upload, read without its lock: the offset is the

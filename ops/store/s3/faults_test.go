@@ -511,3 +511,42 @@ func testStallRetried(t *testing.T, srv *s3test.Server) {
 		t.Fatalf("parts stalled %v: want both", stalled)
 	}
 }
+
+// A silent server is store.unreachable naming the store on every run, whichever of the two
+// timeouts of a request that gets no answer fires first (the connection's idle read, or the wait
+// for the answer's headers, which Go's transport reports as an error that is also
+// context.DeadlineExceeded): 20 runs of 20, each call on a fresh connection whose first error is
+// the one returned (one attempt).
+func TestSilentServerNamesStoreEveryRun(t *testing.T) {
+	t.Setenv("AWS_ENDPOINT_URL_S3", s3test.Silent(t))
+	t.Setenv("AWS_ACCESS_KEY_ID", "silent")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "silent")
+	t.Setenv("ATTACHCTL_S3_PATH_STYLE", "1")
+	path := randomFile(t, t.TempDir(), "d.bin", 900, 7)
+	ops := []struct {
+		name string
+		f    func(s *Store) error
+	}{
+		{"upload", func(s *Store) error { return s.UploadRecord(bg, &manifest.Record{Path: path}, UploadOptions{}) }},
+		{"limits", func(s *Store) error { _, err := s.Limits(bg); return err }},
+		{"list", func(s *Store) error { _, err := s.List(bg); return err }},
+	}
+	for run := range 20 {
+		var wg sync.WaitGroup
+		for i, op := range ops {
+			s, err := Open(bg, fmt.Sprintf("s3://attachctl/silent%d-%d/chat", run, i), Options{ReadTimeout: time.Second, ConnectTimeout: time.Second, MaxAttempts: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				err := op.f(s)
+				if manifest.CodeOf(err) != manifest.StoreUnreachable || !strings.Contains(err.Error(), "store "+s.URI) {
+					t.Errorf("run %d: %s on a silent server: %v (code %q), want store.unreachable naming store %s", run+1, op.name, err, manifest.CodeOf(err), s.URI)
+				}
+			}()
+		}
+		wg.Wait()
+	}
+}

@@ -15,10 +15,10 @@ const holderKey = "holder"
 
 func holderMeta(h store.Holder) map[string]string { return map[string]string{holderKey: h.String()} }
 
-// lockHolder reads the holder the sweep lock names; known is false when it names none (a lock of
-// an earlier version) or cannot be read.
-func (s *Store) lockHolder(ctx context.Context) (h store.Holder, known bool) {
-	out, err := s.client.HeadObject(ctx, &awss3.HeadObjectInput{Bucket: &s.Bucket, Key: aws.String(s.lockKey())})
+// lockHolder reads the holder the lock object key (the sweep lock, the limits lock) names; known
+// is false when it names none (a lock of an earlier version) or cannot be read.
+func (s *Store) lockHolder(ctx context.Context, key string) (h store.Holder, known bool) {
+	out, err := s.client.HeadObject(ctx, &awss3.HeadObjectInput{Bucket: &s.Bucket, Key: aws.String(key)})
 	if err != nil {
 		return h, false
 	}

@@ -1,24 +1,32 @@
 package s3
 
 import (
+	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
+	"fmt"
+	"io"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/attachctl/attachctl/manifest"
 	"github.com/attachctl/attachctl/ops/store"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awss3 "github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 )
 
-// quota is the store's limits, read from its mark object once, and what it holds, counted on the
-// first upload begun and kept up to date by this process's uploads (as in the local store).
+// quota is the store's limits, read from its mark object once; each upload is admitted by a
+// reservation taken under the store's limits lock (store.Quota), as in the local store.
 type quota struct {
 	mu     sync.Mutex
 	read   bool
 	limits store.Limits
-	tally  store.Tally
+	q      store.Quota
+	qOnce  sync.Once
 }
 
 // Limits returns the store's limits, from its mark (none for a store not made yet, or whose mark
@@ -89,14 +97,150 @@ func withLimits(body string, l store.Limits) string {
 	return out
 }
 
-// admit checks a new upload of size bytes (-1: open) named name against the limits and counts it
-// when admitted, before anything of it is sent.
-func (s *Store) admit(ctx context.Context, name string, size int64) error {
+// admitNew gives a new upload of size bytes (-1: open) named name its id, checks it against the
+// limits and, when it is admitted, reserves its room until it is published (release drops the
+// reservation of an upload that failed), before anything of it is sent.
+func (s *Store) admitNew(ctx context.Context, name string, size int64) (id string, release func(), err error) {
+	if id, err = store.NewID(); err != nil {
+		return "", nil, err
+	}
 	l, err := s.Limits(ctx)
 	if err != nil {
-		return err
+		return "", nil, err
 	}
-	return s.quota.tally.Admit(l, s.URI, name, size, func() (*store.Listing, error) { return s.List(ctx) })
+	s.quota.qOnce.Do(func() { s.quota.q = store.Quota{R: reserver{s}, Loc: s.URI, List: s.List} })
+	release, err = s.quota.q.Admit(ctx, l, id, name, size)
+	return id, release, err
+}
+
+// unreserve drops the reservation of upload id, published (it counts as a finished upload now)
+// or dropped.
+func (s *Store) unreserve(ctx context.Context, id string) {
+	s.quota.mu.Lock()
+	l, read := s.quota.limits, s.quota.read
+	s.quota.mu.Unlock()
+	if read && !l.None() {
+		reserver{s}.DropReservation(context.WithoutCancel(ctx), id)
+	}
+}
+
+// The reservations' primitives (store.Reserver). A reservation is the object
+// P/.attachctl/reserved/<id>, created If-None-Match: *. The limits lock is the object
+// P/.attachctl/limits.lock, "limits <expiry> <nonce>", created If-None-Match: * and taken over
+// by If-Match once its lease ran out (a holder that died). A server may let two create-only
+// writes that race both succeed (versitygw's posix backend checks, then writes): so Unlock reads
+// the lock back, and a holder that does not find its own nonce there lost the lock while it held
+// it, and what it wrote under it is undone and done again. Two holders that both find their own
+// nonce held it at times apart, so the later one counted what the earlier reserved.
+const (
+	reservedDir = "reserved"
+	limitsLease = 30 * time.Second
+)
+
+func (s *Store) limitsLockKey() string { return s.key(internalDir, "limits.lock") }
+
+func (s *Store) reservedKey(id string) string { return s.key(internalDir, reservedDir, id) }
+
+type reserver struct{ s *Store }
+
+type leaseHeld struct {
+	s     *Store
+	nonce string
+}
+
+func (r reserver) LockLimits(ctx context.Context, wait time.Duration) (store.LimitsLock, error) {
+	s := r.s
+	var rnd [8]byte
+	rand.Read(rnd[:])
+	nonce := hex.EncodeToString(rnd[:])
+	meta := holderMeta(store.Me())
+	body := func() io.Reader {
+		return strings.NewReader(fmt.Sprintf("limits %s %s\n", time.Now().UTC().Add(limitsLease).Format(time.RFC3339Nano), nonce))
+	}
+	deadline := time.Now().Add(wait)
+	for pause := 5 * time.Millisecond; ; pause = min(2*pause, 200*time.Millisecond) {
+		_, err := s.client.PutObject(ctx, &awss3.PutObjectInput{Bucket: &s.Bucket, Key: aws.String(s.limitsLockKey()),
+			Body: body(), Metadata: meta, IfNoneMatch: aws.String("*")})
+		if err == nil {
+			return leaseHeld{s, nonce}, nil
+		}
+		if !conflict(err) {
+			return nil, s.wrap(manifest.StoreUnreachable, "limits lock", err)
+		}
+		b, etag, _, gerr := s.getObject(ctx, s.limitsLockKey())
+		if gerr == nil {
+			if f := strings.Fields(string(b)); len(f) != 3 || time.Now().After(parseTime(f[1])) { // expired, or not a lock we can read
+				_, err := s.client.PutObject(ctx, &awss3.PutObjectInput{Bucket: &s.Bucket, Key: aws.String(s.limitsLockKey()),
+					Body: body(), Metadata: meta, IfMatch: aws.String(etag)})
+				if err == nil {
+					return leaseHeld{s, nonce}, nil
+				}
+			}
+		}
+		if time.Now().Add(pause).After(deadline) {
+			h, known := s.lockHolder(ctx, s.limitsLockKey())
+			return nil, manifest.Errorf(manifest.StoreLocked, "store %s: the limits lock %s %s (free at the latest %v after its holder stopped)",
+				s.URI, s.limitsLockKey(), store.HeldBy(h, known, wait), limitsLease)
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(pause):
+		}
+	}
+}
+
+func (h leaseHeld) Unlock(ctx context.Context) (bool, error) {
+	b, _, _, err := h.s.getObject(ctx, h.s.limitsLockKey())
+	if notFound(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, h.s.wrap(manifest.StoreUnreachable, "limits lock", err)
+	}
+	if f := strings.Fields(string(b)); len(f) != 3 || f[2] != h.nonce {
+		return false, nil
+	}
+	if _, err := h.s.client.DeleteObject(ctx, &awss3.DeleteObjectInput{Bucket: &h.s.Bucket, Key: aws.String(h.s.limitsLockKey())}); err != nil && !notFound(err) {
+		return true, h.s.wrap(manifest.StoreUnreachable, "limits lock", err)
+	}
+	return true, nil
+}
+
+func (r reserver) PutReservation(ctx context.Context, key string, body []byte) error {
+	_, err := r.s.client.PutObject(ctx, &awss3.PutObjectInput{Bucket: &r.s.Bucket, Key: aws.String(r.s.reservedKey(key)),
+		Body: bytes.NewReader(body), IfNoneMatch: aws.String("*")})
+	return r.s.wrap(manifest.StoreUnreachable, "reservation "+key, err)
+}
+
+func (r reserver) Reservations(ctx context.Context) (map[string][]byte, error) {
+	s := r.s
+	out := map[string][]byte{}
+	prefix := s.reservedKey("")
+	err := s.listObjects(ctx, prefix, func(o types.Object) error {
+		key := strings.TrimPrefix(aws.ToString(o.Key), prefix)
+		b, _, _, err := s.getObject(ctx, aws.ToString(o.Key))
+		switch {
+		case notFound(err): // dropped meanwhile
+		case err != nil:
+			return err
+		default:
+			out[key] = b
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, s.wrap(manifest.StoreUnreachable, "reservations", err)
+	}
+	return out, nil
+}
+
+func (r reserver) DropReservation(ctx context.Context, key string) error {
+	_, err := r.s.client.DeleteObject(ctx, &awss3.DeleteObjectInput{Bucket: &r.s.Bucket, Key: aws.String(r.s.reservedKey(key))})
+	if notFound(err) {
+		return nil
+	}
+	return r.s.wrap(manifest.StoreUnreachable, "reservation "+key, err)
 }
 
 // admitChunk checks a chunk of n bytes at offset cur of the unfinished upload name.
@@ -144,6 +288,5 @@ func (s *Store) SetLimits(ctx context.Context, l store.Limits) error {
 	s.quota.mu.Lock()
 	s.quota.read, s.quota.limits = true, l
 	s.quota.mu.Unlock()
-	s.quota.tally.Reset()
 	return nil
 }

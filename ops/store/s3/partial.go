@@ -292,14 +292,12 @@ func (s *Store) Begin(ctx context.Context, name string, size int64) (string, err
 	if _, err := s.checkStore(ctx, true); err != nil {
 		return "", err
 	}
-	if err := s.admit(ctx, name, size); err != nil {
-		return "", err
-	}
-	id, err := store.NewID()
+	id, release, err := s.admitNew(ctx, name, size)
 	if err != nil {
 		return "", err
 	}
 	if err := s.putJSON(ctx, s.infoKey(id), partialInfo{Name: name, Size: size, Made: nowString()}, true); err != nil {
+		release()
 		return "", s.wrap(manifest.UploadUnreadable, "begin "+name, err)
 	}
 	return id, nil
@@ -424,6 +422,14 @@ func (s *Store) written(ctx context.Context, id string, pi *partialInfo) (int64,
 
 // Finish checks and publishes a step-by-step upload create-only.
 func (s *Store) Finish(ctx context.Context, id string, size int64, sum string) (*store.Info, error) {
+	info, err := s.finish(ctx, id, size, sum)
+	if err == nil {
+		s.unreserve(ctx, id)
+	}
+	return info, err
+}
+
+func (s *Store) finish(ctx context.Context, id string, size int64, sum string) (*store.Info, error) {
 	if err := store.ValidID(id); err != nil {
 		return nil, err
 	}
@@ -659,5 +665,8 @@ func (s *Store) Abort(ctx context.Context, id string) error {
 		}
 		return err
 	}
-	return s.dropPartial(ctx, id, pi)
+	if err := s.dropPartial(ctx, id, pi); err != nil {
+		return err
+	}
+	return reserver{s}.DropReservation(ctx, id)
 }

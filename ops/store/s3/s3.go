@@ -374,6 +374,18 @@ func (c *idleConn) Write(p []byte) (int, error) {
 	return c.Conn.Write(p)
 }
 
+// silent is a request the server did not answer in time, as Go's transport reports it when the
+// wait for the answer's headers (ResponseHeaderTimeout) ran out: an error that is also
+// context.DeadlineExceeded, which every caller takes for its own deadline and passes on without
+// a code. It races the idle read's timeout of the same length (an "i/o timeout", which is not),
+// so one run in a few came back uncoded, with no store named. It is the server's silence: a
+// timeout, and not the caller's deadline.
+type silent struct{ err error }
+
+func (e silent) Error() string   { return e.err.Error() }
+func (e silent) Timeout() bool   { return true }
+func (e silent) Temporary() bool { return true }
+
 // errGaveUp is a request not sent because the server stopped answering the ones before.
 var errGaveUp = errors.New("not sent: the server stopped answering")
 
@@ -398,6 +410,9 @@ func (b *breaker) Do(r *http.Request) (*http.Response, error) {
 		return nil, fmt.Errorf("%w (%v)", errGaveUp, gaveUp)
 	}
 	resp, err := b.c.Do(r)
+	if err != nil && r.Context().Err() == nil && errors.Is(err, context.DeadlineExceeded) {
+		err = silent{err}
+	}
 	inv := r.Header.Get("Amz-Sdk-Invocation-Id")
 	var ne net.Error
 	b.mu.Lock()

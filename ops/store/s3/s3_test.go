@@ -49,6 +49,7 @@ func TestConformance(t *testing.T) {
 			}
 			return len(out.Contents) > 0
 		},
+		Reserver: func(t *testing.T, b store.Backend) store.Reserver { return reserver{b.(*Store)} },
 		EditTreeFile: func(t *testing.T, b store.Backend, id, name, rel string, data []byte) {
 			s := b.(*Store)
 			key := s.treeFileKey(id, name, rel)

@@ -93,7 +93,11 @@ func (s *Store) noteKey(abs, name string, size int64, sum string) string {
 // and sends only the parts the server does not hold with the same bytes (each held part's ETag is
 // compared with the MD5 of the file's bytes). The completion is create-only (If-None-Match: *).
 func (s *Store) Stream(ctx context.Context, src store.Source, f store.SourceFile, opts store.StreamOptions) (*store.Info, error) {
-	return s.stream(ctx, src, f, opts, 0)
+	info, err := s.stream(ctx, src, f, opts, 0)
+	if err == nil {
+		s.unreserve(ctx, info.ID)
+	}
+	return info, err
 }
 
 // stream is Stream; tries counts the restarts after another run of the same source won the note.
@@ -206,6 +210,7 @@ func (s *Store) stream(ctx context.Context, src store.Source, f store.SourceFile
 	// source's. The loser drops its own and takes the winner's, sending what it lacks.
 	if cur := s.noteID(ctx, note); cur != "" && cur != id && tries < 3 {
 		s.dropPartial(context.WithoutCancel(ctx), id, pi)
+		s.unreserve(ctx, id)
 		if opts.Progress != nil {
 			opts.Progress(-size)
 		}
@@ -331,22 +336,23 @@ func (s *Store) intact(ctx context.Context, id, name, want string) bool {
 // startStage begins a multipart upload with the BLAKE3 in its metadata, then writes its info and
 // the source's note (a kill between leaves a multipart upload that sweep aborts).
 func (s *Store) startStage(ctx context.Context, note, noteTag, name string, size int64, want string) (string, *partialInfo, error) {
-	if err := s.admit(ctx, name, size); err != nil { // the store's limits, before anything is sent
+	id, release, err := s.admitNew(ctx, name, size) // the store's limits, before anything is sent
+	if err != nil {
 		return "", nil, err
 	}
-	id, err := store.NewID()
-	if err != nil {
+	fail := func(err error) (string, *partialInfo, error) {
+		release()
 		return "", nil, err
 	}
 	key := s.FinishedKey(id, name)
 	mp, err := s.client.CreateMultipartUpload(ctx, &awss3.CreateMultipartUploadInput{Bucket: &s.Bucket, Key: &key,
 		Metadata: map[string]string{"blake3": want}})
 	if err != nil {
-		return "", nil, s.wrap(manifest.UploadUnreadable, name, err)
+		return fail(s.wrap(manifest.UploadUnreadable, name, err))
 	}
 	pi := &partialInfo{Name: name, Size: size, Made: nowString(), UploadID: aws.ToString(mp.UploadId), Blake3: want}
 	if err := s.putJSON(ctx, s.infoKey(id), pi, true); err != nil {
-		return "", nil, s.wrap(manifest.UploadUnreadable, name, err)
+		return fail(s.wrap(manifest.UploadUnreadable, name, err))
 	}
 	nb, _ := json.Marshal(sourceNote{ID: id})
 	in := &awss3.PutObjectInput{Bucket: &s.Bucket, Key: &note, Body: bytes.NewReader(nb), IfNoneMatch: aws.String("*")}
@@ -356,9 +362,9 @@ func (s *Store) startStage(ctx context.Context, note, noteTag, name string, size
 	if _, err := s.client.PutObject(ctx, in); err != nil {
 		s.dropPartial(context.WithoutCancel(ctx), id, pi)
 		if conflict(err) || notFound(err) {
-			return "", nil, errNoteTaken
+			return fail(errNoteTaken)
 		}
-		return "", nil, s.wrap(manifest.UploadUnreadable, name, err)
+		return fail(s.wrap(manifest.UploadUnreadable, name, err))
 	}
 	return id, pi, nil
 }

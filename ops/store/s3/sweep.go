@@ -268,7 +268,7 @@ func (s *Store) Sweep(ctx context.Context, wait time.Duration, dryRun bool) (sto
 			}
 		}
 		if time.Now().Add(pause).After(deadline) {
-			h, known := s.lockHolder(ctx)
+			h, known := s.lockHolder(ctx, s.lockKey())
 			return nil, manifest.Errorf(manifest.StoreLocked, "store %s: the sweep lock (another sweep or rm is running) %s %s (free at the latest %v after that sweep stopped)",
 				s.URI, s.lockKey(), store.HeldBy(h, known, wait), lease)
 		}

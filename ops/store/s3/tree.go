@@ -81,7 +81,11 @@ type heldObj struct {
 
 // UploadTree is store.Trees.UploadTree for S3.
 func (s *Store) UploadTree(ctx context.Context, src store.TreeSource, opts store.TreeOptions) (*store.TreeInfo, error) {
-	return s.uploadTree(ctx, src, opts, 0)
+	info, err := s.uploadTree(ctx, src, opts, 0)
+	if err == nil {
+		s.unreserve(ctx, info.ID)
+	}
+	return info, err
 }
 
 // uploadTree is UploadTree; tries counts the restarts after another run of the same folder won
@@ -176,6 +180,7 @@ func (s *Store) uploadTree(ctx context.Context, src store.TreeSource, opts store
 	// and takes the winner's, sending what it lacks.
 	if cur := s.noteID(ctx, note); cur != "" && cur != id && tries < 3 {
 		s.dropPartial(context.WithoutCancel(ctx), id, pi)
+		s.unreserve(ctx, id)
 		if opts.Progress != nil {
 			opts.Progress(-total)
 		}
@@ -228,16 +233,17 @@ func (s *Store) treeResumable(ctx context.Context, note string, src *store.TreeS
 // startTree writes a new folder upload's info, then the source's note (create-only, or over
 // the note of an upload that is no more: If-Match).
 func (s *Store) startTree(ctx context.Context, note, noteTag, name string, size int64, want string) (string, *partialInfo, error) {
-	if err := s.admit(ctx, name, size); err != nil {
+	id, release, err := s.admitNew(ctx, name, size)
+	if err != nil {
 		return "", nil, err
 	}
-	id, err := store.NewID()
-	if err != nil {
+	fail := func(err error) (string, *partialInfo, error) {
+		release()
 		return "", nil, err
 	}
 	pi := &partialInfo{Name: name, Size: size, Made: nowString(), Blake3: want, Kind: store.KindFolder, Note: path.Base(note)}
 	if err := s.putJSON(ctx, s.infoKey(id), pi, true); err != nil {
-		return "", nil, s.wrap(manifest.UploadUnreadable, name, err)
+		return fail(s.wrap(manifest.UploadUnreadable, name, err))
 	}
 	nb, _ := json.Marshal(sourceNote{ID: id})
 	in := &awss3.PutObjectInput{Bucket: &s.Bucket, Key: &note, Body: bytes.NewReader(nb), IfNoneMatch: aws.String("*")}
@@ -247,9 +253,9 @@ func (s *Store) startTree(ctx context.Context, note, noteTag, name string, size 
 	if _, err := s.client.PutObject(ctx, in); err != nil {
 		s.dropPartial(context.WithoutCancel(ctx), id, pi)
 		if conflict(err) || notFound(err) {
-			return "", nil, errNoteTaken
+			return fail(errNoteTaken)
 		}
-		return "", nil, s.wrap(manifest.UploadUnreadable, name, err)
+		return fail(s.wrap(manifest.UploadUnreadable, name, err))
 	}
 	return id, pi, nil
 }

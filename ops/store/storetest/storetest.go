@@ -35,6 +35,9 @@ type Harness struct {
 	// store's back: data written there (a new file when there was none), or the file removed
 	// when data is nil. Nil: the verify test of folder uploads is skipped.
 	EditTreeFile func(t *testing.T, b store.Backend, id, name, rel string, data []byte)
+	// Reserver returns the backend's primitives of reservations (store.Reserver), for the
+	// tests of limits across processes. Nil: those are skipped.
+	Reserver func(t *testing.T, b store.Backend) store.Reserver
 }
 
 // Run runs the suite.
@@ -66,6 +69,7 @@ func Run(t *testing.T, h Harness) {
 	}
 	tests = append(tests, stageTests...)
 	tests = append(tests, treeTests...)
+	tests = append(tests, limitsTests...)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.f(t, h) })
 	}

@@ -1,0 +1,196 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/attachctl/attachctl/manifest"
+)
+
+func TestReservationLive(t *testing.T) {
+	now := time.Date(2026, 12, 2, 9, 0, 0, 0, time.UTC)
+	gone := func(pid int) bool { return pid == 99 }
+	holder := func(pid int, host string, age time.Duration) string {
+		return Holder{PID: pid, Host: host, Since: now.Add(-age)}.String()
+	}
+	for _, tc := range []struct {
+		name   string
+		holder string
+		live   bool
+	}{
+		{"this host, alive", holder(7, "here", time.Minute), true},
+		{"this host, alive for hours", holder(7, "here", 5*time.Hour), true},
+		{"this host, its process gone", holder(99, "here", time.Second), false},
+		{"this host, past the longest age (a pid reused)", holder(7, "here", ReserveMaxAge+time.Second), false},
+		{"another host, within the lease", holder(99, "there", ReserveLease-time.Second), true},
+		{"another host, past the lease", holder(7, "there", ReserveLease+time.Second), false},
+		{"no holder", "", false},
+		{"garbage", "pid=x", false},
+	} {
+		if got := (Reservation{ID: "a", Holder: tc.holder}).Live(now, "here", gone); got != tc.live {
+			t.Errorf("%s: Live = %v, want %v", tc.name, got, tc.live)
+		}
+	}
+}
+
+const (
+	idA = "01a235f7-ed69-7ea8-b6e3-ada7612bfe34"
+	idB = "01a235f7-ed69-7ea8-b6e3-ada7612bfe35"
+	idC = "01a235f7-ed69-7ea8-b6e3-ada7612bfe36"
+	idD = "01a235f7-ed69-7ea8-b6e3-ada7612bfe37"
+)
+
+func TestUsageWith(t *testing.T) {
+	ls := &Listing{Entries: []Entry{
+		{ID: idA, Size: 100, Finished: true},
+		{ID: idB, Size: 30},                 // unfinished, 30 bytes written
+		{ID: "batch", Size: 0, Batch: true}, // never counted
+	}}
+	dead := map[string]bool{idD: true}
+	live := func(r Reservation) bool { return !dead[r.ID] }
+	for _, tc := range []struct {
+		name string
+		rs   map[string]Reservation
+		want Usage
+		drop []string
+	}{
+		{"none", nil, Usage{Files: 2, Bytes: 130}, nil},
+		{"not begun yet: one more upload of its size", map[string]Reservation{idC: {ID: idC, Size: 900}}, Usage{Files: 3, Bytes: 1030}, nil},
+		{"open size: one more upload, no bytes", map[string]Reservation{idC: {ID: idC, Size: -1}}, Usage{Files: 3, Bytes: 130}, nil},
+		{"unfinished: its declared size, not twice", map[string]Reservation{idB: {ID: idB, Size: 50}}, Usage{Files: 2, Bytes: 150}, nil},
+		{"unfinished past its reservation", map[string]Reservation{idB: {ID: idB, Size: 10}}, Usage{Files: 2, Bytes: 130}, nil},
+		{"published: counted as finished, dropped", map[string]Reservation{idA: {ID: idA, Size: 100}}, Usage{Files: 2, Bytes: 130}, []string{idA}},
+		{"dead: dropped", map[string]Reservation{idD: {ID: idD, Size: 900}}, Usage{Files: 2, Bytes: 130}, []string{idD}},
+		{"key and id differ: dropped", map[string]Reservation{idC: {ID: idD, Size: 900}}, Usage{Files: 2, Bytes: 130}, []string{idC}},
+		{"not a reservation's key: left alone", map[string]Reservation{"x.tmp": {ID: "x.tmp", Size: 900}}, Usage{Files: 2, Bytes: 130}, nil},
+	} {
+		used, drop := UsageWith(ls, tc.rs, live)
+		if used != tc.want || len(drop) != len(tc.drop) || len(drop) > 0 && drop[0] != tc.drop[0] {
+			t.Errorf("%s: UsageWith = %+v drop %v, want %+v drop %v", tc.name, used, drop, tc.want, tc.drop)
+		}
+	}
+}
+
+// memReserver is a Reserver in memory; its lock can be made to be lost once (as a lease taken
+// over while held).
+type memReserver struct {
+	lockMu   sync.Mutex
+	mu       sync.Mutex
+	rs       map[string][]byte
+	loseOnce bool
+	unlocks  int
+}
+
+func (m *memReserver) LockLimits(ctx context.Context, wait time.Duration) (LimitsLock, error) {
+	m.lockMu.Lock()
+	return memLock{m}, nil
+}
+
+type memLock struct{ m *memReserver }
+
+func (l memLock) Unlock(ctx context.Context) (bool, error) {
+	l.m.mu.Lock()
+	lost := l.m.loseOnce
+	l.m.loseOnce = false
+	l.m.unlocks++
+	l.m.mu.Unlock()
+	l.m.lockMu.Unlock()
+	return !lost, nil
+}
+
+func (m *memReserver) PutReservation(ctx context.Context, key string, body []byte) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, ok := m.rs[key]; ok {
+		return manifest.Errorf(manifest.UploadInvalid, "%s exists", key)
+	}
+	m.rs[key] = body
+	return nil
+}
+
+func (m *memReserver) Reservations(ctx context.Context) (map[string][]byte, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := map[string][]byte{}
+	for k, v := range m.rs {
+		out[k] = v
+	}
+	return out, nil
+}
+
+func (m *memReserver) DropReservation(ctx context.Context, key string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.rs, key)
+	return nil
+}
+
+func TestQuotaAdmit(t *testing.T) {
+	ids := []string{idA, idB, idC, idD, "01a235f7-ed69-7ea8-b6e3-ada7612bfe38"}
+	l := Limits{MaxFiles: 3, MaxBytes: 3000}
+	empty := func(context.Context) (*Listing, error) { return &Listing{}, nil }
+
+	// Five at once, each its own Quota (as five processes): three admitted, two store.full.
+	m := &memReserver{rs: map[string][]byte{}}
+	var wg sync.WaitGroup
+	codes := make([]manifest.Code, len(ids))
+	for i, id := range ids {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			q := &Quota{R: m, Loc: "S", List: empty}
+			_, err := q.Admit(context.Background(), l, id, "f.bin", 900)
+			codes[i] = manifest.CodeOf(err)
+		}()
+	}
+	wg.Wait()
+	var ok, full int
+	for _, c := range codes {
+		switch c {
+		case "":
+			ok++
+		case manifest.StoreFull:
+			full++
+		}
+	}
+	if ok != 3 || full != 2 || len(m.rs) != 3 {
+		t.Errorf("five at once: %d admitted, %d store.full, %d reserved; want 3, 2, 3", ok, full, len(m.rs))
+	}
+
+	// A reservation released on failure makes room again; a dead holder's holds none.
+	m = &memReserver{rs: map[string][]byte{}}
+	q := &Quota{R: m, Loc: "S", List: empty}
+	rel, err := q.Admit(context.Background(), l, idA, "f.bin", 2000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := q.Admit(context.Background(), l, idB, "g.bin", 2000); manifest.CodeOf(err) != manifest.StoreFull {
+		t.Fatalf("second 2000 B: %v, want store.full", err)
+	}
+	rel()
+	dead, _ := json.Marshal(Reservation{ID: idC, Size: 3000, Holder: Holder{PID: 1 << 30, Host: ThisHost(), Since: time.Now()}.String()})
+	m.rs[idC] = dead
+	if _, err := q.Admit(context.Background(), l, idB, "g.bin", 2000); err != nil {
+		t.Fatalf("after release, beside a dead holder's: %v", err)
+	}
+	if _, ok := m.rs[idC]; ok {
+		t.Error("the dead holder's reservation was not dropped")
+	}
+
+	// The lock lost while held: the reservation is undone and taken again under the lock.
+	m = &memReserver{rs: map[string][]byte{}, loseOnce: true}
+	q = &Quota{R: m, Loc: "S", List: empty}
+	if _, err := q.Admit(context.Background(), l, idA, "f.bin", 900); err != nil || m.unlocks != 2 || len(m.rs) != 1 {
+		t.Errorf("lost lock: err %v, %d unlocks, %d reserved; want nil, 2, 1", err, m.unlocks, len(m.rs))
+	}
+
+	// No limits: nothing is locked or reserved.
+	m = &memReserver{rs: map[string][]byte{}}
+	q = &Quota{R: m, Loc: "S", List: empty}
+	if _, err := q.Admit(context.Background(), Limits{}, idA, "f.bin", 900); err != nil || m.unlocks != 0 || len(m.rs) != 0 {
+		t.Errorf("no limits: err %v, %d unlocks, %d reserved", err, m.unlocks, len(m.rs))
+	}
+}

@@ -1,0 +1,112 @@
+package storetest
+
+import (
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/ops/store"
+)
+
+// The primitives a backend offers for limits that hold across processes (store.Reserver), and
+// store.Quota over them. h.Reserver gives a backend's; nil: skipped.
+var limitsTests = []struct {
+	name string
+	f    func(t *testing.T, h Harness)
+}{
+	{"Reservations", testReservations},
+	{"LimitsLockExclusive", testLimitsLock},
+	{"LimitsAcrossProcesses", testLimitsAcross},
+}
+
+// limited makes a store with limits l and returns it with its Reserver.
+func limited(t *testing.T, h Harness, l store.Limits) (store.Backend, store.Reserver) {
+	t.Helper()
+	if h.Reserver == nil {
+		t.Skip("the harness gives no Reserver")
+	}
+	b := h.New(t)
+	if err := b.(store.Limiter).SetLimits(ctx, l); err != nil {
+		t.Fatal(err)
+	}
+	return b, h.Reserver(t, b)
+}
+
+func testReservations(t *testing.T, h Harness) {
+	_, r := limited(t, h, store.Limits{MaxFiles: 3})
+	if got, err := r.Reservations(ctx); err != nil || len(got) != 0 {
+		t.Fatalf("a new store's reservations: %v, %v; want none", got, err)
+	}
+	const id = "01a235f7-ed69-7ea8-b6e3-ada7612bfe34"
+	if err := r.PutReservation(ctx, id, []byte("one")); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.PutReservation(ctx, id, []byte("two")); err == nil {
+		t.Error("a second reservation of the same key was taken: want create-only")
+	}
+	got, err := r.Reservations(ctx)
+	if err != nil || len(got) != 1 || string(got[id]) != "one" {
+		t.Fatalf("reservations: %q, %v; want %s: one", got, err, id)
+	}
+	for range 2 { // removing one that is not there is no error
+		if err := r.DropReservation(ctx, id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, err := r.Reservations(ctx); err != nil || len(got) != 0 {
+		t.Fatalf("after the drop: %q, %v; want none", got, err)
+	}
+}
+
+func testLimitsLock(t *testing.T, h Harness) {
+	_, r := limited(t, h, store.Limits{MaxFiles: 3})
+	lk, err := r.LockLimits(ctx, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = r.LockLimits(ctx, 50*time.Millisecond)
+	if manifest.CodeOf(err) != manifest.StoreLocked || !strings.Contains(err.Error(), "limits lock") {
+		t.Errorf("a second lock while held: %v; want store.locked naming the limits lock", err)
+	}
+	if held, err := lk.Unlock(ctx); err != nil || !held {
+		t.Fatalf("unlock: held %v, %v", held, err)
+	}
+	lk, err = r.LockLimits(ctx, time.Second)
+	if err != nil {
+		t.Fatalf("the lock after it was released: %v", err)
+	}
+	lk.Unlock(ctx)
+}
+
+// testLimitsAcross admits five uploads at once, each through a Quota of its own (as five
+// processes do), against max-files 3 and max-bytes 3000: three are admitted, two are store.full.
+func testLimitsAcross(t *testing.T, h Harness) {
+	l := store.Limits{MaxFiles: 3, MaxBytes: 3000}
+	b, r := limited(t, h, l)
+	var wg sync.WaitGroup
+	codes := make([]manifest.Code, 5)
+	for i := range codes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			id, err := store.NewID()
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			q := &store.Quota{R: r, Loc: b.Location(), List: b.List}
+			_, err = q.Admit(ctx, l, id, "f.bin", 900)
+			codes[i] = manifest.CodeOf(err)
+		}()
+	}
+	wg.Wait()
+	n := map[manifest.Code]int{}
+	for _, c := range codes {
+		n[c]++
+	}
+	if n[""] != 3 || n[manifest.StoreFull] != 2 {
+		t.Errorf("five at once: %v; want 3 admitted, 2 store.full", codes)
+	}
+}
