@@ -185,13 +185,13 @@ func runWith(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if completionRequest(app, args, stdout) {
 		return exitOK
 	}
-	if len(args) == 3 && args[1] == "help" && args[2] == "global" {
+	args, err := normalizeArgs(app, args)
+	if errors.Is(err, errHelpGlobal) {
 		if _, err := io.WriteString(stdout, globalHelp(app)); err != nil {
 			return exitCode(outputFailed("help", err), stderr, app.Name)
 		}
 		return exitOK
 	}
-	args, err := normalizeArgs(app, args)
 	if err == nil {
 		err = app.RunContext(ctx, args)
 	}

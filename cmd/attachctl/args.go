@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -73,6 +74,11 @@ func levelArgs(path string, cmd *cli.Command, out, tokens []string) ([]string, e
 		}
 		if len(pos) == 0 && len(cmd.Subcommands) > 0 {
 			if t == "help" || t == "h" && path == cmd.Name {
+				if path == cmd.Name && slices.Equal(positionals(cmd, tokens[i+1:]), []string{"global"}) {
+					// A topic, not a command: global flags may come before or after it
+					// (`attachctl --quiet help global`), as with every command.
+					return nil, errHelpGlobal
+				}
 				// `help CMD [SUB]` is `CMD [SUB] --help`; `help` alone is the level's own help.
 				rest := append(append([]string(nil), tokens[i+1:]...), "--help")
 				return levelArgs(path, cmd, append(out, flags...), rest)
@@ -103,6 +109,29 @@ func levelArgs(path string, cmd *cli.Command, out, tokens []string) ([]string, e
 		out = append(append(out, "--"), pos...)
 	}
 	return out, nil
+}
+
+// errHelpGlobal is `attachctl help global`, with any global flags: run prints the global flags.
+var errHelpGlobal = errors.New("help global")
+
+// positionals is what of tokens is neither a flag of cmd nor a flag's value.
+func positionals(cmd *cli.Command, tokens []string) []string {
+	var pos []string
+	for i := 0; i < len(tokens); i++ {
+		t := tokens[i]
+		if t == "--" {
+			return append(pos, tokens[i+1:]...)
+		}
+		if len(t) > 1 && t[0] == '-' {
+			name, _, hasValue := strings.Cut(strings.TrimLeft(t, "-"), "=")
+			if f := findFlag(cmd.Flags, name); f != nil && takesValue(f) && !hasValue {
+				i++
+			}
+			continue
+		}
+		pos = append(pos, t)
+	}
+	return pos
 }
 
 // findFlag returns the flag of flags (or the help flag) that has name, or nil.

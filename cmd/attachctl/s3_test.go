@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -13,11 +14,14 @@ import (
 
 // TestScriptS3 runs the scripts of testdata/script/s3 against a real S3-compatible server
 // (versitygw on a loopback port), each with a fresh store $S3STORE and the AWS variables pointing
-// at the server. $S3DIR is the server's own folder; $SILENT an endpoint that accepts connections
+// at the server. $S3STOREDIR is the folder where the server keeps that store's objects (and only
+// that store's: the scripts run in parallel against one server, and a glob over the server's
+// whole folder finds the other scripts' objects); $SILENT an endpoint that accepts connections
 // and never answers.
 func TestScriptS3(t *testing.T) {
 	validator := acpValidator(t)
 	srv := s3test.Start(t)
+	neighbourStore(t, srv.Dir)
 	silent := s3test.Silent(t)
 	stripping := srv.Proxy(t)
 	stripping.StripConditions = true
@@ -38,11 +42,44 @@ func TestScriptS3(t *testing.T) {
 				k, v, _ := strings.Cut(kv, "=")
 				env.Setenv(k, v)
 			}
-			env.Setenv("S3STORE", srv.URI(fmt.Sprintf("script%d/chat-42", n.Add(1))))
-			env.Setenv("S3DIR", srv.Dir)
+			prefix := fmt.Sprintf("script%d/chat-42", n.Add(1))
+			env.Setenv("S3STORE", srv.URI(prefix))
+			env.Setenv("S3STOREDIR", filepath.Join(srv.Dir, srv.Bucket, prefix))
 			env.Setenv("SILENT", silent)                // accepts connections, never answers
 			env.Setenv("STRIPPING", stripping.Endpoint) // drops If-None-Match and If-Match
 			return nil
 		},
+	})
+}
+
+// neighbourStore puts, where the server keeps its objects, a store that no script is given
+// (script0: the scripts' stores are script1 up), holding objects under the names the scripts
+// use, and checks when every script has ended that none of them was changed or removed. A
+// script that reaches past its own store (a glob over every script's store finds a neighbour's
+// b.txt as soon as that one exists, which depends on how the parallel scripts interleave) then
+// fails every run, not one in ten.
+func neighbourStore(t *testing.T, dir string) {
+	t.Helper()
+	root := filepath.Join(dir, "attachctl", "script0", "chat-42")
+	id := "01900000-0000-7000-8000-0000000000d0"
+	files := map[string]string{}
+	for _, name := range []string{id + "/a.txt", id + "/b.txt", id + "/d/b.txt", id + "/proj/b/main.go",
+		".attachctl/store", "sub/x.txt"} {
+		files[filepath.Join(root, name)] = "neighbour " + name + "\n"
+	}
+	for path, body := range files {
+		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() { // after every script (the scripts are parallel subtests)
+		for path, body := range files {
+			if got, err := os.ReadFile(path); err != nil || string(got) != body {
+				t.Errorf("a script reached into another store: %s: %q, %v (want it untouched)", path, got, err)
+			}
+		}
 	})
 }
