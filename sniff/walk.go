@@ -49,7 +49,7 @@ type Entry struct {
 	Folder bool
 	// Regular: a folder's walk listed the entry as a regular file (see Listed).
 	Regular bool
-	Err    error
+	Err     error
 }
 
 // skipNames are the names a folder walk always leaves out: version-control metadata and Finder's.
