@@ -97,6 +97,7 @@ func (s *Store) streamSmall(ctx context.Context, b *Batch, src store.Source, f s
 	if had := b.claim(sum, src.Name, id); had != id {
 		return done(had) // the same file, built by another worker of the batch
 	}
+	s.idx.own(id)
 	o, err := b.buildSmall(id, src.Name, sum, buf)
 	if err != nil {
 		b.drop(sum, src.Name, id, err)
