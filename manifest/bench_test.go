@@ -44,3 +44,27 @@ func BenchmarkReader(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkWrite: one sniffed record written, by the writer (append) and by encoding/json (std,
+// how records were written before).
+func BenchmarkWrite(b *testing.B) {
+	r := &Record{Path: "shots/Café-01.png", Name: "Café-01.png", Size: 819200, HasSize: true, Mime: "image/png",
+		Kind: KindImage, Width: 1920, Height: 1080, Rel: "Café-01.png"}
+	b.Run("append", func(b *testing.B) {
+		b.ReportAllocs()
+		w := NewWriter(io.Discard)
+		for b.Loop() {
+			if err := w.Write(r); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("std", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := marshalStd(r); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}

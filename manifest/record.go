@@ -264,36 +264,5 @@ func asTypeError(err error, te **json.UnmarshalTypeError) bool {
 }
 
 // MarshalJSON writes the known fields in the order of docs/manifest.md, then the unknown ones in
-// input order.
-func (r *Record) MarshalJSON() ([]byte, error) {
-	path := r.Path
-	k := recordJSON{
-		Path: &path, Name: r.Name, Mime: r.Mime, Kind: r.Kind, Rel: r.Rel, Blake3: r.Blake3,
-		Width: r.Width, Height: r.Height, Orientation: r.Orientation,
-		Shrink: r.Shrink, Upload: r.Upload, Verified: r.Verified, Error: r.Error,
-	}
-	if r.HasSize || r.Size != 0 {
-		size := r.Size
-		k.Size = &size
-	}
-	if r.Kind == KindFolder || r.Files != 0 { // an empty folder says it holds 0 files
-		files := r.Files
-		k.Files = &files
-	}
-	b, err := json.Marshal(&k)
-	if err != nil || len(r.Extra) == 0 {
-		return b, err
-	}
-	b = b[:len(b)-1] // drop the closing brace
-	for _, f := range r.Extra {
-		if knownKeys[f.Key] {
-			continue
-		}
-		b = append(b, ',')
-		kb, _ := json.Marshal(f.Key)
-		b = append(b, kb...)
-		b = append(b, ':')
-		b = append(b, f.Value...)
-	}
-	return append(b, '}'), nil
-}
+// input order (AppendJSON).
+func (r *Record) MarshalJSON() ([]byte, error) { return r.AppendJSON(nil), nil }

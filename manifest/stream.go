@@ -117,8 +117,9 @@ func describe(err error) string {
 
 // Writer writes records as JSON Lines. It is safe for use by one goroutine at a time.
 type Writer struct {
-	bw *bufio.Writer
-	mu sync.Mutex
+	bw  *bufio.Writer
+	mu  sync.Mutex
+	buf []byte // the record being written, reused
 }
 
 // NewWriter returns a Writer on w. Call Flush when done.
@@ -126,16 +127,11 @@ func NewWriter(w io.Writer) *Writer { return &Writer{bw: bufio.NewWriterSize(w, 
 
 // Write writes one record and its newline.
 func (w *Writer) Write(r *Record) error {
-	b, err := r.MarshalJSON()
-	if err != nil {
-		return err
-	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if _, err := w.bw.Write(b); err != nil {
-		return err
-	}
-	return w.bw.WriteByte('\n')
+	w.buf = append(r.AppendJSON(w.buf[:0]), '\n')
+	_, err := w.bw.Write(w.buf)
+	return err
 }
 
 // Flush writes out what is buffered.

@@ -34,6 +34,12 @@ type Options struct {
 	Keep bool
 }
 
+// Listed, in rec.Sniffed, is a folder walk's word that rec.Path was a regular file when the walk
+// listed it (Entry.Regular): Fill then opens it without a stat first. Stat, open and fstat of every
+// file in a folder is one system call more per file than open and fstat, and the fstat after the
+// open catches a file replaced since the listing as the stat would have. Fill clears it.
+type Listed struct{}
+
 // Held is a small file's bytes as Fill read them whole (Options.Keep), and the path it read.
 type Held struct {
 	Path  string
@@ -72,14 +78,19 @@ func Fill(rec *manifest.Record, opts Options) error {
 	rec.Name = filepath.Base(path)
 
 	var st unix.Stat_t
-	if err := retry(func() error { return unix.Stat(path, &st) }); err != nil {
-		return pathError(path, err)
-	}
-	if opts.Folders && uint32(st.Mode)&unix.S_IFMT == unix.S_IFDIR {
-		return FillFolder(rec, opts, opts.Folder)
-	}
-	if err := checkRegular(path, uint32(st.Mode)); err != nil {
-		return err
+	if _, listed := rec.Sniffed.(Listed); listed {
+		// The walk saw a regular file: no stat before the open, the fstat after it checks again.
+		rec.Sniffed = nil
+	} else {
+		if err := retry(func() error { return unix.Stat(path, &st) }); err != nil {
+			return pathError(path, err)
+		}
+		if opts.Folders && uint32(st.Mode)&unix.S_IFMT == unix.S_IFDIR {
+			return FillFolder(rec, opts, opts.Folder)
+		}
+		if err := checkRegular(path, uint32(st.Mode)); err != nil {
+			return err
+		}
 	}
 	var fd int
 	err := retry(func() (err error) {

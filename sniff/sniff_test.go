@@ -515,3 +515,56 @@ func TestKeepHoldsSmallFiles(t *testing.T) {
 		})
 	}
 }
+
+// TestFillListed: a record the walk listed as a regular file (Listed) is sniffed as any other,
+// its marker cleared, without the stat before the open (one allocation fewer: the stat's copy of
+// the path); a listed path that is no longer a regular file still fails as one, without blocking.
+func TestFillListed(t *testing.T) {
+	for _, name := range []string{"image.png", "photo.jpg", "data.json", "archive.zip", "empty"} {
+		p := filepath.Join(samples, name)
+		want := fill(t, p, Options{NoHash: true})
+		got := manifest.Record{Path: p, Sniffed: Listed{}}
+		if err := Fill(&got, Options{NoHash: true}); err != nil {
+			t.Fatal(err)
+		}
+		if got.Sniffed != nil || got.Mime != want.Mime || got.Kind != want.Kind || got.Size != want.Size || got.Width != want.Width {
+			t.Errorf("%s listed: %+v, want %+v", name, got, want)
+		}
+	}
+	p := filepath.Join(samples, "image.png")
+	allocs := func(listed bool) float64 {
+		return testing.AllocsPerRun(200, func() {
+			rec := manifest.Record{Path: p}
+			if listed {
+				rec.Sniffed = Listed{}
+			}
+			if err := Fill(&rec, Options{NoHash: true}); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+	// The floor (scripts/bench/headfloor) allocates once a file too: open(2)'s copy of the path.
+	if a, b := allocs(true), allocs(false); a > 1 || a >= b {
+		t.Errorf("Fill of a listed PNG: %v allocations, of one not listed %v; want at most 1, and fewer", a, b)
+	}
+
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo")
+	if err := mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		path string
+		code manifest.Code
+	}{
+		{fifo, manifest.FileNotRegular},
+		{"/dev/null", manifest.FileNotRegular},
+		{dir, manifest.FileUnreadable},
+		{filepath.Join(dir, "gone"), manifest.FileMissing},
+	} {
+		rec := manifest.Record{Path: c.path, Sniffed: Listed{}}
+		if err := Fill(&rec, Options{NoHash: true, Folders: true}); manifest.CodeOf(err) != c.code {
+			t.Errorf("%s listed, since replaced: %v, want %s", c.path, err, c.code)
+		}
+	}
+}

@@ -47,7 +47,9 @@ type Entry struct {
 	Rel string
 	// Folder: the entry is a folder argument, to be taken as one attachment (FillFolder).
 	Folder bool
-	Err    error
+	// Regular: a folder's walk listed the entry as a regular file (see Listed).
+	Regular bool
+	Err     error
 }
 
 // skipNames are the names a folder walk always leaves out: version-control metadata and Finder's.
@@ -98,7 +100,7 @@ func WalkEntries(paths []string, opts WalkOptions, fn func(Entry) error) error {
 	yield := func(e Entry) error {
 		if !utf8.ValidString(e.Path) {
 			e.Path, e.Err = badName(e.Path)
-			e.Rel, e.Folder = "", false
+			e.Rel, e.Folder, e.Regular = "", false, false
 		}
 		return fn(e)
 	}
@@ -214,7 +216,7 @@ func walkDir(root string, opts WalkOptions, fn func(Entry) error) error {
 			parentRel = rels[filepath.Dir(filepath.Clean(p))]
 			rel = d.Name()
 			if parentRel != "" {
-				rel = parentRel + "/" + d.Name()
+				rel = joinRel(p, parentRel, rel)
 			}
 		}
 		if err == nil {
@@ -252,7 +254,7 @@ func walkDir(root string, opts WalkOptions, fn func(Entry) error) error {
 			}
 			return nil
 		default:
-			ferr = fn(Entry{Path: p, Rel: rel})
+			ferr = fn(Entry{Path: p, Rel: rel, Regular: d.Type().IsRegular()})
 		}
 		if ferr != nil {
 			return &stop{ferr}
@@ -267,6 +269,18 @@ func walkDir(root string, opts WalkOptions, fn func(Entry) error) error {
 		return s.err
 	}
 	return err
+}
+
+// joinRel is parentRel + "/" + name: the tail of the walked path p when p ends with exactly those
+// bytes (it does where the walk joins names with "/"), so that a file's rel costs no copy; else the
+// two joined.
+func joinRel(p, parentRel, name string) string {
+	if n := len(parentRel) + 1 + len(name); len(p) >= n {
+		if tail := p[len(p)-n:]; tail[:len(parentRel)] == parentRel && tail[len(parentRel)] == '/' && tail[len(parentRel)+1:] == name {
+			return tail
+		}
+	}
+	return parentRel + "/" + name
 }
 
 // skipped says why a folder walk leaves d out, or "" when it is a regular file or a folder to

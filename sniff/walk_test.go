@@ -380,3 +380,17 @@ func TestWalkAvoid(t *testing.T) {
 		same(t, got, []yielded{{path: "b/c.txt"}, {path: "b/st/.attachctl/store"}, {path: "b/st/x/y.bin"}})
 	})
 }
+
+func TestJoinRel(t *testing.T) {
+	for _, c := range []struct{ p, parent, name, want string }{
+		{"root/a/b/f.txt", "a/b", "f.txt", "a/b/f.txt"},
+		{"a/b/f.txt", "a/b", "f.txt", "a/b/f.txt"},
+		{`root\a\f.txt`, "a", "f.txt", "a/f.txt"}, // Windows: the path's separator is not rel's
+		{"f.txt", "a", "f.txt", "a/f.txt"},
+		{"root/x/f.txt", "a", "f.txt", "a/f.txt"},
+	} {
+		if got := joinRel(c.p, c.parent, c.name); got != c.want {
+			t.Errorf("joinRel(%q, %q, %q) = %q, want %q", c.p, c.parent, c.name, got, c.want)
+		}
+	}
+}

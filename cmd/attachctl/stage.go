@@ -175,6 +175,8 @@ func walkSource(c *cli.Context, paths []string, list io.Reader, opts sniff.WalkO
 			rec := &manifest.Record{Path: e.Path, Rel: e.Rel}
 			if e.Err != nil {
 				report(c, rec.Fail("sniff", e.Err, manifest.FileUnreadable))
+			} else if e.Regular {
+				rec.Sniffed = sniff.Listed{}
 			}
 			if !yield(rec) {
 				return errStopWalk

@@ -101,6 +101,7 @@ func (s *Store) streamSmall(ctx context.Context, b *Batch, src store.Source, f s
 		b.drop(sum, src.Name, id, err)
 		return nil, err
 	}
+	s.idx.own(id)
 	o, err := b.buildSmall(id, src.Name, sum, buf)
 	if err != nil {
 		release()

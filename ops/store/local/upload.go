@@ -231,6 +231,15 @@ func (x *uploadIndex) put(m *Meta) {
 	x.bySize[sizeKey{m.Name, m.Size}] = true
 }
 
+// own marks id, an upload this process is building, as seen: a listing of the store while it
+// is being placed does not read its metadata back (the commit indexes it once it is durable).
+func (x *uploadIndex) own(id string) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.init()
+	x.seen[id] = true
+}
+
 func (x *uploadIndex) init() {
 	if x.byKey == nil {
 		x.byKey, x.seen, x.bySize = map[indexKey]string{}, map[string]bool{}, map[sizeKey]bool{}
@@ -246,7 +255,7 @@ func (s *Store) indexNew() {
 		}
 		s.idx.listedAt = st.Ctim // taken before the listing: a change during it lists again
 	}
-	ids, err := s.IDs()
+	ids, err := s.listIDs()
 	if err != nil {
 		s.idx.listedAt = unix.Timespec{}
 		return
