@@ -108,12 +108,14 @@ type pdfDoc struct {
 // goes wrong (a refused file, a time limit, a panic in the binding) comes back as a reason.
 func openPDF(ctx context.Context, r io.ReaderAt, size int64, lim Limits, fn func(d *pdfDoc) string) (reason string) {
 	lim = lim.orDefault()
-	ctx, cancel := context.WithTimeout(ctx, lim.Timeout)
-	defer cancel()
+	// The first call of a process waits for the compile (or the cache load), apart from the
+	// document's own time limit.
 	pl, err := pool(ctx, wasmPages(lim))
 	if err != nil {
 		return pdfReason(ctx, lim, err)
 	}
+	ctx, cancel := context.WithTimeout(ctx, lim.Timeout)
+	defer cancel()
 	inst, err := pl.GetInstanceWithContext(ctx)
 	if err != nil {
 		return pdfReason(ctx, lim, err)
