@@ -31,7 +31,7 @@ var DefaultLimits = Limits{
 	Timeout:       20 * time.Second,
 	MaxPages:      2000,
 	MaxPageInches: 100,
-	MaxUnzipped:   64 << 20,
+	MaxUnzipped:   32 << 20,
 }
 
 // Info are the facts about one document.

@@ -79,10 +79,10 @@ func (o *office) walk(name string, fn func(t xml.Token)) error {
 		return err
 	}
 	defer rc.Close()
+	// Token, not RawToken: it checks that elements close, so a cut part is found damaged.
 	d := xml.NewDecoder(&counted{o: o, r: rc})
-	d.Strict = false
 	for {
-		t, err := d.RawToken()
+		t, err := d.Token()
 		if err == io.EOF {
 			return nil
 		}
