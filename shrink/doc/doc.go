@@ -9,9 +9,10 @@ package doc
 
 import (
 	"context"
-	"errors"
+	"fmt"
 	"image"
 	"io"
+	"strings"
 	"time"
 )
 
@@ -29,8 +30,8 @@ var DefaultLimits = Limits{
 	MaxMemory:     256 << 20,
 	Timeout:       20 * time.Second,
 	MaxPages:      2000,
-	MaxPageInches: 200,
-	MaxUnzipped:   64 << 20,
+	MaxPageInches: 100,
+	MaxUnzipped:   32 << 20,
 }
 
 // Info are the facts about one document.
@@ -47,22 +48,72 @@ type Page struct {
 	Text string
 }
 
-var errNotBuilt = errors.New("doc: not built yet")
+// orDefault fills the zero fields of lim from DefaultLimits.
+func (lim Limits) orDefault() Limits {
+	d := DefaultLimits
+	if lim.MaxMemory > 0 {
+		d.MaxMemory = lim.MaxMemory
+	}
+	if lim.Timeout > 0 {
+		d.Timeout = lim.Timeout
+	}
+	if lim.MaxPages > 0 {
+		d.MaxPages = lim.MaxPages
+	}
+	if lim.MaxPageInches > 0 {
+		d.MaxPageInches = lim.MaxPageInches
+	}
+	if lim.MaxUnzipped > 0 {
+		d.MaxUnzipped = lim.MaxUnzipped
+	}
+	return d
+}
 
-// FormatOf gives the format name of a MIME type, "" for what is not a document this package reads.
-func FormatOf(mime string) string { return "" }
+// formats are the MIME types read, as sniff names them.
+var formats = map[string]string{
+	"application/pdf": "pdf",
+	"application/vnd.openxmlformats-officedocument.wordprocessingml.document":   "docx",
+	"application/vnd.openxmlformats-officedocument.spreadsheetml.sheet":         "xlsx",
+	"application/vnd.openxmlformats-officedocument.presentationml.presentation": "pptx",
+	"application/vnd.oasis.opendocument.text":                                   "odt",
+}
 
-// Inspect gives the facts of a document without extracting its text.
+// FormatOf gives the format name of a MIME type (parameters ignored), "" for what is not a
+// document this package reads.
+func FormatOf(mime string) string {
+	mime, _, _ = strings.Cut(mime, ";")
+	return formats[strings.ToLower(strings.TrimSpace(mime))]
+}
+
+// Inspect gives the facts of a document: its page count, whether it has text, and the reason
+// when it cannot be read. For a PDF it looks for a text layer in the first pages only (a scan
+// has none on any).
 func Inspect(ctx context.Context, r io.ReaderAt, size int64, format string, lim Limits) Info {
-	return Info{Format: format, Reason: errNotBuilt.Error()}
+	switch format {
+	case "pdf":
+		return inspectPDF(ctx, r, size, lim)
+	case "docx", "xlsx", "pptx", "odt":
+		_, info := textOOXML(ctx, r, size, format, lim)
+		return info
+	}
+	return Info{Format: format, Reason: fmt.Sprintf("not a document format read here (%q)", format)}
 }
 
-// Text gives the text of each page of a document, in order, and its facts.
+// Text gives the text of each page, slide or sheet of a document, in order, and its facts.
+// When Info.Reason is set there are no pages. The text held is bounded by the limits: when a
+// PDF's text passes them, the pages stop early (fewer pages than Info.Pages).
 func Text(ctx context.Context, r io.ReaderAt, size int64, format string, lim Limits) ([]Page, Info) {
-	return nil, Info{Format: format, Reason: errNotBuilt.Error()}
+	switch format {
+	case "pdf":
+		return textPDF(ctx, r, size, lim)
+	case "docx", "xlsx", "pptx", "odt":
+		return textOOXML(ctx, r, size, format, lim)
+	}
+	return nil, Info{Format: format, Reason: fmt.Sprintf("not a document format read here (%q)", format)}
 }
 
-// Render draws 1-based page of a PDF so that its longer edge is maxLongEdge pixels.
+// Render draws 1-based page of a PDF so that its longer edge is maxLongEdge pixels, on white.
+// The error says in one line why the page was not drawn.
 func Render(ctx context.Context, r io.ReaderAt, size int64, page int, maxLongEdge int, lim Limits) (image.Image, error) {
-	return nil, errNotBuilt
+	return renderPDF(ctx, r, size, page, maxLongEdge, lim)
 }
