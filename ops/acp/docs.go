@@ -63,7 +63,8 @@ var docEngine = struct {
 	format func(mime string) string
 	text   func(ctx context.Context, r io.ReaderAt, size int64, format string, lim doc.Limits) ([]doc.Page, doc.Info)
 	render func(ctx context.Context, r io.ReaderAt, size int64, page, maxLongEdge int, lim doc.Limits) (image.Image, error)
-}{doc.FormatOf, doc.Text, doc.Render}
+	warm   func(lim doc.Limits) error
+}{doc.FormatOf, doc.Text, doc.Render, doc.Warm}
 
 // docState is what became of a document reference.
 type docState struct {
@@ -93,8 +94,9 @@ func docNeedsPages(pages []doc.Page, n int) bool {
 	if n <= 0 {
 		return false
 	}
+	n = min(n, len(pages))
 	total := 0
-	for _, p := range pages[:min(n, len(pages))] {
+	for _, p := range pages[:n] {
 		total += len(strings.TrimSpace(p.Text))
 	}
 	return total < textPerPage*n
@@ -217,12 +219,25 @@ func readDoc(u Uploads, r *ref, opts Options) error {
 	if d.cached && len(render) == 0 {
 		return nil
 	}
-	// The engine's turn: the document's decoding within --max-memory and its time limit.
+	// The engine's turn: the document's decoding within --max-memory and its time limit. The
+	// first PDF of a process waits for pdfium's compile (or its load from the code cache) first,
+	// apart from the time limit, which is the document's own.
 	lim := docLimits(opts)
+	if d.format == "pdf" {
+		if err := docEngine.warm(lim); err != nil {
+			d.info.Reason = "the PDF engine did not start (" + oneLine(err) + ")"
+			return nil
+		}
+	}
 	release := shrink.Reserve(docMemory(opts), lim.MaxMemory)
 	defer release()
-	ctx, cancel := context.WithTimeout(opts.Context, opts.Docs.Timeout)
-	defer cancel()
+	ctx := opts.Context
+	start := time.Now()
+	left := func() doc.Limits { // each call of the engine gets what is left of the time limit
+		l := lim
+		l.Timeout = max(time.Millisecond, opts.Docs.Timeout-time.Since(start))
+		return l
+	}
 	src, cleanup, err := localSource(u, r, dir)
 	if err != nil {
 		return err
@@ -234,9 +249,9 @@ func readDoc(u Uploads, r *ref, opts Options) error {
 	}
 	defer f.Close()
 	if !d.cached {
-		d.pages, d.info = docEngine.text(ctx, f, r.size, d.format, lim)
-		if d.info.Reason == "" && ctx.Err() != nil {
-			d.info.Reason = fmt.Sprintf("not read within the time limit of %s", opts.Docs.Timeout)
+		d.pages, d.info = docEngine.text(ctx, f, r.size, d.format, lim) // the first call: the whole limit, as its reason says
+		if err := ctx.Err(); err != nil {
+			return err // a signal: the resolve stops
 		}
 		if textPath != "" && d.info.Reason == "" { // a reason may be the time limit on a busy machine: not kept
 			if b, err := json.Marshal(textCache{d.info, d.pages}); err == nil {
@@ -259,9 +274,13 @@ func readDoc(u Uploads, r *ref, opts Options) error {
 		return nil
 	}
 	for _, n := range render {
-		m, err := docEngine.render(ctx, f, r.size, n, edge, lim)
-		if err == nil && ctx.Err() != nil {
-			err = fmt.Errorf("not rendered within the time limit of %s", opts.Docs.Timeout)
+		if time.Since(start) >= opts.Docs.Timeout {
+			d.renderNote = fmt.Sprintf("page %d was not rendered within the time limit of %s", n, opts.Docs.Timeout)
+			break
+		}
+		m, err := docEngine.render(ctx, f, r.size, n, edge, left())
+		if cerr := ctx.Err(); cerr != nil {
+			return cerr
 		}
 		if err != nil {
 			d.renderNote = fmt.Sprintf("page %d could not be rendered (%s)", n, oneLine(err))

@@ -63,15 +63,16 @@ func useFakeEngine(t *testing.T) *fakeEngine {
 		f.lim = lim
 		d, ok := f.docs[read(r, size)]
 		f.mu.Unlock()
-		if f.block {
-			<-ctx.Done()
-			return nil, doc.Info{Format: format}
+		if f.block { // as the engine does: its time limit is lim.Timeout
+			<-time.After(lim.Timeout)
+			return nil, doc.Info{Format: format, Reason: "reading it took longer than the limit of " + lim.Timeout.String()}
 		}
 		if !ok {
 			return nil, doc.Info{Format: format, Reason: "not a document the fake knows"}
 		}
 		return d.pages, d.info
 	}
+	docEngine.warm = func(doc.Limits) error { return nil }
 	docEngine.render = func(ctx context.Context, r io.ReaderAt, size int64, page, edge int, lim doc.Limits) (image.Image, error) {
 		f.renders.Add(1)
 		w, h := edge*17/22, edge
@@ -355,7 +356,7 @@ func TestResolveDocumentHostile(t *testing.T) {
 		t.Errorf("took %s", d)
 	}
 	blocks = rsBlocks(t, rsOutput(t, res))
-	if blocks[1].Type != "image" || !strings.Contains(blocks[2].Text, ": by path, not read within the time limit of 50ms (document)") {
+	if blocks[1].Type != "image" || !strings.Contains(blocks[2].Text, ": by path, reading it took longer than the limit of 50ms (document)") {
 		t.Errorf("%+v", blocks)
 	}
 }
