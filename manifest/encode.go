@@ -29,6 +29,12 @@ func (r *Record) AppendJSON(b []byte) []byte {
 	b = appendOptInt(b, `,"width":`, r.Width)
 	b = appendOptInt(b, `,"height":`, r.Height)
 	b = appendOptInt(b, `,"orientation":`, r.Orientation)
+	b = appendOptInt(b, `,"pages":`, r.Pages)
+	if r.TextLayer != nil {
+		b = append(b, `,"textLayer":`...)
+		b = strconv.AppendBool(b, *r.TextLayer)
+	}
+	b = appendOptString(b, `,"docNote":`, r.DocNote)
 	if s := r.Shrink; s != nil {
 		b = append(b, `,"shrink":{"action":`...)
 		b = appendString(b, s.Action)

@@ -16,6 +16,7 @@ func marshalStd(r *Record) ([]byte, error) {
 	k := recordJSON{
 		Path: &path, Name: r.Name, Mime: r.Mime, Kind: r.Kind, Rel: r.Rel, Blake3: r.Blake3,
 		Width: r.Width, Height: r.Height, Orientation: r.Orientation,
+		Pages: r.Pages, TextLayer: r.TextLayer, DocNote: r.DocNote,
 		Shrink: r.Shrink, Upload: r.Upload, Verified: r.Verified, Error: r.Error,
 	}
 	if r.HasSize || r.Size != 0 {
@@ -73,6 +74,8 @@ func TestAppendJSONSameAsEncodingJSON(t *testing.T) {
 		{Path: "dir", Kind: KindFolder, Files: 12, Size: 99},
 		{Path: "x", Files: 3},
 		{Path: "dir/sub/f.txt", Rel: "sub/f.txt", Width: -1, Height: -2},
+		{Path: "r.pdf", Kind: KindDocument, Pages: 3, TextLayer: new(true)},
+		{Path: "s.pdf", Pages: -1, TextLayer: new(false), DocNote: odd},
 		{Path: odd, Name: odd, Mime: odd, Kind: odd, Rel: odd, Blake3: odd},
 		{Path: "p", Shrink: &Shrink{Action: "kept"}},
 		{Path: "p", Shrink: &Shrink{Action: "shrunk", Reason: odd, From: &From{Path: odd, Name: "n", Size: 0, Mime: "image/heic"}}},
@@ -131,6 +134,10 @@ func randomRecord(rng *rand.Rand) *Record {
 	r := &Record{
 		Path: randomString(rng), Name: s(), Size: int64(n()), HasSize: rng.IntN(2) == 0, Mime: s(),
 		Kind: kinds[rng.IntN(len(kinds))], Files: n(), Rel: s(), Blake3: s(), Width: n(), Height: n(), Orientation: n(),
+		Pages: n(), DocNote: s(),
+	}
+	if rng.IntN(3) == 0 {
+		r.TextLayer = new(rng.IntN(2) == 0)
 	}
 	if rng.IntN(3) == 0 {
 		r.Shrink = &Shrink{Action: s(), Reason: s()}

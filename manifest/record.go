@@ -73,6 +73,9 @@ type Record struct {
 	Width       int       `json:"width,omitempty"`
 	Height      int       `json:"height,omitempty"`
 	Orientation int       `json:"orientation,omitempty"`
+	Pages       int       `json:"pages,omitempty"`     // a document: its pages (PDF), slides or sheets
+	TextLayer   *bool     `json:"textLayer,omitempty"` // a document read: whether it has text to extract
+	DocNote     string    `json:"docNote,omitempty"`   // a document that cannot be read: why, in one line
 	Shrink      *Shrink   `json:"shrink,omitempty"`
 	Upload      *Upload   `json:"upload,omitempty"`
 	Verified    *Verified `json:"verified,omitempty"`
@@ -98,7 +101,8 @@ type Field struct {
 // knownKeys are the fields Record types; every other key goes to Extra.
 var knownKeys = map[string]bool{
 	"path": true, "name": true, "size": true, "mime": true, "kind": true, "files": true, "rel": true, "blake3": true,
-	"width": true, "height": true, "orientation": true, "shrink": true, "upload": true,
+	"width": true, "height": true, "orientation": true, "pages": true, "textLayer": true, "docNote": true,
+	"shrink": true, "upload": true,
 	"verified": true, "error": true,
 }
 
@@ -131,6 +135,9 @@ type recordJSON struct {
 	Width       int       `json:"width,omitempty"`
 	Height      int       `json:"height,omitempty"`
 	Orientation int       `json:"orientation,omitempty"`
+	Pages       int       `json:"pages,omitempty"`     // a document: its pages (PDF), slides or sheets
+	TextLayer   *bool     `json:"textLayer,omitempty"` // a document read: whether it has text to extract
+	DocNote     string    `json:"docNote,omitempty"`   // a document that cannot be read: why, in one line
 	Shrink      *Shrink   `json:"shrink,omitempty"`
 	Upload      *Upload   `json:"upload,omitempty"`
 	Verified    *Verified `json:"verified,omitempty"`
@@ -194,6 +201,7 @@ func (r *Record) UnmarshalJSON(b []byte) error {
 		r.SetSize(*known.Size)
 	}
 	r.Width, r.Height, r.Orientation = known.Width, known.Height, known.Orientation
+	r.Pages, r.TextLayer, r.DocNote = known.Pages, known.TextLayer, known.DocNote
 	r.Shrink, r.Upload, r.Verified, r.Error = known.Shrink, known.Upload, known.Verified, known.Error
 	return nil
 }

@@ -40,6 +40,7 @@ import (
 	"github.com/attachctl/attachctl/manifest"
 	"github.com/attachctl/attachctl/shrink/internal/heif"
 	fastjpeg "github.com/attachctl/attachctl/shrink/internal/jpeg"
+	"github.com/attachctl/attachctl/shrink/internal/wasmcache"
 	"github.com/attachctl/attachctl/sniff"
 	"github.com/zeebo/blake3"
 )
@@ -487,21 +488,9 @@ func decode(data []byte, format string, shift int, wasmLimit heif.Limit) (m imag
 	return m, 0, err
 }
 
-var codeCacheOnce sync.Once
-
-// setCodeCache gives the HEIC and AVIF decoders their cache folder before their first compile.
-func setCodeCache(dir string) {
-	codeCacheOnce.Do(func() {
-		if dir == "" {
-			base, err := os.UserCacheDir()
-			if err != nil {
-				return // no cache: each process compiles
-			}
-			dir = filepath.Join(base, "attachctl", "wasm")
-		}
-		heif.SetCacheDir(dir)
-	})
-}
+// setCodeCache gives the HEIC and AVIF decoders their cache folder before their first compile
+// (the first folder given in a process is the one used).
+func setCodeCache(dir string) { wasmcache.SetDir(dir) }
 
 // jpegMagic is how image/jpeg registers itself with image.Decode.
 var jpegMagic = []byte{0xff, 0xd8}

@@ -6,7 +6,9 @@ package sniff
 
 import (
 	"bytes"
+	"context"
 	"encoding/hex"
+	"io"
 	"path/filepath"
 	"sync"
 
@@ -15,6 +17,7 @@ import (
 	"github.com/zeebo/blake3"
 
 	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/shrink/doc"
 )
 
 // Options tune Fill.
@@ -58,6 +61,22 @@ const (
 )
 
 func init() { mimetype.SetLimit(mimeLimit) }
+
+// inspect gives a document that package doc reads its page count and text-layer fact, or the
+// reason it cannot be read (docNote): still a document, never an error that stops the pipeline.
+// Other files, and documents of other formats, cost nothing more.
+func inspect(rec *manifest.Record, r io.ReaderAt, size int64) {
+	format := doc.FormatOf(rec.Mime)
+	if format == "" {
+		return
+	}
+	info := doc.Inspect(context.Background(), r, size, format, doc.Limits{})
+	if info.Reason != "" {
+		rec.DocNote = info.Reason
+		return
+	}
+	rec.Pages, rec.TextLayer = info.Pages, &info.TextLayer
+}
 
 var (
 	bufPool  = sync.Pool{New: func() any { b := make([]byte, bufSize); return &b }}
@@ -202,6 +221,10 @@ func Fill(rec *manifest.Record, opts Options) error {
 		rec.Blake3 = hex.EncodeToString(h.Sum(sum[:0]))
 	} else {
 		rec.Blake3 = ""
+	}
+	rec.Pages, rec.TextLayer, rec.DocNote = 0, nil, ""
+	if rec.Kind == manifest.KindDocument && !opts.NoHash {
+		inspect(rec, fdReaderAt(fd), size)
 	}
 	if keep { // one read of the buffer holds the whole file: want+probe fits in it
 		rec.Sniffed = Held{Path: path, Bytes: bytes.Clone(buf[:size:size])}

@@ -31,7 +31,9 @@ func resolveFlags() []cli.Flag {
 		bytesFlag("max-message", acp.DefaultMaxMessage, "`BYTES` of the whole output JSON, inline data counted as base64"),
 		bytesFlag("embed-max", acp.DefaultEmbedMax, "with embeddedContext, a text file of at most `BYTES` goes as a resource block"),
 		&cli.BoolFlag{Name: "no-shrink", Usage: "an image over the model's pixel or byte limits goes by path (default: shrunk to fit into the shrink cache and sent inline, the original on disk)"},
-		&cli.Int64Flag{Name: "max-tokens", Usage: "keep the inline images' estimated input tokens for the model within `N`: later images go by path (default: no limit)"},
+		&cli.Int64Flag{Name: "max-tokens", Usage: "keep the inline images' and documents' estimated input tokens for the model within `N`: later ones go by path (default: no limit)"},
+		bytesFlag("doc-max", acp.DefaultDocMax, "`BYTES` of document text (PDF, .docx, .xlsx, .pptx, .odt) one prompt carries, documents in prompt order, each cut at a page"),
+		&cli.IntFlag{Name: "doc-pages", Value: acp.DefaultDocPages, Usage: "for a model that takes images, the first `N` pages of a document with little or no text (a scan, slides) go as images (0: none)"},
 	}
 }
 
@@ -86,16 +88,21 @@ func resolveOptions(c *cli.Context) (acp.Options, error) {
 	if o.MaxTokens = c.Int64("max-tokens"); o.MaxTokens < 0 {
 		return o, usageError("--max-tokens takes a whole number of at least 0")
 	}
+	if o.Docs.Max, o.Docs.Pages = c.Int64("doc-max"), c.Int("doc-pages"); o.Docs.Max < 1 || o.Docs.Pages < 0 {
+		return o, usageError("--doc-max takes a whole number of at least 1, --doc-pages one of at least 0")
+	}
+	if o.Docs.Pages == 0 {
+		o.Docs.Pages = -1 // none
+	}
 	return o, fitOptions(c, &o)
 }
 
 // fitOptions reads how resolve shrinks images to fit: into shrink's cache, bounded by
 // --max-memory and --max-pixels (shrink's own flags on prepare, resolve's on resolve).
+// Documents' text and pages are cached there too, and their decoding draws on --max-memory, with
+// --no-shrink as without.
 func fitOptions(c *cli.Context, o *acp.Options) error {
-	if c.Bool("no-shrink") {
-		o.Shrink.Off = true
-		return nil
-	}
+	o.Shrink.Off = c.Bool("no-shrink")
 	o.Shrink.MaxMemory, o.Shrink.MaxPixels = c.Int64("max-memory"), c.Int64("max-pixels")
 	if o.Shrink.MaxMemory < 1 || o.Shrink.MaxPixels < 1 {
 		return usageError("--max-memory and --max-pixels take numbers of at least 1")

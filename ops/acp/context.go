@@ -85,7 +85,7 @@ func contextBlock(refs []*ref, opts Options, room int64) ([]byte, int) {
 	var files []*ref
 	images := false
 	for _, r := range refs {
-		if r != nil && r.parent == nil {
+		if r != nil && !r.child() {
 			files = append(files, r)
 			images = images || r.image && r.mode == modePath
 		}

@@ -147,6 +147,9 @@ func openSource(u Uploads, r *ref) (io.ReadCloser, error) {
 	if r.parent != nil {
 		return r.parent.folder.Open(r.rel)
 	}
+	if r.of != nil {
+		return openDerived(r.path, r.size, r.blake3, "its page rendered")
+	}
 	return u.Open(r.id, r.name)
 }
 
@@ -355,16 +358,22 @@ func (r *ref) explainFit() string {
 // openFitted opens the copy shrunk to fit that r's inline data is read from; streamBase64 checks
 // it against the size and BLAKE3 it had when it was made.
 func openFitted(r *ref) (*Upload, error) {
-	f, err := os.Open(r.fitted.path)
+	return openDerived(r.fitted.path, r.fitted.size, r.fitted.blake3, "its copy shrunk to fit")
+}
+
+// openDerived opens a file resolve made in the cache (a copy shrunk to fit, a document's page),
+// what, for its errors; streamBase64 checks it against the size and BLAKE3 it had when made.
+func openDerived(path string, size int64, sum, what string) (*Upload, error) {
+	f, err := os.Open(path)
 	if err != nil {
-		return nil, manifest.Errorf(manifest.UploadUnreadable, "its copy shrunk to fit: %v", err)
+		return nil, manifest.Errorf(manifest.UploadUnreadable, "%s: %v", what, err)
 	}
 	fi, err := f.Stat()
 	if err != nil || !fi.Mode().IsRegular() {
 		f.Close()
-		return nil, manifest.Errorf(manifest.UploadUnreadable, "its copy shrunk to fit, %s, is not a regular file", r.fitted.path)
+		return nil, manifest.Errorf(manifest.UploadUnreadable, "%s, %s, is not a regular file", what, path)
 	}
-	return &Upload{ReadCloser: f, Size: fi.Size(), Blake3: r.fitted.blake3, Path: r.fitted.path}, nil
+	return &Upload{ReadCloser: f, Size: fi.Size(), Blake3: sum, Path: path}, nil
 }
 
 // reasonOverRequest is why a file went by path once the request would pass the model's bytes.

@@ -389,7 +389,7 @@ func treeNote(r *ref, rel string) string {
 func (res *Resolution) inputBlock(i int) int {
 	n := -1
 	for _, r := range res.refs[:i+1] {
-		if r == nil || r.parent == nil {
+		if r == nil || !r.child() {
 			n++
 		}
 	}
@@ -398,13 +398,20 @@ func (res *Resolution) inputBlock(i int) int {
 
 // emitted reports whether the block of r (nil: a block that passes through) is in the output: every
 // block but the images of a folder that did not go inline.
-func emitted(r *ref) bool { return r == nil || r.parent == nil || r.mode != modePath }
+func emitted(r *ref) bool { return r == nil || !r.child() || r.mode != modePath }
+
+// child reports whether r stands for part of another reference's file (an image of a folder, a
+// page of a document): no block of its own unless it goes inline.
+func (r *ref) child() bool { return r.parent != nil || r.of != nil }
 
 // label names r's file in messages: its upload's name, and for an image inside a folder its path
 // there.
 func (r *ref) label() string {
 	if r.parent != nil {
 		return r.name + "/" + r.rel
+	}
+	if r.of != nil {
+		return fmt.Sprintf("%s page %d", r.of.label(), r.page)
 	}
 	return r.name
 }

@@ -41,6 +41,11 @@ func nameText(r *ref) string {
 	if !r.image {
 		what = "Audio"
 	}
+	if r.of != nil {
+		w, h := r.dataDims()
+		return fmt.Sprintf("Page %d of %s (%s, %d bytes, %d×%d, rendered from the document), the document on disk at %s:",
+			r.page, escapePath(r.of.modelName()), r.dataMime(), r.dataSize(), w, h, escapePath(r.link))
+	}
 	if f := r.fit(); f != nil {
 		return fmt.Sprintf("%s %s (%s, %d bytes, %d×%d, shrunk to fit the model from the original's %s, %d bytes, %d×%d), on disk at %s:",
 			what, escapePath(r.modelName()), f.ToMime, f.ToSize, f.ToWidth, f.ToHeight, f.FromMime, f.FromSize, f.FromWidth, f.FromHeight, escapePath(r.link))

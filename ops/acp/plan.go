@@ -56,6 +56,8 @@ const (
 func (r *ref) staticReason(opts Options, images int) (layer, reason string) {
 	a, m := opts.Adapter, opts.Model
 	switch {
+	case r.doc != nil:
+		return r.docReason(opts)
 	case r.image && !opts.Caps.Image:
 		return layerProtocol, reasonNoImageCap
 	case r.image && a != nil && !a.Passes.Image:
@@ -123,7 +125,7 @@ func plan(doc *document, blocks []object, refs []*ref, opts Options) (*Resolutio
 	nblocks := int64(0)
 	for i, b := range blocks {
 		r := refs[i]
-		if r != nil && r.parent != nil {
+		if r != nil && r.child() {
 			continue // a folder's image: no block unless it goes inline
 		}
 		nblocks++
@@ -166,19 +168,41 @@ func plan(doc *document, blocks []object, refs []*ref, opts Options) (*Resolutio
 		len(reasonOverTokens(opts.MaxTokens)), len(reasonOverRequest(opts.Model)))
 	full := least
 	for _, r := range refs {
-		if r != nil && r.parent == nil {
+		if r != nil && !r.child() {
 			r.line = contextLine(r, strings.Repeat("x", max(worst, len(r.reason))), strings.Repeat("x", max(len(r.layer), len(layerLimits))))
 			full += int64(len(r.line)) + 8
+			if r.doc != nil {
+				full += 128 // what its line says of its text and pages
+			}
 		}
 	}
 	if total+full <= opts.MaxMessage {
 		reserve = full
 	}
 	// Inline what fits, in prompt order.
-	var used int64
+	var used, docUsed int64
 	inlined := 0 // images
 	for i, r := range refs {
 		if r == nil || r.reason != "" {
+			continue
+		}
+		if r.doc != nil && r.doc.hasText() && !r.doc.reads {
+			tokens := int64(-1)
+			if opts.MaxTokens > 0 {
+				tokens = max(0, opts.MaxTokens-res.Tokens)
+			}
+			out, n, why := planDoc(r, opts, opts.Docs.Max-docUsed, tokens, func(n int64) bool {
+				return total-linkLen[i]+n+reserve <= opts.MaxMessage
+			})
+			if why != "" {
+				r.layer, r.reason = layerLimits, why
+				continue
+			}
+			r.out, r.mode = out, docText
+			docUsed += r.doc.textLen
+			res.Tokens += textTokens(r.doc.textLen)
+			total += n - linkLen[i]
+			linkLen[i] = n
 			continue
 		}
 		var out object
@@ -205,7 +229,7 @@ func plan(doc *document, blocks []object, refs []*ref, opts Options) (*Resolutio
 		if r.text == nil {
 			n += b64len(r.dataSize()) + nameCost(r) // the data field is there, empty; its name block
 		}
-		if r.parent != nil && nblocks > 0 {
+		if r.child() && nblocks > 0 {
 			n++ // a folder's image is a block more, and its comma
 		}
 		if total-linkLen[i]+n+reserve > opts.MaxMessage {
@@ -239,7 +263,7 @@ func plan(doc *document, blocks []object, refs []*ref, opts Options) (*Resolutio
 	// by-path files go as text blocks naming their paths (shorter than the links they replace).
 	if a := opts.Adapter; a != nil && a.NoLinksWithMedia && (res.mediaInline(refs)) {
 		for i, r := range refs {
-			if r != nil && r.mode == modePath && r.parent == nil {
+			if r != nil && r.mode == modePath && !r.child() {
 				if res.textPaths == nil {
 					res.textPaths = map[int]bool{}
 				}
@@ -265,10 +289,15 @@ func plan(doc *document, blocks []object, refs []*ref, opts Options) (*Resolutio
 		switch r.mode {
 		case inlineImage:
 			res.Inline++
+			if r.of != nil {
+				res.DocPages++
+			}
 		case inlineAudio:
 			res.Audio++
 		case embedText:
 			res.Embedded++
+		case docText:
+			res.Documents++
 		default:
 			res.ByPath++
 		}
@@ -386,6 +415,8 @@ func contextLine(r *ref, reason, layer string) string {
 	switch {
 	case r.mode == embedText:
 		line += ": its text is embedded in this prompt; this is the file"
+	case r.mode == docText || r.doc != nil && docNote(r) != "":
+		line += docNote(r) + "; this is the file"
 	case r.mode != modePath && r.copy == copyNone:
 		line += ": inline in this prompt too" + shrunkNote(r) + "; this is the file"
 	case r.mode != modePath:

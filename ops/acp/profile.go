@@ -37,6 +37,9 @@ type Adapter struct {
 	// audio block, so when media go inline the by-path files go as text blocks naming their
 	// paths, not as links.
 	NoLinksWithMedia bool
+	// Reads are the document formats (shrink/doc's names) it reads itself from a link and sends
+	// its model as the file: such a document goes by path, not as its text and pages.
+	Reads []string
 }
 
 // Adapters are the known adapter profiles.
@@ -74,6 +77,9 @@ var Adapters = []*Adapter{
 		Model:            "gemini",
 		RawURIs:          true,
 		NoLinksWithMedia: true,
+		// It sends a linked PDF to Gemini as inlineData (measured by the adapter suite); other
+		// documents it skips as binary.
+		Reads: []string{"pdf"},
 	},
 }
 
@@ -107,19 +113,22 @@ type Model struct {
 	// MaxRequestBytes is the most bytes one request may carry, inline data as base64 (0: no
 	// limit); the resolved prompt's bytes stand for it.
 	MaxRequestBytes int64
+	// PageEdge is the long edge a document's page is rendered at for it: the size its provider
+	// scales an image to before reading it (docs.go).
+	PageEdge int
 }
 
 // Models are the known model profiles.
 var Models = []*Model{
 	{Name: "anthropic", Images: []string{"image/png", "image/jpeg", "image/gif", "image/webp"},
 		MaxSide: 8000, ManyImages: 20, MaxSideMany: 2000, MaxImageBytes: 3932160, Animated: true, MaxImages: 100,
-		MaxRequestBytes: 32_000_000},
+		MaxRequestBytes: 32_000_000, PageEdge: 1568},
 	{Name: "openai", Images: []string{"image/png", "image/jpeg", "image/gif", "image/webp"},
-		MaxImageBytes: 20 << 20, Animated: false, MaxImages: 500, MaxRequestBytes: 50_000_000},
+		MaxImageBytes: 20 << 20, Animated: false, MaxImages: 500, MaxRequestBytes: 50_000_000, PageEdge: 2048},
 	// Gemini: 100 MB inline in one request since January 2026 (docs/resolve.md), images included.
 	{Name: "gemini", Images: []string{"image/png", "image/jpeg", "image/webp", "image/heic", "image/heif"},
 		Audio:         []string{"audio/wav", "audio/x-wav", "audio/mpeg", "audio/aiff", "audio/aac", "audio/ogg", "audio/flac"},
-		MaxImageBytes: 100_000_000, Animated: false, MaxImages: 3600, MaxRequestBytes: 100_000_000},
+		MaxImageBytes: 100_000_000, Animated: false, MaxImages: 3600, MaxRequestBytes: 100_000_000, PageEdge: 1536},
 }
 
 // FindModel is the model profile named name, nil when none is.
@@ -216,6 +225,12 @@ func (res *Resolution) Explain(opts Options) []string {
 			how = "inline audio: " + layers + " and the limits take it"
 		case r.mode == embedText:
 			how = "embedded text: " + layers + " and the limits take it"
+		case r.mode == docText:
+			how = r.explainDoc()
+		case r.doc != nil && r.reason == "" && len(r.doc.images) > 0:
+			how = "by path, it has no text layer" + explainPages(r.doc)
+		case r.reason == "" && r.doc != nil && r.doc.info.Reason == "" && !r.doc.reads:
+			how = "by path: its text is empty"
 		case r.reason == "":
 			how = fmt.Sprintf("by path (%s): no layer takes a %s file inline", layerFormat, r.kind)
 		case r.parent != nil:

@@ -51,6 +51,8 @@ type Options struct {
 	// MaxTokens, when set, keeps the inline images' estimated input tokens for the model
 	// (tokens.go) within it: later images go by path.
 	MaxTokens int64
+	// Docs tune how documents (PDF, OOXML, ODT) reach the model (docs.go).
+	Docs DocOptions
 	// BeforeRecheck, when set, is called once the inline files are checked, before the work folder is
 	// checked again and the uploads marked: the tests' hook (cmd/attachctl/testhook.go) to
 	// change the work folder at that moment.
@@ -69,6 +71,15 @@ func (o *Options) defaults() {
 	}
 	if o.EmbedMax <= 0 {
 		o.EmbedMax = DefaultEmbedMax
+	}
+	if o.Docs.Max <= 0 {
+		o.Docs.Max = DefaultDocMax
+	}
+	if o.Docs.Pages == 0 {
+		o.Docs.Pages = DefaultDocPages
+	}
+	if o.Docs.Timeout <= 0 {
+		o.Docs.Timeout = DefaultDocTimeout
 	}
 	if o.Now.IsZero() {
 		o.Now = time.Now()
@@ -97,6 +108,9 @@ type Resolution struct {
 	// inline images sent as a copy shrunk to fit.
 	Tokens int64
 	Shrunk int
+	// Documents counts the documents whose text went in the prompt; DocPages, their pages
+	// that went inline as images.
+	Documents, DocPages int
 
 	textPaths       map[int]bool // blocks whose by-path file went as a text block (Adapter.NoLinksWithMedia)
 	u               Uploads
@@ -114,6 +128,7 @@ const (
 	inlineImage
 	inlineAudio
 	embedText
+	docText // a document's text, as a resource or a text block (docs.go)
 )
 
 // ref is one reference block of the prompt.
@@ -149,6 +164,9 @@ type ref struct {
 	checked       os.FileInfo // the inline file as verifyInline hashed it (nil: not hashed, or no Stat)
 	undecodable   string      // an image whose header does not parse: why (fit.go)
 	fitted        *fitted     // the copy shrunk to fit that its inline data is read from
+	doc           *docState   // a document delivered as its text and pages (docs.go)
+	of            *ref        // the document a rendered page belongs to
+	page          int         // that page's number
 	fitNote       string      // why an image over the model's limits was not shrunk
 }
 
@@ -195,6 +213,9 @@ func Resolve(input []byte, u Uploads, opts Options) (*Resolution, error) {
 		if blocks, refs, err = folderImages(blocks, refs); err != nil {
 			return nil, err
 		}
+	}
+	if blocks, refs, err = docsAll(u, blocks, refs, opts); err != nil {
+		return nil, err
 	}
 	if err := fitAll(u, refs, opts); err != nil {
 		return nil, err

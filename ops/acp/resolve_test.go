@@ -61,7 +61,8 @@ func rsBlocks(t *testing.T, out []byte) []rsBlock {
 
 // rsIsName reports whether text is what names an inline block.
 func rsIsName(text string) bool {
-	return (strings.HasPrefix(text, "Image ") || strings.HasPrefix(text, "Audio ")) && strings.Contains(text, ", on disk at ")
+	return (strings.HasPrefix(text, "Image ") || strings.HasPrefix(text, "Audio ")) && strings.Contains(text, ", on disk at ") ||
+		strings.HasPrefix(text, "Page ") && strings.Contains(text, ", the document on disk at ")
 }
 
 // rsAllBlocks are every block of the output.

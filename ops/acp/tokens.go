@@ -96,7 +96,11 @@ func (res *Resolution) explainTokens(opts Options) string {
 			n++
 		}
 	}
-	line := fmt.Sprintf("request: %d inline images, about %d input tokens for model %s", n, res.Tokens, m.Name)
+	docs := ""
+	if res.Documents > 0 { // their text counts too: about four bytes a token (docs.go)
+		docs = fmt.Sprintf(" and the text of %d documents", res.Documents)
+	}
+	line := fmt.Sprintf("request: %d inline images%s, about %d input tokens for model %s", n, docs, res.Tokens, m.Name)
 	if opts.MaxTokens > 0 {
 		line += fmt.Sprintf(" (--max-tokens %d)", opts.MaxTokens)
 	}

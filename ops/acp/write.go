@@ -211,6 +211,9 @@ func openInline(u Uploads, r *ref) (*Upload, error) {
 	if r.fitted != nil {
 		return openFitted(r)
 	}
+	if r.of != nil { // a document's page, rendered into the cache
+		return openDerived(r.path, r.size, r.blake3, "its page rendered")
+	}
 	if r.parent != nil { // an image inside a folder upload: through the store's guarded open
 		rc, err := r.parent.folder.Open(r.rel)
 		if err != nil {

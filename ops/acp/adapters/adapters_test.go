@@ -295,6 +295,9 @@ func runAdapter(t *testing.T, ad adapter, dir, bin, root string, paths []string,
 	if deliverShrunk(t, a, api, ad, bin, root, cwd) {
 		arrived++
 	}
+	// Documents: their text and pages, or the PDF itself for an adapter that reads it.
+	n, ok := deliverDocs(t, a, api, ad, bin, root, cwd)
+	checked, arrived = checked+n, arrived+ok
 	t.Logf("%s: %d of %d deliveries intact", ad.name, arrived, checked)
 	return checked, arrived
 }

@@ -8,7 +8,8 @@
 // first when one is there (a different decoder, and on some versions one that fails), and they
 // compile the module afresh in every process, with no way to give wazero a compilation cache.
 // Here a module is compiled only when the first image of its kind is met, and its machine code
-// is kept in a cache folder (SetCacheDir) so that later processes load it instead of compiling.
+// is kept in the cache folder of package wasmcache so that later processes load it instead of
+// compiling.
 package heif
 
 import (
@@ -20,10 +21,10 @@ import (
 	"fmt"
 	"image"
 	"io"
-	"os"
 	"strings"
 	"sync"
 
+	"github.com/attachctl/attachctl/shrink/internal/wasmcache"
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/experimental"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
@@ -60,19 +61,6 @@ func (e *MemoryError) Error() string {
 	return fmt.Sprintf("the decoder needed more than the %d MiB its header allows for", e.Limit>>20)
 }
 
-var (
-	cacheMu  sync.Mutex
-	cacheDir string
-)
-
-// SetCacheDir sets the folder where compiled modules are kept, created 0700 when needed; ""
-// keeps them in memory only. It takes effect for modules not compiled yet.
-func SetCacheDir(dir string) {
-	cacheMu.Lock()
-	cacheDir = dir
-	cacheMu.Unlock()
-}
-
 // module is one library: compiled once per process, instantiated once per decode (an instance
 // is single-threaded, and a fresh one gives its memory back when closed).
 type module struct {
@@ -88,19 +76,7 @@ var heifMod, avifMod = &module{wasm: heifWasm}, &module{wasm: avifWasm}
 func (m *module) compile() error {
 	m.once.Do(func() {
 		ctx := context.Background()
-		cfg := wazero.NewRuntimeConfig()
-		cacheMu.Lock()
-		dir := cacheDir
-		cacheMu.Unlock()
-		if dir != "" {
-			// A cache that cannot be made only costs the compile; decoding goes on without it.
-			if os.MkdirAll(dir, 0o700) == nil {
-				if c, err := wazero.NewCompilationCacheWithDir(dir); err == nil {
-					cfg = cfg.WithCompilationCache(c)
-				}
-			}
-		}
-		m.rt = wazero.NewRuntimeWithConfig(ctx, cfg)
+		m.rt = wazero.NewRuntimeWithConfig(ctx, wasmcache.RuntimeConfig())
 		if _, m.err = wasi_snapshot_preview1.Instantiate(ctx, m.rt); m.err != nil {
 			return
 		}
