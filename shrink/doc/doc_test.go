@@ -105,8 +105,9 @@ func TestHostile(t *testing.T) {
 		{"not a PDF", "pdf", []byte("hello, I am text"), Limits{}, "damaged: not a PDF pdfium can read"},
 		{"empty PDF", "pdf", nil, Limits{}, "damaged: an empty file"},
 		{"time limit", "pdf", pdfOf(2000, 612, 792, "x"), Limits{Timeout: time.Millisecond}, "reading it took longer than the limit of 1ms"},
-		{"docx zip bomb", "docx", bombDocx(t, 100<<20), Limits{}, "zip bomb: its parts unzip to more than the limit of 32 MiB"},
-		{"docx zip bomb, lower limit", "docx", bombDocx(t, 5<<20), Limits{MaxUnzipped: 1 << 20}, "zip bomb: its parts unzip to more than the limit of 1 MiB"},
+		{"docx zip bomb", "docx", bombDocx(t, 4<<30, true), Limits{}, "zip bomb: word/document.xml unzips to 4096 MiB, over the limit of 32 MiB"},
+		{"docx zip bomb, lying header", "docx", bombDocx(t, 4<<20, false), Limits{}, "damaged: zip: not a valid zip file"},
+		{"xlsx whose parts together pass the limit", "xlsx", xlsxOf(t, bigSheet(), bigSheet(), bigSheet()), Limits{MaxUnzipped: 1 << 20}, "zip bomb: its parts unzip to more than the limit of 1 MiB"},
 		{"encrypted docx", "docx", append([]byte{0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1}, make([]byte, 504)...), Limits{}, "encrypted"},
 		{"docx not a zip", "docx", []byte("PK\x03\x04 broken"), Limits{}, "damaged: not a readable zip"},
 		{"docx without its body", "docx", zipOf(t, part{"word/other.xml", "<x/>"}), Limits{}, "damaged: missing part word/document.xml"},
@@ -131,6 +132,15 @@ func TestHostile(t *testing.T) {
 			t.Logf("%s in %s", info.Reason, took)
 		})
 	}
+}
+
+// bigSheet is a sheet of about 450 KB.
+func bigSheet() [][]string {
+	rows := make([][]string, 6000)
+	for i := range rows {
+		rows[i] = []string{"12345", "67890"}
+	}
+	return rows
 }
 
 func TestRender(t *testing.T) {

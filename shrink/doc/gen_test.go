@@ -3,7 +3,9 @@ package doc
 import (
 	"archive/zip"
 	"bytes"
+	"compress/flate"
 	"fmt"
+	"hash/crc32"
 	"strings"
 	"testing"
 )
@@ -126,18 +128,50 @@ func odtOf(t testing.TB, paras ...string) []byte {
 		part{"content.xml", `<office:document-content xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0"><office:body><office:text>` + b.String() + `</office:text></office:body></office:document-content>`})
 }
 
-// bombDocx is a .docx whose document.xml unzips to n bytes from a few KB: one paragraph of
-// spaces, highly compressible.
-func bombDocx(t testing.TB, n int) []byte {
+// bombDocx is a .docx whose document.xml unzips to about n bytes of spaces in one paragraph,
+// from a few KB. Its deflate stream is one compressed MiB repeated (each copy a block that
+// refers only to itself), so that making it costs no compression of n bytes; its header tells
+// the truth about its size when honest, else says 1000 bytes (the stream then runs past what
+// the header says).
+func bombDocx(t testing.TB, n int, honest bool) []byte {
+	head := []byte(`<w:document ` + nsW + `><w:body><w:p><w:r><w:t>`)
+	tail := []byte(`</w:t></w:r></w:p></w:body></w:document>`)
+	chunk := bytes.Repeat([]byte{' '}, 1<<20)
+	block := func(b []byte) []byte {
+		var out bytes.Buffer
+		fw, _ := flate.NewWriter(&out, flate.BestCompression)
+		fw.Write(b)
+		fw.Flush()
+		return out.Bytes()
+	}
+	var body bytes.Buffer
+	body.Write(block(head))
+	crc := crc32.ChecksumIEEE(head)
+	size := uint64(len(head))
+	one := block(chunk)
+	for range max(n>>20, 1) {
+		body.Write(one)
+		crc = crc32.Update(crc, crc32.IEEETable, chunk)
+		size += uint64(len(chunk))
+	}
+	var last bytes.Buffer
+	fw, _ := flate.NewWriter(&last, flate.BestCompression)
+	fw.Write(tail)
+	fw.Close()
+	body.Write(last.Bytes())
+	crc = crc32.Update(crc, crc32.IEEETable, tail)
+	size += uint64(len(tail))
+	if !honest {
+		size = 1000
+	}
 	var b bytes.Buffer
 	zw := zip.NewWriter(&b)
-	w, _ := zw.Create("word/document.xml")
-	w.Write([]byte(`<w:document ` + nsW + `><w:body><w:p><w:r><w:t>`))
-	chunk := bytes.Repeat([]byte{' '}, 1<<20)
-	for left := n; left > 0; left -= len(chunk) {
-		w.Write(chunk[:min(left, len(chunk))])
+	w, err := zw.CreateRaw(&zip.FileHeader{Name: "word/document.xml", Method: zip.Deflate,
+		CRC32: crc, CompressedSize64: uint64(body.Len()), UncompressedSize64: size})
+	if err != nil {
+		t.Fatal(err)
 	}
-	w.Write([]byte(`</w:t></w:r></w:p></w:body></w:document>`))
+	w.Write(body.Bytes())
 	zw.Close()
 	return b.Bytes()
 }

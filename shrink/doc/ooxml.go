@@ -27,6 +27,17 @@ var (
 	errMissing  = errors.New("missing part")
 )
 
+// bombError is a part whose header says it unzips past the limit.
+type bombError struct {
+	name  string
+	size  uint64
+	limit int64
+}
+
+func (e *bombError) Error() string {
+	return fmt.Sprintf("zip bomb: %s unzips to %d MiB, over the limit of %d MiB", e.name, e.size>>20, e.limit>>20)
+}
+
 // office is one open office file.
 type office struct {
 	ctx  context.Context
@@ -73,6 +84,11 @@ func (o *office) walk(name string, fn func(t xml.Token)) error {
 	f := o.file(name)
 	if f == nil {
 		return fmt.Errorf("%w %s", errMissing, name)
+	}
+	// A part whose header says it is too large is refused unread; one whose header lies is
+	// stopped by archive/zip (it checks the size it reads against the header) or by counted.
+	if f.UncompressedSize64 > uint64(o.lim.MaxUnzipped) {
+		return &bombError{name: name, size: f.UncompressedSize64, limit: o.lim.MaxUnzipped}
 	}
 	rc, err := f.Open()
 	if err != nil {
@@ -215,6 +231,7 @@ func textOOXML(ctx context.Context, r io.ReaderAt, size int64, format string, li
 	switch {
 	case err == nil && len(pages) > lim.MaxPages:
 		err = fmt.Errorf("%d pages, over the limit of %d", len(pages), lim.MaxPages)
+	case errors.As(err, new(*bombError)):
 	case errors.Is(err, errUnzipped):
 		err = fmt.Errorf("zip bomb: its parts unzip to more than the limit of %d MiB", lim.MaxUnzipped>>20)
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):

@@ -343,8 +343,6 @@ func renderPDF(ctx context.Context, r io.ReaderAt, size int64, page, maxLongEdge
 	return img, nil
 }
 
-
-
 // SetCodeCache sets the folder where pdfium's compiled code is kept between processes (shared
 // with shrink's HEIC and AVIF decoders); "" means attachctl/wasm in the user's cache folder, the
 // default. The first folder set in a process is the one used.
