@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -54,15 +53,7 @@ func deliverDocs(t *testing.T, a *agent, api *modelAPI, ad adapter, bin, root, c
 	store, cache := filepath.Join(root, "docs-store"), filepath.Join(root, "docs-cache")
 	up := attachctl(t, bin, nil, append([]string{"upload", "--store", store}, paths...)...)
 	prompt := newPrompt(t, a, bin, up, cwd, "What do these documents say?")
-	cmd := exec.Command(bin, "resolve", "--store", store, "--agent", ad.name, "--explain")
-	cmd.Env = append(os.Environ(), "XDG_CACHE_HOME="+cache)
-	cmd.Stdin = bytes.NewReader(prompt)
-	var errb bytes.Buffer
-	cmd.Stderr = &errb
-	resolved, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("resolve: %v\n%s", err, errb.String())
-	}
+	resolved, explain := resolveCached(t, bin, cache, prompt, "--store", store, "--agent", ad.name, "--explain")
 	api.reset()
 	if _, err := a.call("session/prompt", json.RawMessage(resolved), 2*time.Minute); err != nil {
 		t.Fatalf("documents: %v", err)
@@ -118,7 +109,7 @@ func deliverDocs(t *testing.T, a *agent, api *modelAPI, ad adapter, bin, root, c
 	sentences(docs[2].name, docWord)
 	sentences(docs[3].name, docCells...)
 	if len(lost) > 0 {
-		t.Errorf("%s: documents did not reach the model as it reads them:\n  %s\nresolve --explain:\n%s", ad.name, strings.Join(lost, "\n  "), errb.String())
+		t.Errorf("%s: documents did not reach the model as it reads them:\n  %s\nresolve --explain:\n%s", ad.name, strings.Join(lost, "\n  "), explain)
 	}
 	failed := map[string]bool{}
 	for _, l := range lost {

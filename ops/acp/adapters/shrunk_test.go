@@ -63,15 +63,7 @@ func deliverShrunk(t *testing.T, a *agent, api *modelAPI, ad adapter, bin, root,
 	store, cache := filepath.Join(root, "shrunk-store"), filepath.Join(root, "cache")
 	up := attachctl(t, bin, nil, "upload", "--store", store, src)
 	prompt := newPrompt(t, a, bin, up, cwd, "What is in this screenshot?")
-	cmd := exec.Command(bin, "resolve", "--store", store, "--agent", ad.name, "--inline-max", shrunkLimit)
-	cmd.Env = append(os.Environ(), "XDG_CACHE_HOME="+cache)
-	cmd.Stdin = bytes.NewReader(prompt)
-	var errb bytes.Buffer
-	cmd.Stderr = &errb
-	resolved, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("resolve: %v\n%s", err, errb.String())
-	}
+	resolved, _ := resolveCached(t, bin, cache, prompt, "--store", store, "--agent", ad.name, "--inline-max", shrunkLimit)
 	made, _ := filepath.Glob(filepath.Join(cache, "attachctl", "shrink", "*"))
 	if len(made) != 1 {
 		t.Fatalf("resolve made %d files in its shrink cache, want the one shrunk copy: %v", len(made), made)
@@ -97,4 +89,20 @@ func deliverShrunk(t *testing.T, a *agent, api *modelAPI, ad adapter, bin, root,
 			ad.name, len(shrunk), len(got.payloads), strings.TrimSpace(string(resolved)))
 	}
 	return found
+}
+
+// resolveCached resolves prompt with args, its caches (shrink's, documents') under cache, and
+// returns the resolved prompt and what resolve said on standard error.
+func resolveCached(t *testing.T, bin, cache string, prompt []byte, args ...string) ([]byte, string) {
+	t.Helper()
+	cmd := exec.Command(bin, append([]string{"resolve"}, args...)...)
+	cmd.Env = append(os.Environ(), "XDG_CACHE_HOME="+cache)
+	cmd.Stdin = bytes.NewReader(prompt)
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	resolved, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("resolve: %v\n%s", err, errb.String())
+	}
+	return resolved, errb.String()
 }
