@@ -47,6 +47,35 @@ func reserve(max, n int64) func() {
 	}
 }
 
+// grower is a decode's growth past its reservation, taken from the same budget as it happens
+// and never waited for: two decodes that each wait for the other's bytes would wait forever. A
+// growth refused ends the decode (heif.ErrBudget), which then starts again with its whole worst
+// case reserved up front (reserve).
+type grower struct {
+	s     *semaphore.Weighted
+	taken int64
+}
+
+func newGrower(max int64) *grower { return &grower{s: budget(max)} }
+
+func (g *grower) grow(n int64) bool {
+	if !g.s.TryAcquire(n) {
+		return false
+	}
+	g.taken += n
+	reserved.Note(n)
+	return true
+}
+
+// release gives back what the growth took.
+func (g *grower) release() {
+	if g.taken > 0 {
+		reserved.Note(-g.taken)
+		g.s.Release(g.taken)
+		g.taken = 0
+	}
+}
+
 // reserved counts the bytes reserved now and the most ever reserved at once, for the tests.
 var reserved heif.Tally
 
@@ -65,9 +94,9 @@ func decodeNeed(format string, cfg image.Config, data []byte, shift, dw, dh int,
 	case "gif":
 		n = 2 * px // the frame, and the composited frame
 	case "heic":
-		n = wasmLimit(format, cfg, data) + px*heicCopyPerPixel
+		n = reserveFor(format, cfg, data) + px*heicCopyPerPixel
 	case "avif":
-		n = wasmLimit(format, cfg, data) + px*avifCopyPerPixel
+		n = reserveFor(format, cfg, data) + px*avifCopyPerPixel
 	default: // WebP, BMP, TIFF: at most 16-bit RGBA
 		n = 8 * px
 	}
@@ -87,18 +116,38 @@ func wasmLimit(format string, cfg image.Config, data []byte) int64 {
 	return px*per + wasmBase + int64(len(data))
 }
 
+// reserveFor is wasmReserve; a test makes it smaller to see a decode grow.
+var reserveFor = wasmReserve
+
+// wasmReserve is the part of a HEIC or AVIF decode's reservation set aside for its WebAssembly
+// decoder before it starts: what the commonest layout (8-bit 4:2:0, no alpha, a camera's photo)
+// takes. A layout that needs more (deeper samples, 4:4:4, alpha, tiles) takes the rest from the
+// budget as its memory grows, up to wasmLimit (reserveGrowth).
+func wasmReserve(format string, cfg image.Config, data []byte) int64 {
+	px := int64(cfg.Width) * int64(cfg.Height)
+	per := int64(heicReservePerPixel)
+	if format == "avif" {
+		per = avifReservePerPixel
+	}
+	return px*per + wasmReserveBase + int64(len(data))
+}
+
 // The WebAssembly decoders' memory, measured on 12 MP images of every layout they take (see
 // docs/commands.md, "shrink"): a base for the module's own memory; bytes a pixel at most, for
 // libheif's planes and tiles (an image with alpha is the most: RGBA out of YCbCr and alpha planes)
 // or for libavif's YUV, its frame buffers and RGBA (12-bit 4:4:4 with alpha is the most); besides
-// the copy of the file. Outside the module, the copy of its output: at most RGBA, 16-bit for a deep
-// AVIF.
+// the copy of the file. The reservation's share is what an 8-bit 4:2:0 image measured, with a
+// margin (TestReservationAccounting holds the two together). Outside the module, the copy of its
+// output: at most RGBA, 16-bit for a deep AVIF.
 const (
-	wasmBase         = 32 << 20
-	heicWasmPerPixel = 20
-	avifWasmPerPixel = 50
-	heicCopyPerPixel = 4
-	avifCopyPerPixel = 8
+	wasmBase            = 32 << 20
+	heicWasmPerPixel    = 20
+	avifWasmPerPixel    = 50
+	wasmReserveBase     = 16 << 20
+	heicReservePerPixel = 8
+	avifReservePerPixel = 24
+	heicCopyPerPixel    = 4
+	avifCopyPerPixel    = 8
 )
 
 // jpegNeed is what internal/jpeg allocates for a JPEG of px pixels decoded at 1/2^shift: its

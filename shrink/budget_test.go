@@ -2,12 +2,17 @@ package shrink
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"image"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+	"time"
+
+	"github.com/attachctl/attachctl/shrink/internal/heif"
 )
 
 // sofJPEG is the start of a JPEG: SOI and a frame header of the given type, size and components'
@@ -41,8 +46,8 @@ func TestDecodeNeed(t *testing.T) {
 		{"CMYK", "jpeg", sofJPEG(0xc0, W, H, 0x11, 0x11, 0x11, 0x11), 8 * px},
 		{"no frame header", "jpeg", []byte{0xff, 0xd8}, 8 * px},
 		{"PNG RGBA", "png", pngBomb(W, H), 4 * px},
-		{"HEIC", "heic", nil, (heicWasmPerPixel+heicCopyPerPixel)*px + wasmBase},
-		{"AVIF", "avif", []byte("ftypavif"), (avifWasmPerPixel+avifCopyPerPixel)*px + wasmBase + 8},
+		{"HEIC", "heic", nil, (heicReservePerPixel+heicCopyPerPixel)*px + wasmReserveBase},
+		{"AVIF", "avif", []byte("ftypavif"), (avifReservePerPixel+avifCopyPerPixel)*px + wasmReserveBase + 8},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -101,5 +106,99 @@ func TestMemoryBudget(t *testing.T) {
 				t.Errorf("peak %d: nothing was reserved", peak)
 			}
 		})
+	}
+}
+
+// TestReservationAccounting: for each HEIC and AVIF layout the tests have, what a decode reserves
+// for its WebAssembly decoder covers what the decoder took (measured: heif.Memory's peak), with
+// no growth, and is not the worst case of every layout (within twice the measure and 16 MiB); the
+// hard limit is still the worst case. Two 12 MP decodes of either format fit the default budget.
+func TestReservationAccounting(t *testing.T) {
+	for _, name := range []string{"gradient-640x480.heic", "gradient-4000x3000.heic", "gradient-640x480.avif",
+		"gradient-4000x3000.avif", "kimono.avif"} {
+		t.Run(name, func(t *testing.T) {
+			data, err := os.ReadFile(filepath.Join("testdata", name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, ok := heifHeader(data)
+			if !ok {
+				t.Fatal("no HEIF header")
+			}
+			cfg := image.Config{Width: p.Width, Height: p.Height}
+			res, most := wasmReserve(p.format, cfg, data), wasmLimit(p.format, cfg, data)
+			grew := int64(0)
+			heif.Memory.ResetPeak()
+			_, _, err = decode(data, p.format, 0, heif.Limit{Max: most, Reserved: res, Grow: func(n int64) bool { grew += n; return true }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, measured := heif.Memory.Get()
+			t.Logf("%s %dx%d: reserved %.1f MiB, measured %.1f MiB (%.2f bytes a pixel), hard limit %.1f MiB",
+				p.format, p.Width, p.Height, float64(res)/(1<<20), float64(measured)/(1<<20),
+				float64(measured)/float64(p.Width*p.Height), float64(most)/(1<<20))
+			if grew != 0 || measured > res {
+				t.Errorf("the decoder took %d bytes, %d past the reservation of %d", measured, grew, res)
+			}
+			if res > 2*measured+16<<20 {
+				t.Errorf("reserved %d MiB for %d MiB measured", res>>20, measured>>20)
+			}
+			if most < res {
+				t.Errorf("hard limit %d under the reservation %d", most, res)
+			}
+		})
+	}
+	for _, format := range []string{"heic", "avif"} {
+		data := make([]byte, 6<<20) // a camera's 12 MP file
+		need := decodeNeed(format, image.Config{Width: 4032, Height: 3024}, data, 0, DefaultMaxEdge, DefaultMaxEdge*3/4, DefaultMaxBytes)
+		if 2*need > DefaultMaxMemory {
+			t.Errorf("%s: a 12 MP decode reserves %d MiB: two do not fit the default --max-memory", format, need>>20)
+		}
+	}
+}
+
+// TestReservationGrowth: a decode whose decoder needs more than its reservation takes the rest
+// as its memory grows; refused, the decode stops with heif.ErrBudget, and Record decodes it again
+// with its worst case reserved, never over the budget.
+func TestReservationGrowth(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("testdata", "gradient-640x480.heic"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := image.Config{Width: 640, Height: 480}
+	most := wasmLimit("heic", cfg, data)
+	grew := int64(0)
+	if _, _, err := decode(data, "heic", 0, heif.Limit{Max: most, Reserved: 1, Grow: func(n int64) bool { grew += n; return true }}); err != nil || grew == 0 {
+		t.Errorf("growth allowed: %v, grew %d bytes", err, grew)
+	}
+	if _, _, err := decode(data, "heic", 0, heif.Limit{Max: most, Reserved: 1}); !errors.Is(err, heif.ErrBudget) {
+		t.Errorf("growth refused: %v, want heif.ErrBudget", err)
+	}
+
+	// A reservation that covers only the module's start, the budget held by others: the growth
+	// is refused, the decode waits for its whole worst case and goes on.
+	reserveFor = func(string, image.Config, []byte) int64 { return 1 }
+	defer func() { reserveFor = wasmReserve }()
+	dir := t.TempDir()
+	rec := record(t, dir, "g.heic", data)
+	opts := Options{MaxEdge: 300, OutDir: filepath.Join(dir, "out"), MaxMemory: 3 * most}
+	need := decodeNeed("heic", cfg, data, 0, 300, 225, DefaultMaxBytes)
+	hold := reserve(opts.MaxMemory, opts.MaxMemory-need) // room for the reservation, none for growth
+	var once sync.Once
+	defer once.Do(hold)
+	done := make(chan error, 1)
+	go func() { done <- Record(rec, opts) }()
+	select {
+	case err := <-done:
+		t.Fatalf("decoded with no room to grow: %v %+v", err, rec.Shrink)
+	case <-time.After(3 * time.Second):
+	}
+	resetPeaks()
+	once.Do(hold)
+	if err := <-done; err != nil || rec.Shrink == nil || rec.Shrink.Action != Resized {
+		t.Fatalf("%v %+v", err, rec.Shrink)
+	}
+	if res, wasm := peaks(); res > opts.MaxMemory || wasm > res {
+		t.Errorf("reserved %d, decoder memory %d, budget %d", res, wasm, opts.MaxMemory)
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"reflect"
 	"testing"
+
+	"github.com/attachctl/attachctl/shrink/internal/heif"
 )
 
 // TestDecodeSameAsImageDecode: decode, which sends JPEGs to internal/jpeg, gives for every
@@ -34,7 +36,7 @@ func TestDecodeSameAsImageDecode(t *testing.T) {
 	inputs["truncated.jpg"] = photo[:len(photo)/2]
 	for name, data := range inputs {
 		want, _, werr := image.Decode(bytes.NewReader(data))
-		got, _, gerr := decode(data, "", 0, 0)
+		got, _, gerr := decode(data, "", 0, heif.Limit{})
 		if (werr == nil) != (gerr == nil) {
 			t.Errorf("%s: error %v, image.Decode's %v", name, gerr, werr)
 			continue

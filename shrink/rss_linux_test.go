@@ -46,32 +46,63 @@ func BenchmarkLyingHeaderRSS(b *testing.B) {
 		{"avif-alone", 50_000_000, []string{"lying.avif"}},
 		{"six-jobs6", 400_000_000, []string{"lying.heic", "lying.avif", "lying.heic", "lying.avif", "lying.heic", "lying.avif"}},
 	} {
-		b.Run(c.name, func(b *testing.B) {
-			var peak int64
-			for range b.N {
-				cmd := exec.Command(os.Args[0])
-				var paths []string
-				for _, f := range c.files {
-					paths = append(paths, filepath.Join(dir, f))
-				}
-				cmd.Env = append(os.Environ(), "SHRINK_CODE_CACHE="+codeCache,
-					fmt.Sprintf("SHRINK_CHILD=%d,%s,%s", c.maxMemory, filepath.Join(dir, "out"), strings.Join(paths, ",")))
-				var stderr strings.Builder
-				cmd.Stderr = &stderr
-				out, err := cmd.Output()
-				if err != nil {
-					b.Fatalf("%v\n%s", err, stderr.String())
-				}
-				kib, err := strconv.ParseInt(strings.TrimSpace(string(out)), 10, 64)
-				if err != nil {
-					b.Fatalf("child said %q", out)
-				}
-				peak = max(peak, kib<<10)
+		b.Run(c.name, func(b *testing.B) { childRSS(b, dir, c.maxMemory, c.files, "") })
+	}
+}
+
+// BenchmarkTwelveMPRSS measures the peak RSS of a process that shrinks two honest 12 MP HEICs,
+// or AVIFs, at once under the default --max-memory: both reservations fit it, so the two decode
+// together (the child's stderr says what each became).
+func BenchmarkTwelveMPRSS(b *testing.B) {
+	if err := heif.Warm(); err != nil {
+		b.Fatal(err)
+	}
+	dir := b.TempDir()
+	for _, format := range []string{"heic", "avif"} {
+		honest, err := os.ReadFile(filepath.Join("testdata", "gradient-4000x3000."+format))
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, n := range []string{"a", "b"} {
+			if err := os.WriteFile(filepath.Join(dir, n+"."+format), honest, 0o600); err != nil {
+				b.Fatal(err)
 			}
-			b.ReportMetric(float64(peak)/(1<<20), "peak-RSS-MiB")
-			b.ReportMetric(float64(c.maxMemory)/(1<<20), "max-memory-MiB")
+		}
+		b.Run(format+"-two", func(b *testing.B) {
+			childRSS(b, dir, DefaultMaxMemory, []string{"a." + format, "b." + format}, "resized")
 		})
 	}
+}
+
+// childRSS runs the child (child_test.go) over files of dir at once under maxMemory, b.N times,
+// and reports the highest peak RSS; each file's line on its stderr must say want, when given.
+func childRSS(b *testing.B, dir string, maxMemory int64, files []string, want string) {
+	var peak int64
+	for i := range b.N {
+		cmd := exec.Command(os.Args[0])
+		var paths []string
+		for _, f := range files {
+			paths = append(paths, filepath.Join(dir, f))
+		}
+		cmd.Env = append(os.Environ(), "SHRINK_CODE_CACHE="+codeCache,
+			fmt.Sprintf("SHRINK_CHILD=%d,%s,%s", maxMemory, filepath.Join(dir, fmt.Sprint("out", i)), strings.Join(paths, ",")))
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil {
+			b.Fatalf("%v\n%s", err, stderr.String())
+		}
+		if want != "" && strings.Count(stderr.String(), " "+want+" ") != len(files) {
+			b.Fatalf("not every file %s:\n%s", want, stderr.String())
+		}
+		kib, err := strconv.ParseInt(strings.TrimSpace(string(out)), 10, 64)
+		if err != nil {
+			b.Fatalf("child said %q", out)
+		}
+		peak = max(peak, kib<<10)
+	}
+	b.ReportMetric(float64(peak)/(1<<20), "peak-RSS-MiB")
+	b.ReportMetric(float64(maxMemory)/(1<<20), "max-memory-MiB")
 }
 
 // selfPeakRSS is this process's peak resident memory in KiB (VmHWM).

@@ -238,11 +238,28 @@ func Record(rec *manifest.Record, opts Options) error {
 				cfg.Width, cfg.Height, strings.ToUpper(format), need>>20, opts.MaxMemory)
 		}
 		release := reserve(opts.MaxMemory, need)
-		defer release()
+		defer func() { release() }()
 		if isHEIF {
 			setCodeCache(opts.CodeCache)
 		}
-		img, shift, err := decode(src.data, format, shift, wasmLimit(format, cfg, src.data))
+		lim := heif.Limit{Max: wasmLimit(format, cfg, src.data), Reserved: reserveFor(format, cfg, src.data)}
+		g := newGrower(opts.MaxMemory)
+		lim.Grow = g.grow
+		img, shift, err := decode(src.data, format, shift, lim)
+		g.release()
+		if errors.Is(err, heif.ErrBudget) {
+			// A layout that needs more than the commonest, met when the budget had no room for
+			// its growth: decoded again with its worst case reserved, waited for as any other.
+			release()
+			need += lim.Max - lim.Reserved
+			if need > opts.MaxMemory {
+				release = func() {}
+				return asis("%dx%d %s needs about %d MiB to decode, over --max-memory %d; not decoded",
+					cfg.Width, cfg.Height, strings.ToUpper(format), need>>20, opts.MaxMemory)
+			}
+			release = reserve(opts.MaxMemory, need)
+			img, shift, err = decode(src.data, format, shift, heif.Limit{Max: lim.Max})
+		}
 		var me *heif.MemoryError
 		switch {
 		case errors.As(err, &me):
@@ -437,11 +454,12 @@ func fileError(path string, err error) error {
 }
 
 // decode decodes a whole image; a decoder's panic on hostile input is an error. The HEIC and
-// AVIF decoders' memory stays within wasmLimit bytes (a *heif.MemoryError past it). JPEG (what
+// AVIF decoders' memory stays within wasmLimit (a *heif.MemoryError past its Max, heif.ErrBudget
+// when a growth past its reservation is refused). JPEG (what
 // image.Decode would also take as JPEG: data starting FF D8) goes to internal/jpeg, which
 // gives image/jpeg's exact result about twice as fast, or with shift > 0 the image at 1/2^shift
 // of its size, each sample the mean of those it stands for (used is the shift applied).
-func decode(data []byte, format string, shift int, wasmLimit int64) (m image.Image, used int, err error) {
+func decode(data []byte, format string, shift int, wasmLimit heif.Limit) (m image.Image, used int, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			m, err = nil, fmt.Errorf("decoder failed: %v", r)

@@ -38,6 +38,20 @@ var avifWasm []byte
 // ErrDecode is a file the library refused.
 var ErrDecode = errors.New("the decoder refused the file")
 
+// Limit bounds one decode's linear memory. It never grows past Max: a decode that would need
+// more stops with a *MemoryError (the image is larger than its header says). Reserved is what the
+// caller has set aside for it; each growth past that asks Grow for the bytes more, as it happens,
+// and a refusal (nil Grow refuses) stops the decode with ErrBudget. A zero Reserved with no Grow
+// gives the decode all of Max.
+type Limit struct {
+	Max, Reserved int64
+	Grow          func(n int64) bool
+}
+
+// ErrBudget is a decode stopped because its memory grew past what was reserved for it and Grow
+// could not give more: the caller may decode again with more reserved.
+var ErrBudget = errors.New("the decoder needed more memory than was reserved for it")
+
 // MemoryError is a decode stopped because the decoder's memory would have grown past its limit:
 // the image is larger than its header says, or needs more than the header lets one expect.
 type MemoryError struct{ Limit int64 }
@@ -127,18 +141,23 @@ type instance struct {
 	mem   *limited
 }
 
-// instantiate starts an instance of m whose linear memory never grows past limit bytes.
-func (m *module) instantiate(limit int64) (*instance, error) {
+// instantiate starts an instance of m whose linear memory stays within lim.
+func (m *module) instantiate(lim Limit) (*instance, error) {
 	if err := m.compile(); err != nil {
 		return nil, fmt.Errorf("compiling the decoder: %w", err)
 	}
 	in := &instance{}
-	ctx := experimental.WithMemoryAllocator(context.Background(), limitedAllocator(uint64(max(limit, 0)), &in.mem))
+	limit := lim.Max
+	ctx := experimental.WithMemoryAllocator(context.Background(), limitedAllocator(lim, &in.mem))
 	// An anonymous instance, so that several decodes can run at once; no stdout or stderr.
 	mod, err := m.rt.InstantiateModule(ctx, m.cm, wazero.NewModuleConfig().WithName(""))
 	if err != nil {
+		short := in.mem != nil && in.mem.short
 		if in.mem != nil {
 			in.mem.Free()
+		}
+		if short {
+			return nil, ErrBudget
 		}
 		return nil, oneLine(err)
 	}
@@ -153,6 +172,9 @@ func (m *module) instantiate(limit int64) (*instance, error) {
 			// Whatever the library made of the NULL (an error, a trap, an abort), the cause
 			// is the limit.
 			return 0, &MemoryError{Limit: limit}
+		}
+		if in.mem != nil && in.mem.short {
+			return 0, ErrBudget
 		}
 		if err != nil {
 			return 0, oneLine(err)
@@ -173,8 +195,8 @@ func (in *instance) close() { in.mod.Close(in.ctx) }
 
 // begin instantiates m, copies data in, and makes room for n 32-bit values the module's decode
 // writes back; it returns the instance and the addresses of data and of the values.
-func (m *module) begin(data []byte, n int, limit int64) (in *instance, src, vars uint32, err error) {
-	if in, err = m.instantiate(limit); err != nil {
+func (m *module) begin(data []byte, n int, lim Limit) (in *instance, src, vars uint32, err error) {
+	if in, err = m.instantiate(lim); err != nil {
 		return nil, 0, 0, err
 	}
 	if src, err = in.put(data); err == nil {
@@ -226,7 +248,7 @@ func (in *instance) alloc(n int) (uint32, error) {
 // noRoom is why a malloc of n bytes failed.
 func noRoom(err error, n int) error {
 	var me *MemoryError
-	if errors.As(err, &me) {
+	if errors.As(err, &me) || errors.Is(err, ErrBudget) {
 		return err
 	}
 	return fmt.Errorf("out of decoder memory for %d bytes", n)
@@ -276,10 +298,10 @@ func align16(n int) int { return (n + 15) &^ 15 }
 // rotation and mirroring (irot, imir) and its crop (clap), so the image is as displayed. Its
 // YCbCr planes are returned as libheif decoded them: the matrix the caller assumes is JPEG's.
 //
-// The decoder's memory never grows past maxMemory bytes: a decode that would need more stops
-// with a *MemoryError.
-func DecodeHEIC(data []byte, maxMemory int64) (image.Image, error) {
-	in, src, vars, err := heifMod.begin(data, 5, maxMemory)
+// The decoder's memory stays within lim (a *MemoryError past lim.Max, ErrBudget when a growth
+// past lim.Reserved is refused).
+func DecodeHEIC(data []byte, lim Limit) (image.Image, error) {
+	in, src, vars, err := heifMod.begin(data, 5, lim)
 	if err != nil {
 		return nil, err
 	}
@@ -346,10 +368,10 @@ func DecodeHEIC(data []byte, maxMemory int64) (image.Image, error) {
 // sample, or 16 for a deeper file. libavif converts YUV with the file's own matrix and range,
 // and does not apply the container's rotation or mirroring: the image is as stored.
 //
-// The decoder's memory never grows past maxMemory bytes: a decode that would need more stops
-// with a *MemoryError.
-func DecodeAVIF(data []byte, maxMemory int64) (image.Image, error) {
-	in, src, vars, err := avifMod.begin(data, 4, maxMemory)
+// The decoder's memory stays within lim (a *MemoryError past lim.Max, ErrBudget when a growth
+// past lim.Reserved is refused).
+func DecodeAVIF(data []byte, lim Limit) (image.Image, error) {
+	in, src, vars, err := avifMod.begin(data, 4, lim)
 	if err != nil {
 		return nil, err
 	}

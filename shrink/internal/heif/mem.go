@@ -13,13 +13,30 @@ import (
 type limited struct {
 	max, size uint64
 	over      bool
-	inner     experimental.LinearMemory
+	// have is what the decode's reservation covers; a growth past it asks grow for the rest
+	// first, and short records a refusal.
+	have  uint64
+	grow  func(n int64) bool
+	short bool
+	inner experimental.LinearMemory
 }
 
 func (l *limited) Reallocate(size uint64) []byte {
 	if size > l.max {
 		l.over = true
 		return nil
+	}
+	if size > l.have && l.size == 0 {
+		// The module's own minimum, which wazero must be given to start it; the reservation's
+		// base covers it (shrink's TestReservationAccounting).
+		l.have = size
+	}
+	if size > l.have {
+		if l.grow == nil || !l.grow(int64(size-l.have)) {
+			l.short = true
+			return nil
+		}
+		l.have = size
 	}
 	b := l.inner.Reallocate(size)
 	if b != nil {
@@ -37,9 +54,14 @@ func (l *limited) Free() {
 
 // limitedAllocator makes the memory of one instance, of at most max bytes (never less than the
 // module's own minimum, which wazero must be given), and reports it through *got.
-func limitedAllocator(max uint64, got **limited) experimental.MemoryAllocator {
+func limitedAllocator(lim Limit, got **limited) experimental.MemoryAllocator {
+	most := uint64(max(lim.Max, 0))
+	have := uint64(max(lim.Reserved, 0))
+	if lim.Reserved <= 0 && lim.Grow == nil {
+		have = most // no reservation given: all of Max is the decode's
+	}
 	return experimental.MemoryAllocatorFunc(func(_, moduleMax uint64) experimental.LinearMemory {
-		l := &limited{max: min(max, moduleMax)}
+		l := &limited{max: min(most, moduleMax), have: have, grow: lim.Grow}
 		l.inner = newLinearMemory(l.max)
 		*got = l
 		return l
