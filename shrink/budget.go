@@ -104,16 +104,31 @@ func decodeNeed(format string, cfg image.Config, data []byte, shift, dw, dh int,
 	return n + int64(len(data)) + 8*out + 2*maxBytes
 }
 
-// wasmLimit is the part of a HEIC or AVIF decode's reservation that its WebAssembly decoder may
-// use: the module's memory is not let grow past it, so an image larger than its header says
-// stops there (asis) instead of taking memory the budget gave to other decodes.
+// wasmLimit is the most a HEIC or AVIF decode's WebAssembly decoder may use: the module's memory
+// is not let grow past it, so an image larger than its header says stops there (asis) instead of
+// taking memory the budget gave to other decodes.
 func wasmLimit(format string, cfg image.Config, data []byte) int64 {
-	px := int64(cfg.Width) * int64(cfg.Height)
-	per := int64(heicWasmPerPixel)
+	return wasmBytes(format, cfg, data, heicWasmPerPixel, avifWasmPerPixel, wasmBase)
+}
+
+// reserveFor is wasmReserve; a test makes it smaller to see a decode grow.
+var reserveFor = wasmReserve
+
+// wasmReserve is the part of a HEIC or AVIF decode's reservation set aside for its WebAssembly
+// decoder before it starts: what the commonest layout (8-bit 4:2:0, no alpha, a camera's photo)
+// takes. A layout that needs more (deeper samples, 4:4:4, alpha, tiles) takes the rest from the
+// budget as its memory grows, up to wasmLimit (grower).
+func wasmReserve(format string, cfg image.Config, data []byte) int64 {
+	return wasmBytes(format, cfg, data, heicReservePerPixel, avifReservePerPixel, wasmReserveBase)
+}
+
+// wasmBytes is base, the file's size, and heic or avif bytes for each pixel of the header.
+func wasmBytes(format string, cfg image.Config, data []byte, heic, avif, base int64) int64 {
+	per := heic
 	if format == "avif" {
-		per = avifWasmPerPixel
+		per = avif
 	}
-	return px*per + wasmBase + int64(len(data))
+	return int64(cfg.Width)*int64(cfg.Height)*per + base + int64(len(data))
 }
 
 // reserveFor is wasmReserve; a test makes it smaller to see a decode grow.

@@ -61,14 +61,6 @@ func (s *Store) readMetaAt(dirfd int, id string) (*Meta, error) {
 // IDs lists the entries at the top of the store whose names are upload ids, sorted. It does not
 // say whether each is a real, finished upload: ReadMeta and OpenFinished do.
 func (s *Store) IDs() ([]string, error) {
-	ids, err := s.listIDs()
-	sort.Strings(ids)
-	return ids, err
-}
-
-// listIDs is IDs in the folder's order: the stage's index lists the store again after each
-// upload placed (its own included) and needs no order.
-func (s *Store) listIDs() ([]string, error) {
 	fd, err := unix.Open(s.Dir, noFollowDir, 0)
 	if err != nil {
 		if errors.Is(err, unix.ENOENT) {
@@ -88,5 +80,6 @@ func (s *Store) listIDs() ([]string, error) {
 			ids = append(ids, n)
 		}
 	}
+	sort.Strings(ids)
 	return ids, nil
 }

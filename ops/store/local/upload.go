@@ -255,7 +255,7 @@ func (s *Store) indexNew() {
 		}
 		s.idx.listedAt = st.Ctim // taken before the listing: a change during it lists again
 	}
-	ids, err := s.listIDs()
+	ids, err := s.IDs() // in order: of two uploads of the same bytes and name, the newer is named
 	if err != nil {
 		s.idx.listedAt = unix.Timespec{}
 		return
