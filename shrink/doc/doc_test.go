@@ -61,8 +61,8 @@ func TestText(t *testing.T) {
 		{"scanned PDF", "pdf", read(t, "scan2.pdf"), []string{"", ""}, false},
 		{"generated PDF", "pdf", docgen.TextPDF([]string{"A small generated page.", "And (a second) one."}), []string{"A small generated page.", "And (a second) one."}, true},
 		{"generated scan", "pdf", docgen.ScanPDF(2), []string{"", ""}, false},
-		// 30 MB of content stream: read within the default limit, not within 32 MiB (TestHostile).
-		{"long content stream", "pdf", docgen.BigStreamPDF(30 << 20), []string{"After a long stream."}, true},
+		// A long content stream is read (TestHostile: one of 30 MB is not, under 32 MiB).
+		{"long content stream", "pdf", docgen.BigStreamPDF(4 << 20), []string{"After a long stream."}, true},
 		{"docx", "docx", docgen.DOCXPages([]string{"The first paragraph names the blue whale.", "Then a break"}, []string{"and the second page mentions the lighthouse."}),
 			[]string{"The first paragraph names the blue whale.\nThen a break", "and the second page mentions the lighthouse."}, true},
 		{"xlsx", "xlsx", docgen.XLSXSheets([][]string{{"Name", "Count"}, {"apples in the cellar", "42"}}, [][]string{{"the second sheet holds the ledger"}}),
