@@ -9,6 +9,7 @@ import (
 	"archive/zip"
 	"bytes"
 	"compress/flate"
+	"compress/zlib"
 	"fmt"
 	"hash/crc32"
 	"image"
@@ -94,6 +95,21 @@ func ScanPDF(n int) []byte {
 		img := Scan(i, 425, 550)
 		return []string{stream(fmt.Sprintf("/Type /XObject /Subtype /Image /Width %d /Height %d /ColorSpace /DeviceRGB /BitsPerComponent 8 /Filter /DCTDecode", 425, 550), string(img))}
 	})
+}
+
+// BigStreamPDF is one letter-size page whose content stream, deflated, unzips to about n bytes
+// (spaces, then one line of text): small on disk, and a reader holds the n bytes to parse them,
+// for the memory limit of whatever reads it.
+func BigStreamPDF(n int) []byte {
+	var z bytes.Buffer
+	zw, _ := zlib.NewWriterLevel(&z, zlib.BestSpeed)
+	zw.Write(bytes.Repeat([]byte{' '}, n))
+	io.WriteString(zw, "\nBT /F1 12 Tf 72 720 Td (After a long stream.) Tj ET")
+	zw.Close()
+	return pdf([]string{"<< /Type /Catalog /Pages 2 0 R >>", "<< /Type /Pages /Kids [4 0 R] /Count 1 >>",
+		"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+		"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 3 0 R >> >> /Contents 5 0 R >>",
+		stream("/Filter /FlateDecode", z.String())}, "")
 }
 
 // Scan is the JPEG of page i of a scan: paper with dark bars of "text", shifted by page.

@@ -61,6 +61,8 @@ func TestText(t *testing.T) {
 		{"scanned PDF", "pdf", read(t, "scan2.pdf"), []string{"", ""}, false},
 		{"generated PDF", "pdf", docgen.TextPDF([]string{"A small generated page.", "And (a second) one."}), []string{"A small generated page.", "And (a second) one."}, true},
 		{"generated scan", "pdf", docgen.ScanPDF(2), []string{"", ""}, false},
+		// A long content stream is read (TestHostile: one of 30 MB is not, under 32 MiB).
+		{"long content stream", "pdf", docgen.BigStreamPDF(4 << 20), []string{"After a long stream."}, true},
 		{"docx", "docx", docgen.DOCXPages([]string{"The first paragraph names the blue whale.", "Then a break"}, []string{"and the second page mentions the lighthouse."}),
 			[]string{"The first paragraph names the blue whale.\nThen a break", "and the second page mentions the lighthouse."}, true},
 		{"xlsx", "xlsx", docgen.XLSXSheets([][]string{{"Name", "Count"}, {"apples in the cellar", "42"}}, [][]string{{"the second sheet holds the ledger"}}),
@@ -109,6 +111,10 @@ func TestHostile(t *testing.T) {
 		{"not a PDF", "pdf", []byte("hello, I am text"), Limits{}, "damaged: not a PDF pdfium can read"},
 		{"empty PDF", "pdf", nil, Limits{}, "damaged: an empty file"},
 		{"time limit", "pdf", docgen.ManyPagesPDF(2000), Limits{Timeout: time.Millisecond}, "reading it took longer than the limit of 1ms"},
+		// pdfium's linear memory (three quarters of 32 MiB) cannot hold its own 18 MiB and the
+		// 30 MB of the page's content: wazero refuses the growth, and the document is not read.
+		{"pdfium's memory limit", "pdf", docgen.BigStreamPDF(30 << 20), Limits{MaxMemory: 32 << 20}, "damaged, or needs more than its 32 MiB of memory"},
+		{"memory limit below pdfium's own", "pdf", text3, Limits{MaxMemory: 16 << 20}, "the memory limit of 16 MiB is below the 25 MiB pdfium needs to start"},
 		{"docx zip bomb", "docx", docgen.ZipBombDOCX(4 << 30), Limits{}, "zip bomb: word/document.xml unzips to 4096 MiB, over the limit of 32 MiB"},
 		{"docx zip bomb, lying header", "docx", docgen.LyingZipBombDOCX(4 << 20), Limits{}, "damaged: zip: not a valid zip file"},
 		{"xlsx whose parts together pass the limit", "xlsx", docgen.XLSXSheets(bigSheet(), bigSheet(), bigSheet()), Limits{MaxUnzipped: 1 << 20}, "zip bomb: its parts unzip to more than the limit of 1 MiB"},
@@ -164,6 +170,7 @@ func TestRender(t *testing.T) {
 		{"huge page", docgen.HugePagePDF(200), 1, 500, Limits{}, 0, 0, "page 1 is 200x200 inches"},
 		{"over the memory limit", text3, 1, 8000, Limits{MaxMemory: 64 << 20}, 0, 0, "doc: a 8000 px page needs 244 MiB, over the memory limit"},
 		{"encrypted", read(t, "encrypted.pdf"), 1, 500, Limits{}, 0, 0, "encrypted"},
+		{"text within the same limit", text3, 1, 1000, Limits{MaxMemory: 32 << 20}, 707, 1000, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			img, err := Render(context.Background(), bytes.NewReader(c.data), int64(len(c.data)), c.page, c.edge, c.lim)
