@@ -8,12 +8,15 @@ package docgen
 import (
 	"archive/zip"
 	"bytes"
+	"compress/flate"
+	"compress/zlib"
 	"fmt"
 	"hash/crc32"
 	"image"
 	"image/color"
 	"image/jpeg"
 	"io"
+	"strconv"
 	"strings"
 )
 
@@ -92,6 +95,21 @@ func ScanPDF(n int) []byte {
 		img := Scan(i, 425, 550)
 		return []string{stream(fmt.Sprintf("/Type /XObject /Subtype /Image /Width %d /Height %d /ColorSpace /DeviceRGB /BitsPerComponent 8 /Filter /DCTDecode", 425, 550), string(img))}
 	})
+}
+
+// BigStreamPDF is one letter-size page whose content stream, deflated, unzips to about n bytes
+// (spaces, then one line of text): small on disk, and a reader holds the n bytes to parse them,
+// for the memory limit of whatever reads it.
+func BigStreamPDF(n int) []byte {
+	var z bytes.Buffer
+	zw, _ := zlib.NewWriterLevel(&z, zlib.BestSpeed)
+	zw.Write(bytes.Repeat([]byte{' '}, n))
+	io.WriteString(zw, "\nBT /F1 12 Tf 72 720 Td (After a long stream.) Tj ET")
+	zw.Close()
+	return pdf([]string{"<< /Type /Catalog /Pages 2 0 R >>", "<< /Type /Pages /Kids [4 0 R] /Count 1 >>",
+		"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+		"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 3 0 R >> >> /Contents 5 0 R >>",
+		stream("/Filter /FlateDecode", z.String())}, "")
 }
 
 // Scan is the JPEG of page i of a scan: paper with dark bars of "text", shifted by page.
@@ -237,23 +255,116 @@ func ODT(paras []string) []byte {
 	return b.Bytes()
 }
 
+// DOCXPages is a Word document whose pages (each a list of paragraphs) are apart by page breaks.
+func DOCXPages(pages ...[]string) []byte {
+	var paras []string
+	for i, pg := range pages {
+		if i > 0 {
+			paras = append(paras, "\f")
+		}
+		paras = append(paras, pg...)
+	}
+	body := strings.ReplaceAll(docxBody(paras), `<w:t xml:space="preserve">`+"\f"+`</w:t>`, `<w:br w:type="page"/>`)
+	return zipOf("[Content_Types].xml", ctHead+`<Override PartName="/word/document.xml" ContentType="application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml"/></Types>`,
+		"_rels/.rels", fmt.Sprintf(rels, "word/document.xml"),
+		"word/document.xml", body)
+}
+
+// XLSXSheets is a workbook of several sheets (rows of cells; a cell that is a number is a number,
+// the rest shared strings). The workbook lists them in the order given, but their parts are
+// numbered the other way round (sheet1.xml is the last), as in a workbook whose sheets were
+// moved: a reader must take the order from the workbook.
+func XLSXSheets(sheets ...[][]string) []byte {
+	var shared []string
+	index := map[string]int{}
+	var files []string
+	var list, wrels, ct strings.Builder
+	for i, rows := range sheets {
+		var sd strings.Builder
+		for r, row := range rows {
+			fmt.Fprintf(&sd, `<row r="%d">`, r+1)
+			for c, cell := range row {
+				ref := fmt.Sprintf("%c%d", 'A'+c, r+1)
+				if _, err := strconv.ParseFloat(cell, 64); err == nil {
+					fmt.Fprintf(&sd, `<c r="%s"><v>%s</v></c>`, ref, cell)
+					continue
+				}
+				k, ok := index[cell]
+				if !ok {
+					k = len(shared)
+					index[cell] = k
+					shared = append(shared, cell)
+				}
+				fmt.Fprintf(&sd, `<c r="%s" t="s"><v>%d</v></c>`, ref, k)
+			}
+			sd.WriteString("</row>")
+		}
+		n := len(sheets) - i
+		files = append(files, fmt.Sprintf("xl/worksheets/sheet%d.xml", n),
+			`<?xml version="1.0" encoding="UTF-8" standalone="yes"?><worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><sheetData>`+sd.String()+`</sheetData></worksheet>`)
+		fmt.Fprintf(&list, `<sheet name="Sheet%d" sheetId="%d" r:id="rId%d"/>`, i+1, i+1, n)
+		fmt.Fprintf(&wrels, `<Relationship Id="rId%d" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/worksheet" Target="worksheets/sheet%d.xml"/>`, n, n)
+		fmt.Fprintf(&ct, `<Override PartName="/xl/worksheets/sheet%d.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.worksheet+xml"/>`, n)
+	}
+	var ss strings.Builder
+	for _, c := range shared {
+		ss.WriteString(`<si><t xml:space="preserve">` + xmlEscape(c) + `</t></si>`)
+	}
+	return zipOf(append([]string{"[Content_Types].xml", ctHead + `<Override PartName="/xl/workbook.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.sheet.main+xml"/>` + ct.String() + `</Types>`,
+		"_rels/.rels", fmt.Sprintf(rels, "xl/workbook.xml"),
+		"xl/workbook.xml", `<?xml version="1.0" encoding="UTF-8" standalone="yes"?><workbook xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main" xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships"><sheets>` + list.String() + `</sheets></workbook>`,
+		"xl/_rels/workbook.xml.rels", `<?xml version="1.0" encoding="UTF-8" standalone="yes"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">` + wrels.String() + `<Relationship Id="rIdS" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/sharedStrings" Target="sharedStrings.xml"/></Relationships>`,
+		"xl/sharedStrings.xml", `<?xml version="1.0" encoding="UTF-8" standalone="yes"?><sst xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main">` + ss.String() + `</sst>`}, files...)...)
+}
+
+// LyingZipBombDOCX is ZipBombDOCX whose zip header says document.xml unzips to 1000 bytes: a
+// reader that trusts headers reads on past them.
+func LyingZipBombDOCX(unzipped int64) []byte { return zipBomb(unzipped, true) }
+
 // ZipBombDOCX is a .docx whose word/document.xml unzips to about unzipped bytes (one paragraph
-// of spaces), from a small file: deflate packs the repeats about a thousand to one.
-func ZipBombDOCX(unzipped int64) []byte {
+// of spaces), from a small file, whatever the size asked (gigabytes cost nothing to make): its
+// deflate stream is one compressed MiB of spaces repeated, each copy a block that refers only to
+// itself.
+func ZipBombDOCX(unzipped int64) []byte { return zipBomb(unzipped, false) }
+
+func zipBomb(unzipped int64, lie bool) []byte {
+	head := []byte(`<?xml version="1.0" encoding="UTF-8" standalone="yes"?><w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body><w:p><w:r><w:t xml:space="preserve">`)
+	tail := []byte(`</w:t></w:r></w:p></w:body></w:document>`)
+	deflate := func(b []byte, last bool) []byte {
+		var out bytes.Buffer
+		fw, _ := flate.NewWriter(&out, flate.BestCompression)
+		fw.Write(b)
+		if last {
+			fw.Close()
+		} else {
+			fw.Flush()
+		}
+		return out.Bytes()
+	}
+	chunk := bytes.Repeat([]byte{' '}, 1<<20)
+	var body bytes.Buffer
+	body.Write(deflate(head, false))
+	crc, size := crc32.ChecksumIEEE(head), uint64(len(head))
+	one := deflate(chunk, false)
+	for range max(unzipped>>20, 1) {
+		body.Write(one)
+		crc = crc32.Update(crc, crc32.IEEETable, chunk)
+		size += uint64(len(chunk))
+	}
+	body.Write(deflate(tail, true))
+	crc, size = crc32.Update(crc, crc32.IEEETable, tail), size+uint64(len(tail))
+	if lie {
+		size = 1000
+	}
 	var b bytes.Buffer
 	z := zip.NewWriter(&b)
 	w, _ := z.Create("[Content_Types].xml")
 	io.WriteString(w, ctHead+`<Override PartName="/word/document.xml" ContentType="application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml"/></Types>`)
 	w, _ = z.Create("_rels/.rels")
 	fmt.Fprintf(w, rels, "word/document.xml")
-	w, _ = z.Create("word/document.xml")
-	head := `<?xml version="1.0" encoding="UTF-8" standalone="yes"?><w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body><w:p><w:r><w:t xml:space="preserve">`
-	io.WriteString(w, head)
-	chunk := bytes.Repeat([]byte{' '}, 1<<20)
-	for left := unzipped; left > 0; left -= int64(len(chunk)) {
-		w.Write(chunk[:min(int64(len(chunk)), left)])
-	}
-	io.WriteString(w, `</w:t></w:r></w:p></w:body></w:document>`)
+	w, _ = z.CreateRaw(&zip.FileHeader{Name: "word/document.xml", Method: zip.Deflate, CRC32: crc,
+		CompressedSize64: uint64(body.Len()), UncompressedSize64: size})
+	w.Write(body.Bytes())
 	z.Close()
 	return b.Bytes()
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/attachctl/attachctl/scripts/docgen"
 	"github.com/attachctl/attachctl/shrink/internal/wasmcache"
 )
 
@@ -58,15 +59,18 @@ func TestText(t *testing.T) {
 		{"text PDF", "pdf", read(t, "text3.pdf"), []string{
 			"the heron waits by the cold river", "the lantern burns until dawn", "the orchard keeps its secrets"}, true},
 		{"scanned PDF", "pdf", read(t, "scan2.pdf"), []string{"", ""}, false},
-		{"hand-written PDF", "pdf", pdfOf(2, 612, 792, "A small hand made page."), []string{"A small hand made page.", "A small hand made page."}, true},
-		{"docx", "docx", docxOf(t, "The first paragraph names the blue whale.", "Then a break\fand the second page mentions the lighthouse."),
+		{"generated PDF", "pdf", docgen.TextPDF([]string{"A small generated page.", "And (a second) one."}), []string{"A small generated page.", "And (a second) one."}, true},
+		{"generated scan", "pdf", docgen.ScanPDF(2), []string{"", ""}, false},
+		// 30 MB of content stream: read within the default limit, not within 32 MiB (TestHostile).
+		{"long content stream", "pdf", docgen.BigStreamPDF(30 << 20), []string{"After a long stream."}, true},
+		{"docx", "docx", docgen.DOCXPages([]string{"The first paragraph names the blue whale.", "Then a break"}, []string{"and the second page mentions the lighthouse."}),
 			[]string{"The first paragraph names the blue whale.\nThen a break", "and the second page mentions the lighthouse."}, true},
-		{"xlsx", "xlsx", xlsxOf(t, [][]string{{"Name", "Count"}, {"apples in the cellar", "42"}}, [][]string{{"the second sheet holds the ledger"}}),
+		{"xlsx", "xlsx", docgen.XLSXSheets([][]string{{"Name", "Count"}, {"apples in the cellar", "42"}}, [][]string{{"the second sheet holds the ledger"}}),
 			[]string{"Name\tCount\napples in the cellar\t42", "the second sheet holds the ledger"}, true},
-		{"pptx", "pptx", pptxOf(t, []string{"Slide one: the quarterly plan", "growth &amp; margins"}, []string{"Slide two: the mountain pass"}),
-			[]string{"Slide one: the quarterly plan\ngrowth & margins", "Slide two: the mountain pass"}, true},
-		{"odt", "odt", odtOf(t, "An open document about the harbour.", "Second line."), []string{"An open document about the harbour.\nSecond line."}, true},
-		{"empty docx", "docx", docxOf(t), []string{""}, false},
+		{"pptx", "pptx", docgen.PPTX([]string{"Slide one: growth & margins", "Slide two: the mountain pass"}),
+			[]string{"Slide one: growth & margins", "Slide two: the mountain pass"}, true},
+		{"odt", "odt", docgen.ODT([]string{"An open document about the harbour.", "Second line."}), []string{"An open document about the harbour.\nSecond line."}, true},
+		{"empty docx", "docx", docgen.DOCX(nil), []string{""}, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			pages, info := Text(context.Background(), bytes.NewReader(c.data), int64(len(c.data)), c.format, Limits{})
@@ -98,16 +102,22 @@ func TestHostile(t *testing.T) {
 		lim          Limits
 		reason       string
 	}{
-		{"10,000 pages", "pdf", pdfOf(10000, 612, 792, "x"), Limits{}, "10000 pages, over the limit of 2000"},
-		{"200x200-inch page", "pdf", pdfOf(1, 14400, 14400, "big"), Limits{}, "page 1 is 200x200 inches, over the limit of 100"},
+		{"10,000 pages", "pdf", docgen.ManyPagesPDF(10000), Limits{}, "10000 pages, over the limit of 2000"},
+		{"200x200-inch page", "pdf", docgen.HugePagePDF(200), Limits{}, "page 1 is 200x200 inches, over the limit of 100"},
 		{"encrypted PDF", "pdf", read(t, "encrypted.pdf"), Limits{}, "encrypted: it needs a password"},
+		{"encrypted PDF (generated)", "pdf", docgen.EncryptedPDF(), Limits{}, "encrypted: it needs a password"},
+		{"truncated PDF (generated)", "pdf", docgen.Truncated(docgen.TextPDF([]string{"one", "two", "three"})), Limits{}, "damaged"},
 		{"truncated PDF", "pdf", text3[:len(text3)/3], Limits{}, "damaged"},
 		{"not a PDF", "pdf", []byte("hello, I am text"), Limits{}, "damaged: not a PDF pdfium can read"},
 		{"empty PDF", "pdf", nil, Limits{}, "damaged: an empty file"},
-		{"time limit", "pdf", pdfOf(2000, 612, 792, "x"), Limits{Timeout: time.Millisecond}, "reading it took longer than the limit of 1ms"},
-		{"docx zip bomb", "docx", bombDocx(t, 4<<30, true), Limits{}, "zip bomb: word/document.xml unzips to 4096 MiB, over the limit of 32 MiB"},
-		{"docx zip bomb, lying header", "docx", bombDocx(t, 4<<20, false), Limits{}, "damaged: zip: not a valid zip file"},
-		{"xlsx whose parts together pass the limit", "xlsx", xlsxOf(t, bigSheet(), bigSheet(), bigSheet()), Limits{MaxUnzipped: 1 << 20}, "zip bomb: its parts unzip to more than the limit of 1 MiB"},
+		{"time limit", "pdf", docgen.ManyPagesPDF(2000), Limits{Timeout: time.Millisecond}, "reading it took longer than the limit of 1ms"},
+		// pdfium's linear memory (three quarters of 32 MiB) cannot hold its own 18 MiB and the
+		// 30 MB of the page's content: wazero refuses the growth, and the document is not read.
+		{"pdfium's memory limit", "pdf", docgen.BigStreamPDF(30 << 20), Limits{MaxMemory: 32 << 20}, "damaged, or needs more than its 32 MiB of memory"},
+		{"memory limit below pdfium's own", "pdf", text3, Limits{MaxMemory: 16 << 20}, "the memory limit of 16 MiB is below the 25 MiB pdfium needs to start"},
+		{"docx zip bomb", "docx", docgen.ZipBombDOCX(4 << 30), Limits{}, "zip bomb: word/document.xml unzips to 4096 MiB, over the limit of 32 MiB"},
+		{"docx zip bomb, lying header", "docx", docgen.LyingZipBombDOCX(4 << 20), Limits{}, "damaged: zip: not a valid zip file"},
+		{"xlsx whose parts together pass the limit", "xlsx", docgen.XLSXSheets(bigSheet(), bigSheet(), bigSheet()), Limits{MaxUnzipped: 1 << 20}, "zip bomb: its parts unzip to more than the limit of 1 MiB"},
 		{"encrypted docx", "docx", append([]byte{0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1}, make([]byte, 504)...), Limits{}, "encrypted"},
 		{"docx not a zip", "docx", []byte("PK\x03\x04 broken"), Limits{}, "damaged: not a readable zip"},
 		{"docx without its body", "docx", zipOf(t, part{"word/other.xml", "<x/>"}), Limits{}, "damaged: missing part word/document.xml"},
@@ -157,9 +167,10 @@ func TestRender(t *testing.T) {
 		{"text page (A4)", text3, 2, 1000, Limits{}, 707, 1000, ""},
 		{"scanned page", scan, 2, 700, Limits{}, 496, 700, ""},
 		{"no such page", scan, 3, 700, Limits{}, 0, 0, "no page 3: it has 2"},
-		{"huge page", pdfOf(1, 14400, 14400, "big"), 1, 500, Limits{}, 0, 0, "page 1 is 200x200 inches"},
+		{"huge page", docgen.HugePagePDF(200), 1, 500, Limits{}, 0, 0, "page 1 is 200x200 inches"},
 		{"over the memory limit", text3, 1, 8000, Limits{MaxMemory: 64 << 20}, 0, 0, "doc: a 8000 px page needs 244 MiB, over the memory limit"},
 		{"encrypted", read(t, "encrypted.pdf"), 1, 500, Limits{}, 0, 0, "encrypted"},
+		{"text within the same limit", text3, 1, 1000, Limits{MaxMemory: 32 << 20}, 707, 1000, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			img, err := Render(context.Background(), bytes.NewReader(c.data), int64(len(c.data)), c.page, c.edge, c.lim)

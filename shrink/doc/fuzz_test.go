@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/attachctl/attachctl/scripts/docgen"
 )
 
 // The fuzz targets' seeds are added here and kept in testdata/fuzz/<target>/ (written by
@@ -17,14 +19,14 @@ import (
 // fuzzLimits are small, so that a mutated document meets them.
 var fuzzLimits = Limits{MaxMemory: 64 << 20, Timeout: 5 * time.Second, MaxPages: 50, MaxPageInches: 50, MaxUnzipped: 1 << 20}
 
-func ooxmlSeeds(t testing.TB) map[string][]byte {
+func ooxmlSeeds() map[string][]byte {
 	return map[string][]byte{
-		"docx": docxOf(t, "a paragraph", "before\fafter"),
-		"xlsx": xlsxOf(t, [][]string{{"a", "1"}, {"b", "2"}}, [][]string{{"second"}}),
-		"pptx": pptxOf(t, []string{"title", "point"}, []string{"two"}),
-		"odt":  odtOf(t, "one", "two"),
-		"bomb": bombDocx(t, 2<<20, true),
-		"liar": bombDocx(t, 2<<20, false),
+		"docx": docgen.DOCXPages([]string{"a paragraph", "before"}, []string{"after"}),
+		"xlsx": docgen.XLSXSheets([][]string{{"a", "1"}, {"b", "2"}}, [][]string{{"second"}}),
+		"pptx": docgen.PPTX([]string{"title", "two"}),
+		"odt":  docgen.ODT([]string{"one", "two"}),
+		"bomb": docgen.ZipBombDOCX(2 << 20),
+		"liar": docgen.LyingZipBombDOCX(2 << 20),
 	}
 }
 
@@ -34,11 +36,13 @@ func pdfSeeds(t testing.TB) map[string][]byte {
 		"text3":     text3,
 		"scan2":     read(t, "scan2.pdf"),
 		"encrypted": read(t, "encrypted.pdf"),
-		"hand":      pdfOf(2, 612, 792, "hand made"),
-		"manypages": pdfOf(60, 612, 792, "x"),
-		"hugepage":  pdfOf(1, 14400, 14400, "big"),
-		"truncated": text3[:len(text3)/2],
-		"noxref":    bytes.Replace(pdfOf(1, 612, 792, "no xref"), []byte("xref"), []byte("xxxx"), 1),
+		"generated": docgen.TextPDF([]string{"generated", "two"}),
+		"scan":      docgen.ScanPDF(1),
+		"manypages": docgen.ManyPagesPDF(60),
+		"hugepage":  docgen.HugePagePDF(200),
+		"truncated": docgen.Truncated(text3),
+		"noxref":    bytes.Replace(docgen.TextPDF([]string{"no xref"}), []byte("xref"), []byte("xxxx"), 1),
+		"genlocked": docgen.EncryptedPDF(),
 	}
 }
 
@@ -68,7 +72,7 @@ func checkText(t *testing.T, pages []Page, info Info, lim Limits) {
 
 // FuzzOOXML feeds the office readers arbitrary zips: never a panic, always within the limits.
 func FuzzOOXML(f *testing.F) {
-	for _, b := range ooxmlSeeds(f) {
+	for _, b := range ooxmlSeeds() {
 		f.Add(b)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -109,7 +113,7 @@ func TestWriteFuzzSeeds(t *testing.T) {
 	if os.Getenv("DOC_WRITE_FUZZ_SEEDS") == "" {
 		t.Skip("DOC_WRITE_FUZZ_SEEDS not set: the seeds kept are used")
 	}
-	for target, seeds := range map[string]map[string][]byte{"FuzzOOXML": ooxmlSeeds(t), "FuzzPDF": pdfSeeds(t)} {
+	for target, seeds := range map[string]map[string][]byte{"FuzzOOXML": ooxmlSeeds(), "FuzzPDF": pdfSeeds(t)} {
 		dir := filepath.Join("testdata", "fuzz", target)
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			t.Fatal(err)

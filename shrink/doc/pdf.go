@@ -26,6 +26,10 @@ import (
 // wasmShare is the part of Limits.MaxMemory given to the linear memory, the rest to Go.
 const wasmShare = 3 // quarters
 
+// pdfiumMinPages is the linear memory pdfium.wasm starts with (its memory section's minimum, 64
+// KiB pages): a limit below it cannot even instantiate the module.
+const pdfiumMinPages = 289
+
 // textLayerChars is how many non-blank characters one page must have for the document to count
 // as having a text layer: less is a scan's stray marks, a page number, a stamp.
 const textLayerChars = 16
@@ -108,6 +112,10 @@ type pdfDoc struct {
 // goes wrong (a refused file, a time limit, a panic in the binding) comes back as a reason.
 func openPDF(ctx context.Context, r io.ReaderAt, size int64, lim Limits, fn func(d *pdfDoc) string) (reason string) {
 	lim = lim.orDefault()
+	if wasmPages(lim) < pdfiumMinPages {
+		return fmt.Sprintf("the memory limit of %d MiB is below the %d MiB pdfium needs to start",
+			lim.MaxMemory>>20, (pdfiumMinPages<<16*4/wasmShare+1<<20-1)>>20)
+	}
 	// The first call of a process waits for the compile (or the cache load), apart from the
 	// document's own time limit.
 	pl, err := pool(ctx, wasmPages(lim))
