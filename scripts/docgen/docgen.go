@@ -20,8 +20,9 @@ import (
 	"strings"
 )
 
-// pdf assembles a PDF from objects 1..n (objs[i] is object i+1's body) with a correct xref.
-func pdf(objs []string, trailer string) []byte {
+// PDF assembles a PDF 1.4 from objects 1..n (objs[i] is object i+1's body, object 1 the
+// catalog) with a correct xref; trailer adds entries to the trailer dictionary.
+func PDF(objs []string, trailer string) []byte {
 	var b bytes.Buffer
 	b.WriteString("%PDF-1.4\n%\xe2\xe3\xcf\xd3\n")
 	offs := make([]int, len(objs))
@@ -67,7 +68,7 @@ func pages(n int, w, h float64, content func(i int) string, res func(i int) stri
 		}
 	}
 	objs[1] = fmt.Sprintf("<< /Type /Pages /Kids [%s] /Count %d >>", strings.Join(kids, " "), n)
-	return pdf(objs, "")
+	return PDF(objs, "")
 }
 
 // TextPDF is a letter-size PDF with one page per string, each drawn in Helvetica as one line per
@@ -106,7 +107,7 @@ func BigStreamPDF(n int) []byte {
 	zw.Write(bytes.Repeat([]byte{' '}, n))
 	io.WriteString(zw, "\nBT /F1 12 Tf 72 720 Td (After a long stream.) Tj ET")
 	zw.Close()
-	return pdf([]string{"<< /Type /Catalog /Pages 2 0 R >>", "<< /Type /Pages /Kids [4 0 R] /Count 1 >>",
+	return PDF([]string{"<< /Type /Catalog /Pages 2 0 R >>", "<< /Type /Pages /Kids [4 0 R] /Count 1 >>",
 		"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
 		"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 3 0 R >> >> /Contents 5 0 R >>",
 		stream("/Filter /FlateDecode", z.String())}, "")

@@ -51,6 +51,8 @@ import (
 
 	"golang.org/x/image/bmp"
 	"golang.org/x/image/tiff"
+
+	"github.com/attachctl/attachctl/scripts/docgen"
 )
 
 func main() {
@@ -289,20 +291,7 @@ func genPDF() []byte {
 		fmt.Sprintf("<< /Length %d >>\nstream\n%s\nendstream", len(content), content),
 		"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
 	}
-	var b bytes.Buffer
-	b.WriteString("%PDF-1.4\n%\xe2\xe3\xcf\xd3\n")
-	offs := make([]int, len(objs))
-	for i, o := range objs {
-		offs[i] = b.Len()
-		fmt.Fprintf(&b, "%d 0 obj\n%s\nendobj\n", i+1, o)
-	}
-	xref := b.Len()
-	fmt.Fprintf(&b, "xref\n0 %d\n0000000000 65535 f \n", len(objs)+1)
-	for _, o := range offs {
-		fmt.Fprintf(&b, "%010d 00000 n \n", o)
-	}
-	fmt.Fprintf(&b, "trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n", len(objs)+1, xref)
-	return b.Bytes()
+	return docgen.PDF(objs, "")
 }
 
 func genZIP() ([]byte, error) {
