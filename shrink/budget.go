@@ -131,22 +131,6 @@ func wasmBytes(format string, cfg image.Config, data []byte, heic, avif, base in
 	return int64(cfg.Width)*int64(cfg.Height)*per + base + int64(len(data))
 }
 
-// reserveFor is wasmReserve; a test makes it smaller to see a decode grow.
-var reserveFor = wasmReserve
-
-// wasmReserve is the part of a HEIC or AVIF decode's reservation set aside for its WebAssembly
-// decoder before it starts: what the commonest layout (8-bit 4:2:0, no alpha, a camera's photo)
-// takes. A layout that needs more (deeper samples, 4:4:4, alpha, tiles) takes the rest from the
-// budget as its memory grows, up to wasmLimit (reserveGrowth).
-func wasmReserve(format string, cfg image.Config, data []byte) int64 {
-	px := int64(cfg.Width) * int64(cfg.Height)
-	per := int64(heicReservePerPixel)
-	if format == "avif" {
-		per = avifReservePerPixel
-	}
-	return px*per + wasmReserveBase + int64(len(data))
-}
-
 // The WebAssembly decoders' memory, measured on 12 MP images of every layout they take (see
 // docs/commands.md, "shrink"): a base for the module's own memory; bytes a pixel at most, for
 // libheif's planes and tiles (an image with alpha is the most: RGBA out of YCbCr and alpha planes)
