@@ -50,6 +50,9 @@ func TestScript(t *testing.T) {
 			env.Setenv("XDG_STATE_HOME", env.WorkDir+"/state")
 			env.Setenv("GORACE", childGORACE())
 			env.Setenv("XDG_CACHE_HOME", env.WorkDir+"/cache")
+			if err := shareCompiledCode(env, env.WorkDir+"/cache"); err != nil {
+				return err
+			}
 			env.Setenv("ACPVALIDATE", validator)
 			return nil
 		},
@@ -64,6 +67,48 @@ func TestScript(t *testing.T) {
 			}
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},
+	})
+}
+
+// testCodeCache is the machine code wazero compiled from pdfium and libheif in the scripts of
+// earlier runs (and in .ci/run's run without the race detector), kept between runs like the
+// package tests of sniff and shrink/doc keep theirs.
+var testCodeCache = filepath.Join(os.TempDir(), "attachctl-test-wasm", "scripts")
+
+// shareCompiledCode gives a script's cache folder (its XDG_CACHE_HOME) the compiled code of
+// testCodeCache, by hard links, and gives back what the script compiled when it ends: each
+// script has a cache of its own, and without this every script that sniffs a PDF compiled
+// pdfium again, a minute or more under -race. wazero replaces a cache file by renaming a new one
+// over it, so a script never changes a shared file.
+func shareCompiledCode(env *testscript.Env, cache string) error {
+	mine := filepath.Join(cache, "attachctl", "wasm")
+	env.Defer(func() { linkTree(mine, testCodeCache) })
+	return linkTree(testCodeCache, mine)
+}
+
+// linkTree hard-links every whole file of the folder src (a missing one is empty) into dst,
+// keeping what dst has.
+func linkTree(src, dst string) error {
+	return filepath.WalkDir(src, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			if path == src && os.IsNotExist(err) {
+				return nil
+			}
+			return err
+		}
+		rel, err := filepath.Rel(src, path)
+		if err != nil {
+			return err
+		}
+		switch {
+		case d.IsDir():
+			return os.MkdirAll(filepath.Join(dst, rel), 0o700)
+		case d.Type().IsRegular() && !strings.HasSuffix(d.Name(), ".tmp"):
+			if err := os.Link(path, filepath.Join(dst, rel)); err != nil && !os.IsExist(err) {
+				return err
+			}
+		}
+		return nil
 	})
 }
 

@@ -36,6 +36,9 @@ func TestScriptS3(t *testing.T) {
 			env.Setenv("SAMPLES", wd+"/../../testdata/samples")
 			env.Setenv("XDG_STATE_HOME", env.WorkDir+"/state")
 			env.Setenv("XDG_CACHE_HOME", env.WorkDir+"/cache")
+			if err := shareCompiledCode(env, env.WorkDir+"/cache"); err != nil {
+				return err
+			}
 			env.Setenv("GORACE", childGORACE())
 			env.Setenv("ACPVALIDATE", validator)
 			for _, kv := range srv.Env() {
