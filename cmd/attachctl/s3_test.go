@@ -60,7 +60,7 @@ func TestScriptS3(t *testing.T) {
 // use, and checks when every script has ended that none of them was changed or removed. A
 // script that reaches past its own store (a glob over every script's store finds a neighbour's
 // b.txt as soon as that one exists, which depends on how the parallel scripts interleave) then
-// fails every run, not one in ten.
+// fails every run, not now and then.
 func neighbourStore(t *testing.T, dir string) {
 	t.Helper()
 	root := filepath.Join(dir, "attachctl", "script0", "chat-42")
