@@ -4,6 +4,7 @@ import (
 	"archive/zip"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/attachctl/attachctl/manifest"
@@ -62,9 +63,12 @@ func TestFillDocuments(t *testing.T) {
 		{"../shrink/doc/testdata/text3.pdf", true, 0, nil, ""},
 		{filepath.Join(samples, "image.png"), false, 0, nil, ""},
 		{filepath.Join(samples, "archive.zip"), false, 0, nil, ""},
+		// Without Pages: nothing, and what a record had is cleared.
+		{"nopages:../shrink/doc/testdata/text3.pdf", false, 0, nil, ""},
 	} {
-		rec := manifest.Record{Path: c.path, Pages: 9, DocNote: "stale"}
-		if err := Fill(&rec, Options{NoHash: c.noHash}); err != nil {
+		path, pages := strings.CutPrefix(c.path, "nopages:")
+		rec := manifest.Record{Path: path, Pages: 9, DocNote: "stale"}
+		if err := Fill(&rec, Options{NoHash: c.noHash, Pages: !pages}); err != nil {
 			t.Fatalf("%s: %v", c.path, err)
 		}
 		if rec.Pages != c.pages || (rec.TextLayer == nil) != (c.text == nil) ||

@@ -35,6 +35,11 @@ type Options struct {
 	// rec.Sniffed (a Held), checked unchanged after the read, so that a stage that uploads it in
 	// the same process reads it once.
 	Keep bool
+	// Pages, with the hash: a document (PDF, .docx, .xlsx, .pptx, .odt) also gets its page count
+	// and text-layer fact, or the reason it cannot be read (docNote). Off by default: pdfium takes
+	// about 5 ms a PDF and a third of a second to start in a process, where sniffing a small file
+	// takes a few microseconds; resolve reads the documents it delivers itself.
+	Pages bool
 }
 
 // Listed, in rec.Sniffed, is a folder walk's word that rec.Path was a regular file when the walk
@@ -223,7 +228,7 @@ func Fill(rec *manifest.Record, opts Options) error {
 		rec.Blake3 = ""
 	}
 	rec.Pages, rec.TextLayer, rec.DocNote = 0, nil, ""
-	if rec.Kind == manifest.KindDocument && !opts.NoHash {
+	if rec.Kind == manifest.KindDocument && opts.Pages && !opts.NoHash {
 		inspect(rec, fdReaderAt(fd), size)
 	}
 	if keep { // one read of the buffer holds the whole file: want+probe fits in it

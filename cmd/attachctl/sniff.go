@@ -16,8 +16,13 @@ func init() {
 			"Without paths it reads a manifest and sniffs each record's path.\n\n" +
 			example("attachctl sniff shots/ report.pdf > manifest.jsonl",
 				"find . -name '*.png' -print0 | attachctl sniff --files-from - -0"),
-		Flags: append([]cli.Flag{manifestFlag, noHashFlag}, walkFlags...),
+		Flags: append([]cli.Flag{manifestFlag, noHashFlag, &cli.BoolFlag{Name: "pages",
+			Usage: "documents (PDF, .docx, .xlsx, .pptx, .odt) also get pages and textLayer, or docNote; about 5 ms a PDF"}},
+			walkFlags...),
 		Action: func(c *cli.Context) error {
+			if c.Bool("no-hash") && c.Bool("pages") {
+				return usageError("--pages reads the whole document, which --no-hash does not: leave one out")
+			}
 			return runStage(c, "sniff", nil)
 		},
 	})

@@ -340,7 +340,8 @@ func (l loop) run(c *cli.Context) (int, error) {
 		}
 		defer closeFn()
 	}
-	opts := sniff.Options{NoHash: l.headOnly || hasFlag(c, "no-hash") && c.Bool("no-hash"), Folders: true, Keep: l.headOnly}
+	opts := sniff.Options{NoHash: l.headOnly || hasFlag(c, "no-hash") && c.Bool("no-hash"), Folders: true, Keep: l.headOnly,
+		Pages: hasFlag(c, "pages") && c.Bool("pages")}
 	opts.Folder, _ = folderWalk(c) // checked by source already
 	if sniffed {
 		opts.Folder.Skipped = nil // the walk that found the folder told what it skips

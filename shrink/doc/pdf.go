@@ -71,6 +71,8 @@ func pool(ctx context.Context, pages uint32) (pdfium.Pool, error) {
 				WithCloseOnContextDone(true)
 			e.pool, e.err = webassembly.Init(webassembly.Config{
 				MaxTotal:      runtime.GOMAXPROCS(0),
+				MaxIdle:       runtime.GOMAXPROCS(0),
+				ReuseWorkers:  true, // see reusable
 				RuntimeConfig: cfg,
 				// The library sees no file system and prints nothing.
 				FSConfig: wazero.NewFSConfig(),
@@ -101,12 +103,20 @@ func wasmPages(lim Limits) uint32 {
 
 // pdfDoc is one PDF open in one pdfium instance.
 type pdfDoc struct {
-	ctx   context.Context
-	lim   Limits
-	p     pdfium.Pdfium
-	doc   references.FPDF_DOCUMENT
-	pages int
+	ctx      context.Context
+	lim      Limits
+	p        pdfium.Pdfium
+	doc      references.FPDF_DOCUMENT
+	pages    int
+	rendered bool // the instance held a page's bitmap
 }
+
+// reusableSize is the largest PDF whose instance goes back to the pool for the next document.
+// Making an instance (pdfium's memory and its start) costs far more than reading a small PDF, so
+// a folder of many small PDFs would spend its time there. An instance's memory never shrinks, so
+// one that read a large document, rendered a page or failed is dropped instead: an idle instance
+// holds little, and one in a state pdfium did not leave cleanly is never used again.
+const reusableSize = 4 << 20
 
 // openPDF opens the PDF in an instance of its own, bounded by lim, and runs fn on it. Whatever
 // goes wrong (a refused file, a time limit, a panic in the binding) comes back as a reason.
@@ -135,11 +145,15 @@ func openPDF(ctx context.Context, r io.ReaderAt, size int64, lim Limits, fn func
 		inst.Kill()
 		close(killed)
 	})
+	var d *pdfDoc
 	defer func() {
-		if stop() {
-			inst.Close()
-		} else {
+		switch {
+		case !stop():
 			<-killed
+		case reason == "" && size <= reusableSize && d != nil && !d.rendered:
+			inst.Close() // back to the pool
+		default:
+			inst.Kill()
 		}
 	}()
 	defer func() {
@@ -165,7 +179,8 @@ func openPDF(ctx context.Context, r io.ReaderAt, size int64, lim Limits, fn func
 	case n.PageCount > lim.MaxPages:
 		return fmt.Sprintf("%d pages, over the limit of %d", n.PageCount, lim.MaxPages)
 	}
-	return fn(&pdfDoc{ctx: ctx, lim: lim, p: inst, doc: res.Document, pages: n.PageCount})
+	d = &pdfDoc{ctx: ctx, lim: lim, p: inst, doc: res.Document, pages: n.PageCount}
+	return fn(d)
 }
 
 // pdfReason says in one line why pdfium could not go on.
@@ -329,6 +344,7 @@ func renderPDF(ctx context.Context, r io.ReaderAt, size int64, page, maxLongEdge
 		if w > d.lim.MaxPageInches || h > d.lim.MaxPageInches {
 			return fmt.Sprintf("page %d is %.0fx%.0f inches, over the limit of %.0f", page, w, h, d.lim.MaxPageInches)
 		}
+		d.rendered = true
 		res, err := d.p.RenderPageInPixels(&requests.RenderPageInPixels{
 			Page:  requests.Page{ByIndex: &requests.PageByIndex{Document: d.doc, Index: page - 1}},
 			Width: maxLongEdge, Height: maxLongEdge,
