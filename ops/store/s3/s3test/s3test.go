@@ -89,7 +89,7 @@ func freePort() (string, error) {
 }
 
 // Restart starts the server again (after Stop) on the same port and folder, and waits until it
-// answers HTTP.
+// answers HTTP as versitygw.
 func (s *Server) Restart() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -116,8 +116,13 @@ func (s *Server) Restart() error {
 		resp, err := client.Get(s.Endpoint + "/")
 		if err == nil {
 			resp.Body.Close()
-			s.proc, s.done = cmd.Process, done
-			return nil
+			// Only versitygw's own answer counts: another program that took the port between
+			// freePort and versitygw's bind would answer too, while versitygw exits.
+			if resp.Header.Get("Server") == "VERSITYGW" {
+				s.proc, s.done = cmd.Process, done
+				return nil
+			}
+			err = fmt.Errorf("another server answers there (Server: %q)", resp.Header.Get("Server"))
 		}
 		if time.Now().After(deadline) {
 			cmd.Process.Kill()
