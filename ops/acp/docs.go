@@ -3,19 +3,16 @@ package acp
 import (
 	"bytes"
 	"context"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"image"
 	"image/png"
 	"io"
 	"os"
-	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
-
-	"github.com/zeebo/blake3"
 
 	"github.com/attachctl/attachctl/manifest"
 	"github.com/attachctl/attachctl/shrink"
@@ -54,10 +51,6 @@ type DocOptions struct {
 // figures with a caption) the pages go as images to a vision model as well.
 const textPerPage = 64
 
-// docCacheVersion names the derived files' layout in their names: change it when the text or the
-// pages for the same document would change, so that old ones are not reused.
-const docCacheVersion = "d1"
-
 // docEngine is the document engine, a seam the table tests replace with a fake that counts calls.
 var docEngine = struct {
 	format func(mime string) string
@@ -77,7 +70,10 @@ type docState struct {
 	// sent is how many pages of text went; cut, whether the last of them was cut short.
 	sent    int
 	cut     bool
+	cutLen  int   // the bytes of the last page's text that went, when cut
 	textLen int64 // the bytes of the text that went
+	// pre and post are the block that carries it, before and after the text (docAround).
+	pre, post []byte
 	// images are the page references rendered for a vision model; renderNote says why there are
 	// none when the text is thin.
 	images     []*ref
@@ -189,11 +185,14 @@ func docsAll(u Uploads, blocks []object, refs []*ref, opts Options) ([]object, [
 func readDoc(u Uploads, r *ref, opts Options) error {
 	d := r.doc
 	dir := opts.Shrink.Dir
+	lim := docLimits(opts)
 	textPath := ""
+	var entry *textEntry // what the cache has of it
 	if dir != "" && r.blake3 != "" {
-		textPath = filepath.Join(dir, fmt.Sprintf("%s.text.%s.json", r.blake3, docCacheVersion))
-		if c, ok := readTextCache(textPath); ok {
-			d.info, d.pages, d.cached = c.Info, c.Pages, true
+		textPath = textEntryPath(dir, r.blake3)
+		// An entry holds at most the text the engine may return, and its page table.
+		if e, ok := readText(textPath, r, d.format, lim.MaxMemory); ok {
+			d.info, d.pages, d.cached, entry = e.info, e.pages, true, e
 		}
 	}
 	want := 0
@@ -205,7 +204,7 @@ func readDoc(u Uploads, r *ref, opts Options) error {
 	have := map[int]*ref{}
 	if d.cached && d.info.Reason == "" && docNeedsPages(d.pages, want) {
 		for n := 1; n <= min(want, d.info.Pages); n++ {
-			if p := cachedPage(r, dir, n, edge); p != nil {
+			if p := cachedPage(r, dir, n, edge, entry); p != nil {
 				have[n] = p
 			} else {
 				render = append(render, n)
@@ -222,7 +221,6 @@ func readDoc(u Uploads, r *ref, opts Options) error {
 	// The engine's turn: the document's decoding within --max-memory and its time limit. The
 	// first PDF of a process waits for pdfium's compile (or its load from the code cache) first,
 	// apart from the time limit, which is the document's own.
-	lim := docLimits(opts)
 	if d.format == "pdf" {
 		if err := docEngine.warm(lim); err != nil {
 			d.info.Reason = "the PDF engine did not start (" + oneLine(err) + ")"
@@ -253,26 +251,31 @@ func readDoc(u Uploads, r *ref, opts Options) error {
 		if err := ctx.Err(); err != nil {
 			return err // a signal: the resolve stops
 		}
-		if textPath != "" && d.info.Reason == "" { // a reason may be the time limit on a busy machine: not kept
-			if b, err := json.Marshal(textCache{d.info, d.pages}); err == nil {
-				shrink.WriteCache(textPath, b) // a cache: a failed write costs the next run a read
-			}
+		if d.info.Reason != "" { // a reason may be the time limit on a busy machine: not kept
+			return nil
 		}
-		if d.info.Reason != "" || !docNeedsPages(d.pages, want) {
+		entry = &textEntry{info: d.info, pages: d.pages}
+		if !docNeedsPages(d.pages, want) || dir == "" {
+			if textPath != "" {
+				shrink.WriteCache(textPath, encodeText(r.blake3, r.size, entry)) // a cache: a failed write costs the next run a read
+			}
+			if dir == "" && docNeedsPages(d.pages, want) {
+				d.renderNote = "no cache folder to render its pages into"
+			}
 			return nil
 		}
 		for n := 1; n <= min(want, d.info.Pages); n++ {
-			if p := cachedPage(r, dir, n, edge); p != nil {
-				have[n] = p
-			} else {
-				render = append(render, n)
-			}
+			render = append(render, n)
 		}
 	}
-	if dir == "" {
-		d.renderNote = "no cache folder to render its pages into"
-		return nil
-	}
+	// The entry is written once pages are rendered, with them (and with the text read now,
+	// whatever became of its pages).
+	rendered := false
+	defer func() {
+		if textPath != "" && (rendered || !d.cached) {
+			shrink.WriteCache(textPath, encodeText(r.blake3, r.size, entry))
+		}
+	}()
 	for _, n := range render {
 		if time.Since(start) >= opts.Docs.Timeout {
 			d.renderNote = fmt.Sprintf("page %d was not rendered within the time limit of %s", n, opts.Docs.Timeout)
@@ -291,6 +294,8 @@ func readDoc(u Uploads, r *ref, opts Options) error {
 			return err
 		}
 		have[n] = p
+		entry.setShot(pageShot{n: n, edge: edge, size: p.size, sum: p.blake3})
+		rendered = true
 	}
 	d.images = pagesInOrder(have, min(want, d.info.Pages))
 	return nil
@@ -311,39 +316,6 @@ func pagesInOrder(have map[int]*ref, n int) []*ref {
 	return out
 }
 
-// textCache is the cached text of a document.
-type textCache struct {
-	Info  doc.Info   `json:"info"`
-	Pages []doc.Page `json:"pages"`
-}
-
-func readTextCache(path string) (textCache, bool) {
-	var c textCache
-	b, err := os.ReadFile(path)
-	if err != nil || json.Unmarshal(b, &c) != nil || c.Info.Format == "" {
-		return c, false
-	}
-	return c, true
-}
-
-// pagePath is where page n of document r rendered at edge pixels is cached.
-func pagePath(r *ref, dir string, n, edge int) string {
-	return filepath.Join(dir, fmt.Sprintf("%s.page%d.e%d.%s.png", r.blake3, n, edge, docCacheVersion))
-}
-
-// cachedPage is page n of document r from the cache, nil when it is not there whole.
-func cachedPage(r *ref, dir string, n, edge int) *ref {
-	if dir == "" {
-		return nil
-	}
-	b, err := os.ReadFile(pagePath(r, dir, n, edge))
-	if err != nil || !bytes.HasSuffix(b, []byte("IEND\xaeB`\x82")) {
-		return nil
-	}
-	sum := blake3.Sum256(b)
-	return pageRef(r, n, pagePath(r, dir, n, edge), b, hex.EncodeToString(sum[:]))
-}
-
 // savePage encodes a rendered page as PNG (text and line art stay sharp; shrink to fit turns a
 // photo-like page into JPEG when it must) into the cache.
 func savePage(r *ref, dir string, n, edge int, m image.Image) (*ref, error) {
@@ -356,34 +328,41 @@ func savePage(r *ref, dir string, n, edge int, m image.Image) (*ref, error) {
 	if err != nil {
 		return nil, manifest.Errorf(manifest.UploadUnreadable, "upload %s: %s: caching page %d: %v", r.id, r.label(), n, err)
 	}
-	return pageRef(r, n, path, b.Bytes(), sum), nil
+	return pageRef(r, n, path, int64(b.Len()), b.Bytes()[:min(b.Len(), headSize)], sum), nil
 }
 
-// pageRef is page n of document r as an image reference whose data is the PNG at path.
-func pageRef(r *ref, n int, path string, data []byte, sum string) *ref {
+// pageRef is page n of document r as an image reference whose data is the PNG at path, of size
+// bytes hashing to sum, which starts with head.
+func pageRef(r *ref, n int, path string, size int64, head []byte, sum string) *ref {
 	p := &ref{typ: "image", id: r.id, name: r.name, each: r.each, of: r, page: n, path: path, link: r.link,
-		size: int64(len(data)), blake3: sum, mime: "image/png", kind: manifest.KindImage, image: true}
-	p.checkHeader(data[:min(len(data), headSize)])
+		size: size, blake3: sum, mime: "image/png", kind: manifest.KindImage, image: true}
+	p.checkHeader(head)
 	return p
 }
 
-// docTextOf is the text a document's block carries when its first k pages go (the last cut to
-// cut bytes when cut > 0): a head naming it, the pages, and what is left out.
-func docTextOf(r *ref, k, cut int) string {
+// docPieces calls put with each piece of the text a document's block carries when its first k
+// pages go (the last cut to cut bytes when cut > 0), in order: a head naming it, the pages each
+// after its page head, and what is left out. The text is never held whole: plan counts its
+// pieces and WriteTo escapes them into the output one by one.
+func docPieces(r *ref, k, cut int, put func(string)) {
 	d := r.doc
-	var b strings.Builder
-	b.WriteString(docHead(r))
+	put(docHead(r))
 	for i, p := range d.pages[:k] {
 		t := p.Text
 		if i == k-1 && cut > 0 {
 			t = t[:cut]
 		}
-		fmt.Fprintf(&b, "\n\n[%s %d]\n%s", unit(d.format, 1), p.N, t)
+		put(pageHead(d.format, p.N))
+		put(t)
 	}
 	if rest := restNote(d, k, cut); rest != "" {
-		b.WriteString("\n\n" + rest)
+		put("\n\n" + rest)
 	}
-	return b.String()
+}
+
+// pageHead is the line before a page's text.
+func pageHead(format string, n int) string {
+	return "\n\n[" + unit(format, 1) + " " + strconv.Itoa(n) + "]\n"
 }
 
 // docHead is the line that starts a document's text: what it is and where.
@@ -436,22 +415,26 @@ func (d *docState) hasText() bool {
 
 // docBlock is the block carrying a document's text: a resource (uri the document's, mimeType
 // text/plain) where the agent takes embedded context and its adapter passes it on, else text.
-func docBlock(r *ref, text string, opts Options) object {
+// The text's value is the mark: docAround cuts the block there.
+func docBlock(r *ref, opts Options) object {
+	text := json.RawMessage(mark)
 	if opts.Caps.EmbeddedContext && (opts.Adapter == nil || opts.Adapter.Passes.EmbeddedContext) {
-		res, _ := marshal(struct {
-			URI      string `json:"uri"`
-			MimeType string `json:"mimeType"`
-			Text     string `json:"text"`
-		}{r.uri, "text/plain", text})
-		return resolved(r, field{"type", jsonString("resource")}, field{"resource", res})
+		res := object{{"uri", jsonString(r.uri)}, {"mimeType", jsonString("text/plain")}, {"text", text}}
+		return resolved(r, field{"type", jsonString("resource")}, field{"resource", res.marshal()})
 	}
-	o := object{{"type", jsonString("text")}, {"text", jsonString(text)}}
+	o := object{{"type", jsonString("text")}, {"text", text}}
 	for _, f := range r.rest {
 		if f.key == "annotations" || f.key == metaKey {
 			o = append(o, f)
 		}
 	}
 	return o
+}
+
+// docAround is what of a document's block comes before and after its text, quotes included.
+func docAround(out object) (pre, post []byte) {
+	pre, post, _ = bytes.Cut(out.marshal(), []byte(mark))
+	return append(pre, '"'), append([]byte{'"'}, post...)
 }
 
 // textTokens estimates the input tokens of text: about four bytes a token for English prose, the
@@ -466,19 +449,21 @@ func planDoc(r *ref, opts Options, room, tokens int64, fits func(n int64) bool) 
 	if tokens >= 0 {
 		room = min(room, tokens*4)
 	}
-	total := 0
-	for _, p := range d.pages {
-		total += len(p.Text)
-	}
+	var out object
 	head := int64(len(docHead(r)))
+	// what the first k pages take, page heads included: cum[k]
+	cum := make([]int64, len(d.pages)+1)
+	for i, p := range d.pages {
+		cum[i+1] = cum[i] + int64(len(pageHead(d.format, p.N))+len(p.Text))
+	}
 	for k := len(d.pages); ; {
 		// the most whole pages within room, then the last cut at a line when not even one fits
-		for k > 0 && head+docLen(d, k)+int64(len(restNote(d, k, 0)))+2 > room {
+		for k > 0 && head+cum[k]+int64(len(restNote(d, k, 0)))+2 > room {
 			k--
 		}
 		cut := 0
 		if k == 0 && len(d.pages) > 0 {
-			avail := room - head - int64(len(fmt.Sprintf("\n\n[%s %d]\n", unit(d.format, 1), d.pages[0].N))) - int64(len(restNote(d, 1, 1))) - 2
+			avail := room - head - int64(len(pageHead(d.format, d.pages[0].N))) - int64(len(restNote(d, 1, 1))) - 2
 			if avail > 0 {
 				cut = cutAt(d.pages[0].Text, int(avail))
 			}
@@ -487,10 +472,17 @@ func planDoc(r *ref, opts Options, room, tokens int64, fits func(n int64) bool) 
 			}
 			k = 1
 		}
-		out := docBlock(r, docTextOf(r, k, cut), opts)
-		n := int64(len(out.marshal()))
+		if d.pre == nil {
+			out = docBlock(r, opts)
+			d.pre, d.post = docAround(out)
+		}
+		n, text := int64(len(d.pre)+len(d.post)), int64(0)
+		docPieces(r, k, cut, func(s string) {
+			n += int64(jsonEscapedLen(s))
+			text += int64(len(s))
+		})
 		if fits(n) {
-			d.sent, d.cut, d.textLen = k, cut > 0, int64(len(docTextOf(r, k, cut)))
+			d.sent, d.cut, d.cutLen, d.textLen = k, cut > 0, cut, text
 			return out, n, ""
 		}
 		// over the message: as much less text as the block passes it by, escapes included
@@ -508,15 +500,6 @@ func docLimitName(opts Options, room int64) string {
 		return fmt.Sprintf("--max-tokens %d", opts.MaxTokens)
 	}
 	return fmt.Sprintf("the documents' text budget, --doc-max %d bytes", opts.Docs.Max)
-}
-
-// docLen is the bytes the first k pages' text takes in docText, page heads included.
-func docLen(d *docState, k int) int64 {
-	n := int64(0)
-	for _, p := range d.pages[:k] {
-		n += int64(len(p.Text)) + int64(len(fmt.Sprintf("\n\n[%s %d]\n", unit(d.format, 1), p.N)))
-	}
-	return n
 }
 
 // cutAt is where text is cut to at most n bytes: after its last line break within them, else

@@ -256,12 +256,17 @@ func (o object) without(k string) object {
 
 // marshal is the object as compact JSON.
 func (o object) marshal() []byte {
-	b := []byte{'{'}
+	n := 2
+	for _, f := range o {
+		n += len(f.key) + len(f.val) + 4 // quotes, colon, comma
+	}
+	b := make([]byte, 1, n)
+	b[0] = '{'
 	for i, f := range o {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = append(b, jsonString(f.key)...)
+		b = appendJSONString(b, f.key)
 		b = append(b, ':')
 		b = append(b, f.val...)
 	}
@@ -269,8 +274,89 @@ func (o object) marshal() []byte {
 }
 
 func jsonString(s string) json.RawMessage {
-	b, _ := marshal(s)
-	return b
+	return appendJSONString(make([]byte, 0, len(s)+2), s)
+}
+
+// appendJSONString appends s as a JSON string, escaped exactly as marshal (encoding/json
+// without HTML escaping) escapes it, without its reflection and copies.
+func appendJSONString(dst []byte, s string) []byte {
+	return append(appendJSONEscaped(append(dst, '"'), s), '"')
+}
+
+// appendJSONEscaped appends the inside of s as a JSON string (appendJSONString without the
+// quotes). Escaping is by character, so the pieces of a string escaped one after another make
+// the string escaped whole when each piece ends before an ASCII byte or at the end (a document's
+// text is written so: the page heads around its pages start and end with a newline).
+func appendJSONEscaped(dst []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	start := 0
+	for i := 0; i < len(s); {
+		if c := s[i]; c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			dst = append(dst, s[start:i]...)
+			switch c {
+			case '\\', '"':
+				dst = append(dst, '\\', c)
+			case '\b':
+				dst = append(dst, '\\', 'b')
+			case '\f':
+				dst = append(dst, '\\', 'f')
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, `\ufffd`...)
+		case r == '\u2028' || r == '\u2029': // as encoding/json: JSONP takes them for line ends
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, '\\', 'u', '2', '0', '2', hex[r&0xF])
+		default:
+			i += size
+			continue
+		}
+		i += size
+		start = i
+	}
+	return append(dst, s[start:]...)
+}
+
+// jsonEscapedLen is len(appendJSONEscaped(nil, s)), counted without writing.
+func jsonEscapedLen(s string) int {
+	n := len(s)
+	for i := 0; i < len(s); {
+		if c := s[i]; c < utf8.RuneSelf {
+			switch {
+			case c >= 0x20 && c != '"' && c != '\\':
+			case c == '\\', c == '"', c == '\b', c == '\f', c == '\n', c == '\r', c == '\t':
+				n++
+			default:
+				n += 5
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 || r == '\u2028' || r == '\u2029' {
+			n += 6 - size
+		}
+		i += size
+	}
+	return n
 }
 
 // marshal is json.Marshal without HTML escaping, so that <, > and & stay as they are.

@@ -1,5 +1,7 @@
 package acp
 
+import "os"
+
 // Nothing goes out unless the whole prompt is good (docs/resolve.md): before the uploads are
 // marked used and before the first byte is written, every inline file is read through the same
 // open the output will use and checked as the output checks it (size, type, and the BLAKE3 the
@@ -25,6 +27,13 @@ func (res *Resolution) verifyInline() error {
 		}
 	}
 	errs := eachRef(todo, func(_ int, r *ref) error {
+		if r.of != nil && r.fitted == nil && r.checked != nil {
+			// A document's page found in the cache was hashed as it was read (cachedPage): while
+			// it is still that file, it is not read again until it is written.
+			if fi, err := os.Lstat(r.path); err == nil && sameChecked(r.checked, fi) {
+				return nil
+			}
+		}
 		return streamBase64(res.u, nil, r, make([]byte, streamChunk))
 	})
 	for i, err := range errs {

@@ -63,6 +63,13 @@ func (res *Resolution) WriteTo(w io.Writer) (int64, error) {
 				return st.n, atBlock(res.inputBlock(i), err)
 			}
 			st.put(post)
+		case r.mode == docText: // its text escaped into the output a piece at a time
+			d := r.doc
+			st.put(d.pre)
+			docPieces(r, d.sent, d.cutLen, func(s string) {
+				st.buf = appendJSONEscaped(st.room(len(s)+len(s)/8+6), s)
+			})
+			st.put(d.post)
 		default:
 			st.put(r.out.marshal())
 		}

@@ -9,6 +9,8 @@
 #        edge for Anthropic, and encodes PNG; pdftoppm -r 100 -png the same pages, 850x1100)
 #   a second resolve of images + all the PDFs (cache warm)  vs  the same prompt, documents by path
 #        (--doc-max 1 --doc-pages 0: resolve as it was before documents were delivered)  goal: <= 1.2
+#        in wall time, the two taken in turns, and again in CPU seconds (user + system, all
+#        threads), which a machine loaded by other work changes far less than wall time
 #
 # pdftotext and pdftoppm are poppler-utils: one process a document on their side, as a script
 # would run them; ours is one resolve of the whole prompt, which also writes the prompt. The cold
@@ -26,6 +28,7 @@
 docs_bench() {
 	local dir=$WORK/docs n=${DOCS_N:-30} pages=${DOCS_PAGES:-10} render=${DOCS_RENDER:-2} text scan ptext pscan warm alone counts
 	need poppler-utils pdftotext || true
+	need time /usr/bin/time || true
 	if ! command -v pdftotext >/dev/null || ! command -v pdftoppm >/dev/null; then
 		echo "docs: pdftotext and pdftoppm are missing: install poppler-utils (apt-get install poppler-utils)" >&2
 		return 1
@@ -61,13 +64,32 @@ docs_bench() {
 		--store "$dir/store-scan" --agent claude-agent-acp --doc-pages "$render" "$dir/scan.json")
 	pscan=$(PREP="rm -f '$dir'/ppm/*" median_time bash -c 'r=$1; o=$2; shift 2; for f in "$@"; do pdftoppm -r 100 -png -l "$r" "$f" "$o/$(basename "$f" .pdf)"; done' _ "$render" "$dir/ppm" "$dir"/scan/*.pdf)
 	docs_resolve mixed >/dev/null
-	warm=$(median_time env XDG_CACHE_HOME="$dir/cache" "$ATTACHCTL" resolve --quiet --store "$dir/store-mixed" \
+	local w=(env XDG_CACHE_HOME="$dir/cache" "$ATTACHCTL" resolve --quiet --store "$dir/store-mixed"
 		--agent claude-agent-acp --doc-max 100000000 --doc-pages "$render" "$dir/mixed.json")
-	alone=$(median_time env XDG_CACHE_HOME="$dir/cache" "$ATTACHCTL" resolve --quiet --store "$dir/store-mixed" \
+	local a=(env XDG_CACHE_HOME="$dir/cache" "$ATTACHCTL" resolve --quiet --store "$dir/store-mixed"
 		--agent claude-agent-acp --doc-max 1 --doc-pages 0 "$dir/mixed.json")
+	read -r warm alone wcpu acpu < <(docs_turns "${w[*]@Q}" "${a[*]@Q}")
 	row "resolve text of $n PDFs x $pages pages, cache cold" "$text" "$ptext" "<= 3"
 	row "resolve $n scans, $render pages each rendered, cache cold" "$scan" "$pscan" "<= 3"
 	row "resolve 5 shots + $((2 * n)) PDFs warm vs documents by path" "$warm" "$alone" "<= 1.2"
+	row "  the same, CPU seconds (user + system)" "$wcpu" "$acpu" "<= 1.2"
+}
+
+# docs_turns A B: runs the shell commands A and B in turns, REPS times each (default 9, after one
+# untimed run of each), and prints the median wall seconds of A and of B, then their median CPU
+# seconds (user + system of the process and its threads).
+docs_turns() {
+	local reps=${REPS:-9} i wa=() wb=() ca=() cb=() t
+	docs_med() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+	eval "$1" >/dev/null 2>&1
+	eval "$2" >/dev/null 2>&1
+	for ((i = 0; i < reps; i++)); do
+		t=$(/usr/bin/time -f '%e %U %S' bash -c "$1" 2>&1 >/dev/null | tail -n 1)
+		wa+=("$(echo "$t" | awk '{print $1}')") ca+=("$(echo "$t" | awk '{print $2 + $3}')")
+		t=$(/usr/bin/time -f '%e %U %S' bash -c "$2" 2>&1 >/dev/null | tail -n 1)
+		wb+=("$(echo "$t" | awk '{print $1}')") cb+=("$(echo "$t" | awk '{print $2 + $3}')")
+	done
+	echo "$(docs_med "${wa[@]}") $(docs_med "${wb[@]}") $(docs_med "${ca[@]}") $(docs_med "${cb[@]}")"
 }
 
 docs_bench
