@@ -5,7 +5,6 @@
 package sniff
 
 import (
-	"bytes"
 	"context"
 	"encoding/hex"
 	"io"
@@ -49,9 +48,24 @@ type Options struct {
 type Listed struct{}
 
 // Held is a small file's bytes as Fill read them whole (Options.Keep), and the path it read.
+// Bytes is a buffer of Fill's that Release gives back.
 type Held struct {
 	Path  string
 	Bytes []byte
+}
+
+// heldPool holds the buffers of Held, each of noHashHead bytes (what Keep holds at most): an
+// upload of many small files otherwise allocates every file's bytes anew, and the first touch of
+// that memory and the collector's work for it cost more than the copy into it.
+var heldPool = sync.Pool{New: func() any { b := make([]byte, noHashHead); return &b }}
+
+// Release gives h's buffer back for a later Fill; nothing may use h.Bytes after. Not calling it
+// is safe: the buffer is then collected.
+func (h Held) Release() {
+	if cap(h.Bytes) == noHashHead {
+		b := h.Bytes[:noHashHead]
+		heldPool.Put(&b)
+	}
 }
 
 const (
@@ -232,7 +246,8 @@ func Fill(rec *manifest.Record, opts Options) error {
 		inspect(rec, fdReaderAt(fd), size)
 	}
 	if keep { // one read of the buffer holds the whole file: want+probe fits in it
-		rec.Sniffed = Held{Path: path, Bytes: bytes.Clone(buf[:size:size])}
+		hp := heldPool.Get().(*[]byte)
+		rec.Sniffed = Held{Path: path, Bytes: (*hp)[:copy(*hp, buf[:size])]}
 	}
 	return nil
 }

@@ -173,9 +173,10 @@ func uploadStage(c *cli.Context) error {
 	return err
 }
 
-// uploadWindow is how many records the upload stage keeps in flight: a batch of the local store
-// (64 uploads) and room, so that one commit can take a whole batch.
-const uploadWindow = 520
+// uploadWindow is how many records the upload stage keeps in flight: two full batches of the
+// local store (local.BatchWindow: 512 small uploads each) and room, so that one commit can take a
+// whole batch while the next is built.
+const uploadWindow = 1032
 
 // newUploader is the upload stage over b with the command's --chunk (the store's own default
 // unless given) and --jobs, its uploads published in groups.

@@ -100,7 +100,7 @@ type source interface {
 func sourceOf(rec *manifest.Record, abs string) (source, int64, error) {
 	if h, ok := rec.Sniffed.(sniff.Held); ok && h.Path == rec.Path && rec.HasSize && int64(len(h.Bytes)) == rec.Size {
 		rec.Sniffed = nil
-		return &heldSource{Reader: bytes.NewReader(h.Bytes), name: abs}, rec.Size, nil
+		return &heldSource{Reader: bytes.NewReader(h.Bytes), name: abs, held: h}, rec.Size, nil
 	}
 	f, err := openSource(abs)
 	if err != nil {
@@ -109,14 +109,20 @@ func sourceOf(rec *manifest.Record, abs string) (source, int64, error) {
 	return f, f.at.Size(), nil
 }
 
-// heldSource is a small file's bytes as its sniff read them, whole.
+// heldSource is a small file's bytes as its sniff read them, whole. Its reads copy them out, so
+// that the buffer goes back to the sniff at Close.
 type heldSource struct {
 	*bytes.Reader
 	name string
+	held sniff.Held
 }
 
-func (h *heldSource) Name() string     { return h.name }
-func (h *heldSource) Close() error     { return nil }
+func (h *heldSource) Name() string { return h.name }
+func (h *heldSource) Close() error {
+	h.held.Release()
+	h.held, h.Reader = sniff.Held{}, nil
+	return nil
+}
 func (h *heldSource) Unchanged() error { return nil } // the sniff checked after its read
 
 // unwrapPath drops the *PathError's own copy of the path: the message names it once.

@@ -31,9 +31,10 @@ func (o *out) weight() int {
 // syncWidth is how many uploads of a commit are fsynced at once (each is three fsyncs).
 const syncWidth = 8
 
-// BatchWindow is how many records a stage that uploads through a Batch keeps in flight, so that
-// a commit can hold a whole batch.
-const BatchWindow = batchFull + 8
+// BatchWindow is how many records a stage that uploads through a Batch keeps in flight: two
+// batches and room, so that the next batch is built while a full one commits (add), and a commit
+// can hold a whole batch.
+const BatchWindow = 2*batchFull + 8
 
 // A Batch publishes many uploads together. An upload given to UploadRecord with a Batch is
 // copied, hashed and built (its finished folder ready inside the partial, which stays locked) but
@@ -70,6 +71,11 @@ type Batch struct {
 
 	stageMu sync.Mutex
 	stage   *partial // the staging partial of small uploads (batch_small.go), made at the first
+
+	// commitMu makes the batch's commits one at a time: a full batch committing on its own
+	// (add) and the next one, or a Settle's, would otherwise each make the file system durable
+	// for the same bytes.
+	commitMu sync.Mutex
 }
 
 // enter and leave bracket an UploadRecord on the batch, waking a Settle that waits for it.
@@ -164,7 +170,12 @@ func (b *Batch) add(o *out) {
 	}
 	b.mu.Unlock()
 	if full != nil {
-		b.commit(full)
+		// Committed on a goroutine of its own, so that the worker goes on building the next
+		// batch meanwhile (the stage's window holds two): a commit's syncfs waits on the disk and
+		// its renames are one after another, time in which the builds of the next batch (their
+		// folder and file made, the bytes written) take the cores. The uploads it takes are in
+		// flight until it ends: Settle and Commit wait for them.
+		go b.commit(full)
 	}
 }
 
@@ -224,7 +235,9 @@ func (b *Batch) commit(outs []*out) {
 	if len(outs) == 0 {
 		return
 	}
+	b.commitMu.Lock()
 	errs := commit(outs)
+	b.commitMu.Unlock()
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for i, o := range outs {
@@ -345,6 +358,9 @@ func commit(outs []*out) []error {
 		}
 	}
 	var placed []*out
+	if s.beginPlace() {
+		defer s.endPlace() // after done has indexed what was placed
+	}
 	for i, o := range outs {
 		if errs[i] == nil {
 			if errs[i] = o.place(storefd); errs[i] == nil {

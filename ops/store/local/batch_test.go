@@ -38,6 +38,16 @@ func buildAll(t *testing.T, b *Batch, recs []*manifest.Record, chunk int) {
 	}
 }
 
+// settled waits for the commits a batch started on its own (a full batch, committed while the
+// next is built) to end.
+func settled(b *Batch) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for len(b.inflight) > 0 {
+		b.done.Wait()
+	}
+}
+
 // ownChunk is a chunk smaller than every file of batchFiles: each goes through a partial of its own.
 const ownChunk = 512
 
@@ -76,6 +86,7 @@ func TestBatchPublishesOnCommit(t *testing.T) {
 			recs, contents := batchFiles(t, n)
 			b := s.NewBatch()
 			buildAll(t, b, recs, r.chunk)
+			settled(b)
 			// Before Commit only the full batches are finished.
 			ids, err := s.IDs()
 			must(t, err)

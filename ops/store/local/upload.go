@@ -208,6 +208,14 @@ type uploadIndex struct {
 	// lists it again only when it changed since, so that a stage of many new files does not list
 	// a growing store once per file.
 	listedAt unix.Timespec
+	// placing counts the commits of this process placing uploads into a store folder that had
+	// not changed since it was listed (beginPlace): its changes meanwhile are theirs, and a miss
+	// lists nothing for them. Each commit indexes what it placed (out.done), and the folder is
+	// taken as listed once the last one ends. Without this, a batch committing while the next is
+	// built lists the growing store again on nearly every miss (each rename changes the folder).
+	// What another process places at the same time is not seen until the folder changes again:
+	// the same race as two runs uploading the same file at once, each making its own upload.
+	placing int
 }
 
 type sizeKey struct {
@@ -248,6 +256,9 @@ func (x *uploadIndex) init() {
 
 // indexNew reads the metadata of the uploads the index has not seen yet; s.idx.mu is held.
 func (s *Store) indexNew() {
+	if s.idx.placing > 0 {
+		return // the folder changes by this process's own renames (beginPlace)
+	}
 	var st unix.Stat_t
 	if err := unix.Lstat(s.Dir, &st); err == nil {
 		if st.Ctim == s.idx.listedAt {
@@ -270,6 +281,41 @@ func (s *Store) indexNew() {
 		}
 		s.idx.put(m)
 	}
+}
+
+// beginPlace is called by a commit before it renames uploads into the store. When the store
+// folder has not changed since it was listed (or another commit of this process is placing), the
+// changes until endPlace are this process's own and no miss lists the folder for them; it then
+// returns true, and endPlace is to be called once the commit's uploads are indexed.
+func (s *Store) beginPlace() bool {
+	x := &s.idx
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.placing == 0 {
+		var st unix.Stat_t
+		if x.listedAt == (unix.Timespec{}) || unix.Lstat(s.Dir, &st) != nil || st.Ctim != x.listedAt {
+			return false
+		}
+	}
+	x.placing++
+	return true
+}
+
+// endPlace ends what beginPlace began: once no commit is placing, the folder as it is now is
+// taken as listed.
+func (s *Store) endPlace() {
+	x := &s.idx
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.placing--; x.placing > 0 {
+		return
+	}
+	var st unix.Stat_t
+	if unix.Lstat(s.Dir, &st) != nil {
+		x.listedAt = unix.Timespec{}
+		return
+	}
+	x.listedAt = st.Ctim
 }
 
 // mayHave reports whether a finished upload of this name and size may be in s: the upload stage
