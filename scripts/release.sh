@@ -43,18 +43,42 @@ for f in shrink/internal/heif/LICENSE.*; do
 done
 licences[0]="licenses/${licences[0]}"
 
-archives=()
+# The targets are built $RELEASE_JOBS at a time (default 2): one build alone leaves a core idle
+# for much of its end (the largest packages and the link come last, one after another). Each
+# build's output is shown when it ends; any failure fails the release.
+host=$(go env GOOS)/$(go env GOARCH)
+jobs=${RELEASE_JOBS:-2}
+pids=() logs=()
+failed=0
+reap() { # waits for the oldest build still running
+	local pid=${pids[0]} log=${logs[0]}
+	pids=("${pids[@]:1}") logs=("${logs[@]:1}")
+	wait "$pid" || failed=1
+	cat "$log" >&2
+}
 for t in "${targets[@]}"; do
 	os=${t%/*} arch=${t#*/}
 	name=attachctl-$version-$os-$arch
 	exe=attachctl
 	[ "$os" = windows ] && exe=attachctl.exe
 	mkdir -p "$work/$name"
-	if [ "$t" = "$(go env GOOS)/$(go env GOARCH)" ]; then
+	if [ "$t" = "$host" ]; then
 		cp "$work/host/attachctl" "$work/$name/$exe" # the same build
-	else
-		GOOS=$os GOARCH=$arch go build "${flags[@]}" -o "$work/$name/$exe" ./cmd/attachctl
+		continue
 	fi
+	[ ${#pids[@]} -lt "$jobs" ] || reap
+	GOOS=$os GOARCH=$arch go build "${flags[@]}" -o "$work/$name/$exe" ./cmd/attachctl >"$work/$name.log" 2>&1 &
+	pids+=($!) logs+=("$work/$name.log")
+done
+while [ ${#pids[@]} -gt 0 ]; do reap; done
+[ "$failed" = 0 ] || { echo "release: a build failed" >&2; exit 1; }
+
+archives=()
+for t in "${targets[@]}"; do
+	os=${t%/*} arch=${t#*/}
+	name=attachctl-$version-$os-$arch
+	exe=attachctl
+	[ "$os" = windows ] && exe=attachctl.exe
 	archive=$name.tar.gz
 	[ "$os" = windows ] && archive=$name.zip
 	"$work/mkarchive" -o "$out/$archive" -prefix "$name" -mtime "$epoch" \
