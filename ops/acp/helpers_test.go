@@ -16,6 +16,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/attachctl/attachctl/internal/store/mem"
 	"github.com/attachctl/attachctl/manifest"
 	"github.com/attachctl/attachctl/ops/store/local"
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -178,4 +179,53 @@ func rsData(t testing.TB, s *local.Store, rec *manifest.Record) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// memStore is a store kept in memory (internal/store/mem), for the tests of resolve's own rules
+// that need a store, not a local folder. It keeps no file on this machine: resolve over it needs
+// a work folder (Options.Workdir) for every file it links.
+func memStore(t testing.TB) *mem.Store {
+	t.Helper()
+	return mem.New("mem://" + t.Name())
+}
+
+// inMem is the in-memory store s as Uploads.
+func inMem(s *mem.Store) Uploads { return Backend(context.Background(), s) }
+
+// memPut uploads data as name to s and returns a manifest record that names it, as upload would
+// have written it.
+func memPut(t testing.TB, s *mem.Store, name, mime string, data []byte) *manifest.Record {
+	t.Helper()
+	ctx := context.Background()
+	id, err := s.Begin(ctx, name, int64(len(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Write(ctx, id, 0, bytes.NewReader(data)); err != nil {
+		t.Fatal(err)
+	}
+	info, err := s.Finish(ctx, id, int64(len(data)), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := &manifest.Record{Path: "/src/" + name, Name: name, Mime: mime, Blake3: info.Blake3,
+		Upload: &manifest.Upload{ID: id, Store: s.Location(), Path: s.FinishedURI(id, name)}}
+	rec.SetSize(int64(len(data)))
+	return rec
+}
+
+// memUsed reports whether the upload id of s was ever marked used.
+func memUsed(t testing.TB, s *mem.Store, id string) bool {
+	t.Helper()
+	l, err := s.List(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range l.Entries {
+		if e.ID == id {
+			return !e.LastUsed.IsZero()
+		}
+	}
+	t.Fatalf("upload %s is not in the store", id)
+	return false
 }
