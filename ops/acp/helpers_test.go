@@ -17,6 +17,7 @@ import (
 	"testing"
 
 	"github.com/attachctl/attachctl/internal/store/mem"
+	"github.com/attachctl/attachctl/internal/testutil"
 	"github.com/attachctl/attachctl/manifest"
 	"github.com/attachctl/attachctl/ops/store/local"
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -46,7 +47,7 @@ func rsPNG(t testing.TB, size int, seed uint64) []byte {
 	chunk := make([]byte, 12+pad)
 	binary.BigEndian.PutUint32(chunk, uint32(pad))
 	copy(chunk[4:], "paDd")
-	rsFill(chunk[8:8+pad], seed)
+	testutil.Fill(chunk[8:8+pad], seed)
 	binary.BigEndian.PutUint32(chunk[8+pad:], crc32.ChecksumIEEE(chunk[4:8+pad]))
 	out := append(append(append([]byte{}, body...), chunk...), iend...)
 	if len(out) != size {
@@ -73,16 +74,9 @@ func rsShots(t testing.TB, s *local.Store, n, size int, name string) []*manifest
 // rsBytes is size random bytes: a binary file.
 func rsBytes(size int, seed uint64) []byte {
 	b := make([]byte, size)
-	rsFill(b, seed+1<<32)
+	testutil.Fill(b, seed+1<<32)
 	b[0] = 0
 	return b
-}
-
-// rsFill fills b with random bytes from seed.
-func rsFill(b []byte, seed uint64) {
-	var key [32]byte
-	binary.LittleEndian.PutUint64(key[:], seed)
-	rand.NewChaCha8(key).Read(b)
 }
 
 // testStore is a new store in a test's temporary folder, named like a chat.
