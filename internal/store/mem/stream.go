@@ -55,36 +55,21 @@ func (s *Store) Stream(ctx context.Context, src store.Source, f store.SourceFile
 	}
 	note := noteKey("file", src.Path, src.Name, size, want)
 
-	s.mu.Lock()
-	if err := s.checkStore(true); err != nil {
-		s.mu.Unlock()
+	id, fin, p, err := s.byNote(note, false)
+	if err != nil {
 		return nil, err
 	}
-	id := s.notes[note]
-	fin, p := s.finished[id], s.partials[id]
-	if p != nil && p.holds > 0 {
-		p = nil // another writer's: this run makes its own
-	}
-	if p != nil {
-		p.holds++
-	}
-	s.mu.Unlock()
-	if fin != nil && !fin.folder() && fin.info.Name == src.Name && fin.info.Blake3 == want && hexSum(fin.data) == want {
+	if fin != nil && fin.info.Name == src.Name && fin.info.Blake3 == want && hexSum(fin.data) == want {
+		s.unhold(p)
 		progress(size)
 		info := fin.info
 		return &info, nil
 	}
 	if p == nil {
 		var release func()
-		if id, release, err = s.admitNew(ctx, src.Name, size); err != nil {
+		if id, p, release, err = s.beginStaged(ctx, note, src.Name, size, false); err != nil {
 			return nil, err
 		}
-		s.mu.Lock()
-		now := s.now()
-		p = &partial{name: src.Name, size: size, made: now, written: now, note: note, holds: 1}
-		s.partials[id] = p
-		s.notes[note] = id
-		s.mu.Unlock()
 		defer func() {
 			if err != nil && manifest.CodeOf(err) != "" {
 				release()
@@ -92,15 +77,11 @@ func (s *Store) Stream(ctx context.Context, src store.Source, f store.SourceFile
 		}()
 	}
 	held := true
-	unhold := func() {
+	defer func() {
 		if held {
-			s.mu.Lock()
-			p.holds--
-			s.mu.Unlock()
-			held = false
+			s.unhold(p)
 		}
-	}
-	defer unhold()
+	}()
 
 	// What is kept of an earlier run: its whole chunks that still equal the source.
 	buf := make([]byte, min(chunk, max(size, 1)))
@@ -235,4 +216,53 @@ func (b *batch) Commit() error {
 	}
 	b.order = nil
 	return first
+}
+
+// byNote looks up the upload the source's note names (folder: a folder upload's note): the
+// finished one, or the unfinished one, which this run then holds (unhold releases it) unless
+// another writer does.
+func (s *Store) byNote(note string, folder bool) (id string, fin *finished, p *partial, err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.checkStore(true); err != nil {
+		return "", nil, nil, err
+	}
+	id = s.notes[note]
+	if f := s.finished[id]; f != nil && f.folder() == folder {
+		fin = f
+	}
+	if q := s.partials[id]; q != nil && q.holds == 0 && q.folder == folder {
+		p = q
+		p.holds++
+	}
+	return id, fin, p, nil
+}
+
+// beginStaged begins a new unfinished upload for the upload stage, named by the source's note,
+// admitted against the store's limits and held by this run; release drops its reservation.
+func (s *Store) beginStaged(ctx context.Context, note, name string, size int64, folder bool) (string, *partial, func(), error) {
+	id, release, err := s.admitNew(ctx, name, size)
+	if err != nil {
+		return "", nil, nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.now()
+	p := &partial{name: name, size: size, made: now, written: now, note: note, folder: folder, holds: 1}
+	if folder {
+		p.files = map[string][]byte{}
+	}
+	s.partials[id] = p
+	s.notes[note] = id
+	return id, p, release, nil
+}
+
+// unhold releases this run's hold of p (nil: none).
+func (s *Store) unhold(p *partial) {
+	if p == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p.holds--
 }

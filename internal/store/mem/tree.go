@@ -37,46 +37,27 @@ func (s *Store) UploadTree(ctx context.Context, src store.TreeSource, opts store
 	}
 	note := noteKey("folder", src.Path, src.Name, want)
 
-	s.mu.Lock()
-	if err := s.checkStore(true); err != nil {
-		s.mu.Unlock()
+	id, fin, p, err := s.byNote(note, true)
+	if err != nil {
 		return nil, err
 	}
-	id := s.notes[note]
-	fin, p := s.finished[id], s.partials[id]
-	if p != nil && (p.holds > 0 || !p.folder) {
-		p = nil
-	}
-	if p != nil {
-		p.holds++
-	}
-	s.mu.Unlock()
-	if fin != nil && fin.folder() && fin.info.Name == src.Name && store.TreeIntact(ctx, s, id, want) {
+	if fin != nil && fin.info.Name == src.Name && store.TreeIntact(ctx, s, id, want) {
+		s.unhold(p)
 		progress(total)
 		return s.TreeInfo(ctx, id)
 	}
 	if p == nil {
 		var release func()
-		if id, release, err = s.admitNew(ctx, src.Name, total); err != nil {
+		if id, p, release, err = s.beginStaged(ctx, note, src.Name, total, true); err != nil {
 			return nil, err
 		}
-		s.mu.Lock()
-		now := s.now()
-		p = &partial{name: src.Name, size: total, made: now, written: now, note: note, folder: true, files: map[string][]byte{}, holds: 1}
-		s.partials[id] = p
-		s.notes[note] = id
-		s.mu.Unlock()
 		defer func() {
 			if err != nil && manifest.CodeOf(err) != "" {
 				release()
 			}
 		}()
 	}
-	defer func() {
-		s.mu.Lock()
-		p.holds--
-		s.mu.Unlock()
-	}()
+	defer s.unhold(p)
 
 	var sum manifest.TreeSum
 	listing := make([]store.TreeFile, len(src.Files))
