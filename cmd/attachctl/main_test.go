@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/attachctl/attachctl/internal/testutil"
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
@@ -19,7 +20,7 @@ var testCommands = map[string]func() int{
 }
 
 // afterTests are run when the tests have ended (not in the scripts' runs of attachctl).
-var afterTests []func()
+var afterTests = []func(){builtValidator.Remove, builtAttachctl.Remove}
 
 func TestMain(m *testing.M) {
 	code := testscript.RunMain(m, testCommands)
@@ -127,41 +128,14 @@ func childGORACE() string {
 
 // acpValidator builds scripts/acpvalidate, what the scripts' acpvalidate runs.
 func acpValidator(t *testing.T) string {
-	return builtValidator.get(t, "../../scripts/acpvalidate", "acpvalidate")
+	return builtValidator.Get(t, "../../scripts/acpvalidate", "acpvalidate")
 }
 
-var builtValidator goBuilt
+var builtValidator testutil.Built
 
-// goBuilt is a program the tests build with go build, once for all the tests of a run, into a
-// folder removed when the tests end.
-type goBuilt struct {
-	once sync.Once
-	bin  string
-	err  error
-}
-
-func (b *goBuilt) get(t *testing.T, pkg, name string) string {
-	t.Helper()
-	b.once.Do(func() {
-		dir, err := os.MkdirTemp("", "attachctl-test-bin")
-		if err != nil {
-			b.err = err
-			return
-		}
-		afterTests = append(afterTests, func() { os.RemoveAll(dir) })
-		b.bin = filepath.Join(dir, name)
-		// The release's flags, so that CI finds this build in the cache its vet step filled.
-		cmd := exec.Command("go", "build", "-trimpath", "-o", b.bin, pkg)
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			b.err = fmt.Errorf("go build %s: %v\n%s", pkg, err, out)
-		}
-	})
-	if b.err != nil {
-		t.Fatal(b.err)
-	}
-	return b.bin
-}
+// builtAttachctl is attachctl built as released, for the tests that run it as a process of its
+// own and signal it.
+var builtAttachctl testutil.Built
 
 // goEnv is where the go command keeps its caches here, for the scripts that build (testscript
 // gives them a HOME of their own).

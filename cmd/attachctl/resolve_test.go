@@ -9,7 +9,6 @@ import (
 	"hash/crc32"
 	"image"
 	"image/png"
-	"math/rand/v2"
 	"net/url"
 	"os"
 	"os/exec"
@@ -17,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/attachctl/attachctl/internal/testutil"
 	"github.com/attachctl/attachctl/ops/store/local"
 	"github.com/zeebo/blake3"
 )
@@ -66,12 +66,6 @@ func rsSizeSeed(args []string) (int, uint64, error) {
 	return n, seed, nil
 }
 
-func rsFill(b []byte, seed uint64) {
-	var key [32]byte
-	binary.LittleEndian.PutUint64(key[:], seed)
-	rand.NewChaCha8(key).Read(b)
-}
-
 // rsMkPNG writes a 16x12 PNG of random pixels, stored without compression and padded to the size
 // with a private ancillary chunk of random bytes: decoders take it, nothing compresses it.
 func rsMkPNG(args []string) error {
@@ -93,7 +87,7 @@ func rsMkPNG(args []string) error {
 		return nil
 	}
 	img := image.NewNRGBA(image.Rect(0, 0, 16, 12))
-	rsFill(img.Pix, seed)
+	testutil.Fill(img.Pix, seed)
 	var buf bytes.Buffer
 	if err := (&png.Encoder{CompressionLevel: png.NoCompression}).Encode(&buf, img); err != nil {
 		return err
@@ -106,7 +100,7 @@ func rsMkPNG(args []string) error {
 	chunk := make([]byte, 12+pad)
 	binary.BigEndian.PutUint32(chunk, uint32(pad))
 	copy(chunk[4:], "paDd")
-	rsFill(chunk[8:8+pad], seed+1)
+	testutil.Fill(chunk[8:8+pad], seed+1)
 	binary.BigEndian.PutUint32(chunk[8+pad:], crc32.ChecksumIEEE(chunk[4:8+pad]))
 	out := append(append(append([]byte{}, b[:len(b)-12]...), chunk...), b[len(b)-12:]...)
 	return os.WriteFile(args[0], out, 0o644)
@@ -118,7 +112,7 @@ func rsMkBytes(args []string) error {
 		return err
 	}
 	b := make([]byte, size)
-	rsFill(b, seed)
+	testutil.Fill(b, seed)
 	if size > 0 {
 		b[0] = 0 // never text
 	}

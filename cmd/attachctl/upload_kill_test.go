@@ -27,9 +27,7 @@ import (
 
 // buildAttachctl builds the real binary, once for all the tests of a run (-count=50 builds it
 // once), into a folder removed when the tests end (TestMain).
-func buildAttachctl(t *testing.T) string { return builtAttachctl.get(t, ".", "attachctl") }
-
-var builtAttachctl goBuilt
+func buildAttachctl(t *testing.T) string { return builtAttachctl.Get(t, ".", "attachctl") }
 
 // bigFile writes size pseudo-random bytes (ChaCha8, fast) to path and returns their BLAKE3.
 func bigFile(t *testing.T, path string, size int64, seed byte) string {

@@ -16,6 +16,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/attachctl/attachctl/internal/store/mem"
+	"github.com/attachctl/attachctl/internal/testutil"
 	"github.com/attachctl/attachctl/manifest"
 	"github.com/attachctl/attachctl/ops/store/local"
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -45,7 +47,7 @@ func rsPNG(t testing.TB, size int, seed uint64) []byte {
 	chunk := make([]byte, 12+pad)
 	binary.BigEndian.PutUint32(chunk, uint32(pad))
 	copy(chunk[4:], "paDd")
-	rsFill(chunk[8:8+pad], seed)
+	testutil.Fill(chunk[8:8+pad], seed)
 	binary.BigEndian.PutUint32(chunk[8+pad:], crc32.ChecksumIEEE(chunk[4:8+pad]))
 	out := append(append(append([]byte{}, body...), chunk...), iend...)
 	if len(out) != size {
@@ -72,16 +74,9 @@ func rsShots(t testing.TB, s *local.Store, n, size int, name string) []*manifest
 // rsBytes is size random bytes: a binary file.
 func rsBytes(size int, seed uint64) []byte {
 	b := make([]byte, size)
-	rsFill(b, seed+1<<32)
+	testutil.Fill(b, seed+1<<32)
 	b[0] = 0
 	return b
-}
-
-// rsFill fills b with random bytes from seed.
-func rsFill(b []byte, seed uint64) {
-	var key [32]byte
-	binary.LittleEndian.PutUint64(key[:], seed)
-	rand.NewChaCha8(key).Read(b)
 }
 
 // testStore is a new store in a test's temporary folder, named like a chat.
@@ -178,4 +173,53 @@ func rsData(t testing.TB, s *local.Store, rec *manifest.Record) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// memStore is a store kept in memory (internal/store/mem), for the tests of resolve's own rules
+// that need a store, not a local folder. It keeps no file on this machine: resolve over it needs
+// a work folder (Options.Workdir) for every file it links.
+func memStore(t testing.TB) *mem.Store {
+	t.Helper()
+	return mem.New("mem://" + t.Name())
+}
+
+// inMem is the in-memory store s as Uploads.
+func inMem(s *mem.Store) Uploads { return Backend(context.Background(), s) }
+
+// memPut uploads data as name to s and returns a manifest record that names it, as upload would
+// have written it.
+func memPut(t testing.TB, s *mem.Store, name, mime string, data []byte) *manifest.Record {
+	t.Helper()
+	ctx := context.Background()
+	id, err := s.Begin(ctx, name, int64(len(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Write(ctx, id, 0, bytes.NewReader(data)); err != nil {
+		t.Fatal(err)
+	}
+	info, err := s.Finish(ctx, id, int64(len(data)), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := &manifest.Record{Path: "/src/" + name, Name: name, Mime: mime, Blake3: info.Blake3,
+		Upload: &manifest.Upload{ID: id, Store: s.Location(), Path: s.FinishedURI(id, name)}}
+	rec.SetSize(int64(len(data)))
+	return rec
+}
+
+// memUsed reports whether the upload id of s was ever marked used.
+func memUsed(t testing.TB, s *mem.Store, id string) bool {
+	t.Helper()
+	l, err := s.List(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range l.Entries {
+		if e.ID == id {
+			return !e.LastUsed.IsZero()
+		}
+	}
+	t.Fatalf("upload %s is not in the store", id)
+	return false
 }

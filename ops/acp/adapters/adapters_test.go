@@ -23,6 +23,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/attachctl/attachctl/internal/testutil"
 	"github.com/attachctl/attachctl/manifest"
 )
 
@@ -317,35 +318,14 @@ func attachctl(t *testing.T, bin string, stdin []byte, args ...string) []byte {
 	return out
 }
 
-var (
-	buildOnce sync.Once
-	builtBin  string
-	buildErr  error
-)
+var builtBin testutil.Built
 
 // buildAttachctl builds the attachctl under test (ATTACHCTL_BIN names another, to measure it).
 func buildAttachctl(t *testing.T) string {
 	if bin := os.Getenv("ATTACHCTL_BIN"); bin != "" {
 		return bin
 	}
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "attachctl-adapters-")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		builtBin = filepath.Join(dir, "attachctl")
-		// The release's flags, so that CI finds this build in the cache its vet step filled.
-		cmd := exec.Command("go", "build", "-trimpath", "-o", builtBin, "../../../cmd/attachctl")
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	return builtBin
+	return builtBin.Get(t, "../../../cmd/attachctl", "attachctl")
 }
 
 // seen is what the model was sent: every string of every request, and the bytes of every

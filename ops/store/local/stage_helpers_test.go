@@ -4,7 +4,6 @@ package local
 
 import (
 	"context"
-	"time"
 
 	"github.com/attachctl/attachctl/manifest"
 	"github.com/attachctl/attachctl/ops/stage"
@@ -43,11 +42,6 @@ func (s *Store) VerifyRecord(rec *manifest.Record, progress func(int64)) error {
 // VerifyUpload is verify of one upload id over s.
 func (s *Store) VerifyUpload(id string, progress func(int64)) (*manifest.Record, error) {
 	return stage.VerifyID(context.Background(), s.Backend(), id, progress)
-}
-
-// Touch is touch of one record over s.
-func (s *Store) Touch(rec *manifest.Record, at time.Time) error {
-	return stage.Touch(context.Background(), s.Backend(), rec, at)
 }
 
 var _ store.Batch = (*Batch)(nil)

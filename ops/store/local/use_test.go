@@ -5,7 +5,6 @@ package local
 import (
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -109,24 +108,6 @@ func TestLastUsedNever(t *testing.T) {
 	if _, _, err := s.LastUsed(missing); manifest.CodeOf(err) != manifest.UploadMissing {
 		t.Fatalf("LastUsed of a missing upload: %v", err)
 	}
-}
-
-func TestTouchRecord(t *testing.T) {
-	s := testStore(t)
-	id := putFinished(t, s, "a.txt", []byte("a"), time.Now())
-	at := time.Now().Add(time.Minute).Truncate(time.Second)
-	rec := &manifest.Record{Path: "a.txt", Upload: &manifest.Upload{ID: id, Store: s.Dir, Path: s.FinishedPath(id, "a.txt")}}
-	wantCode(t, s.Touch(rec, at), "")
-	if last, _, _ := s.LastUsed(id); !last.Equal(at) {
-		t.Fatalf("last used %v, want %v", last, at)
-	}
-	other := &manifest.Record{Path: "a.txt", Upload: &manifest.Upload{ID: id, Store: "/elsewhere", Path: "/elsewhere/x"}}
-	err := s.Touch(other, at)
-	wantCode(t, err, manifest.UploadMissing)
-	if !strings.Contains(err.Error(), "belongs to store /elsewhere") {
-		t.Fatalf("message does not name the other store: %v", err)
-	}
-	wantCode(t, s.Touch(&manifest.Record{Path: "x"}, at), manifest.UploadMissing)
 }
 
 func TestLocks(t *testing.T) {

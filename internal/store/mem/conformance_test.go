@@ -1,0 +1,34 @@
+package mem
+
+import (
+	"context"
+	"testing"
+
+	"github.com/attachctl/attachctl/ops/store"
+	"github.com/attachctl/attachctl/ops/store/storetest"
+)
+
+// The in-memory store passes the backend conformance suite.
+func TestMemConformance(t *testing.T) {
+	storetest.Run(t, storetest.Harness{
+		New: func(t *testing.T) store.Backend { return New("mem://" + t.Name()) },
+		NotStore: func(t *testing.T) store.Backend {
+			s := New("mem://" + t.Name())
+			s.Plant("notes.txt")
+			return s
+		},
+		Exists: func(t *testing.T, b store.Backend) bool {
+			ok, err := b.(*Store).Exists(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			return ok
+		},
+		Reserver: func(t *testing.T, b store.Backend) store.Reserver { return b.(*Store).Reserver() },
+		EditTreeFile: func(t *testing.T, b store.Backend, id, name, rel string, data []byte) {
+			if err := b.(*Store).EditTreeFile(id, name, rel, data); err != nil {
+				t.Fatal(err)
+			}
+		},
+	})
+}

@@ -1,0 +1,74 @@
+package mem
+
+import (
+	"github.com/attachctl/attachctl/manifest"
+)
+
+// What a test does to a store that a real one reaches only with time, other processes or hands
+// behind the store's back.
+
+// Hold is a writer at work on the unfinished upload id (another process writing it): the upload
+// is Busy, and no sweep removes it, until release is called.
+func (s *Store) Hold(id string) (release func(), err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p := s.partials[id]
+	if p == nil {
+		return nil, s.missing(id)
+	}
+	p.holds++
+	done := false
+	return func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if !done {
+			p.holds--
+			done = true
+		}
+	}, nil
+}
+
+// Plant puts something that is not an upload at path inside the store's location: listed as
+// skipped once the location is a store, and before that it makes the location one that exists
+// and is not a store (store.notStore).
+func (s *Store) Plant(path string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.foreign[path] = true
+}
+
+// EditFile changes the bytes of the finished file upload id behind the store's back (its
+// metadata stays as it was).
+func (s *Store) EditFile(id string, data []byte) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	f := s.finished[id]
+	if f == nil || f.folder() {
+		return manifest.Errorf(manifest.UploadMissing, "upload %s: no finished file upload", id)
+	}
+	f.data = append([]byte(nil), data...)
+	return nil
+}
+
+// EditTreeFile changes the file rel of the finished folder upload id named name behind the
+// store's back: data written there (a new file when there was none), or the file removed when
+// data is nil.
+func (s *Store) EditTreeFile(id, name, rel string, data []byte) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	f := s.finished[id]
+	if f == nil || !f.folder() || f.info.Name != name {
+		return manifest.Errorf(manifest.UploadMissing, "upload %s: no finished folder upload named %s", id, manifest.Quote(name))
+	}
+	files := make(map[string][]byte, len(f.files)+1)
+	for r, d := range f.files {
+		files[r] = d
+	}
+	if data == nil {
+		delete(files, rel)
+	} else {
+		files[rel] = append([]byte(nil), data...)
+	}
+	f.files = files
+	return nil
+}

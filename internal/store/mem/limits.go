@@ -1,0 +1,120 @@
+package mem
+
+import (
+	"context"
+	"time"
+
+	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/ops/store"
+)
+
+// Limits returns the store's limits (none for a store not made yet).
+func (s *Store) Limits(ctx context.Context) (store.Limits, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.checkStore(false); err != nil {
+		return store.Limits{}, err
+	}
+	return s.limits, nil
+}
+
+// SetLimits is store init: it makes the store and sets its limits, once.
+func (s *Store) SetLimits(ctx context.Context, l store.Limits) error {
+	if l.MaxFile < 0 || l.MaxBytes < 0 || l.MaxFiles < 0 {
+		return manifest.Errorf(manifest.UploadInvalid, "store %s: a limit is negative", s.loc)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.checkStore(true); err != nil {
+		return err
+	}
+	switch {
+	case s.limits == l:
+		return nil
+	case !s.limits.None():
+		return manifest.Errorf(manifest.UploadInvalid, "store %s: already has limits (%s); they are set once, when the store is made", s.loc, s.limits)
+	}
+	s.limits = l
+	return nil
+}
+
+// admitNew gives a new upload its id and admits it against the store's limits (store.Quota),
+// before anything of it is kept; release drops the reservation of an upload that failed.
+func (s *Store) admitNew(ctx context.Context, name string, size int64) (id string, release func(), err error) {
+	if id, err = store.NewID(); err != nil {
+		return "", nil, err
+	}
+	l, err := s.Limits(ctx)
+	if err != nil {
+		return "", nil, err
+	}
+	release, err = s.quota.Admit(ctx, l, id, name, size)
+	return id, release, err
+}
+
+// Reserver is the store's primitives of reservations (store.Reserver), for the conformance
+// suite and for tests of limits across processes.
+func (s *Store) Reserver() store.Reserver { return reserver{s} }
+
+type reserver struct{ s *Store }
+
+type limitsHeld struct {
+	s    *Store
+	once chan struct{}
+}
+
+func (r reserver) LockLimits(ctx context.Context, wait time.Duration) (store.LimitsLock, error) {
+	s := r.s
+	s.mu.Lock()
+	err := s.checkStore(true)
+	s.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	if err := take(ctx, s.limitsLock, wait, func() error {
+		return manifest.Errorf(manifest.StoreLocked, "store %s: the limits lock %s", s.loc, store.HeldBy(store.Holder{}, false, wait))
+	}); err != nil {
+		return nil, err
+	}
+	return &limitsHeld{s: s, once: make(chan struct{}, 1)}, nil
+}
+
+func (h *limitsHeld) Unlock(ctx context.Context) (bool, error) {
+	select {
+	case h.once <- struct{}{}:
+		<-h.s.limitsLock
+		return true, nil
+	default:
+		return false, nil // unlocked before: not held any more
+	}
+}
+
+func (r reserver) PutReservation(ctx context.Context, key string, body []byte) error {
+	s := r.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.reserved[key]; ok {
+		return manifest.Errorf(manifest.UploadInvalid, "store %s: reservation %s is there already", s.loc, key)
+	}
+	s.reserved[key] = append([]byte(nil), body...)
+	return nil
+}
+
+func (r reserver) Reservations(ctx context.Context) (map[string][]byte, error) {
+	s := r.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make(map[string][]byte, len(s.reserved))
+	for k, b := range s.reserved {
+		out[k] = b
+	}
+	return out, nil
+}
+
+func (r reserver) DropReservation(ctx context.Context, key string) error {
+	s := r.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.reserved, key)
+	return nil
+}

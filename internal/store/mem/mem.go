@@ -1,0 +1,579 @@
+// Package mem is a store kept in memory (restic's mem backend): a store.Backend with the same
+// rules as the local and S3 stores, for the tests of what sits above the seam (sweep, resolve,
+// the stages) where they test that logic and not where bytes are kept. It passes the conformance
+// suite (ops/store/storetest).
+//
+// It lives under the module's internal/ so that the tests of any package of the module may use
+// it and no embedder can. Besides the Backend it offers hooks a test needs to make a store that
+// a real one reaches only with time or other processes: a clock (Now), a writer at work on an
+// unfinished upload (Hold), something in the store that is not an upload (Plant), and bytes
+// changed behind the store's back (EditFile, EditTreeFile).
+package mem
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/ops/store"
+	"github.com/zeebo/blake3"
+)
+
+// DefaultChunk is the chunk a Stream sends at once when none is given.
+const DefaultChunk = 512 << 10
+
+// Store is one store in memory. Make it with New.
+type Store struct {
+	loc string
+
+	// Now is the store's clock: when an upload is begun, written and finished. A test sets it
+	// before it makes uploads to give them an age; nil is time.Now.
+	Now func() time.Time
+
+	mu       sync.Mutex
+	marked   bool            // the store's mark: the location is a store
+	foreign  map[string]bool // what else is at the location (Plant), by path inside it
+	limits   store.Limits
+	partials map[string]*partial
+	finished map[string]*finished
+	notes    map[string]string // the upload stage's source notes: which upload a source is
+	reserved map[string][]byte // the reservations of store.Quota, by key
+
+	sweepLock  chan struct{} // held by the one sweep that runs
+	limitsLock chan struct{} // held while one upload is admitted against the limits
+	quota      store.Quota
+}
+
+// partial is an unfinished upload.
+type partial struct {
+	name          string
+	size          int64 // declared; -1: open
+	made, written time.Time
+	data          []byte
+	note          string            // written by the upload stage: the source note naming it
+	folder        bool              // a folder upload under way
+	files         map[string][]byte // a folder upload's files stored so far, by path
+	holds         int               // writers at work on it (Busy)
+}
+
+func (p *partial) bytes() int64 {
+	if !p.folder {
+		return int64(len(p.data))
+	}
+	var n int64
+	for _, d := range p.files {
+		n += int64(len(d))
+	}
+	return n
+}
+
+// finished is a finished upload.
+type finished struct {
+	info  store.Info
+	used  time.Time
+	data  []byte            // a file upload's bytes
+	tree  []store.TreeFile  // a folder upload's listing (nil for a file upload)
+	files map[string][]byte // a folder upload's files as stored, by path
+}
+
+func (f *finished) folder() bool { return f.tree != nil }
+
+// New is an empty store at location loc (say mem://chat-1): nothing is there until an upload or
+// store init makes it.
+func New(loc string) *Store {
+	s := &Store{loc: loc, foreign: map[string]bool{}, partials: map[string]*partial{}, finished: map[string]*finished{},
+		notes: map[string]string{}, reserved: map[string][]byte{},
+		sweepLock: make(chan struct{}, 1), limitsLock: make(chan struct{}, 1)}
+	s.quota = store.Quota{R: reserver{s}, Loc: loc, List: s.List}
+	return s
+}
+
+var (
+	_ store.Backend  = (*Store)(nil)
+	_ store.Streamer = (*Store)(nil)
+	_ store.Batcher  = (*Store)(nil)
+	_ store.Namer    = (*Store)(nil)
+	_ store.Trees    = (*Store)(nil)
+	_ store.Limiter  = (*Store)(nil)
+	_ store.Exister  = (*Store)(nil)
+)
+
+func (s *Store) now() time.Time {
+	if s.Now != nil {
+		return s.Now().UTC()
+	}
+	return time.Now().UTC()
+}
+
+// Location names the store.
+func (s *Store) Location() string { return s.loc }
+
+// FinishedURI names a finished upload in records: LOCATION/<id>/<name>.
+func (s *Store) FinishedURI(id, name string) string { return s.loc + "/" + id + "/" + name }
+
+// checkStore refuses a location that holds something and is not a store (store.notStore), and
+// marks the location a store when create. Called with s.mu held.
+func (s *Store) checkStore(create bool) error {
+	if !s.marked && len(s.foreign) > 0 {
+		return manifest.Errorf(manifest.StoreNotStore, "store %s: exists and is not an attachctl store (it holds %s); give another --store", s.loc, s.someForeign())
+	}
+	if create {
+		s.marked = true
+	}
+	return nil
+}
+
+func (s *Store) someForeign() string {
+	var ps []string
+	for p := range s.foreign {
+		ps = append(ps, p)
+	}
+	sort.Strings(ps)
+	return manifest.Quote(ps[0])
+}
+
+func (s *Store) missing(id string) error {
+	return manifest.Errorf(manifest.UploadMissing, "upload %s: not in store %s", id, s.loc)
+}
+
+// Exists reports whether anything is at the store's location (store.Exister).
+func (s *Store) Exists(ctx context.Context) (bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.marked || len(s.foreign) > 0, nil
+}
+
+// Begin starts an unfinished upload.
+func (s *Store) Begin(ctx context.Context, name string, size int64) (string, error) {
+	if err := store.ValidName(name); err != nil {
+		return "", err
+	}
+	if size < -1 {
+		return "", manifest.Errorf(manifest.UploadInvalid, "size %d: not a size", size)
+	}
+	s.mu.Lock()
+	err := s.checkStore(true)
+	s.mu.Unlock()
+	if err != nil {
+		return "", err
+	}
+	id, release, err := s.admitNew(ctx, name, size)
+	if err != nil {
+		return "", err
+	}
+	if err := ctx.Err(); err != nil {
+		release()
+		return "", err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.now()
+	s.partials[id] = &partial{name: name, size: size, made: now, written: now}
+	return id, nil
+}
+
+// Write appends what r holds to the unfinished upload id at offset, whole or not at all.
+func (s *Store) Write(ctx context.Context, id string, offset int64, r io.Reader) (int64, error) {
+	if err := store.ValidID(id); err != nil {
+		return 0, err
+	}
+	s.mu.Lock()
+	p, cur, err := s.writable(id)
+	s.mu.Unlock()
+	if err != nil {
+		return cur, err
+	}
+	if offset != cur {
+		return cur, manifest.Errorf(manifest.UploadOffset, "upload %s: offset %d is not the current offset %d", id, offset, cur)
+	}
+	lr := r
+	if p.size >= 0 {
+		lr = io.LimitReader(r, p.size-cur+1)
+	}
+	b, err := io.ReadAll(lr)
+	if err != nil {
+		return cur, manifest.Errorf(manifest.FileUnreadable, "upload %s: reading the chunk: %v", id, err)
+	}
+	if p.size >= 0 && int64(len(b)) > p.size-cur {
+		return cur, manifest.Errorf(manifest.UploadPastSize, "upload %s: declared %d bytes, at offset %d; the chunk goes past the size and none of it is kept", id, p.size, cur)
+	}
+	if err := ctx.Err(); err != nil {
+		return cur, err
+	}
+	l, err := s.Limits(ctx)
+	if err != nil {
+		return cur, err
+	}
+	if l.MaxFile > 0 || l.MaxBytes > 0 {
+		ls, err := s.List(ctx)
+		if err != nil {
+			return cur, err
+		}
+		if err := l.AdmitBytes(s.loc, p.name, cur, cur+int64(len(b)), store.UsageOf(ls)); err != nil {
+			return cur, err
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	// Another writer may have come between: the offset is checked again where it is kept.
+	if p2, now, err := s.writable(id); err != nil || p2 != p || now != cur {
+		if err == nil {
+			err = manifest.Errorf(manifest.UploadOffset, "upload %s: another writer moved it to offset %d", id, now)
+		}
+		return now, err
+	}
+	p.data = append(p.data[:len(p.data):len(p.data)], b...)
+	p.written = s.now()
+	return int64(len(p.data)), nil
+}
+
+// writable is the unfinished upload id that Write may append to, and its offset. Called with
+// s.mu held.
+func (s *Store) writable(id string) (*partial, int64, error) {
+	if err := s.checkStore(false); err != nil {
+		return nil, 0, err
+	}
+	if f := s.finished[id]; f != nil {
+		return nil, f.info.Size, manifest.Errorf(manifest.UploadOffset, "upload %s: finished at offset %d; it takes no more chunks", id, f.info.Size)
+	}
+	p := s.partials[id]
+	if p == nil {
+		return nil, 0, s.missing(id)
+	}
+	if p.note != "" || p.folder {
+		return nil, 0, manifest.Errorf(manifest.UploadInvalid, "upload %s: written by the upload stage; run the same upload again to resume it", id)
+	}
+	return p, int64(len(p.data)), nil
+}
+
+// Status reports an upload, finished or not.
+func (s *Store) Status(ctx context.Context, id string) (*store.Status, error) {
+	if err := store.ValidID(id); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.checkStore(false); err != nil {
+		return nil, err
+	}
+	if f := s.finished[id]; f != nil {
+		return &store.Status{ID: id, Name: f.info.Name, Offset: f.info.Size, Size: f.info.Size, Finished: true}, nil
+	}
+	p := s.partials[id]
+	if p == nil {
+		return nil, s.missing(id)
+	}
+	return &store.Status{ID: id, Name: p.name, Offset: p.bytes(), Size: p.size}, nil
+}
+
+// Finish checks the unfinished upload id and publishes it, create-only.
+func (s *Store) Finish(ctx context.Context, id string, size int64, sum string) (*store.Info, error) {
+	if err := store.ValidID(id); err != nil {
+		return nil, err
+	}
+	want, err := store.CheckHex(sum)
+	if err != nil {
+		return nil, err
+	}
+	if size < -1 {
+		return nil, manifest.Errorf(manifest.UploadInvalid, "size %d: not a size", size)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.checkStore(false); err != nil {
+		return nil, err
+	}
+	if f := s.finished[id]; f != nil {
+		info := f.info
+		return &info, checkFinished(&info, size, want)
+	}
+	p := s.partials[id]
+	if p == nil {
+		return nil, s.missing(id)
+	}
+	if p.note != "" || p.folder {
+		return nil, manifest.Errorf(manifest.UploadInvalid, "upload %s: written by the upload stage; run the same upload again to finish it", id)
+	}
+	total := int64(len(p.data))
+	switch {
+	case p.size >= 0 && total != p.size:
+		return nil, manifest.Errorf(manifest.UploadSizeMismatch, "upload %s: holds %d bytes, declared %d", id, total, p.size)
+	case size >= 0 && size != total:
+		return nil, manifest.Errorf(manifest.UploadSizeMismatch, "upload %s: holds %d bytes, finish says %d", id, total, size)
+	}
+	got := hexSum(p.data)
+	if want != "" && got != want {
+		return nil, manifest.Errorf(manifest.UploadHashMismatch, "upload %s: BLAKE3 is %s, finish says %s", id, got, want)
+	}
+	info := s.publish(id, p, got)
+	return &info, nil
+}
+
+// publish makes the unfinished file upload p finished, with BLAKE3 sum, and drops its
+// reservation. Called with s.mu held.
+func (s *Store) publish(id string, p *partial, sum string) store.Info {
+	f := &finished{info: store.Info{ID: id, Name: p.name, Size: int64(len(p.data)), Blake3: sum, Made: s.now()}, data: p.data}
+	s.finished[id] = f
+	delete(s.partials, id)
+	delete(s.reserved, id)
+	return f.info
+}
+
+func checkFinished(info *store.Info, size int64, want string) error {
+	if size >= 0 && size != info.Size {
+		return manifest.Errorf(manifest.UploadSizeMismatch, "upload %s: finished with %d bytes, not %d", info.ID, info.Size, size)
+	}
+	if want != "" && want != info.Blake3 {
+		return manifest.Errorf(manifest.UploadHashMismatch, "upload %s: finished with BLAKE3 %s, not %s", info.ID, info.Blake3, want)
+	}
+	return nil
+}
+
+func hexSum(b []byte) string {
+	h := blake3.Sum256(b)
+	return hex.EncodeToString(h[:])
+}
+
+// Abort removes the unfinished upload id.
+func (s *Store) Abort(ctx context.Context, id string) error {
+	if err := store.ValidID(id); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.checkStore(false); err != nil {
+		return err
+	}
+	if s.finished[id] != nil {
+		return manifest.Errorf(manifest.UploadInvalid, "upload %s: finished; a finished upload is removed by rm or a sweep, not aborted", id)
+	}
+	p := s.partials[id]
+	if p == nil {
+		return s.missing(id)
+	}
+	s.drop(id, p)
+	return nil
+}
+
+// drop removes the unfinished upload id, its note and its reservation. Called with s.mu held.
+func (s *Store) drop(id string, p *partial) {
+	delete(s.partials, id)
+	delete(s.reserved, id)
+	if p.note != "" && s.notes[p.note] == id {
+		delete(s.notes, p.note)
+	}
+}
+
+// finishedOf is the finished upload id named name, for a reader. Called with s.mu held.
+func (s *Store) finishedOf(id, name string) (*finished, error) {
+	if err := s.checkStore(false); err != nil {
+		return nil, err
+	}
+	f := s.finished[id]
+	if f == nil || f.info.Name != name {
+		return nil, s.missing(id)
+	}
+	return f, nil
+}
+
+// Open opens the finished upload id named name.
+func (s *Store) Open(ctx context.Context, id, name string) (store.Reader, error) {
+	if err := store.ValidID(id); err != nil {
+		return nil, err
+	}
+	if err := store.ValidName(name); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	f, err := s.finishedOf(id, name)
+	if err != nil {
+		return nil, err
+	}
+	if f.folder() {
+		return nil, manifest.Errorf(manifest.UploadUnreadable, "upload %s: %s is a folder upload; open its files", id, manifest.Quote(name))
+	}
+	info := f.info
+	return &reader{Reader: bytes.NewReader(f.data), info: &info}, nil
+}
+
+// reader is a finished upload open for reading: the bytes as they were when it was opened.
+type reader struct {
+	*bytes.Reader
+	info *store.Info
+}
+
+func (r *reader) Info() *store.Info { return r.info }
+func (r *reader) Close() error      { return nil }
+
+// Info reads a finished upload's metadata.
+func (s *Store) Info(ctx context.Context, id string) (*store.Info, error) {
+	if err := store.ValidID(id); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.checkStore(false); err != nil {
+		return nil, err
+	}
+	f := s.finished[id]
+	if f == nil {
+		return nil, s.missing(id)
+	}
+	info := f.info
+	return &info, nil
+}
+
+// List returns every upload, in id order, and what else is in the store.
+func (s *Store) List(ctx context.Context) (*store.Listing, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.checkStore(false); err != nil {
+		return nil, err
+	}
+	l := &store.Listing{}
+	for id, f := range s.finished {
+		l.Entries = append(l.Entries, f.entry(id))
+	}
+	for id, p := range s.partials {
+		l.Entries = append(l.Entries, p.entry(id))
+	}
+	sort.Slice(l.Entries, func(i, j int) bool { return l.Entries[i].ID < l.Entries[j].ID })
+	for p := range s.foreign {
+		l.Skipped = append(l.Skipped, store.NotAnUpload(s.loc+"/"+p, nil))
+	}
+	sort.Slice(l.Skipped, func(i, j int) bool { return l.Skipped[i].Path < l.Skipped[j].Path })
+	return l, nil
+}
+
+func (f *finished) entry(id string) store.Entry {
+	return store.Entry{ID: id, Name: f.info.Name, Size: f.info.Size, Finished: true, Made: f.info.Made, LastUsed: f.used}
+}
+
+func (p *partial) entry(id string) store.Entry {
+	return store.Entry{ID: id, Name: p.name, Size: p.bytes(), Made: p.made, LastUsed: p.written, Busy: p.holds > 0}
+}
+
+// MarkUsed marks the finished uploads ids used at at: every id checked first, then all marked.
+func (s *Store) MarkUsed(ctx context.Context, ids []string, at time.Time) error {
+	for _, id := range ids {
+		if err := store.ValidID(id); err != nil {
+			return err
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.checkStore(false); err != nil {
+		return err
+	}
+	for _, id := range ids {
+		if s.finished[id] == nil {
+			return s.missing(id)
+		}
+	}
+	for _, id := range ids {
+		s.finished[id].used = at.UTC()
+	}
+	return nil
+}
+
+// take takes the lock ch, waiting at most wait; busy is the store.locked error.
+func take(ctx context.Context, ch chan struct{}, wait time.Duration, busy func() error) error {
+	select {
+	case ch <- struct{}{}:
+		return nil
+	default:
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case ch <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return busy()
+	}
+}
+
+// Sweep takes the store's one-sweep-at-a-time hold.
+func (s *Store) Sweep(ctx context.Context, wait time.Duration, dryRun bool) (store.Sweeper, error) {
+	s.mu.Lock()
+	err := s.checkStore(false)
+	s.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	if err := take(ctx, s.sweepLock, wait, func() error {
+		return manifest.Errorf(manifest.StoreLocked, "store %s: the sweep lock %s", s.loc, store.HeldBy(store.Holder{}, false, wait))
+	}); err != nil {
+		return nil, err
+	}
+	return &sweeper{s: s, dry: dryRun}, nil
+}
+
+type sweeper struct {
+	s      *Store
+	dry    bool
+	closed sync.Once
+}
+
+// Remove decides and removes each candidate in turn, re-read under the store's lock.
+func (sw *sweeper) Remove(ctx context.Context, cands []store.Entry, stale func(store.Entry) bool, each func(store.Entry, store.Outcome, error) error) error {
+	s := sw.s
+	for _, c := range cands {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		s.mu.Lock()
+		var fresh store.Entry
+		var there bool
+		if c.Finished {
+			if f := s.finished[c.ID]; f != nil {
+				fresh, there = f.entry(c.ID), true
+			}
+		} else if p := s.partials[c.ID]; p != nil {
+			fresh, there = p.entry(c.ID), true
+		}
+		o := store.Gone
+		switch {
+		case !there:
+			fresh = c
+		case fresh.Busy || !stale(fresh):
+			o = store.Kept
+		default:
+			o = store.Removed
+			if !sw.dry {
+				if c.Finished {
+					delete(s.finished, c.ID)
+				} else {
+					s.drop(c.ID, s.partials[c.ID])
+				}
+			}
+		}
+		s.mu.Unlock()
+		if err := each(fresh, o, nil); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (sw *sweeper) Close() error {
+	sw.closed.Do(func() { <-sw.s.sweepLock })
+	return nil
+}
+
+// noteKey is the upload stage's note of a source: which upload the same file (or folder), name,
+// size and BLAKE3 is.
+func noteKey(parts ...any) string {
+	h := sha256.Sum256(fmt.Appendf(nil, "%q", parts))
+	return hex.EncodeToString(h[:])
+}

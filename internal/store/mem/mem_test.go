@@ -1,0 +1,125 @@
+package mem
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/ops/store"
+)
+
+var ctx = context.Background()
+
+func put(t *testing.T, s *Store, name string, data []byte) string {
+	t.Helper()
+	id, err := s.Begin(ctx, name, int64(len(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Write(ctx, id, 0, bytes.NewReader(data)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Finish(ctx, id, -1, ""); err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+// The hooks a test needs: the clock dates uploads, Hold makes an unfinished upload busy (and no
+// sweep removes it), Plant leaves something a listing skips and a sweep keeps.
+func TestHooks(t *testing.T) {
+	s := New("mem://hooks")
+	old := time.Date(2020, 1, 2, 3, 4, 5, 0, time.UTC)
+	s.Now = func() time.Time { return old }
+	id := put(t, s, "a.txt", []byte("a"))
+	pid, err := s.Begin(ctx, "p.bin", -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Now = nil
+	s.Plant("stray.txt")
+	release, err := s.Hold(pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := s.List(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(l.Entries) != 2 || len(l.Skipped) != 1 || l.Skipped[0].Path != "mem://hooks/stray.txt" {
+		t.Fatalf("listing %+v", l)
+	}
+	for _, e := range l.Entries {
+		if !e.Made.Equal(old) || e.Busy != (e.ID == pid) {
+			t.Fatalf("entry %+v: want made %v, busy only %s", e, old, pid)
+		}
+	}
+	sw, err := s.Sweep(ctx, 0, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]store.Outcome{}
+	err = sw.Remove(ctx, l.Entries, func(store.Entry) bool { return true }, func(e store.Entry, o store.Outcome, err error) error {
+		got[e.ID] = o
+		return err
+	})
+	sw.Close()
+	if err != nil || got[id] != store.Removed || got[pid] != store.Kept {
+		t.Fatalf("sweep: %v, %v; want %s removed and the busy %s kept", got, err, id, pid)
+	}
+	release()
+	if l, _ := s.List(ctx); len(l.Entries) != 1 || l.Entries[0].Busy || len(l.Skipped) != 1 {
+		t.Fatalf("after the sweep and the release: %+v", l)
+	}
+}
+
+// Limits hold in Begin, in Write of an open upload and in Stream, as on the other backends.
+func TestLimits(t *testing.T) {
+	s := New("mem://limits")
+	if err := s.SetLimits(ctx, store.Limits{MaxFile: 10, MaxFiles: 2}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SetLimits(ctx, store.Limits{MaxFile: 11}); manifest.CodeOf(err) != manifest.UploadInvalid {
+		t.Fatalf("other limits again: %v", err)
+	}
+	if _, err := s.Begin(ctx, "big", 11); manifest.CodeOf(err) != manifest.UploadTooLarge {
+		t.Fatalf("begin over max-file: %v", err)
+	}
+	id, err := s.Begin(ctx, "open", -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Write(ctx, id, 0, strings.NewReader(strings.Repeat("x", 11))); manifest.CodeOf(err) != manifest.UploadTooLarge {
+		t.Fatalf("write past max-file: %v", err)
+	}
+	put(t, s, "b", []byte("b"))
+	if _, err := s.Begin(ctx, "c", 1); manifest.CodeOf(err) != manifest.StoreFull {
+		t.Fatalf("a third upload against max-files 2: %v", err)
+	}
+	if err := s.Abort(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	put(t, s, "c", []byte("c"))
+}
+
+// EditFile changes a finished upload's bytes behind its metadata: what verify is for.
+func TestEditFile(t *testing.T) {
+	s := New("mem://edit")
+	id := put(t, s, "a.txt", []byte("abc"))
+	if err := s.EditFile(id, []byte("abd")); err != nil {
+		t.Fatal(err)
+	}
+	r, err := s.Open(ctx, id, "a.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	var b bytes.Buffer
+	b.ReadFrom(r)
+	if b.String() != "abd" || r.Info().Blake3 != hexSum([]byte("abc")) {
+		t.Fatalf("read %q, info %+v", b.String(), r.Info())
+	}
+}
