@@ -73,11 +73,18 @@ func (s *Store) readLimits() (store.Limits, error) {
 // it is admitted, reserves its room until it is published; release drops the reservation of an
 // upload that failed. It runs before anything of the upload is made.
 func (s *Store) admit(id, name string, size int64) (release func(), err error) {
+	return s.admitIn(id, name, size, "")
+}
+
+// admitIn is admit of an upload built in the unfinished entry stage (a batch's staging partial,
+// made after this admission; "" for its own partial): the reservation names it, so that no
+// check counts it as an upload while it is being made.
+func (s *Store) admitIn(id, name string, size int64, stage string) (release func(), err error) {
 	l, err := s.Limits()
 	if err != nil {
 		return func() {}, err
 	}
-	return s.quota.q.Admit(context.Background(), l, id, name, size)
+	return s.quota.q.Reserve(context.Background(), l, store.Reservation{ID: id, Name: name, Size: size, Stage: stage})
 }
 
 // published drops the reservations of the uploads of a commit: each is now a finished upload
@@ -197,29 +204,21 @@ func (r reserver) DropReservation(ctx context.Context, key string) error {
 	return nil
 }
 
-// chunkRoom is how many bytes a chunk at offset cur of the unfinished upload name may add under
-// the limits (-1: no limit), and the refusal for a chunk that would go past it. The usage is
-// counted now: each `upload chunk` is a process of its own.
-func (s *Store) chunkRoom(name string, cur int64) (int64, func(end int64) error, error) {
+// chunkRoom is how many bytes a chunk of n bytes (-1: not known before it is read) at offset cur
+// of the unfinished upload id named name may add under the limits (-1: no limit), the refusal
+// for a chunk that would go past it, and release, to be called once the chunk is written (or
+// not). The room is reserved while the chunk is written (store.Quota.Grow): each `upload chunk`
+// is a process of its own, counted with every live reservation.
+func (s *Store) chunkRoom(id, name string, cur, n int64) (int64, func(end int64) error, func(), error) {
 	l, err := s.Limits()
-	if err != nil || l.None() || l.MaxFile == 0 && l.MaxBytes == 0 {
-		return -1, nil, err
-	}
-	ls, err := s.List()
 	if err != nil {
-		return -1, nil, err
+		return -1, nil, func() {}, err
 	}
-	used := store.UsageOf(ls)
-	room := int64(-1)
-	if l.MaxFile > 0 {
-		room = max(l.MaxFile-cur, 0)
+	end := int64(-1)
+	if n >= 0 {
+		end = cur + n
 	}
-	if l.MaxBytes > 0 {
-		if r := max(l.MaxBytes-used.Bytes, 0); room < 0 || r < room {
-			room = r
-		}
-	}
-	return room, func(end int64) error { return l.AdmitBytes(s.Dir, name, cur, end, used) }, nil
+	return s.quota.q.Grow(context.Background(), l, id, name, cur, end)
 }
 
 // SetLimits is `store init`: it makes the store (as an upload would: refused where it may not be
