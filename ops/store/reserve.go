@@ -48,11 +48,6 @@ type Reservation struct {
 	Name   string `json:"name"`   // its name, for messages
 	Size   int64  `json:"size"`   // its declared size (-1: open, only counted as one upload)
 	Holder string `json:"holder"` // the process that holds it (Holder.String)
-	// Stage is the id of the unfinished entry the upload is built in when that is not its own
-	// (the local store's batch staging partial, made after the upload is admitted): an
-	// unfinished entry of that id is no upload, and counts nothing even while the listing cannot
-	// tell yet (its metadata not written).
-	Stage string `json:"stage,omitempty"`
 }
 
 // ReserveLease is how long a reservation holds space when its holder is on another host (whose
@@ -86,17 +81,16 @@ func (r Reservation) Live(now time.Time, host string, gone func(pid int) bool) b
 // of the reservations done with: published (counted as finished uploads), expired or unreadable.
 func UsageWith(ls *Listing, rs map[string]Reservation, live func(Reservation) bool) (used Usage, drop []string) {
 	used = UsageOf(ls)
-	stages := map[string]bool{}
-	for key, r := range rs {
-		if r.Stage != "" && r.ID == key {
-			stages[r.Stage] = true
-		}
-	}
 	byID := map[string]Entry{}
 	for _, e := range ls.Entries {
 		switch {
 		case e.Batch:
-		case stages[e.ID]: // a staging partial being made: counted above, and is none
+		case !e.Finished && e.Name == "" && !reserved(rs, e.ID, live):
+			// An unfinished entry without readable metadata that no live reservation names is
+			// no upload: a batch's staging partial being made or removed (the listing cannot
+			// tell it until its info is written, or after it is gone), or what a crash left
+			// that nothing can resume. Counted, it made one too many: two uploads of five
+			// finished against a room of three, each refusal saying "holds 3".
 			used.Files--
 			used.Bytes -= e.Size
 		default:
@@ -122,6 +116,12 @@ func UsageWith(ls *Listing, rs map[string]Reservation, live func(Reservation) bo
 	return used, drop
 }
 
+// reserved reports whether rs holds a live reservation of upload id.
+func reserved(rs map[string]Reservation, id string, live func(Reservation) bool) bool {
+	r, ok := rs[id]
+	return ok && r.ID == id && live(r)
+}
+
 // Quota admits uploads against a store's limits across processes. The zero Quota is ready once
 // its fields are set.
 type Quota struct {
@@ -140,8 +140,7 @@ func (q *Quota) Admit(ctx context.Context, l Limits, id, name string, size int64
 	return q.Reserve(ctx, l, Reservation{ID: id, Name: name, Size: size})
 }
 
-// Reserve is Admit of the upload r describes (its Stage set when it is built in an unfinished
-// entry of another id); its Holder is this process.
+// Reserve is Admit of the upload r describes; its Holder is this process.
 func (q *Quota) Reserve(ctx context.Context, l Limits, r Reservation) (release func(), err error) {
 	nothing := func() {}
 	if l.None() {
@@ -151,9 +150,9 @@ func (q *Quota) Reserve(ctx context.Context, l Limits, r Reservation) (release f
 	defer q.mu.Unlock()
 	r.Holder = Me().String()
 	body, _ := json.Marshal(r)
-	deadline := time.Now().Add(LimitsWait)
-	for {
-		held, err := q.underLock(ctx, max(time.Until(deadline), 0), func(c count) error {
+	deadline, wait := time.Now().Add(LimitsWait), LimitsWait
+	for ; ; wait = max(time.Until(deadline), 0) {
+		held, err := q.underLock(ctx, wait, func(c count) error {
 			used, drop := c.usage("")
 			if err := c.drop(ctx, drop); err != nil {
 				return err
@@ -191,11 +190,11 @@ func (q *Quota) Grow(ctx context.Context, l Limits, id, name string, cur, end in
 	}
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	deadline := time.Now().Add(LimitsWait)
-	for {
+	deadline, wait := time.Now().Add(LimitsWait), LimitsWait
+	for ; ; wait = max(time.Until(deadline), 0) {
 		var wrote, kept bool
 		var own Reservation
-		held, err := q.underLock(ctx, max(time.Until(deadline), 0), func(c count) error {
+		held, err := q.underLock(ctx, wait, func(c count) error {
 			var ownLive bool
 			own, ownLive = c.rs[id]
 			ownLive = ownLive && own.ID == id && c.live[id]

@@ -47,7 +47,7 @@ const (
 func TestUsageWith(t *testing.T) {
 	ls := &Listing{Entries: []Entry{
 		{ID: idA, Size: 100, Finished: true},
-		{ID: idB, Size: 30},                 // unfinished, 30 bytes written
+		{ID: idB, Name: "b.bin", Size: 30},  // unfinished, 30 bytes written
 		{ID: "batch", Size: 0, Batch: true}, // never counted
 	}}
 	dead := map[string]bool{idD: true}
@@ -224,19 +224,24 @@ func TestQuotaPublishedDuringListing(t *testing.T) {
 	}
 }
 
-// A batch's staging partial being made (its metadata not written yet, so the listing cannot tell
-// it from an upload) counts nothing when a reservation names it as its Stage.
-func TestUsageWithStage(t *testing.T) {
-	const stage = "01a235f7-ed69-7ea8-b6e3-ada7612bfe40"
-	ls := &Listing{Entries: []Entry{{ID: idA, Size: 900, Finished: true}, {ID: stage}}}
-	rs := map[string]Reservation{idB: {ID: idB, Size: 900, Stage: stage}}
-	used, drop := UsageWith(ls, rs, func(Reservation) bool { return true })
-	if used != (Usage{Files: 2, Bytes: 1800}) || len(drop) != 0 {
-		t.Errorf("UsageWith = %+v drop %v; want 2 files, 1800 B (the staging partial none)", used, drop)
-	}
-	used, _ = UsageWith(ls, map[string]Reservation{}, func(Reservation) bool { return true })
-	if used.Files != 2 {
-		t.Errorf("without the reservation naming it: %d files; want 2 (an unfinished entry no one names)", used.Files)
+// An unfinished entry without readable metadata (a batch's staging partial being made or
+// removed, as the listing sees it for a moment) counts only when a live reservation names it (a
+// partial of an admitted upload being made).
+func TestUsageWithNameless(t *testing.T) {
+	ls := &Listing{Entries: []Entry{{ID: idA, Name: "a.bin", Size: 900, Finished: true}, {ID: idB}, {ID: idC, Size: 10}}}
+	live := func(r Reservation) bool { return r.ID != idD }
+	for _, tc := range []struct {
+		name string
+		rs   map[string]Reservation
+		want Usage
+	}{
+		{"no reservation names them", nil, Usage{Files: 1, Bytes: 900}},
+		{"a live reservation names one", map[string]Reservation{idB: {ID: idB, Size: 900}}, Usage{Files: 2, Bytes: 1800}},
+		{"a dead one names none", map[string]Reservation{idD: {ID: idD, Size: 900}}, Usage{Files: 1, Bytes: 900}},
+	} {
+		if used, _ := UsageWith(ls, tc.rs, live); used != tc.want {
+			t.Errorf("%s: UsageWith = %+v, want %+v", tc.name, used, tc.want)
+		}
 	}
 }
 

@@ -68,9 +68,8 @@ type Batch struct {
 	active int // UploadRecord calls on the batch now running
 	weight int // of pending
 
-	stageMu   sync.Mutex
-	stage     *partial // the staging partial of small uploads (batch_small.go), made at the first
-	nextStage string   // the id of the staging partial to be made next (stageID)
+	stageMu sync.Mutex
+	stage   *partial // the staging partial of small uploads (batch_small.go), made at the first
 }
 
 // enter and leave bracket an UploadRecord on the batch, waking a Settle that waits for it.
@@ -216,7 +215,7 @@ func (b *Batch) dropStaging() {
 	defer b.stageMu.Unlock()
 	if b.stage != nil {
 		b.stage.remove(false)
-		b.stage, b.nextStage = nil, ""
+		b.stage = nil
 	}
 }
 

@@ -96,7 +96,7 @@ func (s *Store) streamSmall(ctx context.Context, b *Batch, src store.Source, f s
 	}
 	// The store's limits, before anything is made: the reservation holds the upload's room while
 	// it waits for the batch's commit, which the listing does not show.
-	release, err := s.admitIn(id, src.Name, src.Size, b.stageID())
+	release, err := s.admit(id, src.Name, src.Size)
 	if err != nil {
 		b.drop(sum, src.Name, id, err)
 		return nil, err
@@ -122,9 +122,9 @@ func (b *Batch) staging() (*partial, error) {
 	if _, err := b.s.partialsOf("", ""); err != nil { // lists the partials once, dropping dead batches
 		return nil, err
 	}
-	id, err := b.nextStageLocked()
+	id, err := NewID()
 	if err != nil {
-		return nil, err
+		return nil, manifest.Errorf(manifest.UploadUnreadable, "new upload id: %v", err)
 	}
 	p, err := b.s.makePartial(id, partialMeta{Name: batchPartialName, Size: 0, Created: time.Now().UTC(), Batch: true})
 	if err != nil {
@@ -132,33 +132,6 @@ func (b *Batch) staging() (*partial, error) {
 	}
 	b.stage = p
 	return p, nil
-}
-
-// stageID is the id of the staging partial the next small upload is built in: the one there is,
-// or the one to be made. Its reservation names it (store.Reservation.Stage), since the partial
-// is made after the upload is admitted and, until its info.json is written, a listing cannot tell
-// it from an unfinished upload. "" when no id can be had (the staging then fails as it would).
-func (b *Batch) stageID() string {
-	b.stageMu.Lock()
-	defer b.stageMu.Unlock()
-	if b.stage != nil {
-		return b.stage.id
-	}
-	id, _ := b.nextStageLocked()
-	return id
-}
-
-// nextStageLocked is the id the next staging partial is made with, chosen once until one is
-// made with it; b.stageMu is held.
-func (b *Batch) nextStageLocked() (string, error) {
-	if b.nextStage == "" {
-		id, err := NewID()
-		if err != nil {
-			return "", manifest.Errorf(manifest.UploadUnreadable, "new upload id: %v", err)
-		}
-		b.nextStage = id
-	}
-	return b.nextStage, nil
 }
 
 // buildSmall builds the finished folder of upload id (name, its bytes data of BLAKE3 sum) in

@@ -73,18 +73,11 @@ func (s *Store) readLimits() (store.Limits, error) {
 // it is admitted, reserves its room until it is published; release drops the reservation of an
 // upload that failed. It runs before anything of the upload is made.
 func (s *Store) admit(id, name string, size int64) (release func(), err error) {
-	return s.admitIn(id, name, size, "")
-}
-
-// admitIn is admit of an upload built in the unfinished entry stage (a batch's staging partial,
-// made after this admission; "" for its own partial): the reservation names it, so that no
-// check counts it as an upload while it is being made.
-func (s *Store) admitIn(id, name string, size int64, stage string) (release func(), err error) {
 	l, err := s.Limits()
 	if err != nil {
 		return func() {}, err
 	}
-	return s.quota.q.Reserve(context.Background(), l, store.Reservation{ID: id, Name: name, Size: size, Stage: stage})
+	return s.quota.q.Admit(context.Background(), l, id, name, size)
 }
 
 // published drops the reservations of the uploads of a commit: each is now a finished upload
