@@ -12,6 +12,7 @@ import (
 	"unicode"
 
 	"github.com/attachctl/attachctl/ops/stage"
+	"github.com/attachctl/attachctl/ops/store"
 	"github.com/attachctl/attachctl/shrink"
 	"github.com/urfave/cli/v2"
 )
@@ -44,6 +45,23 @@ func shrinkOptions(c *cli.Context) (shrink.Options, error) {
 // chunkFlag is upload's --chunk, also on prepare.
 func chunkFlag() cli.Flag {
 	return bytesFlag("chunk", stage.DefaultChunk, "largest chunk in `BYTES`")
+}
+
+// limitsWaitFlag is the --wait of the commands that add uploads (upload, upload begin, upload
+// chunk, prepare): how long each waits for the store's limits lock, which another upload holds
+// while it is checked against the store's limits. The store.locked message names it.
+func limitsWaitFlag() cli.Flag {
+	return &cli.StringFlag{Name: "wait", Usage: fmt.Sprintf("wait up to `DURATION` (s, m, h, d, w) for the store's limits lock, held while another upload is checked against the store's limits (default: %s)", store.LimitsWait)}
+}
+
+// applyLimitsWait sets how long this command waits for the limits lock, from limitsWaitFlag.
+func applyLimitsWait(c *cli.Context) error {
+	d, err := durationFlag(c, "wait", store.LimitsWait)
+	if err != nil {
+		return err
+	}
+	store.LimitsWait = d
+	return nil
 }
 
 // chunkSize reads chunkFlag.

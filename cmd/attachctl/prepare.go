@@ -11,7 +11,7 @@ import (
 )
 
 func init() {
-	flags := append(shrinkFlags(), chunkFlag(),
+	flags := append(shrinkFlags(), chunkFlag(), limitsWaitFlag(),
 		&cli.BoolFlag{Name: "resolve", Usage: "write what the agent gets: the prompt resolved against the store, as the agent's daemon does; marks the uploads used"})
 	flags = append(flags, walkFlags...)
 	flags = append(flags, promptFlags()...)
@@ -51,6 +51,9 @@ func init() {
 			limitHeap(sopts)
 			chunk, err := chunkSize(c)
 			if err != nil {
+				return err
+			}
+			if err := applyLimitsWait(c); err != nil {
 				return err
 			}
 			dir, err := storeDir(c)

@@ -34,7 +34,7 @@ func init() {
 			example("attachctl sniff shots/*.png | attachctl upload --store ~/.local/state/attachctl/chat-42",
 				"pg_dump mydb | attachctl upload - --name mydb.sql --store ~/.local/state/attachctl/chat-42"),
 		Flags: append([]cli.Flag{
-			manifestFlag, noHashFlag, chunkFlag(),
+			manifestFlag, noHashFlag, chunkFlag(), limitsWaitFlag(),
 			&cli.StringFlag{Name: "name", Usage: "with -: the plain file `NAME` the agent is shown"},
 		}, walkFlags...),
 		Action: uploadStage,
@@ -46,8 +46,12 @@ func init() {
 				Flags: []cli.Flag{
 					&cli.StringFlag{Name: "name", Usage: "the upload's plain file `NAME`", Required: true},
 					sizeFlag("size", "declared size in `BYTES` (-1: left open, fixed at finish)"),
+					limitsWaitFlag(),
 				},
 				Action: func(c *cli.Context) error {
+					if err := applyLimitsWait(c); err != nil {
+						return err
+					}
 					return stepStore(c, func(b store.Backend) (any, error) {
 						id, err := b.Begin(c.Context, c.String("name"), c.Int64("size"))
 						return map[string]any{"id": id, "offset": 0}, err
@@ -59,8 +63,11 @@ func init() {
 				Description: "Appends the bytes whole or not at all; the offset it prints is durable. An --offset other\n" +
 					"than the current one is upload.offset and names the current one.\n\n" +
 					example(`head -c 524288 report.pdf | attachctl upload chunk --store S --id "$id" --offset 0`),
-				Flags: []cli.Flag{idFlag, &bytesCountFlag{Int64Flag: cli.Int64Flag{Name: "offset", Usage: "the current offset in `BYTES`", Required: true}}},
+				Flags: []cli.Flag{idFlag, &bytesCountFlag{Int64Flag: cli.Int64Flag{Name: "offset", Usage: "the current offset in `BYTES`", Required: true}}, limitsWaitFlag()},
 				Action: func(c *cli.Context) error {
+					if err := applyLimitsWait(c); err != nil {
+						return err
+					}
 					in, done, err := chunkInput(c)
 					if err != nil {
 						return err
@@ -121,6 +128,9 @@ func init() {
 func uploadStage(c *cli.Context) error {
 	chunk, err := chunkSize(c)
 	if err != nil {
+		return err
+	}
+	if err := applyLimitsWait(c); err != nil {
 		return err
 	}
 	fromStdin := c.NArg() == 1 && c.Args().First() == "-"

@@ -83,7 +83,17 @@ func UsageWith(ls *Listing, rs map[string]Reservation, live func(Reservation) bo
 	used = UsageOf(ls)
 	byID := map[string]Entry{}
 	for _, e := range ls.Entries {
-		if !e.Batch {
+		switch {
+		case e.Batch:
+		case !e.Finished && e.Name == "" && !reserved(rs, e.ID, live):
+			// An unfinished entry without readable metadata that no live reservation names is
+			// no upload: a batch's staging partial being made or removed (the listing cannot
+			// tell it until its info is written, or after it is gone), or what a crash left
+			// that nothing can resume. Counted, it made one too many: two uploads of five
+			// finished against a room of three, each refusal saying "holds 3".
+			used.Files--
+			used.Bytes -= e.Size
+		default:
 			byID[e.ID] = e
 		}
 	}
@@ -106,6 +116,12 @@ func UsageWith(ls *Listing, rs map[string]Reservation, live func(Reservation) bo
 	return used, drop
 }
 
+// reserved reports whether rs holds a live reservation of upload id.
+func reserved(rs map[string]Reservation, id string, live func(Reservation) bool) bool {
+	r, ok := rs[id]
+	return ok && r.ID == id && live(r)
+}
+
 // Quota admits uploads against a store's limits across processes. The zero Quota is ready once
 // its fields are set.
 type Quota struct {
@@ -121,73 +137,216 @@ type Quota struct {
 // reservation (once published it is dropped by the next check; calling release then is
 // harmless).
 func (q *Quota) Admit(ctx context.Context, l Limits, id, name string, size int64) (release func(), err error) {
+	return q.Reserve(ctx, l, Reservation{ID: id, Name: name, Size: size})
+}
+
+// Reserve is Admit of the upload r describes; its Holder is this process.
+func (q *Quota) Reserve(ctx context.Context, l Limits, r Reservation) (release func(), err error) {
 	nothing := func() {}
 	if l.None() {
 		return nothing, nil
 	}
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	me := Me()
-	body, _ := json.Marshal(Reservation{ID: id, Name: name, Size: size, Holder: me.String()})
-	deadline := time.Now().Add(LimitsWait)
-	for {
-		held, err := q.admitOnce(ctx, l, id, name, size, body, max(time.Until(deadline), 0))
+	r.Holder = Me().String()
+	body, _ := json.Marshal(r)
+	deadline, wait := time.Now().Add(LimitsWait), LimitsWait
+	for ; ; wait = max(time.Until(deadline), 0) {
+		held, err := q.underLock(ctx, wait, func(c count) error {
+			used, drop := c.usage("")
+			if err := c.drop(ctx, drop); err != nil {
+				return err
+			}
+			if err := l.Admit(q.Loc, r.Name, r.Size, used); err != nil {
+				return err
+			}
+			return q.R.PutReservation(ctx, r.ID, body)
+		})
 		if err != nil {
 			return nothing, err
 		}
 		if held {
-			return func() { q.R.DropReservation(context.WithoutCancel(ctx), id) }, nil
+			return func() { q.R.DropReservation(context.WithoutCancel(ctx), r.ID) }, nil
 		}
 		// The lock was taken over while this reservation was written: it may not have been
 		// counted by the other; undone, and done again.
-		if err := q.R.DropReservation(ctx, id); err != nil {
+		if err := q.R.DropReservation(ctx, r.ID); err != nil {
 			return nothing, err
 		}
 	}
 }
 
-// admitOnce is one check and reservation under the lock; held is false when the lock was lost
-// meanwhile (the reservation written is then to be undone).
-func (q *Quota) admitOnce(ctx context.Context, l Limits, id, name string, size int64, body []byte, wait time.Duration) (held bool, err error) {
+// Grow checks that the unfinished upload id named name may grow from cur bytes to end (end < 0:
+// to as much as the limits leave, for a chunk whose length is not known before it is read), and
+// reserves its room up to there while the bytes are written: room is how many bytes it may add
+// (-1: no limit), over the refusal for a chunk that turns out to need more, release drops what
+// was reserved once the bytes are written (or not). Each chunk of a step-by-step upload is a
+// process of its own; counted with the live reservations, two chunks or a chunk and a new
+// upload never take the same room.
+func (q *Quota) Grow(ctx context.Context, l Limits, id, name string, cur, end int64) (room int64, over func(end int64) error, release func(), err error) {
+	nothing := func() {}
+	if l.MaxFile == 0 && l.MaxBytes == 0 {
+		return -1, nil, nothing, nil
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	deadline, wait := time.Now().Add(LimitsWait), LimitsWait
+	for ; ; wait = max(time.Until(deadline), 0) {
+		var wrote, kept bool
+		var own Reservation
+		held, err := q.underLock(ctx, wait, func(c count) error {
+			var ownLive bool
+			own, ownLive = c.rs[id]
+			ownLive = ownLive && own.ID == id && c.live[id]
+			used, drop := c.usage(id) // every other upload; this one counted at cur below
+			if err := c.drop(ctx, drop); err != nil {
+				return err
+			}
+			used.Bytes += cur
+			over = func(e int64) error { return l.AdmitBytes(q.Loc, name, cur, e, used) }
+			room = -1
+			if l.MaxFile > 0 {
+				room = max(l.MaxFile-cur, 0)
+			}
+			if l.MaxBytes > 0 {
+				if r := max(l.MaxBytes-used.Bytes, 0); room < 0 || r < room {
+					room = r
+				}
+			}
+			want := end
+			if want < 0 {
+				want = cur + room
+			}
+			if ownLive && own.Size >= want && (l.MaxFile == 0 || want <= l.MaxFile) {
+				kept = true // its own live reservation (a Begin of this process) holds it already
+				return nil
+			}
+			if err := over(want); err != nil {
+				return err
+			}
+			if _, had := c.rs[id]; had { // replaced: create-only puts take no second one
+				if err := q.R.DropReservation(ctx, id); err != nil {
+					return err
+				}
+				kept = ownLive // given back once the chunk is written
+			}
+			body, _ := json.Marshal(Reservation{ID: id, Name: name, Size: want, Holder: Me().String()})
+			if err := q.R.PutReservation(ctx, id, body); err != nil {
+				return err
+			}
+			wrote = true
+			return nil
+		})
+		if err != nil {
+			return cur, nil, nothing, err
+		}
+		switch {
+		case held && !wrote:
+			return room, over, nothing, nil
+		case held && kept:
+			// The upload's own reservation (a Begin of this process, still live) is put back
+			// as it was, under the lock, so that no check meanwhile misses it.
+			back, _ := json.Marshal(own)
+			return room, over, func() {
+				q.mu.Lock()
+				defer q.mu.Unlock()
+				q.underLock(context.WithoutCancel(ctx), LimitsWait, func(count) error {
+					if err := q.R.DropReservation(context.WithoutCancel(ctx), id); err != nil {
+						return err
+					}
+					return q.R.PutReservation(context.WithoutCancel(ctx), id, back)
+				})
+			}, nil
+		case held:
+			return room, over, func() { q.R.DropReservation(context.WithoutCancel(ctx), id) }, nil
+		}
+		if wrote {
+			if err := q.R.DropReservation(ctx, id); err != nil {
+				return cur, nil, nothing, err
+			}
+		}
+	}
+}
+
+// count is what one check under the limits lock reads: the reservations, whether each holder
+// was alive when they were read, and the listing, read after both.
+type count struct {
+	q    *Quota
+	rs   map[string]Reservation
+	live map[string]bool // by key (a reservation's id when it is one)
+	ls   *Listing
+}
+
+// usage is the store's usage leaving out the upload except (and its reservation), and the
+// reservations done with.
+func (c count) usage(except string) (Usage, []string) {
+	rs, ls := c.rs, c.ls
+	if except != "" {
+		rs = map[string]Reservation{}
+		for k, r := range c.rs {
+			if k != except {
+				rs[k] = r
+			}
+		}
+		ls = &Listing{}
+		for _, e := range c.ls.Entries {
+			if e.ID != except {
+				ls.Entries = append(ls.Entries, e)
+			}
+		}
+	}
+	return UsageWith(ls, rs, func(r Reservation) bool { return c.live[r.ID] })
+}
+
+func (c count) drop(ctx context.Context, keys []string) error {
+	for _, key := range keys {
+		if err := c.q.R.DropReservation(ctx, key); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// pidGone is PIDGone; tests end holders at chosen moments.
+var pidGone = PIDGone
+
+// underLock runs f under the limits lock with what the store holds; held is false when the lock
+// was lost meanwhile (what f wrote is then to be undone).
+//
+// The holders are asked whether they live right after the reservations are read, before the
+// listing: an upload published and its process ended during the listing may be missing from it
+// (a listing is no snapshot: S3 lists keys in pages and versitygw walks folders, so an upload
+// that moves from unfinished to finished behind the walk is in neither place), and its
+// reservation, read while its holder ran, must then count it. A holder that was gone before the
+// listing began published (or left its unfinished upload) before, and the listing shows that.
+func (q *Quota) underLock(ctx context.Context, wait time.Duration, f func(count) error) (held bool, err error) {
 	lk, err := q.R.LockLimits(ctx, wait)
 	if err != nil {
 		return false, err
 	}
-	unlock := func() (bool, error) {
-		held, uerr := lk.Unlock(context.WithoutCancel(ctx))
+	defer func() {
+		h, uerr := lk.Unlock(context.WithoutCancel(ctx))
+		held = h
 		if err == nil {
 			err = uerr
 		}
-		return held, err
-	}
+	}()
 	raw, err := q.R.Reservations(ctx)
 	if err != nil {
-		return unlock()
+		return false, err
 	}
-	ls, err := q.List(ctx)
-	if err != nil {
-		return unlock()
-	}
-	rs := map[string]Reservation{}
+	c := count{q: q, rs: map[string]Reservation{}, live: map[string]bool{}}
+	now, host := time.Now(), ThisHost()
 	for key, b := range raw {
 		var r Reservation
 		json.Unmarshal(b, &r) // unreadable: dropped as not live
-		rs[key] = r
+		c.rs[key] = r
+		c.live[key] = r.ID == key && r.Live(now, host, pidGone)
 	}
-	now, host := time.Now(), ThisHost()
-	used, drop := UsageWith(ls, rs, func(r Reservation) bool { return r.Live(now, host, PIDGone) })
-	for _, key := range drop {
-		if err = q.R.DropReservation(ctx, key); err != nil {
-			return unlock()
-		}
+	if c.ls, err = q.List(ctx); err != nil {
+		return false, err
 	}
-	if err = l.Admit(q.Loc, name, size, used); err != nil {
-		return unlock()
-	}
-	if err = q.R.PutReservation(ctx, id, body); err != nil {
-		return unlock()
-	}
-	return unlock()
+	return false, f(c)
 }
 
 // ThisHost is this host as a Holder names it.

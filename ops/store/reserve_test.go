@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -46,7 +47,7 @@ const (
 func TestUsageWith(t *testing.T) {
 	ls := &Listing{Entries: []Entry{
 		{ID: idA, Size: 100, Finished: true},
-		{ID: idB, Size: 30},                 // unfinished, 30 bytes written
+		{ID: idB, Name: "b.bin", Size: 30},  // unfinished, 30 bytes written
 		{ID: "batch", Size: 0, Batch: true}, // never counted
 	}}
 	dead := map[string]bool{idD: true}
@@ -192,5 +193,86 @@ func TestQuotaAdmit(t *testing.T) {
 	q = &Quota{R: m, Loc: "S", List: empty}
 	if _, err := q.Admit(context.Background(), Limits{}, idA, "f.bin", 900); err != nil || m.unlocks != 0 || len(m.rs) != 0 {
 		t.Errorf("no limits: err %v, %d unlocks, %d reserved", err, m.unlocks, len(m.rs))
+	}
+}
+
+// An upload published while another admission lists the store, its process ending before that
+// listing returns: the listing may show it nowhere (neither unfinished nor finished yet, as an S3
+// listing or a folder walk can), so its reservation, read while its holder lived, still counts
+// it. Before, the holder was asked after the listing, found gone, and the upload counted nothing:
+// a fourth upload passed max-files 3.
+func TestQuotaPublishedDuringListing(t *testing.T) {
+	const pid = 1 << 29
+	gone := false
+	defer func(f func(int) bool) { pidGone = f }(pidGone)
+	pidGone = func(p int) bool { return p == pid && gone }
+	body, _ := json.Marshal(Reservation{ID: idB, Name: "b.bin", Size: 900, Holder: Holder{PID: pid, Host: ThisHost(), Since: time.Now()}.String()})
+	m := &memReserver{rs: map[string][]byte{idB: body}}
+	list := func(context.Context) (*Listing, error) {
+		gone = true // idB published and its process ended while the listing ran: not in it
+		return &Listing{Entries: []Entry{{ID: idA, Size: 900, Finished: true}}}, nil
+	}
+	q := &Quota{R: m, Loc: "S", List: list}
+	_, err := q.Admit(context.Background(), Limits{MaxFiles: 2}, idC, "c.bin", 900)
+	if manifest.CodeOf(err) != manifest.StoreFull || !strings.Contains(err.Error(), "it holds 2 uploads") {
+		t.Fatalf("a third upload beside one listed and one published during the listing: %v; want store.full, holds 2", err)
+	}
+	// Gone before the listing: it is counted by the listing, or holds nothing.
+	_, err = q.Admit(context.Background(), Limits{MaxFiles: 2}, idC, "c.bin", 900)
+	if err != nil {
+		t.Fatalf("beside a reservation whose holder ended before the listing: %v", err)
+	}
+}
+
+// An unfinished entry without readable metadata (a batch's staging partial being made or
+// removed, as the listing sees it for a moment) counts only when a live reservation names it (a
+// partial of an admitted upload being made).
+func TestUsageWithNameless(t *testing.T) {
+	ls := &Listing{Entries: []Entry{{ID: idA, Name: "a.bin", Size: 900, Finished: true}, {ID: idB}, {ID: idC, Size: 10}}}
+	live := func(r Reservation) bool { return r.ID != idD }
+	for _, tc := range []struct {
+		name string
+		rs   map[string]Reservation
+		want Usage
+	}{
+		{"no reservation names them", nil, Usage{Files: 1, Bytes: 900}},
+		{"a live reservation names one", map[string]Reservation{idB: {ID: idB, Size: 900}}, Usage{Files: 2, Bytes: 1800}},
+		{"a dead one names none", map[string]Reservation{idD: {ID: idD, Size: 900}}, Usage{Files: 1, Bytes: 900}},
+	} {
+		if used, _ := UsageWith(ls, tc.rs, live); used != tc.want {
+			t.Errorf("%s: UsageWith = %+v, want %+v", tc.name, used, tc.want)
+		}
+	}
+}
+
+// A chunk of a step-by-step upload is counted with the live reservations, and reserves its bytes
+// while they are written.
+func TestQuotaGrow(t *testing.T) {
+	l := Limits{MaxBytes: 3000}
+	m := &memReserver{rs: map[string][]byte{}}
+	unfinished := &Listing{Entries: []Entry{{ID: idA, Size: 1000}}}
+	q := &Quota{R: m, Loc: "S", List: func(context.Context) (*Listing, error) { return unfinished, nil }}
+	// Another process admitted a 1500 B upload not begun yet: 500 B are left to idA's chunk.
+	other := &Quota{R: m, Loc: "S", List: q.List}
+	if _, err := other.Admit(context.Background(), l, idB, "b.bin", 1500); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, _, err := q.Grow(context.Background(), l, idA, "a.bin", 1000, 1600); manifest.CodeOf(err) != manifest.StoreFull {
+		t.Fatalf("a chunk of 600 B with 500 B left: %v; want store.full", err)
+	}
+	room, over, release, err := q.Grow(context.Background(), l, idA, "a.bin", 1000, -1)
+	if err != nil || room != 500 || over(1501) == nil || over(1500) != nil {
+		t.Fatalf("a chunk of unknown length: room %d, %v; want 500", room, err)
+	}
+	// While it is written, its room is held: a new upload finds none.
+	if _, err := other.Admit(context.Background(), l, idC, "c.bin", 1); manifest.CodeOf(err) != manifest.StoreFull {
+		t.Fatalf("a new upload while the chunk is written: %v; want store.full", err)
+	}
+	release()
+	if _, ok := m.rs[idA]; ok {
+		t.Error("the chunk's reservation is left after it was written")
+	}
+	if _, _, _, err := q.Grow(context.Background(), Limits{MaxFiles: 1}, idA, "a.bin", 1000, 5000); err != nil || len(m.rs) != 1 {
+		t.Errorf("no byte limits: %v, %d reserved; want nothing checked or reserved", err, len(m.rs))
 	}
 }

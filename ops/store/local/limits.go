@@ -197,29 +197,21 @@ func (r reserver) DropReservation(ctx context.Context, key string) error {
 	return nil
 }
 
-// chunkRoom is how many bytes a chunk at offset cur of the unfinished upload name may add under
-// the limits (-1: no limit), and the refusal for a chunk that would go past it. The usage is
-// counted now: each `upload chunk` is a process of its own.
-func (s *Store) chunkRoom(name string, cur int64) (int64, func(end int64) error, error) {
+// chunkRoom is how many bytes a chunk of n bytes (-1: not known before it is read) at offset cur
+// of the unfinished upload id named name may add under the limits (-1: no limit), the refusal
+// for a chunk that would go past it, and release, to be called once the chunk is written (or
+// not). The room is reserved while the chunk is written (store.Quota.Grow): each `upload chunk`
+// is a process of its own, counted with every live reservation.
+func (s *Store) chunkRoom(id, name string, cur, n int64) (int64, func(end int64) error, func(), error) {
 	l, err := s.Limits()
-	if err != nil || l.None() || l.MaxFile == 0 && l.MaxBytes == 0 {
-		return -1, nil, err
-	}
-	ls, err := s.List()
 	if err != nil {
-		return -1, nil, err
+		return -1, nil, func() {}, err
 	}
-	used := store.UsageOf(ls)
-	room := int64(-1)
-	if l.MaxFile > 0 {
-		room = max(l.MaxFile-cur, 0)
+	end := int64(-1)
+	if n >= 0 {
+		end = cur + n
 	}
-	if l.MaxBytes > 0 {
-		if r := max(l.MaxBytes-used.Bytes, 0); room < 0 || r < room {
-			room = r
-		}
-	}
-	return room, func(end int64) error { return l.AdmitBytes(s.Dir, name, cur, end, used) }, nil
+	return s.quota.q.Grow(context.Background(), l, id, name, cur, end)
 }
 
 // SetLimits is `store init`: it makes the store (as an upload would: refused where it may not be

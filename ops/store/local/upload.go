@@ -63,23 +63,25 @@ func (s *Store) Chunk(id string, offset int64, r io.Reader, max int64) (int64, e
 		room = p.meta.Size - cur
 	}
 	// The store's limits: a chunk that would take the upload past max-file, or the store past
-	// max-bytes, is refused whole, as one past the declared size is.
-	quotaRoom, overQuota, err := s.chunkRoom(p.meta.Name, cur)
-	if err != nil {
-		return cur, err
-	}
-	if f, ok := r.(*os.File); ok && (room >= 0 || quotaRoom >= 0) { // a regular file says its length before anything is written
+	// max-bytes, is refused whole, as one past the declared size is. A regular file says its
+	// length before anything is written, and that much is checked and reserved; a chunk of
+	// unknown length holds the room there is while it is written.
+	n := int64(-1)
+	if f, ok := r.(*os.File); ok {
 		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
 			if pos, err := f.Seek(0, io.SeekCurrent); err == nil {
-				switch n := fi.Size() - pos; {
-				case room >= 0 && n > room:
-					return cur, pastSize(id, p.meta.Size, cur, n)
-				case quotaRoom >= 0 && n > quotaRoom:
-					return cur, overQuota(cur + n)
-				}
+				n = fi.Size() - pos
 			}
 		}
 	}
+	if room >= 0 && n > room {
+		return cur, pastSize(id, p.meta.Size, cur, n)
+	}
+	quotaRoom, overQuota, release, err := s.chunkRoom(id, p.meta.Name, cur, n)
+	if err != nil {
+		return cur, err
+	}
+	defer release()
 	buf := make([]byte, max)
 	var done int64
 	for {

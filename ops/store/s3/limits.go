@@ -108,8 +108,7 @@ func (s *Store) admitNew(ctx context.Context, name string, size int64) (id strin
 	if err != nil {
 		return "", nil, err
 	}
-	s.quota.qOnce.Do(func() { s.quota.q = store.Quota{R: reserver{s}, Loc: s.URI, List: s.List} })
-	release, err = s.quota.q.Admit(ctx, l, id, name, size)
+	release, err = s.quotaOf().Admit(ctx, l, id, name, size)
 	return id, release, err
 }
 
@@ -243,17 +242,22 @@ func (r reserver) DropReservation(ctx context.Context, key string) error {
 	return r.s.wrap(manifest.StoreUnreachable, "reservation "+key, err)
 }
 
-// admitChunk checks a chunk of n bytes at offset cur of the unfinished upload name.
-func (s *Store) admitChunk(ctx context.Context, name string, cur, n int64) error {
+// admitChunk checks a chunk of n bytes at offset cur of the unfinished upload id named name
+// against the limits, counted with every live reservation, and reserves its bytes while it is
+// sent (store.Quota.Grow); release is to be called once it is sent (or not).
+func (s *Store) admitChunk(ctx context.Context, id, name string, cur, n int64) (release func(), err error) {
 	l, err := s.Limits(ctx)
-	if err != nil || l.MaxFile == 0 && l.MaxBytes == 0 {
-		return err
-	}
-	ls, err := s.List(ctx)
 	if err != nil {
-		return err
+		return func() {}, err
 	}
-	return l.AdmitBytes(s.URI, name, cur, cur+n, store.UsageOf(ls))
+	_, _, release, err = s.quotaOf().Grow(ctx, l, id, name, cur, cur+n)
+	return release, err
+}
+
+// quotaOf is the store's Quota.
+func (s *Store) quotaOf() *store.Quota {
+	s.quota.qOnce.Do(func() { s.quota.q = store.Quota{R: reserver{s}, Loc: s.URI, List: s.List} })
+	return &s.quota.q
 }
 
 // SetLimits is `store init` on an S3 store: it makes the store (its mark) where it may be one and

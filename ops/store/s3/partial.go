@@ -341,9 +341,11 @@ func (s *Store) Write(ctx context.Context, id string, offset int64, r io.Reader)
 	if pi.Size >= 0 && int64(len(b)) > pi.Size-cur {
 		return cur, manifest.Errorf(manifest.UploadPastSize, "upload %s: declared %d bytes, at offset %d; the chunk goes past the size and none of it is kept", id, pi.Size, cur)
 	}
-	if err := s.admitChunk(ctx, pi.Name, cur, int64(len(b))); err != nil {
+	release, err := s.admitChunk(ctx, id, pi.Name, cur, int64(len(b)))
+	if err != nil {
 		return cur, err
 	}
+	defer release()
 	if len(b) == 0 {
 		return cur, nil
 	}

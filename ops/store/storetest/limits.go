@@ -19,6 +19,7 @@ var limitsTests = []struct {
 	{"Reservations", testReservations},
 	{"LimitsLockExclusive", testLimitsLock},
 	{"LimitsAcrossProcesses", testLimitsAcross},
+	{"ChunkCountsReservations", testChunkReservations},
 }
 
 // limited makes a store with limits l and returns it with its Reserver.
@@ -109,4 +110,36 @@ func testLimitsAcross(t *testing.T, h Harness) {
 	if n[""] != 3 || n[manifest.StoreFull] != 2 {
 		t.Errorf("five at once: %v; want 3 admitted, 2 store.full", codes)
 	}
+}
+
+// testChunkReservations: a chunk of a step-by-step upload is checked against the store's limits
+// counted with the live reservations (an upload another process admitted and has not begun to
+// write), not only against what the listing shows; and while it is written its bytes are held.
+func testChunkReservations(t *testing.T, h Harness) {
+	l := store.Limits{MaxBytes: 3000}
+	b, r := limited(t, h, l)
+	id, err := b.Begin(ctx, "a.bin", -1)
+	must(t, "begin", err)
+	other, err := store.NewID()
+	must(t, "id", err)
+	q := &store.Quota{R: r, Loc: b.Location(), List: b.List}
+	if _, err := q.Admit(ctx, l, other, "o.bin", 2500); err != nil {
+		t.Fatal(err)
+	}
+	_, err = b.Write(ctx, id, 0, strings.NewReader(strings.Repeat("x", 600)))
+	wantCode(t, "a chunk of 600 B with 500 B left beside a reservation", err, manifest.StoreFull)
+	off, err := b.Write(ctx, id, 0, strings.NewReader(strings.Repeat("x", 400)))
+	must(t, "a chunk of 400 B", err)
+	if off != 400 {
+		t.Fatalf("offset %d after 400 B", off)
+	}
+	more, err := store.NewID()
+	must(t, "id", err)
+	if _, err := q.Admit(ctx, l, more, "m.bin", 100); err != nil {
+		t.Fatalf("100 B more (2500 reserved, 400 written): %v", err)
+	}
+	last, err := store.NewID()
+	must(t, "id", err)
+	_, err = q.Admit(ctx, l, last, "l.bin", 1)
+	wantCode(t, "one byte more", err, manifest.StoreFull)
 }
