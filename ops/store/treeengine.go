@@ -163,6 +163,15 @@ func putTreeFiles(ctx context.Context, w TreeWrite, src *TreeSource, jobs int, p
 	return sums, nil
 }
 
+// PutTreeFile makes the stored copy of the file f of src equal to the source through w, as
+// UploadTree does for each file, and returns its BLAKE3.
+func PutTreeFile(ctx context.Context, w TreeWrite, src *TreeSource, f TreeFile) (string, error) {
+	p := treePut{h: blake3.New(), buf: treeBufs.Get().(*[]byte), sbuf: treeBufs.Get().(*[]byte)}
+	defer treeBufs.Put(p.buf)
+	defer treeBufs.Put(p.sbuf)
+	return p.put(ctx, w, src, f)
+}
+
 // treePut is one worker's state.
 type treePut struct {
 	h         *blake3.Hasher
