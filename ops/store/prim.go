@@ -24,7 +24,8 @@ import (
 //     conditional PUT with If-None-Match: *);
 //   - ranged reads and stat: ReadTreeObject (a small object beside an upload, read whole),
 //     OpenTreeObject (one file of a finished tree, read through the backend's guarded open);
-//   - list by prefix: TreeExtra (what an upload holds beside what its listing names);
+//   - list by prefix: ReadTreeDir and CheckTreeTop (what an upload holds beside what its
+//     listing names);
 //   - remove: what a resumed write replaces (TreeWrite.Create) and what a published tree no longer
 //     holds (Publish);
 //   - the resumable write: StartTree finds the unfinished upload of the same source (a partial
@@ -41,6 +42,17 @@ type TreeProperties struct {
 	Jobs int
 	// VerifyJobs is how many files verify reads at once (at least 1).
 	VerifyJobs int
+	// FlatList: ReadTreeDir of the top gives every file below it (a listing by prefix).
+	FlatList bool
+}
+
+// TreeEntry is one entry of a folder of a finished folder upload (ReadTreeDir).
+type TreeEntry struct {
+	Name string
+	File bool   // a regular file
+	Dir  bool   // a folder; neither: something else (a link, a device), named by verify
+	Why  string // what is wrong with this folder (its owner, its mode): named by verify
+	Skip string // why this folder is not entered ("": it is)
 }
 
 // TreeBackend is what a backend implements so that the rules of folder uploads, written once in
@@ -82,10 +94,16 @@ type TreeBackend interface {
 	ReadTreeFile(ctx context.Context, ti *TreeInfo, rel string) (io.ReadCloser, error)
 	TreeReadErr(ti *TreeInfo, rel string, n int64, err error) error
 
-	// TreeExtra checks the finished folder upload ti as the backend keeps it (what its own
-	// guards demand of the upload's folder or objects: an error stops verify) and names what it
-	// holds that listed does not (each a message such as `"x" was added`).
-	TreeExtra(ctx context.Context, ti *TreeInfo, listed func(rel string) bool) ([]string, error)
+	// CheckTreeTop checks the finished folder upload ti as the backend keeps it beside its
+	// folder (what its own guards demand of the upload's folder or objects: an error stops
+	// verify), and names what it holds there that is no part of the upload (each a message).
+	CheckTreeTop(ctx context.Context, ti *TreeInfo) ([]string, error)
+
+	// ReadTreeDir lists the folder dir ("": the top) of the finished folder upload ti, never
+	// following a link, sorted by name. A backend whose listing by prefix gives everything below
+	// at once (TreeProperties.FlatList) gives every file for dir "", its path from the folder as
+	// its Name, and is asked no more: the engine walks the tree (verify's files added).
+	ReadTreeDir(ctx context.Context, ti *TreeInfo, dir string) ([]TreeEntry, error)
 }
 
 // TreeStart is what StartTree is given.

@@ -334,7 +334,7 @@ func OpenTree(ctx context.Context, b TreeBackend, id, name, rel string) (Reader,
 }
 
 // VerifyTreeOf is Trees.VerifyTree over b: the listing against the metadata (TreeInfoOf), the
-// upload as the backend keeps it (TreeExtra), and every file read whole against its listed size
+// upload as the backend keeps it (CheckTreeTop, treeExtra), and every file read whole against its listed size
 // and BLAKE3 (CheckTree), each file that changed, went missing or was added named.
 func VerifyTreeOf(ctx context.Context, b TreeBackend, id string, progress func(int64)) (*TreeInfo, error) {
 	ti, err := TreeInfoOf(ctx, b, id)
@@ -345,7 +345,7 @@ func VerifyTreeOf(ctx context.Context, b TreeBackend, id string, progress func(i
 	for _, f := range ti.Files {
 		listed[f.Rel] = true
 	}
-	extra, err := b.TreeExtra(ctx, ti, func(rel string) bool { return listed[rel] })
+	extra, err := treeExtra(ctx, b, ti, listed)
 	if err != nil {
 		return ti, err
 	}
@@ -353,4 +353,53 @@ func VerifyTreeOf(ctx context.Context, b TreeBackend, id string, progress func(i
 		Open:    func(ctx context.Context, rel string) (io.ReadCloser, error) { return b.ReadTreeFile(ctx, ti, rel) },
 		ReadErr: func(rel string, n int64, err error) error { return b.TreeReadErr(ti, rel, n, err) }}
 	return ti, CheckTree(ctx, ti, c, progress)
+}
+
+// treeExtra walks the folder upload ti through ReadTreeDir and names what its listing does not:
+// a file added, a folder the backend finds wrong or does not enter, anything that is neither a
+// regular file nor a folder; then what CheckTreeTop found beside the folder.
+func treeExtra(ctx context.Context, b TreeBackend, ti *TreeInfo, listed map[string]bool) ([]string, error) {
+	beside, err := b.CheckTreeTop(ctx, ti)
+	if err != nil {
+		return nil, err
+	}
+	flat := b.TreeProperties().FlatList
+	var extra []string
+	var walk func(dir string) error
+	walk = func(dir string) error {
+		es, err := b.ReadTreeDir(ctx, ti, dir)
+		if err != nil {
+			return err
+		}
+		for _, e := range es {
+			r := e.Name
+			if dir != "" {
+				r = dir + "/" + e.Name
+			}
+			switch {
+			case e.File:
+				if !listed[r] {
+					extra = append(extra, manifest.Quote(r)+" was added")
+				}
+			case e.Dir:
+				if e.Why != "" {
+					extra = append(extra, manifest.Quote(r+" ("+e.Why+")")+" was added")
+				}
+				if e.Skip != "" {
+					extra = append(extra, manifest.Quote(r+" ("+e.Skip+")")+" was added")
+				} else if !flat {
+					if err := walk(r); err != nil {
+						return err
+					}
+				}
+			default:
+				extra = append(extra, manifest.Quote(r+" (not a regular file)")+" was added")
+			}
+		}
+		return nil
+	}
+	if err := walk(""); err != nil {
+		return nil, err
+	}
+	return append(extra, beside...), nil
 }

@@ -600,93 +600,80 @@ func (s *Store) TreeReadErr(ti *store.TreeInfo, rel string, _ int64, err error) 
 	return manifest.Errorf(manifest.UploadUnreadable, "upload %s: %s/%s/%s: %v", ti.ID, s.UploadDir(ti.ID), ti.Name, rel, err)
 }
 
-// TreeExtra checks the upload's own folder as a file upload's is checked (checkTreeTop), and
-// names what its folder holds that the listing does not (treeExtra).
-func (s *Store) TreeExtra(_ context.Context, ti *store.TreeInfo, listed func(string) bool) ([]string, error) {
-	if err := s.checkTreeTop(ti.ID, ti.Name); err != nil {
-		return nil, err
-	}
-	extra, err := s.treeExtra(ti.ID, ti.Name, listed)
-	for i, e := range extra {
-		extra[i] = manifest.Quote(e) + " was added"
-	}
-	return extra, err
+// CheckTreeTop checks the upload's own folder as a file upload's is checked (checkTreeTop).
+func (s *Store) CheckTreeTop(_ context.Context, ti *store.TreeInfo) ([]string, error) {
+	return nil, s.checkTreeTop(ti.ID, ti.Name)
 }
 
-// treeExtra lists what the folder upload holds that its listing does not name (a file added, a
-// link, anything that is not a regular file or a folder), never following a link or entering
-// another file system.
-func (s *Store) treeExtra(id, name string, listed func(string) bool) ([]string, error) {
-	top, err := s.openUploadDir(id)
+// ReadTreeDir lists the folder dir of the folder upload ti, each folder on the way opened from
+// the store down without following a link: each entry's type as lstat gives it, a folder's owner
+// and mode checked, and one on another file system not entered.
+func (s *Store) ReadTreeDir(_ context.Context, ti *store.TreeInfo, dir string) ([]store.TreeEntry, error) {
+	top, err := s.openUploadDir(ti.ID)
 	if err != nil {
 		return nil, err
 	}
 	defer unix.Close(top)
 	root, err := fsOf(top)
 	if err != nil {
-		return nil, guardErr(s.UploadDir(id), id, err)
+		return nil, guardErr(s.UploadDir(ti.ID), ti.ID, err)
 	}
-	var extra []string
-	var walk func(dirfd int, rel string) error
-	walk = func(dirfd int, rel string) error {
-		fd, err := unix.Dup(dirfd)
-		if err != nil {
-			return err
-		}
-		d := os.NewFile(uintptr(fd), rel)
-		names, err := d.Readdirnames(-1)
-		d.Close()
-		if err != nil {
-			return err
-		}
-		slices.Sort(names)
-		for _, n := range names {
-			r := n
-			if rel != "" {
-				r = rel + "/" + n
-			}
-			var st unix.Stat_t
-			if err := unix.Fstatat(dirfd, n, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
-				return err
-			}
-			switch uint32(st.Mode) & unix.S_IFMT {
-			case unix.S_IFREG:
-				if !listed(r) {
-					extra = append(extra, r)
-				}
-			case unix.S_IFDIR:
-				sub, err := openDirAt(dirfd, n)
-				if err != nil {
-					return err
-				}
-				if st.Uid != euid || uint32(st.Mode)&0o7777 != uint32(DirMode) {
-					extra = append(extra, fmt.Sprintf("%s (a folder of mode %04o owned by uid %d, not 0700 of the current user)", r, uint32(st.Mode)&0o7777, st.Uid))
-				}
-				if id, err := fsOf(sub); err != nil || id != root {
-					unix.Close(sub)
-					extra = append(extra, r+" (another file system mounted there; not entered)")
-					continue
-				}
-				err = walk(sub, r)
-				unix.Close(sub)
-				if err != nil {
-					return err
-				}
-			default:
-				extra = append(extra, r+" (not a regular file)")
-			}
-		}
-		return nil
-	}
-	nfd, err := openDirAt(top, name)
+	fd, err := openDirAt(top, ti.Name)
 	if err != nil {
-		return nil, guardErr(s.FinishedPath(id, name), id, err)
+		return nil, guardErr(s.FinishedPath(ti.ID, ti.Name), ti.ID, err)
 	}
-	defer unix.Close(nfd)
-	if err := walk(nfd, ""); err != nil {
-		return nil, manifest.Errorf(manifest.UploadUnreadable, "upload %s: %s: %v", id, s.FinishedPath(id, name), err)
+	es, err := readTreeDir(fd, dir, root)
+	if err != nil {
+		return nil, manifest.Errorf(manifest.UploadUnreadable, "upload %s: %s: %v", ti.ID, s.FinishedPath(ti.ID, ti.Name), err)
 	}
-	return extra, nil
+	return es, nil
+}
+
+// readTreeDir lists the folder dir below the open folder fd (which it closes).
+func readTreeDir(fd int, dir string, root fsID) ([]store.TreeEntry, error) {
+	for _, part := range strings.Split(dir, "/") {
+		if part == "" {
+			continue
+		}
+		next, err := openDirAt(fd, part)
+		unix.Close(fd)
+		if err != nil {
+			return nil, err
+		}
+		fd = next
+	}
+	defer unix.Close(fd)
+	ents, err := readDirAt(fd, dir)
+	if err != nil {
+		return nil, err
+	}
+	var es []store.TreeEntry
+	for _, de := range ents {
+		e := store.TreeEntry{Name: de.Name()}
+		var st unix.Stat_t
+		if err := unix.Fstatat(fd, e.Name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+			return nil, err
+		}
+		switch uint32(st.Mode) & unix.S_IFMT {
+		case unix.S_IFREG:
+			e.File = true
+		case unix.S_IFDIR:
+			e.Dir = true
+			sub, err := openDirAt(fd, e.Name)
+			if err != nil {
+				return nil, err
+			}
+			if st.Uid != euid || uint32(st.Mode)&0o7777 != uint32(DirMode) {
+				e.Why = fmt.Sprintf("a folder of mode %04o owned by uid %d, not 0700 of the current user", uint32(st.Mode)&0o7777, st.Uid)
+			}
+			if id, err := fsOf(sub); err != nil || id != root {
+				e.Skip = "another file system mounted there; not entered"
+			}
+			unix.Close(sub)
+		}
+		es = append(es, e)
+	}
+	return es, nil
 }
 
 // isTreeAt reports whether the upload open as dirfd is a folder upload.

@@ -82,7 +82,7 @@ type heldObj struct {
 // are the source file's, the listing written create-only last.
 
 func (s *Store) TreeProperties() store.TreeProperties {
-	return store.TreeProperties{Jobs: treeJobs, VerifyJobs: treeJobs}
+	return store.TreeProperties{Jobs: treeJobs, VerifyJobs: treeJobs, FlatList: true}
 }
 
 // UploadTree is store.Trees.UploadTree for S3.
@@ -588,26 +588,35 @@ func (s *Store) TreeReadErr(ti *store.TreeInfo, rel string, n int64, err error) 
 	return s.readErr(ti.ID, s.treeFileKey(ti.ID, ti.Name, rel), n, err)
 }
 
-// TreeExtra lists the upload's objects by prefix: any the listing does not name, in the folder or
-// beside it, is named.
-func (s *Store) TreeExtra(ctx context.Context, ti *store.TreeInfo, listed func(string) bool) ([]string, error) {
-	var extra []string
-	id, top, dir := ti.ID, s.key(ti.ID)+"/", s.treeDir(ti.ID, ti.Name)
-	if err := s.listObjects(ctx, top, func(o types.Object) error {
-		k := aws.ToString(o.Key)
-		switch rel, in := strings.CutPrefix(k, dir); {
-		case in && !listed(rel):
-			extra = append(extra, manifest.Quote(rel)+" was added")
-		case in:
-		case k == s.treeKey(id), k == s.treeMetaKey(id), k == s.usedKey(id):
+// CheckTreeTop lists the upload's objects by prefix and names any that is neither in its folder
+// nor its listing, metadata or marker.
+func (s *Store) CheckTreeTop(ctx context.Context, ti *store.TreeInfo) ([]string, error) {
+	var beside []string
+	id, dir := ti.ID, s.treeDir(ti.ID, ti.Name)
+	if err := s.listObjects(ctx, s.key(id)+"/", func(o types.Object) error {
+		switch k := aws.ToString(o.Key); {
+		case strings.HasPrefix(k, dir), k == s.treeKey(id), k == s.treeMetaKey(id), k == s.usedKey(id):
 		default:
-			extra = append(extra, fmt.Sprintf("%s: unexpected object beside the folder", k))
+			beside = append(beside, fmt.Sprintf("%s: unexpected object beside the folder", k))
 		}
 		return nil
 	}); err != nil {
 		return nil, s.wrap(manifest.UploadUnreadable, "upload "+id, err)
 	}
-	return extra, nil
+	return beside, nil
+}
+
+// ReadTreeDir lists the objects of the upload's folder by prefix (FlatList): every file at once.
+func (s *Store) ReadTreeDir(ctx context.Context, ti *store.TreeInfo, _ string) ([]store.TreeEntry, error) {
+	var es []store.TreeEntry
+	dir := s.treeDir(ti.ID, ti.Name)
+	if err := s.listObjects(ctx, dir, func(o types.Object) error {
+		es = append(es, store.TreeEntry{Name: strings.TrimPrefix(aws.ToString(o.Key), dir), File: true})
+		return nil
+	}); err != nil {
+		return nil, s.wrap(manifest.UploadUnreadable, "upload "+ti.ID, err)
+	}
+	return es, nil
 }
 
 // treeObject tells whether name (a key's part after P/<id>/) is a folder upload's.
