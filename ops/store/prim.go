@@ -15,9 +15,10 @@ import (
 // are written once in this package over these methods, and a new backend (the in-memory one of
 // the tests, a future one) implements only them.
 //
-// Folder uploads are the first rules moved onto it (tree.go, treeverify.go: UploadTree,
-// TreeInfoOf, OpenTree, VerifyTreeOf); the other store rules are to follow onto the same kind of
-// primitives. What each primitive is, in store terms:
+// Folder uploads are the first rules moved onto it (treeengine.go, treeverify.go: UploadTree,
+// TreeInfoOf, OpenTree, VerifyTreeOf; treeengine_test.go has the smallest backend of them, in
+// maps); the other store rules are to follow onto the same kind of primitives. What each
+// primitive is, in store terms:
 //
 //   - create-only publish: TreeWrite.Publish makes a whole tree finished at once, or leaves it
 //     unfinished, and never replaces a finished upload (a rename that refuses to replace; a
