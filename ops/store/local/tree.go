@@ -26,10 +26,7 @@ package local
 // and equal to its source is kept.
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -38,13 +35,9 @@ import (
 	"path"
 	"slices"
 	"strings"
-	"sync"
-	"time"
 
 	"github.com/attachctl/attachctl/manifest"
-	"github.com/attachctl/attachctl/ops"
 	"github.com/attachctl/attachctl/ops/store"
-	"github.com/zeebo/blake3"
 	"golang.org/x/sys/unix"
 )
 
@@ -55,83 +48,151 @@ type treeMeta = store.TreeMeta
 
 var _ store.Trees = (*Store)(nil)
 
+// The local store's folder uploads are the rules of package store (store.UploadTree, ...) over
+// these primitives: one file after another in the order of their paths (treeWriter keeps the
+// folders of the last path open), each written without an fsync and made durable by the one
+// commit of publishTree.
+
+func (s *Store) TreeProperties() store.TreeProperties {
+	return store.TreeProperties{Jobs: 1, VerifyJobs: 1}
+}
+
 // UploadTree is store.Trees.UploadTree for the local store.
 func (s *Store) UploadTree(ctx context.Context, src store.TreeSource, opts store.TreeOptions) (*store.TreeInfo, error) {
-	if err := store.ValidTreeName(src.Name); err != nil {
-		return nil, err
-	}
-	want, err := checkHex(src.Blake3)
-	if err != nil {
-		return nil, err
-	}
-	progress := opts.Progress
-	if progress == nil {
-		progress = func(int64) {}
-	}
-	total, err := store.CheckTreeSource(&src)
-	if err != nil {
-		return nil, err
-	}
-	// A folder of this name and size may be finished already: its BLAKE3 decides, and an upload
-	// of the same tree, still intact, is named again (and marked used) instead of copied.
-	if want == "" && s.mayHave(src.Name, total) {
-		if want, err = store.HashTree(ctx, &src); err != nil {
-			return nil, err
-		}
-	}
-	if want != "" {
-		if id := s.finishedTree(want, src.Name); id != "" && store.TreeIntact(ctx, s, id, want) && s.reuse(id) {
-			progress(total)
-			return s.TreeInfo(ctx, id)
-		}
-	}
-	p, fresh, err := s.treePartial(src.Path, src.Name, total, want)
-	if err != nil {
-		return nil, err
-	}
-	defer p.close()
-	w, err := p.openTreeWriter(src.Name)
-	if err != nil {
-		return nil, err
-	}
-	defer w.close()
-	w.fresh = fresh
-	w.open = src.OpenFile
-	var sum manifest.TreeSum
-	sizes := make([]int64, 0, len(src.Files))
-	for i, f := range src.Files {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		h, err := w.put(f)
-		if err != nil {
-			return nil, err
-		}
-		progress(f.Size)
-		sum.Add(f.Rel, h)
-		sizes = append(sizes, f.Size)
-		if i%256 == 255 {
-			touchFile(p.f) // the partial was written now: a sweep's cutoff for unfinished uploads
-		}
-	}
-	if err := w.close(); err != nil {
-		return nil, err
-	}
-	got := sum.Sum()
-	if want != "" && got != want {
-		return nil, manifest.Errorf(manifest.UploadHashMismatch, "%s: the folder's BLAKE3 is %s, the manifest says %s (changed since it was sniffed, or walked with other --exclude/--no-ignore)", src.Path, got, want)
-	}
-	m := &treeMeta{Info: store.Info{ID: p.id, Name: src.Name, Size: total, Blake3: got, Made: time.Now().UTC()},
-		Kind: store.KindFolder, Files: len(src.Files), Sizes: sizes}
-	if err := p.publishTree(m, store.TreeListing(&sum)); err != nil {
-		return nil, err
-	}
-	ti := &store.TreeInfo{Info: m.Info, Files: make([]store.TreeFile, len(src.Files))}
-	for i, f := range sum.Files() {
-		ti.Files[i] = store.TreeFile{Rel: f.Rel, Size: sizes[i], Blake3: f.Blake3}
-	}
-	return ti, nil
+	return store.UploadTree(ctx, s, src, opts)
 }
+
+// TreeHashFirst: a source without its BLAKE3 is hashed first only when a finished upload of its
+// name and size may be there to name again.
+func (s *Store) TreeHashFirst(_ context.Context, name string, size int64) (bool, error) {
+	return s.mayHave(name, size), nil
+}
+
+// StartTree finds a finished upload of the tree in the index, else takes up the unfinished
+// upload of the same folder that no one else holds, or makes one.
+func (s *Store) StartTree(_ context.Context, st store.TreeStart) (string, store.TreeWrite, error) {
+	if st.Blake3 != "" {
+		if id := s.finishedTree(st.Blake3, st.Src.Name); id != "" && id != st.Avoid {
+			return id, nil, nil
+		}
+	}
+	p, fresh, err := s.treePartial(st.Src.Path, st.Src.Name, st.Size, st.Blake3)
+	if err != nil {
+		return "", nil, err
+	}
+	w, err := p.openTreeWriter(st.Src.Name)
+	if err != nil {
+		p.close()
+		return "", nil, err
+	}
+	return "", &treeWrite{p: p, w: w, fresh: fresh}, nil
+}
+
+// ReuseTree marks the upload used now, as a record is about to name it again.
+func (s *Store) ReuseTree(_ context.Context, id string) bool { return s.reuse(id) }
+
+// treeWrite is store.TreeWrite: the locked partial of a folder upload.
+type treeWrite struct {
+	p *partial
+	w *treeWriter
+	// fresh: the partial was made by this run, so no file is there yet to keep or replace.
+	fresh bool
+	n     int
+}
+
+func (t *treeWrite) ID() string { return t.p.id }
+
+// Stored opens the copy of f a killed run left in the partial, when it is a regular file of the
+// user's with one link, of f's size, made read-only (as a file is once written whole).
+func (t *treeWrite) Stored(f store.TreeFile) (io.ReadCloser, error) {
+	if t.n++; t.n%256 == 0 {
+		touchFile(t.p.f) // the partial was written now: a sweep's cutoff for unfinished uploads
+	}
+	if t.fresh {
+		return nil, nil
+	}
+	dir, err := t.w.dirFor(f.Rel)
+	if err != nil {
+		return nil, err
+	}
+	base := path.Base(f.Rel)
+	fd, err := unix.Openat(int(dir.Fd()), base, unix.O_RDONLY|openFlags, 0)
+	if err != nil {
+		return nil, nil
+	}
+	have := os.NewFile(uintptr(fd), dir.Name()+"/"+base)
+	var hst unix.Stat_t
+	if unix.Fstat(fd, &hst) != nil || checkOwnFile(&hst, have.Name(), "") != nil || hst.Size != f.Size ||
+		uint32(hst.Mode)&0o7777 != uint32(ReadOnlyMode) {
+		have.Close()
+		return nil, nil
+	}
+	return have, nil
+}
+
+// Create makes the partial's copy of f anew, read-only at once (the descriptor O_CREAT returns
+// writes whatever the mode): a resume keeps it only if it is whole and equal to the source.
+func (t *treeWrite) Create(_ context.Context, f store.TreeFile, _ store.TreeSourceFile) (store.TreeFileWrite, error) {
+	dir, err := t.w.dirFor(f.Rel)
+	if err != nil {
+		return nil, err
+	}
+	base := path.Base(f.Rel)
+	dst := dir.Name() + "/" + base
+	if !t.fresh { // a resumed partial: what Stored did not keep is replaced
+		if err := unix.Unlinkat(int(dir.Fd()), base, 0); err != nil && !errors.Is(err, unix.ENOENT) {
+			if err := removeEntry(int(dir.Fd()), base); err != nil {
+				return nil, storeErr(dst, err)
+			}
+		}
+	}
+	out, err := createReadOnlyAt(int(dir.Fd()), base, dst)
+	if err != nil {
+		return nil, err
+	}
+	return treeFileWrite{out}, nil
+}
+
+// Publish closes the folders (fsyncing them where files are fsynced one by one) and publishes
+// the partial (publishTree).
+func (t *treeWrite) Publish(_ context.Context, m *store.TreeMeta, _ []store.TreeFile, listing []byte) error {
+	if err := t.w.close(); err != nil {
+		return err
+	}
+	return t.p.publishTree(m, listing)
+}
+
+func (t *treeWrite) Close() error {
+	err := t.w.close()
+	t.p.close()
+	return err
+}
+
+// treeFileWrite is one file of the partial being written.
+type treeFileWrite struct{ out *os.File }
+
+func (w treeFileWrite) Write(b []byte) (int, error) {
+	n, err := w.out.Write(b)
+	if err != nil {
+		return n, storeErr(w.out.Name(), err)
+	}
+	return n, nil
+}
+
+func (w treeFileWrite) Commit(context.Context, string) error {
+	if fileSyncEach {
+		if err := w.out.Sync(); err != nil {
+			w.out.Close()
+			return storeErr(w.out.Name(), err)
+		}
+	}
+	if err := w.out.Close(); err != nil {
+		return storeErr(w.out.Name(), err)
+	}
+	return nil
+}
+
+func (w treeFileWrite) Abort() { w.out.Close() }
 
 // touchFile sets f's modification time to now (best effort).
 func touchFile(f *os.File) {
@@ -199,15 +260,7 @@ type treeWriter struct {
 	stack []*os.File // the open folders below root, of the last file's path
 	parts []string   // their names
 	made  []*os.File // folders to fsync at the end (where files are fsynced one by one)
-	buf   []byte
-	sbuf  []byte
-	open  func(store.TreeFile) (store.TreeSourceFile, error) // the stage's
-	// fresh: the partial was made by this run, so no file is there yet to keep or replace.
-	fresh bool
-	h     *blake3.Hasher
 }
-
-var treeBufs = sync.Pool{New: func() any { b := make([]byte, 256<<10); return &b }}
 
 // openTreeWriter opens (making what is missing) tree/<name> in the locked partial. A leftover
 // of a finish that was killed after it moved the folder into out/ is moved back first.
@@ -230,10 +283,7 @@ func (p *partial) openTreeWriter(name string) (*treeWriter, error) {
 		root.Close()
 		return nil, err
 	}
-	w := &treeWriter{root: root}
-	w.buf = *treeBufs.Get().(*[]byte)
-	w.sbuf = *treeBufs.Get().(*[]byte)
-	return w, nil
+	return &treeWriter{root: root}, nil
 }
 
 // fixDir checks that the open folder fd is one of the user's, and makes its mode 0700.
@@ -358,12 +408,6 @@ func (w *treeWriter) close() error {
 			first = err
 		}
 	}
-	if w.buf != nil {
-		buf, sbuf := w.buf, w.sbuf
-		treeBufs.Put(&buf)
-		treeBufs.Put(&sbuf)
-		w.buf, w.sbuf = nil, nil
-	}
 	return first
 }
 
@@ -375,123 +419,6 @@ func removeEntry(dirfd int, name string) error {
 		return err
 	}
 	return removeAt(dirfd, name, root)
-}
-
-// put makes the partial's copy of f equal to the source and returns the source's BLAKE3. A copy
-// already there (from a killed run) whole and equal to the source is kept; anything else there
-// is replaced.
-func (w *treeWriter) put(f store.TreeFile) (string, error) {
-	dir, err := w.dirFor(f.Rel)
-	if err != nil {
-		return "", err
-	}
-	base := path.Base(f.Rel)
-	dst := dir.Name() + "/" + base
-	sf, err := w.open(f)
-	if err != nil {
-		return "", err
-	}
-	defer sf.Close()
-	if !w.fresh { // a resumed partial: what is there whole is kept, anything else replaced
-		if sum, ok := w.same(dir, base, sf, f.Size); ok {
-			return sum, nil
-		}
-		if err := unix.Unlinkat(int(dir.Fd()), base, 0); err != nil && !errors.Is(err, unix.ENOENT) {
-			if err := removeEntry(int(dir.Fd()), base); err != nil {
-				return "", storeErr(dst, err)
-			}
-		}
-	}
-	src := io.NewSectionReader(sf, 0, f.Size)
-	// Made read-only at once (the descriptor O_CREAT returns writes whatever the mode): a resume
-	// keeps it only if it is whole and equal to the source byte for byte (same).
-	out, err := createReadOnlyAt(int(dir.Fd()), base, dst)
-	if err != nil {
-		return "", err
-	}
-	if w.h == nil {
-		w.h = blake3.New()
-	}
-	h := w.h
-	h.Reset()
-	var n int64
-	for {
-		k, rerr := src.Read(w.buf)
-		if k > 0 {
-			h.Write(w.buf[:k])
-			if _, err := out.Write(w.buf[:k]); err != nil {
-				out.Close()
-				return "", storeErr(dst, err)
-			}
-			n += int64(k)
-		}
-		if rerr == io.EOF {
-			break
-		}
-		if rerr != nil {
-			out.Close()
-			return "", manifest.Errorf(manifest.FileUnreadable, "%s: %v", f.Path, rerr)
-		}
-	}
-	if n != f.Size {
-		out.Close()
-		return "", manifest.Errorf(manifest.UploadSourceChange, "%s: changed while being uploaded", f.Path)
-	}
-	if err := sf.Unchanged(); err != nil {
-		out.Close()
-		return "", err
-	}
-	if fileSyncEach {
-		if err := out.Sync(); err != nil {
-			out.Close()
-			return "", storeErr(dst, err)
-		}
-	}
-	if err := out.Close(); err != nil {
-		return "", storeErr(dst, err)
-	}
-	var sum [32]byte
-	return hex.EncodeToString(h.Sum(sum[:0])), nil
-}
-
-// same reports whether the partial holds base in dir whole and equal to the source, a regular
-// file of the user's with one link; then it returns the source's BLAKE3, read once.
-func (w *treeWriter) same(dir *os.File, base string, sf store.SourceFile, size int64) (string, bool) {
-	fd, err := unix.Openat(int(dir.Fd()), base, unix.O_RDONLY|openFlags, 0)
-	if err != nil {
-		return "", false
-	}
-	have := os.NewFile(uintptr(fd), dir.Name()+"/"+base)
-	defer have.Close()
-	var hst unix.Stat_t
-	if unix.Fstat(fd, &hst) != nil || checkOwnFile(&hst, have.Name(), "") != nil || hst.Size != size ||
-		uint32(hst.Mode)&0o7777 != uint32(ReadOnlyMode) {
-		return "", false
-	}
-	src := io.NewSectionReader(sf, 0, size)
-	h := blake3.New()
-	var n int64
-	for {
-		k, err := io.ReadFull(src, w.sbuf)
-		if k > 0 {
-			if _, herr := io.ReadFull(have, w.buf[:k]); herr != nil || !bytes.Equal(w.buf[:k], w.sbuf[:k]) {
-				return "", false
-			}
-			h.Write(w.sbuf[:k])
-			n += int64(k)
-		}
-		if err == io.EOF || err == io.ErrUnexpectedEOF {
-			break
-		}
-		if err != nil {
-			return "", false
-		}
-	}
-	if n != size || sf.Unchanged() != nil {
-		return "", false
-	}
-	var sum [32]byte
-	return fmt.Sprintf("%x", h.Sum(sum[:0])), true
 }
 
 // publishTree makes the locked partial's tree a finished upload in one rename: out/ is built
@@ -561,51 +488,28 @@ func (p *partial) publishTree(m *treeMeta, listing []byte) error {
 }
 
 // TreeInfo is store.Trees.TreeInfo for the local store.
-func (s *Store) TreeInfo(_ context.Context, id string) (*store.TreeInfo, error) {
-	if err := ValidID(id); err != nil {
-		return nil, err
-	}
-	dirfd, err := s.openUploadDir(id)
-	if err != nil {
-		return nil, err
-	}
-	defer unix.Close(dirfd)
-	return s.treeInfoAt(dirfd, id)
+func (s *Store) TreeInfo(ctx context.Context, id string) (*store.TreeInfo, error) {
+	return store.TreeInfoOf(ctx, s, id)
 }
 
-// treeInfoAt reads the metadata and listing of the folder upload id from its open folder dirfd.
-func (s *Store) treeInfoAt(dirfd int, id string) (*store.TreeInfo, error) {
-	m, err := s.readTreeMetaAt(dirfd, id)
+// ReadTreeObject reads .upload.json or .tree.b3 of the finished upload id through the guarded
+// open.
+func (s *Store) ReadTreeObject(_ context.Context, id, name string) ([]byte, string, error) {
+	dirfd, err := s.openUploadDir(id)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	if m.Kind != store.KindFolder {
-		return nil, manifest.Errorf(manifest.UploadInvalid, "upload %s: a file (%s), not a folder", id, m.Name)
-	}
-	lf, err := openGuarded(dirfd, store.TreeListName, s.UploadDir(id)+"/"+store.TreeListName, id)
+	defer unix.Close(dirfd)
+	f, err := openGuarded(dirfd, name, s.UploadDir(id)+"/"+name, id)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	defer lf.Close()
-	h := blake3.New()
-	ti := &store.TreeInfo{Info: m.Info}
-	sc := bufio.NewScanner(io.TeeReader(lf, h))
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
-		sum, rel, err := ops.ParseB3sumLine(sc.Text())
-		if err != nil || store.CheckRel(rel) != nil || len(ti.Files) >= len(m.Sizes) {
-			return nil, manifest.Errorf(manifest.UploadUnreadable, "upload %s: %s is damaged", id, lf.Name())
-		}
-		ti.Files = append(ti.Files, store.TreeFile{Rel: rel, Size: m.Sizes[len(ti.Files)], Blake3: sum})
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, 256<<20))
+	if err != nil {
+		return nil, f.Name(), manifest.Errorf(manifest.UploadUnreadable, "upload %s: %s is damaged", id, f.Name())
 	}
-	if sc.Err() != nil || len(ti.Files) != m.Files || len(m.Sizes) != m.Files {
-		return nil, manifest.Errorf(manifest.UploadUnreadable, "upload %s: %s is damaged", id, lf.Name())
-	}
-	var sum [32]byte
-	if got := fmt.Sprintf("%x", h.Sum(sum[:0])); got != m.Blake3 {
-		return nil, manifest.Errorf(manifest.VerifyMismatch, "upload %s: %s hashes to %s, its metadata says %s (the listing changed)", id, lf.Name(), got, m.Blake3)
-	}
-	return ti, nil
+	return b, f.Name(), nil
 }
 
 // FolderFiles is store.Trees.FolderFiles for the local store.
@@ -641,7 +545,12 @@ func (s *Store) readTreeMetaAt(dirfd int, id string) (*treeMeta, error) {
 }
 
 // OpenTreeFile is store.Trees.OpenTreeFile for the local store.
-func (s *Store) OpenTreeFile(_ context.Context, id, name, rel string) (store.Reader, error) {
+func (s *Store) OpenTreeFile(ctx context.Context, id, name, rel string) (store.Reader, error) {
+	return store.OpenTree(ctx, s, id, name, rel)
+}
+
+// OpenTreeObject is the guarded open of a file of a finished folder upload (openTreeFile).
+func (s *Store) OpenTreeObject(_ context.Context, id, name, rel string) (store.Reader, error) {
 	f, err := s.openTreeFile(id, name, rel)
 	if err != nil {
 		return nil, err
@@ -656,15 +565,6 @@ func (r *treeReader) Info() *store.Info { return nil }
 // openTreeFile is the guarded open of a file inside a finished folder upload: every folder from
 // the store down opened O_NOFOLLOW, the file checked as OpenFinished checks one.
 func (s *Store) openTreeFile(id, name, rel string) (*os.File, error) {
-	if err := ValidID(id); err != nil {
-		return nil, err
-	}
-	if err := store.ValidTreeName(name); err != nil {
-		return nil, err
-	}
-	if err := store.CheckRel(rel); err != nil {
-		return nil, err
-	}
 	fd, err := s.openUploadDir(id)
 	if err != nil {
 		return nil, err
@@ -686,110 +586,94 @@ func (s *Store) openTreeFile(id, name, rel string) (*os.File, error) {
 	return openGuarded(fd, path.Base(rel), p+"/"+path.Base(rel), id)
 }
 
-// VerifyTree is store.Trees.VerifyTree for the local store: its own folder checked as Check
-// checks a file upload's, its listing against its BLAKE3, and every file (through the guarded
-// open) against its listed BLAKE3 and size; a file not listed, or missing, is named too.
+// VerifyTree is store.Trees.VerifyTree for the local store.
 func (s *Store) VerifyTree(ctx context.Context, id string, progress func(int64)) (*store.TreeInfo, error) {
-	ti, err := s.TreeInfo(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	if err := s.checkTreeTop(id, ti.Name); err != nil {
-		return ti, err
-	}
-	listed := map[string]bool{}
-	for _, f := range ti.Files {
-		listed[f.Rel] = true
-	}
-	extra, err := s.treeExtra(id, ti.Name, listed)
-	if err != nil {
-		return ti, err
-	}
-	c := store.TreeCheck{Jobs: 1,
-		Open: func(_ context.Context, rel string) (io.ReadCloser, error) { return s.openTreeFile(id, ti.Name, rel) },
-		ReadErr: func(rel string, _ int64, err error) error {
-			return manifest.Errorf(manifest.UploadUnreadable, "upload %s: %s/%s/%s: %v", id, s.UploadDir(id), ti.Name, rel, err)
-		}}
-	for _, e := range extra {
-		c.Extra = append(c.Extra, manifest.Quote(e)+" was added")
-	}
-	return ti, store.CheckTree(ctx, ti, c, progress)
+	return store.VerifyTreeOf(ctx, s, id, progress)
 }
 
-// treeExtra lists what the folder upload holds that its listing does not name (a file added, a
-// link, anything that is not a regular file or a folder), never following a link or entering
-// another file system.
-func (s *Store) treeExtra(id, name string, listed map[string]bool) ([]string, error) {
-	top, err := s.openUploadDir(id)
+// ReadTreeFile opens a file of the folder upload for verify, through the guarded open.
+func (s *Store) ReadTreeFile(_ context.Context, ti *store.TreeInfo, rel string) (io.ReadCloser, error) {
+	return s.openTreeFile(ti.ID, ti.Name, rel)
+}
+
+func (s *Store) TreeReadErr(ti *store.TreeInfo, rel string, _ int64, err error) error {
+	return manifest.Errorf(manifest.UploadUnreadable, "upload %s: %s/%s/%s: %v", ti.ID, s.UploadDir(ti.ID), ti.Name, rel, err)
+}
+
+// CheckTreeTop checks the upload's own folder as a file upload's is checked (checkTreeTop).
+func (s *Store) CheckTreeTop(_ context.Context, ti *store.TreeInfo) ([]string, error) {
+	return nil, s.checkTreeTop(ti.ID, ti.Name)
+}
+
+// ReadTreeDir lists the folder dir of the folder upload ti, each folder on the way opened from
+// the store down without following a link: each entry's type as lstat gives it, a folder's owner
+// and mode checked, and one on another file system not entered.
+func (s *Store) ReadTreeDir(_ context.Context, ti *store.TreeInfo, dir string) ([]store.TreeEntry, error) {
+	top, err := s.openUploadDir(ti.ID)
 	if err != nil {
 		return nil, err
 	}
 	defer unix.Close(top)
 	root, err := fsOf(top)
 	if err != nil {
-		return nil, guardErr(s.UploadDir(id), id, err)
+		return nil, guardErr(s.UploadDir(ti.ID), ti.ID, err)
 	}
-	var extra []string
-	var walk func(dirfd int, rel string) error
-	walk = func(dirfd int, rel string) error {
-		fd, err := unix.Dup(dirfd)
-		if err != nil {
-			return err
-		}
-		d := os.NewFile(uintptr(fd), rel)
-		names, err := d.Readdirnames(-1)
-		d.Close()
-		if err != nil {
-			return err
-		}
-		slices.Sort(names)
-		for _, n := range names {
-			r := n
-			if rel != "" {
-				r = rel + "/" + n
-			}
-			var st unix.Stat_t
-			if err := unix.Fstatat(dirfd, n, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
-				return err
-			}
-			switch uint32(st.Mode) & unix.S_IFMT {
-			case unix.S_IFREG:
-				if !listed[r] {
-					extra = append(extra, r)
-				}
-			case unix.S_IFDIR:
-				sub, err := openDirAt(dirfd, n)
-				if err != nil {
-					return err
-				}
-				if st.Uid != euid || uint32(st.Mode)&0o7777 != uint32(DirMode) {
-					extra = append(extra, fmt.Sprintf("%s (a folder of mode %04o owned by uid %d, not 0700 of the current user)", r, uint32(st.Mode)&0o7777, st.Uid))
-				}
-				if id, err := fsOf(sub); err != nil || id != root {
-					unix.Close(sub)
-					extra = append(extra, r+" (another file system mounted there; not entered)")
-					continue
-				}
-				err = walk(sub, r)
-				unix.Close(sub)
-				if err != nil {
-					return err
-				}
-			default:
-				extra = append(extra, r+" (not a regular file)")
-			}
-		}
-		return nil
-	}
-	nfd, err := openDirAt(top, name)
+	fd, err := openDirAt(top, ti.Name)
 	if err != nil {
-		return nil, guardErr(s.FinishedPath(id, name), id, err)
+		return nil, guardErr(s.FinishedPath(ti.ID, ti.Name), ti.ID, err)
 	}
-	defer unix.Close(nfd)
-	if err := walk(nfd, ""); err != nil {
-		return nil, manifest.Errorf(manifest.UploadUnreadable, "upload %s: %s: %v", id, s.FinishedPath(id, name), err)
+	es, err := readTreeDir(fd, dir, root)
+	if err != nil {
+		return nil, manifest.Errorf(manifest.UploadUnreadable, "upload %s: %s: %v", ti.ID, s.FinishedPath(ti.ID, ti.Name), err)
 	}
-	return extra, nil
+	return es, nil
+}
+
+// readTreeDir lists the folder dir below the open folder fd (which it closes).
+func readTreeDir(fd int, dir string, root fsID) ([]store.TreeEntry, error) {
+	for _, part := range strings.Split(dir, "/") {
+		if part == "" {
+			continue
+		}
+		next, err := openDirAt(fd, part)
+		unix.Close(fd)
+		if err != nil {
+			return nil, err
+		}
+		fd = next
+	}
+	defer unix.Close(fd)
+	ents, err := readDirAt(fd, dir)
+	if err != nil {
+		return nil, err
+	}
+	var es []store.TreeEntry
+	for _, de := range ents {
+		e := store.TreeEntry{Name: de.Name()}
+		var st unix.Stat_t
+		if err := unix.Fstatat(fd, e.Name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+			return nil, err
+		}
+		switch uint32(st.Mode) & unix.S_IFMT {
+		case unix.S_IFREG:
+			e.File = true
+		case unix.S_IFDIR:
+			e.Dir = true
+			sub, err := openDirAt(fd, e.Name)
+			if err != nil {
+				return nil, err
+			}
+			if st.Uid != euid || uint32(st.Mode)&0o7777 != uint32(DirMode) {
+				e.Why = fmt.Sprintf("a folder of mode %04o owned by uid %d, not 0700 of the current user", uint32(st.Mode)&0o7777, st.Uid)
+			}
+			if id, err := fsOf(sub); err != nil || id != root {
+				e.Skip = "another file system mounted there; not entered"
+			}
+			unix.Close(sub)
+		}
+		es = append(es, e)
+	}
+	return es, nil
 }
 
 // isTreeAt reports whether the upload open as dirfd is a folder upload.
@@ -871,7 +755,7 @@ func (s *Store) finishedTree(blake3, name string) string {
 			return ""
 		}
 	}
-	if ti, err := s.TreeInfo(context.Background(), id); err == nil && ti.Blake3 == blake3 && ti.Name == name {
+	if ti, err := store.TreeInfoOf(context.Background(), s, id); err == nil && ti.Blake3 == blake3 && ti.Name == name {
 		return id
 	}
 	delete(x.byKey, k) // swept or damaged since, or a file upload of that name: upload again

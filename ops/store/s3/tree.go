@@ -27,7 +27,6 @@ package s3
 // holds .upload.json, which tells a folder upload from a file upload named .tree.b3.
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"crypto/md5"
@@ -35,6 +34,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"hash"
 	"io"
 	"path"
 	"strconv"
@@ -43,12 +43,10 @@ import (
 	"time"
 
 	"github.com/attachctl/attachctl/manifest"
-	"github.com/attachctl/attachctl/ops"
 	"github.com/attachctl/attachctl/ops/store"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awss3 "github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
-	"github.com/zeebo/blake3"
 )
 
 var _ store.Trees = (*Store)(nil)
@@ -79,155 +77,102 @@ type heldObj struct {
 	etag string
 }
 
+// S3's folder uploads are the rules of package store (store.UploadTree, ...) over these
+// primitives: files sent treeJobs at once, each object kept by a resume when its size and MD5
+// are the source file's, the listing written create-only last.
+
+func (s *Store) TreeProperties() store.TreeProperties {
+	return store.TreeProperties{Jobs: treeJobs, VerifyJobs: treeJobs, FlatList: true}
+}
+
 // UploadTree is store.Trees.UploadTree for S3.
 func (s *Store) UploadTree(ctx context.Context, src store.TreeSource, opts store.TreeOptions) (*store.TreeInfo, error) {
-	info, err := s.uploadTree(ctx, src, opts, 0)
+	info, err := store.UploadTree(ctx, s, src, opts)
 	if err == nil {
 		s.unreserve(ctx, info.ID)
 	}
 	return info, err
 }
 
-// uploadTree is UploadTree; tries counts the restarts after another run of the same folder won
-// the note.
-func (s *Store) uploadTree(ctx context.Context, src store.TreeSource, opts store.TreeOptions, tries int) (*store.TreeInfo, error) {
-	if err := store.ValidTreeName(src.Name); err != nil {
-		return nil, err
-	}
-	want, err := store.CheckHex(src.Blake3)
-	if err != nil {
-		return nil, err
-	}
-	total, err := store.CheckTreeSource(&src)
-	if err != nil {
-		return nil, err
-	}
-	progress := opts.Progress
-	if progress == nil {
-		progress = func(int64) {}
-	}
-	if _, err := s.checkStore(ctx, true); err != nil {
-		return nil, err
-	}
-	// The note is keyed on the tree's BLAKE3 too, as a file's is, so that two runs of one folder
-	// share an upload only when they send the same bytes: objects of an upload are never
-	// replaced by other bytes while another run finishes it. Without it from the record, it
-	// costs one read of the files first.
-	if want == "" {
-		if want, err = store.HashTree(ctx, &src); err != nil {
-			return nil, err
-		}
-	}
-	note := s.noteKey(src.Path, src.Name+"/", total, want)
+// TreeHashFirst checks (or makes) the store; the source note is keyed on the tree's BLAKE3 too,
+// as a file's is, so that two runs of one folder share an upload only when they send the same
+// bytes: objects of an upload are never replaced by other bytes while another run finishes it.
+// Without it from the record, it costs one read of the files first.
+func (s *Store) TreeHashFirst(ctx context.Context, _ string, _ int64) (bool, error) {
+	_, err := s.checkStore(ctx, true)
+	return true, err
+}
+
+// StartTree looks up the source's note: a finished upload of the tree, or the unfinished one to
+// resume (what it holds listed once), or a new one started.
+func (s *Store) StartTree(ctx context.Context, st store.TreeStart) (string, store.TreeWrite, error) {
+	src := st.Src
+	note := s.noteKey(src.Path, src.Name+"/", st.Size, st.Blake3)
 	var id string
 	var pi *partialInfo
 	for try := 0; ; try++ {
-		var noteTag string
-		var fin *store.TreeInfo
-		id, pi, fin, noteTag, err = s.treeResumable(ctx, note, &src, want)
+		var noteTag, fin string
+		var err error
+		id, pi, fin, noteTag, err = s.treeResumable(ctx, note, src, st.Blake3, st.Avoid)
 		if err != nil {
-			return nil, err
+			return "", nil, err
 		}
-		if fin != nil {
-			progress(total)
-			return fin, nil
+		if fin != "" {
+			return fin, nil, nil
 		}
 		if pi != nil {
 			break
 		}
-		id, pi, err = s.startTree(ctx, note, noteTag, src.Name, total, want)
+		id, pi, err = s.startTree(ctx, note, noteTag, src.Name, st.Size, st.Blake3)
 		if err == errNoteTaken && try < 3 {
 			continue
 		}
 		if err != nil {
-			return nil, err
+			return "", nil, err
 		}
 		break
 	}
-	held := map[string]heldObj{}
+	w := &treeWrite{s: s, id: id, name: src.Name, pi: pi, note: note, try: st.Try, held: map[string]heldObj{}}
 	dir := s.treeDir(id, src.Name)
 	if err := s.listObjects(ctx, dir, func(o types.Object) error {
-		held[strings.TrimPrefix(aws.ToString(o.Key), dir)] = heldObj{aws.ToInt64(o.Size), strings.Trim(aws.ToString(o.ETag), `"`)}
+		w.held[strings.TrimPrefix(aws.ToString(o.Key), dir)] = heldObj{aws.ToInt64(o.Size), strings.Trim(aws.ToString(o.ETag), `"`)}
 		return nil
 	}); err != nil {
-		return nil, s.wrap(manifest.UploadUnreadable, "upload "+id, err)
+		return "", nil, s.wrap(manifest.UploadUnreadable, "upload "+id, err)
 	}
-	sums, err := s.sendTree(ctx, id, &src, held, progress)
-	if err != nil {
-		return nil, err
-	}
-	var sum manifest.TreeSum
-	m := &treeMeta{Kind: store.KindFolder, Files: len(src.Files), Sizes: make([]int64, len(src.Files))}
-	for i, f := range src.Files {
-		sum.Add(f.Rel, sums[i])
-		m.Sizes[i] = f.Size
-		delete(held, f.Rel)
-	}
-	got := sum.Sum()
-	if got != want {
-		return nil, manifest.Errorf(manifest.UploadHashMismatch, "%s: the folder's BLAKE3 is %s, the manifest says %s (changed since it was sniffed, or walked with other --exclude/--no-ignore)", src.Path, got, want)
-	}
-	// What the folder no longer holds (sent by a run before the source changed) goes first.
-	var extra []string
-	for rel := range held {
-		extra = append(extra, dir+rel)
-	}
-	if err := s.deleteKeys(ctx, extra); err != nil {
-		return nil, err
-	}
-	// A server may let two create-only writes of the note that race both succeed (as Stream
-	// finds): the note as it is now says which upload is the folder's. The loser drops its own
-	// and takes the winner's, sending what it lacks.
-	if cur := s.noteID(ctx, note); cur != "" && cur != id && tries < 3 {
-		s.dropPartial(context.WithoutCancel(ctx), id, pi)
-		s.unreserve(ctx, id)
-		if opts.Progress != nil {
-			opts.Progress(-total)
-		}
-		return s.uploadTree(ctx, src, opts, tries+1)
-	}
-	m.Info = store.Info{ID: id, Name: src.Name, Size: total, Blake3: got, Made: time.Now().UTC()}
-	if err := s.publishTree(ctx, m, store.TreeListing(&sum), path.Base(note)); err != nil {
-		return nil, err
-	}
-	s.client.DeleteObject(ctx, &awss3.DeleteObjectInput{Bucket: &s.Bucket, Key: aws.String(s.infoKey(id))})
-	for _, f := range src.Files {
-		if f.Size > treeParts { // a killed run's multipart upload of it may be left
-			s.dropTreeMultiparts(ctx, id)
-			break
-		}
-	}
-	ti := &store.TreeInfo{Info: m.Info, Files: make([]store.TreeFile, len(src.Files))}
-	for i, f := range sum.Files() {
-		ti.Files[i] = store.TreeFile{Rel: f.Rel, Size: m.Sizes[i], Blake3: f.Blake3}
-	}
-	return ti, nil
+	return "", w, nil
 }
 
+// ReuseTree: a finished upload found by its note is named again as it is.
+func (s *Store) ReuseTree(context.Context, string) bool { return true }
+
 // treeResumable looks up the source's note (keyed on the folder's path, name, size and BLAKE3
-// want): a finished upload of that tree (returned whole), or an unfinished folder upload to
-// resume, or nothing; and the note's ETag.
-func (s *Store) treeResumable(ctx context.Context, note string, src *store.TreeSource, want string) (string, *partialInfo, *store.TreeInfo, string, error) {
+// want): a finished upload of that tree (its id, unless it is avoid), or an unfinished folder
+// upload to resume, or nothing; and the note's ETag.
+func (s *Store) treeResumable(ctx context.Context, note string, src *store.TreeSource, want, avoid string) (string, *partialInfo, string, string, error) {
 	b, etag, _, err := s.getObject(ctx, note)
 	if err != nil {
-		return "", nil, nil, "", nil
+		return "", nil, "", "", nil
 	}
 	var n sourceNote
 	if json.Unmarshal(b, &n) != nil || store.ValidID(n.ID) != nil {
-		return "", nil, nil, etag, nil
+		return "", nil, "", etag, nil
 	}
 	// The info first: it goes only after the listing is written, so an upload without it that
 	// another run is finishing now is found finished below.
 	if pi, err := s.readInfo(ctx, n.ID); err == nil {
 		if pi.Kind != store.KindFolder || pi.Name != src.Name || pi.Blake3 != want {
-			return "", nil, nil, etag, nil
+			return "", nil, "", etag, nil
 		}
-		return n.ID, pi, nil, etag, nil
+		return n.ID, pi, "", etag, nil
 	}
-	if ti, err := s.TreeInfo(ctx, n.ID); err == nil && ti.Name == src.Name && ti.Blake3 == want && store.TreeIntact(ctx, s, n.ID, want) {
-		return n.ID, nil, ti, etag, nil
+	if n.ID == avoid {
+		return "", nil, "", etag, nil
 	}
-	return "", nil, nil, etag, nil
+	if ti, err := s.TreeInfo(ctx, n.ID); err == nil && ti.Name == src.Name && ti.Blake3 == want {
+		return n.ID, nil, n.ID, etag, nil
+	}
+	return "", nil, "", etag, nil
 }
 
 // startTree writes a new folder upload's info, then the source's note (create-only, or over
@@ -260,103 +205,135 @@ func (s *Store) startTree(ctx context.Context, note, noteTag, name string, size 
 	return id, pi, nil
 }
 
-// sendTree puts every file of src into P/<id>/<name>/, treeJobs at once, keeping each object
-// held already with the file's size and MD5, and returns each file's BLAKE3 (in src's order).
-// Progress is told each file's bytes once its object is on the server. ctx cancelled: it stops
-// and returns ctx.Err(), what was sent kept for a resume.
-func (s *Store) sendTree(ctx context.Context, id string, src *store.TreeSource, held map[string]heldObj, progress func(int64)) ([]string, error) {
-	sums := make([]string, len(src.Files))
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	var (
-		mu   sync.Mutex
-		next int
-		wg   sync.WaitGroup
-	)
-	for w := 0; w < min(treeJobs, len(src.Files)); w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			buf := make([]byte, 0, treeSmall)
-			for ctx.Err() == nil {
-				mu.Lock()
-				i := next
-				next++
-				mu.Unlock()
-				if i >= len(src.Files) {
-					return
-				}
-				f := src.Files[i]
-				sum, err := s.sendTreeFile(ctx, id, src, f, held[f.Rel], &buf)
-				if err != nil {
-					cancel(err)
-					return
-				}
-				sums[i] = sum
-				mu.Lock()
-				progress(f.Size)
-				mu.Unlock()
-			}
-		}()
-	}
-	wg.Wait()
-	if err := context.Cause(ctx); err != nil {
-		return nil, err
-	}
-	return sums, nil
+// treeWrite is store.TreeWrite: an unfinished folder upload, and the objects of its folder a run
+// before sent (held: read only while files are sent).
+type treeWrite struct {
+	s    *Store
+	id   string
+	name string
+	pi   *partialInfo
+	note string
+	try  int
+	held map[string]heldObj
 }
 
-// sendTreeFile makes the object of f equal to the source file and returns its BLAKE3.
-func (s *Store) sendTreeFile(ctx context.Context, id string, src *store.TreeSource, f store.TreeFile, have heldObj, buf *[]byte) (string, error) {
-	sf, err := src.OpenFile(f)
-	if err != nil {
-		return "", err
+func (t *treeWrite) ID() string { return t.id }
+
+// Stored: S3 checks a held object by its size and MD5 as the file is committed.
+func (t *treeWrite) Stored(store.TreeFile) (io.ReadCloser, error) { return nil, nil }
+
+func (t *treeWrite) Close() error { return nil }
+
+// smallBufs hold a small file's bytes between its read and its PUT.
+var smallBufs = sync.Pool{New: func() any { b := make([]byte, 0, treeSmall); return &b }}
+
+// Create starts the object of f: a file up to treeSmall bytes is kept in memory as it is read,
+// a larger one is sent from the source file once hashed; over treeParts, as a multipart upload.
+func (t *treeWrite) Create(_ context.Context, f store.TreeFile, sf store.TreeSourceFile) (store.TreeFileWrite, error) {
+	w := &fileWrite{t: t, f: f, sf: sf}
+	if f.Size <= treeParts {
+		w.md5 = md5.New()
 	}
-	defer sf.Close()
-	h, m := blake3.New(), md5.New()
-	var body io.ReadSeeker
 	if f.Size <= treeSmall {
-		b := (*buf)[:f.Size]
-		if _, err := io.ReadFull(io.NewSectionReader(sf, 0, f.Size), b); err != nil {
-			return "", manifest.Errorf(manifest.UploadSourceChange, "%s: shorter than its %d bytes: %v", f.Path, f.Size, err)
-		}
-		h.Write(b)
-		m.Write(b)
-		body = bytes.NewReader(b)
-	} else {
-		n, err := io.Copy(io.MultiWriter(h, m), io.NewSectionReader(sf, 0, f.Size))
-		if err != nil || n != f.Size {
-			return "", manifest.Errorf(manifest.UploadSourceChange, "%s: shorter than its %d bytes (%v)", f.Path, f.Size, err)
-		}
-		body = io.NewSectionReader(sf, 0, f.Size)
+		w.buf = smallBufs.Get().(*[]byte)
+		*w.buf = (*w.buf)[:0]
 	}
-	if err := sf.Unchanged(); err != nil {
-		return "", err
+	return w, nil
+}
+
+// fileWrite is the object of one file being sent.
+type fileWrite struct {
+	t   *treeWrite
+	f   store.TreeFile
+	sf  store.TreeSourceFile
+	md5 hash.Hash
+	buf *[]byte
+}
+
+func (w *fileWrite) Write(b []byte) (int, error) {
+	if w.md5 != nil {
+		w.md5.Write(b)
 	}
-	sum, digest := hex.EncodeToString(h.Sum(nil)), m.Sum(nil)
+	if w.buf != nil {
+		*w.buf = append(*w.buf, b...)
+	}
+	return len(b), nil
+}
+
+func (w *fileWrite) Abort() {
+	if w.buf != nil {
+		smallBufs.Put(w.buf)
+		w.buf = nil
+	}
+}
+
+// Commit makes the object of the file equal to the bytes hashed (sum), keeping the object held
+// already with the file's size and MD5, and sending it otherwise with its Content-MD5, so that
+// the server checks it got the bytes hashed.
+func (w *fileWrite) Commit(ctx context.Context, sum string) error {
+	defer w.Abort()
+	s, t, f := w.t.s, w.t, w.f
+	have := t.held[f.Rel]
 	if f.Size > treeParts {
-		return sum, s.sendTreeParts(ctx, id, src.Name, f, sf, sum, have)
+		return s.sendTreeParts(ctx, t.id, t.name, f, w.sf, sum, have)
 	}
+	digest := w.md5.Sum(nil)
 	if have.size == f.Size && have.etag == hex.EncodeToString(digest) {
-		return sum, nil // sent whole by a run before
+		return nil // sent whole by a run before
 	}
-	key := s.treeFileKey(id, src.Name, f.Rel)
+	var body io.ReadSeeker = io.NewSectionReader(w.sf, 0, f.Size)
+	if w.buf != nil {
+		body = bytes.NewReader(*w.buf)
+	}
+	key := s.treeFileKey(t.id, t.name, f.Rel)
 	if s.treeSent != nil {
 		s.treeSent(f.Rel)
 	}
-	_, err = s.client.PutObject(ctx, &awss3.PutObjectInput{Bucket: &s.Bucket, Key: &key, Body: body,
+	_, err := s.client.PutObject(ctx, &awss3.PutObjectInput{Bucket: &s.Bucket, Key: &key, Body: body,
 		ContentLength: aws.Int64(f.Size), ContentMD5: aws.String(base64.StdEncoding.EncodeToString(digest)),
 		Metadata: map[string]string{"blake3": sum}}, unsignedPayload)
 	if err != nil {
 		if errCode(err) == "BadDigest" { // the bytes sent are not those hashed: the file changed
-			return "", manifest.Errorf(manifest.UploadSourceChange, "%s: changed while being uploaded", f.Path)
+			return manifest.Errorf(manifest.UploadSourceChange, "%s: changed while being uploaded", f.Path)
 		}
-		return "", s.wrap(manifest.UploadUnreadable, "upload "+id+": "+key, err)
+		return s.wrap(manifest.UploadUnreadable, "upload "+t.id+": "+key, err)
 	}
-	if err := sf.Unchanged(); err != nil {
-		return "", err
+	return w.sf.Unchanged()
+}
+
+// Publish removes what the folder no longer holds (sent by a run before the source changed),
+// checks that the source note still names this upload, and publishes (publishTree).
+func (t *treeWrite) Publish(ctx context.Context, m *store.TreeMeta, files []store.TreeFile, listing []byte) error {
+	s := t.s
+	for _, f := range files {
+		delete(t.held, f.Rel)
 	}
-	return sum, nil
+	var extra []string
+	for rel := range t.held {
+		extra = append(extra, s.treeDir(t.id, t.name)+rel)
+	}
+	if err := s.deleteKeys(ctx, extra); err != nil {
+		return err
+	}
+	// A server may let two create-only writes of the note that race both succeed (as Stream
+	// finds): the note as it is now says which upload is the folder's. The loser drops its own
+	// and takes the winner's, sending what it lacks.
+	if cur := s.noteID(ctx, t.note); cur != "" && cur != t.id && t.try < 3 {
+		s.dropPartial(context.WithoutCancel(ctx), t.id, t.pi)
+		s.unreserve(ctx, t.id)
+		return store.ErrTreeLost
+	}
+	if err := s.publishTree(ctx, m, listing, path.Base(t.note)); err != nil {
+		return err
+	}
+	s.client.DeleteObject(ctx, &awss3.DeleteObjectInput{Bucket: &s.Bucket, Key: aws.String(s.infoKey(t.id))})
+	for _, f := range files {
+		if f.Size > treeParts { // a killed run's multipart upload of it may be left
+			s.dropTreeMultiparts(ctx, t.id)
+			break
+		}
+	}
+	return nil
 }
 
 // sendTreeParts puts the large file f (hashed already: sum) as a multipart upload of its key,
@@ -475,53 +452,33 @@ func (th *treeHead) info(id string) *store.Info {
 	return &store.Info{ID: id, Name: th.name, Size: th.size, Blake3: th.blake3, Made: th.made}
 }
 
-// TreeInfo is store.Trees.TreeInfo for S3: the metadata and the listing, each checked against
-// the other.
+// TreeInfo is store.Trees.TreeInfo for S3.
 func (s *Store) TreeInfo(ctx context.Context, id string) (*store.TreeInfo, error) {
-	if err := store.ValidID(id); err != nil {
-		return nil, err
+	return store.TreeInfoOf(ctx, s, id)
+}
+
+// ReadTreeObject reads the metadata or the listing of the folder upload id. A one-file upload
+// never holds .upload.json: without it, an upload that Info reads is a file upload.
+func (s *Store) ReadTreeObject(ctx context.Context, id, name string) ([]byte, string, error) {
+	key := s.key(id, name)
+	if name == store.MetaName {
+		if err := s.exists(ctx, id); err != nil {
+			return nil, key, err
+		}
 	}
-	if err := s.exists(ctx, id); err != nil {
-		return nil, err
-	}
-	listing, _, _, err := s.getObject(ctx, s.treeKey(id))
-	if err != nil && !notFound(err) {
-		return nil, s.wrap(manifest.UploadUnreadable, "upload "+id, err)
-	}
-	var mb []byte
-	if err == nil {
-		mb, _, _, err = s.getObject(ctx, s.treeMetaKey(id))
-	}
-	if notFound(err) {
+	b, _, _, err := s.getObject(ctx, key)
+	switch {
+	case notFound(err) && name == store.MetaName:
 		if _, ierr := s.Info(ctx, id); ierr == nil {
-			return nil, manifest.Errorf(manifest.UploadInvalid, "upload %s: a file, not a folder", id)
+			return nil, key, manifest.Errorf(manifest.UploadInvalid, "upload %s: a file, not a folder", id)
 		}
-		return nil, s.missing(id)
+		return nil, key, s.missing(id)
+	case notFound(err):
+		return nil, key, s.missing(id)
+	case err != nil:
+		return nil, key, s.wrap(manifest.UploadUnreadable, "upload "+id, err)
 	}
-	if err != nil {
-		return nil, s.wrap(manifest.UploadUnreadable, "upload "+id, err)
-	}
-	var m treeMeta
-	if json.Unmarshal(mb, &m) != nil || m.ID != id || store.ValidTreeName(m.Name) != nil || m.Kind != store.KindFolder {
-		return nil, manifest.Errorf(manifest.UploadUnreadable, "upload %s: %s is damaged", id, s.treeMetaKey(id))
-	}
-	ti := &store.TreeInfo{Info: m.Info}
-	sc := bufio.NewScanner(bytes.NewReader(listing))
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
-		sum, rel, err := ops.ParseB3sumLine(sc.Text())
-		if err != nil || store.CheckRel(rel) != nil || len(ti.Files) >= len(m.Sizes) {
-			return nil, manifest.Errorf(manifest.UploadUnreadable, "upload %s: %s is damaged", id, s.treeKey(id))
-		}
-		ti.Files = append(ti.Files, store.TreeFile{Rel: rel, Size: m.Sizes[len(ti.Files)], Blake3: sum})
-	}
-	if sc.Err() != nil || len(ti.Files) != m.Files || len(m.Sizes) != m.Files {
-		return nil, manifest.Errorf(manifest.UploadUnreadable, "upload %s: %s is damaged", id, s.treeKey(id))
-	}
-	if got := hexSum(listing); got != m.Blake3 {
-		return nil, manifest.Errorf(manifest.VerifyMismatch, "upload %s: %s hashes to %s, its metadata says %s (the listing changed)", id, s.treeKey(id), got, m.Blake3)
-	}
-	return ti, nil
+	return b, key, nil
 }
 
 // FolderFiles is store.Trees.FolderFiles for S3: one listing of P/<id>/ (a file upload costs no
@@ -571,18 +528,14 @@ func (s *Store) getObjectHead(ctx context.Context, key string) (*awss3.HeadObjec
 	return s.client.HeadObject(ctx, &awss3.HeadObjectInput{Bucket: &s.Bucket, Key: &key})
 }
 
-// OpenTreeFile is store.Trees.OpenTreeFile for S3: the file's object, of a finished folder
-// upload only, read as Open reads a file upload's (its ETag held, its BLAKE3 from its metadata).
+// OpenTreeFile is store.Trees.OpenTreeFile for S3.
 func (s *Store) OpenTreeFile(ctx context.Context, id, name, rel string) (store.Reader, error) {
-	if err := store.ValidID(id); err != nil {
-		return nil, err
-	}
-	if err := store.ValidTreeName(name); err != nil {
-		return nil, err
-	}
-	if err := store.CheckRel(rel); err != nil {
-		return nil, err
-	}
+	return store.OpenTree(ctx, s, id, name, rel)
+}
+
+// OpenTreeObject opens the file's object, of a finished folder upload only, read as Open reads a
+// file upload's (its ETag held, its BLAKE3 from its metadata).
+func (s *Store) OpenTreeObject(ctx context.Context, id, name, rel string) (store.Reader, error) {
 	if err := s.exists(ctx, id); err != nil {
 		return nil, err
 	}
@@ -614,49 +567,56 @@ func (s *Store) OpenTreeFile(ctx context.Context, id, name, rel string) (store.R
 	return s.openKey(ctx, id, rel, s.treeFileKey(id, name, rel))
 }
 
-// VerifyTree is store.Trees.VerifyTree for S3: the listing against the metadata, every file's
-// object read whole (treeJobs at once) against its listed size and BLAKE3, and any object of the
-// upload the listing does not name, each named.
+// VerifyTree is store.Trees.VerifyTree for S3.
 func (s *Store) VerifyTree(ctx context.Context, id string, progress func(int64)) (*store.TreeInfo, error) {
-	ti, err := s.TreeInfo(ctx, id)
+	return store.VerifyTreeOf(ctx, s, id, progress)
+}
+
+// ReadTreeFile opens a file's object for verify.
+func (s *Store) ReadTreeFile(ctx context.Context, ti *store.TreeInfo, rel string) (io.ReadCloser, error) {
+	out, err := s.client.GetObject(ctx, &awss3.GetObjectInput{Bucket: &s.Bucket, Key: aws.String(s.treeFileKey(ti.ID, ti.Name, rel))})
+	if notFound(err) {
+		return nil, s.missing(ti.ID)
+	}
 	if err != nil {
-		return nil, err
+		return nil, s.wrap(manifest.UploadUnreadable, "upload "+ti.ID, err)
 	}
-	listed := map[string]bool{}
-	for _, f := range ti.Files {
-		listed[f.Rel] = true
-	}
-	c := store.TreeCheck{Jobs: treeJobs,
-		Open: func(ctx context.Context, rel string) (io.ReadCloser, error) {
-			out, err := s.client.GetObject(ctx, &awss3.GetObjectInput{Bucket: &s.Bucket, Key: aws.String(s.treeFileKey(id, ti.Name, rel))})
-			if notFound(err) {
-				return nil, s.missing(id)
-			}
-			if err != nil {
-				return nil, s.wrap(manifest.UploadUnreadable, "upload "+id, err)
-			}
-			return out.Body, nil
-		},
-		ReadErr: func(rel string, n int64, err error) error {
-			return s.readErr(id, s.treeFileKey(id, ti.Name, rel), n, err)
-		}}
-	top := s.key(id) + "/"
-	dir := s.treeDir(id, ti.Name)
-	if err := s.listObjects(ctx, top, func(o types.Object) error {
-		k := aws.ToString(o.Key)
-		switch rel, in := strings.CutPrefix(k, dir); {
-		case in && !listed[rel]:
-			c.Extra = append(c.Extra, manifest.Quote(rel)+" was added")
-		case in:
-		case k == s.treeKey(id), k == s.treeMetaKey(id), k == s.usedKey(id):
+	return out.Body, nil
+}
+
+func (s *Store) TreeReadErr(ti *store.TreeInfo, rel string, n int64, err error) error {
+	return s.readErr(ti.ID, s.treeFileKey(ti.ID, ti.Name, rel), n, err)
+}
+
+// CheckTreeTop lists the upload's objects by prefix and names any that is neither in its folder
+// nor its listing, metadata or marker.
+func (s *Store) CheckTreeTop(ctx context.Context, ti *store.TreeInfo) ([]string, error) {
+	var beside []string
+	id, dir := ti.ID, s.treeDir(ti.ID, ti.Name)
+	if err := s.listObjects(ctx, s.key(id)+"/", func(o types.Object) error {
+		switch k := aws.ToString(o.Key); {
+		case strings.HasPrefix(k, dir), k == s.treeKey(id), k == s.treeMetaKey(id), k == s.usedKey(id):
 		default:
-			c.Extra = append(c.Extra, fmt.Sprintf("%s: unexpected object beside the folder", k))
+			beside = append(beside, fmt.Sprintf("%s: unexpected object beside the folder", k))
 		}
 		return nil
 	}); err != nil {
-		return ti, s.wrap(manifest.UploadUnreadable, "upload "+id, err)
+		return nil, s.wrap(manifest.UploadUnreadable, "upload "+id, err)
 	}
-	return ti, store.CheckTree(ctx, ti, c, progress)
+	return beside, nil
+}
+
+// ReadTreeDir lists the objects of the upload's folder by prefix (FlatList): every file at once.
+func (s *Store) ReadTreeDir(ctx context.Context, ti *store.TreeInfo, _ string) ([]store.TreeEntry, error) {
+	var es []store.TreeEntry
+	dir := s.treeDir(ti.ID, ti.Name)
+	if err := s.listObjects(ctx, dir, func(o types.Object) error {
+		es = append(es, store.TreeEntry{Name: strings.TrimPrefix(aws.ToString(o.Key), dir), File: true})
+		return nil
+	}); err != nil {
+		return nil, s.wrap(manifest.UploadUnreadable, "upload "+ti.ID, err)
+	}
+	return es, nil
 }
 
 // treeObject tells whether name (a key's part after P/<id>/) is a folder upload's.

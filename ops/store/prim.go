@@ -1,0 +1,154 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"io"
+)
+
+// The primitives of a backend: the new seam under the store's rules.
+//
+// Backend (backend.go) is what the commands call; below it, each backend used to write every rule
+// of the store again (resume bookkeeping, folder trees, verify, finding an upload again). This
+// file declares what a backend must do that is its own, and nothing else, as restic's backends
+// are a few primitives (save, load a range, stat, list, remove) under one repository: the rules
+// are written once in this package over these methods, and a new backend (the in-memory one of
+// the tests, a future one) implements only them.
+//
+// Folder uploads are the first rules moved onto it (treeengine.go, treeverify.go: UploadTree,
+// TreeInfoOf, OpenTree, VerifyTreeOf; treeengine_test.go has the smallest backend of them, in
+// maps); the other store rules are to follow onto the same kind of primitives. What each
+// primitive is, in store terms:
+//
+//   - create-only publish: TreeWrite.Publish makes a whole tree finished at once, or leaves it
+//     unfinished, and never replaces a finished upload (a rename that refuses to replace; a
+//     conditional PUT with If-None-Match: *);
+//   - ranged reads and stat: ReadTreeObject (a small object beside an upload, read whole),
+//     OpenTreeObject (one file of a finished tree, read through the backend's guarded open);
+//   - list by prefix: ReadTreeDir and CheckTreeTop (what an upload holds beside what its
+//     listing names);
+//   - remove: what a resumed write replaces (TreeWrite.Create) and what a published tree no longer
+//     holds (Publish);
+//   - the resumable write: StartTree finds the unfinished upload of the same source (a partial
+//     folder; a source note and the objects already sent) or starts one, and TreeWrite writes it
+//     file by file.
+//
+// Capabilities are declared once, in TreeProperties, not discovered by type assertion.
+
+// TreeProperties are what a backend's folder uploads can do, declared once by the backend.
+type TreeProperties struct {
+	// Jobs is how many files of a tree the engine writes at once. 1: one after another in the
+	// order of their paths (a backend that keeps the folders of the last path open relies on
+	// it); more: in any order, each TreeWrite method then called from several goroutines.
+	Jobs int
+	// VerifyJobs is how many files verify reads at once (at least 1).
+	VerifyJobs int
+	// FlatList: ReadTreeDir of the top gives every file below it (a listing by prefix).
+	FlatList bool
+}
+
+// TreeEntry is one entry of a folder of a finished folder upload (ReadTreeDir).
+type TreeEntry struct {
+	Name string
+	File bool   // a regular file
+	Dir  bool   // a folder; neither: something else (a link, a device), named by verify
+	Why  string // what is wrong with this folder (its owner, its mode): named by verify
+	Skip string // why this folder is not entered ("": it is)
+}
+
+// TreeBackend is what a backend implements so that the rules of folder uploads, written once in
+// this package, run over it. Every method names an upload by a valid id; the engine checks ids,
+// names and paths before it calls one.
+type TreeBackend interface {
+	// TreeProperties is what the backend can do.
+	TreeProperties() TreeProperties
+
+	// TreeHashFirst reports whether the engine hashes a source whose BLAKE3 the record does
+	// not give before it writes anything: always for a backend whose resume is keyed on the
+	// BLAKE3 (S3's source note), or when a finished upload of this name and size may be there
+	// to name again. A backend that must check the store first (exists, is a store) does so
+	// here: it is the first call of an upload.
+	TreeHashFirst(ctx context.Context, name string, size int64) (bool, error)
+
+	// StartTree finds what a run of the folder st.Src can take up: a finished upload of the
+	// same tree (found: its id, which the engine checks whole before it names it), else the
+	// unfinished upload of the same source to resume, else a new one (w). A finished upload
+	// whose id is st.Avoid (found damaged, or no longer usable) is not found again: the folder
+	// is then uploaded afresh under a new id, which is how a damaged one is repaired.
+	StartTree(ctx context.Context, st TreeStart) (found string, w TreeWrite, err error)
+
+	// ReuseTree is told that the engine names the finished upload id again (intact); false
+	// when it cannot be named (removed meanwhile): the folder is then uploaded afresh.
+	ReuseTree(ctx context.Context, id string) bool
+
+	// ReadTreeObject reads whole the small object name (MetaName or TreeListName) kept beside
+	// the files of the finished upload id, through the backend's guarded open; upload.missing
+	// (manifest.CodeOf) when it is not there. where names it in messages (a path, a key).
+	ReadTreeObject(ctx context.Context, id, name string) (data []byte, where string, err error)
+
+	// OpenTreeObject opens the file rel of the finished folder upload id named name, for a
+	// reader (resolve): the guarded open of docs/store.md. upload.missing when it is not there.
+	OpenTreeObject(ctx context.Context, id, name, rel string) (Reader, error)
+
+	// ReadTreeFile opens the file rel of the folder upload ti for verify, to read whole
+	// (upload.missing when it is not there); TreeReadErr codes an error met n bytes into it.
+	ReadTreeFile(ctx context.Context, ti *TreeInfo, rel string) (io.ReadCloser, error)
+	TreeReadErr(ti *TreeInfo, rel string, n int64, err error) error
+
+	// CheckTreeTop checks the finished folder upload ti as the backend keeps it beside its
+	// folder (what its own guards demand of the upload's folder or objects: an error stops
+	// verify), and names what it holds there that is no part of the upload (each a message).
+	CheckTreeTop(ctx context.Context, ti *TreeInfo) ([]string, error)
+
+	// ReadTreeDir lists the folder dir ("": the top) of the finished folder upload ti, never
+	// following a link, sorted by name. A backend whose listing by prefix gives everything below
+	// at once (TreeProperties.FlatList) gives every file for dir "", its path from the folder as
+	// its Name, and is asked no more: the engine walks the tree (verify's files added).
+	ReadTreeDir(ctx context.Context, ti *TreeInfo, dir string) ([]TreeEntry, error)
+}
+
+// TreeStart is what StartTree is given.
+type TreeStart struct {
+	Src    *TreeSource
+	Size   int64  // the folder's bytes (every file's)
+	Blake3 string // the folder's BLAKE3: "" when neither the record nor TreeHashFirst gave it
+	Avoid  string // a finished upload not to find again ("": none)
+	Try    int    // how many times this upload started over after ErrTreeLost
+}
+
+// TreeWrite is the resumable write of one unfinished folder upload. Close releases it (a lock,
+// open folders) and may be called after Publish.
+type TreeWrite interface {
+	// ID is the upload's id.
+	ID() string
+
+	// Stored opens the copy of f that a run before left, for the engine to compare with the
+	// source byte for byte: nil when there is none, or when the backend checks what it holds
+	// as the file is committed (TreeFileWrite.Commit: an S3 object's size and MD5).
+	Stored(f TreeFile) (io.ReadCloser, error)
+
+	// Create starts the write of f, replacing what is there; src is the source file (the
+	// bytes also come through Write, in order, as the engine reads and hashes them).
+	Create(ctx context.Context, f TreeFile, src TreeSourceFile) (TreeFileWrite, error)
+
+	// Publish makes the tree finished at once with its metadata m and listing, create-only:
+	// files lists every file of it (sorted), so that what a run before sent and the folder no
+	// longer holds goes first. ErrTreeLost: another run of the same folder owns the upload now;
+	// the engine starts over (with st.Try one more).
+	Publish(ctx context.Context, m *TreeMeta, files []TreeFile, listing []byte) error
+
+	Close() error
+}
+
+// TreeFileWrite is the write of one file of a folder upload.
+type TreeFileWrite interface {
+	io.Writer // the file's bytes, in order; an error is coded (store.unreachable, upload.unreadable)
+	// Commit ends the file, whose BLAKE3 is blake3: durable by the time Publish returns. A
+	// backend that holds this file already (a run before sent it) may keep that copy.
+	Commit(ctx context.Context, blake3 string) error
+	// Abort drops what was written (the write failed).
+	Abort()
+}
+
+// ErrTreeLost is Publish's answer when another run of the same folder took its upload over.
+var ErrTreeLost = errors.New("another run of the same folder owns its upload")

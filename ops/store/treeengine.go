@@ -1,0 +1,405 @@
+package store
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/ops"
+	"github.com/zeebo/blake3"
+)
+
+// The rules of folder uploads, written once over a TreeBackend (prim.go): a backend's Trees
+// methods are these functions called with itself.
+
+// UploadTree is Trees.UploadTree over b: the source checked, the tree found again when a finished
+// upload of it is still intact, else its unfinished upload resumed (each file already stored
+// whole and equal to the source kept) or a new one written, hashed as it is copied, and
+// published create-only with its listing.
+func UploadTree(ctx context.Context, b TreeBackend, src TreeSource, opts TreeOptions) (*TreeInfo, error) {
+	if err := ValidTreeName(src.Name); err != nil {
+		return nil, err
+	}
+	want, err := CheckHex(src.Blake3)
+	if err != nil {
+		return nil, err
+	}
+	total, err := CheckTreeSource(&src)
+	if err != nil {
+		return nil, err
+	}
+	progress := opts.Progress
+	if progress == nil {
+		progress = func(int64) {}
+	}
+	first, err := b.TreeHashFirst(ctx, src.Name, total)
+	if err != nil {
+		return nil, err
+	}
+	if want == "" && first {
+		if want, err = HashTree(ctx, &src); err != nil {
+			return nil, err
+		}
+	}
+	st := TreeStart{Src: &src, Size: total, Blake3: want}
+	for {
+		found, w, err := b.StartTree(ctx, st)
+		if err != nil {
+			return nil, err
+		}
+		if found != "" {
+			// A finished upload of this tree is named again only when it is still intact
+			// (TreeIntact); a damaged one is avoided, and the folder uploaded afresh.
+			if ti, err := VerifyTreeOf(ctx, b, found, nil); err == nil && ti.Blake3 == want && b.ReuseTree(ctx, found) {
+				progress(total)
+				return TreeInfoOf(ctx, b, found)
+			}
+			st.Avoid = found
+			continue
+		}
+		ti, err := writeTree(ctx, w, &src, total, want, b.TreeProperties().Jobs, progress)
+		w.Close()
+		if err == ErrTreeLost {
+			if opts.Progress != nil {
+				opts.Progress(-total)
+			}
+			st.Try++
+			continue
+		}
+		return ti, err
+	}
+}
+
+// writeTree writes every file of src through w (jobs at once), checks the tree's BLAKE3 against
+// want ("": not checked) and publishes it.
+func writeTree(ctx context.Context, w TreeWrite, src *TreeSource, total int64, want string, jobs int, progress func(int64)) (*TreeInfo, error) {
+	sums, err := putTreeFiles(ctx, w, src, jobs, progress)
+	if err != nil {
+		return nil, err
+	}
+	var sum manifest.TreeSum
+	sizes := make([]int64, len(src.Files))
+	for i, f := range src.Files {
+		sum.Add(f.Rel, sums[i])
+		sizes[i] = f.Size
+	}
+	got := sum.Sum()
+	if want != "" && got != want {
+		return nil, manifest.Errorf(manifest.UploadHashMismatch, "%s: the folder's BLAKE3 is %s, the manifest says %s (changed since it was sniffed, or walked with other --exclude/--no-ignore)", src.Path, got, want)
+	}
+	m := &TreeMeta{Info: Info{ID: w.ID(), Name: src.Name, Size: total, Blake3: got, Made: time.Now().UTC()},
+		Kind: KindFolder, Files: len(src.Files), Sizes: sizes}
+	ti := &TreeInfo{Info: m.Info, Files: make([]TreeFile, len(src.Files))}
+	for i, f := range sum.Files() {
+		ti.Files[i] = TreeFile{Rel: f.Rel, Size: sizes[i], Blake3: f.Blake3}
+	}
+	if err := w.Publish(ctx, m, ti.Files, TreeListing(&sum)); err != nil {
+		return nil, err
+	}
+	return ti, nil
+}
+
+// treeBufs are the buffers of a tree's writes: each worker takes two (the source's, and the
+// stored copy's that a resume compares with it).
+var treeBufs = sync.Pool{New: func() any { b := make([]byte, 256<<10); return &b }}
+
+// putTreeFiles writes every file of src through w, jobs at once (1: in order, in this goroutine),
+// and returns each file's BLAKE3 in src's order. progress is told each file's bytes once it is
+// written. ctx cancelled: it stops and returns ctx's error, what was written kept for a resume.
+func putTreeFiles(ctx context.Context, w TreeWrite, src *TreeSource, jobs int, progress func(int64)) ([]string, error) {
+	sums := make([]string, len(src.Files))
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	var (
+		mu   sync.Mutex
+		next int
+		wg   sync.WaitGroup
+	)
+	work := func() {
+		p := treePut{h: blake3.New(), buf: treeBufs.Get().(*[]byte), sbuf: treeBufs.Get().(*[]byte)}
+		defer treeBufs.Put(p.buf)
+		defer treeBufs.Put(p.sbuf)
+		for ctx.Err() == nil {
+			mu.Lock()
+			i := next
+			next++
+			mu.Unlock()
+			if i >= len(src.Files) {
+				return
+			}
+			f := src.Files[i]
+			sum, err := p.put(ctx, w, src, f)
+			if err != nil {
+				cancel(err)
+				return
+			}
+			sums[i] = sum
+			mu.Lock()
+			progress(f.Size)
+			mu.Unlock()
+		}
+	}
+	if jobs <= 1 {
+		work()
+	} else {
+		for range min(jobs, len(src.Files)) {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				work()
+			}()
+		}
+		wg.Wait()
+	}
+	if err := context.Cause(ctx); err != nil {
+		return nil, err
+	}
+	return sums, nil
+}
+
+// PutTreeFile makes the stored copy of the file f of src equal to the source through w, as
+// UploadTree does for each file, and returns its BLAKE3.
+func PutTreeFile(ctx context.Context, w TreeWrite, src *TreeSource, f TreeFile) (string, error) {
+	p := treePut{h: blake3.New(), buf: treeBufs.Get().(*[]byte), sbuf: treeBufs.Get().(*[]byte)}
+	defer treeBufs.Put(p.buf)
+	defer treeBufs.Put(p.sbuf)
+	return p.put(ctx, w, src, f)
+}
+
+// treePut is one worker's state.
+type treePut struct {
+	h         *blake3.Hasher
+	buf, sbuf *[]byte
+}
+
+// put makes the stored copy of f equal to the source and returns the source's BLAKE3. A copy a
+// run before left, whole and equal to the source byte for byte, is kept; anything else there is
+// replaced.
+func (p *treePut) put(ctx context.Context, w TreeWrite, src *TreeSource, f TreeFile) (string, error) {
+	sf, err := src.OpenFile(f)
+	if err != nil {
+		return "", err
+	}
+	defer sf.Close()
+	have, err := w.Stored(f)
+	if err != nil {
+		return "", err
+	}
+	if have != nil {
+		sum, ok := p.same(have, sf, f.Size)
+		have.Close()
+		if ok {
+			return sum, nil
+		}
+	}
+	out, err := w.Create(ctx, f, sf)
+	if err != nil {
+		return "", err
+	}
+	r := io.NewSectionReader(sf, 0, f.Size)
+	buf := *p.buf
+	p.h.Reset()
+	var n int64
+	for {
+		k, rerr := r.Read(buf)
+		if k > 0 {
+			p.h.Write(buf[:k])
+			if _, err := out.Write(buf[:k]); err != nil {
+				out.Abort()
+				return "", err
+			}
+			n += int64(k)
+		}
+		if rerr == io.EOF {
+			break
+		}
+		if rerr != nil {
+			out.Abort()
+			return "", manifest.Errorf(manifest.FileUnreadable, "%s: %v", f.Path, rerr)
+		}
+	}
+	if n != f.Size {
+		out.Abort()
+		return "", manifest.Errorf(manifest.UploadSourceChange, "%s: changed while being uploaded", f.Path)
+	}
+	if err := sf.Unchanged(); err != nil {
+		out.Abort()
+		return "", err
+	}
+	var sum [32]byte
+	s := hex.EncodeToString(p.h.Sum(sum[:0]))
+	if err := out.Commit(ctx, s); err != nil {
+		return "", err
+	}
+	return s, nil
+}
+
+// same reports whether have (a stored copy of size bytes) is equal to the source; then it
+// returns the source's BLAKE3, read once.
+func (p *treePut) same(have io.Reader, sf SourceFile, size int64) (string, bool) {
+	src := io.NewSectionReader(sf, 0, size)
+	buf, sbuf := *p.buf, *p.sbuf
+	p.h.Reset()
+	var n int64
+	for {
+		k, err := io.ReadFull(src, sbuf)
+		if k > 0 {
+			if _, herr := io.ReadFull(have, buf[:k]); herr != nil || !bytes.Equal(buf[:k], sbuf[:k]) {
+				return "", false
+			}
+			p.h.Write(sbuf[:k])
+			n += int64(k)
+		}
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
+			break
+		}
+		if err != nil {
+			return "", false
+		}
+	}
+	if n != size || sf.Unchanged() != nil {
+		return "", false
+	}
+	var sum [32]byte
+	return hex.EncodeToString(p.h.Sum(sum[:0])), true
+}
+
+// TreeInfoOf is Trees.TreeInfo over b: the listing and the metadata of the finished folder
+// upload id, each checked against the other. upload.invalid for a finished upload of one file,
+// upload.missing for no finished upload.
+func TreeInfoOf(ctx context.Context, b TreeBackend, id string) (*TreeInfo, error) {
+	if err := ValidID(id); err != nil {
+		return nil, err
+	}
+	// The metadata first (its kind tells a file upload's), then the listing: on a backend that
+	// writes the listing last (S3), it is what makes a folder upload finished.
+	mb, mwhere, err := b.ReadTreeObject(ctx, id, MetaName)
+	if err != nil {
+		return nil, err
+	}
+	var m TreeMeta
+	if json.Unmarshal(mb, &m) != nil || Recognize(id, m.ID, false, &m.Info) != nil {
+		return nil, manifest.Errorf(manifest.UploadUnreadable, "upload %s: %s is damaged", id, mwhere)
+	}
+	if m.Kind != KindFolder {
+		return nil, manifest.Errorf(manifest.UploadInvalid, "upload %s: a file (%s), not a folder", id, m.Name)
+	}
+	if ValidTreeName(m.Name) != nil {
+		return nil, manifest.Errorf(manifest.UploadUnreadable, "upload %s: %s is damaged", id, mwhere)
+	}
+	listing, lwhere, err := b.ReadTreeObject(ctx, id, TreeListName)
+	if err != nil {
+		return nil, err
+	}
+	ti := &TreeInfo{Info: m.Info}
+	damaged := manifest.Errorf(manifest.UploadUnreadable, "upload %s: %s is damaged", id, lwhere)
+	sc := bufio.NewScanner(bytes.NewReader(listing))
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		sum, rel, err := ops.ParseB3sumLine(sc.Text())
+		if err != nil || CheckRel(rel) != nil || len(ti.Files) >= len(m.Sizes) {
+			return nil, damaged
+		}
+		ti.Files = append(ti.Files, TreeFile{Rel: rel, Size: m.Sizes[len(ti.Files)], Blake3: sum})
+	}
+	if sc.Err() != nil || len(ti.Files) != m.Files || len(m.Sizes) != m.Files {
+		return nil, damaged
+	}
+	h := blake3.Sum256(listing)
+	if got := hex.EncodeToString(h[:]); got != m.Blake3 {
+		return nil, manifest.Errorf(manifest.VerifyMismatch, "upload %s: %s hashes to %s, its metadata says %s (the listing changed)", id, lwhere, got, m.Blake3)
+	}
+	return ti, nil
+}
+
+// OpenTree is Trees.OpenTreeFile over b: id, name and rel checked, then the backend's guarded
+// open.
+func OpenTree(ctx context.Context, b TreeBackend, id, name, rel string) (Reader, error) {
+	if err := ValidID(id); err != nil {
+		return nil, err
+	}
+	if err := ValidTreeName(name); err != nil {
+		return nil, err
+	}
+	if err := CheckRel(rel); err != nil {
+		return nil, err
+	}
+	return b.OpenTreeObject(ctx, id, name, rel)
+}
+
+// VerifyTreeOf is Trees.VerifyTree over b: the listing against the metadata (TreeInfoOf), the
+// upload as the backend keeps it (CheckTreeTop, treeExtra), and every file read whole against its listed size
+// and BLAKE3 (CheckTree), each file that changed, went missing or was added named.
+func VerifyTreeOf(ctx context.Context, b TreeBackend, id string, progress func(int64)) (*TreeInfo, error) {
+	ti, err := TreeInfoOf(ctx, b, id)
+	if err != nil {
+		return nil, err
+	}
+	listed := make(map[string]bool, len(ti.Files))
+	for _, f := range ti.Files {
+		listed[f.Rel] = true
+	}
+	extra, err := treeExtra(ctx, b, ti, listed)
+	if err != nil {
+		return ti, err
+	}
+	c := TreeCheck{Jobs: b.TreeProperties().VerifyJobs, Extra: extra,
+		Open:    func(ctx context.Context, rel string) (io.ReadCloser, error) { return b.ReadTreeFile(ctx, ti, rel) },
+		ReadErr: func(rel string, n int64, err error) error { return b.TreeReadErr(ti, rel, n, err) }}
+	return ti, CheckTree(ctx, ti, c, progress)
+}
+
+// treeExtra walks the folder upload ti through ReadTreeDir and names what its listing does not:
+// a file added, a folder the backend finds wrong or does not enter, anything that is neither a
+// regular file nor a folder; then what CheckTreeTop found beside the folder.
+func treeExtra(ctx context.Context, b TreeBackend, ti *TreeInfo, listed map[string]bool) ([]string, error) {
+	beside, err := b.CheckTreeTop(ctx, ti)
+	if err != nil {
+		return nil, err
+	}
+	flat := b.TreeProperties().FlatList
+	var extra []string
+	var walk func(dir string) error
+	walk = func(dir string) error {
+		es, err := b.ReadTreeDir(ctx, ti, dir)
+		if err != nil {
+			return err
+		}
+		for _, e := range es {
+			r := e.Name
+			if dir != "" {
+				r = dir + "/" + e.Name
+			}
+			switch {
+			case e.File:
+				if !listed[r] {
+					extra = append(extra, manifest.Quote(r)+" was added")
+				}
+			case e.Dir:
+				if e.Why != "" {
+					extra = append(extra, manifest.Quote(r+" ("+e.Why+")")+" was added")
+				}
+				if e.Skip != "" {
+					extra = append(extra, manifest.Quote(r+" ("+e.Skip+")")+" was added")
+				} else if !flat {
+					if err := walk(r); err != nil {
+						return err
+					}
+				}
+			default:
+				extra = append(extra, manifest.Quote(r+" (not a regular file)")+" was added")
+			}
+		}
+		return nil
+	}
+	if err := walk(""); err != nil {
+		return nil, err
+	}
+	return append(extra, beside...), nil
+}

@@ -1,0 +1,241 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/attachctl/attachctl/manifest"
+)
+
+// memTrees is the smallest TreeBackend: trees kept in maps. It tests the engine's rules (resume,
+// naming a finished tree again, repair, the restart after ErrTreeLost, verify) apart from any
+// backend, and shows what a backend gives.
+type memTrees struct {
+	mu       sync.Mutex
+	jobs     int
+	next     int
+	partial  map[string]*memWrite         // by source path
+	finished map[string]map[string][]byte // id -> object name (MetaName, TreeListName, "f/"+rel) -> bytes
+	created  map[string]int               // rel -> files written (not kept by a resume)
+	lose     int                          // Publish answers ErrTreeLost this many times
+	reused   []string
+}
+
+func newMemTrees(jobs int) *memTrees {
+	return &memTrees{jobs: jobs, partial: map[string]*memWrite{}, finished: map[string]map[string][]byte{}, created: map[string]int{}}
+}
+
+func (m *memTrees) TreeProperties() TreeProperties {
+	return TreeProperties{Jobs: m.jobs, VerifyJobs: 2, FlatList: true}
+}
+
+func (m *memTrees) TreeHashFirst(context.Context, string, int64) (bool, error) { return true, nil }
+
+func (m *memTrees) StartTree(_ context.Context, st TreeStart) (string, TreeWrite, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for id, objs := range m.finished {
+		var tm TreeMeta
+		json.Unmarshal(objs[MetaName], &tm)
+		if tm.Blake3 == st.Blake3 && tm.Name == st.Src.Name && id != st.Avoid {
+			return id, nil, nil
+		}
+	}
+	if w := m.partial[st.Src.Path]; w != nil {
+		return "", w, nil
+	}
+	m.next++
+	w := &memWrite{m: m, id: fmt.Sprintf("0190c4d2-0000-7000-8000-%012d", m.next), path: st.Src.Path, files: map[string][]byte{}}
+	m.partial[st.Src.Path] = w
+	return "", w, nil
+}
+
+func (m *memTrees) ReuseTree(_ context.Context, id string) bool {
+	m.reused = append(m.reused, id)
+	return true
+}
+
+func (m *memTrees) object(id, name string) ([]byte, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	b, ok := m.finished[id][name]
+	return b, ok
+}
+
+func (m *memTrees) ReadTreeObject(_ context.Context, id, name string) ([]byte, string, error) {
+	if b, ok := m.object(id, name); ok {
+		return b, id + "/" + name, nil
+	}
+	return nil, "", manifest.Errorf(manifest.UploadMissing, "upload %s: not there", id)
+}
+
+func (m *memTrees) OpenTreeObject(context.Context, string, string, string) (Reader, error) {
+	return nil, manifest.Errorf(manifest.UploadInvalid, "not kept")
+}
+
+func (m *memTrees) ReadTreeFile(_ context.Context, ti *TreeInfo, rel string) (io.ReadCloser, error) {
+	if b, ok := m.object(ti.ID, "f/"+rel); ok {
+		return io.NopCloser(bytes.NewReader(b)), nil
+	}
+	return nil, manifest.Errorf(manifest.UploadMissing, "upload %s: %s not there", ti.ID, rel)
+}
+
+func (m *memTrees) TreeReadErr(_ *TreeInfo, _ string, _ int64, err error) error { return err }
+
+func (m *memTrees) CheckTreeTop(context.Context, *TreeInfo) ([]string, error) { return nil, nil }
+
+func (m *memTrees) ReadTreeDir(_ context.Context, ti *TreeInfo, _ string) ([]TreeEntry, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var es []TreeEntry
+	for k := range m.finished[ti.ID] {
+		if rel, ok := strings.CutPrefix(k, "f/"); ok {
+			es = append(es, TreeEntry{Name: rel, File: true})
+		}
+	}
+	sort.Slice(es, func(i, j int) bool { return es[i].Name < es[j].Name })
+	return es, nil
+}
+
+type memWrite struct {
+	m     *memTrees
+	id    string
+	path  string
+	files map[string][]byte // guarded by m.mu
+}
+
+func (w *memWrite) ID() string { return w.id }
+
+func (w *memWrite) Stored(f TreeFile) (io.ReadCloser, error) {
+	w.m.mu.Lock()
+	defer w.m.mu.Unlock()
+	if b, ok := w.files[f.Rel]; ok && int64(len(b)) == f.Size {
+		return io.NopCloser(bytes.NewReader(b)), nil
+	}
+	return nil, nil
+}
+
+func (w *memWrite) Create(_ context.Context, f TreeFile, _ TreeSourceFile) (TreeFileWrite, error) {
+	return &memFile{w: w, rel: f.Rel}, nil
+}
+
+func (w *memWrite) Publish(_ context.Context, tm *TreeMeta, files []TreeFile, listing []byte) error {
+	m := w.m
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.lose > 0 {
+		m.lose--
+		delete(m.partial, w.path)
+		return ErrTreeLost
+	}
+	mb, _ := json.Marshal(tm)
+	objs := map[string][]byte{MetaName: mb, TreeListName: listing}
+	for _, f := range files {
+		objs["f/"+f.Rel] = w.files[f.Rel]
+	}
+	m.finished[w.id] = objs
+	delete(m.partial, w.path)
+	return nil
+}
+
+func (w *memWrite) Close() error { return nil }
+
+type memFile struct {
+	w   *memWrite
+	rel string
+	buf bytes.Buffer
+}
+
+func (f *memFile) Write(b []byte) (int, error) { return f.buf.Write(b) }
+func (f *memFile) Abort()                      {}
+func (f *memFile) Commit(context.Context, string) error {
+	m := f.w.m
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	f.w.files[f.rel] = bytes.Clone(f.buf.Bytes())
+	m.created[f.rel]++
+	return nil
+}
+
+// memSource is a source file in memory.
+type memSource struct {
+	*bytes.Reader
+	name string
+}
+
+func (s memSource) Name() string     { return s.name }
+func (s memSource) Unchanged() error { return nil }
+func (s memSource) Close() error     { return nil }
+
+func memTreeSource(files map[string]string) TreeSource {
+	src := TreeSource{Path: "/src/proj", Name: "proj"}
+	for rel, data := range files {
+		src.Files = append(src.Files, TreeFile{Rel: rel, Path: "/src/proj/" + rel, Size: int64(len(data))})
+	}
+	sort.Slice(src.Files, func(i, j int) bool { return src.Files[i].Rel < src.Files[j].Rel })
+	src.Open = func(f TreeFile) (TreeSourceFile, error) {
+		return memSource{bytes.NewReader([]byte(files[f.Rel])), f.Path}, nil
+	}
+	return src
+}
+
+// TestTreeEngine: an upload, one file at a time and several at once; the same tree again named
+// again; a resume keeping what was stored whole and rewriting what was not; a restart after
+// ErrTreeLost; a damaged tree avoided (a new id) and verify naming what changed.
+func TestTreeEngine(t *testing.T) {
+	ctx := context.Background()
+	files := map[string]string{"a/1.txt": "one", "a/b/2.txt": "two two", "c.txt": strings.Repeat("x", 300<<10)}
+	for _, jobs := range []int{1, 4} {
+		t.Run(fmt.Sprint("jobs", jobs), func(t *testing.T) {
+			m := newMemTrees(jobs)
+			var got int64
+			ti, err := UploadTree(ctx, m, memTreeSource(files), TreeOptions{Progress: func(n int64) { got += n }})
+			if err != nil || len(ti.Files) != 3 || ti.Size != got {
+				t.Fatalf("upload: %+v, %v (progress %d)", ti, err, got)
+			}
+			if _, err := VerifyTreeOf(ctx, m, ti.ID, nil); err != nil {
+				t.Fatal(err)
+			}
+			again, err := UploadTree(ctx, m, memTreeSource(files), TreeOptions{})
+			if err != nil || again.ID != ti.ID || len(m.reused) != 1 {
+				t.Fatalf("the same tree again: %+v, %v; reused %v", again, err, m.reused)
+			}
+
+			// A damaged tree is not named again: verify names the file, a new upload repairs it.
+			m.finished[ti.ID]["f/a/1.txt"] = []byte("ONE")
+			m.finished[ti.ID]["f/extra"] = []byte("?")
+			_, err = VerifyTreeOf(ctx, m, ti.ID, nil)
+			if manifest.CodeOf(err) != manifest.VerifyMismatch || !strings.Contains(err.Error(), "a/1.txt changed") || !strings.Contains(err.Error(), "extra was added") {
+				t.Fatalf("verify of a damaged tree: %v", err)
+			}
+			fixed, err := UploadTree(ctx, m, memTreeSource(files), TreeOptions{})
+			if err != nil || fixed.ID == ti.ID || fixed.Blake3 != ti.Blake3 {
+				t.Fatalf("repair: %+v, %v", fixed, err)
+			}
+
+			// A resume keeps the files stored whole and equal, and rewrites the rest.
+			other := map[string]string{"x": "kept", "y": "stale!"}
+			src := memTreeSource(other)
+			src.Path = "/src/other"
+			w := &memWrite{m: m, id: "0190c4d2-0000-7000-8000-999999999999", path: src.Path,
+				files: map[string][]byte{"x": []byte("kept"), "y": []byte("STALE!")}}
+			m.partial[src.Path] = w
+			m.lose = 1 // and the first publish finds the upload taken by another run
+			got = 0
+			ti2, err := UploadTree(ctx, m, src, TreeOptions{Progress: func(n int64) { got += n }})
+			if err != nil || ti2.Size != got || m.created["x"] != 1 || m.created["y"] != 2 {
+				t.Fatalf("resume: %+v, %v; progress %d; written %v", ti2, err, got, m.created)
+			}
+			if b, _ := m.object(ti2.ID, "f/y"); string(b) != "stale!" {
+				t.Fatalf("y after the resume: %q", b)
+			}
+		})
+	}
+}
