@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/attachctl/attachctl/internal/store/mem"
 	"github.com/attachctl/attachctl/manifest"
 	"github.com/attachctl/attachctl/ops/store"
+	"github.com/attachctl/attachctl/ops/store/storetest"
 )
 
 // The policy is tested over the in-memory store (internal/store/mem): what is stale and what a
@@ -20,7 +20,7 @@ import (
 var bg = context.Background()
 
 // memFinished makes a finished upload of data named name in s, made at made.
-func memFinished(t testing.TB, s *mem.Store, name string, data []byte, made time.Time) string {
+func memFinished(t testing.TB, s *storetest.Mem, name string, data []byte, made time.Time) string {
 	t.Helper()
 	s.Now = func() time.Time { return made }
 	defer func() { s.Now = nil }()
@@ -38,7 +38,7 @@ func memFinished(t testing.TB, s *mem.Store, name string, data []byte, made time
 }
 
 // memPartial makes an unfinished upload of s whose data was last written at written.
-func memPartial(t testing.TB, s *mem.Store, name string, data []byte, written time.Time) string {
+func memPartial(t testing.TB, s *storetest.Mem, name string, data []byte, written time.Time) string {
 	t.Helper()
 	s.Now = func() time.Time { return written }
 	defer func() { s.Now = nil }()
@@ -91,7 +91,7 @@ func TestSweepPolicy(t *testing.T) {
 				name += ", dry run"
 			}
 			t.Run(name, func(t *testing.T) {
-				s := mem.New("mem://chat")
+				s := storetest.NewMem("mem://chat")
 				var id string
 				if tt.up.partial {
 					id = memPartial(t, s, "p.bin", []byte("partial"), tt.up.made)
@@ -139,7 +139,7 @@ func TestSweepPolicy(t *testing.T) {
 }
 
 func TestSweepLocked(t *testing.T) {
-	s := mem.New("mem://chat")
+	s := storetest.NewMem("mem://chat")
 	memFinished(t, s, "f.txt", []byte("f"), time.Now().Add(-time.Hour))
 	held, err := s.Sweep(bg, 0, false)
 	if err != nil {
@@ -158,7 +158,7 @@ func TestSweepLocked(t *testing.T) {
 // TestSweepSkipsWhatIsNoUpload: what the store does not recognise is named in the summary and
 // left, and the uploads beside it are swept as ever.
 func TestSweepSkipsWhatIsNoUpload(t *testing.T) {
-	s := mem.New("mem://chat")
+	s := storetest.NewMem("mem://chat")
 	id := memFinished(t, s, "f.txt", []byte("f"), time.Now().Add(-time.Hour))
 	s.Plant("stray.txt")
 	sum, got := memRun(t, s, Options{Before: time.Now()})

@@ -9,7 +9,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/attachctl/attachctl/internal/testutil"
+	"github.com/attachctl/attachctl/ops/store/storetest"
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
@@ -131,11 +131,11 @@ func acpValidator(t *testing.T) string {
 	return builtValidator.Get(t, "../../scripts/acpvalidate", "acpvalidate")
 }
 
-var builtValidator testutil.Built
+var builtValidator storetest.Built
 
 // builtAttachctl is attachctl built as released, for the tests that run it as a process of its
 // own and signal it.
-var builtAttachctl testutil.Built
+var builtAttachctl storetest.Built
 
 // goEnv is where the go command keeps its caches here, for the scripts that build (testscript
 // gives them a HOME of their own).

@@ -10,7 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 
-	"github.com/attachctl/attachctl/internal/testutil"
+	"github.com/attachctl/attachctl/ops/store/storetest"
 
 	_ "image/jpeg"
 	_ "image/png"
@@ -42,7 +42,7 @@ func fitMk(args []string) error {
 	switch {
 	case len(args) == 2 && args[0] == "badpng":
 		b := make([]byte, 3000)
-		testutil.Fill(b, 7)
+		storetest.Fill(b, 7)
 		return os.WriteFile(args[1], append([]byte("\x89PNG\r\n\x1a\n"), b...), 0o644)
 	case len(args) >= 4 && args[0] == "badjpeg":
 		w, err1 := strconv.Atoi(args[1])
@@ -58,7 +58,7 @@ func fitMk(args []string) error {
 			1, 0x22, 0, 2, 0x11, 1, 3, 0x11, 1}
 		b = append(b, 0xFF, 0xDA, 0, 12, 3, 1, 0, 2, 0x11, 3, 0x11, 0, 63, 0)
 		scan := make([]byte, 200_000)
-		testutil.Fill(scan, 9)
+		storetest.Fill(scan, 9)
 		for i := range scan {
 			if scan[i] == 0xFF {
 				scan[i] = 0xFE // no markers inside the scan

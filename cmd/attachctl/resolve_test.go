@@ -16,8 +16,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/attachctl/attachctl/internal/testutil"
 	"github.com/attachctl/attachctl/ops/store/local"
+	"github.com/attachctl/attachctl/ops/store/storetest"
 	"github.com/zeebo/blake3"
 )
 
@@ -87,7 +87,7 @@ func rsMkPNG(args []string) error {
 		return nil
 	}
 	img := image.NewNRGBA(image.Rect(0, 0, 16, 12))
-	testutil.Fill(img.Pix, seed)
+	storetest.Fill(img.Pix, seed)
 	var buf bytes.Buffer
 	if err := (&png.Encoder{CompressionLevel: png.NoCompression}).Encode(&buf, img); err != nil {
 		return err
@@ -100,7 +100,7 @@ func rsMkPNG(args []string) error {
 	chunk := make([]byte, 12+pad)
 	binary.BigEndian.PutUint32(chunk, uint32(pad))
 	copy(chunk[4:], "paDd")
-	testutil.Fill(chunk[8:8+pad], seed+1)
+	storetest.Fill(chunk[8:8+pad], seed+1)
 	binary.BigEndian.PutUint32(chunk[8+pad:], crc32.ChecksumIEEE(chunk[4:8+pad]))
 	out := append(append(append([]byte{}, b[:len(b)-12]...), chunk...), b[len(b)-12:]...)
 	return os.WriteFile(args[0], out, 0o644)
@@ -112,7 +112,7 @@ func rsMkBytes(args []string) error {
 		return err
 	}
 	b := make([]byte, size)
-	testutil.Fill(b, seed)
+	storetest.Fill(b, seed)
 	if size > 0 {
 		b[0] = 0 // never text
 	}

@@ -16,10 +16,9 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/attachctl/attachctl/internal/store/mem"
-	"github.com/attachctl/attachctl/internal/testutil"
 	"github.com/attachctl/attachctl/manifest"
 	"github.com/attachctl/attachctl/ops/store/local"
+	"github.com/attachctl/attachctl/ops/store/storetest"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
@@ -47,7 +46,7 @@ func rsPNG(t testing.TB, size int, seed uint64) []byte {
 	chunk := make([]byte, 12+pad)
 	binary.BigEndian.PutUint32(chunk, uint32(pad))
 	copy(chunk[4:], "paDd")
-	testutil.Fill(chunk[8:8+pad], seed)
+	storetest.Fill(chunk[8:8+pad], seed)
 	binary.BigEndian.PutUint32(chunk[8+pad:], crc32.ChecksumIEEE(chunk[4:8+pad]))
 	out := append(append(append([]byte{}, body...), chunk...), iend...)
 	if len(out) != size {
@@ -74,7 +73,7 @@ func rsShots(t testing.TB, s *local.Store, n, size int, name string) []*manifest
 // rsBytes is size random bytes: a binary file.
 func rsBytes(size int, seed uint64) []byte {
 	b := make([]byte, size)
-	testutil.Fill(b, seed+1<<32)
+	storetest.Fill(b, seed+1<<32)
 	b[0] = 0
 	return b
 }
@@ -178,17 +177,17 @@ func rsData(t testing.TB, s *local.Store, rec *manifest.Record) []byte {
 // memStore is a store kept in memory (internal/store/mem), for the tests of resolve's own rules
 // that need a store, not a local folder. It keeps no file on this machine: resolve over it needs
 // a work folder (Options.Workdir) for every file it links.
-func memStore(t testing.TB) *mem.Store {
+func memStore(t testing.TB) *storetest.Mem {
 	t.Helper()
-	return mem.New("mem://" + t.Name())
+	return storetest.NewMem("mem://" + t.Name())
 }
 
 // inMem is the in-memory store s as Uploads.
-func inMem(s *mem.Store) Uploads { return Backend(context.Background(), s) }
+func inMem(s *storetest.Mem) Uploads { return Backend(context.Background(), s) }
 
 // memPut uploads data as name to s and returns a manifest record that names it, as upload would
 // have written it.
-func memPut(t testing.TB, s *mem.Store, name, mime string, data []byte) *manifest.Record {
+func memPut(t testing.TB, s *storetest.Mem, name, mime string, data []byte) *manifest.Record {
 	t.Helper()
 	ctx := context.Background()
 	id, err := s.Begin(ctx, name, int64(len(data)))
@@ -209,7 +208,7 @@ func memPut(t testing.TB, s *mem.Store, name, mime string, data []byte) *manifes
 }
 
 // memUsed reports whether the upload id of s was ever marked used.
-func memUsed(t testing.TB, s *mem.Store, id string) bool {
+func memUsed(t testing.TB, s *storetest.Mem, id string) bool {
 	t.Helper()
 	l, err := s.List(context.Background())
 	if err != nil {

@@ -18,9 +18,9 @@ import (
 	"time"
 	"unicode/utf16"
 
-	"github.com/attachctl/attachctl/internal/store/mem"
 	"github.com/attachctl/attachctl/manifest"
 	"github.com/attachctl/attachctl/ops/store/local"
+	"github.com/attachctl/attachctl/ops/store/storetest"
 	"github.com/zeebo/blake3"
 )
 
@@ -362,7 +362,7 @@ func TestResolvePassThrough(t *testing.T) {
 // the in-memory store; what the local store's guarded open refuses is TestResolveGuardedOpen.
 func TestResolveRefusals(t *testing.T) {
 	s := memStore(t)
-	other := mem.New("mem://other")
+	other := storetest.NewMem("mem://other")
 	good := memPut(t, s, "good.png", "image/png", rsPNG(t, 2048, 1))
 	foreign := memPut(t, other, "f.png", "image/png", rsPNG(t, 2048, 2))
 	begun, err := s.Begin(context.Background(), "partial.bin", 10)

@@ -1,4 +1,4 @@
-package stage
+package stage_test
 
 import (
 	"context"
@@ -10,9 +10,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/attachctl/attachctl/internal/store/mem"
 	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/ops/stage"
 	"github.com/attachctl/attachctl/ops/store"
+	"github.com/attachctl/attachctl/ops/store/storetest"
 	"github.com/zeebo/blake3"
 )
 
@@ -36,7 +37,7 @@ func memUpload(t *testing.T, b store.Backend, name string, data []byte) (*manife
 	if err := os.WriteFile(src, data, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	u, err := NewUploader(b, Options{})
+	u, err := stage.NewUploader(b, stage.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +49,7 @@ func memUpload(t *testing.T, b store.Backend, name string, data []byte) (*manife
 }
 
 // memRemove removes the finished upload id as a sweep would.
-func memRemove(t *testing.T, s *mem.Store, id string) {
+func memRemove(t *testing.T, s *storetest.Mem, id string) {
 	t.Helper()
 	sw, err := s.Sweep(bg, 0, false)
 	if err != nil {
@@ -78,29 +79,29 @@ func TestVerifyRecord(t *testing.T) {
 	hash := hexOf(data)
 	tests := []struct {
 		name   string
-		prep   func(t *testing.T, s *mem.Store, id, src string)
+		prep   func(t *testing.T, s *storetest.Mem, id, src string)
 		code   manifest.Code
 		okFlag bool // verified.blake3 is the hash read from the upload
 	}{
-		{"intact", func(*testing.T, *mem.Store, string, string) {}, "", true},
-		{"one byte flipped in the upload", func(t *testing.T, s *mem.Store, id, src string) {
+		{"intact", func(*testing.T, *storetest.Mem, string, string) {}, "", true},
+		{"one byte flipped in the upload", func(t *testing.T, s *storetest.Mem, id, src string) {
 			s.EditFile(id, []byte("the bytes of a.txt\r"))
 		}, manifest.VerifyMismatch, false},
-		{"source changed", func(t *testing.T, s *mem.Store, id, src string) {
+		{"source changed", func(t *testing.T, s *storetest.Mem, id, src string) {
 			os.WriteFile(src, []byte("the bytes of b.txt\n"), 0o600)
 		}, manifest.VerifyMismatch, true},
-		{"upload gone", func(t *testing.T, s *mem.Store, id, src string) { memRemove(t, s, id) }, manifest.UploadMissing, false},
-		{"source gone", func(t *testing.T, s *mem.Store, id, src string) { os.Remove(src) }, manifest.FileMissing, false},
+		{"upload gone", func(t *testing.T, s *storetest.Mem, id, src string) { memRemove(t, s, id) }, manifest.UploadMissing, false},
+		{"source gone", func(t *testing.T, s *storetest.Mem, id, src string) { os.Remove(src) }, manifest.FileMissing, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := mem.New("mem://chat")
+			s := storetest.NewMem("mem://chat")
 			rec, src := memUpload(t, s, "a.txt", data)
 			if rec.Blake3 != hash {
 				t.Fatalf("uploaded with BLAKE3 %s, want %s", rec.Blake3, hash)
 			}
 			tt.prep(t, s, rec.Upload.ID, src)
-			err := VerifyRecord(bg, s, rec, nil)
+			err := stage.VerifyRecord(bg, s, rec, nil)
 			wantCode(t, err, tt.code)
 			if tt.code == "" || tt.code == manifest.VerifyMismatch {
 				if rec.Verified == nil || rec.Verified.OK != (tt.code == "") {
@@ -121,21 +122,21 @@ func TestVerifyID(t *testing.T) {
 	data := []byte("upload bytes")
 	tests := []struct {
 		name string
-		prep func(s *mem.Store, id string)
+		prep func(s *storetest.Mem, id string)
 		code manifest.Code
 	}{
-		{"intact", func(*mem.Store, string) {}, ""},
-		{"intact and used", func(s *mem.Store, id string) { s.MarkUsed(bg, []string{id}, time.Now()) }, ""},
-		{"flipped byte", func(s *mem.Store, id string) { s.EditFile(id, []byte("upload bytez")) }, manifest.VerifyMismatch},
-		{"truncated", func(s *mem.Store, id string) { s.EditFile(id, data[:3]) }, manifest.VerifyMismatch},
+		{"intact", func(*storetest.Mem, string) {}, ""},
+		{"intact and used", func(s *storetest.Mem, id string) { s.MarkUsed(bg, []string{id}, time.Now()) }, ""},
+		{"flipped byte", func(s *storetest.Mem, id string) { s.EditFile(id, []byte("upload bytez")) }, manifest.VerifyMismatch},
+		{"truncated", func(s *storetest.Mem, id string) { s.EditFile(id, data[:3]) }, manifest.VerifyMismatch},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := mem.New("mem://chat")
+			s := storetest.NewMem("mem://chat")
 			up, _ := memUpload(t, s, "u.bin", data)
 			id := up.Upload.ID
 			tt.prep(s, id)
-			rec, err := VerifyID(bg, s, id, nil)
+			rec, err := stage.VerifyID(bg, s, id, nil)
 			wantCode(t, err, tt.code)
 			if rec.Upload == nil || rec.Upload.ID != id || rec.Name != "u.bin" || rec.Size != int64(len(data)) || rec.Path != s.FinishedURI(id, "u.bin") {
 				t.Fatalf("record %+v", rec)
@@ -145,8 +146,8 @@ func TestVerifyID(t *testing.T) {
 			}
 		})
 	}
-	s := mem.New("mem://chat")
-	rec, err := VerifyID(bg, s, "not-an-id", nil)
+	s := storetest.NewMem("mem://chat")
+	rec, err := stage.VerifyID(bg, s, "not-an-id", nil)
 	wantCode(t, err, manifest.UploadInvalid)
 	if rec.Path != "mem://chat/not-an-id" {
 		t.Fatalf("the record of an id that is none: %+v", rec)
@@ -156,27 +157,27 @@ func TestVerifyID(t *testing.T) {
 // A record names an upload of the store it was uploaded to: another store's record is
 // upload.missing and says which store it belongs to.
 func TestTouch(t *testing.T) {
-	s := mem.New("mem://chat")
+	s := storetest.NewMem("mem://chat")
 	up, _ := memUpload(t, s, "a.txt", []byte("a"))
 	id := up.Upload.ID
 	at := time.Now().Add(time.Minute).Truncate(time.Second)
 	rec := &manifest.Record{Path: "a.txt", Upload: &manifest.Upload{ID: id, Store: "mem://chat/"}}
-	wantCode(t, Touch(bg, s, rec, at), "")
+	wantCode(t, stage.Touch(bg, s, rec, at), "")
 	if l, err := s.List(bg); err != nil || !l.Entries[0].LastUsed.Equal(at) {
 		t.Fatalf("last used %+v, %v; want %v", l, err, at)
 	}
 	other := &manifest.Record{Path: "a.txt", Upload: &manifest.Upload{ID: id, Store: "mem://elsewhere"}}
-	err := Touch(bg, s, other, at)
+	err := stage.Touch(bg, s, other, at)
 	wantCode(t, err, manifest.UploadMissing)
 	if !strings.Contains(err.Error(), "belongs to store mem://elsewhere") {
 		t.Fatalf("message does not name the other store: %v", err)
 	}
-	wantCode(t, Touch(bg, s, &manifest.Record{Path: "x"}, at), manifest.UploadMissing)
-	wantCode(t, Touch(bg, s, &manifest.Record{Path: "x", Upload: &manifest.Upload{ID: "../x"}}, at), manifest.UploadInvalid)
+	wantCode(t, stage.Touch(bg, s, &manifest.Record{Path: "x"}, at), manifest.UploadMissing)
+	wantCode(t, stage.Touch(bg, s, &manifest.Record{Path: "x", Upload: &manifest.Upload{ID: "../x"}}, at), manifest.UploadInvalid)
 }
 
 // chunky is a store with chunk sizes of its own (store.Chunker).
-type chunky struct{ *mem.Store }
+type chunky struct{ *storetest.Mem }
 
 func (chunky) Chunks() (def, least int64) { return 100, 10 }
 
@@ -186,15 +187,15 @@ type plain struct{ store.Backend }
 // The chunk a backend takes, and the path an upload takes through a backend without a
 // Streamer: chunk by chunk, and an interrupted one leaves nothing behind and says so.
 func TestUploadChunks(t *testing.T) {
-	s := mem.New("mem://chat")
-	if _, err := NewUploader(chunky{s}, Options{Chunk: 9}); manifest.CodeOf(err) != manifest.UploadInvalid || !strings.Contains(err.Error(), "at least 10 bytes") {
+	s := storetest.NewMem("mem://chat")
+	if _, err := stage.NewUploader(chunky{s}, stage.Options{Chunk: 9}); manifest.CodeOf(err) != manifest.UploadInvalid || !strings.Contains(err.Error(), "at least 10 bytes") {
 		t.Fatalf("a chunk under the least: %v", err)
 	}
-	u, err := NewUploader(chunky{s}, Options{})
-	if err != nil || u.opts.Chunk != 100 {
+	u, err := stage.NewUploader(chunky{s}, stage.Options{})
+	if err != nil || stage.ChunkOf(u) != 100 {
 		t.Fatalf("the backend's default chunk: %+v, %v", u, err)
 	}
-	if ChunkLeast(chunky{s}) != 10 || ChunkLeast(s) != 1 {
+	if stage.ChunkLeast(chunky{s}) != 10 || stage.ChunkLeast(s) != 1 {
 		t.Fatal("ChunkLeast")
 	}
 	data := []byte(strings.Repeat("0123456789", 100))
@@ -203,7 +204,7 @@ func TestUploadChunks(t *testing.T) {
 	var steps []int64
 	cctx, cancel := context.WithCancel(bg)
 	defer cancel()
-	u, _ = NewUploader(plain{s}, Options{Chunk: 300, Progress: func(n int64) {
+	u, _ = stage.NewUploader(plain{s}, stage.Options{Chunk: 300, Progress: func(n int64) {
 		if steps = append(steps, n); len(steps) == 2 {
 			cancel()
 		}
@@ -218,7 +219,7 @@ func TestUploadChunks(t *testing.T) {
 		t.Fatalf("the plain path left %+v behind", l.Entries)
 	}
 	steps = nil
-	u, _ = NewUploader(plain{s}, Options{Chunk: 300, Progress: func(n int64) { steps = append(steps, n) }})
+	u, _ = stage.NewUploader(plain{s}, stage.Options{Chunk: 300, Progress: func(n int64) { steps = append(steps, n) }})
 	if err := u.Upload(bg, rec, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -231,7 +232,7 @@ func TestUploadChunks(t *testing.T) {
 func TestUploadFolderNeedsTrees(t *testing.T) {
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "f"), []byte("f"), 0o600)
-	u, _ := NewUploader(plain{mem.New("mem://chat")}, Options{})
+	u, _ := stage.NewUploader(plain{storetest.NewMem("mem://chat")}, stage.Options{})
 	err := u.Upload(bg, &manifest.Record{Path: dir, Kind: manifest.KindFolder}, nil)
 	wantCode(t, err, manifest.UploadInvalid)
 	if !strings.Contains(err.Error(), "--each") {

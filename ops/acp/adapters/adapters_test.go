@@ -23,8 +23,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/attachctl/attachctl/internal/testutil"
 	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/ops/store/storetest"
 )
 
 // adapterDir is where .ci/run installs the adapters (ATTACHCTL_ADAPTERS overrides it).
@@ -318,7 +318,7 @@ func attachctl(t *testing.T, bin string, stdin []byte, args ...string) []byte {
 	return out
 }
 
-var builtBin testutil.Built
+var builtBin storetest.Built
 
 // buildAttachctl builds the attachctl under test (ATTACHCTL_BIN names another, to measure it).
 func buildAttachctl(t *testing.T) string {

@@ -1,32 +1,33 @@
-package mem
+package mem_test
 
 import (
 	"context"
 	"testing"
 
 	"github.com/attachctl/attachctl/ops/store"
+	"github.com/attachctl/attachctl/ops/store/internal/mem"
 	"github.com/attachctl/attachctl/ops/store/storetest"
 )
 
 // The in-memory store passes the backend conformance suite.
 func TestMemConformance(t *testing.T) {
 	storetest.Run(t, storetest.Harness{
-		New: func(t *testing.T) store.Backend { return New("mem://" + t.Name()) },
+		New: func(t *testing.T) store.Backend { return mem.New("mem://" + t.Name()) },
 		NotStore: func(t *testing.T) store.Backend {
-			s := New("mem://" + t.Name())
+			s := mem.New("mem://" + t.Name())
 			s.Plant("notes.txt")
 			return s
 		},
 		Exists: func(t *testing.T, b store.Backend) bool {
-			ok, err := b.(*Store).Exists(context.Background())
+			ok, err := b.(*mem.Store).Exists(context.Background())
 			if err != nil {
 				t.Fatal(err)
 			}
 			return ok
 		},
-		Reserver: func(t *testing.T, b store.Backend) store.Reserver { return b.(*Store).Reserver() },
+		Reserver: func(t *testing.T, b store.Backend) store.Reserver { return b.(*mem.Store).Reserver() },
 		EditTreeFile: func(t *testing.T, b store.Backend, id, name, rel string, data []byte) {
-			if err := b.(*Store).EditTreeFile(id, name, rel, data); err != nil {
+			if err := b.(*mem.Store).EditTreeFile(id, name, rel, data); err != nil {
 				t.Fatal(err)
 			}
 		},

@@ -1,6 +1,6 @@
-// Package testutil holds what the tests of several packages share: random bytes from a seed, and
+// What the tests of several packages share: random bytes from a seed, and
 // a program built once for all the tests of a run. Only tests import it.
-package testutil
+package storetest
 
 import (
 	"encoding/binary"
