@@ -7,6 +7,8 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"github.com/attachctl/attachctl/manifest/fault"
 )
 
 // marshalStd is how records were written before AppendJSON, through encoding/json: the oracle
@@ -84,12 +86,12 @@ func TestAppendJSONSameAsEncodingJSON(t *testing.T) {
 		{Path: "p", Upload: &Upload{}},
 		{Path: "p", Verified: &Verified{OK: true, Blake3: "ab", At: "2026-12-02T00:00:00Z"}},
 		{Path: "p", Verified: &Verified{}},
-		{Path: "p", Error: &Error{Stage: "sniff", Code: FileMissing, Message: odd}},
-		{Path: "p", Error: &Error{}},
+		{Path: "p", Error: &fault.Error{Stage: "sniff", Code: fault.FileMissing, Message: odd}},
+		{Path: "p", Error: &fault.Error{}},
 		{Path: "p", Extra: []Field{{Key: "ticket", Value: json.RawMessage(`"T-1"`)}, {Key: odd, Value: json.RawMessage(`{"deep":[1,null]}`)}}},
 		{Path: "p", Extra: []Field{{Key: "path", Value: json.RawMessage(`"shadow"`)}, {Key: "Path", Value: json.RawMessage(`1`)}}},
 		{Path: "p", Kind: KindFolder, Files: 2, Shrink: &Shrink{Action: "a"}, Upload: &Upload{ID: "i"},
-			Verified: &Verified{OK: false}, Error: &Error{Stage: "upload", Code: StoreFull, Message: "m"},
+			Verified: &Verified{OK: false}, Error: &fault.Error{Stage: "upload", Code: fault.StoreFull, Message: "m"},
 			Extra: []Field{{Key: "z", Value: json.RawMessage(`true`)}}},
 	} {
 		checkSame(t, r)
@@ -152,7 +154,7 @@ func randomRecord(rng *rand.Rand) *Record {
 		r.Verified = &Verified{OK: rng.IntN(2) == 0, Blake3: s(), At: s()}
 	}
 	if rng.IntN(3) == 0 {
-		r.Error = &Error{Stage: s(), Code: Code(s()), Message: s()}
+		r.Error = &fault.Error{Stage: s(), Code: fault.Code(s()), Message: s()}
 	}
 	for range rng.IntN(3) {
 		key := s()
@@ -173,7 +175,7 @@ func FuzzAppendJSON(f *testing.F) {
 			Files: n, Width: n, Blake3: key, Extra: []Field{{Key: key, Value: json.RawMessage(`1`)}}}
 		if flag {
 			r.Shrink = &Shrink{Action: name, Reason: mime, From: &From{Path: key, Size: size, Height: n}}
-			r.Error = &Error{Stage: rel, Code: Code(key), Message: path}
+			r.Error = &fault.Error{Stage: rel, Code: fault.Code(key), Message: path}
 		} else {
 			r.Upload = &Upload{ID: key, Store: mime, Path: path}
 			r.Verified = &Verified{OK: n%2 == 0, Blake3: name, At: rel}

@@ -5,6 +5,8 @@ import (
 	"io"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/attachctl/attachctl/manifest/fault"
 )
 
 // FuzzReader: no input makes the reader panic; every line it accepts is valid UTF-8, and every
@@ -42,7 +44,7 @@ func FuzzReader(f *testing.F) {
 				return
 			}
 			if err != nil {
-				if CodeOf(err) != ManifestInvalid {
+				if fault.CodeOf(err) != fault.ManifestInvalid {
 					t.Fatalf("error without manifest.invalid: %v", err)
 				}
 				return

@@ -10,6 +10,8 @@ import (
 	"io"
 	"strconv"
 	"unicode/utf16"
+
+	"github.com/attachctl/attachctl/manifest/fault"
 )
 
 // Kinds of docs/manifest.md.
@@ -62,24 +64,24 @@ type Verified struct {
 // Record is one line of a manifest. Known fields are typed; every other field is kept in Extra,
 // raw and in its original order, and written back after the known ones.
 type Record struct {
-	Path        string    `json:"path"`
-	Name        string    `json:"name,omitempty"`
-	Size        int64     `json:"size"`
-	Mime        string    `json:"mime,omitempty"`
-	Kind        string    `json:"kind,omitempty"`
-	Files       int       `json:"files,omitempty"` // a folder: how many files it holds
-	Rel         string    `json:"rel,omitempty"`   // a file of a folder walked with --each: its path in the folder
-	Blake3      string    `json:"blake3,omitempty"`
-	Width       int       `json:"width,omitempty"`
-	Height      int       `json:"height,omitempty"`
-	Orientation int       `json:"orientation,omitempty"`
-	Pages       int       `json:"pages,omitempty"`     // a document: its pages (PDF), slides or sheets
-	TextLayer   *bool     `json:"textLayer,omitempty"` // a document read: whether it has text to extract
-	DocNote     string    `json:"docNote,omitempty"`   // a document that cannot be read: why, in one line
-	Shrink      *Shrink   `json:"shrink,omitempty"`
-	Upload      *Upload   `json:"upload,omitempty"`
-	Verified    *Verified `json:"verified,omitempty"`
-	Error       *Error    `json:"error,omitempty"`
+	Path        string       `json:"path"`
+	Name        string       `json:"name,omitempty"`
+	Size        int64        `json:"size"`
+	Mime        string       `json:"mime,omitempty"`
+	Kind        string       `json:"kind,omitempty"`
+	Files       int          `json:"files,omitempty"` // a folder: how many files it holds
+	Rel         string       `json:"rel,omitempty"`   // a file of a folder walked with --each: its path in the folder
+	Blake3      string       `json:"blake3,omitempty"`
+	Width       int          `json:"width,omitempty"`
+	Height      int          `json:"height,omitempty"`
+	Orientation int          `json:"orientation,omitempty"`
+	Pages       int          `json:"pages,omitempty"`     // a document: its pages (PDF), slides or sheets
+	TextLayer   *bool        `json:"textLayer,omitempty"` // a document read: whether it has text to extract
+	DocNote     string       `json:"docNote,omitempty"`   // a document that cannot be read: why, in one line
+	Shrink      *Shrink      `json:"shrink,omitempty"`
+	Upload      *Upload      `json:"upload,omitempty"`
+	Verified    *Verified    `json:"verified,omitempty"`
+	Error       *fault.Error `json:"error,omitempty"`
 
 	// HasSize says the size is known: set by the reader when the line had "size", and by stages
 	// that set Size. A zero size is written only when it is known (an empty file has size 0).
@@ -110,9 +112,9 @@ var knownKeys = map[string]bool{
 func (r *Record) Failed() bool { return r.Error != nil }
 
 // Fail sets the record's error from err for stage, giving code def to an error that carries none,
-// and returns the *Error it set.
-func (r *Record) Fail(stage string, err error, def Code) *Error {
-	e := AsError(err, def)
+// and returns the *fault.Error it set.
+func (r *Record) Fail(stage string, err error, def fault.Code) *fault.Error {
+	e := fault.AsError(err, def)
 	c := *e
 	c.Stage = stage
 	r.Error = &c
@@ -124,24 +126,24 @@ func (r *Record) SetSize(n int64) { r.Size, r.HasSize = n, true }
 
 // recordJSON is Record's known fields without its methods, for the standard encoder.
 type recordJSON struct {
-	Path        *string   `json:"path"`
-	Name        string    `json:"name,omitempty"`
-	Size        *int64    `json:"size,omitempty"`
-	Mime        string    `json:"mime,omitempty"`
-	Kind        string    `json:"kind,omitempty"`
-	Files       *int      `json:"files,omitempty"`
-	Rel         string    `json:"rel,omitempty"`
-	Blake3      string    `json:"blake3,omitempty"`
-	Width       int       `json:"width,omitempty"`
-	Height      int       `json:"height,omitempty"`
-	Orientation int       `json:"orientation,omitempty"`
-	Pages       int       `json:"pages,omitempty"`     // a document: its pages (PDF), slides or sheets
-	TextLayer   *bool     `json:"textLayer,omitempty"` // a document read: whether it has text to extract
-	DocNote     string    `json:"docNote,omitempty"`   // a document that cannot be read: why, in one line
-	Shrink      *Shrink   `json:"shrink,omitempty"`
-	Upload      *Upload   `json:"upload,omitempty"`
-	Verified    *Verified `json:"verified,omitempty"`
-	Error       *Error    `json:"error,omitempty"`
+	Path        *string      `json:"path"`
+	Name        string       `json:"name,omitempty"`
+	Size        *int64       `json:"size,omitempty"`
+	Mime        string       `json:"mime,omitempty"`
+	Kind        string       `json:"kind,omitempty"`
+	Files       *int         `json:"files,omitempty"`
+	Rel         string       `json:"rel,omitempty"`
+	Blake3      string       `json:"blake3,omitempty"`
+	Width       int          `json:"width,omitempty"`
+	Height      int          `json:"height,omitempty"`
+	Orientation int          `json:"orientation,omitempty"`
+	Pages       int          `json:"pages,omitempty"`     // a document: its pages (PDF), slides or sheets
+	TextLayer   *bool        `json:"textLayer,omitempty"` // a document read: whether it has text to extract
+	DocNote     string       `json:"docNote,omitempty"`   // a document that cannot be read: why, in one line
+	Shrink      *Shrink      `json:"shrink,omitempty"`
+	Upload      *Upload      `json:"upload,omitempty"`
+	Verified    *Verified    `json:"verified,omitempty"`
+	Error       *fault.Error `json:"error,omitempty"`
 }
 
 // UnmarshalJSON reads one record: known fields typed (a wrong type is an error), the rest kept raw.

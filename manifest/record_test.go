@@ -7,6 +7,8 @@ import (
 	"io"
 	"strings"
 	"testing"
+
+	"github.com/attachctl/attachctl/manifest/fault"
 )
 
 func TestRecordRoundTrip(t *testing.T) {
@@ -103,7 +105,7 @@ func TestReaderLinesAndErrors(t *testing.T) {
 	if strings.Join(paths, ",") != "a,b,c" {
 		t.Errorf("records before the bad line: %v", paths)
 	}
-	if CodeOf(err) != ManifestInvalid || !strings.Contains(err.Error(), "line 6") {
+	if fault.CodeOf(err) != fault.ManifestInvalid || !strings.Contains(err.Error(), "line 6") {
 		t.Errorf("error %v: want manifest.invalid naming line 6", err)
 	}
 	if _, again := r.Next(); again != err {
@@ -130,7 +132,7 @@ func (failingReader) Read([]byte) (int, error) { return 0, errors.New("disk on f
 
 func TestReaderReadError(t *testing.T) {
 	_, err := NewReader(failingReader{}).Next()
-	if CodeOf(err) != ManifestInvalid || !strings.Contains(err.Error(), "disk on fire") {
+	if fault.CodeOf(err) != fault.ManifestInvalid || !strings.Contains(err.Error(), "disk on fire") {
 		t.Fatalf("got %v", err)
 	}
 }
@@ -143,7 +145,7 @@ func TestWriterWritesLines(t *testing.T) {
 	if err := w.Write(r); err != nil {
 		t.Fatal(err)
 	}
-	if err := w.Write(&Record{Path: "b", Error: &Error{Stage: "sniff", Code: FileMissing, Message: "b: no such file"}}); err != nil {
+	if err := w.Write(&Record{Path: "b", Error: &fault.Error{Stage: "sniff", Code: fault.FileMissing, Message: "b: no such file"}}); err != nil {
 		t.Fatal(err)
 	}
 	if err := w.Flush(); err != nil {
@@ -158,20 +160,20 @@ func TestWriterWritesLines(t *testing.T) {
 
 func TestErrorCodes(t *testing.T) {
 	cause := errors.New("cause")
-	e := Errorf(UploadOffset, "upload %s: offset %d, current %d: %w", "id", 5, 3, cause)
+	e := fault.Errorf(fault.UploadOffset, "upload %s: offset %d, current %d: %w", "id", 5, 3, cause)
 	if !errors.Is(e, cause) {
 		t.Error("cause lost")
 	}
 	if e.Error() != "upload id: offset 5, current 3: cause (upload.offset)" {
 		t.Errorf("message %q", e.Error())
 	}
-	wrapped := AsError(errors.New("plain"), FileUnreadable)
-	if wrapped.Code != FileUnreadable || CodeOf(wrapped) != FileUnreadable || CodeOf(cause) != "" {
+	wrapped := fault.AsError(errors.New("plain"), fault.FileUnreadable)
+	if wrapped.Code != fault.FileUnreadable || fault.CodeOf(wrapped) != fault.FileUnreadable || fault.CodeOf(cause) != "" {
 		t.Error("AsError/CodeOf")
 	}
 	r := &Record{Path: "p"}
-	r.Fail("verify", e, FileUnreadable)
-	if !r.Failed() || r.Error.Stage != "verify" || r.Error.Code != UploadOffset || e.Stage != "" {
+	r.Fail("verify", e, fault.FileUnreadable)
+	if !r.Failed() || r.Error.Stage != "verify" || r.Error.Code != fault.UploadOffset || e.Stage != "" {
 		t.Errorf("Fail set %+v and changed the original to %+v", r.Error, e)
 	}
 }
@@ -196,7 +198,7 @@ func TestReaderRefusesInvalidUTF8(t *testing.T) {
 			for err == nil {
 				_, err = r.Next()
 			}
-			if CodeOf(err) != ManifestInvalid || !strings.Contains(err.Error(), tt.want) {
+			if fault.CodeOf(err) != fault.ManifestInvalid || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("got %v, want manifest.invalid saying %q", err, tt.want)
 			}
 		})

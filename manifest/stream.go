@@ -8,6 +8,8 @@ import (
 	"io"
 	"sync"
 	"unicode/utf8"
+
+	"github.com/attachctl/attachctl/manifest/fault"
 )
 
 // Reader reads a manifest one record at a time. Lines may be of any length; blank lines are
@@ -25,7 +27,7 @@ func NewReader(r io.Reader) *Reader { return &Reader{br: bufio.NewReaderSize(r, 
 // Line is the number of the line last read, counting from 1.
 func (r *Reader) Line() int { return r.line }
 
-// Next returns the next record, io.EOF at the end, or a manifest.invalid *Error naming the line.
+// Next returns the next record, io.EOF at the end, or a manifest.invalid *fault.Error naming the line.
 // After an error every call returns it again.
 func (r *Reader) Next() (*Record, error) {
 	for r.err == nil {
@@ -33,7 +35,7 @@ func (r *Reader) Next() (*Record, error) {
 		if len(b) == 0 && err != nil {
 			r.err = err
 			if err != io.EOF {
-				r.err = Errorf(ManifestInvalid, "manifest line %d: %v", r.line+1, err)
+				r.err = fault.Errorf(fault.ManifestInvalid, "manifest line %d: %v", r.line+1, err)
 			}
 			break
 		}
@@ -44,20 +46,20 @@ func (r *Reader) Next() (*Record, error) {
 		// Checked before decoding: the decoder would take each bad byte as U+FFFD, and the line
 		// would be written back changed.
 		if off := invalidAt(b); off >= 0 {
-			r.err = Errorf(ManifestInvalid, "manifest line %d: not valid UTF-8: byte 0x%02x at offset %d", r.line, b[off], off)
+			r.err = fault.Errorf(fault.ManifestInvalid, "manifest line %d: not valid UTF-8: byte 0x%02x at offset %d", r.line, b[off], off)
 			break
 		}
 		first := !r.started
 		r.started = true
 		if first {
 			if what := notManifest(b); what != "" {
-				r.err = Errorf(ManifestInvalid, "manifest line %d: %s", r.line, what)
+				r.err = fault.Errorf(fault.ManifestInvalid, "manifest line %d: %s", r.line, what)
 				break
 			}
 		}
 		rec := new(Record)
 		if perr := rec.UnmarshalJSON(b); perr != nil {
-			r.err = Errorf(ManifestInvalid, "manifest line %d: %s", r.line, describe(perr))
+			r.err = fault.Errorf(fault.ManifestInvalid, "manifest line %d: %s", r.line, describe(perr))
 			break
 		}
 		return rec, nil // a read error after this line is met on the next call

@@ -10,7 +10,7 @@
 // options, through a temporary file renamed into place, so a file there is always whole and a
 // second run over the same input reuses it instead of encoding again.
 //
-// The package never prints or exits; errors carry their code (manifest.Errorf; docs/errors.md).
+// The package never prints or exits; errors carry their code (fault.Errorf; docs/errors.md).
 package shrink
 
 import (
@@ -38,6 +38,7 @@ import (
 	_ "golang.org/x/image/webp"
 
 	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/manifest/fault"
 	"github.com/attachctl/attachctl/shrink/internal/heif"
 	fastjpeg "github.com/attachctl/attachctl/shrink/internal/jpeg"
 	"github.com/attachctl/attachctl/shrink/internal/wasmcache"
@@ -142,10 +143,10 @@ func Record(rec *manifest.Record, opts Options) error {
 	}
 	defer src.release()
 	if rec.Blake3 != "" && !strings.EqualFold(rec.Blake3, src.sum) {
-		return manifest.Errorf(manifest.FileChanged, "%s: changed since it was sniffed: BLAKE3 is now %s, the record says %s", rec.Path, src.sum, rec.Blake3)
+		return fault.Errorf(fault.FileChanged, "%s: changed since it was sniffed: BLAKE3 is now %s, the record says %s", rec.Path, src.sum, rec.Blake3)
 	}
 	if rec.Blake3 == "" && rec.HasSize && rec.Size != src.size {
-		return manifest.Errorf(manifest.FileChanged, "%s: changed since it was sniffed: %d bytes, the record says %d", rec.Path, src.size, rec.Size)
+		return fault.Errorf(fault.FileChanged, "%s: changed since it was sniffed: %d bytes, the record says %d", rec.Path, src.size, rec.Size)
 	}
 	if rec.Blake3 == "" {
 		rec.Blake3 = src.sum
@@ -197,7 +198,7 @@ func Record(rec *manifest.Record, opts Options) error {
 		return nil
 	}
 	if opts.OutDir == "" {
-		return manifest.Errorf(manifest.FileUnreadable, "%s: no folder for shrunk files (--out)", rec.Path)
+		return fault.Errorf(fault.FileUnreadable, "%s: no folder for shrunk files (--out)", rec.Path)
 	}
 
 	o := rec.Orientation
@@ -303,7 +304,7 @@ func Record(rec *manifest.Record, opts Options) error {
 		img = nil
 		out = result{path: stem + ext, ext: ext, size: int64(len(enc)), width: w, height: h}
 		if out.sum, err = writeAtomic(out.path, enc); err != nil {
-			return manifest.Errorf(manifest.FileUnreadable, "%s: cannot write the shrunk file: %v", rec.Path, err)
+			return fault.Errorf(fault.FileUnreadable, "%s: cannot write the shrunk file: %v", rec.Path, err)
 		}
 	}
 
@@ -399,7 +400,7 @@ func load(path string, limit int64) (*source, error) {
 		return nil, fileError(path, err)
 	}
 	if !fi.Mode().IsRegular() {
-		return nil, manifest.Errorf(manifest.FileNotRegular, "%s: not a regular file", path)
+		return nil, fault.Errorf(fault.FileNotRegular, "%s: not a regular file", path)
 	}
 	f, err := os.Open(path)
 	if err != nil {
@@ -407,7 +408,7 @@ func load(path string, limit int64) (*source, error) {
 	}
 	defer f.Close()
 	if fi2, err := f.Stat(); err != nil || !os.SameFile(fi, fi2) {
-		return nil, manifest.Errorf(manifest.FileChanged, "%s: replaced while opened", path)
+		return nil, fault.Errorf(fault.FileChanged, "%s: replaced while opened", path)
 	}
 	h := blake3.New()
 	buf := bufPool.Get().(*bytes.Buffer)
@@ -418,7 +419,7 @@ func load(path string, limit int64) (*source, error) {
 		n, err := buf.ReadFrom(io.LimitReader(f, limit+1))
 		if err != nil {
 			s.release()
-			return nil, manifest.Errorf(manifest.FileUnreadable, "%s: %w", path, err)
+			return nil, fault.Errorf(fault.FileUnreadable, "%s: %w", path, err)
 		}
 		h.Write(buf.Bytes()) // one write: the hasher works a whole buffer in parallel
 		s.size = n
@@ -431,7 +432,7 @@ func load(path string, limit int64) (*source, error) {
 		if s.head = buf.Bytes(); len(s.head) == 0 {
 			if _, err := io.CopyN(io.MultiWriter(buf, h), f, 1<<20); err != nil && err != io.EOF {
 				s.release()
-				return nil, manifest.Errorf(manifest.FileUnreadable, "%s: %w", path, err)
+				return nil, fault.Errorf(fault.FileUnreadable, "%s: %w", path, err)
 			}
 			s.head = buf.Bytes()
 		}
@@ -439,7 +440,7 @@ func load(path string, limit int64) (*source, error) {
 		n, err := io.Copy(h, f)
 		if err != nil {
 			s.release()
-			return nil, manifest.Errorf(manifest.FileUnreadable, "%s: %w", path, err)
+			return nil, fault.Errorf(fault.FileUnreadable, "%s: %w", path, err)
 		}
 		s.size = int64(buf.Len()) + n
 	}
@@ -449,9 +450,9 @@ func load(path string, limit int64) (*source, error) {
 
 func fileError(path string, err error) error {
 	if errors.Is(err, fs.ErrNotExist) {
-		return manifest.Errorf(manifest.FileMissing, "%s: no such file", path)
+		return fault.Errorf(fault.FileMissing, "%s: no such file", path)
 	}
-	return manifest.Errorf(manifest.FileUnreadable, "%s: %w", path, err)
+	return fault.Errorf(fault.FileUnreadable, "%s: %w", path, err)
 }
 
 // decode decodes a whole image; a decoder's panic on hostile input is an error. The HEIC and
@@ -764,7 +765,7 @@ func keptByHead(rec *manifest.Record, opts Options) (bool, error) {
 		return false, nil // load says what is wrong
 	}
 	if rec.HasSize && rec.Size != fi.Size() {
-		return false, manifest.Errorf(manifest.FileChanged, "%s: changed since it was sniffed: %d bytes, the record says %d", rec.Path, fi.Size(), rec.Size)
+		return false, fault.Errorf(fault.FileChanged, "%s: changed since it was sniffed: %d bytes, the record says %d", rec.Path, fi.Size(), rec.Size)
 	}
 	head := make([]byte, min(fi.Size(), 64<<10))
 	if _, err := io.ReadFull(f, head); err != nil {

@@ -21,6 +21,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/manifest/fault"
 	"github.com/zeebo/blake3"
 	"golang.org/x/image/bmp"
 )
@@ -404,17 +405,17 @@ func TestKeptByteIdenticalAndCache(t *testing.T) {
 func TestErrors(t *testing.T) {
 	dir := t.TempDir()
 	rec := &manifest.Record{Path: filepath.Join(dir, "nope.png"), Kind: manifest.KindImage}
-	if err := Record(rec, Options{OutDir: dir}); manifest.CodeOf(err) != manifest.FileMissing {
+	if err := Record(rec, Options{OutDir: dir}); fault.CodeOf(err) != fault.FileMissing {
 		t.Errorf("missing: %v", err)
 	}
 	rec = record(t, dir, "c.png", encodePNG(t, screenshot(30, 30)))
 	rec.Blake3 = "0000000000000000000000000000000000000000000000000000000000000000"
-	if err := Record(rec, Options{OutDir: dir}); manifest.CodeOf(err) != manifest.FileChanged {
+	if err := Record(rec, Options{OutDir: dir}); fault.CodeOf(err) != fault.FileChanged {
 		t.Errorf("changed: %v", err)
 	}
 	rec = record(t, dir, "d.png", encodePNG(t, screenshot(30, 30)))
 	rec.SetSize(3)
-	if err := Record(rec, Options{OutDir: dir}); manifest.CodeOf(err) != manifest.FileChanged {
+	if err := Record(rec, Options{OutDir: dir}); fault.CodeOf(err) != fault.FileChanged {
 		t.Errorf("changed size: %v", err)
 	}
 	// Not an image: untouched.
@@ -829,7 +830,7 @@ func TestKeptByHead(t *testing.T) {
 	}
 	rec := record(t, dir, "grew.png", png)
 	rec.SetSize(int64(len(png)) - 1)
-	if err := Record(rec, Options{}); manifest.CodeOf(err) != manifest.FileChanged {
+	if err := Record(rec, Options{}); fault.CodeOf(err) != fault.FileChanged {
 		t.Errorf("a size other than the record's: %v, want file.changed", err)
 	}
 }

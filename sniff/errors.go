@@ -3,6 +3,7 @@ package sniff
 import (
 	"errors"
 
+	"github.com/attachctl/attachctl/manifest/fault"
 	unix "github.com/attachctl/attachctl/sniff/internal/fsys"
 
 	"github.com/attachctl/attachctl/manifest"
@@ -19,16 +20,16 @@ type cause struct {
 func (c *cause) Error() string { return c.msg }
 func (c *cause) Unwrap() error { return c.err }
 
-// pathError turns an error from stat, open or read of path into a *manifest.Error with its code.
-func pathError(path string, err error) *manifest.Error {
+// pathError turns an error from stat, open or read of path into a *fault.Error with its code.
+func pathError(path string, err error) *fault.Error {
 	var errno unix.Errno
 	if !errors.As(err, &errno) {
-		return manifest.Errorf(manifest.FileUnreadable, "%s: %w", manifest.Quote(path), err)
+		return fault.Errorf(fault.FileUnreadable, "%s: %w", manifest.Quote(path), err)
 	}
-	code, msg := manifest.FileUnreadable, errno.Error()
+	code, msg := fault.FileUnreadable, errno.Error()
 	switch errno {
 	case unix.ENOENT, unix.ENOTDIR:
-		code, msg = manifest.FileMissing, "no such file"
+		code, msg = fault.FileMissing, "no such file"
 	case unix.EACCES, unix.EPERM:
 		msg = "permission denied"
 	case unix.ELOOP:
@@ -36,9 +37,9 @@ func pathError(path string, err error) *manifest.Error {
 	case unix.EISDIR:
 		msg = "is a directory"
 	case unix.ENXIO, unix.EOPNOTSUPP: // open(2) of a socket
-		code, msg = manifest.FileNotRegular, "is not a regular file; not read"
+		code, msg = fault.FileNotRegular, "is not a regular file; not read"
 	}
-	return manifest.Errorf(code, "%s: %w", manifest.Quote(path), &cause{msg: msg, err: errno})
+	return fault.Errorf(code, "%s: %w", manifest.Quote(path), &cause{msg: msg, err: errno})
 }
 
 // checkRegular returns nil for a regular file, file.unreadable for a folder, and file.notRegular
@@ -49,7 +50,7 @@ func checkRegular(path string, mode uint32) error {
 	case unix.S_IFREG:
 		return nil
 	case unix.S_IFDIR:
-		return manifest.Errorf(manifest.FileUnreadable, "%s: %w", manifest.Quote(path), &cause{msg: "is a directory", err: unix.EISDIR})
+		return fault.Errorf(fault.FileUnreadable, "%s: %w", manifest.Quote(path), &cause{msg: "is a directory", err: unix.EISDIR})
 	case unix.S_IFIFO:
 		what = "a FIFO"
 	case unix.S_IFSOCK:
@@ -63,5 +64,5 @@ func checkRegular(path string, mode uint32) error {
 	default:
 		what = "not a regular file"
 	}
-	return manifest.Errorf(manifest.FileNotRegular, "%s: is %s; not read", manifest.Quote(path), what)
+	return fault.Errorf(fault.FileNotRegular, "%s: is %s; not read", manifest.Quote(path), what)
 }

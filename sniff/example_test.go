@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 
 	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/manifest/fault"
 	"github.com/attachctl/attachctl/sniff"
 )
 
@@ -33,7 +34,7 @@ func ExampleFill() {
 	// A file that is not there is an error with its code, and the record says so too.
 	missing := &manifest.Record{Path: filepath.Join(dir, "gone.txt")}
 	err = sniff.Fill(missing, sniff.Options{})
-	fmt.Println(manifest.CodeOf(err))
+	fmt.Println(fault.CodeOf(err))
 	// Output:
 	// not-a-picture.png 13 text text/plain
 	// 6856e7db040c42f6da8b616a61faac3a84edcd23fafe0d54deb9b22d2f73d07d

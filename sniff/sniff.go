@@ -1,7 +1,7 @@
 // Package sniff tells what a file is from its bytes: media type, kind, size, BLAKE3, and for raster
 // images their dimensions and EXIF orientation, all in one read pass per file. It also walks
 // folders the way `attachctl sniff` takes its arguments. It never prints or exits; its errors are
-// *manifest.Error values carrying the file.* codes of docs/errors.md.
+// *fault.Error values carrying the file.* codes of docs/errors.md.
 package sniff
 
 import (
@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"sync"
 
+	"github.com/attachctl/attachctl/manifest/fault"
 	unix "github.com/attachctl/attachctl/sniff/internal/fsys"
 	"github.com/gabriel-vasile/mimetype"
 	"github.com/zeebo/blake3"
@@ -215,9 +216,9 @@ func Fill(rec *manifest.Record, opts Options) error {
 	}
 	if total != want || st.Size != size || st.Mtim != mtime {
 		if total > want {
-			return manifest.Errorf(manifest.FileChanged, "%s: changed while being read (its size said %d bytes, more were read)", manifest.Quote(path), size)
+			return fault.Errorf(fault.FileChanged, "%s: changed while being read (its size said %d bytes, more were read)", manifest.Quote(path), size)
 		}
-		return manifest.Errorf(manifest.FileChanged, "%s: changed while being read (size %d, then %d, %d bytes read)",
+		return fault.Errorf(fault.FileChanged, "%s: changed while being read (size %d, then %d, %d bytes read)",
 			manifest.Quote(path), size, st.Size, total)
 	}
 

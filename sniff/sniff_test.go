@@ -23,6 +23,7 @@ import (
 	_ "golang.org/x/image/webp"
 
 	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/manifest/fault"
 )
 
 const samples = "../testdata/samples"
@@ -420,22 +421,22 @@ func TestFillErrors(t *testing.T) {
 	file := writeFile(t, "f", []byte("x"))
 	cases := []struct {
 		path string
-		code manifest.Code
+		code fault.Code
 		msg  string
 	}{
-		{filepath.Join(dir, "missing.png"), manifest.FileMissing, "no such file"},
-		{filepath.Join(file, "under-a-file"), manifest.FileMissing, "no such file"},
-		{dangling, manifest.FileMissing, "no such file"},
-		{fifo, manifest.FileNotRegular, "FIFO"},
-		{sock, manifest.FileNotRegular, "socket"},
-		{"/dev/null", manifest.FileNotRegular, "device"},
-		{loopA, manifest.FileUnreadable, "symbolic links"},
-		{dir, manifest.FileUnreadable, "directory"},
+		{filepath.Join(dir, "missing.png"), fault.FileMissing, "no such file"},
+		{filepath.Join(file, "under-a-file"), fault.FileMissing, "no such file"},
+		{dangling, fault.FileMissing, "no such file"},
+		{fifo, fault.FileNotRegular, "FIFO"},
+		{sock, fault.FileNotRegular, "socket"},
+		{"/dev/null", fault.FileNotRegular, "device"},
+		{loopA, fault.FileUnreadable, "symbolic links"},
+		{dir, fault.FileUnreadable, "directory"},
 	}
 	for _, c := range cases {
 		rec := manifest.Record{Path: c.path}
 		err := Fill(&rec, Options{})
-		if manifest.CodeOf(err) != c.code || !strings.Contains(err.Error(), c.path+": ") || !strings.Contains(err.Error(), c.msg) {
+		if fault.CodeOf(err) != c.code || !strings.Contains(err.Error(), c.path+": ") || !strings.Contains(err.Error(), c.msg) {
 			t.Errorf("%s: error %v, want code %s naming the path and saying %q", c.path, err, c.code, c.msg)
 		}
 	}
@@ -453,7 +454,7 @@ func TestFillUnreadable(t *testing.T) {
 		t.Fatal(err)
 	}
 	err := Fill(&manifest.Record{Path: p}, Options{})
-	if manifest.CodeOf(err) != manifest.FileUnreadable || !strings.Contains(err.Error(), "permission denied") {
+	if fault.CodeOf(err) != fault.FileUnreadable || !strings.Contains(err.Error(), "permission denied") {
 		t.Errorf("mode 000: %v, want file.unreadable, permission denied", err)
 	}
 }
@@ -465,7 +466,7 @@ func TestFillChanged(t *testing.T) {
 		t.Skip("no /proc/self/status of stat size 0 here")
 	}
 	err := Fill(&manifest.Record{Path: p}, Options{})
-	if manifest.CodeOf(err) != manifest.FileChanged || !strings.Contains(err.Error(), p) {
+	if fault.CodeOf(err) != fault.FileChanged || !strings.Contains(err.Error(), p) {
 		t.Errorf("%s: %v, want file.changed", p, err)
 	}
 }
@@ -556,15 +557,15 @@ func TestFillListed(t *testing.T) {
 	}
 	for _, c := range []struct {
 		path string
-		code manifest.Code
+		code fault.Code
 	}{
-		{fifo, manifest.FileNotRegular},
-		{"/dev/null", manifest.FileNotRegular},
-		{dir, manifest.FileUnreadable},
-		{filepath.Join(dir, "gone"), manifest.FileMissing},
+		{fifo, fault.FileNotRegular},
+		{"/dev/null", fault.FileNotRegular},
+		{dir, fault.FileUnreadable},
+		{filepath.Join(dir, "gone"), fault.FileMissing},
 	} {
 		rec := manifest.Record{Path: c.path, Sniffed: Listed{}}
-		if err := Fill(&rec, Options{NoHash: true, Folders: true}); manifest.CodeOf(err) != c.code {
+		if err := Fill(&rec, Options{NoHash: true, Folders: true}); fault.CodeOf(err) != c.code {
 			t.Errorf("%s listed, since replaced: %v, want %s", c.path, err, c.code)
 		}
 	}

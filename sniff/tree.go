@@ -7,6 +7,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/attachctl/attachctl/manifest/fault"
 	unix "github.com/attachctl/attachctl/sniff/internal/fsys"
 	"github.com/zeebo/blake3"
 
@@ -134,7 +135,7 @@ func HashFile(path string, want int64) (string, int64, error) {
 		return "", 0, pathError(path, err)
 	}
 	if total != size || st.Size != size || st.Mtim != mtime || want >= 0 && size != want {
-		return "", 0, manifest.Errorf(manifest.FileChanged, "%s: changed while being read (size %d, then %d, %d bytes read)",
+		return "", 0, fault.Errorf(fault.FileChanged, "%s: changed while being read (size %d, then %d, %d bytes read)",
 			manifest.Quote(path), size, st.Size, total)
 	}
 	var sum [32]byte

@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/manifest/fault"
 )
 
 // WalkOptions tune Walk.
@@ -152,7 +153,7 @@ func badName(p string) (string, error) {
 	if utf8.ValidString(filepath.Base(p)) {
 		what = "its folder"
 	}
-	return b.String(), manifest.Errorf(manifest.FileBadName,
+	return b.String(), fault.Errorf(fault.FileBadName,
 		"%s: not valid UTF-8, so no manifest can name it; rename %s (%s)", manifest.Quote(p), what, manifest.PlainRule)
 }
 
@@ -340,7 +341,7 @@ func ReadPaths(r io.Reader, nul bool, fn func(path string) error) error {
 			return nil
 		}
 		if err != nil {
-			return manifest.Errorf(manifest.FileUnreadable, "reading the path list: %w", err)
+			return fault.Errorf(fault.FileUnreadable, "reading the path list: %w", err)
 		}
 	}
 }

@@ -8,12 +8,13 @@ import (
 	"testing"
 
 	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/manifest/fault"
 )
 
 // yielded is one step of a walk: a path yielded (with its error's code), or one skipped (why).
 type yielded struct {
 	path string
-	code manifest.Code
+	code fault.Code
 	skip string
 }
 
@@ -22,10 +23,10 @@ func walkAll(t *testing.T, opts WalkOptions, paths ...string) []yielded {
 	var got []yielded
 	opts.Skipped = func(p, why string) { got = append(got, yielded{path: p, skip: why}) }
 	err := Walk(paths, opts, func(p string, err error) error {
-		if err != nil && !strings.Contains(err.Error(), manifest.Quote(p)) && manifest.CodeOf(err) != manifest.FileBadName {
+		if err != nil && !strings.Contains(err.Error(), manifest.Quote(p)) && fault.CodeOf(err) != fault.FileBadName {
 			t.Errorf("error for %s does not name it: %v", p, err)
 		}
-		got = append(got, yielded{path: p, code: manifest.CodeOf(err)})
+		got = append(got, yielded{path: p, code: fault.CodeOf(err)})
 		return nil
 	})
 	if err != nil {
@@ -84,8 +85,8 @@ func TestWalk(t *testing.T) {
 		{path: j(d, "b", "up"), skip: link},
 		{path: j(d, "link-to-file"), skip: link},
 		{path: j(d, "zeta.txt")},
-		{path: j(root, "missing"), code: manifest.FileMissing},
-		{path: loopA, code: manifest.FileUnreadable},
+		{path: j(root, "missing"), code: fault.FileMissing},
+		{path: loopA, code: fault.FileUnreadable},
 		// the symlink argument is followed; paths below it keep the name given
 		{path: j(root, "dlink", "Alpha.txt")},
 		{path: j(root, "dlink", "a.txt")},
@@ -140,7 +141,7 @@ func TestWalkUnreadableFolder(t *testing.T) {
 	}
 	defer os.Chmod(locked, 0o755)
 	got := walkAll(t, WalkOptions{}, d)
-	want := []yielded{{path: locked, code: manifest.FileUnreadable}, {path: filepath.Join(d, "z")}}
+	want := []yielded{{path: locked, code: fault.FileUnreadable}, {path: filepath.Join(d, "z")}}
 	if len(got) != 2 || got[0] != want[0] || got[1] != want[1] {
 		t.Errorf("got %v, want %v", got, want)
 	}
@@ -238,7 +239,7 @@ func TestWalkBadNames(t *testing.T) {
 	err := Walk([]string{d, filepath.Join(d, "gone\xe9")}, WalkOptions{Skipped: func(p, why string) {
 		got = append(got, yielded{path: p, skip: why})
 	}}, func(p string, err error) error {
-		got = append(got, yielded{path: p, code: manifest.CodeOf(err)})
+		got = append(got, yielded{path: p, code: fault.CodeOf(err)})
 		if err != nil {
 			msgs = append(msgs, err.Error())
 		}
@@ -248,18 +249,18 @@ func TestWalkBadNames(t *testing.T) {
 	j := filepath.Join
 	want := []yielded{
 		{path: j(d, "a.txt")},
-		{path: j(d, "caf\uFFFD.txt"), code: manifest.FileBadName},
-		{path: j(d, "d\uFFFD\uFFFD", "in.txt"), code: manifest.FileBadName},
+		{path: j(d, "caf\uFFFD.txt"), code: fault.FileBadName},
+		{path: j(d, "d\uFFFD\uFFFD", "in.txt"), code: fault.FileBadName},
 		{path: j(d, "fifo\xe9"), skip: "a FIFO; not read"},
 		{path: j(d, "z.txt")},
-		{path: j(d, "gone\uFFFD"), code: manifest.FileBadName}, // badName before file.missing
+		{path: j(d, "gone\uFFFD"), code: fault.FileBadName}, // badName before file.missing
 	}
 	if len(got) != len(want) {
-		t.Fatalf("got %q\nwant %q", got, want)
+		t.Fatalf("got %v\nwant %v", got, want)
 	}
 	for i := range got {
 		if got[i] != want[i] {
-			t.Errorf("#%d: got %q, want %q", i, got[i], want[i])
+			t.Errorf("#%d: got %v, want %v", i, got[i], want[i])
 		}
 	}
 	wantMsgs := []string{

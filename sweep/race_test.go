@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/manifest/fault"
 	"github.com/attachctl/attachctl/ops/store/local"
 )
 
@@ -96,10 +96,10 @@ func raceRole(role string) error {
 			ts := time.Now()
 			err := s.MarkUsed([]string{id}, time.Now())
 			te := time.Now()
-			switch manifest.CodeOf(err) {
+			switch fault.CodeOf(err) {
 			case "":
 				fmt.Fprintf(log, "ok %s %d %d\n", id, ts.UnixNano(), te.UnixNano())
-			case manifest.UploadMissing:
+			case fault.UploadMissing:
 				fmt.Fprintf(log, "missing %s %d %d\n", id, ts.UnixNano(), te.UnixNano())
 			default:
 				return fmt.Errorf("touch %s: %v", id, err)

@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/manifest/fault"
 	"github.com/attachctl/attachctl/ops/store"
 )
 
@@ -29,13 +29,13 @@ func Remove(ctx context.Context, b store.Backend, ids []string, wait time.Durati
 				continue
 			}
 			if !e.Finished {
-				return manifest.Errorf(manifest.UploadInvalid, "upload %s: not finished (remove an unfinished upload with `attachctl upload abort --id %s`); nothing removed", e.ID, e.ID)
+				return fault.Errorf(fault.UploadInvalid, "upload %s: not finished (remove an unfinished upload with `attachctl upload abort --id %s`); nothing removed", e.ID, e.ID)
 			}
 			seen[e.ID] = true
 		}
 		for _, id := range ids {
 			if !seen[id] {
-				return manifest.Errorf(manifest.UploadMissing, "upload %s: not a finished upload in store %s; nothing removed", id, b.Location())
+				return fault.Errorf(fault.UploadMissing, "upload %s: not a finished upload in store %s; nothing removed", id, b.Location())
 			}
 		}
 		return nil

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/manifest/fault"
 	"github.com/attachctl/attachctl/ops/store"
 	"github.com/attachctl/attachctl/ops/store/storetest"
 )
@@ -146,7 +146,7 @@ func TestSweepLocked(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = Run(bg, s, Options{Before: time.Now(), Wait: 30 * time.Millisecond}, func(Removed) error { return nil })
-	if manifest.CodeOf(err) != manifest.StoreLocked {
+	if fault.CodeOf(err) != fault.StoreLocked {
 		t.Fatalf("second sweep: %v, want store.locked", err)
 	}
 	held.Close()

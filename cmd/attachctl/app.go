@@ -16,7 +16,7 @@ import (
 	"sync/atomic"
 	"syscall"
 
-	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/manifest/fault"
 	"github.com/attachctl/attachctl/ops/store"
 	"github.com/attachctl/attachctl/ops/store/location"
 	"github.com/urfave/cli/v2"
@@ -273,7 +273,7 @@ func storeDir(c *cli.Context) (string, error) {
 // with the command that prints it, whatever stage the failure came from: a step of this command
 // that has a name of its own is said after it ("attachctl: prepare: shrink: ..."), so that a line
 // in a pipeline's shared standard error tells which process wrote it.
-func report(c *cli.Context, e *manifest.Error) {
+func report(c *cli.Context, e *fault.Error) {
 	label := strings.TrimPrefix(commandName(c), "attachctl ")
 	switch {
 	case label == "attachctl" && e.Stage != "":

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/manifest/fault"
 	"github.com/attachctl/attachctl/ops/store"
 	"github.com/urfave/cli/v2"
 )
@@ -55,7 +56,7 @@ func lsCmd(c *cli.Context) error {
 		list, err = b.List(c.Context)
 	}
 	if err != nil {
-		report(c, manifest.AsError(err, manifest.UploadUnreadable))
+		report(c, fault.AsError(err, fault.UploadUnreadable))
 		return exitError{exitFailed}
 	}
 	// What the store does not recognise (a folder named like an id with no readable metadata, a

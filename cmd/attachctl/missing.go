@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/manifest/fault"
 	"github.com/attachctl/attachctl/ops/store"
 	"github.com/urfave/cli/v2"
 )
@@ -74,7 +75,7 @@ func madeStore(c *cli.Context, cmd string, b store.Backend) func() {
 // store was not had within --wait, which a script may want to retry.
 func lockedExit(err error) exitError {
 	for _, e := range joined(err) {
-		if manifest.CodeOf(e) == manifest.StoreLocked {
+		if fault.CodeOf(e) == fault.StoreLocked {
 			return exitError{exitLocked}
 		}
 	}

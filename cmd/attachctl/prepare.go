@@ -4,6 +4,7 @@ import (
 	"errors"
 
 	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/manifest/fault"
 	"github.com/attachctl/attachctl/ops/acp"
 	"github.com/attachctl/attachctl/shrink"
 	"github.com/attachctl/attachctl/sniff"
@@ -68,12 +69,12 @@ func init() {
 				return err
 			}
 			if err != nil {
-				report(c, manifest.AsError(err, manifest.UploadUnreadable))
+				report(c, fault.AsError(err, fault.UploadUnreadable))
 				return exitError{exitFailed}
 			}
 			recs, err := collect(c, loop{stage: "prepare", bar: bar, headOnly: up.headOnly, window: up.window, work: func(rec *manifest.Record) error {
 				if err := shrink.Record(rec, sopts); err != nil {
-					rec.Fail("shrink", err, manifest.FileUnreadable)
+					rec.Fail("shrink", err, fault.FileUnreadable)
 					return nil
 				}
 				if rec.Failed() {
@@ -81,7 +82,7 @@ func init() {
 				}
 				bar.AddTotal(rec.Size) // the shrunk file's, when it was shrunk
 				if err := up.upload(rec); err != nil {
-					rec.Fail("upload", err, manifest.UploadUnreadable)
+					rec.Fail("upload", err, fault.UploadUnreadable)
 				}
 				return nil
 			}})

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/manifest/fault"
 	"github.com/attachctl/attachctl/ops/acp"
 	"github.com/urfave/cli/v2"
 )
@@ -136,7 +137,7 @@ func sessionID(c *cli.Context, recs []*manifest.Record) (string, error) {
 // reportAll prints each refusal that err joins on standard error.
 func reportAll(c *cli.Context, stage string, err error) {
 	for _, e := range joined(err) {
-		me := *manifest.AsError(e, manifest.UploadInvalid)
+		me := *fault.AsError(e, fault.UploadInvalid)
 		if me.Stage == "" {
 			me.Stage = stage
 		}

@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/manifest/fault"
 	"github.com/attachctl/attachctl/ops/acp"
 	"github.com/attachctl/attachctl/ops/store"
 	"github.com/attachctl/attachctl/shrink"
@@ -171,7 +171,7 @@ func init() {
 				return usageError("reading the prompt: %v", err)
 			}
 			if int64(len(b)) > limit {
-				report(c, manifest.Errorf(manifest.UploadTooMany, "the prompt passes %d bytes: far more than one message", limit))
+				report(c, fault.Errorf(fault.UploadTooMany, "the prompt passes %d bytes: far more than one message", limit))
 				return exitError{exitFailed}
 			}
 			dir, err := storeDir(c)
@@ -210,17 +210,17 @@ func resolveTo(c *cli.Context, dir string, b []byte, opts acp.Options) error {
 	if err != nil {
 		if allMissing(err) && !storeGiven(c) {
 			// Most likely the prompt was made against another store: one line, not one per upload.
-			report(c, manifest.Errorf(manifest.UploadMissing, "none of the prompt's uploads is in %s, the default store; give the chat's store with --store DIR or ATTACHCTL_STORE", dir))
+			report(c, fault.Errorf(fault.UploadMissing, "none of the prompt's uploads is in %s, the default store; give the chat's store with --store DIR or ATTACHCTL_STORE", dir))
 			return exitError{exitFailed}
 		}
 		reportAll(c, c.Command.Name, err)
-		if manifest.CodeOf(err) == manifest.ManifestInvalid {
+		if fault.CodeOf(err) == fault.ManifestInvalid {
 			return exitError{exitUsage}
 		}
 		return lockedExit(err)
 	}
 	if _, err := res.WriteTo(c.App.Writer); err != nil {
-		if manifest.CodeOf(err) == "" {
+		if fault.CodeOf(err) == "" {
 			return outputFailed(c.Command.Name, err)
 		}
 		reportAll(c, c.Command.Name, err)
@@ -241,7 +241,7 @@ func resolveTo(c *cli.Context, dir string, b []byte, opts acp.Options) error {
 // allMissing reports whether every refusal err joins is upload.missing.
 func allMissing(err error) bool {
 	for _, e := range joined(err) {
-		if manifest.CodeOf(e) != manifest.UploadMissing {
+		if fault.CodeOf(e) != fault.UploadMissing {
 			return false
 		}
 	}
@@ -268,7 +268,7 @@ func uploadsAt(c *cli.Context, dir string, opts *acp.Options) (acp.Uploads, erro
 	}
 	if _, local := b.(store.Pather); !local && opts.Workdir == "" {
 		if opts.Workdir, err = defaultWorkdir(b.Location()); err != nil {
-			return nil, manifest.Errorf(manifest.UploadUnreadable, "no --workdir and no home folder: %v", err)
+			return nil, fault.Errorf(fault.UploadUnreadable, "no --workdir and no home folder: %v", err)
 		}
 	}
 	return acp.Backend(c.Context, b), nil

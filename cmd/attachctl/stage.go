@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 
 	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/manifest/fault"
 	"github.com/attachctl/attachctl/ops/store/location"
 	"github.com/attachctl/attachctl/sniff"
 	"github.com/urfave/cli/v2"
@@ -93,7 +94,7 @@ func source(c *cli.Context) (next func() (*manifest.Record, bool, error), sniffe
 
 // errPlainPaths is standard input that holds lines of plain text where a manifest was expected:
 // `ls | attachctl sniff`.
-var errPlainPaths = manifest.Errorf(manifest.ManifestInvalid, "standard input is not a manifest (not JSON)")
+var errPlainPaths = fault.Errorf(fault.ManifestInvalid, "standard input is not a manifest (not JSON)")
 
 // looksLikePaths reports whether the input starts with something other than JSON: the first
 // byte that is not white space is neither '{' nor '[' (a JSON array is named by the manifest
@@ -174,7 +175,7 @@ func walkSource(c *cli.Context, paths []string, list io.Reader, opts sniff.WalkO
 		each := func(e sniff.Entry) error {
 			rec := &manifest.Record{Path: e.Path, Rel: e.Rel}
 			if e.Err != nil {
-				report(c, rec.Fail("sniff", e.Err, manifest.FileUnreadable))
+				report(c, rec.Fail("sniff", e.Err, fault.FileUnreadable))
 			} else if e.Regular {
 				rec.Sniffed = sniff.Listed{}
 			}
@@ -312,7 +313,7 @@ func (l loop) toStdout(c *cli.Context) error {
 	out := manifest.NewWriter(c.App.Writer)
 	locked := false // a record failed because the store's lock was not had: exit 11
 	l.emit = func(rec *manifest.Record) error {
-		locked = locked || rec.Failed() && rec.Error.Code == manifest.StoreLocked
+		locked = locked || rec.Failed() && rec.Error.Code == fault.StoreLocked
 		return out.Write(rec)
 	}
 	failed, err := l.run(c)
@@ -349,7 +350,7 @@ func (l loop) run(c *cli.Context) (int, error) {
 	do := func(rec *manifest.Record) error {
 		if sniffed || l.stage == "sniff" {
 			if err := sniff.Fill(rec, opts); err != nil {
-				rec.Fail("sniff", err, manifest.FileUnreadable)
+				rec.Fail("sniff", err, fault.FileUnreadable)
 				return nil
 			}
 		}
@@ -383,10 +384,10 @@ func (l loop) run(c *cli.Context) (int, error) {
 				rec, ok, err := next()
 				if err != nil && !restMarked { // the rest of the input cannot be read
 					restMarked, rec, ok = true, &manifest.Record{Path: "-", Name: "-"}, true
-					rec.Fail(l.stage, manifest.Errorf(manifest.UploadInterrupted, "the rest of the input: not read, interrupted before it; run the same command again"), "")
+					rec.Fail(l.stage, fault.Errorf(fault.UploadInterrupted, "the rest of the input: not read, interrupted before it; run the same command again"), "")
 					notReached++
 				} else if ok && !rec.Failed() {
-					rec.Fail(l.stage, manifest.Errorf(manifest.UploadInterrupted, "%s: not reached: interrupted before it; run the same command again", rec.Path), "")
+					rec.Fail(l.stage, fault.Errorf(fault.UploadInterrupted, "%s: not reached: interrupted before it; run the same command again", rec.Path), "")
 					notReached++
 				}
 				if !ok || err != nil && rec == nil {
@@ -420,7 +421,7 @@ func (l loop) run(c *cli.Context) (int, error) {
 					<-gate
 				}
 				if err != nil && !rec.Failed() {
-					rec.Fail(l.stage, err, manifest.FileUnreadable)
+					rec.Fail(l.stage, err, fault.FileUnreadable)
 				}
 				if rec.Failed() && !l.reported {
 					report(c, rec.Error)
@@ -448,7 +449,7 @@ func (l loop) run(c *cli.Context) (int, error) {
 		if restMarked {
 			what += " (the last one, path -, for the input not read)"
 		}
-		e := manifest.Errorf(manifest.UploadInterrupted, "interrupted: %s not reached, each passed on failed; run the same command again", what)
+		e := fault.Errorf(fault.UploadInterrupted, "interrupted: %s not reached, each passed on failed; run the same command again", what)
 		e.Stage = l.stage
 		report(c, e)
 	}
@@ -467,7 +468,7 @@ func (l loop) run(c *cli.Context) (int, error) {
 			}
 			return failed, usageError("%s: %s; paths go as arguments, or %s", l.stage, errPlainPaths.Message, hint)
 		}
-		if e := manifest.AsError(err, ""); e.Code == manifest.ManifestInvalid {
+		if e := fault.AsError(err, ""); e.Code == fault.ManifestInvalid {
 			report(c, e)
 			return failed, exitError{exitUsage}
 		}

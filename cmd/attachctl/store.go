@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/manifest/fault"
 	"github.com/attachctl/attachctl/ops/store"
 	"github.com/urfave/cli/v2"
 )
@@ -54,7 +54,7 @@ func storeInit(c *cli.Context) error {
 		return err
 	}
 	fail := func(err error) error {
-		e := *manifest.AsError(err, manifest.UploadUnreadable)
+		e := *fault.AsError(err, fault.UploadUnreadable)
 		if e.Stage == "" {
 			e.Stage = "store init"
 		}
@@ -68,7 +68,7 @@ func storeInit(c *cli.Context) error {
 	defer madeStore(c, "store init", b)()
 	lim, ok := b.(store.Limiter)
 	if !ok {
-		return fail(manifest.Errorf(manifest.UploadInvalid, "store %s keeps no limits", b.Location()))
+		return fail(fault.Errorf(fault.UploadInvalid, "store %s keeps no limits", b.Location()))
 	}
 	if !set {
 		if l, err = lim.Limits(c.Context); err != nil {

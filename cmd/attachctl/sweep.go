@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/manifest/fault"
 	"github.com/attachctl/attachctl/ops/acp"
 	"github.com/attachctl/attachctl/ops/store"
 	"github.com/attachctl/attachctl/sweep"
@@ -117,7 +118,7 @@ func sweepCmd(c *cli.Context) error {
 		return err
 	}
 	fail := func(err error) error {
-		report(c, manifest.AsError(err, manifest.UploadUnreadable))
+		report(c, fault.AsError(err, fault.UploadUnreadable))
 		return exitError{exitFailed}
 	}
 	b, err := openStore(c, dir)
@@ -162,7 +163,7 @@ func sweepEnd(c *cli.Context, cmd string, b store.Backend, sum sweep.Summary, er
 		return exitError{exitFailed}
 	}
 	if err != nil {
-		report(c, manifest.AsError(err, manifest.UploadUnreadable))
+		report(c, fault.AsError(err, fault.UploadUnreadable))
 		return lockedExit(err)
 	}
 	dry := c.Bool("dry-run")
@@ -255,7 +256,7 @@ func removeCopies(c *cli.Context, cmd string, b store.Backend, removed map[strin
 			return false
 		}
 		_, err := b.Info(c.Context, id)
-		return manifest.CodeOf(err) == manifest.UploadMissing
+		return fault.CodeOf(err) == fault.UploadMissing
 	}
 	n := 0
 	var errs []error

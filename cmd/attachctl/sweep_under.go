@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/manifest/fault"
 	"github.com/attachctl/attachctl/ops/store/location"
 	"github.com/attachctl/attachctl/sweep"
 	"github.com/urfave/cli/v2"
@@ -30,7 +31,7 @@ func sweepUnder(c *cli.Context, opts sweep.Options) error {
 	}
 	stores, skipped, err := storesUnder(root)
 	if err != nil {
-		report(c, manifest.AsError(err, manifest.FileUnreadable))
+		report(c, fault.AsError(err, fault.FileUnreadable))
 		return exitError{exitFailed}
 	}
 	for _, sk := range skipped {
@@ -60,12 +61,12 @@ func sweepUnder(c *cli.Context, opts sweep.Options) error {
 		switch {
 		case errors.Is(err, context.Canceled):
 			summary(c, "%s: interrupted: removed %s (%s) before it stopped", label, counted(sum.Removed, "upload"), humanBytes(sum.Bytes))
-		case manifest.CodeOf(err) == manifest.StoreLocked:
+		case fault.CodeOf(err) == fault.StoreLocked:
 			held++
-			summary(c, "%s: skipped: %s", label, manifest.AsError(err, "").Error())
+			summary(c, "%s: skipped: %s", label, fault.AsError(err, "").Error())
 		case err != nil:
 			failed++
-			report(c, manifest.AsError(fmt.Errorf("%s: %w", manifest.Quote(dir), err), manifest.UploadUnreadable))
+			report(c, fault.AsError(fmt.Errorf("%s: %w", manifest.Quote(dir), err), fault.UploadUnreadable))
 		default:
 			swept++
 			all.Kept += sum.Kept

@@ -10,6 +10,7 @@ import (
 	"slices"
 
 	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/manifest/fault"
 	"github.com/attachctl/attachctl/ops/stage"
 	"github.com/attachctl/attachctl/ops/store"
 	"github.com/attachctl/attachctl/sniff"
@@ -251,7 +252,7 @@ func uploadStdin(c *cli.Context, b store.Backend) error {
 	if err != nil {
 		b.Abort(context.WithoutCancel(ctx), id)
 		if ctx.Err() != nil {
-			err = manifest.Errorf(manifest.UploadInterrupted, "%s: interrupted; standard input cannot be read again, so nothing was kept", c.String("name"))
+			err = fault.Errorf(fault.UploadInterrupted, "%s: interrupted; standard input cannot be read again, so nothing was kept", c.String("name"))
 		}
 		return stepFail(c, err)
 	}
@@ -337,17 +338,17 @@ func chunkInput(c *cli.Context) (io.Reader, func(), error) {
 	}
 	f, err := os.Open(name)
 	if err != nil {
-		code := manifest.FileUnreadable
+		code := fault.FileUnreadable
 		if errors.Is(err, os.ErrNotExist) {
-			code = manifest.FileMissing
+			code = fault.FileMissing
 		}
-		return nil, nil, stepFail(c, manifest.Errorf(code, "%v", err))
+		return nil, nil, stepFail(c, fault.Errorf(code, "%v", err))
 	}
 	return f, func() { f.Close() }, nil
 }
 
 // stepFail prints "attachctl: upload: MESSAGE (CODE)" and ends with exit 1.
 func stepFail(c *cli.Context, err error) error {
-	fmt.Fprintf(c.App.ErrWriter, "attachctl: upload: %s\n", escapeLine(manifest.AsError(err, manifest.UploadUnreadable).Error()))
+	fmt.Fprintf(c.App.ErrWriter, "attachctl: upload: %s\n", escapeLine(fault.AsError(err, fault.UploadUnreadable).Error()))
 	return exitError{exitFailed}
 }

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/manifest/fault"
 )
 
 // smallDisk mounts a tmpfs of size (mount's -o size=) for the test: a disk that fills up. The
@@ -90,7 +90,7 @@ func TestUploadFolderDiskFull(t *testing.T) {
 	st := filepath.Join(disk, "store")
 
 	recs, stderr, code := runUpload(t, bin, "--store", st, src)
-	if code != 1 || len(recs) != 1 || recs[0].Error == nil || recs[0].Error.Code != manifest.UploadDiskFull {
+	if code != 1 || len(recs) != 1 || recs[0].Error == nil || recs[0].Error.Code != fault.UploadDiskFull {
 		t.Fatalf("exit %d, records %+v, stderr %q: want one upload.diskFull record and exit 1", code, recs, stderr)
 	}
 	var lines []string // the failure's, beside the one line that says the store is new
@@ -145,7 +145,7 @@ func TestUploadEachDiskFull(t *testing.T) {
 	failed := 0
 	for _, r := range recs {
 		switch {
-		case r.Error != nil && r.Error.Code == manifest.UploadDiskFull:
+		case r.Error != nil && r.Error.Code == fault.UploadDiskFull:
 			failed++
 		case r.Error != nil || r.Upload == nil:
 			t.Fatalf("record %+v: want an upload or upload.diskFull", r)

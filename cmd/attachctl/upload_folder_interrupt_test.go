@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/manifest/fault"
 	"github.com/attachctl/attachctl/ops/store/s3/s3test"
 )
 
@@ -49,7 +50,7 @@ func TestUploadFolderInterrupted(t *testing.T) {
 				if err != nil {
 					t.Fatalf("the output is no record: %v\n%s", err, r.stdout.String())
 				}
-				if rec.Error == nil || rec.Error.Code != manifest.UploadInterrupted {
+				if rec.Error == nil || rec.Error.Code != fault.UploadInterrupted {
 					t.Fatalf("record error %+v, want upload.interrupted\n%s", rec.Error, r.stderr.String())
 				}
 				if !strings.Contains(r.stderr.String(), "(upload.interrupted)") {

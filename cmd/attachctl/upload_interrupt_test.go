@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/manifest/fault"
 )
 
 // TestUploadInterruptedPassesTheRestOn: SIGINT halfway through `upload --each DIR`, and through
@@ -64,7 +65,7 @@ func TestUploadInterruptedPassesTheRestOn(t *testing.T) {
 					t.Fatalf("%s: upload %s is not its source (%v)", rec.Name, rec.Upload.ID, err)
 				}
 				finished++
-			case rec.Error != nil && rec.Error.Code == manifest.UploadInterrupted:
+			case rec.Error != nil && rec.Error.Code == fault.UploadInterrupted:
 				stopped++
 			default:
 				t.Fatalf("record %+v: want finished or upload.interrupted", rec)

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/manifest/fault"
 	"github.com/attachctl/attachctl/ops"
 	"github.com/attachctl/attachctl/ops/stage"
 	storepkg "github.com/attachctl/attachctl/ops/store"
@@ -83,7 +84,7 @@ func verifyCmd(c *cli.Context) error {
 	if c.Bool("all") || len(ids) > 0 {
 		b, err := store()
 		if err != nil {
-			report(c, manifest.AsError(err, manifest.UploadMissing))
+			report(c, fault.AsError(err, fault.UploadMissing))
 			return exitError{exitFailed}
 		}
 		if err := needStore(c, b); err != nil {
@@ -92,7 +93,7 @@ func verifyCmd(c *cli.Context) error {
 		if c.Bool("all") {
 			es, skipped, err := stage.VerifyEntries(c.Context, b)
 			if err != nil {
-				report(c, manifest.AsError(err, manifest.UploadUnreadable))
+				report(c, fault.AsError(err, fault.UploadUnreadable))
 				return exitError{exitFailed}
 			}
 			if sample != nil {

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/manifest/fault"
 	"github.com/attachctl/attachctl/ops/store"
 )
 
@@ -32,9 +33,9 @@ func combinedMark(rec *manifest.Record) string {
 		return "="
 	}
 	switch rec.Error.Code {
-	case manifest.VerifyMismatch:
+	case fault.VerifyMismatch:
 		return "*"
-	case manifest.UploadMissing, manifest.FileMissing:
+	case fault.UploadMissing, fault.FileMissing:
 		return "-"
 	}
 	return "!"
@@ -65,7 +66,7 @@ func folderLines(rec *manifest.Record, ti *store.TreeInfo) []string {
 		}
 		lines = append(lines, mark+" "+escapeLine(path.Join(rec.Path, f.Rel)))
 	}
-	if _, list, ok := strings.Cut(msg, ": folder "); ok && rec.Error.Code == manifest.VerifyMismatch {
+	if _, list, ok := strings.Cut(msg, ": folder "); ok && rec.Error.Code == fault.VerifyMismatch {
 		_, list, _ = strings.Cut(list, ": ")
 		for _, item := range strings.Split(list, "; ") {
 			if rel, ok := strings.CutSuffix(item, " was added"); ok {

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/manifest/fault"
 	"github.com/attachctl/attachctl/ops/store"
 )
 
@@ -18,7 +19,7 @@ import (
 func failureInWords(ctx context.Context, b store.Backend, rec *manifest.Record) string {
 	e := rec.Error
 	switch e.Code {
-	case manifest.VerifyMismatch:
+	case fault.VerifyMismatch:
 		if rec.Upload == nil {
 			break
 		}
@@ -31,11 +32,11 @@ func failureInWords(ctx context.Context, b store.Backend, rec *manifest.Record) 
 		}
 		return fmt.Sprintf("%s: the source file was edited after it was uploaded; upload %s is intact and holds the old version: upload the file again to send the new one",
 			manifest.Quote(rec.Path), rec.Upload.ID)
-	case manifest.UploadUnreadable:
+	case fault.UploadUnreadable:
 		if fix := permissionFix(rec); fix != "" {
 			return fmt.Sprintf("%s: permissions changed; restore them with %s", manifest.Quote(uploadFolder(rec)), fix)
 		}
-	case manifest.UploadMissing:
+	case fault.UploadMissing:
 		if rec.Upload != nil && rec.Upload.Store != "" && b != nil && rec.Upload.Store != b.Location() {
 			// The record is another store's (the JSON says so too): uploading again would make a
 			// copy in the wrong chat; the check belongs in the record's own store.
@@ -45,7 +46,7 @@ func failureInWords(ctx context.Context, b store.Backend, rec *manifest.Record) 
 		if rec.Upload != nil {
 			return fmt.Sprintf("%s: upload %s is not in the store (swept, removed, or another store's); upload the file again", manifest.Quote(rec.Path), rec.Upload.ID)
 		}
-	case manifest.FileMissing:
+	case fault.FileMissing:
 		if rec.Upload != nil {
 			return fmt.Sprintf("%s: the source file is gone; upload %s was not compared with it", manifest.Quote(rec.Path), rec.Upload.ID)
 		}

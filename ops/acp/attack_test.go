@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/manifest/fault"
 	"github.com/attachctl/attachctl/ops/store/local"
 )
 
@@ -114,7 +115,7 @@ func TestResolveCaseVariantKeys(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			res, err := Resolve([]byte(c.in), rsLocal(s), Options{Caps: Caps{Image: true}})
-			if res != nil || manifest.CodeOf(err) != manifest.UploadInvalid {
+			if res != nil || fault.CodeOf(err) != fault.UploadInvalid {
 				t.Fatalf("%v, want upload.invalid", err)
 			}
 			if !strings.Contains(err.Error(), c.want) {
@@ -127,7 +128,7 @@ func TestResolveCaseVariantKeys(t *testing.T) {
 	}
 	// A key twice at the top is not a prompt (exit 2), as before.
 	_, err := Resolve([]byte(`{"sessionId":"s","sessionId":"t","prompt":[]}`), rsLocal(s), Options{})
-	if manifest.CodeOf(err) != manifest.ManifestInvalid {
+	if fault.CodeOf(err) != fault.ManifestInvalid {
 		t.Fatalf("%v, want manifest.invalid", err)
 	}
 }

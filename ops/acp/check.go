@@ -9,7 +9,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/manifest/fault"
 	"github.com/attachctl/attachctl/ops/store"
 )
 
@@ -24,7 +24,7 @@ type document struct {
 // the rest (a key twice included) means the input is not a prompt.
 func frameError(where string, err error) error {
 	if ke, ok := err.(*keyError); ok && ke.known != "" {
-		return manifest.Errorf(manifest.UploadInvalid, "%s: %v", where, err)
+		return fault.Errorf(fault.UploadInvalid, "%s: %v", where, err)
 	}
 	return notPrompt("%s: %v", where, err)
 }
@@ -232,10 +232,10 @@ func checkBlock(i int, b object) (r *ref, context bool, err error) {
 		return nil, false, invalid(i, "upload %.40q: _meta.acpmux.upload has no fileName string", r.id)
 	}
 	if err := store.ValidID(r.id); err != nil {
-		return nil, false, invalid(i, "%s", err.(*manifest.Error).Message)
+		return nil, false, invalid(i, "%s", err.(*fault.Error).Message)
 	}
 	if err := store.ValidName(r.name); err != nil {
-		return nil, false, invalid(i, "upload %s: %s", r.id, err.(*manifest.Error).Message)
+		return nil, false, invalid(i, "upload %s: %s", r.id, err.(*fault.Error).Message)
 	}
 	if raw, ok := upload.get(relKey); ok && !isNull(raw) { // an --each record's path in its folder
 		if json.Unmarshal(raw, &r.each) != nil {

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/manifest/fault"
 )
 
 // Resolving resolved output changes nothing, byte for byte, and the output validates: with inline
@@ -98,7 +99,7 @@ func TestResolveContextBlockAndMore(t *testing.T) {
 	}
 	// One byte less is too many.
 	opts.MaxMessage = base - 1
-	if _, err := Resolve(in, rsLocal(s), opts); manifest.CodeOf(err) != manifest.UploadTooMany {
+	if _, err := Resolve(in, rsLocal(s), opts); fault.CodeOf(err) != fault.UploadTooMany {
 		t.Fatalf("%v, want upload.tooMany", err)
 	}
 }
@@ -194,7 +195,7 @@ func TestResolveNoLocalPath(t *testing.T) {
 	rec := rsPut(t, s, "b.bin", "", rsBytes(100, 1))
 	u := noPath{rsLocal(s)}
 	in := rsPrompt(t, []*manifest.Record{rec}, "")
-	if _, err := Resolve(in, u, Options{}); manifest.CodeOf(err) != manifest.UploadUnreadable || !strings.Contains(err.Error(), "--workdir") {
+	if _, err := Resolve(in, u, Options{}); fault.CodeOf(err) != fault.UploadUnreadable || !strings.Contains(err.Error(), "--workdir") {
 		t.Fatalf("%v, want upload.unreadable asking for a work folder", err)
 	}
 	work := filepath.Join(t.TempDir(), "work")

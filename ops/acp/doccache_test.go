@@ -14,6 +14,7 @@ import (
 	"github.com/zeebo/blake3"
 
 	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/manifest/fault"
 	"github.com/attachctl/attachctl/scripts/docgen"
 	"github.com/attachctl/attachctl/shrink/doc"
 )
@@ -203,7 +204,7 @@ func TestDocCachePageChanged(t *testing.T) {
 	if err := os.WriteFile(p.path, b, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := res.Bytes(); err == nil || manifest.CodeOf(err) == "" {
+	if _, err := res.Bytes(); err == nil || fault.CodeOf(err) == "" {
 		t.Fatalf("a page changed after the check was written: %v", err)
 	}
 }

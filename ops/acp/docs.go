@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/manifest/fault"
 	"github.com/attachctl/attachctl/shrink"
 	"github.com/attachctl/attachctl/shrink/doc"
 )
@@ -243,7 +244,7 @@ func readDoc(u Uploads, r *ref, opts Options) error {
 	defer cleanup()
 	f, err := os.Open(src)
 	if err != nil {
-		return manifest.Errorf(manifest.UploadUnreadable, "upload %s: %s: %v", r.id, r.label(), err)
+		return fault.Errorf(fault.UploadUnreadable, "upload %s: %s: %v", r.id, r.label(), err)
 	}
 	defer f.Close()
 	if !d.cached {
@@ -321,12 +322,12 @@ func pagesInOrder(have map[int]*ref, n int) []*ref {
 func savePage(r *ref, dir string, n, edge int, m image.Image) (*ref, error) {
 	var b bytes.Buffer
 	if err := (&png.Encoder{CompressionLevel: png.BestSpeed}).Encode(&b, m); err != nil {
-		return nil, manifest.Errorf(manifest.UploadUnreadable, "upload %s: %s: page %d: %v", r.id, r.label(), n, err)
+		return nil, fault.Errorf(fault.UploadUnreadable, "upload %s: %s: page %d: %v", r.id, r.label(), n, err)
 	}
 	path := pagePath(r, dir, n, edge)
 	sum, err := shrink.WriteCache(path, b.Bytes())
 	if err != nil {
-		return nil, manifest.Errorf(manifest.UploadUnreadable, "upload %s: %s: caching page %d: %v", r.id, r.label(), n, err)
+		return nil, fault.Errorf(fault.UploadUnreadable, "upload %s: %s: caching page %d: %v", r.id, r.label(), n, err)
 	}
 	return pageRef(r, n, path, int64(b.Len()), b.Bytes()[:min(b.Len(), headSize)], sum), nil
 }

@@ -19,6 +19,7 @@ import (
 	_ "golang.org/x/image/webp"
 
 	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/manifest/fault"
 	"github.com/attachctl/attachctl/shrink"
 )
 
@@ -136,7 +137,7 @@ func recheckHeader(u Uploads, r *ref) error {
 	defer rc.Close()
 	head, err := io.ReadAll(io.LimitReader(rc, longHead))
 	if err != nil {
-		return manifest.Errorf(manifest.UploadUnreadable, "upload %s: %s: %v", r.id, r.label(), err)
+		return fault.Errorf(fault.UploadUnreadable, "upload %s: %s: %v", r.id, r.label(), err)
 	}
 	r.checkHeader(head)
 	return nil
@@ -281,8 +282,8 @@ func shrinkRef(u Uploads, r *ref, opts Options, maxSide int, maxBytes int64) err
 	}
 	rec.SetSize(r.size)
 	if err := shrink.Record(rec, so); err != nil {
-		e := manifest.AsError(err, manifest.UploadUnreadable)
-		return manifest.Errorf(manifest.UploadUnreadable, "upload %s: %s: shrinking it to fit: %s", r.id, r.label(), e.Message)
+		e := fault.AsError(err, fault.UploadUnreadable)
+		return fault.Errorf(fault.UploadUnreadable, "upload %s: %s: shrinking it to fit: %s", r.id, r.label(), e.Message)
 	}
 	s := rec.Shrink
 	switch {
@@ -306,7 +307,7 @@ func localSource(u Uploads, r *ref, dir string) (path string, cleanup func(), er
 		return r.path, func() {}, nil
 	}
 	fail := func(err error) (string, func(), error) {
-		return "", nil, manifest.Errorf(manifest.UploadUnreadable, "upload %s: %s: a copy to shrink: %v", r.id, r.label(), err)
+		return "", nil, fault.Errorf(fault.UploadUnreadable, "upload %s: %s: a copy to shrink: %v", r.id, r.label(), err)
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fail(err)
@@ -366,12 +367,12 @@ func openFitted(r *ref) (*Upload, error) {
 func openDerived(path string, size int64, sum, what string) (*Upload, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, manifest.Errorf(manifest.UploadUnreadable, "%s: %v", what, err)
+		return nil, fault.Errorf(fault.UploadUnreadable, "%s: %v", what, err)
 	}
 	fi, err := f.Stat()
 	if err != nil || !fi.Mode().IsRegular() {
 		f.Close()
-		return nil, manifest.Errorf(manifest.UploadUnreadable, "%s, %s, is not a regular file", what, path)
+		return nil, fault.Errorf(fault.UploadUnreadable, "%s, %s, is not a regular file", what, path)
 	}
 	return &Upload{ReadCloser: f, Size: fi.Size(), Blake3: sum, Path: path}, nil
 }

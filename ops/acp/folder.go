@@ -18,6 +18,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/manifest/fault"
 	"github.com/attachctl/attachctl/ops/store"
 	"github.com/attachctl/attachctl/sniff"
 )
@@ -51,14 +52,14 @@ type Folder struct {
 func (b backend) OpenFolder(id, name string) (*Folder, error) {
 	t, ok := b.b.(store.Trees)
 	if !ok {
-		return nil, manifest.Errorf(manifest.UploadInvalid, "upload %s: store %s keeps no folder uploads", id, b.b.Location())
+		return nil, fault.Errorf(fault.UploadInvalid, "upload %s: store %s keeps no folder uploads", id, b.b.Location())
 	}
 	ti, err := t.TreeInfo(b.ctx, id)
 	if err != nil {
 		return nil, err
 	}
 	if ti.Name != name {
-		return nil, manifest.Errorf(manifest.UploadMissing, "upload %s: no finished upload named %s (it is %s)", id, manifest.Quote(name), manifest.Quote(ti.Name))
+		return nil, fault.Errorf(fault.UploadMissing, "upload %s: no finished upload named %s (it is %s)", id, manifest.Quote(name), manifest.Quote(ti.Name))
 	}
 	f := &Folder{Size: ti.Size, Blake3: ti.Blake3, Files: ti.Files,
 		Open: func(rel string) (io.ReadCloser, error) { return t.OpenTreeFile(b.ctx, id, name, rel) }}
@@ -72,7 +73,7 @@ func (b backend) OpenFolder(id, name string) (*Folder, error) {
 // the store keeps folders and it is one, r becomes that folder, by path.
 func examineFolder(u Uploads, r *ref, opts Options, openErr error) (bool, error) {
 	fu, ok := u.(FolderUploads)
-	if !ok || manifest.CodeOf(openErr) != manifest.UploadUnreadable {
+	if !ok || fault.CodeOf(openErr) != fault.UploadUnreadable {
 		return false, openErr
 	}
 	f, err := fu.OpenFolder(r.id, r.name)
@@ -87,7 +88,7 @@ func examineFolder(u Uploads, r *ref, opts Options, openErr error) (bool, error)
 		r.link = copyPath(opts.Workdir, r.id, r.name)
 	}
 	if r.link == "" {
-		return true, manifest.Errorf(manifest.UploadUnreadable, "upload %s: the store has no local folder to link to: resolve with a work folder (--workdir)", r.id)
+		return true, fault.Errorf(fault.UploadUnreadable, "upload %s: the store has no local folder to link to: resolve with a work folder (--workdir)", r.id)
 	}
 	return true, nil
 }
@@ -129,7 +130,7 @@ func treeLines(r *ref, room int64, esc func(string) int64) (string, int64) {
 // finished first. It reports whether every file was kept.
 func copyFolder(root *os.Root, r *ref) (bool, error) {
 	fail := func(err error) error {
-		return manifest.Errorf(manifest.UploadUnreadable, "upload %s: work copy %s: %v", r.id, r.link, err)
+		return fault.Errorf(fault.UploadUnreadable, "upload %s: work copy %s: %v", r.id, r.link, err)
 	}
 	if err := mkdirIn(root, r.id); err != nil {
 		return false, fail(err)
@@ -215,7 +216,7 @@ func copyTreeFile(root *os.Root, r *ref, f store.TreeFile, rel string) error {
 	tmp := tmpIn(r.id)
 	out, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, workFileMode)
 	if err != nil {
-		return manifest.Errorf(manifest.UploadUnreadable, "upload %s: work copy %s: %v", r.id, rel, err)
+		return fault.Errorf(fault.UploadUnreadable, "upload %s: work copy %s: %v", r.id, rel, err)
 	}
 	err = func() error {
 		if err := out.Chmod(workFileMode); err != nil {
@@ -244,10 +245,10 @@ func copyTreeFile(root *os.Root, r *ref, f store.TreeFile, rel string) error {
 	}
 	if err != nil {
 		root.Remove(tmp)
-		if e, ok := err.(*manifest.Error); ok { // the store's code (store.unreachable), and the file
-			return manifest.Errorf(e.Code, "upload %s: work copy of %s/%s: %s", r.id, r.name, f.Rel, e.Message)
+		if e, ok := err.(*fault.Error); ok { // the store's code (store.unreachable), and the file
+			return fault.Errorf(e.Code, "upload %s: work copy of %s/%s: %s", r.id, r.name, f.Rel, e.Message)
 		}
-		return manifest.Errorf(manifest.UploadUnreadable, "upload %s: work copy %s: %v", r.id, rel, err)
+		return fault.Errorf(fault.UploadUnreadable, "upload %s: work copy %s: %v", r.id, rel, err)
 	}
 	return nil
 }
@@ -328,7 +329,7 @@ func folderImage(parent *ref, f store.TreeFile) (*ref, error) {
 	defer rc.Close()
 	buf := make([]byte, min(f.Size, headSize))
 	if _, err := io.ReadFull(rc, buf); err != nil {
-		return nil, manifest.Errorf(manifest.UploadUnreadable, "upload %s: %s/%s: %v", parent.id, parent.name, f.Rel, err)
+		return nil, fault.Errorf(fault.UploadUnreadable, "upload %s: %s/%s: %v", parent.id, parent.name, f.Rel, err)
 	}
 	mime, kind := sniff.Content(buf, int64(len(buf)) == f.Size)
 	if !inlineImageTypes[mime] {

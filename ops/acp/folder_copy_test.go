@@ -16,6 +16,7 @@ import (
 	"github.com/zeebo/blake3"
 
 	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/manifest/fault"
 	"github.com/attachctl/attachctl/ops/store"
 )
 
@@ -85,11 +86,11 @@ func TestCopyFolderFailsMidPool(t *testing.T) {
 			case late:
 				<-earlyOpened
 				defer close(lateFailed)
-				return nil, manifest.Errorf(manifest.UploadMissing, "upload x: not in store")
+				return nil, fault.Errorf(fault.UploadMissing, "upload x: not in store")
 			case early:
 				close(earlyOpened)
 				<-lateFailed // fails after the later file did
-				return &failingReader{b: b[:len(b)/2], err: manifest.Errorf(manifest.StoreUnreachable, "store s3://b/p: connection reset")}, nil
+				return &failingReader{b: b[:len(b)/2], err: fault.Errorf(fault.StoreUnreachable, "store s3://b/p: connection reset")}, nil
 			}
 		}
 		return io.NopCloser(bytes.NewReader(b)), nil
@@ -105,7 +106,7 @@ func TestCopyFolderFailsMidPool(t *testing.T) {
 		folder: &Folder{Files: files, Open: open}}
 
 	_, err = copyFolder(root, r)
-	if manifest.CodeOf(err) != manifest.StoreUnreachable || !strings.Contains(err.Error(), "logs/"+early) {
+	if fault.CodeOf(err) != fault.StoreUnreachable || !strings.Contains(err.Error(), "logs/"+early) {
 		t.Fatalf("%v, want store.unreachable naming logs/%s (the first failure in the listing's order)", err, early)
 	}
 	got := copyTree(t, work)
@@ -163,7 +164,7 @@ func TestResolveFolderWorkdirCatchesChangedFile(t *testing.T) {
 	}
 	work := filepath.Join(t.TempDir(), "work")
 	_, err = Resolve(in, rsLocal(s), Options{Workdir: work})
-	if manifest.CodeOf(err) != manifest.UploadUnreadable || !strings.Contains(err.Error(), "prompt block 1:") ||
+	if fault.CodeOf(err) != fault.UploadUnreadable || !strings.Contains(err.Error(), "prompt block 1:") ||
 		!strings.Contains(err.Error(), "d1/f3.txt: its 50 bytes are not the file the store listed") {
 		t.Fatalf("%v, want upload.unreadable naming d1/f3.txt", err)
 	}

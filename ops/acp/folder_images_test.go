@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/manifest/fault"
 	"github.com/attachctl/attachctl/ops/stage"
 	"github.com/attachctl/attachctl/ops/store/local"
 	"github.com/attachctl/attachctl/sniff"
@@ -203,7 +204,7 @@ func TestResolveFolderImagesWorkdirChanged(t *testing.T) {
 	if err := os.Chmod(inside, 0o400); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Resolve(in, rsLocal(s), Options{Caps: Caps{Image: true}, InlineFromFolders: true}); manifest.CodeOf(err) != manifest.VerifyMismatch || !strings.Contains(err.Error(), "prompt block 1:") || !strings.Contains(err.Error(), "shots/a.png no longer matches") {
+	if _, err := Resolve(in, rsLocal(s), Options{Caps: Caps{Image: true}, InlineFromFolders: true}); fault.CodeOf(err) != fault.VerifyMismatch || !strings.Contains(err.Error(), "prompt block 1:") || !strings.Contains(err.Error(), "shots/a.png no longer matches") {
 		t.Fatalf("%v, want verify.mismatch at the folder's block", err)
 	}
 }

@@ -12,7 +12,7 @@ import (
 
 	"github.com/zeebo/blake3"
 
-	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/manifest/fault"
 	"github.com/attachctl/attachctl/ops/store"
 )
 
@@ -31,7 +31,7 @@ type memFile struct {
 func (m *memUploads) Open(id, name string) (*Upload, error) {
 	f, ok := m.files[id]
 	if !ok || f.name != name {
-		return nil, manifest.Errorf(manifest.UploadMissing, "upload %s: not a finished upload in this store", id)
+		return nil, fault.Errorf(fault.UploadMissing, "upload %s: not a finished upload in this store", id)
 	}
 	sum := blake3.Sum256(f.data)
 	return &Upload{ReadCloser: io.NopCloser(bytes.NewReader(f.data)), Size: int64(len(f.data)),
@@ -105,7 +105,7 @@ func FuzzResolve(f *testing.F) {
 		res, err := Resolve(in, u, opts)
 		if err != nil {
 			for _, e := range unjoin(err) {
-				if manifest.CodeOf(e) == "" {
+				if fault.CodeOf(e) == "" {
 					t.Fatalf("a refusal without a code: %v", e)
 				}
 			}
@@ -189,7 +189,7 @@ func TestResolveBackend(t *testing.T) {
 		t.Fatalf("through the seam:\n%s\ndirectly:\n%s", got, want)
 	}
 	noPaths := Backend(context.Background(), memBackend{m: fuzzStore(t)})
-	if _, err := Resolve(in, noPaths, opts); manifest.CodeOf(err) != manifest.UploadUnreadable {
+	if _, err := Resolve(in, noPaths, opts); fault.CodeOf(err) != fault.UploadUnreadable {
 		t.Fatalf("%v, want upload.unreadable without a work folder", err)
 	}
 	opts.Workdir = t.TempDir()

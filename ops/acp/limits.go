@@ -1,7 +1,7 @@
 package acp
 
 import (
-	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/manifest/fault"
 	"github.com/attachctl/attachctl/ops/store"
 )
 
@@ -23,10 +23,10 @@ func promptLimits(refs []*ref, opts Options) error {
 		bytes += r.size
 	}
 	if opts.MaxFiles > 0 && files > opts.MaxFiles {
-		return manifest.Errorf(manifest.UploadTooMany, "the prompt names %d uploads; at most %d go in one prompt (--max-files)", files, opts.MaxFiles)
+		return fault.Errorf(fault.UploadTooMany, "the prompt names %d uploads; at most %d go in one prompt (--max-files)", files, opts.MaxFiles)
 	}
 	if opts.MaxBytes > 0 && bytes > opts.MaxBytes {
-		return manifest.Errorf(manifest.UploadTooMany, "the prompt's %d uploads hold %s; at most %s go in one prompt (--max-bytes)", files, store.Bytes(bytes), store.Bytes(opts.MaxBytes))
+		return fault.Errorf(fault.UploadTooMany, "the prompt's %d uploads hold %s; at most %s go in one prompt (--max-bytes)", files, store.Bytes(bytes), store.Bytes(opts.MaxBytes))
 	}
 	return nil
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/manifest/fault"
 )
 
 // 25 screenshots, resolved for each adapter profile (its capabilities, adapter and model layers),
@@ -123,18 +124,18 @@ func TestResolveEachRel(t *testing.T) {
 	for _, bad := range []string{"../x", "/abs", "a//b", "a/./b", "a/\x00"} {
 		r := *a
 		r.Rel = bad
-		if _, err := ReferenceBlock(&r); manifest.CodeOf(err) != manifest.UploadInvalid {
+		if _, err := ReferenceBlock(&r); fault.CodeOf(err) != fault.UploadInvalid {
 			t.Errorf("prompt: rel %q: %v, want upload.invalid", bad, err)
 		}
 		q, _ := json.Marshal(bad)
 		raw := strings.Replace(string(in), `"rel":"a/doc.go"`, `"rel":`+string(q), 1)
-		if _, err := Resolve([]byte(raw), rsLocal(s), Options{}); manifest.CodeOf(err) != manifest.UploadInvalid {
+		if _, err := Resolve([]byte(raw), rsLocal(s), Options{}); fault.CodeOf(err) != fault.UploadInvalid {
 			t.Errorf("resolve: rel %q: %v, want upload.invalid", bad, err)
 		}
 	}
 	for _, bad := range []string{`"rel":7`, `"Rel":"a/doc.go"`} { // not a string; the key in another case
 		raw := strings.Replace(string(in), `"rel":"a/doc.go"`, bad, 1)
-		if _, err := Resolve([]byte(raw), rsLocal(s), Options{}); manifest.CodeOf(err) != manifest.UploadInvalid {
+		if _, err := Resolve([]byte(raw), rsLocal(s), Options{}); fault.CodeOf(err) != fault.UploadInvalid {
 			t.Errorf("resolve: %s: %v, want upload.invalid", bad, err)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/manifest/fault"
 )
 
 // fileURI is the file:// URI of an absolute path, escaped where a URI needs it.
@@ -157,7 +158,7 @@ func plan(doc *document, blocks []object, refs []*ref, opts Options) (*Resolutio
 		least = int64(len(contextJSON(contextHead(true)+moreLine(nrefs)))) + 1
 	}
 	if total+least > opts.MaxMessage {
-		return nil, manifest.Errorf(manifest.UploadTooMany,
+		return nil, fault.Errorf(fault.UploadTooMany,
 			"the prompt's %d blocks take %d bytes even with every file by path (and %d for the context block), more than one message (%d bytes)",
 			len(blocks), total, least, opts.MaxMessage)
 	}

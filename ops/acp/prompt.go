@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/manifest/fault"
 	"github.com/attachctl/attachctl/ops/store"
 )
 
@@ -73,18 +74,18 @@ func ReferenceBlock(rec *manifest.Record) (json.RawMessage, error) {
 	if rec.Failed() {
 		// prompt's own refusal (its message names the stage the record failed in), with the
 		// record's code.
-		return nil, &manifest.Error{Code: rec.Error.Code,
+		return nil, &fault.Error{Code: rec.Error.Code,
 			Message: fmt.Sprintf("%s: carries an error from %s: %s", rec.Path, rec.Error.Stage, rec.Error.Message)}
 	}
 	if rec.Upload == nil || rec.Upload.ID == "" {
-		return nil, manifest.Errorf(manifest.UploadMissing, "%s: not uploaded (the record has no upload)", rec.Path)
+		return nil, fault.Errorf(fault.UploadMissing, "%s: not uploaded (the record has no upload)", rec.Path)
 	}
 	id, name := rec.Upload.ID, UploadName(rec)
 	if err := store.ValidID(id); err != nil {
-		return nil, manifest.Errorf(manifest.UploadInvalid, "%s: %s", rec.Path, err.(*manifest.Error).Message)
+		return nil, fault.Errorf(fault.UploadInvalid, "%s: %s", rec.Path, err.(*fault.Error).Message)
 	}
 	if err := store.ValidName(name); err != nil {
-		return nil, manifest.Errorf(manifest.UploadInvalid, "%s: %s", rec.Path, err.(*manifest.Error).Message)
+		return nil, fault.Errorf(fault.UploadInvalid, "%s: %s", rec.Path, err.(*fault.Error).Message)
 	}
 	rel := rec.Rel
 	if rel == name {
@@ -92,7 +93,7 @@ func ReferenceBlock(rec *manifest.Record) (json.RawMessage, error) {
 	}
 	if rel != "" {
 		if why := relError(rel); why != "" {
-			return nil, manifest.Errorf(manifest.UploadInvalid, "%s: rel %q %s", rec.Path, rel, why)
+			return nil, fault.Errorf(fault.UploadInvalid, "%s: rel %q %s", rec.Path, rel, why)
 		}
 	}
 	type ref struct {
@@ -127,7 +128,7 @@ func ReferenceBlock(rec *manifest.Record) (json.RawMessage, error) {
 // Prompt writes the ACP session/prompt params for recs, in order, after the text block:
 // {"sessionId": S, "prompt": [...]}, or with opts.JSONRPC the JSON-RPC request carrying them. The
 // document is compact JSON followed by a newline. When any record is refused Prompt returns no
-// document and an error that joins every refusal (each a *manifest.Error), in record order.
+// document and an error that joins every refusal (each a *fault.Error), in record order.
 func Prompt(recs []*manifest.Record, opts PromptOptions) ([]byte, error) {
 	blocks := make([]json.RawMessage, 0, len(recs)+1)
 	if opts.HasText {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/manifest/fault"
 )
 
 func TestPrompt(t *testing.T) {
@@ -64,7 +65,7 @@ func TestPromptRefuses(t *testing.T) {
 	ok := rsPut(t, s, "a.bin", "", []byte{0})
 	noUpload := &manifest.Record{Path: "/x/b.png", Name: "b.png", Mime: "image/png"}
 	failed := &manifest.Record{Path: "/x/c.png", Name: "c.png"}
-	failed.Fail("sniff", manifest.Errorf(manifest.FileMissing, "/x/c.png: no such file"), "")
+	failed.Fail("sniff", fault.Errorf(fault.FileMissing, "/x/c.png: no such file"), "")
 	badID := rsPut(t, s, "d.bin", "", []byte{0})
 	badID.Upload.ID = "not-an-id"
 	out, err := Prompt([]*manifest.Record{ok, noUpload, failed, badID}, PromptOptions{Session: "s"})
@@ -75,9 +76,9 @@ func TestPromptRefuses(t *testing.T) {
 	if !errors.As(err, &j) || len(j.Unwrap()) != 3 {
 		t.Fatalf("want three refusals: %v", err)
 	}
-	codes := []manifest.Code{manifest.UploadMissing, manifest.FileMissing, manifest.UploadInvalid}
+	codes := []fault.Code{fault.UploadMissing, fault.FileMissing, fault.UploadInvalid}
 	for i, e := range j.Unwrap() {
-		if manifest.CodeOf(e) != codes[i] {
+		if fault.CodeOf(e) != codes[i] {
 			t.Fatalf("refusal %d: %v, want %s", i, e, codes[i])
 		}
 	}

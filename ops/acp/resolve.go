@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/manifest/fault"
 	"github.com/attachctl/attachctl/sniff"
 )
 
@@ -177,7 +178,7 @@ type ref struct {
 // pass through as they are.
 //
 // Input that is not a prompt is a manifest.invalid error. A refused prompt returns an error that
-// joins every refusal (each a *manifest.Error with its code), marks nothing used and writes
+// joins every refusal (each a *fault.Error with its code), marks nothing used and writes
 // nothing; a resolved one has marked each upload it names used (and, with a work folder, made
 // the copies its links name). A resolve that fails at any step marks nothing used: the marks
 // are the last step, after the work folder's copies and after every inline byte is read and
@@ -252,7 +253,7 @@ func Resolve(input []byte, u Uploads, opts Options) (*Resolution, error) {
 	}
 	if len(res.IDs) > 0 {
 		if err := u.MarkUsed(res.IDs, opts.Now); err != nil {
-			return nil, manifest.AsError(err, manifest.UploadUnreadable)
+			return nil, fault.AsError(err, fault.UploadUnreadable)
 		}
 	}
 	return res, nil
@@ -275,17 +276,17 @@ func eachRef(refs []*ref, f func(int, *ref) error) []error {
 
 // notPrompt is the error for input that is not a session/prompt: exit 2.
 func notPrompt(format string, args ...any) error {
-	return manifest.Errorf(manifest.ManifestInvalid, "not an ACP session/prompt: "+format, args...)
+	return fault.Errorf(fault.ManifestInvalid, "not an ACP session/prompt: "+format, args...)
 }
 
 // atBlock names the prompt block in a refusal.
 func atBlock(i int, err error) error {
-	e := manifest.AsError(err, manifest.UploadUnreadable)
-	return manifest.Errorf(e.Code, "prompt block %d: %s", i, e.Message)
+	e := fault.AsError(err, fault.UploadUnreadable)
+	return fault.Errorf(e.Code, "prompt block %d: %s", i, e.Message)
 }
 
 func invalid(i int, format string, args ...any) error {
-	return manifest.Errorf(manifest.UploadInvalid, "prompt block %d: "+format, append([]any{i}, args...)...)
+	return fault.Errorf(fault.UploadInvalid, "prompt block %d: "+format, append([]any{i}, args...)...)
 }
 
 // headSize is how much of a file type detection looks at.
@@ -306,7 +307,7 @@ func examine(u Uploads, r *ref, opts Options) error {
 		r.link = copyPath(opts.Workdir, r.id, r.name)
 	}
 	if r.link == "" {
-		return manifest.Errorf(manifest.UploadUnreadable, "upload %s: the store has no local file to link to: resolve with a work folder (--workdir)", r.id)
+		return fault.Errorf(fault.UploadUnreadable, "upload %s: the store has no local file to link to: resolve with a work folder (--workdir)", r.id)
 	}
 	want := min(r.size, headSize)
 	embeddable := opts.Caps.EmbeddedContext && r.size <= opts.EmbedMax
@@ -315,10 +316,10 @@ func examine(u Uploads, r *ref, opts Options) error {
 	}
 	buf := make([]byte, want)
 	if _, err := io.ReadFull(f, buf); err != nil {
-		if manifest.CodeOf(err) != "" {
+		if fault.CodeOf(err) != "" {
 			return err // the store's own words and code, said once
 		}
-		return manifest.Errorf(manifest.UploadUnreadable, "upload %s: %s: %v", r.id, r.name, err)
+		return fault.Errorf(fault.UploadUnreadable, "upload %s: %s: %v", r.id, r.name, err)
 	}
 	r.mime, r.kind = sniff.Content(buf, want == r.size)
 	r.image = inlineImageTypes[r.mime]
@@ -335,5 +336,5 @@ func examine(u Uploads, r *ref, opts Options) error {
 
 // changed is the error for an upload that is no longer the file examine saw.
 func changed(r *ref) error {
-	return manifest.Errorf(manifest.UploadUnreadable, "upload %s: %s changed while it was resolved", r.id, r.label())
+	return fault.Errorf(fault.UploadUnreadable, "upload %s: %s changed while it was resolved", r.id, r.label())
 }

@@ -6,7 +6,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/manifest/fault"
 	"github.com/attachctl/attachctl/ops/store"
 )
 
@@ -53,7 +53,7 @@ func (b backend) Open(id, name string) (*Upload, error) {
 	if st, ok := r.(interface{ Stat() (os.FileInfo, error) }); ok {
 		if fi, err := st.Stat(); err != nil || fi.Size() != info.Size {
 			r.Close()
-			return nil, manifest.Errorf(manifest.UploadUnreadable, "upload %s: %s: not the %d bytes its metadata records", id, name, info.Size)
+			return nil, fault.Errorf(fault.UploadUnreadable, "upload %s: %s: not the %d bytes its metadata records", id, name, info.Size)
 		}
 	}
 	u := &Upload{ReadCloser: r, Size: info.Size, Blake3: info.Blake3}

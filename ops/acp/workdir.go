@@ -15,6 +15,7 @@ import (
 	"github.com/zeebo/blake3"
 
 	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/manifest/fault"
 )
 
 // Modes in a work folder: the copies are read-only and, like the store's files, the owner's only.
@@ -59,14 +60,14 @@ func checkWork(dir string, refs []*ref) error {
 		}
 		return nil
 	case err != nil:
-		return manifest.Errorf(manifest.UploadUnreadable, "work folder %s: %v", manifest.Quote(dir), err)
+		return fault.Errorf(fault.UploadUnreadable, "work folder %s: %v", manifest.Quote(dir), err)
 	}
 	if why := untrusted(fi, true); why != "" {
-		return manifest.Errorf(manifest.UploadUnreadable, "work folder %s: %s: nothing is linked into a folder that is not the user's own", manifest.Quote(dir), why)
+		return fault.Errorf(fault.UploadUnreadable, "work folder %s: %s: nothing is linked into a folder that is not the user's own", manifest.Quote(dir), why)
 	}
 	root, err := os.OpenRoot(dir)
 	if err != nil {
-		return manifest.Errorf(manifest.UploadUnreadable, "work folder %s: %v", manifest.Quote(dir), err)
+		return fault.Errorf(fault.UploadUnreadable, "work folder %s: %v", manifest.Quote(dir), err)
 	}
 	defer root.Close()
 	errs := eachRef(refs, func(_ int, r *ref) (err error) {
@@ -84,7 +85,7 @@ func checkWork(dir string, refs []*ref) error {
 // copyStateOf is what is at r's copy under root.
 func copyStateOf(root *os.Root, r *ref) (copyState, error) {
 	refuse := func(what, why string) error {
-		return manifest.Errorf(manifest.UploadUnreadable, "upload %s: work copy %s: %s %s: nothing is linked into a folder that is not the user's own", r.id, manifest.Quote(r.link), what, why)
+		return fault.Errorf(fault.UploadUnreadable, "upload %s: work copy %s: %s %s: nothing is linked into a folder that is not the user's own", r.id, manifest.Quote(r.link), what, why)
 	}
 	fi, err := root.Lstat(r.id)
 	switch {
@@ -142,11 +143,11 @@ func untrusted(fi os.FileInfo, dir bool) string {
 // all), cleaning first what a killed run left in their folders.
 func (res *Resolution) copyOut(u Uploads, dir string) error {
 	if err := os.MkdirAll(dir, workDirMode); err != nil {
-		return manifest.Errorf(manifest.UploadUnreadable, "work folder %s: %v", manifest.Quote(dir), err)
+		return fault.Errorf(fault.UploadUnreadable, "work folder %s: %v", manifest.Quote(dir), err)
 	}
 	root, err := os.OpenRoot(dir)
 	if err != nil {
-		return manifest.Errorf(manifest.UploadUnreadable, "work folder %s: %v", manifest.Quote(dir), err)
+		return fault.Errorf(fault.UploadUnreadable, "work folder %s: %v", manifest.Quote(dir), err)
 	}
 	defer root.Close()
 	if err := res.workFolder(root, dir); err != nil { // checked again before output (recheckWork)
@@ -186,7 +187,7 @@ func (res *Resolution) copyOut(u Uploads, dir string) error {
 // copyOne puts r's missing copy in place under root, never over a file that is there.
 func copyOne(root *os.Root, u Uploads, r *ref) error {
 	fail := func(err error) error {
-		return manifest.Errorf(manifest.UploadUnreadable, "upload %s: work copy %s: %v", r.id, manifest.Quote(r.link), err)
+		return fault.Errorf(fault.UploadUnreadable, "upload %s: work copy %s: %v", r.id, manifest.Quote(r.link), err)
 	}
 	fi, err := root.Lstat(r.id)
 	switch {
@@ -262,7 +263,7 @@ func cleanTemps(root *os.Root, id string) {
 // recorded size and BLAKE3.
 func fillCopy(out *os.File, u Uploads, r *ref) error {
 	if err := out.Chmod(workFileMode); err != nil { // whatever the umask
-		return manifest.Errorf(manifest.UploadUnreadable, "upload %s: work copy: %v", r.id, err)
+		return fault.Errorf(fault.UploadUnreadable, "upload %s: work copy: %v", r.id, err)
 	}
 	f, err := u.Open(r.id, r.name)
 	if err != nil {
@@ -272,13 +273,13 @@ func fillCopy(out *os.File, u Uploads, r *ref) error {
 	h := blake3.New()
 	n, err := io.Copy(io.MultiWriter(out, h), f)
 	if err != nil {
-		if manifest.CodeOf(err) != "" {
+		if fault.CodeOf(err) != "" {
 			return err // the store's own words and code (store.unreachable: the server went away)
 		}
-		return manifest.Errorf(manifest.UploadUnreadable, "upload %s: work copy %s: %v", r.id, r.link, err)
+		return fault.Errorf(fault.UploadUnreadable, "upload %s: work copy %s: %v", r.id, r.link, err)
 	}
 	if n != r.size || hex.EncodeToString(h.Sum(nil)) != r.blake3 {
-		return manifest.Errorf(manifest.UploadUnreadable, "upload %s: its %d bytes are not the upload the store recorded (size %d, BLAKE3 %s)", r.id, n, r.size, r.blake3)
+		return fault.Errorf(fault.UploadUnreadable, "upload %s: its %d bytes are not the upload the store recorded (size %d, BLAKE3 %s)", r.id, n, r.size, r.blake3)
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"os"
 
 	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/manifest/fault"
 )
 
 // The work folder is checked again just before the output is let out: the links and the context
@@ -17,7 +18,7 @@ import (
 func (res *Resolution) workFolder(root *os.Root, dir string) error {
 	fi, err := root.Stat(".")
 	if err != nil {
-		return manifest.Errorf(manifest.UploadUnreadable, "work folder %s: %v", manifest.Quote(dir), err)
+		return fault.Errorf(fault.UploadUnreadable, "work folder %s: %v", manifest.Quote(dir), err)
 	}
 	res.work = fi
 	return nil
@@ -26,7 +27,7 @@ func (res *Resolution) workFolder(root *os.Root, dir string) error {
 // recheckWork refuses a work folder that is no longer the one the copies went into.
 func (res *Resolution) recheckWork(dir string) error {
 	refuse := func(why string) error {
-		return manifest.Errorf(manifest.UploadUnreadable, "work folder %s: %s while the prompt was resolved: nothing is written", manifest.Quote(dir), why)
+		return fault.Errorf(fault.UploadUnreadable, "work folder %s: %s while the prompt was resolved: nothing is written", manifest.Quote(dir), why)
 	}
 	fi, err := os.Lstat(dir)
 	switch {

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/manifest/fault"
 )
 
 // The work folder is checked again once the inline files are checked: swapped for a symlink (to the
@@ -53,7 +54,7 @@ func TestResolveWorkdirRecheck(t *testing.T) {
 				rsValidate(t, rsOutput(t, res))
 				return
 			}
-			if res != nil || manifest.CodeOf(err) != manifest.UploadUnreadable || !strings.Contains(err.Error(), tc.why) {
+			if res != nil || fault.CodeOf(err) != fault.UploadUnreadable || !strings.Contains(err.Error(), tc.why) {
 				t.Fatalf("%v, want upload.unreadable: %s", err, tc.why)
 			}
 			for _, r := range []*manifest.Record{img, txt} {

@@ -6,7 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/manifest/fault"
 	"github.com/attachctl/attachctl/ops/store"
 )
 
@@ -24,20 +24,20 @@ func RemoveCopies(dir string, doomed func(id string) bool, dryRun bool) ([]strin
 		return nil, nil
 	}
 	if err != nil {
-		return nil, manifest.Errorf(manifest.UploadUnreadable, "work folder %s: %v", dir, err)
+		return nil, fault.Errorf(fault.UploadUnreadable, "work folder %s: %v", dir, err)
 	}
 	defer root.Close()
 	if fi, err := root.Lstat(storeInternalDir); err == nil && fi.IsDir() {
-		return nil, manifest.Errorf(manifest.UploadInvalid, "work folder %s: is a store (it has %s), not a work folder; nothing removed", dir, storeInternalDir)
+		return nil, fault.Errorf(fault.UploadInvalid, "work folder %s: is a store (it has %s), not a work folder; nothing removed", dir, storeInternalDir)
 	}
 	f, err := root.Open(".")
 	if err != nil {
-		return nil, manifest.Errorf(manifest.UploadUnreadable, "work folder %s: %v", dir, err)
+		return nil, fault.Errorf(fault.UploadUnreadable, "work folder %s: %v", dir, err)
 	}
 	ents, err := f.ReadDir(-1)
 	f.Close()
 	if err != nil {
-		return nil, manifest.Errorf(manifest.UploadUnreadable, "work folder %s: %v", dir, err)
+		return nil, fault.Errorf(fault.UploadUnreadable, "work folder %s: %v", dir, err)
 	}
 	var removed []string
 	var first error
@@ -49,7 +49,7 @@ func RemoveCopies(dir string, doomed func(id string) bool, dryRun bool) ([]strin
 		if !dryRun {
 			if err := root.RemoveAll(id); err != nil {
 				if first == nil {
-					first = manifest.Errorf(manifest.UploadUnreadable, "work folder %s: removing the copy of upload %s: %v", dir, id, err)
+					first = fault.Errorf(fault.UploadUnreadable, "work folder %s: removing the copy of upload %s: %v", dir, id, err)
 				}
 				continue
 			}

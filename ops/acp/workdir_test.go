@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/manifest/fault"
 )
 
 // --workdir: every file of the prompt, inline ones too, is copied read-only into the work folder,
@@ -112,7 +113,7 @@ func TestResolveWorkdir(t *testing.T) {
 	}
 	fresh := rsPut(t, s, "fresh.bin", "", rsBytes(10, 3))
 	in = rsPrompt(t, []*manifest.Record{bin, img, txt, fresh}, "")
-	if _, err := Resolve(in, rsLocal(s), opts); manifest.CodeOf(err) != manifest.UploadUnreadable || !strings.Contains(err.Error(), "not a regular file") {
+	if _, err := Resolve(in, rsLocal(s), opts); fault.CodeOf(err) != fault.UploadUnreadable || !strings.Contains(err.Error(), "not a regular file") {
 		t.Fatalf("%v, want upload.unreadable", err)
 	}
 	if m := rsMarkers(t, s, fresh.Upload.ID); m[0] != "" {
@@ -123,7 +124,7 @@ func TestResolveWorkdir(t *testing.T) {
 	if err := os.Symlink(t.TempDir(), filepath.Join(work, bin.Upload.ID)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Resolve(in, rsLocal(s), opts); manifest.CodeOf(err) != manifest.UploadUnreadable || !strings.Contains(err.Error(), "not a real folder") {
+	if _, err := Resolve(in, rsLocal(s), opts); fault.CodeOf(err) != fault.UploadUnreadable || !strings.Contains(err.Error(), "not a real folder") {
 		t.Fatalf("%v, want upload.unreadable", err)
 	}
 }
@@ -162,7 +163,7 @@ func TestResolveWorkdirTrust(t *testing.T) {
 			c.spoil(work, copy)
 			used := rsMarkers(t, s, rec.Upload.ID)
 			_, err := Resolve(in, rsLocal(s), Options{Workdir: work, Now: time.Unix(2e9, 0)})
-			if manifest.CodeOf(err) != manifest.UploadUnreadable || !strings.Contains(err.Error(), c.want) {
+			if fault.CodeOf(err) != fault.UploadUnreadable || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("%v, want upload.unreadable saying %q", err, c.want)
 			}
 			if after := rsMarkers(t, s, rec.Upload.ID); after[0] != used[0] {
@@ -226,7 +227,7 @@ func TestResolveWorkdirChecksBlake3(t *testing.T) {
 	work := filepath.Join(t.TempDir(), "work")
 	rec := rsPut(t, s, "b.bin", "", rsBytes(5000, 1))
 	_, err := Resolve(rsPrompt(t, []*manifest.Record{rec}, ""), badSum{rsLocal(s)}, Options{Workdir: work})
-	if manifest.CodeOf(err) != manifest.UploadUnreadable || !bytes.Contains([]byte(err.Error()), []byte("not the upload the store recorded")) {
+	if fault.CodeOf(err) != fault.UploadUnreadable || !bytes.Contains([]byte(err.Error()), []byte("not the upload the store recorded")) {
 		t.Fatalf("%v, want upload.unreadable", err)
 	}
 	left, _ := os.ReadDir(filepath.Join(work, rec.Upload.ID))
@@ -260,7 +261,7 @@ func TestResolveFailedMarksNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	in := rsPrompt(t, []*manifest.Record{img, bin}, "")
-	if _, err := Resolve(in, rsLocal(s), Options{Workdir: work, Caps: Caps{Image: true}}); manifest.CodeOf(err) != manifest.UploadUnreadable {
+	if _, err := Resolve(in, rsLocal(s), Options{Workdir: work, Caps: Caps{Image: true}}); fault.CodeOf(err) != fault.UploadUnreadable {
 		t.Fatalf("%v, want upload.unreadable", err)
 	}
 	if m := rsMarkers(t, s, img.Upload.ID, bin.Upload.ID); m[0] != "" || m[1] != "" {

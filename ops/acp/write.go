@@ -9,7 +9,7 @@ import (
 
 	"github.com/zeebo/blake3"
 
-	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/manifest/fault"
 	"github.com/attachctl/attachctl/sniff"
 )
 
@@ -108,8 +108,8 @@ func (res *Resolution) Bytes() ([]byte, error) {
 func streamBase64(u Uploads, st *streamer, r *ref, chunk []byte) error {
 	f, err := openInline(u, r)
 	if err != nil {
-		e := manifest.AsError(err, manifest.UploadUnreadable)
-		return manifest.Errorf(e.Code, "upload %s: %s changed while it was resolved: %s", r.id, r.label(), e.Message)
+		e := fault.AsError(err, fault.UploadUnreadable)
+		return fault.Errorf(e.Code, "upload %s: %s changed while it was resolved: %s", r.id, r.label(), e.Message)
 	}
 	defer f.Close()
 	size, mime, sum := r.dataSize(), r.dataMime(), r.dataBlake3()
@@ -154,9 +154,9 @@ func streamBase64(u Uploads, st *streamer, r *ref, chunk []byte) error {
 	}
 	if got := hex.EncodeToString(h.Sum(nil)); sum != "" && got != sum {
 		if r.fitted != nil {
-			return manifest.Errorf(manifest.UploadUnreadable, "upload %s: %s: its copy shrunk to fit, %s, changed while it was resolved (it hashes to %s, not %s)", r.id, r.label(), r.fitted.path, got, sum)
+			return fault.Errorf(fault.UploadUnreadable, "upload %s: %s: its copy shrunk to fit, %s, changed while it was resolved (it hashes to %s, not %s)", r.id, r.label(), r.fitted.path, got, sum)
 		}
-		return manifest.Errorf(manifest.VerifyMismatch, "upload %s: %s no longer matches the BLAKE3 recorded when it was finished (it hashes to %s, not %s); verify the store", r.id, r.label(), got, sum)
+		return fault.Errorf(fault.VerifyMismatch, "upload %s: %s no longer matches the BLAKE3 recorded when it was finished (it hashes to %s, not %s); verify the store", r.id, r.label(), got, sum)
 	}
 	if st == nil {
 		r.checked = fi // verifyInline: this file's bytes are the ones recorded

@@ -14,6 +14,7 @@ import (
 	"sync"
 
 	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/manifest/fault"
 	"github.com/attachctl/attachctl/ops/store"
 	"github.com/attachctl/attachctl/sniff"
 )
@@ -23,7 +24,7 @@ import (
 // carries ("" when none), each checked as docs/store.md ("Ids and names") says.
 func Source(rec *manifest.Record) (abs, name, blake3 string, err error) {
 	if abs, err = absPath(rec.Path); err != nil {
-		return "", "", "", manifest.Errorf(manifest.FileUnreadable, "%s: %v", rec.Path, err)
+		return "", "", "", fault.Errorf(fault.FileUnreadable, "%s: %v", rec.Path, err)
 	}
 	name = rec.Name
 	if name == "" {
@@ -66,24 +67,24 @@ type sourceFile struct {
 func openSource(path string) (*sourceFile, error) {
 	f, err := os.OpenFile(path, os.O_RDONLY|oNonblock, 0)
 	if err != nil {
-		code := manifest.FileUnreadable
+		code := fault.FileUnreadable
 		if errors.Is(err, os.ErrNotExist) {
-			code = manifest.FileMissing
+			code = fault.FileMissing
 		}
-		return nil, manifest.Errorf(code, "%s: %w", path, unwrapPath(err))
+		return nil, fault.Errorf(code, "%s: %w", path, unwrapPath(err))
 	}
 	fi, err := f.Stat()
 	if err != nil {
 		f.Close()
-		return nil, manifest.Errorf(manifest.FileUnreadable, "%s: %w", path, unwrapPath(err))
+		return nil, fault.Errorf(fault.FileUnreadable, "%s: %w", path, unwrapPath(err))
 	}
 	switch {
 	case fi.IsDir():
 		f.Close()
-		return nil, manifest.Errorf(manifest.FileUnreadable, "%s: is a directory", path)
+		return nil, fault.Errorf(fault.FileUnreadable, "%s: is a directory", path)
 	case !fi.Mode().IsRegular():
 		f.Close()
-		return nil, manifest.Errorf(manifest.FileNotRegular, "%s: is not a regular file; not read", path)
+		return nil, fault.Errorf(fault.FileNotRegular, "%s: is not a regular file; not read", path)
 	}
 	return &sourceFile{File: f, at: fi}, nil
 }
@@ -137,14 +138,14 @@ func unwrapPath(err error) error {
 // Unchanged checks that the source still has the size and modification time it had at open, and
 // did not grow.
 func (f *sourceFile) Unchanged() error {
-	changed := manifest.Errorf(manifest.UploadSourceChange, "%s: changed while being uploaded", f.Name())
+	changed := fault.Errorf(fault.UploadSourceChange, "%s: changed while being uploaded", f.Name())
 	var one [1]byte
 	if k, _ := f.ReadAt(one[:], f.at.Size()); k > 0 {
 		return changed // it grew
 	}
 	now, err := f.Stat()
 	if err != nil {
-		return manifest.Errorf(manifest.FileUnreadable, "%s: %v", f.Name(), unwrapPath(err))
+		return fault.Errorf(fault.FileUnreadable, "%s: %v", f.Name(), unwrapPath(err))
 	}
 	if now.Size() != f.at.Size() || !now.ModTime().Equal(f.at.ModTime()) {
 		return changed

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/manifest/fault"
 	"github.com/attachctl/attachctl/ops/stage"
 	"github.com/attachctl/attachctl/ops/store"
 	"github.com/attachctl/attachctl/ops/store/storetest"
@@ -67,9 +68,9 @@ func memRemove(t *testing.T, s *storetest.Mem, id string) {
 	}
 }
 
-func wantCode(t *testing.T, err error, code manifest.Code) {
+func wantCode(t *testing.T, err error, code fault.Code) {
 	t.Helper()
-	if got := manifest.CodeOf(err); got != code {
+	if got := fault.CodeOf(err); got != code {
 		t.Fatalf("error %v (code %q), want code %q", err, got, code)
 	}
 }
@@ -80,18 +81,18 @@ func TestVerifyRecord(t *testing.T) {
 	tests := []struct {
 		name   string
 		prep   func(t *testing.T, s *storetest.Mem, id, src string)
-		code   manifest.Code
+		code   fault.Code
 		okFlag bool // verified.blake3 is the hash read from the upload
 	}{
 		{"intact", func(*testing.T, *storetest.Mem, string, string) {}, "", true},
 		{"one byte flipped in the upload", func(t *testing.T, s *storetest.Mem, id, src string) {
 			s.EditFile(id, []byte("the bytes of a.txt\r"))
-		}, manifest.VerifyMismatch, false},
+		}, fault.VerifyMismatch, false},
 		{"source changed", func(t *testing.T, s *storetest.Mem, id, src string) {
 			os.WriteFile(src, []byte("the bytes of b.txt\n"), 0o600)
-		}, manifest.VerifyMismatch, true},
-		{"upload gone", func(t *testing.T, s *storetest.Mem, id, src string) { memRemove(t, s, id) }, manifest.UploadMissing, false},
-		{"source gone", func(t *testing.T, s *storetest.Mem, id, src string) { os.Remove(src) }, manifest.FileMissing, false},
+		}, fault.VerifyMismatch, true},
+		{"upload gone", func(t *testing.T, s *storetest.Mem, id, src string) { memRemove(t, s, id) }, fault.UploadMissing, false},
+		{"source gone", func(t *testing.T, s *storetest.Mem, id, src string) { os.Remove(src) }, fault.FileMissing, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -103,7 +104,7 @@ func TestVerifyRecord(t *testing.T) {
 			tt.prep(t, s, rec.Upload.ID, src)
 			err := stage.VerifyRecord(bg, s, rec, nil)
 			wantCode(t, err, tt.code)
-			if tt.code == "" || tt.code == manifest.VerifyMismatch {
+			if tt.code == "" || tt.code == fault.VerifyMismatch {
 				if rec.Verified == nil || rec.Verified.OK != (tt.code == "") {
 					t.Fatalf("verified = %+v", rec.Verified)
 				}
@@ -123,12 +124,12 @@ func TestVerifyID(t *testing.T) {
 	tests := []struct {
 		name string
 		prep func(s *storetest.Mem, id string)
-		code manifest.Code
+		code fault.Code
 	}{
 		{"intact", func(*storetest.Mem, string) {}, ""},
 		{"intact and used", func(s *storetest.Mem, id string) { s.MarkUsed(bg, []string{id}, time.Now()) }, ""},
-		{"flipped byte", func(s *storetest.Mem, id string) { s.EditFile(id, []byte("upload bytez")) }, manifest.VerifyMismatch},
-		{"truncated", func(s *storetest.Mem, id string) { s.EditFile(id, data[:3]) }, manifest.VerifyMismatch},
+		{"flipped byte", func(s *storetest.Mem, id string) { s.EditFile(id, []byte("upload bytez")) }, fault.VerifyMismatch},
+		{"truncated", func(s *storetest.Mem, id string) { s.EditFile(id, data[:3]) }, fault.VerifyMismatch},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -148,7 +149,7 @@ func TestVerifyID(t *testing.T) {
 	}
 	s := storetest.NewMem("mem://chat")
 	rec, err := stage.VerifyID(bg, s, "not-an-id", nil)
-	wantCode(t, err, manifest.UploadInvalid)
+	wantCode(t, err, fault.UploadInvalid)
 	if rec.Path != "mem://chat/not-an-id" {
 		t.Fatalf("the record of an id that is none: %+v", rec)
 	}
@@ -168,12 +169,12 @@ func TestTouch(t *testing.T) {
 	}
 	other := &manifest.Record{Path: "a.txt", Upload: &manifest.Upload{ID: id, Store: "mem://elsewhere"}}
 	err := stage.Touch(bg, s, other, at)
-	wantCode(t, err, manifest.UploadMissing)
+	wantCode(t, err, fault.UploadMissing)
 	if !strings.Contains(err.Error(), "belongs to store mem://elsewhere") {
 		t.Fatalf("message does not name the other store: %v", err)
 	}
-	wantCode(t, stage.Touch(bg, s, &manifest.Record{Path: "x"}, at), manifest.UploadMissing)
-	wantCode(t, stage.Touch(bg, s, &manifest.Record{Path: "x", Upload: &manifest.Upload{ID: "../x"}}, at), manifest.UploadInvalid)
+	wantCode(t, stage.Touch(bg, s, &manifest.Record{Path: "x"}, at), fault.UploadMissing)
+	wantCode(t, stage.Touch(bg, s, &manifest.Record{Path: "x", Upload: &manifest.Upload{ID: "../x"}}, at), fault.UploadInvalid)
 }
 
 // chunky is a store with chunk sizes of its own (store.Chunker).
@@ -188,7 +189,7 @@ type plain struct{ store.Backend }
 // Streamer: chunk by chunk, and an interrupted one leaves nothing behind and says so.
 func TestUploadChunks(t *testing.T) {
 	s := storetest.NewMem("mem://chat")
-	if _, err := stage.NewUploader(chunky{s}, stage.Options{Chunk: 9}); manifest.CodeOf(err) != manifest.UploadInvalid || !strings.Contains(err.Error(), "at least 10 bytes") {
+	if _, err := stage.NewUploader(chunky{s}, stage.Options{Chunk: 9}); fault.CodeOf(err) != fault.UploadInvalid || !strings.Contains(err.Error(), "at least 10 bytes") {
 		t.Fatalf("a chunk under the least: %v", err)
 	}
 	u, err := stage.NewUploader(chunky{s}, stage.Options{})
@@ -211,7 +212,7 @@ func TestUploadChunks(t *testing.T) {
 	}})
 	rec := &manifest.Record{Path: src}
 	err = u.Upload(cctx, rec, nil)
-	wantCode(t, err, manifest.UploadInterrupted)
+	wantCode(t, err, fault.UploadInterrupted)
 	if !errors.Is(err, context.Canceled) || rec.Upload != nil {
 		t.Fatalf("interrupted: %v, record %+v", err, rec.Upload)
 	}
@@ -234,7 +235,7 @@ func TestUploadFolderNeedsTrees(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "f"), []byte("f"), 0o600)
 	u, _ := stage.NewUploader(plain{storetest.NewMem("mem://chat")}, stage.Options{})
 	err := u.Upload(bg, &manifest.Record{Path: dir, Kind: manifest.KindFolder}, nil)
-	wantCode(t, err, manifest.UploadInvalid)
+	wantCode(t, err, fault.UploadInvalid)
 	if !strings.Contains(err.Error(), "--each") {
 		t.Fatalf("the refusal does not say what to do: %v", err)
 	}

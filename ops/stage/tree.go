@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/manifest/fault"
 	"github.com/attachctl/attachctl/ops/store"
 	"github.com/attachctl/attachctl/sniff"
 )
@@ -21,11 +22,11 @@ import (
 func (u *Uploader) uploadTree(ctx context.Context, rec *manifest.Record) error {
 	t, ok := u.b.(store.Trees)
 	if !ok {
-		return manifest.Errorf(manifest.UploadInvalid, "%s: a folder; store %s does not keep folder uploads (give --each for one upload per file)", rec.Path, u.b.Location())
+		return fault.Errorf(fault.UploadInvalid, "%s: a folder; store %s does not keep folder uploads (give --each for one upload per file)", rec.Path, u.b.Location())
 	}
 	abs, err := absPath(rec.Path)
 	if err != nil {
-		return manifest.Errorf(manifest.FileUnreadable, "%s: %v", rec.Path, err)
+		return fault.Errorf(fault.FileUnreadable, "%s: %v", rec.Path, err)
 	}
 	// The sniff of this run walked it already (the record's Sniffed); a record read from a
 	// manifest is walked here.
@@ -55,7 +56,7 @@ func (u *Uploader) uploadTree(ctx context.Context, rec *manifest.Record) error {
 	ti, err := t.UploadTree(ctx, src, store.TreeOptions{Progress: u.opts.Progress})
 	if errors.Is(err, context.Canceled) {
 		// The same code as a single file's: the upload was stopped, not lost.
-		return manifest.Errorf(manifest.UploadInterrupted, "%s: interrupted before its upload finished; the partial is kept, run again to resume%.0w", abs, err)
+		return fault.Errorf(fault.UploadInterrupted, "%s: interrupted before its upload finished; the partial is kept, run again to resume%.0w", abs, err)
 	}
 	if err != nil {
 		return err
@@ -70,7 +71,7 @@ func (u *Uploader) uploadTree(ctx context.Context, rec *manifest.Record) error {
 // followed), never blocking on a FIFO, a regular file of the size the walk found.
 func OpenTreeFile(f store.TreeFile) (store.TreeSourceFile, error) {
 	changed := func(why string) error {
-		return manifest.Errorf(manifest.UploadSourceChange, "%s: %s since the folder was walked; not read", f.Path, why)
+		return fault.Errorf(fault.UploadSourceChange, "%s: %s since the folder was walked; not read", f.Path, why)
 	}
 	file, err := os.OpenFile(f.Path, os.O_RDONLY|oNonblock|oNofollow, 0)
 	if err != nil {
@@ -80,12 +81,12 @@ func OpenTreeFile(f store.TreeFile) (store.TreeSourceFile, error) {
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, changed("gone")
 		}
-		return nil, manifest.Errorf(manifest.FileUnreadable, "%s: %v", f.Path, unwrapPath(err))
+		return nil, fault.Errorf(fault.FileUnreadable, "%s: %v", f.Path, unwrapPath(err))
 	}
 	fi, err := file.Stat()
 	if err != nil {
 		file.Close()
-		return nil, manifest.Errorf(manifest.FileUnreadable, "%s: %v", f.Path, unwrapPath(err))
+		return nil, fault.Errorf(fault.FileUnreadable, "%s: %v", f.Path, unwrapPath(err))
 	}
 	switch {
 	case !fi.Mode().IsRegular():
@@ -93,7 +94,7 @@ func OpenTreeFile(f store.TreeFile) (store.TreeSourceFile, error) {
 		return nil, changed("not a regular file")
 	case fi.Size() != f.Size:
 		file.Close()
-		return nil, manifest.Errorf(manifest.UploadSourceChange, "%s: is %d bytes, it was %d when the folder was walked", f.Path, fi.Size(), f.Size)
+		return nil, fault.Errorf(fault.UploadSourceChange, "%s: is %d bytes, it was %d when the folder was walked", f.Path, fi.Size(), f.Size)
 	}
 	if lfi, err := os.Lstat(f.Path); err != nil || !os.SameFile(fi, lfi) { // where O_NOFOLLOW is not
 		file.Close()
@@ -129,7 +130,7 @@ func verifyTree(ctx context.Context, t store.Trees, rec *manifest.Record, id, wa
 	}
 	if want != "" && ti.Blake3 != want {
 		rec.Verified.OK = false
-		return manifest.Errorf(manifest.VerifyMismatch, "upload %s: folder %s: its BLAKE3 is %s, the record says %s: the record is of another upload, or the folder changed since it was sniffed",
+		return fault.Errorf(fault.VerifyMismatch, "upload %s: folder %s: its BLAKE3 is %s, the record says %s: the record is of another upload, or the folder changed since it was sniffed",
 			id, ti.Name, ti.Blake3, want)
 	}
 	return nil

@@ -7,6 +7,7 @@ import (
 	"errors"
 
 	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/manifest/fault"
 	"github.com/attachctl/attachctl/ops/store"
 	"github.com/attachctl/attachctl/sniff"
 	"github.com/zeebo/blake3"
@@ -62,7 +63,7 @@ func NewUploader(b store.Backend, opts Options) (*Uploader, error) {
 		opts.Chunk = def
 	}
 	if opts.Chunk < least {
-		return nil, manifest.Errorf(manifest.UploadInvalid, "--chunk on %s takes at least %d bytes, not %d", b.Location(), least, opts.Chunk)
+		return nil, fault.Errorf(fault.UploadInvalid, "--chunk on %s takes at least %d bytes, not %d", b.Location(), least, opts.Chunk)
 	}
 	opts.Jobs = max(opts.Jobs, 1)
 	if w, ok := opts.Batch.(store.BatchWaiter); ok && opts.More != nil {
@@ -101,7 +102,7 @@ func (u *Uploader) Upload(ctx context.Context, rec *manifest.Record, observe fun
 	}
 	defer f.Close()
 	if rec.HasSize && rec.Size != size && want != "" {
-		return manifest.Errorf(manifest.UploadHashMismatch, "%s: is %d bytes, the manifest says %d (changed since it was sniffed)", abs, size, rec.Size)
+		return fault.Errorf(fault.UploadHashMismatch, "%s: is %d bytes, the manifest says %d (changed since it was sniffed)", abs, size, rec.Size)
 	}
 	src := store.Source{Path: abs, Name: name, Size: size, Blake3: want}
 	var info *store.Info
@@ -117,7 +118,7 @@ func (u *Uploader) Upload(ctx context.Context, rec *manifest.Record, observe fun
 	}
 	if errors.Is(err, context.Canceled) {
 		// %.0w: the cause stays for errors.Is, out of the message.
-		return manifest.Errorf(manifest.UploadInterrupted, "%s: interrupted before its upload finished; the partial is kept, run again to resume%.0w", abs, err)
+		return fault.Errorf(fault.UploadInterrupted, "%s: interrupted before its upload finished; the partial is kept, run again to resume%.0w", abs, err)
 	}
 	if err != nil {
 		return err
@@ -134,7 +135,7 @@ func (u *Uploader) Settle(rec *manifest.Record) {
 	}
 	if err := u.batch.Settle(rec.Upload.ID); err != nil {
 		rec.Upload = nil
-		rec.Fail("upload", err, manifest.UploadUnreadable)
+		rec.Fail("upload", err, fault.UploadUnreadable)
 	}
 }
 
@@ -174,7 +175,7 @@ func (u *Uploader) plain(ctx context.Context, src store.Source, f store.SourceFi
 		}
 		n := min(int64(len(buf)), src.Size-off)
 		if k, err := f.ReadAt(buf[:n], off); int64(k) < n {
-			return nil, manifest.Errorf(manifest.UploadSourceChange, "%s: changed while being read: %v", f.Name(), err)
+			return nil, fault.Errorf(fault.UploadSourceChange, "%s: changed while being read: %v", f.Name(), err)
 		}
 		h.Write(buf[:n])
 		if observe != nil {
@@ -193,7 +194,7 @@ func (u *Uploader) plain(ctx context.Context, src store.Source, f store.SourceFi
 	}
 	sum := hex.EncodeToString(h.Sum(nil))
 	if src.Blake3 != "" && sum != src.Blake3 {
-		return nil, manifest.Errorf(manifest.UploadHashMismatch, "%s: BLAKE3 is %s, the manifest says %s (changed since it was sniffed)", f.Name(), sum, src.Blake3)
+		return nil, fault.Errorf(fault.UploadHashMismatch, "%s: BLAKE3 is %s, the manifest says %s (changed since it was sniffed)", f.Name(), sum, src.Blake3)
 	}
 	info, err := u.b.Finish(ctx, id, src.Size, sum)
 	if err == nil {
@@ -214,10 +215,10 @@ func SetUpload(rec *manifest.Record, b store.Backend, info *store.Info) {
 // it belongs to). An empty upload.store is taken as b.
 func RecordID(b store.Backend, rec *manifest.Record) (string, error) {
 	if rec.Upload == nil || rec.Upload.ID == "" {
-		return "", manifest.Errorf(manifest.UploadMissing, "%s: the record has no upload", rec.Path)
+		return "", fault.Errorf(fault.UploadMissing, "%s: the record has no upload", rec.Path)
 	}
 	if st := rec.Upload.Store; st != "" && !sameLocation(st, b.Location()) {
-		return "", manifest.Errorf(manifest.UploadMissing, "upload %s: belongs to store %s, not to %s (give --store %s)", rec.Upload.ID, st, b.Location(), st)
+		return "", fault.Errorf(fault.UploadMissing, "upload %s: belongs to store %s, not to %s (give --store %s)", rec.Upload.ID, st, b.Location(), st)
 	}
 	if err := store.ValidID(rec.Upload.ID); err != nil {
 		return "", err

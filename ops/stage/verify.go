@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/manifest/fault"
 	"github.com/attachctl/attachctl/ops"
 	"github.com/attachctl/attachctl/ops/store"
 )
@@ -29,7 +30,7 @@ func VerifyRecord(ctx context.Context, b store.Backend, rec *manifest.Record, pr
 	}
 	if t, ok := folderUpload(ctx, b, id); ok || rec.Kind == manifest.KindFolder {
 		if !ok {
-			return manifest.Errorf(manifest.UploadMissing, "upload %s: not a finished folder upload in store %s", id, b.Location())
+			return fault.Errorf(fault.UploadMissing, "upload %s: not a finished folder upload in store %s", id, b.Location())
 		}
 		return verifyTree(ctx, t, rec, id, rec.Blake3, progress)
 	}
@@ -65,7 +66,7 @@ func VerifyRecord(ctx context.Context, b store.Backend, rec *manifest.Record, pr
 	}
 	if len(why) > 0 {
 		rec.Verified.OK = false
-		return manifest.Errorf(manifest.VerifyMismatch, "%s", strings.Join(why, "; "))
+		return fault.Errorf(fault.VerifyMismatch, "%s", strings.Join(why, "; "))
 	}
 	return nil
 }
@@ -104,7 +105,7 @@ func VerifyID(ctx context.Context, b store.Backend, id string, progress func(int
 		return rec, err
 	}
 	if got != info.Blake3 {
-		return rec, manifest.Errorf(manifest.VerifyMismatch, "upload %s: %s hashes to %s, its metadata says %s", id, rec.Path, got, info.Blake3)
+		return rec, fault.Errorf(fault.VerifyMismatch, "upload %s: %s hashes to %s, its metadata says %s", id, rec.Path, got, info.Blake3)
 	}
 	return rec, nil
 }
@@ -150,10 +151,10 @@ func hashFinished(ctx context.Context, b store.Backend, info *store.Info, progre
 	defer r.Close()
 	sum, n, err := ops.Hash(r, progress)
 	if err != nil {
-		return "", manifest.AsError(err, manifest.UploadUnreadable)
+		return "", fault.AsError(err, fault.UploadUnreadable)
 	}
 	if n != info.Size {
-		return sum, manifest.Errorf(manifest.VerifyMismatch, "upload %s: %s has %d bytes, its metadata says %d", info.ID, store.FinishedName(b, info.ID, info.Name), n, info.Size)
+		return sum, fault.Errorf(fault.VerifyMismatch, "upload %s: %s has %d bytes, its metadata says %d", info.ID, store.FinishedName(b, info.ID, info.Name), n, info.Size)
 	}
 	return sum, nil
 }
@@ -162,15 +163,15 @@ func hashFinished(ctx context.Context, b store.Backend, info *store.Info, progre
 func hashSource(path string, progress func(int64)) (string, error) {
 	f, err := openSource(path)
 	if err != nil {
-		if errors.Is(err, os.ErrNotExist) || manifest.CodeOf(err) == manifest.FileMissing {
-			return "", manifest.Errorf(manifest.FileMissing, "%s: no such file", path)
+		if errors.Is(err, os.ErrNotExist) || fault.CodeOf(err) == fault.FileMissing {
+			return "", fault.Errorf(fault.FileMissing, "%s: no such file", path)
 		}
 		return "", err
 	}
 	defer f.Close()
 	sum, _, err := ops.Hash(f, progress)
 	if err != nil {
-		return "", manifest.Errorf(manifest.FileUnreadable, "%s: %v", path, err)
+		return "", fault.Errorf(fault.FileUnreadable, "%s: %v", path, err)
 	}
 	return sum, nil
 }

@@ -19,7 +19,7 @@
 //     stale entry at a time, re-reading the entry under the backend's exclusion and asking the
 //     caller's policy again before anything is removed.
 //
-// Errors carry their code (manifest.CodeOf; docs/errors.md): upload.invalid for an id or name that
+// Errors carry their code (fault.CodeOf; docs/errors.md): upload.invalid for an id or name that
 // is not plain, upload.missing for an upload that is not there, store.notStore for a location that
 // exists and is not a store, store.locked, store.unreachable, and the upload.* codes of
 // docs/errors.md.

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/manifest/fault"
 )
 
 // Limits are a store's quotas (docs/operations.md, "store init"), set once by `store init` and kept
@@ -83,7 +83,7 @@ func ParseMark(where string, b []byte) (Limits, error) {
 	}
 	var m Mark
 	if err := json.Unmarshal(b, &m); err != nil || m.Store != "store" || m.Limits.MaxFile < 0 || m.Limits.MaxBytes < 0 || m.Limits.MaxFiles < 0 {
-		return Limits{}, manifest.Errorf(manifest.UploadUnreadable, "store mark %s is damaged (want {\"attachctl\":\"store\",\"limits\":{\"maxFile\":N,\"maxBytes\":N,\"maxFiles\":N}})", where)
+		return Limits{}, fault.Errorf(fault.UploadUnreadable, "store mark %s is damaged (want {\"attachctl\":\"store\",\"limits\":{\"maxFile\":N,\"maxBytes\":N,\"maxFiles\":N}})", where)
 	}
 	return m.Limits, nil
 }
@@ -93,15 +93,15 @@ func ParseMark(where string, b []byte) (Limits, error) {
 // used.
 func (l Limits) Admit(loc, name string, size int64, used Usage) error {
 	if l.MaxFile > 0 && size > l.MaxFile {
-		return manifest.Errorf(manifest.UploadTooLarge, "%s: %s is over the largest file store %s takes, %s (its max-file)",
+		return fault.Errorf(fault.UploadTooLarge, "%s: %s is over the largest file store %s takes, %s (its max-file)",
 			name, Bytes(size), loc, Bytes(l.MaxFile))
 	}
 	if l.MaxFiles > 0 && used.Files+1 > l.MaxFiles {
-		return manifest.Errorf(manifest.StoreFull, "%s: store %s is full: it holds %d uploads, its max-files is %d",
+		return fault.Errorf(fault.StoreFull, "%s: store %s is full: it holds %d uploads, its max-files is %d",
 			name, loc, used.Files, l.MaxFiles)
 	}
 	if l.MaxBytes > 0 && size > 0 && used.Bytes+size > l.MaxBytes {
-		return manifest.Errorf(manifest.StoreFull, "%s: store %s is full: %s more would pass its max-bytes %s (%s used in %d uploads)",
+		return fault.Errorf(fault.StoreFull, "%s: store %s is full: %s more would pass its max-bytes %s (%s used in %d uploads)",
 			name, loc, Bytes(size), Bytes(l.MaxBytes), Bytes(used.Bytes), used.Files)
 	}
 	return nil
@@ -112,11 +112,11 @@ func (l Limits) Admit(loc, name string, size int64, used Usage) error {
 // offset bytes (store.full).
 func (l Limits) AdmitBytes(loc, name string, offset, end int64, used Usage) error {
 	if l.MaxFile > 0 && end > l.MaxFile {
-		return manifest.Errorf(manifest.UploadTooLarge, "%s: %s would be over the largest file store %s takes, %s (its max-file); none of the chunk was kept",
+		return fault.Errorf(fault.UploadTooLarge, "%s: %s would be over the largest file store %s takes, %s (its max-file); none of the chunk was kept",
 			name, Bytes(end), loc, Bytes(l.MaxFile))
 	}
 	if l.MaxBytes > 0 && used.Bytes+end-offset > l.MaxBytes {
-		return manifest.Errorf(manifest.StoreFull, "%s: store %s is full: %s more would pass its max-bytes %s (%s used in %d uploads); none of the chunk was kept",
+		return fault.Errorf(fault.StoreFull, "%s: store %s is full: %s more would pass its max-bytes %s (%s used in %d uploads); none of the chunk was kept",
 			name, loc, Bytes(end-offset), Bytes(l.MaxBytes), Bytes(used.Bytes), used.Files)
 	}
 	return nil

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/manifest/fault"
 )
 
 func TestLimitsAdmit(t *testing.T) {
@@ -12,29 +12,29 @@ func TestLimitsAdmit(t *testing.T) {
 	for _, tc := range []struct {
 		size int64
 		used Usage
-		code manifest.Code
+		code fault.Code
 		says string
 	}{
 		{80, Usage{}, "", ""},
 		{100, Usage{Files: 3, Bytes: 150}, "", ""},
-		{101, Usage{}, manifest.UploadTooLarge, "101 B is over the largest file store S takes, 100 B"},
-		{80, Usage{Files: 3, Bytes: 240}, manifest.StoreFull, "80 B more would pass its max-bytes 250 B (240 B used in 3 uploads)"},
-		{1, Usage{Files: 4, Bytes: 4}, manifest.StoreFull, "it holds 4 uploads, its max-files is 4"},
+		{101, Usage{}, fault.UploadTooLarge, "101 B is over the largest file store S takes, 100 B"},
+		{80, Usage{Files: 3, Bytes: 240}, fault.StoreFull, "80 B more would pass its max-bytes 250 B (240 B used in 3 uploads)"},
+		{1, Usage{Files: 4, Bytes: 4}, fault.StoreFull, "it holds 4 uploads, its max-files is 4"},
 		{-1, Usage{Files: 3, Bytes: 250}, "", ""}, // open size: only the count now, the bytes at each chunk
 		{0, Usage{Files: 3, Bytes: 250}, "", ""},
 	} {
 		err := l.Admit("S", "f", tc.size, tc.used)
-		if manifest.CodeOf(err) != tc.code || err != nil && !strings.Contains(err.Error(), tc.says) {
+		if fault.CodeOf(err) != tc.code || err != nil && !strings.Contains(err.Error(), tc.says) {
 			t.Errorf("Admit(%d, %+v) = %v, want %q %q", tc.size, tc.used, err, tc.code, tc.says)
 		}
 	}
 	if err := (Limits{}).Admit("S", "f", 1<<40, Usage{Files: 1 << 20, Bytes: 1 << 50}); err != nil {
 		t.Errorf("no limits: %v", err)
 	}
-	if err := l.AdmitBytes("S", "f", 50, 120, Usage{Files: 1, Bytes: 50}); manifest.CodeOf(err) != manifest.UploadTooLarge {
+	if err := l.AdmitBytes("S", "f", 50, 120, Usage{Files: 1, Bytes: 50}); fault.CodeOf(err) != fault.UploadTooLarge {
 		t.Errorf("chunk past max-file: %v", err)
 	}
-	if err := l.AdmitBytes("S", "f", 0, 90, Usage{Files: 3, Bytes: 200}); manifest.CodeOf(err) != manifest.StoreFull {
+	if err := l.AdmitBytes("S", "f", 0, 90, Usage{Files: 3, Bytes: 200}); fault.CodeOf(err) != fault.StoreFull {
 		t.Errorf("chunk past max-bytes: %v", err)
 	}
 	if err := l.AdmitBytes("S", "f", 10, 60, Usage{Files: 3, Bytes: 200}); err != nil {

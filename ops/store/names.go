@@ -6,6 +6,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/manifest/fault"
 	"github.com/google/uuid"
 )
 
@@ -27,11 +28,11 @@ func NewID() (string, error) {
 // ValidID checks that id is a canonical lowercase UUIDv7 (docs/store.md, "Ids and names").
 func ValidID(id string) error {
 	if len(id) != 36 || strings.ToLower(id) != id {
-		return manifest.Errorf(manifest.UploadInvalid, "id %q: not a canonical lowercase UUIDv7", id)
+		return fault.Errorf(fault.UploadInvalid, "id %q: not a canonical lowercase UUIDv7", id)
 	}
 	u, err := uuid.Parse(id)
 	if err != nil || u.String() != id || u.Version() != 7 || u.Variant() != uuid.RFC4122 {
-		return manifest.Errorf(manifest.UploadInvalid, "id %q: not a canonical lowercase UUIDv7", id)
+		return fault.Errorf(fault.UploadInvalid, "id %q: not a canonical lowercase UUIDv7", id)
 	}
 	return nil
 }
@@ -51,7 +52,7 @@ func ValidName(name string) error {
 	case name == "." || name == "..":
 		return notPlain("name %q: not a plain name", name)
 	case name == MetaName || name == UsedName:
-		return manifest.Errorf(manifest.UploadInvalid, "name %q: reserved by the store", name)
+		return fault.Errorf(fault.UploadInvalid, "name %q: reserved by the store", name)
 	}
 	return nil
 }
@@ -59,7 +60,7 @@ func ValidName(name string) error {
 // notPlain refuses a name in words that state the rule of plain names, the same words as a path
 // that is not UTF-8 (file.badName).
 func notPlain(format string, args ...any) error {
-	return manifest.Errorf(manifest.UploadInvalid, format+"; "+manifest.PlainRule, args...)
+	return fault.Errorf(fault.UploadInvalid, format+"; "+manifest.PlainRule, args...)
 }
 
 // CheckHex normalises an expected BLAKE3: "" or 64 hex digits, in lower case (upload.invalid
@@ -70,7 +71,7 @@ func CheckHex(h string) (string, error) {
 	}
 	l := strings.ToLower(h)
 	if _, err := hex.DecodeString(l); err != nil || len(l) != 64 {
-		return "", manifest.Errorf(manifest.UploadInvalid, "blake3 %q: not 64 hex digits", h)
+		return "", fault.Errorf(fault.UploadInvalid, "blake3 %q: not 64 hex digits", h)
 	}
 	return l, nil
 }

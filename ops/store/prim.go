@@ -83,7 +83,7 @@ type TreeBackend interface {
 
 	// ReadTreeObject reads whole the small object name (MetaName or TreeListName) kept beside
 	// the files of the finished upload id, through the backend's guarded open; upload.missing
-	// (manifest.CodeOf) when it is not there. where names it in messages (a path, a key).
+	// (fault.CodeOf) when it is not there. where names it in messages (a path, a key).
 	ReadTreeObject(ctx context.Context, id, name string) (data []byte, where string, err error)
 
 	// OpenTreeObject opens the file rel of the finished folder upload id named name, for a

@@ -1,6 +1,9 @@
 package store
 
-import "github.com/attachctl/attachctl/manifest"
+import (
+	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/manifest/fault"
+)
 
 // What counts as an upload this store made is one rule on every backend (docs/store.md): an
 // entry named by an upload id whose metadata, as the backend keeps it, reads as the store writes
@@ -16,16 +19,16 @@ import "github.com/attachctl/attachctl/manifest"
 func Recognize(id, recorded string, noID bool, m *Info) error {
 	switch {
 	case m == nil:
-		return manifest.Errorf(manifest.UploadUnreadable, "upload %s: no metadata", id)
+		return fault.Errorf(fault.UploadUnreadable, "upload %s: no metadata", id)
 	case !noID && recorded != id:
-		return manifest.Errorf(manifest.UploadUnreadable, "upload %s: its metadata names upload %s", id, manifest.Quote(recorded))
+		return fault.Errorf(fault.UploadUnreadable, "upload %s: its metadata names upload %s", id, manifest.Quote(recorded))
 	case ValidName(m.Name) != nil:
-		return manifest.Errorf(manifest.UploadUnreadable, "upload %s: its metadata names no plain file name", id)
+		return fault.Errorf(fault.UploadUnreadable, "upload %s: its metadata names no plain file name", id)
 	case m.Size < 0:
-		return manifest.Errorf(manifest.UploadUnreadable, "upload %s: its metadata gives a negative size", id)
+		return fault.Errorf(fault.UploadUnreadable, "upload %s: its metadata gives a negative size", id)
 	}
 	if sum, err := CheckHex(m.Blake3); err != nil || sum == "" {
-		return manifest.Errorf(manifest.UploadUnreadable, "upload %s: its metadata carries no BLAKE3", id)
+		return fault.Errorf(fault.UploadUnreadable, "upload %s: its metadata carries no BLAKE3", id)
 	}
 	return nil
 }
@@ -34,7 +37,7 @@ func Recognize(id, recorded string, noID bool, m *Info) error {
 func NotAnUpload(path string, why error) Skip {
 	msg := "not an upload of this store"
 	if why != nil {
-		msg += ": " + manifest.AsError(why, manifest.UploadUnreadable).Message
+		msg += ": " + fault.AsError(why, fault.UploadUnreadable).Message
 	}
 	return Skip{Path: path, Why: msg}
 }

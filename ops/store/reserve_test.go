@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/manifest/fault"
 )
 
 func TestReservationLive(t *testing.T) {
@@ -106,7 +106,7 @@ func (m *memReserver) PutReservation(ctx context.Context, key string, body []byt
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if _, ok := m.rs[key]; ok {
-		return manifest.Errorf(manifest.UploadInvalid, "%s exists", key)
+		return fault.Errorf(fault.UploadInvalid, "%s exists", key)
 	}
 	m.rs[key] = body
 	return nil
@@ -137,14 +137,14 @@ func TestQuotaAdmit(t *testing.T) {
 	// Five at once, each its own Quota (as five processes): three admitted, two store.full.
 	m := &memReserver{rs: map[string][]byte{}}
 	var wg sync.WaitGroup
-	codes := make([]manifest.Code, len(ids))
+	codes := make([]fault.Code, len(ids))
 	for i, id := range ids {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			q := &Quota{R: m, Loc: "S", List: empty}
 			_, err := q.Admit(context.Background(), l, id, "f.bin", 900)
-			codes[i] = manifest.CodeOf(err)
+			codes[i] = fault.CodeOf(err)
 		}()
 	}
 	wg.Wait()
@@ -153,7 +153,7 @@ func TestQuotaAdmit(t *testing.T) {
 		switch c {
 		case "":
 			ok++
-		case manifest.StoreFull:
+		case fault.StoreFull:
 			full++
 		}
 	}
@@ -168,7 +168,7 @@ func TestQuotaAdmit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := q.Admit(context.Background(), l, idB, "g.bin", 2000); manifest.CodeOf(err) != manifest.StoreFull {
+	if _, err := q.Admit(context.Background(), l, idB, "g.bin", 2000); fault.CodeOf(err) != fault.StoreFull {
 		t.Fatalf("second 2000 B: %v, want store.full", err)
 	}
 	rel()
@@ -214,7 +214,7 @@ func TestQuotaPublishedDuringListing(t *testing.T) {
 	}
 	q := &Quota{R: m, Loc: "S", List: list}
 	_, err := q.Admit(context.Background(), Limits{MaxFiles: 2}, idC, "c.bin", 900)
-	if manifest.CodeOf(err) != manifest.StoreFull || !strings.Contains(err.Error(), "it holds 2 uploads") {
+	if fault.CodeOf(err) != fault.StoreFull || !strings.Contains(err.Error(), "it holds 2 uploads") {
 		t.Fatalf("a third upload beside one listed and one published during the listing: %v; want store.full, holds 2", err)
 	}
 	// Gone before the listing: it is counted by the listing, or holds nothing.
@@ -257,7 +257,7 @@ func TestQuotaGrow(t *testing.T) {
 	if _, err := other.Admit(context.Background(), l, idB, "b.bin", 1500); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, _, err := q.Grow(context.Background(), l, idA, "a.bin", 1000, 1600); manifest.CodeOf(err) != manifest.StoreFull {
+	if _, _, _, err := q.Grow(context.Background(), l, idA, "a.bin", 1000, 1600); fault.CodeOf(err) != fault.StoreFull {
 		t.Fatalf("a chunk of 600 B with 500 B left: %v; want store.full", err)
 	}
 	room, over, release, err := q.Grow(context.Background(), l, idA, "a.bin", 1000, -1)
@@ -265,7 +265,7 @@ func TestQuotaGrow(t *testing.T) {
 		t.Fatalf("a chunk of unknown length: room %d, %v; want 500", room, err)
 	}
 	// While it is written, its room is held: a new upload finds none.
-	if _, err := other.Admit(context.Background(), l, idC, "c.bin", 1); manifest.CodeOf(err) != manifest.StoreFull {
+	if _, err := other.Admit(context.Background(), l, idC, "c.bin", 1); fault.CodeOf(err) != fault.StoreFull {
 		t.Fatalf("a new upload while the chunk is written: %v; want store.full", err)
 	}
 	release()

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/manifest/fault"
 	"github.com/zeebo/blake3"
 )
 
@@ -52,7 +53,7 @@ type TreeSource struct {
 // OpenFile is src.Open(f), or upload.invalid when the stage gave no opener.
 func (src *TreeSource) OpenFile(f TreeFile) (TreeSourceFile, error) {
 	if src.Open == nil {
-		return nil, manifest.Errorf(manifest.UploadInvalid, "folder %s: no way to open its files was given", src.Path)
+		return nil, fault.Errorf(fault.UploadInvalid, "folder %s: no way to open its files was given", src.Path)
 	}
 	return src.Open(f)
 }
@@ -137,11 +138,11 @@ type TreeMeta struct {
 // store reserves beside an upload are fine inside the folder).
 func CheckRel(rel string) error {
 	if rel == "" {
-		return manifest.Errorf(manifest.UploadInvalid, "an empty path inside a folder")
+		return fault.Errorf(fault.UploadInvalid, "an empty path inside a folder")
 	}
 	for _, part := range strings.Split(rel, "/") {
 		if err := ValidName(part); err != nil && part != MetaName && part != UsedName {
-			return manifest.Errorf(manifest.UploadInvalid, "%s: not a plain path inside a folder", manifest.Quote(rel))
+			return fault.Errorf(fault.UploadInvalid, "%s: not a plain path inside a folder", manifest.Quote(rel))
 		}
 	}
 	return nil
@@ -153,7 +154,7 @@ func ValidTreeName(name string) error {
 		return err
 	}
 	if name == TreeListName {
-		return manifest.Errorf(manifest.UploadInvalid, "%s: reserved inside an upload folder; rename the folder", manifest.Quote(name))
+		return fault.Errorf(fault.UploadInvalid, "%s: reserved inside an upload folder; rename the folder", manifest.Quote(name))
 	}
 	return nil
 }
@@ -176,7 +177,7 @@ func CheckTreeSource(src *TreeSource) (int64, error) {
 			return 0, err
 		}
 		if i > 0 && src.Files[i-1].Rel >= f.Rel {
-			return 0, manifest.Errorf(manifest.UploadInvalid, "%s: the folder's files are not sorted, or listed twice", manifest.Quote(f.Rel))
+			return 0, fault.Errorf(fault.UploadInvalid, "%s: the folder's files are not sorted, or listed twice", manifest.Quote(f.Rel))
 		}
 		total += f.Size
 	}
@@ -200,14 +201,14 @@ func HashTree(ctx context.Context, src *TreeSource) (string, error) {
 		h.Reset()
 		n, err := io.CopyBuffer(h, io.NewSectionReader(sf, 0, f.Size+1), buf)
 		if err == nil && n != f.Size {
-			err = manifest.Errorf(manifest.UploadSourceChange, "%s: changed since the folder was walked", f.Path)
+			err = fault.Errorf(fault.UploadSourceChange, "%s: changed since the folder was walked", f.Path)
 		}
 		if err == nil {
 			err = sf.Unchanged()
 		}
 		sf.Close()
 		if err != nil {
-			return "", manifest.AsError(err, manifest.FileUnreadable)
+			return "", fault.AsError(err, fault.FileUnreadable)
 		}
 		sum.Add(f.Rel, hex.EncodeToString(h.Sum(nil)))
 	}

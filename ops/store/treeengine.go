@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/manifest/fault"
 	"github.com/attachctl/attachctl/ops"
 	"github.com/zeebo/blake3"
 )
@@ -91,7 +92,7 @@ func writeTree(ctx context.Context, w TreeWrite, src *TreeSource, total int64, w
 	}
 	got := sum.Sum()
 	if want != "" && got != want {
-		return nil, manifest.Errorf(manifest.UploadHashMismatch, "%s: the folder's BLAKE3 is %s, the manifest says %s (changed since it was sniffed, or walked with other --exclude/--no-ignore)", src.Path, got, want)
+		return nil, fault.Errorf(fault.UploadHashMismatch, "%s: the folder's BLAKE3 is %s, the manifest says %s (changed since it was sniffed, or walked with other --exclude/--no-ignore)", src.Path, got, want)
 	}
 	m := &TreeMeta{Info: Info{ID: w.ID(), Name: src.Name, Size: total, Blake3: got, Made: time.Now().UTC()},
 		Kind: KindFolder, Files: len(src.Files), Sizes: sizes}
@@ -221,12 +222,12 @@ func (p *treePut) put(ctx context.Context, w TreeWrite, src *TreeSource, f TreeF
 		}
 		if rerr != nil {
 			out.Abort()
-			return "", manifest.Errorf(manifest.FileUnreadable, "%s: %v", f.Path, rerr)
+			return "", fault.Errorf(fault.FileUnreadable, "%s: %v", f.Path, rerr)
 		}
 	}
 	if n != f.Size {
 		out.Abort()
-		return "", manifest.Errorf(manifest.UploadSourceChange, "%s: changed while being uploaded", f.Path)
+		return "", fault.Errorf(fault.UploadSourceChange, "%s: changed while being uploaded", f.Path)
 	}
 	if err := sf.Unchanged(); err != nil {
 		out.Abort()
@@ -285,20 +286,20 @@ func TreeInfoOf(ctx context.Context, b TreeBackend, id string) (*TreeInfo, error
 	}
 	var m TreeMeta
 	if json.Unmarshal(mb, &m) != nil || Recognize(id, m.ID, false, &m.Info) != nil {
-		return nil, manifest.Errorf(manifest.UploadUnreadable, "upload %s: %s is damaged", id, mwhere)
+		return nil, fault.Errorf(fault.UploadUnreadable, "upload %s: %s is damaged", id, mwhere)
 	}
 	if m.Kind != KindFolder {
-		return nil, manifest.Errorf(manifest.UploadInvalid, "upload %s: a file (%s), not a folder", id, m.Name)
+		return nil, fault.Errorf(fault.UploadInvalid, "upload %s: a file (%s), not a folder", id, m.Name)
 	}
 	if ValidTreeName(m.Name) != nil {
-		return nil, manifest.Errorf(manifest.UploadUnreadable, "upload %s: %s is damaged", id, mwhere)
+		return nil, fault.Errorf(fault.UploadUnreadable, "upload %s: %s is damaged", id, mwhere)
 	}
 	listing, lwhere, err := b.ReadTreeObject(ctx, id, TreeListName)
 	if err != nil {
 		return nil, err
 	}
 	ti := &TreeInfo{Info: m.Info}
-	damaged := manifest.Errorf(manifest.UploadUnreadable, "upload %s: %s is damaged", id, lwhere)
+	damaged := fault.Errorf(fault.UploadUnreadable, "upload %s: %s is damaged", id, lwhere)
 	sc := bufio.NewScanner(bytes.NewReader(listing))
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
@@ -313,7 +314,7 @@ func TreeInfoOf(ctx context.Context, b TreeBackend, id string) (*TreeInfo, error
 	}
 	h := blake3.Sum256(listing)
 	if got := hex.EncodeToString(h[:]); got != m.Blake3 {
-		return nil, manifest.Errorf(manifest.VerifyMismatch, "upload %s: %s hashes to %s, its metadata says %s (the listing changed)", id, lwhere, got, m.Blake3)
+		return nil, fault.Errorf(fault.VerifyMismatch, "upload %s: %s hashes to %s, its metadata says %s (the listing changed)", id, lwhere, got, m.Blake3)
 	}
 	return ti, nil
 }

@@ -11,7 +11,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/manifest/fault"
 )
 
 // memTrees is the smallest TreeBackend: trees kept in maps. It tests the engine's rules (resume,
@@ -73,18 +73,18 @@ func (m *memTrees) ReadTreeObject(_ context.Context, id, name string) ([]byte, s
 	if b, ok := m.object(id, name); ok {
 		return b, id + "/" + name, nil
 	}
-	return nil, "", manifest.Errorf(manifest.UploadMissing, "upload %s: not there", id)
+	return nil, "", fault.Errorf(fault.UploadMissing, "upload %s: not there", id)
 }
 
 func (m *memTrees) OpenTreeObject(context.Context, string, string, string) (Reader, error) {
-	return nil, manifest.Errorf(manifest.UploadInvalid, "not kept")
+	return nil, fault.Errorf(fault.UploadInvalid, "not kept")
 }
 
 func (m *memTrees) ReadTreeFile(_ context.Context, ti *TreeInfo, rel string) (io.ReadCloser, error) {
 	if b, ok := m.object(ti.ID, "f/"+rel); ok {
 		return io.NopCloser(bytes.NewReader(b)), nil
 	}
-	return nil, manifest.Errorf(manifest.UploadMissing, "upload %s: %s not there", ti.ID, rel)
+	return nil, fault.Errorf(fault.UploadMissing, "upload %s: %s not there", ti.ID, rel)
 }
 
 func (m *memTrees) TreeReadErr(_ *TreeInfo, _ string, _ int64, err error) error { return err }
@@ -212,7 +212,7 @@ func TestTreeEngine(t *testing.T) {
 			m.finished[ti.ID]["f/a/1.txt"] = []byte("ONE")
 			m.finished[ti.ID]["f/extra"] = []byte("?")
 			_, err = VerifyTreeOf(ctx, m, ti.ID, nil)
-			if manifest.CodeOf(err) != manifest.VerifyMismatch || !strings.Contains(err.Error(), "a/1.txt changed") || !strings.Contains(err.Error(), "extra was added") {
+			if fault.CodeOf(err) != fault.VerifyMismatch || !strings.Contains(err.Error(), "a/1.txt changed") || !strings.Contains(err.Error(), "extra was added") {
 				t.Fatalf("verify of a damaged tree: %v", err)
 			}
 			fixed, err := UploadTree(ctx, m, memTreeSource(files), TreeOptions{})

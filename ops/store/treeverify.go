@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/manifest/fault"
 	"github.com/zeebo/blake3"
 )
 
@@ -63,9 +64,9 @@ func CheckTree(ctx context.Context, ti *TreeInfo, c TreeCheck, progress func(int
 				f := ti.Files[i]
 				got, n, err := hashTreeFile(ctx, c, f.Rel, locked)
 				switch {
-				case manifest.CodeOf(err) == manifest.UploadMissing:
+				case fault.CodeOf(err) == fault.UploadMissing:
 					changed[i] = manifest.Quote(f.Rel) + " is missing"
-				case manifest.CodeOf(err) == manifest.StoreUnreachable || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
+				case fault.CodeOf(err) == fault.StoreUnreachable || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
 					mu.Lock()
 					if first == nil {
 						first = err
@@ -73,7 +74,7 @@ func CheckTree(ctx context.Context, ti *TreeInfo, c TreeCheck, progress func(int
 					mu.Unlock()
 					return
 				case err != nil:
-					changed[i] = fmt.Sprintf("%s: %v", manifest.Quote(f.Rel), manifest.AsError(err, "").Message)
+					changed[i] = fmt.Sprintf("%s: %v", manifest.Quote(f.Rel), fault.AsError(err, "").Message)
 				case n != f.Size || got != f.Blake3:
 					changed[i] = fmt.Sprintf("%s changed (%d bytes, BLAKE3 %s; listed %d bytes, %s)", manifest.Quote(f.Rel), n, got, f.Size, f.Blake3)
 				}
@@ -95,7 +96,7 @@ func CheckTree(ctx context.Context, ti *TreeInfo, c TreeCheck, progress func(int
 	}
 	why = append(why, c.Extra...)
 	if len(why) > 0 {
-		return manifest.Errorf(manifest.VerifyMismatch, "upload %s: folder %s: %s", ti.ID, ti.Name, strings.Join(why, "; "))
+		return fault.Errorf(fault.VerifyMismatch, "upload %s: folder %s: %s", ti.ID, ti.Name, strings.Join(why, "; "))
 	}
 	return nil
 }

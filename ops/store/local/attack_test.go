@@ -17,6 +17,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/manifest/fault"
 	"github.com/attachctl/attachctl/ops/store"
 )
 
@@ -83,36 +84,36 @@ func TestGuardedWrites(t *testing.T) {
 	type attack struct {
 		name  string
 		plant func(t *testing.T, s *Store, id, outside string) // id: an unfinished upload of 5 bytes
-		code  manifest.Code
+		code  fault.Code
 	}
 	partial := func(s *Store, id string) string { return filepath.Join(s.Dir, InternalDir, partialDir, id) }
 	attacks := []attack{
 		{"partial folder is a symlink", func(t *testing.T, s *Store, id, outside string) {
 			os.RemoveAll(partial(s, id))
 			os.Symlink(outside, partial(s, id))
-		}, manifest.UploadUnreadable},
+		}, fault.UploadUnreadable},
 		{"partial data is a hard link to a file outside", func(t *testing.T, s *Store, id, outside string) {
 			os.Remove(filepath.Join(partial(s, id), "data"))
 			if err := os.Link(filepath.Join(outside, "data"), filepath.Join(partial(s, id), "data")); err != nil {
 				t.Skip("no hard links across these folders:", err)
 			}
-		}, manifest.UploadUnreadable},
+		}, fault.UploadUnreadable},
 		{"partial data is a symlink", func(t *testing.T, s *Store, id, outside string) {
 			os.Remove(filepath.Join(partial(s, id), "data"))
 			os.Symlink(filepath.Join(outside, "data"), filepath.Join(partial(s, id), "data"))
-		}, manifest.UploadUnreadable},
+		}, fault.UploadUnreadable},
 		{"partial info.json is a symlink", func(t *testing.T, s *Store, id, outside string) {
 			os.Remove(filepath.Join(partial(s, id), "info.json"))
 			os.Symlink(filepath.Join(outside, "info.json"), filepath.Join(partial(s, id), "info.json"))
-		}, manifest.UploadUnreadable},
+		}, fault.UploadUnreadable},
 		{".attachctl/partial is a symlink", func(t *testing.T, s *Store, id, outside string) {
 			os.Rename(filepath.Join(s.Dir, InternalDir, partialDir), filepath.Join(t.TempDir(), "moved"))
 			os.Symlink(outside, filepath.Join(s.Dir, InternalDir, partialDir))
-		}, manifest.UploadUnreadable},
+		}, fault.UploadUnreadable},
 		{".attachctl is a symlink", func(t *testing.T, s *Store, id, outside string) {
 			os.Rename(filepath.Join(s.Dir, InternalDir), filepath.Join(t.TempDir(), "moved"))
 			os.Symlink(outside, filepath.Join(s.Dir, InternalDir))
-		}, manifest.UploadUnreadable},
+		}, fault.UploadUnreadable},
 	}
 	for _, a := range attacks {
 		t.Run(a.name, func(t *testing.T) {
@@ -137,7 +138,7 @@ func TestGuardedWrites(t *testing.T) {
 			if strings.HasPrefix(a.name, ".attachctl") {
 				_, err = s.Begin("b.txt", -1)
 				wantCode(t, err, a.code)
-				if err := s.MarkUsed([]string{id}, time.Now()); manifest.CodeOf(err) == "" {
+				if err := s.MarkUsed([]string{id}, time.Now()); fault.CodeOf(err) == "" {
 					t.Fatalf("mark used through a planted link: %v", err)
 				}
 			}
@@ -161,9 +162,9 @@ func TestStoreIsASymlink(t *testing.T) {
 	link := filepath.Join(t.TempDir(), "store")
 	os.Symlink(target, link)
 	_, err := Open(link, true)
-	wantCode(t, err, manifest.UploadUnreadable)
+	wantCode(t, err, fault.UploadUnreadable)
 	_, err = Open(link, false)
-	wantCode(t, err, manifest.UploadUnreadable)
+	wantCode(t, err, fault.UploadUnreadable)
 	if ents, _ := os.ReadDir(target); len(ents) != 0 {
 		t.Fatalf("made %v in the link's target", ents)
 	}
@@ -176,9 +177,9 @@ func TestNotAStore(t *testing.T) {
 	dir := outsideDir(t)
 	before := snapshot(t, dir)
 	_, err := Open(dir, true)
-	wantCode(t, err, manifest.StoreNotStore)
+	wantCode(t, err, fault.StoreNotStore)
 	_, err = Open(dir, false)
-	wantCode(t, err, manifest.StoreNotStore)
+	wantCode(t, err, fault.StoreNotStore)
 	sameSnapshot(t, "not a store", before, snapshot(t, dir))
 
 	empty := t.TempDir()
@@ -263,7 +264,7 @@ func TestSweepBindMount(t *testing.T) {
 	if got[id] != store.Failed || got[keep] != store.Removed {
 		t.Fatalf("outcomes %v: want %s failed and %s removed", got, id, keep)
 	}
-	wantCode(t, failure, manifest.UploadUnreadable)
+	wantCode(t, failure, fault.UploadUnreadable)
 	if !strings.Contains(failure.Error(), "another file system") {
 		t.Fatalf("failure %v does not say why", failure)
 	}

@@ -33,7 +33,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/manifest/fault"
 	"github.com/attachctl/attachctl/ops/store"
 	"github.com/zeebo/blake3"
 	"golang.org/x/sys/unix"
@@ -61,9 +61,9 @@ func (s *Store) streamSmall(ctx context.Context, b *Batch, src store.Source, f s
 	buf := (*bp)[:src.Size]
 	if k, err := f.ReadAt(buf, 0); k < len(buf) {
 		if err == io.EOF {
-			return nil, manifest.Errorf(manifest.UploadSourceChange, "%s: changed while being uploaded", f.Name())
+			return nil, fault.Errorf(fault.UploadSourceChange, "%s: changed while being uploaded", f.Name())
 		}
-		return nil, manifest.Errorf(manifest.FileUnreadable, "%s: %v", f.Name(), err)
+		return nil, fault.Errorf(fault.FileUnreadable, "%s: %v", f.Name(), err)
 	}
 	if opts.Observe != nil {
 		opts.Observe(buf)
@@ -74,7 +74,7 @@ func (s *Store) streamSmall(ctx context.Context, b *Batch, src store.Source, f s
 	h := blake3.Sum256(buf)
 	sum := hex.EncodeToString(h[:])
 	if src.Blake3 != "" && sum != src.Blake3 {
-		return nil, manifest.Errorf(manifest.UploadHashMismatch, "%s: BLAKE3 is %s, the manifest says %s (changed since it was sniffed)", src.Path, sum, src.Blake3)
+		return nil, fault.Errorf(fault.UploadHashMismatch, "%s: BLAKE3 is %s, the manifest says %s (changed since it was sniffed)", src.Path, sum, src.Blake3)
 	}
 	done := func(id string) (*Meta, error) {
 		progress(src.Size)
@@ -89,7 +89,7 @@ func (s *Store) streamSmall(ctx context.Context, b *Batch, src store.Source, f s
 	}
 	id, err := NewID()
 	if err != nil {
-		return nil, manifest.Errorf(manifest.UploadUnreadable, "new upload id: %v", err)
+		return nil, fault.Errorf(fault.UploadUnreadable, "new upload id: %v", err)
 	}
 	if had := b.claim(sum, src.Name, id); had != id {
 		return done(had) // the same file, built by another worker of the batch
@@ -124,7 +124,7 @@ func (b *Batch) staging() (*partial, error) {
 	}
 	id, err := NewID()
 	if err != nil {
-		return nil, manifest.Errorf(manifest.UploadUnreadable, "new upload id: %v", err)
+		return nil, fault.Errorf(fault.UploadUnreadable, "new upload id: %v", err)
 	}
 	p, err := b.s.makePartial(id, partialMeta{Name: batchPartialName, Size: 0, Created: time.Now().UTC(), Batch: true})
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/manifest/fault"
 )
 
 // batchFiles writes n small source files and returns their records and contents.
@@ -131,7 +132,7 @@ func TestBatchCommitFailureResumes(t *testing.T) {
 	taken := recs[1].Upload.ID
 	must(t, os.Mkdir(s.UploadDir(taken), DirMode))
 	err := b.Commit()
-	wantCode(t, err, manifest.UploadUnreadable)
+	wantCode(t, err, fault.UploadUnreadable)
 	for _, i := range []int{0, 2} {
 		if got := mustRead(t, recs[i].Upload.Path); !bytes.Equal(got, contents[i]) {
 			t.Fatalf("upload %d not published", i)
@@ -186,7 +187,7 @@ func TestBatchStagedFailure(t *testing.T) {
 	buildAll(t, b, recs, 0)
 	taken := recs[1].Upload.ID
 	must(t, os.Mkdir(s.UploadDir(taken), DirMode))
-	wantCode(t, b.Commit(), manifest.UploadUnreadable)
+	wantCode(t, b.Commit(), fault.UploadUnreadable)
 	for _, i := range []int{0, 2} {
 		if got := mustRead(t, recs[i].Upload.Path); !bytes.Equal(got, contents[i]) {
 			t.Fatalf("upload %d not published", i)
@@ -263,8 +264,8 @@ func TestBatchSettle(t *testing.T) {
 		}
 	}
 	must(t, b.Settle(recs[1].Upload.ID)) // already committed: nothing to do
-	wantCode(t, b.Settle(taken), manifest.UploadUnreadable)
-	wantCode(t, b.Settle(taken), manifest.UploadUnreadable) // a later record of the same file too
+	wantCode(t, b.Settle(taken), fault.UploadUnreadable)
+	wantCode(t, b.Settle(taken), fault.UploadUnreadable) // a later record of the same file too
 
 	// Workers build while others settle: every record settles finished, none early.
 	var wg sync.WaitGroup
@@ -366,11 +367,11 @@ func TestBatchDrop(t *testing.T) {
 		t.Fatalf("Settle returned %v while the upload was building", err)
 	case <-time.After(50 * time.Millisecond):
 	}
-	b.drop(sum, "x.txt", "first", manifest.Errorf(manifest.UploadDiskFull, "no room"))
-	wantCode(t, <-settled, manifest.UploadDiskFull)
+	b.drop(sum, "x.txt", "first", fault.Errorf(fault.UploadDiskFull, "no room"))
+	wantCode(t, <-settled, fault.UploadDiskFull)
 	if id := b.claim(sum, "x.txt", "third"); id != "third" {
 		t.Fatalf("claim after drop gave %q", id)
 	}
-	b.drop(sum, "x.txt", "third", manifest.Errorf(manifest.UploadDiskFull, "no room"))
+	b.drop(sum, "x.txt", "third", fault.Errorf(fault.UploadDiskFull, "no room"))
 	must(t, b.Commit())
 }

@@ -8,9 +8,9 @@ import (
 	"os"
 	"time"
 
+	"github.com/attachctl/attachctl/manifest/fault"
 	"github.com/attachctl/attachctl/ops/store"
 
-	"github.com/attachctl/attachctl/manifest"
 	"github.com/zeebo/blake3"
 	"golang.org/x/sys/unix"
 )
@@ -29,11 +29,11 @@ func (s *Store) Finish(id string, size int64, blake3hex string) (*Meta, error) {
 		return nil, err
 	}
 	if size < -1 {
-		return nil, manifest.Errorf(manifest.UploadInvalid, "size %d: not a size", size)
+		return nil, fault.Errorf(fault.UploadInvalid, "size %d: not a size", size)
 	}
 	p, err := s.lockPartial(id, false)
 	if err != nil {
-		if manifest.CodeOf(err) != manifest.UploadMissing {
+		if fault.CodeOf(err) != fault.UploadMissing {
 			return nil, err
 		}
 		m, merr := s.ReadMeta(id)
@@ -41,10 +41,10 @@ func (s *Store) Finish(id string, size int64, blake3hex string) (*Meta, error) {
 			return nil, err
 		}
 		if size >= 0 && m.Size != size {
-			return nil, manifest.Errorf(manifest.UploadSizeMismatch, "upload %s: finished with %d bytes, not %d", id, m.Size, size)
+			return nil, fault.Errorf(fault.UploadSizeMismatch, "upload %s: finished with %d bytes, not %d", id, m.Size, size)
 		}
 		if want != "" && m.Blake3 != want {
-			return nil, manifest.Errorf(manifest.UploadHashMismatch, "upload %s: finished with BLAKE3 %s, not %s", id, m.Blake3, want)
+			return nil, fault.Errorf(fault.UploadHashMismatch, "upload %s: finished with BLAKE3 %s, not %s", id, m.Blake3, want)
 		}
 		s.removePartial(id, false) // what a finish that crashed after its rename left
 		return m, nil
@@ -58,20 +58,20 @@ func (s *Store) Finish(id string, size int64, blake3hex string) (*Meta, error) {
 		return nil, err
 	}
 	if p.meta.Size >= 0 && size >= 0 && p.meta.Size != size {
-		return nil, manifest.Errorf(manifest.UploadSizeMismatch, "upload %s: declared %d bytes at begin, %d at finish", id, p.meta.Size, size)
+		return nil, fault.Errorf(fault.UploadSizeMismatch, "upload %s: declared %d bytes at begin, %d at finish", id, p.meta.Size, size)
 	}
 	if size < 0 {
 		size = p.meta.Size
 	}
 	if size >= 0 && cur != size {
-		return nil, manifest.Errorf(manifest.UploadSizeMismatch, "upload %s: has %d bytes, expected %d", id, cur, size)
+		return nil, fault.Errorf(fault.UploadSizeMismatch, "upload %s: has %d bytes, expected %d", id, cur, size)
 	}
 	sum, err := hashFile(p.f, cur)
 	if err != nil {
 		return nil, err
 	}
 	if want != "" && sum != want {
-		return nil, manifest.Errorf(manifest.UploadHashMismatch, "upload %s: BLAKE3 of the %d bytes is %s, expected %s", id, cur, sum, want)
+		return nil, fault.Errorf(fault.UploadHashMismatch, "upload %s: BLAKE3 of the %d bytes is %s, expected %s", id, cur, sum, want)
 	}
 	return p.publish(cur, sum)
 }

@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/manifest/fault"
 	"golang.org/x/sys/unix"
 )
 
@@ -43,7 +43,7 @@ func TestGuardedOpen(t *testing.T) {
 		name  string
 		root  bool
 		spoil func(t *testing.T, s *Store, id, file string)
-		code  manifest.Code
+		code  fault.Code
 	}{
 		{"intact", false, func(*testing.T, *Store, string, string) {}, ""},
 		{"file replaced by a symlink", false, func(t *testing.T, s *Store, id, file string) {
@@ -51,31 +51,31 @@ func TestGuardedOpen(t *testing.T) {
 			must(t, os.WriteFile(other, []byte("x"), 0o600))
 			must(t, os.Remove(file))
 			must(t, os.Symlink(other, file))
-		}, manifest.UploadUnreadable},
+		}, fault.UploadUnreadable},
 		{"upload folder replaced by a symlink", false, func(t *testing.T, s *Store, id, file string) {
 			moved := filepath.Join(s.Dir, "moved")
 			must(t, os.Rename(s.UploadDir(id), moved))
 			must(t, os.Symlink(moved, s.UploadDir(id)))
-		}, manifest.UploadUnreadable},
+		}, fault.UploadUnreadable},
 		{"a second hard link", false, func(t *testing.T, s *Store, id, file string) {
 			must(t, os.Link(file, filepath.Join(s.Dir, "link")))
-		}, manifest.UploadUnreadable},
+		}, fault.UploadUnreadable},
 		{"mode 0644", false, func(t *testing.T, s *Store, id, file string) {
 			must(t, os.Chmod(file, 0o644))
-		}, manifest.UploadUnreadable},
+		}, fault.UploadUnreadable},
 		{"owned by another user", true, func(t *testing.T, s *Store, id, file string) {
 			must(t, os.Chown(file, 65534, 65534))
-		}, manifest.UploadUnreadable},
+		}, fault.UploadUnreadable},
 		{"a FIFO in place of the file", false, func(t *testing.T, s *Store, id, file string) {
 			must(t, os.Remove(file))
 			must(t, unix.Mkfifo(file, 0o600))
-		}, manifest.UploadUnreadable},
+		}, fault.UploadUnreadable},
 		{"file missing", false, func(t *testing.T, s *Store, id, file string) {
 			must(t, os.Remove(file))
-		}, manifest.UploadMissing},
+		}, fault.UploadMissing},
 		{"upload missing", false, func(t *testing.T, s *Store, id, file string) {
 			must(t, os.RemoveAll(s.UploadDir(id)))
-		}, manifest.UploadMissing},
+		}, fault.UploadMissing},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -87,7 +87,7 @@ func TestGuardedOpen(t *testing.T) {
 			file := s.FinishedPath(id, "a.txt")
 			c.spoil(t, s, id, file)
 			f, err := s.OpenFinished(id, "a.txt")
-			if got := manifest.CodeOf(err); got != c.code {
+			if got := fault.CodeOf(err); got != c.code {
 				t.Fatalf("OpenFinished: code %q (%v), want %q", got, err, c.code)
 			}
 			if err == nil {

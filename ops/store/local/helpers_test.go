@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/manifest/fault"
 	"github.com/zeebo/blake3"
 )
 
@@ -25,7 +25,7 @@ func testStore(t testing.TB) *Store {
 }
 
 // wantCode fails the test unless err carries code; code "" wants no error at all.
-func wantCode(t *testing.T, err error, code manifest.Code) {
+func wantCode(t *testing.T, err error, code fault.Code) {
 	t.Helper()
 	if code == "" {
 		if err != nil {
@@ -33,7 +33,7 @@ func wantCode(t *testing.T, err error, code manifest.Code) {
 		}
 		return
 	}
-	if got := manifest.CodeOf(err); got != code {
+	if got := fault.CodeOf(err); got != code {
 		t.Fatalf("error %v: code %q, want %q", err, got, code)
 	}
 }

@@ -12,7 +12,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/manifest/fault"
 	"github.com/attachctl/attachctl/ops/store"
 	"golang.org/x/sys/unix"
 )
@@ -41,7 +41,7 @@ func (s *Store) Limits() (store.Limits, error) {
 func (s *Store) readLimits() (store.Limits, error) {
 	idir, err := s.openInternalNoCreate()
 	if err != nil {
-		if manifest.CodeOf(err) == manifest.UploadMissing || errors.Is(err, unix.ENOENT) {
+		if fault.CodeOf(err) == fault.UploadMissing || errors.Is(err, unix.ENOENT) {
 			return store.Limits{}, nil
 		}
 		if _, serr := os.Lstat(s.internal()); errors.Is(serr, os.ErrNotExist) {
@@ -60,7 +60,7 @@ func (s *Store) readLimits() (store.Limits, error) {
 	f := os.NewFile(uintptr(fd), s.internal(markName)) // f owns fd
 	defer f.Close()
 	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
-		return store.Limits{}, manifest.Errorf(manifest.UploadUnreadable, "store mark %s: not a regular file", f.Name())
+		return store.Limits{}, fault.Errorf(fault.UploadUnreadable, "store mark %s: not a regular file", f.Name())
 	}
 	b, err := io.ReadAll(io.LimitReader(f, 1<<16))
 	if err != nil {
@@ -140,7 +140,7 @@ func (r reserver) PutReservation(ctx context.Context, key string, body []byte) e
 func (r reserver) Reservations(ctx context.Context) (map[string][]byte, error) {
 	out := map[string][]byte{}
 	idir, err := r.s.openInternalNoCreate()
-	if manifest.CodeOf(err) == manifest.UploadMissing {
+	if fault.CodeOf(err) == fault.UploadMissing {
 		return out, nil
 	}
 	if err != nil {
@@ -176,7 +176,7 @@ func (r reserver) Reservations(ctx context.Context) (map[string][]byte, error) {
 
 func (r reserver) DropReservation(ctx context.Context, key string) error {
 	idir, err := r.s.openInternalNoCreate()
-	if manifest.CodeOf(err) == manifest.UploadMissing {
+	if fault.CodeOf(err) == fault.UploadMissing {
 		return nil
 	}
 	if err != nil {
@@ -231,7 +231,7 @@ func SetLimits(dir string, l store.Limits) (*Store, error) {
 	case have == l:
 		return s, nil
 	case !have.None():
-		return nil, manifest.Errorf(manifest.UploadInvalid,
+		return nil, fault.Errorf(fault.UploadInvalid,
 			"store %s: already has limits (%s); they are set once, when the store is made (or by editing %s)", s.Dir, have.String(), s.internal(markName))
 	}
 	if err := s.writeMark(l); err != nil {

@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/manifest/fault"
 	"github.com/attachctl/attachctl/ops/store"
 )
 
@@ -50,7 +50,7 @@ func TestLimitsStagingBeingMade(t *testing.T) {
 	}
 	z, _ := NewID()
 	_, err := s.admit(z, "z.bin", 900)
-	wantCode(t, err, manifest.StoreFull)
+	wantCode(t, err, fault.StoreFull)
 }
 
 // upload chunk is counted with the live reservations (an upload another process admitted, not
@@ -66,7 +66,7 @@ func TestLimitsChunkCountsReservations(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = s.Chunk(id, 0, bytes.NewReader(make([]byte, 600)), 0)
-	wantCode(t, err, manifest.StoreFull)
+	wantCode(t, err, fault.StoreFull)
 	f := filepath.Join(t.TempDir(), "c")
 	if err := os.WriteFile(f, make([]byte, 600), 0o600); err != nil {
 		t.Fatal(err)
@@ -77,7 +77,7 @@ func TestLimitsChunkCountsReservations(t *testing.T) {
 	}
 	defer r.Close()
 	_, err = s.Chunk(id, 0, r, 0)
-	wantCode(t, err, manifest.StoreFull)
+	wantCode(t, err, fault.StoreFull)
 	if off, err := s.Chunk(id, 0, bytes.NewReader(make([]byte, 400)), 0); err != nil || off != 400 {
 		t.Fatalf("a chunk of 400 B with 500 B left: %d, %v", off, err)
 	}
@@ -87,5 +87,5 @@ func TestLimitsChunkCountsReservations(t *testing.T) {
 	}
 	last, _ := NewID()
 	_, err = s.admit(last, "l.bin", 1)
-	wantCode(t, err, manifest.StoreFull)
+	wantCode(t, err, fault.StoreFull)
 }

@@ -7,7 +7,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/manifest/fault"
 	"github.com/attachctl/attachctl/ops/store"
 	"golang.org/x/sys/unix"
 )
@@ -68,7 +68,7 @@ func (s *Store) lock(name string, how int, wait time.Duration) (*Lock, error) {
 // no such lock file, or no internal folder, nothing is locked and the Lock is nil.
 func (s *Store) lockIfThere(name string, how int, wait time.Duration) (*Lock, error) {
 	l, err := s.lockFile(name, how, wait, false)
-	if manifest.CodeOf(err) == manifest.UploadMissing {
+	if fault.CodeOf(err) == fault.UploadMissing {
 		return nil, nil
 	}
 	return l, err
@@ -99,7 +99,7 @@ func (s *Store) lockFile(name string, how int, wait time.Duration, create bool) 
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil || uint32(st.Mode)&unix.S_IFMT != unix.S_IFREG {
 		f.Close()
-		return nil, manifest.Errorf(manifest.UploadUnreadable, "store lock %s: not a regular file", path)
+		return nil, fault.Errorf(fault.UploadUnreadable, "store lock %s: not a regular file", path)
 	}
 	if uint32(st.Mode)&0o7777 != uint32(FileMode) && st.Uid == euid {
 		unix.Fchmod(fd, uint32(FileMode)) // created under a umask, or loosened by hand
@@ -115,7 +115,7 @@ func (s *Store) lockFile(name string, how int, wait time.Duration, create bool) 
 			case limitsLock:
 				what = "the limits lock"
 			}
-			return nil, manifest.Errorf(manifest.StoreLocked, "store %s: %s %s %s", s.Dir, what, path, store.HeldBy(h, known, wait))
+			return nil, fault.Errorf(fault.StoreLocked, "store %s: %s %s %s", s.Dir, what, path, store.HeldBy(h, known, wait))
 		}
 		return nil, lockErr(path, err)
 	}
@@ -237,9 +237,9 @@ func OpenSubdir(parent int, name, path string) (int, error) {
 func lockErr(path string, err error) error {
 	switch {
 	case errors.Is(err, unix.ENOENT):
-		return manifest.Errorf(manifest.UploadMissing, "%s: no such folder", path)
+		return fault.Errorf(fault.UploadMissing, "%s: no such folder", path)
 	case errors.Is(err, unix.ELOOP), errors.Is(err, unix.ENOTDIR):
-		return manifest.Errorf(manifest.UploadUnreadable, "%s: a symlink or not a real folder", path)
+		return fault.Errorf(fault.UploadUnreadable, "%s: a symlink or not a real folder", path)
 	}
 	return storeErr(path, err)
 }

@@ -7,7 +7,7 @@ import (
 	"encoding/json"
 	"time"
 
-	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/manifest/fault"
 	"github.com/zeebo/blake3"
 	"golang.org/x/sys/unix"
 )
@@ -23,7 +23,7 @@ func (s *Store) MakeFinished(name string, data []byte, made, used time.Time) (*M
 	}
 	id, err := NewID()
 	if err != nil {
-		return nil, manifest.Errorf(manifest.UploadUnreadable, "new upload id: %v", err)
+		return nil, fault.Errorf(fault.UploadUnreadable, "new upload id: %v", err)
 	}
 	parts, err := s.openPartials(true)
 	if err != nil {

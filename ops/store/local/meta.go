@@ -9,7 +9,7 @@ import (
 	"os"
 	"sort"
 
-	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/manifest/fault"
 	"github.com/attachctl/attachctl/ops/store"
 	"golang.org/x/sys/unix"
 )
@@ -30,7 +30,7 @@ func (s *Store) ReadMeta(id string) (*Meta, error) {
 // readMetaAt reads the metadata of upload id from its open folder dirfd.
 func (s *Store) readMetaAt(dirfd int, id string) (*Meta, error) {
 	f, err := openGuarded(dirfd, MetaName, s.UploadDir(id)+"/"+MetaName, id)
-	if manifest.CodeOf(err) == manifest.UploadMissing {
+	if fault.CodeOf(err) == fault.UploadMissing {
 		// A small upload of a batch: its metadata is its commit's file (metaindex.go).
 		// Named by no file there, it is what a folder without metadata always was: no finished
 		// upload (err); named by two, damaged.
@@ -40,7 +40,7 @@ func (s *Store) readMetaAt(dirfd int, id string) (*Meta, error) {
 		case ok:
 			return nil, s.damagedMeta(id)
 		}
-		return nil, manifest.Errorf(manifest.UploadMissing, "upload %s: %s: not a finished upload in this store (no %s, and no file of %s names it)",
+		return nil, fault.Errorf(fault.UploadMissing, "upload %s: %s: not a finished upload in this store (no %s, and no file of %s names it)",
 			id, s.UploadDir(id), MetaName, s.internal(metaDir))
 	}
 	if err != nil {
@@ -53,7 +53,7 @@ func (s *Store) readMetaAt(dirfd int, id string) (*Meta, error) {
 		err = json.Unmarshal(b, &m)
 	}
 	if err != nil || store.Recognize(id, m.ID, false, &m) != nil {
-		return nil, manifest.Errorf(manifest.UploadUnreadable, "upload %s: %s is damaged", id, f.Name())
+		return nil, fault.Errorf(fault.UploadUnreadable, "upload %s: %s is damaged", id, f.Name())
 	}
 	return &m, nil
 }
@@ -72,7 +72,7 @@ func (s *Store) IDs() ([]string, error) {
 	defer d.Close()
 	names, err := d.Readdirnames(-1)
 	if err != nil {
-		return nil, manifest.Errorf(manifest.UploadUnreadable, "store %s: %v", s.Dir, err)
+		return nil, fault.Errorf(fault.UploadUnreadable, "store %s: %v", s.Dir, err)
 	}
 	ids := names[:0]
 	for _, n := range names {

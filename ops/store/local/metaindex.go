@@ -30,7 +30,7 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/manifest/fault"
 	"golang.org/x/sys/unix"
 )
 
@@ -264,6 +264,6 @@ func (s *Store) pruneIndex(storefd int) {
 // damagedMeta is the error of an upload folder with no .upload.json that two files of the
 // folder name.
 func (s *Store) damagedMeta(id string) error {
-	return manifest.Errorf(manifest.UploadUnreadable, "upload %s: %s: no %s, and two files of %s name it; the upload is damaged",
+	return fault.Errorf(fault.UploadUnreadable, "upload %s: %s: no %s, and two files of %s name it; the upload is damaged",
 		id, s.UploadDir(id), MetaName, s.internal(metaDir))
 }

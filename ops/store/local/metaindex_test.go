@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/manifest/fault"
 	"github.com/attachctl/attachctl/ops/store"
 	"golang.org/x/sys/unix"
 )
@@ -47,25 +48,25 @@ func TestBatchMetaIndex(t *testing.T) {
 	cases := []struct {
 		name   string
 		damage func(t *testing.T, s *Store, file string, recs []*manifest.Record)
-		code   manifest.Code // of ReadMeta for every upload of the commit, through a fresh Store
+		code   fault.Code // of ReadMeta for every upload of the commit, through a fresh Store
 	}{
 		{"whole", func(*testing.T, *Store, string, []*manifest.Record) {}, ""},
 		{"removed", func(t *testing.T, s *Store, file string, _ []*manifest.Record) {
 			must(t, os.Remove(file))
-		}, manifest.UploadMissing},
+		}, fault.UploadMissing},
 		{"a symlink to a copy", func(t *testing.T, s *Store, file string, _ []*manifest.Record) {
 			b, _ := os.ReadFile(file)
 			cp := filepath.Join(t.TempDir(), "copy")
 			must(t, os.WriteFile(cp, b, 0o400))
 			must(t, os.Remove(file))
 			must(t, os.Symlink(cp, file))
-		}, manifest.UploadMissing},
+		}, fault.UploadMissing},
 		{"a second hard link", func(t *testing.T, s *Store, file string, _ []*manifest.Record) {
 			must(t, os.Link(file, filepath.Join(t.TempDir(), "other")))
-		}, manifest.UploadMissing},
+		}, fault.UploadMissing},
 		{"readable by others", func(t *testing.T, s *Store, file string, _ []*manifest.Record) {
 			must(t, os.Chmod(file, 0o444))
-		}, manifest.UploadMissing},
+		}, fault.UploadMissing},
 		{"a damaged line", func(t *testing.T, s *Store, file string, _ []*manifest.Record) {
 			must(t, os.Chmod(file, 0o600))
 			f, err := os.OpenFile(file, os.O_APPEND|os.O_WRONLY, 0)
@@ -73,12 +74,12 @@ func TestBatchMetaIndex(t *testing.T) {
 			f.WriteString(`{"id":"x","name":"../a"}` + "\n")
 			f.Close()
 			must(t, os.Chmod(file, 0o400))
-		}, manifest.UploadMissing},
+		}, fault.UploadMissing},
 		{"named by two files", func(t *testing.T, s *Store, file string, _ []*manifest.Record) {
 			b, _ := os.ReadFile(file)
 			bid := metaFileBatch(filepath.Base(file))
 			must(t, os.WriteFile(filepath.Join(filepath.Dir(file), metaFileName(bid, 99)), b, 0o400))
-		}, manifest.UploadUnreadable},
+		}, fault.UploadUnreadable},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -208,7 +209,7 @@ func TestPruneIndex(t *testing.T) {
 	running.dropStaging()
 	remove(second...)
 	has() // the batch ended, and its file names nothing in the store
-	if _, err := s.ReadMeta(second[0].Upload.ID); manifest.CodeOf(err) != manifest.UploadMissing {
+	if _, err := s.ReadMeta(second[0].Upload.ID); fault.CodeOf(err) != fault.UploadMissing {
 		t.Fatalf("a removed upload: %v", err)
 	}
 }
@@ -251,7 +252,7 @@ func TestMetaFolderSymlink(t *testing.T) {
 	must(t, err)
 	for _, r := range recs {
 		_, err := fresh.ReadMeta(r.Upload.ID)
-		wantCode(t, err, manifest.UploadMissing)
+		wantCode(t, err, fault.UploadMissing)
 	}
 	before, _ := os.ReadDir(elsewhere)
 	more, _ := batchFiles(t, 1)
@@ -260,7 +261,7 @@ func TestMetaFolderSymlink(t *testing.T) {
 	if err == nil {
 		err = b.Settle(more[0].Upload.ID)
 	}
-	wantCode(t, err, manifest.UploadUnreadable)
+	wantCode(t, err, fault.UploadUnreadable)
 	b.Commit()
 	after, _ := os.ReadDir(elsewhere)
 	if len(after) != len(before) {

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/manifest/fault"
 )
 
 // Every name that breaks the rule of plain names (docs/store.md) is refused with upload.invalid in
@@ -20,7 +21,7 @@ func TestValidNameStatesTheRule(t *testing.T) {
 		{"..", "not a plain name"},
 	} {
 		err := ValidName(tt.name)
-		if manifest.CodeOf(err) != manifest.UploadInvalid || !strings.Contains(err.Error(), tt.says) ||
+		if fault.CodeOf(err) != fault.UploadInvalid || !strings.Contains(err.Error(), tt.says) ||
 			!strings.Contains(err.Error(), manifest.PlainRule) {
 			t.Errorf("%q: got %v, want upload.invalid saying %q and the rule", tt.name, err, tt.says)
 		}

@@ -6,7 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/manifest/fault"
 )
 
 // notNested refuses a store folder that lies inside another store or inside an upload
@@ -18,7 +18,7 @@ import (
 func notNested(abs string) error {
 	real := realPath(abs)
 	refuse := func(outer, why string) error {
-		return manifest.Errorf(manifest.StoreNotStore,
+		return fault.Errorf(fault.StoreNotStore,
 			"store %s: is %s %s; a store is never inside another store or an upload; nothing was written", abs, why, outer)
 	}
 	for dir := real; ; {

@@ -9,7 +9,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/manifest/fault"
 	"golang.org/x/sys/unix"
 )
 
@@ -169,7 +169,7 @@ func (s *Store) openPartialDir(id string) (*os.File, error) {
 func (s *Store) removePartial(id string, durable bool) error {
 	parts, err := s.openPartials(false)
 	if err != nil {
-		if manifest.CodeOf(err) == manifest.UploadMissing {
+		if fault.CodeOf(err) == fault.UploadMissing {
 			return nil
 		}
 		return err
@@ -203,7 +203,7 @@ func checkOwnFile(st *unix.Stat_t, path, id string) error {
 		why = fmt.Sprintf("%d hard links, not 1", st.Nlink)
 	}
 	if why != "" {
-		return manifest.Errorf(manifest.UploadUnreadable, "upload %s: %s: %s", id, path, why)
+		return fault.Errorf(fault.UploadUnreadable, "upload %s: %s: %s", id, path, why)
 	}
 	return nil
 }
@@ -215,11 +215,11 @@ func (s *Store) newPartial(name string, size int64, src *sourceKey) (*partial, e
 		return nil, err
 	}
 	if size < -1 {
-		return nil, manifest.Errorf(manifest.UploadInvalid, "size %d: not a size (use -1 or leave it out for an open size)", size)
+		return nil, fault.Errorf(fault.UploadInvalid, "size %d: not a size (use -1 or leave it out for an open size)", size)
 	}
 	id, err := NewID()
 	if err != nil {
-		return nil, manifest.Errorf(manifest.UploadUnreadable, "new upload id: %v", err)
+		return nil, fault.Errorf(fault.UploadUnreadable, "new upload id: %v", err)
 	}
 	release, err := s.admit(id, name, size) // the store's limits, before anything is made
 	if err != nil {
@@ -317,11 +317,11 @@ func (p *partial) size() (int64, error) {
 // moving data to out/<name> is undone here: out/<name> is the same file, locked the same way,
 // and goes back to data. Not there: upload.missing.
 func (s *Store) lockPartial(id string, nonblock bool) (*partial, error) {
-	missing := manifest.Errorf(manifest.UploadMissing, "upload %s: not an unfinished upload in store %s", id, s.Dir)
+	missing := fault.Errorf(fault.UploadMissing, "upload %s: not an unfinished upload in store %s", id, s.Dir)
 	for try := 0; try < 10; try++ {
 		dirf, err := s.openPartialDir(id)
 		if err != nil {
-			if manifest.CodeOf(err) == manifest.UploadMissing {
+			if fault.CodeOf(err) == fault.UploadMissing {
 				return nil, missing
 			}
 			return nil, err
@@ -338,7 +338,7 @@ func (s *Store) lockPartial(id string, nonblock bool) (*partial, error) {
 		}
 		return p, nil
 	}
-	return nil, manifest.Errorf(manifest.UploadUnreadable, "upload %s: keeps changing under us", id)
+	return nil, fault.Errorf(fault.UploadUnreadable, "upload %s: keeps changing under us", id)
 }
 
 // lockPartialIn is one try of lockPartial on the partial's open folder dirf, which it owns.
@@ -354,7 +354,7 @@ func (s *Store) lockPartialIn(dirf *os.File, id string, nonblock bool) (p *parti
 		if errors.Is(err, unix.ENOENT) {
 			return nil, false, err
 		}
-		return nil, false, manifest.Errorf(manifest.UploadUnreadable, "upload %s: %s: %v", id, dir, err)
+		return nil, false, fault.Errorf(fault.UploadUnreadable, "upload %s: %s: %v", id, dir, err)
 	}
 	path, atOut, readOnly := dir+"/"+partialData, false, false
 	fd, err := unix.Openat(dirfd, partialData, unix.O_RDWR|openFlags, 0)
@@ -389,7 +389,7 @@ func (s *Store) lockPartialIn(dirf *os.File, id string, nonblock bool) (p *parti
 	}
 	if uint32(st.Mode)&unix.S_IFMT != unix.S_IFREG {
 		f.Close()
-		return nil, false, manifest.Errorf(manifest.UploadUnreadable, "upload %s: %s: not a regular file", id, path)
+		return nil, false, fault.Errorf(fault.UploadUnreadable, "upload %s: %s: not a regular file", id, path)
 	}
 	how := unix.LOCK_EX
 	if nonblock {
@@ -458,7 +458,7 @@ func (s *Store) lockPartialIn(dirf *os.File, id string, nonblock bool) (p *parti
 	// Read info.json again under the lock: the holder before us may have rewritten it.
 	if meta, err = readPartialMetaAt(dirfd); err != nil {
 		f.Close()
-		return nil, false, manifest.Errorf(manifest.UploadUnreadable, "upload %s: %s: %v", id, dir, err)
+		return nil, false, fault.Errorf(fault.UploadUnreadable, "upload %s: %s: %v", id, dir, err)
 	}
 	return &partial{s: s, id: id, dir: dir, dirf: dirf, f: f, meta: *meta}, false, nil
 }
@@ -479,7 +479,7 @@ func (s *Store) partialStill(id string, dirfd int) bool {
 func (s *Store) partialIDs() ([]string, error) {
 	parts, err := s.openPartials(false)
 	if err != nil {
-		if manifest.CodeOf(err) == manifest.UploadMissing {
+		if fault.CodeOf(err) == fault.UploadMissing {
 			return nil, nil
 		}
 		return nil, err

@@ -12,7 +12,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/manifest/fault"
 	"golang.org/x/sys/unix"
 )
 
@@ -56,8 +56,8 @@ func TestFinishedReadOnly(t *testing.T) {
 			wantCode(t, verr, "")
 			continue
 		}
-		wantCode(t, err, manifest.UploadUnreadable)
-		wantCode(t, verr, manifest.UploadUnreadable)
+		wantCode(t, err, fault.UploadUnreadable)
+		wantCode(t, verr, fault.UploadUnreadable)
 	}
 	must(t, os.Chmod(path, ReadOnlyMode))
 	// An older store's 0600 metadata still reads.

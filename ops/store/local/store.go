@@ -67,7 +67,7 @@ import (
 	"path/filepath"
 	"syscall"
 
-	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/manifest/fault"
 	"github.com/attachctl/attachctl/ops/store"
 	"golang.org/x/sys/unix"
 )
@@ -90,7 +90,7 @@ type Store struct {
 func Open(dir string, create bool) (*Store, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
-		return nil, manifest.Errorf(manifest.UploadInvalid, "store %s: %v", dir, err)
+		return nil, fault.Errorf(fault.UploadInvalid, "store %s: %v", dir, err)
 	}
 	s := &Store{Dir: abs}
 	if err := notNested(abs); err != nil {
@@ -106,9 +106,9 @@ func Open(dir string, create bool) (*Store, error) {
 			return nil, err
 		}
 	case err != nil:
-		return nil, manifest.Errorf(manifest.UploadUnreadable, "store %s: %v", abs, err)
+		return nil, fault.Errorf(fault.UploadUnreadable, "store %s: %v", abs, err)
 	case !fi.IsDir():
-		return nil, manifest.Errorf(manifest.UploadUnreadable, "store %s: not a real folder (a symlink or a file)", abs)
+		return nil, fault.Errorf(fault.UploadUnreadable, "store %s: not a real folder (a symlink or a file)", abs)
 	}
 	kind, err := s.judge()
 	if err != nil {
@@ -116,7 +116,7 @@ func Open(dir string, create bool) (*Store, error) {
 	}
 	switch {
 	case kind == notAStore:
-		return nil, manifest.Errorf(manifest.StoreNotStore,
+		return nil, fault.Errorf(fault.StoreNotStore,
 			"store %s: the folder exists and is not an attachctl store (no %s/%s mark, no uploads); nothing was written to it", abs, InternalDir, markName)
 	case kind != marked && create:
 		if err := s.mark(); err != nil {
@@ -172,7 +172,7 @@ func (s *Store) judge() (storeKind, error) {
 	ents, err := d.ReadDir(256)
 	if len(ents) == 0 {
 		if err != nil && err != io.EOF {
-			return 0, manifest.Errorf(manifest.UploadUnreadable, "store %s: %v", s.Dir, err)
+			return 0, fault.Errorf(fault.UploadUnreadable, "store %s: %v", s.Dir, err)
 		}
 		return empty, nil
 	}
@@ -252,11 +252,11 @@ func storeErr(path string, err error) error {
 	}
 	switch {
 	case errors.Is(err, syscall.ENOSPC): // "no space left on device"
-		return manifest.Errorf(manifest.UploadDiskFull, "%s: %w", path, err)
+		return fault.Errorf(fault.UploadDiskFull, "%s: %w", path, err)
 	case errors.Is(err, syscall.EDQUOT):
-		return manifest.Errorf(manifest.UploadDiskFull, "%s: no space left for this user: %w", path, err)
+		return fault.Errorf(fault.UploadDiskFull, "%s: no space left for this user: %w", path, err)
 	}
-	return manifest.Errorf(manifest.UploadUnreadable, "%s: %w", path, err)
+	return fault.Errorf(fault.UploadUnreadable, "%s: %w", path, err)
 }
 
 // OpenFinished is the guarded open of docs/store.md, the one way a finished upload is read.
@@ -312,7 +312,7 @@ func openGuarded(dirfd int, name, path, id string) (*os.File, error) {
 	}
 	if perm := uint32(st.Mode) & 0o7777; !finishedMode(perm) {
 		unix.Close(fd)
-		return nil, manifest.Errorf(manifest.UploadUnreadable, "upload %s: %s: mode %04o, not 0400 (or an older store's 0600)", id, path, perm)
+		return nil, fault.Errorf(fault.UploadUnreadable, "upload %s: %s: mode %04o, not 0400 (or an older store's 0600)", id, path, perm)
 	}
 	if err := unix.SetNonblock(fd, false); err != nil {
 		unix.Close(fd)
@@ -326,9 +326,9 @@ func openGuarded(dirfd int, name, path, id string) (*os.File, error) {
 func guardErr(path, id string, err error) error {
 	switch {
 	case errors.Is(err, unix.ENOENT):
-		return manifest.Errorf(manifest.UploadMissing, "upload %s: %s: not a finished upload in this store", id, path)
+		return fault.Errorf(fault.UploadMissing, "upload %s: %s: not a finished upload in this store", id, path)
 	case errors.Is(err, unix.ELOOP), errors.Is(err, unix.ENOTDIR):
-		return manifest.Errorf(manifest.UploadUnreadable, "upload %s: %s: a symlink or not a real folder", id, path)
+		return fault.Errorf(fault.UploadUnreadable, "upload %s: %s: a symlink or not a real folder", id, path)
 	}
-	return manifest.Errorf(manifest.UploadUnreadable, "upload %s: %s: %v", id, path, err)
+	return fault.Errorf(fault.UploadUnreadable, "upload %s: %s: %v", id, path, err)
 }

@@ -7,7 +7,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/manifest/fault"
 	"github.com/attachctl/attachctl/ops/store"
 )
 
@@ -17,7 +17,7 @@ import (
 // would be one an attacker with write access could point outside itself. Every other command
 // (sniff, shrink, prompt) works; Open says so, and the methods below are never reached.
 
-var errWindows = manifest.Errorf(manifest.StoreUnreachable,
+var errWindows = fault.Errorf(fault.StoreUnreachable,
 	"the local store is not supported on Windows yet (its guarded opens and locks need Linux, macOS or FreeBSD); sniff, shrink and prompt work")
 
 // Store is one store folder, by its absolute path.
@@ -84,15 +84,15 @@ func (s *Store) MakeFinished(name string, data []byte, made, used time.Time) (*M
 func OpenForCheck(path string) (*os.File, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		code := manifest.FileUnreadable
+		code := fault.FileUnreadable
 		if errors.Is(err, os.ErrNotExist) {
-			code = manifest.FileMissing
+			code = fault.FileMissing
 		}
-		return nil, manifest.Errorf(code, "%v", err)
+		return nil, fault.Errorf(code, "%v", err)
 	}
 	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
 		f.Close()
-		return nil, manifest.Errorf(manifest.FileNotRegular, "%s: not a regular file", path)
+		return nil, fault.Errorf(fault.FileNotRegular, "%s: not a regular file", path)
 	}
 	return f, nil
 }

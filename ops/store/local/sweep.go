@@ -14,7 +14,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/manifest/fault"
 	"github.com/attachctl/attachctl/ops/store"
 	"golang.org/x/sys/unix"
 )
@@ -102,7 +102,7 @@ func (s *Store) List() (*store.Listing, error) {
 	defer unix.Close(storefd)
 	ents, err := readDirAt(storefd, s.Dir)
 	if err != nil {
-		return nil, manifest.Errorf(manifest.UploadUnreadable, "store %s: %v", s.Dir, err)
+		return nil, fault.Errorf(fault.UploadUnreadable, "store %s: %v", s.Dir, err)
 	}
 	type judged struct {
 		e    *store.Entry
@@ -185,7 +185,7 @@ func (s *Store) listPartials(storefd int, finished map[string]bool) ([]store.Ent
 	dir := s.internal(partialDir)
 	ents, err := readDirAt(partfd, dir)
 	if err != nil {
-		return nil, nil, manifest.Errorf(manifest.UploadUnreadable, "%s: %v", dir, err)
+		return nil, nil, fault.Errorf(fault.UploadUnreadable, "%s: %v", dir, err)
 	}
 	var list []store.Entry
 	var skips []store.Skip
@@ -450,7 +450,7 @@ func (sw *Sweeper) Remove(ctx context.Context, cands []store.Entry, stale func(s
 		return lockErr(s.Dir, err)
 	}
 	if root != sw.root {
-		return manifest.Errorf(manifest.UploadUnreadable, "store %s: its trash is on another file system; nothing removed", s.Dir)
+		return fault.Errorf(fault.UploadUnreadable, "store %s: its trash is on another file system; nothing removed", s.Dir)
 	}
 	for len(cands) > 0 {
 		n := min(sweepBatch, len(cands))
@@ -633,7 +633,7 @@ func (sw *Sweeper) removeTrashed(e *store.Entry, root fsID) error {
 		}
 	}
 	if err := removeAt(sw.trashfd, name, root); err != nil {
-		return manifest.Errorf(manifest.UploadUnreadable, "%s: removing upload %s: %v (left in the trash)", path, e.ID, err)
+		return fault.Errorf(fault.UploadUnreadable, "%s: removing upload %s: %v (left in the trash)", path, e.ID, err)
 	}
 	return nil
 }

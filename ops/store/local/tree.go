@@ -36,7 +36,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/manifest/fault"
 	"github.com/attachctl/attachctl/ops/store"
 	"golang.org/x/sys/unix"
 )
@@ -245,10 +245,10 @@ func (s *Store) treePartial(abs, name string, size int64, want string) (p *parti
 // stage (upload of the folder, run again) finishes.
 func (p *partial) notFolder() error {
 	if p.meta.Folder {
-		return manifest.Errorf(manifest.UploadInvalid, "upload %s: an unfinished folder upload; run the upload of the folder again to resume it", p.id)
+		return fault.Errorf(fault.UploadInvalid, "upload %s: an unfinished folder upload; run the upload of the folder again to resume it", p.id)
 	}
 	if p.meta.Batch {
-		return manifest.Errorf(manifest.UploadInvalid, "upload %s: the staging folder of a batch of small uploads, not an upload of its own", p.id)
+		return fault.Errorf(fault.UploadInvalid, "upload %s: the staging folder of a batch of small uploads, not an upload of its own", p.id)
 	}
 	return nil
 }
@@ -293,7 +293,7 @@ func fixDir(fd int, path string) error {
 		return storeErr(path, err)
 	}
 	if st.Uid != euid {
-		return manifest.Errorf(manifest.UploadUnreadable, "%s: owned by uid %d, not by the current user", path, st.Uid)
+		return fault.Errorf(fault.UploadUnreadable, "%s: owned by uid %d, not by the current user", path, st.Uid)
 	}
 	if uint32(st.Mode)&0o7777 != uint32(DirMode) {
 		if err := unix.Fchmod(fd, uint32(DirMode)); err != nil {
@@ -507,7 +507,7 @@ func (s *Store) ReadTreeObject(_ context.Context, id, name string) ([]byte, stri
 	defer f.Close()
 	b, err := io.ReadAll(io.LimitReader(f, 256<<20))
 	if err != nil {
-		return nil, f.Name(), manifest.Errorf(manifest.UploadUnreadable, "upload %s: %s is damaged", id, f.Name())
+		return nil, f.Name(), fault.Errorf(fault.UploadUnreadable, "upload %s: %s is damaged", id, f.Name())
 	}
 	return b, f.Name(), nil
 }
@@ -539,7 +539,7 @@ func (s *Store) readTreeMetaAt(dirfd int, id string) (*treeMeta, error) {
 	var m treeMeta
 	b, err := io.ReadAll(io.LimitReader(f, 64<<20))
 	if err != nil || json.Unmarshal(b, &m) != nil || store.Recognize(id, m.ID, false, &m.Info) != nil {
-		return nil, manifest.Errorf(manifest.UploadUnreadable, "upload %s: %s is damaged", id, f.Name())
+		return nil, fault.Errorf(fault.UploadUnreadable, "upload %s: %s is damaged", id, f.Name())
 	}
 	return &m, nil
 }
@@ -597,7 +597,7 @@ func (s *Store) ReadTreeFile(_ context.Context, ti *store.TreeInfo, rel string) 
 }
 
 func (s *Store) TreeReadErr(ti *store.TreeInfo, rel string, _ int64, err error) error {
-	return manifest.Errorf(manifest.UploadUnreadable, "upload %s: %s/%s/%s: %v", ti.ID, s.UploadDir(ti.ID), ti.Name, rel, err)
+	return fault.Errorf(fault.UploadUnreadable, "upload %s: %s/%s/%s: %v", ti.ID, s.UploadDir(ti.ID), ti.Name, rel, err)
 }
 
 // CheckTreeTop checks the upload's own folder as a file upload's is checked (checkTreeTop).
@@ -624,7 +624,7 @@ func (s *Store) ReadTreeDir(_ context.Context, ti *store.TreeInfo, dir string) (
 	}
 	es, err := readTreeDir(fd, dir, root)
 	if err != nil {
-		return nil, manifest.Errorf(manifest.UploadUnreadable, "upload %s: %s: %v", ti.ID, s.FinishedPath(ti.ID, ti.Name), err)
+		return nil, fault.Errorf(fault.UploadUnreadable, "upload %s: %s: %v", ti.ID, s.FinishedPath(ti.ID, ti.Name), err)
 	}
 	return es, nil
 }
@@ -697,7 +697,7 @@ func (s *Store) checkTreeTop(id, name string) error {
 		return guardErr(dir, id, err)
 	}
 	if uint32(st.Mode)&0o7777 != uint32(DirMode) || st.Uid != euid {
-		return manifest.Errorf(manifest.UploadUnreadable, "upload %s: %s: folder mode %04o owned by uid %d, not 0700 of the current user", id, dir, uint32(st.Mode)&0o7777, st.Uid)
+		return fault.Errorf(fault.UploadUnreadable, "upload %s: %s: folder mode %04o owned by uid %d, not 0700 of the current user", id, dir, uint32(st.Mode)&0o7777, st.Uid)
 	}
 	fd, err := unix.Dup(dirfd)
 	if err != nil {
@@ -711,7 +711,7 @@ func (s *Store) checkTreeTop(id, name string) error {
 	}
 	for _, n := range names {
 		if n != name && n != MetaName && n != UsedName && n != store.TreeListName && !strings.HasPrefix(n, markerTmp) {
-			return manifest.Errorf(manifest.UploadUnreadable, "upload %s: %s: unexpected entry %q", id, dir, n)
+			return fault.Errorf(fault.UploadUnreadable, "upload %s: %s: unexpected entry %q", id, dir, n)
 		}
 		if err := unix.Fstatat(dirfd, n, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
 			return guardErr(dir+"/"+n, id, err)
@@ -734,7 +734,7 @@ func (s *Store) checkTreeTop(id, name string) error {
 			why = fmt.Sprintf("%d hard links, not 1", st.Nlink)
 		}
 		if why != "" {
-			return manifest.Errorf(manifest.UploadUnreadable, "upload %s: %s/%s: %s", id, dir, n, why)
+			return fault.Errorf(fault.UploadUnreadable, "upload %s: %s/%s: %s", id, dir, n, why)
 		}
 	}
 	return nil

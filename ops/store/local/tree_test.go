@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/manifest/fault"
 	"github.com/attachctl/attachctl/ops/stage"
 	"github.com/attachctl/attachctl/ops/store"
 	"github.com/zeebo/blake3"
@@ -122,18 +123,18 @@ func TestUploadTreeRefuses(t *testing.T) {
 	for _, c := range []struct {
 		name string
 		edit func(*store.TreeSource)
-		code manifest.Code
+		code fault.Code
 	}{
-		{"wrong blake3", func(src *store.TreeSource) { src.Blake3 = strings.Repeat("0", 64) }, manifest.UploadHashMismatch},
-		{"unsorted", func(src *store.TreeSource) { src.Files[0], src.Files[1] = src.Files[1], src.Files[0] }, manifest.UploadInvalid},
-		{"dot-dot", func(src *store.TreeSource) { src.Files[0].Rel = "../escape" }, manifest.UploadInvalid},
-		{"absolute", func(src *store.TreeSource) { src.Files[0].Rel = "/etc/passwd" }, manifest.UploadInvalid},
-		{"listing name", func(src *store.TreeSource) { src.Name = store.TreeListName }, manifest.UploadInvalid},
-		{"grown", func(src *store.TreeSource) { os.WriteFile(src.Files[0].Path, []byte("more than before"), 0o644) }, manifest.UploadSourceChange},
+		{"wrong blake3", func(src *store.TreeSource) { src.Blake3 = strings.Repeat("0", 64) }, fault.UploadHashMismatch},
+		{"unsorted", func(src *store.TreeSource) { src.Files[0], src.Files[1] = src.Files[1], src.Files[0] }, fault.UploadInvalid},
+		{"dot-dot", func(src *store.TreeSource) { src.Files[0].Rel = "../escape" }, fault.UploadInvalid},
+		{"absolute", func(src *store.TreeSource) { src.Files[0].Rel = "/etc/passwd" }, fault.UploadInvalid},
+		{"listing name", func(src *store.TreeSource) { src.Name = store.TreeListName }, fault.UploadInvalid},
+		{"grown", func(src *store.TreeSource) { os.WriteFile(src.Files[0].Path, []byte("more than before"), 0o644) }, fault.UploadSourceChange},
 		{"now a symlink", func(src *store.TreeSource) {
 			os.Remove(src.Files[0].Path)
 			os.Symlink("/etc/passwd", src.Files[0].Path)
-		}, manifest.UploadSourceChange},
+		}, fault.UploadSourceChange},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			src := treeSource(t, map[string]string{"a": "1", "b": "2"})
@@ -216,7 +217,7 @@ func TestVerifyTree(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "b", "new"), []byte("x"), 0o600)
 	os.Symlink("/etc/passwd", filepath.Join(dir, "b", "3"))
 	_, err = s.VerifyTree(context.Background(), ti.ID, nil)
-	wantCode(t, err, manifest.VerifyMismatch)
+	wantCode(t, err, fault.VerifyMismatch)
 	msg := err.Error()
 	for _, want := range []string{"a/2 changed", "b/3", "b/new was added"} {
 		if !strings.Contains(msg, want) {
@@ -227,7 +228,7 @@ func TestVerifyTree(t *testing.T) {
 		t.Errorf("verify names a/1, which did not change: %q", msg)
 	}
 	_, err = s.OpenTreeFile(context.Background(), ti.ID, "proj", "b/3")
-	wantCode(t, err, manifest.UploadUnreadable)
+	wantCode(t, err, fault.UploadUnreadable)
 }
 
 // TestSweepFolderBindMount: a sweep removes a stale folder upload whole, and never enters a
@@ -292,7 +293,7 @@ func TestSweepFolderBindMount(t *testing.T) {
 	if _, err := os.Lstat(s.UploadDir(whole.ID)); !os.IsNotExist(err) {
 		t.Fatalf("the swept folder upload is still there: %v", err)
 	}
-	wantCode(t, failure, manifest.UploadUnreadable)
+	wantCode(t, failure, fault.UploadUnreadable)
 	if !strings.Contains(failure.Error(), "another file system") {
 		t.Fatalf("failure %v does not say why", failure)
 	}

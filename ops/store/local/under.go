@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"sort"
 
-	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/manifest/fault"
 	"github.com/attachctl/attachctl/ops/store"
 	"golang.org/x/sys/unix"
 )
@@ -22,19 +22,19 @@ import (
 func StoresUnder(root string) (stores []string, skipped []store.Skip, err error) {
 	abs, err := filepath.Abs(root)
 	if err != nil {
-		return nil, nil, manifest.Errorf(manifest.FileMissing, "%s: %v", root, err)
+		return nil, nil, fault.Errorf(fault.FileMissing, "%s: %v", root, err)
 	}
 	fd, err := unix.Open(abs, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		if errors.Is(err, unix.ENOENT) {
-			return nil, nil, manifest.Errorf(manifest.FileMissing, "%s: no such folder", abs)
+			return nil, nil, fault.Errorf(fault.FileMissing, "%s: no such folder", abs)
 		}
-		return nil, nil, manifest.Errorf(manifest.FileUnreadable, "%s: %v", abs, err)
+		return nil, nil, fault.Errorf(fault.FileUnreadable, "%s: %v", abs, err)
 	}
 	fs, err := fsOf(fd)
 	if err != nil {
 		unix.Close(fd)
-		return nil, nil, manifest.Errorf(manifest.FileUnreadable, "%s: %v", abs, err)
+		return nil, nil, fault.Errorf(fault.FileUnreadable, "%s: %v", abs, err)
 	}
 	w := storeWalk{fs: fs}
 	w.walk(fd, abs)

@@ -9,7 +9,7 @@ import (
 	"os"
 	"sync"
 
-	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/manifest/fault"
 	"golang.org/x/sys/unix"
 )
 
@@ -40,9 +40,9 @@ func (s *Store) Chunk(id string, offset int64, r io.Reader, max int64) (int64, e
 	}
 	p, err := s.lockPartial(id, false)
 	if err != nil {
-		if manifest.CodeOf(err) == manifest.UploadMissing {
+		if fault.CodeOf(err) == fault.UploadMissing {
 			if m, merr := s.ReadMeta(id); merr == nil {
-				return m.Size, manifest.Errorf(manifest.UploadOffset, "upload %s: finished at offset %d; it takes no more chunks", id, m.Size)
+				return m.Size, fault.Errorf(fault.UploadOffset, "upload %s: finished at offset %d; it takes no more chunks", id, m.Size)
 			}
 		}
 		return 0, err
@@ -56,7 +56,7 @@ func (s *Store) Chunk(id string, offset int64, r io.Reader, max int64) (int64, e
 		return 0, err
 	}
 	if offset != cur {
-		return cur, manifest.Errorf(manifest.UploadOffset, "upload %s: offset %d is not the current offset %d", id, offset, cur)
+		return cur, fault.Errorf(fault.UploadOffset, "upload %s: offset %d is not the current offset %d", id, offset, cur)
 	}
 	room := int64(-1)
 	if p.meta.Size >= 0 {
@@ -106,7 +106,7 @@ func (s *Store) Chunk(id string, offset int64, r io.Reader, max int64) (int64, e
 		}
 		if rerr != nil {
 			p.truncate(cur)
-			return cur, manifest.Errorf(manifest.FileUnreadable, "upload %s: reading the chunk: %v", id, rerr)
+			return cur, fault.Errorf(fault.FileUnreadable, "upload %s: reading the chunk: %v", id, rerr)
 		}
 	}
 	if err := fdatasync(int(p.f.Fd())); err != nil {
@@ -117,7 +117,7 @@ func (s *Store) Chunk(id string, offset int64, r io.Reader, max int64) (int64, e
 }
 
 func pastSize(id string, size, cur, n int64) error {
-	return manifest.Errorf(manifest.UploadPastSize,
+	return fault.Errorf(fault.UploadPastSize,
 		"upload %s: a chunk of %d or more bytes at offset %d would pass the declared size %d; none of it was kept", id, n, cur, size)
 }
 
@@ -136,13 +136,13 @@ func (s *Store) Status(id string) (*Status, error) {
 	// Not unfinished: it may have been published since we looked.
 	if m, merr := s.ReadMeta(id); merr == nil {
 		return &Status{ID: id, Name: m.Name, Offset: m.Size, Size: m.Size, Finished: true}, nil
-	} else if manifest.CodeOf(merr) == manifest.UploadUnreadable {
+	} else if fault.CodeOf(merr) == fault.UploadUnreadable {
 		return nil, merr
 	}
-	if manifest.CodeOf(err) != manifest.UploadMissing {
+	if fault.CodeOf(err) != fault.UploadMissing {
 		return nil, err
 	}
-	return nil, manifest.Errorf(manifest.UploadMissing, "upload %s: no such upload in store %s", id, s.Dir)
+	return nil, fault.Errorf(fault.UploadMissing, "upload %s: no such upload in store %s", id, s.Dir)
 }
 
 // Abort removes the unfinished upload id, waiting for a process that is writing it. A finished
@@ -153,10 +153,10 @@ func (s *Store) Abort(id string) error {
 	}
 	p, err := s.lockPartial(id, false)
 	if err != nil {
-		if manifest.CodeOf(err) == manifest.UploadMissing {
+		if fault.CodeOf(err) == fault.UploadMissing {
 			if _, merr := s.ReadMeta(id); merr == nil {
 				s.removePartial(id, false)
-				return manifest.Errorf(manifest.UploadInvalid, "upload %s: finished; abort removes only unfinished uploads", id)
+				return fault.Errorf(fault.UploadInvalid, "upload %s: finished; abort removes only unfinished uploads", id)
 			}
 		}
 		return err
@@ -178,9 +178,9 @@ func (s *Store) partialStatus(id string) (*Status, error) {
 	meta, err := readPartialMetaAt(int(dirf.Fd()))
 	if err != nil {
 		if errors.Is(err, unix.ENOENT) {
-			return nil, manifest.Errorf(manifest.UploadMissing, "upload %s: not an unfinished upload", id)
+			return nil, fault.Errorf(fault.UploadMissing, "upload %s: not an unfinished upload", id)
 		}
-		return nil, manifest.Errorf(manifest.UploadUnreadable, "upload %s: %s: %v", id, dirf.Name(), err)
+		return nil, fault.Errorf(fault.UploadUnreadable, "upload %s: %s: %v", id, dirf.Name(), err)
 	}
 	var st unix.Stat_t
 	err = unix.Fstatat(int(dirf.Fd()), partialData, &st, unix.AT_SYMLINK_NOFOLLOW)
@@ -189,7 +189,7 @@ func (s *Store) partialStatus(id string) (*Status, error) {
 	}
 	if err != nil {
 		if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) {
-			return nil, manifest.Errorf(manifest.UploadMissing, "upload %s: not an unfinished upload", id)
+			return nil, fault.Errorf(fault.UploadMissing, "upload %s: not an unfinished upload", id)
 		}
 		return nil, guardErr(dirf.Name()+"/"+partialData, id, err)
 	}

@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/manifest/fault"
 )
 
 // TestHelperUploader is not a test: run by TestConcurrentUploads as a separate process, it uploads
@@ -173,7 +174,7 @@ func TestDiskFull(t *testing.T) {
 	id, err := s.Begin("chunk.bin", -1)
 	must(t, err)
 	off, err := s.Chunk(id, 0, bytes.NewReader(make([]byte, 1500<<10)), 0)
-	wantCode(t, err, manifest.UploadDiskFull)
+	wantCode(t, err, fault.UploadDiskFull)
 	if off != 0 || dataSize(t, s, id) != 0 {
 		t.Fatalf("a refused chunk kept bytes: %d", dataSize(t, s, id))
 	}
@@ -184,7 +185,7 @@ func TestDiskFull(t *testing.T) {
 	content := writeRandom(t, path, 1500<<10, 7)
 	rec := recordFor(path, content)
 	err = s.UploadRecord(context.Background(), rec, UploadOptions{Chunk: 64 << 10})
-	wantCode(t, err, manifest.UploadDiskFull)
+	wantCode(t, err, fault.UploadDiskFull)
 	if !strings.Contains(err.Error(), "no space") {
 		t.Fatalf("message: %v", err)
 	}

@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/manifest/fault"
 	"github.com/attachctl/attachctl/ops/store"
 	"github.com/zeebo/blake3"
 )
@@ -51,7 +51,7 @@ func (s *Store) Stream(ctx context.Context, src store.Source, f store.SourceFile
 	if opts.Batch != nil {
 		b, ok := opts.Batch.(*Batch)
 		if !ok || b.s != s {
-			return nil, manifest.Errorf(manifest.UploadInvalid, "store %s: a batch of another store", s.Dir)
+			return nil, fault.Errorf(fault.UploadInvalid, "store %s: a batch of another store", s.Dir)
 		}
 		batch = b
 		batch.enter()
@@ -114,7 +114,7 @@ func (s *Store) Stream(ctx context.Context, src store.Source, f store.SourceFile
 	if want != "" && sum != want {
 		p.meta.Source.Blake3 = sum // what the partial holds, for a run with a fresh manifest
 		p.writeMeta()
-		return nil, manifest.Errorf(manifest.UploadHashMismatch, "%s: BLAKE3 is %s, the manifest says %s (changed since it was sniffed)", abs, sum, want)
+		return nil, fault.Errorf(fault.UploadHashMismatch, "%s: BLAKE3 is %s, the manifest says %s (changed since it was sniffed)", abs, sum, want)
 	}
 	// Finished meanwhile by another run, or claimed in the batch by a worker that copied the same
 	// file at the same time: name that one and drop this copy.
@@ -167,9 +167,9 @@ func hashWhole(ctx context.Context, src store.SourceFile, size, chunk int64, obs
 		k, err := src.ReadAt(buf[:n], pos)
 		if int64(k) < n {
 			if err == io.EOF {
-				return "", manifest.Errorf(manifest.UploadSourceChange, "%s: changed while being read", src.Name())
+				return "", fault.Errorf(fault.UploadSourceChange, "%s: changed while being read", src.Name())
 			}
-			return "", manifest.Errorf(manifest.FileUnreadable, "%s: %v", src.Name(), err)
+			return "", fault.Errorf(fault.FileUnreadable, "%s: %v", src.Name(), err)
 		}
 		h.Write(buf[:n])
 		if observe != nil {
@@ -248,7 +248,7 @@ func (p *partial) copyFrom(ctx context.Context, src store.SourceFile, size, chun
 	}
 	var pos int64
 	changed := func() error {
-		return manifest.Errorf(manifest.UploadSourceChange, "%s: changed while being uploaded", src.Name())
+		return fault.Errorf(fault.UploadSourceChange, "%s: changed while being uploaded", src.Name())
 	}
 	if cur > size {
 		if err := p.truncate(0); err != nil {
@@ -268,7 +268,7 @@ func (p *partial) copyFrom(ctx context.Context, src store.SourceFile, size, chun
 				if err == io.EOF {
 					return "", changed()
 				}
-				return "", manifest.Errorf(manifest.FileUnreadable, "%s: %v", src.Name(), err)
+				return "", fault.Errorf(fault.FileUnreadable, "%s: %v", src.Name(), err)
 			}
 			if _, err := p.f.ReadAt(dbuf[:n], pos); err != nil {
 				return "", storeErr(p.f.Name(), err)
@@ -312,7 +312,7 @@ func (p *partial) copyFrom(ctx context.Context, src store.SourceFile, size, chun
 			if err == io.EOF {
 				return "", changed()
 			}
-			return "", manifest.Errorf(manifest.FileUnreadable, "%s: %v", src.Name(), err)
+			return "", fault.Errorf(fault.FileUnreadable, "%s: %v", src.Name(), err)
 		}
 		if _, err := p.f.WriteAt(b, pos); err != nil {
 			p.f.Truncate(pos) // keep data a prefix that was written whole

@@ -16,6 +16,7 @@ import (
 	"testing"
 
 	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/manifest/fault"
 	"github.com/zeebo/blake3"
 	"golang.org/x/sys/unix"
 )
@@ -48,7 +49,7 @@ func TestStepByStep(t *testing.T) {
 		t.Fatalf("chunk: %d %v", off, err)
 	}
 	off, err := s.Chunk(id, 2, bytes.NewReader(content[4:]), 0)
-	wantCode(t, err, manifest.UploadOffset)
+	wantCode(t, err, fault.UploadOffset)
 	if off != 4 || !strings.Contains(err.Error(), "current offset 4") {
 		t.Fatalf("offset error: %d %v", off, err)
 	}
@@ -60,7 +61,7 @@ func TestStepByStep(t *testing.T) {
 	defer fh.Close()
 	for _, r := range []io.Reader{fh, bytes.NewReader([]byte("4567890")), onlyReader{strings.NewReader("4567890")}} {
 		off, err = s.Chunk(id, 4, r, 2)
-		wantCode(t, err, manifest.UploadPastSize)
+		wantCode(t, err, fault.UploadPastSize)
 		if off != 4 || dataSize(t, s, id) != 4 {
 			t.Fatalf("past size kept bytes: offset %d, data %d", off, dataSize(t, s, id))
 		}
@@ -71,16 +72,16 @@ func TestStepByStep(t *testing.T) {
 		t.Fatalf("status %+v", st)
 	}
 	_, err = s.Finish(id, -1, "")
-	wantCode(t, err, manifest.UploadSizeMismatch)
+	wantCode(t, err, fault.UploadSizeMismatch)
 	if off, err := s.Chunk(id, 4, onlyReader{bytes.NewReader(content[4:])}, 3); err != nil || off != 10 {
 		t.Fatalf("chunk: %d %v", off, err)
 	}
 	_, err = s.Finish(id, 11, "")
-	wantCode(t, err, manifest.UploadSizeMismatch)
+	wantCode(t, err, fault.UploadSizeMismatch)
 	_, err = s.Finish(id, -1, b3([]byte("something else")))
-	wantCode(t, err, manifest.UploadHashMismatch)
+	wantCode(t, err, fault.UploadHashMismatch)
 	_, err = s.Finish(id, -1, "abc")
-	wantCode(t, err, manifest.UploadInvalid)
+	wantCode(t, err, fault.UploadInvalid)
 	if dataSize(t, s, id) != 10 {
 		t.Fatal("a refused finish lost the partial")
 	}
@@ -104,10 +105,10 @@ func TestStepByStep(t *testing.T) {
 		t.Fatalf("finish again: %v", err)
 	}
 	_, err = s.Finish(id, 9, "")
-	wantCode(t, err, manifest.UploadSizeMismatch)
+	wantCode(t, err, fault.UploadSizeMismatch)
 	_, err = s.Chunk(id, 10, strings.NewReader("x"), 0)
-	wantCode(t, err, manifest.UploadOffset)
-	wantCode(t, s.Abort(id), manifest.UploadInvalid)
+	wantCode(t, err, fault.UploadOffset)
+	wantCode(t, s.Abort(id), fault.UploadInvalid)
 	if _, err := os.Stat(s.FinishedPath(id, "ten.txt")); err != nil {
 		t.Fatal("abort removed a finished upload")
 	}
@@ -118,7 +119,7 @@ func TestStepByStep(t *testing.T) {
 	_, err = s.Chunk(id2, 0, strings.NewReader("abc"), 0)
 	must(t, err)
 	_, err = s.Finish(id2, 4, "")
-	wantCode(t, err, manifest.UploadSizeMismatch)
+	wantCode(t, err, fault.UploadSizeMismatch)
 	m, err = s.Finish(id2, 3, "")
 	must(t, err)
 	if m.Size != 3 || m.Blake3 != b3([]byte("abc")) {
@@ -130,20 +131,20 @@ func TestStepByStep(t *testing.T) {
 	must(t, err)
 	must(t, s.Abort(id3))
 	_, err = s.Status(id3)
-	wantCode(t, err, manifest.UploadMissing)
-	wantCode(t, s.Abort(id3), manifest.UploadMissing)
+	wantCode(t, err, fault.UploadMissing)
+	wantCode(t, s.Abort(id3), fault.UploadMissing)
 	_, err = s.Chunk(id3, 0, strings.NewReader("x"), 0)
-	wantCode(t, err, manifest.UploadMissing)
+	wantCode(t, err, fault.UploadMissing)
 
 	// Bad ids and names.
 	_, err = s.Status("not-an-id")
-	wantCode(t, err, manifest.UploadInvalid)
+	wantCode(t, err, fault.UploadInvalid)
 	for _, n := range []string{"", ".", "..", "a/b", ".upload.json", strings.Repeat("x", 256)} {
 		_, err = s.Begin(n, 1)
-		wantCode(t, err, manifest.UploadInvalid)
+		wantCode(t, err, fault.UploadInvalid)
 	}
 	_, err = s.Begin("x", -2)
-	wantCode(t, err, manifest.UploadInvalid)
+	wantCode(t, err, fault.UploadInvalid)
 	if ids, _ := s.partialIDs(); len(ids) != 0 {
 		t.Fatalf("partials left: %v", ids)
 	}
@@ -283,11 +284,11 @@ func TestUploadRecordAndDedupe(t *testing.T) {
 	// A manifest that does not match the file.
 	rec5 := recordFor(filepath.Join(dir, "copy"), []byte("other"))
 	rec5.SetSize(int64(len(content)))
-	wantCode(t, s2.UploadRecord(context.Background(), rec5, UploadOptions{}), manifest.UploadHashMismatch)
+	wantCode(t, s2.UploadRecord(context.Background(), rec5, UploadOptions{}), fault.UploadHashMismatch)
 	// Missing source, a FIFO.
-	wantCode(t, s2.UploadRecord(context.Background(), &manifest.Record{Path: filepath.Join(dir, "nope")}, UploadOptions{}), manifest.FileMissing)
+	wantCode(t, s2.UploadRecord(context.Background(), &manifest.Record{Path: filepath.Join(dir, "nope")}, UploadOptions{}), fault.FileMissing)
 	must(t, unix.Mkfifo(filepath.Join(dir, "fifo"), 0o600))
-	wantCode(t, s2.UploadRecord(context.Background(), &manifest.Record{Path: filepath.Join(dir, "fifo")}, UploadOptions{}), manifest.FileNotRegular)
+	wantCode(t, s2.UploadRecord(context.Background(), &manifest.Record{Path: filepath.Join(dir, "fifo")}, UploadOptions{}), fault.FileNotRegular)
 	ids, err := s.IDs()
 	must(t, err)
 	if len(ids) != 2 {
@@ -409,7 +410,7 @@ func TestSourceChangedResume(t *testing.T) {
 	rec := recordFor(path, content)
 	content[0] ^= 1
 	must(t, os.WriteFile(path, content, 0o644))
-	wantCode(t, s.UploadRecord(context.Background(), rec, UploadOptions{}), manifest.UploadHashMismatch)
+	wantCode(t, s.UploadRecord(context.Background(), rec, UploadOptions{}), fault.UploadHashMismatch)
 	if ids, _ := s.IDs(); len(ids) != 0 {
 		t.Fatalf("published %v", ids)
 	}

@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/manifest/fault"
 	"golang.org/x/sys/unix"
 )
 
@@ -87,10 +87,10 @@ func writeMarker(dirfd int, dir, id string, at time.Time) error {
 // markerErr codes an error writing a .used marker.
 func markerErr(path, id string, err error) error {
 	if errors.Is(err, unix.ELOOP) {
-		return manifest.Errorf(manifest.UploadUnreadable, "upload %s: %s: marker is a symlink", id, path)
+		return fault.Errorf(fault.UploadUnreadable, "upload %s: %s: marker is a symlink", id, path)
 	}
 	if errors.Is(err, unix.ENOENT) {
-		return manifest.Errorf(manifest.UploadMissing, "upload %s: %s: not a finished upload in this store", id, path)
+		return fault.Errorf(fault.UploadMissing, "upload %s: %s: not a finished upload in this store", id, path)
 	}
 	return storeErr(path, err)
 }
@@ -121,7 +121,7 @@ func LastUsedAt(dirfd int, path string) (time.Time, bool, error) {
 		return time.Time{}, false, storeErr(path, err)
 	}
 	if uint32(st.Mode)&unix.S_IFMT != unix.S_IFREG {
-		return time.Time{}, false, manifest.Errorf(manifest.UploadUnreadable, "%s: marker is not a regular file", path)
+		return time.Time{}, false, fault.Errorf(fault.UploadUnreadable, "%s: marker is not a regular file", path)
 	}
 	return time.Unix(st.Mtim.Unix()).UTC(), true, nil
 }

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/manifest/fault"
 )
 
 func TestMarkUsed(t *testing.T) {
@@ -17,7 +17,7 @@ func TestMarkUsed(t *testing.T) {
 	tests := []struct {
 		name string
 		prep func(t *testing.T, s *Store, good string) []string
-		code manifest.Code
+		code fault.Code
 	}{
 		{"one finished upload", func(t *testing.T, s *Store, good string) []string { return []string{good} }, ""},
 		{"refresh an existing marker", func(t *testing.T, s *Store, good string) []string {
@@ -27,23 +27,23 @@ func TestMarkUsed(t *testing.T) {
 		{"a missing one refuses the call", func(t *testing.T, s *Store, good string) []string {
 			id, _ := NewID()
 			return []string{good, id}
-		}, manifest.UploadMissing},
-		{"not an id", func(t *testing.T, s *Store, good string) []string { return []string{good, "../x"} }, manifest.UploadInvalid},
+		}, fault.UploadMissing},
+		{"not an id", func(t *testing.T, s *Store, good string) []string { return []string{good, "../x"} }, fault.UploadInvalid},
 		{"folder is a symlink", func(t *testing.T, s *Store, good string) []string {
 			id, _ := NewID()
 			os.Symlink(outside, s.UploadDir(id))
 			return []string{good, id}
-		}, manifest.UploadUnreadable},
+		}, fault.UploadUnreadable},
 		{"damaged metadata", func(t *testing.T, s *Store, good string) []string {
 			id := putFinished(t, s, "b.txt", []byte("b"), at)
 			os.WriteFile(filepath.Join(s.UploadDir(id), MetaName), []byte("{"), FileMode)
 			return []string{good, id}
-		}, manifest.UploadUnreadable},
+		}, fault.UploadUnreadable},
 		{"folder without metadata", func(t *testing.T, s *Store, good string) []string {
 			id, _ := NewID()
 			os.Mkdir(s.UploadDir(id), DirMode)
 			return []string{good, id}
-		}, manifest.UploadMissing},
+		}, fault.UploadMissing},
 		// A marker that is a link is replaced by a marker of the store's own; what it pointed
 		// at, or shared its inode with, is not touched (checked below).
 		{"marker is a symlink", func(t *testing.T, s *Store, good string) []string {
@@ -105,7 +105,7 @@ func TestLastUsedNever(t *testing.T) {
 		t.Fatalf("LastUsed of a fresh upload = %v, %v", used, err)
 	}
 	missing, _ := NewID()
-	if _, _, err := s.LastUsed(missing); manifest.CodeOf(err) != manifest.UploadMissing {
+	if _, _, err := s.LastUsed(missing); fault.CodeOf(err) != fault.UploadMissing {
 		t.Fatalf("LastUsed of a missing upload: %v", err)
 	}
 }
@@ -117,19 +117,19 @@ func TestLocks(t *testing.T) {
 	b, err := s.LockShared(0)
 	wantCode(t, err, "")
 	_, err = s.LockExclusive(10 * time.Millisecond)
-	wantCode(t, err, manifest.StoreLocked)
+	wantCode(t, err, fault.StoreLocked)
 	a.Unlock()
 	b.Unlock()
 	x, err := s.LockExclusive(0)
 	wantCode(t, err, "")
 	_, err = s.LockShared(0)
-	wantCode(t, err, manifest.StoreLocked)
+	wantCode(t, err, fault.StoreLocked)
 	x.Unlock()
 
 	sw, err := s.LockSweep(0)
 	wantCode(t, err, "")
 	_, err = s.LockSweep(20 * time.Millisecond)
-	wantCode(t, err, manifest.StoreLocked)
+	wantCode(t, err, fault.StoreLocked)
 	sw.Unlock()
 	sw, err = s.LockSweep(0)
 	wantCode(t, err, "")
@@ -148,7 +148,7 @@ func TestLockRefusesLinks(t *testing.T) {
 	os.RemoveAll(s.internal())
 	os.Symlink(outside, s.internal())
 	_, err := s.LockShared(0)
-	wantCode(t, err, manifest.UploadUnreadable)
+	wantCode(t, err, fault.UploadUnreadable)
 	if ents, _ := os.ReadDir(outside); len(ents) != 0 {
 		t.Fatalf("a lock file was made through a symlink: %v", ents)
 	}
@@ -156,7 +156,7 @@ func TestLockRefusesLinks(t *testing.T) {
 	os.Mkdir(s.internal(), DirMode)
 	os.Symlink(filepath.Join(outside, "lk"), s.internal(lockName))
 	_, err = s.LockShared(0)
-	wantCode(t, err, manifest.UploadUnreadable)
+	wantCode(t, err, fault.UploadUnreadable)
 	if _, err := os.Lstat(filepath.Join(outside, "lk")); err == nil {
 		t.Fatal("the lock followed a symlink")
 	}

@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/manifest/fault"
 	"golang.org/x/sys/unix"
 )
 
@@ -43,10 +43,10 @@ func (s *Store) checkFolder(dirfd int, id, name string) error {
 		return guardErr(dir, id, err)
 	}
 	if uint32(st.Mode)&0o7777 != uint32(DirMode) {
-		return manifest.Errorf(manifest.UploadUnreadable, "upload %s: %s: folder mode %04o, not 0700", id, dir, uint32(st.Mode)&0o7777)
+		return fault.Errorf(fault.UploadUnreadable, "upload %s: %s: folder mode %04o, not 0700", id, dir, uint32(st.Mode)&0o7777)
 	}
 	if st.Uid != euid {
-		return manifest.Errorf(manifest.UploadUnreadable, "upload %s: %s: owned by uid %d, not by the current user", id, dir, st.Uid)
+		return fault.Errorf(fault.UploadUnreadable, "upload %s: %s: owned by uid %d, not by the current user", id, dir, st.Uid)
 	}
 	fd, err := unix.Dup(dirfd)
 	if err != nil {
@@ -60,7 +60,7 @@ func (s *Store) checkFolder(dirfd int, id, name string) error {
 	}
 	for _, n := range names {
 		if n != name && n != MetaName && n != UsedName && !strings.HasPrefix(n, markerTmp) {
-			return manifest.Errorf(manifest.UploadUnreadable, "upload %s: %s: unexpected entry %q", id, dir, n)
+			return fault.Errorf(fault.UploadUnreadable, "upload %s: %s: unexpected entry %q", id, dir, n)
 		}
 		if err := unix.Fstatat(dirfd, n, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
 			return guardErr(dir+"/"+n, id, err)
@@ -79,7 +79,7 @@ func (s *Store) checkFolder(dirfd int, id, name string) error {
 			why = fmt.Sprintf("%d hard links, not 1", st.Nlink)
 		}
 		if why != "" {
-			return manifest.Errorf(manifest.UploadUnreadable, "upload %s: %s/%s: %s", id, dir, n, why)
+			return fault.Errorf(fault.UploadUnreadable, "upload %s: %s/%s: %s", id, dir, n, why)
 		}
 	}
 	return nil
@@ -93,7 +93,7 @@ func (s *Store) checkFolder(dirfd int, id, name string) error {
 func OpenForCheck(path string) (*os.File, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
-		return nil, manifest.Errorf(manifest.FileUnreadable, "%s: %v", path, err)
+		return nil, fault.Errorf(fault.FileUnreadable, "%s: %v", path, err)
 	}
 	dir, name := filepath.Split(abs)
 	dir = filepath.Clean(dir)
@@ -120,23 +120,23 @@ func openSource(path string) (*os.File, *unix.Stat_t, error) {
 		}
 	}
 	if err != nil {
-		code := manifest.FileUnreadable
+		code := fault.FileUnreadable
 		if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) {
-			code = manifest.FileMissing
+			code = fault.FileMissing
 		}
-		return nil, nil, manifest.Errorf(code, "%s: %w", path, err)
+		return nil, nil, fault.Errorf(code, "%s: %w", path, err)
 	}
 	st := new(unix.Stat_t)
 	if err := unix.Fstat(fd, st); err != nil {
 		unix.Close(fd)
-		return nil, nil, manifest.Errorf(manifest.FileUnreadable, "%s: %w", path, err)
+		return nil, nil, fault.Errorf(fault.FileUnreadable, "%s: %w", path, err)
 	}
 	if uint32(st.Mode)&unix.S_IFMT != unix.S_IFREG {
 		unix.Close(fd)
 		if uint32(st.Mode)&unix.S_IFMT == unix.S_IFDIR {
-			return nil, nil, manifest.Errorf(manifest.FileUnreadable, "%s: is a directory", path)
+			return nil, nil, fault.Errorf(fault.FileUnreadable, "%s: is a directory", path)
 		}
-		return nil, nil, manifest.Errorf(manifest.FileNotRegular, "%s: is not a regular file; not read", path)
+		return nil, nil, fault.Errorf(fault.FileNotRegular, "%s: is not a regular file; not read", path)
 	}
 	unix.SetNonblock(fd, false)
 	return os.NewFile(uintptr(fd), path), st, nil

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/manifest/fault"
 	"github.com/attachctl/attachctl/ops"
 	"github.com/zeebo/blake3"
 )
@@ -27,25 +28,25 @@ func TestVerifyRecord(t *testing.T) {
 	tests := []struct {
 		name   string
 		prep   func(t *testing.T, s *Store, id, src string)
-		code   manifest.Code
+		code   fault.Code
 		okFlag bool // verified.ok when verified is set
 	}{
 		{"intact", func(*testing.T, *Store, string, string) {}, "", true},
 		{"one byte flipped in the upload", func(t *testing.T, s *Store, id, src string) {
 			flip(t, s.FinishedPath(id, "a.txt"), 3)
-		}, manifest.VerifyMismatch, false},
-		{"upload gone", func(t *testing.T, s *Store, id, src string) { os.RemoveAll(s.UploadDir(id)) }, manifest.UploadMissing, false},
+		}, fault.VerifyMismatch, false},
+		{"upload gone", func(t *testing.T, s *Store, id, src string) { os.RemoveAll(s.UploadDir(id)) }, fault.UploadMissing, false},
 		{"upload readable by others", func(t *testing.T, s *Store, id, src string) {
 			os.Chmod(s.FinishedPath(id, "a.txt"), 0o644)
-		}, manifest.UploadUnreadable, false},
+		}, fault.UploadUnreadable, false},
 		{"upload has a second hard link", func(t *testing.T, s *Store, id, src string) {
 			os.Link(s.FinishedPath(id, "a.txt"), filepath.Join(t.TempDir(), "x"))
-		}, manifest.UploadUnreadable, false},
+		}, fault.UploadUnreadable, false},
 		{"upload is a symlink", func(t *testing.T, s *Store, id, src string) {
 			p := s.FinishedPath(id, "a.txt")
 			os.Remove(p)
 			os.Symlink(src, p)
-		}, manifest.UploadUnreadable, false},
+		}, fault.UploadUnreadable, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -58,7 +59,7 @@ func TestVerifyRecord(t *testing.T) {
 			tt.prep(t, s, id, src)
 			err := s.VerifyRecord(rec, nil)
 			wantCode(t, err, tt.code)
-			if tt.code == "" || tt.code == manifest.VerifyMismatch {
+			if tt.code == "" || tt.code == fault.VerifyMismatch {
 				if rec.Verified == nil || rec.Verified.OK != (tt.code == "") {
 					t.Fatalf("verified = %+v", rec.Verified)
 				}
@@ -97,24 +98,24 @@ func TestVerifyUpload(t *testing.T) {
 	tests := []struct {
 		name string
 		prep func(s *Store, id string)
-		code manifest.Code
+		code fault.Code
 	}{
 		{"intact", func(*Store, string) {}, ""},
 		{"intact and used", func(s *Store, id string) { s.MarkUsed([]string{id}, time.Now()) }, ""},
-		{"flipped byte", func(s *Store, id string) { flip(t, s.FinishedPath(id, "u.bin"), 5) }, manifest.VerifyMismatch},
-		{"truncated", func(s *Store, id string) { os.Truncate(s.FinishedPath(id, "u.bin"), 3) }, manifest.VerifyMismatch},
-		{"folder mode 0755", func(s *Store, id string) { os.Chmod(s.UploadDir(id), 0o755) }, manifest.UploadUnreadable},
-		{"metadata mode 0644", func(s *Store, id string) { os.Chmod(filepath.Join(s.UploadDir(id), MetaName), 0o644) }, manifest.UploadUnreadable},
-		{"symlink inside", func(s *Store, id string) { os.Symlink(outside, filepath.Join(s.UploadDir(id), "evil")) }, manifest.UploadUnreadable},
-		{"marker is a symlink", func(s *Store, id string) { os.Symlink(outside, filepath.Join(s.UploadDir(id), UsedName)) }, manifest.UploadUnreadable},
-		{"extra file", func(s *Store, id string) { os.WriteFile(filepath.Join(s.UploadDir(id), "x"), nil, FileMode) }, manifest.UploadUnreadable},
+		{"flipped byte", func(s *Store, id string) { flip(t, s.FinishedPath(id, "u.bin"), 5) }, fault.VerifyMismatch},
+		{"truncated", func(s *Store, id string) { os.Truncate(s.FinishedPath(id, "u.bin"), 3) }, fault.VerifyMismatch},
+		{"folder mode 0755", func(s *Store, id string) { os.Chmod(s.UploadDir(id), 0o755) }, fault.UploadUnreadable},
+		{"metadata mode 0644", func(s *Store, id string) { os.Chmod(filepath.Join(s.UploadDir(id), MetaName), 0o644) }, fault.UploadUnreadable},
+		{"symlink inside", func(s *Store, id string) { os.Symlink(outside, filepath.Join(s.UploadDir(id), "evil")) }, fault.UploadUnreadable},
+		{"marker is a symlink", func(s *Store, id string) { os.Symlink(outside, filepath.Join(s.UploadDir(id), UsedName)) }, fault.UploadUnreadable},
+		{"extra file", func(s *Store, id string) { os.WriteFile(filepath.Join(s.UploadDir(id), "x"), nil, FileMode) }, fault.UploadUnreadable},
 		{"file hard-linked", func(s *Store, id string) {
 			os.Link(s.FinishedPath(id, "u.bin"), filepath.Join(s.Dir, "stray"))
-		}, manifest.UploadUnreadable},
+		}, fault.UploadUnreadable},
 		{"folder is a symlink", func(s *Store, id string) {
 			os.Rename(s.UploadDir(id), filepath.Join(outside, id))
 			os.Symlink(filepath.Join(outside, id), s.UploadDir(id))
-		}, manifest.UploadUnreadable},
+		}, fault.UploadUnreadable},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -165,7 +166,7 @@ func TestVerifyFindsOneFlippedByteIn1GiB(t *testing.T) {
 	flip(t, path, off)
 	var read int64
 	rec, err := s.VerifyUpload(id, func(k int64) { read += k })
-	wantCode(t, err, manifest.VerifyMismatch)
+	wantCode(t, err, fault.VerifyMismatch)
 	if rec.Verified == nil || rec.Verified.OK || rec.Verified.Blake3 == sum || read != size {
 		t.Fatalf("flipped byte at %d not found: verified %+v, %d bytes read", off, rec.Verified, read)
 	}

@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/manifest/fault"
 	"github.com/attachctl/attachctl/ops/store"
 	"github.com/attachctl/attachctl/ops/store/local"
 	"github.com/attachctl/attachctl/ops/store/location"
@@ -66,7 +66,7 @@ func ExampleRegistry() {
 
 	// A scheme nobody registered is refused, naming the ones that are.
 	_, err = reg.Open(ctx, "gs://bucket/chat")
-	fmt.Println(manifest.CodeOf(err))
+	fmt.Println(fault.CodeOf(err))
 	// Output:
 	// note.txt 13 "hello, model\n"
 	// upload.invalid

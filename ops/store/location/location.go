@@ -11,7 +11,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/manifest/fault"
 	"github.com/attachctl/attachctl/ops/store"
 )
 
@@ -61,12 +61,12 @@ func (r *Registry) Open(ctx context.Context, loc string) (store.Backend, error) 
 			}
 		}
 		sort.Strings(known)
-		return nil, manifest.Errorf(manifest.UploadInvalid, "store %q: no store of scheme %s:// (a folder, or %s)", loc, scheme, strings.Join(known, ", "))
+		return nil, fault.Errorf(fault.UploadInvalid, "store %q: no store of scheme %s:// (a folder, or %s)", loc, scheme, strings.Join(known, ", "))
 	}
 	if scheme == "" {
 		abs, err := filepath.Abs(loc)
 		if err != nil {
-			return nil, manifest.Errorf(manifest.UploadInvalid, "store %q: %v", loc, err)
+			return nil, fault.Errorf(fault.UploadInvalid, "store %q: %v", loc, err)
 		}
 		loc = abs
 	}

@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/manifest/fault"
 	"github.com/attachctl/attachctl/ops/store"
 )
 
@@ -44,7 +44,7 @@ func TestOpenByScheme(t *testing.T) {
 		t.Fatalf("opened %q", opened)
 	}
 	_, err := r.Open(ctx, "gs://b/p")
-	if manifest.CodeOf(err) != manifest.UploadInvalid {
+	if fault.CodeOf(err) != fault.UploadInvalid {
 		t.Fatalf("unknown scheme: %v, want upload.invalid", err)
 	}
 }

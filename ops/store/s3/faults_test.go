@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/manifest/fault"
 	"github.com/attachctl/attachctl/ops/acp"
 	"github.com/attachctl/attachctl/ops/store"
 	"github.com/attachctl/attachctl/ops/store/s3/s3test"
@@ -155,7 +156,7 @@ func testConditionalIgnored(t *testing.T, srv *s3test.Server) {
 		t.Fatal(err)
 	}
 	err = s2.UploadRecord(bg, &manifest.Record{Path: path}, UploadOptions{})
-	if manifest.CodeOf(err) != manifest.StoreUnreachable || !strings.Contains(err.Error(), "ignores If-None-Match") {
+	if fault.CodeOf(err) != fault.StoreUnreachable || !strings.Contains(err.Error(), "ignores If-None-Match") {
 		t.Fatalf("upload to a server that ignores conditional writes: %v, want store.unreachable naming If-None-Match", err)
 	}
 	if _, _, _, err := s2.getObject(bg, s2.markKey()); !notFound(err) {
@@ -261,7 +262,7 @@ func testMidTransfer(t *testing.T, srv *s3test.Server) {
 	}
 	_, err = io.Copy(io.Discard, r)
 	r.Close()
-	if manifest.CodeOf(err) != manifest.StoreUnreachable || strings.Count(err.Error(), "store.unreachable") != 1 || strings.Count(err.Error(), "upload.unreadable") != 0 {
+	if fault.CodeOf(err) != fault.StoreUnreachable || strings.Count(err.Error(), "store.unreachable") != 1 || strings.Count(err.Error(), "upload.unreadable") != 0 {
 		t.Fatalf("reading from a server that died: %v, want store.unreachable, said once", err)
 	}
 	// The same through resolve copying it into a work folder.
@@ -270,7 +271,7 @@ func testMidTransfer(t *testing.T, srv *s3test.Server) {
 		t.Fatal(err)
 	}
 	_, err = acp.Resolve(prompt, acp.Backend(bg, s), acp.Options{Caps: acp.Caps{Image: true}, Workdir: t.TempDir()})
-	if manifest.CodeOf(err) != manifest.StoreUnreachable || strings.Count(err.Error(), "store.unreachable") != 1 || strings.Contains(err.Error(), "upload.unreadable") {
+	if fault.CodeOf(err) != fault.StoreUnreachable || strings.Count(err.Error(), "store.unreachable") != 1 || strings.Contains(err.Error(), "upload.unreadable") {
 		t.Fatalf("resolve from a server that died: %v, want store.unreachable, said once", err)
 	}
 }
@@ -304,7 +305,7 @@ func testSilentServer(t *testing.T, srv *s3test.Server) {
 		go func() { done <- op.f() }()
 		select {
 		case err := <-done:
-			if manifest.CodeOf(err) != manifest.StoreUnreachable {
+			if fault.CodeOf(err) != fault.StoreUnreachable {
 				t.Fatalf("%s on a silent server: %v, want store.unreachable", op.name, err)
 			}
 			t.Logf("%s: %v after %v", op.name, err, time.Since(start).Round(time.Millisecond))
@@ -404,7 +405,7 @@ func testSweepLease(t *testing.T, srv *s3test.Server) {
 	}
 	sw.Close()
 	put(t, s, s.lockKey(), "sweep "+time.Now().Add(time.Hour).UTC().Format(time.RFC3339Nano)+"\n")
-	if _, err := s.Sweep(bg, 0, false); manifest.CodeOf(err) != manifest.StoreLocked {
+	if _, err := s.Sweep(bg, 0, false); fault.CodeOf(err) != fault.StoreLocked {
 		t.Fatalf("sweep under a live lease: %v, want store.locked", err)
 	}
 	s.client.DeleteObject(bg, &awss3.DeleteObjectInput{Bucket: &s.Bucket, Key: aws.String(s.lockKey())})
@@ -416,7 +417,7 @@ func testSweepLease(t *testing.T, srv *s3test.Server) {
 		t.Fatal(err)
 	}
 	time.Sleep(3 * SweepLease) // the lease would have run out three times over without its renewals
-	if _, err := s.Sweep(bg, 0, false); manifest.CodeOf(err) != manifest.StoreLocked {
+	if _, err := s.Sweep(bg, 0, false); fault.CodeOf(err) != fault.StoreLocked {
 		t.Fatalf("a second sweep while the first runs past its lease: %v, want store.locked", err)
 	}
 	if err := sw.Close(); err != nil {
@@ -542,8 +543,8 @@ func TestSilentServerNamesStoreEveryRun(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				err := op.f(s)
-				if manifest.CodeOf(err) != manifest.StoreUnreachable || !strings.Contains(err.Error(), "store "+s.URI) {
-					t.Errorf("run %d: %s on a silent server: %v (code %q), want store.unreachable naming store %s", run+1, op.name, err, manifest.CodeOf(err), s.URI)
+				if fault.CodeOf(err) != fault.StoreUnreachable || !strings.Contains(err.Error(), "store "+s.URI) {
+					t.Errorf("run %d: %s on a silent server: %v (code %q), want store.unreachable naming store %s", run+1, op.name, err, fault.CodeOf(err), s.URI)
 				}
 			}()
 		}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/manifest/fault"
 	"github.com/attachctl/attachctl/ops/store"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awss3 "github.com/aws/aws-sdk-go-v2/service/s3"
@@ -26,14 +27,14 @@ func (s *Store) finishedName(ctx context.Context, id string) (string, bool, erro
 		return nil
 	})
 	if err != nil {
-		return "", false, s.wrap(manifest.UploadUnreadable, "upload "+id, err)
+		return "", false, s.wrap(fault.UploadUnreadable, "upload "+id, err)
 	}
 	name, tree := f.upload()
 	return name, tree, nil
 }
 
 func (s *Store) missing(id string) error {
-	return manifest.Errorf(manifest.UploadMissing, "upload %s: not a finished upload in store %s", id, s.URI)
+	return fault.Errorf(fault.UploadMissing, "upload %s: not a finished upload in store %s", id, s.URI)
 }
 
 // Info reads a finished upload's metadata (one listing and one HEAD).
@@ -67,7 +68,7 @@ func (s *Store) Info(ctx context.Context, id string) (*store.Info, error) {
 // headAny is the metadata of the finished upload id named name, a file or a folder upload.
 func (s *Store) headAny(ctx context.Context, id, name string) (*store.Info, bool, error) {
 	info, err := s.head(ctx, id, name)
-	if manifest.CodeOf(err) != manifest.UploadMissing {
+	if fault.CodeOf(err) != fault.UploadMissing {
 		return info, false, err
 	}
 	th, terr := s.headTree(ctx, id)
@@ -89,7 +90,7 @@ func (s *Store) head(ctx context.Context, id, name string) (*store.Info, error) 
 		if notFound(err) {
 			return nil, s.missing(id)
 		}
-		return nil, s.wrap(manifest.UploadUnreadable, "upload "+id, err)
+		return nil, s.wrap(fault.UploadUnreadable, "upload "+id, err)
 	}
 	return s.infoOf(id, name, aws.ToInt64(out.ContentLength), out.Metadata, out.LastModified)
 }
@@ -97,7 +98,7 @@ func (s *Store) head(ctx context.Context, id, name string) (*store.Info, error) 
 func (s *Store) infoOf(id, name string, size int64, meta map[string]string, modified *time.Time) (*store.Info, error) {
 	sum := meta["blake3"]
 	if _, err := store.CheckHex(sum); err != nil || sum == "" {
-		return nil, manifest.Errorf(manifest.UploadUnreadable, "upload %s: %s carries no BLAKE3 in its metadata", id, s.FinishedKey(id, name))
+		return nil, fault.Errorf(fault.UploadUnreadable, "upload %s: %s carries no BLAKE3 in its metadata", id, s.FinishedKey(id, name))
 	}
 	return &store.Info{ID: id, Name: name, Size: size, Blake3: sum, Made: aws.ToTime(modified).UTC()}, nil
 }
@@ -121,9 +122,9 @@ func (s *Store) Open(ctx context.Context, id, name string) (store.Reader, error)
 		return nil, err
 	}
 	r, err := s.openKey(ctx, id, name, s.FinishedKey(id, name))
-	if manifest.CodeOf(err) == manifest.UploadMissing {
+	if fault.CodeOf(err) == fault.UploadMissing {
 		if th, terr := s.headTree(ctx, id); terr == nil && th != nil && th.name == name {
-			return nil, manifest.Errorf(manifest.UploadUnreadable, "upload %s: %s is a folder upload; its files are read one by one", id, manifest.Quote(name))
+			return nil, fault.Errorf(fault.UploadUnreadable, "upload %s: %s is a folder upload; its files are read one by one", id, manifest.Quote(name))
 		}
 	}
 	return r, err
@@ -140,7 +141,7 @@ func (s *Store) openKey(ctx context.Context, id, name, key string) (store.Reader
 		if notFound(err) {
 			return nil, s.missing(id)
 		}
-		return nil, s.wrap(manifest.UploadUnreadable, "upload "+id, err)
+		return nil, s.wrap(fault.UploadUnreadable, "upload "+id, err)
 	}
 	size := aws.ToInt64(out.ContentLength)
 	if cr := aws.ToString(out.ContentRange); cr != "" { // "bytes 0-65535/819200"
@@ -198,7 +199,7 @@ func (r *reader) Read(p []byte) (int, error) {
 			Range: aws.String(fmt.Sprintf("bytes=%d-", r.pos)), IfMatch: aws.String(r.etag)})
 		if err != nil {
 			r.body = io.NopCloser(strings.NewReader(""))
-			return 0, r.s.wrap(manifest.UploadUnreadable, "upload "+r.info.ID, err)
+			return 0, r.s.wrap(fault.UploadUnreadable, "upload "+r.info.ID, err)
 		}
 		r.body, r.left = out.Body, aws.ToInt64(out.ContentLength)
 	}
@@ -207,7 +208,7 @@ func (r *reader) Read(p []byte) (int, error) {
 	r.pos += int64(n)
 	if err == io.EOF && r.pos < r.info.Size {
 		if r.left != 0 {
-			return n, manifest.Errorf(manifest.StoreUnreachable, "store %s: upload %s: reading %s: the server stopped sending at %d of %d bytes", r.s.URI, r.info.ID, r.key, r.pos, r.info.Size)
+			return n, fault.Errorf(fault.StoreUnreachable, "store %s: upload %s: reading %s: the server stopped sending at %d of %d bytes", r.s.URI, r.info.ID, r.key, r.pos, r.info.Size)
 		}
 		err = nil // the head window ended; the next Read fetches the rest
 	}
@@ -229,7 +230,7 @@ func (r *reader) ReadAt(p []byte, off int64) (int, error) {
 	out, err := r.s.client.GetObject(r.ctx, &awss3.GetObjectInput{Bucket: &r.s.Bucket, Key: &r.key,
 		Range: aws.String(fmt.Sprintf("bytes=%d-%d", off, end)), IfMatch: aws.String(r.etag)})
 	if err != nil {
-		return 0, r.s.wrap(manifest.UploadUnreadable, "upload "+r.info.ID, err)
+		return 0, r.s.wrap(fault.UploadUnreadable, "upload "+r.info.ID, err)
 	}
 	defer out.Body.Close()
 	n, err := io.ReadFull(out.Body, p[:end-off+1])
@@ -251,5 +252,5 @@ func (s *Store) readErr(id, key string, at int64, err error) error {
 	if err == io.ErrUnexpectedEOF {
 		err = errors.New("the connection ended before the object did")
 	}
-	return manifest.Errorf(manifest.StoreUnreachable, "store %s: upload %s: reading %s at byte %d: %v", s.URI, id, key, at, err)
+	return fault.Errorf(fault.StoreUnreachable, "store %s: upload %s: reading %s at byte %d: %v", s.URI, id, key, at, err)
 }

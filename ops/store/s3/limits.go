@@ -12,7 +12,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/manifest/fault"
 	"github.com/attachctl/attachctl/ops/store"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awss3 "github.com/aws/aws-sdk-go-v2/service/s3"
@@ -47,7 +47,7 @@ func (s *Store) limitsLocked(ctx context.Context) (store.Limits, error) {
 	case notFound(err):
 		return store.Limits{}, nil // not a store yet: checkStore decides what it is
 	case err != nil:
-		return store.Limits{}, s.wrap(manifest.StoreUnreachable, "store mark", err)
+		return store.Limits{}, s.wrap(fault.StoreUnreachable, "store mark", err)
 	}
 	l, err := limitsOf(s.URI+"/"+s.markKey(), string(b))
 	if err != nil {
@@ -164,7 +164,7 @@ func (r reserver) LockLimits(ctx context.Context, wait time.Duration) (store.Lim
 			return leaseHeld{s, nonce}, nil
 		}
 		if !conflict(err) {
-			return nil, s.wrap(manifest.StoreUnreachable, "limits lock", err)
+			return nil, s.wrap(fault.StoreUnreachable, "limits lock", err)
 		}
 		b, etag, _, gerr := s.getObject(ctx, s.limitsLockKey())
 		if gerr == nil {
@@ -178,7 +178,7 @@ func (r reserver) LockLimits(ctx context.Context, wait time.Duration) (store.Lim
 		}
 		if time.Now().Add(pause).After(deadline) {
 			h, known := s.lockHolder(ctx, s.limitsLockKey())
-			return nil, manifest.Errorf(manifest.StoreLocked, "store %s: the limits lock %s %s (free at the latest %v after its holder stopped)",
+			return nil, fault.Errorf(fault.StoreLocked, "store %s: the limits lock %s %s (free at the latest %v after its holder stopped)",
 				s.URI, s.limitsLockKey(), store.HeldBy(h, known, wait), limitsLease)
 		}
 		select {
@@ -195,13 +195,13 @@ func (h leaseHeld) Unlock(ctx context.Context) (bool, error) {
 		return false, nil
 	}
 	if err != nil {
-		return false, h.s.wrap(manifest.StoreUnreachable, "limits lock", err)
+		return false, h.s.wrap(fault.StoreUnreachable, "limits lock", err)
 	}
 	if f := strings.Fields(string(b)); len(f) != 3 || f[2] != h.nonce {
 		return false, nil
 	}
 	if _, err := h.s.client.DeleteObject(ctx, &awss3.DeleteObjectInput{Bucket: &h.s.Bucket, Key: aws.String(h.s.limitsLockKey())}); err != nil && !notFound(err) {
-		return true, h.s.wrap(manifest.StoreUnreachable, "limits lock", err)
+		return true, h.s.wrap(fault.StoreUnreachable, "limits lock", err)
 	}
 	return true, nil
 }
@@ -209,7 +209,7 @@ func (h leaseHeld) Unlock(ctx context.Context) (bool, error) {
 func (r reserver) PutReservation(ctx context.Context, key string, body []byte) error {
 	_, err := r.s.client.PutObject(ctx, &awss3.PutObjectInput{Bucket: &r.s.Bucket, Key: aws.String(r.s.reservedKey(key)),
 		Body: bytes.NewReader(body), IfNoneMatch: aws.String("*")})
-	return r.s.wrap(manifest.StoreUnreachable, "reservation "+key, err)
+	return r.s.wrap(fault.StoreUnreachable, "reservation "+key, err)
 }
 
 func (r reserver) Reservations(ctx context.Context) (map[string][]byte, error) {
@@ -229,7 +229,7 @@ func (r reserver) Reservations(ctx context.Context) (map[string][]byte, error) {
 		return nil
 	})
 	if err != nil {
-		return nil, s.wrap(manifest.StoreUnreachable, "reservations", err)
+		return nil, s.wrap(fault.StoreUnreachable, "reservations", err)
 	}
 	return out, nil
 }
@@ -239,7 +239,7 @@ func (r reserver) DropReservation(ctx context.Context, key string) error {
 	if notFound(err) {
 		return nil
 	}
-	return r.s.wrap(manifest.StoreUnreachable, "reservation "+key, err)
+	return r.s.wrap(fault.StoreUnreachable, "reservation "+key, err)
 }
 
 // admitChunk checks a chunk of n bytes at offset cur of the unfinished upload id named name
@@ -269,7 +269,7 @@ func (s *Store) SetLimits(ctx context.Context, l store.Limits) error {
 	}
 	b, etag, _, err := s.getObject(ctx, s.markKey())
 	if err != nil {
-		return s.wrap(manifest.StoreUnreachable, "store mark", err)
+		return s.wrap(fault.StoreUnreachable, "store mark", err)
 	}
 	have, err := limitsOf(s.URI+"/"+s.markKey(), string(b))
 	if err != nil {
@@ -279,15 +279,15 @@ func (s *Store) SetLimits(ctx context.Context, l store.Limits) error {
 	case have == l:
 		return nil
 	case !have.None():
-		return manifest.Errorf(manifest.UploadInvalid, "store %s: already has limits (%s); they are set once, when the store is made (or by rewriting %s)", s.URI, have, s.markKey())
+		return fault.Errorf(fault.UploadInvalid, "store %s: already has limits (%s); they are set once, when the store is made (or by rewriting %s)", s.URI, have, s.markKey())
 	}
 	_, err = s.client.PutObject(ctx, &awss3.PutObjectInput{Bucket: &s.Bucket, Key: aws.String(s.markKey()),
 		Body: strings.NewReader(withLimits(string(b), l)), IfMatch: aws.String(etag)})
 	if conflict(err) {
-		return manifest.Errorf(manifest.UploadInvalid, "store %s: its mark changed while the limits were set; run store init again", s.URI)
+		return fault.Errorf(fault.UploadInvalid, "store %s: its mark changed while the limits were set; run store init again", s.URI)
 	}
 	if err != nil {
-		return s.wrap(manifest.StoreUnreachable, "store mark", err)
+		return s.wrap(fault.StoreUnreachable, "store mark", err)
 	}
 	s.quota.mu.Lock()
 	s.quota.read, s.quota.limits = true, l

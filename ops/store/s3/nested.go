@@ -4,7 +4,7 @@ import (
 	"context"
 	"strings"
 
-	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/manifest/fault"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awss3 "github.com/aws/aws-sdk-go-v2/service/s3"
 )
@@ -43,12 +43,12 @@ func (s *Store) notNested(ctx context.Context) error {
 			return s.nestedErr(strings.TrimSuffix("s3://"+s.Bucket+"/"+outer, "/"), "inside the store")
 		}
 		if !notFound(err) {
-			return s.wrap(manifest.StoreUnreachable, "store mark of "+outer, err)
+			return s.wrap(fault.StoreUnreachable, "store mark of "+outer, err)
 		}
 	}
 	return nil
 }
 
 func (s *Store) nestedErr(outer, why string) error {
-	return manifest.Errorf(manifest.StoreNotStore, "store %s: is %s %s; a store is never inside another store or an upload; nothing was written", s.URI, why, outer)
+	return fault.Errorf(fault.StoreNotStore, "store %s: is %s %s; a store is never inside another store or an upload; nothing was written", s.URI, why, outer)
 }

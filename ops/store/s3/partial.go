@@ -13,7 +13,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/manifest/fault"
 	"github.com/attachctl/attachctl/ops/store"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awss3 "github.com/aws/aws-sdk-go-v2/service/s3"
@@ -75,10 +75,10 @@ func (s *Store) checkStore(ctx context.Context, create bool) (bool, error) {
 	// store at the same time may be checking its conditional writes).
 	out, err := s.client.ListObjectsV2(ctx, &awss3.ListObjectsV2Input{Bucket: &s.Bucket, Prefix: aws.String(s.root()), Delimiter: aws.String("/"), MaxKeys: aws.Int32(2)})
 	if err != nil {
-		return false, s.wrap(manifest.StoreUnreachable, "list", err)
+		return false, s.wrap(fault.StoreUnreachable, "list", err)
 	}
 	if !notFound(headErr) {
-		return false, s.wrap(manifest.StoreUnreachable, "store mark", headErr)
+		return false, s.wrap(fault.StoreUnreachable, "store mark", headErr)
 	}
 	other := len(out.Contents) > 0
 	for _, p := range out.CommonPrefixes {
@@ -89,7 +89,7 @@ func (s *Store) checkStore(ctx context.Context, create bool) (bool, error) {
 		if body, etag, _, err := s.getObject(ctx, s.markKey()); err == nil {
 			return true, s.markSeen(ctx, string(body), etag)
 		}
-		return false, manifest.Errorf(manifest.StoreNotStore, "store %s: holds objects and is not an attachctl store (no %s)", s.URI, s.markKey())
+		return false, fault.Errorf(fault.StoreNotStore, "store %s: holds objects and is not an attachctl store (no %s)", s.URI, s.markKey())
 	}
 	if !create {
 		return false, nil
@@ -104,7 +104,7 @@ func (s *Store) checkStore(ctx context.Context, create bool) (bool, error) {
 	_, err = s.client.PutObject(ctx, &awss3.PutObjectInput{Bucket: &s.Bucket, Key: aws.String(s.markKey()),
 		Body: strings.NewReader(markLine + line), IfNoneMatch: aws.String("*")})
 	if err != nil && !conflict(err) {
-		return false, s.wrap(manifest.StoreUnreachable, "store mark", err)
+		return false, s.wrap(fault.StoreUnreachable, "store mark", err)
 	}
 	s.marked = true
 	return true, nil
@@ -124,7 +124,7 @@ func (s *Store) markSeen(ctx context.Context, body, etag string) error {
 	_, err = s.client.PutObject(ctx, &awss3.PutObjectInput{Bucket: &s.Bucket, Key: aws.String(s.markKey()),
 		Body: strings.NewReader(markLine + limitsLine(body) + line), IfMatch: aws.String(etag)})
 	if err != nil && !conflict(err) {
-		return s.wrap(manifest.StoreUnreachable, "store mark", err)
+		return s.wrap(fault.StoreUnreachable, "store mark", err)
 	}
 	s.marked = true
 	return nil
@@ -148,7 +148,7 @@ func (s *Store) checkConditional(ctx context.Context) (string, error) {
 		return err
 	}
 	if err := put(&awss3.PutObjectInput{IfNoneMatch: aws.String("*")}); err != nil {
-		return "", s.wrap(manifest.StoreUnreachable, "conditional write check", err)
+		return "", s.wrap(fault.StoreUnreachable, "conditional write check", err)
 	}
 	var ignored []string
 	for _, c := range []struct {
@@ -163,11 +163,11 @@ func (s *Store) checkConditional(ctx context.Context) (string, error) {
 		case err == nil:
 			ignored = append(ignored, c.name)
 		case !conflict(err) && !notFound(err):
-			return "", s.wrap(manifest.StoreUnreachable, "conditional write check", err)
+			return "", s.wrap(fault.StoreUnreachable, "conditional write check", err)
 		}
 	}
 	if len(ignored) > 0 {
-		return "", manifest.Errorf(manifest.StoreUnreachable, "store %s: the server ignores %s on PutObject (a write that must be refused was taken); "+
+		return "", fault.Errorf(fault.StoreUnreachable, "store %s: the server ignores %s on PutObject (a write that must be refused was taken); "+
 			"attachctl's create-only finish and its .used marker protocol depend on conditional writes, so the store is refused "+
 			"(--s3-unsafe-no-conditional uses it anyway: then two uploads or a use racing a sweep can lose data)", s.URI, strings.Join(ignored, " and "))
 	}
@@ -181,7 +181,7 @@ func (s *Store) exists(ctx context.Context, id string) error {
 		return err
 	}
 	if !ok {
-		return manifest.Errorf(manifest.UploadMissing, "upload %s: not in store %s (the store is empty)", id, s.URI)
+		return fault.Errorf(fault.UploadMissing, "upload %s: not in store %s (the store is empty)", id, s.URI)
 	}
 	return nil
 }
@@ -221,13 +221,13 @@ func (s *Store) readInfo(ctx context.Context, id string) (*partialInfo, error) {
 	b, _, _, err := s.getObject(ctx, s.infoKey(id))
 	if err != nil {
 		if notFound(err) {
-			return nil, manifest.Errorf(manifest.UploadMissing, "upload %s: no unfinished upload in store %s", id, s.URI)
+			return nil, fault.Errorf(fault.UploadMissing, "upload %s: no unfinished upload in store %s", id, s.URI)
 		}
-		return nil, s.wrap(manifest.UploadUnreadable, "upload "+id, err)
+		return nil, s.wrap(fault.UploadUnreadable, "upload "+id, err)
 	}
 	var pi partialInfo
 	if err := json.Unmarshal(b, &pi); err != nil || store.ValidName(pi.Name) != nil {
-		return nil, manifest.Errorf(manifest.UploadUnreadable, "upload %s: %s is not an attachctl partial", id, s.infoKey(id))
+		return nil, fault.Errorf(fault.UploadUnreadable, "upload %s: %s is not an attachctl partial", id, s.infoKey(id))
 	}
 	return &pi, nil
 }
@@ -251,13 +251,13 @@ func (s *Store) chunks(ctx context.Context, id string) ([]chunkObj, int64, error
 		return nil
 	})
 	if err != nil {
-		return nil, 0, s.wrap(manifest.UploadUnreadable, "upload "+id, err)
+		return nil, 0, s.wrap(fault.UploadUnreadable, "upload "+id, err)
 	}
 	sort.Slice(cs, func(i, j int) bool { return cs[i].Off < cs[j].Off })
 	var end int64
 	for _, c := range cs {
 		if c.Off != end {
-			return nil, 0, manifest.Errorf(manifest.UploadUnreadable, "upload %s: chunk at %d, expected one at %d", id, c.Off, end)
+			return nil, 0, fault.Errorf(fault.UploadUnreadable, "upload %s: chunk at %d, expected one at %d", id, c.Off, end)
 		}
 		end += c.Len
 	}
@@ -287,7 +287,7 @@ func (s *Store) Begin(ctx context.Context, name string, size int64) (string, err
 		return "", err
 	}
 	if size < -1 {
-		return "", manifest.Errorf(manifest.UploadInvalid, "size %d: not a size", size)
+		return "", fault.Errorf(fault.UploadInvalid, "size %d: not a size", size)
 	}
 	if _, err := s.checkStore(ctx, true); err != nil {
 		return "", err
@@ -298,7 +298,7 @@ func (s *Store) Begin(ctx context.Context, name string, size int64) (string, err
 	}
 	if err := s.putJSON(ctx, s.infoKey(id), partialInfo{Name: name, Size: size, Made: nowString()}, true); err != nil {
 		release()
-		return "", s.wrap(manifest.UploadUnreadable, "begin "+name, err)
+		return "", s.wrap(fault.UploadUnreadable, "begin "+name, err)
 	}
 	return id, nil
 }
@@ -313,22 +313,22 @@ func (s *Store) Write(ctx context.Context, id string, offset int64, r io.Reader)
 	}
 	pi, err := s.readInfo(ctx, id)
 	if err != nil {
-		if manifest.CodeOf(err) == manifest.UploadMissing {
+		if fault.CodeOf(err) == fault.UploadMissing {
 			if info, ierr := s.Info(ctx, id); ierr == nil {
-				return info.Size, manifest.Errorf(manifest.UploadOffset, "upload %s: finished at offset %d; it takes no more chunks", id, info.Size)
+				return info.Size, fault.Errorf(fault.UploadOffset, "upload %s: finished at offset %d; it takes no more chunks", id, info.Size)
 			}
 		}
 		return 0, err
 	}
 	if pi.UploadID != "" || pi.Kind == store.KindFolder {
-		return 0, manifest.Errorf(manifest.UploadInvalid, "upload %s: written by the upload stage; run the same upload again to resume it", id)
+		return 0, fault.Errorf(fault.UploadInvalid, "upload %s: written by the upload stage; run the same upload again to resume it", id)
 	}
 	_, cur, err := s.chunks(ctx, id)
 	if err != nil {
 		return 0, err
 	}
 	if offset != cur {
-		return cur, manifest.Errorf(manifest.UploadOffset, "upload %s: offset %d is not the current offset %d", id, offset, cur)
+		return cur, fault.Errorf(fault.UploadOffset, "upload %s: offset %d is not the current offset %d", id, offset, cur)
 	}
 	lr := r
 	if pi.Size >= 0 {
@@ -336,10 +336,10 @@ func (s *Store) Write(ctx context.Context, id string, offset int64, r io.Reader)
 	}
 	b, err := io.ReadAll(lr)
 	if err != nil {
-		return cur, manifest.Errorf(manifest.FileUnreadable, "upload %s: reading the chunk: %v", id, err)
+		return cur, fault.Errorf(fault.FileUnreadable, "upload %s: reading the chunk: %v", id, err)
 	}
 	if pi.Size >= 0 && int64(len(b)) > pi.Size-cur {
-		return cur, manifest.Errorf(manifest.UploadPastSize, "upload %s: declared %d bytes, at offset %d; the chunk goes past the size and none of it is kept", id, pi.Size, cur)
+		return cur, fault.Errorf(fault.UploadPastSize, "upload %s: declared %d bytes, at offset %d; the chunk goes past the size and none of it is kept", id, pi.Size, cur)
 	}
 	release, err := s.admitChunk(ctx, id, pi.Name, cur, int64(len(b)))
 	if err != nil {
@@ -353,10 +353,10 @@ func (s *Store) Write(ctx context.Context, id string, offset int64, r io.Reader)
 		Body: bytes.NewReader(b), IfNoneMatch: aws.String("*")})
 	if conflict(err) {
 		_, now, _ := s.chunks(ctx, id)
-		return now, manifest.Errorf(manifest.UploadOffset, "upload %s: another writer took offset %d; the current offset is %d", id, cur, now)
+		return now, fault.Errorf(fault.UploadOffset, "upload %s: another writer took offset %d; the current offset is %d", id, cur, now)
 	}
 	if err != nil {
-		return cur, s.wrap(manifest.UploadUnreadable, "upload "+id, err)
+		return cur, s.wrap(fault.UploadUnreadable, "upload "+id, err)
 	}
 	return cur + int64(len(b)), nil
 }
@@ -371,7 +371,7 @@ func (s *Store) Status(ctx context.Context, id string) (*store.Status, error) {
 	}
 	if info, err := s.Info(ctx, id); err == nil {
 		return &store.Status{ID: id, Name: info.Name, Offset: info.Size, Size: info.Size, Finished: true}, nil
-	} else if manifest.CodeOf(err) != manifest.UploadMissing {
+	} else if fault.CodeOf(err) != fault.UploadMissing {
 		return nil, err
 	}
 	pi, err := s.readInfo(ctx, id)
@@ -397,7 +397,7 @@ func (s *Store) written(ctx context.Context, id string, pi *partialInfo) (int64,
 			}
 			return nil
 		})
-		return n, last, s.wrap(manifest.UploadUnreadable, "upload "+id, err)
+		return n, last, s.wrap(fault.UploadUnreadable, "upload "+id, err)
 	}
 	if pi.UploadID != "" {
 		parts, err := s.parts(ctx, id, pi.Name, pi.UploadID)
@@ -444,7 +444,7 @@ func (s *Store) finish(ctx context.Context, id string, size int64, sum string) (
 	}
 	pi, err := s.readInfo(ctx, id)
 	if err != nil {
-		if manifest.CodeOf(err) != manifest.UploadMissing {
+		if fault.CodeOf(err) != fault.UploadMissing {
 			return nil, err
 		}
 		info, ierr := s.Info(ctx, id)
@@ -454,7 +454,7 @@ func (s *Store) finish(ctx context.Context, id string, size int64, sum string) (
 		return info, checkFinished(info, size, want)
 	}
 	if pi.UploadID != "" || pi.Kind == store.KindFolder {
-		return nil, manifest.Errorf(manifest.UploadInvalid, "upload %s: written by the upload stage; run the same upload again to finish it", id)
+		return nil, fault.Errorf(fault.UploadInvalid, "upload %s: written by the upload stage; run the same upload again to finish it", id)
 	}
 	cs, total, err := s.chunks(ctx, id)
 	if err != nil {
@@ -462,9 +462,9 @@ func (s *Store) finish(ctx context.Context, id string, size int64, sum string) (
 	}
 	switch {
 	case pi.Size >= 0 && total != pi.Size:
-		return nil, manifest.Errorf(manifest.UploadSizeMismatch, "upload %s: holds %d bytes, declared %d", id, total, pi.Size)
+		return nil, fault.Errorf(fault.UploadSizeMismatch, "upload %s: holds %d bytes, declared %d", id, total, pi.Size)
 	case size >= 0 && size != total:
-		return nil, manifest.Errorf(manifest.UploadSizeMismatch, "upload %s: holds %d bytes, finish says %d", id, total, size)
+		return nil, fault.Errorf(fault.UploadSizeMismatch, "upload %s: holds %d bytes, finish says %d", id, total, size)
 	}
 	var got string
 	var small []byte
@@ -483,7 +483,7 @@ func (s *Store) finish(ctx context.Context, id string, size int64, sum string) (
 		got = hex.EncodeToString(h.Sum(nil))
 	}
 	if want != "" && got != want {
-		return nil, manifest.Errorf(manifest.UploadHashMismatch, "upload %s: BLAKE3 is %s, finish says %s", id, got, want)
+		return nil, fault.Errorf(fault.UploadHashMismatch, "upload %s: BLAKE3 is %s, finish says %s", id, got, want)
 	}
 	key := s.FinishedKey(id, pi.Name)
 	meta := map[string]string{"blake3": got}
@@ -494,7 +494,7 @@ func (s *Store) finish(ctx context.Context, id string, size int64, sum string) (
 		err = s.multipartFromChunks(ctx, key, meta, cs)
 	}
 	if err != nil && !conflict(err) {
-		return nil, s.wrap(manifest.UploadUnreadable, "finish "+id, err)
+		return nil, s.wrap(fault.UploadUnreadable, "finish "+id, err)
 	}
 	info, ierr := s.Info(ctx, id)
 	if ierr != nil {
@@ -516,10 +516,10 @@ func hexSum(b []byte) string {
 
 func checkFinished(info *store.Info, size int64, want string) error {
 	if size >= 0 && size != info.Size {
-		return manifest.Errorf(manifest.UploadSizeMismatch, "upload %s: finished with %d bytes, not %d", info.ID, info.Size, size)
+		return fault.Errorf(fault.UploadSizeMismatch, "upload %s: finished with %d bytes, not %d", info.ID, info.Size, size)
 	}
 	if want != "" && want != info.Blake3 {
-		return manifest.Errorf(manifest.UploadHashMismatch, "upload %s: finished with BLAKE3 %s, not %s", info.ID, info.Blake3, want)
+		return fault.Errorf(fault.UploadHashMismatch, "upload %s: finished with BLAKE3 %s, not %s", info.ID, info.Blake3, want)
 	}
 	return nil
 }
@@ -528,7 +528,7 @@ func (s *Store) copyChunks(ctx context.Context, cs []chunkObj, w io.Writer) erro
 	for _, c := range cs {
 		out, err := s.client.GetObject(ctx, &awss3.GetObjectInput{Bucket: &s.Bucket, Key: aws.String(c.Key)})
 		if err != nil {
-			return s.wrap(manifest.UploadUnreadable, c.Key, err)
+			return s.wrap(fault.UploadUnreadable, c.Key, err)
 		}
 		n, err := io.Copy(w, out.Body)
 		out.Body.Close()
@@ -536,7 +536,7 @@ func (s *Store) copyChunks(ctx context.Context, cs []chunkObj, w io.Writer) erro
 			err = fmt.Errorf("read %d bytes, listed %d", n, c.Len)
 		}
 		if err != nil {
-			return manifest.Errorf(manifest.UploadUnreadable, "%s: %v", c.Key, err)
+			return fault.Errorf(fault.UploadUnreadable, "%s: %v", c.Key, err)
 		}
 	}
 	return nil
@@ -609,7 +609,7 @@ func (s *Store) dropPartial(ctx context.Context, id string, pi *partialInfo) err
 		_, err := s.client.AbortMultipartUpload(ctx, &awss3.AbortMultipartUploadInput{Bucket: &s.Bucket,
 			Key: aws.String(s.FinishedKey(id, pi.Name)), UploadId: &pi.UploadID})
 		if err != nil && !notFound(err) {
-			return s.wrap(manifest.UploadUnreadable, "abort "+id, err)
+			return s.wrap(fault.UploadUnreadable, "abort "+id, err)
 		}
 	}
 	var keys []string
@@ -619,13 +619,13 @@ func (s *Store) dropPartial(ctx context.Context, id string, pi *partialInfo) err
 		}
 		return nil
 	}); err != nil {
-		return s.wrap(manifest.UploadUnreadable, "abort "+id, err)
+		return s.wrap(fault.UploadUnreadable, "abort "+id, err)
 	}
 	if err := s.deleteKeys(ctx, keys); err != nil {
 		return err
 	}
 	_, err := s.client.DeleteObject(ctx, &awss3.DeleteObjectInput{Bucket: &s.Bucket, Key: aws.String(s.infoKey(id))})
-	return s.wrap(manifest.UploadUnreadable, "abort "+id, err)
+	return s.wrap(fault.UploadUnreadable, "abort "+id, err)
 }
 
 // deleteKeys removes keys with DeleteObjects, a thousand at a time (S3's most).
@@ -639,11 +639,11 @@ func (s *Store) deleteKeys(ctx context.Context, keys []string) error {
 		out, err := s.client.DeleteObjects(ctx, &awss3.DeleteObjectsInput{Bucket: &s.Bucket,
 			Delete: &types.Delete{Objects: objs, Quiet: aws.Bool(true)}})
 		if err != nil {
-			return s.wrap(manifest.UploadUnreadable, "delete", err)
+			return s.wrap(fault.UploadUnreadable, "delete", err)
 		}
 		if len(out.Errors) > 0 {
 			e := out.Errors[0]
-			return manifest.Errorf(manifest.UploadUnreadable, "store %s: delete %s: %s: %s", s.URI, aws.ToString(e.Key), aws.ToString(e.Code), aws.ToString(e.Message))
+			return fault.Errorf(fault.UploadUnreadable, "store %s: delete %s: %s: %s", s.URI, aws.ToString(e.Key), aws.ToString(e.Code), aws.ToString(e.Message))
 		}
 		keys = keys[n:]
 	}
@@ -660,9 +660,9 @@ func (s *Store) Abort(ctx context.Context, id string) error {
 	}
 	pi, err := s.readInfo(ctx, id)
 	if err != nil {
-		if manifest.CodeOf(err) == manifest.UploadMissing {
+		if fault.CodeOf(err) == fault.UploadMissing {
 			if _, ierr := s.Info(ctx, id); ierr == nil {
-				return manifest.Errorf(manifest.UploadInvalid, "upload %s: finished; abort removes only unfinished uploads", id)
+				return fault.Errorf(fault.UploadInvalid, "upload %s: finished; abort removes only unfinished uploads", id)
 			}
 		}
 		return err

@@ -47,7 +47,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/manifest/fault"
 	"github.com/attachctl/attachctl/ops/store"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/aws/ratelimit"
@@ -114,7 +114,7 @@ func envDuration(name string) (time.Duration, error) {
 	}
 	d, err := time.ParseDuration(v)
 	if err != nil || d <= 0 {
-		return 0, manifest.Errorf(manifest.UploadInvalid, "%s=%q: not a duration (30s, 1m, or seconds)", name, v)
+		return 0, fault.Errorf(fault.UploadInvalid, "%s=%q: not a duration (30s, 1m, or seconds)", name, v)
 	}
 	return d, nil
 }
@@ -151,12 +151,12 @@ type Store struct {
 func ParseURI(uri string) (bucket, prefix string, err error) {
 	u, err := url.Parse(uri)
 	if err != nil || u.Scheme != "s3" || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
-		return "", "", manifest.Errorf(manifest.UploadInvalid, "store %q: not s3://BUCKET/PREFIX", uri)
+		return "", "", fault.Errorf(fault.UploadInvalid, "store %q: not s3://BUCKET/PREFIX", uri)
 	}
 	prefix = strings.Trim(u.Path, "/")
 	for _, part := range strings.Split(prefix, "/") {
 		if prefix != "" && (part == "" || part == "." || part == "..") {
-			return "", "", manifest.Errorf(manifest.UploadInvalid, "store %q: the prefix has an empty, . or .. part", uri)
+			return "", "", fault.Errorf(fault.UploadInvalid, "store %q: the prefix has an empty, . or .. part", uri)
 		}
 	}
 	return u.Host, prefix, nil
@@ -174,7 +174,7 @@ func Open(ctx context.Context, uri string, opts Options) (*Store, error) {
 	// what goes wrong reaches the caller as an error.
 	cfg, err := config.LoadDefaultConfig(ctx, config.WithLogger(logging.Nop{}))
 	if err != nil {
-		return nil, manifest.Errorf(manifest.StoreUnreachable, "store %s: AWS configuration: %v", uri, err)
+		return nil, fault.Errorf(fault.StoreUnreachable, "store %s: AWS configuration: %v", uri, err)
 	}
 	attempts := opts.MaxAttempts
 	if attempts <= 0 {
@@ -328,11 +328,11 @@ func conflict(err error) bool {
 // wrap codes an error of a request about what (a key or an id): a server that cannot be reached,
 // refuses the credentials or has no such bucket is store.unreachable with the server's own words;
 // the rest is code.
-func (s *Store) wrap(code manifest.Code, what string, err error) error {
+func (s *Store) wrap(code fault.Code, what string, err error) error {
 	if err == nil {
 		return nil
 	}
-	if e := new(manifest.Error); errors.As(err, &e) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+	if e := new(fault.Error); errors.As(err, &e) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return err
 	}
 	msg := err.Error()
@@ -344,9 +344,9 @@ func (s *Store) wrap(code manifest.Code, what string, err error) error {
 	case st == 0 && errCode(err) == "",
 		st == 401, st == 403, st >= 500,
 		errCode(err) == "NoSuchBucket", errCode(err) == "InvalidAccessKeyId", errCode(err) == "SignatureDoesNotMatch":
-		return manifest.Errorf(manifest.StoreUnreachable, "store %s: %s: %s", s.URI, what, msg)
+		return fault.Errorf(fault.StoreUnreachable, "store %s: %s: %s", s.URI, what, msg)
 	}
-	return manifest.Errorf(code, "store %s: %s: %s", s.URI, what, msg)
+	return fault.Errorf(code, "store %s: %s: %s", s.URI, what, msg)
 }
 
 var (

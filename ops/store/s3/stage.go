@@ -14,7 +14,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/manifest/fault"
 	"github.com/attachctl/attachctl/ops"
 	"github.com/attachctl/attachctl/ops/store"
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -40,9 +40,9 @@ func (s *Store) parts(ctx context.Context, id, name, uploadID string) ([]part, e
 		out, err := s.client.ListParts(ctx, in)
 		if err != nil {
 			if notFound(err) {
-				return nil, manifest.Errorf(manifest.UploadMissing, "upload %s: its multipart upload is gone from store %s", id, s.URI)
+				return nil, fault.Errorf(fault.UploadMissing, "upload %s: its multipart upload is gone from store %s", id, s.URI)
 			}
-			return nil, s.wrap(manifest.UploadUnreadable, "upload "+id, err)
+			return nil, s.wrap(fault.UploadUnreadable, "upload "+id, err)
 		}
 		for _, p := range out.Parts {
 			ps = append(ps, part{Number: aws.ToInt32(p.PartNumber), Size: aws.ToInt64(p.Size), ETag: strings.Trim(aws.ToString(p.ETag), `"`), Modified: aws.ToTime(p.LastModified)})
@@ -107,7 +107,7 @@ func (s *Store) stream(ctx context.Context, src store.Source, f store.SourceFile
 		chunk = DefaultChunk
 	}
 	if chunk < MinChunk {
-		return nil, manifest.Errorf(manifest.UploadInvalid, "--chunk %d: S3 takes parts of at least %d bytes", chunk, MinChunk)
+		return nil, fault.Errorf(fault.UploadInvalid, "--chunk %d: S3 takes parts of at least %d bytes", chunk, MinChunk)
 	}
 	jobs := max(opts.Jobs, 1)
 	progress := opts.Progress
@@ -125,7 +125,7 @@ func (s *Store) stream(ctx context.Context, src store.Source, f store.SourceFile
 		}
 		var err error
 		if want, _, err = ops.Hash(r, nil); err != nil {
-			return nil, manifest.Errorf(manifest.FileUnreadable, "%s: %v", abs, err)
+			return nil, fault.Errorf(fault.FileUnreadable, "%s: %v", abs, err)
 		}
 	}
 	done := func(id string) (*store.Info, error) {
@@ -168,7 +168,7 @@ func (s *Store) stream(ctx context.Context, src store.Source, f store.SourceFile
 		_, err = s.client.PutObject(ctx, &awss3.PutObjectInput{Bucket: &s.Bucket, Key: &key, Body: bytes.NewReader(nil),
 			Metadata: map[string]string{"blake3": want}, IfNoneMatch: aws.String("*")})
 		if err != nil && !conflict(err) {
-			return nil, s.wrap(manifest.UploadUnreadable, abs, err)
+			return nil, s.wrap(fault.UploadUnreadable, abs, err)
 		}
 		s.dropPartial(ctx, id, pi)
 		return done(id)
@@ -184,7 +184,7 @@ func (s *Store) stream(ctx context.Context, src store.Source, f store.SourceFile
 	if err != nil && err != errUploadGone && ctx.Err() == nil {
 		// A server may answer a part of an upload completed meanwhile by resetting the
 		// connection: ask whether the multipart upload is still there.
-		if _, perr := s.parts(ctx, id, name, pi.UploadID); manifest.CodeOf(perr) == manifest.UploadMissing {
+		if _, perr := s.parts(ctx, id, name, pi.UploadID); fault.CodeOf(perr) == fault.UploadMissing {
 			err = errUploadGone
 		}
 	}
@@ -203,7 +203,7 @@ func (s *Store) stream(ctx context.Context, src store.Source, f store.SourceFile
 		// The file changed since it was hashed: what was sent is not what the record names.
 		s.dropPartial(ctx, id, pi)
 		s.client.DeleteObject(ctx, &awss3.DeleteObjectInput{Bucket: &s.Bucket, Key: &note})
-		return nil, manifest.Errorf(manifest.UploadHashMismatch, "%s: BLAKE3 is %s, the manifest says %s (changed since it was sniffed)", abs, got, want)
+		return nil, fault.Errorf(fault.UploadHashMismatch, "%s: BLAKE3 is %s, the manifest says %s (changed since it was sniffed)", abs, got, want)
 	}
 	// A server may let two create-only writes of the note that race both succeed (versitygw's
 	// posix backend checks, then writes): the note as it is now says which upload is the
@@ -219,7 +219,7 @@ func (s *Store) stream(ctx context.Context, src store.Source, f store.SourceFile
 	_, err = s.client.CompleteMultipartUpload(ctx, &awss3.CompleteMultipartUploadInput{Bucket: &s.Bucket, Key: &key,
 		UploadId: &pi.UploadID, MultipartUpload: &types.CompletedMultipartUpload{Parts: parts}, IfNoneMatch: aws.String("*")})
 	if err != nil && !conflict(err) && !notFound(err) {
-		return nil, s.wrap(manifest.UploadUnreadable, abs, err)
+		return nil, s.wrap(fault.UploadUnreadable, abs, err)
 	}
 	if err != nil { // completed by another run meanwhile: it must be these bytes
 		if _, err := s.finishedByOther(ctx, abs, id, name, want, pi.UploadID); err != nil {
@@ -252,7 +252,7 @@ func (s *Store) finishedByOther(ctx context.Context, abs, id, name, want, upload
 	// The other run's completion may still be under way on the server (the multipart upload is
 	// gone before the object is there): wait a little for the object.
 	info, err := s.head(ctx, id, name)
-	for wait := 50 * time.Millisecond; manifest.CodeOf(err) == manifest.UploadMissing && wait < 5*time.Second; wait *= 2 {
+	for wait := 50 * time.Millisecond; fault.CodeOf(err) == fault.UploadMissing && wait < 5*time.Second; wait *= 2 {
 		select {
 		case <-ctx.Done():
 			return nil, ctx.Err()
@@ -264,7 +264,7 @@ func (s *Store) finishedByOther(ctx context.Context, abs, id, name, want, upload
 		return nil, err
 	}
 	if info.Blake3 != want {
-		return nil, manifest.Errorf(manifest.UploadHashMismatch, "%s: upload %s was finished by another run with BLAKE3 %s", abs, id, info.Blake3)
+		return nil, fault.Errorf(fault.UploadHashMismatch, "%s: upload %s was finished by another run with BLAKE3 %s", abs, id, info.Blake3)
 	}
 	s.client.DeleteObject(ctx, &awss3.DeleteObjectInput{Bucket: &s.Bucket, Key: aws.String(s.infoKey(id))})
 	if uploadID != "" {
@@ -306,7 +306,7 @@ func (s *Store) resumable(ctx context.Context, note, name, want string) (string,
 	if err != nil {
 		// Completed by a run killed before it removed the info: that upload is this source.
 		// (its multipart upload is gone: completed, the completion maybe still under way)
-		if manifest.CodeOf(err) == manifest.UploadMissing {
+		if fault.CodeOf(err) == fault.UploadMissing {
 			if _, err := s.finishedByOther(ctx, "", n.ID, name, want, pi.UploadID); err == nil {
 				return n.ID, nil, nil, etag
 			}
@@ -348,11 +348,11 @@ func (s *Store) startStage(ctx context.Context, note, noteTag, name string, size
 	mp, err := s.client.CreateMultipartUpload(ctx, &awss3.CreateMultipartUploadInput{Bucket: &s.Bucket, Key: &key,
 		Metadata: map[string]string{"blake3": want}})
 	if err != nil {
-		return fail(s.wrap(manifest.UploadUnreadable, name, err))
+		return fail(s.wrap(fault.UploadUnreadable, name, err))
 	}
 	pi := &partialInfo{Name: name, Size: size, Made: nowString(), UploadID: aws.ToString(mp.UploadId), Blake3: want}
 	if err := s.putJSON(ctx, s.infoKey(id), pi, true); err != nil {
-		return fail(s.wrap(manifest.UploadUnreadable, name, err))
+		return fail(s.wrap(fault.UploadUnreadable, name, err))
 	}
 	nb, _ := json.Marshal(sourceNote{ID: id})
 	in := &awss3.PutObjectInput{Bucket: &s.Bucket, Key: &note, Body: bytes.NewReader(nb), IfNoneMatch: aws.String("*")}
@@ -364,7 +364,7 @@ func (s *Store) startStage(ctx context.Context, note, noteTag, name string, size
 		if conflict(err) || notFound(err) {
 			return fail(errNoteTaken)
 		}
-		return fail(s.wrap(manifest.UploadUnreadable, name, err))
+		return fail(s.wrap(fault.UploadUnreadable, name, err))
 	}
 	return id, pi, nil
 }
@@ -397,7 +397,7 @@ func (s *Store) sendParts(ctx context.Context, src io.Reader, srcName string, si
 				if notFound(err) {
 					cancel(errUploadGone)
 				} else if err != nil {
-					cancel(s.wrap(manifest.UploadUnreadable, "upload "+id+" part", err))
+					cancel(s.wrap(fault.UploadUnreadable, "upload "+id+" part", err))
 				} else {
 					done[j.n-1] = types.CompletedPart{PartNumber: aws.Int32(j.n), ETag: out.ETag}
 				}
@@ -425,7 +425,7 @@ func (s *Store) sendParts(ctx context.Context, src io.Reader, srcName string, si
 		k := min(chunk, size-pos)
 		if _, err := io.ReadFull(src, buf[:k]); err != nil {
 			free <- buf
-			readErr = manifest.Errorf(manifest.FileChanged, "%s: shorter than its %d bytes: %v", srcName, size, err)
+			readErr = fault.Errorf(fault.FileChanged, "%s: shorter than its %d bytes: %v", srcName, size, err)
 			break
 		}
 		buf = buf[:k]

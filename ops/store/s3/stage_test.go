@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/manifest/fault"
 	"github.com/attachctl/attachctl/ops"
 	"github.com/attachctl/attachctl/ops/acp"
 	"github.com/attachctl/attachctl/ops/store"
@@ -146,7 +147,7 @@ func TestUploadStage(t *testing.T) {
 		t.Fatalf("%d multipart uploads left", n)
 	}
 	rec := &manifest.Record{Path: filepath.Join(dir, "parts.bin")}
-	if err := s.UploadRecord(bg, rec, UploadOptions{Chunk: MinChunk - 1}); manifest.CodeOf(err) != manifest.UploadInvalid {
+	if err := s.UploadRecord(bg, rec, UploadOptions{Chunk: MinChunk - 1}); fault.CodeOf(err) != fault.UploadInvalid {
 		t.Fatalf("a chunk under S3's smallest part: %v", err)
 	}
 }
@@ -305,7 +306,7 @@ func TestUploadServerRestart(t *testing.T) {
 			once.Do(srv.Stop)
 		}
 	}})
-	if manifest.CodeOf(err) != manifest.StoreUnreachable {
+	if fault.CodeOf(err) != fault.StoreUnreachable {
 		t.Fatalf("upload with the server stopped: %v, want store.unreachable", err)
 	}
 	if err := srv.Restart(); err != nil {
@@ -471,7 +472,7 @@ func TestResolveFiftyWorkingCopies(t *testing.T) {
 	}
 	// A swept upload is refused as upload.missing, and nothing stale is handed out.
 	sweepAll(t, s, time.Now().Add(time.Hour))
-	if _, err := acp.Resolve(prompt, acp.Backend(bg, s), acp.Options{Caps: acp.Caps{Image: true}, Workdir: work}); manifest.CodeOf(err) != manifest.UploadMissing {
+	if _, err := acp.Resolve(prompt, acp.Backend(bg, s), acp.Options{Caps: acp.Caps{Image: true}, Workdir: work}); fault.CodeOf(err) != fault.UploadMissing {
 		t.Fatalf("resolve after a sweep: %v, want upload.missing", err)
 	}
 }
@@ -545,13 +546,13 @@ func TestUseSweepRace(t *testing.T) {
 					at = at.Add(time.Hour)
 				}
 				err := s.MarkUsed(bg, []string{id}, at)
-				switch manifest.CodeOf(err) {
+				switch fault.CodeOf(err) {
 				case "":
 					uses.Add(1)
 					mu.Lock()
 					usedAt[id] = at
 					mu.Unlock()
-				case manifest.UploadMissing:
+				case fault.UploadMissing:
 					missing.Add(1)
 					if i%2 == 0 {
 						return // swept before its first use succeeded

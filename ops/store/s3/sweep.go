@@ -9,7 +9,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/manifest/fault"
 	"github.com/attachctl/attachctl/ops/store"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awss3 "github.com/aws/aws-sdk-go-v2/service/s3"
@@ -68,7 +68,7 @@ func (s *Store) List(ctx context.Context) (*store.Listing, error) {
 		return nil
 	})
 	if err != nil {
-		return nil, s.wrap(manifest.StoreUnreachable, "list", err)
+		return nil, s.wrap(fault.StoreUnreachable, "list", err)
 	}
 	for id, t := range trees {
 		switch {
@@ -146,7 +146,7 @@ func (s *Store) List(ctx context.Context) (*store.Listing, error) {
 	pents := make([]*store.Entry, len(pids))
 	err = forEach(ctx, len(pids), func(i int) error {
 		e, err := s.partialEntry(ctx, pids[i])
-		if manifest.CodeOf(err) == manifest.UploadMissing {
+		if fault.CodeOf(err) == fault.UploadMissing {
 			return nil // finished or removed since the listing
 		}
 		pents[i] = e
@@ -201,7 +201,7 @@ func (s *Store) multiparts(ctx context.Context, prefix string) ([]multipart, err
 	for {
 		out, err := s.client.ListMultipartUploads(ctx, in)
 		if err != nil {
-			return nil, s.wrap(manifest.StoreUnreachable, "list multipart uploads", err)
+			return nil, s.wrap(fault.StoreUnreachable, "list multipart uploads", err)
 		}
 		for _, u := range out.Uploads {
 			id, name, _ := strings.Cut(strings.TrimPrefix(aws.ToString(u.Key), root), "/")
@@ -254,7 +254,7 @@ func (s *Store) Sweep(ctx context.Context, wait time.Duration, dryRun bool) (sto
 			return s.held(ctx, aws.ToString(out.ETag), lease, meta)
 		}
 		if !conflict(err) {
-			return nil, s.wrap(manifest.StoreUnreachable, "sweep lock", err)
+			return nil, s.wrap(fault.StoreUnreachable, "sweep lock", err)
 		}
 		b, etag, _, gerr := s.getObject(ctx, s.lockKey())
 		if gerr == nil {
@@ -269,7 +269,7 @@ func (s *Store) Sweep(ctx context.Context, wait time.Duration, dryRun bool) (sto
 		}
 		if time.Now().Add(pause).After(deadline) {
 			h, known := s.lockHolder(ctx, s.lockKey())
-			return nil, manifest.Errorf(manifest.StoreLocked, "store %s: the sweep lock (another sweep or rm is running) %s %s (free at the latest %v after that sweep stopped)",
+			return nil, fault.Errorf(fault.StoreLocked, "store %s: the sweep lock (another sweep or rm is running) %s %s (free at the latest %v after that sweep stopped)",
 				s.URI, s.lockKey(), store.HeldBy(h, known, wait), lease)
 		}
 		select {
@@ -314,7 +314,7 @@ func (sw *sweeper) renew(lease time.Duration) {
 		case err == nil:
 			sw.etag = aws.ToString(out.ETag)
 		case conflict(err) || notFound(err):
-			sw.lost = manifest.Errorf(manifest.StoreLocked, "store %s: the sweep lock was taken over (this sweep stalled past its lease); stopped", sw.s.URI)
+			sw.lost = fault.Errorf(fault.StoreLocked, "store %s: the sweep lock was taken over (this sweep stalled past its lease); stopped", sw.s.URI)
 		}
 		sw.mu.Unlock()
 	}
@@ -338,7 +338,7 @@ func (s *Store) dropOrphanTombstones(ctx context.Context) error {
 		return nil
 	})
 	if err != nil {
-		return s.wrap(manifest.StoreUnreachable, "list", err)
+		return s.wrap(fault.StoreUnreachable, "list", err)
 	}
 	var keys []string
 	for id := range tombs {
@@ -387,7 +387,7 @@ func (sw *sweeper) Close() error {
 	}
 	_, err := sw.s.client.DeleteObject(context.Background(), &awss3.DeleteObjectInput{Bucket: &sw.s.Bucket,
 		Key: aws.String(sw.s.lockKey()), IfMatch: aws.String(etag)})
-	return sw.s.wrap(manifest.StoreUnreachable, "sweep lock", err)
+	return sw.s.wrap(fault.StoreUnreachable, "sweep lock", err)
 }
 
 // Remove decides each entry again from what the server says now. A finished upload is removed
@@ -417,7 +417,7 @@ func (sw *sweeper) removeOne(ctx context.Context, c store.Entry, stale func(stor
 	if c.Finished {
 		info, tree, err := s.headAny(ctx, c.ID, c.Name)
 		if err != nil {
-			if manifest.CodeOf(err) == manifest.UploadMissing {
+			if fault.CodeOf(err) == fault.UploadMissing {
 				return c, store.Gone, nil
 			}
 			return c, store.Failed, err
@@ -442,7 +442,7 @@ func (sw *sweeper) removeOne(ctx context.Context, c store.Entry, stale func(stor
 				if isConflict(err) {
 					return e, store.Kept, nil
 				}
-				return e, store.Failed, s.wrap(manifest.UploadUnreadable, "tombstone of "+c.ID, err)
+				return e, store.Failed, s.wrap(fault.UploadUnreadable, "tombstone of "+c.ID, err)
 			}
 		}
 		// Decided: the removal is finished even when the sweep is signalled meanwhile, so that
@@ -461,10 +461,10 @@ func (sw *sweeper) removeOne(ctx context.Context, c store.Entry, stale func(stor
 	}
 	e, err := s.partialEntry(ctx, c.ID)
 	var pi *partialInfo
-	switch manifest.CodeOf(err) {
+	switch fault.CodeOf(err) {
 	case "":
 		pi, _ = s.readInfo(ctx, c.ID)
-	case manifest.UploadMissing: // a multipart upload with no info, or gone
+	case fault.UploadMissing: // a multipart upload with no info, or gone
 		mps, merr := s.multiparts(ctx, s.key(c.ID)+"/")
 		if merr != nil {
 			return c, store.Failed, merr
@@ -507,7 +507,7 @@ func (sw *sweeper) removeOne(ctx context.Context, c store.Entry, stale func(stor
 	mps, err := s.multiparts(ctx, s.key(c.ID)+"/")
 	for _, mp := range mps {
 		if _, aerr := s.client.AbortMultipartUpload(ctx, &awss3.AbortMultipartUploadInput{Bucket: &s.Bucket, Key: &mp.key, UploadId: &mp.uploadID}); aerr != nil && !notFound(aerr) {
-			err = s.wrap(manifest.UploadUnreadable, "abort "+c.ID, aerr)
+			err = s.wrap(fault.UploadUnreadable, "abort "+c.ID, aerr)
 		}
 	}
 	if err != nil {
@@ -540,8 +540,8 @@ func (s *Store) recognize(ctx context.Context, byID map[string]*store.Entry, tre
 				err = store.Recognize(id, "", true, info)
 			}
 		}
-		switch manifest.CodeOf(err) {
-		case "", manifest.UploadUnreadable, manifest.UploadMissing:
+		switch fault.CodeOf(err) {
+		case "", fault.UploadUnreadable, fault.UploadMissing:
 			why[i] = err
 			return nil
 		}
@@ -553,7 +553,7 @@ func (s *Store) recognize(ctx context.Context, byID map[string]*store.Entry, tre
 	for i, id := range ids {
 		switch {
 		case why[i] == nil:
-		case manifest.CodeOf(why[i]) == manifest.UploadMissing:
+		case fault.CodeOf(why[i]) == fault.UploadMissing:
 			delete(byID, id)
 		default:
 			delete(byID, id)
@@ -570,24 +570,24 @@ func (s *Store) recognizeTree(ctx context.Context, id string) error {
 		return err
 	}
 	if th == nil {
-		return manifest.Errorf(manifest.UploadUnreadable, "upload %s: %s carries no metadata", id, store.TreeListName)
+		return fault.Errorf(fault.UploadUnreadable, "upload %s: %s carries no metadata", id, store.TreeListName)
 	}
 	b, _, _, err := s.getObject(ctx, s.treeMetaKey(id))
 	if notFound(err) {
 		return s.missing(id)
 	}
 	if err != nil {
-		return s.wrap(manifest.UploadUnreadable, "upload "+id, err)
+		return s.wrap(fault.UploadUnreadable, "upload "+id, err)
 	}
 	var m store.TreeMeta
 	if json.Unmarshal(b, &m) != nil || m.Kind != store.KindFolder {
-		return manifest.Errorf(manifest.UploadUnreadable, "upload %s: %s is not a folder upload's metadata", id, store.MetaName)
+		return fault.Errorf(fault.UploadUnreadable, "upload %s: %s is not a folder upload's metadata", id, store.MetaName)
 	}
 	if err := store.Recognize(id, m.ID, false, &m.Info); err != nil {
 		return err
 	}
 	if m.Blake3 != th.blake3 {
-		return manifest.Errorf(manifest.UploadUnreadable, "upload %s: %s and %s name other BLAKE3s", id, store.MetaName, store.TreeListName)
+		return fault.Errorf(fault.UploadUnreadable, "upload %s: %s and %s name other BLAKE3s", id, store.MetaName, store.TreeListName)
 	}
 	return nil
 }

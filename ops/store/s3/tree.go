@@ -42,7 +42,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/manifest/fault"
 	"github.com/attachctl/attachctl/ops/store"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awss3 "github.com/aws/aws-sdk-go-v2/service/s3"
@@ -138,7 +138,7 @@ func (s *Store) StartTree(ctx context.Context, st store.TreeStart) (string, stor
 		w.held[strings.TrimPrefix(aws.ToString(o.Key), dir)] = heldObj{aws.ToInt64(o.Size), strings.Trim(aws.ToString(o.ETag), `"`)}
 		return nil
 	}); err != nil {
-		return "", nil, s.wrap(manifest.UploadUnreadable, "upload "+id, err)
+		return "", nil, s.wrap(fault.UploadUnreadable, "upload "+id, err)
 	}
 	return "", w, nil
 }
@@ -188,7 +188,7 @@ func (s *Store) startTree(ctx context.Context, note, noteTag, name string, size 
 	}
 	pi := &partialInfo{Name: name, Size: size, Made: nowString(), Blake3: want, Kind: store.KindFolder, Note: path.Base(note)}
 	if err := s.putJSON(ctx, s.infoKey(id), pi, true); err != nil {
-		return fail(s.wrap(manifest.UploadUnreadable, name, err))
+		return fail(s.wrap(fault.UploadUnreadable, name, err))
 	}
 	nb, _ := json.Marshal(sourceNote{ID: id})
 	in := &awss3.PutObjectInput{Bucket: &s.Bucket, Key: &note, Body: bytes.NewReader(nb), IfNoneMatch: aws.String("*")}
@@ -200,7 +200,7 @@ func (s *Store) startTree(ctx context.Context, note, noteTag, name string, size 
 		if conflict(err) || notFound(err) {
 			return fail(errNoteTaken)
 		}
-		return fail(s.wrap(manifest.UploadUnreadable, name, err))
+		return fail(s.wrap(fault.UploadUnreadable, name, err))
 	}
 	return id, pi, nil
 }
@@ -294,9 +294,9 @@ func (w *fileWrite) Commit(ctx context.Context, sum string) error {
 		Metadata: map[string]string{"blake3": sum}}, unsignedPayload)
 	if err != nil {
 		if errCode(err) == "BadDigest" { // the bytes sent are not those hashed: the file changed
-			return manifest.Errorf(manifest.UploadSourceChange, "%s: changed while being uploaded", f.Path)
+			return fault.Errorf(fault.UploadSourceChange, "%s: changed while being uploaded", f.Path)
 		}
-		return s.wrap(manifest.UploadUnreadable, "upload "+t.id+": "+key, err)
+		return s.wrap(fault.UploadUnreadable, "upload "+t.id+": "+key, err)
 	}
 	return w.sf.Unchanged()
 }
@@ -353,7 +353,7 @@ func (s *Store) sendTreeParts(ctx context.Context, id, name string, f store.Tree
 	mp, err := s.client.CreateMultipartUpload(ctx, &awss3.CreateMultipartUploadInput{Bucket: &s.Bucket, Key: &key,
 		Metadata: map[string]string{"blake3": sum}})
 	if err != nil {
-		return s.wrap(manifest.UploadUnreadable, "upload "+id+": "+key, err)
+		return s.wrap(fault.UploadUnreadable, "upload "+id+": "+key, err)
 	}
 	pi := &partialInfo{Name: name + "/" + f.Rel, UploadID: aws.ToString(mp.UploadId)}
 	abort := func() {
@@ -362,7 +362,7 @@ func (s *Store) sendTreeParts(ctx context.Context, id, name string, f store.Tree
 	parts, got, err := s.sendParts(ctx, io.NewSectionReader(sf, 0, f.Size), f.Path, f.Size, DefaultChunk, treePartJobs,
 		s.buffers(treePartJobs, DefaultChunk), id, pi, nil, func(int64) {}, nil, s.sent)
 	if err == nil && got != sum {
-		err = manifest.Errorf(manifest.UploadSourceChange, "%s: changed while being uploaded", f.Path)
+		err = fault.Errorf(fault.UploadSourceChange, "%s: changed while being uploaded", f.Path)
 	}
 	if err == nil {
 		err = sf.Unchanged()
@@ -370,10 +370,10 @@ func (s *Store) sendTreeParts(ctx context.Context, id, name string, f store.Tree
 	if err == nil {
 		_, err = s.client.CompleteMultipartUpload(ctx, &awss3.CompleteMultipartUploadInput{Bucket: &s.Bucket, Key: &key,
 			UploadId: mp.UploadId, MultipartUpload: &types.CompletedMultipartUpload{Parts: parts}})
-		err = s.wrap(manifest.UploadUnreadable, "upload "+id+": "+key, err)
+		err = s.wrap(fault.UploadUnreadable, "upload "+id+": "+key, err)
 	}
 	if err == errUploadGone {
-		err = manifest.Errorf(manifest.UploadUnreadable, "upload %s: %s: its multipart upload went away (a sweep?)", id, key)
+		err = fault.Errorf(fault.UploadUnreadable, "upload %s: %s: its multipart upload went away (a sweep?)", id, key)
 	}
 	if err != nil {
 		abort()
@@ -387,7 +387,7 @@ func (s *Store) dropTreeMultiparts(ctx context.Context, id string) error {
 	mps, err := s.multiparts(ctx, s.key(id)+"/")
 	for _, mp := range mps {
 		if _, aerr := s.client.AbortMultipartUpload(ctx, &awss3.AbortMultipartUploadInput{Bucket: &s.Bucket, Key: &mp.key, UploadId: &mp.uploadID}); aerr != nil && !notFound(aerr) {
-			err = s.wrap(manifest.UploadUnreadable, "abort "+id, aerr)
+			err = s.wrap(fault.UploadUnreadable, "abort "+id, aerr)
 		}
 	}
 	return err
@@ -400,17 +400,17 @@ func (s *Store) publishTree(ctx context.Context, m *treeMeta, listing []byte, no
 	b, _ := json.Marshal(m)
 	if _, err := s.client.PutObject(ctx, &awss3.PutObjectInput{Bucket: &s.Bucket, Key: aws.String(s.treeMetaKey(m.ID)),
 		Body: bytes.NewReader(append(b, '\n'))}); err != nil {
-		return s.wrap(manifest.UploadUnreadable, "upload "+m.ID, err)
+		return s.wrap(fault.UploadUnreadable, "upload "+m.ID, err)
 	}
 	_, err := s.client.PutObject(ctx, &awss3.PutObjectInput{Bucket: &s.Bucket, Key: aws.String(s.treeKey(m.ID)),
 		Body: bytes.NewReader(listing), IfNoneMatch: aws.String("*"),
 		Metadata: map[string]string{"blake3": m.Blake3, "name": m.Name, "size": strconv.FormatInt(m.Size, 10), "files": strconv.Itoa(m.Files), "note": note}})
 	if err != nil && !conflict(err) {
-		return s.wrap(manifest.UploadUnreadable, "upload "+m.ID, err)
+		return s.wrap(fault.UploadUnreadable, "upload "+m.ID, err)
 	}
 	if err != nil {
 		if ti, terr := s.TreeInfo(ctx, m.ID); terr != nil || ti.Blake3 != m.Blake3 {
-			return manifest.Errorf(manifest.UploadHashMismatch, "upload %s: finished meanwhile by another run with another tree", m.ID)
+			return fault.Errorf(fault.UploadHashMismatch, "upload %s: finished meanwhile by another run with another tree", m.ID)
 		}
 	}
 	return nil
@@ -433,7 +433,7 @@ func (s *Store) headTree(ctx context.Context, id string) (*treeHead, error) {
 		if notFound(err) {
 			return nil, nil
 		}
-		return nil, s.wrap(manifest.UploadUnreadable, "upload "+id, err)
+		return nil, s.wrap(fault.UploadUnreadable, "upload "+id, err)
 	}
 	md := out.Metadata
 	size, serr := strconv.ParseInt(md["size"], 10, 64)
@@ -442,7 +442,7 @@ func (s *Store) headTree(ctx context.Context, id string) (*treeHead, error) {
 		return nil, nil // a file upload named .tree.b3
 	}
 	if _, err := store.CheckHex(md["blake3"]); err != nil || md["blake3"] == "" {
-		return nil, manifest.Errorf(manifest.UploadUnreadable, "upload %s: %s carries no BLAKE3 in its metadata", id, s.treeKey(id))
+		return nil, fault.Errorf(fault.UploadUnreadable, "upload %s: %s carries no BLAKE3 in its metadata", id, s.treeKey(id))
 	}
 	return &treeHead{name: md["name"], size: size, files: files, blake3: md["blake3"], made: aws.ToTime(out.LastModified).UTC(), note: md["note"]}, nil
 }
@@ -470,13 +470,13 @@ func (s *Store) ReadTreeObject(ctx context.Context, id, name string) ([]byte, st
 	switch {
 	case notFound(err) && name == store.MetaName:
 		if _, ierr := s.Info(ctx, id); ierr == nil {
-			return nil, key, manifest.Errorf(manifest.UploadInvalid, "upload %s: a file, not a folder", id)
+			return nil, key, fault.Errorf(fault.UploadInvalid, "upload %s: a file, not a folder", id)
 		}
 		return nil, key, s.missing(id)
 	case notFound(err):
 		return nil, key, s.missing(id)
 	case err != nil:
-		return nil, key, s.wrap(manifest.UploadUnreadable, "upload "+id, err)
+		return nil, key, s.wrap(fault.UploadUnreadable, "upload "+id, err)
 	}
 	return b, key, nil
 }
@@ -579,7 +579,7 @@ func (s *Store) ReadTreeFile(ctx context.Context, ti *store.TreeInfo, rel string
 		return nil, s.missing(ti.ID)
 	}
 	if err != nil {
-		return nil, s.wrap(manifest.UploadUnreadable, "upload "+ti.ID, err)
+		return nil, s.wrap(fault.UploadUnreadable, "upload "+ti.ID, err)
 	}
 	return out.Body, nil
 }
@@ -601,7 +601,7 @@ func (s *Store) CheckTreeTop(ctx context.Context, ti *store.TreeInfo) ([]string,
 		}
 		return nil
 	}); err != nil {
-		return nil, s.wrap(manifest.UploadUnreadable, "upload "+id, err)
+		return nil, s.wrap(fault.UploadUnreadable, "upload "+id, err)
 	}
 	return beside, nil
 }
@@ -614,7 +614,7 @@ func (s *Store) ReadTreeDir(ctx context.Context, ti *store.TreeInfo, _ string) (
 		es = append(es, store.TreeEntry{Name: strings.TrimPrefix(aws.ToString(o.Key), dir), File: true})
 		return nil
 	}); err != nil {
-		return nil, s.wrap(manifest.UploadUnreadable, "upload "+ti.ID, err)
+		return nil, s.wrap(fault.UploadUnreadable, "upload "+ti.ID, err)
 	}
 	return es, nil
 }
@@ -670,7 +670,7 @@ func (s *Store) dropTreeObjects(ctx context.Context, id string) (bool, error) {
 		keys = append(keys, k)
 		return nil
 	}); err != nil {
-		return false, s.wrap(manifest.UploadUnreadable, "upload "+id, err)
+		return false, s.wrap(fault.UploadUnreadable, "upload "+id, err)
 	}
 	if finished {
 		return true, nil
@@ -703,7 +703,7 @@ func (s *Store) dropTree(ctx context.Context, id string) error {
 		}
 		return nil
 	}); err != nil {
-		return s.wrap(manifest.UploadUnreadable, "upload "+id, err)
+		return s.wrap(fault.UploadUnreadable, "upload "+id, err)
 	}
 	if err := s.deleteKeys(ctx, keys); err != nil {
 		return err
@@ -745,7 +745,7 @@ func (s *Store) treeLeftover(ctx context.Context, id string) (*store.Entry, erro
 		return nil
 	})
 	if err != nil || n == 0 {
-		return nil, s.wrap(manifest.UploadUnreadable, "upload "+id, err)
+		return nil, s.wrap(fault.UploadUnreadable, "upload "+id, err)
 	}
 	return &store.Entry{ID: id, Name: t.dir, Size: t.size, Finished: t.list && t.meta, Made: t.first.UTC(), LastUsed: t.last.UTC()}, nil
 }

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/manifest/fault"
 	"github.com/attachctl/attachctl/ops/stage"
 	"github.com/attachctl/attachctl/ops/store"
 	"github.com/attachctl/attachctl/ops/store/s3/s3test"
@@ -65,7 +66,7 @@ func TestTreeResumeSendsWhatIsMissing(t *testing.T) {
 		}
 	}})
 	cancel()
-	if err == nil || !errors.Is(err, context.Canceled) && manifest.CodeOf(err) != manifest.UploadMissing {
+	if err == nil || !errors.Is(err, context.Canceled) && fault.CodeOf(err) != fault.UploadMissing {
 		t.Fatalf("interrupted upload: %v", err)
 	}
 	l, err := s.List(bg)
@@ -204,7 +205,7 @@ func TestTreeSweepKilled(t *testing.T) {
 	if err != nil || len(l.Entries) != 1 || l.Entries[0].Finished || l.Entries[0].Name != "proj" || len(l.Skipped) != 0 {
 		t.Fatalf("after a killed sweep: %+v, %v", l, err)
 	}
-	if err := s.MarkUsed(bg, []string{id}, time.Now()); manifest.CodeOf(err) != manifest.UploadMissing {
+	if err := s.MarkUsed(bg, []string{id}, time.Now()); fault.CodeOf(err) != fault.UploadMissing {
 		t.Fatalf("marking the half-removed upload used: %v", err)
 	}
 	sw, err := s.Sweep(bg, 0, false)
@@ -279,7 +280,7 @@ func TestTreeFaults(t *testing.T) {
 	})
 	rec = folderRec(t, "proj", files)
 	err := s.UploadRecord(bg, rec, UploadOptions{})
-	if manifest.CodeOf(err) != manifest.StoreUnreachable {
+	if fault.CodeOf(err) != fault.StoreUnreachable {
 		t.Fatalf("a server that breaks connections: %v, want store.unreachable", err)
 	}
 	l, err := s.List(bg)

@@ -11,7 +11,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/manifest/fault"
 	"github.com/attachctl/attachctl/ops/store"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awss3 "github.com/aws/aws-sdk-go-v2/service/s3"
@@ -41,7 +41,7 @@ func (s *Store) readMarker(ctx context.Context, id string) (marker, error) {
 		if notFound(err) {
 			return marker{}, nil
 		}
-		return marker{}, s.wrap(manifest.UploadUnreadable, "marker of "+id, err)
+		return marker{}, s.wrap(fault.UploadUnreadable, "marker of "+id, err)
 	}
 	f := strings.Fields(string(b))
 	if len(f) < 2 || (f[0] != "used" && f[0] != "tombstone") || parseTime(f[1]).IsZero() {
@@ -127,7 +127,7 @@ func (s *Store) lookUp(ctx context.Context, id string) (string, marker, error) {
 		return nil
 	})
 	if err != nil {
-		return "", marker{}, s.wrap(manifest.UploadUnreadable, "upload "+id, err)
+		return "", marker{}, s.wrap(fault.UploadUnreadable, "upload "+id, err)
 	}
 	return s.settle(ctx, id, &f)
 }
@@ -161,7 +161,7 @@ func (s *Store) lookUpAll(ctx context.Context, ids []string) ([]string, []marker
 			out, err := s.client.ListObjectsV2(ctx, &awss3.ListObjectsV2Input{Bucket: &s.Bucket, Prefix: &root,
 				StartAfter: &start, MaxKeys: pageKeys(len(sorted) - i)})
 			if err != nil {
-				return nil, nil, s.wrap(manifest.UploadUnreadable, "uploads", err)
+				return nil, nil, s.wrap(fault.UploadUnreadable, "uploads", err)
 			}
 			last := ""
 			for _, o := range out.Contents {
@@ -261,7 +261,7 @@ func (s *Store) MarkUsed(ctx context.Context, ids []string, at time.Time) error 
 }
 
 func (s *Store) swept(id string) error {
-	return manifest.Errorf(manifest.UploadMissing, "upload %s: being removed by a sweep of store %s", id, s.URI)
+	return fault.Errorf(fault.UploadMissing, "upload %s: being removed by a sweep of store %s", id, s.URI)
 }
 
 func (s *Store) markOne(ctx context.Context, id, name string, m marker, at time.Time) error {
@@ -275,17 +275,17 @@ func (s *Store) markOne(ctx context.Context, id, name string, m marker, at time.
 			if herr == nil {
 				return nil
 			}
-			if manifest.CodeOf(herr) != manifest.UploadMissing {
+			if fault.CodeOf(herr) != fault.UploadMissing {
 				return herr
 			}
 			s.client.DeleteObject(ctx, &awss3.DeleteObjectInput{Bucket: &s.Bucket, Key: aws.String(s.usedKey(id)), IfMatch: aws.String(etag)})
 			return s.missing(id)
 		}
 		if !isConflict(err) {
-			return s.wrap(manifest.UploadUnreadable, "marker of "+id, err)
+			return s.wrap(fault.UploadUnreadable, "marker of "+id, err)
 		}
 		if try == 20 {
-			return manifest.Errorf(manifest.StoreLocked, "upload %s: its marker kept changing under %d tries", id, try)
+			return fault.Errorf(fault.StoreLocked, "upload %s: its marker kept changing under %d tries", id, try)
 		}
 		// Another use or a sweep wrote first: look again and go again.
 		if name, m, err = s.lookUp(ctx, id); err != nil {

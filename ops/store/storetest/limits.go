@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/manifest/fault"
 	"github.com/attachctl/attachctl/ops/store"
 )
 
@@ -68,7 +68,7 @@ func testLimitsLock(t *testing.T, h Harness) {
 		t.Fatal(err)
 	}
 	_, err = r.LockLimits(ctx, 50*time.Millisecond)
-	if manifest.CodeOf(err) != manifest.StoreLocked || !strings.Contains(err.Error(), "limits lock") {
+	if fault.CodeOf(err) != fault.StoreLocked || !strings.Contains(err.Error(), "limits lock") {
 		t.Errorf("a second lock while held: %v; want store.locked naming the limits lock", err)
 	}
 	if held, err := lk.Unlock(ctx); err != nil || !held {
@@ -87,7 +87,7 @@ func testLimitsAcross(t *testing.T, h Harness) {
 	l := store.Limits{MaxFiles: 3, MaxBytes: 3000}
 	b, r := limited(t, h, l)
 	var wg sync.WaitGroup
-	codes := make([]manifest.Code, 5)
+	codes := make([]fault.Code, 5)
 	for i := range codes {
 		wg.Add(1)
 		go func() {
@@ -99,15 +99,15 @@ func testLimitsAcross(t *testing.T, h Harness) {
 			}
 			q := &store.Quota{R: r, Loc: b.Location(), List: b.List}
 			_, err = q.Admit(ctx, l, id, "f.bin", 900)
-			codes[i] = manifest.CodeOf(err)
+			codes[i] = fault.CodeOf(err)
 		}()
 	}
 	wg.Wait()
-	n := map[manifest.Code]int{}
+	n := map[fault.Code]int{}
 	for _, c := range codes {
 		n[c]++
 	}
-	if n[""] != 3 || n[manifest.StoreFull] != 2 {
+	if n[""] != 3 || n[fault.StoreFull] != 2 {
 		t.Errorf("five at once: %v; want 3 admitted, 2 store.full", codes)
 	}
 }
@@ -127,7 +127,7 @@ func testChunkReservations(t *testing.T, h Harness) {
 		t.Fatal(err)
 	}
 	_, err = b.Write(ctx, id, 0, strings.NewReader(strings.Repeat("x", 600)))
-	wantCode(t, "a chunk of 600 B with 500 B left beside a reservation", err, manifest.StoreFull)
+	wantCode(t, "a chunk of 600 B with 500 B left beside a reservation", err, fault.StoreFull)
 	off, err := b.Write(ctx, id, 0, strings.NewReader(strings.Repeat("x", 400)))
 	must(t, "a chunk of 400 B", err)
 	if off != 400 {
@@ -141,5 +141,5 @@ func testChunkReservations(t *testing.T, h Harness) {
 	last, err := store.NewID()
 	must(t, "id", err)
 	_, err = q.Admit(ctx, l, last, "l.bin", 1)
-	wantCode(t, "one byte more", err, manifest.StoreFull)
+	wantCode(t, "one byte more", err, fault.StoreFull)
 }

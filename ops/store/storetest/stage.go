@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/manifest/fault"
 	"github.com/attachctl/attachctl/ops/stage"
 	"github.com/attachctl/attachctl/ops/store"
 )
@@ -178,7 +179,7 @@ func testStageHashMismatch(t *testing.T, h Harness) {
 	path, _ := sourceFile(t, 1000, 5)
 	rec := &manifest.Record{Path: path, Name: "data.bin", Blake3: sum([]byte("something else"))}
 	err := uploader(t, b, stage.Options{}).Upload(ctx, rec, nil)
-	wantCode(t, "upload of a source that is not the record's BLAKE3", err, manifest.UploadHashMismatch)
+	wantCode(t, "upload of a source that is not the record's BLAKE3", err, fault.UploadHashMismatch)
 	if l, err := b.List(ctx); err == nil {
 		for _, e := range l.Entries {
 			if e.Finished {
@@ -227,7 +228,7 @@ func testStagePlain(t *testing.T, h Harness) {
 	must(t, "verify", stage.VerifyRecord(ctx, b, rec, nil))
 	// A failure in the middle leaves nothing behind.
 	bad := &manifest.Record{Path: path, Name: "data.bin", Blake3: sum([]byte("x"))}
-	wantCode(t, "plain upload with a wrong hash", uploader(t, b, stage.Options{}).Upload(ctx, bad, nil), manifest.UploadHashMismatch)
+	wantCode(t, "plain upload with a wrong hash", uploader(t, b, stage.Options{}).Upload(ctx, bad, nil), fault.UploadHashMismatch)
 	finishedOnly(t, b, 1)
 }
 
@@ -253,13 +254,13 @@ func testStageVerify(t *testing.T, h Harness) {
 	// The source edited since: the source side changed, the upload is intact.
 	must(t, "edit source", os.WriteFile(path, []byte("edited"), 0o600))
 	err = stage.VerifyRecord(ctx, b, rec, nil)
-	wantCode(t, "verify of an edited source", err, manifest.VerifyMismatch)
+	wantCode(t, "verify of an edited source", err, fault.VerifyMismatch)
 	if rec.Verified == nil || rec.Verified.OK {
 		t.Fatalf("verified after the source changed: %+v", rec.Verified)
 	}
 	// Another store's record is not this store's upload.
 	other := *rec
 	other.Upload = &manifest.Upload{ID: rec.Upload.ID, Store: b.Location() + "-other"}
-	wantCode(t, "touch of another store's record", stage.Touch(ctx, b, &other, now()), manifest.UploadMissing)
+	wantCode(t, "touch of another store's record", stage.Touch(ctx, b, &other, now()), fault.UploadMissing)
 	must(t, "touch", stage.Touch(ctx, b, rec, now()))
 }

@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/manifest/fault"
 	"github.com/attachctl/attachctl/ops/store"
 	"github.com/zeebo/blake3"
 )
@@ -85,9 +85,9 @@ func sum(b []byte) string {
 }
 
 // wantCode fails unless err carries code.
-func wantCode(t *testing.T, what string, err error, code manifest.Code) {
+func wantCode(t *testing.T, what string, err error, code fault.Code) {
 	t.Helper()
-	if got := manifest.CodeOf(err); got != code {
+	if got := fault.CodeOf(err); got != code {
 		t.Fatalf("%s: got error %v (code %q), want code %q", what, err, got, code)
 	}
 }
@@ -133,11 +133,11 @@ func testMissingEmpty(t *testing.T, h Harness) {
 	}
 	const id = "01900000-0000-7000-8000-000000000000"
 	_, err = b.Status(ctx, id)
-	wantCode(t, "status in a missing store", err, manifest.UploadMissing)
+	wantCode(t, "status in a missing store", err, fault.UploadMissing)
 	_, err = b.Open(ctx, id, "a.txt")
-	wantCode(t, "open in a missing store", err, manifest.UploadMissing)
+	wantCode(t, "open in a missing store", err, fault.UploadMissing)
 	err = b.MarkUsed(ctx, []string{id}, time.Now())
-	wantCode(t, "mark used in a missing store", err, manifest.UploadMissing)
+	wantCode(t, "mark used in a missing store", err, fault.UploadMissing)
 	sw, err := b.Sweep(ctx, 0, false)
 	must(t, "sweep of a missing store", err)
 	must(t, "sweep of a missing store: remove nothing", sw.Remove(ctx, nil, func(store.Entry) bool { return true },
@@ -202,7 +202,7 @@ func testRoundTrip(t *testing.T, h Harness) {
 		t.Fatalf("info %+v, finish said %+v", got, info)
 	}
 	_, err = b.Open(ctx, id, "other.txt")
-	wantCode(t, "open under another name", err, manifest.UploadMissing)
+	wantCode(t, "open under another name", err, fault.UploadMissing)
 }
 
 func testWholeOrNothing(t *testing.T, h Harness) {
@@ -212,11 +212,11 @@ func testWholeOrNothing(t *testing.T, h Harness) {
 	_, err = b.Write(ctx, id, 0, strings.NewReader("12345"))
 	must(t, "write", err)
 	_, err = b.Open(ctx, id, "a.bin")
-	wantCode(t, "open an unfinished upload", err, manifest.UploadMissing)
+	wantCode(t, "open an unfinished upload", err, fault.UploadMissing)
 	_, err = b.Info(ctx, id)
-	wantCode(t, "info of an unfinished upload", err, manifest.UploadMissing)
+	wantCode(t, "info of an unfinished upload", err, fault.UploadMissing)
 	err = b.MarkUsed(ctx, []string{id}, time.Now())
-	wantCode(t, "mark an unfinished upload used", err, manifest.UploadMissing)
+	wantCode(t, "mark an unfinished upload used", err, fault.UploadMissing)
 }
 
 func testOffsets(t *testing.T, h Harness) {
@@ -227,7 +227,7 @@ func testOffsets(t *testing.T, h Harness) {
 	must(t, "write", err)
 	for _, off := range []int64{0, 4, 6, -1} {
 		cur, err := b.Write(ctx, id, off, strings.NewReader("x"))
-		wantCode(t, "write at a wrong offset", err, manifest.UploadOffset)
+		wantCode(t, "write at a wrong offset", err, fault.UploadOffset)
 		if cur != 5 {
 			t.Fatalf("write at %d: current offset given as %d, want 5", off, cur)
 		}
@@ -246,7 +246,7 @@ func testOffsets(t *testing.T, h Harness) {
 		t.Fatalf("read back %q", got)
 	}
 	cur, err := b.Write(ctx, id, off, strings.NewReader("more"))
-	wantCode(t, "write to a finished upload", err, manifest.UploadOffset)
+	wantCode(t, "write to a finished upload", err, fault.UploadOffset)
 	if cur != off {
 		t.Fatalf("write to a finished upload: offset %d, want %d", cur, off)
 	}
@@ -259,13 +259,13 @@ func testPastSize(t *testing.T, h Harness) {
 	_, err = b.Write(ctx, id, 0, strings.NewReader("12345"))
 	must(t, "write", err)
 	cur, err := b.Write(ctx, id, 5, strings.NewReader("6789"))
-	wantCode(t, "write past the declared size", err, manifest.UploadPastSize)
+	wantCode(t, "write past the declared size", err, fault.UploadPastSize)
 	if cur != 5 {
 		t.Fatalf("past size: offset %d, want 5", cur)
 	}
 	// Through a reader that does not say its length either.
 	_, err = b.Write(ctx, id, 5, io.MultiReader(strings.NewReader("67"), strings.NewReader("89")))
-	wantCode(t, "write past the declared size, unknown length", err, manifest.UploadPastSize)
+	wantCode(t, "write past the declared size, unknown length", err, fault.UploadPastSize)
 	st, err := b.Status(ctx, id)
 	must(t, "status", err)
 	if st.Offset != 5 {
@@ -305,9 +305,9 @@ func testSizeMismatch(t *testing.T, h Harness) {
 	_, err = b.Write(ctx, id, 0, strings.NewReader("abc"))
 	must(t, "write", err)
 	_, err = b.Finish(ctx, id, -1, "")
-	wantCode(t, "finish short of the declared size", err, manifest.UploadSizeMismatch)
+	wantCode(t, "finish short of the declared size", err, fault.UploadSizeMismatch)
 	_, err = b.Finish(ctx, id, 3, "")
-	wantCode(t, "finish with another size than declared", err, manifest.UploadSizeMismatch)
+	wantCode(t, "finish with another size than declared", err, fault.UploadSizeMismatch)
 	st, err := b.Status(ctx, id)
 	must(t, "status", err)
 	if st.Finished || st.Offset != 3 {
@@ -326,16 +326,16 @@ func testHashMismatch(t *testing.T, h Harness) {
 	_, err = b.Write(ctx, id, 0, strings.NewReader("abc"))
 	must(t, "write", err)
 	_, err = b.Finish(ctx, id, 3, sum([]byte("abd")))
-	wantCode(t, "finish with another hash", err, manifest.UploadHashMismatch)
+	wantCode(t, "finish with another hash", err, fault.UploadHashMismatch)
 	_, err = b.Finish(ctx, id, 3, "not hex")
-	wantCode(t, "finish with a hash that is not hex", err, manifest.UploadInvalid)
+	wantCode(t, "finish with a hash that is not hex", err, fault.UploadInvalid)
 	st, err := b.Status(ctx, id)
 	must(t, "status", err)
 	if st.Finished || st.Offset != 3 {
 		t.Fatalf("a refused finish changed the upload: %+v", st)
 	}
 	_, err = b.Open(ctx, id, "a.bin")
-	wantCode(t, "open after a refused finish", err, manifest.UploadMissing)
+	wantCode(t, "open after a refused finish", err, fault.UploadMissing)
 	_, err = b.Finish(ctx, id, 3, strings.ToUpper(sum([]byte("abc"))))
 	must(t, "finish with the hash in capitals", err)
 }
@@ -349,9 +349,9 @@ func testFinishTwice(t *testing.T, h Harness) {
 		t.Fatalf("finish again: %+v, first %+v", again, info)
 	}
 	_, err = b.Finish(ctx, info.ID, 4, "")
-	wantCode(t, "finish again with another size", err, manifest.UploadSizeMismatch)
+	wantCode(t, "finish again with another size", err, fault.UploadSizeMismatch)
 	_, err = b.Finish(ctx, info.ID, -1, sum([]byte("abd")))
-	wantCode(t, "finish again with another hash", err, manifest.UploadHashMismatch)
+	wantCode(t, "finish again with another hash", err, fault.UploadHashMismatch)
 	if got := readAll(t, b, info.ID, "a.txt"); string(got) != "abc" {
 		t.Fatalf("read back %q", got)
 	}
@@ -365,14 +365,14 @@ func testAbort(t *testing.T, h Harness) {
 	must(t, "write", err)
 	must(t, "abort", b.Abort(ctx, id))
 	_, err = b.Status(ctx, id)
-	wantCode(t, "status after abort", err, manifest.UploadMissing)
+	wantCode(t, "status after abort", err, fault.UploadMissing)
 	_, err = b.Write(ctx, id, 3, strings.NewReader("d"))
-	wantCode(t, "write after abort", err, manifest.UploadMissing)
+	wantCode(t, "write after abort", err, fault.UploadMissing)
 	err = b.Abort(ctx, id)
-	wantCode(t, "abort again", err, manifest.UploadMissing)
+	wantCode(t, "abort again", err, fault.UploadMissing)
 	info := upload(t, b, "done.txt", []byte("x"))
 	err = b.Abort(ctx, info.ID)
-	wantCode(t, "abort a finished upload", err, manifest.UploadInvalid)
+	wantCode(t, "abort a finished upload", err, fault.UploadInvalid)
 	if got := readAll(t, b, info.ID, "done.txt"); string(got) != "x" {
 		t.Fatalf("abort of a finished upload changed it: %q", got)
 	}
@@ -395,17 +395,17 @@ func testInvalidIDs(t *testing.T, h Harness) {
 	upload(t, b, "a.txt", []byte("a")) // the store exists, so nothing is refused for want of it
 	for _, id := range badIDs {
 		_, err := b.Status(ctx, id)
-		wantCode(t, "status "+id, err, manifest.UploadInvalid)
+		wantCode(t, "status "+id, err, fault.UploadInvalid)
 		_, err = b.Write(ctx, id, 0, strings.NewReader("x"))
-		wantCode(t, "write "+id, err, manifest.UploadInvalid)
+		wantCode(t, "write "+id, err, fault.UploadInvalid)
 		_, err = b.Finish(ctx, id, -1, "")
-		wantCode(t, "finish "+id, err, manifest.UploadInvalid)
-		wantCode(t, "abort "+id, b.Abort(ctx, id), manifest.UploadInvalid)
+		wantCode(t, "finish "+id, err, fault.UploadInvalid)
+		wantCode(t, "abort "+id, b.Abort(ctx, id), fault.UploadInvalid)
 		_, err = b.Open(ctx, id, "a.txt")
-		wantCode(t, "open "+id, err, manifest.UploadInvalid)
+		wantCode(t, "open "+id, err, fault.UploadInvalid)
 		_, err = b.Info(ctx, id)
-		wantCode(t, "info "+id, err, manifest.UploadInvalid)
-		wantCode(t, "mark used "+id, b.MarkUsed(ctx, []string{id}, time.Now()), manifest.UploadInvalid)
+		wantCode(t, "info "+id, err, fault.UploadInvalid)
+		wantCode(t, "mark used "+id, b.MarkUsed(ctx, []string{id}, time.Now()), fault.UploadInvalid)
 	}
 }
 
@@ -415,15 +415,15 @@ func testInvalidNames(t *testing.T, h Harness) {
 	b := h.New(t)
 	for _, name := range badNames {
 		_, err := b.Begin(ctx, name, -1)
-		wantCode(t, "begin "+name, err, manifest.UploadInvalid)
+		wantCode(t, "begin "+name, err, fault.UploadInvalid)
 	}
 	info := upload(t, b, strings.Repeat("n", 255), []byte("a"))
 	for _, name := range badNames {
 		_, err := b.Open(ctx, info.ID, name)
-		wantCode(t, "open "+name, err, manifest.UploadInvalid)
+		wantCode(t, "open "+name, err, fault.UploadInvalid)
 	}
 	_, err := b.Begin(ctx, "a.txt", -2)
-	wantCode(t, "begin with size -2", err, manifest.UploadInvalid)
+	wantCode(t, "begin with size -2", err, fault.UploadInvalid)
 }
 
 func testList(t *testing.T, h Harness) {
@@ -484,7 +484,7 @@ func testMarkUsed(t *testing.T, h Harness) {
 	// Refused for one id: the others are not marked.
 	later := at.Add(time.Hour)
 	err = b.MarkUsed(ctx, []string{a.ID, "01900000-0000-7000-8000-000000000000"}, later)
-	wantCode(t, "mark used with a missing id", err, manifest.UploadMissing)
+	wantCode(t, "mark used with a missing id", err, fault.UploadMissing)
 	l, err = b.List(ctx)
 	must(t, "list", err)
 	for _, e := range l.Entries {
@@ -542,11 +542,11 @@ func testSweepStale(t *testing.T, h Harness) {
 		t.Fatalf("sweep outcomes %v, want %s and %s removed", got, a.ID, pid)
 	}
 	_, err = b.Open(ctx, a.ID, "a.txt")
-	wantCode(t, "open a removed upload", err, manifest.UploadMissing)
+	wantCode(t, "open a removed upload", err, fault.UploadMissing)
 	_, err = b.Status(ctx, pid)
-	wantCode(t, "status of a removed partial", err, manifest.UploadMissing)
+	wantCode(t, "status of a removed partial", err, fault.UploadMissing)
 	err = b.MarkUsed(ctx, []string{a.ID}, time.Now())
-	wantCode(t, "mark a removed upload used", err, manifest.UploadMissing)
+	wantCode(t, "mark a removed upload used", err, fault.UploadMissing)
 	if got := readAll(t, b, c.ID, "c.txt"); string(got) != "c" {
 		t.Fatalf("kept upload reads %q", got)
 	}
@@ -639,7 +639,7 @@ func testSweepCancelled(t *testing.T, h Harness) {
 	for _, info := range infos {
 		_, err := b.Open(ctx, info.ID, info.Name)
 		if removed[info.ID] {
-			wantCode(t, "open a reported removal", err, manifest.UploadMissing)
+			wantCode(t, "open a reported removal", err, fault.UploadMissing)
 		} else if err != nil {
 			t.Fatalf("upload %s not reported removed is not intact: %v", info.ID, err)
 		}
@@ -656,7 +656,7 @@ func testSweepExclusive(t *testing.T, h Harness) {
 	sw, err := b.Sweep(ctx, 0, false)
 	must(t, "sweep", err)
 	_, err = b.Sweep(ctx, 0, false)
-	wantCode(t, "a second sweep at once", err, manifest.StoreLocked)
+	wantCode(t, "a second sweep at once", err, fault.StoreLocked)
 	must(t, "close", sw.Close())
 	sw, err = b.Sweep(ctx, 0, false)
 	must(t, "sweep after close", err)
@@ -670,16 +670,16 @@ func testNotStore(t *testing.T, h Harness) {
 	b := h.NotStore(t)
 	const id = "01900000-0000-7000-8000-000000000000"
 	_, err := b.List(ctx)
-	wantCode(t, "list", err, manifest.StoreNotStore)
+	wantCode(t, "list", err, fault.StoreNotStore)
 	_, err = b.Begin(ctx, "a.txt", -1)
-	wantCode(t, "begin", err, manifest.StoreNotStore)
+	wantCode(t, "begin", err, fault.StoreNotStore)
 	_, err = b.Status(ctx, id)
-	wantCode(t, "status", err, manifest.StoreNotStore)
+	wantCode(t, "status", err, fault.StoreNotStore)
 	_, err = b.Open(ctx, id, "a.txt")
-	wantCode(t, "open", err, manifest.StoreNotStore)
-	wantCode(t, "mark used", b.MarkUsed(ctx, []string{id}, time.Now()), manifest.StoreNotStore)
+	wantCode(t, "open", err, fault.StoreNotStore)
+	wantCode(t, "mark used", b.MarkUsed(ctx, []string{id}, time.Now()), fault.StoreNotStore)
 	_, err = b.Sweep(ctx, 0, false)
-	wantCode(t, "sweep", err, manifest.StoreNotStore)
+	wantCode(t, "sweep", err, fault.StoreNotStore)
 	_, err = b.Sweep(ctx, 0, true)
-	wantCode(t, "dry-run sweep", err, manifest.StoreNotStore)
+	wantCode(t, "dry-run sweep", err, fault.StoreNotStore)
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/manifest/fault"
 	"github.com/attachctl/attachctl/ops/stage"
 	"github.com/attachctl/attachctl/ops/store"
 	"github.com/attachctl/attachctl/sniff"
@@ -150,7 +151,7 @@ func testTreeUpload(t *testing.T, h Harness) {
 		t.Fatalf("info %+v", info)
 	}
 	_, err = b.Open(ctx, id, "proj")
-	wantCode(t, "open a folder upload as one file", err, manifest.UploadUnreadable)
+	wantCode(t, "open a folder upload as one file", err, fault.UploadUnreadable)
 	l, err := b.List(ctx)
 	must(t, "list", err)
 	if len(l.Entries) != 1 || !l.Entries[0].Finished || l.Entries[0].Name != "proj" || l.Entries[0].Size != total || len(l.Skipped) != 0 {
@@ -165,10 +166,10 @@ func testTreeUpload(t *testing.T, h Harness) {
 		t.Fatalf("FolderFiles of a file upload: %d, %v, %v", n, folder, err)
 	}
 	_, err = tr.TreeInfo(ctx, one.ID)
-	wantCode(t, "tree info of a file upload", err, manifest.UploadInvalid)
+	wantCode(t, "tree info of a file upload", err, fault.UploadInvalid)
 	missing, _ := store.NewID()
 	_, _, err = tr.FolderFiles(ctx, missing)
-	wantCode(t, "FolderFiles of no upload", err, manifest.UploadMissing)
+	wantCode(t, "FolderFiles of no upload", err, fault.UploadMissing)
 	must(t, "verify", verifyTreeOK(tr, id))
 	must(t, "mark used", b.MarkUsed(ctx, []string{id}, time.Now()))
 	// The same folder again is the same upload.
@@ -203,7 +204,7 @@ func testTreeResume(t *testing.T, h Harness) {
 	if err == nil {
 		t.Fatal("an upload cancelled after its third file finished")
 	}
-	if !errors.Is(err, context.Canceled) && manifest.CodeOf(err) != manifest.UploadMissing {
+	if !errors.Is(err, context.Canceled) && fault.CodeOf(err) != fault.UploadMissing {
 		t.Fatalf("interrupted upload: %v", err)
 	}
 	// Nothing of it is finished: no finished entry, and every reader says missing.
@@ -214,16 +215,16 @@ func testTreeResume(t *testing.T, h Harness) {
 	}
 	id := l.Entries[0].ID
 	_, err = tr.TreeInfo(ctx, id)
-	wantCode(t, "tree info of an unfinished folder upload", err, manifest.UploadMissing)
+	wantCode(t, "tree info of an unfinished folder upload", err, fault.UploadMissing)
 	_, err = b.Info(ctx, id)
-	wantCode(t, "info of an unfinished folder upload", err, manifest.UploadMissing)
+	wantCode(t, "info of an unfinished folder upload", err, fault.UploadMissing)
 	_, err = tr.OpenTreeFile(ctx, id, "logs", "a/f.txt")
-	wantCode(t, "a file of an unfinished folder upload", err, manifest.UploadMissing)
+	wantCode(t, "a file of an unfinished folder upload", err, fault.UploadMissing)
 	if _, folder, _ := tr.FolderFiles(ctx, id); folder {
 		t.Fatal("FolderFiles says an unfinished upload is a folder upload")
 	}
 	err = b.MarkUsed(ctx, []string{id}, time.Now())
-	wantCode(t, "mark an unfinished folder upload used", err, manifest.UploadMissing)
+	wantCode(t, "mark an unfinished folder upload used", err, fault.UploadMissing)
 	// Run again: the same upload, finished, every file equal.
 	rec, err := uploadTree(t, ctx, b, root, nil)
 	must(t, "resume", err)
@@ -282,7 +283,7 @@ func testTreeVerify(t *testing.T, h Harness) {
 	h.EditTreeFile(t, b, id, "proj", "b/main.go", nil)
 	h.EditTreeFile(t, b, id, "proj", "c/new.txt", []byte("added\n"))
 	_, err = tr.VerifyTree(ctx, id, nil)
-	wantCode(t, "verify a changed folder upload", err, manifest.VerifyMismatch)
+	wantCode(t, "verify a changed folder upload", err, fault.VerifyMismatch)
 	msg := err.Error()
 	for _, want := range []string{"a/main.go changed", "b/main.go", "c/new.txt was added"} {
 		if !strings.Contains(msg, want) {
@@ -296,7 +297,7 @@ func testTreeVerify(t *testing.T, h Harness) {
 	}
 	// The stage's verify of the record says so too.
 	err = stage.VerifyRecord(ctx, b, rec, nil)
-	wantCode(t, "verify the record", err, manifest.VerifyMismatch)
+	wantCode(t, "verify the record", err, fault.VerifyMismatch)
 	if rec.Verified == nil || rec.Verified.OK {
 		t.Fatalf("record verified %+v after a failed verify", rec.Verified)
 	}
@@ -319,11 +320,11 @@ func testTreeSweep(t *testing.T, h Harness) {
 		t.Fatalf("sweep outcomes %v, want only %s removed", got, a.Upload.ID)
 	}
 	_, err = tr.TreeInfo(ctx, a.Upload.ID)
-	wantCode(t, "tree info of a swept folder upload", err, manifest.UploadMissing)
+	wantCode(t, "tree info of a swept folder upload", err, fault.UploadMissing)
 	_, err = tr.OpenTreeFile(ctx, a.Upload.ID, "proj", "a/main.go")
-	wantCode(t, "a file of a swept folder upload", err, manifest.UploadMissing)
+	wantCode(t, "a file of a swept folder upload", err, fault.UploadMissing)
 	err = b.MarkUsed(ctx, []string{a.Upload.ID}, time.Now())
-	wantCode(t, "mark a swept folder upload used", err, manifest.UploadMissing)
+	wantCode(t, "mark a swept folder upload used", err, fault.UploadMissing)
 	l, err := b.List(ctx)
 	must(t, "list", err)
 	if len(l.Entries) != 2 || len(l.Skipped) != 0 {
@@ -352,18 +353,18 @@ func testTreeOpenGuarded(t *testing.T, h Harness) {
 	id := rec.Upload.ID
 	for _, rel := range []string{"", "../top", "/etc/passwd", "a/../top", "a//main.go", ".", "a/./main.go", "a/"} {
 		_, err := tr.OpenTreeFile(ctx, id, "proj", rel)
-		wantCode(t, "open "+rel, err, manifest.UploadInvalid)
+		wantCode(t, "open "+rel, err, fault.UploadInvalid)
 	}
 	for _, name := range []string{"", "..", "a/b", store.TreeListName} {
 		_, err := tr.OpenTreeFile(ctx, id, name, "top")
-		wantCode(t, "open in folder "+name, err, manifest.UploadInvalid)
+		wantCode(t, "open in folder "+name, err, fault.UploadInvalid)
 	}
 	_, err = tr.OpenTreeFile(ctx, "not-an-id", "proj", "top")
-	wantCode(t, "open with a bad id", err, manifest.UploadInvalid)
+	wantCode(t, "open with a bad id", err, fault.UploadInvalid)
 	_, err = tr.OpenTreeFile(ctx, id, "proj", "nope")
-	wantCode(t, "open a file the folder does not hold", err, manifest.UploadMissing)
+	wantCode(t, "open a file the folder does not hold", err, fault.UploadMissing)
 	_, err = tr.OpenTreeFile(ctx, id, "other", "top")
-	wantCode(t, "open in a folder of another name", err, manifest.UploadMissing)
+	wantCode(t, "open in a folder of another name", err, fault.UploadMissing)
 	if got := readTreeFile(t, tr, id, "proj", "a/main.go"); string(got) != "x" {
 		t.Fatalf("a/main.go reads %q", got)
 	}

@@ -2,6 +2,7 @@ package mem
 
 import (
 	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/manifest/fault"
 )
 
 // What a test does to a store that a real one reaches only with time, other processes or hands
@@ -44,7 +45,7 @@ func (s *Store) EditFile(id string, data []byte) error {
 	defer s.mu.Unlock()
 	f := s.finished[id]
 	if f == nil || f.folder() {
-		return manifest.Errorf(manifest.UploadMissing, "upload %s: no finished file upload", id)
+		return fault.Errorf(fault.UploadMissing, "upload %s: no finished file upload", id)
 	}
 	f.data = append([]byte(nil), data...)
 	return nil
@@ -58,7 +59,7 @@ func (s *Store) EditTreeFile(id, name, rel string, data []byte) error {
 	defer s.mu.Unlock()
 	f := s.finished[id]
 	if f == nil || !f.folder() || f.info.Name != name {
-		return manifest.Errorf(manifest.UploadMissing, "upload %s: no finished folder upload named %s", id, manifest.Quote(name))
+		return fault.Errorf(fault.UploadMissing, "upload %s: no finished folder upload named %s", id, manifest.Quote(name))
 	}
 	files := make(map[string][]byte, len(f.files)+1)
 	for r, d := range f.files {

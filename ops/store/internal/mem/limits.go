@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/manifest/fault"
 	"github.com/attachctl/attachctl/ops/store"
 )
 
@@ -21,7 +21,7 @@ func (s *Store) Limits(ctx context.Context) (store.Limits, error) {
 // SetLimits is store init: it makes the store and sets its limits, once.
 func (s *Store) SetLimits(ctx context.Context, l store.Limits) error {
 	if l.MaxFile < 0 || l.MaxBytes < 0 || l.MaxFiles < 0 {
-		return manifest.Errorf(manifest.UploadInvalid, "store %s: a limit is negative", s.loc)
+		return fault.Errorf(fault.UploadInvalid, "store %s: a limit is negative", s.loc)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -32,7 +32,7 @@ func (s *Store) SetLimits(ctx context.Context, l store.Limits) error {
 	case s.limits == l:
 		return nil
 	case !s.limits.None():
-		return manifest.Errorf(manifest.UploadInvalid, "store %s: already has limits (%s); they are set once, when the store is made", s.loc, s.limits)
+		return fault.Errorf(fault.UploadInvalid, "store %s: already has limits (%s); they are set once, when the store is made", s.loc, s.limits)
 	}
 	s.limits = l
 	return nil
@@ -72,7 +72,7 @@ func (r reserver) LockLimits(ctx context.Context, wait time.Duration) (store.Lim
 		return nil, err
 	}
 	if err := take(ctx, s.limitsLock, wait, func() error {
-		return manifest.Errorf(manifest.StoreLocked, "store %s: the limits lock %s", s.loc, store.HeldBy(store.Holder{}, false, wait))
+		return fault.Errorf(fault.StoreLocked, "store %s: the limits lock %s", s.loc, store.HeldBy(store.Holder{}, false, wait))
 	}); err != nil {
 		return nil, err
 	}
@@ -94,7 +94,7 @@ func (r reserver) PutReservation(ctx context.Context, key string, body []byte) e
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if _, ok := s.reserved[key]; ok {
-		return manifest.Errorf(manifest.UploadInvalid, "store %s: reservation %s is there already", s.loc, key)
+		return fault.Errorf(fault.UploadInvalid, "store %s: reservation %s is there already", s.loc, key)
 	}
 	s.reserved[key] = append([]byte(nil), body...)
 	return nil

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/manifest/fault"
 	"github.com/attachctl/attachctl/ops/store"
 	"github.com/zeebo/blake3"
 )
@@ -122,7 +123,7 @@ func (s *Store) FinishedURI(id, name string) string { return s.loc + "/" + id + 
 // marks the location a store when create. Called with s.mu held.
 func (s *Store) checkStore(create bool) error {
 	if !s.marked && len(s.foreign) > 0 {
-		return manifest.Errorf(manifest.StoreNotStore, "store %s: exists and is not an attachctl store (it holds %s); give another --store", s.loc, s.someForeign())
+		return fault.Errorf(fault.StoreNotStore, "store %s: exists and is not an attachctl store (it holds %s); give another --store", s.loc, s.someForeign())
 	}
 	if create {
 		s.marked = true
@@ -140,7 +141,7 @@ func (s *Store) someForeign() string {
 }
 
 func (s *Store) missing(id string) error {
-	return manifest.Errorf(manifest.UploadMissing, "upload %s: not in store %s", id, s.loc)
+	return fault.Errorf(fault.UploadMissing, "upload %s: not in store %s", id, s.loc)
 }
 
 // Exists reports whether anything is at the store's location (store.Exister).
@@ -156,7 +157,7 @@ func (s *Store) Begin(ctx context.Context, name string, size int64) (string, err
 		return "", err
 	}
 	if size < -1 {
-		return "", manifest.Errorf(manifest.UploadInvalid, "size %d: not a size", size)
+		return "", fault.Errorf(fault.UploadInvalid, "size %d: not a size", size)
 	}
 	s.mu.Lock()
 	err := s.checkStore(true)
@@ -191,7 +192,7 @@ func (s *Store) Write(ctx context.Context, id string, offset int64, r io.Reader)
 		return cur, err
 	}
 	if offset != cur {
-		return cur, manifest.Errorf(manifest.UploadOffset, "upload %s: offset %d is not the current offset %d", id, offset, cur)
+		return cur, fault.Errorf(fault.UploadOffset, "upload %s: offset %d is not the current offset %d", id, offset, cur)
 	}
 	lr := r
 	if p.size >= 0 {
@@ -199,10 +200,10 @@ func (s *Store) Write(ctx context.Context, id string, offset int64, r io.Reader)
 	}
 	b, err := io.ReadAll(lr)
 	if err != nil {
-		return cur, manifest.Errorf(manifest.FileUnreadable, "upload %s: reading the chunk: %v", id, err)
+		return cur, fault.Errorf(fault.FileUnreadable, "upload %s: reading the chunk: %v", id, err)
 	}
 	if p.size >= 0 && int64(len(b)) > p.size-cur {
-		return cur, manifest.Errorf(manifest.UploadPastSize, "upload %s: declared %d bytes, at offset %d; the chunk goes past the size and none of it is kept", id, p.size, cur)
+		return cur, fault.Errorf(fault.UploadPastSize, "upload %s: declared %d bytes, at offset %d; the chunk goes past the size and none of it is kept", id, p.size, cur)
 	}
 	if err := ctx.Err(); err != nil {
 		return cur, err
@@ -225,7 +226,7 @@ func (s *Store) Write(ctx context.Context, id string, offset int64, r io.Reader)
 	// Another writer may have come between: the offset is checked again where it is kept.
 	if p2, now, err := s.writable(id); err != nil || p2 != p || now != cur {
 		if err == nil {
-			err = manifest.Errorf(manifest.UploadOffset, "upload %s: another writer moved it to offset %d", id, now)
+			err = fault.Errorf(fault.UploadOffset, "upload %s: another writer moved it to offset %d", id, now)
 		}
 		return now, err
 	}
@@ -241,14 +242,14 @@ func (s *Store) writable(id string) (*partial, int64, error) {
 		return nil, 0, err
 	}
 	if f := s.finished[id]; f != nil {
-		return nil, f.info.Size, manifest.Errorf(manifest.UploadOffset, "upload %s: finished at offset %d; it takes no more chunks", id, f.info.Size)
+		return nil, f.info.Size, fault.Errorf(fault.UploadOffset, "upload %s: finished at offset %d; it takes no more chunks", id, f.info.Size)
 	}
 	p := s.partials[id]
 	if p == nil {
 		return nil, 0, s.missing(id)
 	}
 	if p.note != "" || p.folder {
-		return nil, 0, manifest.Errorf(manifest.UploadInvalid, "upload %s: written by the upload stage; run the same upload again to resume it", id)
+		return nil, 0, fault.Errorf(fault.UploadInvalid, "upload %s: written by the upload stage; run the same upload again to resume it", id)
 	}
 	return p, int64(len(p.data)), nil
 }
@@ -283,7 +284,7 @@ func (s *Store) Finish(ctx context.Context, id string, size int64, sum string) (
 		return nil, err
 	}
 	if size < -1 {
-		return nil, manifest.Errorf(manifest.UploadInvalid, "size %d: not a size", size)
+		return nil, fault.Errorf(fault.UploadInvalid, "size %d: not a size", size)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -299,18 +300,18 @@ func (s *Store) Finish(ctx context.Context, id string, size int64, sum string) (
 		return nil, s.missing(id)
 	}
 	if p.note != "" || p.folder {
-		return nil, manifest.Errorf(manifest.UploadInvalid, "upload %s: written by the upload stage; run the same upload again to finish it", id)
+		return nil, fault.Errorf(fault.UploadInvalid, "upload %s: written by the upload stage; run the same upload again to finish it", id)
 	}
 	total := int64(len(p.data))
 	switch {
 	case p.size >= 0 && total != p.size:
-		return nil, manifest.Errorf(manifest.UploadSizeMismatch, "upload %s: holds %d bytes, declared %d", id, total, p.size)
+		return nil, fault.Errorf(fault.UploadSizeMismatch, "upload %s: holds %d bytes, declared %d", id, total, p.size)
 	case size >= 0 && size != total:
-		return nil, manifest.Errorf(manifest.UploadSizeMismatch, "upload %s: holds %d bytes, finish says %d", id, total, size)
+		return nil, fault.Errorf(fault.UploadSizeMismatch, "upload %s: holds %d bytes, finish says %d", id, total, size)
 	}
 	got := hexSum(p.data)
 	if want != "" && got != want {
-		return nil, manifest.Errorf(manifest.UploadHashMismatch, "upload %s: BLAKE3 is %s, finish says %s", id, got, want)
+		return nil, fault.Errorf(fault.UploadHashMismatch, "upload %s: BLAKE3 is %s, finish says %s", id, got, want)
 	}
 	info := s.publish(id, p, got)
 	return &info, nil
@@ -328,10 +329,10 @@ func (s *Store) publish(id string, p *partial, sum string) store.Info {
 
 func checkFinished(info *store.Info, size int64, want string) error {
 	if size >= 0 && size != info.Size {
-		return manifest.Errorf(manifest.UploadSizeMismatch, "upload %s: finished with %d bytes, not %d", info.ID, info.Size, size)
+		return fault.Errorf(fault.UploadSizeMismatch, "upload %s: finished with %d bytes, not %d", info.ID, info.Size, size)
 	}
 	if want != "" && want != info.Blake3 {
-		return manifest.Errorf(manifest.UploadHashMismatch, "upload %s: finished with BLAKE3 %s, not %s", info.ID, info.Blake3, want)
+		return fault.Errorf(fault.UploadHashMismatch, "upload %s: finished with BLAKE3 %s, not %s", info.ID, info.Blake3, want)
 	}
 	return nil
 }
@@ -352,7 +353,7 @@ func (s *Store) Abort(ctx context.Context, id string) error {
 		return err
 	}
 	if s.finished[id] != nil {
-		return manifest.Errorf(manifest.UploadInvalid, "upload %s: finished; a finished upload is removed by rm or a sweep, not aborted", id)
+		return fault.Errorf(fault.UploadInvalid, "upload %s: finished; a finished upload is removed by rm or a sweep, not aborted", id)
 	}
 	p := s.partials[id]
 	if p == nil {
@@ -398,7 +399,7 @@ func (s *Store) Open(ctx context.Context, id, name string) (store.Reader, error)
 		return nil, err
 	}
 	if f.folder() {
-		return nil, manifest.Errorf(manifest.UploadUnreadable, "upload %s: %s is a folder upload; open its files", id, manifest.Quote(name))
+		return nil, fault.Errorf(fault.UploadUnreadable, "upload %s: %s is a folder upload; open its files", id, manifest.Quote(name))
 	}
 	info := f.info
 	return &reader{Reader: bytes.NewReader(f.data), info: &info}, nil
@@ -512,7 +513,7 @@ func (s *Store) Sweep(ctx context.Context, wait time.Duration, dryRun bool) (sto
 		return nil, err
 	}
 	if err := take(ctx, s.sweepLock, wait, func() error {
-		return manifest.Errorf(manifest.StoreLocked, "store %s: the sweep lock %s", s.loc, store.HeldBy(store.Holder{}, false, wait))
+		return fault.Errorf(fault.StoreLocked, "store %s: the sweep lock %s", s.loc, store.HeldBy(store.Holder{}, false, wait))
 	}); err != nil {
 		return nil, err
 	}

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/manifest/fault"
 	"github.com/attachctl/attachctl/ops/store"
 )
 
@@ -82,21 +82,21 @@ func TestLimits(t *testing.T) {
 	if err := s.SetLimits(ctx, store.Limits{MaxFile: 10, MaxFiles: 2}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.SetLimits(ctx, store.Limits{MaxFile: 11}); manifest.CodeOf(err) != manifest.UploadInvalid {
+	if err := s.SetLimits(ctx, store.Limits{MaxFile: 11}); fault.CodeOf(err) != fault.UploadInvalid {
 		t.Fatalf("other limits again: %v", err)
 	}
-	if _, err := s.Begin(ctx, "big", 11); manifest.CodeOf(err) != manifest.UploadTooLarge {
+	if _, err := s.Begin(ctx, "big", 11); fault.CodeOf(err) != fault.UploadTooLarge {
 		t.Fatalf("begin over max-file: %v", err)
 	}
 	id, err := s.Begin(ctx, "open", -1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Write(ctx, id, 0, strings.NewReader(strings.Repeat("x", 11))); manifest.CodeOf(err) != manifest.UploadTooLarge {
+	if _, err := s.Write(ctx, id, 0, strings.NewReader(strings.Repeat("x", 11))); fault.CodeOf(err) != fault.UploadTooLarge {
 		t.Fatalf("write past max-file: %v", err)
 	}
 	put(t, s, "b", []byte("b"))
-	if _, err := s.Begin(ctx, "c", 1); manifest.CodeOf(err) != manifest.StoreFull {
+	if _, err := s.Begin(ctx, "c", 1); fault.CodeOf(err) != fault.StoreFull {
 		t.Fatalf("a third upload against max-files 2: %v", err)
 	}
 	if err := s.Abort(ctx, id); err != nil {

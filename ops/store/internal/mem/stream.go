@@ -7,7 +7,7 @@ import (
 	"io"
 	"sync"
 
-	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/manifest/fault"
 	"github.com/attachctl/attachctl/ops"
 	"github.com/attachctl/attachctl/ops/store"
 	"github.com/zeebo/blake3"
@@ -30,7 +30,7 @@ func (s *Store) Stream(ctx context.Context, src store.Source, f store.SourceFile
 	if opts.Batch != nil {
 		var ok bool
 		if b, ok = opts.Batch.(*batch); !ok || b.s != s {
-			return nil, manifest.Errorf(manifest.UploadInvalid, "%s: the batch given is not one of store %s", src.Path, s.loc)
+			return nil, fault.Errorf(fault.UploadInvalid, "%s: the batch given is not one of store %s", src.Path, s.loc)
 		}
 	}
 	chunk := opts.Chunk
@@ -50,7 +50,7 @@ func (s *Store) Stream(ctx context.Context, src store.Source, f store.SourceFile
 			observe = nil
 		}
 		if want, _, err = ops.Hash(r, nil); err != nil {
-			return nil, manifest.Errorf(manifest.FileUnreadable, "%s: %v", src.Path, err)
+			return nil, fault.Errorf(fault.FileUnreadable, "%s: %v", src.Path, err)
 		}
 	}
 	note := noteKey("file", src.Path, src.Name, size, want)
@@ -71,7 +71,7 @@ func (s *Store) Stream(ctx context.Context, src store.Source, f store.SourceFile
 			return nil, err
 		}
 		defer func() {
-			if err != nil && manifest.CodeOf(err) != "" {
+			if err != nil && fault.CodeOf(err) != "" {
 				release()
 			}
 		}()
@@ -109,7 +109,7 @@ func (s *Store) Stream(ctx context.Context, src store.Source, f store.SourceFile
 		}
 		n := min(int64(len(buf)), size-off)
 		if k, rerr := f.ReadAt(buf[:n], off); int64(k) < n {
-			err = manifest.Errorf(manifest.UploadSourceChange, "%s: changed while being read: %v", f.Name(), rerr)
+			err = fault.Errorf(fault.UploadSourceChange, "%s: changed while being read: %v", f.Name(), rerr)
 			return nil, err
 		}
 		h.Write(buf[:n])
@@ -133,7 +133,7 @@ func (s *Store) Stream(ctx context.Context, src store.Source, f store.SourceFile
 		s.mu.Lock()
 		s.drop(id, p)
 		s.mu.Unlock()
-		err = manifest.Errorf(manifest.UploadHashMismatch, "%s: BLAKE3 is %s, the manifest says %s (changed since it was sniffed)", src.Path, got, want)
+		err = fault.Errorf(fault.UploadHashMismatch, "%s: BLAKE3 is %s, the manifest says %s (changed since it was sniffed)", src.Path, got, want)
 		return nil, err
 	}
 	info := store.Info{ID: id, Name: src.Name, Size: size, Blake3: want}
@@ -205,7 +205,7 @@ func (b *batch) Commit() error {
 		s.mu.Lock()
 		up.p.holds--
 		if s.partials[id] != up.p {
-			b.errs[id] = manifest.Errorf(manifest.UploadMissing, "upload %s: removed before its batch was committed", id)
+			b.errs[id] = fault.Errorf(fault.UploadMissing, "upload %s: removed before its batch was committed", id)
 		} else {
 			s.publish(id, up.p, up.sum)
 		}

@@ -7,6 +7,7 @@ import (
 	"sort"
 
 	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/manifest/fault"
 	"github.com/attachctl/attachctl/ops/store"
 )
 
@@ -52,7 +53,7 @@ func (s *Store) UploadTree(ctx context.Context, src store.TreeSource, opts store
 			return nil, err
 		}
 		defer func() {
-			if err != nil && manifest.CodeOf(err) != "" {
+			if err != nil && fault.CodeOf(err) != "" {
 				release()
 			}
 		}()
@@ -85,7 +86,7 @@ func (s *Store) UploadTree(ctx context.Context, src store.TreeSource, opts store
 	defer s.mu.Unlock()
 	if got != want {
 		s.drop(id, p)
-		err = manifest.Errorf(manifest.UploadHashMismatch, "%s: the folder's BLAKE3 is %s, the manifest says %s (changed since it was sniffed)", src.Path, got, want)
+		err = fault.Errorf(fault.UploadHashMismatch, "%s: the folder's BLAKE3 is %s, the manifest says %s (changed since it was sniffed)", src.Path, got, want)
 		return nil, err
 	}
 	files := map[string][]byte{}
@@ -108,10 +109,10 @@ func readSource(src *store.TreeSource, f store.TreeFile) ([]byte, error) {
 	defer sf.Close()
 	data, err := io.ReadAll(io.NewSectionReader(sf, 0, f.Size+1))
 	if err != nil {
-		return nil, manifest.Errorf(manifest.FileUnreadable, "%s: %v", f.Path, err)
+		return nil, fault.Errorf(fault.FileUnreadable, "%s: %v", f.Path, err)
 	}
 	if int64(len(data)) != f.Size {
-		return nil, manifest.Errorf(manifest.UploadSourceChange, "%s: changed since the folder was walked", f.Path)
+		return nil, fault.Errorf(fault.UploadSourceChange, "%s: changed since the folder was walked", f.Path)
 	}
 	if err := sf.Unchanged(); err != nil {
 		return nil, err
@@ -138,7 +139,7 @@ func (s *Store) TreeInfo(ctx context.Context, id string) (*store.TreeInfo, error
 	case f == nil:
 		return nil, s.missing(id)
 	case !f.folder():
-		return nil, manifest.Errorf(manifest.UploadInvalid, "upload %s: a file, not a folder", id)
+		return nil, fault.Errorf(fault.UploadInvalid, "upload %s: a file, not a folder", id)
 	}
 	return f.treeInfo(), nil
 }
@@ -210,7 +211,7 @@ func (s *Store) VerifyTree(ctx context.Context, id string, progress func(int64))
 		listed[f.Rel] = true
 	}
 	if got := sum.Sum(); got != ti.Blake3 {
-		return ti, manifest.Errorf(manifest.VerifyMismatch, "upload %s: its listing hashes to %s, its metadata says %s (the listing changed)", id, got, ti.Blake3)
+		return ti, fault.Errorf(fault.VerifyMismatch, "upload %s: its listing hashes to %s, its metadata says %s (the listing changed)", id, got, ti.Blake3)
 	}
 	c := store.TreeCheck{Jobs: 1,
 		Open: func(ctx context.Context, rel string) (io.ReadCloser, error) {
@@ -221,7 +222,7 @@ func (s *Store) VerifyTree(ctx context.Context, id string, progress func(int64))
 			return io.NopCloser(bytes.NewReader(d)), nil
 		},
 		ReadErr: func(rel string, n int64, err error) error {
-			return manifest.Errorf(manifest.UploadUnreadable, "upload %s: %s: %v", id, manifest.Quote(rel), err)
+			return fault.Errorf(fault.UploadUnreadable, "upload %s: %s: %v", id, manifest.Quote(rel), err)
 		}}
 	var extra []string
 	for rel := range files {
