@@ -110,16 +110,38 @@ func appendOptInt(b []byte, key string, n int) []byte {
 
 const hexDigits = "0123456789abcdef"
 
-// appendString appends s as a JSON string the way encoding/json writes it: '"' and '\' escaped
-// with a backslash, \b \f \n \r \t by their short escapes, other control characters and the HTML
-// characters < > & as \u00XX, each byte that is not UTF-8 as \ufffd, and U+2028 and U+2029 as
-// \u2028 and \u2029.
+// appendString appends s as a JSON string the way encoding/json writes it (AppendEscaped with
+// HTML escaping), quotes included.
 func appendString(b []byte, s string) []byte {
-	b = append(b, '"')
+	return append(AppendEscaped(append(b, '"'), s, true), '"')
+}
+
+// safe and htmlSafe say which ASCII bytes a JSON string holds as they are: not the quote, the backslash or a
+// control character, and for htmlSafe not < > & either (encoding/json's two sets).
+var safe, htmlSafe = func() (s, h [utf8.RuneSelf]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		s[c] = c != '"' && c != '\\'
+		h[c] = s[c] && c != '<' && c != '>' && c != '&'
+	}
+	return
+}()
+
+// AppendEscaped appends the inside of the JSON string of s (no quotes) as encoding/json writes
+// it: the quote and the backslash escaped with a backslash, \b \f \n \r \t by their short escapes, other control
+// characters as \u00XX, each byte that is not UTF-8 as \ufffd, U+2028 and U+2029 as \u2028 and
+// \u2029, and with html the characters < > & as \u00XX (json.Marshal; without html,
+// json.Encoder with SetEscapeHTML(false)). Escaping is by character, so pieces of a string
+// escaped one after another make the string escaped whole when each piece ends at a character's
+// end. The manifest and resolve's output are written with it, so both escape one way.
+func AppendEscaped(b []byte, s string, html bool) []byte {
+	set := &safe
+	if html {
+		set = &htmlSafe
+	}
 	start := 0
 	for i := 0; i < len(s); {
 		if c := s[i]; c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
+			if set[c] {
 				i++
 				continue
 			}
@@ -161,6 +183,5 @@ func appendString(b []byte, s string) []byte {
 		}
 		i += size
 	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
+	return append(b, s[start:]...)
 }

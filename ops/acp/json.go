@@ -10,6 +10,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/attachctl/attachctl/manifest"
 )
 
 // knownKeys are the keys ACP (v1) and acpmux give a meaning to in the objects a prompt, its
@@ -284,56 +286,10 @@ func appendJSONString(dst []byte, s string) []byte {
 }
 
 // appendJSONEscaped appends the inside of s as a JSON string (appendJSONString without the
-// quotes). Escaping is by character, so the pieces of a string escaped one after another make
-// the string escaped whole when each piece ends before an ASCII byte or at the end (a document's
-// text is written so: the page heads around its pages start and end with a newline).
-func appendJSONEscaped(dst []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	start := 0
-	for i := 0; i < len(s); {
-		if c := s[i]; c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
-			dst = append(dst, s[start:i]...)
-			switch c {
-			case '\\', '"':
-				dst = append(dst, '\\', c)
-			case '\b':
-				dst = append(dst, '\\', 'b')
-			case '\f':
-				dst = append(dst, '\\', 'f')
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			default:
-				dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && size == 1:
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, `\ufffd`...)
-		case r == '\u2028' || r == '\u2029': // as encoding/json: JSONP takes them for line ends
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, '\\', 'u', '2', '0', '2', hex[r&0xF])
-		default:
-			i += size
-			continue
-		}
-		i += size
-		start = i
-	}
-	return append(dst, s[start:]...)
-}
+// quotes), as the manifest escapes it but without HTML escaping (resolve's output is read by
+// agents, not browsers). A document's text is written in pieces: the page heads around its pages
+// start and end with a newline, so each piece ends at a character's end.
+func appendJSONEscaped(dst []byte, s string) []byte { return manifest.AppendEscaped(dst, s, false) }
 
 // jsonEscapedLen is len(appendJSONEscaped(nil, s)), counted without writing.
 func jsonEscapedLen(s string) int {
