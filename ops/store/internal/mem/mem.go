@@ -208,18 +208,20 @@ func (s *Store) Write(ctx context.Context, id string, offset int64, r io.Reader)
 	if err := ctx.Err(); err != nil {
 		return cur, err
 	}
+	// The chunk's room is reserved while it is kept, counted with every live reservation, as
+	// the other backends do (store.Quota.Grow).
 	l, err := s.Limits(ctx)
 	if err != nil {
 		return cur, err
 	}
-	if l.MaxFile > 0 || l.MaxBytes > 0 {
-		ls, err := s.List(ctx)
-		if err != nil {
-			return cur, err
-		}
-		if err := l.AdmitBytes(s.loc, p.name, cur, cur+int64(len(b)), store.UsageOf(ls)); err != nil {
-			return cur, err
-		}
+	end := cur + int64(len(b))
+	room, over, release, err := s.quota.Grow(ctx, l, id, p.name, cur, end)
+	if err != nil {
+		return cur, err
+	}
+	defer release()
+	if room >= 0 && end-cur > room {
+		return cur, over(end)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
