@@ -1,6 +1,5 @@
 // Package manifest is attachctl's one data format: JSON Lines, one record per attachment. It holds
-// the record type, a streaming reader and writer that keep every field they do not know, and the
-// ordered worker pool that every stage uses for --jobs.
+// the record type, and a streaming reader and writer that keep every field they do not know.
 package manifest
 
 import (

@@ -17,6 +17,7 @@ import (
 	"syscall"
 
 	"github.com/attachctl/attachctl/manifest/fault"
+	"github.com/attachctl/attachctl/ops/stage"
 	"github.com/attachctl/attachctl/ops/store"
 	"github.com/attachctl/attachctl/ops/store/location"
 	"github.com/urfave/cli/v2"
@@ -181,7 +182,7 @@ func runWith(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		case <-ctx.Done():
 		}
 	}()
-	app := newApp(interruptible(ctx, stdin), stdout, stderr)
+	app := newApp(stage.Interruptible(ctx, stdin), stdout, stderr)
 	if completionRequest(app, args, stdout) {
 		return exitOK
 	}

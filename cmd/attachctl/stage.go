@@ -1,18 +1,15 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
-	"iter"
 	"os"
 	"path/filepath"
-	"sync/atomic"
 
 	"github.com/attachctl/attachctl/manifest"
 	"github.com/attachctl/attachctl/manifest/fault"
+	"github.com/attachctl/attachctl/ops/stage"
 	"github.com/attachctl/attachctl/ops/store/location"
 	"github.com/attachctl/attachctl/sniff"
 	"github.com/urfave/cli/v2"
@@ -45,71 +42,28 @@ type work func(rec *manifest.Record) error
 // source yields the records a stage works on: its path arguments and --files-from sniffed (so
 // that `attachctl upload a.png` is `attachctl sniff a.png | attachctl upload`), else the manifest
 // from --manifest or standard input. The returned close is to be called at the end.
-func source(c *cli.Context) (next func() (*manifest.Record, bool, error), sniffed bool, closeFn func(), err error) {
+func source(c *cli.Context) (next stage.Next, sniffed bool, closeFn func(), err error) {
 	opts, list, closeList, err := walkOptions(c)
 	if err != nil {
 		return nil, false, nil, err
 	}
 	if c.Args().Present() || list != nil {
-		next, stop := walkSource(c, c.Args().Slice(), list, opts)
+		next, stop := stage.PathRecords(stage.PathInput{Paths: c.Args().Slice(), List: list, Null: c.Bool("null"), Walk: opts,
+			Failed: func(e *fault.Error) { report(c, e) }})
 		return next, true, func() { stop(); closeList() }, nil
 	}
-	var in io.Reader = c.App.Reader
+	in := stage.ManifestInput{R: c.App.Reader, Stdin: true, Empty: func() { emptyInput(c) }}
 	closeFn = func() {}
-	fromStdin := true
 	if name := c.String("manifest"); name != "" && name != "-" {
 		f, err := os.Open(name)
 		if err != nil {
 			return nil, false, nil, usageError("--manifest: %v", err)
 		}
-		in, closeFn, fromStdin = f, func() { f.Close() }, false
-	}
-	if fromStdin {
+		in, closeFn = stage.ManifestInput{R: f}, func() { f.Close() }
+	} else {
 		terminalHint(c, "a manifest")
 	}
-	br := bufio.NewReader(in)
-	r := manifest.NewReader(br)
-	first, records := true, 0
-	return func() (*manifest.Record, bool, error) {
-		if first && fromStdin {
-			first = false
-			if looksLikePaths(br) {
-				return nil, false, errPlainPaths
-			}
-		}
-		rec, err := r.Next()
-		if err == io.EOF {
-			if records == 0 && fromStdin {
-				emptyInput(c)
-			}
-			return nil, false, nil
-		}
-		if err != nil && c.Context.Err() != nil {
-			return nil, false, errInterrupted
-		}
-		records++
-		return rec, err == nil, err
-	}, false, closeFn, nil
-}
-
-// errPlainPaths is standard input that holds lines of plain text where a manifest was expected:
-// `ls | attachctl sniff`.
-var errPlainPaths = fault.Errorf(fault.ManifestInvalid, "standard input is not a manifest (not JSON)")
-
-// looksLikePaths reports whether the input starts with something other than JSON: the first
-// byte that is not white space is neither '{' nor '[' (a JSON array is named by the manifest
-// reader). It reads nothing away from the reader.
-func looksLikePaths(br *bufio.Reader) bool {
-	for n := 1; n <= 4096; n *= 2 {
-		b, err := br.Peek(n)
-		if t := bytes.TrimLeft(b, " \t\r\n"); len(t) > 0 {
-			return t[0] != '{' && t[0] != '['
-		}
-		if err != nil {
-			return false
-		}
-	}
-	return false
+	return stage.ManifestRecords(c.Context, in), false, closeFn, nil
 }
 
 // walkOptions reads the walkFlags the command has: the walk's options, and the --files-from list
@@ -165,47 +119,6 @@ func folderWalk(c *cli.Context) (opts sniff.WalkOptions, err error) {
 	return opts, nil
 }
 
-// walkSource walks the paths, then those of list (when not nil), lexical order within folders,
-// and yields one path-only record per file, or a record with the walk's error (reported here: no
-// later stage says it). The walk runs as a coroutine of the caller (iter.Pull), so yielding a path
-// costs no goroutine hand-off.
-func walkSource(c *cli.Context, paths []string, list io.Reader, opts sniff.WalkOptions) (func() (*manifest.Record, bool, error), func()) {
-	var listErr error
-	walk := func(yield func(*manifest.Record) bool) {
-		each := func(e sniff.Entry) error {
-			rec := &manifest.Record{Path: e.Path, Rel: e.Rel}
-			if e.Err != nil {
-				report(c, rec.Fail("sniff", e.Err, fault.FileUnreadable))
-			} else if e.Regular {
-				rec.Sniffed = sniff.Listed{}
-			}
-			if !yield(rec) {
-				return errStopWalk
-			}
-			return nil
-		}
-		if sniff.WalkEntries(paths, opts, each) != nil || list == nil {
-			return
-		}
-		err := sniff.ReadPaths(list, c.Bool("null"), func(path string) error {
-			return sniff.WalkEntries([]string{path}, opts, each)
-		})
-		if err != errStopWalk {
-			listErr = err
-		}
-	}
-	next, stop := iter.Pull(walk)
-	return func() (*manifest.Record, bool, error) {
-		rec, ok := next()
-		if !ok {
-			return nil, false, listErr
-		}
-		return rec, ok, nil
-	}, stop
-}
-
-var errStopWalk = errors.New("walk stopped")
-
 // outputFailed is how a command ends when standard output cannot be written (a full disk, a
 // closed pipe where SIGPIPE is ignored): the error on standard error, exit 1.
 func outputFailed(command string, err error) error {
@@ -231,16 +144,16 @@ func collect(c *cli.Context, l loop) ([]*manifest.Record, error) {
 	return recs, err
 }
 
-// loop is the one record loop of every stage: it takes the records of next (default source(c)),
-// sniffs them first when they came as path arguments (with --no-hash when the command has it and
-// it is set), runs work on each that carries no error with --jobs workers, reports each new
-// failure on standard error, and hands every record to emit in input order.
+// loop is a stage's record loop (stage.Loop) as the command runs it: its input from source(c)
+// unless next is set, path arguments sniffed first (with --no-hash when the command has it and it
+// is set), --jobs workers, each new failure reported on standard error, a progress bar, and the
+// loop's end mapped to the command's exit.
 type loop struct {
 	stage string
 	work  work
 	emit  func(*manifest.Record) error
 	// next, when set, replaces source(c) (verify --all reads the store).
-	next func() (*manifest.Record, bool, error)
+	next stage.Next
 	// first, when set, is called before the first record that reaches work; an error from it
 	// ends the loop and is returned (an exitError: a store that does not exist, exit 10).
 	first func() error
@@ -252,59 +165,10 @@ type loop struct {
 	// headOnly sniffs path arguments by their head only: the stage's own pass reads every byte
 	// anyway and finishes the sniff (sniff.Text), so that the file is read once.
 	headOnly bool
-	// settle, when set, is called on each record that carries no error just before it is handed
-	// on, in input order; it may fail the record. The upload stage commits its batch there, so
-	// that no record names an upload that is not finished yet.
+	// settle, window, flight: stage.Loop's Settle, Window and Flight (the upload stage's batch).
 	settle func(rec *manifest.Record)
-	// window, when set, is how many records may be in flight (taken and not yet handed on): the
-	// upload stage's batch commits what was built by the time a record is handed on, so its
-	// window is its batch size.
 	window int
-	// flight, when set, counts the records taken and handed on (for the upload batch's More).
-	flight *flight
-}
-
-// flight counts a loop's records in flight: taken from the input and not yet handed on.
-type flight struct {
-	taken, worked, emitted atomic.Int64
-	ended                  atomic.Bool
-	wake                   func() // called when the input ends, and when a record's work ends
-}
-
-func (f *flight) took() {
-	if f != nil {
-		f.taken.Add(1)
-	}
-}
-
-// done counts a record whose work ended (uploaded, or failed before).
-func (f *flight) done() {
-	if f != nil {
-		f.worked.Add(1)
-		if f.wake != nil {
-			f.wake()
-		}
-	}
-}
-
-func (f *flight) handed() {
-	if f != nil {
-		f.emitted.Add(1)
-	}
-}
-
-func (f *flight) end() {
-	if f != nil && !f.ended.Swap(true) && f.wake != nil {
-		f.wake()
-	}
-}
-
-// more reports whether more records may still reach the stage's work: one taken is still being
-// worked on (sniffed, say, and not yet uploaded), or the input has not ended and fewer than window
-// are in flight.
-func (f *flight) more(window int) bool {
-	taken := f.taken.Load()
-	return taken > f.worked.Load() || !f.ended.Load() && taken-f.emitted.Load() < int64(window)
+	flight *stage.Flight
 }
 
 // toStdout runs the loop writing the records as a manifest on standard output, and returns exit 1
@@ -341,112 +205,31 @@ func (l loop) run(c *cli.Context) (int, error) {
 		}
 		defer closeFn()
 	}
-	opts := sniff.Options{NoHash: l.headOnly || hasFlag(c, "no-hash") && c.Bool("no-hash"), Folders: true, Keep: l.headOnly,
-		Pages: hasFlag(c, "pages") && c.Bool("pages")}
-	opts.Folder, _ = folderWalk(c) // checked by source already
-	if sniffed {
-		opts.Folder.Skipped = nil // the walk that found the folder told what it skips
+	sl := stage.Loop{Stage: l.stage, Next: next, Work: l.work, Emit: l.emit, Jobs: globalInt(c, "jobs"),
+		First: l.first, Settle: l.settle, Window: l.window, Flight: l.flight}
+	if sniffed || l.stage == "sniff" {
+		opts := sniff.Options{NoHash: l.headOnly || hasFlag(c, "no-hash") && c.Bool("no-hash"), Folders: true, Keep: l.headOnly,
+			Pages: hasFlag(c, "pages") && c.Bool("pages")}
+		opts.Folder, _ = folderWalk(c) // checked by source already
+		if sniffed {
+			opts.Folder.Skipped = nil // the walk that found the folder told what it skips
+		}
+		sl.Sniff = &opts
 	}
-	do := func(rec *manifest.Record) error {
-		if sniffed || l.stage == "sniff" {
-			if err := sniff.Fill(rec, opts); err != nil {
-				rec.Fail("sniff", err, fault.FileUnreadable)
-				return nil
-			}
-		}
-		if l.work == nil {
-			return nil
-		}
-		return l.work(rec)
+	if !l.reported {
+		sl.Failed = func(e *fault.Error) { report(c, e) }
 	}
 	bar := l.bar
 	if bar == nil {
 		bar = newBar(c, -1, l.stage, "files")
 	}
-	failed := 0
-	ctx := c.Context
-	// A worker that hands a record on may wait in settle for its batch to fill: the loop then
-	// has one worker more than --jobs, and at most --jobs of them work on records at once, so
-	// that the others go on while one waits (with --jobs 1 the batch would otherwise hold one
-	// upload, and one worker would do all the work while another waits).
-	jobs, gate := globalInt(c, "jobs"), chan struct{}(nil)
-	if l.settle != nil {
-		gate = make(chan struct{}, max(jobs, 1))
-		jobs = max(jobs, 1) + 1
-	}
-	restMarked, notReached := false, 0
-	err := manifest.OrderedWindow(jobs, l.window,
-		func() (*manifest.Record, bool, error) {
-			if ctx.Err() != nil {
-				// Interrupted: the records not reached are passed on, each failed, so that a
-				// later stage (prompt) fails rather than make a prompt without them. They are
-				// told on standard error in one line at the end, not one each.
-				rec, ok, err := next()
-				if err != nil && !restMarked { // the rest of the input cannot be read
-					restMarked, rec, ok = true, &manifest.Record{Path: "-", Name: "-"}, true
-					rec.Fail(l.stage, fault.Errorf(fault.UploadInterrupted, "the rest of the input: not read, interrupted before it; run the same command again"), "")
-					notReached++
-				} else if ok && !rec.Failed() {
-					rec.Fail(l.stage, fault.Errorf(fault.UploadInterrupted, "%s: not reached: interrupted before it; run the same command again", rec.Path), "")
-					notReached++
-				}
-				if !ok || err != nil && rec == nil {
-					l.flight.end()
-					return nil, false, nil
-				}
-				l.flight.took()
-				return rec, true, nil
-			}
-			rec, ok, err := next()
-			if ok && err == nil && !rec.Failed() && l.first != nil {
-				if ferr := l.first(); ferr != nil {
-					l.flight.end()
-					return nil, false, ferr
-				}
-			}
-			if ok {
-				l.flight.took()
-			} else {
-				l.flight.end()
-			}
-			return rec, ok, err
-		},
-		func(rec *manifest.Record) *manifest.Record {
-			if !rec.Failed() {
-				if gate != nil {
-					gate <- struct{}{}
-				}
-				err := do(rec)
-				if gate != nil {
-					<-gate
-				}
-				if err != nil && !rec.Failed() {
-					rec.Fail(l.stage, err, fault.FileUnreadable)
-				}
-				if rec.Failed() && !l.reported {
-					report(c, rec.Error)
-				}
-			}
-			l.flight.done()
-			return rec
-		},
-		func(rec *manifest.Record) error {
-			if l.settle != nil && !rec.Failed() {
-				if l.settle(rec); rec.Failed() && !l.reported {
-					report(c, rec.Error)
-				}
-			}
-			if rec.Failed() {
-				failed++
-			}
-			bar.Record(rec)
-			defer l.flight.handed()
-			return l.emit(rec)
-		})
+	sl.Handed = bar.Record
+	res, err := sl.Run(c.Context)
 	bar.Finish()
-	if notReached > 0 && !l.reported {
-		what := fmt.Sprintf("%d records", notReached)
-		if restMarked {
+	if res.NotReached > 0 && !l.reported {
+		// The records not reached are told in one line at the end, not one each.
+		what := fmt.Sprintf("%d records", res.NotReached)
+		if res.RestUnread {
 			what += " (the last one, path -, for the input not read)"
 		}
 		e := fault.Errorf(fault.UploadInterrupted, "interrupted: %s not reached, each passed on failed; run the same command again", what)
@@ -456,28 +239,28 @@ func (l loop) run(c *cli.Context) (int, error) {
 	if err != nil {
 		var done exitError
 		if errors.As(err, &done) {
-			return failed, err // already said
+			return res.Failed, err // already said
 		}
-		if errors.Is(err, errInterrupted) {
-			return failed, cli.Exit("attachctl: "+l.stage+": interrupted while reading its input", exitFailed)
+		if errors.Is(err, stage.ErrInterrupted) {
+			return res.Failed, cli.Exit("attachctl: "+l.stage+": interrupted while reading its input", exitFailed)
 		}
-		if errors.Is(err, errPlainPaths) {
+		if errors.Is(err, stage.ErrPlainPaths) {
 			hint := "use 'attachctl sniff --files-from -'"
 			if hasFlag(c, "files-from") {
 				hint = "use --files-from -"
 			}
-			return failed, usageError("%s: %s; paths go as arguments, or %s", l.stage, errPlainPaths.Message, hint)
+			return res.Failed, usageError("%s: %s; paths go as arguments, or %s", l.stage, stage.ErrPlainPaths.Message, hint)
 		}
 		if e := fault.AsError(err, ""); e.Code == fault.ManifestInvalid {
 			report(c, e)
-			return failed, exitError{exitUsage}
+			return res.Failed, exitError{exitUsage}
 		}
-		return failed, cli.Exit("attachctl: "+l.stage+": "+err.Error(), exitFailed)
+		return res.Failed, cli.Exit("attachctl: "+l.stage+": "+err.Error(), exitFailed)
 	}
-	if ctx.Err() != nil {
-		return failed, exitError{exitFailed}
+	if res.Interrupted {
+		return res.Failed, exitError{exitFailed}
 	}
-	return failed, nil
+	return res.Failed, nil
 }
 
 // hasFlag reports whether the command defines the flag.

@@ -1,99 +1,18 @@
 package main
 
 import (
-	"context"
 	"fmt"
-	"io"
-	"os"
 	"runtime"
 	"strings"
 
+	"github.com/attachctl/attachctl/ops/stage"
 	"github.com/urfave/cli/v2"
 	"golang.org/x/term"
 )
 
-// Standard input may be a terminal or a pipe that never closes. A read blocked there would keep
-// a command from stopping on SIGINT or SIGTERM, so such input is read through interruptible,
-// whose reads end when the run's context does.
-
-// interruptible returns in, or, when in is a terminal or a pipe, in read so that a read ends with
-// errInterrupted once ctx is done. A regular file never blocks, so it is read as it is.
-func interruptible(ctx context.Context, in io.Reader) io.Reader {
-	f, ok := in.(*os.File)
-	if !ok {
-		return in
-	}
-	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
-		return in
-	}
-	if term.IsTerminal(int(f.Fd())) {
-		backgroundReadsFail()
-	}
-	return &ctxReader{ctx: ctx, f: f}
-}
-
-// errInterrupted ends a read that a signal cut short.
-var errInterrupted = fmt.Errorf("interrupted")
-
-// ctxReader reads f in a goroutine of its own for each Read, into a buffer that goroutine owns,
-// so that a Read abandoned at the signal leaves nothing writing into the caller's buffer.
-//
-// Its end of input stays: a terminal gives one end of input per Ctrl-D, and a reader that looks
-// again after the end (bufio.Reader.Peek hands the end on once, and a later Read asks again)
-// would wait for a second Ctrl-D. cat ends at the first, and so does attachctl.
-type ctxReader struct {
-	ctx  context.Context
-	f    *os.File
-	buf  []byte
-	dead bool // a read was abandoned; its goroutine may still hold buf
-	eof  bool // f has ended
-}
-
-type readResult struct {
-	n   int
-	err error
-}
-
-func (r *ctxReader) Read(p []byte) (int, error) {
-	if r.dead || r.ctx.Err() != nil {
-		return 0, errInterrupted
-	}
-	if r.eof {
-		return 0, io.EOF
-	}
-	if cap(r.buf) < len(p) {
-		r.buf = make([]byte, len(p))
-	}
-	buf := r.buf[:len(p)]
-	done := make(chan readResult, 1)
-	go func() {
-		n, err := r.f.Read(buf)
-		done <- readResult{n, err}
-	}()
-	select {
-	case res := <-done:
-		r.eof = res.err == io.EOF
-		return copy(p, buf[:res.n]), res.err
-	case <-r.ctx.Done():
-		r.dead = true
-		return 0, errInterrupted
-	}
-}
-
-// inputFile is the file under standard input as the app reads it, or nil.
-func inputFile(in io.Reader) *os.File {
-	switch r := in.(type) {
-	case *os.File:
-		return r
-	case *ctxReader:
-		return r.f
-	}
-	return nil
-}
-
 // terminalInput reports whether standard input is a terminal.
 func terminalInput(c *cli.Context) bool {
-	f := inputFile(c.App.Reader)
+	f := stage.InputFile(c.App.Reader)
 	return f != nil && term.IsTerminal(int(f.Fd()))
 }
 

@@ -161,7 +161,7 @@ func uploadStage(c *cli.Context) error {
 	// Uploads are committed in groups where the store can (the local store: each record, when
 	// its turn to be written comes, commits every upload built by then), so the fsyncs of
 	// several files are paid once and no record names an upload that is not finished.
-	fl := &flight{}
+	fl := &stage.Flight{}
 	up, err := newUploader(c, b, chunk, withTestPause(c.Context, bar.Add), fl)
 	if u := new(usage); errors.As(err, &u) {
 		return err
@@ -169,7 +169,7 @@ func uploadStage(c *cli.Context) error {
 	if err != nil {
 		return stepFail(c, err)
 	}
-	fl.wake = up.Wake
+	fl.Wake = up.Wake
 	err = loop{stage: "upload", bar: bar, headOnly: true, window: uploadWindow, flight: fl, work: func(rec *manifest.Record) error {
 		bar.AddTotal(rec.Size)
 		var text sniff.Text // the upload's pass finishes the sniff of the head
@@ -191,7 +191,7 @@ const uploadWindow = 1032
 
 // newUploader is the upload stage over b with the command's --chunk (the store's own default
 // unless given) and --jobs, its uploads published in groups.
-func newUploader(c *cli.Context, b store.Backend, chunk int, progress func(int64), fl *flight) (*stage.Uploader, error) {
+func newUploader(c *cli.Context, b store.Backend, chunk int, progress func(int64), fl *stage.Flight) (*stage.Uploader, error) {
 	batch, err := stage.NewBatch(c.Context, b)
 	if err != nil {
 		return nil, err
@@ -203,7 +203,7 @@ func newUploader(c *cli.Context, b store.Backend, chunk int, progress func(int64
 	walk.Skipped = nil // the walk that found a folder told what it skips
 	opts := stage.Options{Jobs: globalInt(c, "jobs"), Progress: progress, Batch: batch, Walk: walk}
 	if fl != nil { // the loop keeps a worker besides the one handing records on (loop.settle)
-		opts.More = func() bool { return fl.more(uploadWindow) }
+		opts.More = func() bool { return fl.More(uploadWindow) }
 	}
 	if forPerson(c) {
 		opts.Resumed = func(path string, off int64) {

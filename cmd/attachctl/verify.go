@@ -308,7 +308,7 @@ func b3sumCheck(c *cli.Context, name string) error {
 	bar := newBar(c, -1, "verify", "bytes")
 	bad := 0
 	out := bufio.NewWriter(c.App.Writer)
-	err := manifest.Ordered(globalInt(c, "jobs"),
+	err := stage.Ordered(globalInt(c, "jobs"),
 		func() (job, bool, error) {
 			line, err := br.ReadString('\n')
 			if line == "" && err != nil {

@@ -3,6 +3,11 @@
 // back; the backends behind the seam know no record. What a backend does better than the seam's
 // plain calls (the local store's group commit, S3's parallel parts) it offers as an optional
 // interface (store.Streamer, store.Batcher, store.Checker), which a stage uses when present.
+//
+// It also holds the one record loop every command runs (Loop: sniff, work with --jobs workers,
+// records handed on in input order) and its inputs (PathRecords, ManifestRecords, Interruptible),
+// so that an embedder runs a stage as the command does, and the command layer keeps only its
+// flags, what it prints and its exit codes.
 package stage
 
 import (
