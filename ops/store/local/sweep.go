@@ -11,7 +11,6 @@ import (
 	"os"
 	"runtime"
 	"sort"
-	"sync"
 	"time"
 
 	"github.com/attachctl/attachctl/manifest/fault"
@@ -38,26 +37,6 @@ const sweepBatch = 256
 
 // workers is how many entries are judged or removed at once: the work is system calls.
 func workers() int { return max(4, 4*runtime.NumCPU()) }
-
-// parallel runs f(i) for i in [0, n) on workers goroutines.
-func parallel(n int, f func(i int)) {
-	var wg sync.WaitGroup
-	next := make(chan int, 64)
-	for w := 0; w < min(workers(), n); w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				f(i)
-			}
-		}()
-	}
-	for i := 0; i < n; i++ {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
-}
 
 // readDirAt lists the folder open as fd with each entry's type from getdents (no stat, no
 // follow), sorted by name. fd stays the caller's: the listing works on a duplicate.
@@ -104,44 +83,40 @@ func (s *Store) List() (*store.Listing, error) {
 	if err != nil {
 		return nil, fault.Errorf(fault.UploadUnreadable, "store %s: %v", s.Dir, err)
 	}
-	type judged struct {
-		e    *store.Entry
-		skip *store.Skip
-	}
-	out := make([]judged, len(ents))
-	parallel(len(ents), func(i int) {
-		e := ents[i]
+	var cands []store.Candidate
+	for _, e := range ents {
 		name := e.Name()
 		path := s.Dir + "/" + name
 		switch {
 		case name == InternalDir && e.IsDir():
-			return
 		case ValidID(name) != nil:
-			out[i].skip = &store.Skip{Path: path, Why: "not an upload id"}
-			return
+			l.Skipped = append(l.Skipped, store.Skip{Path: path, Why: "not an upload id"})
 		case e.Type()&os.ModeSymlink != 0:
-			out[i].skip = &store.Skip{Path: path, Why: "a symlink"}
-			return
+			l.Skipped = append(l.Skipped, store.Skip{Path: path, Why: "a symlink"})
 		case !e.IsDir():
-			out[i].skip = &store.Skip{Path: path, Why: "not a folder"}
-			return
+			l.Skipped = append(l.Skipped, store.Skip{Path: path, Why: "not a folder"})
+		default:
+			cands = append(cands, store.Candidate{ID: name, Path: path})
 		}
-		meta, used, _, err := s.UploadState(name)
-		if err != nil {
-			sk := store.NotAnUpload(path, err)
-			out[i].skip = &sk
-			return
+	}
+	metas, skips, err := store.RecognizeUploads(context.Background(), cands, workers(), func(_ context.Context, i int) (*store.UploadMeta, error) {
+		meta, used, _, err := s.UploadState(cands[i].ID)
+		if err != nil { // whatever keeps it from reading as an upload: skipped, never a failure
+			return nil, fault.Errorf(fault.UploadUnreadable, "%s", fault.AsError(err, fault.UploadUnreadable).Message)
 		}
-		out[i].e = &store.Entry{ID: name, Name: meta.Name, Size: meta.Size, Finished: true, Made: meta.Made, LastUsed: used}
+		return &store.UploadMeta{Info: meta, Recorded: meta.ID, LastUsed: used}, nil
 	})
+	if err != nil {
+		return nil, err
+	}
+	l.Skipped = append(l.Skipped, skips...)
+	sort.Slice(l.Skipped, func(i, j int) bool { return l.Skipped[i].Path < l.Skipped[j].Path })
 	finished := map[string]bool{}
-	for _, j := range out {
-		switch {
-		case j.e != nil:
-			l.Entries = append(l.Entries, *j.e)
-			finished[j.e.ID] = true
-		case j.skip != nil:
-			l.Skipped = append(l.Skipped, *j.skip)
+	for i, m := range metas {
+		if m != nil {
+			id := cands[i].ID
+			l.Entries = append(l.Entries, store.Entry{ID: id, Name: m.Info.Name, Size: m.Info.Size, Finished: true, Made: m.Info.Made, LastUsed: m.LastUsed})
+			finished[id] = true
 		}
 	}
 	parts, skips, err := s.listPartials(storefd, finished)

@@ -517,77 +517,56 @@ func (sw *sweeper) Drop(ctx context.Context, it *store.SweepItem) error {
 }
 
 // recognize puts every finished entry of byID through the one rule of what is an upload of this
-// store (store.Recognize) on its metadata: what this store did not write (an object put under
-// the prefix by another tool, a planted .upload.json and .tree.b3) leaves byID and is skipped
-// and named in l. An entry gone since the listing leaves byID silently.
+// store (store.RecognizeUploads) on its metadata: what this store did not write (an object put
+// under the prefix by another tool, a planted .upload.json and .tree.b3) leaves byID and is
+// skipped and named in l. An entry gone since the listing leaves byID silently.
 func (s *Store) recognize(ctx context.Context, byID map[string]*store.Entry, trees map[string]*treeSeen, l *store.Listing) error {
-	var ids []string
+	var cands []store.Candidate
 	for id, e := range byID {
 		if e.Finished {
-			ids = append(ids, id)
+			cands = append(cands, store.Candidate{ID: id, Path: "s3://" + s.Bucket + "/" + s.key(id) + "/"})
 		}
 	}
-	sort.Strings(ids)
-	why := make([]error, len(ids))
-	err := forEach(ctx, len(ids), func(i int) error {
-		id := ids[i]
-		var err error
+	sort.Slice(cands, func(i, j int) bool { return cands[i].ID < cands[j].ID })
+	metas, skips, err := store.RecognizeUploads(ctx, cands, 16, func(ctx context.Context, i int) (*store.UploadMeta, error) {
+		id := cands[i].ID
 		if t := trees[id]; t != nil && t.list && t.meta {
-			err = s.recognizeTree(ctx, id)
-		} else {
-			var info *store.Info
-			if info, err = s.head(ctx, id, byID[id].Name); err == nil {
-				err = store.Recognize(id, "", true, info)
-			}
+			return s.treeMeta(ctx, id)
 		}
-		switch fault.CodeOf(err) {
-		case "", fault.UploadUnreadable, fault.UploadMissing:
-			why[i] = err
-			return nil
-		}
-		return err
+		info, err := s.head(ctx, id, byID[id].Name)
+		return &store.UploadMeta{Info: info, NoID: true}, err
 	})
 	if err != nil {
 		return err
 	}
-	for i, id := range ids {
-		switch {
-		case why[i] == nil:
-		case fault.CodeOf(why[i]) == fault.UploadMissing:
-			delete(byID, id)
-		default:
-			delete(byID, id)
-			l.Skipped = append(l.Skipped, store.NotAnUpload("s3://"+s.Bucket+"/"+s.key(id)+"/", why[i]))
+	for i, c := range cands {
+		if metas[i] == nil {
+			delete(byID, c.ID)
 		}
 	}
+	l.Skipped = append(l.Skipped, skips...)
 	return nil
 }
 
-// recognizeTree reads what a folder upload's listing and .upload.json say, for store.Recognize.
-func (s *Store) recognizeTree(ctx context.Context, id string) error {
+// treeMeta reads what a folder upload's listing and .upload.json say, for store.Recognize.
+func (s *Store) treeMeta(ctx context.Context, id string) (*store.UploadMeta, error) {
 	th, err := s.headTree(ctx, id)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if th == nil {
-		return fault.Errorf(fault.UploadUnreadable, "upload %s: %s carries no metadata", id, store.TreeListName)
+		return nil, fault.Errorf(fault.UploadUnreadable, "upload %s: %s carries no metadata", id, store.TreeListName)
 	}
 	b, _, _, err := s.getObject(ctx, s.treeMetaKey(id))
 	if notFound(err) {
-		return s.missing(id)
+		return nil, s.missing(id)
 	}
 	if err != nil {
-		return s.wrap(fault.UploadUnreadable, "upload "+id, err)
+		return nil, s.wrap(fault.UploadUnreadable, "upload "+id, err)
 	}
 	var m store.TreeMeta
 	if json.Unmarshal(b, &m) != nil || m.Kind != store.KindFolder {
-		return fault.Errorf(fault.UploadUnreadable, "upload %s: %s is not a folder upload's metadata", id, store.MetaName)
+		return nil, fault.Errorf(fault.UploadUnreadable, "upload %s: %s is not a folder upload's metadata", id, store.MetaName)
 	}
-	if err := store.Recognize(id, m.ID, false, &m.Info); err != nil {
-		return err
-	}
-	if m.Blake3 != th.blake3 {
-		return fault.Errorf(fault.UploadUnreadable, "upload %s: %s and %s name other BLAKE3s", id, store.MetaName, store.TreeListName)
-	}
-	return nil
+	return &store.UploadMeta{Info: &m.Info, Recorded: m.ID, Listed: th.blake3}, nil
 }
