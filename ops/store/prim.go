@@ -17,7 +17,10 @@ import (
 //
 // Folder uploads are the first rules moved onto it (treeengine.go, treeverify.go: UploadTree,
 // TreeInfoOf, OpenTree, VerifyTreeOf; treeengine_test.go has the smallest backend of them, in
-// maps); the other store rules are to follow onto the same kind of primitives. What each
+// maps); so are the sweep's re-check (sweepengine.go: SweepRemove over a SweepBackend's lock or
+// lease, re-read, set-aside and removal) and what is an upload (recognize.go: RecognizeUploads
+// over the metadata a backend reads); the other store rules are to follow onto the same kind of
+// primitives. What each
 // primitive is, in store terms:
 //
 //   - create-only publish: TreeWrite.Publish makes a whole tree finished at once, or leaves it

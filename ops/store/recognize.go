@@ -1,6 +1,10 @@
 package store
 
 import (
+	"context"
+	"sync"
+	"time"
+
 	"github.com/attachctl/attachctl/manifest"
 	"github.com/attachctl/attachctl/manifest/fault"
 )
@@ -40,4 +44,93 @@ func NotAnUpload(path string, why error) Skip {
 		msg += ": " + fault.AsError(why, fault.UploadUnreadable).Message
 	}
 	return Skip{Path: path, Why: msg}
+}
+
+// Candidate is an entry where a backend keeps finished uploads, named by an upload id: what
+// RecognizeUploads judges.
+type Candidate struct {
+	ID   string
+	Path string // where it is, to name it in a Skip
+}
+
+// UploadMeta is what a backend read of a candidate's metadata, for Recognize.
+type UploadMeta struct {
+	Info     *Info
+	Recorded string // the id the metadata records
+	NoID     bool   // the backend keeps no id beside the bytes (see Recognize)
+	// Listed is the BLAKE3 a folder upload's listing (TreeListName) names, which its metadata
+	// must name too ("": the backend checked it itself, or a file upload).
+	Listed   string
+	LastUsed time.Time
+}
+
+// RecognizeUploads is the one rule of what is an upload of this store, applied to every finished
+// candidate a backend listed: read (jobs at once) reads the metadata of cands[i] as the backend
+// keeps it, and Recognize judges it. It returns, by candidate, the metadata of each upload (nil
+// for what is not one), and a Skip naming each candidate that is not an upload of this store. A
+// candidate gone since it was listed (upload.missing) is neither; any failure other than
+// upload.unreadable (a store that does not answer) stops the listing and is returned.
+func RecognizeUploads(ctx context.Context, cands []Candidate, jobs int, read func(ctx context.Context, i int) (*UploadMeta, error)) ([]*UploadMeta, []Skip, error) {
+	metas := make([]*UploadMeta, len(cands))
+	why := make([]error, len(cands))
+	var (
+		mu    sync.Mutex
+		first error
+		next  = make(chan int)
+		wg    sync.WaitGroup
+	)
+	for w := 0; w < min(max(jobs, 1), len(cands)); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				m, err := read(ctx, i)
+				if err == nil {
+					if m == nil {
+						m = &UploadMeta{}
+					}
+					err = Recognize(cands[i].ID, m.Recorded, m.NoID, m.Info)
+					if err == nil && m.Listed != "" && m.Listed != m.Info.Blake3 {
+						err = fault.Errorf(fault.UploadUnreadable, "upload %s: %s and %s name other BLAKE3s", cands[i].ID, MetaName, TreeListName)
+					}
+				}
+				switch c := fault.CodeOf(err); {
+				case err == nil:
+					metas[i] = m
+				case c == fault.UploadUnreadable || c == fault.UploadMissing:
+					why[i] = err
+				default:
+					mu.Lock()
+					if first == nil {
+						first = err
+					}
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	for i := range cands {
+		mu.Lock()
+		stop := first != nil
+		mu.Unlock()
+		if stop || ctx.Err() != nil {
+			break
+		}
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	if first == nil {
+		first = ctx.Err()
+	}
+	if first != nil {
+		return nil, nil, first
+	}
+	var skips []Skip
+	for i, err := range why {
+		if err != nil && fault.CodeOf(err) != fault.UploadMissing {
+			skips = append(skips, NotAnUpload(cands[i].Path, err))
+		}
+	}
+	return metas, skips, nil
 }

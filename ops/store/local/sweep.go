@@ -11,7 +11,6 @@ import (
 	"os"
 	"runtime"
 	"sort"
-	"sync"
 	"time"
 
 	"github.com/attachctl/attachctl/manifest/fault"
@@ -38,26 +37,6 @@ const sweepBatch = 256
 
 // workers is how many entries are judged or removed at once: the work is system calls.
 func workers() int { return max(4, 4*runtime.NumCPU()) }
-
-// parallel runs f(i) for i in [0, n) on workers goroutines.
-func parallel(n int, f func(i int)) {
-	var wg sync.WaitGroup
-	next := make(chan int, 64)
-	for w := 0; w < min(workers(), n); w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				f(i)
-			}
-		}()
-	}
-	for i := 0; i < n; i++ {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
-}
 
 // readDirAt lists the folder open as fd with each entry's type from getdents (no stat, no
 // follow), sorted by name. fd stays the caller's: the listing works on a duplicate.
@@ -104,44 +83,40 @@ func (s *Store) List() (*store.Listing, error) {
 	if err != nil {
 		return nil, fault.Errorf(fault.UploadUnreadable, "store %s: %v", s.Dir, err)
 	}
-	type judged struct {
-		e    *store.Entry
-		skip *store.Skip
-	}
-	out := make([]judged, len(ents))
-	parallel(len(ents), func(i int) {
-		e := ents[i]
+	var cands []store.Candidate
+	for _, e := range ents {
 		name := e.Name()
 		path := s.Dir + "/" + name
 		switch {
 		case name == InternalDir && e.IsDir():
-			return
 		case ValidID(name) != nil:
-			out[i].skip = &store.Skip{Path: path, Why: "not an upload id"}
-			return
+			l.Skipped = append(l.Skipped, store.Skip{Path: path, Why: "not an upload id"})
 		case e.Type()&os.ModeSymlink != 0:
-			out[i].skip = &store.Skip{Path: path, Why: "a symlink"}
-			return
+			l.Skipped = append(l.Skipped, store.Skip{Path: path, Why: "a symlink"})
 		case !e.IsDir():
-			out[i].skip = &store.Skip{Path: path, Why: "not a folder"}
-			return
+			l.Skipped = append(l.Skipped, store.Skip{Path: path, Why: "not a folder"})
+		default:
+			cands = append(cands, store.Candidate{ID: name, Path: path})
 		}
-		meta, used, _, err := s.UploadState(name)
-		if err != nil {
-			sk := store.NotAnUpload(path, err)
-			out[i].skip = &sk
-			return
+	}
+	metas, skips, err := store.RecognizeUploads(context.Background(), cands, workers(), func(_ context.Context, i int) (*store.UploadMeta, error) {
+		meta, used, _, err := s.UploadState(cands[i].ID)
+		if err != nil { // whatever keeps it from reading as an upload: skipped, never a failure
+			return nil, fault.Errorf(fault.UploadUnreadable, "%s", fault.AsError(err, fault.UploadUnreadable).Message)
 		}
-		out[i].e = &store.Entry{ID: name, Name: meta.Name, Size: meta.Size, Finished: true, Made: meta.Made, LastUsed: used}
+		return &store.UploadMeta{Info: meta, Recorded: meta.ID, LastUsed: used}, nil
 	})
+	if err != nil {
+		return nil, err
+	}
+	l.Skipped = append(l.Skipped, skips...)
+	sort.Slice(l.Skipped, func(i, j int) bool { return l.Skipped[i].Path < l.Skipped[j].Path })
 	finished := map[string]bool{}
-	for _, j := range out {
-		switch {
-		case j.e != nil:
-			l.Entries = append(l.Entries, *j.e)
-			finished[j.e.ID] = true
-		case j.skip != nil:
-			l.Skipped = append(l.Skipped, *j.skip)
+	for i, m := range metas {
+		if m != nil {
+			id := cands[i].ID
+			l.Entries = append(l.Entries, store.Entry{ID: id, Name: m.Info.Name, Size: m.Info.Size, Finished: true, Made: m.Info.Made, LastUsed: m.LastUsed})
+			finished[id] = true
 		}
 	}
 	parts, skips, err := s.listPartials(storefd, finished)
@@ -415,7 +390,8 @@ func (sw *Sweeper) Close() error {
 	return sw.lock.Unlock()
 }
 
-// Remove is store.Sweeper's Remove: see there, and the protocol above.
+// Remove is store.Sweeper's Remove, the re-check written once (store.SweepRemove) over the
+// primitives below: see there, and the protocol above.
 func (sw *Sweeper) Remove(ctx context.Context, cands []store.Entry, stale func(store.Entry) bool, each func(store.Entry, store.Outcome, error) error) error {
 	if sw.none || len(cands) == 0 {
 		return ctx.Err()
@@ -433,206 +409,133 @@ func (sw *Sweeper) Remove(ctx context.Context, cands []store.Entry, stale func(s
 	if partfd >= 0 {
 		defer unix.Close(partfd)
 	}
-	if sw.dry {
-		for _, c := range cands {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			fresh, o, err := sw.recheck(storefd, partfd, c, stale)
-			if err := each(fresh, o, err); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	root, err := fsOf(storefd)
-	if err != nil {
-		return lockErr(s.Dir, err)
-	}
-	if root != sw.root {
-		return fault.Errorf(fault.UploadUnreadable, "store %s: its trash is on another file system; nothing removed", s.Dir)
-	}
-	for len(cands) > 0 {
-		n := min(sweepBatch, len(cands))
-		batch := cands[:n]
-		cands = cands[n:]
-		doomed, err := sw.decide(ctx, storefd, partfd, batch, stale, each)
+	r := &sweepRun{sw: sw, storefd: storefd, partfd: partfd}
+	if !sw.dry {
+		root, err := fsOf(storefd)
 		if err != nil {
-			return err
+			return lockErr(s.Dir, err)
 		}
-		if err := sw.removeAll(ctx, storefd, partfd, doomed, root, each); err != nil {
-			return err
+		if root != sw.root {
+			return fault.Errorf(fault.UploadUnreadable, "store %s: its trash is on another file system; nothing removed", s.Dir)
 		}
-		if err := ctx.Err(); err != nil {
-			return err
-		}
+	}
+	if err := store.SweepRemove(ctx, r, sw.dry, cands, stale, each); err != nil || sw.dry {
+		return err
 	}
 	s.pruneIndex(storefd)
 	return nil
 }
 
-// decide takes the marker lock exclusive, re-checks each candidate of batch and renames the
-// doomed ones into the trash, and releases the lock. It stops deciding when ctx is cancelled;
-// what it renamed by then is returned, to be removed and reported.
-func (sw *Sweeper) decide(ctx context.Context, storefd, partfd int, batch []store.Entry, stale func(store.Entry) bool, each func(store.Entry, store.Outcome, error) error) ([]store.Entry, error) {
-	lk, err := sw.s.LockExclusive(max(MarkerWait, 0))
+// sweepRun is one Remove's store.SweepBackend: the store and its partials, open.
+type sweepRun struct {
+	sw              *Sweeper
+	storefd, partfd int
+}
+
+func (r *sweepRun) SweepProperties() store.SweepProperties {
+	return store.SweepProperties{Batch: sweepBatch, Jobs: workers(), Undo: true}
+}
+
+// Exclude takes the marker lock exclusive: a use waits for one batch at most.
+func (r *sweepRun) Exclude(context.Context) (func(), error) {
+	lk, err := r.sw.s.LockExclusive(max(MarkerWait, 0))
 	if err != nil {
 		return nil, err
 	}
-	defer lk.Unlock()
-	var doomed []store.Entry
-	for _, c := range batch {
-		if ctx.Err() != nil {
-			break
-		}
-		fresh, o, err := sw.recheck(storefd, partfd, c, stale)
-		if o != store.Removed {
-			if err := each(fresh, o, err); err != nil {
-				return doomed, err
-			}
-			continue
-		}
-		doomed = append(doomed, fresh)
-	}
-	return doomed, nil
+	return func() { lk.Unlock() }, nil
 }
 
-// recheck reads candidate c again and decides: Removed (in a real sweep: renamed into the trash
-// by now), Kept, Gone or Failed. The writer's lock of an unfinished upload is held across its
-// rename, so no chunk lands in a folder on its way out.
-func (sw *Sweeper) recheck(storefd, partfd int, c store.Entry, stale func(store.Entry) bool) (store.Entry, store.Outcome, error) {
-	s := sw.s
+// Recheck reads a finished upload's marker, or an unfinished upload's data file, taking its
+// writer's lock: held until the entry is renamed, so no chunk lands in a folder on its way out.
+func (r *sweepRun) Recheck(_ context.Context, c store.Entry) (*store.SweepItem, error) {
+	s := r.sw.s
 	if c.Finished {
-		dirfd, err := openDirAt(storefd, c.ID)
+		dirfd, err := openDirAt(r.storefd, c.ID)
 		if err != nil {
 			if errors.Is(err, unix.ENOENT) {
-				return c, store.Gone, nil
+				return &store.SweepItem{Entry: c, Gone: true}, nil
 			}
-			return c, store.Failed, guardErr(s.UploadDir(c.ID), c.ID, err)
+			return nil, guardErr(s.UploadDir(c.ID), c.ID, err)
 		}
 		used, _, err := LastUsedAt(dirfd, s.UploadDir(c.ID)+"/"+UsedName)
 		unix.Close(dirfd)
 		if err != nil {
-			return c, store.Failed, err
+			return nil, err
 		}
 		c.LastUsed = used
-		if !stale(c) {
-			return c, store.Kept, nil
-		}
-		if !sw.dry {
-			if err := renameNoReplaceAt(storefd, c.ID, sw.trashfd, c.ID); err != nil {
-				return c, store.Failed, fmt.Errorf("%s: moving into the trash: %w", s.UploadDir(c.ID), err)
-			}
-		}
-		return c, store.Removed, nil
+		return &store.SweepItem{Entry: c}, nil
 	}
-	if partfd < 0 {
-		return c, store.Gone, nil
+	if r.partfd < 0 {
+		return &store.SweepItem{Entry: c, Gone: true}, nil
 	}
-	fresh, release, err := judgePartialLocked(partfd, c.ID, true)
-	if release != nil {
-		defer release()
-	}
+	fresh, release, err := judgePartialLocked(r.partfd, c.ID, true)
+	it := &store.SweepItem{Entry: fresh, Release: release}
 	if err != nil {
 		if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) {
-			return c, store.Gone, nil
+			it.Entry, it.Gone = c, true
+			return it, nil
 		}
-		return c, store.Failed, err
+		if release != nil {
+			release()
+		}
+		return nil, err
 	}
 	// Finished since it was listed: what is left of the partial is the finish's leftover, not an
 	// upload to report (the finished upload is judged as one on the next sweep). A finish renames
 	// its folder into the store before the partial's data goes, so this look, after the one at
 	// the data, cannot miss it.
 	var st unix.Stat_t
-	if unix.Fstatat(storefd, c.ID, &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
-		return c, store.Gone, nil
+	if unix.Fstatat(r.storefd, c.ID, &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
+		it.Entry, it.Gone = c, true
 	}
-	if fresh.Busy || !stale(fresh) {
-		return fresh, store.Kept, nil
-	}
-	if !sw.dry {
-		if err := renameNoReplaceAt(partfd, c.ID, sw.trashfd, "partial-"+c.ID); err != nil {
-			return fresh, store.Failed, fmt.Errorf("%s: moving into the trash: %w", s.partialDir(c.ID), err)
-		}
-	}
-	return fresh, store.Removed, nil
+	return it, nil
 }
 
-// removeAll removes the doomed entries from the trash, several at once, and reports each when
-// it is done. Once ctx is cancelled no further removal starts: the removals under way end and are
-// reported, and the entries not started are put back where they were, untouched.
-func (sw *Sweeper) removeAll(ctx context.Context, storefd, partfd int, doomed []store.Entry, root fsID, each func(store.Entry, store.Outcome, error) error) error {
-	type done struct {
-		i   int
-		err error
-	}
-	next := make(chan int) // unbuffered: nothing is queued past a cancellation
-	results := make(chan done)
-	var wg sync.WaitGroup
-	for w := 0; w < min(workers(), len(doomed)); w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				results <- done{i, sw.removeTrashed(&doomed[i], root)}
-			}
-		}()
-	}
-	started := 0
-	go func() {
-		defer close(next)
-		for ; started < len(doomed); started++ {
-			select {
-			case next <- started:
-			case <-ctx.Done():
-				return
-			}
-		}
-	}()
-	go func() { wg.Wait(); close(results) }()
-	var ferr error
-	for r := range results {
-		o := store.Removed
-		if r.err != nil {
-			o = store.Failed
-		}
-		if ferr == nil {
-			ferr = each(doomed[r.i], o, r.err)
-		}
-	}
-	// Every worker has ended, so started is final: put back what was not started.
-	for _, e := range doomed[started:] {
-		sw.restore(storefd, partfd, e)
-	}
-	return ferr
-}
-
-// restore moves a doomed entry back from the trash to its place, as if the sweep had not chosen it.
-func (sw *Sweeper) restore(storefd, partfd int, e store.Entry) {
+// trashName is the entry's name in the trash.
+func trashName(e store.Entry) string {
 	if e.Finished {
-		renameNoReplaceAt(sw.trashfd, e.ID, storefd, e.ID)
-	} else if partfd >= 0 {
-		renameNoReplaceAt(sw.trashfd, "partial-"+e.ID, partfd, e.ID)
+		return e.ID
 	}
+	return "partial-" + e.ID
 }
 
-// removeTrashed removes a doomed entry from the trash. For a finished upload it reads the marker
-// once more first, so that the report carries the last use the folder really had.
-func (sw *Sweeper) removeTrashed(e *store.Entry, root fsID) error {
-	name := e.ID
+// Doom renames the entry's folder into the trash, in one rename.
+func (r *sweepRun) Doom(_ context.Context, it *store.SweepItem) error {
+	e := it.Entry
+	from, path := r.storefd, r.sw.s.UploadDir(e.ID)
 	if !e.Finished {
-		name = "partial-" + e.ID
+		from, path = r.partfd, r.sw.s.partialDir(e.ID)
 	}
-	path := sw.s.internal(trashDir, name)
+	if err := renameNoReplaceAt(from, e.ID, r.sw.trashfd, trashName(e)); err != nil {
+		return fmt.Errorf("%s: moving into the trash: %w", path, err)
+	}
+	return nil
+}
+
+// Restore moves a doomed entry back from the trash to its place, as if the sweep had not chosen it.
+func (r *sweepRun) Restore(it *store.SweepItem) {
+	if it.Entry.Finished {
+		renameNoReplaceAt(r.sw.trashfd, it.Entry.ID, r.storefd, it.Entry.ID)
+	} else if r.partfd >= 0 {
+		renameNoReplaceAt(r.sw.trashfd, trashName(it.Entry), r.partfd, it.Entry.ID)
+	}
+}
+
+// Drop removes a doomed entry from the trash. For a finished upload it reads the marker once
+// more first, so that the report carries the last use the folder really had.
+func (r *sweepRun) Drop(_ context.Context, it *store.SweepItem) error {
+	e := &it.Entry
+	name := trashName(*e)
+	path := r.sw.s.internal(trashDir, name)
 	if e.Finished {
-		if dirfd, err := openDirAt(sw.trashfd, name); err == nil {
+		if dirfd, err := openDirAt(r.sw.trashfd, name); err == nil {
 			if used, ok, err := LastUsedAt(dirfd, path+"/"+UsedName); err == nil && ok {
 				e.LastUsed = used
 			}
 			unix.Close(dirfd)
 		}
 	}
-	if err := removeAt(sw.trashfd, name, root); err != nil {
+	if err := removeAt(r.sw.trashfd, name, r.sw.root); err != nil {
 		return fault.Errorf(fault.UploadUnreadable, "%s: removing upload %s: %v (left in the trash)", path, e.ID, err)
 	}
 	return nil

@@ -390,204 +390,183 @@ func (sw *sweeper) Close() error {
 	return sw.s.wrap(fault.StoreUnreachable, "sweep lock", err)
 }
 
-// Remove decides each entry again from what the server says now. A finished upload is removed
-// only after its marker was replaced by a tombstone with a conditional write that won: a use
-// that wrote first makes the write fail (Kept), a use that comes after finds the tombstone.
+// Remove is store.Sweeper's Remove, the re-check written once (store.SweepRemove) over the
+// primitives below. A finished upload is removed only after its marker was replaced by a
+// tombstone with a conditional write that won: a use that wrote first makes the write fail
+// (Kept), a use that comes after finds the tombstone. A tombstone cannot be taken back, so a
+// decided removal is finished even when the sweep is signalled meanwhile.
 func (sw *sweeper) Remove(ctx context.Context, cands []store.Entry, stale func(store.Entry) bool, each func(store.Entry, store.Outcome, error) error) error {
-	for _, c := range cands {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		sw.mu.Lock()
-		lost := sw.lost
-		sw.mu.Unlock()
-		if lost != nil {
-			return lost
-		}
-		e, o, err := sw.removeOne(ctx, c, stale, sw.dryRun)
-		if err := each(e, o, err); err != nil {
-			return err
-		}
-	}
-	return ctx.Err()
+	return store.SweepRemove(ctx, sw, sw.dryRun, cands, stale, each)
 }
 
-func (sw *sweeper) removeOne(ctx context.Context, c store.Entry, stale func(store.Entry) bool, dryRun bool) (store.Entry, store.Outcome, error) {
+func (sw *sweeper) SweepProperties() store.SweepProperties {
+	return store.SweepProperties{Batch: 1, Jobs: 1}
+}
+
+// Exclude holds nothing (the tombstone's conditional write is the exclusion): it stops the sweep
+// when its lease was lost.
+func (sw *sweeper) Exclude(context.Context) (func(), error) {
+	sw.mu.Lock()
+	lost := sw.lost
+	sw.mu.Unlock()
+	return func() {}, lost
+}
+
+// doomed is what Recheck learnt of an entry, for Doom and Drop.
+type doomed struct {
+	m        marker       // a finished upload's marker
+	tree     bool         // a finished folder upload
+	leftover bool         // a folder upload's files with no info (a sweep killed while removing it)
+	pi       *partialInfo // an unfinished upload's info (nil: a multipart upload that has none)
+}
+
+// Recheck decides each entry again from what the server says now.
+func (sw *sweeper) Recheck(ctx context.Context, c store.Entry) (*store.SweepItem, error) {
 	s := sw.s
 	if c.Finished {
 		info, tree, err := s.headAny(ctx, c.ID, c.Name)
 		if err != nil {
 			if fault.CodeOf(err) == fault.UploadMissing {
-				return c, store.Gone, nil
+				return &store.SweepItem{Entry: c, Gone: true}, nil
 			}
-			return c, store.Failed, err
+			return nil, err
 		}
 		m, err := s.readMarker(ctx, c.ID)
 		if err != nil {
-			return c, store.Failed, err
+			return nil, err
 		}
 		e := store.Entry{ID: c.ID, Name: c.Name, Size: info.Size, Finished: true, Made: info.Made}
 		if m.exists && !m.tombstone {
 			e.LastUsed = m.at
 		}
 		// A tombstone is a sweep's that died before it deleted: its decision stands.
-		if !m.tombstone && !stale(e) {
-			return e, store.Kept, nil
-		}
-		if dryRun {
-			return e, store.Removed, nil
-		}
-		if !m.tombstone {
-			if _, err := s.writeMarker(ctx, c.ID, m, "tombstone", time.Now()); err != nil {
-				if isConflict(err) {
-					return e, store.Kept, nil
-				}
-				return e, store.Failed, s.wrap(fault.UploadUnreadable, "tombstone of "+c.ID, err)
-			}
-		}
-		// Decided: the removal is finished even when the sweep is signalled meanwhile, so that
-		// what is gone is what is reported.
-		ctx = context.WithoutCancel(ctx)
-		if tree {
-			if err := s.dropTree(ctx, c.ID); err != nil {
-				return e, store.Failed, err
-			}
-			return e, store.Removed, nil
-		}
-		if err := s.deleteKeys(ctx, []string{s.FinishedKey(c.ID, c.Name)}); err != nil {
-			return e, store.Failed, err
-		}
-		return e, store.Removed, s.deleteKeys(ctx, []string{s.usedKey(c.ID)})
+		return &store.SweepItem{Entry: e, Decided: m.tombstone, Note: &doomed{m: m, tree: tree}}, nil
 	}
 	e, err := s.partialEntry(ctx, c.ID)
-	var pi *partialInfo
 	switch fault.CodeOf(err) {
 	case "":
-		pi, _ = s.readInfo(ctx, c.ID)
+		pi, _ := s.readInfo(ctx, c.ID)
+		return &store.SweepItem{Entry: *e, Note: &doomed{pi: pi}}, nil
 	case fault.UploadMissing: // a multipart upload with no info, or gone
-		mps, merr := s.multiparts(ctx, s.key(c.ID)+"/")
-		if merr != nil {
-			return c, store.Failed, merr
-		}
-		if len(mps) == 0 {
-			// A folder upload's files with no info (a sweep killed while removing it).
-			le, lerr := s.treeLeftover(ctx, c.ID)
-			if lerr != nil || le == nil {
-				return c, store.Gone, lerr
-			}
-			if le.Finished { // finished since it was listed: the next sweep decides
-				return *le, store.Kept, nil
-			}
-			if !stale(*le) {
-				return *le, store.Kept, nil
-			}
-			if dryRun {
-				return *le, store.Removed, nil
-			}
-			if _, err := s.dropTreeObjects(context.WithoutCancel(ctx), c.ID); err != nil {
-				return *le, store.Failed, err
-			}
-			return *le, store.Removed, nil
-		}
-		e = &store.Entry{ID: c.ID, Name: mps[0].name, Made: mps[0].initiated, LastUsed: mps[0].initiated}
 	default:
-		return c, store.Failed, err
+		return nil, err
 	}
-	if !stale(*e) {
-		return *e, store.Kept, nil
+	mps, err := s.multiparts(ctx, s.key(c.ID)+"/")
+	if err != nil {
+		return nil, err
 	}
-	if dryRun {
-		return *e, store.Removed, nil
+	if len(mps) > 0 {
+		e := store.Entry{ID: c.ID, Name: mps[0].name, Made: mps[0].initiated, LastUsed: mps[0].initiated}
+		return &store.SweepItem{Entry: e, Note: &doomed{}}, nil
 	}
-	ctx = context.WithoutCancel(ctx) // decided: finished whatever signal comes, and reported
-	if err := s.dropPartial(ctx, c.ID, pi); err != nil {
-		return *e, store.Failed, err
+	// A folder upload's files with no info (a sweep killed while removing it); finished since
+	// it was listed, it is no longer the entry listed (the next sweep decides).
+	le, err := s.treeLeftover(ctx, c.ID)
+	if err != nil || le == nil || le.Finished {
+		return &store.SweepItem{Entry: c, Gone: true}, nil
+	}
+	return &store.SweepItem{Entry: *le, Note: &doomed{leftover: true}}, nil
+}
+
+// Doom replaces a finished upload's marker by a tombstone, conditionally; an unfinished upload
+// has no use to race.
+func (sw *sweeper) Doom(ctx context.Context, it *store.SweepItem) error {
+	d := it.Note.(*doomed)
+	if !it.Entry.Finished || d.m.tombstone {
+		return nil
+	}
+	if _, err := sw.s.writeMarker(ctx, it.Entry.ID, d.m, "tombstone", time.Now()); err != nil {
+		if isConflict(err) {
+			return store.ErrSweepKept
+		}
+		return sw.s.wrap(fault.UploadUnreadable, "tombstone of "+it.Entry.ID, err)
+	}
+	return nil
+}
+
+func (sw *sweeper) Restore(*store.SweepItem) {}
+
+// Drop deletes what the entry holds. The marker of a file upload goes last; when its deletion
+// fails the upload is gone all the same, and the next sweep removes the tombstone left alone.
+func (sw *sweeper) Drop(ctx context.Context, it *store.SweepItem) error {
+	s, d, id := sw.s, it.Note.(*doomed), it.Entry.ID
+	switch {
+	case it.Entry.Finished && d.tree:
+		return s.dropTree(ctx, id)
+	case it.Entry.Finished:
+		if err := s.deleteKeys(ctx, []string{s.FinishedKey(id, it.Entry.Name)}); err != nil {
+			return err
+		}
+		s.deleteKeys(ctx, []string{s.usedKey(id)})
+		return nil
+	case d.leftover:
+		_, err := s.dropTreeObjects(ctx, id)
+		return err
+	}
+	if err := s.dropPartial(ctx, id, d.pi); err != nil {
+		return err
 	}
 	// Multipart uploads of the id that no info names (a stage killed before it wrote one).
-	mps, err := s.multiparts(ctx, s.key(c.ID)+"/")
+	mps, err := s.multiparts(ctx, s.key(id)+"/")
 	for _, mp := range mps {
 		if _, aerr := s.client.AbortMultipartUpload(ctx, &awss3.AbortMultipartUploadInput{Bucket: &s.Bucket, Key: &mp.key, UploadId: &mp.uploadID}); aerr != nil && !notFound(aerr) {
-			err = s.wrap(fault.UploadUnreadable, "abort "+c.ID, aerr)
+			err = s.wrap(fault.UploadUnreadable, "abort "+id, aerr)
 		}
 	}
-	if err != nil {
-		return *e, store.Failed, err
-	}
-	return *e, store.Removed, nil
+	return err
 }
 
 // recognize puts every finished entry of byID through the one rule of what is an upload of this
-// store (store.Recognize) on its metadata: what this store did not write (an object put under
-// the prefix by another tool, a planted .upload.json and .tree.b3) leaves byID and is skipped
-// and named in l. An entry gone since the listing leaves byID silently.
+// store (store.RecognizeUploads) on its metadata: what this store did not write (an object put
+// under the prefix by another tool, a planted .upload.json and .tree.b3) leaves byID and is
+// skipped and named in l. An entry gone since the listing leaves byID silently.
 func (s *Store) recognize(ctx context.Context, byID map[string]*store.Entry, trees map[string]*treeSeen, l *store.Listing) error {
-	var ids []string
+	var cands []store.Candidate
 	for id, e := range byID {
 		if e.Finished {
-			ids = append(ids, id)
+			cands = append(cands, store.Candidate{ID: id, Path: "s3://" + s.Bucket + "/" + s.key(id) + "/"})
 		}
 	}
-	sort.Strings(ids)
-	why := make([]error, len(ids))
-	err := forEach(ctx, len(ids), func(i int) error {
-		id := ids[i]
-		var err error
+	sort.Slice(cands, func(i, j int) bool { return cands[i].ID < cands[j].ID })
+	metas, skips, err := store.RecognizeUploads(ctx, cands, 16, func(ctx context.Context, i int) (*store.UploadMeta, error) {
+		id := cands[i].ID
 		if t := trees[id]; t != nil && t.list && t.meta {
-			err = s.recognizeTree(ctx, id)
-		} else {
-			var info *store.Info
-			if info, err = s.head(ctx, id, byID[id].Name); err == nil {
-				err = store.Recognize(id, "", true, info)
-			}
+			return s.treeMeta(ctx, id)
 		}
-		switch fault.CodeOf(err) {
-		case "", fault.UploadUnreadable, fault.UploadMissing:
-			why[i] = err
-			return nil
-		}
-		return err
+		info, err := s.head(ctx, id, byID[id].Name)
+		return &store.UploadMeta{Info: info, NoID: true}, err
 	})
 	if err != nil {
 		return err
 	}
-	for i, id := range ids {
-		switch {
-		case why[i] == nil:
-		case fault.CodeOf(why[i]) == fault.UploadMissing:
-			delete(byID, id)
-		default:
-			delete(byID, id)
-			l.Skipped = append(l.Skipped, store.NotAnUpload("s3://"+s.Bucket+"/"+s.key(id)+"/", why[i]))
+	for i, c := range cands {
+		if metas[i] == nil {
+			delete(byID, c.ID)
 		}
 	}
+	l.Skipped = append(l.Skipped, skips...)
 	return nil
 }
 
-// recognizeTree reads what a folder upload's listing and .upload.json say, for store.Recognize.
-func (s *Store) recognizeTree(ctx context.Context, id string) error {
+// treeMeta reads what a folder upload's listing and .upload.json say, for store.Recognize.
+func (s *Store) treeMeta(ctx context.Context, id string) (*store.UploadMeta, error) {
 	th, err := s.headTree(ctx, id)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if th == nil {
-		return fault.Errorf(fault.UploadUnreadable, "upload %s: %s carries no metadata", id, store.TreeListName)
+		return nil, fault.Errorf(fault.UploadUnreadable, "upload %s: %s carries no metadata", id, store.TreeListName)
 	}
 	b, _, _, err := s.getObject(ctx, s.treeMetaKey(id))
 	if notFound(err) {
-		return s.missing(id)
+		return nil, s.missing(id)
 	}
 	if err != nil {
-		return s.wrap(fault.UploadUnreadable, "upload "+id, err)
+		return nil, s.wrap(fault.UploadUnreadable, "upload "+id, err)
 	}
 	var m store.TreeMeta
 	if json.Unmarshal(b, &m) != nil || m.Kind != store.KindFolder {
-		return fault.Errorf(fault.UploadUnreadable, "upload %s: %s is not a folder upload's metadata", id, store.MetaName)
+		return nil, fault.Errorf(fault.UploadUnreadable, "upload %s: %s is not a folder upload's metadata", id, store.MetaName)
 	}
-	if err := store.Recognize(id, m.ID, false, &m.Info); err != nil {
-		return err
-	}
-	if m.Blake3 != th.blake3 {
-		return fault.Errorf(fault.UploadUnreadable, "upload %s: %s and %s name other BLAKE3s", id, store.MetaName, store.TreeListName)
-	}
-	return nil
+	return &store.UploadMeta{Info: &m.Info, Recorded: m.ID, Listed: th.blake3}, nil
 }

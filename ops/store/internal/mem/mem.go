@@ -525,49 +525,54 @@ func (s *Store) Sweep(ctx context.Context, wait time.Duration, dryRun bool) (sto
 type sweeper struct {
 	s      *Store
 	dry    bool
+	held   bool // inside Exclude: s.mu is held
 	closed sync.Once
 }
 
-// Remove decides and removes each candidate in turn, re-read under the store's lock.
+// Remove is the sweep's re-check written once (store.SweepRemove) over the maps.
 func (sw *sweeper) Remove(ctx context.Context, cands []store.Entry, stale func(store.Entry) bool, each func(store.Entry, store.Outcome, error) error) error {
+	return store.SweepRemove(ctx, sw, sw.dry, cands, stale, each)
+}
+
+// SweepProperties: one entry per hold of the store's lock, removed as it is set aside.
+func (sw *sweeper) SweepProperties() store.SweepProperties {
+	return store.SweepProperties{Batch: 1, Jobs: 1}
+}
+
+func (sw *sweeper) Exclude(context.Context) (func(), error) {
+	sw.s.mu.Lock()
+	sw.held = true
+	return func() { sw.held = false; sw.s.mu.Unlock() }, nil
+}
+
+func (sw *sweeper) Recheck(_ context.Context, c store.Entry) (*store.SweepItem, error) {
 	s := sw.s
-	for _, c := range cands {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
+	if !sw.held { // a dry run
 		s.mu.Lock()
-		var fresh store.Entry
-		var there bool
-		if c.Finished {
-			if f := s.finished[c.ID]; f != nil {
-				fresh, there = f.entry(c.ID), true
-			}
-		} else if p := s.partials[c.ID]; p != nil {
-			fresh, there = p.entry(c.ID), true
+		defer s.mu.Unlock()
+	}
+	if c.Finished {
+		if f := s.finished[c.ID]; f != nil {
+			return &store.SweepItem{Entry: f.entry(c.ID)}, nil
 		}
-		o := store.Gone
-		switch {
-		case !there:
-			fresh = c
-		case fresh.Busy || !stale(fresh):
-			o = store.Kept
-		default:
-			o = store.Removed
-			if !sw.dry {
-				if c.Finished {
-					delete(s.finished, c.ID)
-				} else {
-					s.drop(c.ID, s.partials[c.ID])
-				}
-			}
-		}
-		s.mu.Unlock()
-		if err := each(fresh, o, nil); err != nil {
-			return err
-		}
+	} else if p := s.partials[c.ID]; p != nil {
+		return &store.SweepItem{Entry: p.entry(c.ID)}, nil
+	}
+	return &store.SweepItem{Entry: c, Gone: true}, nil
+}
+
+// Doom removes the entry at once, under the lock: there is no trash to empty.
+func (sw *sweeper) Doom(_ context.Context, it *store.SweepItem) error {
+	if it.Entry.Finished {
+		delete(sw.s.finished, it.Entry.ID)
+	} else {
+		sw.s.drop(it.Entry.ID, sw.s.partials[it.Entry.ID])
 	}
 	return nil
 }
+
+func (sw *sweeper) Drop(context.Context, *store.SweepItem) error { return nil }
+func (sw *sweeper) Restore(*store.SweepItem)                     {}
 
 func (sw *sweeper) Close() error {
 	sw.closed.Do(func() { <-sw.s.sweepLock })

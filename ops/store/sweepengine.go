@@ -1,0 +1,218 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"sync"
+)
+
+// The sweep's re-check, written once over a backend's primitives (prim.go says why).
+//
+// The policy, which uploads are stale, is the caller's (package sweep): it comes in as stale and
+// no backend decides it. What is the store's rule, and so here: every candidate is read again
+// under the backend's exclusion against uses and writers (SweepBackend.Exclude), a busy one or
+// one the policy no longer calls stale is Kept, one that went away is Gone, and only then is it
+// set aside (Doom: a rename into a trash; a tombstone written conditionally) and removed (Drop),
+// outside the exclusion so that a use waits for one batch at most. Once the sweep is cancelled,
+// no further removal starts, and what was set aside and not started is put back (Restore) where
+// the backend can; where it cannot, the decision stands and the removal is finished, so that what
+// is reported Removed is what is gone.
+
+// SweepProperties are what a backend's sweep can do, declared once by the backend.
+type SweepProperties struct {
+	// Batch is how many candidates are re-checked per hold of the exclusion (at least 1).
+	Batch int
+	// Jobs is how many set-aside entries are removed at once (at least 1).
+	Jobs int
+	// Undo: Restore can put back an entry that Doom set aside, so a cancelled sweep leaves the
+	// entries it had not started removing as they were. Without it every doomed entry is dropped.
+	Undo bool
+}
+
+// SweepItem is a candidate as SweepBackend.Recheck read it again.
+type SweepItem struct {
+	Entry Entry // the fresh entry: what stale is asked about and what is reported
+	Gone  bool  // not there any more (finished, aborted or removed since it was listed)
+	// Decided: a sweep that died set it aside already (S3's tombstone): its decision stands and
+	// stale is not asked again.
+	Decided bool
+	// Release drops what Recheck holds until the entry is set aside (a writer's lock), or nil.
+	Release func()
+	// Note is the backend's own, from Recheck to Doom, Drop and Restore.
+	Note any
+}
+
+// ErrSweepKept is Doom's answer when a use or a writer won the race for the entry: it is Kept.
+var ErrSweepKept = errors.New("used or written since it was re-read")
+
+// SweepBackend is what a backend implements so that the sweep's re-check, written once in this
+// package (SweepRemove), runs over it. Its methods are called by one goroutine, except Drop, which
+// runs on SweepProperties.Jobs goroutines at once.
+type SweepBackend interface {
+	SweepProperties() SweepProperties
+	// Exclude holds back uses and writers while a batch is re-checked and set aside (a lock
+	// file; nothing on a backend whose Doom is itself conditional). An error stops the sweep (a
+	// lease lost).
+	Exclude(ctx context.Context) (release func(), err error)
+	// Recheck reads the candidate c again as the store holds it now. An error is the entry's
+	// failure (Failed), not the sweep's.
+	Recheck(ctx context.Context, c Entry) (*SweepItem, error)
+	// Doom sets the item aside for removal: after it, no use finds it. ErrSweepKept: a use won.
+	Doom(ctx context.Context, it *SweepItem) error
+	// Drop removes what Doom set aside; it may refresh it.Entry (the last use it really had).
+	// ctx is not cancelled: a decided removal is finished.
+	Drop(ctx context.Context, it *SweepItem) error
+	// Restore puts back an item Doom set aside and Drop never saw (SweepProperties.Undo).
+	Restore(it *SweepItem)
+}
+
+// SweepRemove is Sweeper.Remove (backend.go) over b: see there. A dry run re-checks and decides
+// as a sweep does and changes nothing (neither Exclude nor Doom is called).
+func SweepRemove(ctx context.Context, b SweepBackend, dry bool, cands []Entry, stale func(Entry) bool, each func(Entry, Outcome, error) error) error {
+	if dry {
+		for _, c := range cands {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			it, o, err := recheck(ctx, b, c, stale)
+			if it != nil && it.Release != nil {
+				it.Release()
+			}
+			if o == Kept || o == Removed {
+				c = it.Entry
+			}
+			if err := each(c, o, err); err != nil {
+				return err
+			}
+		}
+		return ctx.Err()
+	}
+	p := b.SweepProperties()
+	for len(cands) > 0 {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		n := min(max(p.Batch, 1), len(cands))
+		doomed, err := decide(ctx, b, cands[:n], stale, each)
+		cands = cands[n:]
+		if rerr := removeDoomed(ctx, b, p, doomed, each); err == nil {
+			err = rerr
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return ctx.Err()
+}
+
+// recheck reads c again and decides: Removed (to be set aside), Kept, Gone or Failed. What is
+// Kept or Removed is reported as it.Entry; what is Gone or failed here, as c was listed.
+func recheck(ctx context.Context, b SweepBackend, c Entry, stale func(Entry) bool) (*SweepItem, Outcome, error) {
+	it, err := b.Recheck(ctx, c)
+	switch {
+	case err != nil:
+		return it, Failed, err
+	case it.Gone:
+		return it, Gone, nil
+	case it.Entry.Busy || !it.Decided && !stale(it.Entry):
+		return it, Kept, nil
+	}
+	return it, Removed, nil
+}
+
+// decide holds the exclusion for one batch: re-checks each candidate, reports those that stay and
+// sets aside the rest, which it returns. It stops deciding when ctx is cancelled.
+func decide(ctx context.Context, b SweepBackend, batch []Entry, stale func(Entry) bool, each func(Entry, Outcome, error) error) ([]*SweepItem, error) {
+	release, err := b.Exclude(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	var doomed []*SweepItem
+	for _, c := range batch {
+		if ctx.Err() != nil {
+			break
+		}
+		it, o, err := recheck(ctx, b, c, stale)
+		if o == Kept {
+			c = it.Entry
+		}
+		if o == Removed {
+			c = it.Entry
+			if err = b.Doom(ctx, it); err == nil {
+				doomed = append(doomed, it)
+			} else if errors.Is(err, ErrSweepKept) {
+				o, err = Kept, nil
+			} else {
+				o = Failed
+			}
+		}
+		if it != nil && it.Release != nil {
+			it.Release()
+		}
+		if o != Removed {
+			if err := each(c, o, err); err != nil {
+				return doomed, err
+			}
+		}
+	}
+	return doomed, nil
+}
+
+// removeDoomed drops the doomed items, p.Jobs at once, and reports each when it is done. Once ctx
+// is cancelled no further removal starts (with p.Undo): the removals under way end and are
+// reported, and the items not started are put back. An error from each stops the reports, not
+// the removals under way.
+func removeDoomed(ctx context.Context, b SweepBackend, p SweepProperties, doomed []*SweepItem, each func(Entry, Outcome, error) error) error {
+	if len(doomed) == 0 {
+		return nil
+	}
+	type done struct {
+		i   int
+		err error
+	}
+	stop := ctx.Done()
+	if !p.Undo {
+		stop = nil // what is set aside cannot be put back: every removal is finished
+	}
+	dctx := context.WithoutCancel(ctx)
+	next := make(chan int) // unbuffered: nothing is queued past a cancellation
+	results := make(chan done)
+	var wg sync.WaitGroup
+	for w := 0; w < min(max(p.Jobs, 1), len(doomed)); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				results <- done{i, b.Drop(dctx, doomed[i])}
+			}
+		}()
+	}
+	started := 0
+	go func() {
+		defer close(next)
+		for ; started < len(doomed); started++ {
+			select {
+			case next <- started:
+			case <-stop:
+				return
+			}
+		}
+	}()
+	go func() { wg.Wait(); close(results) }()
+	var ferr error
+	for r := range results {
+		o := Removed
+		if r.err != nil {
+			o = Failed
+		}
+		if ferr == nil {
+			ferr = each(doomed[r.i].Entry, o, r.err)
+		}
+	}
+	// Every worker has ended, so started is final: put back what was not started.
+	for _, it := range doomed[started:] {
+		b.Restore(it)
+	}
+	return ferr
+}
