@@ -36,6 +36,7 @@ func TestFaults(t *testing.T) {
 		{"MidTransferFailureIsUnreachable", testMidTransfer},
 		{"SilentServerIsUnreachable", testSilentServer},
 		{"StallOfPartsInFlightIsRetried", testStallRetried},
+		{"LostAnswerOfCreateOnlyWriteIsOwn", testLostAnswerOwn},
 		{"ForeignMarkerSkippedAndNamed", testForeignMarker},
 		{"OrphanTombstoneRemovedByNextSweep", testOrphanTombstone},
 		{"SweepLease", testSweepLease},
@@ -549,5 +550,51 @@ func TestSilentServerNamesStoreEveryRun(t *testing.T) {
 			}()
 		}
 		wg.Wait()
+	}
+}
+
+// A create-only write the server took whose answer was lost (the connection broke, or the read
+// timeout ran out under load) is tried again by the SDK and refused, the object being there: when
+// the object is the writer's own (the conditional write check's probe, the limits lock with its
+// nonce), the refusal is its own earlier attempt, not a failure (the probe's check failed the
+// upload as store.unreachable, the lock waited out its own lease).
+func testLostAnswerOwn(t *testing.T, srv *s3test.Server) {
+	for _, tc := range []struct {
+		name string
+		key  string // a request of this key's first attempt loses its answer
+		f    func(s *Store) error
+	}{
+		{"probe", "/.attachctl/probe-", func(s *Store) error {
+			return s.UploadRecord(bg, &manifest.Record{Path: randomFile(t, t.TempDir(), "p.bin", 1000, 8)}, UploadOptions{})
+		}},
+		{"limits lock", "/.attachctl/limits.lock", func(s *Store) error {
+			if err := s.SetLimits(bg, store.Limits{MaxFiles: 5}); err != nil {
+				return err
+			}
+			lk, err := reserver{s}.LockLimits(bg, time.Second)
+			if err != nil {
+				return err
+			}
+			held, err := lk.Unlock(bg)
+			if err == nil && !held {
+				err = errors.New("the lock taken was not held at its unlock")
+			}
+			return err
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, p := proxied(t, srv, Options{})
+			var lost atomic.Int32
+			p.SetLoseAnswer(func(r *http.Request) bool {
+				return r.Method == "PUT" && r.Header.Get("If-None-Match") == "*" &&
+					strings.Contains(r.URL.Path, tc.key) && lost.Add(1) == 1
+			})
+			if err := tc.f(s); err != nil {
+				t.Fatalf("with the answer of the first create-only write of %s lost: %v", tc.key, err)
+			}
+			if lost.Load() < 2 {
+				t.Fatalf("%d create-only writes of %s: want the lost one and its retry", lost.Load(), tc.key)
+			}
+		})
 	}
 }

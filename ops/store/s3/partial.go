@@ -147,7 +147,15 @@ func (s *Store) checkConditional(ctx context.Context) (string, error) {
 		_, err := s.client.PutObject(ctx, in)
 		return err
 	}
-	if err := put(&awss3.PutObjectInput{IfNoneMatch: aws.String("*")}); err != nil {
+	// The probe's key is new and this check's own: refused as existing (or as being written), it
+	// was made by an earlier attempt of this same request, which the server took and whose answer
+	// was lost (a read timeout, a broken connection) before the SDK tried again. The checks below
+	// need it there: one still being written may yet fail, so it is looked at.
+	err := put(&awss3.PutObjectInput{IfNoneMatch: aws.String("*")})
+	if conflict(err) {
+		_, err = s.client.HeadObject(ctx, &awss3.HeadObjectInput{Bucket: &s.Bucket, Key: &key})
+	}
+	if err != nil {
 		return "", s.wrap(fault.StoreUnreachable, "conditional write check", err)
 	}
 	var ignored []string
