@@ -567,6 +567,9 @@ func testLostAnswerOwn(t *testing.T, srv *s3test.Server) {
 		{"probe", "/.attachctl/probe-", func(s *Store) error {
 			return s.UploadRecord(bg, &manifest.Record{Path: randomFile(t, t.TempDir(), "p.bin", 1000, 8)}, UploadOptions{})
 		}},
+		{"partial info", "/.attachctl/partial/", func(s *Store) error {
+			return s.UploadRecord(bg, &manifest.Record{Path: randomFile(t, t.TempDir(), "i.bin", MinChunk+10, 9)}, UploadOptions{Chunk: MinChunk})
+		}},
 		{"limits lock", "/.attachctl/limits.lock", func(s *Store) error {
 			if err := s.SetLimits(bg, store.Limits{MaxFiles: 5}); err != nil {
 				return err
