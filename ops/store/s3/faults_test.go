@@ -487,8 +487,11 @@ func testSweepSignalled(t *testing.T, srv *s3test.Server) {
 // that timed out on every attempt makes the rest of the run give up.
 func testStallRetried(t *testing.T, srv *s3test.Server) {
 	// Three attempts: the stalled one, and two that the server must answer within the read
-	// timeout; under -race on a loaded 2-core machine one 5 MiB part took longer than 300 ms.
-	s, p := proxied(t, srv, Options{ReadTimeout: 300 * time.Millisecond, MaxAttempts: 3})
+	// timeout, as must every other request of the upload. The timeout is what a real answer
+	// takes at worst, not what a stall takes: a stalled attempt lasts until the client hangs
+	// up. Under -race on a 2-core machine at load 60, 300 ms failed the upload in every run
+	// (a 5 MiB part, a listing, unanswered on all three attempts).
+	s, p := proxied(t, srv, Options{ReadTimeout: 3 * time.Second, MaxAttempts: 3})
 	var mu sync.Mutex
 	stalled := map[string]bool{}
 	p.SetFault(func(w http.ResponseWriter, r *http.Request) bool {
@@ -500,7 +503,10 @@ func testStallRetried(t *testing.T, srv *s3test.Server) {
 		if !first {
 			return false
 		}
-		time.Sleep(time.Second) // no answer within the read timeout
+		// The part taken whole (the server sees a client hang up only once the body is read),
+		// then no answer until the client gives up on it.
+		io.Copy(io.Discard, r.Body)
+		<-r.Context().Done()
 		s3test.Hang(w)
 		return true
 	})
