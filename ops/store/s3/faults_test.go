@@ -36,6 +36,7 @@ func TestFaults(t *testing.T) {
 		{"MidTransferFailureIsUnreachable", testMidTransfer},
 		{"SilentServerIsUnreachable", testSilentServer},
 		{"StallOfPartsInFlightIsRetried", testStallRetried},
+		{"LostAnswerOfCreateOnlyWriteIsOwn", testLostAnswerOwn},
 		{"ForeignMarkerSkippedAndNamed", testForeignMarker},
 		{"OrphanTombstoneRemovedByNextSweep", testOrphanTombstone},
 		{"SweepLease", testSweepLease},
@@ -486,8 +487,11 @@ func testSweepSignalled(t *testing.T, srv *s3test.Server) {
 // that timed out on every attempt makes the rest of the run give up.
 func testStallRetried(t *testing.T, srv *s3test.Server) {
 	// Three attempts: the stalled one, and two that the server must answer within the read
-	// timeout; under -race on a loaded 2-core machine one 5 MiB part took longer than 300 ms.
-	s, p := proxied(t, srv, Options{ReadTimeout: 300 * time.Millisecond, MaxAttempts: 3})
+	// timeout, as must every other request of the upload. The timeout is what a real answer
+	// takes at worst, not what a stall takes: a stalled attempt lasts until the client hangs
+	// up. Under -race on a 2-core machine at load 60, 300 ms failed the upload in every run
+	// (a 5 MiB part, a listing, unanswered on all three attempts).
+	s, p := proxied(t, srv, Options{ReadTimeout: 3 * time.Second, MaxAttempts: 3})
 	var mu sync.Mutex
 	stalled := map[string]bool{}
 	p.SetFault(func(w http.ResponseWriter, r *http.Request) bool {
@@ -499,7 +503,10 @@ func testStallRetried(t *testing.T, srv *s3test.Server) {
 		if !first {
 			return false
 		}
-		time.Sleep(time.Second) // no answer within the read timeout
+		// The part taken whole (the server sees a client hang up only once the body is read),
+		// then no answer until the client gives up on it.
+		io.Copy(io.Discard, r.Body)
+		<-r.Context().Done()
 		s3test.Hang(w)
 		return true
 	})
@@ -549,5 +556,54 @@ func TestSilentServerNamesStoreEveryRun(t *testing.T) {
 			}()
 		}
 		wg.Wait()
+	}
+}
+
+// A create-only write the server took whose answer was lost (the connection broke, or the read
+// timeout ran out under load) is tried again by the SDK and refused, the object being there: when
+// the object is the writer's own (the conditional write check's probe, the limits lock with its
+// nonce), the refusal is its own earlier attempt, not a failure (the probe's check failed the
+// upload as store.unreachable, the lock waited out its own lease).
+func testLostAnswerOwn(t *testing.T, srv *s3test.Server) {
+	for _, tc := range []struct {
+		name string
+		key  string // a request of this key's first attempt loses its answer
+		f    func(s *Store) error
+	}{
+		{"probe", "/.attachctl/probe-", func(s *Store) error {
+			return s.UploadRecord(bg, &manifest.Record{Path: randomFile(t, t.TempDir(), "p.bin", 1000, 8)}, UploadOptions{})
+		}},
+		{"partial info", "/.attachctl/partial/", func(s *Store) error {
+			return s.UploadRecord(bg, &manifest.Record{Path: randomFile(t, t.TempDir(), "i.bin", MinChunk+10, 9)}, UploadOptions{Chunk: MinChunk})
+		}},
+		{"limits lock", "/.attachctl/limits.lock", func(s *Store) error {
+			if err := s.SetLimits(bg, store.Limits{MaxFiles: 5}); err != nil {
+				return err
+			}
+			lk, err := reserver{s}.LockLimits(bg, time.Second)
+			if err != nil {
+				return err
+			}
+			held, err := lk.Unlock(bg)
+			if err == nil && !held {
+				err = errors.New("the lock taken was not held at its unlock")
+			}
+			return err
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, p := proxied(t, srv, Options{})
+			var lost atomic.Int32
+			p.SetLoseAnswer(func(r *http.Request) bool {
+				return r.Method == "PUT" && r.Header.Get("If-None-Match") == "*" &&
+					strings.Contains(r.URL.Path, tc.key) && lost.Add(1) == 1
+			})
+			if err := tc.f(s); err != nil {
+				t.Fatalf("with the answer of the first create-only write of %s lost: %v", tc.key, err)
+			}
+			if lost.Load() < 2 {
+				t.Fatalf("%d create-only writes of %s: want the lost one and its retry", lost.Load(), tc.key)
+			}
+		})
 	}
 }

@@ -168,7 +168,13 @@ func (r reserver) LockLimits(ctx context.Context, wait time.Duration) (store.Lim
 		}
 		b, etag, _, gerr := s.getObject(ctx, s.limitsLockKey())
 		if gerr == nil {
-			if f := strings.Fields(string(b)); len(f) != 3 || time.Now().After(parseTime(f[1])) { // expired, or not a lock we can read
+			f := strings.Fields(string(b))
+			if len(f) == 3 && f[2] == nonce {
+				// Its own nonce: an earlier attempt of this write was taken by the server and
+				// its answer lost (the SDK tried again and was refused), not another holder.
+				return leaseHeld{s, nonce}, nil
+			}
+			if len(f) != 3 || time.Now().After(parseTime(f[1])) { // expired, or not a lock we can read
 				_, err := s.client.PutObject(ctx, &awss3.PutObjectInput{Bucket: &s.Bucket, Key: aws.String(s.limitsLockKey()),
 					Body: body(), Metadata: meta, IfMatch: aws.String(etag)})
 				if err == nil {

@@ -147,7 +147,15 @@ func (s *Store) checkConditional(ctx context.Context) (string, error) {
 		_, err := s.client.PutObject(ctx, in)
 		return err
 	}
-	if err := put(&awss3.PutObjectInput{IfNoneMatch: aws.String("*")}); err != nil {
+	// The probe's key is new and this check's own: refused as existing (or as being written), it
+	// was made by an earlier attempt of this same request, which the server took and whose answer
+	// was lost (a read timeout, a broken connection) before the SDK tried again. The checks below
+	// need it there: one still being written may yet fail, so it is looked at.
+	err := put(&awss3.PutObjectInput{IfNoneMatch: aws.String("*")})
+	if conflict(err) {
+		_, err = s.client.HeadObject(ctx, &awss3.HeadObjectInput{Bucket: &s.Bucket, Key: &key})
+	}
+	if err != nil {
 		return "", s.wrap(fault.StoreUnreachable, "conditional write check", err)
 	}
 	var ignored []string
@@ -203,6 +211,14 @@ func (s *Store) putJSON(ctx context.Context, key string, v any, createOnly bool)
 		in.IfNoneMatch = aws.String("*")
 	}
 	_, err = s.client.PutObject(ctx, in)
+	if createOnly && conflict(err) {
+		// Refused as existing with these very bytes: an earlier attempt of this write, taken by
+		// the server with its answer lost before the SDK tried again (the keys written
+		// create-only here are of an upload id just made).
+		if have, _, _, gerr := s.getObject(ctx, key); gerr == nil && bytes.Equal(have, b) {
+			return nil
+		}
+	}
 	return err
 }
 

@@ -25,6 +25,17 @@ type Proxy struct {
 
 	mu    sync.Mutex
 	fault func(w http.ResponseWriter, r *http.Request) bool
+	lose  func(r *http.Request) bool
+}
+
+// SetLoseAnswer makes f see each request first: when it returns true the request goes on to the
+// server, and once the server has answered, the client's connection is broken without the
+// answer: a request the server took whose answer was lost, which the client tries again. nil:
+// every answer is passed on.
+func (p *Proxy) SetLoseAnswer(f func(r *http.Request) bool) {
+	p.mu.Lock()
+	p.lose = f
+	p.mu.Unlock()
 }
 
 // SetFault makes f see each request first: when it returns true it has answered (or broken the
@@ -47,11 +58,12 @@ func (s *Server) Proxy(t testing.TB) *Proxy {
 	signer := v4.NewSigner()
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p.mu.Lock()
-		fault := p.fault
+		fault, lose := p.fault, p.lose
 		p.mu.Unlock()
 		if fault != nil && fault(w, r) {
 			return
 		}
+		lost := lose != nil && lose(r)
 		// What the server received it finishes, as a server does when its client goes.
 		out, err := http.NewRequestWithContext(context.WithoutCancel(r.Context()), r.Method, s.Endpoint+r.URL.RequestURI(), r.Body)
 		if err != nil {
@@ -84,6 +96,11 @@ func (s *Server) Proxy(t testing.TB) *Proxy {
 			return
 		}
 		defer resp.Body.Close()
+		if lost {
+			io.Copy(io.Discard, resp.Body)
+			Hang(w)
+			return
+		}
 		for k, vs := range resp.Header {
 			w.Header()[k] = vs
 		}
