@@ -19,7 +19,7 @@ mkdir -p "$WORK"
 [ "${BENCH_KEEP:-0}" = 1 ] || trap 'rm -rf "$WORK"' EXIT
 export WORK REPO
 ATTACHCTL=$WORK/attachctl
-go build -o "$ATTACHCTL" ./cmd/attachctl
+go build -tags urfave_cli_no_docs -o "$ATTACHCTL" ./cmd/attachctl # as scripts/release.sh builds it
 export ATTACHCTL
 # shellcheck source=bench/lib.bash
 source scripts/bench/lib.bash

@@ -30,7 +30,9 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 mkdir -p "$out"
 export CGO_ENABLED=0
-flags=(-trimpath -buildvcs=false -ldflags "-s -w -buildid= -X main.version=$version")
+# urfave_cli_no_docs leaves out urfave/cli's man page and Markdown writers (attachctl writes its
+# own), and with them a Markdown parser whose package init every start of attachctl paid for.
+flags=(-trimpath -buildvcs=false -tags urfave_cli_no_docs -ldflags "-s -w -buildid= -X main.version=$version")
 
 # The manual page, from a build for this machine (the page does not depend on the platform).
 go build "${flags[@]}" -o "$work/host/attachctl" ./cmd/attachctl

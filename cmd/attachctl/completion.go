@@ -5,6 +5,7 @@ import (
 	"io"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/urfave/cli/v2"
 )
@@ -120,7 +121,7 @@ func choicesOf(cmd *cli.Command, name string) []string {
 var listFlags = map[string]bool{"caps": true}
 
 // argChoices is an ArgsUsage that is a fixed set, as "bash|zsh|fish".
-var argChoices = regexp.MustCompile(`^[a-z]+(\|[a-z]+)+$`)
+var argChoices = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z]+(\|[a-z]+)+$`) })
 
 func init() {
 	register(&cli.Command{
@@ -286,7 +287,7 @@ func completions(app *cli.App, words []string, cur string) []string {
 		if help && cmd.Name == app.Name {
 			add("global", "the flags every command takes")
 		}
-	case !positional && argChoices.MatchString(cmd.ArgsUsage):
+	case !positional && argChoices().MatchString(cmd.ArgsUsage):
 		for _, v := range strings.Split(cmd.ArgsUsage, "|") {
 			add(v, "")
 		}

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 
@@ -119,15 +120,16 @@ func (v *bytesValue) Set(s string) error {
 	return nil
 }
 
-// byteSuffix is a number and its unit in a byte count.
-var byteSuffix = regexp.MustCompile(`^([0-9]+)(?:\.([0-9]+))?([kKmMgGtTpPeE]i?)?[bB]?$`)
+// byteSuffix is a number and its unit in a byte count. Compiled on first use, as the
+// other regexps of this package: most runs parse none, and each start would pay for them.
+var byteSuffix = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^([0-9]+)(?:\.([0-9]+))?([kKmMgGtTpPeE]i?)?[bB]?$`) })
 
 // parseBytes reads a byte count: plain digits, or a number with an SI suffix (k, M, G, T, P, E:
 // powers of 1000, as in 500k, 500kB, 1.5MB) or an IEC one (Ki, Mi, Gi ...: powers of 1024, as in
 // 4MiB), the B optional and the letters in either case. A fraction is taken when the count comes
 // out whole (1.5KiB is 1536, 1.5B is refused).
 func parseBytes(s string) (int64, error) {
-	m := byteSuffix.FindStringSubmatch(s)
+	m := byteSuffix().FindStringSubmatch(s)
 	if m == nil {
 		return 0, errors.New("takes a count of bytes such as 500000, 500k, 500KB or 4MiB")
 	}
@@ -178,7 +180,7 @@ func formatBytes(n int64) string {
 }
 
 // durationPart is one number and its unit in a duration such as 1d12h.
-var durationPart = regexp.MustCompile(`^([0-9]+(?:\.[0-9]+)?)(ms|[smhdw])`)
+var durationPart = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^([0-9]+(?:\.[0-9]+)?)(ms|[smhdw])`) })
 
 var unitLength = map[string]time.Duration{
 	"ms": time.Millisecond, "s": time.Second, "m": time.Minute, "h": time.Hour, "d": 24 * time.Hour, "w": 7 * 24 * time.Hour,
@@ -204,7 +206,7 @@ func parseDuration(given string) (time.Duration, error) {
 	}
 	s, total := given, time.Duration(0)
 	for s != "" {
-		m := durationPart.FindStringSubmatch(s)
+		m := durationPart().FindStringSubmatch(s)
 		if m == nil {
 			return 0, errors.New("units are s, m, h, d, w (as in 7d, 36h or 1w2d)")
 		}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 	"text/tabwriter"
 
 	"github.com/urfave/cli/v2"
@@ -40,27 +41,29 @@ func init() {
 	cli.FlagStringer = func(f cli.Flag) string {
 		s := plain(f)
 		if usage, ok := f.(cli.DocGenerationFlag); ok && namesDefault(usage.GetUsage()) {
-			s = defaultText.ReplaceAllString(s, "") // said once, in the flag's own words
+			s = defaultText().ReplaceAllString(s, "") // said once, in the flag's own words
 		}
 		if r, ok := f.(cli.RequiredFlag); ok && r.IsRequired() {
-			s = defaultText.ReplaceAllString(s, "") + " (required)"
+			s = defaultText().ReplaceAllString(s, "") + " (required)"
 		}
 		return s
 	}
 }
 
-var defaultText = regexp.MustCompile(` \(default: [^)]*\)$`)
+var defaultText = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(` \(default: [^)]*\)$`) })
 
 // namesDefault tells whether a flag's usage says its default itself ("default: no limit").
 func namesDefault(usage string) bool { return strings.Contains(usage, "default: ") }
 
 // flagValueError is how Go's flag package reports a value it cannot parse.
-var flagValueError = regexp.MustCompile(`^invalid (?:boolean )?value "(.*)" for (?:flag )?-+([^:]+): (.*)$`)
+var flagValueError = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^invalid (?:boolean )?value "(.*)" for (?:flag )?-+([^:]+): (.*)$`)
+})
 
 // onUsageError turns urfave/cli's report of a bad flag value into one line that says what the flag
 // takes (`--jobs x: takes a whole number`), printed without the help.
 func onUsageError(c *cli.Context, err error, _ bool) error {
-	m := flagValueError.FindStringSubmatch(err.Error())
+	m := flagValueError().FindStringSubmatch(err.Error())
 	if m == nil {
 		return &usage{msg: err.Error()}
 	}

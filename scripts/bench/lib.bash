@@ -13,7 +13,8 @@ if [ -z "${WORK:-}" ]; then
 fi
 if [ -z "${ATTACHCTL:-}" ]; then
 	ATTACHCTL=$WORK/attachctl
-	(cd "$REPO" && go build -o "$ATTACHCTL" ./cmd/attachctl) || exit 1
+	# As scripts/release.sh builds it.
+	(cd "$REPO" && go build -tags urfave_cli_no_docs -o "$ATTACHCTL" ./cmd/attachctl) || exit 1
 fi
 export REPO WORK ATTACHCTL
 
