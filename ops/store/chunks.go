@@ -96,6 +96,22 @@ func ChunkReadErr(id string, err error) error {
 	return fault.Errorf(fault.FileUnreadable, "upload %s: reading the chunk: %v", id, err)
 }
 
+// ReadChunk reads what r holds whole, for an Append that keeps a chunk in one write: more than
+// limit bytes (limit < 0: no limit) is over(n).
+func ReadChunk(id string, r io.Reader, limit int64, over func(n int64) error) ([]byte, error) {
+	if limit >= 0 {
+		r = io.LimitReader(r, limit+1)
+	}
+	b, err := io.ReadAll(r)
+	if err != nil {
+		return nil, ChunkReadErr(id, err)
+	}
+	if limit >= 0 && int64(len(b)) > limit {
+		return nil, over(int64(len(b)))
+	}
+	return b, nil
+}
+
 // OffsetErr is the refusal of a chunk at offset of the upload id whose offset is cur.
 func OffsetErr(id string, offset, cur int64) error {
 	return fault.Errorf(fault.UploadOffset, "upload %s: offset %d is not the current offset %d", id, offset, cur)

@@ -62,16 +62,9 @@ func (c *memChunk) State() ChunkState { return c.st }
 func (c *memChunk) Close()            {}
 
 func (c *memChunk) Append(_ context.Context, cur int64, r io.Reader, limit int64, over func(int64) error) (int64, error) {
-	lr := r
-	if limit >= 0 {
-		lr = io.LimitReader(r, limit+1)
-	}
-	b, err := io.ReadAll(lr)
+	b, err := ReadChunk(c.id, r, limit, over)
 	if err != nil {
-		return cur, ChunkReadErr(c.id, err)
-	}
-	if limit >= 0 && int64(len(b)) > limit {
-		return cur, over(int64(len(b)))
+		return cur, err
 	}
 	c.m.mu.Lock()
 	defer c.m.mu.Unlock()

@@ -73,16 +73,9 @@ func (u *chunkUp) Close()                  {}
 // Append writes the chunk as the object at its offset, create-only.
 func (u *chunkUp) Append(ctx context.Context, cur int64, r io.Reader, limit int64, over func(int64) error) (int64, error) {
 	s, id := u.s, u.id
-	lr := r
-	if limit >= 0 {
-		lr = io.LimitReader(r, limit+1)
-	}
-	b, err := io.ReadAll(lr)
+	b, err := store.ReadChunk(id, r, limit, over)
 	if err != nil {
-		return cur, store.ChunkReadErr(id, err)
-	}
-	if limit >= 0 && int64(len(b)) > limit {
-		return cur, over(int64(len(b)))
+		return cur, err
 	}
 	_, err = s.client.PutObject(ctx, &awss3.PutObjectInput{Bucket: &s.Bucket, Key: aws.String(s.chunkKey(id, cur)),
 		Body: bytes.NewReader(b), IfNoneMatch: aws.String("*")})

@@ -59,16 +59,9 @@ func (u *chunkUp) Close()                  {}
 
 // Append keeps the chunk, unless another writer moved the upload meanwhile.
 func (u *chunkUp) Append(ctx context.Context, cur int64, r io.Reader, limit int64, over func(int64) error) (int64, error) {
-	lr := r
-	if limit >= 0 {
-		lr = io.LimitReader(r, limit+1)
-	}
-	b, err := io.ReadAll(lr)
+	b, err := store.ReadChunk(u.id, r, limit, over)
 	if err != nil {
-		return cur, store.ChunkReadErr(u.id, err)
-	}
-	if limit >= 0 && int64(len(b)) > limit {
-		return cur, over(int64(len(b)))
+		return cur, err
 	}
 	s := u.s
 	s.mu.Lock()
