@@ -74,7 +74,7 @@ func (s *Store) streamSmall(ctx context.Context, b *Batch, src store.Source, f s
 	h := blake3.Sum256(buf)
 	sum := hex.EncodeToString(h[:])
 	if src.Blake3 != "" && sum != src.Blake3 {
-		return nil, fault.Errorf(fault.UploadHashMismatch, "%s: BLAKE3 is %s, the manifest says %s (changed since it was sniffed)", src.Path, sum, src.Blake3)
+		return nil, store.HashMismatch(src.Path, sum, src.Blake3)
 	}
 	done := func(id string) (*Meta, error) {
 		progress(src.Size)

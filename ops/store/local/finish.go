@@ -3,12 +3,12 @@
 package local
 
 import (
+	"context"
 	"encoding/hex"
 	"encoding/json"
 	"os"
 	"time"
 
-	"github.com/attachctl/attachctl/manifest/fault"
 	"github.com/attachctl/attachctl/ops/store"
 
 	"github.com/zeebo/blake3"
@@ -21,59 +21,7 @@ import (
 // keep the partial as it is. Finishing an upload that is already finished returns its metadata
 // (after the same checks), so a finish that crashed after its rename can be run again.
 func (s *Store) Finish(id string, size int64, blake3hex string) (*Meta, error) {
-	if err := ValidID(id); err != nil {
-		return nil, err
-	}
-	want, err := checkHex(blake3hex)
-	if err != nil {
-		return nil, err
-	}
-	if size < -1 {
-		return nil, fault.Errorf(fault.UploadInvalid, "size %d: not a size", size)
-	}
-	p, err := s.lockPartial(id, false)
-	if err != nil {
-		if fault.CodeOf(err) != fault.UploadMissing {
-			return nil, err
-		}
-		m, merr := s.ReadMeta(id)
-		if merr != nil {
-			return nil, err
-		}
-		if size >= 0 && m.Size != size {
-			return nil, fault.Errorf(fault.UploadSizeMismatch, "upload %s: finished with %d bytes, not %d", id, m.Size, size)
-		}
-		if want != "" && m.Blake3 != want {
-			return nil, fault.Errorf(fault.UploadHashMismatch, "upload %s: finished with BLAKE3 %s, not %s", id, m.Blake3, want)
-		}
-		s.removePartial(id, false) // what a finish that crashed after its rename left
-		return m, nil
-	}
-	defer p.close()
-	if err := p.notFolder(); err != nil {
-		return nil, err
-	}
-	cur, err := p.size()
-	if err != nil {
-		return nil, err
-	}
-	if p.meta.Size >= 0 && size >= 0 && p.meta.Size != size {
-		return nil, fault.Errorf(fault.UploadSizeMismatch, "upload %s: declared %d bytes at begin, %d at finish", id, p.meta.Size, size)
-	}
-	if size < 0 {
-		size = p.meta.Size
-	}
-	if size >= 0 && cur != size {
-		return nil, fault.Errorf(fault.UploadSizeMismatch, "upload %s: has %d bytes, expected %d", id, cur, size)
-	}
-	sum, err := hashFile(p.f, cur)
-	if err != nil {
-		return nil, err
-	}
-	if want != "" && sum != want {
-		return nil, fault.Errorf(fault.UploadHashMismatch, "upload %s: BLAKE3 of the %d bytes is %s, expected %s", id, cur, sum, want)
-	}
-	return p.publish(cur, sum)
+	return store.FinishChunks(context.Background(), chunker{s, DefaultChunk}, id, size, blake3hex)
 }
 
 // checkHex normalises an expected BLAKE3: "" or 64 hex digits (upload.invalid otherwise).

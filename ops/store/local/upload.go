@@ -6,10 +6,10 @@ import (
 	"context"
 	"errors"
 	"io"
-	"os"
 	"sync"
 
 	"github.com/attachctl/attachctl/manifest/fault"
+	"github.com/attachctl/attachctl/ops/store"
 	"golang.org/x/sys/unix"
 )
 
@@ -32,93 +32,10 @@ func (s *Store) Begin(name string, size int64) (string, error) {
 // refused chunk is kept and no byte past the declared size is ever written. The new offset is
 // durable (fsynced) when Chunk returns.
 func (s *Store) Chunk(id string, offset int64, r io.Reader, max int64) (int64, error) {
-	if err := ValidID(id); err != nil {
-		return 0, err
-	}
 	if max <= 0 {
 		max = DefaultChunk
 	}
-	p, err := s.lockPartial(id, false)
-	if err != nil {
-		if fault.CodeOf(err) == fault.UploadMissing {
-			if m, merr := s.ReadMeta(id); merr == nil {
-				return m.Size, fault.Errorf(fault.UploadOffset, "upload %s: finished at offset %d; it takes no more chunks", id, m.Size)
-			}
-		}
-		return 0, err
-	}
-	defer p.close()
-	if err := p.notFolder(); err != nil {
-		return 0, err
-	}
-	cur, err := p.size()
-	if err != nil {
-		return 0, err
-	}
-	if offset != cur {
-		return cur, fault.Errorf(fault.UploadOffset, "upload %s: offset %d is not the current offset %d", id, offset, cur)
-	}
-	room := int64(-1)
-	if p.meta.Size >= 0 {
-		room = p.meta.Size - cur
-	}
-	// The store's limits: a chunk that would take the upload past max-file, or the store past
-	// max-bytes, is refused whole, as one past the declared size is. A regular file says its
-	// length before anything is written, and that much is checked and reserved; a chunk of
-	// unknown length holds the room there is while it is written.
-	n := int64(-1)
-	if f, ok := r.(*os.File); ok {
-		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
-			if pos, err := f.Seek(0, io.SeekCurrent); err == nil {
-				n = fi.Size() - pos
-			}
-		}
-	}
-	if room >= 0 && n > room {
-		return cur, pastSize(id, p.meta.Size, cur, n)
-	}
-	quotaRoom, overQuota, release, err := s.chunkRoom(id, p.meta.Name, cur, n)
-	if err != nil {
-		return cur, err
-	}
-	defer release()
-	buf := make([]byte, max)
-	var done int64
-	for {
-		n, rerr := io.ReadFull(r, buf)
-		if n > 0 {
-			if room >= 0 && done+int64(n) > room {
-				p.truncate(cur)
-				return cur, pastSize(id, p.meta.Size, cur, done+int64(n))
-			}
-			if quotaRoom >= 0 && done+int64(n) > quotaRoom {
-				p.truncate(cur)
-				return cur, overQuota(cur + done + int64(n))
-			}
-			if _, err := p.f.WriteAt(buf[:n], cur+done); err != nil {
-				p.truncate(cur)
-				return cur, storeErr(p.f.Name(), err)
-			}
-			done += int64(n)
-		}
-		if rerr == io.EOF || rerr == io.ErrUnexpectedEOF {
-			break
-		}
-		if rerr != nil {
-			p.truncate(cur)
-			return cur, fault.Errorf(fault.FileUnreadable, "upload %s: reading the chunk: %v", id, rerr)
-		}
-	}
-	if err := fdatasync(int(p.f.Fd())); err != nil {
-		p.truncate(cur)
-		return cur, storeErr(p.f.Name(), err)
-	}
-	return cur + done, nil
-}
-
-func pastSize(id string, size, cur, n int64) error {
-	return fault.Errorf(fault.UploadPastSize,
-		"upload %s: a chunk of %d or more bytes at offset %d would pass the declared size %d; none of it was kept", id, n, cur, size)
+	return store.WriteChunk(context.Background(), chunker{s, max}, id, offset, r)
 }
 
 // Status reports an upload: unfinished (its offset is the size of its data) or finished.

@@ -3,10 +3,8 @@
 package local
 
 import (
-	"bytes"
 	"context"
 	"encoding/hex"
-	"io"
 	"sync"
 	"time"
 
@@ -67,7 +65,7 @@ func (s *Store) Stream(ctx context.Context, src store.Source, f store.SourceFile
 	// none: no finished upload has this name and size (just looked), so none has these bytes.
 	none := want == "" && !s.mayHave(name, size)
 	if want == "" && !none {
-		sum, err := hashWhole(ctx, f, size, chunk, opts.Observe)
+		sum, err := store.HashSource(ctx, f, size, chunk, opts.Observe)
 		if err != nil {
 			return nil, err
 		}
@@ -114,7 +112,7 @@ func (s *Store) Stream(ctx context.Context, src store.Source, f store.SourceFile
 	if want != "" && sum != want {
 		p.meta.Source.Blake3 = sum // what the partial holds, for a run with a fresh manifest
 		p.writeMeta()
-		return nil, fault.Errorf(fault.UploadHashMismatch, "%s: BLAKE3 is %s, the manifest says %s (changed since it was sniffed)", abs, sum, want)
+		return nil, store.HashMismatch(abs, sum, want)
 	}
 	// Finished meanwhile by another run, or claimed in the batch by a worker that copied the same
 	// file at the same time: name that one and drop this copy.
@@ -146,41 +144,6 @@ func (s *Store) Stream(ctx context.Context, src store.Source, f store.SourceFile
 // when it cannot be marked (swept meanwhile): then the file is uploaded anew.
 func (s *Store) reuse(id string) bool {
 	return s.MarkUsed([]string{id}, time.Now()) == nil
-}
-
-// hashWhole reads the whole source (size and mtime st at open) once and returns its BLAKE3,
-// showing each byte to observe; upload.sourceChanged when it moves meanwhile.
-func hashWhole(ctx context.Context, src store.SourceFile, size, chunk int64, observe func([]byte)) (string, error) {
-	h := blake3.New()
-	bp, _ := chunkPool.Get().(*[]byte)
-	if bp == nil || int64(cap(*bp)) < chunk {
-		b := make([]byte, chunk)
-		bp = &b
-	}
-	defer chunkPool.Put(bp)
-	buf := (*bp)[:chunk]
-	for pos := int64(0); pos < size; {
-		if err := ctx.Err(); err != nil {
-			return "", err
-		}
-		n := min(chunk, size-pos)
-		k, err := src.ReadAt(buf[:n], pos)
-		if int64(k) < n {
-			if err == io.EOF {
-				return "", fault.Errorf(fault.UploadSourceChange, "%s: changed while being read", src.Name())
-			}
-			return "", fault.Errorf(fault.FileUnreadable, "%s: %v", src.Name(), err)
-		}
-		h.Write(buf[:n])
-		if observe != nil {
-			observe(buf[:n])
-		}
-		pos += n
-	}
-	if err := src.Unchanged(); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // stagePartial finds the unfinished upload of this source that no one else holds, ready to
@@ -247,49 +210,19 @@ func (p *partial) copyFrom(ctx context.Context, src store.SourceFile, size, chun
 		return "", err
 	}
 	var pos int64
-	changed := func() error {
-		return fault.Errorf(fault.UploadSourceChange, "%s: changed while being uploaded", src.Name())
-	}
 	if cur > size {
 		if err := p.truncate(0); err != nil {
 			return "", err
 		}
 		cur = 0
 	}
-	if cur > 0 {
-		buf, dbuf := make([]byte, min(chunk, cur)), make([]byte, min(chunk, cur))
-		for pos < cur {
-			if ctx.Err() != nil {
-				return "", ctx.Err()
-			}
-			n := min(chunk, cur-pos)
-			k, err := src.ReadAt(buf[:n], pos)
-			if int64(k) < n {
-				if err == io.EOF {
-					return "", changed()
-				}
-				return "", fault.Errorf(fault.FileUnreadable, "%s: %v", src.Name(), err)
-			}
-			if _, err := p.f.ReadAt(dbuf[:n], pos); err != nil {
-				return "", storeErr(p.f.Name(), err)
-			}
-			if !bytes.Equal(buf[:n], dbuf[:n]) {
-				progress(-pos) // the source changed since the partial was written: start over
-				if err := p.truncate(0); err != nil {
-					return "", err
-				}
-				h.Reset()
-				observe(nil)
-				pos = 0
-				break
-			}
-			h.Write(buf[:n])
-			observe(buf[:n])
-			pos += n
-			progress(n)
-		}
-		if pos > 0 && resumed != nil {
-			resumed(pos)
+	if pos, err = store.KeepPrefix(ctx, src, p.f, cur, chunk, h, observe, progress, resumed,
+		func(err error) error { return storeErr(p.f.Name(), err) }); err != nil {
+		return "", err
+	}
+	if pos < cur {
+		if err := p.truncate(0); err != nil {
+			return "", err
 		}
 	}
 	// The writes: read and write here, hash on another goroutine (the hasher), so that two cores
@@ -307,12 +240,8 @@ func (p *partial) copyFrom(ctx context.Context, src store.SourceFile, size, chun
 		}
 		n := min(chunk, size-pos)
 		b := hp.get()[:n]
-		k, err := src.ReadAt(b, pos)
-		if int64(k) < n {
-			if err == io.EOF {
-				return "", changed()
-			}
-			return "", fault.Errorf(fault.FileUnreadable, "%s: %v", src.Name(), err)
+		if err := store.ReadSource(src, b, pos); err != nil {
+			return "", err
 		}
 		if _, err := p.f.WriteAt(b, pos); err != nil {
 			p.f.Truncate(pos) // keep data a prefix that was written whole

@@ -299,11 +299,8 @@ func (s *Store) listObjects(ctx context.Context, prefix string, f func(types.Obj
 
 // Begin starts an unfinished step-by-step upload.
 func (s *Store) Begin(ctx context.Context, name string, size int64) (string, error) {
-	if err := store.ValidName(name); err != nil {
+	if err := store.CheckBegin(name, size); err != nil {
 		return "", err
-	}
-	if size < -1 {
-		return "", fault.Errorf(fault.UploadInvalid, "size %d: not a size", size)
 	}
 	if _, err := s.checkStore(ctx, true); err != nil {
 		return "", err
@@ -319,62 +316,10 @@ func (s *Store) Begin(ctx context.Context, name string, size int64) (string, err
 	return id, nil
 }
 
-// Write appends r as one chunk object, created only if no writer took that offset first.
+// Write appends r as one chunk object, created only if no writer took that offset first
+// (store.WriteChunk).
 func (s *Store) Write(ctx context.Context, id string, offset int64, r io.Reader) (int64, error) {
-	if err := store.ValidID(id); err != nil {
-		return 0, err
-	}
-	if err := s.exists(ctx, id); err != nil {
-		return 0, err
-	}
-	pi, err := s.readInfo(ctx, id)
-	if err != nil {
-		if fault.CodeOf(err) == fault.UploadMissing {
-			if info, ierr := s.Info(ctx, id); ierr == nil {
-				return info.Size, fault.Errorf(fault.UploadOffset, "upload %s: finished at offset %d; it takes no more chunks", id, info.Size)
-			}
-		}
-		return 0, err
-	}
-	if pi.UploadID != "" || pi.Kind == store.KindFolder {
-		return 0, fault.Errorf(fault.UploadInvalid, "upload %s: written by the upload stage; run the same upload again to resume it", id)
-	}
-	_, cur, err := s.chunks(ctx, id)
-	if err != nil {
-		return 0, err
-	}
-	if offset != cur {
-		return cur, fault.Errorf(fault.UploadOffset, "upload %s: offset %d is not the current offset %d", id, offset, cur)
-	}
-	lr := r
-	if pi.Size >= 0 {
-		lr = io.LimitReader(r, pi.Size-cur+1)
-	}
-	b, err := io.ReadAll(lr)
-	if err != nil {
-		return cur, fault.Errorf(fault.FileUnreadable, "upload %s: reading the chunk: %v", id, err)
-	}
-	if pi.Size >= 0 && int64(len(b)) > pi.Size-cur {
-		return cur, fault.Errorf(fault.UploadPastSize, "upload %s: declared %d bytes, at offset %d; the chunk goes past the size and none of it is kept", id, pi.Size, cur)
-	}
-	release, err := s.admitChunk(ctx, id, pi.Name, cur, int64(len(b)))
-	if err != nil {
-		return cur, err
-	}
-	defer release()
-	if len(b) == 0 {
-		return cur, nil
-	}
-	_, err = s.client.PutObject(ctx, &awss3.PutObjectInput{Bucket: &s.Bucket, Key: aws.String(s.chunkKey(id, cur)),
-		Body: bytes.NewReader(b), IfNoneMatch: aws.String("*")})
-	if conflict(err) {
-		_, now, _ := s.chunks(ctx, id)
-		return now, fault.Errorf(fault.UploadOffset, "upload %s: another writer took offset %d; the current offset is %d", id, cur, now)
-	}
-	if err != nil {
-		return cur, s.wrap(fault.UploadUnreadable, "upload "+id, err)
-	}
-	return cur + int64(len(b)), nil
+	return store.WriteChunk(ctx, s, id, offset, r)
 }
 
 // Status reports an upload, finished or not.
@@ -438,106 +383,18 @@ func (s *Store) written(ctx context.Context, id string, pi *partialInfo) (int64,
 	return n, last, err
 }
 
-// Finish checks and publishes a step-by-step upload create-only.
+// Finish checks and publishes a step-by-step upload create-only (store.FinishChunks).
 func (s *Store) Finish(ctx context.Context, id string, size int64, sum string) (*store.Info, error) {
-	info, err := s.finish(ctx, id, size, sum)
+	info, err := store.FinishChunks(ctx, s, id, size, sum)
 	if err == nil {
 		s.unreserve(ctx, id)
 	}
 	return info, err
 }
 
-func (s *Store) finish(ctx context.Context, id string, size int64, sum string) (*store.Info, error) {
-	if err := store.ValidID(id); err != nil {
-		return nil, err
-	}
-	want, err := store.CheckHex(sum)
-	if err != nil {
-		return nil, err
-	}
-	if err := s.exists(ctx, id); err != nil {
-		return nil, err
-	}
-	pi, err := s.readInfo(ctx, id)
-	if err != nil {
-		if fault.CodeOf(err) != fault.UploadMissing {
-			return nil, err
-		}
-		info, ierr := s.Info(ctx, id)
-		if ierr != nil {
-			return nil, err
-		}
-		return info, checkFinished(info, size, want)
-	}
-	if pi.UploadID != "" || pi.Kind == store.KindFolder {
-		return nil, fault.Errorf(fault.UploadInvalid, "upload %s: written by the upload stage; run the same upload again to finish it", id)
-	}
-	cs, total, err := s.chunks(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	switch {
-	case pi.Size >= 0 && total != pi.Size:
-		return nil, fault.Errorf(fault.UploadSizeMismatch, "upload %s: holds %d bytes, declared %d", id, total, pi.Size)
-	case size >= 0 && size != total:
-		return nil, fault.Errorf(fault.UploadSizeMismatch, "upload %s: holds %d bytes, finish says %d", id, total, size)
-	}
-	var got string
-	var small []byte
-	if total <= DefaultChunk { // small: read once, hash, write in one create-only put
-		var buf bytes.Buffer
-		if err := s.copyChunks(ctx, cs, &buf); err != nil {
-			return nil, err
-		}
-		small = buf.Bytes()
-		got = hexSum(small)
-	} else {
-		h := blake3.New()
-		if err := s.copyChunks(ctx, cs, h); err != nil {
-			return nil, err
-		}
-		got = hex.EncodeToString(h.Sum(nil))
-	}
-	if want != "" && got != want {
-		return nil, fault.Errorf(fault.UploadHashMismatch, "upload %s: BLAKE3 is %s, finish says %s", id, got, want)
-	}
-	key := s.FinishedKey(id, pi.Name)
-	meta := map[string]string{"blake3": got}
-	if small != nil {
-		_, err = s.client.PutObject(ctx, &awss3.PutObjectInput{Bucket: &s.Bucket, Key: &key, Body: bytes.NewReader(small),
-			Metadata: meta, IfNoneMatch: aws.String("*")})
-	} else {
-		err = s.multipartFromChunks(ctx, key, meta, cs)
-	}
-	if err != nil && !conflict(err) {
-		return nil, s.wrap(fault.UploadUnreadable, "finish "+id, err)
-	}
-	info, ierr := s.Info(ctx, id)
-	if ierr != nil {
-		return nil, ierr
-	}
-	if err != nil { // finished meanwhile by another finish: the same checks hold
-		if cerr := checkFinished(info, size, want); cerr != nil {
-			return nil, cerr
-		}
-	}
-	s.dropPartial(ctx, id, pi)
-	return info, nil
-}
-
 func hexSum(b []byte) string {
 	h := blake3.Sum256(b)
 	return hex.EncodeToString(h[:])
-}
-
-func checkFinished(info *store.Info, size int64, want string) error {
-	if size >= 0 && size != info.Size {
-		return fault.Errorf(fault.UploadSizeMismatch, "upload %s: finished with %d bytes, not %d", info.ID, info.Size, size)
-	}
-	if want != "" && want != info.Blake3 {
-		return fault.Errorf(fault.UploadHashMismatch, "upload %s: finished with BLAKE3 %s, not %s", info.ID, info.Blake3, want)
-	}
-	return nil
 }
 
 func (s *Store) copyChunks(ctx context.Context, cs []chunkObj, w io.Writer) error {

@@ -102,31 +102,19 @@ func (s *Store) Stream(ctx context.Context, src store.Source, f store.SourceFile
 
 // stream is Stream; tries counts the restarts after another run of the same source won the note.
 func (s *Store) stream(ctx context.Context, src store.Source, f store.SourceFile, opts store.StreamOptions, tries int) (*store.Info, error) {
-	chunk := opts.Chunk
-	if chunk <= 0 {
-		chunk = DefaultChunk
-	}
+	opts = opts.WithDefaults(DefaultChunk)
+	chunk, jobs, progress := opts.Chunk, max(opts.Jobs, 1), opts.Progress
 	if chunk < MinChunk {
 		return nil, fault.Errorf(fault.UploadInvalid, "--chunk %d: S3 takes parts of at least %d bytes", chunk, MinChunk)
-	}
-	jobs := max(opts.Jobs, 1)
-	progress := opts.Progress
-	if progress == nil {
-		progress = func(int64) {}
 	}
 	abs, name, size, want := src.Path, src.Name, src.Size, src.Blake3
 	observe := opts.Observe
 	if want == "" {
-		var r io.Reader = io.NewSectionReader(f, 0, size)
-		if observe != nil { // this pass shows the bytes; the send does not again
-			show := observe
-			r = io.TeeReader(r, writerFunc(func(p []byte) (int, error) { show(p); return len(p), nil }))
-			observe = nil
-		}
 		var err error
-		if want, _, err = ops.Hash(r, nil); err != nil {
-			return nil, fault.Errorf(fault.FileUnreadable, "%s: %v", abs, err)
+		if want, err = store.HashSource(ctx, f, size, chunk, observe); err != nil {
+			return nil, err
 		}
+		observe = nil // this pass showed the bytes; the send does not again
 	}
 	done := func(id string) (*store.Info, error) {
 		return &store.Info{ID: id, Name: name, Size: size, Blake3: want}, nil
@@ -203,7 +191,7 @@ func (s *Store) stream(ctx context.Context, src store.Source, f store.SourceFile
 		// The file changed since it was hashed: what was sent is not what the record names.
 		s.dropPartial(ctx, id, pi)
 		s.client.DeleteObject(ctx, &awss3.DeleteObjectInput{Bucket: &s.Bucket, Key: &note})
-		return nil, fault.Errorf(fault.UploadHashMismatch, "%s: BLAKE3 is %s, the manifest says %s (changed since it was sniffed)", abs, got, want)
+		return nil, store.HashMismatch(abs, got, want)
 	}
 	// A server may let two create-only writes of the note that race both succeed (versitygw's
 	// posix backend checks, then writes): the note as it is now says which upload is the

@@ -153,11 +153,8 @@ func (s *Store) Exists(ctx context.Context) (bool, error) {
 
 // Begin starts an unfinished upload.
 func (s *Store) Begin(ctx context.Context, name string, size int64) (string, error) {
-	if err := store.ValidName(name); err != nil {
+	if err := store.CheckBegin(name, size); err != nil {
 		return "", err
-	}
-	if size < -1 {
-		return "", fault.Errorf(fault.UploadInvalid, "size %d: not a size", size)
 	}
 	s.mu.Lock()
 	err := s.checkStore(true)
@@ -180,80 +177,10 @@ func (s *Store) Begin(ctx context.Context, name string, size int64) (string, err
 	return id, nil
 }
 
-// Write appends what r holds to the unfinished upload id at offset, whole or not at all.
+// Write appends what r holds to the unfinished upload id at offset, whole or not at all
+// (store.WriteChunk).
 func (s *Store) Write(ctx context.Context, id string, offset int64, r io.Reader) (int64, error) {
-	if err := store.ValidID(id); err != nil {
-		return 0, err
-	}
-	s.mu.Lock()
-	p, cur, err := s.writable(id)
-	s.mu.Unlock()
-	if err != nil {
-		return cur, err
-	}
-	if offset != cur {
-		return cur, fault.Errorf(fault.UploadOffset, "upload %s: offset %d is not the current offset %d", id, offset, cur)
-	}
-	lr := r
-	if p.size >= 0 {
-		lr = io.LimitReader(r, p.size-cur+1)
-	}
-	b, err := io.ReadAll(lr)
-	if err != nil {
-		return cur, fault.Errorf(fault.FileUnreadable, "upload %s: reading the chunk: %v", id, err)
-	}
-	if p.size >= 0 && int64(len(b)) > p.size-cur {
-		return cur, fault.Errorf(fault.UploadPastSize, "upload %s: declared %d bytes, at offset %d; the chunk goes past the size and none of it is kept", id, p.size, cur)
-	}
-	if err := ctx.Err(); err != nil {
-		return cur, err
-	}
-	// The chunk's room is reserved while it is kept, counted with every live reservation, as
-	// the other backends do (store.Quota.Grow).
-	l, err := s.Limits(ctx)
-	if err != nil {
-		return cur, err
-	}
-	end := cur + int64(len(b))
-	room, over, release, err := s.quota.Grow(ctx, l, id, p.name, cur, end)
-	if err != nil {
-		return cur, err
-	}
-	defer release()
-	if room >= 0 && end-cur > room {
-		return cur, over(end)
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	// Another writer may have come between: the offset is checked again where it is kept.
-	if p2, now, err := s.writable(id); err != nil || p2 != p || now != cur {
-		if err == nil {
-			err = fault.Errorf(fault.UploadOffset, "upload %s: another writer moved it to offset %d", id, now)
-		}
-		return now, err
-	}
-	p.data = append(p.data[:len(p.data):len(p.data)], b...)
-	p.written = s.now()
-	return int64(len(p.data)), nil
-}
-
-// writable is the unfinished upload id that Write may append to, and its offset. Called with
-// s.mu held.
-func (s *Store) writable(id string) (*partial, int64, error) {
-	if err := s.checkStore(false); err != nil {
-		return nil, 0, err
-	}
-	if f := s.finished[id]; f != nil {
-		return nil, f.info.Size, fault.Errorf(fault.UploadOffset, "upload %s: finished at offset %d; it takes no more chunks", id, f.info.Size)
-	}
-	p := s.partials[id]
-	if p == nil {
-		return nil, 0, s.missing(id)
-	}
-	if p.note != "" || p.folder {
-		return nil, 0, fault.Errorf(fault.UploadInvalid, "upload %s: written by the upload stage; run the same upload again to resume it", id)
-	}
-	return p, int64(len(p.data)), nil
+	return store.WriteChunk(ctx, s, id, offset, r)
 }
 
 // Status reports an upload, finished or not.
@@ -276,47 +203,9 @@ func (s *Store) Status(ctx context.Context, id string) (*store.Status, error) {
 	return &store.Status{ID: id, Name: p.name, Offset: p.bytes(), Size: p.size}, nil
 }
 
-// Finish checks the unfinished upload id and publishes it, create-only.
+// Finish checks the unfinished upload id and publishes it, create-only (store.FinishChunks).
 func (s *Store) Finish(ctx context.Context, id string, size int64, sum string) (*store.Info, error) {
-	if err := store.ValidID(id); err != nil {
-		return nil, err
-	}
-	want, err := store.CheckHex(sum)
-	if err != nil {
-		return nil, err
-	}
-	if size < -1 {
-		return nil, fault.Errorf(fault.UploadInvalid, "size %d: not a size", size)
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if err := s.checkStore(false); err != nil {
-		return nil, err
-	}
-	if f := s.finished[id]; f != nil {
-		info := f.info
-		return &info, checkFinished(&info, size, want)
-	}
-	p := s.partials[id]
-	if p == nil {
-		return nil, s.missing(id)
-	}
-	if p.note != "" || p.folder {
-		return nil, fault.Errorf(fault.UploadInvalid, "upload %s: written by the upload stage; run the same upload again to finish it", id)
-	}
-	total := int64(len(p.data))
-	switch {
-	case p.size >= 0 && total != p.size:
-		return nil, fault.Errorf(fault.UploadSizeMismatch, "upload %s: holds %d bytes, declared %d", id, total, p.size)
-	case size >= 0 && size != total:
-		return nil, fault.Errorf(fault.UploadSizeMismatch, "upload %s: holds %d bytes, finish says %d", id, total, size)
-	}
-	got := hexSum(p.data)
-	if want != "" && got != want {
-		return nil, fault.Errorf(fault.UploadHashMismatch, "upload %s: BLAKE3 is %s, finish says %s", id, got, want)
-	}
-	info := s.publish(id, p, got)
-	return &info, nil
+	return store.FinishChunks(ctx, s, id, size, sum)
 }
 
 // publish makes the unfinished file upload p finished, with BLAKE3 sum, and drops its
@@ -327,16 +216,6 @@ func (s *Store) publish(id string, p *partial, sum string) store.Info {
 	delete(s.partials, id)
 	delete(s.reserved, id)
 	return f.info
-}
-
-func checkFinished(info *store.Info, size int64, want string) error {
-	if size >= 0 && size != info.Size {
-		return fault.Errorf(fault.UploadSizeMismatch, "upload %s: finished with %d bytes, not %d", info.ID, info.Size, size)
-	}
-	if want != "" && want != info.Blake3 {
-		return fault.Errorf(fault.UploadHashMismatch, "upload %s: finished with BLAKE3 %s, not %s", info.ID, info.Blake3, want)
-	}
-	return nil
 }
 
 func hexSum(b []byte) string {

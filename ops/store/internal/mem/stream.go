@@ -4,11 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/hex"
-	"io"
 	"sync"
 
 	"github.com/attachctl/attachctl/manifest/fault"
-	"github.com/attachctl/attachctl/ops"
 	"github.com/attachctl/attachctl/ops/store"
 	"github.com/zeebo/blake3"
 )
@@ -33,25 +31,13 @@ func (s *Store) Stream(ctx context.Context, src store.Source, f store.SourceFile
 			return nil, fault.Errorf(fault.UploadInvalid, "%s: the batch given is not one of store %s", src.Path, s.loc)
 		}
 	}
-	chunk := opts.Chunk
-	if chunk <= 0 {
-		chunk = DefaultChunk
-	}
-	progress := opts.Progress
-	if progress == nil {
-		progress = func(int64) {}
-	}
-	observe := opts.Observe
-	size := src.Size
+	opts = opts.WithDefaults(DefaultChunk)
+	chunk, progress, observe, size := opts.Chunk, opts.Progress, opts.Observe, src.Size
 	if want == "" {
-		var r io.Reader = io.NewSectionReader(f, 0, size)
-		if observe != nil { // this pass shows the bytes; the send does not again
-			r = io.TeeReader(r, observer(observe))
-			observe = nil
+		if want, err = store.HashSource(ctx, f, size, chunk, observe); err != nil {
+			return nil, err
 		}
-		if want, _, err = ops.Hash(r, nil); err != nil {
-			return nil, fault.Errorf(fault.FileUnreadable, "%s: %v", src.Path, err)
-		}
+		observe = nil // this pass showed the bytes; the send does not again
 	}
 	note := noteKey("file", src.Path, src.Name, size, want)
 
@@ -83,45 +69,36 @@ func (s *Store) Stream(ctx context.Context, src store.Source, f store.SourceFile
 		}
 	}()
 
-	// What is kept of an earlier run: its whole chunks that still equal the source.
-	buf := make([]byte, min(chunk, max(size, 1)))
+	// What is kept of an earlier run: what it stored, as far as it equals the source.
 	s.mu.Lock()
 	old := p.data
 	s.mu.Unlock()
-	var kept int64
-	for kept+chunk <= int64(len(old)) && kept+chunk <= size {
-		if n, _ := f.ReadAt(buf[:chunk], kept); int64(n) != chunk || !bytes.Equal(buf[:chunk], old[kept:kept+chunk]) {
-			break
-		}
-		kept += chunk
+	h := blake3.New()
+	if observe == nil {
+		observe = func([]byte) {}
+	}
+	kept, err := store.KeepPrefix(ctx, f, bytes.NewReader(old), min(int64(len(old)), size), chunk, h, observe, progress, opts.Resumed, func(err error) error { return err })
+	if err != nil {
+		return nil, err
 	}
 	s.mu.Lock()
 	p.data = p.data[:kept:kept]
 	s.mu.Unlock()
-	if kept > 0 && opts.Resumed != nil {
-		opts.Resumed(kept)
-	}
-
-	h := blake3.New()
-	for off := int64(0); off < size; {
+	buf := make([]byte, min(chunk, max(size-kept, 1)))
+	for off := kept; off < size; {
 		if err = ctx.Err(); err != nil {
 			return nil, err
 		}
 		n := min(int64(len(buf)), size-off)
-		if k, rerr := f.ReadAt(buf[:n], off); int64(k) < n {
-			err = fault.Errorf(fault.UploadSourceChange, "%s: changed while being read: %v", f.Name(), rerr)
+		if err = store.ReadSource(f, buf[:n], off); err != nil {
 			return nil, err
 		}
 		h.Write(buf[:n])
-		if observe != nil {
-			observe(buf[:n])
-		}
-		if off >= kept {
-			s.mu.Lock()
-			p.data = append(p.data, buf[:n]...)
-			p.written = s.now()
-			s.mu.Unlock()
-		}
+		observe(buf[:n])
+		s.mu.Lock()
+		p.data = append(p.data, buf[:n]...)
+		p.written = s.now()
+		s.mu.Unlock()
 		off += n
 		progress(n)
 	}
@@ -133,7 +110,7 @@ func (s *Store) Stream(ctx context.Context, src store.Source, f store.SourceFile
 		s.mu.Lock()
 		s.drop(id, p)
 		s.mu.Unlock()
-		err = fault.Errorf(fault.UploadHashMismatch, "%s: BLAKE3 is %s, the manifest says %s (changed since it was sniffed)", src.Path, got, want)
+		err = store.HashMismatch(src.Path, got, want)
 		return nil, err
 	}
 	info := store.Info{ID: id, Name: src.Name, Size: size, Blake3: want}
@@ -147,10 +124,6 @@ func (s *Store) Stream(ctx context.Context, src store.Source, f store.SourceFile
 	info = s.publish(id, p, want)
 	return &info, nil
 }
-
-type observer func([]byte)
-
-func (o observer) Write(p []byte) (int, error) { o(p); return len(p), nil }
 
 // NewBatch is a group of uploads published together (store.Batcher).
 func (s *Store) NewBatch(ctx context.Context) (store.Batch, error) {

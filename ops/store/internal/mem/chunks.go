@@ -1,0 +1,98 @@
+package mem
+
+import (
+	"context"
+	"io"
+
+	"github.com/attachctl/attachctl/ops/store"
+)
+
+// The in-memory store's primitives of the step-by-step upload (store.ChunkBackend): a chunk is
+// appended to a slice, checked again under the store's mutex.
+
+// ChunkProperties: a chunk is kept in one append, read whole first.
+func (s *Store) ChunkProperties() store.ChunkProperties { return store.ChunkProperties{Buffer: true} }
+
+// OpenChunks takes up the unfinished upload id.
+func (s *Store) OpenChunks(ctx context.Context, id string) (store.ChunkUpload, *store.Info, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.checkStore(false); err != nil {
+		return nil, nil, err
+	}
+	if f := s.finished[id]; f != nil {
+		info := f.info
+		return nil, &info, s.missing(id)
+	}
+	p := s.partials[id]
+	if p == nil {
+		return nil, nil, s.missing(id)
+	}
+	st := store.ChunkState{Name: p.name, Size: p.size, Offset: p.bytes()}
+	switch {
+	case p.folder:
+		st.Kind = store.KindFolder
+	case p.note != "":
+		st.Kind = store.KindFile
+	}
+	return &chunkUp{s: s, id: id, p: p, st: st}, nil, nil
+}
+
+// ChunkRoom reserves a chunk's room as the other backends do (store.Quota.Grow).
+func (s *Store) ChunkRoom(ctx context.Context, id, name string, cur, end int64) (int64, func(int64) error, func(), error) {
+	l, err := s.Limits(ctx)
+	if err != nil {
+		return 0, nil, func() {}, err
+	}
+	return s.quota.Grow(ctx, l, id, name, cur, end)
+}
+
+type chunkUp struct {
+	s  *Store
+	id string
+	p  *partial
+	st store.ChunkState
+}
+
+func (u *chunkUp) State() store.ChunkState { return u.st }
+func (u *chunkUp) Close()                  {}
+
+// Append keeps the chunk, unless another writer moved the upload meanwhile.
+func (u *chunkUp) Append(ctx context.Context, cur int64, r io.Reader, limit int64, over func(int64) error) (int64, error) {
+	b, err := store.ReadChunk(u.id, r, limit, over)
+	if err != nil {
+		return cur, err
+	}
+	s := u.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.partials[u.id] != u.p || int64(len(u.p.data)) != cur {
+		if s.partials[u.id] != u.p {
+			return cur, s.missing(u.id)
+		}
+		return int64(len(u.p.data)), store.OffsetErr(u.id, cur, int64(len(u.p.data)))
+	}
+	u.p.data = append(u.p.data[:cur:cur], b...)
+	u.p.written = s.now()
+	return int64(len(u.p.data)), nil
+}
+
+// Publish hashes the bytes and publishes them, unless a finish came first.
+func (u *chunkUp) Publish(ctx context.Context, check func(string) error) (*store.Info, bool, error) {
+	s := u.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if f := s.finished[u.id]; f != nil {
+		info := f.info
+		return &info, true, nil
+	}
+	if s.partials[u.id] != u.p {
+		return nil, false, s.missing(u.id)
+	}
+	got := hexSum(u.p.data)
+	if err := check(got); err != nil {
+		return nil, false, err
+	}
+	info := s.publish(u.id, u.p, got)
+	return &info, false, nil
+}

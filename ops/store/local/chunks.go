@@ -1,0 +1,115 @@
+//go:build unix
+
+package local
+
+import (
+	"context"
+	"io"
+
+	"github.com/attachctl/attachctl/manifest/fault"
+	"github.com/attachctl/attachctl/ops/store"
+)
+
+// The local store's primitives of the step-by-step upload (store.ChunkBackend): a chunk is
+// appended to the partial's data file under its lock, in pieces of at most max bytes, cut back
+// when refused, and fdatasynced; a finish hashes the file and publishes it in one rename.
+type chunker struct {
+	s   *Store
+	max int64 // the most bytes read and written at once
+}
+
+// ChunkProperties: a chunk is streamed into the file, never held whole.
+func (c chunker) ChunkProperties() store.ChunkProperties { return store.ChunkProperties{} }
+
+// OpenChunks locks the unfinished upload id, waiting for a process that writes it. A finished
+// upload's leftover partial (a finish that crashed after its rename) is removed.
+func (c chunker) OpenChunks(ctx context.Context, id string) (store.ChunkUpload, *store.Info, error) {
+	s := c.s
+	p, err := s.lockPartial(id, false)
+	if err != nil {
+		if fault.CodeOf(err) == fault.UploadMissing {
+			if m, merr := s.ReadMeta(id); merr == nil {
+				s.removePartial(id, false)
+				return nil, m, err
+			}
+		}
+		return nil, nil, err
+	}
+	cur, err := p.size()
+	if err != nil {
+		p.close()
+		return nil, nil, err
+	}
+	st := store.ChunkState{Name: p.meta.Name, Size: p.meta.Size, Offset: cur}
+	switch {
+	case p.meta.Folder:
+		st.Kind = store.KindFolder
+	case p.meta.Batch:
+		st.Kind = store.KindBatch
+	}
+	return &chunkUp{p: p, max: c.max, st: st}, nil, nil
+}
+
+// ChunkRoom reserves a chunk's room in the store's limits.
+func (c chunker) ChunkRoom(ctx context.Context, id, name string, cur, end int64) (int64, func(int64) error, func(), error) {
+	l, err := c.s.Limits()
+	if err != nil {
+		return -1, nil, func() {}, err
+	}
+	return c.s.quota.q.Grow(ctx, l, id, name, cur, end)
+}
+
+type chunkUp struct {
+	p   *partial
+	max int64
+	st  store.ChunkState
+}
+
+func (u *chunkUp) State() store.ChunkState { return u.st }
+func (u *chunkUp) Close()                  { u.p.close() }
+
+// Append writes r at cur piece by piece; a refusal or an error cuts data back to cur.
+func (u *chunkUp) Append(ctx context.Context, cur int64, r io.Reader, limit int64, over func(int64) error) (int64, error) {
+	p := u.p
+	buf := make([]byte, u.max)
+	var done int64
+	for {
+		n, rerr := io.ReadFull(r, buf)
+		if n > 0 {
+			if limit >= 0 && done+int64(n) > limit {
+				p.truncate(cur)
+				return cur, over(done + int64(n))
+			}
+			if _, err := p.f.WriteAt(buf[:n], cur+done); err != nil {
+				p.truncate(cur)
+				return cur, storeErr(p.f.Name(), err)
+			}
+			done += int64(n)
+		}
+		if rerr == io.EOF || rerr == io.ErrUnexpectedEOF {
+			break
+		}
+		if rerr != nil {
+			p.truncate(cur)
+			return cur, store.ChunkReadErr(p.id, rerr)
+		}
+	}
+	if err := fdatasync(int(p.f.Fd())); err != nil {
+		p.truncate(cur)
+		return cur, storeErr(p.f.Name(), err)
+	}
+	return cur + done, nil
+}
+
+// Publish hashes data and publishes the partial in one rename (finish.go).
+func (u *chunkUp) Publish(ctx context.Context, check func(string) error) (*store.Info, bool, error) {
+	sum, err := hashFile(u.p.f, u.st.Offset)
+	if err != nil {
+		return nil, false, err
+	}
+	if err := check(sum); err != nil {
+		return nil, false, err
+	}
+	m, err := u.p.publish(u.st.Offset, sum)
+	return m, false, err
+}

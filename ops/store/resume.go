@@ -1,0 +1,125 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"encoding/hex"
+	"hash"
+	"io"
+	"sync"
+
+	"github.com/attachctl/attachctl/manifest/fault"
+	"github.com/zeebo/blake3"
+)
+
+// The rules every Streamer follows when it puts a source into the store and resumes an earlier
+// run of it, written once: a source whose BLAKE3 the record does not give is hashed whole first
+// (HashSource), what an earlier run stored is kept only as far as it equals the source
+// (KeepPrefix), and a source whose bytes are not the record's is upload.hashMismatch
+// (HashMismatch). What the bytes are stored in, and how an unfinished upload of the same source
+// is found again, is each backend's.
+
+// WithDefaults fills what opts leaves out: the backend's chunk def, a progress that is not told.
+func (opts StreamOptions) WithDefaults(def int64) StreamOptions {
+	if opts.Chunk <= 0 {
+		opts.Chunk = def
+	}
+	if opts.Progress == nil {
+		opts.Progress = func(int64) {}
+	}
+	return opts
+}
+
+// HashMismatch is the refusal of the source path whose bytes hash to got, not to the record's
+// want.
+func HashMismatch(path, got, want string) error {
+	return fault.Errorf(fault.UploadHashMismatch, "%s: BLAKE3 is %s, the manifest says %s (changed since it was sniffed)", path, got, want)
+}
+
+// sourceBufs recycles HashSource's buffers from one file to the next: a fresh buffer per file
+// costs a first touch of every page, dearer on a VM than the read itself.
+var sourceBufs sync.Pool
+
+// HashSource reads the whole source of size bytes once, in chunks, and returns its BLAKE3,
+// showing each byte to observe (nil: none). upload.sourceChanged when it moves meanwhile;
+// ctx cancelled: ctx.Err().
+func HashSource(ctx context.Context, src SourceFile, size, chunk int64, observe func([]byte)) (string, error) {
+	h := blake3.New()
+	bp, _ := sourceBufs.Get().(*[]byte)
+	if bp == nil || int64(cap(*bp)) < chunk {
+		b := make([]byte, chunk)
+		bp = &b
+	}
+	defer sourceBufs.Put(bp)
+	buf := (*bp)[:chunk]
+	for pos := int64(0); pos < size; {
+		if err := ctx.Err(); err != nil {
+			return "", err
+		}
+		n := min(chunk, size-pos)
+		if err := ReadSource(src, buf[:n], pos); err != nil {
+			return "", err
+		}
+		h.Write(buf[:n])
+		if observe != nil {
+			observe(buf[:n])
+		}
+		pos += n
+	}
+	if err := src.Unchanged(); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// ReadSource reads len(b) bytes of src at off: a source shorter than at open has changed.
+func ReadSource(src SourceFile, b []byte, off int64) error {
+	k, err := src.ReadAt(b, off)
+	if k < len(b) {
+		if err == io.EOF {
+			return fault.Errorf(fault.UploadSourceChange, "%s: changed while being read", src.Name())
+		}
+		return fault.Errorf(fault.FileUnreadable, "%s: %v", src.Name(), err)
+	}
+	return nil
+}
+
+// KeepPrefix compares the n bytes an earlier run stored (stored, read at any offset) with the
+// source's first n, chunk by chunk, writing what it reads of the source to h, observe and
+// progress as it goes. It returns how many are kept: n when they all equal the source, else 0,
+// with h reset, observe told to forget (nil) and progress taken back, so that the write starts
+// over. storeErr codes an error reading stored. A resume is told (resumed, when set) the offset
+// it goes on from.
+func KeepPrefix(ctx context.Context, src SourceFile, stored io.ReaderAt, n, chunk int64, h hash.Hash, observe func([]byte), progress func(int64), resumed func(int64), storeErr func(error) error) (int64, error) {
+	if n <= 0 {
+		return 0, nil
+	}
+	buf, dbuf := make([]byte, min(chunk, n)), make([]byte, min(chunk, n))
+	var pos int64
+	for pos < n {
+		if err := ctx.Err(); err != nil {
+			return 0, err
+		}
+		k := min(chunk, n-pos)
+		if err := ReadSource(src, buf[:k], pos); err != nil {
+			return 0, err
+		}
+		if _, err := stored.ReadAt(dbuf[:k], pos); err != nil {
+			return 0, storeErr(err)
+		}
+		if !bytes.Equal(buf[:k], dbuf[:k]) {
+			progress(-pos) // the source changed since the earlier run stored it: start over
+			h.Reset()
+			observe(nil)
+			return 0, nil
+		}
+		h.Write(buf[:k])
+		observe(buf[:k])
+		pos += k
+		progress(k)
+	}
+	if resumed != nil {
+		resumed(pos)
+	}
+	return pos, nil
+}

@@ -1,0 +1,133 @@
+package s3
+
+import (
+	"bytes"
+	"context"
+	"encoding/hex"
+	"io"
+
+	"github.com/attachctl/attachctl/manifest/fault"
+	"github.com/attachctl/attachctl/ops/store"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awss3 "github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/zeebo/blake3"
+)
+
+// The S3 store's primitives of the step-by-step upload (store.ChunkBackend): each chunk is an
+// object P/.attachctl/partial/<id>/c/<offset>, written create-only (If-None-Match: *), so that of
+// two writers at one offset one wins; a finish copies them into the finished key, create-only.
+
+// ChunkProperties: a chunk is one object, read whole first.
+func (s *Store) ChunkProperties() store.ChunkProperties { return store.ChunkProperties{Buffer: true} }
+
+// OpenChunks reads the unfinished upload id and lists its chunks.
+func (s *Store) OpenChunks(ctx context.Context, id string) (store.ChunkUpload, *store.Info, error) {
+	if err := s.exists(ctx, id); err != nil {
+		return nil, nil, err
+	}
+	pi, err := s.readInfo(ctx, id)
+	if err != nil {
+		if fault.CodeOf(err) == fault.UploadMissing {
+			if info, ierr := s.Info(ctx, id); ierr == nil {
+				return nil, info, err
+			}
+		}
+		return nil, nil, err
+	}
+	st := store.ChunkState{Name: pi.Name, Size: pi.Size}
+	switch {
+	case pi.Kind == store.KindFolder:
+		st.Kind = store.KindFolder
+	case pi.UploadID != "":
+		st.Kind = store.KindFile
+	}
+	u := &chunkUp{s: s, id: id, pi: pi, st: st}
+	if st.Kind == "" {
+		if u.cs, u.st.Offset, err = s.chunks(ctx, id); err != nil {
+			return nil, nil, err
+		}
+	}
+	return u, nil, nil
+}
+
+// ChunkRoom reserves a chunk's room in the store's limits (store.Quota.Grow).
+func (s *Store) ChunkRoom(ctx context.Context, id, name string, cur, end int64) (int64, func(int64) error, func(), error) {
+	l, err := s.Limits(ctx)
+	if err != nil {
+		return 0, nil, func() {}, err
+	}
+	return s.quotaOf().Grow(ctx, l, id, name, cur, end)
+}
+
+type chunkUp struct {
+	s  *Store
+	id string
+	pi *partialInfo
+	cs []chunkObj
+	st store.ChunkState
+}
+
+func (u *chunkUp) State() store.ChunkState { return u.st }
+func (u *chunkUp) Close()                  {}
+
+// Append writes the chunk as the object at its offset, create-only.
+func (u *chunkUp) Append(ctx context.Context, cur int64, r io.Reader, limit int64, over func(int64) error) (int64, error) {
+	s, id := u.s, u.id
+	b, err := store.ReadChunk(id, r, limit, over)
+	if err != nil {
+		return cur, err
+	}
+	_, err = s.client.PutObject(ctx, &awss3.PutObjectInput{Bucket: &s.Bucket, Key: aws.String(s.chunkKey(id, cur)),
+		Body: bytes.NewReader(b), IfNoneMatch: aws.String("*")})
+	if conflict(err) {
+		_, now, _ := s.chunks(ctx, id)
+		return now, fault.Errorf(fault.UploadOffset, "upload %s: another writer took offset %d; the current offset is %d", id, cur, now)
+	}
+	if err != nil {
+		return cur, s.wrap(fault.UploadUnreadable, "upload "+id, err)
+	}
+	return cur + int64(len(b)), nil
+}
+
+// Publish reads the chunks (once, when they fit one put), hashes them, and writes the finished
+// object create-only: in one put when small, else as a multipart upload of them read again.
+func (u *chunkUp) Publish(ctx context.Context, check func(string) error) (*store.Info, bool, error) {
+	s, id := u.s, u.id
+	var got string
+	var small []byte
+	if u.st.Offset <= DefaultChunk {
+		var buf bytes.Buffer
+		if err := s.copyChunks(ctx, u.cs, &buf); err != nil {
+			return nil, false, err
+		}
+		small = buf.Bytes()
+		got = hexSum(small)
+	} else {
+		h := blake3.New()
+		if err := s.copyChunks(ctx, u.cs, h); err != nil {
+			return nil, false, err
+		}
+		got = hex.EncodeToString(h.Sum(nil))
+	}
+	if err := check(got); err != nil {
+		return nil, false, err
+	}
+	key := s.FinishedKey(id, u.pi.Name)
+	meta := map[string]string{"blake3": got}
+	var err error
+	if small != nil {
+		_, err = s.client.PutObject(ctx, &awss3.PutObjectInput{Bucket: &s.Bucket, Key: &key, Body: bytes.NewReader(small),
+			Metadata: meta, IfNoneMatch: aws.String("*")})
+	} else {
+		err = s.multipartFromChunks(ctx, key, meta, u.cs)
+	}
+	if err != nil && !conflict(err) {
+		return nil, false, s.wrap(fault.UploadUnreadable, "finish "+id, err)
+	}
+	info, ierr := s.Info(ctx, id)
+	if ierr != nil {
+		return nil, false, ierr
+	}
+	s.dropPartial(ctx, id, u.pi)
+	return info, err != nil, nil
+}
