@@ -77,11 +77,13 @@ func (p *partial) bytes() int64 {
 
 // finished is a finished upload.
 type finished struct {
-	info  store.Info
-	used  time.Time
-	data  []byte            // a file upload's bytes
-	tree  []store.TreeFile  // a folder upload's listing (nil for a file upload)
-	files map[string][]byte // a folder upload's files as stored, by path
+	info    store.Info
+	used    time.Time
+	data    []byte            // a file upload's bytes
+	tree    []store.TreeFile  // a folder upload's listing (nil for a file upload)
+	files   map[string][]byte // a folder upload's files as stored, by path
+	meta    []byte            // a folder upload's metadata (store.MetaName), as published
+	listing []byte            // and its listing (store.TreeListName)
 }
 
 func (f *finished) folder() bool { return f.tree != nil }
