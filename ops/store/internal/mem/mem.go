@@ -49,7 +49,7 @@ type Store struct {
 
 	sweepLock  chan struct{} // held by the one sweep that runs
 	limitsLock chan struct{} // held while one upload is admitted against the limits
-	quota      store.Quota
+	quota      *store.Quota
 }
 
 // partial is an unfinished upload.
@@ -94,7 +94,7 @@ func New(loc string) *Store {
 	s := &Store{loc: loc, foreign: map[string]bool{}, partials: map[string]*partial{}, finished: map[string]*finished{},
 		notes: map[string]string{}, reserved: map[string][]byte{},
 		sweepLock: make(chan struct{}, 1), limitsLock: make(chan struct{}, 1)}
-	s.quota = store.Quota{R: reserver{s}, Loc: loc, List: s.List}
+	s.quota = &store.Quota{R: reserver{s}, Loc: loc, List: s.List, Read: s.readLimits}
 	return s
 }
 
@@ -167,7 +167,7 @@ func (s *Store) Begin(ctx context.Context, name string, size int64) (string, err
 	if err != nil {
 		return "", err
 	}
-	id, release, err := s.admitNew(ctx, name, size)
+	id, release, err := s.quota.AdmitNew(ctx, name, size)
 	if err != nil {
 		return "", err
 	}
@@ -212,12 +212,8 @@ func (s *Store) Write(ctx context.Context, id string, offset int64, r io.Reader)
 	}
 	// The chunk's room is reserved while it is kept, counted with every live reservation, as
 	// the other backends do (store.Quota.Grow).
-	l, err := s.Limits(ctx)
-	if err != nil {
-		return cur, err
-	}
 	end := cur + int64(len(b))
-	room, over, release, err := s.quota.Grow(ctx, l, id, p.name, cur, end)
+	room, over, release, err := s.quota.Chunk(ctx, id, p.name, cur, end-cur)
 	if err != nil {
 		return cur, err
 	}
