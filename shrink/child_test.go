@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/shrink/rsstest"
 )
 
 // child shrinks the files spec names ("maxMemory,outDir,path,path...") all at once, as the
@@ -35,12 +36,10 @@ func child(spec string) int {
 		}()
 	}
 	wg.Wait()
-	kib, err := selfPeakRSS()
-	if err != nil {
+	if err := rsstest.PrintPeak(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	fmt.Println(kib)
 	if failed {
 		return 1
 	}

@@ -1,16 +1,14 @@
 package shrink
 
 import (
-	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/attachctl/attachctl/shrink/internal/heif"
+	"github.com/attachctl/attachctl/shrink/rsstest"
 )
 
 // BenchmarkLyingHeaderRSS measures the peak RSS of a process that shrinks HEICs and AVIFs whose
@@ -77,44 +75,18 @@ func BenchmarkTwelveMPRSS(b *testing.B) {
 // childRSS runs the child (child_test.go) over files of dir at once under maxMemory, b.N times,
 // and reports the highest peak RSS; each file's line on its stderr must say want, when given.
 func childRSS(b *testing.B, dir string, maxMemory int64, files []string, want string) {
-	var peak int64
-	for i := range b.N {
-		cmd := exec.Command(os.Args[0])
-		var paths []string
-		for _, f := range files {
-			paths = append(paths, filepath.Join(dir, f))
-		}
-		cmd.Env = append(os.Environ(), "SHRINK_CODE_CACHE="+codeCache,
-			fmt.Sprintf("SHRINK_CHILD=%d,%s,%s", maxMemory, filepath.Join(dir, fmt.Sprint("out", i)), strings.Join(paths, ",")))
-		var stderr strings.Builder
-		cmd.Stderr = &stderr
-		out, err := cmd.Output()
-		if err != nil {
-			b.Fatalf("%v\n%s", err, stderr.String())
-		}
-		if want != "" && strings.Count(stderr.String(), " "+want+" ") != len(files) {
-			b.Fatalf("not every file %s:\n%s", want, stderr.String())
-		}
-		kib, err := strconv.ParseInt(strings.TrimSpace(string(out)), 10, 64)
-		if err != nil {
-			b.Fatalf("child said %q", out)
-		}
-		peak = max(peak, kib<<10)
+	var paths []string
+	for _, f := range files {
+		paths = append(paths, filepath.Join(dir, f))
 	}
-	b.ReportMetric(float64(peak)/(1<<20), "peak-RSS-MiB")
+	rsstest.ChildPeak(b, func(i int) []string {
+		return []string{"SHRINK_CODE_CACHE=" + codeCache,
+			fmt.Sprintf("SHRINK_CHILD=%d,%s,%s", maxMemory, filepath.Join(dir, fmt.Sprint("out", i)), strings.Join(paths, ","))}
+	}, func(stderr string) string {
+		if want != "" && strings.Count(stderr, " "+want+" ") != len(files) {
+			return "does not say every file " + want
+		}
+		return ""
+	})
 	b.ReportMetric(float64(maxMemory)/(1<<20), "max-memory-MiB")
-}
-
-// selfPeakRSS is this process's peak resident memory in KiB (VmHWM).
-func selfPeakRSS() (int64, error) {
-	status, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return 0, err
-	}
-	for _, line := range strings.Split(string(status), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			return strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
-		}
-	}
-	return 0, errors.New("no VmHWM in /proc/self/status")
 }

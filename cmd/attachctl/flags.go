@@ -52,17 +52,31 @@ func chunkFlag() cli.Flag {
 // chunk, prepare): how long each waits for the store's limits lock, which another upload holds
 // while it is checked against the store's limits. The store.locked message names it.
 func limitsWaitFlag() cli.Flag {
-	return &cli.StringFlag{Name: "wait", Usage: fmt.Sprintf("wait up to `DURATION` (s, m, h, d, w) for the store's limits lock, held while another upload is checked against the store's limits (default: %s)", store.LimitsWait)}
+	return &cli.StringFlag{Name: "wait", Usage: fmt.Sprintf("wait up to `DURATION` (s, m, h, d, w) for the store's limits lock, held while another upload is checked against the store's limits (default: %s)", store.DefaultLimitsWait)}
 }
 
-// applyLimitsWait sets how long this command waits for the limits lock, from limitsWaitFlag.
+// applyLimitsWait reads limitsWaitFlag: the stores this run opens (registry) wait so long for
+// their limits lock. It is kept with the run's app, not in a package variable, so that runs in
+// one process do not share it.
 func applyLimitsWait(c *cli.Context) error {
-	d, err := durationFlag(c, "wait", store.LimitsWait)
+	d, err := durationFlag(c, "wait", store.DefaultLimitsWait)
 	if err != nil {
 		return err
 	}
-	store.LimitsWait = d
+	if c.App.Metadata == nil {
+		c.App.Metadata = map[string]any{}
+	}
+	c.App.Metadata[limitsWaitKey] = d
 	return nil
+}
+
+// limitsWaitKey keeps applyLimitsWait's answer in the app's Metadata.
+const limitsWaitKey = "limitsWait"
+
+// limitsWait is how long the stores of this run wait for their limits lock (0: the default).
+func limitsWait(c *cli.Context) time.Duration {
+	d, _ := c.App.Metadata[limitsWaitKey].(time.Duration)
+	return d
 }
 
 // chunkSize reads chunkFlag.

@@ -2,17 +2,12 @@
 
 package acp
 
-// Linux only: the peak is the child's own VmHWM from /proc/self/status. The rusage of a child
-// (Maxrss) is no substitute: Go starts a child with vfork semantics, sharing the parent's memory
-// until exec, and Linux carries that high-water mark into the child's (so it would report the
-// benchmark's own peak); and it is KiB on Linux, bytes on macOS.
+// Linux only: the peak is the child's own VmHWM (shrink/rsstest says why).
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime/debug"
 	"strconv"
@@ -23,6 +18,7 @@ import (
 	"github.com/attachctl/attachctl/ops/store/local"
 	"github.com/attachctl/attachctl/scripts/docgen"
 	"github.com/attachctl/attachctl/shrink/doc"
+	"github.com/attachctl/attachctl/shrink/rsstest"
 )
 
 // rssChildEnv, when set, makes the test binary the child of BenchmarkHostileDocumentsRSS
@@ -89,27 +85,15 @@ func BenchmarkHostileDocumentsRSS(b *testing.B) {
 // documents are never cached, the good one would be) and reports the highest peak RSS; the
 // child's --explain must say want. With floor > 0 the peak must be within maxMemory + floor.
 func docsChildRSS(b *testing.B, store, prompt string, maxMemory int64, code string, floor int64, want string) int64 {
-	var peak int64
-	for i := range b.N {
+	peak := rsstest.ChildPeak(b, func(i int) []string {
 		cache := filepath.Join(b.TempDir(), fmt.Sprint("cache", i))
-		cmd := exec.Command(os.Args[0])
-		cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%d,%s,%s,%s,%s", rssChildEnv, maxMemory, store, prompt, cache, code))
-		var stderr strings.Builder
-		cmd.Stderr = &stderr
-		out, err := cmd.Output()
-		if err != nil {
-			b.Fatalf("%v\n%s", err, stderr.String())
+		return []string{fmt.Sprintf("%s=%d,%s,%s,%s,%s", rssChildEnv, maxMemory, store, prompt, cache, code)}
+	}, func(stderr string) string {
+		if !strings.Contains(stderr, want) {
+			return fmt.Sprintf("does not say %q", want)
 		}
-		if !strings.Contains(stderr.String(), want) || strings.Contains(stderr.String(), "panic") {
-			b.Fatalf("the child's explain does not say %q:\n%s", want, stderr.String())
-		}
-		kib, err := strconv.ParseInt(strings.TrimSpace(string(out)), 10, 64)
-		if err != nil {
-			b.Fatalf("child said %q", out)
-		}
-		peak = max(peak, kib<<10)
-	}
-	b.ReportMetric(float64(peak)/(1<<20), "peak-RSS-MiB")
+		return ""
+	})
 	b.ReportMetric(float64(maxMemory)/(1<<20), "max-memory-MiB")
 	if floor > 0 {
 		b.ReportMetric(float64(floor)/(1<<20), "floor-MiB")
@@ -154,27 +138,11 @@ func docsRSSChild(spec string) int {
 		return 1
 	}
 	fmt.Fprintln(os.Stderr, strings.Join(res.Explain(opts), "\n"))
-	kib, err := peakRSS()
-	if err != nil {
+	if err := rsstest.PrintPeak(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	fmt.Println(kib)
 	return 0
-}
-
-// peakRSS is this process's peak resident memory in KiB (VmHWM).
-func peakRSS() (int64, error) {
-	status, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return 0, err
-	}
-	for _, line := range strings.Split(string(status), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			return strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
-		}
-	}
-	return 0, errors.New("no VmHWM in /proc/self/status")
 }
 
 func TestMain(m *testing.M) {

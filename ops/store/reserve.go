@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/attachctl/attachctl/manifest/fault"
 )
 
 // Limits hold across processes by reservations (docs/store.md, "Limits"): an upload about to
@@ -58,9 +60,9 @@ var (
 	ReserveMaxAge = 24 * time.Hour
 )
 
-// LimitsWait is how long an upload waits for the limits lock (held only while one upload is
-// checked and reserved) before it is store.locked.
-var LimitsWait = 30 * time.Second
+// DefaultLimitsWait is how long an upload waits for the limits lock (held only while one upload
+// is checked and reserved) before it is store.locked, when Quota.Wait does not say.
+const DefaultLimitsWait = 30 * time.Second
 
 // Live reports whether r still holds space at now. host is this host as a Holder names it, gone
 // whether a pid of this host is no more.
@@ -122,14 +124,116 @@ func reserved(rs map[string]Reservation, id string, live func(Reservation) bool)
 	return ok && r.ID == id && live(r)
 }
 
-// Quota admits uploads against a store's limits across processes. The zero Quota is ready once
-// its fields are set.
+// Quota admits uploads against a store's limits across processes: every rule of the limits
+// (reading them once, admitting a new upload, a chunk's room, dropping what is published,
+// setting them once) is here, and a backend gives only its primitives: R, List and Read. The
+// zero Quota is ready once its fields are set.
 type Quota struct {
 	R    Reserver
 	Loc  string                                      // the store, for messages
 	List func(ctx context.Context) (*Listing, error) // the store's uploads
+	// Read reads the store's limits where the backend keeps them (its mark): none for a store
+	// not made yet. They are read once, and kept.
+	Read func(ctx context.Context) (Limits, error)
+	// Wait is how long an upload waits for the limits lock before it is store.locked (0:
+	// DefaultLimitsWait): the command's --wait.
+	Wait time.Duration
 
 	mu sync.Mutex // one admission of this process at a time
+
+	lmu    sync.Mutex // guards known and limits
+	known  bool
+	limits Limits
+}
+
+func (q *Quota) wait() time.Duration {
+	if q.Wait > 0 {
+		return q.Wait
+	}
+	return DefaultLimitsWait
+}
+
+// Limits returns the store's limits, read once (an error is not kept: the next call reads again).
+func (q *Quota) Limits(ctx context.Context) (Limits, error) {
+	q.lmu.Lock()
+	defer q.lmu.Unlock()
+	if q.known {
+		return q.limits, nil
+	}
+	l, err := q.Read(ctx)
+	if err != nil {
+		return l, err
+	}
+	q.known, q.limits = true, l
+	return l, nil
+}
+
+// Set is `store init`'s rule, the same on every backend: limits are set once. The store's limits
+// have (read where it keeps them) are kept when they are l (no change) or when it has some
+// (upload.invalid; how says how else to change them: "editing PATH", "" for no other way); a
+// store without any gets l, written by write.
+func (q *Quota) Set(l, have Limits, how string, write func() error) error {
+	if l.MaxFile < 0 || l.MaxBytes < 0 || l.MaxFiles < 0 {
+		return fault.Errorf(fault.UploadInvalid, "store %s: a limit is negative", q.Loc)
+	}
+	switch {
+	case have == l:
+	case !have.None():
+		if how != "" {
+			how = " (or by " + how + ")"
+		}
+		return fault.Errorf(fault.UploadInvalid, "store %s: already has limits (%s); they are set once, when the store is made%s", q.Loc, have, how)
+	default:
+		if err := write(); err != nil {
+			return err
+		}
+	}
+	q.lmu.Lock()
+	q.known, q.limits = true, l
+	q.lmu.Unlock()
+	return nil
+}
+
+// AdmitNew gives a new upload of size bytes (-1: open) named name its id and admits it (Admit),
+// before anything of it is kept; release drops the reservation of an upload that failed.
+func (q *Quota) AdmitNew(ctx context.Context, name string, size int64) (id string, release func(), err error) {
+	if id, err = NewID(); err != nil {
+		return "", nil, err
+	}
+	l, err := q.Limits(ctx)
+	if err != nil {
+		return "", nil, err
+	}
+	release, err = q.Admit(ctx, l, id, name, size)
+	return id, release, err
+}
+
+// Chunk is Grow for a chunk of n bytes (-1: not known before it is read) at offset cur of the
+// unfinished upload id named name, with the store's limits.
+func (q *Quota) Chunk(ctx context.Context, id, name string, cur, n int64) (room int64, over func(end int64) error, release func(), err error) {
+	l, err := q.Limits(ctx)
+	if err != nil {
+		return -1, nil, func() {}, err
+	}
+	end := int64(-1)
+	if n >= 0 {
+		end = cur + n
+	}
+	return q.Grow(ctx, l, id, name, cur, end)
+}
+
+// Done drops the reservations of the uploads ids, published (each counts as a finished upload
+// now) or dropped. A store whose limits were not read this run took no reservation in it.
+func (q *Quota) Done(ctx context.Context, ids ...string) {
+	q.lmu.Lock()
+	l, known := q.limits, q.known
+	q.lmu.Unlock()
+	if !known || l.None() {
+		return
+	}
+	for _, id := range ids {
+		q.R.DropReservation(context.WithoutCancel(ctx), id)
+	}
 }
 
 // Admit checks one more upload id of size bytes (-1: open) named name against l and, when it is
@@ -150,7 +254,7 @@ func (q *Quota) Reserve(ctx context.Context, l Limits, r Reservation) (release f
 	defer q.mu.Unlock()
 	r.Holder = Me().String()
 	body, _ := json.Marshal(r)
-	deadline, wait := time.Now().Add(LimitsWait), LimitsWait
+	deadline, wait := time.Now().Add(q.wait()), q.wait()
 	for ; ; wait = max(time.Until(deadline), 0) {
 		held, err := q.underLock(ctx, wait, func(c count) error {
 			used, drop := c.usage("")
@@ -190,7 +294,7 @@ func (q *Quota) Grow(ctx context.Context, l Limits, id, name string, cur, end in
 	}
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	deadline, wait := time.Now().Add(LimitsWait), LimitsWait
+	deadline, wait := time.Now().Add(q.wait()), q.wait()
 	for ; ; wait = max(time.Until(deadline), 0) {
 		var wrote, kept bool
 		var own Reservation
@@ -250,7 +354,7 @@ func (q *Quota) Grow(ctx context.Context, l Limits, id, name string, cur, end in
 			return room, over, func() {
 				q.mu.Lock()
 				defer q.mu.Unlock()
-				q.underLock(context.WithoutCancel(ctx), LimitsWait, func(count) error {
+				q.underLock(context.WithoutCancel(ctx), q.wait(), func(count) error {
 					if err := q.R.DropReservation(context.WithoutCancel(ctx), id); err != nil {
 						return err
 					}

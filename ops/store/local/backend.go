@@ -19,7 +19,15 @@ type Local struct {
 	s    *Store
 	err  error
 	made atomic.Bool // opened with create once: judged, made and marked
+	wait time.Duration
 }
+
+// Option is an option of NewLocal.
+type Option func(*Local)
+
+// LimitsWait is how long an upload waits for the store's limits lock, held while another upload
+// is checked against the store's limits, before it is store.locked (0: store.DefaultLimitsWait).
+func LimitsWait(d time.Duration) Option { return func(l *Local) { l.wait = d } }
 
 var (
 	_ store.Backend  = (*Local)(nil)
@@ -30,7 +38,13 @@ var (
 )
 
 // NewLocal returns the local store at dir as a Backend. Nothing is read or written yet.
-func NewLocal(dir string) *Local { return &Local{dir: dir} }
+func NewLocal(dir string, opts ...Option) *Local {
+	l := &Local{dir: dir}
+	for _, o := range opts {
+		o(l)
+	}
+	return l
+}
 
 // Backend returns s as a store.Backend.
 func (s *Store) Backend() *Local {
@@ -51,12 +65,17 @@ func (l *Local) store(create bool) (*Store, error) {
 		}
 		l.once.Do(func() {})
 		if l.s == nil {
+			s.limitsWait(l.wait)
 			l.s = s
 		}
 		l.made.Store(true)
 		return l.s, nil
 	}
-	l.once.Do(func() { l.s, l.err = Open(l.dir, false) })
+	l.once.Do(func() {
+		if l.s, l.err = Open(l.dir, false); l.err == nil {
+			l.s.limitsWait(l.wait)
+		}
+	})
 	return l.s, l.err
 }
 

@@ -17,25 +17,30 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// quota is a Store's view of its limits: read from the mark once; each upload is admitted by a
-// reservation taken under the store's limits lock (store.Quota), so that uploads of many
-// processes at once never pass a limit.
+// quota is a Store's limits (store.Quota): read from the mark once; each upload is admitted by
+// a reservation taken under the store's limits lock, so that uploads of many processes at once
+// never pass a limit.
 type quota struct {
-	once   sync.Once
-	limits store.Limits
-	err    error
-	q      *store.Quota
+	once sync.Once
+	q    *store.Quota
 }
+
+// quotaOf is the store's Quota.
+func (s *Store) quotaOf() *store.Quota {
+	s.quota.once.Do(func() {
+		s.quota.q = &store.Quota{R: reserver{s}, Loc: s.Dir,
+			List: func(context.Context) (*store.Listing, error) { return s.List() },
+			Read: func(context.Context) (store.Limits, error) { return s.readLimits() }}
+	})
+	return s.quota.q
+}
+
+// limitsWait sets how long an upload waits for the limits lock, before the store is shared.
+func (s *Store) limitsWait(d time.Duration) { s.quotaOf().Wait = d }
 
 // Limits returns the store's limits, from its mark (none for a store that does not exist yet,
 // or whose mark is of an earlier version).
-func (s *Store) Limits() (store.Limits, error) {
-	s.quota.once.Do(func() {
-		s.quota.limits, s.quota.err = s.readLimits()
-		s.quota.q = &store.Quota{R: reserver{s}, Loc: s.Dir, List: func(context.Context) (*store.Listing, error) { return s.List() }}
-	})
-	return s.quota.limits, s.quota.err
-}
+func (s *Store) Limits() (store.Limits, error) { return s.quotaOf().Limits(context.Background()) }
 
 // readLimits reads the mark, never through a link.
 func (s *Store) readLimits() (store.Limits, error) {
@@ -69,26 +74,22 @@ func (s *Store) readLimits() (store.Limits, error) {
 	return store.ParseMark(f.Name(), b)
 }
 
-// admit checks a new upload id of size bytes (-1: open) named name against the limits and, when
-// it is admitted, reserves its room until it is published; release drops the reservation of an
-// upload that failed. It runs before anything of the upload is made.
+// admit checks a new upload id against the limits and reserves its room (store.Quota.Admit).
 func (s *Store) admit(id, name string, size int64) (release func(), err error) {
 	l, err := s.Limits()
 	if err != nil {
 		return func() {}, err
 	}
-	return s.quota.q.Admit(context.Background(), l, id, name, size)
+	return s.quotaOf().Admit(context.Background(), l, id, name, size)
 }
 
-// published drops the reservations of the uploads of a commit: each is now a finished upload
-// (counted as one), or failed.
+// published drops the reservations of the uploads of a commit (store.Quota.Done).
 func (s *Store) published(outs []*out) {
-	if l, err := s.Limits(); err != nil || l.None() {
-		return
+	ids := make([]string, len(outs))
+	for i, o := range outs {
+		ids[i] = o.id
 	}
-	for _, o := range outs {
-		reserver{s}.DropReservation(context.Background(), o.id)
-	}
+	s.quotaOf().Done(context.Background(), ids...)
 }
 
 // The reservations' primitives (store.Reserver): the limits lock is STORE/.attachctl/limits.lock
@@ -197,27 +198,14 @@ func (r reserver) DropReservation(ctx context.Context, key string) error {
 	return nil
 }
 
-// chunkRoom is how many bytes a chunk of n bytes (-1: not known before it is read) at offset cur
-// of the unfinished upload id named name may add under the limits (-1: no limit), the refusal
-// for a chunk that would go past it, and release, to be called once the chunk is written (or
-// not). The room is reserved while the chunk is written (store.Quota.Grow): each `upload chunk`
-// is a process of its own, counted with every live reservation.
+// chunkRoom is the room a chunk of n bytes (-1: not known) at offset cur may take under the
+// limits (store.Quota.Chunk): each `upload chunk` is a process of its own.
 func (s *Store) chunkRoom(id, name string, cur, n int64) (int64, func(end int64) error, func(), error) {
-	l, err := s.Limits()
-	if err != nil {
-		return -1, nil, func() {}, err
-	}
-	end := int64(-1)
-	if n >= 0 {
-		end = cur + n
-	}
-	return s.quota.q.Grow(context.Background(), l, id, name, cur, end)
+	return s.quotaOf().Chunk(context.Background(), id, name, cur, n)
 }
 
 // SetLimits is `store init`: it makes the store (as an upload would: refused where it may not be
-// one) and sets its limits in its mark. Limits are set once: a store that has limits keeps them
-// (the same limits again are no change), and one without (a new store, or one made before) gets
-// these. It returns the limits the store has.
+// one) and sets its limits in its mark, once (store.Quota.Set).
 func SetLimits(dir string, l store.Limits) (*Store, error) {
 	s, err := Open(dir, true)
 	if err != nil {
@@ -227,17 +215,9 @@ func SetLimits(dir string, l store.Limits) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	switch {
-	case have == l:
-		return s, nil
-	case !have.None():
-		return nil, fault.Errorf(fault.UploadInvalid,
-			"store %s: already has limits (%s); they are set once, when the store is made (or by editing %s)", s.Dir, have.String(), s.internal(markName))
-	}
-	if err := s.writeMark(l); err != nil {
+	if err := s.quotaOf().Set(l, have, "editing "+s.internal(markName), func() error { return s.writeMark(l) }); err != nil {
 		return nil, err
 	}
-	s.quota = quota{}
 	return s, nil
 }
 
@@ -291,6 +271,7 @@ func (l *Local) Limits(ctx context.Context) (store.Limits, error) {
 func (l *Local) SetLimits(ctx context.Context, lim store.Limits) error {
 	s, err := SetLimits(l.dir, lim)
 	if err == nil {
+		s.limitsWait(l.wait)
 		l.s = s
 	}
 	return err

@@ -47,6 +47,7 @@ func (sw *Sweeper) Remove(ctx context.Context, cands []store.Entry, stale func(s
 }
 
 func (s *Store) UploadDir(id string) string                     { return s.Dir + `\` + id }
+func (s *Store) limitsWait(time.Duration)                       {}
 func (s *Store) FinishedPath(id, name string) string            { return s.Dir + `\` + id + `\` + name }
 func (s *Store) OpenFinished(id, name string) (*os.File, error) { return nil, errWindows }
 func (s *Store) ReadMeta(id string) (*Meta, error)              { return nil, errWindows }

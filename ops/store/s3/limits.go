@@ -19,29 +19,28 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 )
 
-// quota is the store's limits, read from its mark object once; each upload is admitted by a
-// reservation taken under the store's limits lock (store.Quota), as in the local store.
+// quota is the store's limits (store.Quota): read from its mark object once; each upload is
+// admitted by a reservation taken under the store's limits lock.
 type quota struct {
-	mu     sync.Mutex
-	read   bool
-	limits store.Limits
-	q      store.Quota
-	qOnce  sync.Once
+	once sync.Once
+	q    *store.Quota
+	wait time.Duration // Options.LimitsWait
+}
+
+// quotaOf is the store's Quota.
+func (s *Store) quotaOf() *store.Quota {
+	s.quota.once.Do(func() {
+		s.quota.q = &store.Quota{R: reserver{s}, Loc: s.URI, List: s.List, Read: s.readLimits, Wait: s.quota.wait}
+	})
+	return s.quota.q
 }
 
 // Limits returns the store's limits, from its mark (none for a store not made yet, or whose mark
 // is of an earlier version).
-func (s *Store) Limits(ctx context.Context) (store.Limits, error) {
-	s.quota.mu.Lock()
-	defer s.quota.mu.Unlock()
-	return s.limitsLocked(ctx)
-}
+func (s *Store) Limits(ctx context.Context) (store.Limits, error) { return s.quotaOf().Limits(ctx) }
 
-func (s *Store) limitsLocked(ctx context.Context) (store.Limits, error) {
-	q := &s.quota
-	if q.read {
-		return q.limits, nil
-	}
+// readLimits reads the limits of the mark object.
+func (s *Store) readLimits(ctx context.Context) (store.Limits, error) {
 	b, _, _, err := s.getObject(ctx, s.markKey())
 	switch {
 	case notFound(err):
@@ -49,12 +48,7 @@ func (s *Store) limitsLocked(ctx context.Context) (store.Limits, error) {
 	case err != nil:
 		return store.Limits{}, s.wrap(fault.StoreUnreachable, "store mark", err)
 	}
-	l, err := limitsOf(s.URI+"/"+s.markKey(), string(b))
-	if err != nil {
-		return l, err
-	}
-	q.read, q.limits = true, l
-	return l, nil
+	return limitsOf(s.URI+"/"+s.markKey(), string(b))
 }
 
 // The mark object is lines of text (partial.go): "attachctl store", what was found of the
@@ -97,31 +91,13 @@ func withLimits(body string, l store.Limits) string {
 	return out
 }
 
-// admitNew gives a new upload of size bytes (-1: open) named name its id, checks it against the
-// limits and, when it is admitted, reserves its room until it is published (release drops the
-// reservation of an upload that failed), before anything of it is sent.
+// admitNew gives a new upload its id and admits it against the limits (store.Quota.AdmitNew).
 func (s *Store) admitNew(ctx context.Context, name string, size int64) (id string, release func(), err error) {
-	if id, err = store.NewID(); err != nil {
-		return "", nil, err
-	}
-	l, err := s.Limits(ctx)
-	if err != nil {
-		return "", nil, err
-	}
-	release, err = s.quotaOf().Admit(ctx, l, id, name, size)
-	return id, release, err
+	return s.quotaOf().AdmitNew(ctx, name, size)
 }
 
-// unreserve drops the reservation of upload id, published (it counts as a finished upload now)
-// or dropped.
-func (s *Store) unreserve(ctx context.Context, id string) {
-	s.quota.mu.Lock()
-	l, read := s.quota.limits, s.quota.read
-	s.quota.mu.Unlock()
-	if read && !l.None() {
-		reserver{s}.DropReservation(context.WithoutCancel(ctx), id)
-	}
-}
+// unreserve drops the reservation of upload id, published or dropped (store.Quota.Done).
+func (s *Store) unreserve(ctx context.Context, id string) { s.quotaOf().Done(ctx, id) }
 
 // The reservations' primitives (store.Reserver). A reservation is the object
 // P/.attachctl/reserved/<id>, created If-None-Match: *. The limits lock is the object
@@ -248,22 +224,11 @@ func (r reserver) DropReservation(ctx context.Context, key string) error {
 	return r.s.wrap(fault.StoreUnreachable, "reservation "+key, err)
 }
 
-// admitChunk checks a chunk of n bytes at offset cur of the unfinished upload id named name
-// against the limits, counted with every live reservation, and reserves its bytes while it is
-// sent (store.Quota.Grow); release is to be called once it is sent (or not).
+// admitChunk reserves the room of a chunk of n bytes at offset cur while it is sent
+// (store.Quota.Chunk); release is to be called once it is sent (or not).
 func (s *Store) admitChunk(ctx context.Context, id, name string, cur, n int64) (release func(), err error) {
-	l, err := s.Limits(ctx)
-	if err != nil {
-		return func() {}, err
-	}
-	_, _, release, err = s.quotaOf().Grow(ctx, l, id, name, cur, cur+n)
+	_, _, release, err = s.quotaOf().Chunk(ctx, id, name, cur, n)
 	return release, err
-}
-
-// quotaOf is the store's Quota.
-func (s *Store) quotaOf() *store.Quota {
-	s.quota.qOnce.Do(func() { s.quota.q = store.Quota{R: reserver{s}, Loc: s.URI, List: s.List} })
-	return &s.quota.q
 }
 
 // SetLimits is `store init` on an S3 store: it makes the store (its mark) where it may be one and
@@ -281,22 +246,12 @@ func (s *Store) SetLimits(ctx context.Context, l store.Limits) error {
 	if err != nil {
 		return err
 	}
-	switch {
-	case have == l:
-		return nil
-	case !have.None():
-		return fault.Errorf(fault.UploadInvalid, "store %s: already has limits (%s); they are set once, when the store is made (or by rewriting %s)", s.URI, have, s.markKey())
-	}
-	_, err = s.client.PutObject(ctx, &awss3.PutObjectInput{Bucket: &s.Bucket, Key: aws.String(s.markKey()),
-		Body: strings.NewReader(withLimits(string(b), l)), IfMatch: aws.String(etag)})
-	if conflict(err) {
-		return fault.Errorf(fault.UploadInvalid, "store %s: its mark changed while the limits were set; run store init again", s.URI)
-	}
-	if err != nil {
+	return s.quotaOf().Set(l, have, "rewriting "+s.markKey(), func() error {
+		_, err := s.client.PutObject(ctx, &awss3.PutObjectInput{Bucket: &s.Bucket, Key: aws.String(s.markKey()),
+			Body: strings.NewReader(withLimits(string(b), l)), IfMatch: aws.String(etag)})
+		if conflict(err) {
+			return fault.Errorf(fault.UploadInvalid, "store %s: its mark changed while the limits were set; run store init again", s.URI)
+		}
 		return s.wrap(fault.StoreUnreachable, "store mark", err)
-	}
-	s.quota.mu.Lock()
-	s.quota.read, s.quota.limits = true, l
-	s.quota.mu.Unlock()
-	return nil
+	})
 }

@@ -93,6 +93,9 @@ type Options struct {
 	// server that accepts and never answers, or stops in the middle of a transfer. 0 is
 	// ATTACHCTL_S3_READ_TIMEOUT, else DefaultReadTimeout.
 	ReadTimeout time.Duration
+	// LimitsWait is how long an upload waits for the store's limits lock, held while another
+	// upload is checked against the store's limits (0: store.DefaultLimitsWait).
+	LimitsWait time.Duration
 }
 
 // The timeouts unless told: with the standard three attempts, a server that accepts a connection
@@ -250,6 +253,7 @@ func Open(ctx context.Context, uri string, opts Options) (*Store, error) {
 	if prefix != "" {
 		s.URI += "/" + prefix
 	}
+	s.quota.wait = opts.LimitsWait
 	return s, nil
 }
 

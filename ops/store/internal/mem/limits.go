@@ -11,45 +11,35 @@ import (
 // Limits returns the store's limits (none for a store not made yet).
 func (s *Store) Limits(ctx context.Context) (store.Limits, error) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	if err := s.checkStore(false); err != nil {
+	err := s.checkStore(false)
+	s.mu.Unlock()
+	if err != nil {
 		return store.Limits{}, err
 	}
+	return s.quota.Limits(ctx)
+}
+
+// readLimits is store.Quota.Read.
+func (s *Store) readLimits(context.Context) (store.Limits, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	return s.limits, nil
 }
 
-// SetLimits is store init: it makes the store and sets its limits, once.
+// SetLimits is store init: it makes the store and sets its limits, once (store.Quota.Set).
 func (s *Store) SetLimits(ctx context.Context, l store.Limits) error {
-	if l.MaxFile < 0 || l.MaxBytes < 0 || l.MaxFiles < 0 {
-		return fault.Errorf(fault.UploadInvalid, "store %s: a limit is negative", s.loc)
-	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	if err := s.checkStore(true); err != nil {
+	err, have := s.checkStore(true), s.limits
+	s.mu.Unlock()
+	if err != nil {
 		return err
 	}
-	switch {
-	case s.limits == l:
+	return s.quota.Set(l, have, "", func() error {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.limits = l
 		return nil
-	case !s.limits.None():
-		return fault.Errorf(fault.UploadInvalid, "store %s: already has limits (%s); they are set once, when the store is made", s.loc, s.limits)
-	}
-	s.limits = l
-	return nil
-}
-
-// admitNew gives a new upload its id and admits it against the store's limits (store.Quota),
-// before anything of it is kept; release drops the reservation of an upload that failed.
-func (s *Store) admitNew(ctx context.Context, name string, size int64) (id string, release func(), err error) {
-	if id, err = store.NewID(); err != nil {
-		return "", nil, err
-	}
-	l, err := s.Limits(ctx)
-	if err != nil {
-		return "", nil, err
-	}
-	release, err = s.quota.Admit(ctx, l, id, name, size)
-	return id, release, err
+	})
 }
 
 // Reserver is the store's primitives of reservations (store.Reserver), for the conformance

@@ -49,7 +49,7 @@ type Store struct {
 
 	sweepLock  chan struct{} // held by the one sweep that runs
 	limitsLock chan struct{} // held while one upload is admitted against the limits
-	quota      store.Quota
+	quota      *store.Quota
 }
 
 // partial is an unfinished upload.
@@ -77,11 +77,13 @@ func (p *partial) bytes() int64 {
 
 // finished is a finished upload.
 type finished struct {
-	info  store.Info
-	used  time.Time
-	data  []byte            // a file upload's bytes
-	tree  []store.TreeFile  // a folder upload's listing (nil for a file upload)
-	files map[string][]byte // a folder upload's files as stored, by path
+	info    store.Info
+	used    time.Time
+	data    []byte            // a file upload's bytes
+	tree    []store.TreeFile  // a folder upload's listing (nil for a file upload)
+	files   map[string][]byte // a folder upload's files as stored, by path
+	meta    []byte            // a folder upload's metadata (store.MetaName), as published
+	listing []byte            // and its listing (store.TreeListName)
 }
 
 func (f *finished) folder() bool { return f.tree != nil }
@@ -92,7 +94,7 @@ func New(loc string) *Store {
 	s := &Store{loc: loc, foreign: map[string]bool{}, partials: map[string]*partial{}, finished: map[string]*finished{},
 		notes: map[string]string{}, reserved: map[string][]byte{},
 		sweepLock: make(chan struct{}, 1), limitsLock: make(chan struct{}, 1)}
-	s.quota = store.Quota{R: reserver{s}, Loc: loc, List: s.List}
+	s.quota = &store.Quota{R: reserver{s}, Loc: loc, List: s.List, Read: s.readLimits}
 	return s
 }
 
@@ -162,7 +164,7 @@ func (s *Store) Begin(ctx context.Context, name string, size int64) (string, err
 	if err != nil {
 		return "", err
 	}
-	id, release, err := s.admitNew(ctx, name, size)
+	id, release, err := s.quota.AdmitNew(ctx, name, size)
 	if err != nil {
 		return "", err
 	}

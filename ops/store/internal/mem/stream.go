@@ -214,7 +214,7 @@ func (s *Store) byNote(note string, folder bool) (id string, fin *finished, p *p
 // beginStaged begins a new unfinished upload for the upload stage, named by the source's note,
 // admitted against the store's limits and held by this run; release drops its reservation.
 func (s *Store) beginStaged(ctx context.Context, note, name string, size int64, folder bool) (string, *partial, func(), error) {
-	id, release, err := s.admitNew(ctx, name, size)
+	id, release, err := s.quota.AdmitNew(ctx, name, size)
 	if err != nil {
 		return "", nil, nil, err
 	}

@@ -3,6 +3,7 @@ package mem
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"sort"
 
@@ -11,137 +12,42 @@ import (
 	"github.com/attachctl/attachctl/ops/store"
 )
 
-// UploadTree uploads the folder src as one upload (store.Trees): its BLAKE3 known first, the
-// source's note naming the upload, a finished upload of it named again only while intact
-// (store.TreeIntact), an unfinished one no writer holds resumed with the files it holds that
-// still equal the source's.
+// The in-memory store's folder uploads are the rules of package store (store.UploadTree,
+// TreeInfoOf, OpenTree, VerifyTreeOf) over the primitives below, as the local and S3 stores'
+// are: what is its own is only where the bytes are kept (maps) and how a source's note names
+// its upload.
+
+// UploadTree is store.Trees.UploadTree. Each call has its own view of the backend (trees), so
+// that what the call began is known when it fails: its reservation is dropped on a coded error
+// (an interrupted upload keeps it, as its partial is kept for a resume), and an upload whose
+// bytes are not what the record names keeps nothing.
 func (s *Store) UploadTree(ctx context.Context, src store.TreeSource, opts store.TreeOptions) (*store.TreeInfo, error) {
-	if err := store.ValidTreeName(src.Name); err != nil {
-		return nil, err
-	}
-	total, err := store.CheckTreeSource(&src)
-	if err != nil {
-		return nil, err
-	}
-	want, err := store.CheckHex(src.Blake3)
-	if err != nil {
-		return nil, err
-	}
-	if want == "" {
-		if want, err = store.HashTree(ctx, &src); err != nil {
-			return nil, err
+	t := &trees{s: s}
+	ti, err := store.UploadTree(ctx, t, src, opts)
+	if w := t.began; err != nil && w != nil && fault.CodeOf(err) != "" {
+		w.release()
+		if fault.CodeOf(err) == fault.UploadHashMismatch {
+			s.mu.Lock()
+			s.drop(w.id, w.p)
+			s.mu.Unlock()
 		}
 	}
-	progress := opts.Progress
-	if progress == nil {
-		progress = func(int64) {}
-	}
-	note := noteKey("folder", src.Path, src.Name, want)
-
-	id, fin, p, err := s.byNote(note, true)
-	if err != nil {
-		return nil, err
-	}
-	if fin != nil && fin.info.Name == src.Name && store.TreeIntact(ctx, s, id, want) {
-		s.unhold(p)
-		progress(total)
-		return s.TreeInfo(ctx, id)
-	}
-	if p == nil {
-		var release func()
-		if id, p, release, err = s.beginStaged(ctx, note, src.Name, total, true); err != nil {
-			return nil, err
-		}
-		defer func() {
-			if err != nil && fault.CodeOf(err) != "" {
-				release()
-			}
-		}()
-	}
-	defer s.unhold(p)
-
-	var sum manifest.TreeSum
-	listing := make([]store.TreeFile, len(src.Files))
-	for i, f := range src.Files {
-		if err = ctx.Err(); err != nil {
-			return nil, err
-		}
-		var data []byte
-		if data, err = readSource(&src, f); err != nil {
-			return nil, err
-		}
-		h := hexSum(data)
-		sum.Add(f.Rel, h)
-		listing[i] = store.TreeFile{Rel: f.Rel, Size: f.Size, Blake3: h}
-		s.mu.Lock()
-		if have, ok := p.files[f.Rel]; !ok || !bytes.Equal(have, data) {
-			p.files[f.Rel] = data
-			p.written = s.now()
-		}
-		s.mu.Unlock()
-		progress(f.Size)
-	}
-	got := sum.Sum()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if got != want {
-		s.drop(id, p)
-		err = fault.Errorf(fault.UploadHashMismatch, "%s: the folder's BLAKE3 is %s, the manifest says %s (changed since it was sniffed)", src.Path, got, want)
-		return nil, err
-	}
-	files := map[string][]byte{}
-	for _, f := range listing {
-		files[f.Rel] = p.files[f.Rel]
-	}
-	fu := &finished{info: store.Info{ID: id, Name: src.Name, Size: total, Blake3: got, Made: s.now()}, tree: listing, files: files}
-	s.finished[id] = fu
-	delete(s.partials, id)
-	delete(s.reserved, id)
-	return fu.treeInfo(), nil
+	return ti, err
 }
 
-// readSource reads the source file f of a folder whole, checked as the stage opened it.
-func readSource(src *store.TreeSource, f store.TreeFile) ([]byte, error) {
-	sf, err := src.OpenFile(f)
-	if err != nil {
-		return nil, err
-	}
-	defer sf.Close()
-	data, err := io.ReadAll(io.NewSectionReader(sf, 0, f.Size+1))
-	if err != nil {
-		return nil, fault.Errorf(fault.FileUnreadable, "%s: %v", f.Path, err)
-	}
-	if int64(len(data)) != f.Size {
-		return nil, fault.Errorf(fault.UploadSourceChange, "%s: changed since the folder was walked", f.Path)
-	}
-	if err := sf.Unchanged(); err != nil {
-		return nil, err
-	}
-	return data, nil
-}
-
-func (f *finished) treeInfo() *store.TreeInfo {
-	return &store.TreeInfo{Info: f.info, Files: append([]store.TreeFile(nil), f.tree...)}
-}
-
-// TreeInfo reads a finished folder upload's metadata and listing.
+// TreeInfo is store.Trees.TreeInfo.
 func (s *Store) TreeInfo(ctx context.Context, id string) (*store.TreeInfo, error) {
-	if err := store.ValidID(id); err != nil {
-		return nil, err
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if err := s.checkStore(false); err != nil {
-		return nil, err
-	}
-	f := s.finished[id]
-	switch {
-	case f == nil:
-		return nil, s.missing(id)
-	case !f.folder():
-		return nil, fault.Errorf(fault.UploadInvalid, "upload %s: a file, not a folder", id)
-	}
-	return f.treeInfo(), nil
+	return store.TreeInfoOf(ctx, &trees{s: s}, id)
+}
+
+// OpenTreeFile is store.Trees.OpenTreeFile.
+func (s *Store) OpenTreeFile(ctx context.Context, id, name, rel string) (store.Reader, error) {
+	return store.OpenTree(ctx, &trees{s: s}, id, name, rel)
+}
+
+// VerifyTree is store.Trees.VerifyTree.
+func (s *Store) VerifyTree(ctx context.Context, id string, progress func(int64)) (*store.TreeInfo, error) {
+	return store.VerifyTreeOf(ctx, &trees{s: s}, id, progress)
 }
 
 // FolderFiles reports whether the finished upload id is a folder upload, and its files.
@@ -161,78 +67,200 @@ func (s *Store) FolderFiles(ctx context.Context, id string) (int, bool, error) {
 	return len(f.tree), f.folder(), nil
 }
 
-// OpenTreeFile opens the file rel of the finished folder upload id named name.
-func (s *Store) OpenTreeFile(ctx context.Context, id, name, rel string) (store.Reader, error) {
-	if err := store.ValidID(id); err != nil {
-		return nil, err
-	}
-	if err := store.ValidTreeName(name); err != nil {
-		return nil, err
-	}
-	if err := store.CheckRel(rel); err != nil {
-		return nil, err
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	f, err := s.finishedOf(id, name)
-	if err != nil {
-		return nil, err
-	}
-	data, ok := f.files[rel]
-	if !f.folder() || !ok {
-		return nil, s.missing(id)
-	}
-	info := store.Info{ID: id, Name: name, Size: int64(len(data)), Blake3: hexSum(data), Made: f.info.Made}
-	for _, tf := range f.tree {
-		if tf.Rel == rel {
-			info.Size, info.Blake3 = tf.Size, tf.Blake3
-		}
-	}
-	return &reader{Reader: bytes.NewReader(data), info: &info}, nil
+// trees is the store as a store.TreeBackend, for one call.
+type trees struct {
+	s     *Store
+	began *treeWrite // the upload this call began (nil: none)
 }
 
-// VerifyTree reads every file of the finished folder upload id and checks it against the
-// listing, and the listing against the upload's BLAKE3 (store.CheckTree).
-func (s *Store) VerifyTree(ctx context.Context, id string, progress func(int64)) (*store.TreeInfo, error) {
-	ti, err := s.TreeInfo(ctx, id)
+var _ store.TreeBackend = (*trees)(nil)
+
+func (t *trees) TreeProperties() store.TreeProperties {
+	return store.TreeProperties{Jobs: 2, VerifyJobs: 2, FlatList: true}
+}
+
+// TreeHashFirst makes the store: the source's note is keyed on the tree's BLAKE3, as a file's is.
+func (t *trees) TreeHashFirst(context.Context, string, int64) (bool, error) {
+	t.s.mu.Lock()
+	defer t.s.mu.Unlock()
+	return true, t.s.checkStore(true)
+}
+
+// StartTree looks up the source's note: a finished upload of the tree (unless it is st.Avoid),
+// the unfinished one no writer holds, or a new one admitted against the limits.
+func (t *trees) StartTree(ctx context.Context, st store.TreeStart) (string, store.TreeWrite, error) {
+	s := t.s
+	note := noteKey("folder", st.Src.Path, st.Src.Name, st.Blake3)
+	id, fin, p, err := s.byNote(note, true)
+	if err != nil {
+		return "", nil, err
+	}
+	if fin != nil && fin.info.Name == st.Src.Name && id != st.Avoid {
+		s.unhold(p)
+		return id, nil, nil
+	}
+	if p != nil {
+		return "", &treeWrite{s: s, id: id, p: p, release: func() {}}, nil
+	}
+	id, p, release, err := s.beginStaged(ctx, note, st.Src.Name, st.Size, true)
+	if err != nil {
+		return "", nil, err
+	}
+	w := &treeWrite{s: s, id: id, p: p, release: release}
+	t.began = w
+	return "", w, nil
+}
+
+// ReuseTree: the upload is named again while it is there.
+func (t *trees) ReuseTree(_ context.Context, id string) bool {
+	t.s.mu.Lock()
+	defer t.s.mu.Unlock()
+	return t.s.finished[id] != nil
+}
+
+// ReadTreeObject gives the metadata or listing a finished upload keeps.
+func (t *trees) ReadTreeObject(_ context.Context, id, name string) ([]byte, string, error) {
+	s := t.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.checkStore(false); err != nil {
+		return nil, "", err
+	}
+	f := s.finished[id]
+	if f == nil {
+		return nil, "", s.missing(id)
+	}
+	where := s.loc + "/" + id + "/" + name
+	switch {
+	case name == store.MetaName && f.folder():
+		return f.meta, where, nil
+	case name == store.MetaName:
+		b, _ := json.Marshal(store.TreeMeta{Info: f.info})
+		return b, where, nil
+	case name == store.TreeListName && f.folder():
+		return f.listing, where, nil
+	}
+	return nil, "", s.missing(id)
+}
+
+// treeFiles is the finished folder upload id's files as stored now (nil: no such upload).
+func (s *Store) treeFiles(id, name string) map[string][]byte {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	f := s.finished[id]
+	if f == nil || !f.folder() || name != "" && f.info.Name != name {
+		return nil
+	}
+	return f.files
+}
+
+func (t *trees) OpenTreeObject(_ context.Context, id, name, rel string) (store.Reader, error) {
+	s := t.s
+	s.mu.Lock()
+	err := s.checkStore(false)
+	s.mu.Unlock()
 	if err != nil {
 		return nil, err
 	}
+	data, ok := s.treeFiles(id, name)[rel]
+	if !ok {
+		return nil, s.missing(id)
+	}
+	return &reader{Reader: bytes.NewReader(data)}, nil
+}
+
+func (t *trees) ReadTreeFile(_ context.Context, ti *store.TreeInfo, rel string) (io.ReadCloser, error) {
+	data, ok := t.s.treeFiles(ti.ID, "")[rel]
+	if !ok {
+		return nil, t.s.missing(ti.ID)
+	}
+	return io.NopCloser(bytes.NewReader(data)), nil
+}
+
+func (t *trees) TreeReadErr(ti *store.TreeInfo, rel string, _ int64, err error) error {
+	return fault.Errorf(fault.UploadUnreadable, "upload %s: %s: %v", ti.ID, manifest.Quote(rel), err)
+}
+
+func (t *trees) CheckTreeTop(context.Context, *store.TreeInfo) ([]string, error) { return nil, nil }
+
+// ReadTreeDir lists every file of the upload at once (FlatList).
+func (t *trees) ReadTreeDir(_ context.Context, ti *store.TreeInfo, _ string) ([]store.TreeEntry, error) {
+	var es []store.TreeEntry
+	for rel := range t.s.treeFiles(ti.ID, "") {
+		es = append(es, store.TreeEntry{Name: rel, File: true})
+	}
+	sort.Slice(es, func(i, j int) bool { return es[i].Name < es[j].Name })
+	return es, nil
+}
+
+// treeWrite is an unfinished folder upload this run holds.
+type treeWrite struct {
+	s       *Store
+	id      string
+	p       *partial
+	release func() // drops the reservation of an upload this run began
+	closed  bool
+}
+
+func (w *treeWrite) ID() string { return w.id }
+
+// Stored is the copy of f a run before left, when it is whole.
+func (w *treeWrite) Stored(f store.TreeFile) (io.ReadCloser, error) {
+	w.s.mu.Lock()
+	defer w.s.mu.Unlock()
+	if b, ok := w.p.files[f.Rel]; ok && int64(len(b)) == f.Size {
+		return io.NopCloser(bytes.NewReader(b)), nil
+	}
+	return nil, nil
+}
+
+func (w *treeWrite) Create(_ context.Context, f store.TreeFile, _ store.TreeSourceFile) (store.TreeFileWrite, error) {
+	return &fileWrite{w: w, rel: f.Rel}, nil
+}
+
+// Publish makes the upload finished with only the files of the listing.
+func (w *treeWrite) Publish(_ context.Context, m *store.TreeMeta, files []store.TreeFile, listing []byte) error {
+	s := w.s
 	s.mu.Lock()
-	files := map[string][]byte{}
-	for rel, d := range s.finished[id].files {
-		files[rel] = d
+	defer s.mu.Unlock()
+	if s.partials[w.id] != w.p {
+		return s.missing(w.id)
 	}
-	s.mu.Unlock()
-	var sum manifest.TreeSum
-	listed := map[string]bool{}
-	for _, f := range ti.Files {
-		sum.Add(f.Rel, f.Blake3)
-		listed[f.Rel] = true
+	kept := make(map[string][]byte, len(files))
+	for _, f := range files {
+		kept[f.Rel] = w.p.files[f.Rel]
 	}
-	if got := sum.Sum(); got != ti.Blake3 {
-		return ti, fault.Errorf(fault.VerifyMismatch, "upload %s: its listing hashes to %s, its metadata says %s (the listing changed)", id, got, ti.Blake3)
+	m.Made = s.now()
+	meta, _ := json.Marshal(m)
+	s.finished[w.id] = &finished{info: m.Info, tree: append([]store.TreeFile{}, files...), files: kept, meta: meta, listing: listing}
+	delete(s.partials, w.id)
+	delete(s.reserved, w.id)
+	return nil
+}
+
+func (w *treeWrite) Close() error {
+	if !w.closed {
+		w.closed = true
+		w.s.unhold(w.p)
 	}
-	c := store.TreeCheck{Jobs: 1,
-		Open: func(ctx context.Context, rel string) (io.ReadCloser, error) {
-			d, ok := files[rel]
-			if !ok {
-				return nil, s.missing(id)
-			}
-			return io.NopCloser(bytes.NewReader(d)), nil
-		},
-		ReadErr: func(rel string, n int64, err error) error {
-			return fault.Errorf(fault.UploadUnreadable, "upload %s: %s: %v", id, manifest.Quote(rel), err)
-		}}
-	var extra []string
-	for rel := range files {
-		if !listed[rel] {
-			extra = append(extra, rel)
-		}
-	}
-	sort.Strings(extra)
-	for _, rel := range extra {
-		c.Extra = append(c.Extra, manifest.Quote(rel)+" was added")
-	}
-	return ti, store.CheckTree(ctx, ti, c, progress)
+	return nil
+}
+
+// fileWrite is one file of the folder, kept when committed.
+type fileWrite struct {
+	w   *treeWrite
+	rel string
+	buf bytes.Buffer
+}
+
+func (f *fileWrite) Write(b []byte) (int, error) { return f.buf.Write(b) }
+func (f *fileWrite) Abort()                      {}
+
+func (f *fileWrite) Commit(context.Context, string) error {
+	s := f.w.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	f.w.p.files[f.rel] = bytes.Clone(f.buf.Bytes())
+	f.w.p.written = s.now()
+	return nil
 }
