@@ -20,17 +20,9 @@ import (
 //	mkdoc docx FILE PARAGRAPH...  a Word document
 //	mkdoc xlsx FILE CELL...       a workbook of one row
 //	mkdoc bomb BYTES FILE         a .docx whose document.xml unzips to BYTES
-func init() {
-	testCommands["mkdoc"] = func() int {
-		if err := mkdoc(os.Args[1:]); err != nil {
-			fmt.Fprintln(os.Stderr, "mkdoc:", err)
-			return 1
-		}
-		return 0
-	}
-}
+func init() { helperCmds["mkdoc"] = mkdoc }
 
-func mkdoc(args []string) error {
+func mkdoc(sc helper, args []string) error {
 	if len(args) < 2 {
 		return fmt.Errorf("usage: mkdoc KIND [N] FILE [TEXT...]")
 	}
@@ -72,5 +64,5 @@ func mkdoc(args []string) error {
 	default:
 		return fmt.Errorf("no kind %q", args[0])
 	}
-	return os.WriteFile(file, b, 0o644)
+	return os.WriteFile(sc.abs(file), b, 0o644)
 }

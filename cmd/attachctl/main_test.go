@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,6 +18,53 @@ import (
 // that other _test.go files add in their init.
 var testCommands = map[string]func() int{
 	"attachctl": func() int { return run(os.Args) },
+}
+
+// helperCmds are the scripts' helper commands that run inside the test process (testscript's
+// Params.Cmds), added by other _test.go files in their init: the test binary is built with -race
+// when the tests are, and every process of it pays the race runtime's start and every package's
+// init before it does anything, several times what most helpers do. A helper that a shell must
+// find (sh -c, tmux), that runs in the background or that is signalled stays in testCommands.
+var helperCmds = map[string]func(h helper, args []string) error{}
+
+// helper is what an in-process helper command has of its script: the script's folder (its cd)
+// and environment, and its standard output and error, which the script's stdout and stderr
+// commands match as they match a process's.
+type helper struct {
+	ts             *testscript.TestScript
+	stdout, stderr io.Writer
+}
+
+// abs is path, relative to the script's current folder as a process's would be.
+func (h helper) abs(path string) string { return h.ts.MkAbs(path) }
+
+func (h helper) getenv(key string) string { return h.ts.Getenv(key) }
+
+// scriptCmds turns helperCmds into testscript commands that behave as the processes did: an
+// error is the command's failure (its message on stderr, prefixed by the command's name), which
+// fails the script unless the line is negated with !, and a negated line fails when the command
+// succeeds. Every call replaces the script's stdout and stderr, as a process's run does.
+func scriptCmds() map[string]func(ts *testscript.TestScript, neg bool, args []string) {
+	cmds := map[string]func(ts *testscript.TestScript, neg bool, args []string){}
+	for name, f := range helperCmds {
+		if testCommands[name] != nil {
+			panic("script command " + name + " is both a process and an in-process command")
+		}
+		cmds[name] = func(ts *testscript.TestScript, neg bool, args []string) {
+			h := helper{ts: ts, stdout: ts.Stdout(), stderr: ts.Stderr()}
+			err := f(h, args)
+			if err != nil {
+				fmt.Fprintf(h.stderr, "%s: %v\n", name, err)
+			}
+			switch {
+			case err != nil && !neg:
+				ts.Fatalf("unexpected command failure")
+			case err == nil && neg:
+				ts.Fatalf("unexpected command success")
+			}
+		}
+	}
+	return cmds
 }
 
 // afterTests are run when the tests have ended (not in the scripts' runs of attachctl).
@@ -36,6 +84,7 @@ func TestScript(t *testing.T) {
 	testscript.Run(t, testscript.Params{
 		Dir:                 "testdata/script",
 		RequireExplicitExec: false,
+		Cmds:                scriptCmds(),
 		Setup: func(env *testscript.Env) error {
 			// Samples from the repository, reachable as $SAMPLES.
 			wd, err := os.Getwd()
@@ -154,21 +203,19 @@ var goEnv = sync.OnceValue(func() map[string]string {
 	return m
 })
 
-// eachMatch runs f on every file that the globs match, for the scripts' helper commands: exit 1
-// when a glob matches nothing or f fails.
-func eachMatch(globs []string, f func(path string) error) int {
+// eachMatch runs f on every file that the globs (relative to the script's folder) match, for the
+// scripts' helper commands: an error when a glob matches nothing or f fails.
+func eachMatch(h helper, globs []string, f func(path string) error) error {
 	for _, g := range globs {
-		paths, _ := filepath.Glob(g)
+		paths, _ := filepath.Glob(h.abs(g))
 		if len(paths) == 0 {
-			fmt.Fprintln(os.Stderr, "no match:", g)
-			return 1
+			return fmt.Errorf("no match: %s", g)
 		}
 		for _, p := range paths {
 			if err := f(p); err != nil {
-				fmt.Fprintln(os.Stderr, err)
-				return 1
+				return err
 			}
 		}
 	}
-	return 0
+	return nil
 }

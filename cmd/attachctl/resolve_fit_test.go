@@ -25,25 +25,17 @@ import (
 //	                              W×H FORMAT BYTES" (its data decoded), then "inline N"
 //	ondisk STORE NAME SRC         the store holds exactly one finished file NAME, byte for byte SRC
 func init() {
-	for name, f := range map[string]func([]string) error{
-		"mkfit": fitMk, "inlineimages": fitInlineImages, "ondisk": fitOnDisk,
-	} {
-		testCommands[name] = func() int {
-			if err := f(os.Args[1:]); err != nil {
-				fmt.Fprintf(os.Stderr, "%s: %v\n", name, err)
-				return 1
-			}
-			return 0
-		}
-	}
+	helperCmds["mkfit"] = fitMk
+	helperCmds["inlineimages"] = fitInlineImages
+	helperCmds["ondisk"] = fitOnDisk
 }
 
-func fitMk(args []string) error {
+func fitMk(sc helper, args []string) error {
 	switch {
 	case len(args) == 2 && args[0] == "badpng":
 		b := make([]byte, 3000)
 		storetest.Fill(b, 7)
-		return os.WriteFile(args[1], append([]byte("\x89PNG\r\n\x1a\n"), b...), 0o644)
+		return os.WriteFile(sc.abs(args[1]), append([]byte("\x89PNG\r\n\x1a\n"), b...), 0o644)
 	case len(args) >= 4 && args[0] == "badjpeg":
 		w, err1 := strconv.Atoi(args[1])
 		h, err2 := strconv.Atoi(args[2])
@@ -65,16 +57,16 @@ func fitMk(args []string) error {
 			}
 		}
 		b = append(append(b, scan...), 0xFF, 0xD9)
-		return os.WriteFile(args[3], b, 0o644)
+		return os.WriteFile(sc.abs(args[3]), b, 0o644)
 	}
 	return fmt.Errorf("usage: mkfit badpng FILE | mkfit badjpeg W H FILE [arith]")
 }
 
-func fitInlineImages(args []string) error {
+func fitInlineImages(sc helper, args []string) error {
 	if len(args) != 1 {
 		return fmt.Errorf("usage: inlineimages FILE")
 	}
-	b, err := os.ReadFile(args[0])
+	b, err := os.ReadFile(sc.abs(args[0]))
 	if err != nil {
 		return err
 	}
@@ -99,18 +91,18 @@ func fitInlineImages(args []string) error {
 		if err != nil {
 			return fmt.Errorf("inline image %d: %v", n, err)
 		}
-		fmt.Printf("image %d×%d %s %d\n", cfg.Width, cfg.Height, format, len(data))
+		fmt.Fprintf(sc.stdout, "image %d×%d %s %d\n", cfg.Width, cfg.Height, format, len(data))
 		n++
 	}
-	fmt.Printf("inline %d\n", n)
+	fmt.Fprintf(sc.stdout, "inline %d\n", n)
 	return nil
 }
 
-func fitOnDisk(args []string) error {
+func fitOnDisk(sc helper, args []string) error {
 	if len(args) != 3 {
 		return fmt.Errorf("usage: ondisk STORE NAME SRC")
 	}
-	m, _ := filepath.Glob(filepath.Join(args[0], "*", args[1]))
+	m, _ := filepath.Glob(filepath.Join(sc.abs(args[0]), "*", args[1]))
 	if len(m) != 1 {
 		return fmt.Errorf("%d finished files named %s in %s", len(m), args[1], args[0])
 	}
@@ -118,7 +110,7 @@ func fitOnDisk(args []string) error {
 	if err != nil {
 		return err
 	}
-	b, err := os.ReadFile(args[2])
+	b, err := os.ReadFile(sc.abs(args[2]))
 	if err != nil {
 		return err
 	}

@@ -35,17 +35,11 @@ import (
 //	                              the counts
 //	fillid IN OUT NAME=FILE...    copies IN to OUT with each @NAME@ replaced by FILE's content
 func init() {
-	for name, f := range map[string]func([]string) error{
+	for name, f := range map[string]func(helper, []string) error{
 		"mkpng": rsMkPNG, "mkbytes": rsMkBytes, "mkpartial": rsMkPartial,
 		"acpvalidate": rsValidate, "acpcheck": rsCheck, "fillid": rsFillID,
 	} {
-		testCommands[name] = func() int {
-			if err := f(os.Args[1:]); err != nil {
-				fmt.Fprintf(os.Stderr, "%s: %v\n", name, err)
-				return 1
-			}
-			return 0
-		}
+		helperCmds[name] = f
 	}
 }
 
@@ -68,7 +62,7 @@ func rsSizeSeed(args []string) (int, uint64, error) {
 
 // rsMkPNG writes a 16x12 PNG of random pixels, stored without compression and padded to the size
 // with a private ancillary chunk of random bytes: decoders take it, nothing compresses it.
-func rsMkPNG(args []string) error {
+func rsMkPNG(sc helper, args []string) error {
 	size, seed, err := rsSizeSeed(args)
 	if err != nil {
 		return err
@@ -80,7 +74,7 @@ func rsMkPNG(args []string) error {
 		}
 		for i := 0; i < n; i++ {
 			one := []string{fmt.Sprintf(args[0], i), args[1], strconv.FormatUint(seed+uint64(i)*2, 10)}
-			if err := rsMkPNG(one); err != nil {
+			if err := rsMkPNG(sc, one); err != nil {
 				return err
 			}
 		}
@@ -103,10 +97,10 @@ func rsMkPNG(args []string) error {
 	storetest.Fill(chunk[8:8+pad], seed+1)
 	binary.BigEndian.PutUint32(chunk[8+pad:], crc32.ChecksumIEEE(chunk[4:8+pad]))
 	out := append(append(append([]byte{}, b[:len(b)-12]...), chunk...), b[len(b)-12:]...)
-	return os.WriteFile(args[0], out, 0o644)
+	return os.WriteFile(sc.abs(args[0]), out, 0o644)
 }
 
-func rsMkBytes(args []string) error {
+func rsMkBytes(sc helper, args []string) error {
 	size, seed, err := rsSizeSeed(args)
 	if err != nil {
 		return err
@@ -116,14 +110,14 @@ func rsMkBytes(args []string) error {
 	if size > 0 {
 		b[0] = 0 // never text
 	}
-	return os.WriteFile(args[0], b, 0o644)
+	return os.WriteFile(sc.abs(args[0]), b, 0o644)
 }
 
-func rsMkPartial(args []string) error {
+func rsMkPartial(sc helper, args []string) error {
 	if len(args) != 3 {
 		return fmt.Errorf("usage: mkpartial STORE NAME OUT")
 	}
-	s, err := local.Open(args[0], true)
+	s, err := local.Open(sc.abs(args[0]), true)
 	if err != nil {
 		return err
 	}
@@ -131,32 +125,32 @@ func rsMkPartial(args []string) error {
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(args[2], []byte(id), 0o644)
+	return os.WriteFile(sc.abs(args[2]), []byte(id), 0o644)
 }
 
-func rsFillID(args []string) error {
+func rsFillID(sc helper, args []string) error {
 	if len(args) < 2 {
 		return fmt.Errorf("usage: fillid IN OUT NAME=FILE...")
 	}
-	b, err := os.ReadFile(args[0])
+	b, err := os.ReadFile(sc.abs(args[0]))
 	if err != nil {
 		return err
 	}
 	s := string(b)
 	for _, kv := range args[2:] {
 		k, file, _ := strings.Cut(kv, "=")
-		v, err := os.ReadFile(file)
+		v, err := os.ReadFile(sc.abs(file))
 		if err != nil {
 			return err
 		}
 		s = strings.ReplaceAll(s, "@"+k+"@", strings.TrimSpace(string(v)))
 	}
-	return os.WriteFile(args[1], []byte(s), 0o644)
+	return os.WriteFile(sc.abs(args[1]), []byte(s), 0o644)
 }
 
 // rsSchemaFile is testdata/acp/schema.json, found from $SAMPLES (testdata/samples) in scripts.
-func rsSchemaFile() string {
-	if s := os.Getenv("SAMPLES"); s != "" {
+func rsSchemaFile(sc helper) string {
+	if s := sc.getenv("SAMPLES"); s != "" {
 		return filepath.Join(s, "..", "acp", "schema.json")
 	}
 	return "../../testdata/acp/schema.json"
@@ -174,26 +168,26 @@ func rsRequest(jsonrpc, method any, hasID bool) error {
 }
 
 // rsValidate runs the validator TestScript built (scripts/acpvalidate) on FILE, with the schema.
-func rsValidate(args []string) error {
+func rsValidate(sc helper, args []string) error {
 	if len(args) != 1 {
 		return fmt.Errorf("usage: acpvalidate FILE")
 	}
-	bin := os.Getenv("ACPVALIDATE")
+	bin := sc.getenv("ACPVALIDATE")
 	if bin == "" {
 		return fmt.Errorf("$ACPVALIDATE (the built scripts/acpvalidate) is not set")
 	}
-	cmd := exec.Command(bin, rsSchemaFile(), args[0])
-	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+	cmd := exec.Command(bin, rsSchemaFile(sc), sc.abs(args[0]))
+	cmd.Stdout, cmd.Stderr = sc.stdout, sc.stderr
 	return cmd.Run()
 }
 
-func rsCheck(args []string) error {
+func rsCheck(sc helper, args []string) error {
 	if len(args) != 3 {
 		return fmt.Errorf("usage: acpcheck OUT IN SRCDIR")
 	}
 	var p, in rsPromptBlocks
 	for i, dst := range []*rsPromptBlocks{&p, &in} {
-		doc, err := os.ReadFile(args[i])
+		doc, err := os.ReadFile(sc.abs(args[i]))
 		if err != nil {
 			return err
 		}
@@ -215,7 +209,7 @@ func rsCheck(args []string) error {
 			*dst = *d.Params
 		}
 	}
-	src := func(name string) ([]byte, error) { return os.ReadFile(filepath.Join(args[2], name)) }
+	src := func(name string) ([]byte, error) { return os.ReadFile(filepath.Join(sc.abs(args[2]), name)) }
 	sameFile := func(uri, name string) error {
 		u, err := url.Parse(uri)
 		if err != nil || u.Scheme != "file" {
@@ -306,7 +300,7 @@ func rsCheck(args []string) error {
 			return fmt.Errorf("block %d: unexpected %s block", i, b.Type)
 		}
 	}
-	fmt.Printf("image %d audio %d resource %d link %d context %d text %d other %d\n", counts["image"], counts["audio"],
+	fmt.Fprintf(sc.stdout, "image %d audio %d resource %d link %d context %d text %d other %d\n", counts["image"], counts["audio"],
 		counts["resource"], counts["link"], counts["context"], counts["text"], counts["other"])
 	return nil
 }

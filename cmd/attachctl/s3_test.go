@@ -31,7 +31,8 @@ func TestScriptS3(t *testing.T) {
 		t.Fatal(err)
 	}
 	testscript.Run(t, testscript.Params{
-		Dir: "testdata/script/s3",
+		Dir:  "testdata/script/s3",
+		Cmds: scriptCmds(),
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("SAMPLES", wd+"/../../testdata/samples")
 			env.Setenv("XDG_STATE_HOME", env.WorkDir+"/state")

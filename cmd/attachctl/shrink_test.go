@@ -18,17 +18,9 @@ import (
 //	mkimage shot W H FILE                  flat PNG with 1-pixel strokes
 //	mkimage alpha W H FILE                 PNG with transparency
 //	mkimage bomb W H FILE                  a tiny PNG whose header claims W x H pixels
-func init() {
-	testCommands["mkimage"] = func() int {
-		if err := mkimage(os.Args[1:]); err != nil {
-			fmt.Fprintln(os.Stderr, "mkimage:", err)
-			return 1
-		}
-		return 0
-	}
-}
+func init() { helperCmds["mkimage"] = mkimage }
 
-func mkimage(args []string) error {
+func mkimage(sc helper, args []string) error {
 	if len(args) < 4 {
 		return fmt.Errorf("usage: mkimage photo|shot|alpha|bomb W H FILE [ORIENTATION]")
 	}
@@ -60,7 +52,7 @@ func mkimage(args []string) error {
 			o, _ := strconv.Atoi(args[4])
 			b = withOrientation(b, o)
 		}
-		return os.WriteFile(args[3], b, 0o644)
+		return os.WriteFile(sc.abs(args[3]), b, 0o644)
 	case "shot", "alpha":
 		m := image.NewNRGBA(image.Rect(0, 0, w, h))
 		for y := 0; y < h; y++ {
@@ -79,7 +71,7 @@ func mkimage(args []string) error {
 		if err := png.Encode(&buf, m); err != nil {
 			return err
 		}
-		return os.WriteFile(args[3], buf.Bytes(), 0o644)
+		return os.WriteFile(sc.abs(args[3]), buf.Bytes(), 0o644)
 	case "bomb":
 		buf.WriteString("\x89PNG\r\n\x1a\n")
 		ihdr := make([]byte, 13)
@@ -89,7 +81,7 @@ func mkimage(args []string) error {
 		chunk(&buf, "IHDR", ihdr)
 		chunk(&buf, "IDAT", []byte{0x78, 0x9c, 0x03, 0x00, 0x00, 0x00, 0x00, 0x01})
 		chunk(&buf, "IEND", nil)
-		return os.WriteFile(args[3], buf.Bytes(), 0o644)
+		return os.WriteFile(sc.abs(args[3]), buf.Bytes(), 0o644)
 	}
 	return fmt.Errorf("unknown kind %q", args[0])
 }

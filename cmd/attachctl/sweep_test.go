@@ -23,8 +23,8 @@ import (
 //	                         lock until RELEASE exists
 //	waitfile FILE            waits until FILE exists
 func init() {
-	testCommands["flip"] = func() int {
-		return eachMatch(os.Args[1:], func(p string) error {
+	helperCmds["flip"] = func(sc helper, args []string) error {
+		return eachMatch(sc, args, func(p string) error {
 			b, err := os.ReadFile(p)
 			if err == nil && len(b) == 0 {
 				err = fmt.Errorf("%s is empty", p)
@@ -36,23 +36,27 @@ func init() {
 			return os.WriteFile(p, b, 0o600)
 		})
 	}
-	testCommands["backdate"] = func() int {
-		s, err := local.Open(os.Args[1], false)
-		d, derr := time.ParseDuration(os.Args[2])
-		if err != nil || derr != nil {
-			fmt.Fprintln(os.Stderr, err, derr)
-			return 1
+	helperCmds["backdate"] = func(sc helper, args []string) error {
+		if len(args) < 2 {
+			return fmt.Errorf("usage: backdate STORE DURATION [NAME...]")
+		}
+		s, err := local.Open(sc.abs(args[0]), false)
+		if err != nil {
+			return err
+		}
+		d, err := time.ParseDuration(args[1])
+		if err != nil {
+			return err
 		}
 		names := map[string]bool{}
-		for _, n := range os.Args[3:] {
+		for _, n := range args[2:] {
 			names[n] = true
 		}
 		ids, _ := s.IDs()
 		for _, id := range ids {
 			m, err := s.ReadMeta(id)
 			if err != nil {
-				fmt.Fprintln(os.Stderr, err)
-				return 1
+				return err
 			}
 			if len(names) > 0 && !names[m.Name] {
 				continue
@@ -60,20 +64,18 @@ func init() {
 			m.Made = m.Made.Add(-d)
 			b, _ := json.Marshal(m)
 			if err := os.WriteFile(filepath.Join(s.UploadDir(id), local.MetaName), b, 0o600); err != nil {
-				fmt.Fprintln(os.Stderr, err)
-				return 1
+				return err
 			}
 			// A re-upload of the same file marks its upload used: that use goes back too.
 			used := filepath.Join(s.UploadDir(id), local.UsedName)
 			if fi, err := os.Lstat(used); err == nil {
 				at := fi.ModTime().Add(-d)
 				if err := os.Chtimes(used, at, at); err != nil {
-					fmt.Fprintln(os.Stderr, err)
-					return 1
+					return err
 				}
 			}
 		}
-		return 0
+		return nil
 	}
 	testCommands["holdsweeplock"] = func() int {
 		// Through the store seam, as a sweep takes it: a folder, or an s3:// URI (the scripts'

@@ -15,27 +15,29 @@ import (
 //	step SUB ARGS...   runs attachctl upload SUB --store $S --id <the id in ./id> ARGS...
 //	exits N CMD ARGS   runs attachctl ARGS (CMD is attachctl) and succeeds when it exits with N
 func init() {
-	testCommands["fmode"] = func() int {
-		return eachMatch(os.Args[1:], func(p string) error {
+	helperCmds["fmode"] = func(sc helper, args []string) error {
+		return eachMatch(sc, args, func(p string) error {
 			fi, err := os.Lstat(p)
 			if err == nil {
-				fmt.Printf("%04o %s\n", fi.Mode().Perm(), filepath.Base(p))
+				fmt.Fprintf(sc.stdout, "%04o %s\n", fi.Mode().Perm(), filepath.Base(p))
 			}
 			return err
 		})
 	}
-	testCommands["idof"] = func() int {
-		b, err := os.ReadFile(os.Args[1])
+	helperCmds["idof"] = func(sc helper, args []string) error {
+		if len(args) != 1 {
+			return fmt.Errorf("usage: idof FILE")
+		}
+		b, err := os.ReadFile(sc.abs(args[0]))
 		var v struct{ ID string }
 		if err == nil {
 			err = json.Unmarshal(b, &v)
 		}
 		if err != nil || v.ID == "" {
-			fmt.Fprintln(os.Stderr, "idof:", err, string(b))
-			return 1
+			return fmt.Errorf("%v %s", err, b)
 		}
-		fmt.Print(v.ID)
-		return 0
+		fmt.Fprint(sc.stdout, v.ID)
+		return nil
 	}
 	testCommands["step"] = func() int {
 		id, err := os.ReadFile("id")

@@ -13,47 +13,43 @@ import (
 //	                   that \xe9 is that byte: a file named by raw bytes, or a line that is not UTF-8
 //	line FILE N        prints line N of FILE (counting from 1), with its newline, byte for byte
 func init() {
-	testCommands["mkraw"] = func() int {
-		if len(os.Args) < 2 || len(os.Args) > 3 {
-			fmt.Fprintln(os.Stderr, "usage: mkraw NAME [TEXT]")
-			return 1
+	helperCmds["mkraw"] = func(sc helper, args []string) error {
+		if len(args) < 1 || len(args) > 2 {
+			return fmt.Errorf("usage: mkraw NAME [TEXT]")
 		}
-		args := append(os.Args[1:], "")
+		args = append(args, "")
 		name, err := strconv.Unquote(`"` + args[0] + `"`)
 		text, terr := strconv.Unquote(`"` + args[1] + `"`)
 		if err == nil {
 			err = terr
 		}
-		if err == nil {
-			err = os.WriteFile(name, []byte(text), 0o644)
-		}
 		if err != nil {
-			fmt.Fprintln(os.Stderr, "mkraw:", err)
-			return 1
+			return err
 		}
-		return 0
+		return os.WriteFile(sc.abs(name), []byte(text), 0o644)
 	}
-	testCommands["line"] = func() int {
-		n, err := strconv.Atoi(os.Args[2])
-		f, ferr := os.Open(os.Args[1])
-		if err == nil {
-			err = ferr
+	helperCmds["line"] = func(sc helper, args []string) error {
+		if len(args) != 2 {
+			return fmt.Errorf("usage: line FILE N")
 		}
+		n, err := strconv.Atoi(args[1])
 		if err != nil {
-			fmt.Fprintln(os.Stderr, "line:", err)
-			return 1
+			return err
+		}
+		f, err := os.Open(sc.abs(args[0]))
+		if err != nil {
+			return err
 		}
 		defer f.Close()
 		br := bufio.NewReader(f)
 		for i := 1; ; i++ {
 			b, err := br.ReadBytes('\n')
 			if i == n && len(b) > 0 {
-				os.Stdout.Write(b)
-				return 0
+				_, err := sc.stdout.Write(b)
+				return err
 			}
 			if err != nil {
-				fmt.Fprintf(os.Stderr, "line: %s has no line %d\n", os.Args[1], n)
-				return 1
+				return fmt.Errorf("%s has no line %d", args[0], n)
 			}
 		}
 	}
