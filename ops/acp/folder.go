@@ -157,15 +157,19 @@ func copyFolder(root *os.Root, r *ref) (bool, error) {
 	}
 	copied := make([]bool, len(r.folder.Files))
 	errs := make([]error, len(r.folder.Files))
-	var failed atomic.Bool
+	// stop is the listing index of the earliest file that failed: only files after it are left
+	// undone. Workers start in any order, so a plain "something failed" flag would also skip files
+	// listed before the failure, and the copy would lack files that an ordered copy (cp) has.
+	var stop atomic.Int64
+	stop.Store(int64(len(r.folder.Files)))
 	var g errgroup.Group
 	g.SetLimit(treeCopyJobs)
 	for i, f := range r.folder.Files {
-		if failed.Load() {
+		if int64(i) > stop.Load() {
 			break
 		}
 		g.Go(func() error {
-			if failed.Load() {
+			if int64(i) > stop.Load() {
 				return nil
 			}
 			rel := filepath.Join(top, filepath.FromSlash(f.Rel))
@@ -174,7 +178,8 @@ func copyFolder(root *os.Root, r *ref) (bool, error) {
 			}
 			copied[i] = true
 			if errs[i] = copyTreeFile(root, r, f, rel); errs[i] != nil {
-				failed.Store(true)
+				for s := stop.Load(); int64(i) < s && !stop.CompareAndSwap(s, int64(i)); s = stop.Load() {
+				}
 			}
 			return nil
 		})

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -250,4 +251,49 @@ func (o openSpy) OpenFolder(id, name string) (*Folder, error) {
 		f.Open = func(rel string) (io.ReadCloser, error) { o.spy(); return open(rel) }
 	}
 	return f, err
+}
+
+// A failed file stops the copy of the files listed after it, never of those listed before it:
+// the workers start in any order, and the copy has every file an ordered copy (cp) would have made
+// before the failure. The failing file is the last one started before the pool is full, which a
+// single-threaded scheduler runs first; the rounds cover the orders the race detector's shuffling
+// gives.
+func TestCopyFolderKeepsListingOrderOnFailure(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	const n, bad = 40, treeCopyJobs - 1
+	data := map[string][]byte{}
+	var files []store.TreeFile
+	for i := range n {
+		rel := fmt.Sprintf("f%02d.txt", i)
+		b := []byte(strings.Repeat(fmt.Sprint(i), 10))
+		h := blake3.Sum256(b)
+		data[rel] = b
+		files = append(files, store.TreeFile{Rel: rel, Size: int64(len(b)), Blake3: hex.EncodeToString(h[:])})
+	}
+	open := func(rel string) (io.ReadCloser, error) {
+		if rel == files[bad].Rel {
+			return nil, fault.Errorf(fault.UploadMissing, "upload x: %s not in store", rel)
+		}
+		return io.NopCloser(bytes.NewReader(data[rel])), nil
+	}
+	id := "0190f0c0-0000-7000-8000-000000000002"
+	for round := range 200 {
+		work := t.TempDir()
+		root, err := os.OpenRoot(work)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := &ref{id: id, name: "src", link: filepath.Join(work, id, "src"), folder: &Folder{Files: files, Open: open}}
+		_, err = copyFolder(root, r)
+		root.Close()
+		if fault.CodeOf(err) != fault.UploadMissing || !strings.Contains(err.Error(), files[bad].Rel) {
+			t.Fatalf("round %d: %v, want upload.missing naming %s", round, err, files[bad].Rel)
+		}
+		got := copyTree(t, work)
+		for _, f := range files[:bad] {
+			if !bytes.Equal(got[id+"/src/"+f.Rel], data[f.Rel]) {
+				t.Fatalf("round %d: %s, listed before the failed %s, is not in the copy", round, f.Rel, files[bad].Rel)
+			}
+		}
+	}
 }
