@@ -3,7 +3,7 @@ package main
 // The one file of the command that knows the backends: it registers each with the location
 // registry (a scheme and its factory) and hands the rest of the command what only a backend can
 // say. Every other file opens a store with openStore and sees store.Backend and the seam's
-// optional interfaces only (.ci/run checks it).
+// optional interfaces only (TestOnlyStoresImportsBackends checks it).
 
 import (
 	"context"
