@@ -21,8 +21,16 @@ func TestNoSystemDecoderLoaded(t *testing.T) {
 			t.Skipf("%s not installed: nothing to tell apart", lib)
 		}
 	}
-	TestHEICUpright(t)
-	TestAVIFUpright(t)
+	// One HEIC and one AVIF decoded in this process: each format has one decoder, whatever the
+	// file, so decoding more of them (TestHEICUpright's and TestAVIFUpright's work, which this
+	// test ran again) maps nothing more.
+	dir := t.TempDir()
+	for _, name := range []string{"gradient-640x480.heic", "gradient-640x480.avif"} {
+		rec := shrinkFile(t, dir, filepath.Join("testdata", name), 400)
+		if rec.Shrink.Action != Resized || rec.Width != 400 || rec.Height != 300 {
+			t.Fatalf("%s: shrink %+v, %dx%d: not decoded", name, rec.Shrink, rec.Width, rec.Height)
+		}
+	}
 	maps, err := os.ReadFile("/proc/self/maps")
 	if err != nil {
 		t.Fatal(err)

@@ -349,27 +349,23 @@ func withProp(t testing.TB, f []byte, typ string, a byte) []byte {
 	return out
 }
 
-// TestMain keeps the decoders' compiled code in a folder of the test run, not the user's cache.
-// The test binary started with SHRINK_CHILD set is a child of a benchmark (see
-// BenchmarkLyingHeaderRSS, Linux), sharing the parent's cache.
+// TestMain keeps the decoders' compiled code in the system's temporary folder, not the user's
+// cache, and keeps it between runs, as shrink/doc's and sniff's tests keep pdfium's (sharing the
+// folder): compiling libheif and libavif is most of this package's time under -race, and a run
+// that compiles them anew tests wazero's compiler, not shrink. The cache is keyed by the module
+// and wazero's version, so a stale one is never used. The test binary started with SHRINK_CHILD
+// set is a child of a benchmark (see BenchmarkLyingHeaderRSS, Linux), sharing the parent's cache.
 func TestMain(m *testing.M) {
 	if spec := os.Getenv("SHRINK_CHILD"); spec != "" {
 		setCodeCache(os.Getenv("SHRINK_CODE_CACHE"))
 		os.Exit(child(spec))
 	}
-	dir, err := os.MkdirTemp("", "shrink-code-cache-")
-	if err != nil {
-		panic(err)
-	}
-	setCodeCache(dir)
-	codeCache = dir
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	setCodeCache(codeCache)
+	os.Exit(m.Run())
 }
 
-// codeCache is the test run's folder for the decoders' compiled code.
-var codeCache string
+// codeCache is the tests' folder for the decoders' compiled code.
+var codeCache = filepath.Join(os.TempDir(), "attachctl-test-wasm")
 
 // TestAVIFTransformsFromAnotherEncoder: AVIF files made by another encoder (cavif, from
 // link-u/avif-sample-images), whose item lists irot before ispe, marks it essential and adds

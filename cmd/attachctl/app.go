@@ -74,7 +74,7 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 		cmds[i] = withGlobalFlags(c)
 	}
 	sort.Slice(cmds, func(i, j int) bool { return cmds[i].Name < cmds[j].Name })
-	return &cli.App{
+	app := &cli.App{
 		Name:  "attachctl",
 		Usage: "prepare files for agent prompts, offline",
 		Description: "Every command reads and writes one manifest (JSON Lines), so commands compose in\n" +
@@ -102,6 +102,8 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 			return checkGlobals(c)
 		},
 	}
+	keepFlagNames(app)
+	return app
 }
 
 // withGlobalFlags returns a copy of the registered command (so that an app can be made more than

@@ -68,7 +68,7 @@ func onUsageError(c *cli.Context, err error, _ bool) error {
 		return &usage{msg: err.Error()}
 	}
 	value, name, why := m[1], m[2], m[3]
-	switch findFlag(c.Command.Flags, name).(type) {
+	switch unwrapFlag(findFlag(c.Command.Flags, name)).(type) {
 	case *cli.IntFlag, *cli.Int64Flag, *cli.UintFlag, *cli.Uint64Flag:
 		why = "takes a whole number"
 	case *cli.BoolFlag:

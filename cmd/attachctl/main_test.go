@@ -80,6 +80,9 @@ func TestMain(m *testing.M) {
 
 // TestScript runs every script in testdata/script: the CLI as a user runs it.
 func TestScript(t *testing.T) {
+	// Parallel with the other script test: each waits for its last, longest scripts, and side by
+	// side one's scripts fill the cores that the other's tail leaves idle.
+	t.Parallel()
 	validator := acpValidator(t)
 	testscript.Run(t, testscript.Params{
 		Dir:                 "testdata/script",

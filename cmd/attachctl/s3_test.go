@@ -19,6 +19,9 @@ import (
 // whole folder finds the other scripts' objects); $SILENT an endpoint that accepts connections
 // and never answers.
 func TestScriptS3(t *testing.T) {
+	// Parallel with the other script test: each waits for its last, longest scripts, and side by
+	// side one's scripts fill the cores that the other's tail leaves idle.
+	t.Parallel()
 	validator := acpValidator(t)
 	srv := s3test.Start(t)
 	neighbourStore(t, srv.Dir)
