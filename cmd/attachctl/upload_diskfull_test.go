@@ -129,10 +129,13 @@ func TestUploadFolderDiskFull(t *testing.T) {
 	}
 }
 
-// TestUploadEachDiskFull: --each into a store whose disk fills up finishes the batches that fit
+// TestUploadEachDiskFull: --each into a store whose disk fills up finishes the uploads that fit
 // and gives every other file an upload.diskFull record (and its line on standard error), exit 1;
-// every finished upload is whole with its metadata, and the metadata names no other. Once there
-// is room, the same command finishes the rest and verify --all passes.
+// every finished upload is whole with its metadata, and the metadata names no other. A batch's
+// commit writes nothing new (its metadata file is written as its uploads are built), so the next
+// batch's builds filling the disk while it commits cost it nothing: the first batch finishes
+// however the two interleave. Once there is room, the same command finishes the rest and verify
+// --all passes.
 func TestUploadEachDiskFull(t *testing.T) {
 	disk, grow := smallDisk(t, "3m") // a batch of 512 fits (a page a file), the next does not
 	bin := buildAttachctl(t)

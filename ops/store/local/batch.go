@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/attachctl/attachctl/manifest/fault"
 	"github.com/attachctl/attachctl/ops/store"
 	"golang.org/x/sys/unix"
 )
@@ -55,6 +56,7 @@ type Batch struct {
 	mu       sync.Mutex
 	done     *sync.Cond        // on mu: a commit ended
 	pending  []*out            // built, not yet taken by a commit
+	index    *stagedIndex      // the metadata of the staged uploads of pending (metaindex.go)
 	building map[string]bool   // ids claimed (see claim) and not yet added or dropped
 	inflight map[string]bool   // ids taken by a commit that has not ended
 	failed   map[string]error  // by upload id
@@ -114,14 +116,15 @@ func (s *Store) NewBatch() *Batch {
 	return b
 }
 
-// take hands every pending upload to a commit; b.mu is held.
-func (b *Batch) take() []*out {
-	outs := b.pending
-	b.pending, b.weight = nil, 0
+// take hands every pending upload, and the metadata file of the staged ones, to a commit; b.mu
+// is held.
+func (b *Batch) take() ([]*out, *stagedIndex) {
+	outs, index := b.pending, b.index
+	b.pending, b.weight, b.index = nil, 0, nil
 	for _, o := range outs {
 		b.inflight[o.id] = true
 	}
-	return outs
+	return outs, index
 }
 
 // claim makes id the batch's upload of this BLAKE3 and name, unless one is already: then it
@@ -154,19 +157,30 @@ func (b *Batch) drop(blake3, name, id string, err error) {
 }
 
 // add takes the built upload of a claimed id; its partial is the batch's to close from now on.
-func (b *Batch) add(o *out) {
+// A staged upload's metadata line is written into the batch's pending metadata file first, in
+// the same hold of b.mu as it joins pending, so that the file a commit takes holds the lines of
+// the uploads it takes and no other. When the line cannot be written (a full disk) the upload is
+// not taken, and the caller takes it apart.
+func (b *Batch) add(o *out) error {
 	if o.p != nil {
 		// Start writing the data to disk now, without waiting: Commit's fsync then finds it done.
 		startWriteback(int(o.p.f.Fd()), 0, 0)
 	}
 	b.mu.Lock()
+	if o.p == nil {
+		if err := b.addLine(o); err != nil {
+			b.mu.Unlock()
+			return err
+		}
+	}
 	b.pending = append(b.pending, o)
 	b.weight += o.weight()
 	delete(b.building, o.id)
 	b.done.Broadcast() // a Settle may be waiting for it to be built
 	var full []*out
+	var index *stagedIndex
 	if b.weight >= batchFull {
-		full = b.take()
+		full, index = b.take()
 	}
 	b.mu.Unlock()
 	if full != nil {
@@ -175,8 +189,29 @@ func (b *Batch) add(o *out) {
 		// its renames are one after another, time in which the builds of the next batch (their
 		// folder and file made, the bytes written) take the cores. The uploads it takes are in
 		// flight until it ends: Settle and Commit wait for them.
-		go b.commit(full)
+		go b.commit(full, index)
 	}
+	return nil
+}
+
+// addLine writes the staged upload o's metadata line into b.index, made at the first staged
+// upload after a take; b.mu is held.
+func (b *Batch) addLine(o *out) error {
+	if b.index == nil {
+		x, err := newStagedIndex(o.stage, metaFileName(o.stage.id, b.s.meta.seq.Add(1)))
+		if err != nil {
+			return err
+		}
+		b.index = x
+	}
+	if err := b.index.add(o.m); err != nil {
+		if len(b.index.ms) == 0 {
+			b.index.discard()
+			b.index = nil
+		}
+		return err
+	}
+	return nil
 }
 
 // Settle makes sure the upload id is committed, committing everything the batch holds now if id
@@ -196,9 +231,9 @@ func (b *Batch) Settle(id string) error {
 				b.done.Wait()
 				continue
 			}
-			outs := b.take()
+			outs, index := b.take()
 			b.mu.Unlock()
-			b.commit(outs)
+			b.commit(outs, index)
 			b.mu.Lock()
 			continue
 		}
@@ -230,13 +265,17 @@ func (b *Batch) dropStaging() {
 	}
 }
 
-// commit commits outs, taken by take, and keeps what failed, by upload id and for Commit.
-func (b *Batch) commit(outs []*out) {
+// commit commits outs and index, taken by take, and keeps what failed, by upload id and for
+// Commit.
+func (b *Batch) commit(outs []*out, index *stagedIndex) {
 	if len(outs) == 0 {
+		if index != nil {
+			index.discard()
+		}
 		return
 	}
 	b.commitMu.Lock()
-	errs := commit(outs)
+	errs := commit(outs, index)
 	b.commitMu.Unlock()
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -256,9 +295,9 @@ func (b *Batch) commit(outs []*out) {
 // again, as a crash would have left it, and the next run resumes it; the others are finished.
 func (b *Batch) Commit() error {
 	b.mu.Lock()
-	outs := b.take()
+	outs, index := b.take()
 	b.mu.Unlock()
-	b.commit(outs)
+	b.commit(outs, index)
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for len(b.inflight) > 0 {
@@ -278,9 +317,11 @@ func (b *Batch) Commit() error {
 }
 
 // commit publishes the built uploads outs (publish is a commit of one): each made durable, then
-// placed, then the store fsynced once. It returns each one's error (nil: finished). Every partial
-// is closed (unlocked), and every staged upload's file, at the end.
-func commit(outs []*out) []error {
+// placed, then the store fsynced once. index is the metadata file of the staged ones among outs
+// (nil when there are none), written as they were built: the commit writes no new byte, so a
+// disk that filled since they were built fails none of them. It returns each one's error (nil:
+// finished). Every partial is closed (unlocked), and every staged upload's file, at the end.
+func commit(outs []*out, index *stagedIndex) []error {
 	errs := make([]error, len(outs))
 	defer func() {
 		for _, o := range outs {
@@ -291,6 +332,9 @@ func commit(outs []*out) []error {
 	defer s.published(outs) // each is published now, or failed: its reservation is done with
 	storefd, serr := unix.Open(s.Dir, noFollowDir, 0)
 	if serr != nil {
+		if index != nil {
+			index.discard()
+		}
 		for i, o := range outs {
 			errs[i] = o.undo(lockErr(s.Dir, serr))
 		}
@@ -322,8 +366,8 @@ func commit(outs []*out) []error {
 			}
 		}
 	}
-	// The metadata of the uploads built in the staging partial: one file for the commit, made
-	// durable with them and placed before any of them is (metaindex.go).
+	// The metadata of the uploads built in the staging partial: one file for the commit, written
+	// as they were built, made durable with them and placed before any of them is (metaindex.go).
 	var staged []int
 	var ms []*Meta
 	for i, o := range outs {
@@ -332,14 +376,21 @@ func commit(outs []*out) []error {
 		}
 	}
 	var metaName string
-	if len(staged) > 0 {
-		metaName = metaFileName(outs[staged[0]].stage.id, s.meta.seq.Add(1))
-		if err := stageIndex(outs[staged[0]].stage, metaName, ms); err != nil {
+	switch {
+	case len(staged) > 0 && index == nil:
+		for _, i := range staged {
+			errs[i] = fault.Errorf(fault.UploadUnreadable, "upload %s: its metadata was not written when it was built", outs[i].id)
+		}
+	case len(staged) > 0:
+		if err := index.seal(ms); err != nil {
 			for _, i := range staged {
 				errs[i] = err
 			}
-			metaName = ""
+		} else {
+			metaName = index.name
 		}
+	case index != nil:
+		index.discard() // every staged upload failed
 	}
 	if err := commitSync(storefd); err != nil {
 		for i := range errs {

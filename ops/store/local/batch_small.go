@@ -12,7 +12,8 @@ package local
 //	  info.json                     0600  name "batch", created, batch: true
 //	  <id>/                         0700  a finished upload being built: <name> 0400, renamed
 //	                                      whole to STORE/<id> by the commit once it is durable
-//	  <bid>.<n>                     0400  commit n's metadata, renamed to STORE/.attachctl/meta
+//	  <bid>.<n>                     0400  commit n's metadata, a line written as each of its
+//	                                      uploads is built, renamed to STORE/.attachctl/meta
 //	                                      before any of its uploads is placed (metaindex.go)
 //
 // A file upload built this way costs two new inodes (its folder and its bytes) and no removal,
@@ -108,7 +109,12 @@ func (s *Store) streamSmall(ctx context.Context, b *Batch, src store.Source, f s
 		b.drop(sum, src.Name, id, err)
 		return nil, err
 	}
-	b.add(o)
+	if err := b.add(o); err != nil { // its metadata's line did not fit
+		b.unbuild(o)
+		release()
+		b.drop(sum, src.Name, id, err)
+		return nil, err
+	}
 	return done(id)
 }
 
@@ -130,6 +136,14 @@ func (b *Batch) staging() (*partial, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The folder the commits' metadata files go to, made now rather than by the first commit:
+	// a commit makes nothing that takes room (metaindex.go).
+	fd, err := b.s.OpenInternalDir(metaDir)
+	if err != nil {
+		p.remove(false)
+		return nil, err
+	}
+	unix.Close(fd)
 	b.stage = p
 	return p, nil
 }
@@ -173,6 +187,16 @@ func (b *Batch) buildSmall(id, name, sum string, data []byte) (*out, error) {
 		unix.Close(dirfd)
 	}
 	return o, nil
+}
+
+// unbuild removes the folder of the staged upload o, built and not taken by the batch: a build
+// that failed leaves nothing, and what it wrote is room for the others again.
+func (b *Batch) unbuild(o *out) {
+	o.release()
+	stfd := int(o.stage.dirf.Fd())
+	if root, err := fsOf(stfd); err == nil {
+		removeAt(stfd, o.id, root)
+	}
 }
 
 // writeAllFd writes b to fd. path is for messages.

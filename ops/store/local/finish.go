@@ -54,7 +54,7 @@ func (p *partial) publish(size int64, sum string) (*Meta, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := commit([]*out{o})[0]; err != nil { // a batch of one; it closes p
+	if err := commit([]*out{o}, nil)[0]; err != nil { // a batch of one; it closes p
 		return nil, err
 	}
 	return o.m, nil

@@ -11,13 +11,13 @@ package local
 //
 // A finished upload is then STORE/<id>/<name> and nothing else, two inodes where a
 // .upload.json makes three; on a file system where each new inode is dear that is a third of
-// what `upload --each` of many small files costs. The rule of publish holds: the commit writes
-// the file in the staging partial, makes everything durable at once, renames the file here and
-// fsyncs this folder, and only then renames the uploads' folders into place, so no folder
-// appears without its metadata. An upload whose folder has no .upload.json is looked up here;
-// named by no file here (or by two), it is damaged (upload.unreadable), as a folder with an
-// unreadable .upload.json is. Sweep removes a file here once no upload it names is in the store
-// and its batch has ended (pruneIndex).
+// what `upload --each` of many small files costs. The rule of publish holds: the file is written
+// in the staging partial, a line as each upload is built (stagedIndex); the commit makes
+// everything durable at once, renames the file here and fsyncs this folder, and only then
+// renames the uploads' folders into place, so no folder appears without its metadata. An upload
+// whose folder has no .upload.json is looked up here; named by no file here (or by two), it is
+// damaged (upload.unreadable), as a folder with an unreadable .upload.json is. Sweep removes a
+// file here once no upload it names is in the store and its batch has ended (pruneIndex).
 
 import (
 	"bytes"
@@ -26,6 +26,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -178,29 +179,110 @@ func readMetaFile(dirfd int, name, path string) ([]*Meta, error) {
 	return decodeMeta(b)
 }
 
-// stageIndex writes the metadata of the staged uploads ms into the staging partial st as the
-// file that publishIndex then renames into the folder; nothing is fsynced here (the commit makes
-// it durable with the uploads).
-func stageIndex(st *partial, name string, ms []*Meta) (err error) {
-	fd, err := createReadOnlyFd(int(st.dirf.Fd()), name, st.dir+"/"+name)
-	if err != nil {
-		return err
-	}
-	if err = writeAllFd(fd, encodeMeta(ms), st.dir+"/"+name); err == nil && fileSyncEach {
-		err = wrap(st.dir+"/"+name, unix.Fsync(fd))
-	}
-	if cerr := unix.Close(fd); err == nil && cerr != nil {
-		err = storeErr(st.dir+"/"+name, cerr)
-	}
-	if err != nil {
-		unix.Unlinkat(int(st.dirf.Fd()), name, 0)
-	}
-	return err
+// stagedIndex is the metadata file of the uploads a batch holds, not yet taken by a commit,
+// written in the staging partial as they are built: an upload's line is written before it counts
+// as built (Batch.add), so that the room its metadata takes is taken while its own bytes are,
+// and the commit that publishes it writes no new byte. Were the file written by the commit, the
+// builds of the next batch (or any other writer) could fill the disk meanwhile, and uploads
+// whose bytes were all written would fail for want of their metadata's room.
+type stagedIndex struct {
+	st   *partial
+	name string  // metaFileName
+	fd   int     // open for writing until sealed
+	size int64   // the bytes of the whole lines written
+	ms   []*Meta // the uploads whose lines the file holds, in order
 }
 
-// publishIndex renames the file name from the staging partial st into the folder (made 0700
-// when missing) and fsyncs the folder: from here the metadata is durable in its place, and the
-// uploads it names may be placed.
+// newStagedIndex makes the file name in the staging partial st, empty.
+func newStagedIndex(st *partial, name string) (*stagedIndex, error) {
+	fd, err := createReadOnlyFd(int(st.dirf.Fd()), name, st.dir+"/"+name)
+	if err != nil {
+		return nil, err
+	}
+	return &stagedIndex{st: st, name: name, fd: fd}, nil
+}
+
+func (x *stagedIndex) path() string { return x.st.dir + "/" + x.name }
+
+// add writes m's line. On failure (a full disk) the file is cut back to the lines it held, so
+// that it never holds part of a line, and m is not in it.
+func (x *stagedIndex) add(m *Meta) error {
+	line := encodeMeta([]*Meta{m})
+	if err := pwriteAll(x.fd, line, x.size); err != nil {
+		unix.Ftruncate(x.fd, x.size)
+		return storeErr(x.path(), err)
+	}
+	x.size += int64(len(line))
+	x.ms = append(x.ms, m)
+	return nil
+}
+
+// seal makes the file the metadata of ms, the uploads of its commit that are to be placed (each
+// one whose line it holds), and closes it; nothing is fsynced here where the commit's syncfs
+// makes it durable with the uploads. When some upload failed since its line was written, the
+// lines of the others are written over the file's own bytes, which takes no new room on a file
+// system that overwrites in place.
+func (x *stagedIndex) seal(ms []*Meta) (err error) {
+	defer func() {
+		if cerr := unix.Close(x.fd); err == nil && cerr != nil {
+			err = storeErr(x.path(), cerr)
+		}
+		x.fd = -1
+		if err != nil {
+			unix.Unlinkat(int(x.st.dirf.Fd()), x.name, 0)
+		}
+	}()
+	if !slices.Equal(ms, x.ms) {
+		held := make(map[*Meta]bool, len(x.ms))
+		for _, m := range x.ms {
+			held[m] = true
+		}
+		for _, m := range ms {
+			if !held[m] {
+				return fault.Errorf(fault.UploadUnreadable, "upload %s: %s: its metadata was not written when it was built", m.ID, x.path())
+			}
+		}
+		b := encodeMeta(ms)
+		if err := pwriteAll(x.fd, b, 0); err != nil {
+			return storeErr(x.path(), err)
+		}
+		if err := unix.Ftruncate(x.fd, int64(len(b))); err != nil {
+			return storeErr(x.path(), err)
+		}
+	}
+	if fileSyncEach {
+		return wrap(x.path(), unix.Fsync(x.fd))
+	}
+	return nil
+}
+
+// pwriteAll writes b to fd at off.
+func pwriteAll(fd int, b []byte, off int64) error {
+	for len(b) > 0 {
+		n, err := unix.Pwrite(fd, b, off)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		b, off = b[n:], off+int64(n)
+	}
+	return nil
+}
+
+// discard removes the file, which no upload of a commit is to be named by.
+func (x *stagedIndex) discard() {
+	if x.fd >= 0 {
+		unix.Close(x.fd)
+		x.fd = -1
+	}
+	unix.Unlinkat(int(x.st.dirf.Fd()), x.name, 0)
+}
+
+// publishIndex renames the file name from the staging partial st into the folder (made with the
+// staging partial: Batch.staging) and fsyncs the folder: from here the metadata is durable in
+// its place, and the uploads it names may be placed.
 func (s *Store) publishIndex(st *partial, name string) error {
 	fd, err := s.OpenInternalDir(metaDir)
 	if err != nil {

@@ -151,7 +151,10 @@ func TestPruneIndex(t *testing.T) {
 	id, _ := NewID()
 	ghost := &Meta{ID: id, Name: "g.txt", Size: 1, Blake3: strings.Repeat("0", 64)}
 	name := metaFileName(st.id, 1)
-	must(t, stageIndex(st, name, []*Meta{ghost}))
+	x, err := newStagedIndex(st, name)
+	must(t, err)
+	must(t, x.add(ghost))
+	must(t, x.seal(x.ms))
 	must(t, s.publishIndex(st, name))
 
 	remove := func(recs ...*manifest.Record) {

@@ -133,8 +133,12 @@ func (s *Store) Stream(ctx context.Context, src store.Source, f store.SourceFile
 			batch.drop(sum, name, p.id, err)
 			return nil, err
 		}
+		if err := batch.add(o); err != nil {
+			o.undo(err)
+			batch.drop(sum, name, p.id, err)
+			return nil, err
+		}
 		batched = true
-		batch.add(o)
 		return done(p.id, sum)
 	}
 	return p.publish(size, sum)

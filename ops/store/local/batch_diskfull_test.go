@@ -1,0 +1,145 @@
+//go:build linux
+
+package local
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/attachctl/attachctl/manifest/fault"
+)
+
+// smallTmpfs mounts a tmpfs of size (mount's -o size=) for the test: a disk that can be filled.
+// Root only; CI runs as root, so there a test that cannot mount fails.
+func smallTmpfs(t *testing.T, size string) string {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("a small tmpfs needs root, and CI runs as root")
+		}
+		t.Skip("a small tmpfs needs root")
+	}
+	dir := t.TempDir()
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size="+size+",mode=0700", "tmpfs", dir).CombinedOutput(); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("mount tmpfs: %v: %s", err, out)
+		}
+		t.Skipf("mount tmpfs: %v: %s", err, out)
+	}
+	t.Cleanup(func() { exec.Command("umount", "-l", dir).Run() })
+	return dir
+}
+
+// fillDisk writes the file path until the file system it is on has no byte left.
+func fillDisk(t *testing.T, path string) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	must(t, err)
+	defer f.Close()
+	page := make([]byte, 4<<10)
+	for {
+		if _, err := f.Write(page); err != nil {
+			if !errors.Is(err, syscall.ENOSPC) {
+				t.Fatal(err)
+			}
+			break
+		}
+	}
+	// A last write of a byte fails too: not even the tail of a page is left.
+	if _, err := f.Write(page[:1]); !errors.Is(err, syscall.ENOSPC) {
+		t.Fatalf("the disk is not full: %v", err)
+	}
+}
+
+// Uploads built into a batch are published by its commit even when the disk has filled up since
+// (the next batch's builds took the room, or another writer did): everything the commit writes
+// was written when they were built, so a full disk at the moment of commit costs none of them,
+// and an upload that no longer fits fails alone, its metadata in no file of the store.
+func TestBatchCommitOnFullDisk(t *testing.T) {
+	mnt := smallTmpfs(t, "1m")
+	s, err := Open(filepath.Join(mnt, "store"), true)
+	must(t, err)
+	recs, contents := batchFiles(t, 21)
+	b := s.NewBatch()
+	buildAll(t, b, recs[:20], 0) // staged: each is one chunk
+	fillDisk(t, filepath.Join(mnt, "filler"))
+
+	// The disk is full: one more upload does not fit, and fails on its own.
+	err = s.UploadRecord(context.Background(), recs[20], UploadOptions{Batch: b})
+	wantCode(t, err, fault.UploadDiskFull)
+	if err := b.Commit(); err != nil {
+		t.Fatalf("the commit of uploads built before the disk filled: %v", err)
+	}
+	ids, err := s.IDs()
+	must(t, err)
+	if want := idsOf(recs[:20]); !slices.Equal(ids, want) {
+		t.Fatalf("finished %v, want %v", ids, want)
+	}
+	for i, r := range recs[:20] {
+		m, err := s.ReadMeta(r.Upload.ID)
+		must(t, err)
+		if got := mustRead(t, r.Upload.Path); !bytes.Equal(got, contents[i]) || m.Blake3 != b3(contents[i]) || m.Size != int64(len(contents[i])) {
+			t.Fatalf("upload %d: %d bytes, meta %+v", i, len(got), m)
+		}
+	}
+	var named []string
+	for _, f := range metaFiles(t, s) {
+		ms, err := decodeMeta(mustRead(t, f))
+		must(t, err)
+		for _, m := range ms {
+			named = append(named, m.ID)
+		}
+	}
+	slices.Sort(named)
+	if !slices.Equal(named, ids) {
+		t.Fatalf("the metadata names %v, the store holds %v", named, ids)
+	}
+	if partials, _ := s.partialIDs(); len(partials) != 0 {
+		t.Fatalf("partials left: %v", partials)
+	}
+}
+
+// A commit's metadata file on a disk that fills while it is written: the line that does not fit
+// is not kept, not even in part, and the file names exactly the uploads whose lines it took. A
+// commit that places fewer uploads than it has lines for keeps only theirs.
+func TestStagedIndexFullDisk(t *testing.T) {
+	mnt := smallTmpfs(t, "1m")
+	s, err := Open(filepath.Join(mnt, "store"), true)
+	must(t, err)
+	st, err := s.NewBatch().staging()
+	must(t, err)
+	x, err := newStagedIndex(st, metaFileName(st.id, 1))
+	must(t, err)
+	meta := func() *Meta {
+		id, _ := NewID()
+		return &Meta{ID: id, Name: "a-log-file-of-a-longer-name.log", Size: 1, Blake3: strings.Repeat("0", 64)}
+	}
+	must(t, x.add(meta()))
+	fillDisk(t, filepath.Join(mnt, "filler"))
+	for {
+		if err := x.add(meta()); err != nil {
+			wantCode(t, err, fault.UploadDiskFull)
+			break
+		}
+	}
+	got, err := decodeMeta(mustRead(t, x.path()))
+	must(t, err)
+	if len(got) != len(x.ms) || len(x.ms) < 2 {
+		t.Fatalf("the file holds %d lines, %d uploads were taken", len(got), len(x.ms))
+	}
+	keep := []*Meta{x.ms[0], x.ms[len(x.ms)-1]}
+	must(t, x.seal(keep))
+	got, err = decodeMeta(mustRead(t, x.path()))
+	must(t, err)
+	if len(got) != 2 || got[0].ID != keep[0].ID || got[1].ID != keep[1].ID {
+		t.Fatalf("sealed with two uploads, the file names %v", got)
+	}
+}
