@@ -193,6 +193,7 @@ func resolveTo(c *cli.Context, dir string, b []byte, opts acp.Options) error {
 	if err == nil {
 		opts.Context = c.Context
 		opts.BeforeRecheck = testResolvePause()
+		opts.Docs.Timeout = testDocTimeout(opts.Docs.Timeout)
 		res, err = acp.Resolve(b, u, opts)
 	}
 	if err == nil {

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // The kill tests' hook, never set in use: with ATTACHCTL_TEST_PAUSE_AT=BYTES and
@@ -71,4 +72,19 @@ func testResolvePause() func() {
 		fmt.Fprintf(os.NewFile(uintptr(fd), "announce"), "paused\n")
 		os.NewFile(uintptr(resume), "resume").Read(make([]byte, 1))
 	}
+}
+
+// resolve's documents' hook: with ATTACHCTL_TEST_DOC_TIMEOUT=DURATION (time.ParseDuration), a
+// document's reading has that time in place of the 20 seconds. The limit is wall-clock time, and
+// a script run under -race on a busy machine took longer than 20 seconds to render an ordinary
+// scan's two pages: a script about what is rendered and cached, not about the limit, sets one
+// that no loaded machine reaches.
+const docTimeoutEnv = "ATTACHCTL_TEST_DOC_TIMEOUT"
+
+// testDocTimeout is the documents' time limit: d, unless the hook's environment is set.
+func testDocTimeout(d time.Duration) time.Duration {
+	if t, err := time.ParseDuration(os.Getenv(docTimeoutEnv)); err == nil && t > 0 {
+		return t
+	}
+	return d
 }

@@ -6,7 +6,6 @@ import (
 	"encoding/base64"
 	"fmt"
 	"image"
-	"image/color"
 	"image/png"
 	"io"
 	"strings"
@@ -77,9 +76,10 @@ func useFakeEngine(t *testing.T) *fakeEngine {
 		f.renders.Add(1)
 		w, h := edge*17/22, edge
 		m := image.NewNRGBA(image.Rect(0, 0, w, h))
-		for y := range h {
+		for y := range h { // the pixels set in place: a Set a pixel is seconds a page under -race
+			row := m.Pix[y*m.Stride:]
 			for x := range w {
-				m.Set(x, y, color.NRGBA{uint8(page * 40), uint8(x), uint8(y), 255})
+				row[4*x], row[4*x+1], row[4*x+2], row[4*x+3] = uint8(page*40), uint8(x), uint8(y), 255
 			}
 		}
 		return m, nil
@@ -107,9 +107,14 @@ var docSentences = []string{
 	"The third page ends with the word marmalade, said three times: marmalade, marmalade, marmalade.",
 }
 
+// Its documents' time limit is one no loaded machine reaches: the limit is wall-clock time (a
+// document's reading stops when it runs out), and under -race on a busy machine rendering a
+// fake's page took more than the default's 20 seconds, so that a test of what is rendered and
+// cached saw one page of two. The tests of the limit itself set theirs.
 func claudeOpts(t *testing.T) Options {
 	a := FindAdapter("claude-agent-acp")
-	return Options{Caps: a.Caps, Adapter: a, Model: FindModel(a.Model), Shrink: ShrinkOptions{Dir: t.TempDir()}}
+	return Options{Caps: a.Caps, Adapter: a, Model: FindModel(a.Model), Shrink: ShrinkOptions{Dir: t.TempDir()},
+		Docs: DocOptions{Timeout: time.Hour}}
 }
 
 // A document goes as its text: a resource block where the agent takes embedded context (uri the
