@@ -584,7 +584,8 @@ func (r *ref) explainDoc() string {
 	return s + explainPages(d)
 }
 
-// explainPages says how many of a document's rendered pages went inline.
+// explainPages says how many of a document's rendered pages went inline, and why no more were
+// rendered when the rendering stopped early.
 func explainPages(d *docState) string {
 	if len(d.images) == 0 {
 		if d.renderNote != "" {
@@ -598,5 +599,9 @@ func explainPages(d *docState) string {
 			n++
 		}
 	}
-	return fmt.Sprintf("; %d of %d pages rendered went inline as images", n, len(d.images))
+	s := fmt.Sprintf("; %d of %d pages rendered went inline as images", n, len(d.images))
+	if d.renderNote != "" { // why the rendering stopped short of --doc-pages (a slow or damaged page)
+		s += "; " + d.renderNote
+	}
+	return s
 }

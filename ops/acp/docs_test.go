@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"image"
 	"image/png"
@@ -29,6 +30,7 @@ type fakeEngine struct {
 	renders atomic.Int32
 	lim     doc.Limits
 	block   bool // text waits for the context to end (a document that takes too long)
+	badPage int  // a page render fails on
 }
 
 type fakeDoc struct {
@@ -74,6 +76,9 @@ func useFakeEngine(t *testing.T) *fakeEngine {
 	docEngine.warm = func(doc.Limits) error { return nil }
 	docEngine.render = func(ctx context.Context, r io.ReaderAt, size int64, page, edge int, lim doc.Limits) (image.Image, error) {
 		f.renders.Add(1)
+		if page == f.badPage {
+			return nil, errors.New("the page's content stream is damaged")
+		}
 		w, h := edge*17/22, edge
 		m := image.NewNRGBA(image.Rect(0, 0, w, h))
 		for y := range h { // the pixels set in place: a Set a pixel is seconds a page under -race
@@ -273,6 +278,21 @@ func TestResolveDocumentPages(t *testing.T) {
 	if !strings.Contains(ex, "block 1: scan.pdf page 1 (image/png 1211×1568): inline image") || !strings.Contains(ex, "2 of 2 pages rendered went inline as images") {
 		t.Errorf("explain:\n%s", ex)
 	}
+
+	// A page that fails to render ends the rendering; --explain says which and why beside the
+	// pages that did go, as it does when none did.
+	f.badPage = 2
+	opts.Docs.Pages = 3
+	scan4 := rsPut(t, s, "scan4.pdf", "application/pdf", f.add(docgen.ScanPDF(4), "pdf", "", "", "", ""))
+	res, err = Resolve(rsPrompt(t, []*manifest.Record{scan4}, ""), rsLocal(s), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ex = strings.Join(res.Explain(opts), "\n")
+	if !strings.Contains(ex, "1 of 1 pages rendered went inline as images; page 2 could not be rendered (the page's content stream is damaged)") {
+		t.Errorf("explain with page 2 failing:\n%s", ex)
+	}
+	f.badPage = 0
 
 	// No images: the path, and why.
 	opts.Caps.Image = false
