@@ -1,3 +1,5 @@
+//go:build unix
+
 package local
 
 import (
@@ -22,13 +24,6 @@ type Local struct {
 	wait time.Duration
 }
 
-// Option is an option of NewLocal.
-type Option func(*Local)
-
-// LimitsWait is how long an upload waits for the store's limits lock, held while another upload
-// is checked against the store's limits, before it is store.locked (0: store.DefaultLimitsWait).
-func LimitsWait(d time.Duration) Option { return func(l *Local) { l.wait = d } }
-
 var (
 	_ store.Backend  = (*Local)(nil)
 	_ store.Pather   = (*Local)(nil)
@@ -37,13 +32,17 @@ var (
 	_ store.Checker  = (*Local)(nil)
 )
 
-// NewLocal returns the local store at dir as a Backend. Nothing is read or written yet.
-func NewLocal(dir string, opts ...Option) *Local {
-	l := &Local{dir: dir}
-	for _, o := range opts {
-		o(l)
+// New returns the local store at dir as a store.Backend; it also implements store.Pather,
+// store.Streamer, store.Batcher, store.Checker, store.Trees, store.Limiter and store.Exister.
+// Nothing is read or written yet: the folder is judged at the first call, and only an upload
+// makes or marks it. It is the one way into a local store from outside this package. On Windows
+// it refuses (local_windows.go).
+func New(dir string, opts ...Option) (store.Backend, error) {
+	var o options
+	for _, f := range opts {
+		f(&o)
 	}
-	return l
+	return &Local{dir: dir, wait: o.limitsWait}, nil
 }
 
 // Backend returns s as a store.Backend.

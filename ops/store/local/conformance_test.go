@@ -15,14 +15,14 @@ import (
 func TestLocalConformance(t *testing.T) {
 	storetest.Run(t, storetest.Harness{
 		New: func(t *testing.T) store.Backend {
-			return NewLocal(filepath.Join(t.TempDir(), "store"))
+			return newBackend(t, filepath.Join(t.TempDir(), "store"))
 		},
 		NotStore: func(t *testing.T) store.Backend {
 			dir := t.TempDir()
 			if err := os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("mine"), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			return NewLocal(dir)
+			return newBackend(t, dir)
 		},
 		Exists: func(t *testing.T, b store.Backend) bool {
 			_, err := os.Lstat(b.Location())

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/attachctl/attachctl/manifest/fault"
+	"github.com/attachctl/attachctl/ops/store"
 	"github.com/zeebo/blake3"
 )
 
@@ -22,6 +23,16 @@ func testStore(t testing.TB) *Store {
 		t.Fatal(err)
 	}
 	return s
+}
+
+// newBackend is New(dir), as every caller outside the package opens a local store.
+func newBackend(t testing.TB, dir string, opts ...Option) store.Backend {
+	t.Helper()
+	b, err := New(dir, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
 
 // wantCode fails the test unless err carries code; code "" wants no error at all.
