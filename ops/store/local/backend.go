@@ -13,23 +13,23 @@ import (
 	"github.com/attachctl/attachctl/ops/store"
 )
 
-// Local is the local folder store as a store.Backend. The folder is opened (and judged: a store,
+// backend is the local folder store as a store.Backend. The folder is opened (and judged: a store,
 // missing, or not a store) at the first call; only Begin may make or mark it.
-type Local struct {
+type backend struct {
 	dir  string
 	once sync.Once
-	s    *Store
+	s    *localStore
 	err  error
 	made atomic.Bool // opened with create once: judged, made and marked
 	wait time.Duration
 }
 
 var (
-	_ store.Backend  = (*Local)(nil)
-	_ store.Pather   = (*Local)(nil)
-	_ store.Streamer = (*Local)(nil)
-	_ store.Batcher  = (*Local)(nil)
-	_ store.Checker  = (*Local)(nil)
+	_ store.Backend  = (*backend)(nil)
+	_ store.Pather   = (*backend)(nil)
+	_ store.Streamer = (*backend)(nil)
+	_ store.Batcher  = (*backend)(nil)
+	_ store.Checker  = (*backend)(nil)
 )
 
 // New returns the local store at dir as a store.Backend; it also implements store.Pather,
@@ -42,23 +42,23 @@ func New(dir string, opts ...Option) (store.Backend, error) {
 	for _, f := range opts {
 		f(&o)
 	}
-	return &Local{dir: dir, wait: o.limitsWait}, nil
+	return &backend{dir: dir, wait: o.limitsWait}, nil
 }
 
 // Backend returns s as a store.Backend.
-func (s *Store) Backend() *Local {
-	l := &Local{dir: s.Dir, s: s}
+func (s *localStore) Backend() *backend {
+	l := &backend{dir: s.Dir, s: s}
 	l.once.Do(func() {})
 	return l
 }
 
 // store opens the store for reading; create: for an upload, making or marking it.
-func (l *Local) store(create bool) (*Store, error) {
+func (l *backend) store(create bool) (*localStore, error) {
 	if create && l.made.Load() {
 		return l.s, nil // judged for this run already: an upload per file need not judge it again
 	}
 	if create {
-		s, err := Open(l.dir, true)
+		s, err := openStore(l.dir, true)
 		if err != nil {
 			return nil, err
 		}
@@ -71,7 +71,7 @@ func (l *Local) store(create bool) (*Store, error) {
 		return l.s, nil
 	}
 	l.once.Do(func() {
-		if l.s, l.err = Open(l.dir, false); l.err == nil {
+		if l.s, l.err = openStore(l.dir, false); l.err == nil {
 			l.s.limitsWait(l.wait)
 		}
 	})
@@ -79,7 +79,7 @@ func (l *Local) store(create bool) (*Store, error) {
 }
 
 // Location is the store's absolute folder.
-func (l *Local) Location() string {
+func (l *backend) Location() string {
 	if s, err := l.store(false); err == nil {
 		return s.Dir
 	}
@@ -87,7 +87,7 @@ func (l *Local) Location() string {
 }
 
 // FinishedPath is where a finished upload's bytes are.
-func (l *Local) FinishedPath(id, name string) string {
+func (l *backend) FinishedPath(id, name string) string {
 	s, err := l.store(false)
 	if err != nil {
 		return ""
@@ -95,7 +95,7 @@ func (l *Local) FinishedPath(id, name string) string {
 	return s.FinishedPath(id, name)
 }
 
-func (l *Local) Begin(ctx context.Context, name string, size int64) (string, error) {
+func (l *backend) Begin(ctx context.Context, name string, size int64) (string, error) {
 	if err := ValidName(name); err != nil {
 		return "", err
 	}
@@ -106,7 +106,7 @@ func (l *Local) Begin(ctx context.Context, name string, size int64) (string, err
 	return s.Begin(name, size)
 }
 
-func (l *Local) Write(ctx context.Context, id string, offset int64, r io.Reader) (int64, error) {
+func (l *backend) Write(ctx context.Context, id string, offset int64, r io.Reader) (int64, error) {
 	s, err := l.store(false)
 	if err != nil {
 		return 0, err
@@ -114,7 +114,7 @@ func (l *Local) Write(ctx context.Context, id string, offset int64, r io.Reader)
 	return s.Chunk(id, offset, r, 0)
 }
 
-func (l *Local) Status(ctx context.Context, id string) (*store.Status, error) {
+func (l *backend) Status(ctx context.Context, id string) (*store.Status, error) {
 	s, err := l.store(false)
 	if err != nil {
 		return nil, err
@@ -122,7 +122,7 @@ func (l *Local) Status(ctx context.Context, id string) (*store.Status, error) {
 	return s.Status(id)
 }
 
-func (l *Local) Finish(ctx context.Context, id string, size int64, blake3 string) (*store.Info, error) {
+func (l *backend) Finish(ctx context.Context, id string, size int64, blake3 string) (*store.Info, error) {
 	s, err := l.store(false)
 	if err != nil {
 		return nil, err
@@ -130,7 +130,7 @@ func (l *Local) Finish(ctx context.Context, id string, size int64, blake3 string
 	return s.Finish(id, size, blake3)
 }
 
-func (l *Local) Abort(ctx context.Context, id string) error {
+func (l *backend) Abort(ctx context.Context, id string) error {
 	s, err := l.store(false)
 	if err != nil {
 		return err
@@ -138,7 +138,7 @@ func (l *Local) Abort(ctx context.Context, id string) error {
 	return s.Abort(id)
 }
 
-func (l *Local) Open(ctx context.Context, id, name string) (store.Reader, error) {
+func (l *backend) Open(ctx context.Context, id, name string) (store.Reader, error) {
 	s, err := l.store(false)
 	if err != nil {
 		return nil, err
@@ -163,7 +163,7 @@ type localReader struct {
 
 func (r *localReader) Info() *store.Info { return r.info }
 
-func (l *Local) Info(ctx context.Context, id string) (*store.Info, error) {
+func (l *backend) Info(ctx context.Context, id string) (*store.Info, error) {
 	s, err := l.store(false)
 	if err != nil {
 		return nil, err
@@ -171,7 +171,7 @@ func (l *Local) Info(ctx context.Context, id string) (*store.Info, error) {
 	return s.ReadMeta(id)
 }
 
-func (l *Local) List(ctx context.Context) (*store.Listing, error) {
+func (l *backend) List(ctx context.Context) (*store.Listing, error) {
 	s, err := l.store(false)
 	if err != nil {
 		return nil, err
@@ -180,7 +180,7 @@ func (l *Local) List(ctx context.Context) (*store.Listing, error) {
 }
 
 // Stream puts a whole source into the store (store.Streamer), making or marking the store.
-func (l *Local) Stream(ctx context.Context, src store.Source, f store.SourceFile, opts store.StreamOptions) (*store.Info, error) {
+func (l *backend) Stream(ctx context.Context, src store.Source, f store.SourceFile, opts store.StreamOptions) (*store.Info, error) {
 	s, err := l.store(true)
 	if err != nil {
 		return nil, err
@@ -189,7 +189,7 @@ func (l *Local) Stream(ctx context.Context, src store.Source, f store.SourceFile
 }
 
 // NewBatch starts a group commit (store.Batcher), making or marking the store.
-func (l *Local) NewBatch(ctx context.Context) (store.Batch, error) {
+func (l *backend) NewBatch(ctx context.Context) (store.Batch, error) {
 	s, err := l.store(true)
 	if err != nil {
 		return nil, err
@@ -198,7 +198,7 @@ func (l *Local) NewBatch(ctx context.Context) (store.Batch, error) {
 }
 
 // Check is the local store's own rules on an upload's folder (store.Checker).
-func (l *Local) Check(ctx context.Context, id string) error {
+func (l *backend) Check(ctx context.Context, id string) error {
 	s, err := l.store(false)
 	if err != nil {
 		return err
@@ -206,7 +206,7 @@ func (l *Local) Check(ctx context.Context, id string) error {
 	return s.Check(id)
 }
 
-func (l *Local) MarkUsed(ctx context.Context, ids []string, at time.Time) error {
+func (l *backend) MarkUsed(ctx context.Context, ids []string, at time.Time) error {
 	s, err := l.store(false)
 	if err != nil {
 		return err
@@ -214,7 +214,7 @@ func (l *Local) MarkUsed(ctx context.Context, ids []string, at time.Time) error 
 	return s.MarkUsed(ids, at)
 }
 
-func (l *Local) Sweep(ctx context.Context, wait time.Duration, dryRun bool) (store.Sweeper, error) {
+func (l *backend) Sweep(ctx context.Context, wait time.Duration, dryRun bool) (store.Sweeper, error) {
 	s, err := l.store(false)
 	if err != nil {
 		return nil, err

@@ -46,15 +46,15 @@ var (
 // Meta is a finished upload's metadata, STORE/<id>/.upload.json.
 type Meta = store.Info
 
-// DefaultChunk is the largest chunk written at once unless told otherwise: 512 KiB.
-const DefaultChunk = 512 << 10
+// defaultChunk is the largest chunk written at once unless told otherwise: 512 KiB.
+const defaultChunk = 512 << 10
 
 // Status is what `upload status` prints.
 type Status = store.Status
 
-// MarkerWait is how long a use waits for the marker lock before it reports store.locked. A sweep
+// markerWait is how long a use waits for the marker lock before it reports store.locked. A sweep
 // holds it for one batch at a time, so the wait is short in practice.
-var MarkerWait = 30 * time.Second
+var markerWait = 30 * time.Second
 
 // Internal folders a sweep works in.
 const (

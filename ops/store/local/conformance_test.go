@@ -29,7 +29,7 @@ func TestLocalConformance(t *testing.T) {
 			return err == nil
 		},
 		Reserver: func(t *testing.T, b store.Backend) store.Reserver {
-			s, err := b.(*Local).store(true)
+			s, err := b.(*backend).store(true)
 			if err != nil {
 				t.Fatal(err)
 			}

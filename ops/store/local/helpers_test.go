@@ -16,9 +16,9 @@ import (
 )
 
 // testStore is a new store in a test's temporary folder, named like a chat.
-func testStore(t testing.TB) *Store {
+func testStore(t testing.TB) *localStore {
 	t.Helper()
-	s, err := Open(filepath.Join(t.TempDir(), "chat-1"), true)
+	s, err := openStore(filepath.Join(t.TempDir(), "chat-1"), true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +50,7 @@ func wantCode(t *testing.T, err error, code fault.Code) {
 }
 
 // putFinished lays out a finished upload as the package doc says (0700/0600) and returns its id.
-func putFinished(t testing.TB, s *Store, name string, data []byte, made time.Time) string {
+func putFinished(t testing.TB, s *localStore, name string, data []byte, made time.Time) string {
 	t.Helper()
 	id, err := NewID()
 	if err != nil {

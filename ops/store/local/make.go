@@ -20,7 +20,7 @@ import (
 // tests that need many old uploads quickly (scripts/bench/mkstore); uploads go through the
 // backend. It exists on Unix only, as the local store does.
 func MakeFinished(b store.Backend, name string, data []byte, made, used time.Time) (*store.Info, error) {
-	l, ok := b.(*Local)
+	l, ok := b.(*backend)
 	if !ok {
 		return nil, fault.Errorf(fault.UploadInvalid, "store %s: not a local store", b.Location())
 	}
@@ -32,7 +32,7 @@ func MakeFinished(b store.Backend, name string, data []byte, made, used time.Tim
 }
 
 // makeFinished is MakeFinished into s.
-func (s *Store) makeFinished(name string, data []byte, made, used time.Time) (*Meta, error) {
+func (s *localStore) makeFinished(name string, data []byte, made, used time.Time) (*Meta, error) {
 	if err := ValidName(name); err != nil {
 		return nil, err
 	}
