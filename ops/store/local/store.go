@@ -3,9 +3,9 @@
 // Package ops is the local upload store and the operations on it. Every rule about the store on
 // disk lives here: the layout, ids and names, modes, the chunked upload, the guarded opens for
 // reading and writing, the lock and the .used marker, the sweep's re-check and removal, verify and
-// touch. It is the local backend of the seam in ops/store (Local, Store.Backend); sweep's policy
-// and ops/acp reach the store through that seam or the Store methods, never through paths. The
-// ACP side (prompt, resolve) is ops/acp.
+// touch. It is the local backend of the seam in ops/store: New opens it as a store.Backend, the one
+// way in from outside this package; sweep's policy and ops/acp reach the store through that seam,
+// never through paths. The ACP side (prompt, resolve) is ops/acp.
 //
 // Every folder is opened relative to the one above it with O_NOFOLLOW, every file relative to its
 // folder; files the store makes are made O_EXCL. Every descriptor has one owner that closes it
