@@ -21,6 +21,7 @@ type backend struct {
 	s    *localStore
 	err  error
 	made atomic.Bool // opened with create once: judged, made and marked
+	mu   sync.Mutex  // held by the first opens with create, which may run at once, while one sets s
 	wait time.Duration
 }
 
@@ -58,6 +59,11 @@ func (l *backend) store(create bool) (*localStore, error) {
 		return l.s, nil // judged for this run already: an upload per file need not judge it again
 	}
 	if create {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		if l.made.Load() {
+			return l.s, nil
+		}
 		s, err := openStore(l.dir, true)
 		if err != nil {
 			return nil, err
