@@ -22,7 +22,11 @@ func ExampleRun() {
 		return
 	}
 	defer os.RemoveAll(dir)
-	b := local.NewLocal(filepath.Join(dir, "chat-42"))
+	b, err := local.New(filepath.Join(dir, "chat-42"))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	var ids []string
 	for _, name := range []string{"old.log", "kept.png"} {
 		id, err := b.Begin(ctx, name, 4)

@@ -12,15 +12,16 @@ import (
 	"testing"
 	"time"
 
+	"github.com/attachctl/attachctl/ops/store"
 	"github.com/attachctl/attachctl/ops/store/local"
 	"github.com/zeebo/blake3"
 	"golang.org/x/sys/unix"
 )
 
 // mkFinished lays out a finished upload as ops' package doc says (0700/0600), made at made.
-func mkFinished(t testing.TB, s *local.Store, name string, data []byte, made time.Time) string {
+func mkFinished(t testing.TB, s *localStore, name string, data []byte, made time.Time) string {
 	t.Helper()
-	id, err := local.NewID()
+	id, err := store.NewID()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -29,20 +30,20 @@ func mkFinished(t testing.TB, s *local.Store, name string, data []byte, made tim
 		t.Fatal(err)
 	}
 	sum := blake3.Sum256(data)
-	b, _ := json.Marshal(local.Meta{ID: id, Name: name, Size: int64(len(data)), Blake3: hexOf(sum[:]), Made: made.UTC()})
+	b, _ := json.Marshal(store.Info{ID: id, Name: name, Size: int64(len(data)), Blake3: hexOf(sum[:]), Made: made.UTC()})
 	if err := os.WriteFile(filepath.Join(dir, name), data, local.FileMode); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, local.MetaName), b, local.FileMode); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, store.MetaName), b, local.FileMode); err != nil {
 		t.Fatal(err)
 	}
 	return id
 }
 
 // mkPartial lays out an unfinished upload whose data was last written at written.
-func mkPartial(t testing.TB, s *local.Store, name string, data []byte, written time.Time) string {
+func mkPartial(t testing.TB, s *localStore, name string, data []byte, written time.Time) string {
 	t.Helper()
-	id, _ := local.NewID()
+	id, _ := store.NewID()
 	dir := filepath.Join(s.Dir, local.InternalDir, local.PartialDir, id)
 	if err := os.MkdirAll(dir, local.DirMode); err != nil {
 		t.Fatal(err)
@@ -63,16 +64,43 @@ func hexOf(b []byte) string {
 	return string(out)
 }
 
-func newStore(t testing.TB) *local.Store {
+// newStore is a new local store, opened as the command opens one (local.New) and made as
+// `attachctl store init` makes it.
+func newStore(t testing.TB) *localStore {
 	t.Helper()
-	s, err := local.Open(t.TempDir(), true)
+	s, err := openStore(t.TempDir())
+	if err == nil {
+		err = s.b.(store.Limiter).SetLimits(context.Background(), store.Limits{})
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
 	return s
 }
 
-func run(t *testing.T, s *local.Store, opts Options) (Summary, []Removed) {
+// localStore is a local store and its folder, for the tests that lay out or look at what is on
+// disk.
+type localStore struct {
+	b   store.Backend
+	Dir string
+}
+
+// openStore opens the local store at dir, as the command does.
+func openStore(dir string) (*localStore, error) {
+	b, err := local.New(dir)
+	if err != nil {
+		return nil, err
+	}
+	return &localStore{b: b, Dir: dir}, nil
+}
+
+// Backend is the store as the command hands it to Run.
+func (s *localStore) Backend() store.Backend { return s.b }
+
+// UploadDir is the folder of a finished upload.
+func (s *localStore) UploadDir(id string) string { return filepath.Join(s.Dir, id) }
+
+func run(t *testing.T, s *localStore, opts Options) (Summary, []Removed) {
 	t.Helper()
 	var got []Removed
 	sum, err := Run(context.Background(), s.Backend(), opts, func(r Removed) error { got = append(got, r); return nil })
@@ -134,16 +162,16 @@ func TestSweepHostileStore(t *testing.T) {
 	fake := filepath.Join(outside, "fake")
 	os.Mkdir(fake, 0o700)
 	os.WriteFile(filepath.Join(fake, "f.txt"), []byte("f"), 0o600)
-	linkID, _ := local.NewID()
-	meta, _ := json.Marshal(local.Meta{ID: linkID, Name: "f.txt", Size: 1, Made: time.Now().Add(-time.Hour)})
-	os.WriteFile(filepath.Join(fake, local.MetaName), meta, 0o600)
+	linkID, _ := store.NewID()
+	meta, _ := json.Marshal(store.Info{ID: linkID, Name: "f.txt", Size: 1, Made: time.Now().Add(-time.Hour)})
+	os.WriteFile(filepath.Join(fake, store.MetaName), meta, 0o600)
 	os.Symlink(fake, s.UploadDir(linkID))
 	// A real stale upload with links inside pointing outside.
 	id := mkFinished(t, s, "a.txt", []byte("a"), time.Now().Add(-time.Hour))
 	os.Symlink(victim, filepath.Join(s.UploadDir(id), "evil-dir"))
 	os.Symlink(filepath.Join(victim, "keep.txt"), filepath.Join(s.UploadDir(id), "evil-file"))
 	// An unfinished upload whose data is a link outside.
-	pid, _ := local.NewID()
+	pid, _ := store.NewID()
 	pdir := filepath.Join(s.Dir, local.InternalDir, local.PartialDir, pid)
 	os.Mkdir(pdir, 0o700)
 	os.Symlink(filepath.Join(victim, "keep.txt"), filepath.Join(pdir, "data"))
@@ -151,7 +179,7 @@ func TestSweepHostileStore(t *testing.T) {
 	os.WriteFile(filepath.Join(s.Dir, "stray.txt"), []byte("stray"), 0o600)
 	os.Symlink(filepath.Join(victim, "keep.txt"), filepath.Join(s.Dir, "link.txt"))
 	os.Mkdir(filepath.Join(s.Dir, "notes"), 0o700)
-	noMeta, _ := local.NewID()
+	noMeta, _ := store.NewID()
 	os.Mkdir(s.UploadDir(noMeta), 0o700)
 	// The trash itself holds a link to the outside, as a crashed or hostile sweep might leave.
 	trash := filepath.Join(s.Dir, local.InternalDir, local.TrashDir)
@@ -161,7 +189,7 @@ func TestSweepHostileStore(t *testing.T) {
 	sum, got := run(t, s, Options{Before: time.Now().Add(24 * time.Hour)})
 
 	for _, p := range []string{filepath.Join(victim, "keep.txt"), filepath.Join(victim, "sub", "deep.txt"),
-		filepath.Join(fake, "f.txt"), filepath.Join(fake, local.MetaName)} {
+		filepath.Join(fake, "f.txt"), filepath.Join(fake, store.MetaName)} {
 		if !exists(p) {
 			t.Fatalf("%s outside the store was removed", p)
 		}

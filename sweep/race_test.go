@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/attachctl/attachctl/manifest/fault"
+	"github.com/attachctl/attachctl/ops/store"
 	"github.com/attachctl/attachctl/ops/store/local"
 )
 
@@ -45,7 +46,7 @@ const (
 func raceEnv(name string) string { return os.Getenv("SWEEP_RACE_" + name) }
 
 func raceRole(role string) error {
-	s, err := local.Open(raceEnv("STORE"), false)
+	s, err := openStore(raceEnv("STORE"))
 	if err != nil {
 		return err
 	}
@@ -94,7 +95,7 @@ func raceRole(role string) error {
 			}
 			id := ids[lo+rng.Intn(max(1, hi-lo))]
 			ts := time.Now()
-			err := s.MarkUsed([]string{id}, time.Now())
+			err := s.b.MarkUsed(context.Background(), []string{id}, time.Now())
 			te := time.Now()
 			switch fault.CodeOf(err) {
 			case "":
@@ -125,14 +126,14 @@ func raceRole(role string) error {
 }
 
 // makeUpload builds a finished upload (its metadata as the store writes it, BLAKE3 of "hi") in the store's internal folder and renames it into place.
-func makeUpload(s *local.Store, id string, made time.Time) error {
+func makeUpload(s *localStore, id string, made time.Time) error {
 	stage := filepath.Join(s.Dir, local.InternalDir, "race-stage", id)
 	if err := os.MkdirAll(stage, local.DirMode); err != nil {
 		return err
 	}
-	b, _ := json.Marshal(local.Meta{ID: id, Name: "u.txt", Size: 2, Blake3: "85052e9aab1b67b6622d94a08441b09fd5b7aca61ee360416d70de5da67d86ca", Made: made.UTC()})
+	b, _ := json.Marshal(store.Info{ID: id, Name: "u.txt", Size: 2, Blake3: "85052e9aab1b67b6622d94a08441b09fd5b7aca61ee360416d70de5da67d86ca", Made: made.UTC()})
 	os.WriteFile(filepath.Join(stage, "u.txt"), []byte("hi"), local.FileMode)
-	os.WriteFile(filepath.Join(stage, local.MetaName), b, local.FileMode)
+	os.WriteFile(filepath.Join(stage, store.MetaName), b, local.FileMode)
 	return os.Rename(stage, s.UploadDir(id))
 }
 
@@ -149,7 +150,7 @@ func TestSweepTouchRace(t *testing.T) {
 	cutoff := time.Now().Add(-time.Minute)
 	var ids []string
 	for i := 0; i < raceUploads; i++ {
-		id, _ := local.NewID()
+		id, _ := store.NewID()
 		ids = append(ids, id)
 	}
 	idsFile := filepath.Join(work, "ids")
@@ -257,16 +258,35 @@ func TestSweepTouchRace(t *testing.T) {
 			t.Errorf("upload %s was touched but the last sweep removed it", r.ID)
 		}
 	}
-	left, err := s.IDs()
+	// What is left: every id folder at the top of the store, each read through the store.
+	ents, err := os.ReadDir(s.Dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, id := range left {
-		if _, err := s.OpenFinished(id, "u.txt"); err != nil {
-			t.Errorf("left in the store, not a whole upload: %s: %v", id, err)
+	var left []string
+	for _, e := range ents {
+		if store.ValidID(e.Name()) == nil {
+			left = append(left, e.Name())
 		}
-		if _, _, used, err := s.UploadState(id); err != nil || !used || len(okTouches[id]) == 0 {
-			t.Errorf("left in the store: %s: used %v, %v, %d touches", id, used, err, len(okTouches[id]))
+	}
+	listing, err := s.b.List(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	lastUsed := map[string]time.Time{}
+	for _, e := range listing.Entries {
+		if e.Finished {
+			lastUsed[e.ID] = e.LastUsed
+		}
+	}
+	for _, id := range left {
+		if r, err := s.b.Open(context.Background(), id, "u.txt"); err != nil {
+			t.Errorf("left in the store, not a whole upload: %s: %v", id, err)
+		} else {
+			r.Close()
+		}
+		if used, ok := lastUsed[id]; !ok || used.IsZero() || len(okTouches[id]) == 0 {
+			t.Errorf("left in the store: %s: listed %v, last used %v, %d touches", id, ok, used, len(okTouches[id]))
 		}
 	}
 	trash, _ := os.ReadDir(filepath.Join(s.Dir, local.InternalDir, local.TrashDir))

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
@@ -117,11 +118,11 @@ func rsMkPartial(sc helper, args []string) error {
 	if len(args) != 3 {
 		return fmt.Errorf("usage: mkpartial STORE NAME OUT")
 	}
-	s, err := local.Open(sc.abs(args[0]), true)
+	b, err := local.New(sc.abs(args[0]))
 	if err != nil {
 		return err
 	}
-	id, err := s.Begin(args[1], 100)
+	id, err := b.Begin(context.Background(), args[1], 100)
 	if err != nil {
 		return err
 	}

@@ -60,7 +60,7 @@ func s3Options(c *cli.Context) (s3.Options, error) {
 func registry(c *cli.Context) *location.Registry {
 	r := location.NewRegistry()
 	r.Register(location.Factory{Scheme: "", Open: func(_ context.Context, dir string) (store.Backend, error) {
-		return local.NewLocal(dir, local.LimitsWait(limitsWait(c))), nil
+		return local.New(dir, local.LimitsWait(limitsWait(c)))
 	}})
 	r.Register(location.Factory{Scheme: "s3", Open: func(ctx context.Context, uri string) (store.Backend, error) {
 		opts, err := s3Options(c)

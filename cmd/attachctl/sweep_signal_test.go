@@ -4,6 +4,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -31,7 +32,7 @@ func TestSweepSignal(t *testing.T) {
 		sig, n := tc.sig, tc.n
 		t.Run(sig.String(), func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "store")
-			s, err := local.Open(dir, true)
+			b, err := local.New(dir)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -44,7 +45,7 @@ func TestSweepSignal(t *testing.T) {
 				go func() {
 					defer wg.Done()
 					for i := w; i < n; i += 8 {
-						m, err := s.MakeFinished(fmt.Sprintf("f%05d.txt", i), []byte{byte(i)}, old, time.Time{})
+						m, err := local.MakeFinished(b, fmt.Sprintf("f%05d.txt", i), []byte{byte(i)}, old, time.Time{})
 						if err != nil {
 							t.Error(err)
 							return
@@ -89,7 +90,7 @@ func TestSweepSignal(t *testing.T) {
 			if len(reported) == 0 || len(reported) == n {
 				t.Fatalf("reported %d removals of %d: not stopped mid-way", len(reported), n)
 			}
-			l, err := s.List()
+			l, err := b.List(context.Background())
 			if err != nil || len(l.Skipped) != 0 {
 				t.Fatalf("list after: %v, skipped %v", err, l.Skipped)
 			}
@@ -111,17 +112,19 @@ func TestSweepSignal(t *testing.T) {
 			if ents, _ := os.ReadDir(filepath.Join(dir, local.InternalDir, "trash")); len(ents) != 0 {
 				t.Fatalf("%d entries left in the trash", len(ents))
 			}
-			// The locks are free: a sweep and a use get them at once.
-			lk, err := s.LockSweep(0)
+			// The locks are free: a sweep gets its lock at once, and a use the marker lock (a
+			// held one is store.locked once the use has waited for it).
+			sw, err := b.Sweep(context.Background(), 0, false)
 			if err != nil {
 				t.Fatalf("the sweep lock is held after the interrupted sweep: %v", err)
 			}
-			lk.Unlock()
-			lk, err = s.LockExclusive(0)
-			if err != nil {
-				t.Fatalf("the marker lock is held after the interrupted sweep: %v", err)
+			sw.Close()
+			for id := range left {
+				if err := b.MarkUsed(context.Background(), []string{id}, time.Now()); err != nil {
+					t.Fatalf("the marker lock is held after the interrupted sweep: %v", err)
+				}
+				break
 			}
-			lk.Unlock()
 			t.Logf("%v: stopped after %d of %d removals", sig, len(reported), n)
 		})
 	}

@@ -40,7 +40,8 @@ func init() {
 		if len(args) < 2 {
 			return fmt.Errorf("usage: backdate STORE DURATION [NAME...]")
 		}
-		s, err := local.Open(sc.abs(args[0]), false)
+		dir := sc.abs(args[0])
+		b, err := local.New(dir)
 		if err != nil {
 			return err
 		}
@@ -52,9 +53,16 @@ func init() {
 		for _, n := range args[2:] {
 			names[n] = true
 		}
-		ids, _ := s.IDs()
-		for _, id := range ids {
-			m, err := s.ReadMeta(id)
+		l, err := b.List(context.Background())
+		if err != nil {
+			return err
+		}
+		for _, e := range l.Entries {
+			if !e.Finished {
+				continue
+			}
+			id := e.ID
+			m, err := b.Info(context.Background(), id)
 			if err != nil {
 				return err
 			}
@@ -62,12 +70,12 @@ func init() {
 				continue
 			}
 			m.Made = m.Made.Add(-d)
-			b, _ := json.Marshal(m)
-			if err := os.WriteFile(filepath.Join(s.UploadDir(id), local.MetaName), b, 0o600); err != nil {
+			js, _ := json.Marshal(m)
+			if err := os.WriteFile(filepath.Join(dir, id, local.MetaName), js, 0o600); err != nil {
 				return err
 			}
 			// A re-upload of the same file marks its upload used: that use goes back too.
-			used := filepath.Join(s.UploadDir(id), local.UsedName)
+			used := filepath.Join(dir, id, local.UsedName)
 			if fi, err := os.Lstat(used); err == nil {
 				at := fi.ModTime().Add(-d)
 				if err := os.Chtimes(used, at, at); err != nil {
@@ -80,13 +88,16 @@ func init() {
 	testCommands["holdsweeplock"] = func() int {
 		// Through the store seam, as a sweep takes it: a folder, or an s3:// URI (the scripts'
 		// server, path-style).
-		var b store.Backend = local.NewLocal(os.Args[1])
+		var b store.Backend
+		var err error
 		if strings.HasPrefix(os.Args[1], "s3://") {
-			var err error
-			if b, err = s3.Open(context.Background(), os.Args[1], s3.Options{PathStyle: true}); err != nil {
-				fmt.Fprintln(os.Stderr, err)
-				return 1
-			}
+			b, err = s3.Open(context.Background(), os.Args[1], s3.Options{PathStyle: true})
+		} else {
+			b, err = local.New(os.Args[1])
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
 		}
 		sw, err := b.Sweep(context.Background(), 0, false)
 		if err != nil {

@@ -185,7 +185,7 @@ func uploadStage(c *cli.Context) error {
 }
 
 // uploadWindow is how many records the upload stage keeps in flight: two full batches of the
-// local store (local.BatchWindow: 512 small uploads each) and room, so that one commit can take a
+// local store (its batch window: 512 small uploads each) and room, so that one commit can take a
 // whole batch while the next is built.
 const uploadWindow = 1032
 

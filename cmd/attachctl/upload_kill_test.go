@@ -5,6 +5,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -340,11 +341,11 @@ func TestUploadKillResume(t *testing.T) {
 	if firstID != "" && rec.Upload.ID != firstID {
 		t.Fatalf("finished as %s, want the first run's id %s", rec.Upload.ID, firstID)
 	}
-	s, err := local.Open(store, false)
+	b, err := local.New(store)
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := s.OpenFinished(rec.Upload.ID, "big.bin")
+	f, err := b.Open(context.Background(), rec.Upload.ID, "big.bin")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -354,7 +355,16 @@ func TestUploadKillResume(t *testing.T) {
 	if got := hex.EncodeToString(h.Sum(nil)); got != sum {
 		t.Fatalf("finished BLAKE3 %s, source %s", got, sum)
 	}
-	ids, _ := s.IDs()
+	l, err := b.List(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, e := range l.Entries {
+		if e.Finished {
+			ids = append(ids, e.ID)
+		}
+	}
 	if len(ids) != 1 {
 		t.Fatalf("finished uploads %v, want one", ids)
 	}

@@ -17,7 +17,7 @@ import (
 
 // rsMarkers is each upload's .used marker as a test sees it: "" when there is none, else its
 // mtime.
-func rsMarkers(t *testing.T, s *local.Store, ids ...string) []string {
+func rsMarkers(t *testing.T, s *localStore, ids ...string) []string {
 	t.Helper()
 	var out []string
 	for _, id := range ids {

@@ -115,7 +115,7 @@ func docsRSSChild(spec string) int {
 	maxMemory, _ := strconv.ParseInt(f[0], 10, 64)
 	debug.SetMemoryLimit(maxMemory / 4 * 3) // as cmd/attachctl's limitHeap
 	doc.SetCodeCache(f[4])
-	s, err := local.Open(f[1], false)
+	b, err := local.New(f[1])
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -128,7 +128,7 @@ func docsRSSChild(spec string) int {
 	a := FindAdapter("claude-agent-acp")
 	opts := Options{Caps: a.Caps, Adapter: a, Model: FindModel(a.Model),
 		Shrink: ShrinkOptions{Dir: f[3], MaxMemory: maxMemory, MaxPixels: DefaultFitMaxPixels}}
-	res, err := Resolve(input, rsLocal(s), opts)
+	res, err := Resolve(input, rsLocal(&localStore{b: b, Dir: f[1]}), opts)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1

@@ -10,6 +10,7 @@ import (
 
 	"github.com/attachctl/attachctl/manifest"
 	"github.com/attachctl/attachctl/ops/acp"
+	"github.com/attachctl/attachctl/ops/store"
 	"github.com/attachctl/attachctl/ops/store/local"
 	"github.com/attachctl/attachctl/sniff"
 )
@@ -39,7 +40,11 @@ func ExampleResolve() {
 		fmt.Println(err)
 		return
 	}
-	b := local.NewLocal(filepath.Join(dir, "chat-42"))
+	b, err := local.New(filepath.Join(dir, "chat-42"))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	f, err := os.Open(src)
 	if err != nil {
 		fmt.Println(err)
@@ -57,7 +62,7 @@ func ExampleResolve() {
 		fmt.Println(err)
 		return
 	}
-	rec.Upload = &manifest.Upload{ID: id, Store: b.Location(), Path: b.FinishedPath(id, rec.Name)}
+	rec.Upload = &manifest.Upload{ID: id, Store: b.Location(), Path: b.(store.Pather).FinishedPath(id, rec.Name)}
 	prompt, err := acp.Prompt([]*manifest.Record{rec}, acp.PromptOptions{Session: "s1", Text: "Why does it fail?", HasText: true})
 	if err != nil {
 		fmt.Println(err)

@@ -16,13 +16,12 @@ import (
 	"github.com/attachctl/attachctl/manifest"
 	"github.com/attachctl/attachctl/manifest/fault"
 	"github.com/attachctl/attachctl/ops/stage"
-	"github.com/attachctl/attachctl/ops/store/local"
 	"github.com/attachctl/attachctl/sniff"
 )
 
 // rsFolder uploads a folder of files (rel -> bytes) as one folder upload, through sniff and the
 // upload stage as `attachctl upload DIR` does, and returns its record.
-func rsFolder(t *testing.T, s *local.Store, name string, files map[string][]byte) *manifest.Record {
+func rsFolder(t *testing.T, s *localStore, name string, files map[string][]byte) *manifest.Record {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), name)
 	for rel, b := range files {

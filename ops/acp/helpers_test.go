@@ -17,6 +17,7 @@ import (
 	"testing"
 
 	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/ops/store"
 	"github.com/attachctl/attachctl/ops/store/local"
 	"github.com/attachctl/attachctl/ops/store/storetest"
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -61,7 +62,7 @@ func rsWAV(n int) []byte {
 }
 
 // rsShots uploads n PNGs of size bytes named like screenshots (name a printf pattern of the index).
-func rsShots(t testing.TB, s *local.Store, n, size int, name string) []*manifest.Record {
+func rsShots(t testing.TB, s *localStore, n, size int, name string) []*manifest.Record {
 	t.Helper()
 	recs := make([]*manifest.Record, n)
 	for i := range recs {
@@ -78,36 +79,54 @@ func rsBytes(size int, seed uint64) []byte {
 	return b
 }
 
-// testStore is a new store in a test's temporary folder, named like a chat.
-func testStore(t testing.TB) *local.Store {
+// testStore is a new local store in a test's temporary folder, named like a chat, opened as the
+// command opens one (local.New) and made as `attachctl store init` makes it.
+func testStore(t testing.TB) *localStore {
 	t.Helper()
-	s, err := local.Open(filepath.Join(t.TempDir(), "chat-1"), true)
+	dir := filepath.Join(t.TempDir(), "chat-1")
+	b, err := local.New(dir)
+	if err == nil {
+		err = b.(store.Limiter).SetLimits(context.Background(), store.Limits{})
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
-	return s
+	return &localStore{b: b, Dir: dir}
 }
 
-// rsLocal is the local store s as Uploads, as the command line gives it to Resolve.
-func rsLocal(s *local.Store) Uploads { return Backend(context.Background(), s.Backend()) }
+// localStore is a local store and its folder, for the tests that look at what is on disk.
+type localStore struct {
+	b   store.Backend
+	Dir string
+}
 
-// rsPut uploads data as name through the store's own begin, chunk and finish, and returns a
-// manifest record that names it, as upload would have written it.
-func rsPut(t testing.TB, s *local.Store, name, mime string, data []byte) *manifest.Record {
+// Backend is the store as the command hands it to the stages.
+func (s *localStore) Backend() store.Backend { return s.b }
+
+// UploadDir is the folder of a finished upload.
+func (s *localStore) UploadDir(id string) string { return filepath.Join(s.Dir, id) }
+
+// rsLocal is the local store s as Uploads, as the command line gives it to Resolve.
+func rsLocal(s *localStore) Uploads { return Backend(context.Background(), s.b) }
+
+// rsPut uploads data as name through the store's begin, write and finish, and returns a manifest
+// record that names it, as upload would have written it.
+func rsPut(t testing.TB, s *localStore, name, mime string, data []byte) *manifest.Record {
 	t.Helper()
-	id, err := s.Begin(name, int64(len(data)))
+	ctx := context.Background()
+	id, err := s.b.Begin(ctx, name, int64(len(data)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Chunk(id, 0, bytes.NewReader(data), int64(len(data))); err != nil {
+	if _, err := s.b.Write(ctx, id, 0, bytes.NewReader(data)); err != nil {
 		t.Fatal(err)
 	}
-	m, err := s.Finish(id, int64(len(data)), "")
+	m, err := s.b.Finish(ctx, id, int64(len(data)), "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	rec := &manifest.Record{Path: "/src/" + name, Name: name, Mime: mime, Blake3: m.Blake3,
-		Upload: &manifest.Upload{ID: id, Store: s.Dir, Path: s.FinishedPath(id, name)}}
+		Upload: &manifest.Upload{ID: id, Store: s.Dir, Path: s.b.(store.Pather).FinishedPath(id, name)}}
 	rec.SetSize(int64(len(data)))
 	return rec
 }
@@ -165,7 +184,7 @@ func rsValidate(t testing.TB, doc []byte) {
 }
 
 // rsData is the bytes of rec's finished upload, read from the store.
-func rsData(t testing.TB, s *local.Store, rec *manifest.Record) []byte {
+func rsData(t testing.TB, s *localStore, rec *manifest.Record) []byte {
 	t.Helper()
 	b, err := os.ReadFile(rec.Upload.Path)
 	if err != nil {

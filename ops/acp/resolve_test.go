@@ -108,7 +108,7 @@ func rsPrompt(t *testing.T, recs []*manifest.Record, text string) []byte {
 	return b
 }
 
-func rsUsed(t *testing.T, s *local.Store, id string) bool {
+func rsUsed(t *testing.T, s *localStore, id string) bool {
 	t.Helper()
 	_, err := os.Lstat(filepath.Join(s.UploadDir(id), local.UsedName))
 	return err == nil

@@ -84,34 +84,34 @@ func outsideDir(t *testing.T) string {
 func TestGuardedWrites(t *testing.T) {
 	type attack struct {
 		name  string
-		plant func(t *testing.T, s *Store, id, outside string) // id: an unfinished upload of 5 bytes
+		plant func(t *testing.T, s *localStore, id, outside string) // id: an unfinished upload of 5 bytes
 		code  fault.Code
 	}
-	partial := func(s *Store, id string) string { return filepath.Join(s.Dir, InternalDir, partialDir, id) }
+	partial := func(s *localStore, id string) string { return filepath.Join(s.Dir, InternalDir, partialDir, id) }
 	attacks := []attack{
-		{"partial folder is a symlink", func(t *testing.T, s *Store, id, outside string) {
+		{"partial folder is a symlink", func(t *testing.T, s *localStore, id, outside string) {
 			os.RemoveAll(partial(s, id))
 			os.Symlink(outside, partial(s, id))
 		}, fault.UploadUnreadable},
-		{"partial data is a hard link to a file outside", func(t *testing.T, s *Store, id, outside string) {
+		{"partial data is a hard link to a file outside", func(t *testing.T, s *localStore, id, outside string) {
 			os.Remove(filepath.Join(partial(s, id), "data"))
 			if err := os.Link(filepath.Join(outside, "data"), filepath.Join(partial(s, id), "data")); err != nil {
 				t.Skip("no hard links across these folders:", err)
 			}
 		}, fault.UploadUnreadable},
-		{"partial data is a symlink", func(t *testing.T, s *Store, id, outside string) {
+		{"partial data is a symlink", func(t *testing.T, s *localStore, id, outside string) {
 			os.Remove(filepath.Join(partial(s, id), "data"))
 			os.Symlink(filepath.Join(outside, "data"), filepath.Join(partial(s, id), "data"))
 		}, fault.UploadUnreadable},
-		{"partial info.json is a symlink", func(t *testing.T, s *Store, id, outside string) {
+		{"partial info.json is a symlink", func(t *testing.T, s *localStore, id, outside string) {
 			os.Remove(filepath.Join(partial(s, id), "info.json"))
 			os.Symlink(filepath.Join(outside, "info.json"), filepath.Join(partial(s, id), "info.json"))
 		}, fault.UploadUnreadable},
-		{".attachctl/partial is a symlink", func(t *testing.T, s *Store, id, outside string) {
+		{".attachctl/partial is a symlink", func(t *testing.T, s *localStore, id, outside string) {
 			os.Rename(filepath.Join(s.Dir, InternalDir, partialDir), filepath.Join(t.TempDir(), "moved"))
 			os.Symlink(outside, filepath.Join(s.Dir, InternalDir, partialDir))
 		}, fault.UploadUnreadable},
-		{".attachctl is a symlink", func(t *testing.T, s *Store, id, outside string) {
+		{".attachctl is a symlink", func(t *testing.T, s *localStore, id, outside string) {
 			os.Rename(filepath.Join(s.Dir, InternalDir), filepath.Join(t.TempDir(), "moved"))
 			os.Symlink(outside, filepath.Join(s.Dir, InternalDir))
 		}, fault.UploadUnreadable},
@@ -144,7 +144,7 @@ func TestGuardedWrites(t *testing.T) {
 				}
 			}
 			if a.name == ".attachctl is a symlink" {
-				_, err = Open(s.Dir, true)
+				_, err = openStore(s.Dir, true)
 				wantCode(t, err, a.code)
 			}
 			sameSnapshot(t, "after the writes", before, snapshot(t, outside))
@@ -162,9 +162,9 @@ func TestStoreIsASymlink(t *testing.T) {
 	target := t.TempDir()
 	link := filepath.Join(t.TempDir(), "store")
 	os.Symlink(target, link)
-	_, err := Open(link, true)
+	_, err := openStore(link, true)
 	wantCode(t, err, fault.UploadUnreadable)
-	_, err = Open(link, false)
+	_, err = openStore(link, false)
 	wantCode(t, err, fault.UploadUnreadable)
 	if ents, _ := os.ReadDir(target); len(ents) != 0 {
 		t.Fatalf("made %v in the link's target", ents)
@@ -177,14 +177,14 @@ func TestStoreIsASymlink(t *testing.T) {
 func TestNotAStore(t *testing.T) {
 	dir := outsideDir(t)
 	before := snapshot(t, dir)
-	_, err := Open(dir, true)
+	_, err := openStore(dir, true)
 	wantCode(t, err, fault.StoreNotStore)
-	_, err = Open(dir, false)
+	_, err = openStore(dir, false)
 	wantCode(t, err, fault.StoreNotStore)
 	sameSnapshot(t, "not a store", before, snapshot(t, dir))
 
 	empty := t.TempDir()
-	s, err := Open(empty, false)
+	s, err := openStore(empty, false)
 	wantCode(t, err, "")
 	if l, err := s.List(); err != nil || len(l.Entries) != 0 {
 		t.Fatalf("an empty folder: %v, %v", l, err)
@@ -192,7 +192,7 @@ func TestNotAStore(t *testing.T) {
 	if ents, _ := os.ReadDir(empty); len(ents) != 0 {
 		t.Fatalf("reading an empty folder made %v", ents)
 	}
-	s, err = Open(empty, true)
+	s, err = openStore(empty, true)
 	wantCode(t, err, "")
 	if fi, err := os.Lstat(filepath.Join(empty, InternalDir, markName)); err != nil || fi.Mode() != FileMode {
 		t.Fatalf("no mark after the first upload's open: %v %v", fi, err)
@@ -201,14 +201,14 @@ func TestNotAStore(t *testing.T) {
 	// An earlier version's store: .attachctl/partial and an upload, no mark.
 	old := t.TempDir()
 	os.MkdirAll(filepath.Join(old, InternalDir, partialDir), 0o700)
-	os := Store{Dir: old}
+	os := localStore{Dir: old}
 	id := putFinished(t, &os, "a.txt", []byte("a"), time.Now())
-	s, err = Open(old, false)
+	s, err = openStore(old, false)
 	wantCode(t, err, "")
 	if _, err := s.ReadMeta(id); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Open(old, true); err != nil {
+	if _, err := openStore(old, true); err != nil {
 		t.Fatal(err)
 	}
 	if k, _ := s.judge(); k != marked {
@@ -286,7 +286,7 @@ func TestSweepGOGC(t *testing.T) {
 	for run := 0; run < 50; run++ {
 		s := newStore(t)
 		for i := 0; i < 300; i++ {
-			if _, err := s.MakeFinished("f.txt", []byte{byte(i)}, old, time.Time{}); err != nil {
+			if _, err := s.makeFinished("f.txt", []byte{byte(i)}, old, time.Time{}); err != nil {
 				t.Fatal(err)
 			}
 		}

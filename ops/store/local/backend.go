@@ -1,3 +1,5 @@
+//go:build unix
+
 package local
 
 import (
@@ -11,55 +13,58 @@ import (
 	"github.com/attachctl/attachctl/ops/store"
 )
 
-// Local is the local folder store as a store.Backend. The folder is opened (and judged: a store,
+// backend is the local folder store as a store.Backend. The folder is opened (and judged: a store,
 // missing, or not a store) at the first call; only Begin may make or mark it.
-type Local struct {
+type backend struct {
 	dir  string
 	once sync.Once
-	s    *Store
+	s    *localStore
 	err  error
 	made atomic.Bool // opened with create once: judged, made and marked
+	mu   sync.Mutex  // held by the first opens with create, which may run at once, while one sets s
 	wait time.Duration
 }
 
-// Option is an option of NewLocal.
-type Option func(*Local)
-
-// LimitsWait is how long an upload waits for the store's limits lock, held while another upload
-// is checked against the store's limits, before it is store.locked (0: store.DefaultLimitsWait).
-func LimitsWait(d time.Duration) Option { return func(l *Local) { l.wait = d } }
-
 var (
-	_ store.Backend  = (*Local)(nil)
-	_ store.Pather   = (*Local)(nil)
-	_ store.Streamer = (*Local)(nil)
-	_ store.Batcher  = (*Local)(nil)
-	_ store.Checker  = (*Local)(nil)
+	_ store.Backend  = (*backend)(nil)
+	_ store.Pather   = (*backend)(nil)
+	_ store.Streamer = (*backend)(nil)
+	_ store.Batcher  = (*backend)(nil)
+	_ store.Checker  = (*backend)(nil)
 )
 
-// NewLocal returns the local store at dir as a Backend. Nothing is read or written yet.
-func NewLocal(dir string, opts ...Option) *Local {
-	l := &Local{dir: dir}
-	for _, o := range opts {
-		o(l)
+// New returns the local store at dir as a store.Backend; it also implements store.Pather,
+// store.Streamer, store.Batcher, store.Checker, store.Trees, store.Limiter and store.Exister.
+// Nothing is read or written yet: the folder is judged at the first call, and only an upload
+// makes or marks it. It is the one way into a local store from outside this package. On Windows
+// it refuses (local_windows.go).
+func New(dir string, opts ...Option) (store.Backend, error) {
+	var o options
+	for _, f := range opts {
+		f(&o)
 	}
-	return l
+	return &backend{dir: dir, wait: o.limitsWait}, nil
 }
 
 // Backend returns s as a store.Backend.
-func (s *Store) Backend() *Local {
-	l := &Local{dir: s.Dir, s: s}
+func (s *localStore) Backend() *backend {
+	l := &backend{dir: s.Dir, s: s}
 	l.once.Do(func() {})
 	return l
 }
 
 // store opens the store for reading; create: for an upload, making or marking it.
-func (l *Local) store(create bool) (*Store, error) {
+func (l *backend) store(create bool) (*localStore, error) {
 	if create && l.made.Load() {
 		return l.s, nil // judged for this run already: an upload per file need not judge it again
 	}
 	if create {
-		s, err := Open(l.dir, true)
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		if l.made.Load() {
+			return l.s, nil
+		}
+		s, err := openStore(l.dir, true)
 		if err != nil {
 			return nil, err
 		}
@@ -72,7 +77,7 @@ func (l *Local) store(create bool) (*Store, error) {
 		return l.s, nil
 	}
 	l.once.Do(func() {
-		if l.s, l.err = Open(l.dir, false); l.err == nil {
+		if l.s, l.err = openStore(l.dir, false); l.err == nil {
 			l.s.limitsWait(l.wait)
 		}
 	})
@@ -80,7 +85,7 @@ func (l *Local) store(create bool) (*Store, error) {
 }
 
 // Location is the store's absolute folder.
-func (l *Local) Location() string {
+func (l *backend) Location() string {
 	if s, err := l.store(false); err == nil {
 		return s.Dir
 	}
@@ -88,7 +93,7 @@ func (l *Local) Location() string {
 }
 
 // FinishedPath is where a finished upload's bytes are.
-func (l *Local) FinishedPath(id, name string) string {
+func (l *backend) FinishedPath(id, name string) string {
 	s, err := l.store(false)
 	if err != nil {
 		return ""
@@ -96,7 +101,7 @@ func (l *Local) FinishedPath(id, name string) string {
 	return s.FinishedPath(id, name)
 }
 
-func (l *Local) Begin(ctx context.Context, name string, size int64) (string, error) {
+func (l *backend) Begin(ctx context.Context, name string, size int64) (string, error) {
 	if err := ValidName(name); err != nil {
 		return "", err
 	}
@@ -107,7 +112,7 @@ func (l *Local) Begin(ctx context.Context, name string, size int64) (string, err
 	return s.Begin(name, size)
 }
 
-func (l *Local) Write(ctx context.Context, id string, offset int64, r io.Reader) (int64, error) {
+func (l *backend) Write(ctx context.Context, id string, offset int64, r io.Reader) (int64, error) {
 	s, err := l.store(false)
 	if err != nil {
 		return 0, err
@@ -115,7 +120,7 @@ func (l *Local) Write(ctx context.Context, id string, offset int64, r io.Reader)
 	return s.Chunk(id, offset, r, 0)
 }
 
-func (l *Local) Status(ctx context.Context, id string) (*store.Status, error) {
+func (l *backend) Status(ctx context.Context, id string) (*store.Status, error) {
 	s, err := l.store(false)
 	if err != nil {
 		return nil, err
@@ -123,7 +128,7 @@ func (l *Local) Status(ctx context.Context, id string) (*store.Status, error) {
 	return s.Status(id)
 }
 
-func (l *Local) Finish(ctx context.Context, id string, size int64, blake3 string) (*store.Info, error) {
+func (l *backend) Finish(ctx context.Context, id string, size int64, blake3 string) (*store.Info, error) {
 	s, err := l.store(false)
 	if err != nil {
 		return nil, err
@@ -131,7 +136,7 @@ func (l *Local) Finish(ctx context.Context, id string, size int64, blake3 string
 	return s.Finish(id, size, blake3)
 }
 
-func (l *Local) Abort(ctx context.Context, id string) error {
+func (l *backend) Abort(ctx context.Context, id string) error {
 	s, err := l.store(false)
 	if err != nil {
 		return err
@@ -139,7 +144,7 @@ func (l *Local) Abort(ctx context.Context, id string) error {
 	return s.Abort(id)
 }
 
-func (l *Local) Open(ctx context.Context, id, name string) (store.Reader, error) {
+func (l *backend) Open(ctx context.Context, id, name string) (store.Reader, error) {
 	s, err := l.store(false)
 	if err != nil {
 		return nil, err
@@ -164,7 +169,7 @@ type localReader struct {
 
 func (r *localReader) Info() *store.Info { return r.info }
 
-func (l *Local) Info(ctx context.Context, id string) (*store.Info, error) {
+func (l *backend) Info(ctx context.Context, id string) (*store.Info, error) {
 	s, err := l.store(false)
 	if err != nil {
 		return nil, err
@@ -172,7 +177,7 @@ func (l *Local) Info(ctx context.Context, id string) (*store.Info, error) {
 	return s.ReadMeta(id)
 }
 
-func (l *Local) List(ctx context.Context) (*store.Listing, error) {
+func (l *backend) List(ctx context.Context) (*store.Listing, error) {
 	s, err := l.store(false)
 	if err != nil {
 		return nil, err
@@ -181,7 +186,7 @@ func (l *Local) List(ctx context.Context) (*store.Listing, error) {
 }
 
 // Stream puts a whole source into the store (store.Streamer), making or marking the store.
-func (l *Local) Stream(ctx context.Context, src store.Source, f store.SourceFile, opts store.StreamOptions) (*store.Info, error) {
+func (l *backend) Stream(ctx context.Context, src store.Source, f store.SourceFile, opts store.StreamOptions) (*store.Info, error) {
 	s, err := l.store(true)
 	if err != nil {
 		return nil, err
@@ -190,7 +195,7 @@ func (l *Local) Stream(ctx context.Context, src store.Source, f store.SourceFile
 }
 
 // NewBatch starts a group commit (store.Batcher), making or marking the store.
-func (l *Local) NewBatch(ctx context.Context) (store.Batch, error) {
+func (l *backend) NewBatch(ctx context.Context) (store.Batch, error) {
 	s, err := l.store(true)
 	if err != nil {
 		return nil, err
@@ -199,7 +204,7 @@ func (l *Local) NewBatch(ctx context.Context) (store.Batch, error) {
 }
 
 // Check is the local store's own rules on an upload's folder (store.Checker).
-func (l *Local) Check(ctx context.Context, id string) error {
+func (l *backend) Check(ctx context.Context, id string) error {
 	s, err := l.store(false)
 	if err != nil {
 		return err
@@ -207,7 +212,7 @@ func (l *Local) Check(ctx context.Context, id string) error {
 	return s.Check(id)
 }
 
-func (l *Local) MarkUsed(ctx context.Context, ids []string, at time.Time) error {
+func (l *backend) MarkUsed(ctx context.Context, ids []string, at time.Time) error {
 	s, err := l.store(false)
 	if err != nil {
 		return err
@@ -215,7 +220,7 @@ func (l *Local) MarkUsed(ctx context.Context, ids []string, at time.Time) error 
 	return s.MarkUsed(ids, at)
 }
 
-func (l *Local) Sweep(ctx context.Context, wait time.Duration, dryRun bool) (store.Sweeper, error) {
+func (l *backend) Sweep(ctx context.Context, wait time.Duration, dryRun bool) (store.Sweeper, error) {
 	s, err := l.store(false)
 	if err != nil {
 		return nil, err

@@ -32,12 +32,12 @@ func (o *out) weight() int {
 // syncWidth is how many uploads of a commit are fsynced at once (each is three fsyncs).
 const syncWidth = 8
 
-// BatchWindow is how many records a stage that uploads through a Batch keeps in flight: two
+// batchWindow is how many records a stage that uploads through a Batch keeps in flight: two
 // batches and room, so that the next batch is built while a full one commits (add), and a commit
 // can hold a whole batch.
-const BatchWindow = 2*batchFull + 8
+const batchWindow = 2*batchFull + 8
 
-// A Batch publishes many uploads together. An upload given to UploadRecord with a Batch is
+// A groupBatch publishes many uploads together. An upload given to UploadRecord with a groupBatch is
 // copied, hashed and built (its finished folder ready inside the partial, which stays locked) but
 // not fsynced or placed; a commit then fsyncs the built uploads (syncWidth at a time), renames
 // each into place, and fsyncs the store once. On a journaling file system the fsyncs that arrive
@@ -48,11 +48,11 @@ const BatchWindow = 2*batchFull + 8
 // durable, and a crash at any point leaves partials that resume, or finished uploads, never a
 // half-written one.
 //
-// A Batch is safe for concurrent use by the workers of one stage. A commit happens when Commit
+// A groupBatch is safe for concurrent use by the workers of one stage. A commit happens when Commit
 // is called, when Settle asks for an upload the batch holds (a stage that streams its records
 // settles each before handing it on), and on its own when batchMax uploads are waiting.
-type Batch struct {
-	s        *Store
+type groupBatch struct {
+	s        *localStore
 	mu       sync.Mutex
 	done     *sync.Cond        // on mu: a commit ended
 	pending  []*out            // built, not yet taken by a commit
@@ -81,13 +81,13 @@ type Batch struct {
 }
 
 // enter and leave bracket an UploadRecord on the batch, waking a Settle that waits for it.
-func (b *Batch) enter() {
+func (b *groupBatch) enter() {
 	b.mu.Lock()
 	b.active++
 	b.mu.Unlock()
 }
 
-func (b *Batch) leave() {
+func (b *groupBatch) leave() {
 	b.mu.Lock()
 	b.active--
 	b.done.Broadcast()
@@ -95,22 +95,22 @@ func (b *Batch) leave() {
 }
 
 // SetMore is store.BatchWaiter.
-func (b *Batch) SetMore(more func() bool) {
+func (b *groupBatch) SetMore(more func() bool) {
 	b.mu.Lock()
 	b.More = more
 	b.mu.Unlock()
 }
 
 // Wake makes a waiting Settle ask More again.
-func (b *Batch) Wake() {
+func (b *groupBatch) Wake() {
 	b.mu.Lock()
 	b.done.Broadcast()
 	b.mu.Unlock()
 }
 
 // NewBatch starts a batch of uploads into s.
-func (s *Store) NewBatch() *Batch {
-	b := &Batch{s: s, building: map[string]bool{}, inflight: map[string]bool{}, failed: map[string]error{},
+func (s *localStore) NewBatch() *groupBatch {
+	b := &groupBatch{s: s, building: map[string]bool{}, inflight: map[string]bool{}, failed: map[string]error{},
 		reported: map[string]bool{}, byKey: map[string]string{}}
 	b.done = sync.NewCond(&b.mu)
 	return b
@@ -118,7 +118,7 @@ func (s *Store) NewBatch() *Batch {
 
 // take hands every pending upload, and the metadata file of the staged ones, to a commit; b.mu
 // is held.
-func (b *Batch) take() ([]*out, *stagedIndex) {
+func (b *groupBatch) take() ([]*out, *stagedIndex) {
 	outs, index := b.pending, b.index
 	b.pending, b.weight, b.index = nil, 0, nil
 	for _, o := range outs {
@@ -131,7 +131,7 @@ func (b *Batch) take() ([]*out, *stagedIndex) {
 // returns that one's id (and the caller names it instead of building its own copy). Checking and
 // claiming at once is what keeps two workers that copied the same file at the same time from
 // building two uploads of it. A claimed id is building until add or drop; Settle waits for it.
-func (b *Batch) claim(blake3, name, id string) string {
+func (b *groupBatch) claim(blake3, name, id string) string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	key := blake3 + "\x00" + name
@@ -146,7 +146,7 @@ func (b *Batch) claim(blake3, name, id string) string {
 // drop gives up the claimed upload id, which could not be built: records that named it meanwhile
 // get err from Settle (its own record has it already, so Commit does not return it again), and
 // later records of the same file build their own.
-func (b *Batch) drop(blake3, name, id string, err error) {
+func (b *groupBatch) drop(blake3, name, id string, err error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	delete(b.byKey, blake3+"\x00"+name)
@@ -161,7 +161,7 @@ func (b *Batch) drop(blake3, name, id string, err error) {
 // the same hold of b.mu as it joins pending, so that the file a commit takes holds the lines of
 // the uploads it takes and no other. When the line cannot be written (a full disk) the upload is
 // not taken, and the caller takes it apart.
-func (b *Batch) add(o *out) error {
+func (b *groupBatch) add(o *out) error {
 	if o.p != nil {
 		// Start writing the data to disk now, without waiting: Commit's fsync then finds it done.
 		startWriteback(int(o.p.f.Fd()), 0, 0)
@@ -196,7 +196,7 @@ func (b *Batch) add(o *out) error {
 
 // addLine writes the staged upload o's metadata line into b.index, made at the first staged
 // upload after a take; b.mu is held.
-func (b *Batch) addLine(o *out) error {
+func (b *groupBatch) addLine(o *out) error {
 	if b.index == nil {
 		x, err := newStagedIndex(o.stage, metaFileName(o.stage.id, b.s.meta.seq.Add(1)))
 		if err != nil {
@@ -219,7 +219,7 @@ func (b *Batch) addLine(o *out) error {
 // in the batch). A stage that streams its records calls it before handing each on, so that no
 // record names an upload that is not finished yet; the uploads built meanwhile go in the same
 // commit. An upload another worker is still building, or committing, is waited for.
-func (b *Batch) Settle(id string) error {
+func (b *groupBatch) Settle(id string) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for {
@@ -249,14 +249,14 @@ func (b *Batch) Settle(id string) error {
 // find is the id of an upload of this BLAKE3 and name that the batch claimed, built, committed
 // or not; "" when none. A record of the same file later in the run names it too (its Settle then waits for
 // the same commit and returns the same error), as it would name an upload finished earlier.
-func (b *Batch) find(blake3, name string) string {
+func (b *groupBatch) find(blake3, name string) string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.byKey[blake3+"\x00"+name]
 }
 
 // dropStaging removes the staging partial, once nothing is being built in it or waits in it.
-func (b *Batch) dropStaging() {
+func (b *groupBatch) dropStaging() {
 	b.stageMu.Lock()
 	defer b.stageMu.Unlock()
 	if b.stage != nil {
@@ -267,7 +267,7 @@ func (b *Batch) dropStaging() {
 
 // commit commits outs and index, taken by take, and keeps what failed, by upload id and for
 // Commit.
-func (b *Batch) commit(outs []*out, index *stagedIndex) {
+func (b *groupBatch) commit(outs []*out, index *stagedIndex) {
 	if len(outs) == 0 {
 		if index != nil {
 			index.discard()
@@ -293,7 +293,7 @@ func (b *Batch) commit(outs []*out, index *stagedIndex) {
 // that neither Settle nor an earlier Commit has returned (each error with its code, naming its
 // upload). An upload that failed is an unfinished upload
 // again, as a crash would have left it, and the next run resumes it; the others are finished.
-func (b *Batch) Commit() error {
+func (b *groupBatch) Commit() error {
 	b.mu.Lock()
 	outs, index := b.take()
 	b.mu.Unlock()
@@ -435,4 +435,4 @@ func commit(outs []*out, index *stagedIndex) []error {
 	return errs
 }
 
-var _ store.BatchWaiter = (*Batch)(nil)
+var _ store.BatchWaiter = (*groupBatch)(nil)

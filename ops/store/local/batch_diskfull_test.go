@@ -65,7 +65,7 @@ func fillDisk(t *testing.T, path string) {
 // and an upload that no longer fits fails alone, its metadata in no file of the store.
 func TestBatchCommitOnFullDisk(t *testing.T) {
 	mnt := smallTmpfs(t, "1m")
-	s, err := Open(filepath.Join(mnt, "store"), true)
+	s, err := openStore(filepath.Join(mnt, "store"), true)
 	must(t, err)
 	recs, contents := batchFiles(t, 21)
 	b := s.NewBatch()
@@ -112,7 +112,7 @@ func TestBatchCommitOnFullDisk(t *testing.T) {
 // commit that places fewer uploads than it has lines for keeps only theirs.
 func TestStagedIndexFullDisk(t *testing.T) {
 	mnt := smallTmpfs(t, "1m")
-	s, err := Open(filepath.Join(mnt, "store"), true)
+	s, err := openStore(filepath.Join(mnt, "store"), true)
 	must(t, err)
 	st, err := s.NewBatch().staging()
 	must(t, err)

@@ -49,7 +49,7 @@ func small(size, chunk int64) bool { return size <= chunk }
 // streamSmall uploads the small source src into the batch b: read and hashed in one pass,
 // checked against src.Blake3, deduplicated like Stream, and built in b's staging partial. none:
 // Stream found no finished upload of this name and size just now.
-func (s *Store) streamSmall(ctx context.Context, b *Batch, src store.Source, f store.SourceFile, opts store.StreamOptions, progress func(int64), none bool) (*Meta, error) {
+func (s *localStore) streamSmall(ctx context.Context, b *groupBatch, src store.Source, f store.SourceFile, opts store.StreamOptions, progress func(int64), none bool) (*Meta, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -119,7 +119,7 @@ func (s *Store) streamSmall(ctx context.Context, b *Batch, src store.Source, f s
 }
 
 // staging returns the batch's staging partial, made at the first small upload. b.mu is not held.
-func (b *Batch) staging() (*partial, error) {
+func (b *groupBatch) staging() (*partial, error) {
 	b.stageMu.Lock()
 	defer b.stageMu.Unlock()
 	if b.stage != nil {
@@ -154,7 +154,7 @@ func (b *Batch) staging() (*partial, error) {
 // STORE/.attachctl/meta (metaindex.go), not in the folder. Where each file is fsynced on its own,
 // the folder and the file stay open for the commit; with syncfs they are closed here and no
 // descriptor waits.
-func (b *Batch) buildSmall(id, name, sum string, data []byte) (*out, error) {
+func (b *groupBatch) buildSmall(id, name, sum string, data []byte) (*out, error) {
 	st, err := b.staging()
 	if err != nil {
 		return nil, err
@@ -191,7 +191,7 @@ func (b *Batch) buildSmall(id, name, sum string, data []byte) (*out, error) {
 
 // unbuild removes the folder of the staged upload o, built and not taken by the batch: a build
 // that failed leaves nothing, and what it wrote is room for the others again.
-func (b *Batch) unbuild(o *out) {
+func (b *groupBatch) unbuild(o *out) {
 	o.release()
 	stfd := int(o.stage.dirf.Fd())
 	if root, err := fsOf(stfd); err == nil {
@@ -273,7 +273,7 @@ func fixMode(fd int, mode os.FileMode) error {
 
 // dropDeadBatches removes the staging partials among ids that no process holds: what a run killed
 // before its commit left (never reported to anyone).
-func (s *Store) dropDeadBatches(ids []string) {
+func (s *localStore) dropDeadBatches(ids []string) {
 	for _, id := range ids {
 		if p, err := s.lockPartial(id, true); err == nil {
 			if p.meta.Batch {

@@ -32,7 +32,7 @@ func batchFiles(t *testing.T, n int) ([]*manifest.Record, [][]byte) {
 
 // buildAll uploads recs into b's store, one after another, each built into b: with chunk 0 in
 // the batch's staging partial (each file is one chunk), with ownChunk each in a partial of its own.
-func buildAll(t *testing.T, b *Batch, recs []*manifest.Record, chunk int) {
+func buildAll(t *testing.T, b *groupBatch, recs []*manifest.Record, chunk int) {
 	t.Helper()
 	for _, r := range recs {
 		must(t, b.s.UploadRecord(context.Background(), r, UploadOptions{Batch: b, Chunk: chunk}))
@@ -41,7 +41,7 @@ func buildAll(t *testing.T, b *Batch, recs []*manifest.Record, chunk int) {
 
 // settled waits for the commits a batch started on its own (a full batch, committed while the
 // next is built) to end.
-func settled(b *Batch) {
+func settled(b *groupBatch) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for len(b.inflight) > 0 {
@@ -147,7 +147,7 @@ func TestBatchCommitFailureResumes(t *testing.T) {
 
 // resumesAll uploads each record's file again without a batch and wants it finished under the id
 // the record names, with its content, and next to nothing written again (resumed, not copied).
-func resumesAll(t *testing.T, s *Store, recs []*manifest.Record, contents [][]byte) {
+func resumesAll(t *testing.T, s *localStore, recs []*manifest.Record, contents [][]byte) {
 	t.Helper()
 	before := wchar(t)
 	for i, r := range recs {
@@ -213,7 +213,7 @@ func TestBatchStagedCrash(t *testing.T) {
 	recs, contents := batchFiles(t, 4)
 	b := s.NewBatch()
 	buildAll(t, b, recs, 0)
-	other, err := Open(s.Dir, false) // another process's view of the store
+	other, err := openStore(s.Dir, false) // another process's view of the store
 	must(t, err)
 	if _, err := other.partialsOf("", ""); err != nil {
 		t.Fatal(err)
@@ -229,7 +229,7 @@ func TestBatchStagedCrash(t *testing.T) {
 		t.Fatalf("finished without a commit: %v", ids)
 	}
 	again := make([]*manifest.Record, len(recs))
-	next, err := Open(s.Dir, true) // the next run
+	next, err := openStore(s.Dir, true) // the next run
 	must(t, err)
 	nb := next.NewBatch()
 	for i, r := range recs {

@@ -14,7 +14,7 @@ import (
 // appended to the partial's data file under its lock, in pieces of at most max bytes, cut back
 // when refused, and fdatasynced; a finish hashes the file and publishes it in one rename.
 type chunker struct {
-	s   *Store
+	s   *localStore
 	max int64 // the most bytes read and written at once
 }
 

@@ -1,7 +1,7 @@
 package local
 
-// What the store's API names on every platform; the store itself is in the files built for Unix
-// (store_windows.go says why not on Windows).
+// What the package names on every platform: New's options, and the layout's names and modes. The
+// store itself is in the files built for Unix; on Windows New refuses (local_windows.go says why).
 
 import (
 	"os"
@@ -46,15 +46,15 @@ var (
 // Meta is a finished upload's metadata, STORE/<id>/.upload.json.
 type Meta = store.Info
 
-// DefaultChunk is the largest chunk written at once unless told otherwise: 512 KiB.
-const DefaultChunk = 512 << 10
+// defaultChunk is the largest chunk written at once unless told otherwise: 512 KiB.
+const defaultChunk = 512 << 10
 
 // Status is what `upload status` prints.
 type Status = store.Status
 
-// MarkerWait is how long a use waits for the marker lock before it reports store.locked. A sweep
+// markerWait is how long a use waits for the marker lock before it reports store.locked. A sweep
 // holds it for one batch at a time, so the wait is short in practice.
-var MarkerWait = 30 * time.Second
+var markerWait = 30 * time.Second
 
 // Internal folders a sweep works in.
 const (
@@ -64,3 +64,15 @@ const (
 
 // now is the clock of verify's "at"; tests may replace it.
 var now = time.Now
+
+// Option is an option of New.
+type Option func(*options)
+
+// options are New's options, the same on every platform.
+type options struct {
+	limitsWait time.Duration
+}
+
+// LimitsWait is how long an upload waits for the store's limits lock, held while another upload
+// is checked against the store's limits, before it is store.locked (0: store.DefaultLimitsWait).
+func LimitsWait(d time.Duration) Option { return func(o *options) { o.limitsWait = d } }

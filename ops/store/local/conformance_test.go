@@ -15,21 +15,21 @@ import (
 func TestLocalConformance(t *testing.T) {
 	storetest.Run(t, storetest.Harness{
 		New: func(t *testing.T) store.Backend {
-			return NewLocal(filepath.Join(t.TempDir(), "store"))
+			return newBackend(t, filepath.Join(t.TempDir(), "store"))
 		},
 		NotStore: func(t *testing.T) store.Backend {
 			dir := t.TempDir()
 			if err := os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("mine"), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			return NewLocal(dir)
+			return newBackend(t, dir)
 		},
 		Exists: func(t *testing.T, b store.Backend) bool {
 			_, err := os.Lstat(b.Location())
 			return err == nil
 		},
 		Reserver: func(t *testing.T, b store.Backend) store.Reserver {
-			s, err := b.(*Local).store(true)
+			s, err := b.(*backend).store(true)
 			if err != nil {
 				t.Fatal(err)
 			}

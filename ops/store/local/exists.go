@@ -1,3 +1,5 @@
+//go:build unix
+
 package local
 
 import (
@@ -8,11 +10,11 @@ import (
 	"github.com/attachctl/attachctl/ops/store"
 )
 
-var _ store.Exister = (*Local)(nil)
+var _ store.Exister = (*backend)(nil)
 
 // Exists reports whether anything is at the store's folder (an empty folder is an empty store;
 // what is there is judged by the first call that reads it).
-func (l *Local) Exists(context.Context) (bool, error) {
+func (l *backend) Exists(context.Context) (bool, error) {
 	_, err := os.Lstat(l.dir)
 	if errors.Is(err, os.ErrNotExist) {
 		return false, nil

@@ -20,8 +20,8 @@ import (
 // ("": not checked). A wrong size is upload.sizeMismatch, a wrong hash upload.hashMismatch; both
 // keep the partial as it is. Finishing an upload that is already finished returns its metadata
 // (after the same checks), so a finish that crashed after its rename can be run again.
-func (s *Store) Finish(id string, size int64, blake3hex string) (*Meta, error) {
-	return store.FinishChunks(context.Background(), chunker{s, DefaultChunk}, id, size, blake3hex)
+func (s *localStore) Finish(id string, size int64, blake3hex string) (*Meta, error) {
+	return store.FinishChunks(context.Background(), chunker{s, defaultChunk}, id, size, blake3hex)
 }
 
 // checkHex normalises an expected BLAKE3: "" or 64 hex digits (upload.invalid otherwise).
@@ -63,7 +63,7 @@ func (p *partial) publish(size int64, sum string) (*Meta, error) {
 // out is a finished folder built and not yet placed: a partial's out/ (p set), or a small
 // upload's folder in a batch's staging partial (stage set; batch_small.go).
 type out struct {
-	s     *Store
+	s     *localStore
 	id    string
 	p     *partial // the upload's own partial, or nil
 	stage *partial // the staging partial it was built in, or nil

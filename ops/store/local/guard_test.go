@@ -14,7 +14,7 @@ import (
 )
 
 // finishedUpload makes a finished upload of content named name through begin, chunk and finish.
-func finishedUpload(t *testing.T, s *Store, name string, content []byte) string {
+func finishedUpload(t *testing.T, s *localStore, name string, content []byte) string {
 	t.Helper()
 	id, err := s.Begin(name, int64(len(content)))
 	if err != nil {
@@ -29,9 +29,9 @@ func finishedUpload(t *testing.T, s *Store, name string, content []byte) string 
 	return id
 }
 
-func newStore(t *testing.T) *Store {
+func newStore(t *testing.T) *localStore {
 	t.Helper()
-	s, err := Open(filepath.Join(t.TempDir(), "store"), true)
+	s, err := openStore(filepath.Join(t.TempDir(), "store"), true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,38 +42,38 @@ func TestGuardedOpen(t *testing.T) {
 	cases := []struct {
 		name  string
 		root  bool
-		spoil func(t *testing.T, s *Store, id, file string)
+		spoil func(t *testing.T, s *localStore, id, file string)
 		code  fault.Code
 	}{
-		{"intact", false, func(*testing.T, *Store, string, string) {}, ""},
-		{"file replaced by a symlink", false, func(t *testing.T, s *Store, id, file string) {
+		{"intact", false, func(*testing.T, *localStore, string, string) {}, ""},
+		{"file replaced by a symlink", false, func(t *testing.T, s *localStore, id, file string) {
 			other := filepath.Join(s.Dir, "other")
 			must(t, os.WriteFile(other, []byte("x"), 0o600))
 			must(t, os.Remove(file))
 			must(t, os.Symlink(other, file))
 		}, fault.UploadUnreadable},
-		{"upload folder replaced by a symlink", false, func(t *testing.T, s *Store, id, file string) {
+		{"upload folder replaced by a symlink", false, func(t *testing.T, s *localStore, id, file string) {
 			moved := filepath.Join(s.Dir, "moved")
 			must(t, os.Rename(s.UploadDir(id), moved))
 			must(t, os.Symlink(moved, s.UploadDir(id)))
 		}, fault.UploadUnreadable},
-		{"a second hard link", false, func(t *testing.T, s *Store, id, file string) {
+		{"a second hard link", false, func(t *testing.T, s *localStore, id, file string) {
 			must(t, os.Link(file, filepath.Join(s.Dir, "link")))
 		}, fault.UploadUnreadable},
-		{"mode 0644", false, func(t *testing.T, s *Store, id, file string) {
+		{"mode 0644", false, func(t *testing.T, s *localStore, id, file string) {
 			must(t, os.Chmod(file, 0o644))
 		}, fault.UploadUnreadable},
-		{"owned by another user", true, func(t *testing.T, s *Store, id, file string) {
+		{"owned by another user", true, func(t *testing.T, s *localStore, id, file string) {
 			must(t, os.Chown(file, 65534, 65534))
 		}, fault.UploadUnreadable},
-		{"a FIFO in place of the file", false, func(t *testing.T, s *Store, id, file string) {
+		{"a FIFO in place of the file", false, func(t *testing.T, s *localStore, id, file string) {
 			must(t, os.Remove(file))
 			must(t, unix.Mkfifo(file, 0o600))
 		}, fault.UploadUnreadable},
-		{"file missing", false, func(t *testing.T, s *Store, id, file string) {
+		{"file missing", false, func(t *testing.T, s *localStore, id, file string) {
 			must(t, os.Remove(file))
 		}, fault.UploadMissing},
-		{"upload missing", false, func(t *testing.T, s *Store, id, file string) {
+		{"upload missing", false, func(t *testing.T, s *localStore, id, file string) {
 			must(t, os.RemoveAll(s.UploadDir(id)))
 		}, fault.UploadMissing},
 	}

@@ -11,17 +11,28 @@ import (
 	"time"
 
 	"github.com/attachctl/attachctl/manifest/fault"
+	"github.com/attachctl/attachctl/ops/store"
 	"github.com/zeebo/blake3"
 )
 
 // testStore is a new store in a test's temporary folder, named like a chat.
-func testStore(t testing.TB) *Store {
+func testStore(t testing.TB) *localStore {
 	t.Helper()
-	s, err := Open(filepath.Join(t.TempDir(), "chat-1"), true)
+	s, err := openStore(filepath.Join(t.TempDir(), "chat-1"), true)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return s
+}
+
+// newBackend is New(dir), as every caller outside the package opens a local store.
+func newBackend(t testing.TB, dir string, opts ...Option) store.Backend {
+	t.Helper()
+	b, err := New(dir, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
 
 // wantCode fails the test unless err carries code; code "" wants no error at all.
@@ -39,7 +50,7 @@ func wantCode(t *testing.T, err error, code fault.Code) {
 }
 
 // putFinished lays out a finished upload as the package doc says (0700/0600) and returns its id.
-func putFinished(t testing.TB, s *Store, name string, data []byte, made time.Time) string {
+func putFinished(t testing.TB, s *localStore, name string, data []byte, made time.Time) string {
 	t.Helper()
 	id, err := NewID()
 	if err != nil {

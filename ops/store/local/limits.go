@@ -26,7 +26,7 @@ type quota struct {
 }
 
 // quotaOf is the store's Quota.
-func (s *Store) quotaOf() *store.Quota {
+func (s *localStore) quotaOf() *store.Quota {
 	s.quota.once.Do(func() {
 		s.quota.q = &store.Quota{R: reserver{s}, Loc: s.Dir,
 			List: func(context.Context) (*store.Listing, error) { return s.List() },
@@ -36,14 +36,14 @@ func (s *Store) quotaOf() *store.Quota {
 }
 
 // limitsWait sets how long an upload waits for the limits lock, before the store is shared.
-func (s *Store) limitsWait(d time.Duration) { s.quotaOf().Wait = d }
+func (s *localStore) limitsWait(d time.Duration) { s.quotaOf().Wait = d }
 
 // Limits returns the store's limits, from its mark (none for a store that does not exist yet,
 // or whose mark is of an earlier version).
-func (s *Store) Limits() (store.Limits, error) { return s.quotaOf().Limits(context.Background()) }
+func (s *localStore) Limits() (store.Limits, error) { return s.quotaOf().Limits(context.Background()) }
 
 // readLimits reads the mark, never through a link.
-func (s *Store) readLimits() (store.Limits, error) {
+func (s *localStore) readLimits() (store.Limits, error) {
 	idir, err := s.openInternalNoCreate()
 	if err != nil {
 		if fault.CodeOf(err) == fault.UploadMissing || errors.Is(err, unix.ENOENT) {
@@ -75,7 +75,7 @@ func (s *Store) readLimits() (store.Limits, error) {
 }
 
 // admit checks a new upload id against the limits and reserves its room (store.Quota.Admit).
-func (s *Store) admit(id, name string, size int64) (release func(), err error) {
+func (s *localStore) admit(id, name string, size int64) (release func(), err error) {
 	l, err := s.Limits()
 	if err != nil {
 		return func() {}, err
@@ -84,7 +84,7 @@ func (s *Store) admit(id, name string, size int64) (release func(), err error) {
 }
 
 // published drops the reservations of the uploads of a commit (store.Quota.Done).
-func (s *Store) published(outs []*out) {
+func (s *localStore) published(outs []*out) {
 	ids := make([]string, len(outs))
 	for i, o := range outs {
 		ids[i] = o.id
@@ -100,9 +100,9 @@ const (
 	reservedDir = "reserved"
 )
 
-type reserver struct{ s *Store }
+type reserver struct{ s *localStore }
 
-type flockHeld struct{ l *Lock }
+type flockHeld struct{ l *heldLock }
 
 func (h flockHeld) Unlock(context.Context) (bool, error) { return true, h.l.Unlock() }
 
@@ -200,14 +200,14 @@ func (r reserver) DropReservation(ctx context.Context, key string) error {
 
 // chunkRoom is the room a chunk of n bytes (-1: not known) at offset cur may take under the
 // limits (store.Quota.Chunk): each `upload chunk` is a process of its own.
-func (s *Store) chunkRoom(id, name string, cur, n int64) (int64, func(end int64) error, func(), error) {
+func (s *localStore) chunkRoom(id, name string, cur, n int64) (int64, func(end int64) error, func(), error) {
 	return s.quotaOf().Chunk(context.Background(), id, name, cur, n)
 }
 
-// SetLimits is `store init`: it makes the store (as an upload would: refused where it may not be
+// initStore is `store init`: it makes the store (as an upload would: refused where it may not be
 // one) and sets its limits in its mark, once (store.Quota.Set).
-func SetLimits(dir string, l store.Limits) (*Store, error) {
-	s, err := Open(dir, true)
+func initStore(dir string, l store.Limits) (*localStore, error) {
+	s, err := openStore(dir, true)
 	if err != nil {
 		return nil, err
 	}
@@ -223,7 +223,7 @@ func SetLimits(dir string, l store.Limits) (*Store, error) {
 
 // writeMark replaces the mark by one with limits l: written under a name of its own, fsynced and
 // renamed over the mark, so the mark is always whole.
-func (s *Store) writeMark(l store.Limits) error {
+func (s *localStore) writeMark(l store.Limits) error {
 	idir, err := s.openInternal()
 	if err != nil {
 		return err
@@ -256,10 +256,10 @@ func (s *Store) writeMark(l store.Limits) error {
 	return nil
 }
 
-var _ store.Limiter = (*Local)(nil)
+var _ store.Limiter = (*backend)(nil)
 
 // Limits is store.Limiter's: the store's limits (none while it does not exist).
-func (l *Local) Limits(ctx context.Context) (store.Limits, error) {
+func (l *backend) Limits(ctx context.Context) (store.Limits, error) {
 	s, err := l.store(false)
 	if err != nil {
 		return store.Limits{}, err
@@ -268,8 +268,8 @@ func (l *Local) Limits(ctx context.Context) (store.Limits, error) {
 }
 
 // SetLimits is store.Limiter's: `store init`.
-func (l *Local) SetLimits(ctx context.Context, lim store.Limits) error {
-	s, err := SetLimits(l.dir, lim)
+func (l *backend) SetLimits(ctx context.Context, lim store.Limits) error {
+	s, err := initStore(l.dir, lim)
 	if err == nil {
 		s.limitsWait(l.wait)
 		l.s = s

@@ -12,9 +12,9 @@ import (
 	"github.com/attachctl/attachctl/ops/store"
 )
 
-func limitedStore(t *testing.T, l store.Limits) *Store {
+func limitedStore(t *testing.T, l store.Limits) *localStore {
 	t.Helper()
-	s, err := SetLimits(filepath.Join(t.TempDir(), "chat-1"), l)
+	s, err := initStore(filepath.Join(t.TempDir(), "chat-1"), l)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -26,14 +26,14 @@ import (
 // Locks are taken by polling LOCK_NB with a short backoff, so a wait can end on time. Every file
 // and folder on the way is opened without following a link.
 
-// Lock is a held flock on one of the store's lock files.
-type Lock struct {
+// heldLock is a held flock on one of the store's lock files.
+type heldLock struct {
 	f     *os.File
 	named bool // the lock file names this process as its holder (an exclusive lock)
 }
 
 // Unlock releases the lock and closes its file. It is safe on a nil Lock.
-func (l *Lock) Unlock() error {
+func (l *heldLock) Unlock() error {
 	if l == nil || l.f == nil {
 		return nil
 	}
@@ -46,27 +46,27 @@ func (l *Lock) Unlock() error {
 }
 
 // LockShared takes the marker lock shared, as a use does, waiting at most wait.
-func (s *Store) LockShared(wait time.Duration) (*Lock, error) {
+func (s *localStore) LockShared(wait time.Duration) (*heldLock, error) {
 	return s.lock(lockName, unix.LOCK_SH, wait)
 }
 
 // LockExclusive takes the marker lock exclusive, as a sweep does for one batch, waiting at most wait.
-func (s *Store) LockExclusive(wait time.Duration) (*Lock, error) {
+func (s *localStore) LockExclusive(wait time.Duration) (*heldLock, error) {
 	return s.lock(lockName, unix.LOCK_EX, wait)
 }
 
 // LockSweep takes the one-sweep-at-a-time lock, waiting at most wait.
-func (s *Store) LockSweep(wait time.Duration) (*Lock, error) {
+func (s *localStore) LockSweep(wait time.Duration) (*heldLock, error) {
 	return s.lock(sweepLock, unix.LOCK_EX, wait)
 }
 
-func (s *Store) lock(name string, how int, wait time.Duration) (*Lock, error) {
+func (s *localStore) lock(name string, how int, wait time.Duration) (*heldLock, error) {
 	return s.lockFile(name, how, wait, true)
 }
 
 // lockIfThere is lock for a reader that must create nothing (a dry-run sweep): when the store has
 // no such lock file, or no internal folder, nothing is locked and the Lock is nil.
-func (s *Store) lockIfThere(name string, how int, wait time.Duration) (*Lock, error) {
+func (s *localStore) lockIfThere(name string, how int, wait time.Duration) (*heldLock, error) {
 	l, err := s.lockFile(name, how, wait, false)
 	if fault.CodeOf(err) == fault.UploadMissing {
 		return nil, nil
@@ -74,7 +74,7 @@ func (s *Store) lockIfThere(name string, how int, wait time.Duration) (*Lock, er
 	return l, err
 }
 
-func (s *Store) lockFile(name string, how int, wait time.Duration, create bool) (*Lock, error) {
+func (s *localStore) lockFile(name string, how int, wait time.Duration, create bool) (*heldLock, error) {
 	var idir int
 	var err error
 	if create {
@@ -122,7 +122,7 @@ func (s *Store) lockFile(name string, how int, wait time.Duration, create bool) 
 	if how == unix.LOCK_EX {
 		writeHolder(fd)
 	}
-	return &Lock{f: f, named: how == unix.LOCK_EX}, nil
+	return &heldLock{f: f, named: how == unix.LOCK_EX}, nil
 }
 
 // pollFlock tries flock(how|LOCK_NB) until it succeeds or wait runs out; then it returns
@@ -150,10 +150,10 @@ func pollFlock(fd, how int, wait time.Duration) error {
 	}
 }
 
-// TryFlock takes an exclusive flock on fd without waiting; it reports false when another
+// tryFlock takes an exclusive flock on fd without waiting; it reports false when another
 // descriptor holds a lock on the file. A sweep uses it on an unfinished upload's data file, which
 // the writer holds locked while it writes.
-func TryFlock(fd int) (bool, error) {
+func tryFlock(fd int) (bool, error) {
 	for {
 		err := unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB)
 		switch err {
@@ -170,17 +170,17 @@ func TryFlock(fd int) (bool, error) {
 
 // openInternal opens STORE/.attachctl as a real folder (creating it 0700 when missing) and returns
 // its descriptor.
-func (s *Store) openInternal() (int, error) {
+func (s *localStore) openInternal() (int, error) {
 	storefd, err := unix.Open(s.Dir, noFollowDir, 0)
 	if err != nil {
 		return -1, lockErr(s.Dir, err)
 	}
 	defer unix.Close(storefd)
-	return OpenSubdir(storefd, InternalDir, s.internal())
+	return openSubdir(storefd, InternalDir, s.internal())
 }
 
 // openInternalNoCreate opens STORE/.attachctl as a real folder without creating anything.
-func (s *Store) openInternalNoCreate() (int, error) {
+func (s *localStore) openInternalNoCreate() (int, error) {
 	storefd, err := unix.Open(s.Dir, noFollowDir, 0)
 	if err != nil {
 		return -1, lockErr(s.Dir, err)
@@ -195,20 +195,20 @@ func (s *Store) openInternalNoCreate() (int, error) {
 
 // OpenInternalDir opens STORE/.attachctl/<name> (partial or trash) as a real folder, creating it
 // and STORE/.attachctl 0700 when missing, and returns its descriptor. No link is followed.
-func (s *Store) OpenInternalDir(name string) (int, error) {
+func (s *localStore) OpenInternalDir(name string) (int, error) {
 	idir, err := s.openInternal()
 	if err != nil {
 		return -1, err
 	}
 	defer unix.Close(idir)
-	return OpenSubdir(idir, name, s.internal(name))
+	return openSubdir(idir, name, s.internal(name))
 }
 
 const noFollowDir = unix.O_RDONLY | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLOEXEC
 
-// OpenSubdir opens name in the folder parent as a real folder, making it 0700 first when it is
+// openSubdir opens name in the folder parent as a real folder, making it 0700 first when it is
 // missing. path is for messages.
-func OpenSubdir(parent int, name, path string) (int, error) {
+func openSubdir(parent int, name, path string) (int, error) {
 	fd, err := openDirAt(parent, name)
 	if err == nil || !errors.Is(err, unix.ENOENT) {
 		if err != nil {

@@ -8,16 +8,31 @@ import (
 	"time"
 
 	"github.com/attachctl/attachctl/manifest/fault"
+	"github.com/attachctl/attachctl/ops/store"
 	"github.com/zeebo/blake3"
 	"golang.org/x/sys/unix"
 )
 
-// MakeFinished puts a finished upload of data named name, made at made, straight into the store:
-// built inside the store's internal folder and renamed into place whole, as a finish does, but
-// with no fsync and with made, the files' times and (when used is not zero) a .used marker set as
-// given. It is for benchmarks and tests that need many uploads quickly (scripts/bench/mkstore);
-// uploads go through Begin, Chunk and Finish or UploadRecord.
-func (s *Store) MakeFinished(name string, data []byte, made, used time.Time) (*Meta, error) {
+// MakeFinished puts a finished upload of data named name, made at made, straight into the local
+// store b (from New), making or marking it as an upload does: built inside the store's internal
+// folder and renamed into place whole, as a finish does, but with no fsync and with made, the
+// files' times and (when used is not zero) a .used marker set as given. It is for benchmarks and
+// tests that need many old uploads quickly (scripts/bench/mkstore); uploads go through the
+// backend. It exists on Unix only, as the local store does.
+func MakeFinished(b store.Backend, name string, data []byte, made, used time.Time) (*store.Info, error) {
+	l, ok := b.(*backend)
+	if !ok {
+		return nil, fault.Errorf(fault.UploadInvalid, "store %s: not a local store", b.Location())
+	}
+	s, err := l.store(true)
+	if err != nil {
+		return nil, err
+	}
+	return s.makeFinished(name, data, made, used)
+}
+
+// makeFinished is MakeFinished into s.
+func (s *localStore) makeFinished(name string, data []byte, made, used time.Time) (*Meta, error) {
 	if err := ValidName(name); err != nil {
 		return nil, err
 	}

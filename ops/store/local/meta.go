@@ -15,7 +15,7 @@ import (
 )
 
 // ReadMeta reads a finished upload's metadata through the guarded open.
-func (s *Store) ReadMeta(id string) (*Meta, error) {
+func (s *localStore) ReadMeta(id string) (*Meta, error) {
 	if err := ValidID(id); err != nil {
 		return nil, err
 	}
@@ -28,7 +28,7 @@ func (s *Store) ReadMeta(id string) (*Meta, error) {
 }
 
 // readMetaAt reads the metadata of upload id from its open folder dirfd.
-func (s *Store) readMetaAt(dirfd int, id string) (*Meta, error) {
+func (s *localStore) readMetaAt(dirfd int, id string) (*Meta, error) {
 	f, err := openGuarded(dirfd, MetaName, s.UploadDir(id)+"/"+MetaName, id)
 	if fault.CodeOf(err) == fault.UploadMissing {
 		// A small upload of a batch: its metadata is its commit's file (metaindex.go).
@@ -60,7 +60,7 @@ func (s *Store) readMetaAt(dirfd int, id string) (*Meta, error) {
 
 // IDs lists the entries at the top of the store whose names are upload ids, sorted. It does not
 // say whether each is a real, finished upload: ReadMeta and OpenFinished do.
-func (s *Store) IDs() ([]string, error) {
+func (s *localStore) IDs() ([]string, error) {
 	fd, err := unix.Open(s.Dir, noFollowDir, 0)
 	if err != nil {
 		if errors.Is(err, unix.ENOENT) {

@@ -95,7 +95,7 @@ func decodeMeta(b []byte) ([]*Meta, error) {
 }
 
 // indexed returns the metadata the folder holds for upload id; ok false when no file names it.
-func (s *Store) indexed(id string) (m *Meta, ok bool) {
+func (s *localStore) indexed(id string) (m *Meta, ok bool) {
 	x := &s.meta
 	x.mu.Lock()
 	defer x.mu.Unlock()
@@ -110,7 +110,7 @@ func (s *Store) indexed(id string) (m *Meta, ok bool) {
 // readIndex reads the files of the folder not read yet; s.meta.mu is held. A file that is not
 // the store's own (a link, another owner, a second hard link, group or other access, damaged) is
 // not read: the uploads it names are damaged.
-func (s *Store) readIndex() {
+func (s *localStore) readIndex() {
 	x := &s.meta
 	if x.byID == nil {
 		x.byID, x.read = map[string]*Meta{}, map[string]bool{}
@@ -149,7 +149,7 @@ func (s *Store) readIndex() {
 // metaEntries opens STORE/.attachctl and its meta/ from the store folder storefd (no link
 // followed, nothing made) and lists meta/; the caller closes idir and fd. ok is false when there
 // is no such folder, or it cannot be read.
-func (s *Store) metaEntries(storefd int) (idir, fd int, ents []os.DirEntry, ok bool) {
+func (s *localStore) metaEntries(storefd int) (idir, fd int, ents []os.DirEntry, ok bool) {
 	idir, err := openDirAt(storefd, InternalDir)
 	if err != nil {
 		return -1, -1, nil, false
@@ -281,9 +281,9 @@ func (x *stagedIndex) discard() {
 }
 
 // publishIndex renames the file name from the staging partial st into the folder (made with the
-// staging partial: Batch.staging) and fsyncs the folder: from here the metadata is durable in
+// staging partial: groupBatch.staging) and fsyncs the folder: from here the metadata is durable in
 // its place, and the uploads it names may be placed.
-func (s *Store) publishIndex(st *partial, name string) error {
+func (s *localStore) publishIndex(st *partial, name string) error {
 	fd, err := s.OpenInternalDir(metaDir)
 	if err != nil {
 		return err
@@ -303,7 +303,7 @@ func (s *Store) publishIndex(st *partial, name string) error {
 // whose batch has ended (its staging partial is gone: a batch places its uploads while its
 // partial is there). The sweep calls it under its lock, after removing uploads; a file it cannot
 // read is kept.
-func (s *Store) pruneIndex(storefd int) {
+func (s *localStore) pruneIndex(storefd int) {
 	idir, fd, ents, ok := s.metaEntries(storefd)
 	if !ok {
 		return
@@ -345,7 +345,7 @@ func (s *Store) pruneIndex(storefd int) {
 
 // damagedMeta is the error of an upload folder with no .upload.json that two files of the
 // folder name.
-func (s *Store) damagedMeta(id string) error {
+func (s *localStore) damagedMeta(id string) error {
 	return fault.Errorf(fault.UploadUnreadable, "upload %s: %s: no %s, and two files of %s name it; the upload is damaged",
 		id, s.UploadDir(id), MetaName, s.internal(metaDir))
 }

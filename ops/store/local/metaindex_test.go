@@ -18,7 +18,7 @@ import (
 )
 
 // metaFiles lists STORE/.attachctl/meta.
-func metaFiles(t *testing.T, s *Store) []string {
+func metaFiles(t *testing.T, s *localStore) []string {
 	t.Helper()
 	m, _ := filepath.Glob(filepath.Join(s.internal(metaDir), "*"))
 	return m
@@ -26,7 +26,7 @@ func metaFiles(t *testing.T, s *Store) []string {
 
 // commitSmall uploads n small new files (their bytes from seed) through one batch of s
 // (staged: each file is one chunk) and commits it; it returns the records.
-func commitSmall(t *testing.T, s *Store, n int, seed uint64) []*manifest.Record {
+func commitSmall(t *testing.T, s *localStore, n int, seed uint64) []*manifest.Record {
 	t.Helper()
 	dir := t.TempDir()
 	recs := make([]*manifest.Record, n)
@@ -47,27 +47,27 @@ func commitSmall(t *testing.T, s *Store, n int, seed uint64) []*manifest.Record 
 func TestBatchMetaIndex(t *testing.T) {
 	cases := []struct {
 		name   string
-		damage func(t *testing.T, s *Store, file string, recs []*manifest.Record)
+		damage func(t *testing.T, s *localStore, file string, recs []*manifest.Record)
 		code   fault.Code // of ReadMeta for every upload of the commit, through a fresh Store
 	}{
-		{"whole", func(*testing.T, *Store, string, []*manifest.Record) {}, ""},
-		{"removed", func(t *testing.T, s *Store, file string, _ []*manifest.Record) {
+		{"whole", func(*testing.T, *localStore, string, []*manifest.Record) {}, ""},
+		{"removed", func(t *testing.T, s *localStore, file string, _ []*manifest.Record) {
 			must(t, os.Remove(file))
 		}, fault.UploadMissing},
-		{"a symlink to a copy", func(t *testing.T, s *Store, file string, _ []*manifest.Record) {
+		{"a symlink to a copy", func(t *testing.T, s *localStore, file string, _ []*manifest.Record) {
 			b, _ := os.ReadFile(file)
 			cp := filepath.Join(t.TempDir(), "copy")
 			must(t, os.WriteFile(cp, b, 0o400))
 			must(t, os.Remove(file))
 			must(t, os.Symlink(cp, file))
 		}, fault.UploadMissing},
-		{"a second hard link", func(t *testing.T, s *Store, file string, _ []*manifest.Record) {
+		{"a second hard link", func(t *testing.T, s *localStore, file string, _ []*manifest.Record) {
 			must(t, os.Link(file, filepath.Join(t.TempDir(), "other")))
 		}, fault.UploadMissing},
-		{"readable by others", func(t *testing.T, s *Store, file string, _ []*manifest.Record) {
+		{"readable by others", func(t *testing.T, s *localStore, file string, _ []*manifest.Record) {
 			must(t, os.Chmod(file, 0o444))
 		}, fault.UploadMissing},
-		{"a damaged line", func(t *testing.T, s *Store, file string, _ []*manifest.Record) {
+		{"a damaged line", func(t *testing.T, s *localStore, file string, _ []*manifest.Record) {
 			must(t, os.Chmod(file, 0o600))
 			f, err := os.OpenFile(file, os.O_APPEND|os.O_WRONLY, 0)
 			must(t, err)
@@ -75,7 +75,7 @@ func TestBatchMetaIndex(t *testing.T) {
 			f.Close()
 			must(t, os.Chmod(file, 0o400))
 		}, fault.UploadMissing},
-		{"named by two files", func(t *testing.T, s *Store, file string, _ []*manifest.Record) {
+		{"named by two files", func(t *testing.T, s *localStore, file string, _ []*manifest.Record) {
 			b, _ := os.ReadFile(file)
 			bid := metaFileBatch(filepath.Base(file))
 			must(t, os.WriteFile(filepath.Join(filepath.Dir(file), metaFileName(bid, 99)), b, 0o400))
@@ -106,7 +106,7 @@ func TestBatchMetaIndex(t *testing.T) {
 				}
 			}
 			c.damage(t, s, files[0], recs)
-			fresh, err := Open(s.Dir, false)
+			fresh, err := openStore(s.Dir, false)
 			must(t, err)
 			for _, r := range recs {
 				m, err := fresh.ReadMeta(r.Upload.ID)
@@ -251,7 +251,7 @@ func TestMetaFolderSymlink(t *testing.T) {
 	elsewhere := filepath.Join(t.TempDir(), "meta")
 	must(t, os.Rename(s.internal(metaDir), elsewhere))
 	must(t, os.Symlink(elsewhere, s.internal(metaDir)))
-	fresh, err := Open(s.Dir, false)
+	fresh, err := openStore(s.Dir, false)
 	must(t, err)
 	for _, r := range recs {
 		_, err := fresh.ReadMeta(r.Upload.ID)

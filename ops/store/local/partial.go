@@ -42,7 +42,7 @@ type sourceKey struct {
 // folder and data were reached from the store folder down, one folder at a time, never through a
 // link, and every file in it is written relative to dirf.
 type partial struct {
-	s    *Store
+	s    *localStore
 	id   string
 	dir  string   // its path, for messages
 	dirf *os.File // its folder; owns the descriptor
@@ -53,7 +53,7 @@ type partial struct {
 // errBusy: another process (or another open in this one) holds the partial's lock.
 var errBusy = errors.New("partial is being written by another process")
 
-func (s *Store) partialDir(id string) string { return s.internal(partialDir, id) }
+func (s *localStore) partialDir(id string) string { return s.internal(partialDir, id) }
 
 // openFlags for files the store writes: never follow a link, never block on a FIFO.
 const openFlags = unix.O_NOFOLLOW | unix.O_CLOEXEC | unix.O_NONBLOCK
@@ -125,7 +125,7 @@ func writeFileDurableAt(dir *os.File, tmpName, name string, b []byte) error {
 
 // openPartials opens STORE/.attachctl/partial, making it (and .attachctl) when create is set;
 // without create a store with no partial folder is upload.missing.
-func (s *Store) openPartials(create bool) (*os.File, error) {
+func (s *localStore) openPartials(create bool) (*os.File, error) {
 	if create {
 		fd, err := s.OpenInternalDir(partialDir)
 		if err != nil {
@@ -150,7 +150,7 @@ func (s *Store) openPartials(create bool) (*os.File, error) {
 
 // openPartialDir opens the folder of the unfinished upload id, guarded; not there is
 // upload.missing.
-func (s *Store) openPartialDir(id string) (*os.File, error) {
+func (s *localStore) openPartialDir(id string) (*os.File, error) {
 	parts, err := s.openPartials(false)
 	if err != nil {
 		return nil, err
@@ -166,7 +166,7 @@ func (s *Store) openPartialDir(id string) (*os.File, error) {
 // removePartial removes the folder of the unfinished upload id, never following a link or
 // leaving the store's file system; durable: and fsyncs the partial folder, so that the removal
 // survives a crash (an abort). A leftover that a crash may bring back need not be.
-func (s *Store) removePartial(id string, durable bool) error {
+func (s *localStore) removePartial(id string, durable bool) error {
 	parts, err := s.openPartials(false)
 	if err != nil {
 		if fault.CodeOf(err) == fault.UploadMissing {
@@ -210,7 +210,7 @@ func checkOwnFile(st *unix.Stat_t, path, id string) error {
 
 // newPartial makes a fresh unfinished upload and returns it locked. Its data file is created and
 // locked before info.json is written, so a process that finds info.json finds the lock taken.
-func (s *Store) newPartial(name string, size int64, src *sourceKey) (*partial, error) {
+func (s *localStore) newPartial(name string, size int64, src *sourceKey) (*partial, error) {
 	if err := ValidName(name); err != nil {
 		return nil, err
 	}
@@ -233,7 +233,7 @@ func (s *Store) newPartial(name string, size int64, src *sourceKey) (*partial, e
 }
 
 // makePartial makes the unfinished upload id of meta and returns it locked.
-func (s *Store) makePartial(id string, meta partialMeta) (*partial, error) {
+func (s *localStore) makePartial(id string, meta partialMeta) (*partial, error) {
 	parts, err := s.openPartials(true)
 	if err != nil {
 		return nil, err
@@ -316,7 +316,7 @@ func (p *partial) size() (int64, error) {
 // otherwise: a link to a file outside the store is never written). A finish that crashed after
 // moving data to out/<name> is undone here: out/<name> is the same file, locked the same way,
 // and goes back to data. Not there: upload.missing.
-func (s *Store) lockPartial(id string, nonblock bool) (*partial, error) {
+func (s *localStore) lockPartial(id string, nonblock bool) (*partial, error) {
 	missing := fault.Errorf(fault.UploadMissing, "upload %s: not an unfinished upload in store %s", id, s.Dir)
 	for try := 0; try < 10; try++ {
 		dirf, err := s.openPartialDir(id)
@@ -342,7 +342,7 @@ func (s *Store) lockPartial(id string, nonblock bool) (*partial, error) {
 }
 
 // lockPartialIn is one try of lockPartial on the partial's open folder dirf, which it owns.
-func (s *Store) lockPartialIn(dirf *os.File, id string, nonblock bool) (p *partial, retry bool, err error) {
+func (s *localStore) lockPartialIn(dirf *os.File, id string, nonblock bool) (p *partial, retry bool, err error) {
 	defer func() {
 		if p == nil {
 			dirf.Close()
@@ -464,7 +464,7 @@ func (s *Store) lockPartialIn(dirf *os.File, id string, nonblock bool) (p *parti
 }
 
 // partialStill reports whether STORE/.attachctl/partial/<id> is still the folder open as dirfd.
-func (s *Store) partialStill(id string, dirfd int) bool {
+func (s *localStore) partialStill(id string, dirfd int) bool {
 	parts, err := s.openPartials(false)
 	if err != nil {
 		return false
@@ -476,7 +476,7 @@ func (s *Store) partialStill(id string, dirfd int) bool {
 }
 
 // partialIDs lists the ids of unfinished uploads, in no particular order.
-func (s *Store) partialIDs() ([]string, error) {
+func (s *localStore) partialIDs() ([]string, error) {
 	parts, err := s.openPartials(false)
 	if err != nil {
 		if fault.CodeOf(err) == fault.UploadMissing {
@@ -499,7 +499,7 @@ func (s *Store) partialIDs() ([]string, error) {
 }
 
 // readPartialMetaOf reads info.json of the unfinished upload id, through guarded opens.
-func (s *Store) readPartialMetaOf(id string) (*partialMeta, error) {
+func (s *localStore) readPartialMetaOf(id string) (*partialMeta, error) {
 	dirf, err := s.openPartialDir(id)
 	if err != nil {
 		return nil, err

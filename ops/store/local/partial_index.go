@@ -20,7 +20,7 @@ type sourceName struct{ path, name string }
 // partialsOf returns the ids of the unfinished file uploads of the source abs under name that
 // were there when the store's partials were first listed, or made since by this Store (some may
 // be finished or gone by now: the caller's lock tells).
-func (s *Store) partialsOf(abs, name string) ([]string, error) {
+func (s *localStore) partialsOf(abs, name string) ([]string, error) {
 	x := &s.parts
 	x.mu.Lock()
 	defer x.mu.Unlock()
@@ -49,7 +49,7 @@ func (s *Store) partialsOf(abs, name string) ([]string, error) {
 }
 
 // notePartial adds the partial id, just made for the source abs under name, to the index.
-func (s *Store) notePartial(abs, name, id string) {
+func (s *localStore) notePartial(abs, name, id string) {
 	x := &s.parts
 	x.mu.Lock()
 	defer x.mu.Unlock()

@@ -17,7 +17,7 @@ import (
 )
 
 // finishOne uploads data as name through begin, chunk and finish and returns its metadata.
-func finishOne(t *testing.T, s *Store, name string, data []byte) *Meta {
+func finishOne(t *testing.T, s *localStore, name string, data []byte) *Meta {
 	t.Helper()
 	id, err := s.Begin(name, int64(len(data)))
 	must(t, err)
@@ -79,7 +79,7 @@ func TestFinishedReadOnlyForOwner(t *testing.T) {
 			}
 		}
 	}
-	s, err := Open(filepath.Join(base, "chat"), true)
+	s, err := openStore(filepath.Join(base, "chat"), true)
 	must(t, err)
 	m := finishOne(t, s, "a.txt", []byte("original\n"))
 	path := s.FinishedPath(m.ID, m.Name)

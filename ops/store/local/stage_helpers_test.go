@@ -18,11 +18,11 @@ type UploadOptions struct {
 	Chunk    int
 	Progress func(int64)
 	Observe  func([]byte)
-	Batch    *Batch
+	Batch    *groupBatch
 }
 
 // UploadRecord is the upload stage over s for one record.
-func (s *Store) UploadRecord(ctx context.Context, rec *manifest.Record, opts UploadOptions) error {
+func (s *localStore) UploadRecord(ctx context.Context, rec *manifest.Record, opts UploadOptions) error {
 	o := stage.Options{Chunk: int64(opts.Chunk), Progress: opts.Progress}
 	if opts.Batch != nil {
 		o.Batch = opts.Batch
@@ -35,13 +35,13 @@ func (s *Store) UploadRecord(ctx context.Context, rec *manifest.Record, opts Upl
 }
 
 // VerifyRecord is verify of one record over s.
-func (s *Store) VerifyRecord(rec *manifest.Record, progress func(int64)) error {
+func (s *localStore) VerifyRecord(rec *manifest.Record, progress func(int64)) error {
 	return stage.VerifyRecord(context.Background(), s.Backend(), rec, progress)
 }
 
 // VerifyUpload is verify of one upload id over s.
-func (s *Store) VerifyUpload(id string, progress func(int64)) (*manifest.Record, error) {
+func (s *localStore) VerifyUpload(id string, progress func(int64)) (*manifest.Record, error) {
 	return stage.VerifyID(context.Background(), s.Backend(), id, progress)
 }
 
-var _ store.Batch = (*Batch)(nil)
+var _ store.Batch = (*groupBatch)(nil)

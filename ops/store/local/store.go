@@ -3,9 +3,9 @@
 // Package ops is the local upload store and the operations on it. Every rule about the store on
 // disk lives here: the layout, ids and names, modes, the chunked upload, the guarded opens for
 // reading and writing, the lock and the .used marker, the sweep's re-check and removal, verify and
-// touch. It is the local backend of the seam in ops/store (Local, Store.Backend); sweep's policy
-// and ops/acp reach the store through that seam or the Store methods, never through paths. The
-// ACP side (prompt, resolve) is ops/acp.
+// touch. It is the local backend of the seam in ops/store: New opens it as a store.Backend, the one
+// way in from outside this package; sweep's policy and ops/acp reach the store through that seam,
+// never through paths. The ACP side (prompt, resolve) is ops/acp.
 //
 // Every folder is opened relative to the one above it with O_NOFOLLOW, every file relative to its
 // folder; files the store makes are made O_EXCL. Every descriptor has one owner that closes it
@@ -72,8 +72,8 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Store is one store folder, by its absolute path.
-type Store struct {
+// localStore is one store folder, by its absolute path.
+type localStore struct {
 	Dir string
 
 	idx   uploadIndex  // finished uploads by blake3 and name, for the upload stage's dedupe
@@ -82,17 +82,17 @@ type Store struct {
 	meta  metaIndex    // the metadata of small uploads (metaindex.go)
 }
 
-// Open returns the store at dir. The store folder must be a real folder, not a symlink (refused
+// openStore returns the store at dir. The store folder must be a real folder, not a symlink (refused
 // before anything is made), and never inside another store or an upload (store.notStore). A folder that exists and is not a store is store.notStore, and
 // nothing is written into it. Without create, a store that does not exist is empty: every read
 // finds nothing and nothing is made. With create (an upload), a missing store is made (0700), and
 // a new or empty folder, or a store of an earlier version (recognised by its layout), is marked.
-func Open(dir string, create bool) (*Store, error) {
+func openStore(dir string, create bool) (*localStore, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, fault.Errorf(fault.UploadInvalid, "store %s: %v", dir, err)
 	}
-	s := &Store{Dir: abs}
+	s := &localStore{Dir: abs}
 	if err := notNested(abs); err != nil {
 		return nil, err
 	}
@@ -102,7 +102,7 @@ func Open(dir string, create bool) (*Store, error) {
 		if !create {
 			return s, nil
 		}
-		if err := MkdirAll(abs); err != nil {
+		if err := mkdirAll(abs); err != nil {
 			return nil, err
 		}
 	case err != nil:
@@ -144,7 +144,7 @@ const (
 )
 
 // judge tells what the store folder is, reading without following a link or writing anything.
-func (s *Store) judge() (storeKind, error) {
+func (s *localStore) judge() (storeKind, error) {
 	storefd, err := unix.Open(s.Dir, noFollowDir, 0)
 	if err != nil {
 		if errors.Is(err, unix.ENOENT) {
@@ -185,13 +185,13 @@ func (s *Store) judge() (storeKind, error) {
 }
 
 // mark writes the store's mark (and its internal folders), never through a link.
-func (s *Store) mark() error {
+func (s *localStore) mark() error {
 	idir, err := s.openInternal()
 	if err != nil {
 		return err
 	}
 	defer unix.Close(idir)
-	pfd, err := OpenSubdir(idir, partialDir, s.internal(partialDir))
+	pfd, err := openSubdir(idir, partialDir, s.internal(partialDir))
 	if err != nil {
 		return err
 	}
@@ -211,23 +211,23 @@ func (s *Store) mark() error {
 }
 
 // internal is a path under STORE/.attachctl.
-func (s *Store) internal(parts ...string) string {
+func (s *localStore) internal(parts ...string) string {
 	return filepath.Join(append([]string{s.Dir, InternalDir}, parts...)...)
 }
 
 // UploadDir is the folder of a finished upload.
-func (s *Store) UploadDir(id string) string { return filepath.Join(s.Dir, id) }
+func (s *localStore) UploadDir(id string) string { return filepath.Join(s.Dir, id) }
 
 // FinishedPath is where a finished upload's bytes are.
-func (s *Store) FinishedPath(id, name string) string { return filepath.Join(s.Dir, id, name) }
+func (s *localStore) FinishedPath(id, name string) string { return filepath.Join(s.Dir, id, name) }
 
-// MkdirAll makes dir and its missing parents with mode 0700 whatever the umask.
-func MkdirAll(dir string) error {
+// mkdirAll makes dir and its missing parents with mode 0700 whatever the umask.
+func mkdirAll(dir string) error {
 	if fi, err := os.Stat(dir); err == nil && fi.IsDir() {
 		return nil
 	}
 	if parent := filepath.Dir(dir); parent != dir {
-		if err := MkdirAll(parent); err != nil {
+		if err := mkdirAll(parent); err != nil {
 			return err
 		}
 	}
@@ -265,7 +265,7 @@ func storeErr(path string, err error) error {
 // user with mode 0400 (or 0600, as stores made before finished uploads were read-only have them)
 // and exactly one hard link. A missing upload is
 // upload.missing; anything else wrong is upload.unreadable.
-func (s *Store) OpenFinished(id, name string) (*os.File, error) {
+func (s *localStore) OpenFinished(id, name string) (*os.File, error) {
 	if err := ValidID(id); err != nil {
 		return nil, err
 	}
@@ -281,7 +281,7 @@ func (s *Store) OpenFinished(id, name string) (*os.File, error) {
 }
 
 // openUploadDir opens STORE/<id> as a real folder and returns its descriptor.
-func (s *Store) openUploadDir(id string) (int, error) {
+func (s *localStore) openUploadDir(id string) (int, error) {
 	const dirFlags = unix.O_RDONLY | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLOEXEC
 	storefd, err := unix.Open(s.Dir, dirFlags, 0)
 	if err != nil {

@@ -69,7 +69,7 @@ func openDirAt(parent int, name string) (int, error) {
 // unfinished ones, in id order, and the entries it does not recognise. A store that does not
 // exist is empty. A partial left beside the finished upload of the same id (by a finish killed
 // after its rename) is not listed: it is no upload.
-func (s *Store) List() (*store.Listing, error) {
+func (s *localStore) List() (*store.Listing, error) {
 	l := &store.Listing{}
 	storefd, err := unix.Open(s.Dir, noFollowDir, 0)
 	if err != nil {
@@ -131,7 +131,7 @@ func (s *Store) List() (*store.Listing, error) {
 
 // openPartialsNoCreate opens STORE/.attachctl/partial without creating anything; -1 when it is
 // not there.
-func (s *Store) openPartialsNoCreate(storefd int) (int, error) {
+func (s *localStore) openPartialsNoCreate(storefd int) (int, error) {
 	idir, err := openDirAt(storefd, InternalDir)
 	if err != nil {
 		if errors.Is(err, unix.ENOENT) {
@@ -151,7 +151,7 @@ func (s *Store) openPartialsNoCreate(storefd int) (int, error) {
 }
 
 // listPartials lists the unfinished uploads, leaving out the ids in finished.
-func (s *Store) listPartials(storefd int, finished map[string]bool) ([]store.Entry, []store.Skip, error) {
+func (s *localStore) listPartials(storefd int, finished map[string]bool) ([]store.Entry, []store.Skip, error) {
 	partfd, err := s.openPartialsNoCreate(storefd)
 	if err != nil || partfd < 0 {
 		return nil, nil, err
@@ -232,7 +232,7 @@ func judgePartialLocked(partfd int, id string, lock bool) (store.Entry, func(), 
 		return e, nil, err
 	}
 	f := os.NewFile(uintptr(fd), partialData) // f owns fd: closing it drops a lock we took
-	got, err := TryFlock(fd)
+	got, err := tryFlock(fd)
 	if err != nil {
 		f.Close()
 		return e, nil, err
@@ -331,8 +331,8 @@ func readPartialMetaAt(dirfd int) (*partialMeta, error) {
 
 // Sweep takes the one-sweep lock, waiting at most wait. A dry run takes it only when the store
 // has one already (it creates nothing); a store that does not exist has nothing to sweep.
-func (s *Store) Sweep(wait time.Duration, dryRun bool) (*Sweeper, error) {
-	sw := &Sweeper{s: s, dry: dryRun, trashfd: -1}
+func (s *localStore) Sweep(wait time.Duration, dryRun bool) (*sweeper, error) {
+	sw := &sweeper{s: s, dry: dryRun, trashfd: -1}
 	if _, err := os.Lstat(s.Dir); errors.Is(err, os.ErrNotExist) {
 		sw.none = true
 		return sw, nil
@@ -356,7 +356,7 @@ func (s *Store) Sweep(wait time.Duration, dryRun bool) (*Sweeper, error) {
 }
 
 // openTrash opens the trash and removes what a crashed sweep left there.
-func (sw *Sweeper) openTrash() error {
+func (sw *sweeper) openTrash() error {
 	fd, err := sw.s.OpenInternalDir(trashDir)
 	if err != nil {
 		return err
@@ -371,18 +371,18 @@ func (sw *Sweeper) openTrash() error {
 	return nil
 }
 
-// Sweeper is a running sweep of a local store: it holds sweep.lock until Close.
-type Sweeper struct {
-	s       *Store
+// sweeper is a running sweep of a local store: it holds sweep.lock until Close.
+type sweeper struct {
+	s       *localStore
 	dry     bool
 	none    bool // the store does not exist
-	lock    *Lock
+	lock    *heldLock
 	trashfd int  // the trash, in a real sweep
 	root    fsID // the store's file system
 }
 
 // Close releases the sweep lock.
-func (sw *Sweeper) Close() error {
+func (sw *sweeper) Close() error {
 	if sw.trashfd >= 0 {
 		unix.Close(sw.trashfd)
 		sw.trashfd = -1
@@ -392,7 +392,7 @@ func (sw *Sweeper) Close() error {
 
 // Remove is store.Sweeper's Remove, the re-check written once (store.SweepRemove) over the
 // primitives below: see there, and the protocol above.
-func (sw *Sweeper) Remove(ctx context.Context, cands []store.Entry, stale func(store.Entry) bool, each func(store.Entry, store.Outcome, error) error) error {
+func (sw *sweeper) Remove(ctx context.Context, cands []store.Entry, stale func(store.Entry) bool, each func(store.Entry, store.Outcome, error) error) error {
 	if sw.none || len(cands) == 0 {
 		return ctx.Err()
 	}
@@ -428,7 +428,7 @@ func (sw *Sweeper) Remove(ctx context.Context, cands []store.Entry, stale func(s
 
 // sweepRun is one Remove's store.SweepBackend: the store and its partials, open.
 type sweepRun struct {
-	sw              *Sweeper
+	sw              *sweeper
 	storefd, partfd int
 }
 
@@ -438,7 +438,7 @@ func (r *sweepRun) SweepProperties() store.SweepProperties {
 
 // Exclude takes the marker lock exclusive: a use waits for one batch at most.
 func (r *sweepRun) Exclude(context.Context) (func(), error) {
-	lk, err := r.sw.s.LockExclusive(max(MarkerWait, 0))
+	lk, err := r.sw.s.LockExclusive(max(markerWait, 0))
 	if err != nil {
 		return nil, err
 	}
@@ -457,7 +457,7 @@ func (r *sweepRun) Recheck(_ context.Context, c store.Entry) (*store.SweepItem, 
 			}
 			return nil, guardErr(s.UploadDir(c.ID), c.ID, err)
 		}
-		used, _, err := LastUsedAt(dirfd, s.UploadDir(c.ID)+"/"+UsedName)
+		used, _, err := lastUsedAt(dirfd, s.UploadDir(c.ID)+"/"+UsedName)
 		unix.Close(dirfd)
 		if err != nil {
 			return nil, err
@@ -529,7 +529,7 @@ func (r *sweepRun) Drop(_ context.Context, it *store.SweepItem) error {
 	path := r.sw.s.internal(trashDir, name)
 	if e.Finished {
 		if dirfd, err := openDirAt(r.sw.trashfd, name); err == nil {
-			if used, ok, err := LastUsedAt(dirfd, path+"/"+UsedName); err == nil && ok {
+			if used, ok, err := lastUsedAt(dirfd, path+"/"+UsedName); err == nil && ok {
 				e.LastUsed = used
 			}
 			unix.Close(dirfd)
@@ -543,7 +543,7 @@ func (r *sweepRun) Drop(_ context.Context, it *store.SweepItem) error {
 
 // emptyTrash removes what a crashed sweep left in the trash, and the partials that a finish killed
 // after its rename left beside their finished uploads. What cannot be removed stays for the next.
-func (sw *Sweeper) emptyTrash(root fsID) {
+func (sw *sweeper) emptyTrash(root fsID) {
 	ents, err := readDirAt(sw.trashfd, sw.s.internal(trashDir))
 	if err == nil {
 		for _, e := range ents {
@@ -555,7 +555,7 @@ func (sw *Sweeper) emptyTrash(root fsID) {
 
 // cleanLeftovers removes partial folders whose id is a finished upload: only an info.json that a
 // finish killed after its rename left behind.
-func (s *Store) cleanLeftovers(root fsID) {
+func (s *localStore) cleanLeftovers(root fsID) {
 	storefd, err := unix.Open(s.Dir, noFollowDir, 0)
 	if err != nil {
 		return

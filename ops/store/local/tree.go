@@ -46,31 +46,31 @@ const partialTree = "tree"
 
 type treeMeta = store.TreeMeta
 
-var _ store.Trees = (*Store)(nil)
+var _ store.Trees = (*localStore)(nil)
 
 // The local store's folder uploads are the rules of package store (store.UploadTree, ...) over
 // these primitives: one file after another in the order of their paths (treeWriter keeps the
 // folders of the last path open), each written without an fsync and made durable by the one
 // commit of publishTree.
 
-func (s *Store) TreeProperties() store.TreeProperties {
+func (s *localStore) TreeProperties() store.TreeProperties {
 	return store.TreeProperties{Jobs: 1, VerifyJobs: 1}
 }
 
 // UploadTree is store.Trees.UploadTree for the local store.
-func (s *Store) UploadTree(ctx context.Context, src store.TreeSource, opts store.TreeOptions) (*store.TreeInfo, error) {
+func (s *localStore) UploadTree(ctx context.Context, src store.TreeSource, opts store.TreeOptions) (*store.TreeInfo, error) {
 	return store.UploadTree(ctx, s, src, opts)
 }
 
 // TreeHashFirst: a source without its BLAKE3 is hashed first only when a finished upload of its
 // name and size may be there to name again.
-func (s *Store) TreeHashFirst(_ context.Context, name string, size int64) (bool, error) {
+func (s *localStore) TreeHashFirst(_ context.Context, name string, size int64) (bool, error) {
 	return s.mayHave(name, size), nil
 }
 
 // StartTree finds a finished upload of the tree in the index, else takes up the unfinished
 // upload of the same folder that no one else holds, or makes one.
-func (s *Store) StartTree(_ context.Context, st store.TreeStart) (string, store.TreeWrite, error) {
+func (s *localStore) StartTree(_ context.Context, st store.TreeStart) (string, store.TreeWrite, error) {
 	if st.Blake3 != "" {
 		if id := s.finishedTree(st.Blake3, st.Src.Name); id != "" && id != st.Avoid {
 			return id, nil, nil
@@ -89,7 +89,7 @@ func (s *Store) StartTree(_ context.Context, st store.TreeStart) (string, store.
 }
 
 // ReuseTree marks the upload used now, as a record is about to name it again.
-func (s *Store) ReuseTree(_ context.Context, id string) bool { return s.reuse(id) }
+func (s *localStore) ReuseTree(_ context.Context, id string) bool { return s.reuse(id) }
 
 // treeWrite is store.TreeWrite: the locked partial of a folder upload.
 type treeWrite struct {
@@ -201,7 +201,7 @@ func touchFile(f *os.File) {
 
 // treePartial finds the unfinished folder upload of this source that no one else holds, or
 // makes one (fresh), and returns it locked.
-func (s *Store) treePartial(abs, name string, size int64, want string) (p *partial, fresh bool, err error) {
+func (s *localStore) treePartial(abs, name string, size int64, want string) (p *partial, fresh bool, err error) {
 	ids, err := s.partialIDs()
 	if err != nil {
 		return nil, false, err
@@ -266,7 +266,7 @@ type treeWriter struct {
 // of a finish that was killed after it moved the folder into out/ is moved back first.
 func (p *partial) openTreeWriter(name string) (*treeWriter, error) {
 	dirfd := int(p.dirf.Fd())
-	tfd, err := OpenSubdir(dirfd, partialTree, p.dir+"/"+partialTree)
+	tfd, err := openSubdir(dirfd, partialTree, p.dir+"/"+partialTree)
 	if err != nil {
 		return nil, err
 	}
@@ -274,7 +274,7 @@ func (p *partial) openTreeWriter(name string) (*treeWriter, error) {
 	if err := fixDir(tfd, p.dir+"/"+partialTree); err != nil {
 		return nil, err
 	}
-	rfd, err := OpenSubdir(tfd, name, p.dir+"/"+partialTree+"/"+name)
+	rfd, err := openSubdir(tfd, name, p.dir+"/"+partialTree+"/"+name)
 	if err != nil {
 		return nil, err
 	}
@@ -488,13 +488,13 @@ func (p *partial) publishTree(m *treeMeta, listing []byte) error {
 }
 
 // TreeInfo is store.Trees.TreeInfo for the local store.
-func (s *Store) TreeInfo(ctx context.Context, id string) (*store.TreeInfo, error) {
+func (s *localStore) TreeInfo(ctx context.Context, id string) (*store.TreeInfo, error) {
 	return store.TreeInfoOf(ctx, s, id)
 }
 
 // ReadTreeObject reads .upload.json or .tree.b3 of the finished upload id through the guarded
 // open.
-func (s *Store) ReadTreeObject(_ context.Context, id, name string) ([]byte, string, error) {
+func (s *localStore) ReadTreeObject(_ context.Context, id, name string) ([]byte, string, error) {
 	dirfd, err := s.openUploadDir(id)
 	if err != nil {
 		return nil, "", err
@@ -513,7 +513,7 @@ func (s *Store) ReadTreeObject(_ context.Context, id, name string) ([]byte, stri
 }
 
 // FolderFiles is store.Trees.FolderFiles for the local store.
-func (s *Store) FolderFiles(_ context.Context, id string) (int, bool, error) {
+func (s *localStore) FolderFiles(_ context.Context, id string) (int, bool, error) {
 	if err := ValidID(id); err != nil {
 		return 0, false, err
 	}
@@ -530,7 +530,7 @@ func (s *Store) FolderFiles(_ context.Context, id string) (int, bool, error) {
 }
 
 // readTreeMetaAt reads .upload.json of upload id, open as dirfd, with a folder upload's fields.
-func (s *Store) readTreeMetaAt(dirfd int, id string) (*treeMeta, error) {
+func (s *localStore) readTreeMetaAt(dirfd int, id string) (*treeMeta, error) {
 	f, err := openGuarded(dirfd, MetaName, s.UploadDir(id)+"/"+MetaName, id)
 	if err != nil {
 		return nil, err
@@ -545,12 +545,12 @@ func (s *Store) readTreeMetaAt(dirfd int, id string) (*treeMeta, error) {
 }
 
 // OpenTreeFile is store.Trees.OpenTreeFile for the local store.
-func (s *Store) OpenTreeFile(ctx context.Context, id, name, rel string) (store.Reader, error) {
+func (s *localStore) OpenTreeFile(ctx context.Context, id, name, rel string) (store.Reader, error) {
 	return store.OpenTree(ctx, s, id, name, rel)
 }
 
 // OpenTreeObject is the guarded open of a file of a finished folder upload (openTreeFile).
-func (s *Store) OpenTreeObject(_ context.Context, id, name, rel string) (store.Reader, error) {
+func (s *localStore) OpenTreeObject(_ context.Context, id, name, rel string) (store.Reader, error) {
 	f, err := s.openTreeFile(id, name, rel)
 	if err != nil {
 		return nil, err
@@ -564,7 +564,7 @@ func (r *treeReader) Info() *store.Info { return nil }
 
 // openTreeFile is the guarded open of a file inside a finished folder upload: every folder from
 // the store down opened O_NOFOLLOW, the file checked as OpenFinished checks one.
-func (s *Store) openTreeFile(id, name, rel string) (*os.File, error) {
+func (s *localStore) openTreeFile(id, name, rel string) (*os.File, error) {
 	fd, err := s.openUploadDir(id)
 	if err != nil {
 		return nil, err
@@ -587,28 +587,28 @@ func (s *Store) openTreeFile(id, name, rel string) (*os.File, error) {
 }
 
 // VerifyTree is store.Trees.VerifyTree for the local store.
-func (s *Store) VerifyTree(ctx context.Context, id string, progress func(int64)) (*store.TreeInfo, error) {
+func (s *localStore) VerifyTree(ctx context.Context, id string, progress func(int64)) (*store.TreeInfo, error) {
 	return store.VerifyTreeOf(ctx, s, id, progress)
 }
 
 // ReadTreeFile opens a file of the folder upload for verify, through the guarded open.
-func (s *Store) ReadTreeFile(_ context.Context, ti *store.TreeInfo, rel string) (io.ReadCloser, error) {
+func (s *localStore) ReadTreeFile(_ context.Context, ti *store.TreeInfo, rel string) (io.ReadCloser, error) {
 	return s.openTreeFile(ti.ID, ti.Name, rel)
 }
 
-func (s *Store) TreeReadErr(ti *store.TreeInfo, rel string, _ int64, err error) error {
+func (s *localStore) TreeReadErr(ti *store.TreeInfo, rel string, _ int64, err error) error {
 	return fault.Errorf(fault.UploadUnreadable, "upload %s: %s/%s/%s: %v", ti.ID, s.UploadDir(ti.ID), ti.Name, rel, err)
 }
 
 // CheckTreeTop checks the upload's own folder as a file upload's is checked (checkTreeTop).
-func (s *Store) CheckTreeTop(_ context.Context, ti *store.TreeInfo) ([]string, error) {
+func (s *localStore) CheckTreeTop(_ context.Context, ti *store.TreeInfo) ([]string, error) {
 	return nil, s.checkTreeTop(ti.ID, ti.Name)
 }
 
 // ReadTreeDir lists the folder dir of the folder upload ti, each folder on the way opened from
 // the store down without following a link: each entry's type as lstat gives it, a folder's owner
 // and mode checked, and one on another file system not entered.
-func (s *Store) ReadTreeDir(_ context.Context, ti *store.TreeInfo, dir string) ([]store.TreeEntry, error) {
+func (s *localStore) ReadTreeDir(_ context.Context, ti *store.TreeInfo, dir string) ([]store.TreeEntry, error) {
 	top, err := s.openUploadDir(ti.ID)
 	if err != nil {
 		return nil, err
@@ -677,7 +677,7 @@ func readTreeDir(fd int, dir string, root fsID) ([]store.TreeEntry, error) {
 }
 
 // isTreeAt reports whether the upload open as dirfd is a folder upload.
-func (s *Store) isTreeAt(dirfd int, id string) bool {
+func (s *localStore) isTreeAt(dirfd int, id string) bool {
 	m, err := s.readTreeMetaAt(dirfd, id)
 	return err == nil && m.Kind == store.KindFolder
 }
@@ -685,7 +685,7 @@ func (s *Store) isTreeAt(dirfd int, id string) bool {
 // checkTreeTop checks a folder upload's own folder as checkFolder checks a file upload's: a real
 // folder of the user's, mode 0700, holding the folder, the metadata, the listing and at most a
 // marker, each the right type, the files of mode 0600 with one link.
-func (s *Store) checkTreeTop(id, name string) error {
+func (s *localStore) checkTreeTop(id, name string) error {
 	dirfd, err := s.openUploadDir(id)
 	if err != nil {
 		return err
@@ -742,7 +742,7 @@ func (s *Store) checkTreeTop(id, name string) error {
 
 // finishedTree returns the id of a finished folder upload of this BLAKE3 and name, or "". The id
 // it returns was checked just now: its metadata and listing match.
-func (s *Store) finishedTree(blake3, name string) string {
+func (s *localStore) finishedTree(blake3, name string) string {
 	x := &s.idx
 	x.mu.Lock()
 	defer x.mu.Unlock()

@@ -1,3 +1,5 @@
+//go:build unix
+
 package local
 
 import (
@@ -6,10 +8,10 @@ import (
 	"github.com/attachctl/attachctl/ops/store"
 )
 
-var _ store.Trees = (*Local)(nil)
+var _ store.Trees = (*backend)(nil)
 
 // UploadTree is store.Trees.UploadTree: it makes or marks the store as Begin does.
-func (l *Local) UploadTree(ctx context.Context, src store.TreeSource, opts store.TreeOptions) (*store.TreeInfo, error) {
+func (l *backend) UploadTree(ctx context.Context, src store.TreeSource, opts store.TreeOptions) (*store.TreeInfo, error) {
 	s, err := l.store(true)
 	if err != nil {
 		return nil, err
@@ -18,7 +20,7 @@ func (l *Local) UploadTree(ctx context.Context, src store.TreeSource, opts store
 }
 
 // TreeInfo is store.Trees.TreeInfo.
-func (l *Local) TreeInfo(ctx context.Context, id string) (*store.TreeInfo, error) {
+func (l *backend) TreeInfo(ctx context.Context, id string) (*store.TreeInfo, error) {
 	s, err := l.store(false)
 	if err != nil {
 		return nil, err
@@ -27,7 +29,7 @@ func (l *Local) TreeInfo(ctx context.Context, id string) (*store.TreeInfo, error
 }
 
 // OpenTreeFile is store.Trees.OpenTreeFile.
-func (l *Local) OpenTreeFile(ctx context.Context, id, name, rel string) (store.Reader, error) {
+func (l *backend) OpenTreeFile(ctx context.Context, id, name, rel string) (store.Reader, error) {
 	s, err := l.store(false)
 	if err != nil {
 		return nil, err
@@ -36,7 +38,7 @@ func (l *Local) OpenTreeFile(ctx context.Context, id, name, rel string) (store.R
 }
 
 // FolderFiles is store.Trees.FolderFiles.
-func (l *Local) FolderFiles(ctx context.Context, id string) (int, bool, error) {
+func (l *backend) FolderFiles(ctx context.Context, id string) (int, bool, error) {
 	s, err := l.store(false)
 	if err != nil {
 		return 0, false, err
@@ -45,7 +47,7 @@ func (l *Local) FolderFiles(ctx context.Context, id string) (int, bool, error) {
 }
 
 // VerifyTree is store.Trees.VerifyTree.
-func (l *Local) VerifyTree(ctx context.Context, id string, progress func(int64)) (*store.TreeInfo, error) {
+func (l *backend) VerifyTree(ctx context.Context, id string, progress func(int64)) (*store.TreeInfo, error) {
 	s, err := l.store(false)
 	if err != nil {
 		return nil, err

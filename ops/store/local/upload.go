@@ -15,7 +15,7 @@ import (
 
 // Begin starts an unfinished upload named name of size bytes (-1: open, fixed at Finish) and
 // returns its new id. Its offset is 0.
-func (s *Store) Begin(name string, size int64) (string, error) {
+func (s *localStore) Begin(name string, size int64) (string, error) {
 	p, err := s.newPartial(name, size, nil)
 	if err != nil {
 		return "", err
@@ -31,15 +31,15 @@ func (s *Store) Begin(name string, size int64) (string, error) {
 // disk upload.diskFull, and after any error the data is cut back to offset, so nothing of a
 // refused chunk is kept and no byte past the declared size is ever written. The new offset is
 // durable (fsynced) when Chunk returns.
-func (s *Store) Chunk(id string, offset int64, r io.Reader, max int64) (int64, error) {
+func (s *localStore) Chunk(id string, offset int64, r io.Reader, max int64) (int64, error) {
 	if max <= 0 {
-		max = DefaultChunk
+		max = defaultChunk
 	}
 	return store.WriteChunk(context.Background(), chunker{s, max}, id, offset, r)
 }
 
 // Status reports an upload: unfinished (its offset is the size of its data) or finished.
-func (s *Store) Status(id string) (*Status, error) {
+func (s *localStore) Status(id string) (*Status, error) {
 	if err := ValidID(id); err != nil {
 		return nil, err
 	}
@@ -64,7 +64,7 @@ func (s *Store) Status(id string) (*Status, error) {
 
 // Abort removes the unfinished upload id, waiting for a process that is writing it. A finished
 // upload is not removed (that is the sweep's job): upload.invalid.
-func (s *Store) Abort(id string) error {
+func (s *localStore) Abort(id string) error {
 	if err := ValidID(id); err != nil {
 		return err
 	}
@@ -86,7 +86,7 @@ func (s *Store) Abort(id string) error {
 
 // partialStatus is Status of an unfinished upload, read without its lock: the offset is the
 // size of data (or of out/<name> between a finish's two renames).
-func (s *Store) partialStatus(id string) (*Status, error) {
+func (s *localStore) partialStatus(id string) (*Status, error) {
 	dirf, err := s.openPartialDir(id)
 	if err != nil {
 		return nil, err
@@ -174,7 +174,7 @@ func (x *uploadIndex) init() {
 }
 
 // indexNew reads the metadata of the uploads the index has not seen yet; s.idx.mu is held.
-func (s *Store) indexNew() {
+func (s *localStore) indexNew() {
 	if s.idx.placing > 0 {
 		return // the folder changes by this process's own renames (beginPlace)
 	}
@@ -206,7 +206,7 @@ func (s *Store) indexNew() {
 // folder has not changed since it was listed (or another commit of this process is placing), the
 // changes until endPlace are this process's own and no miss lists the folder for them; it then
 // returns true, and endPlace is to be called once the commit's uploads are indexed.
-func (s *Store) beginPlace() bool {
+func (s *localStore) beginPlace() bool {
 	x := &s.idx
 	x.mu.Lock()
 	defer x.mu.Unlock()
@@ -222,7 +222,7 @@ func (s *Store) beginPlace() bool {
 
 // endPlace ends what beginPlace began: once no commit is placing, the folder as it is now is
 // taken as listed.
-func (s *Store) endPlace() {
+func (s *localStore) endPlace() {
 	x := &s.idx
 	x.mu.Lock()
 	defer x.mu.Unlock()
@@ -239,7 +239,7 @@ func (s *Store) endPlace() {
 
 // mayHave reports whether a finished upload of this name and size may be in s: the upload stage
 // then hashes a source whose BLAKE3 it does not know before it copies anything.
-func (s *Store) mayHave(name string, size int64) bool {
+func (s *localStore) mayHave(name string, size int64) bool {
 	x := &s.idx
 	x.mu.Lock()
 	defer x.mu.Unlock()
@@ -255,7 +255,7 @@ func (s *Store) mayHave(name string, size int64) bool {
 // was checked just now: its metadata matches, its file passes the guarded open, and its bytes
 // still hash to the BLAKE3 recorded (a corrupted upload is never named again: the source is
 // uploaded afresh, which is what repairs it).
-func (s *Store) finished(blake3, name string) string {
+func (s *localStore) finished(blake3, name string) string {
 	x := &s.idx
 	x.mu.Lock()
 	defer x.mu.Unlock()

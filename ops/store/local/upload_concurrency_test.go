@@ -25,7 +25,7 @@ func TestHelperUploader(t *testing.T) {
 	if store == "" {
 		t.Skip("a helper process for TestConcurrentUploads")
 	}
-	s, err := Open(store, true)
+	s, err := openStore(store, true)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(3)
@@ -73,7 +73,7 @@ func TestConcurrentUploads(t *testing.T) {
 			defer wg.Done()
 			st := s
 			if g < 2 {
-				st, _ = Open(s.Dir, false)
+				st, _ = openStore(s.Dir, false)
 			}
 			for i := range files {
 				path := files[(i+g)%len(files)]
@@ -165,7 +165,7 @@ func TestDiskFull(t *testing.T) {
 		t.Skipf("disk-full test: cannot mount a tmpfs here: %v %s", err, out)
 	}
 	t.Cleanup(func() { exec.Command("umount", "-l", mnt).Run() })
-	s, err := Open(filepath.Join(mnt, "store"), true)
+	s, err := openStore(filepath.Join(mnt, "store"), true)
 	must(t, err)
 	filler := filepath.Join(mnt, "filler")
 	must(t, os.WriteFile(filler, make([]byte, 1<<20), 0o600))

@@ -36,18 +36,18 @@ const writebackEvery = 8 << 20
 //
 // ctx cancelled: stops after the current chunk, keeps the partial, returns ctx.Err(). A full disk
 // is upload.diskFull and keeps what was written.
-func (s *Store) Stream(ctx context.Context, src store.Source, f store.SourceFile, opts store.StreamOptions) (*Meta, error) {
+func (s *localStore) Stream(ctx context.Context, src store.Source, f store.SourceFile, opts store.StreamOptions) (*Meta, error) {
 	chunk := opts.Chunk
 	if chunk <= 0 {
-		chunk = DefaultChunk
+		chunk = defaultChunk
 	}
 	progress := opts.Progress
 	if progress == nil {
 		progress = func(int64) {}
 	}
-	var batch *Batch
+	var batch *groupBatch
 	if opts.Batch != nil {
-		b, ok := opts.Batch.(*Batch)
+		b, ok := opts.Batch.(*groupBatch)
 		if !ok || b.s != s {
 			return nil, fault.Errorf(fault.UploadInvalid, "store %s: a batch of another store", s.Dir)
 		}
@@ -146,13 +146,13 @@ func (s *Store) Stream(ctx context.Context, src store.Source, f store.SourceFile
 
 // reuse marks the finished upload id used now, as a record is about to name it again; false
 // when it cannot be marked (swept meanwhile): then the file is uploaded anew.
-func (s *Store) reuse(id string) bool {
+func (s *localStore) reuse(id string) bool {
 	return s.MarkUsed([]string{id}, time.Now()) == nil
 }
 
 // stagePartial finds the unfinished upload of this source that no one else holds, ready to
 // resume, or makes one.
-func (s *Store) stagePartial(abs, name string, size int64, want string) (*partial, error) {
+func (s *localStore) stagePartial(abs, name string, size int64, want string) (*partial, error) {
 	ids, err := s.partialsOf(abs, name)
 	if err != nil {
 		return nil, err

@@ -23,7 +23,7 @@ import (
 
 func b3(b []byte) string { s := blake3.Sum256(b); return hex.EncodeToString(s[:]) }
 
-func dataSize(t *testing.T, s *Store, id string) int64 {
+func dataSize(t *testing.T, s *localStore, id string) int64 {
 	t.Helper()
 	st, err := s.Status(id)
 	if err != nil {
@@ -259,7 +259,7 @@ func TestUploadRecordAndDedupe(t *testing.T) {
 	checkModes(t, s.Dir)
 
 	// The same content and name again, from another Store value: not uploaded again.
-	s2, err := Open(s.Dir, false)
+	s2, err := openStore(s.Dir, false)
 	must(t, err)
 	must(t, os.WriteFile(filepath.Join(dir, "copy"), content, 0o600))
 	must(t, os.Mkdir(filepath.Join(dir, "b"), 0o700))
@@ -321,7 +321,7 @@ func wchar(t *testing.T) int64 {
 }
 
 // interrupted uploads rec with a context cancelled once stop bytes went through.
-func interrupted(t *testing.T, s *Store, rec *manifest.Record, stop int64) {
+func interrupted(t *testing.T, s *localStore, rec *manifest.Record, stop int64) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -336,7 +336,7 @@ func interrupted(t *testing.T, s *Store, rec *manifest.Record, stop int64) {
 	}
 }
 
-func onlyPartial(t *testing.T, s *Store) string {
+func onlyPartial(t *testing.T, s *localStore) string {
 	t.Helper()
 	ids, err := s.partialIDs()
 	must(t, err)

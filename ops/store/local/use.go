@@ -18,13 +18,13 @@ import (
 // and checks every upload (a real folder with readable metadata), then writes every marker, so a
 // call refused for one id marks as little as possible. A folder that is not there is
 // upload.missing; a marker that cannot be written fails the whole call with its code.
-func (s *Store) MarkUsed(ids []string, at time.Time) error {
+func (s *localStore) MarkUsed(ids []string, at time.Time) error {
 	for _, id := range ids {
 		if err := ValidID(id); err != nil {
 			return err
 		}
 	}
-	lk, err := s.LockShared(MarkerWait)
+	lk, err := s.LockShared(markerWait)
 	if err != nil {
 		return err
 	}
@@ -97,7 +97,7 @@ func markerErr(path, id string, err error) error {
 
 // LastUsed returns when upload id was last used: its .used marker's mtime, and false when it has
 // never been used. The marker is never followed if it is a link.
-func (s *Store) LastUsed(id string) (time.Time, bool, error) {
+func (s *localStore) LastUsed(id string) (time.Time, bool, error) {
 	if err := ValidID(id); err != nil {
 		return time.Time{}, false, err
 	}
@@ -106,12 +106,12 @@ func (s *Store) LastUsed(id string) (time.Time, bool, error) {
 		return time.Time{}, false, err
 	}
 	defer unix.Close(dirfd)
-	return LastUsedAt(dirfd, filepath.Join(s.UploadDir(id), UsedName))
+	return lastUsedAt(dirfd, filepath.Join(s.UploadDir(id), UsedName))
 }
 
-// LastUsedAt is LastUsed for an upload folder already open as dirfd. A marker that is not a
+// lastUsedAt is LastUsed for an upload folder already open as dirfd. A marker that is not a
 // regular file is upload.unreadable.
-func LastUsedAt(dirfd int, path string) (time.Time, bool, error) {
+func lastUsedAt(dirfd int, path string) (time.Time, bool, error) {
 	var st unix.Stat_t
 	err := unix.Fstatat(dirfd, UsedName, &st, unix.AT_SYMLINK_NOFOLLOW)
 	if errors.Is(err, unix.ENOENT) {
@@ -128,7 +128,7 @@ func LastUsedAt(dirfd int, path string) (time.Time, bool, error) {
 
 // UploadState reads what a sweep needs to judge upload id, without taking the lock: its metadata
 // (through the guarded open) and when it was last used.
-func (s *Store) UploadState(id string) (meta *Meta, lastUsed time.Time, used bool, err error) {
+func (s *localStore) UploadState(id string) (meta *Meta, lastUsed time.Time, used bool, err error) {
 	if err := ValidID(id); err != nil {
 		return nil, time.Time{}, false, err
 	}
@@ -140,6 +140,6 @@ func (s *Store) UploadState(id string) (meta *Meta, lastUsed time.Time, used boo
 	if meta, err = s.readMetaAt(dirfd, id); err != nil {
 		return nil, time.Time{}, false, err
 	}
-	lastUsed, used, err = LastUsedAt(dirfd, filepath.Join(s.UploadDir(id), UsedName))
+	lastUsed, used, err = lastUsedAt(dirfd, filepath.Join(s.UploadDir(id), UsedName))
 	return meta, lastUsed, used, err
 }

@@ -16,41 +16,41 @@ func TestMarkUsed(t *testing.T) {
 	outside := t.TempDir()
 	tests := []struct {
 		name string
-		prep func(t *testing.T, s *Store, good string) []string
+		prep func(t *testing.T, s *localStore, good string) []string
 		code fault.Code
 	}{
-		{"one finished upload", func(t *testing.T, s *Store, good string) []string { return []string{good} }, ""},
-		{"refresh an existing marker", func(t *testing.T, s *Store, good string) []string {
+		{"one finished upload", func(t *testing.T, s *localStore, good string) []string { return []string{good} }, ""},
+		{"refresh an existing marker", func(t *testing.T, s *localStore, good string) []string {
 			os.WriteFile(filepath.Join(s.UploadDir(good), UsedName), nil, 0o644)
 			return []string{good}
 		}, ""},
-		{"a missing one refuses the call", func(t *testing.T, s *Store, good string) []string {
+		{"a missing one refuses the call", func(t *testing.T, s *localStore, good string) []string {
 			id, _ := NewID()
 			return []string{good, id}
 		}, fault.UploadMissing},
-		{"not an id", func(t *testing.T, s *Store, good string) []string { return []string{good, "../x"} }, fault.UploadInvalid},
-		{"folder is a symlink", func(t *testing.T, s *Store, good string) []string {
+		{"not an id", func(t *testing.T, s *localStore, good string) []string { return []string{good, "../x"} }, fault.UploadInvalid},
+		{"folder is a symlink", func(t *testing.T, s *localStore, good string) []string {
 			id, _ := NewID()
 			os.Symlink(outside, s.UploadDir(id))
 			return []string{good, id}
 		}, fault.UploadUnreadable},
-		{"damaged metadata", func(t *testing.T, s *Store, good string) []string {
+		{"damaged metadata", func(t *testing.T, s *localStore, good string) []string {
 			id := putFinished(t, s, "b.txt", []byte("b"), at)
 			os.WriteFile(filepath.Join(s.UploadDir(id), MetaName), []byte("{"), FileMode)
 			return []string{good, id}
 		}, fault.UploadUnreadable},
-		{"folder without metadata", func(t *testing.T, s *Store, good string) []string {
+		{"folder without metadata", func(t *testing.T, s *localStore, good string) []string {
 			id, _ := NewID()
 			os.Mkdir(s.UploadDir(id), DirMode)
 			return []string{good, id}
 		}, fault.UploadMissing},
 		// A marker that is a link is replaced by a marker of the store's own; what it pointed
 		// at, or shared its inode with, is not touched (checked below).
-		{"marker is a symlink", func(t *testing.T, s *Store, good string) []string {
+		{"marker is a symlink", func(t *testing.T, s *localStore, good string) []string {
 			os.Symlink(filepath.Join(outside, "target"), filepath.Join(s.UploadDir(good), UsedName))
 			return []string{good}
 		}, ""},
-		{"marker is a hard link to a file outside", func(t *testing.T, s *Store, good string) []string {
+		{"marker is a hard link to a file outside", func(t *testing.T, s *localStore, good string) []string {
 			os.Link(filepath.Join(outside, "shared"), filepath.Join(s.UploadDir(good), UsedName))
 			return []string{good}
 		}, ""},

@@ -16,7 +16,7 @@ import (
 // Check is the local store's own rules on upload id (store.Checker): the folder is a real folder
 // of mode 0700 owned by the user, and its entries are the file, the metadata and at most a
 // marker, all regular files of mode 0600 with one link.
-func (s *Store) Check(id string) error {
+func (s *localStore) Check(id string) error {
 	if err := ValidID(id); err != nil {
 		return err
 	}
@@ -36,7 +36,7 @@ func (s *Store) Check(id string) error {
 }
 
 // checkFolder checks the upload folder's mode and entries.
-func (s *Store) checkFolder(dirfd int, id, name string) error {
+func (s *localStore) checkFolder(dirfd int, id, name string) error {
 	dir := s.UploadDir(id)
 	var st unix.Stat_t
 	if err := unix.Fstat(dirfd, &st); err != nil {
@@ -99,7 +99,7 @@ func OpenForCheck(path string) (*os.File, error) {
 	dir = filepath.Clean(dir)
 	id := filepath.Base(dir)
 	if ValidID(id) == nil && ValidName(name) == nil {
-		s := &Store{Dir: filepath.Dir(dir)}
+		s := &localStore{Dir: filepath.Dir(dir)}
 		if kind, err := s.judge(); err == nil && (kind == marked || kind == laidOut) {
 			return s.OpenFinished(id, name)
 		}

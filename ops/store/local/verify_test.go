@@ -27,22 +27,22 @@ func TestVerifyRecord(t *testing.T) {
 	hash := hex.EncodeToString(sum[:])
 	tests := []struct {
 		name   string
-		prep   func(t *testing.T, s *Store, id, src string)
+		prep   func(t *testing.T, s *localStore, id, src string)
 		code   fault.Code
 		okFlag bool // verified.ok when verified is set
 	}{
-		{"intact", func(*testing.T, *Store, string, string) {}, "", true},
-		{"one byte flipped in the upload", func(t *testing.T, s *Store, id, src string) {
+		{"intact", func(*testing.T, *localStore, string, string) {}, "", true},
+		{"one byte flipped in the upload", func(t *testing.T, s *localStore, id, src string) {
 			flip(t, s.FinishedPath(id, "a.txt"), 3)
 		}, fault.VerifyMismatch, false},
-		{"upload gone", func(t *testing.T, s *Store, id, src string) { os.RemoveAll(s.UploadDir(id)) }, fault.UploadMissing, false},
-		{"upload readable by others", func(t *testing.T, s *Store, id, src string) {
+		{"upload gone", func(t *testing.T, s *localStore, id, src string) { os.RemoveAll(s.UploadDir(id)) }, fault.UploadMissing, false},
+		{"upload readable by others", func(t *testing.T, s *localStore, id, src string) {
 			os.Chmod(s.FinishedPath(id, "a.txt"), 0o644)
 		}, fault.UploadUnreadable, false},
-		{"upload has a second hard link", func(t *testing.T, s *Store, id, src string) {
+		{"upload has a second hard link", func(t *testing.T, s *localStore, id, src string) {
 			os.Link(s.FinishedPath(id, "a.txt"), filepath.Join(t.TempDir(), "x"))
 		}, fault.UploadUnreadable, false},
-		{"upload is a symlink", func(t *testing.T, s *Store, id, src string) {
+		{"upload is a symlink", func(t *testing.T, s *localStore, id, src string) {
 			p := s.FinishedPath(id, "a.txt")
 			os.Remove(p)
 			os.Symlink(src, p)
@@ -97,22 +97,22 @@ func TestVerifyUpload(t *testing.T) {
 	outside := t.TempDir()
 	tests := []struct {
 		name string
-		prep func(s *Store, id string)
+		prep func(s *localStore, id string)
 		code fault.Code
 	}{
-		{"intact", func(*Store, string) {}, ""},
-		{"intact and used", func(s *Store, id string) { s.MarkUsed([]string{id}, time.Now()) }, ""},
-		{"flipped byte", func(s *Store, id string) { flip(t, s.FinishedPath(id, "u.bin"), 5) }, fault.VerifyMismatch},
-		{"truncated", func(s *Store, id string) { os.Truncate(s.FinishedPath(id, "u.bin"), 3) }, fault.VerifyMismatch},
-		{"folder mode 0755", func(s *Store, id string) { os.Chmod(s.UploadDir(id), 0o755) }, fault.UploadUnreadable},
-		{"metadata mode 0644", func(s *Store, id string) { os.Chmod(filepath.Join(s.UploadDir(id), MetaName), 0o644) }, fault.UploadUnreadable},
-		{"symlink inside", func(s *Store, id string) { os.Symlink(outside, filepath.Join(s.UploadDir(id), "evil")) }, fault.UploadUnreadable},
-		{"marker is a symlink", func(s *Store, id string) { os.Symlink(outside, filepath.Join(s.UploadDir(id), UsedName)) }, fault.UploadUnreadable},
-		{"extra file", func(s *Store, id string) { os.WriteFile(filepath.Join(s.UploadDir(id), "x"), nil, FileMode) }, fault.UploadUnreadable},
-		{"file hard-linked", func(s *Store, id string) {
+		{"intact", func(*localStore, string) {}, ""},
+		{"intact and used", func(s *localStore, id string) { s.MarkUsed([]string{id}, time.Now()) }, ""},
+		{"flipped byte", func(s *localStore, id string) { flip(t, s.FinishedPath(id, "u.bin"), 5) }, fault.VerifyMismatch},
+		{"truncated", func(s *localStore, id string) { os.Truncate(s.FinishedPath(id, "u.bin"), 3) }, fault.VerifyMismatch},
+		{"folder mode 0755", func(s *localStore, id string) { os.Chmod(s.UploadDir(id), 0o755) }, fault.UploadUnreadable},
+		{"metadata mode 0644", func(s *localStore, id string) { os.Chmod(filepath.Join(s.UploadDir(id), MetaName), 0o644) }, fault.UploadUnreadable},
+		{"symlink inside", func(s *localStore, id string) { os.Symlink(outside, filepath.Join(s.UploadDir(id), "evil")) }, fault.UploadUnreadable},
+		{"marker is a symlink", func(s *localStore, id string) { os.Symlink(outside, filepath.Join(s.UploadDir(id), UsedName)) }, fault.UploadUnreadable},
+		{"extra file", func(s *localStore, id string) { os.WriteFile(filepath.Join(s.UploadDir(id), "x"), nil, FileMode) }, fault.UploadUnreadable},
+		{"file hard-linked", func(s *localStore, id string) {
 			os.Link(s.FinishedPath(id, "u.bin"), filepath.Join(s.Dir, "stray"))
 		}, fault.UploadUnreadable},
-		{"folder is a symlink", func(s *Store, id string) {
+		{"folder is a symlink", func(s *localStore, id string) {
 			os.Rename(s.UploadDir(id), filepath.Join(outside, id))
 			os.Symlink(filepath.Join(outside, id), s.UploadDir(id))
 		}, fault.UploadUnreadable},
@@ -172,7 +172,7 @@ func TestVerifyFindsOneFlippedByteIn1GiB(t *testing.T) {
 	}
 }
 
-func writeMeta(t testing.TB, s *Store, m Meta) {
+func writeMeta(t testing.TB, s *localStore, m Meta) {
 	t.Helper()
 	b, _ := jsonMarshal(m)
 	if err := os.WriteFile(filepath.Join(s.UploadDir(m.ID), MetaName), b, FileMode); err != nil {

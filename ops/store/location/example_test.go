@@ -28,7 +28,7 @@ func ExampleRegistry() {
 
 	reg := location.NewRegistry()
 	reg.Register(location.Factory{Scheme: "", Open: func(_ context.Context, dir string) (store.Backend, error) {
-		return local.NewLocal(dir), nil
+		return local.New(dir)
 	}})
 	b, err := reg.Open(ctx, filepath.Join(dir, "chat-42"))
 	if err != nil {

@@ -1,5 +1,8 @@
+//go:build unix
+
 // Command mkstore lays out a store for the sweep benchmark through the store's API: N finished
-// uploads, the first half made (and their files' times set) DAYS days ago, the rest made now.
+// uploads, the first half made (and their files' times set) DAYS days ago, the rest made now. It
+// builds where the local store does (Unix): local.MakeFinished is there only.
 //
 //	go run ./scripts/bench/mkstore STORE N DAYS
 package main
@@ -21,7 +24,7 @@ func main() {
 	}
 	n, _ := strconv.Atoi(os.Args[2])
 	days, _ := strconv.Atoi(os.Args[3])
-	s, err := local.Open(os.Args[1], true)
+	b, err := local.New(os.Args[1])
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
@@ -39,7 +42,7 @@ func main() {
 					made = old
 				}
 				name := fmt.Sprintf("file-%06d.txt", i)
-				if _, err := s.MakeFinished(name, []byte(fmt.Sprintf("upload %d\n", i)), made, time.Time{}); err != nil {
+				if _, err := local.MakeFinished(b, name, []byte(fmt.Sprintf("upload %d\n", i)), made, time.Time{}); err != nil {
 					fmt.Fprintln(os.Stderr, err)
 					os.Exit(1)
 				}
