@@ -214,7 +214,7 @@ func walkDir(root string, opts WalkOptions, fn func(Entry) error) error {
 	err := filepath.WalkDir(start, func(p string, d fs.DirEntry, err error) error {
 		var rel, parentRel string
 		if p != start {
-			parentRel = rels[filepath.Dir(filepath.Clean(p))]
+			parentRel = parentRelOf(rels, p, d.Name())
 			rel = d.Name()
 			if parentRel != "" {
 				rel = joinRel(p, parentRel, rel)
@@ -270,6 +270,20 @@ func walkDir(root string, opts WalkOptions, fn func(Entry) error) error {
 		return s.err
 	}
 	return err
+}
+
+// parentRelOf is the Rel of the folder that holds p, whose last part is name. Below the root the
+// walk joins a clean folder path and a name with the separator, so the folder is p without its
+// tail: a map lookup, not the two passes of filepath.Clean (one in filepath.Dir) over every path
+// walked. Only where the root was not clean (".", "a//b", a trailing slash) does the lookup miss
+// and the path get cleaned.
+func parentRelOf(rels map[string]string, p, name string) string {
+	if cut := len(p) - len(name) - 1; cut > 0 && p[cut] == filepath.Separator && p[cut+1:] == name {
+		if rel, ok := rels[p[:cut]]; ok {
+			return rel
+		}
+	}
+	return rels[filepath.Dir(filepath.Clean(p))]
 }
 
 // joinRel is parentRel + "/" + name: the tail of the walked path p when p ends with exactly those

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -393,5 +394,38 @@ func TestJoinRel(t *testing.T) {
 		if got := joinRel(c.p, c.parent, c.name); got != c.want {
 			t.Errorf("joinRel(%q, %q, %q) = %q, want %q", c.p, c.parent, c.name, got, c.want)
 		}
+	}
+}
+
+// TestWalkRelAnyRoot walks one tree through every spelling of its root that the walk's shortcut
+// for a folder's rel (parentRelOf) does not take as it is: the rels must not depend on it.
+func TestWalkRelAnyRoot(t *testing.T) {
+	d := t.TempDir()
+	for _, f := range []string{"top.txt", "a/x.txt", "a/b/y.txt", "a/b/c/z.txt", "e/w.txt"} {
+		mustWrite(t, filepath.Join(d, "t", f))
+	}
+	if err := os.Symlink(filepath.Join(d, "t"), filepath.Join(d, "link")); err != nil {
+		t.Skip("no symlinks here:", err)
+	}
+	want := []string{"a/b/c/z.txt", "a/b/y.txt", "a/x.txt", "e/w.txt", "top.txt"}
+	t.Chdir(d)
+	for _, root := range []string{"t", "t/", "t//", "./t", "t/../t", filepath.Join(d, "t"), "link", "link/"} {
+		var got []string
+		err := WalkEntries([]string{root}, WalkOptions{Each: true}, func(e Entry) error {
+			if e.Err != nil {
+				t.Errorf("%s: %v", root, e.Err)
+			}
+			got = append(got, e.Rel)
+			return nil
+		})
+		if err != nil || !slices.Equal(got, want) {
+			t.Errorf("walk of %q: rels %q (%v), want %q", root, got, err, want)
+		}
+	}
+	t.Chdir(filepath.Join(d, "t"))
+	var got []string
+	WalkEntries([]string{"."}, WalkOptions{Each: true}, func(e Entry) error { got = append(got, e.Rel); return nil })
+	if !slices.Equal(got, want) {
+		t.Errorf("walk of \".\": rels %q, want %q", got, want)
 	}
 }
