@@ -6,8 +6,8 @@ import (
 	"context"
 	"errors"
 	"io"
-	"iter"
 	"os"
+	"sync"
 
 	"github.com/attachctl/attachctl/manifest"
 	"github.com/attachctl/attachctl/manifest/fault"
@@ -87,11 +87,36 @@ type PathInput struct {
 }
 
 // PathRecords walks the paths, then those of the list, lexical order within folders, and yields
-// one path-only record per file (to be sniffed: Loop.Sniff). The walk runs as a coroutine of the
-// caller (iter.Pull), so yielding a path costs no goroutine hand-off. stop ends the walk early.
+// one path-only record per file (to be sniffed: Loop.Sniff). stop ends the walk early; it is to be
+// called once the records are no longer wanted.
+//
+// The walk runs ahead of the workers in a goroutine of its own and hands its records over in
+// batches. Walked as a coroutine of the worker that asks for the next record, it held that worker,
+// and the one waiting behind it, for every folder it read; with its own goroutine the workers only
+// take records from a slice, and `sniff --no-hash` of many small files keeps every core busy.
+// A batch is handed over early whenever the workers have none left, and before each read of the
+// list, which may be a pipe that waits for its writer: a record is never held back waiting for
+// paths that have not come.
 func PathRecords(in PathInput) (next Next, stop func()) {
-	var listErr error
-	walk := func(yield func(*manifest.Record) bool) {
+	batches := make(chan []*manifest.Record, walkBatches)
+	quit := make(chan struct{})
+	var listErr error // written by the walk before it closes batches
+	go func() {
+		defer close(batches)
+		var batch []*manifest.Record
+		// flush hands the batch over; false when stop was called.
+		flush := func() bool {
+			if len(batch) == 0 {
+				return true
+			}
+			select {
+			case batches <- batch:
+				batch = nil
+				return true
+			case <-quit:
+				return false
+			}
+		}
 		each := func(e sniff.Entry) error {
 			rec := &manifest.Record{Path: e.Path, Rel: e.Rel}
 			if e.Err != nil {
@@ -101,30 +126,53 @@ func PathRecords(in PathInput) (next Next, stop func()) {
 			} else if e.Regular {
 				rec.Sniffed = sniff.Listed{}
 			}
-			if !yield(rec) {
+			if batch == nil {
+				batch = make([]*manifest.Record, 0, walkBatch)
+			}
+			batch = append(batch, rec)
+			if (len(batch) == walkBatch || len(batches) == 0) && !flush() {
 				return errStopWalk
 			}
 			return nil
 		}
-		if sniff.WalkEntries(in.Paths, in.Walk, each) != nil || in.List == nil {
+		if sniff.WalkEntries(in.Paths, in.Walk, each) != nil || !flush() || in.List == nil {
 			return
 		}
 		err := sniff.ReadPaths(in.List, in.Null, func(path string) error {
-			return sniff.WalkEntries([]string{path}, in.Walk, each)
+			if err := sniff.WalkEntries([]string{path}, in.Walk, each); err != nil {
+				return err
+			}
+			if !flush() { // the next path may be long in coming
+				return errStopWalk
+			}
+			return nil
 		})
 		if err != errStopWalk {
 			listErr = err
 		}
-	}
-	pull, stop := iter.Pull(walk)
+	}()
+	var cur []*manifest.Record
+	var once sync.Once
 	return func() (*manifest.Record, bool, error) {
-		rec, ok := pull()
-		if !ok {
-			return nil, false, listErr
+			if len(cur) == 0 {
+				b, ok := <-batches
+				if !ok {
+					return nil, false, listErr
+				}
+				cur = b
+			}
+			rec := cur[0]
+			cur = cur[1:]
+			return rec, true, nil
+		}, func() {
+			once.Do(func() { close(quit) })
 		}
-		return rec, ok, nil
-	}, stop
 }
+
+// walkBatch is how many records the walk hands over at once, and walkBatches how many batches it
+// may run ahead: enough that a worker seldom waits for a folder's listing, few enough that the
+// records waiting cost little memory.
+const walkBatch, walkBatches = 64, 8
 
 var errStopWalk = errors.New("walk stopped")
 

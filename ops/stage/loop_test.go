@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -299,5 +300,115 @@ func TestInterruptible(t *testing.T) {
 	defer f.Close()
 	if stage.Interruptible(ctx, f) != io.Reader(f) {
 		t.Error("a regular file is wrapped; it never blocks")
+	}
+}
+
+// TestPathRecords: a walk of more files than one batch yields each in walk order, as sniff.Walk
+// does, then the files of the list after it.
+func TestPathRecords(t *testing.T) {
+	d := t.TempDir()
+	var want []string
+	for i := range 300 {
+		p := filepath.Join(d, "w", fmt.Sprintf("d%d", i/40), fmt.Sprintf("f%03d.txt", i))
+		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	err := sniff.Walk([]string{filepath.Join(d, "w")}, sniff.WalkOptions{}, func(p string, err error) error {
+		want = append(want, p)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	listed := filepath.Join(d, "w", "d0", "f000.txt")
+	want = append(want, listed)
+	next, stop := stage.PathRecords(stage.PathInput{Paths: []string{filepath.Join(d, "w")},
+		List: strings.NewReader(listed + "\n"), Walk: sniff.WalkOptions{Each: true}})
+	defer stop()
+	var got []string
+	for {
+		rec, ok, err := next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !ok {
+			break
+		}
+		if _, listed := rec.Sniffed.(sniff.Listed); !listed && len(got) < 300 {
+			t.Errorf("%s: not marked as listed by the walk", rec.Path)
+		}
+		got = append(got, rec.Path)
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("got %d records, want %d in walk order:\n%q\n%q", len(got), len(want), got, want)
+	}
+}
+
+// TestPathRecordsPipedList: a path given on a list that is a pipe is yielded as soon as its line
+// has come, while the writer has not closed the pipe: a pipeline that lists paths slowly (a
+// watcher) must not wait for more to fill a batch.
+func TestPathRecordsPipedList(t *testing.T) {
+	d := t.TempDir()
+	var files []string
+	for i := range 3 {
+		p := filepath.Join(d, fmt.Sprintf("f%d", i))
+		if err := os.WriteFile(p, nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, p)
+	}
+	r, w := io.Pipe()
+	next, stop := stage.PathRecords(stage.PathInput{List: r})
+	defer stop()
+	for _, p := range files {
+		go w.Write([]byte(p + "\n"))
+		got := make(chan string, 1)
+		go func() {
+			rec, ok, err := next()
+			if !ok || err != nil {
+				got <- fmt.Sprintf("ended (%v)", err)
+				return
+			}
+			got <- rec.Path
+		}()
+		select {
+		case g := <-got:
+			if g != p {
+				t.Fatalf("got %s, want %s", g, p)
+			}
+		case <-time.After(time.Minute): // not a timing: the record never comes while the pipe is open
+			t.Fatalf("%s was written to the list and is not yielded while the list stays open", p)
+		}
+	}
+	w.Close()
+	if rec, ok, err := next(); ok || err != nil {
+		t.Fatalf("after the list ended: %v, %v, %v", rec, ok, err)
+	}
+}
+
+// TestPathRecordsStop: stop ends the walk that runs ahead of the records taken, so that its
+// goroutine does not outlive the stage.
+func TestPathRecordsStop(t *testing.T) {
+	d := t.TempDir()
+	for i := range 2000 {
+		if err := os.WriteFile(filepath.Join(d, fmt.Sprintf("f%04d", i)), nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := runtime.NumGoroutine()
+	next, stop := stage.PathRecords(stage.PathInput{Paths: []string{d}, Walk: sniff.WalkOptions{Each: true}})
+	if _, ok, err := next(); !ok || err != nil {
+		t.Fatal("no first record:", err)
+	}
+	stop()
+	stop() // twice is harmless
+	for deadline := time.Now().Add(time.Minute); runtime.NumGoroutine() > before; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the walk still runs after stop: %d goroutines, %d before", runtime.NumGoroutine(), before)
+		}
 	}
 }
