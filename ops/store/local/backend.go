@@ -17,12 +17,14 @@ import (
 // missing, or not a store) at the first call; only Begin may make or mark it.
 type backend struct {
 	dir  string
-	once sync.Once
-	s    *localStore
-	err  error
-	made atomic.Bool // opened with create once: judged, made and marked
-	mu   sync.Mutex  // held by the first opens with create, which may run at once, while one sets s
-	wait time.Duration
+	mu   sync.Mutex                 // serialises the opens, and guards tried and err
+	s    atomic.Pointer[localStore] // the store, once an open found or made it
+	made atomic.Bool                // opened with create once: judged, made and marked
+	// tried: a read-open was made and failed with err, which later reads return without opening
+	// again, until an upload makes the store.
+	tried bool
+	err   error
+	wait  time.Duration
 }
 
 var (
@@ -48,40 +50,53 @@ func New(dir string, opts ...Option) (store.Backend, error) {
 
 // Backend returns s as a store.Backend.
 func (s *localStore) Backend() *backend {
-	l := &backend{dir: s.Dir, s: s}
-	l.once.Do(func() {})
+	l := &backend{dir: s.Dir}
+	l.s.Store(s)
 	return l
 }
 
-// store opens the store for reading; create: for an upload, making or marking it.
+// store opens the store for reading; create: for an upload, making or marking it. A read-open
+// that failed (no store yet) is not made again, but an upload that makes the store afterwards is
+// seen by every later call.
 func (l *backend) store(create bool) (*localStore, error) {
-	if create && l.made.Load() {
-		return l.s, nil // judged for this run already: an upload per file need not judge it again
+	if s := l.s.Load(); s != nil && (!create || l.made.Load()) {
+		return s, nil // judged for this run already: an upload per file need not judge it again
 	}
-	if create {
-		l.mu.Lock()
-		defer l.mu.Unlock()
-		if l.made.Load() {
-			return l.s, nil
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !create {
+		if s := l.s.Load(); s != nil || l.tried {
+			return s, l.err
 		}
-		s, err := openStore(l.dir, true)
+		l.tried = true
+		s, err := openStore(l.dir, false)
 		if err != nil {
+			l.err = err
 			return nil, err
 		}
-		l.once.Do(func() {})
-		if l.s == nil {
-			s.limitsWait(l.wait)
-			l.s = s
-		}
-		l.made.Store(true)
-		return l.s, nil
+		l.set(s)
+		return s, nil
 	}
-	l.once.Do(func() {
-		if l.s, l.err = openStore(l.dir, false); l.err == nil {
-			l.s.limitsWait(l.wait)
-		}
-	})
-	return l.s, l.err
+	if l.made.Load() {
+		return l.s.Load(), nil
+	}
+	s, err := openStore(l.dir, true)
+	if err != nil {
+		return nil, err
+	}
+	if l.s.Load() == nil {
+		l.set(s)
+	}
+	l.made.Store(true)
+	return l.s.Load(), nil
+}
+
+// set makes s the store every later call gets, and forgets a read-open's failure. Called with mu
+// held.
+func (l *backend) set(s *localStore) {
+	s.limitsWait(l.wait)
+	l.s.Store(s)
+	l.tried, l.err = false, nil
 }
 
 // Location is the store's absolute folder.

@@ -271,8 +271,9 @@ func (l *backend) Limits(ctx context.Context) (store.Limits, error) {
 func (l *backend) SetLimits(ctx context.Context, lim store.Limits) error {
 	s, err := initStore(l.dir, lim)
 	if err == nil {
-		s.limitsWait(l.wait)
-		l.s = s
+		l.mu.Lock()
+		l.set(s)
+		l.mu.Unlock()
 	}
 	return err
 }
