@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"strconv"
 	"strings"
 	"unicode"
@@ -19,23 +18,4 @@ func escapeLine(s string) string {
 	}
 	q := strconv.Quote(s)
 	return strings.ReplaceAll(q[1:len(q)-1], `\"`, `"`)
-}
-
-// humanBytes is a size for a person, in SI units as `du --si` and `ls -lh --si` give them:
-// 999 B, 1.0 kB, 1.9 MB, 12 GB. Exact byte counts go in the JSON.
-func humanBytes(n int64) string {
-	if n < 1000 {
-		return fmt.Sprintf("%d B", n)
-	}
-	v := float64(n)
-	for _, unit := range []string{"kB", "MB", "GB", "TB", "PB"} {
-		v /= 1000
-		if v < 999.5 || unit == "PB" {
-			if v < 9.95 {
-				return fmt.Sprintf("%.1f %s", v, unit)
-			}
-			return fmt.Sprintf("%.0f %s", v, unit)
-		}
-	}
-	return fmt.Sprintf("%d B", n)
 }

@@ -140,9 +140,9 @@ func lsTable(c *cli.Context, b store.Backend, list []store.Entry) error {
 		if files, ok := folderFiles(c.Context, b, e); ok {
 			name += "/ (" + counted(files, "file") + ")" // a folder upload: the count of its files
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", e.ID, humanBytes(e.Size), when(e.Made, "-"), used, state, name)
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", e.ID, store.Human(e.Size), when(e.Made, "-"), used, state, name)
 	}
-	fmt.Fprintf(w, "%s, %s\n", counted(len(list), "upload"), humanBytes(total))
+	fmt.Fprintf(w, "%s, %s\n", counted(len(list), "upload"), store.Human(total))
 	return w.Flush()
 }
 

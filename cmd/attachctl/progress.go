@@ -9,10 +9,12 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/attachctl/attachctl/manifest"
 	"github.com/schollz/progressbar/v3"
 	"github.com/urfave/cli/v2"
 	"golang.org/x/term"
+
+	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/ops/store"
 )
 
 // Progress, as restic shows it: while a stage runs, one bar on standard error that redraws itself;
@@ -144,7 +146,7 @@ func (b *bar) Finish() {
 	if b.desc == "verify" || b.files.Load() == 0 && b.bytes.Load() == 0 {
 		return // verify writes its own; a stage that had nothing to do has said so
 	}
-	line := fmt.Sprintf("%s, %s in %s", counted(int(b.files.Load()), "file"), humanBytes(b.bytes.Load()), humanDuration(time.Since(b.start)))
+	line := fmt.Sprintf("%s, %s in %s", counted(int(b.files.Load()), "file"), store.Human(b.bytes.Load()), humanDuration(time.Since(b.start)))
 	if n := b.failed.Load(); n > 0 {
 		line += fmt.Sprintf(", %d failed", n)
 	}

@@ -234,7 +234,7 @@ func resolveTo(c *cli.Context, dir string, b []byte, opts acp.Options) error {
 	}
 	if forPerson(c) {
 		summary(c, c.Command.Name+": %d inline images, %d inline audio, %d embedded, %d by path (%s)",
-			res.Inline, res.Audio, res.Embedded, res.ByPath, humanBytes(res.Size))
+			res.Inline, res.Audio, res.Embedded, res.ByPath, store.Human(res.Size))
 	}
 	return nil
 }

@@ -159,7 +159,7 @@ func workdirFlags(c *cli.Context) ([]string, error) {
 // skipped entries, the failures and the summary, and returns the exit status.
 func sweepEnd(c *cli.Context, cmd string, b store.Backend, sum sweep.Summary, err error, removed map[string]bool, workdirs []string) error {
 	if errors.Is(err, context.Canceled) {
-		summary(c, "%s: interrupted: removed %s (%s) before it stopped", cmd, counted(sum.Removed, "upload"), humanBytes(sum.Bytes))
+		summary(c, "%s: interrupted: removed %s (%s) before it stopped", cmd, counted(sum.Removed, "upload"), store.Human(sum.Bytes))
 		return exitError{exitFailed}
 	}
 	if err != nil {
@@ -181,7 +181,7 @@ func sweepEnd(c *cli.Context, cmd string, b store.Backend, sum sweep.Summary, er
 				verb = "would remove"
 			}
 			summary(c, "%s: %s %s (%s%s)%s%s", cmd, verb, counted(sum.Removed, "upload"), idsNote(c.Args().Slice(), removed),
-				humanBytes(sum.Bytes), copyNote, failedNote(len(sum.Failed)))
+				store.Human(sum.Bytes), copyNote, failedNote(len(sum.Failed)))
 		} else {
 			summary(c, "%s: %s%s, kept %d, skipped %d%s", cmd, sweptWords(sum, dry), copyNote, sum.Kept, len(sum.Skipped), failedNote(len(sum.Failed)))
 		}
@@ -211,7 +211,7 @@ func sweptWords(sum sweep.Summary, dry bool) string {
 	if dry {
 		verb = "would remove"
 	}
-	return fmt.Sprintf("%s %s (%s)", verb, counted(sum.Removed, "upload"), humanBytes(sum.Bytes))
+	return fmt.Sprintf("%s %s (%s)", verb, counted(sum.Removed, "upload"), store.Human(sum.Bytes))
 }
 
 // idsNote is "ID, ID: " for the ids (in the order given) that were removed, "" for none.

@@ -6,11 +6,13 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/urfave/cli/v2"
+
 	"github.com/attachctl/attachctl/manifest"
 	"github.com/attachctl/attachctl/manifest/fault"
+	"github.com/attachctl/attachctl/ops/store"
 	"github.com/attachctl/attachctl/ops/store/location"
 	"github.com/attachctl/attachctl/sweep"
-	"github.com/urfave/cli/v2"
 )
 
 // sweepUnder is `sweep --stores-under ROOT`: every store below ROOT swept in turn, each under its
@@ -60,7 +62,7 @@ func sweepUnder(c *cli.Context, opts sweep.Options) error {
 		all.Bytes += sum.Bytes
 		switch {
 		case errors.Is(err, context.Canceled):
-			summary(c, "%s: interrupted: removed %s (%s) before it stopped", label, counted(sum.Removed, "upload"), humanBytes(sum.Bytes))
+			summary(c, "%s: interrupted: removed %s (%s) before it stopped", label, counted(sum.Removed, "upload"), store.Human(sum.Bytes))
 		case fault.CodeOf(err) == fault.StoreLocked:
 			held++
 			summary(c, "%s: skipped: %s", label, fault.AsError(err, "").Error())

@@ -207,7 +207,7 @@ func newUploader(c *cli.Context, b store.Backend, chunk int, progress func(int64
 	}
 	if forPerson(c) {
 		opts.Resumed = func(path string, off int64) {
-			personLine(c.App.ErrWriter, fmt.Sprintf("attachctl: %s: %s: resuming at %d (%s kept)", c.Command.Name, escapeLine(manifest.Quote(path)), off, humanBytes(off)))
+			personLine(c.App.ErrWriter, fmt.Sprintf("attachctl: %s: %s: resuming at %d (%s kept)", c.Command.Name, escapeLine(manifest.Quote(path)), off, store.Human(off)))
 		}
 	}
 	if c.IsSet("chunk") {

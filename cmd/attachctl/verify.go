@@ -9,13 +9,14 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/urfave/cli/v2"
+
 	"github.com/attachctl/attachctl/manifest"
 	"github.com/attachctl/attachctl/manifest/fault"
 	"github.com/attachctl/attachctl/ops"
 	"github.com/attachctl/attachctl/ops/stage"
 	storepkg "github.com/attachctl/attachctl/ops/store"
 	"github.com/attachctl/attachctl/ops/store/location"
-	"github.com/urfave/cli/v2"
 )
 
 func init() {
@@ -263,7 +264,7 @@ func sampled(c *cli.Context, s stage.Sample, es []stage.Checked) []stage.Checked
 	}
 	summary(c, "verify: sample: %d of %s (%s), %s of %s (%s); --seed %d checks the same uploads again",
 		len(picked), counted(len(es), "upload"), share(int64(len(picked)), int64(len(es))),
-		humanBytes(got), humanBytes(all), share(got, all), s.Seed)
+		storepkg.Human(got), storepkg.Human(all), share(got, all), s.Seed)
 	return picked
 }
 

@@ -122,18 +122,32 @@ func (l Limits) AdmitBytes(loc, name string, offset, end int64, used Usage) erro
 	return nil
 }
 
-// Bytes is a byte count for messages: exact below 1 kB, else in SI units with the exact count.
+// Bytes is a byte count for messages: exact below 1 kB, else Human's figure with the exact count.
 func Bytes(n int64) string {
+	if n < 1000 {
+		return Human(n)
+	}
+	return fmt.Sprintf("%s (%d bytes)", Human(n), n)
+}
+
+// Human is a size for a person, in SI units as `du --si` and `ls -lh --si` give them: 999 B,
+// 1.0 kB, 1.9 MB, 12 GB. It is the one byte formatter of every message and summary; exact counts
+// go in the JSON (and in Bytes).
+func Human(n int64) string {
 	if n < 1000 {
 		return fmt.Sprintf("%d B", n)
 	}
-	units := []string{"kB", "MB", "GB", "TB", "PB", "EB"}
-	v, i := float64(n)/1000, 0
-	for v >= 1000 && i < len(units)-1 {
+	v := float64(n)
+	for _, unit := range []string{"kB", "MB", "GB", "TB", "PB"} {
 		v /= 1000
-		i++
+		if v < 999.5 || unit == "PB" {
+			if v < 9.95 {
+				return fmt.Sprintf("%.1f %s", v, unit)
+			}
+			return fmt.Sprintf("%.0f %s", v, unit)
+		}
 	}
-	return fmt.Sprintf("%.1f %s (%d bytes)", v, units[i], n)
+	return fmt.Sprintf("%d B", n)
 }
 
 // Limiter is a backend that keeps limits in its mark (both backends do): Limits reads them (none

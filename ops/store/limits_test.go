@@ -62,3 +62,21 @@ func TestParseMark(t *testing.T) {
 		}
 	}
 }
+
+func TestHumanAndBytes(t *testing.T) {
+	for n, want := range map[int64]string{
+		0: "0 B", 999: "999 B", 1000: "1.0 kB", 1949: "1.9 kB", 1_900_000: "1.9 MB", 12_400_000: "12 MB",
+		999_490: "999 kB", 999_500: "1.0 MB", 2_147_483_648: "2.1 GB", 5e15: "5.0 PB", 5e18: "5000 PB",
+	} {
+		if got := Human(n); got != want {
+			t.Errorf("Human(%d): %q, want %q", n, got, want)
+		}
+	}
+	for n, want := range map[int64]string{
+		999: "999 B", 1000: "1.0 kB (1000 bytes)", 12_400_000: "12 MB (12400000 bytes)", 3000: "3.0 kB (3000 bytes)",
+	} {
+		if got := Bytes(n); got != want {
+			t.Errorf("Bytes(%d): %q, want %q", n, got, want)
+		}
+	}
+}
