@@ -88,7 +88,8 @@ type PathInput struct {
 
 // PathRecords walks the paths, then those of the list, lexical order within folders, and yields
 // one path-only record per file (to be sniffed: Loop.Sniff). stop ends the walk early; it is to be
-// called once the records are no longer wanted.
+// called once the records are no longer wanted. It does not wait: a walk blocked reading the list
+// (a terminal, a pipe) ends when that read returns.
 //
 // The walk runs ahead of the workers in a goroutine of its own and hands its records over in
 // batches. Walked as a coroutine of the worker that asks for the next record, it held that worker,
