@@ -70,7 +70,7 @@ func newStore(t testing.TB) *localStore {
 	t.Helper()
 	s, err := openStore(t.TempDir())
 	if err == nil {
-		err = s.b.(store.Limiter).SetLimits(context.Background(), store.Limits{})
+		err = s.b.Features().Limiter.SetLimits(context.Background(), store.Limits{})
 	}
 	if err != nil {
 		t.Fatal(err)

@@ -148,8 +148,8 @@ func lsTable(c *cli.Context, b store.Backend, list []store.Entry) error {
 
 // folderFiles is how many files the finished upload e holds when it is a folder upload.
 func folderFiles(ctx context.Context, b store.Backend, e store.Entry) (int, bool) {
-	t, ok := b.(store.Trees)
-	if !ok || !e.Finished {
+	t := b.Features().Trees
+	if t == nil || !e.Finished {
 		return 0, false
 	}
 	files, folder, err := t.FolderFiles(ctx, e.ID)

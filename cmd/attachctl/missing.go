@@ -13,8 +13,8 @@ import (
 // storeMissing reports whether b is a store that does not exist (a backend that cannot tell is
 // taken to exist).
 func storeMissing(c *cli.Context, b store.Backend) bool {
-	e, ok := b.(store.Exister)
-	if !ok {
+	e := b.Features().Exister
+	if e == nil {
 		return false
 	}
 	exists, err := e.Exists(c.Context)

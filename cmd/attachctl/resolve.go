@@ -267,7 +267,7 @@ func uploadsAt(c *cli.Context, dir string, opts *acp.Options) (acp.Uploads, erro
 			return nil, err
 		}
 	}
-	if _, local := b.(store.Pather); !local && opts.Workdir == "" {
+	if b.Features().Pather == nil && opts.Workdir == "" {
 		if opts.Workdir, err = defaultWorkdir(b.Location()); err != nil {
 			return nil, fault.Errorf(fault.UploadUnreadable, "no --workdir and no home folder: %v", err)
 		}

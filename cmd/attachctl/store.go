@@ -66,8 +66,8 @@ func storeInit(c *cli.Context) error {
 		return fail(err)
 	}
 	defer madeStore(c, "store init", b)()
-	lim, ok := b.(store.Limiter)
-	if !ok {
+	lim := b.Features().Limiter
+	if lim == nil {
 		return fail(fault.Errorf(fault.UploadInvalid, "store %s keeps no limits", b.Location()))
 	}
 	if !set {

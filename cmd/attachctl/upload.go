@@ -278,7 +278,7 @@ func (w progressWriter) Write(p []byte) (int, error) {
 // it is a file on this machine.
 func finishedRecord(b store.Backend, info *store.Info) *manifest.Record {
 	rec := &manifest.Record{Path: store.FinishedName(b, info.ID, info.Name)}
-	if _, ok := b.(store.Pather); ok {
+	if b.Features().Pather != nil {
 		sniff.Fill(rec, sniff.Options{NoHash: true}) // mime and kind; size and hash are the metadata's
 	}
 	rec.Name, rec.Blake3 = info.Name, info.Blake3

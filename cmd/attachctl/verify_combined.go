@@ -18,7 +18,7 @@ import (
 // be read or was added, each as manifest.Quote(rel) and its words).
 func combinedLines(ctx context.Context, b store.Backend, rec *manifest.Record) []string {
 	if rec.Kind == manifest.KindFolder && rec.Upload != nil {
-		if t, ok := b.(store.Trees); ok {
+		if t := b.Features().Trees; t != nil {
 			if ti, err := t.TreeInfo(ctx, rec.Upload.ID); err == nil {
 				return folderLines(rec, ti)
 			}

@@ -10,7 +10,6 @@ import (
 
 	"github.com/attachctl/attachctl/manifest"
 	"github.com/attachctl/attachctl/ops/acp"
-	"github.com/attachctl/attachctl/ops/store"
 	"github.com/attachctl/attachctl/ops/store/local"
 	"github.com/attachctl/attachctl/sniff"
 )
@@ -62,7 +61,7 @@ func ExampleResolve() {
 		fmt.Println(err)
 		return
 	}
-	rec.Upload = &manifest.Upload{ID: id, Store: b.Location(), Path: b.(store.Pather).FinishedPath(id, rec.Name)}
+	rec.Upload = &manifest.Upload{ID: id, Store: b.Location(), Path: b.Features().Pather.FinishedPath(id, rec.Name)}
 	prompt, err := acp.Prompt([]*manifest.Record{rec}, acp.PromptOptions{Session: "s1", Text: "Why does it fail?", HasText: true})
 	if err != nil {
 		fmt.Println(err)

@@ -50,8 +50,8 @@ type Folder struct {
 
 // OpenFolder is FolderUploads for a store behind the seam that keeps folders (store.Trees).
 func (b backend) OpenFolder(id, name string) (*Folder, error) {
-	t, ok := b.b.(store.Trees)
-	if !ok {
+	t := b.b.Features().Trees
+	if t == nil {
 		return nil, fault.Errorf(fault.UploadInvalid, "upload %s: store %s keeps no folder uploads", id, b.b.Location())
 	}
 	ti, err := t.TreeInfo(b.ctx, id)
@@ -63,7 +63,7 @@ func (b backend) OpenFolder(id, name string) (*Folder, error) {
 	}
 	f := &Folder{Size: ti.Size, Blake3: ti.Blake3, Files: ti.Files,
 		Open: func(rel string) (io.ReadCloser, error) { return t.OpenTreeFile(b.ctx, id, name, rel) }}
-	if p, ok := b.b.(store.Pather); ok {
+	if p := b.b.Features().Pather; p != nil {
 		f.Path = p.FinishedPath(id, name)
 	}
 	return f, nil

@@ -162,11 +162,15 @@ func (b memBackend) Open(_ context.Context, id, name string) (store.Reader, erro
 	return memReader{bytes.NewReader(f.data), &store.Info{ID: id, Name: name, Size: u.Size, Blake3: u.Blake3}}, nil
 }
 
+func (memBackend) Features() store.Features { return store.Features{} }
+
 func (b memBackend) MarkUsed(_ context.Context, ids []string, at time.Time) error {
 	return b.m.MarkUsed(ids, at)
 }
 
 type memPather struct{ memBackend }
+
+func (b memPather) Features() store.Features { return store.Features{Pather: b} }
 
 func (memPather) FinishedPath(id, name string) string { return "/store/" + id + "/" + name }
 

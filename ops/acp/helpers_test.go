@@ -86,7 +86,7 @@ func testStore(t testing.TB) *localStore {
 	dir := filepath.Join(t.TempDir(), "chat-1")
 	b, err := local.New(dir)
 	if err == nil {
-		err = b.(store.Limiter).SetLimits(context.Background(), store.Limits{})
+		err = b.Features().Limiter.SetLimits(context.Background(), store.Limits{})
 	}
 	if err != nil {
 		t.Fatal(err)
@@ -126,7 +126,7 @@ func rsPut(t testing.TB, s *localStore, name, mime string, data []byte) *manifes
 		t.Fatal(err)
 	}
 	rec := &manifest.Record{Path: "/src/" + name, Name: name, Mime: mime, Blake3: m.Blake3,
-		Upload: &manifest.Upload{ID: id, Store: s.Dir, Path: s.b.(store.Pather).FinishedPath(id, name)}}
+		Upload: &manifest.Upload{ID: id, Store: s.Dir, Path: s.b.Features().Pather.FinishedPath(id, name)}}
 	rec.SetSize(int64(len(data)))
 	return rec
 }

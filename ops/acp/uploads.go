@@ -57,7 +57,7 @@ func (b backend) Open(id, name string) (*Upload, error) {
 		}
 	}
 	u := &Upload{ReadCloser: r, Size: info.Size, Blake3: info.Blake3}
-	if p, ok := b.b.(store.Pather); ok {
+	if p := b.b.Features().Pather; p != nil {
 		u.Path = p.FinishedPath(id, name)
 	}
 	return u, nil

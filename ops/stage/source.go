@@ -1,8 +1,8 @@
 // Package stage holds the stages over a store, once for every backend: upload (with resume),
 // verify and touch. A stage turns manifest records into the store seam's types (ops/store) and
 // back; the backends behind the seam know no record. What a backend does better than the seam's
-// plain calls (the local store's group commit, S3's parallel parts) it offers as an optional
-// interface (store.Streamer, store.Batcher, store.Checker), which a stage uses when present.
+// plain calls (the local store's group commit, S3's parallel parts) it declares in its Features
+// (store.Streamer, store.Batcher, store.Checker), which a stage uses when declared.
 //
 // It also holds the one record loop every command runs (Loop: sniff, work with --jobs workers,
 // records handed on in input order) and its inputs (PathRecords, ManifestRecords, Interruptible),

@@ -177,13 +177,19 @@ func TestTouch(t *testing.T) {
 	wantCode(t, stage.Touch(bg, s, &manifest.Record{Path: "x", Upload: &manifest.Upload{ID: "../x"}}, at), fault.UploadInvalid)
 }
 
-// chunky is a store with chunk sizes of its own (store.Chunker).
+// chunky is a store with chunk sizes of its own (store.Features' Chunk and LeastChunk).
 type chunky struct{ *storetest.Mem }
 
-func (chunky) Chunks() (def, least int64) { return 100, 10 }
+func (c chunky) Features() store.Features {
+	f := c.Mem.Features()
+	f.Chunk, f.LeastChunk = 100, 10
+	return f
+}
 
 // plain is a store with none of the optional interfaces: the stage's own Begin, Write, Finish.
 type plain struct{ store.Backend }
+
+func (plain) Features() store.Features { return store.Features{} }
 
 // The chunk a backend takes, and the path an upload takes through a backend without a
 // Streamer: chunk by chunk, and an interrupted one leaves nothing behind and says so.

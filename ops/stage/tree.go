@@ -20,8 +20,8 @@ import (
 // uploadTree uploads the folder record rec as one upload, walking the folder again with the
 // stage's walk options, and sets rec's upload, size, files and BLAKE3.
 func (u *Uploader) uploadTree(ctx context.Context, rec *manifest.Record) error {
-	t, ok := u.b.(store.Trees)
-	if !ok {
+	t := u.b.Features().Trees
+	if t == nil {
 		return fault.Errorf(fault.UploadInvalid, "%s: a folder; store %s does not keep folder uploads (give --each for one upload per file)", rec.Path, u.b.Location())
 	}
 	abs, err := absPath(rec.Path)
@@ -109,8 +109,8 @@ func setFolder(rec *manifest.Record, files int) {
 
 // folderUpload reports whether id is a finished folder upload of b.
 func folderUpload(ctx context.Context, b store.Backend, id string) (store.Trees, bool) {
-	t, ok := b.(store.Trees)
-	if !ok {
+	t := b.Features().Trees
+	if t == nil {
 		return nil, false
 	}
 	_, folder, err := t.FolderFiles(ctx, id)

@@ -13,7 +13,7 @@ import (
 	"github.com/zeebo/blake3"
 )
 
-// DefaultChunk is the chunk of a backend that names none (store.Chunker): 512 KiB, the
+// DefaultChunk is the chunk of a backend that names none (store.Features' Chunk): 512 KiB, the
 // --chunk default.
 const DefaultChunk = 512 << 10
 
@@ -32,13 +32,13 @@ type Options struct {
 	// skips as the walk that found it.
 	Walk sniff.WalkOptions
 	// More, when set, says whether more records are on their way to the stage; a batch that can
-	// wait (store.BatchWaiter) then commits them together. Wake is to be called when it turns false.
+	// wait (store.Batch's SetMore) then commits them together. Wake is to be called when it turns false.
 	More func() bool
 }
 
 // NewBatch is a batch of b's (store.Batcher), nil when b publishes each upload on its own.
 func NewBatch(ctx context.Context, b store.Backend) (store.Batch, error) {
-	if bb, ok := b.(store.Batcher); ok {
+	if bb := b.Features().Batcher; bb != nil {
 		return bb.NewBatch(ctx)
 	}
 	return nil, nil
@@ -55,9 +55,9 @@ type Uploader struct {
 // NewUploader checks opts against the backend (a chunk under its least is upload.invalid) and
 // returns the stage.
 func NewUploader(b store.Backend, opts Options) (*Uploader, error) {
-	def, least := int64(DefaultChunk), int64(1)
-	if c, ok := b.(store.Chunker); ok {
-		def, least = c.Chunks()
+	def, least := int64(DefaultChunk), ChunkLeast(b)
+	if f := b.Features(); f.Chunk > 0 {
+		def = f.Chunk
 	}
 	if opts.Chunk <= 0 {
 		opts.Chunk = def
@@ -66,19 +66,15 @@ func NewUploader(b store.Backend, opts Options) (*Uploader, error) {
 		return nil, fault.Errorf(fault.UploadInvalid, "--chunk on %s takes at least %d bytes, not %d", b.Location(), least, opts.Chunk)
 	}
 	opts.Jobs = max(opts.Jobs, 1)
-	if w, ok := opts.Batch.(store.BatchWaiter); ok && opts.More != nil {
-		w.SetMore(opts.More)
+	if opts.Batch != nil && opts.More != nil {
+		opts.Batch.SetMore(opts.More)
 	}
 	return &Uploader{b: b, opts: opts, batch: opts.Batch}, nil
 }
 
 // ChunkLeast is the least chunk b takes.
 func ChunkLeast(b store.Backend) int64 {
-	if c, ok := b.(store.Chunker); ok {
-		_, least := c.Chunks()
-		return least
-	}
-	return 1
+	return max(b.Features().LeastChunk, 1)
 }
 
 // Upload puts the file at rec.Path into the store under rec.Name (its base name when empty) and
@@ -106,7 +102,7 @@ func (u *Uploader) Upload(ctx context.Context, rec *manifest.Record, observe fun
 	}
 	src := store.Source{Path: abs, Name: name, Size: size, Blake3: want}
 	var info *store.Info
-	if s, ok := u.b.(store.Streamer); ok {
+	if s := u.b.Features().Streamer; s != nil {
 		var resumed func(int64)
 		if u.opts.Resumed != nil {
 			resumed = func(off int64) { u.opts.Resumed(abs, off) }
@@ -141,8 +137,8 @@ func (u *Uploader) Settle(rec *manifest.Record) {
 
 // Wake tells a batch waiting for more records (Options.More) to ask again.
 func (u *Uploader) Wake() {
-	if w, ok := u.batch.(store.BatchWaiter); ok {
-		w.Wake()
+	if u.batch != nil {
+		u.batch.Wake()
 	}
 }
 

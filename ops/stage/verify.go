@@ -92,7 +92,7 @@ func VerifyID(ctx context.Context, b store.Backend, id string, progress func(int
 		setFolder(rec, files)
 		return rec, verifyTree(ctx, t, rec, id, "", progress)
 	}
-	if c, ok := b.(store.Checker); ok {
+	if c := b.Features().Checker; c != nil {
 		if err := c.Check(ctx, id); err != nil {
 			return rec, err
 		}

@@ -5,7 +5,7 @@
 // the same interface; both must pass the conformance suite in ops/store/storetest.
 //
 // The seam is shaped like tusd's DataStore and restic's backend: a small required interface, and
-// optional features as small interfaces a backend may also implement (Pather). Nothing in it
+// optional features as small interfaces a backend declares once in its Features. Nothing in it
 // assumes a file descriptor, a rename or a lock file:
 //
 //   - Finish is create-only: a finished upload appears whole or not at all, and an upload that is
@@ -84,6 +84,9 @@ type Backend interface {
 	// after that). The Sweeper must be closed. A dry run decides as a sweep does and changes
 	// nothing anywhere.
 	Sweep(ctx context.Context, wait time.Duration, dryRun bool) (Sweeper, error)
+
+	// Features declares what the backend can do besides these methods (features.go).
+	Features() Features
 }
 
 // Sweeper is the hold of the one sweep that runs on a store.

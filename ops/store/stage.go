@@ -6,8 +6,8 @@ import (
 )
 
 // What the stages above the seam (ops/stage: upload with resume, verify, touch) may ask of a
-// backend besides Backend. Each is optional, tusd style: a stage type-asserts and uses it when
-// present, and falls back to Backend's methods when not. None of them sees a manifest record: the
+// backend besides Backend. Each is optional, tusd style: a backend declares the ones it has in
+// its Features, and a stage uses one when declared and falls back to Backend's methods when not. None of them sees a manifest record: the
 // stage turns records into these types and back.
 
 // Source is the file an upload stage puts into the store, as the stage has checked it: what a
@@ -74,6 +74,11 @@ type Batch interface {
 	Settle(id string) error
 	// Commit publishes everything the batch holds.
 	Commit() error
+	// SetMore gives the batch more, which says whether more uploads are on their way: Settle
+	// may then wait for them and commit them together. Wake is called when more turns false.
+	// A batch that never waits ignores both.
+	SetMore(more func() bool)
+	Wake()
 }
 
 // Checker is a backend with rules of its own about an upload's layout beyond the guarded open
@@ -88,20 +93,14 @@ type Namer interface {
 	FinishedURI(id, name string) string
 }
 
-// Chunker is a backend with its own chunk sizes (S3: parts of at least 5 MiB): the default when
-// --chunk is not given, and the least it takes.
-type Chunker interface {
-	Chunks() (def, least int64)
-}
-
 // FinishedName is how records and messages name a finished upload of b: its path on this
 // machine (Pather), else its URI (Namer), else "".
 func FinishedName(b Backend, id, name string) string {
-	switch b := b.(type) {
-	case Pather:
-		return b.FinishedPath(id, name)
-	case Namer:
-		return b.FinishedURI(id, name)
+	switch f := b.Features(); {
+	case f.Pather != nil:
+		return f.Pather.FinishedPath(id, name)
+	case f.Namer != nil:
+		return f.Namer.FinishedURI(id, name)
 	}
 	return ""
 }

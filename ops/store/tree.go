@@ -14,8 +14,8 @@ import (
 
 // Folder uploads (docs/folders.md): a folder named as an attachment is one upload, its
 // files at STORE/<id>/<name>/<rel>, the whole tree finished at once or not at all. A backend that
-// keeps them implements Trees, an optional feature as tusd's are: a caller asks for it with a
-// type assertion and reports a backend without it as upload.invalid for folder records.
+// keeps them implements Trees and declares it in its Features, an optional feature as tusd's
+// are: a caller without Features().Trees reports upload.invalid for folder records.
 
 // TreeListName is the listing of a finished folder upload's files beside the folder, at
 // STORE/<id>/.tree.b3: one line per file as b3sum writes it (BLAKE3, two spaces, the path from
@@ -116,14 +116,6 @@ func TreeIntact(ctx context.Context, t TreeVerifier, id, blake3 string) bool {
 
 // KindFolder is the kind a folder upload's metadata records.
 const KindFolder = "folder"
-
-// BatchWaiter is a Batch whose Settle can wait for more uploads to commit them together: more
-// reports whether more are on their way (the stage's workers are still taking records); Wake
-// makes a waiting Settle ask again when that answer changed other than by an upload arriving.
-type BatchWaiter interface {
-	SetMore(more func() bool)
-	Wake()
-}
 
 // TreeMeta is a finished folder upload's metadata (.upload.json beside the folder, on every
 // backend): a file upload's, and what the folder holds.

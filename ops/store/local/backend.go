@@ -27,17 +27,9 @@ type backend struct {
 	wait  time.Duration
 }
 
-var (
-	_ store.Backend  = (*backend)(nil)
-	_ store.Pather   = (*backend)(nil)
-	_ store.Streamer = (*backend)(nil)
-	_ store.Batcher  = (*backend)(nil)
-	_ store.Checker  = (*backend)(nil)
-)
+var _ store.Backend = (*backend)(nil)
 
-// New returns the local store at dir as a store.Backend; it also implements store.Pather,
-// store.Streamer, store.Batcher, store.Checker, store.Trees, store.Limiter and store.Exister.
-// Nothing is read or written yet: the folder is judged at the first call, and only an upload
+// New returns the local store at dir as a store.Backend, with the Features below. Nothing is read or written yet: the folder is judged at the first call, and only an upload
 // makes or marks it. It is the one way into a local store from outside this package. On Windows
 // it refuses (local_windows.go).
 func New(dir string, opts ...Option) (store.Backend, error) {
@@ -46,6 +38,12 @@ func New(dir string, opts ...Option) (store.Backend, error) {
 		f(&o)
 	}
 	return &backend{dir: dir, wait: o.limitsWait}, nil
+}
+
+// Features: the local store's uploads are files on this machine, and it has every ability the
+// seam knows but its own chunk sizes.
+func (l *backend) Features() store.Features {
+	return store.Features{Pather: l, Exister: l, Limiter: l, Checker: l, Trees: l, Streamer: l, Batcher: l}
 }
 
 // Backend returns s as a store.Backend.

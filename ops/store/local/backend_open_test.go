@@ -8,8 +8,6 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
-
-	"github.com/attachctl/attachctl/ops/store"
 )
 
 // TestBackendFirstOpensAtOnce: reads and uploads through one fresh backend at once, as a stage's
@@ -30,7 +28,7 @@ func TestBackendFirstOpensAtOnce(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				if i%2 == 0 {
-					b.(store.Limiter).Limits(ctx) // may fail: the store may not be made yet
+					b.Features().Limiter.Limits(ctx) // may fail: the store may not be made yet
 					b.Location()
 					return
 				}
@@ -44,7 +42,7 @@ func TestBackendFirstOpensAtOnce(t *testing.T) {
 		for err := range errs {
 			t.Errorf("round %d: begin: %v", round, err)
 		}
-		if _, err := b.(store.Limiter).Limits(ctx); err != nil {
+		if _, err := b.Features().Limiter.Limits(ctx); err != nil {
 			t.Errorf("round %d: limits once the uploads began: %v", round, err)
 		}
 	}

@@ -94,7 +94,7 @@ func (b *groupBatch) leave() {
 	b.mu.Unlock()
 }
 
-// SetMore is store.BatchWaiter.
+// SetMore is store.Batch's: Settle waits for the uploads more says are coming.
 func (b *groupBatch) SetMore(more func() bool) {
 	b.mu.Lock()
 	b.More = more
@@ -435,4 +435,4 @@ func commit(outs []*out, index *stagedIndex) []error {
 	return errs
 }
 
-var _ store.BatchWaiter = (*groupBatch)(nil)
+var _ store.Batch = (*groupBatch)(nil)

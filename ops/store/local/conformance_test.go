@@ -36,7 +36,7 @@ func TestLocalConformance(t *testing.T) {
 			return reserver{s}
 		},
 		EditTreeFile: func(t *testing.T, b store.Backend, id, name, rel string, data []byte) {
-			p := filepath.Join(b.(store.Pather).FinishedPath(id, name), filepath.FromSlash(rel))
+			p := filepath.Join(b.Features().Pather.FinishedPath(id, name), filepath.FromSlash(rel))
 			os.Chmod(filepath.Dir(p), 0o700)
 			if data == nil {
 				if err := os.Remove(p); err != nil {

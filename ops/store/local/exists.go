@@ -6,11 +6,7 @@ import (
 	"context"
 	"errors"
 	"os"
-
-	"github.com/attachctl/attachctl/ops/store"
 )
-
-var _ store.Exister = (*backend)(nil)
 
 // Exists reports whether anything is at the store's folder (an empty folder is an empty store;
 // what is there is judged by the first call that reads it).

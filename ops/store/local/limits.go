@@ -256,8 +256,6 @@ func (s *localStore) writeMark(l store.Limits) error {
 	return nil
 }
 
-var _ store.Limiter = (*backend)(nil)
-
 // Limits is store.Limiter's: the store's limits (none while it does not exist).
 func (l *backend) Limits(ctx context.Context) (store.Limits, error) {
 	s, err := l.store(false)

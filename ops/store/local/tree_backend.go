@@ -8,8 +8,6 @@ import (
 	"github.com/attachctl/attachctl/ops/store"
 )
 
-var _ store.Trees = (*backend)(nil)
-
 // UploadTree is store.Trees.UploadTree: it makes or marks the store as Begin does.
 func (l *backend) UploadTree(ctx context.Context, src store.TreeSource, opts store.TreeOptions) (*store.TreeInfo, error) {
 	s, err := l.store(true)

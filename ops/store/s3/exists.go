@@ -2,11 +2,7 @@ package s3
 
 import (
 	"context"
-
-	"github.com/attachctl/attachctl/ops/store"
 )
-
-var _ store.Exister = (*Store)(nil)
 
 // Exists reports whether the prefix is a store: its mark is there. A prefix that holds nothing
 // is a store that does not exist yet (verify, ls, rm, touch and resolve exit 10 on it); one

@@ -353,13 +353,11 @@ func (s *Store) wrap(code fault.Code, what string, err error) error {
 	return fault.Errorf(code, "store %s: %s: %s", s.URI, what, msg)
 }
 
-var (
-	_ store.Backend  = (*Store)(nil)
-	_ store.Streamer = (*Store)(nil)
-	_ store.Namer    = (*Store)(nil)
-	_ store.Chunker  = (*Store)(nil)
-	_ store.Trees    = (*Store)(nil)
-)
+// Features: S3 names its uploads by URI and sends parts of at least MinChunk.
+func (s *Store) Features() store.Features {
+	return store.Features{Namer: s, Exister: s, Limiter: s, Trees: s, Streamer: s,
+		Chunk: DefaultChunk, LeastChunk: MinChunk}
+}
 
 // idleConn is a connection on which every read and write must move a byte within idle: the
 // idle-read (and idle-write) timeout of every call, whatever its size.

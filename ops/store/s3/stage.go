@@ -54,9 +54,6 @@ func (s *Store) parts(ctx context.Context, id, name, uploadID string) ([]part, e
 	}
 }
 
-// Chunks are S3's part sizes (store.Chunker): DefaultChunk unless told, at least MinChunk.
-func (s *Store) Chunks() (def, least int64) { return DefaultChunk, MinChunk }
-
 // buffers is the pool of part buffers all the streams of this Store share (jobs of chunk bytes,
 // made when first taken), so that the bound on memory holds for the whole command.
 func (s *Store) buffers(jobs int, chunk int64) chan []byte {

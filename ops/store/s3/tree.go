@@ -49,8 +49,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 )
 
-var _ store.Trees = (*Store)(nil)
-
 // Bounds of a folder upload's sends: files are sent treeJobs at once (small objects are round
 // trips, not bandwidth); a file up to treeSmall bytes is read once into memory, hashed and sent
 // from there, a larger one hashed first and sent from the file; one over treeParts bytes goes as

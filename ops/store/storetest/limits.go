@@ -29,7 +29,7 @@ func limited(t *testing.T, h Harness, l store.Limits) (store.Backend, store.Rese
 		t.Skip("the harness gives no Reserver")
 	}
 	b := h.New(t)
-	if err := b.(store.Limiter).SetLimits(ctx, l); err != nil {
+	if err := b.Features().Limiter.SetLimits(ctx, l); err != nil {
 		t.Fatal(err)
 	}
 	return b, h.Reserver(t, b)

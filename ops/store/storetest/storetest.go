@@ -66,6 +66,7 @@ func Run(t *testing.T, h Harness) {
 		{"SweepCancelled", testSweepCancelled},
 		{"SweepOneAtATime", testSweepExclusive},
 		{"NotStore", testNotStore},
+		{"FeaturesDeclared", testFeatures},
 	}
 	tests = append(tests, stageTests...)
 	tests = append(tests, treeTests...)

@@ -82,8 +82,8 @@ func folderRecord(t *testing.T, root string) *manifest.Record {
 // refuses folder records: the stage's own test).
 func trees(t *testing.T, b store.Backend) store.Trees {
 	t.Helper()
-	tr, ok := b.(store.Trees)
-	if !ok {
+	tr := b.Features().Trees
+	if tr == nil {
 		t.Skip("the backend keeps no folder uploads")
 	}
 	return tr

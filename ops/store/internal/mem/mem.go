@@ -98,15 +98,12 @@ func New(loc string) *Store {
 	return s
 }
 
-var (
-	_ store.Backend  = (*Store)(nil)
-	_ store.Streamer = (*Store)(nil)
-	_ store.Batcher  = (*Store)(nil)
-	_ store.Namer    = (*Store)(nil)
-	_ store.Trees    = (*Store)(nil)
-	_ store.Limiter  = (*Store)(nil)
-	_ store.Exister  = (*Store)(nil)
-)
+var _ store.Backend = (*Store)(nil)
+
+// Features: the in-memory store names its uploads by URI, as S3 does.
+func (s *Store) Features() store.Features {
+	return store.Features{Namer: s, Exister: s, Limiter: s, Trees: s, Streamer: s, Batcher: s}
+}
 
 func (s *Store) now() time.Time {
 	if s.Now != nil {

@@ -163,6 +163,10 @@ func (b *batch) Settle(id string) error {
 	return b.errs[id]
 }
 
+// SetMore and Wake are store.Batch's: this batch commits at the first Settle, never waiting.
+func (b *batch) SetMore(func() bool) {}
+func (b *batch) Wake()               {}
+
 // Commit publishes every upload the batch holds.
 func (b *batch) Commit() error {
 	b.mu.Lock()
