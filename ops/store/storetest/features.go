@@ -13,28 +13,23 @@ import (
 func testFeatures(t *testing.T, h Harness) {
 	b := h.New(t)
 	f := b.Features()
-	has := func(name string, declared, implemented bool) {
-		t.Helper()
-		if declared != implemented {
-			t.Errorf("%s: declared %v in Features, implemented %v", name, declared, implemented)
+	for _, c := range []struct {
+		name              string
+		declared, ability bool
+	}{
+		{"Pather", f.Pather != nil, has[store.Pather](b)},
+		{"Namer", f.Namer != nil, has[store.Namer](b)},
+		{"Exister", f.Exister != nil, has[store.Exister](b)},
+		{"Limiter", f.Limiter != nil, has[store.Limiter](b)},
+		{"Checker", f.Checker != nil, has[store.Checker](b)},
+		{"Trees", f.Trees != nil, has[store.Trees](b)},
+		{"Streamer", f.Streamer != nil, has[store.Streamer](b)},
+		{"Batcher", f.Batcher != nil, has[store.Batcher](b)},
+	} {
+		if c.declared != c.ability {
+			t.Errorf("%s: declared %v in Features, implemented %v", c.name, c.declared, c.ability)
 		}
 	}
-	_, ok := b.(store.Pather)
-	has("Pather", f.Pather != nil, ok)
-	_, ok = b.(store.Namer)
-	has("Namer", f.Namer != nil, ok)
-	_, ok = b.(store.Exister)
-	has("Exister", f.Exister != nil, ok)
-	_, ok = b.(store.Limiter)
-	has("Limiter", f.Limiter != nil, ok)
-	_, ok = b.(store.Checker)
-	has("Checker", f.Checker != nil, ok)
-	_, ok = b.(store.Trees)
-	has("Trees", f.Trees != nil, ok)
-	_, ok = b.(store.Streamer)
-	has("Streamer", f.Streamer != nil, ok)
-	_, ok = b.(store.Batcher)
-	has("Batcher", f.Batcher != nil, ok)
 	if f.Pather != nil && f.Namer != nil {
 		t.Error("Features has both a Pather and a Namer: records would name an upload two ways")
 	}
@@ -45,4 +40,10 @@ func testFeatures(t *testing.T, h Harness) {
 	if f.Pather != nil && f.Pather.FinishedPath("x", "y") == "" {
 		t.Error("the declared Pather names no path")
 	}
+}
+
+// has reports whether b implements T.
+func has[T any](b store.Backend) bool {
+	_, ok := b.(T)
+	return ok
 }
