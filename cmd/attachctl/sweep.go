@@ -228,35 +228,20 @@ func idsNote(ids []string, removed map[string]bool) string {
 	return strings.Join(done, ", ") + ": "
 }
 
-// removeCopies removes, in each work folder, the copies of the uploads removed and (sweep, not rm)
-// of those no longer in the store. An upload is gone when the listing after the removals does not hold it as
-// a finished upload and a last look at it (Info) does not find it: an upload finished and resolved
-// meanwhile keeps its copy. Each copy removed is named on standard error unless --quiet.
+// removeCopies removes, in each work folder, the copies that sweep.CopyDoomed says go with the run
+// (sweep: also those of uploads no longer in the store), each named on standard error unless
+// --quiet.
 func removeCopies(c *cli.Context, cmd string, b store.Backend, removed map[string]bool, workdirs []string, dry bool) (int, []error) {
 	if len(workdirs) == 0 {
 		return 0, nil
 	}
-	finished := map[string]bool{}
-	if cmd == "sweep" {
-		l, err := b.List(c.Context)
-		if err != nil {
-			return 0, []error{err}
-		}
-		for _, e := range l.Entries {
-			if e.Finished {
-				finished[e.ID] = true
-			}
-		}
+	doomed, err := sweep.CopyDoomed(c.Context, b, removed, cmd == "sweep")
+	if err != nil {
+		return 0, []error{err}
 	}
-	doomed := func(id string) bool {
-		if removed[id] {
-			return true
-		}
-		if cmd != "sweep" || finished[id] {
-			return false
-		}
-		_, err := b.Info(c.Context, id)
-		return fault.CodeOf(err) == fault.UploadMissing
+	verb := "removed"
+	if dry {
+		verb = "would remove"
 	}
 	n := 0
 	var errs []error
@@ -268,10 +253,6 @@ func removeCopies(c *cli.Context, cmd string, b store.Backend, removed map[strin
 		n += len(gone)
 		for _, g := range gone {
 			if !globalBool(c, "quiet") {
-				verb := "removed"
-				if dry {
-					verb = "would remove"
-				}
 				fmt.Fprintf(c.App.ErrWriter, "attachctl: %s: %s working copy %s\n", cmd, verb, manifest.Quote(g))
 			}
 		}
