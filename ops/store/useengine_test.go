@@ -37,7 +37,9 @@ func newMemUses(ids ...string) *memUses {
 	return m
 }
 
-func (m *memUses) UseProperties() UseProperties { return UseProperties{Jobs: m.jobs, Where: "mem://uses"} }
+func (m *memUses) UseProperties() UseProperties {
+	return UseProperties{Jobs: m.jobs, Where: "mem://uses"}
+}
 
 func (m *memUses) HoldUses(context.Context, []string) (func(), error) { return func() {}, nil }
 
