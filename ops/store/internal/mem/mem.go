@@ -329,11 +329,10 @@ func (s *Store) List(ctx context.Context) (*store.Listing, error) {
 	for id, p := range s.partials {
 		l.Entries = append(l.Entries, p.entry(id))
 	}
-	sort.Slice(l.Entries, func(i, j int) bool { return l.Entries[i].ID < l.Entries[j].ID })
 	for p := range s.foreign {
 		l.Skipped = append(l.Skipped, store.NotAnUpload(s.loc+"/"+p, nil))
 	}
-	sort.Slice(l.Skipped, func(i, j int) bool { return l.Skipped[i].Path < l.Skipped[j].Path })
+	store.SortListing(l)
 	return l, nil
 }
 
@@ -342,7 +341,7 @@ func (f *finished) entry(id string) store.Entry {
 }
 
 func (p *partial) entry(id string) store.Entry {
-	return store.Entry{ID: id, Name: p.name, Size: p.bytes(), Made: p.made, LastUsed: p.written, Busy: p.holds > 0}
+	return store.UnfinishedEntry(id, store.UnfinishedState{Name: p.name, Bytes: p.bytes(), Made: p.made, Written: p.written, Busy: p.holds > 0})
 }
 
 // MarkUsed marks the finished uploads ids used at at: every id checked first, then all marked.
