@@ -95,7 +95,7 @@ func MarkUsedOn(ctx context.Context, b UseBackend, ids []string, at time.Time) e
 			return err
 		}
 	}
-	return forEachUse(ctx, max(p.Jobs, 1), len(ids), func(i int) error {
+	return ForEach(ctx, max(p.Jobs, 1), len(ids), func(i int) error {
 		return markOne(ctx, b, p, ids[i], targets[i], at)
 	})
 }
@@ -144,9 +144,9 @@ func markOne(ctx context.Context, b UseBackend, p UseProperties, id string, t Us
 	}
 }
 
-// forEachUse runs f for 0..n-1, jobs at a time, and returns the first error; once one failed, or
-// ctx is cancelled, no further f starts.
-func forEachUse(ctx context.Context, jobs, n int, f func(int) error) error {
+// ForEach runs f for 0..n-1, jobs at a time, and returns the first error; once one failed, or
+// ctx is cancelled, no further f starts (then ctx.Err() is returned).
+func ForEach(ctx context.Context, jobs, n int, f func(int) error) error {
 	var (
 		wg    sync.WaitGroup
 		mu    sync.Mutex

@@ -116,7 +116,7 @@ func (s *Store) List(ctx context.Context) (*store.Listing, error) {
 		}
 	}
 	foreign := make([]bool, len(ids))
-	err = forEach(ctx, len(ids), func(i int) error {
+	err = store.ForEach(ctx, listJobs, len(ids), func(i int) error {
 		m, err := s.readMarker(ctx, ids[i])
 		if err == nil && m.exists && !m.tombstone {
 			byID[ids[i]].LastUsed = m.at
@@ -146,7 +146,7 @@ func (s *Store) List(ctx context.Context) (*store.Listing, error) {
 		}
 	}
 	pents := make([]*store.Entry, len(pids))
-	err = forEach(ctx, len(pids), func(i int) error {
+	err = store.ForEach(ctx, listJobs, len(pids), func(i int) error {
 		e, err := s.partialEntry(ctx, pids[i])
 		if fault.CodeOf(err) == fault.UploadMissing {
 			return nil // finished or removed since the listing
@@ -191,6 +191,9 @@ func (s *Store) partialEntry(ctx context.Context, id string) (*store.Entry, erro
 	e := store.UnfinishedEntry(id, store.UnfinishedState{Name: pi.Name, Bytes: n, Made: parseTime(pi.Made), Written: last})
 	return &e, nil
 }
+
+// listJobs is how many requests a listing has in flight at once (round trips, not work).
+const listJobs = 16
 
 // multipart is one multipart upload in progress under the store.
 type multipart struct {
@@ -532,7 +535,7 @@ func (s *Store) recognize(ctx context.Context, byID map[string]*store.Entry, tre
 		}
 	}
 	sort.Slice(cands, func(i, j int) bool { return cands[i].ID < cands[j].ID })
-	metas, skips, err := store.RecognizeUploads(ctx, cands, 16, func(ctx context.Context, i int) (*store.UploadMeta, error) {
+	metas, skips, err := store.RecognizeUploads(ctx, cands, listJobs, func(ctx context.Context, i int) (*store.UploadMeta, error) {
 		id := cands[i].ID
 		if t := trees[id]; t != nil && t.list && t.meta {
 			return s.treeMeta(ctx, id)

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/attachctl/attachctl/manifest/fault"
@@ -305,46 +304,6 @@ func (u useBackend) WriteUse(ctx context.Context, id string, t *store.UseTarget,
 		s.client.DeleteObject(ctx, &awss3.DeleteObjectInput{Bucket: &s.Bucket, Key: aws.String(s.usedKey(id)), IfMatch: aws.String(etag)})
 	}
 	return n.m.exists, undo, nil
-}
-
-// forEach runs f for 0..n-1, a few at a time (requests are round trips, not work), and returns
-// the first error.
-func forEach(ctx context.Context, n int, f func(int) error) error {
-	const width = 16
-	var (
-		wg    sync.WaitGroup
-		mu    sync.Mutex
-		first error
-		next  int
-	)
-	for w := 0; w < min(width, n); w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				mu.Lock()
-				i := next
-				next++
-				stop := first != nil || i >= n
-				mu.Unlock()
-				if stop || ctx.Err() != nil {
-					return
-				}
-				if err := f(i); err != nil {
-					mu.Lock()
-					if first == nil {
-						first = err
-					}
-					mu.Unlock()
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	if first == nil {
-		first = ctx.Err()
-	}
-	return first
 }
 
 // StillThere checks that the finished upload is there: its object, or a folder upload's listing.
