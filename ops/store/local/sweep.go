@@ -65,68 +65,88 @@ func openDirAt(parent int, name string) (int, error) {
 	}
 }
 
-// List returns every upload of the store: the finished ones (through the guarded reads) and the
-// unfinished ones, in id order, and the entries it does not recognise. A store that does not
-// exist is empty. A partial left beside the finished upload of the same id (by a finish killed
-// after its rename) is not listed: it is no upload.
+// List returns every upload of the store, the rules written once (store.ListOn) over the
+// primitives below: the finished ones read through the guarded reads, the unfinished ones from
+// their partials. A store that does not exist is empty.
 func (s *localStore) List() (*store.Listing, error) {
-	l := &store.Listing{}
+	lr := &listRun{s: s, storefd: -1, partfd: -1}
+	defer lr.close()
+	return store.ListOn(context.Background(), lr)
+}
+
+// listRun is one List's store.ListBackend: the store's folder and its partials, open.
+type listRun struct {
+	s               *localStore
+	storefd, partfd int
+}
+
+func (lr *listRun) close() {
+	if lr.storefd >= 0 {
+		unix.Close(lr.storefd)
+	}
+	if lr.partfd >= 0 {
+		unix.Close(lr.partfd)
+	}
+}
+
+func (lr *listRun) ListProperties() store.ListProperties {
+	return store.ListProperties{Jobs: workers(), Internal: InternalDir}
+}
+
+func (lr *listRun) ListTop(context.Context) ([]store.TopEntry, string, bool, error) {
+	s := lr.s
 	storefd, err := unix.Open(s.Dir, noFollowDir, 0)
 	if err != nil {
 		if errors.Is(err, unix.ENOENT) {
-			return l, nil
+			return nil, s.Dir, false, nil
 		}
-		return nil, lockErr(s.Dir, err)
+		return nil, s.Dir, false, lockErr(s.Dir, err)
 	}
-	defer unix.Close(storefd)
+	lr.storefd = storefd
 	ents, err := readDirAt(storefd, s.Dir)
 	if err != nil {
-		return nil, fault.Errorf(fault.UploadUnreadable, "store %s: %v", s.Dir, err)
+		return nil, s.Dir, false, fault.Errorf(fault.UploadUnreadable, "store %s: %v", s.Dir, err)
 	}
-	var cands []store.Candidate
-	for _, e := range ents {
-		name := e.Name()
-		path := s.Dir + "/" + name
-		switch {
-		case name == InternalDir && e.IsDir():
-		case ValidID(name) != nil:
-			l.Skipped = append(l.Skipped, store.Skip{Path: path, Why: "not an upload id"})
-		case e.Type()&os.ModeSymlink != 0:
-			l.Skipped = append(l.Skipped, store.Skip{Path: path, Why: "a symlink"})
-		case !e.IsDir():
-			l.Skipped = append(l.Skipped, store.Skip{Path: path, Why: "not a folder"})
-		default:
-			cands = append(cands, store.Candidate{ID: name, Path: path})
-		}
+	return topEntries(ents), s.Dir, true, nil
+}
+
+// topEntries are a folder's entries as the listing engine takes them, typed by getdents.
+func topEntries(ents []os.DirEntry) []store.TopEntry {
+	top := make([]store.TopEntry, len(ents))
+	for i, e := range ents {
+		link := e.Type()&os.ModeSymlink != 0
+		top[i] = store.TopEntry{Name: e.Name(), Dir: e.IsDir() && !link, Link: link}
 	}
-	metas, skips, err := store.RecognizeUploads(context.Background(), cands, workers(), func(_ context.Context, i int) (*store.UploadMeta, error) {
-		meta, used, _, err := s.UploadState(cands[i].ID)
-		if err != nil { // whatever keeps it from reading as an upload: skipped, never a failure
-			return nil, fault.Errorf(fault.UploadUnreadable, "%s", fault.AsError(err, fault.UploadUnreadable).Message)
-		}
-		return &store.UploadMeta{Info: meta, Recorded: meta.ID, LastUsed: used}, nil
-	})
+	return top
+}
+
+// ReadUpload reads a finished upload's metadata and marker; whatever keeps it from reading as an
+// upload is skipped, never a failure.
+func (lr *listRun) ReadUpload(_ context.Context, c store.Candidate) (*store.UploadMeta, error) {
+	meta, used, _, err := lr.s.UploadState(c.ID)
 	if err != nil {
-		return nil, err
+		return nil, fault.Errorf(fault.UploadUnreadable, "%s", fault.AsError(err, fault.UploadUnreadable).Message)
 	}
-	l.Skipped = append(l.Skipped, skips...)
-	sort.Slice(l.Skipped, func(i, j int) bool { return l.Skipped[i].Path < l.Skipped[j].Path })
-	finished := map[string]bool{}
-	for i, m := range metas {
-		if m != nil {
-			id := cands[i].ID
-			l.Entries = append(l.Entries, store.Entry{ID: id, Name: m.Info.Name, Size: m.Info.Size, Finished: true, Made: m.Info.Made, LastUsed: m.LastUsed})
-			finished[id] = true
-		}
+	return &store.UploadMeta{Info: meta, Recorded: meta.ID, LastUsed: used}, nil
+}
+
+func (lr *listRun) ListPartials(context.Context) ([]store.TopEntry, string, error) {
+	dir := lr.s.internal(partialDir)
+	partfd, err := lr.s.openPartialsNoCreate(lr.storefd)
+	if err != nil || partfd < 0 {
+		return nil, dir, err
 	}
-	parts, skips, err := s.listPartials(storefd, finished)
+	lr.partfd = partfd
+	ents, err := readDirAt(partfd, dir)
 	if err != nil {
-		return nil, err
+		return nil, dir, fault.Errorf(fault.UploadUnreadable, "%s: %v", dir, err)
 	}
-	l.Entries = append(l.Entries, parts...)
-	l.Skipped = append(l.Skipped, skips...)
-	sort.Slice(l.Entries, func(i, j int) bool { return l.Entries[i].ID < l.Entries[j].ID })
-	return l, nil
+	return topEntries(ents), dir, nil
+}
+
+func (lr *listRun) ReadPartial(_ context.Context, id string) (store.UnfinishedState, bool, error) {
+	u, _, err := readPartialAt(lr.partfd, id, false)
+	return u, errors.Is(err, unix.ENOENT), err
 }
 
 // openPartialsNoCreate opens STORE/.attachctl/partial without creating anything; -1 when it is
@@ -150,158 +170,125 @@ func (s *localStore) openPartialsNoCreate(storefd int) (int, error) {
 	return fd, nil
 }
 
-// listPartials lists the unfinished uploads, leaving out the ids in finished.
-func (s *localStore) listPartials(storefd int, finished map[string]bool) ([]store.Entry, []store.Skip, error) {
-	partfd, err := s.openPartialsNoCreate(storefd)
-	if err != nil || partfd < 0 {
-		return nil, nil, err
-	}
-	defer unix.Close(partfd)
-	dir := s.internal(partialDir)
-	ents, err := readDirAt(partfd, dir)
-	if err != nil {
-		return nil, nil, fault.Errorf(fault.UploadUnreadable, "%s: %v", dir, err)
-	}
-	var list []store.Entry
-	var skips []store.Skip
-	for _, e := range ents {
-		path := dir + "/" + e.Name()
-		if ValidID(e.Name()) != nil || !e.IsDir() || e.Type()&os.ModeSymlink != 0 {
-			skips = append(skips, store.Skip{Path: path, Why: "not an unfinished upload"})
-			continue
-		}
-		if finished[e.Name()] {
-			continue
-		}
-		pe, err := judgePartialAt(partfd, e.Name(), false)
-		if err != nil {
-			if !errors.Is(err, unix.ENOENT) {
-				skips = append(skips, store.Skip{Path: path, Why: "unfinished upload: " + err.Error()})
-			}
-			continue
-		}
-		list = append(list, pe)
-	}
-	return list, skips, nil
-}
-
-// judgePartialAt reads what a sweep needs of the unfinished upload id in the partial folder
-// partfd: its name and begin time (info.json, best effort), and the size and mtime of the file
-// its writer locks (data, or out/<name> while a finish moves it), or the folder's mtime when it
-// has no data file. Busy tells whether a writer holds it. With lock set, the writer's lock is
-// taken and kept: the returned release drops it (nil when there was nothing to lock).
-func judgePartialAt(partfd int, id string, lock bool) (store.Entry, error) {
-	e, release, err := judgePartialLocked(partfd, id, lock)
-	if release != nil {
-		release()
-	}
-	return e, err
-}
-
+// judgePartialLocked is the sweep's entry of the unfinished upload id in the partial folder
+// partfd (readPartialAt, under the listing's rules). With lock set, the writer's lock is taken and
+// kept: the returned release drops it (nil when there was nothing to lock).
 func judgePartialLocked(partfd int, id string, lock bool) (store.Entry, func(), error) {
-	e := store.Entry{ID: id}
+	u, release, err := readPartialAt(partfd, id, lock)
+	return store.UnfinishedEntry(id, u), release, err
+}
+
+// readPartialAt reads the unfinished upload id of the partial folder partfd for the listing's
+// rules (store.UnfinishedState): its info.json, and the file its writer locks (data, or
+// out/<name> while a finish moves it), or the folder when it has no data file. A folder upload's
+// tree is handed over open, to be summed by the engine (store.TreeBytes).
+func readPartialAt(partfd int, id string, lock bool) (store.UnfinishedState, func(), error) {
+	var u store.UnfinishedState
 	dirfd, err := openDirAt(partfd, id)
 	if err != nil {
-		return e, nil, err
+		return u, nil, err
 	}
 	defer unix.Close(dirfd)
-	folder := false
 	if meta, err := readPartialMetaAt(dirfd); err == nil {
-		e.Name, e.Made, e.Batch, folder = meta.Name, meta.Created, meta.Batch, meta.Folder
+		u.Name, u.Made, u.Batch, u.Folder = meta.Name, meta.Created, meta.Batch, meta.Folder
 	}
 	const flags = unix.O_RDONLY | unix.O_NOFOLLOW | unix.O_NONBLOCK | unix.O_CLOEXEC
 	fd, err := unix.Openat(dirfd, partialData, flags, 0)
-	if errors.Is(err, unix.ENOENT) && e.Name != "" {
+	if errors.Is(err, unix.ENOENT) && u.Name != "" {
 		if out, oerr := unix.Openat(dirfd, partialOut, flags|unix.O_DIRECTORY, 0); oerr == nil {
-			fd, err = unix.Openat(out, e.Name, flags, 0)
+			fd, err = unix.Openat(out, u.Name, flags, 0)
 			unix.Close(out)
 		}
 	}
 	var st unix.Stat_t
 	if errors.Is(err, unix.ENOENT) { // no data: a partial just begun, or what a crash left
 		if err := unix.Fstat(dirfd, &st); err != nil {
-			return e, nil, err
+			return u, nil, err
 		}
-		e.LastUsed = timespec(st.Mtim)
-		if e.Made.IsZero() {
-			e.Made = e.LastUsed
-		}
-		return e, nil, nil
+		u.Folder, u.Written = false, timespec(st.Mtim)
+		return u, nil, nil
 	}
 	if err != nil {
-		return e, nil, err
+		return u, nil, err
 	}
 	f := os.NewFile(uintptr(fd), partialData) // f owns fd: closing it drops a lock we took
 	got, err := tryFlock(fd)
 	if err != nil {
 		f.Close()
-		return e, nil, err
+		return u, nil, err
 	}
-	e.Busy = !got
+	u.Busy = !got
 	if err := unix.Fstat(fd, &st); err != nil {
 		f.Close()
-		return e, nil, err
+		return u, nil, err
 	}
 	if uint32(st.Mode)&unix.S_IFMT != unix.S_IFREG {
 		f.Close()
-		return e, nil, fmt.Errorf("data is not a regular file")
+		return u, nil, fmt.Errorf("data is not a regular file")
 	}
-	e.Size, e.LastUsed = st.Size, timespec(st.Mtim)
-	if folder { // its data file is only its lock: the bytes are in its tree
-		e.Size = treeBytesAt(dirfd)
-	}
-	if e.Made.IsZero() {
-		e.Made = e.LastUsed
+	u.Bytes, u.Written = st.Size, timespec(st.Mtim)
+	if u.Folder { // its data file is only its lock: the bytes are in its tree
+		u.Tree = openTreeDir(dirfd)
 	}
 	if lock && got {
-		return e, func() { f.Close() }, nil
+		return u, func() { f.Close() }, nil
 	}
 	f.Close()
-	return e, nil, nil
+	return u, nil, nil
 }
 
-// treeBytesAt is how many bytes the files of an unfinished folder upload hold so far: those under
-// partialTree in its partial, open as dirfd. Best effort (what cannot be read counts nothing);
-// no link is followed and no other file system entered.
-func treeBytesAt(dirfd int) int64 {
+// treeDir is a folder of an unfinished folder upload's tree, open, for store.TreeBytes: never
+// following a link, never entering another file system than the tree's top.
+type treeDir struct {
+	fd   int
+	root fsID
+}
+
+// openTreeDir opens partialTree in the partial open as dirfd; nil when it cannot.
+func openTreeDir(dirfd int) store.TreeDir {
 	top, err := openDirAt(dirfd, partialTree)
 	if err != nil {
-		return 0
+		return nil
 	}
 	root, err := fsOf(top)
 	if err != nil {
 		unix.Close(top)
-		return 0
+		return nil
 	}
-	var walk func(fd int) int64
-	walk = func(fd int) int64 {
-		defer unix.Close(fd)
-		ents, _ := readDirAt(fd, partialTree)
-		var n int64
-		for _, ent := range ents {
-			var st unix.Stat_t
-			if unix.Fstatat(fd, ent.Name(), &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
-				continue
-			}
-			switch uint32(st.Mode) & unix.S_IFMT {
-			case unix.S_IFREG:
-				n += st.Size
-			case unix.S_IFDIR:
-				sub, err := openDirAt(fd, ent.Name())
-				if err != nil {
-					continue
-				}
-				if id, err := fsOf(sub); err != nil || id != root {
-					unix.Close(sub)
-					continue
-				}
-				n += walk(sub)
-			}
-		}
-		return n
-	}
-	return walk(top)
+	return &treeDir{fd: top, root: root}
 }
+
+func (d *treeDir) Entries() []store.SizedEntry {
+	ents, _ := readDirAt(d.fd, partialTree)
+	out := make([]store.SizedEntry, 0, len(ents))
+	for _, ent := range ents {
+		var st unix.Stat_t
+		if unix.Fstatat(d.fd, ent.Name(), &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
+			continue
+		}
+		switch uint32(st.Mode) & unix.S_IFMT {
+		case unix.S_IFREG:
+			out = append(out, store.SizedEntry{Name: ent.Name(), Size: st.Size, File: true})
+		case unix.S_IFDIR:
+			out = append(out, store.SizedEntry{Name: ent.Name(), Dir: true})
+		}
+	}
+	return out
+}
+
+func (d *treeDir) Enter(name string) store.TreeDir {
+	sub, err := openDirAt(d.fd, name)
+	if err != nil {
+		return nil
+	}
+	if id, err := fsOf(sub); err != nil || id != d.root {
+		unix.Close(sub)
+		return nil
+	}
+	return &treeDir{fd: sub, root: d.root}
+}
+
+func (d *treeDir) Close() { unix.Close(d.fd) }
 
 // readPartialMetaAt reads info.json of the unfinished upload open as dirfd.
 func readPartialMetaAt(dirfd int) (*partialMeta, error) {

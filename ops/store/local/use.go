@@ -3,6 +3,7 @@
 package local
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -10,50 +11,75 @@ import (
 	"time"
 
 	"github.com/attachctl/attachctl/manifest/fault"
+	"github.com/attachctl/attachctl/ops/store"
 	"golang.org/x/sys/unix"
 )
 
-// MarkUsed marks the finished uploads ids used at at: it writes (or refreshes) each one's .used
-// marker, whose mtime is then at. It holds the marker lock shared throughout, and it first opens
-// and checks every upload (a real folder with readable metadata), then writes every marker, so a
-// call refused for one id marks as little as possible. A folder that is not there is
-// upload.missing; a marker that cannot be written fails the whole call with its code.
+// MarkUsed marks the finished uploads ids used at at: the rules are written once
+// (store.MarkUsedOn); what is the local store's is below. It holds the marker lock shared
+// throughout, so a folder opened and checked (a real folder with readable metadata) stays in place
+// until every marker is written: a sweep renames folders out of the store only while it holds
+// the lock exclusive. Each marker is the .used file, whose mtime is then at. A use does not stop
+// when its caller is cancelled, as before the engine: the markers are a few small writes.
 func (s *localStore) MarkUsed(ids []string, at time.Time) error {
-	for _, id := range ids {
-		if err := ValidID(id); err != nil {
-			return err
-		}
-	}
-	lk, err := s.LockShared(markerWait)
-	if err != nil {
-		return err
-	}
-	defer lk.Unlock()
-	// Under the lock: a folder opened now stays in place until the lock is released, since a sweep
-	// renames folders out of the store only while it holds the lock exclusive.
-	dirs := make([]int, 0, len(ids))
-	defer func() {
-		for _, fd := range dirs {
-			unix.Close(fd)
-		}
-	}()
-	for _, id := range ids {
-		dirfd, err := s.openUploadDir(id)
-		if err != nil {
-			return err
-		}
-		dirs = append(dirs, dirfd)
-		if _, err := s.readMetaAt(dirfd, id); err != nil {
-			return err
-		}
-	}
-	for i, id := range ids {
-		if err := writeMarker(dirs[i], s.UploadDir(id), id, at); err != nil {
-			return err
-		}
-	}
-	return nil
+	u := &useRun{s: s}
+	defer u.close()
+	return store.MarkUsedOn(context.Background(), u, ids, at)
 }
+
+// useRun is one MarkUsed's store.UseBackend: the upload folders it opened, closed at the end.
+type useRun struct {
+	s    *localStore
+	dirs []int
+}
+
+func (u *useRun) close() {
+	for _, fd := range u.dirs {
+		unix.Close(fd)
+	}
+}
+
+func (u *useRun) UseProperties() store.UseProperties {
+	return store.UseProperties{Jobs: 1, Where: u.s.Dir}
+}
+
+// HoldUses takes the marker lock shared.
+func (u *useRun) HoldUses(context.Context, []string) (func(), error) {
+	lk, err := u.s.LockShared(markerWait)
+	if err != nil {
+		return nil, err
+	}
+	return func() { lk.Unlock() }, nil
+}
+
+// LookUpUses opens and checks each upload folder in turn, stopping at the first that fails.
+func (u *useRun) LookUpUses(_ context.Context, ids []string) ([]store.UseTarget, error) {
+	ts := make([]store.UseTarget, len(ids))
+	for i, id := range ids {
+		dirfd, err := u.s.openUploadDir(id)
+		if err != nil {
+			return nil, err
+		}
+		u.dirs = append(u.dirs, dirfd)
+		if _, err := u.s.readMetaAt(dirfd, id); err != nil {
+			return nil, err
+		}
+		ts[i].Note = dirfd
+	}
+	return ts, nil
+}
+
+// LookUpUse is never called: under the lock no write of a marker loses.
+func (u *useRun) LookUpUse(_ context.Context, id string) (store.UseTarget, error) {
+	return store.UseTarget{}, fault.Errorf(fault.StoreLocked, "upload %s: its marker changed under the lock", id)
+}
+
+// WriteUse writes the marker; the lock proves the folder is there.
+func (u *useRun) WriteUse(_ context.Context, id string, t *store.UseTarget, at time.Time) (bool, func(), error) {
+	return true, nil, writeMarker(t.Note.(int), u.s.UploadDir(id), id, at)
+}
+
+func (u *useRun) StillThere(context.Context, string, *store.UseTarget) error { return nil }
 
 // markerTmp starts the name a new marker is written under before it is renamed to .used.
 const markerTmp = UsedName + ".new-"

@@ -39,7 +39,7 @@ func (s *Store) List(ctx context.Context) (*store.Listing, error) {
 				trees[id] = t
 			}
 			if !t.note(name, o) {
-				l.Skipped = append(l.Skipped, store.Skip{Path: "s3://" + s.Bucket + "/" + aws.ToString(o.Key), Why: "not an upload of this store"})
+				l.Skipped = append(l.Skipped, store.NotAnUpload("s3://"+s.Bucket+"/"+aws.ToString(o.Key), nil))
 			}
 			if name != store.TreeListName {
 				return nil
@@ -55,8 +55,10 @@ func (s *Store) List(ctx context.Context) (*store.Listing, error) {
 		}
 		id, name, _ := strings.Cut(rel, "/")
 		switch {
-		case store.ValidID(id) != nil || store.ValidName(name) != nil && name != UsedName:
-			l.Skipped = append(l.Skipped, store.Skip{Path: "s3://" + s.Bucket + "/" + aws.ToString(o.Key), Why: "not an upload of this store"})
+		case store.ValidID(id) != nil:
+			l.Skipped = append(l.Skipped, store.Skip{Path: "s3://" + s.Bucket + "/" + aws.ToString(o.Key), Why: store.SkipNotID})
+		case store.ValidName(name) != nil && name != UsedName:
+			l.Skipped = append(l.Skipped, store.NotAnUpload("s3://"+s.Bucket+"/"+aws.ToString(o.Key), nil))
 		case name == UsedName:
 			hasMarker[id] = true
 			if aws.ToInt64(o.Size) == int64(tombSize) {
@@ -90,7 +92,8 @@ func (s *Store) List(ctx context.Context) (*store.Listing, error) {
 			// Files of a folder upload with neither info nor listing: a sweep killed while it
 			// removed it (its tombstone beside them), or a stage killed as it began. Unfinished,
 			// last written when its newest object was.
-			byID[id] = &store.Entry{ID: id, Name: t.dir, Size: t.size, Made: t.first.UTC(), LastUsed: t.last.UTC()}
+			e := store.UnfinishedEntry(id, store.UnfinishedState{Name: t.dir, Bytes: t.size, Made: t.first.UTC(), Written: t.last.UTC()})
+			byID[id] = &e
 		}
 	}
 	if err := s.recognize(ctx, byID, trees, l); err != nil {
@@ -113,7 +116,7 @@ func (s *Store) List(ctx context.Context) (*store.Listing, error) {
 		}
 	}
 	foreign := make([]bool, len(ids))
-	err = forEach(ctx, len(ids), func(i int) error {
+	err = store.ForEach(ctx, listJobs, len(ids), func(i int) error {
 		m, err := s.readMarker(ctx, ids[i])
 		if err == nil && m.exists && !m.tombstone {
 			byID[ids[i]].LastUsed = m.at
@@ -126,15 +129,14 @@ func (s *Store) List(ctx context.Context) (*store.Listing, error) {
 	}
 	for i, id := range ids {
 		if foreign[i] {
-			l.Skipped = append(l.Skipped, store.Skip{Path: "s3://" + s.Bucket + "/" + s.usedKey(id),
-				Why: "not an attachctl marker: left in place, the upload taken as used when it was written"})
+			l.Skipped = append(l.Skipped, store.Skip{Path: "s3://" + s.Bucket + "/" + s.usedKey(id), Why: store.SkipForeignMarker})
 		}
 	}
 	// A marker with no upload beside it: a tombstone is a sweep's that died before it removed
 	// the marker (the next sweep removes it); anything else is named and left.
 	for id := range hasMarker {
 		if byID[id] == nil && !partial[id] && !tombOnly[id] {
-			l.Skipped = append(l.Skipped, store.Skip{Path: "s3://" + s.Bucket + "/" + s.usedKey(id), Why: "a marker with no upload"})
+			l.Skipped = append(l.Skipped, store.Skip{Path: "s3://" + s.Bucket + "/" + s.usedKey(id), Why: store.SkipOrphanMarker})
 		}
 	}
 	var pids []string
@@ -144,7 +146,7 @@ func (s *Store) List(ctx context.Context) (*store.Listing, error) {
 		}
 	}
 	pents := make([]*store.Entry, len(pids))
-	err = forEach(ctx, len(pids), func(i int) error {
+	err = store.ForEach(ctx, listJobs, len(pids), func(i int) error {
 		e, err := s.partialEntry(ctx, pids[i])
 		if fault.CodeOf(err) == fault.UploadMissing {
 			return nil // finished or removed since the listing
@@ -166,13 +168,14 @@ func (s *Store) List(ctx context.Context) (*store.Listing, error) {
 	}
 	for _, mp := range mps {
 		if byID[mp.id] == nil && !partial[mp.id] {
-			byID[mp.id] = &store.Entry{ID: mp.id, Name: mp.name, Made: mp.initiated, LastUsed: mp.initiated}
+			e := store.UnfinishedEntry(mp.id, store.UnfinishedState{Name: mp.name, Written: mp.initiated})
+			byID[mp.id] = &e
 		}
 	}
 	for _, e := range byID {
 		l.Entries = append(l.Entries, *e)
 	}
-	sort.Slice(l.Entries, func(i, j int) bool { return l.Entries[i].ID < l.Entries[j].ID })
+	store.SortListing(l)
 	return l, nil
 }
 
@@ -185,8 +188,12 @@ func (s *Store) partialEntry(ctx context.Context, id string) (*store.Entry, erro
 	if err != nil {
 		return nil, err
 	}
-	return &store.Entry{ID: id, Name: pi.Name, Size: n, Made: parseTime(pi.Made), LastUsed: last}, nil
+	e := store.UnfinishedEntry(id, store.UnfinishedState{Name: pi.Name, Bytes: n, Made: parseTime(pi.Made), Written: last})
+	return &e, nil
 }
+
+// listJobs is how many requests a listing has in flight at once (round trips, not work).
+const listJobs = 16
 
 // multipart is one multipart upload in progress under the store.
 type multipart struct {
@@ -456,7 +463,7 @@ func (sw *sweeper) Recheck(ctx context.Context, c store.Entry) (*store.SweepItem
 		return nil, err
 	}
 	if len(mps) > 0 {
-		e := store.Entry{ID: c.ID, Name: mps[0].name, Made: mps[0].initiated, LastUsed: mps[0].initiated}
+		e := store.UnfinishedEntry(c.ID, store.UnfinishedState{Name: mps[0].name, Written: mps[0].initiated})
 		return &store.SweepItem{Entry: e, Note: &doomed{}}, nil
 	}
 	// A folder upload's files with no info (a sweep killed while removing it); finished since
@@ -528,7 +535,7 @@ func (s *Store) recognize(ctx context.Context, byID map[string]*store.Entry, tre
 		}
 	}
 	sort.Slice(cands, func(i, j int) bool { return cands[i].ID < cands[j].ID })
-	metas, skips, err := store.RecognizeUploads(ctx, cands, 16, func(ctx context.Context, i int) (*store.UploadMeta, error) {
+	metas, skips, err := store.RecognizeUploads(ctx, cands, listJobs, func(ctx context.Context, i int) (*store.UploadMeta, error) {
 		id := cands[i].ID
 		if t := trees[id]; t != nil && t.list && t.meta {
 			return s.treeMeta(ctx, id)

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/attachctl/attachctl/manifest/fault"
@@ -226,123 +225,89 @@ var errConflict = fmt.Errorf("conditional write lost")
 
 func isConflict(err error) bool { return err == errConflict || conflict(err) }
 
-// MarkUsed marks finished uploads used at at. The ids are looked up first (lookUpAll: each must
-// be a finished upload whose marker is not a tombstone), then each marker is replaced by a
-// conditional write. A write that loses to a sweep's tombstone is upload.missing. A write that
-// replaced the marker it read (If-Match) proves the upload was there: a sweep deletes only after
-// its tombstone replaced that marker. A marker written where there was none (If-None-Match) may
-// follow a sweep that finished meanwhile, so the upload is looked at once more, and one that is
-// gone loses the marker again and is upload.missing: no marker outlives its upload.
+// MarkUsed marks finished uploads used at at: the rules are written once (store.MarkUsedOn) over
+// the primitives below. The ids are looked up in few listings (lookUpAll: each must be a finished
+// upload whose marker is not a tombstone), then each marker is replaced by a conditional write. A
+// write that replaced the marker it read (If-Match) proves the upload was there: a sweep deletes
+// only after its tombstone replaced that marker. A marker written where there was none
+// (If-None-Match) may follow a sweep that finished meanwhile, so the engine looks at the upload
+// once more, and one that is gone loses the marker again (If-Match the marker's own ETag).
 func (s *Store) MarkUsed(ctx context.Context, ids []string, at time.Time) error {
-	for _, id := range ids {
-		if err := store.ValidID(id); err != nil {
-			return err
+	return store.MarkUsedOn(ctx, useBackend{s}, ids, at)
+}
+
+// useBackend is the store as a store.UseBackend.
+type useBackend struct{ s *Store }
+
+// useNote is what a look-up found of one id: the finished upload's name and its marker.
+type useNote struct {
+	name string
+	m    marker
+}
+
+func (u useBackend) UseProperties() store.UseProperties {
+	return store.UseProperties{Jobs: 16, Where: u.s.URI}
+}
+
+// HoldUses holds nothing (every marker write is conditional): it checks there is a store.
+func (u useBackend) HoldUses(ctx context.Context, ids []string) (func(), error) {
+	if len(ids) > 0 {
+		if err := u.s.exists(ctx, ids[0]); err != nil {
+			return nil, err
 		}
 	}
+	return func() {}, nil
+}
+
+func (u useBackend) target(id, name string, m marker) store.UseTarget {
+	t := store.UseTarget{Swept: m.tombstone, Note: &useNote{name: name, m: m}}
+	if name == "" {
+		t = store.UseTarget{Err: u.s.missing(id)}
+	}
+	return t
+}
+
+func (u useBackend) LookUpUses(ctx context.Context, ids []string) ([]store.UseTarget, error) {
 	if len(ids) == 0 {
-		return nil
+		return nil, nil
 	}
-	if err := s.exists(ctx, ids[0]); err != nil {
-		return err
-	}
-	names, marks, err := s.lookUpAll(ctx, ids)
+	names, marks, err := u.s.lookUpAll(ctx, ids)
 	if err != nil {
-		return err
+		return nil, err
 	}
+	ts := make([]store.UseTarget, len(ids))
 	for i, id := range ids {
-		switch {
-		case names[i] == "":
-			return s.missing(id)
-		case marks[i].tombstone:
-			return s.swept(id)
-		}
+		ts[i] = u.target(id, names[i], marks[i])
 	}
-	return forEach(ctx, len(ids), func(i int) error { return s.markOne(ctx, ids[i], names[i], marks[i], at) })
+	return ts, nil
 }
 
-func (s *Store) swept(id string) error {
-	return fault.Errorf(fault.UploadMissing, "upload %s: being removed by a sweep of store %s", id, s.URI)
+func (u useBackend) LookUpUse(ctx context.Context, id string) (store.UseTarget, error) {
+	name, m, err := u.s.lookUp(ctx, id)
+	if err != nil {
+		return store.UseTarget{}, err
+	}
+	return u.target(id, name, m), nil
 }
 
-func (s *Store) markOne(ctx context.Context, id, name string, m marker, at time.Time) error {
-	for try := 0; ; try++ {
-		etag, err := s.writeMarker(ctx, id, m, "used", at)
-		if err == nil {
-			if m.exists {
-				return nil
-			}
-			herr := s.stillThere(ctx, id, name)
-			if herr == nil {
-				return nil
-			}
-			if fault.CodeOf(herr) != fault.UploadMissing {
-				return herr
-			}
-			s.client.DeleteObject(ctx, &awss3.DeleteObjectInput{Bucket: &s.Bucket, Key: aws.String(s.usedKey(id)), IfMatch: aws.String(etag)})
-			return s.missing(id)
+// WriteUse replaces the marker as read: If-Match its ETag, If-None-Match: * where there was none.
+func (u useBackend) WriteUse(ctx context.Context, id string, t *store.UseTarget, at time.Time) (bool, func(), error) {
+	s, n := u.s, t.Note.(*useNote)
+	etag, err := s.writeMarker(ctx, id, n.m, "used", at)
+	if err != nil {
+		if isConflict(err) {
+			return false, nil, store.ErrUseRaced
 		}
-		if !isConflict(err) {
-			return s.wrap(fault.UploadUnreadable, "marker of "+id, err)
-		}
-		if try == 20 {
-			return fault.Errorf(fault.StoreLocked, "upload %s: its marker kept changing under %d tries", id, try)
-		}
-		// Another use or a sweep wrote first: look again and go again.
-		if name, m, err = s.lookUp(ctx, id); err != nil {
-			return err
-		}
-		if name == "" {
-			return s.missing(id)
-		}
-		if m.tombstone {
-			return s.swept(id)
-		}
+		return false, nil, s.wrap(fault.UploadUnreadable, "marker of "+id, err)
 	}
+	undo := func() {
+		s.client.DeleteObject(ctx, &awss3.DeleteObjectInput{Bucket: &s.Bucket, Key: aws.String(s.usedKey(id)), IfMatch: aws.String(etag)})
+	}
+	return n.m.exists, undo, nil
 }
 
-// forEach runs f for 0..n-1, a few at a time (requests are round trips, not work), and returns
-// the first error.
-func forEach(ctx context.Context, n int, f func(int) error) error {
-	const width = 16
-	var (
-		wg    sync.WaitGroup
-		mu    sync.Mutex
-		first error
-		next  int
-	)
-	for w := 0; w < min(width, n); w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				mu.Lock()
-				i := next
-				next++
-				stop := first != nil || i >= n
-				mu.Unlock()
-				if stop || ctx.Err() != nil {
-					return
-				}
-				if err := f(i); err != nil {
-					mu.Lock()
-					if first == nil {
-						first = err
-					}
-					mu.Unlock()
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	if first == nil {
-		first = ctx.Err()
-	}
-	return first
-}
-
-// stillThere checks that the finished upload id named name is there: its object, or a folder
-// upload's listing.
-func (s *Store) stillThere(ctx context.Context, id, name string) error {
-	_, _, err := s.headAny(ctx, id, name)
+// StillThere checks that the finished upload is there: its object, or a folder upload's listing.
+func (u useBackend) StillThere(ctx context.Context, id string, t *store.UseTarget) error {
+	_, _, err := u.s.headAny(ctx, id, t.Note.(*useNote).name)
 	return err
 }

@@ -326,11 +326,10 @@ func (s *Store) List(ctx context.Context) (*store.Listing, error) {
 	for id, p := range s.partials {
 		l.Entries = append(l.Entries, p.entry(id))
 	}
-	sort.Slice(l.Entries, func(i, j int) bool { return l.Entries[i].ID < l.Entries[j].ID })
 	for p := range s.foreign {
 		l.Skipped = append(l.Skipped, store.NotAnUpload(s.loc+"/"+p, nil))
 	}
-	sort.Slice(l.Skipped, func(i, j int) bool { return l.Skipped[i].Path < l.Skipped[j].Path })
+	store.SortListing(l)
 	return l, nil
 }
 
@@ -339,31 +338,51 @@ func (f *finished) entry(id string) store.Entry {
 }
 
 func (p *partial) entry(id string) store.Entry {
-	return store.Entry{ID: id, Name: p.name, Size: p.bytes(), Made: p.made, LastUsed: p.written, Busy: p.holds > 0}
+	return store.UnfinishedEntry(id, store.UnfinishedState{Name: p.name, Bytes: p.bytes(), Made: p.made, Written: p.written, Busy: p.holds > 0})
 }
 
-// MarkUsed marks the finished uploads ids used at at: every id checked first, then all marked.
+// MarkUsed marks the finished uploads ids used at at, under the rules written once
+// (store.MarkUsedOn): the store's mutex is its hold, so no write of a marker loses.
 func (s *Store) MarkUsed(ctx context.Context, ids []string, at time.Time) error {
-	for _, id := range ids {
-		if err := store.ValidID(id); err != nil {
-			return err
-		}
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if err := s.checkStore(false); err != nil {
-		return err
-	}
-	for _, id := range ids {
-		if s.finished[id] == nil {
-			return s.missing(id)
-		}
-	}
-	for _, id := range ids {
-		s.finished[id].used = at.UTC()
-	}
-	return nil
+	return store.MarkUsedOn(ctx, memUse{s}, ids, at)
 }
+
+// memUse is the store as a store.UseBackend.
+type memUse struct{ s *Store }
+
+func (u memUse) UseProperties() store.UseProperties {
+	return store.UseProperties{Jobs: 1, Where: u.s.loc}
+}
+
+func (u memUse) HoldUses(context.Context, []string) (func(), error) {
+	u.s.mu.Lock()
+	if err := u.s.checkStore(false); err != nil {
+		u.s.mu.Unlock()
+		return nil, err
+	}
+	return u.s.mu.Unlock, nil
+}
+
+func (u memUse) LookUpUses(_ context.Context, ids []string) ([]store.UseTarget, error) {
+	ts := make([]store.UseTarget, len(ids))
+	for i, id := range ids {
+		if u.s.finished[id] == nil {
+			ts[i].Err = u.s.missing(id)
+		}
+	}
+	return ts, nil
+}
+
+func (u memUse) LookUpUse(_ context.Context, id string) (store.UseTarget, error) {
+	return store.UseTarget{}, fault.Errorf(fault.StoreLocked, "upload %s: its marker changed under the store's lock", id)
+}
+
+func (u memUse) WriteUse(_ context.Context, id string, _ *store.UseTarget, at time.Time) (bool, func(), error) {
+	u.s.finished[id].used = at.UTC()
+	return true, nil, nil
+}
+
+func (u memUse) StillThere(context.Context, string, *store.UseTarget) error { return nil }
 
 // take takes the lock ch, waiting at most wait; busy is the store.locked error.
 func take(ctx context.Context, ch chan struct{}, wait time.Duration, busy func() error) error {

@@ -1,0 +1,200 @@
+package store
+
+import (
+	"context"
+	"sort"
+	"time"
+)
+
+// Listing a store, written once over a backend's primitives (prim.go says why).
+//
+// What is a finished upload (an entry named by an upload id that Recognize accepts), an
+// unfinished one (an entry of the backend's partials named by an id, not finished since), a batch
+// area (an unfinished entry its info marks so), and what is skipped and named (Skip, in the
+// wording below on every backend) are this package's rules; so are an unfinished entry's size,
+// made and last used (UnfinishedEntry), and the size of an unfinished folder upload, which the
+// engine sums over the backend's listing of its tree (TreeBytes): no backend walks a tree.
+
+// The reasons a listing gives for what it skips, one wording on every backend.
+const (
+	SkipNotID         = "not an upload id"
+	SkipLink          = "a symlink"
+	SkipNotFolder     = "not a folder"
+	SkipNotUnfinished = "not an unfinished upload"
+	SkipOrphanMarker  = "a marker with no upload"
+	SkipForeignMarker = "not an attachctl marker: left in place, the upload taken as used when it was written"
+)
+
+// TopEntry is one entry where a backend keeps its uploads (the store's top, or its partials), as
+// its listing gives it, never following a link.
+type TopEntry struct {
+	Name string
+	Dir  bool // a real folder
+	Link bool // a symbolic link
+}
+
+// ListProperties are what a backend's listing can do, declared once by the backend.
+type ListProperties struct {
+	// Jobs is how many uploads are read at once (at least 1).
+	Jobs int
+	// Internal is the name of the backend's own folder at the store's top: neither an upload
+	// nor skipped.
+	Internal string
+}
+
+// UnfinishedState is what a backend read of one unfinished upload: its info (best effort: zero
+// when unreadable) and the file its writer writes.
+type UnfinishedState struct {
+	Name          string
+	Made          time.Time // begun, as its info says
+	Batch, Folder bool
+	Bytes         int64     // what its data holds (a folder upload's data holds none)
+	Written       time.Time // when its data was last written (its folder's time when it has none)
+	Busy          bool      // a writer holds it now
+	// Tree is what a folder upload has written so far, for TreeBytes (nil: nothing).
+	Tree TreeDir
+}
+
+// UnfinishedEntry is the listing's entry of the unfinished upload id: its size is what was
+// written so far (a folder upload's, every file of its tree), its last use when it was last
+// written, and one whose begin time is not known was begun when it was last written.
+func UnfinishedEntry(id string, u UnfinishedState) Entry {
+	e := Entry{ID: id, Name: u.Name, Size: u.Bytes, Made: u.Made, LastUsed: u.Written, Busy: u.Busy, Batch: u.Batch}
+	if u.Folder {
+		e.Size = 0
+		if u.Tree != nil {
+			e.Size = TreeBytes(u.Tree)
+		}
+	}
+	if e.Made.IsZero() {
+		e.Made = e.LastUsed
+	}
+	return e
+}
+
+// TreeDir is one folder of an unfinished folder upload, as its backend lists it.
+type TreeDir interface {
+	// Entries lists the folder, never following a link: best effort, what cannot be read is
+	// left out.
+	Entries() []SizedEntry
+	// Enter opens the folder name listed in it; nil when the backend does not enter it (gone,
+	// or on another file system).
+	Enter(name string) TreeDir
+	Close()
+}
+
+// SizedEntry is one entry of a TreeDir.
+type SizedEntry struct {
+	Name string
+	Size int64 // a file's
+	File bool  // a regular file
+	Dir  bool  // a folder; neither: something else, which holds no bytes of the upload
+}
+
+// TreeBytes is how many bytes the files below top hold; it closes top.
+func TreeBytes(top TreeDir) int64 {
+	defer top.Close()
+	var n int64
+	for _, e := range top.Entries() {
+		switch {
+		case e.File:
+			n += e.Size
+		case e.Dir:
+			if sub := top.Enter(e.Name); sub != nil {
+				n += TreeBytes(sub)
+			}
+		}
+	}
+	return n
+}
+
+// ListBackend is what a backend implements so that List, written once in this package (ListOn),
+// runs over it.
+type ListBackend interface {
+	ListProperties() ListProperties
+	// ListTop lists the store's top, sorted by name; there is false for a store that does not
+	// exist (empty: nothing else is asked). where names the top in Skips (a path).
+	ListTop(ctx context.Context) (ents []TopEntry, where string, there bool, err error)
+	// ReadUpload reads the metadata of the finished upload c for Recognize (a failure that
+	// keeps it from reading as an upload is upload.unreadable: skipped, never the listing's).
+	ReadUpload(ctx context.Context, c Candidate) (*UploadMeta, error)
+	// ListPartials lists where unfinished uploads are kept (sorted by name; nil when there is
+	// no such place yet), and where names it.
+	ListPartials(ctx context.Context) (ents []TopEntry, where string, err error)
+	// ReadPartial reads the unfinished upload id. gone: not there any more (finished or
+	// removed since it was listed); another error is named in its Skip.
+	ReadPartial(ctx context.Context, id string) (u UnfinishedState, gone bool, err error)
+}
+
+// ListOn is Backend.List over b: every finished upload (recognised), every unfinished one that
+// is not finished since, in id order, and what was skipped, in path order.
+func ListOn(ctx context.Context, b ListBackend) (*Listing, error) {
+	p := b.ListProperties()
+	l := &Listing{}
+	top, where, there, err := b.ListTop(ctx)
+	if err != nil || !there {
+		return l, err
+	}
+	var cands []Candidate
+	for _, e := range top {
+		path := where + "/" + e.Name
+		switch {
+		case e.Name == p.Internal && e.Dir:
+		case ValidID(e.Name) != nil:
+			l.Skipped = append(l.Skipped, Skip{Path: path, Why: SkipNotID})
+		case e.Link:
+			l.Skipped = append(l.Skipped, Skip{Path: path, Why: SkipLink})
+		case !e.Dir:
+			l.Skipped = append(l.Skipped, Skip{Path: path, Why: SkipNotFolder})
+		default:
+			cands = append(cands, Candidate{ID: e.Name, Path: path})
+		}
+	}
+	metas, skips, err := RecognizeUploads(ctx, cands, p.Jobs, func(ctx context.Context, i int) (*UploadMeta, error) {
+		return b.ReadUpload(ctx, cands[i])
+	})
+	if err != nil {
+		return nil, err
+	}
+	l.Skipped = append(l.Skipped, skips...)
+	finished := map[string]bool{}
+	for i, m := range metas {
+		if m != nil {
+			id := cands[i].ID
+			l.Entries = append(l.Entries, Entry{ID: id, Name: m.Info.Name, Size: m.Info.Size, Finished: true, Made: m.Info.Made, LastUsed: m.LastUsed})
+			finished[id] = true
+		}
+	}
+	parts, where, err := b.ListPartials(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range parts {
+		path := where + "/" + e.Name
+		if ValidID(e.Name) != nil || !e.Dir || e.Link {
+			l.Skipped = append(l.Skipped, Skip{Path: path, Why: SkipNotUnfinished})
+			continue
+		}
+		// A partial beside the finished upload of its id is what a finish killed after its
+		// publish left: no upload.
+		if finished[e.Name] {
+			continue
+		}
+		u, gone, err := b.ReadPartial(ctx, e.Name)
+		switch {
+		case gone:
+		case err != nil:
+			l.Skipped = append(l.Skipped, Skip{Path: path, Why: "unfinished upload: " + err.Error()})
+		default:
+			l.Entries = append(l.Entries, UnfinishedEntry(e.Name, u))
+		}
+	}
+	SortListing(l)
+	return l, nil
+}
+
+// SortListing puts a listing in its order: entries by id, skips by path.
+func SortListing(l *Listing) {
+	sort.Slice(l.Entries, func(i, j int) bool { return l.Entries[i].ID < l.Entries[j].ID })
+	sort.SliceStable(l.Skipped, func(i, j int) bool { return l.Skipped[i].Path < l.Skipped[j].Path })
+}

@@ -1,0 +1,167 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"reflect"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/attachctl/attachctl/manifest/fault"
+)
+
+// memList is the smallest ListBackend: a store's top, its uploads' metadata and its partials in
+// maps. It tests the listing's rules apart from any backend.
+type memList struct {
+	missing  bool
+	top      []TopEntry
+	metas    map[string]*UploadMeta // by id; absent: unreadable
+	parts    []TopEntry
+	partials map[string]UnfinishedState
+	partErr  map[string]error
+}
+
+func (m *memList) ListProperties() ListProperties { return ListProperties{Jobs: 3, Internal: ".int"} }
+
+func (m *memList) ListTop(context.Context) ([]TopEntry, string, bool, error) {
+	return m.top, "/s", !m.missing, nil
+}
+
+func (m *memList) ReadUpload(_ context.Context, c Candidate) (*UploadMeta, error) {
+	if um := m.metas[c.ID]; um != nil {
+		return um, nil
+	}
+	return nil, fault.Errorf(fault.UploadUnreadable, "upload %s: no metadata", c.ID)
+}
+
+func (m *memList) ListPartials(context.Context) ([]TopEntry, string, error) {
+	return m.parts, "/s/.int/partial", nil
+}
+
+func (m *memList) ReadPartial(_ context.Context, id string) (UnfinishedState, bool, error) {
+	if err := m.partErr[id]; err != nil {
+		return UnfinishedState{}, errors.Is(err, errGone), err
+	}
+	return m.partials[id], false, nil
+}
+
+var errGone = errors.New("gone")
+
+// memTreeDir is a folder of a tree in a map: path -> size (a file), or -1 (a folder).
+type memTreeDir struct {
+	files  map[string]int64
+	dir    string
+	closed *int
+	skip   string // a folder the backend does not enter (another file system)
+}
+
+func (d *memTreeDir) Entries() []SizedEntry {
+	var out []SizedEntry
+	for p, n := range d.files {
+		rest, ok := strings.CutPrefix(p, d.dir)
+		if !ok || rest == "" || strings.Contains(rest, "/") {
+			continue
+		}
+		out = append(out, SizedEntry{Name: rest, Size: max(n, 0), File: n >= 0, Dir: n == -1})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+func (d *memTreeDir) Enter(name string) TreeDir {
+	if d.dir+name == d.skip {
+		return nil
+	}
+	return &memTreeDir{files: d.files, dir: d.dir + name + "/", closed: d.closed, skip: d.skip}
+}
+
+func (d *memTreeDir) Close() { *d.closed++ }
+
+// TestListOn: the listing's rules on a map backend. Each field of want fails when its rule is
+// dropped: the top's kinds and their one wording, recognition, a partial beside its finished
+// upload left out, a gone partial silent, a damaged one named, a folder upload's size summed over
+// its tree (not entering what the backend does not), an unknown begin taken as the last write,
+// and the order of entries and skips.
+func TestListOn(t *testing.T) {
+	const (
+		a = "01900000-0000-7000-8000-00000000000a"
+		b = "01900000-0000-7000-8000-00000000000b"
+		c = "01900000-0000-7000-8000-00000000000c"
+		d = "01900000-0000-7000-8000-00000000000d"
+		e = "01900000-0000-7000-8000-00000000000e"
+		f = "01900000-0000-7000-8000-00000000000f"
+		g = "01900000-0000-7000-8000-000000000010"
+	)
+	sum := strings.Repeat("ab", 32)
+	made := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	used := made.Add(time.Hour)
+	closed := 0
+	tree := &memTreeDir{closed: &closed, skip: "mnt", files: map[string]int64{
+		"x": 3, "sub": -1, "sub/y": 4, "sub/deeper": -1, "sub/deeper/z": 5, "mnt": -1, "mnt/w": 1000, "odd": -2,
+	}}
+	m := &memList{
+		top: []TopEntry{
+			{Name: ".int", Dir: true}, {Name: "stray.txt"}, {Name: a, Dir: true}, {Name: b, Link: true},
+			{Name: c}, {Name: d, Dir: true},
+		},
+		metas: map[string]*UploadMeta{
+			a: {Info: &Info{Name: "a.txt", Size: 5, Blake3: sum, Made: made}, Recorded: a, LastUsed: used},
+		},
+		parts: []TopEntry{
+			{Name: "junk", Dir: true}, {Name: a, Dir: true}, {Name: e, Dir: true}, {Name: f, Dir: true},
+			{Name: g, Dir: true}, {Name: d, Link: true},
+		},
+		partials: map[string]UnfinishedState{
+			a: {Name: "leftover"},
+			e: {Name: "proj", Folder: true, Bytes: 0, Made: made, Written: used, Busy: true, Tree: tree},
+			f: {Name: "batch", Batch: true, Bytes: 7, Written: used},
+		},
+		partErr: map[string]error{g: errGone},
+	}
+	l, err := ListOn(context.Background(), m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantEntries := []Entry{
+		{ID: a, Name: "a.txt", Size: 5, Finished: true, Made: made, LastUsed: used},
+		{ID: e, Name: "proj", Size: 12, Made: made, LastUsed: used, Busy: true},
+		{ID: f, Name: "batch", Size: 7, Made: used, LastUsed: used, Batch: true},
+	}
+	if !reflect.DeepEqual(l.Entries, wantEntries) {
+		t.Errorf("entries\n%+v\nwant\n%+v", l.Entries, wantEntries)
+	}
+	wantSkips := []Skip{
+		{Path: "/s/.int/partial/" + d, Why: SkipNotUnfinished},
+		{Path: "/s/.int/partial/junk", Why: SkipNotUnfinished},
+		{Path: "/s/" + b, Why: SkipLink},
+		{Path: "/s/" + c, Why: SkipNotFolder},
+		{Path: "/s/" + d, Why: "not an upload of this store: upload " + d + ": no metadata"},
+		{Path: "/s/stray.txt", Why: SkipNotID},
+	}
+	if !reflect.DeepEqual(l.Skipped, wantSkips) {
+		t.Errorf("skipped\n%+v\nwant\n%+v", l.Skipped, wantSkips)
+	}
+	if closed != 3 { // the top, sub and sub/deeper: every folder the sum opened is closed
+		t.Errorf("%d tree folders closed, want 3", closed)
+	}
+
+	// A partial that cannot be read is named, not listed, and does not stop the listing.
+	m.partErr[g] = errors.New("data is not a regular file")
+	if l, err = ListOn(context.Background(), m); err != nil {
+		t.Fatal(err)
+	}
+	var named bool
+	for _, sk := range l.Skipped {
+		named = named || sk == Skip{Path: "/s/.int/partial/" + g, Why: "unfinished upload: data is not a regular file"}
+	}
+	if !named || len(l.Entries) != 3 {
+		t.Errorf("a damaged partial: skipped %+v, %d entries", l.Skipped, len(l.Entries))
+	}
+
+	// A store that is not there is empty.
+	if l, err := ListOn(context.Background(), &memList{missing: true, top: m.top}); err != nil || len(l.Entries)+len(l.Skipped) != 0 {
+		t.Errorf("no store: %+v, %v", l, err)
+	}
+}

@@ -1,0 +1,184 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/attachctl/attachctl/manifest/fault"
+)
+
+// Marking uploads used, written once over a backend's primitives (prim.go says why).
+//
+// The rules (Backend.MarkUsed): every id is checked first, then marked, so that a call refused
+// for one id marks none where it can; a use that races a sweep either keeps the upload or is
+// upload.missing, and never leaves a marker on an upload that is then removed. What keeps a use
+// and a sweep apart is the backend's: the local store holds its marker lock shared throughout (a
+// sweep takes it exclusive to set uploads aside), so nothing moves between the check and the
+// mark; S3 has no lock, and every marker write is conditional on the marker as it was read (a
+// sweep replaces it by a tombstone, conditionally too, before it removes anything). The engine
+// decides over both: a write that lost goes again on a fresh look, a tombstone is a removal under
+// way, and a write that does not prove the upload was there is checked once more and undone when
+// it is gone.
+
+// UseProperties are what a backend's marking can do, declared once by the backend.
+type UseProperties struct {
+	// Jobs is how many markers are written at once (at least 1). 1: one after another in the
+	// order of the ids, the first failure stopping the rest.
+	Jobs int
+	// Where names the store in messages (its location).
+	Where string
+}
+
+// UseTarget is what a backend's look-up found of one id, for its marker's write.
+type UseTarget struct {
+	// Err refuses the id, in the backend's words: upload.missing when it is no finished upload
+	// (or the backend's own code when its metadata breaks a rule).
+	Err error
+	// Swept: a sweep has decided to remove it (S3's tombstone): the use is upload.missing.
+	Swept bool
+	// Note is the backend's own, from the look-up to WriteUse (the marker as read, a folder open).
+	Note any
+}
+
+// ErrUseRaced is WriteUse's answer when its conditional write lost: another use or a sweep wrote
+// the marker first. The engine looks again and goes again.
+var ErrUseRaced = errors.New("the marker changed since it was read")
+
+// useTries is how many conditional writes of one marker may lose before the use gives up.
+const useTries = 20
+
+// UseBackend is what a backend implements so that MarkUsed, written once in this package
+// (MarkUsedOn), runs over it. Every method is given valid ids. WriteUse and StillThere are called
+// from UseProperties.Jobs goroutines at once.
+type UseBackend interface {
+	UseProperties() UseProperties
+	// HoldUses holds back a sweep's removal while the ids are checked and marked (a lock taken
+	// shared), or checks what a backend whose writes are conditional needs first (is there a
+	// store). The release is called once the marking is over.
+	HoldUses(ctx context.Context, ids []string) (release func(), err error)
+	// LookUpUses finds each id's finished upload and the state of its marker, by id. An error
+	// is the whole call's (a store that does not answer); a refused id is its target's Err.
+	LookUpUses(ctx context.Context, ids []string) ([]UseTarget, error)
+	// LookUpUse is LookUpUses of one id, after a write of its marker lost.
+	LookUpUse(ctx context.Context, id string) (UseTarget, error)
+	// WriteUse writes the use marker of id at at, conditionally on the marker as t found it
+	// (ErrUseRaced when that write lost; any other error is coded). proved: the write shows the
+	// upload was still there (it replaced the marker read beside it, or the hold keeps it in
+	// place); otherwise undo removes the marker just written, and only that one.
+	WriteUse(ctx context.Context, id string, t *UseTarget, at time.Time) (proved bool, undo func(), err error)
+	// StillThere checks the finished upload id once more (upload.missing when it is gone).
+	StillThere(ctx context.Context, id string, t *UseTarget) error
+}
+
+// MarkUsedOn is Backend.MarkUsed over b: see there and above.
+func MarkUsedOn(ctx context.Context, b UseBackend, ids []string, at time.Time) error {
+	for _, id := range ids {
+		if err := ValidID(id); err != nil {
+			return err
+		}
+	}
+	p := b.UseProperties()
+	release, err := b.HoldUses(ctx, ids)
+	if err != nil {
+		return err
+	}
+	defer release()
+	targets, err := b.LookUpUses(ctx, ids)
+	if err != nil {
+		return err
+	}
+	// Every id is checked before any is marked: one refused marks none.
+	for i, id := range ids {
+		if err := refused(p, id, targets[i]); err != nil {
+			return err
+		}
+	}
+	return ForEach(ctx, max(p.Jobs, 1), len(ids), func(i int) error {
+		return markOne(ctx, b, p, ids[i], targets[i], at)
+	})
+}
+
+// refused is the error of a target that cannot be marked, nil for one that can.
+func refused(p UseProperties, id string, t UseTarget) error {
+	switch {
+	case t.Err != nil:
+		return t.Err
+	case t.Swept:
+		return fault.Errorf(fault.UploadMissing, "upload %s: being removed by a sweep of store %s", id, p.Where)
+	}
+	return nil
+}
+
+// markOne writes the marker of one id, going again on a fresh look as long as its write loses.
+func markOne(ctx context.Context, b UseBackend, p UseProperties, id string, t UseTarget, at time.Time) error {
+	for try := 0; ; try++ {
+		proved, undo, err := b.WriteUse(ctx, id, &t, at)
+		if err == nil {
+			if proved {
+				return nil
+			}
+			// Written where there was no marker to replace: a sweep may have removed the upload
+			// meanwhile, and no marker outlives its upload.
+			herr := b.StillThere(ctx, id, &t)
+			if herr == nil || fault.CodeOf(herr) != fault.UploadMissing {
+				return herr
+			}
+			undo()
+			return herr
+		}
+		if !errors.Is(err, ErrUseRaced) {
+			return err
+		}
+		if try == useTries {
+			return fault.Errorf(fault.StoreLocked, "upload %s: its marker kept changing under %d tries", id, try)
+		}
+		// Another use or a sweep wrote first: look again and go again.
+		if t, err = b.LookUpUse(ctx, id); err != nil {
+			return err
+		}
+		if err := refused(p, id, t); err != nil {
+			return err
+		}
+	}
+}
+
+// ForEach runs f for 0..n-1, jobs at a time, and returns the first error; once one failed, or
+// ctx is cancelled, no further f starts (then ctx.Err() is returned).
+func ForEach(ctx context.Context, jobs, n int, f func(int) error) error {
+	var (
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		first error
+		next  int
+	)
+	for w := 0; w < min(jobs, n); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				mu.Lock()
+				i := next
+				next++
+				stop := first != nil || i >= n
+				mu.Unlock()
+				if stop || ctx.Err() != nil {
+					return
+				}
+				if err := f(i); err != nil {
+					mu.Lock()
+					if first == nil {
+						first = err
+					}
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if first == nil {
+		first = ctx.Err()
+	}
+	return first
+}
