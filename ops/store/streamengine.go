@@ -33,13 +33,12 @@ type StreamBackend interface {
 	// again. It is asked only when src.Blake3 is "".
 	StreamHashFirst(ctx context.Context, src Source) (bool, error)
 
-	// StartStream finds what this upload of st.Src can take up: a finished upload of the same
-	// bytes and name (found: its id, which the engine checks intact before it names it), else
-	// the unfinished upload of the same source that no one else holds, to resume, else a new one
-	// (w). A finished upload whose id is st.Avoid (damaged, or no longer usable) is not found
-	// again. st.Src.Blake3 is "" only when the source was not hashed first: then nothing finished
-	// is looked for before the write.
-	StartStream(ctx context.Context, st StreamStart) (found string, w StreamWrite, err error)
+	// StartStream finds what this upload of st.Src can take up: an upload of the same bytes and
+	// name (found), else the unfinished upload of the same source that no one else holds, to
+	// resume, else a new one (w). A finished upload whose id is st.Avoid (damaged, or no longer
+	// usable) is not found again. st.Src.Blake3 is "" only when the source was not hashed first:
+	// then nothing is looked for before the write.
+	StartStream(ctx context.Context, st StreamStart) (found StreamFound, w StreamWrite, err error)
 
 	// OpenStreamed opens the finished upload id named name through the backend's guarded open,
 	// for the engine to read back whole before it names it again.
@@ -48,6 +47,14 @@ type StreamBackend interface {
 	// ReuseStream is told that the engine names the finished upload id again; false when it
 	// cannot be (swept meanwhile): the source is then uploaded afresh.
 	ReuseStream(ctx context.Context, id string) bool
+}
+
+// StreamFound is an upload of the same bytes and name that StartStream found.
+type StreamFound struct {
+	ID string // "": none
+	// Pending: not finished yet but published by this run's batch (opts.Batch) when it commits,
+	// named as it is; else finished, checked intact by the engine before it is named again.
+	Pending bool
 }
 
 // StreamStart is what StartStream is given.
@@ -139,14 +146,14 @@ func StreamUpload(ctx context.Context, b StreamBackend, src Source, f SourceFile
 		if err != nil {
 			return nil, err
 		}
-		if found != "" {
+		if found.ID != "" {
 			// A finished upload is named again only when it is still these bytes: a corrupted one
 			// is avoided, and the source uploaded afresh under a new id, which repairs it.
-			if StreamIntact(ctx, b, found, src.Name, src.Blake3) && b.ReuseStream(ctx, found) {
+			if found.Pending || StreamIntact(ctx, b, found.ID, src.Name, src.Blake3) && b.ReuseStream(ctx, found.ID) {
 				opts.Progress(src.Size)
-				return &Info{ID: found, Name: src.Name, Size: src.Size, Blake3: src.Blake3}, nil
+				return &Info{ID: found.ID, Name: src.Name, Size: src.Size, Blake3: src.Blake3}, nil
 			}
-			st.Avoid = found
+			st.Avoid = found.ID
 			continue
 		}
 		info, err := streamWrite(ctx, w, &st, f, observe)

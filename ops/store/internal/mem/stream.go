@@ -35,27 +35,27 @@ func (s *Store) StreamHashFirst(context.Context, store.Source) (bool, error) { r
 
 // StartStream looks the source's note up: the finished upload it names, or the unfinished one
 // no writer holds, or a new one (store.StreamBackend).
-func (s *Store) StartStream(ctx context.Context, st store.StreamStart) (string, store.StreamWrite, error) {
+func (s *Store) StartStream(ctx context.Context, st store.StreamStart) (store.StreamFound, store.StreamWrite, error) {
 	src := st.Src
 	note := noteKey("file", src.Path, src.Name, src.Size, src.Blake3)
 	id, fin, p, err := s.byNote(note, false)
 	if err != nil {
-		return "", nil, err
+		return store.StreamFound{}, nil, err
 	}
 	if fin != nil && id != st.Avoid && fin.info.Name == src.Name && fin.info.Blake3 == src.Blake3 {
 		s.unhold(p)
-		return id, nil, nil
+		return store.StreamFound{ID: id}, nil, nil
 	}
 	w := &streamWrite{s: s, id: id, p: p, release: func() {}}
 	if p == nil {
 		if w.id, w.p, w.release, err = s.beginStaged(ctx, note, src.Name, src.Size, false); err != nil {
-			return "", nil, err
+			return store.StreamFound{}, nil, err
 		}
 	}
 	if st.Opts.Batch != nil {
 		w.b = st.Opts.Batch.(*batch)
 	}
-	return "", w, nil
+	return store.StreamFound{}, w, nil
 }
 
 // OpenStreamed is Open (store.StreamBackend).
