@@ -2,9 +2,11 @@ package store
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"io"
+	"strconv"
 
 	"github.com/attachctl/attachctl/ops"
 	"github.com/zeebo/blake3"
@@ -215,6 +217,20 @@ func streamWrite(ctx context.Context, w StreamWrite, st *StreamStart, f SourceFi
 		return nil, HashMismatch(src.Path, got, src.Blake3)
 	}
 	return w.Publish(ctx, got)
+}
+
+// SourceKey is what an upload of a source is found again by, as hex: its absolute path, the name
+// it is uploaded under, its size and its BLAKE3 ("" when not known). A backend that keeps a note of
+// which upload a source is (S3) names the note by it; what was written under it stays findable, so
+// it never changes.
+func SourceKey(path, name string, size int64, blake3 string) string {
+	h := sha256.New()
+	for _, f := range []string{path, name, blake3} {
+		h.Write([]byte(f))
+		h.Write([]byte{0})
+	}
+	h.Write(strconv.AppendInt(nil, size, 10))
+	return hex.EncodeToString(h.Sum(nil))
 }
 
 // StreamIntact reports whether the finished upload id of b still holds the bytes of BLAKE3 want

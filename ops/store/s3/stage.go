@@ -4,13 +4,11 @@ import (
 	"bytes"
 	"context"
 	"crypto/md5"
-	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"hash"
 	"io"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -74,13 +72,7 @@ type sourceNote struct {
 }
 
 func (s *Store) noteKey(abs, name string, size int64, sum string) string {
-	h := sha256.New()
-	for _, f := range []string{abs, name, sum} {
-		h.Write([]byte(f))
-		h.Write([]byte{0})
-	}
-	h.Write(strconv.AppendInt(nil, size, 10))
-	return s.key(internalDir, "source", hex.EncodeToString(h.Sum(nil)))
+	return s.key(internalDir, "source", store.SourceKey(abs, name, size, sum))
 }
 
 // Stream puts the source into the store as a multipart upload of its finished key, parts sent

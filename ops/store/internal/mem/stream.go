@@ -37,7 +37,7 @@ func (s *Store) StreamHashFirst(context.Context, store.Source) (bool, error) { r
 // no writer holds, or a new one (store.StreamBackend).
 func (s *Store) StartStream(ctx context.Context, st store.StreamStart) (store.StreamFound, store.StreamWrite, error) {
 	src := st.Src
-	note := noteKey("file", src.Path, src.Name, src.Size, src.Blake3)
+	note := store.SourceKey(src.Path, src.Name, src.Size, src.Blake3)
 	id, fin, p, err := s.byNote(note, false)
 	if err != nil {
 		return store.StreamFound{}, nil, err
