@@ -42,9 +42,9 @@ type StreamBackend interface {
 	// then nothing is looked for before the write.
 	StartStream(ctx context.Context, st StreamStart) (found StreamFound, w StreamWrite, err error)
 
-	// OpenStreamed opens the finished upload id named name through the backend's guarded open,
-	// for the engine to read back whole before it names it again.
-	OpenStreamed(ctx context.Context, id, name string) (Reader, error)
+	// Open opens the finished upload id named name through the backend's guarded open
+	// (Backend.Open), for the engine to read back whole before it names it again.
+	Open(ctx context.Context, id, name string) (Reader, error)
 
 	// ReuseStream is told that the engine names the finished upload id again; false when it
 	// cannot be (swept meanwhile): the source is then uploaded afresh.
@@ -237,7 +237,7 @@ func SourceKey(path, name string, size int64, blake3 string) string {
 // under name: its metadata says so, and its bytes, read back whole through the guarded open, are
 // its size and hash to want. A corrupted upload is never named again.
 func StreamIntact(ctx context.Context, b StreamBackend, id, name, want string) bool {
-	r, err := b.OpenStreamed(ctx, id, name)
+	r, err := b.Open(ctx, id, name)
 	if err != nil {
 		return false
 	}

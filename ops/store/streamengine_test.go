@@ -64,7 +64,7 @@ func (m *memStreams) StartStream(_ context.Context, st StreamStart) (StreamFound
 	return StreamFound{}, w, nil
 }
 
-func (m *memStreams) OpenStreamed(_ context.Context, id, name string) (Reader, error) {
+func (m *memStreams) Open(_ context.Context, id, name string) (Reader, error) {
 	f, ok := m.finished[id]
 	if !ok || f.info.Name != name {
 		return nil, fault.Errorf(fault.UploadMissing, "upload %s: not there", id)

@@ -84,14 +84,16 @@ func (s *localStore) StartStream(ctx context.Context, st store.StreamStart) (sto
 	return store.StreamFound{}, &partialWrite{s: s, p: p, old: old, batch: batch, src: src}, nil
 }
 
-// OpenStreamed opens a finished upload through the guarded open (store.StreamBackend).
-func (s *localStore) OpenStreamed(_ context.Context, id, name string) (store.Reader, error) {
-	m, err := s.ReadMeta(id)
+// Open opens the finished upload id named name through the guarded open, with its metadata
+// (store.Backend, store.StreamBackend).
+func (s *localStore) Open(_ context.Context, id, name string) (store.Reader, error) {
+	f, err := s.OpenFinished(id, name)
 	if err != nil {
 		return nil, err
 	}
-	f, err := s.OpenFinished(id, name)
+	m, err := s.ReadMeta(id)
 	if err != nil {
+		f.Close()
 		return nil, err
 	}
 	return &localReader{File: f, info: m}, nil

@@ -97,11 +97,6 @@ func (s *Store) Stream(ctx context.Context, src store.Source, f store.SourceFile
 // StreamHashFirst is always: the source note is keyed on the BLAKE3 (store.StreamBackend).
 func (s *Store) StreamHashFirst(context.Context, store.Source) (bool, error) { return true, nil }
 
-// OpenStreamed is Open (store.StreamBackend).
-func (s *Store) OpenStreamed(ctx context.Context, id, name string) (store.Reader, error) {
-	return s.Open(ctx, id, name)
-}
-
 // ReuseStream names a finished upload again as it is (store.StreamBackend).
 func (s *Store) ReuseStream(context.Context, string) bool { return true }
 

@@ -58,11 +58,6 @@ func (s *Store) StartStream(ctx context.Context, st store.StreamStart) (store.St
 	return store.StreamFound{}, w, nil
 }
 
-// OpenStreamed is Open (store.StreamBackend).
-func (s *Store) OpenStreamed(ctx context.Context, id, name string) (store.Reader, error) {
-	return s.Open(ctx, id, name)
-}
-
 // ReuseStream names a finished upload again as it is (store.StreamBackend).
 func (s *Store) ReuseStream(context.Context, string) bool { return true }
 
