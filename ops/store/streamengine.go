@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"strconv"
+	"sync"
 
 	"github.com/attachctl/attachctl/ops"
 	"github.com/zeebo/blake3"
@@ -92,7 +93,7 @@ type StreamPass struct {
 	Size, Chunk int64
 	Jobs        int
 	// Hash is to be written every byte of the source from the write's offset on, in order (the
-	// bytes before it the engine wrote while it compared them).
+	// bytes before it the engine wrote while it compared them), and not after Write returns.
 	Hash *blake3.Hasher
 	// Observe is shown the same bytes in the same order (never nil).
 	Observe func([]byte)
@@ -169,6 +170,10 @@ func StreamUpload(ctx context.Context, b StreamBackend, src Source, f SourceFile
 	}
 }
 
+// streamHashers recycles the hashers of the writes: one is some 10 KiB, dear to make anew for
+// each of many small files.
+var streamHashers = sync.Pool{New: func() any { return blake3.New() }}
+
 // streamWrite keeps what w holds of an earlier run as far as it equals the source, writes the
 // rest, checks the BLAKE3 and publishes.
 func streamWrite(ctx context.Context, w StreamWrite, st *StreamStart, f SourceFile, observe func([]byte)) (*Info, error) {
@@ -176,7 +181,9 @@ func streamWrite(ctx context.Context, w StreamWrite, st *StreamStart, f SourceFi
 	if observe == nil {
 		observe = func([]byte) {}
 	}
-	h := blake3.New()
+	h := streamHashers.Get().(*blake3.Hasher)
+	h.Reset()
+	defer streamHashers.Put(h)
 	stored, err := w.Stored()
 	if err != nil {
 		return nil, err
