@@ -162,16 +162,7 @@ func (l *backend) Open(ctx context.Context, id, name string) (store.Reader, erro
 	if err != nil {
 		return nil, err
 	}
-	f, err := s.OpenFinished(id, name)
-	if err != nil {
-		return nil, err
-	}
-	m, err := s.ReadMeta(id)
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	return &localReader{File: f, info: m}, nil
+	return s.Open(ctx, id, name)
 }
 
 // localReader is a finished upload open for reading, with its metadata.

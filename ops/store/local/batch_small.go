@@ -28,7 +28,6 @@ package local
 
 import (
 	"context"
-	"encoding/hex"
 	"io"
 	"os"
 	"sync"
@@ -36,7 +35,6 @@ import (
 
 	"github.com/attachctl/attachctl/manifest/fault"
 	"github.com/attachctl/attachctl/ops/store"
-	"github.com/zeebo/blake3"
 	"golang.org/x/sys/unix"
 )
 
@@ -46,47 +44,52 @@ const batchPartialName = "batch"
 // small reports whether a source of size bytes goes through the batch's staging partial.
 func small(size, chunk int64) bool { return size <= chunk }
 
-// streamSmall uploads the small source src into the batch b: read and hashed in one pass,
-// checked against src.Blake3, deduplicated like Stream, and built in b's staging partial. none:
-// Stream found no finished upload of this name and size just now.
-func (s *localStore) streamSmall(ctx context.Context, b *groupBatch, src store.Source, f store.SourceFile, opts store.StreamOptions, progress func(int64), none bool) (*Meta, error) {
+// smallWrite is the upload of a small source into the batch b: read and hashed in one pass,
+// checked by store.StreamUpload, and built in b's staging partial.
+type smallWrite struct {
+	s        *localStore
+	b        *groupBatch
+	src      store.Source
+	progress func(int64)
+	bp       *[]byte // the source's bytes, from chunkPool
+	id       string
+}
+
+func (w *smallWrite) ID() string                          { return w.id }
+func (w *smallWrite) Stored() (store.StreamStored, error) { return store.StreamStored{}, nil }
+func (w *smallWrite) Restart() error                      { return nil }
+func (w *smallWrite) Refuse(context.Context, string)      {}
+
+// Write reads the whole source at once; progress is told once it is built.
+func (w *smallWrite) Write(ctx context.Context, f store.SourceFile, _ int64, pass store.StreamPass) (*Meta, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	bp, _ := chunkPool.Get().(*[]byte)
-	if bp == nil || int64(cap(*bp)) < src.Size {
-		nb := make([]byte, max(src.Size, 4<<10))
+	if bp == nil || int64(cap(*bp)) < w.src.Size {
+		nb := make([]byte, max(w.src.Size, 4<<10))
 		bp = &nb
 	}
-	defer chunkPool.Put(bp)
-	buf := (*bp)[:src.Size]
+	w.bp = bp
+	buf := (*bp)[:w.src.Size]
 	if k, err := f.ReadAt(buf, 0); k < len(buf) {
 		if err == io.EOF {
 			return nil, fault.Errorf(fault.UploadSourceChange, "%s: changed while being uploaded", f.Name())
 		}
 		return nil, fault.Errorf(fault.FileUnreadable, "%s: %v", f.Name(), err)
 	}
-	if opts.Observe != nil {
-		opts.Observe(buf)
-	}
-	if err := f.Unchanged(); err != nil {
-		return nil, err
-	}
-	h := blake3.Sum256(buf)
-	sum := hex.EncodeToString(h[:])
-	if src.Blake3 != "" && sum != src.Blake3 {
-		return nil, store.HashMismatch(src.Path, sum, src.Blake3)
-	}
+	pass.Observe(buf)
+	pass.Hash.Write(buf)
+	return nil, nil
+}
+
+// Publish claims the bytes in the batch (another worker of it may have built the same file),
+// admits the upload against the store's limits and builds it in the staging partial.
+func (w *smallWrite) Publish(ctx context.Context, sum string) (*Meta, error) {
+	s, b, src := w.s, w.b, w.src
 	done := func(id string) (*Meta, error) {
-		progress(src.Size)
+		w.progress(src.Size)
 		return &Meta{ID: id, Name: src.Name, Size: src.Size, Blake3: sum}, nil
-	}
-	// Stream looked for a finished upload already when it knew the BLAKE3, or found none of this
-	// name and size.
-	if src.Blake3 == "" && !none {
-		if id := s.finished(sum, src.Name); id != "" && s.reuse(id) {
-			return done(id)
-		}
 	}
 	id, err := NewID()
 	if err != nil {
@@ -103,7 +106,7 @@ func (s *localStore) streamSmall(ctx context.Context, b *groupBatch, src store.S
 		return nil, err
 	}
 	s.idx.own(id)
-	o, err := b.buildSmall(id, src.Name, sum, buf)
+	o, err := b.buildSmall(id, src.Name, sum, (*w.bp)[:src.Size])
 	if err != nil {
 		release()
 		b.drop(sum, src.Name, id, err)
@@ -116,6 +119,12 @@ func (s *localStore) streamSmall(ctx context.Context, b *groupBatch, src store.S
 		return nil, err
 	}
 	return done(id)
+}
+
+func (w *smallWrite) Close(error) {
+	if w.bp != nil {
+		chunkPool.Put(w.bp)
+	}
 }
 
 // staging returns the batch's staging partial, made at the first small upload. b.mu is not held.

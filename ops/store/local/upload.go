@@ -251,10 +251,8 @@ func (s *localStore) mayHave(name string, size int64) bool {
 	return x.bySize[k]
 }
 
-// finished returns the id of a finished upload of blake3 and name in s, or "". The id it returns
-// was checked just now: its metadata matches, its file passes the guarded open, and its bytes
-// still hash to the BLAKE3 recorded (a corrupted upload is never named again: the source is
-// uploaded afresh, which is what repairs it).
+// finished returns the id of a finished upload of blake3 and name in s as the index knows it, or
+// "": store.StreamUpload reads it back before it names it again (forget, when it is not intact).
 func (s *localStore) finished(blake3, name string) string {
 	x := &s.idx
 	x.mu.Lock()
@@ -264,24 +262,20 @@ func (s *localStore) finished(blake3, name string) string {
 	id, ok := x.byKey[k]
 	if !ok {
 		s.indexNew()
-		if id, ok = x.byKey[k]; !ok {
-			return ""
-		}
+		id = x.byKey[k]
 	}
-	m, err := s.ReadMeta(id)
-	if err == nil && m.Blake3 == blake3 && m.Name == name {
-		if f, err := s.OpenFinished(id, name); err == nil {
-			sum, err := hashFile(f, m.Size)
-			if n, _ := f.ReadAt(make([]byte, 1), m.Size); n != 0 { // longer than recorded
-				sum = ""
-			}
-			f.Close()
-			if err == nil && sum == blake3 {
-				return id
-			}
-		}
+	return id
+}
+
+// forget drops the upload id of blake3 and name from the index: swept or damaged since, so the
+// source is uploaded again.
+func (s *localStore) forget(blake3, name, id string) {
+	x := &s.idx
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.init()
+	if k := (indexKey{blake3, name}); x.byKey[k] == id {
+		delete(x.byKey, k)
 	}
-	delete(x.byKey, k) // swept or damaged since: upload again
 	delete(x.seen, id)
-	return ""
 }

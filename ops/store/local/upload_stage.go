@@ -4,7 +4,6 @@ package local
 
 import (
 	"context"
-	"encoding/hex"
 	"sync"
 	"time"
 
@@ -22,9 +21,10 @@ import (
 // writeback to finish's fsync (as cp then sync does) about 15% slower, than this.
 const writebackEvery = 8 << 20
 
-// Stream is the local store's upload of a whole source (store.Streamer). The source is read
-// once, in chunks of at most opts.Chunk bytes, and hashed in the same pass on another core; the
-// hash must equal src.Blake3 (upload.hashMismatch), or is taken as the upload's when empty.
+// Stream is the local store's upload of a whole source (store.Streamer), by the rules of
+// store.StreamUpload. The source is read once, in chunks of at most opts.Chunk bytes, and hashed
+// in the same pass on another core; the hash must equal src.Blake3 (upload.hashMismatch), or is
+// taken as the upload's when empty.
 //
 // A source whose BLAKE3 and name are already finished in this store is not uploaded again: that
 // upload is named again (and marked used). An unfinished upload of the same source (absolute path
@@ -37,112 +37,71 @@ const writebackEvery = 8 << 20
 // ctx cancelled: stops after the current chunk, keeps the partial, returns ctx.Err(). A full disk
 // is upload.diskFull and keeps what was written.
 func (s *localStore) Stream(ctx context.Context, src store.Source, f store.SourceFile, opts store.StreamOptions) (*Meta, error) {
-	chunk := opts.Chunk
-	if chunk <= 0 {
-		chunk = defaultChunk
-	}
-	progress := opts.Progress
-	if progress == nil {
-		progress = func(int64) {}
-	}
-	var batch *groupBatch
+	opts = opts.WithDefaults(defaultChunk)
 	if opts.Batch != nil {
 		b, ok := opts.Batch.(*groupBatch)
 		if !ok || b.s != s {
 			return nil, fault.Errorf(fault.UploadInvalid, "store %s: a batch of another store", s.Dir)
 		}
-		batch = b
-		batch.enter()
-		defer batch.leave()
+		b.enter()
+		defer b.leave()
 	}
-	abs, name, size, want := src.Path, src.Name, src.Size, src.Blake3
-	done := func(id, sum string) (*Meta, error) {
-		return &Meta{ID: id, Name: name, Size: size, Blake3: sum}, nil
-	}
-	// Without a BLAKE3 (sniff --no-hash, or `upload FILE`), a source whose name and size are
-	// those of a finished upload is hashed first, in one read: when it is that upload, nothing is
-	// copied. Otherwise the copy below reads it again.
-	// none: no finished upload has this name and size (just looked), so none has these bytes.
-	none := want == "" && !s.mayHave(name, size)
-	if want == "" && !none {
-		sum, err := store.HashSource(ctx, f, size, chunk, opts.Observe)
-		if err != nil {
-			return nil, err
-		}
-		if id := s.finished(sum, name); id != "" && s.reuse(id) {
-			progress(size)
-			return done(id, sum)
-		}
-		if opts.Observe != nil {
-			opts.Observe(nil) // the copy shows every byte again
-		}
-	}
-	// An upload of the same bytes and name, finished or (in the batch) claimed, is named again;
-	// a finished one is marked used, so that a sweep keeps the upload the record now names.
-	if want != "" {
-		id := s.finished(want, name)
-		if id != "" && !s.reuse(id) {
-			id = ""
-		}
-		if id == "" && batch != nil {
-			id = batch.find(want, name)
-		}
-		if id != "" {
-			progress(size)
-			return done(id, want)
-		}
-	}
-	if batch != nil && small(size, chunk) {
-		return s.streamSmall(ctx, batch, src, f, opts, progress, none)
-	}
-	p, err := s.stagePartial(abs, name, size, want)
-	if err != nil {
-		return nil, err
-	}
-	batched := false
-	defer func() {
-		if !batched {
-			p.close()
-		}
-	}()
-	sum, err := p.copyFrom(ctx, f, size, chunk, progress, opts.Observe, opts.Resumed)
-	if err != nil {
-		return nil, err
-	}
-	if want != "" && sum != want {
-		p.meta.Source.Blake3 = sum // what the partial holds, for a run with a fresh manifest
-		p.writeMeta()
-		return nil, store.HashMismatch(abs, sum, want)
-	}
-	// Finished meanwhile by another run, or claimed in the batch by a worker that copied the same
-	// file at the same time: name that one and drop this copy.
-	id := s.finished(sum, name)
-	if id != "" && !s.reuse(id) {
-		id = ""
-	}
-	if id == "" && batch != nil {
-		id = batch.claim(sum, name, p.id)
-	}
-	if id != "" && id != p.id {
-		p.remove(false) // a copy of an upload that is finished: nothing to keep
-		return done(id, sum)
-	}
-	if batch != nil {
-		o, err := p.buildOut(size, sum)
-		if err != nil {
-			batch.drop(sum, name, p.id, err)
-			return nil, err
-		}
-		if err := batch.add(o); err != nil {
-			o.undo(err)
-			batch.drop(sum, name, p.id, err)
-			return nil, err
-		}
-		batched = true
-		return done(p.id, sum)
-	}
-	return p.publish(size, sum)
+	return store.StreamUpload(ctx, s, src, f, opts)
 }
+
+// StreamHashFirst: a source whose name and size are those of a finished upload is hashed first,
+// in one read: when it is that upload, nothing is copied (store.StreamBackend). Otherwise no
+// finished upload has these bytes (just looked), and the copy reads the source once.
+func (s *localStore) StreamHashFirst(_ context.Context, src store.Source) (bool, error) {
+	return s.mayHave(src.Name, src.Size), nil
+}
+
+// StartStream finds an upload of the same bytes and name, finished or (in the batch) claimed,
+// else the partial of the same source to resume, or makes one (store.StreamBackend).
+func (s *localStore) StartStream(ctx context.Context, st store.StreamStart) (store.StreamFound, store.StreamWrite, error) {
+	src := st.Src
+	batch, _ := st.Opts.Batch.(*groupBatch)
+	if src.Blake3 != "" {
+		if id := s.finished(src.Blake3, src.Name); id != "" {
+			if id != st.Avoid {
+				return store.StreamFound{ID: id}, nil, nil
+			}
+			s.forget(src.Blake3, src.Name, id) // swept or damaged since: upload again
+		}
+		if batch != nil {
+			if id := batch.find(src.Blake3, src.Name); id != "" {
+				return store.StreamFound{ID: id, Pending: true}, nil, nil
+			}
+		}
+	}
+	if batch != nil && small(src.Size, st.Opts.Chunk) {
+		return store.StreamFound{}, &smallWrite{s: s, b: batch, src: src, progress: st.Opts.Progress}, nil
+	}
+	p, old, err := s.stagePartial(src.Path, src.Name, src.Size, src.Blake3)
+	if err != nil {
+		return store.StreamFound{}, nil, err
+	}
+	return store.StreamFound{}, &partialWrite{s: s, p: p, old: old, batch: batch, src: src}, nil
+}
+
+// Open opens the finished upload id named name through the guarded open, with its metadata
+// (store.Backend, store.StreamBackend).
+func (s *localStore) Open(_ context.Context, id, name string) (store.Reader, error) {
+	f, err := s.OpenFinished(id, name)
+	if err != nil {
+		return nil, err
+	}
+	m, err := s.ReadMeta(id)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return &localReader{File: f, info: m}, nil
+}
+
+// ReuseStream marks the finished upload id used now, as a record is about to name it again, so
+// that a sweep keeps it (store.StreamBackend).
+func (s *localStore) ReuseStream(_ context.Context, id string) bool { return s.reuse(id) }
 
 // reuse marks the finished upload id used now, as a record is about to name it again; false
 // when it cannot be marked (swept meanwhile): then the file is uploaded anew.
@@ -151,11 +110,11 @@ func (s *localStore) reuse(id string) bool {
 }
 
 // stagePartial finds the unfinished upload of this source that no one else holds, ready to
-// resume, or makes one.
-func (s *localStore) stagePartial(abs, name string, size int64, want string) (*partial, error) {
+// resume, or makes one; old is the source its data was written for (nil: a new one).
+func (s *localStore) stagePartial(abs, name string, size int64, want string) (*partial, *sourceKey, error) {
 	ids, err := s.partialsOf(abs, name)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	for _, id := range ids {
 		meta, err := s.readPartialMetaOf(id)
@@ -171,90 +130,79 @@ func (s *localStore) stagePartial(abs, name string, size int64, want string) (*p
 			p.close()
 			continue
 		}
-		cur, err := p.size()
-		if err != nil {
-			p.close()
-			return nil, err
-		}
-		keyOK := src.Size == size && (src.Blake3 == "" || want == "" || src.Blake3 == want) && cur <= size
-		if !keyOK && cur > 0 { // the source is not the one this partial holds: start over
-			if err := p.truncate(0); err != nil {
-				p.close()
-				return nil, err
-			}
-		}
+		old := *src
 		if key := (sourceKey{Path: abs, Blake3: want, Size: size}); *src != key || p.meta.Size != size {
 			p.meta.Size, p.meta.Source = size, &key
 			if err := p.writeMeta(); err != nil {
 				p.close()
-				return nil, err
+				return nil, nil, err
 			}
 		}
-		return p, nil
+		return p, &old, nil
 	}
 	p, err := s.newPartial(name, size, &sourceKey{Path: abs, Blake3: want, Size: size})
 	if err == nil {
 		s.notePartial(abs, name, p.id)
 	}
-	return p, err
+	return p, nil, err
 }
 
-// copyFrom makes the locked partial's data equal to the source, whose size and mtime at open are
-// st's: it compares what data holds with the source's prefix (reading both, hashing the source),
-// cuts data to zero if they differ, then appends the rest. It returns the source's BLAKE3.
-// resumed, when not nil, is told the offset the copy goes on from when data held a prefix of
-// the source.
-func (p *partial) copyFrom(ctx context.Context, src store.SourceFile, size, chunk int64, progress func(int64), observe func([]byte), resumed func(int64)) (string, error) {
-	h := blake3.New()
-	if observe == nil {
-		observe = func([]byte) {}
+// partialWrite is the write of an upload through a partial of its own.
+type partialWrite struct {
+	s       *localStore
+	p       *partial
+	old     *sourceKey // what the partial's data was written for (nil: new)
+	batch   *groupBatch
+	src     store.Source
+	batched bool // the batch holds the partial until it commits
+}
+
+func (w *partialWrite) ID() string { return w.p.id }
+
+// Stored is the partial's data, to be read back and compared with the source.
+func (w *partialWrite) Stored() (store.StreamStored, error) {
+	cur, err := w.p.size()
+	if err != nil || cur == 0 {
+		return store.StreamStored{}, err
 	}
-	cur, err := p.size()
-	if err != nil {
-		return "", err
+	st := store.StreamStored{Data: w.p.f, N: cur, Err: func(err error) error { return storeErr(w.p.f.Name(), err) }}
+	if w.old != nil {
+		st.Keyed, st.Size, st.Blake3 = true, w.old.Size, w.old.Blake3
 	}
-	var pos int64
-	if cur > size {
-		if err := p.truncate(0); err != nil {
-			return "", err
-		}
-		cur = 0
-	}
-	if pos, err = store.KeepPrefix(ctx, src, p.f, cur, chunk, h, observe, progress, resumed,
-		func(err error) error { return storeErr(p.f.Name(), err) }); err != nil {
-		return "", err
-	}
-	if pos < cur {
-		if err := p.truncate(0); err != nil {
-			return "", err
-		}
-	}
-	// The writes: read and write here, hash on another goroutine (the hasher), so that two cores
-	// share the pass. The buffers go round: read into, write from, hash, free again.
+	return st, nil
+}
+
+func (w *partialWrite) Restart() error { return w.p.truncate(0) }
+
+// Write appends the source to the partial's data from pos: read and write here, hash on another
+// goroutine (the hasher), so that two cores share the pass. The buffers go round: read into,
+// write from, hash, free again.
+func (w *partialWrite) Write(ctx context.Context, src store.SourceFile, pos int64, pass store.StreamPass) (*Meta, error) {
+	p, size, chunk := w.p, pass.Size, pass.Chunk
 	// Buffers no larger than what is left, so that small files cost little.
-	hp := newHashPipe(h, observe, min(chunk, max(size-pos, 1)), int(min(4, (size-pos)/chunk+1)))
+	hp := newHashPipe(pass.Hash, pass.Observe, min(chunk, max(size-pos, 1)), int(min(4, (size-pos)/chunk+1)))
 	defer hp.close()
 	started := pos // the first byte whose writeback is not started yet
 	for pos < size {
 		if ctx.Err() != nil {
 			if err := fdatasync(int(p.f.Fd())); err != nil {
-				return "", storeErr(p.f.Name(), err)
+				return nil, storeErr(p.f.Name(), err)
 			}
-			return "", ctx.Err()
+			return nil, ctx.Err()
 		}
 		n := min(chunk, size-pos)
 		b := hp.get()[:n]
 		if err := store.ReadSource(src, b, pos); err != nil {
-			return "", err
+			return nil, err
 		}
 		if _, err := p.f.WriteAt(b, pos); err != nil {
 			p.f.Truncate(pos) // keep data a prefix that was written whole
 			fdatasync(int(p.f.Fd()))
-			return "", storeErr(p.f.Name(), err)
+			return nil, storeErr(p.f.Name(), err)
 		}
 		hp.put(b)
 		pos += n
-		progress(n)
+		pass.Progress(n)
 		if pos-started >= writebackEvery {
 			// Ask the kernel to start writing these bytes to disk now, without waiting, so the
 			// disk works while we read and hash, and finish's fsync finds little left to do.
@@ -262,11 +210,53 @@ func (p *partial) copyFrom(ctx context.Context, src store.SourceFile, size, chun
 			started = pos
 		}
 	}
-	hp.close()
-	if err := src.Unchanged(); err != nil {
-		return "", err
+	return nil, nil
+}
+
+// Refuse keeps the partial, with what it holds, for a run with a fresh manifest.
+func (w *partialWrite) Refuse(_ context.Context, got string) {
+	w.p.meta.Source.Blake3 = got
+	w.p.writeMeta()
+}
+
+// Publish names an upload of the same bytes finished meanwhile by another run, or claimed in the
+// batch by a worker that copied the same file at the same time, and drops this copy; else the
+// partial is published (in the batch: when it commits).
+func (w *partialWrite) Publish(ctx context.Context, sum string) (*Meta, error) {
+	s, p, name, size := w.s, w.p, w.src.Name, w.src.Size
+	id := s.finished(sum, name)
+	if id != "" && !(store.StreamIntact(ctx, s, id, name, sum) && s.reuse(id)) {
+		s.forget(sum, name, id)
+		id = ""
 	}
-	return hex.EncodeToString(h.Sum(nil)), nil
+	if id == "" && w.batch != nil {
+		id = w.batch.claim(sum, name, p.id)
+	}
+	if id != "" && id != p.id {
+		p.remove(false) // a copy of an upload that is finished: nothing to keep
+		return &Meta{ID: id, Name: name, Size: size, Blake3: sum}, nil
+	}
+	if w.batch != nil {
+		o, err := p.buildOut(size, sum)
+		if err != nil {
+			w.batch.drop(sum, name, p.id, err)
+			return nil, err
+		}
+		if err := w.batch.add(o); err != nil {
+			o.undo(err)
+			w.batch.drop(sum, name, p.id, err)
+			return nil, err
+		}
+		w.batched = true
+		return &Meta{ID: p.id, Name: name, Size: size, Blake3: sum}, nil
+	}
+	return p.publish(size, sum)
+}
+
+func (w *partialWrite) Close(error) {
+	if !w.batched {
+		w.p.close()
+	}
 }
 
 // hashPipe hashes buffers on its own goroutine, in the order they are put, and hands them back.

@@ -4,18 +4,16 @@ import (
 	"bytes"
 	"context"
 	"crypto/md5"
-	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"hash"
 	"io"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/attachctl/attachctl/manifest/fault"
-	"github.com/attachctl/attachctl/ops"
 	"github.com/attachctl/attachctl/ops/store"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awss3 "github.com/aws/aws-sdk-go-v2/service/s3"
@@ -74,147 +72,165 @@ type sourceNote struct {
 }
 
 func (s *Store) noteKey(abs, name string, size int64, sum string) string {
-	h := sha256.New()
-	for _, f := range []string{abs, name, sum} {
-		h.Write([]byte(f))
-		h.Write([]byte{0})
-	}
-	h.Write(strconv.AppendInt(nil, size, 10))
-	return s.key(internalDir, "source", hex.EncodeToString(h.Sum(nil)))
+	return s.key(internalDir, "source", store.SourceKey(abs, name, size, sum))
 }
 
 // Stream puts the source into the store as a multipart upload of its finished key, parts sent
-// opts.Jobs at once (store.Streamer). The BLAKE3 goes into the object's metadata, so it must be
-// known before the first byte is sent: a source without one costs one read of the file first. A
-// killed run, run again with the same file, finds its multipart upload through the source note
-// and sends only the parts the server does not hold with the same bytes (each held part's ETag is
-// compared with the MD5 of the file's bytes). The completion is create-only (If-None-Match: *).
+// opts.Jobs at once (store.Streamer), by the rules of store.StreamUpload. The BLAKE3 goes into the
+// object's metadata, so it must be known before the first byte is sent: a source without one costs
+// one read of the file first. A killed run, run again with the same file, finds its multipart
+// upload through the source note and sends only the parts the server does not hold with the same
+// bytes (each held part's ETag is compared with the MD5 of the file's bytes). The completion is
+// create-only (If-None-Match: *).
 func (s *Store) Stream(ctx context.Context, src store.Source, f store.SourceFile, opts store.StreamOptions) (*store.Info, error) {
-	info, err := s.stream(ctx, src, f, opts, 0)
+	opts = opts.WithDefaults(DefaultChunk)
+	if opts.Chunk < MinChunk {
+		return nil, fault.Errorf(fault.UploadInvalid, "--chunk %d: S3 takes parts of at least %d bytes", opts.Chunk, MinChunk)
+	}
+	info, err := store.StreamUpload(ctx, s, src, f, opts)
 	if err == nil {
 		s.unreserve(ctx, info.ID)
 	}
 	return info, err
 }
 
-// stream is Stream; tries counts the restarts after another run of the same source won the note.
-func (s *Store) stream(ctx context.Context, src store.Source, f store.SourceFile, opts store.StreamOptions, tries int) (*store.Info, error) {
-	opts = opts.WithDefaults(DefaultChunk)
-	chunk, jobs, progress := opts.Chunk, max(opts.Jobs, 1), opts.Progress
-	if chunk < MinChunk {
-		return nil, fault.Errorf(fault.UploadInvalid, "--chunk %d: S3 takes parts of at least %d bytes", chunk, MinChunk)
-	}
-	abs, name, size, want := src.Path, src.Name, src.Size, src.Blake3
-	observe := opts.Observe
-	if want == "" {
-		var err error
-		if want, err = store.HashSource(ctx, f, size, chunk, observe); err != nil {
-			return nil, err
-		}
-		observe = nil // this pass showed the bytes; the send does not again
-	}
-	done := func(id string) (*store.Info, error) {
-		return &store.Info{ID: id, Name: name, Size: size, Blake3: want}, nil
-	}
+// StreamHashFirst is always: the source note is keyed on the BLAKE3 (store.StreamBackend).
+func (s *Store) StreamHashFirst(context.Context, store.Source) (bool, error) { return true, nil }
+
+// ReuseStream names a finished upload again as it is (store.StreamBackend).
+func (s *Store) ReuseStream(context.Context, string) bool { return true }
+
+// StartStream looks the source's note up: the finished upload it names, or the multipart upload
+// to resume with the parts the server holds, or a new one (store.StreamBackend).
+func (s *Store) StartStream(ctx context.Context, st store.StreamStart) (store.StreamFound, store.StreamWrite, error) {
 	if _, err := s.checkStore(ctx, true); err != nil {
-		return nil, err
+		return store.StreamFound{}, nil, err
 	}
-	note := s.noteKey(abs, name, size, want)
+	name, size, want := st.Src.Name, st.Src.Size, st.Src.Blake3
+	note := s.noteKey(st.Src.Path, name, size, want)
 	// The note says which upload this source is: two runs that start at once both write it
 	// create-only (or over the dead one they read, If-Match), so one wins and the other resumes
 	// the winner's upload instead of making a second copy.
-	var id string
-	var pi *partialInfo
-	var held map[int32]part
 	for try := 0; ; try++ {
-		var noteTag string
-		id, pi, held, noteTag = s.resumable(ctx, note, name, want)
+		id, pi, held, noteTag := s.resumable(ctx, note, name, want)
 		if id != "" && pi == nil { // finished by an earlier run
-			progress(size)
-			return done(id)
+			if id != st.Avoid {
+				return store.StreamFound{ID: id}, nil, nil
+			}
+			id = ""
 		}
+		w := &streamWrite{s: s, st: st, note: note, id: id, pi: pi, held: held}
 		if pi != nil {
-			break
+			return store.StreamFound{}, w, nil
 		}
 		var err error
-		id, pi, err = s.startStage(ctx, note, noteTag, name, size, want)
+		w.id, w.pi, err = s.startStage(ctx, note, noteTag, name, size, want)
 		if err == errNoteTaken && try < 3 {
 			continue
 		}
 		if err != nil {
-			return nil, err
+			return store.StreamFound{}, nil, err
 		}
-		break
+		return store.StreamFound{}, w, nil
 	}
-	var err error
-	key := s.FinishedKey(id, name)
-	if size == 0 {
-		// No part to send; a create-only put of nothing.
-		_, err = s.client.PutObject(ctx, &awss3.PutObjectInput{Bucket: &s.Bucket, Key: &key, Body: bytes.NewReader(nil),
-			Metadata: map[string]string{"blake3": want}, IfNoneMatch: aws.String("*")})
-		if err != nil && !conflict(err) {
-			return nil, s.wrap(fault.UploadUnreadable, abs, err)
-		}
-		s.dropPartial(ctx, id, pi)
-		return done(id)
-	}
-	if len(held) > 0 && opts.Resumed != nil {
-		var kept int64
-		for _, p := range held {
+}
+
+// streamWrite is the multipart upload of one source.
+type streamWrite struct {
+	s    *Store
+	st   store.StreamStart
+	note string
+	id   string
+	pi   *partialInfo
+	held map[int32]part
+	// completed is the parts for the completion, once sent
+	completed []types.CompletedPart
+}
+
+func (w *streamWrite) ID() string { return w.id }
+
+// Stored is the parts the server holds, each checked by its MD5 as the source is sent.
+func (w *streamWrite) Stored() (store.StreamStored, error) {
+	var kept int64
+	if w.st.Src.Size > 0 {
+		for _, p := range w.held {
 			kept += p.Size
 		}
-		opts.Resumed(kept)
 	}
-	parts, got, err := s.sendParts(ctx, io.NewSectionReader(f, 0, size), abs, size, chunk, jobs, s.buffers(jobs, chunk), id, pi, held, progress, observe, s.sent)
-	if err != nil && err != errUploadGone && ctx.Err() == nil {
+	return store.StreamStored{Held: kept}, nil
+}
+
+func (w *streamWrite) Restart() error { w.held = nil; return nil }
+
+func (w *streamWrite) Write(ctx context.Context, f store.SourceFile, from int64, pass store.StreamPass) (*store.Info, error) {
+	s, size := w.s, pass.Size
+	if size == 0 {
+		return nil, nil // no part to send
+	}
+	var err error
+	w.completed, _, err = s.sendParts(ctx, pass.Hash, io.NewSectionReader(f, 0, size), w.st.Src.Path, size, pass.Chunk, pass.Jobs, s.buffers(pass.Jobs, pass.Chunk), w.id, w.pi, w.held, pass.Progress, pass.Observe, s.sent)
+	if err == nil {
+		return nil, nil
+	}
+	if err != errUploadGone && ctx.Err() == nil {
 		// A server may answer a part of an upload completed meanwhile by resetting the
 		// connection: ask whether the multipart upload is still there.
-		if _, perr := s.parts(ctx, id, name, pi.UploadID); fault.CodeOf(perr) == fault.UploadMissing {
+		if _, perr := s.parts(ctx, w.id, w.st.Src.Name, w.pi.UploadID); fault.CodeOf(perr) == fault.UploadMissing {
 			err = errUploadGone
 		}
 	}
 	if err == errUploadGone {
 		// Another run of the same source completed (or a sweep aborted) the multipart upload
 		// under us: when the finished upload is these bytes, it is ours too.
-		return s.finishedByOther(ctx, abs, id, name, want, pi.UploadID)
+		return s.finishedByOther(ctx, w.st.Src.Path, w.id, w.st.Src.Name, w.st.Src.Blake3, w.pi.UploadID)
 	}
-	if err != nil {
-		return nil, err
-	}
-	if err := f.Unchanged(); err != nil {
-		return nil, err
-	}
-	if got != want {
-		// The file changed since it was hashed: what was sent is not what the record names.
-		s.dropPartial(ctx, id, pi)
-		s.client.DeleteObject(ctx, &awss3.DeleteObjectInput{Bucket: &s.Bucket, Key: &note})
-		return nil, store.HashMismatch(abs, got, want)
+	return nil, err
+}
+
+// Refuse drops the upload and the note: what was sent is not what the record names.
+func (w *streamWrite) Refuse(ctx context.Context, got string) {
+	w.s.dropPartial(ctx, w.id, w.pi)
+	w.s.client.DeleteObject(ctx, &awss3.DeleteObjectInput{Bucket: &w.s.Bucket, Key: &w.note})
+}
+
+func (w *streamWrite) Publish(ctx context.Context, sum string) (*store.Info, error) {
+	s, src := w.s, w.st.Src
+	key := s.FinishedKey(w.id, src.Name)
+	done := &store.Info{ID: w.id, Name: src.Name, Size: src.Size, Blake3: src.Blake3}
+	if src.Size == 0 {
+		// No part to send; a create-only put of nothing.
+		_, err := s.client.PutObject(ctx, &awss3.PutObjectInput{Bucket: &s.Bucket, Key: &key, Body: bytes.NewReader(nil),
+			Metadata: map[string]string{"blake3": src.Blake3}, IfNoneMatch: aws.String("*")})
+		if err != nil && !conflict(err) {
+			return nil, s.wrap(fault.UploadUnreadable, src.Path, err)
+		}
+		s.dropPartial(ctx, w.id, w.pi)
+		return done, nil
 	}
 	// A server may let two create-only writes of the note that race both succeed (versitygw's
 	// posix backend checks, then writes): the note as it is now says which upload is the
 	// source's. The loser drops its own and takes the winner's, sending what it lacks.
-	if cur := s.noteID(ctx, note); cur != "" && cur != id && tries < 3 {
-		s.dropPartial(context.WithoutCancel(ctx), id, pi)
-		s.unreserve(ctx, id)
-		if opts.Progress != nil {
-			opts.Progress(-size)
-		}
-		return s.stream(ctx, src, f, opts, tries+1)
+	if cur := s.noteID(ctx, w.note); cur != "" && cur != w.id && w.st.Try < 3 {
+		s.dropPartial(context.WithoutCancel(ctx), w.id, w.pi)
+		s.unreserve(ctx, w.id)
+		return nil, store.ErrStreamLost
 	}
-	_, err = s.client.CompleteMultipartUpload(ctx, &awss3.CompleteMultipartUploadInput{Bucket: &s.Bucket, Key: &key,
-		UploadId: &pi.UploadID, MultipartUpload: &types.CompletedMultipartUpload{Parts: parts}, IfNoneMatch: aws.String("*")})
+	_, err := s.client.CompleteMultipartUpload(ctx, &awss3.CompleteMultipartUploadInput{Bucket: &s.Bucket, Key: &key,
+		UploadId: &w.pi.UploadID, MultipartUpload: &types.CompletedMultipartUpload{Parts: w.completed}, IfNoneMatch: aws.String("*")})
 	if err != nil && !conflict(err) && !notFound(err) {
-		return nil, s.wrap(fault.UploadUnreadable, abs, err)
+		return nil, s.wrap(fault.UploadUnreadable, src.Path, err)
 	}
 	if err != nil { // completed by another run meanwhile: it must be these bytes
-		if _, err := s.finishedByOther(ctx, abs, id, name, want, pi.UploadID); err != nil {
+		if _, err := s.finishedByOther(ctx, src.Path, w.id, src.Name, src.Blake3, w.pi.UploadID); err != nil {
 			return nil, err
 		}
 	}
 	// The note stays, so that the same file uploaded again is named again; the info goes.
-	s.client.DeleteObject(ctx, &awss3.DeleteObjectInput{Bucket: &s.Bucket, Key: aws.String(s.infoKey(id))})
-	return done(id)
+	s.client.DeleteObject(ctx, &awss3.DeleteObjectInput{Bucket: &s.Bucket, Key: aws.String(s.infoKey(w.id))})
+	return done, nil
 }
+
+func (w *streamWrite) Close(error) {}
 
 // noteID is the upload the note names now, "" when it cannot be read.
 func (s *Store) noteID(ctx context.Context, note string) string {
@@ -272,10 +288,10 @@ func (s *Store) resumable(ctx context.Context, note, name, want string) (string,
 	if json.Unmarshal(b, &n) != nil || store.ValidID(n.ID) != nil {
 		return "", nil, nil, etag
 	}
-	// Finished, and still these bytes: a corrupted upload is never named again.
+	// Finished with these bytes (store.StreamUpload reads it back before it names it again).
 	finished := func() bool {
 		info, herr := s.head(ctx, n.ID, name)
-		return herr == nil && info.Blake3 == want && s.intact(ctx, n.ID, name, want)
+		return herr == nil && info.Blake3 == want
 	}
 	pi, err := s.readInfo(ctx, n.ID)
 	if err != nil {
@@ -303,19 +319,6 @@ func (s *Store) resumable(ctx context.Context, note, name, want string) (string,
 		held[p.Number] = p
 	}
 	return n.ID, pi, held, etag
-}
-
-// intact reports whether the finished object id still holds the bytes of BLAKE3 want: read back
-// whole, once, before a source is named by an upload already there, so that a corrupted upload
-// is never named again (the source is sent afresh, under a new id, which repairs it).
-func (s *Store) intact(ctx context.Context, id, name, want string) bool {
-	r, err := s.Open(ctx, id, name)
-	if err != nil {
-		return false
-	}
-	defer r.Close()
-	got, _, err := ops.Hash(r, nil)
-	return err == nil && got == want
 }
 
 // startStage begins a multipart upload with the BLAKE3 in its metadata, then writes its info and
@@ -354,10 +357,10 @@ func (s *Store) startStage(ctx context.Context, note, noteTag, name string, size
 	return id, pi, nil
 }
 
-// sendParts reads the source once, in order, hashing it, and sends each part the server does not
+// sendParts reads the source once, in order, hashing it (into h, when not nil), and sends each part the server does not
 // already hold with the same bytes, jobs at once. Buffers go round a pool of jobs, so at most
 // jobs x chunk bytes are in memory. It returns the parts for the completion and the BLAKE3.
-func (s *Store) sendParts(ctx context.Context, src io.Reader, srcName string, size, chunk int64, jobs int, free chan []byte, id string, pi *partialInfo, held map[int32]part, progress func(int64), observe func([]byte), sent func(int32)) ([]types.CompletedPart, string, error) {
+func (s *Store) sendParts(ctx context.Context, h hash.Hash, src io.Reader, srcName string, size, chunk int64, jobs int, free chan []byte, id string, pi *partialInfo, held map[int32]part, progress func(int64), observe func([]byte), sent func(int32)) ([]types.CompletedPart, string, error) {
 	key := s.FinishedKey(id, pi.Name)
 	nparts := int((size + chunk - 1) / chunk)
 	done := make([]types.CompletedPart, nparts)
@@ -390,7 +393,9 @@ func (s *Store) sendParts(ctx context.Context, src io.Reader, srcName string, si
 			}
 		}()
 	}
-	h := blake3.New()
+	if h == nil {
+		h = blake3.New()
+	}
 	var readErr error
 	var pos int64
 	for n := int32(1); int(n) <= nparts && ctx.Err() == nil; n++ {

@@ -357,7 +357,7 @@ func (s *Store) sendTreeParts(ctx context.Context, id, name string, f store.Tree
 	abort := func() {
 		s.client.AbortMultipartUpload(context.WithoutCancel(ctx), &awss3.AbortMultipartUploadInput{Bucket: &s.Bucket, Key: &key, UploadId: mp.UploadId})
 	}
-	parts, got, err := s.sendParts(ctx, io.NewSectionReader(sf, 0, f.Size), f.Path, f.Size, DefaultChunk, treePartJobs,
+	parts, got, err := s.sendParts(ctx, nil, io.NewSectionReader(sf, 0, f.Size), f.Path, f.Size, DefaultChunk, treePartJobs,
 		s.buffers(treePartJobs, DefaultChunk), id, pi, nil, func(int64) {}, nil, s.sent)
 	if err == nil && got != sum {
 		err = fault.Errorf(fault.UploadSourceChange, "%s: changed while being uploaded", f.Path)

@@ -3,19 +3,16 @@ package mem
 import (
 	"bytes"
 	"context"
-	"encoding/hex"
 	"sync"
 
 	"github.com/attachctl/attachctl/manifest/fault"
 	"github.com/attachctl/attachctl/ops/store"
-	"github.com/zeebo/blake3"
 )
 
-// Stream puts a whole source file into the store (store.Streamer), as the S3 store does: the
-// BLAKE3 is known first (a source without one is read once for it), the source's note names the
-// upload, a finished upload of the same source that is still intact is named again, and an
-// unfinished one no writer holds is resumed, keeping the whole chunks that still equal the
-// source.
+// Stream puts a whole source file into the store (store.Streamer) by the rules of
+// store.StreamUpload, as the S3 store does: the BLAKE3 is known first (a source without one is
+// read once for it), the source's note names the upload, a finished upload of the same source
+// that is still intact is named again, and an unfinished one no writer holds is resumed.
 func (s *Store) Stream(ctx context.Context, src store.Source, f store.SourceFile, opts store.StreamOptions) (*store.Info, error) {
 	if err := store.ValidName(src.Name); err != nil {
 		return nil, err
@@ -24,105 +21,126 @@ func (s *Store) Stream(ctx context.Context, src store.Source, f store.SourceFile
 	if err != nil {
 		return nil, err
 	}
-	var b *batch
+	src.Blake3 = want
 	if opts.Batch != nil {
-		var ok bool
-		if b, ok = opts.Batch.(*batch); !ok || b.s != s {
+		if b, ok := opts.Batch.(*batch); !ok || b.s != s {
 			return nil, fault.Errorf(fault.UploadInvalid, "%s: the batch given is not one of store %s", src.Path, s.loc)
 		}
 	}
-	opts = opts.WithDefaults(DefaultChunk)
-	chunk, progress, observe, size := opts.Chunk, opts.Progress, opts.Observe, src.Size
-	if want == "" {
-		if want, err = store.HashSource(ctx, f, size, chunk, observe); err != nil {
-			return nil, err
-		}
-		observe = nil // this pass showed the bytes; the send does not again
-	}
-	note := noteKey("file", src.Path, src.Name, size, want)
+	return store.StreamUpload(ctx, s, src, f, opts.WithDefaults(DefaultChunk))
+}
 
+// StreamHashFirst is always: the source's note is keyed on its BLAKE3 (store.StreamBackend).
+func (s *Store) StreamHashFirst(context.Context, store.Source) (bool, error) { return true, nil }
+
+// StartStream looks the source's note up: the finished upload it names, or the unfinished one
+// no writer holds, or a new one (store.StreamBackend).
+func (s *Store) StartStream(ctx context.Context, st store.StreamStart) (store.StreamFound, store.StreamWrite, error) {
+	src := st.Src
+	note := store.SourceKey(src.Path, src.Name, src.Size, src.Blake3)
 	id, fin, p, err := s.byNote(note, false)
 	if err != nil {
-		return nil, err
+		return store.StreamFound{}, nil, err
 	}
-	if fin != nil && fin.info.Name == src.Name && fin.info.Blake3 == want && hexSum(fin.data) == want {
+	if fin != nil && id != st.Avoid && fin.info.Name == src.Name && fin.info.Blake3 == src.Blake3 {
 		s.unhold(p)
-		progress(size)
-		info := fin.info
-		return &info, nil
+		return store.StreamFound{ID: id}, nil, nil
 	}
+	w := &streamWrite{s: s, id: id, p: p, release: func() {}}
 	if p == nil {
-		var release func()
-		if id, p, release, err = s.beginStaged(ctx, note, src.Name, size, false); err != nil {
-			return nil, err
+		if w.id, w.p, w.release, err = s.beginStaged(ctx, note, src.Name, src.Size, false); err != nil {
+			return store.StreamFound{}, nil, err
 		}
-		defer func() {
-			if err != nil && fault.CodeOf(err) != "" {
-				release()
-			}
-		}()
 	}
-	held := true
-	defer func() {
-		if held {
-			s.unhold(p)
-		}
-	}()
+	if st.Opts.Batch != nil {
+		w.b = st.Opts.Batch.(*batch)
+	}
+	return store.StreamFound{}, w, nil
+}
 
-	// What is kept of an earlier run: what it stored, as far as it equals the source.
+// ReuseStream names a finished upload again as it is (store.StreamBackend).
+func (s *Store) ReuseStream(context.Context, string) bool { return true }
+
+// streamWrite is the write of one unfinished upload, held by this run.
+type streamWrite struct {
+	s       *Store
+	id      string
+	p       *partial
+	b       *batch
+	release func() // drops the reservation of a new upload
+	batched bool   // the batch holds it until it is published
+}
+
+func (w *streamWrite) ID() string { return w.id }
+
+func (w *streamWrite) Stored() (store.StreamStored, error) {
+	w.s.mu.Lock()
+	old := w.p.data
+	w.s.mu.Unlock()
+	return store.StreamStored{Data: bytes.NewReader(old), N: int64(len(old))}, nil
+}
+
+func (w *streamWrite) Restart() error {
+	w.s.mu.Lock()
+	defer w.s.mu.Unlock()
+	w.p.data = w.p.data[:0:0]
+	return nil
+}
+
+func (w *streamWrite) Write(ctx context.Context, f store.SourceFile, from int64, pass store.StreamPass) (*store.Info, error) {
+	s, p := w.s, w.p
 	s.mu.Lock()
-	old := p.data
+	p.data = p.data[:from:from]
 	s.mu.Unlock()
-	h := blake3.New()
-	if observe == nil {
-		observe = func([]byte) {}
-	}
-	kept, err := store.KeepPrefix(ctx, f, bytes.NewReader(old), min(int64(len(old)), size), chunk, h, observe, progress, opts.Resumed, func(err error) error { return err })
-	if err != nil {
-		return nil, err
-	}
-	s.mu.Lock()
-	p.data = p.data[:kept:kept]
-	s.mu.Unlock()
-	buf := make([]byte, min(chunk, max(size-kept, 1)))
-	for off := kept; off < size; {
-		if err = ctx.Err(); err != nil {
+	buf := make([]byte, min(pass.Chunk, max(pass.Size-from, 1)))
+	for off := from; off < pass.Size; {
+		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		n := min(int64(len(buf)), size-off)
-		if err = store.ReadSource(f, buf[:n], off); err != nil {
+		n := min(int64(len(buf)), pass.Size-off)
+		if err := store.ReadSource(f, buf[:n], off); err != nil {
 			return nil, err
 		}
-		h.Write(buf[:n])
-		observe(buf[:n])
+		pass.Hash.Write(buf[:n])
+		pass.Observe(buf[:n])
 		s.mu.Lock()
 		p.data = append(p.data, buf[:n]...)
 		p.written = s.now()
 		s.mu.Unlock()
 		off += n
-		progress(n)
+		pass.Progress(n)
 	}
-	if err = f.Unchanged(); err != nil {
-		return nil, err
-	}
-	if got := hex.EncodeToString(h.Sum(nil)); got != want {
-		// What was sent is not what the record names: nothing of it is kept.
-		s.mu.Lock()
-		s.drop(id, p)
-		s.mu.Unlock()
-		err = store.HashMismatch(src.Path, got, want)
-		return nil, err
-	}
-	info := store.Info{ID: id, Name: src.Name, Size: size, Blake3: want}
-	if b != nil {
-		held = false // the batch holds it until it is published
-		b.add(id, p, want)
+	return nil, nil
+}
+
+// Refuse drops the upload: what was sent is not what the record names, and nothing of it is
+// kept.
+func (w *streamWrite) Refuse(context.Context, string) {
+	w.s.mu.Lock()
+	defer w.s.mu.Unlock()
+	w.s.drop(w.id, w.p)
+}
+
+func (w *streamWrite) Publish(ctx context.Context, sum string) (*store.Info, error) {
+	if w.b != nil {
+		w.batched = true
+		w.b.add(w.id, w.p, sum)
+		info := store.Info{ID: w.id, Name: w.p.name, Size: int64(len(w.p.data)), Blake3: sum}
 		return &info, nil
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	info = s.publish(id, p, want)
+	w.s.mu.Lock()
+	defer w.s.mu.Unlock()
+	info := w.s.publish(w.id, w.p, sum)
 	return &info, nil
+}
+
+func (w *streamWrite) Close(err error) {
+	if err != nil && fault.CodeOf(err) != "" {
+		w.release()
+	}
+	if !w.batched {
+		w.s.unhold(w.p)
+	}
 }
 
 // NewBatch is a group of uploads published together (store.Batcher).

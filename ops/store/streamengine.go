@@ -1,0 +1,258 @@
+package store
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"io"
+	"strconv"
+	"sync"
+
+	"github.com/attachctl/attachctl/ops"
+	"github.com/zeebo/blake3"
+)
+
+// The rules of the single-file upload (Streamer), written once over a StreamBackend: a backend's
+// Stream method is StreamUpload called with itself, after what is its own (a batch of its own
+// kind, its chunk sizes).
+//
+// What the engine decides: whether a source whose BLAKE3 the record does not give is hashed
+// first; which finished upload is named again (the one the backend finds for the same BLAKE3 and
+// name, only when it is still intact and can be marked used, else avoided); how much of an
+// unfinished upload of the same source is kept (what it stored, compared with the source's
+// prefix, kept whole or not at all; a source that is not the one it was made for starts over);
+// the hash check (upload.hashMismatch); the Resumed, Progress and Observe callbacks; a restart
+// when another run took the upload over (ErrStreamLost). What is the backend's: finding what a
+// source can take up (a source note, a partial folder), the resumable write (append on a folder,
+// parts on S3) with its own performance mechanics, and the create-only publish.
+
+// StreamBackend is what a backend implements so that the rules of single-file uploads run over
+// it (StreamUpload).
+type StreamBackend interface {
+	// StreamHashFirst reports whether a source whose BLAKE3 the record does not give is hashed
+	// whole before anything is written: always for a backend whose resume is keyed on the BLAKE3
+	// (S3's source note), or when a finished upload of this name and size may be there to name
+	// again. It is asked only when src.Blake3 is "".
+	StreamHashFirst(ctx context.Context, src Source) (bool, error)
+
+	// StartStream finds what this upload of st.Src can take up: an upload of the same bytes and
+	// name (found), else the unfinished upload of the same source that no one else holds, to
+	// resume, else a new one (w). A finished upload whose id is st.Avoid (damaged, or no longer
+	// usable) is not found again. st.Src.Blake3 is "" only when the source was not hashed first:
+	// then nothing is looked for before the write.
+	StartStream(ctx context.Context, st StreamStart) (found StreamFound, w StreamWrite, err error)
+
+	// Open opens the finished upload id named name through the backend's guarded open
+	// (Backend.Open), for the engine to read back whole before it names it again.
+	Open(ctx context.Context, id, name string) (Reader, error)
+
+	// ReuseStream is told that the engine names the finished upload id again; false when it
+	// cannot be (swept meanwhile): the source is then uploaded afresh.
+	ReuseStream(ctx context.Context, id string) bool
+}
+
+// StreamFound is an upload of the same bytes and name that StartStream found.
+type StreamFound struct {
+	ID string // "": none
+	// Pending: not finished yet but published by this run's batch (opts.Batch) when it commits,
+	// named as it is; else finished, checked intact by the engine before it is named again.
+	Pending bool
+}
+
+// StreamStart is what StartStream is given.
+type StreamStart struct {
+	Src   Source
+	Opts  StreamOptions // with the backend's defaults (Chunk, Progress)
+	Avoid string        // a finished upload not to find again ("": none)
+	Try   int           // how many times this upload started over after ErrStreamLost
+}
+
+// StreamStored is what an unfinished upload holds of an earlier run, as StreamWrite.Stored
+// tells it.
+type StreamStored struct {
+	// Data holds N bytes an earlier run wrote, readable at any offset, for the engine to compare
+	// with the source's prefix; nil when there are none, or when the backend checks what it holds
+	// as it writes (S3: each part's MD5 against its ETag).
+	Data io.ReaderAt
+	N    int64
+	// Err codes an error reading Data.
+	Err func(error) error
+	// Held is what the backend holds and checks itself as it writes (Data nil), so that a resume
+	// is told.
+	Held int64
+	// Keyed: Size and Blake3 are the source the stored bytes were made for (Blake3 "": not known
+	// then); a source of another size or BLAKE3 starts over.
+	Keyed  bool
+	Size   int64
+	Blake3 string
+}
+
+// StreamPass is what the write is given besides the source: where each byte read goes.
+type StreamPass struct {
+	Size, Chunk int64
+	Jobs        int
+	// Hash is to be written every byte of the source from the write's offset on, in order (the
+	// bytes before it the engine wrote while it compared them), and not after Write returns.
+	Hash *blake3.Hasher
+	// Observe is shown the same bytes in the same order (never nil).
+	Observe func([]byte)
+	// Progress is told the bytes got through, as they go.
+	Progress func(int64)
+}
+
+// StreamWrite is the resumable write of one unfinished upload.
+type StreamWrite interface {
+	// ID is the upload's id.
+	ID() string
+	// Stored is what the upload holds of an earlier run.
+	Stored() (StreamStored, error)
+	// Restart drops what the upload holds: the write starts from the first byte.
+	Restart() error
+	// Write writes the source f from offset from to its end, writing each byte read to pass.
+	// ctx cancelled: it stops, keeps what was written for a resume, and returns ctx.Err(). A
+	// non-nil Info ends the upload: another run finished it with these bytes meanwhile.
+	Write(ctx context.Context, f SourceFile, from int64, pass StreamPass) (*Info, error)
+	// Publish makes the upload finished, create-only, with its BLAKE3 sum (checked against the
+	// record already), or names an upload of the same bytes and name finished meanwhile.
+	// ErrStreamLost: another run of the same source owns the upload now; the backend dropped
+	// this one and the engine starts over.
+	Publish(ctx context.Context, sum string) (*Info, error)
+	// Refuse is told that the source's bytes hash to got, not to the record's BLAKE3: what is
+	// kept of the upload is the backend's choice.
+	Refuse(ctx context.Context, got string)
+	// Close releases the write; err is how the upload ended (nil: published).
+	Close(err error)
+}
+
+// ErrStreamLost is Publish's answer when another run of the same source took its upload over.
+var ErrStreamLost = errors.New("another run of the same source owns its upload")
+
+// StreamUpload is Streamer.Stream over b; opts carries b's defaults (WithDefaults).
+func StreamUpload(ctx context.Context, b StreamBackend, src Source, f SourceFile, opts StreamOptions) (*Info, error) {
+	observe := opts.Observe
+	if src.Blake3 == "" {
+		first, err := b.StreamHashFirst(ctx, src)
+		if err != nil {
+			return nil, err
+		}
+		if first {
+			if src.Blake3, err = HashSource(ctx, f, src.Size, opts.Chunk, observe); err != nil {
+				return nil, err
+			}
+			observe = nil // this pass showed the bytes; the write does not again
+		}
+	}
+	st := StreamStart{Src: src, Opts: opts}
+	for {
+		found, w, err := b.StartStream(ctx, st)
+		if err != nil {
+			return nil, err
+		}
+		if found.ID != "" {
+			// A finished upload is named again only when it is still these bytes: a corrupted one
+			// is avoided, and the source uploaded afresh under a new id, which repairs it.
+			if found.Pending || StreamIntact(ctx, b, found.ID, src.Name, src.Blake3) && b.ReuseStream(ctx, found.ID) {
+				opts.Progress(src.Size)
+				return &Info{ID: found.ID, Name: src.Name, Size: src.Size, Blake3: src.Blake3}, nil
+			}
+			st.Avoid = found.ID
+			continue
+		}
+		info, err := streamWrite(ctx, w, &st, f, observe)
+		w.Close(err)
+		if err == ErrStreamLost {
+			opts.Progress(-src.Size)
+			st.Try++
+			continue
+		}
+		return info, err
+	}
+}
+
+// streamHashers recycles the hashers of the writes: one is some 10 KiB, dear to make anew for
+// each of many small files.
+var streamHashers = sync.Pool{New: func() any { return blake3.New() }}
+
+// streamWrite keeps what w holds of an earlier run as far as it equals the source, writes the
+// rest, checks the BLAKE3 and publishes.
+func streamWrite(ctx context.Context, w StreamWrite, st *StreamStart, f SourceFile, observe func([]byte)) (*Info, error) {
+	src, opts := st.Src, st.Opts
+	if observe == nil {
+		observe = func([]byte) {}
+	}
+	h := streamHashers.Get().(*blake3.Hasher)
+	h.Reset()
+	defer streamHashers.Put(h)
+	stored, err := w.Stored()
+	if err != nil {
+		return nil, err
+	}
+	var from int64
+	if stored.Data != nil && stored.N > 0 {
+		// Not the source these bytes were made for: nothing of them is compared.
+		other := stored.N > src.Size || stored.Keyed && (stored.Size != src.Size ||
+			stored.Blake3 != "" && src.Blake3 != "" && stored.Blake3 != src.Blake3)
+		if !other {
+			storeErr := stored.Err
+			if storeErr == nil {
+				storeErr = func(err error) error { return err }
+			}
+			if from, err = KeepPrefix(ctx, f, stored.Data, stored.N, opts.Chunk, h, observe, opts.Progress, opts.Resumed, storeErr); err != nil {
+				return nil, err
+			}
+		}
+		if from < stored.N {
+			if err := w.Restart(); err != nil {
+				return nil, err
+			}
+		}
+	} else if stored.Held > 0 && opts.Resumed != nil {
+		opts.Resumed(stored.Held)
+	}
+	pass := StreamPass{Size: src.Size, Chunk: opts.Chunk, Jobs: max(opts.Jobs, 1), Hash: h, Observe: observe, Progress: opts.Progress}
+	if info, err := w.Write(ctx, f, from, pass); info != nil || err != nil {
+		return info, err
+	}
+	if err := f.Unchanged(); err != nil {
+		return nil, err
+	}
+	got := hex.EncodeToString(h.Sum(nil))
+	if src.Blake3 != "" && got != src.Blake3 {
+		// The file changed since it was hashed: what was written is not what the record names.
+		w.Refuse(ctx, got)
+		return nil, HashMismatch(src.Path, got, src.Blake3)
+	}
+	return w.Publish(ctx, got)
+}
+
+// SourceKey is what an upload of a source is found again by, as hex: its absolute path, the name
+// it is uploaded under, its size and its BLAKE3 ("" when not known). A backend that keeps a note of
+// which upload a source is (S3) names the note by it; what was written under it stays findable, so
+// it never changes.
+func SourceKey(path, name string, size int64, blake3 string) string {
+	h := sha256.New()
+	for _, f := range []string{path, name, blake3} {
+		h.Write([]byte(f))
+		h.Write([]byte{0})
+	}
+	h.Write(strconv.AppendInt(nil, size, 10))
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// StreamIntact reports whether the finished upload id of b still holds the bytes of BLAKE3 want
+// under name: its metadata says so, and its bytes, read back whole through the guarded open, are
+// its size and hash to want. A corrupted upload is never named again.
+func StreamIntact(ctx context.Context, b StreamBackend, id, name, want string) bool {
+	r, err := b.Open(ctx, id, name)
+	if err != nil {
+		return false
+	}
+	defer r.Close()
+	m := r.Info()
+	if m == nil || m.Blake3 != want || m.Name != name {
+		return false
+	}
+	got, n, err := ops.Hash(r, nil)
+	return err == nil && n == m.Size && got == want
+}
