@@ -23,8 +23,9 @@ import (
 // listing of its top and its partials, what is finished, unfinished, a batch area or skipped, an
 // entry's size, made and last used, an unfinished folder upload's size summed over TreeDir) and
 // marking uploads used (useengine.go: MarkUsedOn over a backend's hold, look-up and conditional
-// write of the use marker); the other store rules are to follow onto the same kind of
-// primitives. What each
+// write of the use marker) and the single-file upload's resume and find-again (streamengine.go:
+// StreamUpload over a StreamBackend's source look-up, resumable write and create-only publish);
+// the other store rules are to follow onto the same kind of primitives. What each
 // primitive is, in store terms:
 //
 //   - create-only publish: TreeWrite.Publish makes a whole tree finished at once, or leaves it

@@ -100,20 +100,6 @@ type Trees interface {
 	FolderFiles(ctx context.Context, id string) (files int, folder bool, err error)
 }
 
-// TreeVerifier verifies a finished folder upload (Trees.VerifyTree).
-type TreeVerifier interface {
-	VerifyTree(ctx context.Context, id string, progress func(int64)) (*TreeInfo, error)
-}
-
-// TreeIntact is the rule every backend follows before it names a finished folder upload again
-// instead of uploading the folder: the upload's files are read back and still hash to its
-// listing, and the listing to blake3. A damaged upload is never named again: the folder is
-// uploaded afresh under a new id, which is how a user repairs it (docs/store.md).
-func TreeIntact(ctx context.Context, t TreeVerifier, id, blake3 string) bool {
-	ti, err := t.VerifyTree(ctx, id, nil)
-	return err == nil && ti.Blake3 == blake3
-}
-
 // KindFolder is the kind a folder upload's metadata records.
 const KindFolder = "folder"
 

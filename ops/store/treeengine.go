@@ -55,8 +55,10 @@ func UploadTree(ctx context.Context, b TreeBackend, src TreeSource, opts TreeOpt
 			return nil, err
 		}
 		if found != "" {
-			// A finished upload of this tree is named again only when it is still intact
-			// (TreeIntact); a damaged one is avoided, and the folder uploaded afresh.
+			// A finished upload of this tree is named again only when it is still intact (its
+			// files read back hash to its listing, and the listing to the folder's BLAKE3); a
+			// damaged one is avoided, and the folder uploaded afresh, which is how a user
+			// repairs it (docs/store.md).
 			if ti, err := VerifyTreeOf(ctx, b, found, nil); err == nil && ti.Blake3 == want && b.ReuseTree(ctx, found) {
 				progress(total)
 				return TreeInfoOf(ctx, b, found)

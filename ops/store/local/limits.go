@@ -198,12 +198,6 @@ func (r reserver) DropReservation(ctx context.Context, key string) error {
 	return nil
 }
 
-// chunkRoom is the room a chunk of n bytes (-1: not known) at offset cur may take under the
-// limits (store.Quota.Chunk): each `upload chunk` is a process of its own.
-func (s *localStore) chunkRoom(id, name string, cur, n int64) (int64, func(end int64) error, func(), error) {
-	return s.quotaOf().Chunk(context.Background(), id, name, cur, n)
-}
-
 // initStore is `store init`: it makes the store (as an upload would: refused where it may not be
 // one) and sets its limits in its mark, once (store.Quota.Set).
 func initStore(dir string, l store.Limits) (*localStore, error) {

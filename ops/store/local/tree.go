@@ -241,18 +241,6 @@ func (s *localStore) treePartial(abs, name string, size int64, want string) (p *
 	return p, true, nil
 }
 
-// notFolder refuses the step-by-step commands on an unfinished folder upload, which only its
-// stage (upload of the folder, run again) finishes.
-func (p *partial) notFolder() error {
-	if p.meta.Folder {
-		return fault.Errorf(fault.UploadInvalid, "upload %s: an unfinished folder upload; run the upload of the folder again to resume it", p.id)
-	}
-	if p.meta.Batch {
-		return fault.Errorf(fault.UploadInvalid, "upload %s: the staging folder of a batch of small uploads, not an upload of its own", p.id)
-	}
-	return nil
-}
-
 // treeWriter writes the files of a folder upload into its partial, in the order of their paths,
 // keeping the folders of the current file's path open.
 type treeWriter struct {

@@ -224,13 +224,6 @@ func (r reserver) DropReservation(ctx context.Context, key string) error {
 	return r.s.wrap(fault.StoreUnreachable, "reservation "+key, err)
 }
 
-// admitChunk reserves the room of a chunk of n bytes at offset cur while it is sent
-// (store.Quota.Chunk); release is to be called once it is sent (or not).
-func (s *Store) admitChunk(ctx context.Context, id, name string, cur, n int64) (release func(), err error) {
-	_, _, release, err = s.quotaOf().Chunk(ctx, id, name, cur, n)
-	return release, err
-}
-
 // SetLimits is `store init` on an S3 store: it makes the store (its mark) where it may be one and
 // sets its limits in the mark, once: a store with limits keeps them (the same again is no change),
 // one without gets these, replaced with a conditional write on the mark's ETag.
