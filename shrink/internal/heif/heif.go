@@ -2,14 +2,22 @@
 // two libraries compiled to WebAssembly and run by wazero: pure Go, no cgo, and the same result
 // on every machine whether or not a system libheif or libavif is installed.
 //
-// The WebAssembly modules and their C glue (heif.c.txt, avif.c.txt) are those of
-// github.com/gen2brain/heic v0.4.5 and github.com/gen2brain/avif v0.4.4, copied unchanged (their
-// LICENSE files are beside them). Those packages are not imported: they load a system library
-// first when one is there (a different decoder, and on some versions one that fails), and they
-// compile the module afresh in every process, with no way to give wazero a compilation cache.
-// Here a module is compiled only when the first image of its kind is met, and its machine code
-// is kept in the cache folder of package wasmcache so that later processes load it instead of
-// compiling.
+// heif.wasm.gz is built by scripts/wasm/heif.sh from Debian bookworm's packages alone: the
+// sources of libde265 1.0.11 and libheif 1.15.1 (LGPL-3.0, LICENSE.libde265 and LICENSE.libheif)
+// as `apt-get source` gives them, with Debian's patches, compiled by Debian's clang for wasm32-wasi
+// against Debian's wasi-libc and libc++, with libheif's libde265 decoder alone, the patches in
+// scripts/wasm/patches (no threads, no exceptions, YCbCr kept as decoded, a faster inverse
+// transform with the same output), and our C glue heif.c.txt, which began as that of
+// github.com/gen2brain/heic v0.4.5 (MIT, LICENSE.gen2brain-heic). The module is not built in CI:
+// the script prints the versions it pins and the module's sha256.
+//
+// avif.wasm.gz and its glue avif.c.txt are those of github.com/gen2brain/avif v0.4.4, copied
+// unchanged (their LICENSE files are beside them). Those packages are not imported: they load a
+// system library first when one is there (a different decoder, and on some versions one that
+// fails), and they compile the module afresh in every process, with no way to give wazero a
+// compilation cache. Here a module is compiled only when the first image of its kind is met, and
+// its machine code is kept in the cache folder of package wasmcache (keyed by the module's hash,
+// so a changed module is compiled again) so that later processes load it instead of compiling.
 package heif
 
 import (
