@@ -47,23 +47,23 @@ func source(c *cli.Context) (next stage.Next, sniffed bool, closeFn func(), err 
 	if err != nil {
 		return nil, false, nil, err
 	}
-	if c.Args().Present() || list != nil {
-		next, stop := stage.PathRecords(stage.PathInput{Paths: c.Args().Slice(), List: list, Null: c.Bool("null"), Walk: opts,
-			Failed: func(e *fault.Error) { report(c, e) }})
-		return next, true, func() { stop(); closeList() }, nil
-	}
-	in := stage.ManifestInput{R: c.App.Reader, Stdin: true, Empty: func() { emptyInput(c) }}
-	closeFn = func() {}
-	if name := c.String("manifest"); name != "" && name != "-" {
-		f, err := os.Open(name)
-		if err != nil {
-			return nil, false, nil, usageError("--manifest: %v", err)
+	in := stage.Input{Paths: c.Args().Slice(), List: list, Null: c.Bool("null"), Walk: opts,
+		Failed: func(e *fault.Error) { report(c, e) }}
+	m := stage.ManifestInput{R: c.App.Reader, Stdin: true, Empty: func() { emptyInput(c) }}
+	closeIn := closeList
+	if !in.FromPaths() {
+		if name := c.String("manifest"); name != "" && name != "-" {
+			f, err := os.Open(name)
+			if err != nil {
+				return nil, false, nil, usageError("--manifest: %v", err)
+			}
+			m, closeIn = stage.ManifestInput{R: f}, func() { f.Close() }
+		} else {
+			terminalHint(c, "a manifest")
 		}
-		in, closeFn = stage.ManifestInput{R: f}, func() { f.Close() }
-	} else {
-		terminalHint(c, "a manifest")
 	}
-	return stage.ManifestRecords(c.Context, in), false, closeFn, nil
+	next, sniffed, stop := in.Records(c.Context, m)
+	return next, sniffed, func() { stop(); closeIn() }, nil
 }
 
 // walkOptions reads the walkFlags the command has: the walk's options, and the --files-from list
@@ -226,14 +226,7 @@ func (l loop) run(c *cli.Context) (int, error) {
 	sl.Handed = bar.Record
 	res, err := sl.Run(c.Context)
 	bar.Finish()
-	if res.NotReached > 0 && !l.reported {
-		// The records not reached are told in one line at the end, not one each.
-		what := fmt.Sprintf("%d records", res.NotReached)
-		if res.RestUnread {
-			what += " (the last one, path -, for the input not read)"
-		}
-		e := fault.Errorf(fault.UploadInterrupted, "interrupted: %s not reached, each passed on failed; run the same command again", what)
-		e.Stage = l.stage
+	if e := res.NotReachedFailure(l.stage); e != nil && !l.reported {
 		report(c, e)
 	}
 	if err != nil {

@@ -2,45 +2,22 @@ package main
 
 import (
 	"fmt"
-	"runtime"
 	"strings"
 
 	"github.com/attachctl/attachctl/ops/stage"
 	"github.com/urfave/cli/v2"
-	"golang.org/x/term"
 )
 
-// terminalInput reports whether standard input is a terminal.
-func terminalInput(c *cli.Context) bool {
-	f := stage.InputFile(c.App.Reader)
-	return f != nil && term.IsTerminal(int(f.Fd()))
-}
-
-// eofKey is how a person ends input typed at a terminal.
-func eofKey() string {
-	if runtime.GOOS == "windows" {
-		return "Ctrl-Z and Enter"
-	}
-	return "Ctrl-D"
-}
-
-// terminalHint says, on standard error, that the command is about to read what from a terminal,
-// so that `attachctl verify` typed alone does not wait without a word.
+// terminalHint says, on standard error, that the command is about to read what from a terminal
+// (stage.TerminalHint), unless --quiet.
 func terminalHint(c *cli.Context, what string) {
-	if globalBool(c, "quiet") || !terminalInput(c) {
+	if globalBool(c, "quiet") {
 		return
 	}
 	name := strings.TrimPrefix(commandName(c), "attachctl ")
-	var instead string
-	switch args := c.Command.ArgsUsage; {
-	case strings.Contains(args, "PATH"):
-		instead = "give paths as arguments, or pipe a manifest in"
-	case strings.Contains(args, "ID"):
-		instead = "give upload ids or --all, or pipe a manifest in"
-	default:
-		instead = "give a FILE, or pipe it in"
+	if line := stage.TerminalHint(c.App.Reader, name, what, stage.TakesOf(c.Command.ArgsUsage)); line != "" {
+		fmt.Fprintln(c.App.ErrWriter, line)
 	}
-	fmt.Fprintf(c.App.ErrWriter, "attachctl: %s: reading %s from the terminal, end it with %s; or %s\n", name, what, eofKey(), instead)
 }
 
 // emptyInput says, on standard error, that standard input ended before its first record: in
