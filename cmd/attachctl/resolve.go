@@ -250,9 +250,7 @@ func allMissing(err error) bool {
 }
 
 // storeGiven reports whether the store was named (--store or ATTACHCTL_STORE), not the default.
-func storeGiven(c *cli.Context) bool {
-	return globalString(c, "store") != "" || os.Getenv("ATTACHCTL_STORE") != ""
-}
+func storeGiven(c *cli.Context) bool { return globalOptions(c).storeGiven() }
 
 // uploadsAt is the store at dir as resolve reads it. A store whose uploads are no files on this
 // machine (S3) always hands out working copies: without --workdir they go under the XDG cache

@@ -10,26 +10,28 @@ import (
 
 // terminalHint says, on standard error, that the command is about to read what from a terminal
 // (stage.TerminalHint), unless --quiet.
-func terminalHint(c *cli.Context, what string) {
-	if globalBool(c, "quiet") {
+func (g globals) terminalHint(what string) {
+	if g.quiet {
 		return
 	}
-	name := strings.TrimPrefix(commandName(c), "attachctl ")
-	if line := stage.TerminalHint(c.App.Reader, name, what, stage.TakesOf(c.Command.ArgsUsage)); line != "" {
-		fmt.Fprintln(c.App.ErrWriter, line)
+	if line := stage.TerminalHint(g.stdin, g.name, what, g.takes); line != "" {
+		fmt.Fprintln(g.stderr, line)
 	}
 }
 
 // emptyInput says, on standard error, that standard input ended before its first record: in
 // `attachctl sniff --nohash docs | attachctl shrink` the first stage failed, and each stage after
-// it says that it had nothing to do.
-func emptyInput(c *cli.Context) {
-	if globalBool(c, "quiet") || hasFlag(c, "allow-empty") { // prompt says it itself
+// it says that it had nothing to do. A command that says it itself (prompt) has saysEmpty.
+func (g globals) emptyInput(saysEmpty bool) {
+	if g.quiet || saysEmpty {
 		return
 	}
-	fmt.Fprintf(c.App.ErrWriter, "attachctl: %s: the manifest on standard input is empty: no records (did a stage before this one fail?)\n",
-		strings.TrimPrefix(commandName(c), "attachctl "))
+	fmt.Fprintf(g.stderr, "attachctl: %s: the manifest on standard input is empty: no records (did a stage before this one fail?)\n", g.name)
 }
+
+// The command-line forms of the above, until every command reads its globals once.
+func terminalHint(c *cli.Context, what string) { globalOptions(c).terminalHint(what) }
+func emptyInput(c *cli.Context)                { globalOptions(c).emptyInput(hasFlag(c, "allow-empty")) }
 
 // commandName is the command that runs, as "attachctl upload begin".
 func commandName(c *cli.Context) string {

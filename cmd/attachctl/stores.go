@@ -32,14 +32,19 @@ func storeFlags() []cli.Flag {
 	}
 }
 
+// backendOptions are the backends' global flags, read once (backendFlags).
+type backendOptions struct {
+	s3 s3.Options
+}
+
 // checkStoreFlags refuses bad values of the backends' flags before a command runs.
 func checkStoreFlags(c *cli.Context) error {
-	_, err := s3Options(c)
+	_, err := backendFlags(c)
 	return err
 }
 
-// s3Options reads the S3 flags.
-func s3Options(c *cli.Context) (s3.Options, error) {
+// backendFlags reads the backends' flags.
+func backendFlags(c *cli.Context) (backendOptions, error) {
 	o := s3.Options{PathStyle: globalBool(c, "s3-path-style"), UnsafeNoConditional: globalBool(c, "s3-unsafe-no-conditional")}
 	for _, f := range []struct {
 		name string
@@ -48,26 +53,23 @@ func s3Options(c *cli.Context) (s3.Options, error) {
 		if v := globalString(c, f.name); v != "" {
 			d, err := time.ParseDuration(v)
 			if err != nil || d <= 0 {
-				return o, usageError("--%s takes a duration (30s, 2m), not %q", f.name, v)
+				return backendOptions{s3: o}, usageError("--%s takes a duration (30s, 2m), not %q", f.name, v)
 			}
 			*f.d = d
 		}
 	}
-	return o, nil
+	return backendOptions{s3: o}, nil
 }
 
-// registry is the location registry with every backend, their options read from c's flags.
-func registry(c *cli.Context) *location.Registry {
+// registry is the location registry with every backend, their options those of g.
+func (g globals) registry() *location.Registry {
 	r := location.NewRegistry()
 	r.Register(location.Factory{Scheme: "", Open: func(_ context.Context, dir string) (store.Backend, error) {
-		return local.New(dir, local.LimitsWait(limitsWait(c)))
+		return local.New(dir, local.LimitsWait(g.wait))
 	}})
 	r.Register(location.Factory{Scheme: "s3", Open: func(ctx context.Context, uri string) (store.Backend, error) {
-		opts, err := s3Options(c)
-		if err != nil {
-			return nil, err
-		}
-		opts.LimitsWait = limitsWait(c)
+		opts := g.backends.s3
+		opts.LimitsWait = g.wait
 		return s3.Open(ctx, uri, opts)
 	}})
 	return r
@@ -75,8 +77,13 @@ func registry(c *cli.Context) *location.Registry {
 
 // openStore opens the store at loc (a folder or a URI) through the registry. Nothing is read or
 // written yet: the backend judges the location at its first call.
+func (g globals) openStore(loc string) (store.Backend, error) {
+	return g.registry().Open(g.ctx, loc)
+}
+
+// openStore is g.openStore with the command's globals, until every command reads them once.
 func openStore(c *cli.Context, loc string) (store.Backend, error) {
-	return registry(c).Open(c.Context, loc)
+	return globalOptions(c).openStore(loc)
 }
 
 // openForCheck opens a path named by a b3sum line (verify --check): a finished upload of a local
