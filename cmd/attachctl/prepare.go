@@ -72,7 +72,7 @@ func init() {
 				report(c, fault.AsError(err, fault.UploadUnreadable))
 				return exitError{exitFailed}
 			}
-			recs, err := collect(c, loop{stage: "prepare", bar: bar, headOnly: up.headOnly, window: up.window, work: func(rec *manifest.Record) error {
+			recs, err := collect(globalOptions(c), loop{stage: "prepare", flags: stageOptions(c), bar: bar, headOnly: up.headOnly, window: up.window, work: func(rec *manifest.Record) error {
 				if err := shrink.Record(rec, sopts); err != nil {
 					rec.Fail("shrink", err, fault.FileUnreadable)
 					return nil

@@ -41,7 +41,7 @@ func init() {
 			if err != nil {
 				return err
 			}
-			recs, err := collect(c, loop{stage: "prompt"})
+			recs, err := collect(globalOptions(c), loop{stage: "prompt", flags: stageOptions(c)})
 			if err != nil {
 				return err
 			}

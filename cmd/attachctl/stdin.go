@@ -31,7 +31,6 @@ func (g globals) emptyInput(saysEmpty bool) {
 
 // The command-line forms of the above, until every command reads its globals once.
 func terminalHint(c *cli.Context, what string) { globalOptions(c).terminalHint(what) }
-func emptyInput(c *cli.Context)                { globalOptions(c).emptyInput(hasFlag(c, "allow-empty")) }
 
 // commandName is the command that runs, as "attachctl upload begin".
 func commandName(c *cli.Context) string {

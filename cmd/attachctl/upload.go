@@ -170,13 +170,13 @@ func uploadStage(c *cli.Context) error {
 		return stepFail(c, err)
 	}
 	fl.Wake = up.Wake
-	err = loop{stage: "upload", bar: bar, headOnly: true, window: uploadWindow, flight: fl, work: func(rec *manifest.Record) error {
+	err = loop{stage: "upload", flags: stageOptions(c), bar: bar, headOnly: true, window: uploadWindow, flight: fl, work: func(rec *manifest.Record) error {
 		bar.AddTotal(rec.Size)
 		var text sniff.Text // the upload's pass finishes the sniff of the head
 		err := up.Upload(c.Context, rec, text.Observe)
 		text.Settle(rec)
 		return err
-	}, settle: up.Settle}.toStdout(c)
+	}, settle: up.Settle}.toStdout(globalOptions(c))
 	if cerr := up.Commit(); cerr != nil { // cannot happen: every record was settled
 		reportAll(c, "upload", cerr)
 		return exitError{exitFailed}
@@ -196,7 +196,7 @@ func newUploader(c *cli.Context, b store.Backend, chunk int, progress func(int64
 	if err != nil {
 		return nil, err
 	}
-	walk, err := folderWalk(c)
+	walk, err := folderWalk(globalOptions(c), stageOptions(c))
 	if err != nil {
 		return nil, err
 	}

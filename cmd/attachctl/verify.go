@@ -81,7 +81,7 @@ func verifyCmd(c *cli.Context) error {
 	}
 	bar := newBar(c, -1, "verify", "bytes")
 	progress := func(n int64) { bar.Add(n) }
-	l := loop{stage: "verify", bar: bar}
+	l := loop{stage: "verify", flags: stageOptions(c), bar: bar}
 	if c.Bool("all") || len(ids) > 0 {
 		b, err := store()
 		if err != nil {
@@ -182,7 +182,7 @@ func verifyCmd(c *cli.Context) error {
 		n++
 		return emit(rec)
 	}
-	failed, err := l.run(c)
+	failed, err := l.run(globalOptions(c))
 	if err == nil && format == "text" {
 		_, err = fmt.Fprintf(out, "%d ok, %d failed\n", n-failed, failed)
 	}
