@@ -70,6 +70,15 @@ func applyLimitsWait(c *cli.Context) error {
 	return nil
 }
 
+// withLimitsWait is the command's globals with its --wait (limitsWaitFlag): the stores it opens
+// wait so long for their limits lock.
+func withLimitsWait(c *cli.Context) (globals, error) {
+	g := globalOptions(c)
+	d, err := durationFlag(c, "wait", store.DefaultLimitsWait)
+	g.wait = d
+	return g, err
+}
+
 // limitsWaitKey keeps applyLimitsWait's answer in the app's Metadata.
 const limitsWaitKey = "limitsWait"
 

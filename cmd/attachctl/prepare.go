@@ -87,7 +87,7 @@ func init() {
 				return nil
 			}})
 			if cerr := up.commit(); cerr != nil {
-				reportAll(c, "prepare", cerr)
+				reportAll(globalOptions(c), "prepare", cerr)
 				return exitError{exitFailed}
 			}
 			if err != nil {
@@ -131,7 +131,7 @@ func prepareUploader(c *cli.Context, dir string, chunk int, progress func(int64)
 		return preparer{}, err
 	}
 	made := madeStore(c, "prepare", b) // before the uploader, which may make the store's folder
-	up, err := newUploader(c, b, chunk, progress, nil)
+	up, err := newUploader(globalOptions(c), stageOptions(c), b, uploadFlags{chunk: chunk, chunkSet: c.IsSet("chunk")}, progress, nil)
 	if err != nil {
 		return preparer{}, err
 	}

@@ -99,7 +99,7 @@ func buildPrompt(c *cli.Context, recs []*manifest.Record, text string, hasText b
 	opts := acp.PromptOptions{Session: session, Text: text, HasText: hasText, JSONRPC: c.Bool("jsonrpc"), ID: acp.RequestID(c.String("id"))}
 	out, err := acp.Prompt(recs, opts)
 	if err != nil {
-		reportAll(c, "prompt", err)
+		reportAll(globalOptions(c), "prompt", err)
 		return nil, exitError{exitFailed}
 	}
 	return out, nil
@@ -135,13 +135,13 @@ func sessionID(c *cli.Context, recs []*manifest.Record) (string, error) {
 }
 
 // reportAll prints each refusal that err joins on standard error.
-func reportAll(c *cli.Context, stage string, err error) {
+func reportAll(g globals, stage string, err error) {
 	for _, e := range joined(err) {
 		me := *fault.AsError(e, fault.UploadInvalid)
 		if me.Stage == "" {
 			me.Stage = stage
 		}
-		report(c, &me)
+		g.report(&me)
 	}
 }
 

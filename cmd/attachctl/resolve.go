@@ -214,7 +214,7 @@ func resolveTo(c *cli.Context, dir string, b []byte, opts acp.Options) error {
 			report(c, fault.Errorf(fault.UploadMissing, "none of the prompt's uploads is in %s, the default store; give the chat's store with --store DIR or ATTACHCTL_STORE", dir))
 			return exitError{exitFailed}
 		}
-		reportAll(c, c.Command.Name, err)
+		reportAll(globalOptions(c), c.Command.Name, err)
 		if fault.CodeOf(err) == fault.ManifestInvalid {
 			return exitError{exitUsage}
 		}
@@ -224,7 +224,7 @@ func resolveTo(c *cli.Context, dir string, b []byte, opts acp.Options) error {
 		if fault.CodeOf(err) == "" {
 			return outputFailed(c.Command.Name, err)
 		}
-		reportAll(c, c.Command.Name, err)
+		reportAll(globalOptions(c), c.Command.Name, err)
 		return exitError{exitFailed}
 	}
 	if c.Bool("explain") {
