@@ -54,7 +54,6 @@ func globalOptions(c *cli.Context) globals {
 		g.cmd, g.takes = c.Command.Name, stage.TakesOf(c.Command.ArgsUsage)
 	}
 	g.backends, _ = backendFlags(c)
-	g.wait = limitsWait(c)
 	return g
 }
 
