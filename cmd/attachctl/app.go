@@ -295,14 +295,6 @@ func (g globals) summary(format string, args ...any) {
 	personLine(g.stderr, "attachctl: "+escapeLine(fmt.Sprintf(format, args...)))
 }
 
-// The command-line forms of the above, until every command reads its globals once.
-func storeDir(c *cli.Context) (string, error)            { return globalOptions(c).storeDir() }
-func report(c *cli.Context, e *fault.Error)              { globalOptions(c).report(e) }
-func summary(c *cli.Context, format string, args ...any) { globalOptions(c).summary(format, args...) }
-func storeWhenNeeded(c *cli.Context) (func() (store.Backend, error), error) {
-	return globalOptions(c).storeWhenNeeded()
-}
-
 // example formats a command's help text with an example.
 func example(lines ...string) string {
 	return "Example:\n   " + strings.Join(lines, "\n   ")

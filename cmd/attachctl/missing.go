@@ -7,7 +7,6 @@ import (
 	"github.com/attachctl/attachctl/manifest"
 	"github.com/attachctl/attachctl/manifest/fault"
 	"github.com/attachctl/attachctl/ops/store"
-	"github.com/urfave/cli/v2"
 )
 
 // storeMissing reports whether b is a store that does not exist (a backend that cannot tell is
@@ -69,16 +68,6 @@ func (g globals) madeStore(cmd string, b store.Backend) func() {
 			g.summary("%s: made a new store at %s", cmd, manifest.Quote(b.Location()))
 		}
 	})
-}
-
-// The command-line forms of the above, until every command reads its globals once.
-func sayIfMissing(c *cli.Context, b store.Backend)    { globalOptions(c).sayIfMissing(b) }
-func needStore(c *cli.Context, b store.Backend) error { return globalOptions(c).needStore(b) }
-func needStoreWhenNeeded(c *cli.Context, open func() (store.Backend, error)) func() error {
-	return globalOptions(c).needStoreWhenNeeded(open)
-}
-func madeStore(c *cli.Context, cmd string, b store.Backend) func() {
-	return globalOptions(c).madeStore(cmd, b)
 }
 
 // lockedExit is exit 11 when err (or one it joins) is store.locked, else exit 1: the lock of the

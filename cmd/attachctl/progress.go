@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/schollz/progressbar/v3"
-	"github.com/urfave/cli/v2"
 	"golang.org/x/term"
 
 	"github.com/attachctl/attachctl/manifest"
@@ -226,9 +225,3 @@ func (g globals) forPerson() bool {
 	}
 	return true
 }
-
-// The command-line forms of the above, until every command reads its globals once.
-func newBar(c *cli.Context, total int64, desc, unit string) *bar {
-	return globalOptions(c).newBar(total, desc, unit)
-}
-func forPerson(c *cli.Context) bool { return globalOptions(c).forPerson() }

@@ -29,9 +29,6 @@ func (g globals) emptyInput(saysEmpty bool) {
 	fmt.Fprintf(g.stderr, "attachctl: %s: the manifest on standard input is empty: no records (did a stage before this one fail?)\n", g.name)
 }
 
-// The command-line forms of the above, until every command reads its globals once.
-func terminalHint(c *cli.Context, what string) { globalOptions(c).terminalHint(what) }
-
 // commandName is the command that runs, as "attachctl upload begin".
 func commandName(c *cli.Context) string {
 	var names []string

@@ -81,11 +81,6 @@ func (g globals) openStore(loc string) (store.Backend, error) {
 	return g.registry().Open(g.ctx, loc)
 }
 
-// openStore is g.openStore with the command's globals, until every command reads them once.
-func openStore(c *cli.Context, loc string) (store.Backend, error) {
-	return globalOptions(c).openStore(loc)
-}
-
 // openForCheck opens a path named by a b3sum line (verify --check): a finished upload of a local
 // store only through its guarded open.
 func openForCheck(path string) (io.ReadCloser, error) { return local.OpenForCheck(path) }
