@@ -71,36 +71,32 @@ type promptValues struct {
 // promptOptions reads the promptFlags: the text is --text or what --text-file holds.
 func promptOptions(c *cli.Context) (promptValues, error) {
 	p := promptValues{allowEmpty: c.Bool("allow-empty"), jsonrpc: c.Bool("jsonrpc"), id: c.String("id"), session: c.String("session")}
-	var err error
-	p.text, p.hasText, err = promptText(c)
-	return p, err
-}
-
-// promptText is --text or --text-file.
-func promptText(c *cli.Context) (string, bool, error) {
 	if err := onlyWith(c, "jsonrpc", "id"); err != nil {
-		return "", false, err
+		return p, err
 	}
 	if c.IsSet("text") && c.IsSet("text-file") {
-		return "", false, usageError("--text and --text-file: give one")
+		return p, usageError("--text and --text-file: give one")
 	}
-	if name := c.String("text-file"); name != "" {
-		var b []byte
-		var err error
-		if name == "-" {
-			if !c.Args().Present() && (c.String("manifest") == "" || c.String("manifest") == "-") {
-				return "", false, usageError("--text-file -: standard input carries the manifest")
-			}
-			b, err = io.ReadAll(c.App.Reader)
-		} else {
-			b, err = os.ReadFile(name)
-		}
-		if err != nil {
-			return "", false, usageError("--text-file: %v", err)
-		}
-		return string(b), true, nil
+	name := c.String("text-file")
+	if name == "" {
+		p.text, p.hasText = c.String("text"), c.IsSet("text")
+		return p, nil
 	}
-	return c.String("text"), c.IsSet("text"), nil
+	var b []byte
+	var err error
+	if name == "-" {
+		if !c.Args().Present() && (c.String("manifest") == "" || c.String("manifest") == "-") {
+			return p, usageError("--text-file -: standard input carries the manifest")
+		}
+		b, err = io.ReadAll(c.App.Reader)
+	} else {
+		b, err = os.ReadFile(name)
+	}
+	if err != nil {
+		return p, usageError("--text-file: %v", err)
+	}
+	p.text, p.hasText = string(b), true
+	return p, nil
 }
 
 // buildPrompt writes the prompt document for recs, or reports every refusal and returns exit 1.

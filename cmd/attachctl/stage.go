@@ -174,10 +174,10 @@ func collect(g globals, l loop) ([]*manifest.Record, error) {
 	return recs, err
 }
 
-// loop is a stage's record loop (stage.Loop) as the command runs it: its input from source
-// (by flags) unless next is set, path arguments sniffed first (with --no-hash when the command has it and it
-// is set), --jobs workers, each new failure reported on standard error, a progress bar, and the
-// loop's end mapped to the command's exit.
+// loop is a stage's record loop (stage.Loop) as the command runs it: its input from source (by
+// its flags) unless next is set, path arguments sniffed first (with --no-hash when the command
+// has it and it is set), --jobs workers, each new failure reported on standard error, a progress
+// bar, and the loop's end mapped to the command's exit.
 type loop struct {
 	stage string
 	flags stageFlags
