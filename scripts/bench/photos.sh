@@ -86,15 +86,18 @@ PREP='_photos_fresh j1' t_j1=$(median_time bash -c '_photos_ours "$PH/out-j1" --
 PREP='_photos_fresh im' t_im=$(median_time bash -c '_photos_convert_all "$PH/out-im"')
 row "shrink $_photos_n photos, --jobs 1 vs convert" "$t_j1" "$t_im" "<= 0.4"
 
-# HEIC: cold is a fresh cache folder for the compiled decoder, warm the one the runs filled.
-PREP='_photos_fresh hc; rm -rf "$PH/xdg"' t_cold=$(XDG_CACHE_HOME=$PH/xdg median_time bash -c '_photos_ours "$PH/out-hc" "$PH"/heic/*')
-PREP='_photos_fresh hw' t_warm=$(XDG_CACHE_HOME=$PH/xdg median_time bash -c '_photos_ours "$PH/out-hw" "$PH"/heic/*')
-PREP='_photos_fresh hv' t_hv=$(median_time bash -c '_photos_heif_vips "$PH/out-hv"')
+unset PREP
+
+# HEIC: cold is a fresh cache folder for the compiled decoder, warm the one the runs filled; the
+# three take turns, so that a change in the machine's speed during the section moves them alike.
+read -r t_cold t_warm t_hv < <(XDG_CACHE_HOME=$PH/xdg turns_times \
+	'_photos_fresh hc; rm -rf "$PH/xdg"' '_photos_ours "$PH/out-hc" "$PH"/heic/*' \
+	'_photos_fresh hw' '_photos_ours "$PH/out-hw" "$PH"/heic/*' \
+	'_photos_fresh hv' '_photos_heif_vips "$PH/out-hv"')
 _photos_made "$PH/out-hw" "$_photos_heic" '*.jpg'
 _photos_made "$PH/out-hv" "$_photos_heic" '*.thumb.jpg'
 row "shrink $_photos_heic HEICs, cold, vs heif-convert+vipsthumbnail" "$t_cold" "$t_hv" "<= 1.0"
 row "shrink $_photos_heic HEICs, warm, vs heif-convert+vipsthumbnail" "$t_warm" "$t_hv" "<= 1.0"
-unset PREP
 
 _photos_fresh rss
 rss=$(XDG_CACHE_HOME=$PH/xdg peak_rss_mib "$ATTACHCTL" shrink --quiet --jobs 8 --out "$PH/out-rss" "$PH"/big/* "$PH"/heic/*)
