@@ -61,6 +61,10 @@ type folder struct {
 	// listing and the metadata are there (both: finished).
 	dir        string
 	list, meta bool
+	// For List: when the file upload's object and the folder upload's listing were written,
+	// whether any object is a folder upload's, and when the first and the last of those were.
+	made, listMade, first, last time.Time
+	tree                        bool
 }
 
 // upload is the finished upload the folder holds: its name ("" when none) and whether it is a
@@ -74,6 +78,16 @@ func (f *folder) upload() (string, bool) {
 
 // note takes in one object n (its name inside the folder) of the listing.
 func (f *folder) note(n string, o types.Object) {
+	at := aws.ToTime(o.LastModified).UTC()
+	if n == store.MetaName || n == store.TreeListName || strings.Contains(n, "/") {
+		f.tree = true
+		if f.first.IsZero() || at.Before(f.first) {
+			f.first = at
+		}
+		if at.After(f.last) {
+			f.last = at
+		}
+	}
 	switch {
 	case n == UsedName:
 		f.m = marker{exists: true, etag: aws.ToString(o.ETag)}
@@ -92,9 +106,12 @@ func (f *folder) note(n string, o types.Object) {
 		}
 	case f.name == "" && store.ValidName(n) == nil:
 		f.list = f.list || n == store.TreeListName
-		f.name = n
+		f.name, f.made = n, at
+		if n == store.TreeListName {
+			f.listMade = at
+		}
 	case n == store.TreeListName:
-		f.list = true
+		f.list, f.listMade = true, at
 	}
 }
 
