@@ -2,6 +2,7 @@ package s3
 
 import (
 	"context"
+	"slices"
 	"sort"
 	"strings"
 
@@ -23,37 +24,42 @@ func (s *Store) List(ctx context.Context) (*store.Listing, error) {
 	if err != nil {
 		return l, err
 	}
-	s.treesMu.Lock()
-	if s.trees == nil {
-		s.trees = map[string]bool{}
-	}
 	for _, e := range l.Entries {
 		if e.Finished {
 			_, tree := r.top[e.ID].f.upload()
-			s.trees[e.ID] = tree
+			s.knowTree(e.ID, tree)
 		}
 	}
-	s.treesMu.Unlock()
 	return l, nil
+}
+
+// knowTree keeps whether the finished upload id is a folder upload (FolderFiles).
+func (s *Store) knowTree(id string, tree bool) {
+	s.treesMu.Lock()
+	defer s.treesMu.Unlock()
+	if s.trees == nil {
+		s.trees = map[string]bool{}
+	}
+	s.trees[id] = tree
 }
 
 // listJobs is how many requests a listing has in flight at once (round trips, not work).
 const listJobs = 16
 
-// listRun is one List's store.ListBackend: what the walk of the prefix showed, by the name of the
-// top folder (or object) it is under.
+// listRun is one List's store.ListBackend: what the walk of the prefix showed, by the top name
+// (an id's folder, or a partial's) it is under, and the first multipart upload of each id.
 type listRun struct {
 	s          *Store
 	top, parts map[string]*listed
-	mps        map[string]multipart // by id: the first of its multipart uploads
+	mps        map[string]multipart
 }
 
 // listed is what the walk showed under one name: an object of that name, and the objects under
-// it as a folder, in key order, named from inside it.
+// it in key order, named from inside it (f: as an upload's folder).
 type listed struct {
 	obj  bool
 	objs []listedObj
-	f    folder // the objects as an upload's folder
+	f    folder
 }
 
 type listedObj struct {
@@ -61,24 +67,33 @@ type listedObj struct {
 	size int64
 }
 
-// take adds the object o, at rel below the place the listing is of.
-func take(into map[string]*listed, rel string, o types.Object) {
-	name, rest, dir := strings.Cut(rel, "/")
-	l := into[name]
-	if l == nil {
-		l = &listed{}
-		into[name] = l
-	}
-	if !dir {
-		l.obj = true
-		return
-	}
-	l.objs = append(l.objs, listedObj{name: rest, size: aws.ToInt64(o.Size)})
-	l.f.note(rest, o)
+// walk files every object under prefix by its top name.
+func (r *listRun) walk(ctx context.Context, prefix string) error {
+	root, partials := r.s.root(), internalDir+"/partial/"
+	r.top, r.parts = map[string]*listed{}, map[string]*listed{}
+	return r.s.listObjects(ctx, prefix, func(o types.Object) error {
+		into, rel := r.top, strings.TrimPrefix(aws.ToString(o.Key), root)
+		if p, ok := strings.CutPrefix(rel, partials); ok {
+			into, rel = r.parts, p
+		} else if strings.HasPrefix(rel, internalDir+"/") {
+			return nil
+		}
+		name, rest, dir := strings.Cut(rel, "/")
+		l := into[name]
+		if l == nil {
+			l = &listed{}
+			into[name] = l
+		}
+		l.obj = l.obj || !dir
+		if dir {
+			l.objs = append(l.objs, listedObj{name: rest, size: aws.ToInt64(o.Size)})
+			l.f.note(rest, o)
+		}
+		return nil
+	})
 }
 
-// topEntries are the names of into as the listing engine takes them, sorted: a name that is both
-// an object and a folder is both entries.
+// topEntries are the names of into, sorted: a name that is both an object and a folder is both.
 func topEntries(into map[string]*listed) []store.TopEntry {
 	var ents []store.TopEntry
 	for name, l := range into {
@@ -104,29 +119,14 @@ func (r *listRun) where(key string) string {
 	return strings.TrimSuffix("s3://"+r.s.Bucket+"/"+key, "/")
 }
 
-// ListTop walks the prefix once; the partials are kept for ListPartials, the store's own objects
-// besides them are left out.
+// ListTop walks the prefix once, the partials kept for ListPartials.
 func (r *listRun) ListTop(ctx context.Context) ([]store.TopEntry, string, bool, error) {
-	s := r.s
-	root := s.root()
-	where := r.where(root)
+	s, where := r.s, r.where(r.s.root())
 	ok, err := s.checkStore(ctx, false)
 	if err != nil || !ok {
 		return nil, where, false, err
 	}
-	r.top, r.parts = map[string]*listed{}, map[string]*listed{}
-	partials := internalDir + "/partial/"
-	err = s.listObjects(ctx, root, func(o types.Object) error {
-		rel := strings.TrimPrefix(aws.ToString(o.Key), root)
-		switch p, ok := strings.CutPrefix(rel, partials); {
-		case ok:
-			take(r.parts, p, o)
-		case !strings.HasPrefix(rel, internalDir+"/"):
-			take(r.top, rel, o)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := r.walk(ctx, s.root()); err != nil {
 		return nil, where, false, s.wrap(fault.StoreUnreachable, "list", err)
 	}
 	return topEntries(r.top), where, true, nil
@@ -178,30 +178,26 @@ func (r *listRun) ReadUpload(ctx context.Context, c store.Candidate) (*store.Upl
 }
 
 // ListPartials names the unfinished uploads: those with a folder under the partials (their
-// info), the files of a folder upload with none, and the multipart uploads with none.
+// info), and those with none: the files of a folder upload, and multipart uploads.
 func (r *listRun) ListPartials(ctx context.Context) ([]store.TopEntry, string, error) {
-	s := r.s
-	where := r.where(s.key(internalDir, "partial"))
-	mps, err := s.multiparts(ctx, s.root())
+	where := r.where(r.s.key(internalDir, "partial"))
+	mps, err := r.s.multiparts(ctx, r.s.root())
 	if err != nil {
 		return nil, where, err
 	}
-	ents := topEntries(r.parts)
 	more := map[string]bool{}
 	for id, l := range r.top {
-		if r.leftover(id, l) {
-			more[id] = true
-		}
+		more[id] = store.ValidID(id) == nil && l.leftover()
 	}
 	r.mps = map[string]multipart{}
 	for _, mp := range mps {
-		if _, seen := r.mps[mp.id]; !seen && !r.hasInfo(mp.id) && !more[mp.id] {
-			r.mps[mp.id] = mp
-			more[mp.id] = true
+		if _, seen := r.mps[mp.id]; !seen {
+			r.mps[mp.id], more[mp.id] = mp, true
 		}
 	}
-	for id := range more {
-		if r.parts[id] == nil || len(r.parts[id].objs) == 0 {
+	ents := topEntries(r.parts)
+	for id, ok := range more {
+		if ok && (r.parts[id] == nil || len(r.parts[id].objs) == 0) {
 			ents = append(ents, store.TopEntry{Name: id, Dir: true})
 		}
 	}
@@ -212,22 +208,13 @@ func (r *listRun) ListPartials(ctx context.Context) ([]store.TopEntry, string, e
 // hasInfo tells whether the walk showed the info of the unfinished upload id.
 func (r *listRun) hasInfo(id string) bool {
 	l := r.parts[id]
-	if l == nil {
-		return false
-	}
-	for _, o := range l.objs {
-		if o.name == "info" {
-			return true
-		}
-	}
-	return false
+	return l != nil && slices.ContainsFunc(l.objs, func(o listedObj) bool { return o.name == "info" })
 }
 
-// leftover tells whether the objects under id are a folder upload's with no info and neither
-// finished nor a file upload.
-func (r *listRun) leftover(id string, l *listed) bool {
+// leftover tells whether l holds a folder upload's objects, neither finished nor a file upload.
+func (l *listed) leftover() bool {
 	name, tree := l.f.upload()
-	return store.ValidID(id) == nil && l.f.tree && !tree && name == "" && !r.hasInfo(id)
+	return l.f.tree && !tree && name == ""
 }
 
 // ReadPartial reads the unfinished upload id: its info and what it has written (a folder
@@ -235,25 +222,10 @@ func (r *listRun) leftover(id string, l *listed) bool {
 func (r *listRun) ReadPartial(ctx context.Context, id string) (store.UnfinishedState, bool, error) {
 	s, l := r.s, r.top[id]
 	if r.hasInfo(id) {
-		pi, err := s.readInfo(ctx, id)
-		if err != nil {
-			return store.UnfinishedState{}, fault.CodeOf(err) == fault.UploadMissing, err
-		}
-		u := store.UnfinishedState{Name: pi.Name, Made: parseTime(pi.Made), Written: parseTime(pi.Made)}
-		if pi.Kind == store.KindFolder {
-			u.Folder = true
-			if l != nil {
-				u.Tree = l.treeDir(pi.Name)
-				if l.f.last.After(u.Written) {
-					u.Written = l.f.last
-				}
-			}
-			return u, false, nil
-		}
-		u.Bytes, u.Written, err = s.written(ctx, id, pi)
+		u, _, err := s.partialState(ctx, id, l)
 		return u, fault.CodeOf(err) == fault.UploadMissing, err
 	}
-	if l != nil && r.leftover(id, l) {
+	if l != nil && l.leftover() {
 		return leftoverState(l), false, nil
 	}
 	if mp, ok := r.mps[id]; ok {
@@ -312,16 +284,21 @@ func (d flatDir) Close() {}
 // treeLeftover is the entry of the objects of a folder upload under P/<id>/ that has no info:
 // nil when there are none, finished when its listing and metadata are there.
 func (s *Store) treeLeftover(ctx context.Context, id string) (*store.Entry, error) {
-	var l listed
-	prefix := s.key(id) + "/"
-	err := s.listObjects(ctx, prefix, func(o types.Object) error {
-		take(map[string]*listed{"": &l}, "/"+strings.TrimPrefix(aws.ToString(o.Key), prefix), o)
-		return nil
-	})
+	l, err := s.walkID(ctx, id)
 	if err != nil || !l.f.tree {
-		return nil, s.wrap(fault.UploadUnreadable, "upload "+id, err)
+		return nil, err
 	}
-	e := store.UnfinishedEntry(id, leftoverState(&l))
+	e := store.UnfinishedEntry(id, leftoverState(l))
 	e.Finished = l.f.list && l.f.meta
 	return &e, nil
+}
+
+// walkID is what a walk of P/<id>/ shows.
+func (s *Store) walkID(ctx context.Context, id string) (*listed, error) {
+	r := &listRun{s: s}
+	err := r.walk(ctx, s.key(id)+"/")
+	if r.top[id] == nil {
+		r.top[id] = &listed{}
+	}
+	return r.top[id], s.wrap(fault.UploadUnreadable, "upload "+id, err)
 }

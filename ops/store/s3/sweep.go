@@ -12,21 +12,7 @@ import (
 	"github.com/attachctl/attachctl/ops/store"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awss3 "github.com/aws/aws-sdk-go-v2/service/s3"
-	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 )
-
-func (s *Store) partialEntry(ctx context.Context, id string) (*store.Entry, error) {
-	pi, err := s.readInfo(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	n, last, err := s.written(ctx, id, pi)
-	if err != nil {
-		return nil, err
-	}
-	e := store.UnfinishedEntry(id, store.UnfinishedState{Name: pi.Name, Bytes: n, Made: parseTime(pi.Made), Written: last})
-	return &e, nil
-}
 
 // multipart is one multipart upload in progress under the store.
 type multipart struct {
@@ -163,26 +149,13 @@ func (sw *sweeper) renew(lease time.Duration) {
 // dropOrphanTombstones removes the markers that are tombstones with no upload beside them: a
 // sweep killed after it removed an upload and before it removed its marker.
 func (s *Store) dropOrphanTombstones(ctx context.Context) error {
-	root := s.root()
-	files := map[string]int{}
-	tombs := map[string]bool{}
-	err := s.listObjects(ctx, root, func(o types.Object) error {
-		id, name, _ := strings.Cut(strings.TrimPrefix(aws.ToString(o.Key), root), "/")
-		if store.ValidID(id) != nil {
-			return nil
-		}
-		files[id]++
-		if name == UsedName && aws.ToInt64(o.Size) == int64(tombSize) {
-			tombs[id] = true
-		}
-		return nil
-	})
-	if err != nil {
+	r := &listRun{s: s}
+	if err := r.walk(ctx, s.root()); err != nil {
 		return s.wrap(fault.StoreUnreachable, "list", err)
 	}
 	var keys []string
-	for id := range tombs {
-		if files[id] != 1 {
+	for id, l := range r.top {
+		if store.ValidID(id) != nil || len(l.objs) != 1 || !l.f.m.tombstone {
 			continue
 		}
 		if m, err := s.readMarker(ctx, id); err == nil && m.tombstone {
@@ -282,11 +255,10 @@ func (sw *sweeper) Recheck(ctx context.Context, c store.Entry) (*store.SweepItem
 		// A tombstone is a sweep's that died before it deleted: its decision stands.
 		return &store.SweepItem{Entry: e, Decided: m.tombstone, Note: &doomed{m: m, tree: tree}}, nil
 	}
-	e, err := s.partialEntry(ctx, c.ID)
+	u, pi, err := s.partialState(ctx, c.ID, nil)
 	switch fault.CodeOf(err) {
 	case "":
-		pi, _ := s.readInfo(ctx, c.ID)
-		return &store.SweepItem{Entry: *e, Note: &doomed{pi: pi}}, nil
+		return &store.SweepItem{Entry: store.UnfinishedEntry(c.ID, u), Note: &doomed{pi: pi}}, nil
 	case fault.UploadMissing: // a multipart upload with no info, or gone
 	default:
 		return nil, err

@@ -512,12 +512,7 @@ func (s *Store) FolderFiles(ctx context.Context, id string) (int, bool, error) {
 	} else if name == "" {
 		return 0, false, s.missing(id)
 	}
-	s.treesMu.Lock()
-	if s.trees == nil {
-		s.trees = map[string]bool{}
-	}
-	s.trees[id] = tree
-	s.treesMu.Unlock()
+	s.knowTree(id, tree)
 	return files, tree, nil
 }
 

@@ -136,16 +136,11 @@ func (s *Store) settle(ctx context.Context, id string, f *folder) (string, marke
 
 // lookUp lists P/<id>/ once: the finished upload's name ("" when there is none) and its marker.
 func (s *Store) lookUp(ctx context.Context, id string) (string, marker, error) {
-	prefix := s.key(id) + "/"
-	var f folder
-	err := s.listObjects(ctx, prefix, func(o types.Object) error {
-		f.note(strings.TrimPrefix(aws.ToString(o.Key), prefix), o)
-		return nil
-	})
+	f, err := s.folderOf(ctx, id)
 	if err != nil {
-		return "", marker{}, s.wrap(fault.UploadUnreadable, "upload "+id, err)
+		return "", marker{}, err
 	}
-	return s.settle(ctx, id, &f)
+	return s.settle(ctx, id, f)
 }
 
 // Bounds of a lookUpAll page: room for a few objects per id still wanted (an upload and its
