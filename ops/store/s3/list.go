@@ -2,6 +2,7 @@ package s3
 
 import (
 	"context"
+	"encoding/json"
 	"slices"
 	"sort"
 	"strings"
@@ -134,7 +135,7 @@ func (r *listRun) ListTop(ctx context.Context) ([]store.TopEntry, string, bool, 
 
 // ReadUpload reads the metadata of the finished upload c as the walk showed it (a HEAD of a file
 // upload's object, the listing's metadata and .upload.json of a folder upload's), then its
-// marker. Made is when the listing showed the upload written, as it was before the engine.
+// marker.
 func (r *listRun) ReadUpload(ctx context.Context, c store.Candidate) (*store.UploadMeta, error) {
 	s, l := r.s, r.top[c.ID]
 	name, tree := l.f.upload()
@@ -145,15 +146,12 @@ func (r *listRun) ReadUpload(ctx context.Context, c store.Candidate) (*store.Upl
 		if err != nil {
 			return nil, err
 		}
-		info := *tm.Info
-		info.Made = l.f.listMade
-		tm.Info, m = &info, tm
+		m = tm
 	case name != "":
 		info, err := s.head(ctx, c.ID, name)
 		if err != nil {
 			return nil, err
 		}
-		info.Made = l.f.made
 		m = &store.UploadMeta{Info: info, NoID: true}
 	case l.f.tree: // unfinished: one of ListPartials
 		return nil, s.missing(c.ID)
@@ -175,6 +173,31 @@ func (r *listRun) ReadUpload(ctx context.Context, c store.Candidate) (*store.Upl
 		}
 	}
 	return m, nil
+}
+
+// treeMeta reads what a folder upload's listing and .upload.json say, for store.Recognize.
+func (s *Store) treeMeta(ctx context.Context, id string) (*store.UploadMeta, error) {
+	th, err := s.headTree(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if th == nil {
+		return nil, fault.Errorf(fault.UploadUnreadable, "upload %s: %s carries no metadata", id, store.TreeListName)
+	}
+	b, _, _, err := s.getObject(ctx, s.treeMetaKey(id))
+	if notFound(err) {
+		return nil, s.missing(id)
+	}
+	if err != nil {
+		return nil, s.wrap(fault.UploadUnreadable, "upload "+id, err)
+	}
+	var m store.TreeMeta
+	if json.Unmarshal(b, &m) != nil || m.Kind != store.KindFolder {
+		return nil, fault.Errorf(fault.UploadUnreadable, "upload %s: %s is not a folder upload's metadata", id, store.MetaName)
+	}
+	// Made when it was finished, as Info and the sweep's re-check say (its listing's object).
+	m.Info.Made = th.made
+	return &store.UploadMeta{Info: &m.Info, Recorded: m.ID, Listed: th.blake3}, nil
 }
 
 // ListPartials names the unfinished uploads: those with a folder under the partials (their

@@ -2,7 +2,6 @@ package s3
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"sync"
@@ -326,27 +325,4 @@ func (sw *sweeper) Drop(ctx context.Context, it *store.SweepItem) error {
 		}
 	}
 	return err
-}
-
-// treeMeta reads what a folder upload's listing and .upload.json say, for store.Recognize.
-func (s *Store) treeMeta(ctx context.Context, id string) (*store.UploadMeta, error) {
-	th, err := s.headTree(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	if th == nil {
-		return nil, fault.Errorf(fault.UploadUnreadable, "upload %s: %s carries no metadata", id, store.TreeListName)
-	}
-	b, _, _, err := s.getObject(ctx, s.treeMetaKey(id))
-	if notFound(err) {
-		return nil, s.missing(id)
-	}
-	if err != nil {
-		return nil, s.wrap(fault.UploadUnreadable, "upload "+id, err)
-	}
-	var m store.TreeMeta
-	if json.Unmarshal(b, &m) != nil || m.Kind != store.KindFolder {
-		return nil, fault.Errorf(fault.UploadUnreadable, "upload %s: %s is not a folder upload's metadata", id, store.MetaName)
-	}
-	return &store.UploadMeta{Info: &m.Info, Recorded: m.ID, Listed: th.blake3}, nil
 }

@@ -61,10 +61,10 @@ type folder struct {
 	// listing and the metadata are there (both: finished).
 	dir        string
 	list, meta bool
-	// For List: when the file upload's object and the folder upload's listing were written,
-	// whether any object is a folder upload's, and when the first and the last of those were.
-	made, listMade, first, last time.Time
-	tree                        bool
+	// For List: whether any object is a folder upload's, and when the first and the last of
+	// those were written.
+	tree        bool
+	first, last time.Time
 }
 
 // upload is the finished upload the folder holds: its name ("" when none) and whether it is a
@@ -106,12 +106,9 @@ func (f *folder) note(n string, o types.Object) {
 		}
 	case f.name == "" && store.ValidName(n) == nil:
 		f.list = f.list || n == store.TreeListName
-		f.name, f.made = n, at
-		if n == store.TreeListName {
-			f.listMade = at
-		}
+		f.name = n
 	case n == store.TreeListName:
-		f.list, f.listMade = true, at
+		f.list = true
 	}
 }
 
