@@ -23,7 +23,7 @@ func TestOnlyStoresImportsBackends(t *testing.T) {
 		t.Fatal(err)
 	}
 	const opener = "github.com/attachctl/attachctl/ops/store/open"
-	backends := []string{"github.com/attachctl/attachctl/ops/store/local", "github.com/attachctl/attachctl/ops/store/s3"}
+	backends := []string{"github.com/attachctl/attachctl/ops/store/internal/local", "github.com/attachctl/attachctl/ops/store/internal/s3"}
 	seen := 0
 	for _, name := range files {
 		if strings.HasSuffix(name, "_test.go") {

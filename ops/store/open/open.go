@@ -16,9 +16,9 @@ import (
 	"time"
 
 	"github.com/attachctl/attachctl/ops/store"
-	"github.com/attachctl/attachctl/ops/store/local"
+	"github.com/attachctl/attachctl/ops/store/internal/local"
+	"github.com/attachctl/attachctl/ops/store/internal/s3"
 	"github.com/attachctl/attachctl/ops/store/location"
-	"github.com/attachctl/attachctl/ops/store/s3"
 )
 
 // Options are the options of every store this package opens. The zero value is the command's

@@ -19,7 +19,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/attachctl/attachctl/ops/store/local"
+	"github.com/attachctl/attachctl/ops/store/internal/local"
 )
 
 func main() {
