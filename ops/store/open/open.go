@@ -54,10 +54,11 @@ type S3Options struct {
 }
 
 // The S3 timeouts unless told: with the standard three attempts, a server that accepts a
-// connection and never answers is store.unreachable in under a minute.
+// connection and never answers is store.unreachable in under a minute. Written out, not the
+// backend's names, so that the documentation shows them (TestConstantsAreTheBackends').
 const (
-	DefaultS3ConnectTimeout = s3.DefaultConnectTimeout
-	DefaultS3ReadTimeout    = s3.DefaultReadTimeout
+	DefaultS3ConnectTimeout = 10 * time.Second
+	DefaultS3ReadTimeout    = 15 * time.Second
 )
 
 // Registry returns a location registry with both backends registered, opening with o. A caller
@@ -82,8 +83,8 @@ func Registry(o Options) *location.Registry {
 
 // Store opens the store at loc: a folder (made absolute), or s3://BUCKET/PREFIX. Nothing is read
 // or written yet: the backend judges the location at its first call, and only an upload makes a
-// store. Another scheme is upload.invalid. On Windows a folder store is refused (the local
-// store's guarantees rest on POSIX calls), at its first call.
+// store. Another scheme is upload.invalid. On Windows a folder is refused here already (the
+// local store's guarantees rest on POSIX calls); an s3:// store opens there.
 func Store(ctx context.Context, loc string, o Options) (store.Backend, error) {
 	return Registry(o).Open(ctx, loc)
 }
@@ -111,9 +112,10 @@ func StoresUnder(root string) (stores []string, skipped []store.Skip, err error)
 }
 
 // The modes a folder store gives its folders, the files of an unfinished upload, and a finished
-// upload's files (docs/store.md): what a repair of a store's modes restores.
+// upload's files (docs/store.md): what a repair of a store's modes restores. Written out, as the
+// timeouts are.
 const (
-	DirMode      os.FileMode = local.DirMode
-	FileMode     os.FileMode = local.FileMode
-	ReadOnlyMode os.FileMode = local.ReadOnlyMode
+	DirMode      os.FileMode = 0o700
+	FileMode     os.FileMode = 0o600
+	ReadOnlyMode os.FileMode = 0o400
 )
