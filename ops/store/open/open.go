@@ -1,7 +1,7 @@
 // Package open opens a store by its location with the backends attachctl ships: a folder on this
 // machine (the local store) and s3://BUCKET/PREFIX (any S3-compatible server). It is the public
 // way in for an embedder and for the command alike; the backends themselves are internal, so
-// every caller outside ops/store sees only store.Backend and the seam's optional interfaces.
+// every caller outside ops/store sees only store.Backend and the Features it declares.
 //
 // It is a package of its own, not part of ops/store/location: the location registry is the
 // mechanism (a scheme and its factory) and imports no backend, so that a program with a backend
