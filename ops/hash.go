@@ -1,6 +1,6 @@
 // Package ops holds what the stages over a store share whatever the backend: BLAKE3 of a stream,
-// and b3sum's line format. The stores themselves are ops/store (the seam), ops/store/local and
-// ops/store/s3; resolve and prompt are ops/acp.
+// and b3sum's line format. The stores themselves are ops/store (the seam), ops/store/internal/local and
+// ops/store/internal/s3; resolve and prompt are ops/acp.
 package ops
 
 import (

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/attachctl/attachctl/ops/store/local"
+	"github.com/attachctl/attachctl/ops/store/open"
 	"github.com/attachctl/attachctl/sweep"
 )
 
@@ -22,7 +22,7 @@ func ExampleRun() {
 		return
 	}
 	defer os.RemoveAll(dir)
-	b, err := local.New(filepath.Join(dir, "chat-42"))
+	b, err := open.Store(context.Background(), filepath.Join(dir, "chat-42"), open.Options{})
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/attachctl/attachctl/ops/store"
-	"github.com/attachctl/attachctl/ops/store/local"
+	"github.com/attachctl/attachctl/ops/store/open"
 	"github.com/zeebo/blake3"
 	"golang.org/x/sys/unix"
 )
@@ -26,15 +26,15 @@ func mkFinished(t testing.TB, s *localStore, name string, data []byte, made time
 		t.Fatal(err)
 	}
 	dir := s.UploadDir(id)
-	if err := os.Mkdir(dir, local.DirMode); err != nil {
+	if err := os.Mkdir(dir, open.DirMode); err != nil {
 		t.Fatal(err)
 	}
 	sum := blake3.Sum256(data)
 	b, _ := json.Marshal(store.Info{ID: id, Name: name, Size: int64(len(data)), Blake3: hexOf(sum[:]), Made: made.UTC()})
-	if err := os.WriteFile(filepath.Join(dir, name), data, local.FileMode); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, name), data, open.FileMode); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, store.MetaName), b, local.FileMode); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, store.MetaName), b, open.FileMode); err != nil {
 		t.Fatal(err)
 	}
 	return id
@@ -44,13 +44,13 @@ func mkFinished(t testing.TB, s *localStore, name string, data []byte, made time
 func mkPartial(t testing.TB, s *localStore, name string, data []byte, written time.Time) string {
 	t.Helper()
 	id, _ := store.NewID()
-	dir := filepath.Join(s.Dir, local.InternalDir, local.PartialDir, id)
-	if err := os.MkdirAll(dir, local.DirMode); err != nil {
+	dir := filepath.Join(s.Dir, internalDir, partialDir, id)
+	if err := os.MkdirAll(dir, open.DirMode); err != nil {
 		t.Fatal(err)
 	}
 	info, _ := json.Marshal(map[string]any{"name": name, "size": -1, "created": written.UTC()})
-	os.WriteFile(filepath.Join(dir, "info.json"), info, local.FileMode)
-	os.WriteFile(filepath.Join(dir, "data"), data, local.FileMode)
+	os.WriteFile(filepath.Join(dir, "info.json"), info, open.FileMode)
+	os.WriteFile(filepath.Join(dir, "data"), data, open.FileMode)
 	os.Chtimes(filepath.Join(dir, "data"), written, written)
 	return id
 }
@@ -64,7 +64,16 @@ func hexOf(b []byte) string {
 	return string(out)
 }
 
-// newStore is a new local store, opened as the command opens one (local.New) and made as
+// The names of a folder store's internal folders as docs/store.md lays them out: the tests that
+// build or inspect partials and the trash look at the layout the docs promise, which the store's
+// own package keeps internal.
+const (
+	internalDir = ".attachctl"
+	partialDir  = "partial"
+	trashDir    = "trash"
+)
+
+// newStore is a new local store, opened as the command opens one (ops/store/open) and made as
 // `attachctl store init` makes it.
 func newStore(t testing.TB) *localStore {
 	t.Helper()
@@ -87,7 +96,7 @@ type localStore struct {
 
 // openStore opens the local store at dir, as the command does.
 func openStore(dir string) (*localStore, error) {
-	b, err := local.New(dir)
+	b, err := open.Store(context.Background(), dir, open.Options{})
 	if err != nil {
 		return nil, err
 	}
@@ -118,7 +127,7 @@ func TestSweepKeepsAPartialBeingWritten(t *testing.T) {
 	s := newStore(t)
 	old := time.Now().Add(-48 * time.Hour)
 	id := mkPartial(t, s, "p.bin", []byte("partial"), old)
-	dir := filepath.Join(s.Dir, local.InternalDir, local.PartialDir, id)
+	dir := filepath.Join(s.Dir, internalDir, partialDir, id)
 	f, err := os.Open(filepath.Join(dir, "data"))
 	if err != nil {
 		t.Fatal(err)
@@ -139,7 +148,7 @@ func TestSweepKeepsAPartialBeingWritten(t *testing.T) {
 
 func TestSweepEmptiesLeftoverTrash(t *testing.T) {
 	s := newStore(t)
-	trash := filepath.Join(s.Dir, local.InternalDir, local.TrashDir)
+	trash := filepath.Join(s.Dir, internalDir, trashDir)
 	os.MkdirAll(filepath.Join(trash, "x", "y"), 0o700)
 	os.WriteFile(filepath.Join(trash, "x", "y", "z"), []byte("z"), 0o600)
 	sum, got := run(t, s, Options{Before: time.Now()})
@@ -172,7 +181,7 @@ func TestSweepHostileStore(t *testing.T) {
 	os.Symlink(filepath.Join(victim, "keep.txt"), filepath.Join(s.UploadDir(id), "evil-file"))
 	// An unfinished upload whose data is a link outside.
 	pid, _ := store.NewID()
-	pdir := filepath.Join(s.Dir, local.InternalDir, local.PartialDir, pid)
+	pdir := filepath.Join(s.Dir, internalDir, partialDir, pid)
 	os.Mkdir(pdir, 0o700)
 	os.Symlink(filepath.Join(victim, "keep.txt"), filepath.Join(pdir, "data"))
 	// Strays: a file, a link to a file outside, a folder that is not an id, an id folder without meta.
@@ -182,7 +191,7 @@ func TestSweepHostileStore(t *testing.T) {
 	noMeta, _ := store.NewID()
 	os.Mkdir(s.UploadDir(noMeta), 0o700)
 	// The trash itself holds a link to the outside, as a crashed or hostile sweep might leave.
-	trash := filepath.Join(s.Dir, local.InternalDir, local.TrashDir)
+	trash := filepath.Join(s.Dir, internalDir, trashDir)
 	os.MkdirAll(trash, 0o700)
 	os.Symlink(victim, filepath.Join(trash, "old"))
 
@@ -221,12 +230,12 @@ func TestSweepLeftoverAfterPublish(t *testing.T) {
 	s := newStore(t)
 	old := time.Now().Add(-48 * time.Hour)
 	id := mkFinished(t, s, "f.txt", []byte("finished"), old)
-	dir := filepath.Join(s.Dir, local.InternalDir, local.PartialDir, id)
-	if err := os.MkdirAll(dir, local.DirMode); err != nil {
+	dir := filepath.Join(s.Dir, internalDir, partialDir, id)
+	if err := os.MkdirAll(dir, open.DirMode); err != nil {
 		t.Fatal(err)
 	}
 	info, _ := json.Marshal(map[string]any{"name": "f.txt", "size": 8, "created": old.UTC()})
-	os.WriteFile(filepath.Join(dir, "info.json"), info, local.FileMode)
+	os.WriteFile(filepath.Join(dir, "info.json"), info, open.FileMode)
 	os.Chtimes(dir, old, old)
 	sum, got := run(t, s, Options{Before: time.Now().Add(-time.Hour), DryRun: true})
 	if len(got) != 1 || !got[0].Finished || sum.Removed != 1 {

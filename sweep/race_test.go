@@ -18,7 +18,7 @@ import (
 
 	"github.com/attachctl/attachctl/manifest/fault"
 	"github.com/attachctl/attachctl/ops/store"
-	"github.com/attachctl/attachctl/ops/store/local"
+	"github.com/attachctl/attachctl/ops/store/open"
 )
 
 // The race test runs this test binary again in roles: touchers that mark uploads used in a loop,
@@ -127,13 +127,13 @@ func raceRole(role string) error {
 
 // makeUpload builds a finished upload (its metadata as the store writes it, BLAKE3 of "hi") in the store's internal folder and renames it into place.
 func makeUpload(s *localStore, id string, made time.Time) error {
-	stage := filepath.Join(s.Dir, local.InternalDir, "race-stage", id)
-	if err := os.MkdirAll(stage, local.DirMode); err != nil {
+	stage := filepath.Join(s.Dir, internalDir, "race-stage", id)
+	if err := os.MkdirAll(stage, open.DirMode); err != nil {
 		return err
 	}
 	b, _ := json.Marshal(store.Info{ID: id, Name: "u.txt", Size: 2, Blake3: "85052e9aab1b67b6622d94a08441b09fd5b7aca61ee360416d70de5da67d86ca", Made: made.UTC()})
-	os.WriteFile(filepath.Join(stage, "u.txt"), []byte("hi"), local.FileMode)
-	os.WriteFile(filepath.Join(stage, store.MetaName), b, local.FileMode)
+	os.WriteFile(filepath.Join(stage, "u.txt"), []byte("hi"), open.FileMode)
+	os.WriteFile(filepath.Join(stage, store.MetaName), b, open.FileMode)
 	return os.Rename(stage, s.UploadDir(id))
 }
 
@@ -289,7 +289,7 @@ func TestSweepTouchRace(t *testing.T) {
 			t.Errorf("left in the store: %s: listed %v, last used %v, %d touches", id, ok, used, len(okTouches[id]))
 		}
 	}
-	trash, _ := os.ReadDir(filepath.Join(s.Dir, local.InternalDir, local.TrashDir))
+	trash, _ := os.ReadDir(filepath.Join(s.Dir, internalDir, trashDir))
 	if len(trash) != 0 {
 		t.Errorf("trash not empty: %v", trash)
 	}

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/attachctl/attachctl/ops/store/s3/s3test"
+	"github.com/attachctl/attachctl/ops/store/storetest/s3test"
 )
 
 // TestResolveFolderS3Kill: kill -9 of `resolve --workdir` while it copies a folder upload from

@@ -17,7 +17,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/attachctl/attachctl/ops/store/local"
+	"github.com/attachctl/attachctl/ops/store/open"
 	"github.com/attachctl/attachctl/ops/store/storetest"
 	"github.com/zeebo/blake3"
 )
@@ -118,7 +118,7 @@ func rsMkPartial(sc helper, args []string) error {
 	if len(args) != 3 {
 		return fmt.Errorf("usage: mkpartial STORE NAME OUT")
 	}
-	b, err := local.New(sc.abs(args[0]))
+	b, err := open.Store(context.Background(), sc.abs(args[0]), open.Options{})
 	if err != nil {
 		return err
 	}

@@ -1,20 +1,18 @@
 package main
 
-// The one file of the command that knows the backends: it registers each with the location
-// registry (a scheme and its factory) and hands the rest of the command what only a backend can
-// say. Every other file opens a store with openStore and sees store.Backend and the seam's
-// optional interfaces only (TestOnlyStoresImportsBackends checks it).
+// The one file of the command that opens stores: it turns the backends' global flags into
+// ops/store/open's options and hands the rest of the command what only a backend can say. Every
+// other file opens a store with openStore and sees store.Backend and the seam's optional
+// interfaces only (TestOnlyStoresImportsBackends checks it); the backends themselves are internal
+// to ops/store.
 
 import (
-	"context"
 	"io"
 	"os"
 	"time"
 
 	"github.com/attachctl/attachctl/ops/store"
-	"github.com/attachctl/attachctl/ops/store/local"
-	"github.com/attachctl/attachctl/ops/store/location"
-	"github.com/attachctl/attachctl/ops/store/s3"
+	"github.com/attachctl/attachctl/ops/store/open"
 	"github.com/urfave/cli/v2"
 )
 
@@ -34,7 +32,7 @@ func storeFlags() []cli.Flag {
 
 // backendOptions are the backends' global flags, read once (backendFlags).
 type backendOptions struct {
-	s3 s3.Options
+	open open.Options
 }
 
 // checkStoreFlags refuses bad values of the backends' flags before a command runs.
@@ -45,53 +43,42 @@ func checkStoreFlags(c *cli.Context) error {
 
 // backendFlags reads the backends' flags.
 func backendFlags(c *cli.Context) (backendOptions, error) {
-	o := s3.Options{PathStyle: globalBool(c, "s3-path-style"), UnsafeNoConditional: globalBool(c, "s3-unsafe-no-conditional")}
+	o := open.Options{S3: open.S3Options{
+		PathStyle: globalBool(c, "s3-path-style"), UnsafeNoConditional: globalBool(c, "s3-unsafe-no-conditional")}}
 	for _, f := range []struct {
 		name string
 		d    *time.Duration
-	}{{"s3-connect-timeout", &o.ConnectTimeout}, {"s3-read-timeout", &o.ReadTimeout}} {
+	}{{"s3-connect-timeout", &o.S3.ConnectTimeout}, {"s3-read-timeout", &o.S3.ReadTimeout}} {
 		if v := globalString(c, f.name); v != "" {
 			d, err := time.ParseDuration(v)
 			if err != nil || d <= 0 {
-				return backendOptions{s3: o}, usageError("--%s takes a duration (30s, 2m), not %q", f.name, v)
+				return backendOptions{open: o}, usageError("--%s takes a duration (30s, 2m), not %q", f.name, v)
 			}
 			*f.d = d
 		}
 	}
-	return backendOptions{s3: o}, nil
+	return backendOptions{open: o}, nil
 }
 
-// registry is the location registry with every backend, their options those of g.
-func (g globals) registry() *location.Registry {
-	r := location.NewRegistry()
-	r.Register(location.Factory{Scheme: "", Open: func(_ context.Context, dir string) (store.Backend, error) {
-		return local.New(dir, local.LimitsWait(g.wait))
-	}})
-	r.Register(location.Factory{Scheme: "s3", Open: func(ctx context.Context, uri string) (store.Backend, error) {
-		opts := g.backends.s3
-		opts.LimitsWait = g.wait
-		return s3.Open(ctx, uri, opts)
-	}})
-	return r
-}
-
-// openStore opens the store at loc (a folder or a URI) through the registry. Nothing is read or
-// written yet: the backend judges the location at its first call.
+// openStore opens the store at loc (a folder or a URI), waiting g.wait for its limits lock.
+// Nothing is read or written yet: the backend judges the location at its first call.
 func (g globals) openStore(loc string) (store.Backend, error) {
-	return g.registry().Open(g.ctx, loc)
+	o := g.backends.open
+	o.LimitsWait = g.wait
+	return open.Store(g.ctx, loc, o)
 }
 
 // openForCheck opens a path named by a b3sum line (verify --check): a finished upload of a local
 // store only through its guarded open.
-func openForCheck(path string) (io.ReadCloser, error) { return local.OpenForCheck(path) }
+func openForCheck(path string) (io.ReadCloser, error) { return open.ForCheck(path) }
 
 // storesUnder finds the local stores below root (sweep --stores-under): by their mark, never
 // descending into a store, following a link or crossing into another file system.
-func storesUnder(root string) ([]string, []store.Skip, error) { return local.StoresUnder(root) }
+func storesUnder(root string) ([]string, []store.Skip, error) { return open.StoresUnder(root) }
 
 // The modes the local store gives its folders and files, for verify --format text's chmod hint.
 const (
-	storeDirMode      os.FileMode = local.DirMode
-	storeFileMode     os.FileMode = local.FileMode
-	storeReadOnlyMode os.FileMode = local.ReadOnlyMode
+	storeDirMode      os.FileMode = open.DirMode
+	storeFileMode     os.FileMode = open.FileMode
+	storeReadOnlyMode os.FileMode = open.ReadOnlyMode
 )

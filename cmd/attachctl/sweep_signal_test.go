@@ -4,7 +4,9 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -15,7 +17,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/attachctl/attachctl/ops/store/local"
+	"github.com/attachctl/attachctl/ops/store"
+	"github.com/attachctl/attachctl/ops/store/open"
+	"github.com/zeebo/blake3"
 )
 
 // TestSweepSignal: SIGINT (and SIGTERM) stop a sweep of stale uploads mid-way. The sweep exits
@@ -32,11 +36,11 @@ func TestSweepSignal(t *testing.T) {
 		sig, n := tc.sig, tc.n
 		t.Run(sig.String(), func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "store")
-			b, err := local.New(dir)
+			ctx := context.Background()
+			b, err := open.Store(ctx, dir, open.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
-			old := time.Now().Add(-48 * time.Hour)
 			names := map[string]string{}
 			var mu sync.Mutex
 			var wg sync.WaitGroup
@@ -45,7 +49,17 @@ func TestSweepSignal(t *testing.T) {
 				go func() {
 					defer wg.Done()
 					for i := w; i < n; i += 8 {
-						m, err := local.MakeFinished(b, fmt.Sprintf("f%05d.txt", i), []byte{byte(i)}, old, time.Time{})
+						// Uploaded as any embedder uploads; the cutoff below makes them all stale.
+						data := []byte{byte(i)}
+						sum := blake3.Sum256(data)
+						id, err := b.Begin(ctx, fmt.Sprintf("f%05d.txt", i), int64(len(data)))
+						if err == nil {
+							_, err = b.Write(ctx, id, 0, bytes.NewReader(data))
+						}
+						var m *store.Info
+						if err == nil {
+							m, err = b.Finish(ctx, id, int64(len(data)), hex.EncodeToString(sum[:]))
+						}
 						if err != nil {
 							t.Error(err)
 							return
@@ -60,7 +74,8 @@ func TestSweepSignal(t *testing.T) {
 			if t.Failed() {
 				return
 			}
-			cmd := exec.Command(bin, "sweep", "--store", dir, "--older-than", "24h")
+			// Every upload was made before this cutoff, so every one is stale.
+			cmd := exec.Command(bin, "sweep", "--store", dir, "--before", time.Now().UTC().Format(time.RFC3339Nano))
 			cmd.Env = append(os.Environ(), pauseAfterEnv+"=1")
 			out, err := cmd.StdoutPipe()
 			if err != nil {
@@ -109,7 +124,7 @@ func TestSweepSignal(t *testing.T) {
 			if len(left)+len(reported) != n {
 				t.Fatalf("%d left + %d reported != %d made", len(left), len(reported), n)
 			}
-			if ents, _ := os.ReadDir(filepath.Join(dir, local.InternalDir, "trash")); len(ents) != 0 {
+			if ents, _ := os.ReadDir(filepath.Join(dir, storeInternalDir, "trash")); len(ents) != 0 {
 				t.Fatalf("%d entries left in the trash", len(ents))
 			}
 			// The locks are free: a sweep gets its lock at once, and a use the marker lock (a

@@ -6,12 +6,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/attachctl/attachctl/ops/store"
-	"github.com/attachctl/attachctl/ops/store/local"
-	"github.com/attachctl/attachctl/ops/store/s3"
+	"github.com/attachctl/attachctl/ops/store/open"
 )
 
 // Helpers for the verify, touch and sweep scripts:
@@ -41,7 +39,7 @@ func init() {
 			return fmt.Errorf("usage: backdate STORE DURATION [NAME...]")
 		}
 		dir := sc.abs(args[0])
-		b, err := local.New(dir)
+		b, err := open.Store(context.Background(), dir, open.Options{})
 		if err != nil {
 			return err
 		}
@@ -71,11 +69,11 @@ func init() {
 			}
 			m.Made = m.Made.Add(-d)
 			js, _ := json.Marshal(m)
-			if err := os.WriteFile(filepath.Join(dir, id, local.MetaName), js, 0o600); err != nil {
+			if err := os.WriteFile(filepath.Join(dir, id, store.MetaName), js, 0o600); err != nil {
 				return err
 			}
 			// A re-upload of the same file marks its upload used: that use goes back too.
-			used := filepath.Join(dir, id, local.UsedName)
+			used := filepath.Join(dir, id, store.UsedName)
 			if fi, err := os.Lstat(used); err == nil {
 				at := fi.ModTime().Add(-d)
 				if err := os.Chtimes(used, at, at); err != nil {
@@ -88,13 +86,7 @@ func init() {
 	testCommands["holdsweeplock"] = func() int {
 		// Through the store seam, as a sweep takes it: a folder, or an s3:// URI (the scripts'
 		// server, path-style).
-		var b store.Backend
-		var err error
-		if strings.HasPrefix(os.Args[1], "s3://") {
-			b, err = s3.Open(context.Background(), os.Args[1], s3.Options{PathStyle: true})
-		} else {
-			b, err = local.New(os.Args[1])
-		}
+		b, err := open.Store(context.Background(), os.Args[1], open.Options{S3: open.S3Options{PathStyle: true}})
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 1

@@ -12,7 +12,7 @@ import (
 
 	"github.com/attachctl/attachctl/manifest"
 	"github.com/attachctl/attachctl/manifest/fault"
-	"github.com/attachctl/attachctl/ops/store/s3/s3test"
+	"github.com/attachctl/attachctl/ops/store/storetest/s3test"
 )
 
 // TestUploadFolderInterrupted: SIGINT or SIGTERM half way through a folder upload, on the local

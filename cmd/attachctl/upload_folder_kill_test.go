@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/attachctl/attachctl/manifest"
-	"github.com/attachctl/attachctl/ops/store/local"
+	storepkg "github.com/attachctl/attachctl/ops/store"
 	"golang.org/x/sys/unix"
 )
 
@@ -83,16 +83,16 @@ func TestUploadFolderKillResume(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, e := range ents {
-		if local.ValidID(e.Name()) == nil {
+		if storepkg.ValidID(e.Name()) == nil {
 			t.Fatalf("%s is in the store before the upload finished", e.Name())
 		}
 	}
-	parts, err := os.ReadDir(filepath.Join(store, local.InternalDir, "partial"))
+	parts, err := os.ReadDir(filepath.Join(store, storeInternalDir, "partial"))
 	if err != nil || len(parts) != 1 {
 		t.Fatalf("partials: %v, %v; want one", parts, err)
 	}
 	id := parts[0].Name()
-	first := filepath.Join(store, local.InternalDir, "partial", id, "tree", "bundle", "d00", "f0000.log")
+	first := filepath.Join(store, storeInternalDir, "partial", id, "tree", "bundle", "d00", "f0000.log")
 	before, err := os.Stat(first)
 	if err != nil {
 		t.Fatalf("the first file is not in the partial: %v", err)

@@ -15,7 +15,7 @@ import (
 	"testing"
 
 	"github.com/attachctl/attachctl/manifest"
-	"github.com/attachctl/attachctl/ops/store/s3/s3test"
+	"github.com/attachctl/attachctl/ops/store/storetest/s3test"
 	"github.com/zeebo/blake3"
 )
 

@@ -22,7 +22,7 @@ import (
 	"time"
 
 	"github.com/attachctl/attachctl/manifest"
-	"github.com/attachctl/attachctl/ops/store/local"
+	"github.com/attachctl/attachctl/ops/store/open"
 	"github.com/zeebo/blake3"
 )
 
@@ -68,7 +68,7 @@ func writeManifest(t *testing.T, dir, path string, size int64, sum string) strin
 // partialState is the one unfinished upload in store: its id and the size of its data, or "" and 0.
 func partialState(t *testing.T, store string) (string, int64) {
 	t.Helper()
-	dir := filepath.Join(store, local.InternalDir, "partial")
+	dir := filepath.Join(store, storeInternalDir, "partial")
 	ents, err := os.ReadDir(dir)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		t.Fatal(err)
@@ -341,7 +341,7 @@ func TestUploadKillResume(t *testing.T) {
 	if firstID != "" && rec.Upload.ID != firstID {
 		t.Fatalf("finished as %s, want the first run's id %s", rec.Upload.ID, firstID)
 	}
-	b, err := local.New(store)
+	b, err := open.Store(context.Background(), store, open.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,7 +12,7 @@ import (
 
 	"github.com/attachctl/attachctl/manifest"
 	"github.com/attachctl/attachctl/manifest/fault"
-	"github.com/attachctl/attachctl/ops/store/local"
+	"github.com/attachctl/attachctl/ops/store"
 )
 
 // rsMarkers is each upload's .used marker as a test sees it: "" when there is none, else its
@@ -21,7 +21,7 @@ func rsMarkers(t *testing.T, s *localStore, ids ...string) []string {
 	t.Helper()
 	var out []string
 	for _, id := range ids {
-		fi, err := os.Lstat(filepath.Join(s.UploadDir(id), local.UsedName))
+		fi, err := os.Lstat(filepath.Join(s.UploadDir(id), store.UsedName))
 		switch {
 		case os.IsNotExist(err):
 			out = append(out, "")

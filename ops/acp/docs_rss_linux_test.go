@@ -5,6 +5,7 @@ package acp
 // Linux only: the peak is the child's own VmHWM (shrink/rsstest says why).
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -15,7 +16,7 @@ import (
 	"testing"
 
 	"github.com/attachctl/attachctl/manifest"
-	"github.com/attachctl/attachctl/ops/store/local"
+	"github.com/attachctl/attachctl/ops/store/open"
 	"github.com/attachctl/attachctl/scripts/docgen"
 	"github.com/attachctl/attachctl/shrink/doc"
 	"github.com/attachctl/attachctl/shrink/rsstest"
@@ -115,7 +116,7 @@ func docsRSSChild(spec string) int {
 	maxMemory, _ := strconv.ParseInt(f[0], 10, 64)
 	debug.SetMemoryLimit(maxMemory / 4 * 3) // as cmd/attachctl's limitHeap
 	doc.SetCodeCache(f[4])
-	b, err := local.New(f[1])
+	b, err := open.Store(context.Background(), f[1], open.Options{})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1

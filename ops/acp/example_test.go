@@ -10,7 +10,7 @@ import (
 
 	"github.com/attachctl/attachctl/manifest"
 	"github.com/attachctl/attachctl/ops/acp"
-	"github.com/attachctl/attachctl/ops/store/local"
+	"github.com/attachctl/attachctl/ops/store/open"
 	"github.com/attachctl/attachctl/sniff"
 )
 
@@ -39,7 +39,7 @@ func ExampleResolve() {
 		fmt.Println(err)
 		return
 	}
-	b, err := local.New(filepath.Join(dir, "chat-42"))
+	b, err := open.Store(context.Background(), filepath.Join(dir, "chat-42"), open.Options{})
 	if err != nil {
 		fmt.Println(err)
 		return

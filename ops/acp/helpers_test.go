@@ -18,7 +18,7 @@ import (
 
 	"github.com/attachctl/attachctl/manifest"
 	"github.com/attachctl/attachctl/ops/store"
-	"github.com/attachctl/attachctl/ops/store/local"
+	"github.com/attachctl/attachctl/ops/store/open"
 	"github.com/attachctl/attachctl/ops/store/storetest"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
@@ -80,11 +80,11 @@ func rsBytes(size int, seed uint64) []byte {
 }
 
 // testStore is a new local store in a test's temporary folder, named like a chat, opened as the
-// command opens one (local.New) and made as `attachctl store init` makes it.
+// command opens one (ops/store/open) and made as `attachctl store init` makes it.
 func testStore(t testing.TB) *localStore {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "chat-1")
-	b, err := local.New(dir)
+	b, err := open.Store(context.Background(), dir, open.Options{})
 	if err == nil {
 		err = b.Features().Limiter.SetLimits(context.Background(), store.Limits{})
 	}

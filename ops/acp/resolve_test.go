@@ -20,7 +20,7 @@ import (
 
 	"github.com/attachctl/attachctl/manifest"
 	"github.com/attachctl/attachctl/manifest/fault"
-	"github.com/attachctl/attachctl/ops/store/local"
+	"github.com/attachctl/attachctl/ops/store"
 	"github.com/attachctl/attachctl/ops/store/storetest"
 	"github.com/zeebo/blake3"
 )
@@ -110,7 +110,7 @@ func rsPrompt(t *testing.T, recs []*manifest.Record, text string) []byte {
 
 func rsUsed(t *testing.T, s *localStore, id string) bool {
 	t.Helper()
-	_, err := os.Lstat(filepath.Join(s.UploadDir(id), local.UsedName))
+	_, err := os.Lstat(filepath.Join(s.UploadDir(id), store.UsedName))
 	return err == nil
 }
 

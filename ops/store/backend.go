@@ -1,8 +1,9 @@
 // Package store is the seam between attachctl's commands and the place uploads are kept: the
 // operations the commands need, as a Backend interface, and the types they exchange. It holds no
 // backend itself and imports nothing platform-specific, so that policy code (sweep, resolve) can
-// depend on it alone. The local folder backend is ops/store/local; an S3-compatible backend implements
-// the same interface; both must pass the conformance suite in ops/store/storetest.
+// depend on it alone. The local folder backend (ops/store/internal/local) and the S3-compatible
+// one (ops/store/internal/s3) implement it, internal to ops/store: ops/store/open opens them by
+// location. Both must pass the conformance suite in ops/store/storetest.
 //
 // The seam is shaped like tusd's DataStore and restic's backend: a small required interface, and
 // optional features as small interfaces a backend declares once in its Features. Nothing in it

@@ -4,6 +4,8 @@ import (
 	"context"
 	"sort"
 	"time"
+
+	"github.com/attachctl/attachctl/manifest/fault"
 )
 
 // Listing a store, written once over a backend's primitives (prim.go says why).
@@ -40,6 +42,25 @@ type ListProperties struct {
 	// Internal is the name of the backend's own folder at the store's top: neither an upload
 	// nor skipped.
 	Internal string
+	// FolderSlash: the path of a folder in a Skip ends in "/", as the backend writes a folder
+	// (S3's prefix stands for every object under it, which the skip names all at once).
+	FolderSlash bool
+}
+
+// path is how a Skip names the entry e of the place where names.
+func (p ListProperties) path(where string, e TopEntry) string {
+	if p.FolderSlash && e.Dir {
+		return where + "/" + e.Name + "/"
+	}
+	return where + "/" + e.Name
+}
+
+// inside is the path of name in the folder at path (as path names it).
+func inside(path, name string) string {
+	if len(path) > 0 && path[len(path)-1] == '/' {
+		return path + name
+	}
+	return path + "/" + name
 }
 
 // UnfinishedState is what a backend read of one unfinished upload: its info (best effort: zero
@@ -122,12 +143,15 @@ type ListBackend interface {
 	// no such place yet), and where names it.
 	ListPartials(ctx context.Context) (ents []TopEntry, where string, err error)
 	// ReadPartial reads the unfinished upload id. gone: not there any more (finished or
-	// removed since it was listed); another error is named in its Skip.
+	// removed since it was listed); another error is named in its Skip, but one of a store
+	// that does not answer (a code other than upload.unreadable) stops the listing.
 	ReadPartial(ctx context.Context, id string) (u UnfinishedState, gone bool, err error)
 }
 
 // ListOn is Backend.List over b: every finished upload (recognised), every unfinished one that
-// is not finished since, in id order, and what was skipped, in path order.
+// is not finished since, in id order, and what was skipped, in path order. A marker the store did
+// not write beside an upload is named (SkipForeignMarker), and so is a marker with no upload
+// beside it (UploadMeta.OnlyMarker) unless an unfinished upload has its id.
 func ListOn(ctx context.Context, b ListBackend) (*Listing, error) {
 	p := b.ListProperties()
 	l := &Listing{}
@@ -137,7 +161,7 @@ func ListOn(ctx context.Context, b ListBackend) (*Listing, error) {
 	}
 	var cands []Candidate
 	for _, e := range top {
-		path := where + "/" + e.Name
+		path := p.path(where, e)
 		switch {
 		case e.Name == p.Internal && e.Dir:
 		case ValidID(e.Name) != nil:
@@ -150,8 +174,14 @@ func ListOn(ctx context.Context, b ListBackend) (*Listing, error) {
 			cands = append(cands, Candidate{ID: e.Name, Path: path})
 		}
 	}
+	orphan := make([]bool, len(cands)) // each read writes its own
 	metas, skips, err := RecognizeUploads(ctx, cands, p.Jobs, func(ctx context.Context, i int) (*UploadMeta, error) {
-		return b.ReadUpload(ctx, cands[i])
+		m, err := b.ReadUpload(ctx, cands[i])
+		if err == nil && m != nil && m.OnlyMarker {
+			orphan[i] = true
+			return nil, fault.Errorf(fault.UploadMissing, "upload %s: only its marker", cands[i].ID)
+		}
+		return m, err
 	})
 	if err != nil {
 		return nil, err
@@ -163,14 +193,19 @@ func ListOn(ctx context.Context, b ListBackend) (*Listing, error) {
 			id := cands[i].ID
 			l.Entries = append(l.Entries, Entry{ID: id, Name: m.Info.Name, Size: m.Info.Size, Finished: true, Made: m.Info.Made, LastUsed: m.LastUsed})
 			finished[id] = true
+			if m.ForeignMarker {
+				l.Skipped = append(l.Skipped, Skip{Path: inside(cands[i].Path, UsedName), Why: SkipForeignMarker})
+			}
 		}
 	}
 	parts, where, err := b.ListPartials(ctx)
 	if err != nil {
 		return nil, err
 	}
+	unfinished := map[string]bool{}
 	for _, e := range parts {
-		path := where + "/" + e.Name
+		path := p.path(where, e)
+		unfinished[e.Name] = true
 		if ValidID(e.Name) != nil || !e.Dir || e.Link {
 			l.Skipped = append(l.Skipped, Skip{Path: path, Why: SkipNotUnfinished})
 			continue
@@ -181,12 +216,19 @@ func ListOn(ctx context.Context, b ListBackend) (*Listing, error) {
 			continue
 		}
 		u, gone, err := b.ReadPartial(ctx, e.Name)
-		switch {
+		switch c := fault.CodeOf(err); {
 		case gone:
+		case err != nil && c != "" && c != fault.UploadUnreadable:
+			return nil, err
 		case err != nil:
 			l.Skipped = append(l.Skipped, Skip{Path: path, Why: "unfinished upload: " + err.Error()})
 		default:
 			l.Entries = append(l.Entries, UnfinishedEntry(e.Name, u))
+		}
+	}
+	for i, c := range cands {
+		if orphan[i] && !unfinished[c.ID] {
+			l.Skipped = append(l.Skipped, Skip{Path: inside(c.Path, UsedName), Why: SkipOrphanMarker})
 		}
 	}
 	SortListing(l)

@@ -21,9 +21,12 @@ type memList struct {
 	parts    []TopEntry
 	partials map[string]UnfinishedState
 	partErr  map[string]error
+	slash    bool // ListProperties.FolderSlash
 }
 
-func (m *memList) ListProperties() ListProperties { return ListProperties{Jobs: 3, Internal: ".int"} }
+func (m *memList) ListProperties() ListProperties {
+	return ListProperties{Jobs: 3, Internal: ".int", FolderSlash: m.slash}
+}
 
 func (m *memList) ListTop(context.Context) ([]TopEntry, string, bool, error) {
 	return m.top, "/s", !m.missing, nil
@@ -163,5 +166,54 @@ func TestListOn(t *testing.T) {
 	// A store that is not there is empty.
 	if l, err := ListOn(context.Background(), &memList{missing: true, top: m.top}); err != nil || len(l.Entries)+len(l.Skipped) != 0 {
 		t.Errorf("no store: %+v, %v", l, err)
+	}
+}
+
+// TestListOnMarkers: a backend that writes a folder's path with a trailing slash (S3's prefix)
+// has its folders' skips so written, and its files' not; a marker the store did not write beside
+// an upload is named, and so is a marker with no upload, unless an unfinished upload has its id;
+// a partial that fails for want of an answer stops the listing rather than be named.
+func TestListOnMarkers(t *testing.T) {
+	const (
+		a = "01900000-0000-7000-8000-00000000000a"
+		b = "01900000-0000-7000-8000-00000000000b"
+		c = "01900000-0000-7000-8000-00000000000c"
+	)
+	sum := strings.Repeat("ab", 32)
+	made := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	m := &memList{
+		slash: true,
+		top:   []TopEntry{{Name: a, Dir: true}, {Name: b, Dir: true}, {Name: c, Dir: true}, {Name: "junk", Dir: true}, {Name: "x.txt"}},
+		metas: map[string]*UploadMeta{
+			a: {Info: &Info{Name: "a.txt", Size: 5, Blake3: sum, Made: made}, NoID: true, LastUsed: made, ForeignMarker: true},
+			b: {OnlyMarker: true},
+			c: {OnlyMarker: true},
+		},
+		parts:    []TopEntry{{Name: c, Dir: true}},
+		partials: map[string]UnfinishedState{c: {Name: "c.bin", Written: made}},
+	}
+	l, err := ListOn(context.Background(), m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantEntries := []Entry{
+		{ID: a, Name: "a.txt", Size: 5, Finished: true, Made: made, LastUsed: made},
+		{ID: c, Name: "c.bin", Made: made, LastUsed: made},
+	}
+	if !reflect.DeepEqual(l.Entries, wantEntries) {
+		t.Errorf("entries\n%+v\nwant\n%+v", l.Entries, wantEntries)
+	}
+	wantSkips := []Skip{
+		{Path: "/s/" + a + "/.used", Why: SkipForeignMarker},
+		{Path: "/s/" + b + "/.used", Why: SkipOrphanMarker},
+		{Path: "/s/junk/", Why: SkipNotID},
+		{Path: "/s/x.txt", Why: SkipNotID},
+	}
+	if !reflect.DeepEqual(l.Skipped, wantSkips) {
+		t.Errorf("skipped\n%+v\nwant\n%+v", l.Skipped, wantSkips)
+	}
+	m.partErr = map[string]error{c: fault.Errorf(fault.StoreUnreachable, "store s: no answer")}
+	if _, err := ListOn(context.Background(), m); fault.CodeOf(err) != fault.StoreUnreachable {
+		t.Errorf("a partial read from a store that does not answer: %v, want store.unreachable", err)
 	}
 }

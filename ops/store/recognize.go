@@ -62,6 +62,11 @@ type UploadMeta struct {
 	// must name too ("": the backend checked it itself, or a file upload).
 	Listed   string
 	LastUsed time.Time
+	// ForeignMarker: its marker is not one the store wrote (its time taken as a use): named.
+	ForeignMarker bool
+	// OnlyMarker: there is no upload, only its marker, and not one a sweep left on its way out
+	// (that is upload.missing): a marker with no upload, named.
+	OnlyMarker bool
 }
 
 // RecognizeUploads is the one rule of what is an upload of this store, applied to every finished

@@ -73,20 +73,26 @@ for i in range(50):
 PY
 }
 
-# upload_pair OURS THEIRS: runs the two shell commands in turns, $REPS times each (default 5), with
-# $PREP before every run, and prints their median wall times. Taking turns keeps a machine whose
-# load changes from favouring either side.
-upload_pair() {
-	local reps=${REPS:-5} i o=() h=()
-	upload_med() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+# turns_times PREP1 CMD1 [PREP2 CMD2 ...]: runs the shell commands in turns, $REPS times each
+# (default 5), each after its own PREP (untimed), and prints their median wall times on one line.
+# Taking turns keeps a machine whose load changes from favouring any of them.
+turns_times() {
+	local reps=${REPS:-5} i j n=$(($# / 2)) args=("$@") t all=()
 	for ((i = 0; i < reps; i++)); do
-		eval "$PREP"
-		o+=("$( { /usr/bin/env TIMEFORMAT=%R bash -c "time { $1 ; } >/dev/null 2>&1"; } 2>&1 | tail -n 1)")
-		eval "$PREP"
-		h+=("$( { /usr/bin/env TIMEFORMAT=%R bash -c "time { $2 ; } >/dev/null 2>&1"; } 2>&1 | tail -n 1)")
+		for ((j = 0; j < n; j++)); do
+			eval "${args[2 * j]}"
+			t=$( { /usr/bin/env TIMEFORMAT=%R bash -c "time { ${args[2 * j + 1]} ; } >/dev/null 2>&1"; } 2>&1 | tail -n 1)
+			all[j * reps + i]=$t
+		done
 	done
-	echo "$(upload_med "${o[@]}") $(upload_med "${h[@]}")"
+	for ((j = 0; j < n; j++)); do
+		printf '%s\n' "${all[@]:j*reps:reps}" | sort -n | awk '{a[NR]=$1} END {printf "%s", a[int((NR+1)/2)]}'
+		[ $((j + 1)) = "$n" ] && echo || printf ' '
+	done
 }
+
+# upload_pair OURS THEIRS: turns_times of the two shell commands, with $PREP before every run.
+upload_pair() { turns_times "${PREP:-}" "$1" "${PREP:-}" "$2"; }
 
 # small_tree DIR: the folder rows' tree, 3,000 files of 2 to 6.7 KB of random bytes (13 MB) in 30
 # folders of 7, the same every time, read once so that it is in the page cache.

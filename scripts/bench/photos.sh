@@ -10,6 +10,7 @@
 #       vs  heif-convert -q 95 IN TMP.jpg; vipsthumbnail -s 2000 TMP.jpg, per file        goal <= 1.0 cold and warm
 #   peak RSS of attachctl shrink --jobs 8 over eight 8000x6000 progressive JPEGs and the HEICs,
 #   default --max-memory (1 GiB)                                                         goal < 1.2 GiB
+# The two sides of each comparison take turns (turns_times), wall medians of the runs.
 # PHOTOS_N, PHOTOS_HEIC, PHOTOS_BIG change the counts; PHOTOS_REPS the runs (default 3).
 set -euo pipefail
 _photos_repo=${REPO:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
@@ -79,22 +80,24 @@ export PH ATTACHCTL _photos_convert
 _photos_saved_reps=${REPS-}
 REPS=${PHOTOS_REPS:-3}
 
-PREP='_photos_fresh j2' t_j2=$(median_time bash -c '_photos_ours "$PH/out-j2" --jobs 2 "$PH"/in/*')
-PREP='_photos_fresh vips' t_vips=$(median_time bash -c '_photos_vips "$PH/out-vips"')
+# Each comparison takes turns, so that a change in the machine's speed during the section moves
+# both sides alike.
+read -r t_j2 t_vips < <(turns_times '_photos_fresh j2' '_photos_ours "$PH/out-j2" --jobs 2 "$PH"/in/*' \
+	'_photos_fresh vips' '_photos_vips "$PH/out-vips"')
 row "shrink $_photos_n photos, --jobs 2 vs vipsthumbnail" "$t_j2" "$t_vips" "<= 1.0"
-PREP='_photos_fresh j1' t_j1=$(median_time bash -c '_photos_ours "$PH/out-j1" --jobs 1 "$PH"/in/*')
-PREP='_photos_fresh im' t_im=$(median_time bash -c '_photos_convert_all "$PH/out-im"')
+read -r t_j1 t_im < <(turns_times '_photos_fresh j1' '_photos_ours "$PH/out-j1" --jobs 1 "$PH"/in/*' \
+	'_photos_fresh im' '_photos_convert_all "$PH/out-im"')
 row "shrink $_photos_n photos, --jobs 1 vs convert" "$t_j1" "$t_im" "<= 0.4"
 
 # HEIC: cold is a fresh cache folder for the compiled decoder, warm the one the runs filled.
-PREP='_photos_fresh hc; rm -rf "$PH/xdg"' t_cold=$(XDG_CACHE_HOME=$PH/xdg median_time bash -c '_photos_ours "$PH/out-hc" "$PH"/heic/*')
-PREP='_photos_fresh hw' t_warm=$(XDG_CACHE_HOME=$PH/xdg median_time bash -c '_photos_ours "$PH/out-hw" "$PH"/heic/*')
-PREP='_photos_fresh hv' t_hv=$(median_time bash -c '_photos_heif_vips "$PH/out-hv"')
+read -r t_cold t_warm t_hv < <(XDG_CACHE_HOME=$PH/xdg turns_times \
+	'_photos_fresh hc; rm -rf "$PH/xdg"' '_photos_ours "$PH/out-hc" "$PH"/heic/*' \
+	'_photos_fresh hw' '_photos_ours "$PH/out-hw" "$PH"/heic/*' \
+	'_photos_fresh hv' '_photos_heif_vips "$PH/out-hv"')
 _photos_made "$PH/out-hw" "$_photos_heic" '*.jpg'
 _photos_made "$PH/out-hv" "$_photos_heic" '*.thumb.jpg'
 row "shrink $_photos_heic HEICs, cold, vs heif-convert+vipsthumbnail" "$t_cold" "$t_hv" "<= 1.0"
 row "shrink $_photos_heic HEICs, warm, vs heif-convert+vipsthumbnail" "$t_warm" "$t_hv" "<= 1.0"
-unset PREP
 
 _photos_fresh rss
 rss=$(XDG_CACHE_HOME=$PH/xdg peak_rss_mib "$ATTACHCTL" shrink --quiet --jobs 8 --out "$PH/out-rss" "$PH"/big/* "$PH"/heic/*)

@@ -58,7 +58,7 @@ s3_bench() {
 	export RCLONE_CONFIG_GW_TYPE=s3 RCLONE_CONFIG_GW_PROVIDER=Other RCLONE_CONFIG_GW_ENDPOINT=$AWS_ENDPOINT_URL_S3 \
 		RCLONE_CONFIG_GW_ACCESS_KEY_ID=bench RCLONE_CONFIG_GW_SECRET_ACCESS_KEY=bench-secret RCLONE_CONFIG_GW_REGION=us-east-1 \
 		RCLONE_S3_NO_CHECK_BUCKET=true # the bucket is there; versitygw answers rclone's bucket creation with a 500
-	local reps=${REPS_S3:-1} prep="rm -rf '$dir/gw/bench/up' '$dir/gw/bench/aws' '$dir/gw/bench/rc' '$dir/gw/bench/.sgwtmp'; sync"
+	local reps=${REPS_S3:-1} prep="_s3_clear '$dir/gw/bench/up' '$dir/gw/bench/aws' '$dir/gw/bench/rc' '$dir/gw/bench/.sgwtmp'; sync"
 	local ours aws rc
 	ours=$(REPS=$reps PREP=$prep median_time "$ATTACHCTL" upload --quiet --jobs 4 --store s3://bench/up "$dir/big.bin")
 	aws=$(REPS=$reps PREP=$prep median_time aws s3 cp --only-show-errors "$dir/big.bin" s3://bench/aws/big.bin)
@@ -93,7 +93,7 @@ s3_bench() {
 	# A folder of 3,000 small files (the folder section's tree): one upload, the files sent 16 at
 	# once, the listing last; the AWS CLI sends the same files (10 at once, its default).
 	small_tree "$dir/tree" || return 1
-	local treeprep="rm -rf '$dir/gw/bench/tree' '$dir/gw/bench/awstree' '$dir/gw/bench/.sgwtmp'; sync"
+	local treeprep="_s3_clear '$dir/gw/bench/tree' '$dir/gw/bench/awstree' '$dir/gw/bench/.sgwtmp'; sync"
 	local tree_up tree_aws tree_res tree_awsget
 	tree_up=$(REPS=3 PREP=$treeprep median_time "$ATTACHCTL" upload --quiet --store s3://bench/tree "$dir/tree")
 	tree_aws=$(REPS=3 PREP=$treeprep median_time aws s3 cp --recursive --only-show-errors "$dir/tree" s3://bench/awstree/tree)
@@ -108,6 +108,18 @@ s3_bench() {
 	kill "$pid"
 	wait "$pid" 2>/dev/null
 	rm -rf "$dir"
+}
+
+# _s3_clear PATH...: rm -rf of the server's folders, tried again while it fails: versitygw may
+# still be removing a finished multipart upload's staging folder after it answered, and a removal
+# that meets it fails with "Directory not empty".
+_s3_clear() {
+	local i
+	for ((i = 0; i < 100; i++)); do
+		rm -rf "$@" 2>/dev/null && return 0
+		sleep 0.1 # waiting for the server to finish its own removal, not ordering events
+	done
+	rm -rf "$@"
 }
 
 s3_bench

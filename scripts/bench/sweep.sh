@@ -3,7 +3,7 @@
 [ -n "${BENCH_LIB:-}" ] || source "$(dirname "${BASH_SOURCE[0]}")/lib.bash"
 bench_sweep() {
 	local store=$WORK/sweep-store n=${SWEEP_N:-100000}
-	go build -o "$WORK/mkstore" ./scripts/bench/mkstore
+	go build -o "$WORK/mkstore" ./ops/store/internal/mkstore
 	# A fresh store (untimed) before each run: mkstore lays out n uploads, half of them stale,
 	# faster than cp -a of a pristine copy.
 	local prep="rm -rf '$store'; '$WORK/mkstore' '$store' $n 10 >/dev/null"

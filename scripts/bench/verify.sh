@@ -20,6 +20,6 @@ bench_verify() {
 	rm -rf "$store"
 	echo
 	echo "Go benchmark (one core): verify of one upload vs zeebo/blake3 in memory, MB/s:"
-	go test ./ops/store/local -run '^$' -bench 'VerifyUpload|Blake3InMemory' -benchtime 5x -cpu 1 | grep -E '^Benchmark'
+	go test ./ops/store/internal/local -run '^$' -bench 'VerifyUpload|Blake3InMemory' -benchtime 5x -cpu 1 | grep -E '^Benchmark'
 }
 bench_verify

@@ -1,8 +1,8 @@
 // Package location opens a store by its location, as restic's internal/backend/location does:
 // a registry maps a scheme ("s3" in s3://BUCKET/PREFIX) to the factory of its backend, and a
 // location with no scheme is a folder on this machine (the factory registered for ""). The
-// registry imports no backend: the command's one wiring file registers them, so that every other
-// file of the command sees only store.Backend and the seam's optional interfaces.
+// registry imports no backend: ops/store/open registers attachctl's backends in it from typed
+// options, and a program with a backend of its own registers that too.
 package location
 
 import (

@@ -29,6 +29,7 @@ import (
 	"fmt"
 	"image"
 	"io"
+	"runtime"
 	"strings"
 	"sync"
 
@@ -98,7 +99,9 @@ func (m *module) compile() error {
 			m.err = err
 			return
 		}
-		m.cm, m.err = m.rt.CompileModule(ctx, code)
+		// The compile is on the first decode's path, and in a cold run every worker waits for
+		// it: it takes all the cores there are, as the decodes would.
+		m.cm, m.err = m.rt.CompileModule(experimental.WithCompilationWorkers(ctx, runtime.GOMAXPROCS(0)), code)
 	})
 	return m.err
 }

@@ -14,23 +14,20 @@ import (
 	"github.com/attachctl/attachctl/ops/store"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awss3 "github.com/aws/aws-sdk-go-v2/service/s3"
-	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 )
 
 // finishedName finds the name of the finished upload id: the one object of P/<id>/ that is not
 // the marker. "" when there is none.
 func (s *Store) finishedName(ctx context.Context, id string) (string, bool, error) {
-	prefix := s.key(id) + "/"
-	var f folder
-	err := s.listObjects(ctx, prefix, func(o types.Object) error {
-		f.note(strings.TrimPrefix(aws.ToString(o.Key), prefix), o)
-		return nil
-	})
-	if err != nil {
-		return "", false, s.wrap(fault.UploadUnreadable, "upload "+id, err)
-	}
+	f, err := s.folderOf(ctx, id)
 	name, tree := f.upload()
-	return name, tree, nil
+	return name, tree, err
+}
+
+// folderOf lists P/<id>/ once.
+func (s *Store) folderOf(ctx context.Context, id string) (*folder, error) {
+	l, err := s.walkID(ctx, id)
+	return &l.f, err
 }
 
 func (s *Store) missing(id string) error {

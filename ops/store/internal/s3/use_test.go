@@ -17,7 +17,7 @@ import (
 	"github.com/attachctl/attachctl/manifest"
 	"github.com/attachctl/attachctl/ops/acp"
 	"github.com/attachctl/attachctl/ops/store"
-	"github.com/attachctl/attachctl/ops/store/s3/s3test"
+	"github.com/attachctl/attachctl/ops/store/storetest/s3test"
 )
 
 // requests counts the requests a store's client sends, by operation.

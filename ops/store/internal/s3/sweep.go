@@ -2,9 +2,7 @@ package s3
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -13,187 +11,7 @@ import (
 	"github.com/attachctl/attachctl/ops/store"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awss3 "github.com/aws/aws-sdk-go-v2/service/s3"
-	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 )
-
-// List returns every upload: finished ones from one ListObjectsV2 walk (and a GET of each marker,
-// which carries the last use), unfinished ones from their info objects, and multipart uploads
-// that have none (a stage killed between starting one and writing its info).
-func (s *Store) List(ctx context.Context) (*store.Listing, error) {
-	ok, err := s.checkStore(ctx, false)
-	if err != nil || !ok {
-		return &store.Listing{}, err
-	}
-	root := s.root()
-	byID := map[string]*store.Entry{}
-	hasMarker, tombOnly := map[string]bool{}, map[string]bool{}
-	partial := map[string]bool{}
-	trees := map[string]*treeSeen{}
-	l := &store.Listing{}
-	err = s.listObjects(ctx, root, func(o types.Object) error {
-		rel := strings.TrimPrefix(aws.ToString(o.Key), root)
-		if id, name, _ := strings.Cut(rel, "/"); store.ValidID(id) == nil && treeObject(name) {
-			t := trees[id]
-			if t == nil {
-				t = &treeSeen{}
-				trees[id] = t
-			}
-			if !t.note(name, o) {
-				l.Skipped = append(l.Skipped, store.NotAnUpload("s3://"+s.Bucket+"/"+aws.ToString(o.Key), nil))
-			}
-			if name != store.TreeListName {
-				return nil
-			} // a listing may be a file upload's object named so: taken as one too
-		}
-		if strings.HasPrefix(rel, internalDir+"/") {
-			if id, ok := strings.CutPrefix(rel, internalDir+"/partial/"); ok {
-				if id, ok = strings.CutSuffix(id, "/info"); ok && store.ValidID(id) == nil {
-					partial[id] = true
-				}
-			}
-			return nil
-		}
-		id, name, _ := strings.Cut(rel, "/")
-		switch {
-		case store.ValidID(id) != nil:
-			l.Skipped = append(l.Skipped, store.Skip{Path: "s3://" + s.Bucket + "/" + aws.ToString(o.Key), Why: store.SkipNotID})
-		case store.ValidName(name) != nil && name != UsedName:
-			l.Skipped = append(l.Skipped, store.NotAnUpload("s3://"+s.Bucket+"/"+aws.ToString(o.Key), nil))
-		case name == UsedName:
-			hasMarker[id] = true
-			if aws.ToInt64(o.Size) == int64(tombSize) {
-				tombOnly[id] = true // until the upload shows up beside it
-			}
-		default:
-			byID[id] = &store.Entry{ID: id, Name: name, Size: aws.ToInt64(o.Size), Finished: true, Made: aws.ToTime(o.LastModified).UTC()}
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, s.wrap(fault.StoreUnreachable, "list", err)
-	}
-	for id, t := range trees {
-		switch {
-		case t.list && t.meta: // a finished folder upload
-			name := t.dir
-			if name == "" { // an empty folder: no file key names it
-				th, err := s.headTree(ctx, id)
-				if err != nil {
-					return nil, err
-				}
-				if th == nil {
-					continue
-				}
-				name = th.name
-			}
-			byID[id] = &store.Entry{ID: id, Name: name, Size: t.size, Finished: true, Made: t.listMade.UTC()}
-		case byID[id] != nil || partial[id]: // a file upload named .tree.b3; an unfinished upload
-		default:
-			// Files of a folder upload with neither info nor listing: a sweep killed while it
-			// removed it (its tombstone beside them), or a stage killed as it began. Unfinished,
-			// last written when its newest object was.
-			e := store.UnfinishedEntry(id, store.UnfinishedState{Name: t.dir, Bytes: t.size, Made: t.first.UTC(), Written: t.last.UTC()})
-			byID[id] = &e
-		}
-	}
-	if err := s.recognize(ctx, byID, trees, l); err != nil {
-		return nil, err
-	}
-	s.treesMu.Lock()
-	if s.trees == nil {
-		s.trees = map[string]bool{}
-	}
-	for id, e := range byID {
-		if e.Finished {
-			s.trees[id] = trees[id] != nil && trees[id].list && trees[id].meta
-		}
-	}
-	s.treesMu.Unlock()
-	var ids []string
-	for id := range hasMarker {
-		if byID[id] != nil {
-			ids = append(ids, id)
-		}
-	}
-	foreign := make([]bool, len(ids))
-	err = store.ForEach(ctx, listJobs, len(ids), func(i int) error {
-		m, err := s.readMarker(ctx, ids[i])
-		if err == nil && m.exists && !m.tombstone {
-			byID[ids[i]].LastUsed = m.at
-			foreign[i] = m.foreign
-		}
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	for i, id := range ids {
-		if foreign[i] {
-			l.Skipped = append(l.Skipped, store.Skip{Path: "s3://" + s.Bucket + "/" + s.usedKey(id), Why: store.SkipForeignMarker})
-		}
-	}
-	// A marker with no upload beside it: a tombstone is a sweep's that died before it removed
-	// the marker (the next sweep removes it); anything else is named and left.
-	for id := range hasMarker {
-		if byID[id] == nil && !partial[id] && !tombOnly[id] {
-			l.Skipped = append(l.Skipped, store.Skip{Path: "s3://" + s.Bucket + "/" + s.usedKey(id), Why: store.SkipOrphanMarker})
-		}
-	}
-	var pids []string
-	for id := range partial {
-		if byID[id] == nil {
-			pids = append(pids, id)
-		}
-	}
-	pents := make([]*store.Entry, len(pids))
-	err = store.ForEach(ctx, listJobs, len(pids), func(i int) error {
-		e, err := s.partialEntry(ctx, pids[i])
-		if fault.CodeOf(err) == fault.UploadMissing {
-			return nil // finished or removed since the listing
-		}
-		pents[i] = e
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	for _, e := range pents {
-		if e != nil {
-			byID[e.ID] = e
-		}
-	}
-	mps, err := s.multiparts(ctx, root)
-	if err != nil {
-		return nil, err
-	}
-	for _, mp := range mps {
-		if byID[mp.id] == nil && !partial[mp.id] {
-			e := store.UnfinishedEntry(mp.id, store.UnfinishedState{Name: mp.name, Written: mp.initiated})
-			byID[mp.id] = &e
-		}
-	}
-	for _, e := range byID {
-		l.Entries = append(l.Entries, *e)
-	}
-	store.SortListing(l)
-	return l, nil
-}
-
-func (s *Store) partialEntry(ctx context.Context, id string) (*store.Entry, error) {
-	pi, err := s.readInfo(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	n, last, err := s.written(ctx, id, pi)
-	if err != nil {
-		return nil, err
-	}
-	e := store.UnfinishedEntry(id, store.UnfinishedState{Name: pi.Name, Bytes: n, Made: parseTime(pi.Made), Written: last})
-	return &e, nil
-}
-
-// listJobs is how many requests a listing has in flight at once (round trips, not work).
-const listJobs = 16
 
 // multipart is one multipart upload in progress under the store.
 type multipart struct {
@@ -330,26 +148,13 @@ func (sw *sweeper) renew(lease time.Duration) {
 // dropOrphanTombstones removes the markers that are tombstones with no upload beside them: a
 // sweep killed after it removed an upload and before it removed its marker.
 func (s *Store) dropOrphanTombstones(ctx context.Context) error {
-	root := s.root()
-	files := map[string]int{}
-	tombs := map[string]bool{}
-	err := s.listObjects(ctx, root, func(o types.Object) error {
-		id, name, _ := strings.Cut(strings.TrimPrefix(aws.ToString(o.Key), root), "/")
-		if store.ValidID(id) != nil {
-			return nil
-		}
-		files[id]++
-		if name == UsedName && aws.ToInt64(o.Size) == int64(tombSize) {
-			tombs[id] = true
-		}
-		return nil
-	})
-	if err != nil {
+	r := &listRun{s: s}
+	if err := r.walk(ctx, s.root()); err != nil {
 		return s.wrap(fault.StoreUnreachable, "list", err)
 	}
 	var keys []string
-	for id := range tombs {
-		if files[id] != 1 {
+	for id, l := range r.top {
+		if store.ValidID(id) != nil || len(l.objs) != 1 || !l.f.m.tombstone {
 			continue
 		}
 		if m, err := s.readMarker(ctx, id); err == nil && m.tombstone {
@@ -449,11 +254,10 @@ func (sw *sweeper) Recheck(ctx context.Context, c store.Entry) (*store.SweepItem
 		// A tombstone is a sweep's that died before it deleted: its decision stands.
 		return &store.SweepItem{Entry: e, Decided: m.tombstone, Note: &doomed{m: m, tree: tree}}, nil
 	}
-	e, err := s.partialEntry(ctx, c.ID)
+	u, pi, err := s.partialState(ctx, c.ID, nil)
 	switch fault.CodeOf(err) {
 	case "":
-		pi, _ := s.readInfo(ctx, c.ID)
-		return &store.SweepItem{Entry: *e, Note: &doomed{pi: pi}}, nil
+		return &store.SweepItem{Entry: store.UnfinishedEntry(c.ID, u), Note: &doomed{pi: pi}}, nil
 	case fault.UploadMissing: // a multipart upload with no info, or gone
 	default:
 		return nil, err
@@ -521,59 +325,4 @@ func (sw *sweeper) Drop(ctx context.Context, it *store.SweepItem) error {
 		}
 	}
 	return err
-}
-
-// recognize puts every finished entry of byID through the one rule of what is an upload of this
-// store (store.RecognizeUploads) on its metadata: what this store did not write (an object put
-// under the prefix by another tool, a planted .upload.json and .tree.b3) leaves byID and is
-// skipped and named in l. An entry gone since the listing leaves byID silently.
-func (s *Store) recognize(ctx context.Context, byID map[string]*store.Entry, trees map[string]*treeSeen, l *store.Listing) error {
-	var cands []store.Candidate
-	for id, e := range byID {
-		if e.Finished {
-			cands = append(cands, store.Candidate{ID: id, Path: "s3://" + s.Bucket + "/" + s.key(id) + "/"})
-		}
-	}
-	sort.Slice(cands, func(i, j int) bool { return cands[i].ID < cands[j].ID })
-	metas, skips, err := store.RecognizeUploads(ctx, cands, listJobs, func(ctx context.Context, i int) (*store.UploadMeta, error) {
-		id := cands[i].ID
-		if t := trees[id]; t != nil && t.list && t.meta {
-			return s.treeMeta(ctx, id)
-		}
-		info, err := s.head(ctx, id, byID[id].Name)
-		return &store.UploadMeta{Info: info, NoID: true}, err
-	})
-	if err != nil {
-		return err
-	}
-	for i, c := range cands {
-		if metas[i] == nil {
-			delete(byID, c.ID)
-		}
-	}
-	l.Skipped = append(l.Skipped, skips...)
-	return nil
-}
-
-// treeMeta reads what a folder upload's listing and .upload.json say, for store.Recognize.
-func (s *Store) treeMeta(ctx context.Context, id string) (*store.UploadMeta, error) {
-	th, err := s.headTree(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	if th == nil {
-		return nil, fault.Errorf(fault.UploadUnreadable, "upload %s: %s carries no metadata", id, store.TreeListName)
-	}
-	b, _, _, err := s.getObject(ctx, s.treeMetaKey(id))
-	if notFound(err) {
-		return nil, s.missing(id)
-	}
-	if err != nil {
-		return nil, s.wrap(fault.UploadUnreadable, "upload "+id, err)
-	}
-	var m store.TreeMeta
-	if json.Unmarshal(b, &m) != nil || m.Kind != store.KindFolder {
-		return nil, fault.Errorf(fault.UploadUnreadable, "upload %s: %s is not a folder upload's metadata", id, store.MetaName)
-	}
-	return &store.UploadMeta{Info: &m.Info, Recorded: m.ID, Listed: th.blake3}, nil
 }

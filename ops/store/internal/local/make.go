@@ -17,7 +17,7 @@ import (
 // store b (from New), making or marking it as an upload does: built inside the store's internal
 // folder and renamed into place whole, as a finish does, but with no fsync and with made, the
 // files' times and (when used is not zero) a .used marker set as given. It is for benchmarks and
-// tests that need many old uploads quickly (scripts/bench/mkstore); uploads go through the
+// tests that need many old uploads quickly (ops/store/internal/mkstore); uploads go through the
 // backend. It exists on Unix only, as the local store does.
 func MakeFinished(b store.Backend, name string, data []byte, made, used time.Time) (*store.Info, error) {
 	l, ok := b.(*backend)

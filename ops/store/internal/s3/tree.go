@@ -512,12 +512,7 @@ func (s *Store) FolderFiles(ctx context.Context, id string) (int, bool, error) {
 	} else if name == "" {
 		return 0, false, s.missing(id)
 	}
-	s.treesMu.Lock()
-	if s.trees == nil {
-		s.trees = map[string]bool{}
-	}
-	s.trees[id] = tree
-	s.treesMu.Unlock()
+	s.knowTree(id, tree)
 	return files, tree, nil
 }
 
@@ -617,45 +612,6 @@ func (s *Store) ReadTreeDir(ctx context.Context, ti *store.TreeInfo, _ string) (
 	return es, nil
 }
 
-// treeObject tells whether name (a key's part after P/<id>/) is a folder upload's.
-func treeObject(name string) bool {
-	return strings.Contains(name, "/") || name == store.MetaName || name == store.TreeListName
-}
-
-// treeSeen is what List saw of one folder upload's objects.
-type treeSeen struct {
-	dir         string // the folder's name, from its files' keys
-	size        int64
-	list, meta  bool
-	listMade    time.Time
-	first, last time.Time
-}
-
-// note takes in one object; false when it is no folder upload's.
-func (t *treeSeen) note(name string, o types.Object) bool {
-	at := aws.ToTime(o.LastModified)
-	if t.first.IsZero() || at.Before(t.first) {
-		t.first = at
-	}
-	if at.After(t.last) {
-		t.last = at
-	}
-	switch {
-	case name == store.MetaName:
-		t.meta = true
-	case name == store.TreeListName:
-		t.list, t.listMade = true, at
-	default:
-		d, rel, _ := strings.Cut(name, "/")
-		if store.ValidTreeName(d) != nil || store.CheckRel(rel) != nil || t.dir != "" && t.dir != d {
-			return false
-		}
-		t.dir = d
-		t.size += aws.ToInt64(o.Size)
-	}
-	return true
-}
-
 // dropTreeObjects removes the objects of the unfinished folder upload id: everything under
 // P/<id>/, its marker included. A folder upload finished meanwhile (its listing there) is left,
 // and reported finished.
@@ -728,22 +684,4 @@ func (s *Store) dropNote(ctx context.Context, note, id string) {
 		return
 	}
 	s.client.DeleteObject(ctx, &awss3.DeleteObjectInput{Bucket: &s.Bucket, Key: &key, IfMatch: &etag})
-}
-
-// treeLeftover is the entry of the objects of a folder upload under P/<id>/ that has no info:
-// nil when there are none, finished when its listing and metadata are there.
-func (s *Store) treeLeftover(ctx context.Context, id string) (*store.Entry, error) {
-	var t treeSeen
-	n := 0
-	err := s.listObjects(ctx, s.key(id)+"/", func(o types.Object) error {
-		if name := strings.TrimPrefix(aws.ToString(o.Key), s.key(id)+"/"); treeObject(name) {
-			t.note(name, o)
-			n++
-		}
-		return nil
-	})
-	if err != nil || n == 0 {
-		return nil, s.wrap(fault.UploadUnreadable, "upload "+id, err)
-	}
-	return &store.Entry{ID: id, Name: t.dir, Size: t.size, Finished: t.list && t.meta, Made: t.first.UTC(), LastUsed: t.last.UTC()}, nil
 }

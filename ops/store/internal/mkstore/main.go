@@ -1,10 +1,15 @@
 //go:build unix
 
-// Command mkstore lays out a store for the sweep benchmark through the store's API: N finished
-// uploads, the first half made (and their files' times set) DAYS days ago, the rest made now. It
+// Command mkstore lays out a store for the sweep benchmark (scripts/bench/sweep.sh): N finished
+// uploads, the even ones made (and their files' times set) DAYS days ago, the rest made now. It
 // builds where the local store does (Unix): local.MakeFinished is there only.
 //
-//	go run ./scripts/bench/mkstore STORE N DAYS
+// It lives under ops/store/internal because the backends are internal to ops/store and no public
+// API can make a backdated upload: an upload is made when it finishes, and a test hook that says
+// otherwise has no place in the API embedders see. Uploading through the seam instead would cost
+// an fsync per upload for the benchmark's hundred thousand.
+//
+//	go run ./ops/store/internal/mkstore STORE N DAYS
 package main
 
 import (
@@ -14,7 +19,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/attachctl/attachctl/ops/store/local"
+	"github.com/attachctl/attachctl/ops/store/internal/local"
 )
 
 func main() {

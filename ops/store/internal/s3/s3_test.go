@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"github.com/attachctl/attachctl/ops/store"
-	"github.com/attachctl/attachctl/ops/store/s3/s3test"
 	"github.com/attachctl/attachctl/ops/store/storetest"
+	"github.com/attachctl/attachctl/ops/store/storetest/s3test"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awss3 "github.com/aws/aws-sdk-go-v2/service/s3"
 )

@@ -61,6 +61,10 @@ type folder struct {
 	// listing and the metadata are there (both: finished).
 	dir        string
 	list, meta bool
+	// For List: whether any object is a folder upload's, and when the first and the last of
+	// those were written.
+	tree        bool
+	first, last time.Time
 }
 
 // upload is the finished upload the folder holds: its name ("" when none) and whether it is a
@@ -74,6 +78,16 @@ func (f *folder) upload() (string, bool) {
 
 // note takes in one object n (its name inside the folder) of the listing.
 func (f *folder) note(n string, o types.Object) {
+	at := aws.ToTime(o.LastModified).UTC()
+	if n == store.MetaName || n == store.TreeListName || strings.Contains(n, "/") {
+		f.tree = true
+		if f.first.IsZero() || at.Before(f.first) {
+			f.first = at
+		}
+		if at.After(f.last) {
+			f.last = at
+		}
+	}
 	switch {
 	case n == UsedName:
 		f.m = marker{exists: true, etag: aws.ToString(o.ETag)}
@@ -119,16 +133,11 @@ func (s *Store) settle(ctx context.Context, id string, f *folder) (string, marke
 
 // lookUp lists P/<id>/ once: the finished upload's name ("" when there is none) and its marker.
 func (s *Store) lookUp(ctx context.Context, id string) (string, marker, error) {
-	prefix := s.key(id) + "/"
-	var f folder
-	err := s.listObjects(ctx, prefix, func(o types.Object) error {
-		f.note(strings.TrimPrefix(aws.ToString(o.Key), prefix), o)
-		return nil
-	})
+	f, err := s.folderOf(ctx, id)
 	if err != nil {
-		return "", marker{}, s.wrap(fault.UploadUnreadable, "upload "+id, err)
+		return "", marker{}, err
 	}
-	return s.settle(ctx, id, &f)
+	return s.settle(ctx, id, f)
 }
 
 // Bounds of a lookUpAll page: room for a few objects per id still wanted (an upload and its

@@ -16,7 +16,7 @@ import (
 	"github.com/attachctl/attachctl/manifest/fault"
 	"github.com/attachctl/attachctl/ops/acp"
 	"github.com/attachctl/attachctl/ops/store"
-	"github.com/attachctl/attachctl/ops/store/s3/s3test"
+	"github.com/attachctl/attachctl/ops/store/storetest/s3test"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awss3 "github.com/aws/aws-sdk-go-v2/service/s3"
 )

@@ -335,31 +335,44 @@ func (s *Store) Status(ctx context.Context, id string) (*store.Status, error) {
 	} else if fault.CodeOf(err) != fault.UploadMissing {
 		return nil, err
 	}
-	pi, err := s.readInfo(ctx, id)
+	u, pi, err := s.partialState(ctx, id, nil)
 	if err != nil {
 		return nil, err
 	}
-	off, _, err := s.written(ctx, id, pi)
-	if err != nil {
-		return nil, err
-	}
-	return &store.Status{ID: id, Name: pi.Name, Offset: off, Size: pi.Size}, nil
+	return &store.Status{ID: id, Name: pi.Name, Offset: store.UnfinishedEntry(id, u).Size, Size: pi.Size}, nil
 }
 
-// written is how many bytes an unfinished upload holds and when it was last written.
+// partialState reads the unfinished upload id for the listing's rules: its info, and what it has
+// written; a folder upload's files from l, what a walk of P/<id>/ showed (nil: walked here), for
+// the engine to sum (store.TreeBytes).
+func (s *Store) partialState(ctx context.Context, id string, l *listed) (store.UnfinishedState, *partialInfo, error) {
+	pi, err := s.readInfo(ctx, id)
+	if err != nil {
+		return store.UnfinishedState{}, nil, err
+	}
+	u := store.UnfinishedState{Name: pi.Name, Made: parseTime(pi.Made), Written: parseTime(pi.Made)}
+	if pi.Kind != store.KindFolder {
+		u.Bytes, u.Written, err = s.written(ctx, id, pi)
+		return u, pi, err
+	}
+	if l == nil {
+		if l, err = s.walkID(ctx, id); err != nil {
+			return u, nil, err
+		}
+	}
+	u.Folder = true
+	if l != nil {
+		u.Tree = l.treeDir(pi.Name)
+		if l.f.last.After(u.Written) {
+			u.Written = l.f.last
+		}
+	}
+	return u, pi, nil
+}
+
+// written is how many bytes an unfinished file upload holds and when it was last written.
 func (s *Store) written(ctx context.Context, id string, pi *partialInfo) (int64, time.Time, error) {
 	last := parseTime(pi.Made)
-	if pi.Kind == store.KindFolder { // the files sent so far
-		var n int64
-		err := s.listObjects(ctx, s.key(id)+"/", func(o types.Object) error {
-			n += aws.ToInt64(o.Size)
-			if m := aws.ToTime(o.LastModified); m.After(last) {
-				last = m
-			}
-			return nil
-		})
-		return n, last, s.wrap(fault.UploadUnreadable, "upload "+id, err)
-	}
 	if pi.UploadID != "" {
 		parts, err := s.parts(ctx, id, pi.Name, pi.UploadID)
 		if err != nil {

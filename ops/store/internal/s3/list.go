@@ -1,0 +1,327 @@
+package s3
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/attachctl/attachctl/manifest/fault"
+	"github.com/attachctl/attachctl/ops/store"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+)
+
+// List returns every upload, the rules written once (store.ListOn) over the primitives below:
+// one ListObjectsV2 walk of the prefix, which shows every upload's objects with their sizes (a
+// HEAD of each finished upload, and a GET of each marker, which carries the last use); unfinished
+// uploads from their info objects, the files of a folder upload with no info (a sweep killed while
+// it removed it, or a stage killed as it began), and multipart uploads that have none (a stage
+// killed between starting one and writing its info).
+func (s *Store) List(ctx context.Context) (*store.Listing, error) {
+	r := &listRun{s: s}
+	l, err := store.ListOn(ctx, r)
+	if err != nil {
+		return l, err
+	}
+	for _, e := range l.Entries {
+		if e.Finished {
+			_, tree := r.top[e.ID].f.upload()
+			s.knowTree(e.ID, tree)
+		}
+	}
+	return l, nil
+}
+
+// knowTree keeps whether the finished upload id is a folder upload (FolderFiles).
+func (s *Store) knowTree(id string, tree bool) {
+	s.treesMu.Lock()
+	defer s.treesMu.Unlock()
+	if s.trees == nil {
+		s.trees = map[string]bool{}
+	}
+	s.trees[id] = tree
+}
+
+// listJobs is how many requests a listing has in flight at once (round trips, not work).
+const listJobs = 16
+
+// listRun is one List's store.ListBackend: what the walk of the prefix showed, by the top name
+// (an id's folder, or a partial's) it is under, and the first multipart upload of each id.
+type listRun struct {
+	s          *Store
+	top, parts map[string]*listed
+	mps        map[string]multipart
+}
+
+// listed is what the walk showed under one name: an object of that name, and the objects under
+// it in key order, named from inside it (f: as an upload's folder).
+type listed struct {
+	obj  bool
+	objs []listedObj
+	f    folder
+}
+
+type listedObj struct {
+	name string
+	size int64
+}
+
+// walk files every object under prefix by its top name.
+func (r *listRun) walk(ctx context.Context, prefix string) error {
+	root, partials := r.s.root(), internalDir+"/partial/"
+	r.top, r.parts = map[string]*listed{}, map[string]*listed{}
+	return r.s.listObjects(ctx, prefix, func(o types.Object) error {
+		into, rel := r.top, strings.TrimPrefix(aws.ToString(o.Key), root)
+		if p, ok := strings.CutPrefix(rel, partials); ok {
+			into, rel = r.parts, p
+		} else if strings.HasPrefix(rel, internalDir+"/") {
+			return nil
+		}
+		name, rest, dir := strings.Cut(rel, "/")
+		l := into[name]
+		if l == nil {
+			l = &listed{}
+			into[name] = l
+		}
+		l.obj = l.obj || !dir
+		if dir {
+			l.objs = append(l.objs, listedObj{name: rest, size: aws.ToInt64(o.Size)})
+			l.f.note(rest, o)
+		}
+		return nil
+	})
+}
+
+// topEntries are the names of into, sorted: a name that is both an object and a folder is both.
+func topEntries(into map[string]*listed) []store.TopEntry {
+	var ents []store.TopEntry
+	for name, l := range into {
+		if l.obj {
+			ents = append(ents, store.TopEntry{Name: name})
+		}
+		if len(l.objs) > 0 {
+			ents = append(ents, store.TopEntry{Name: name, Dir: true})
+		}
+	}
+	sort.Slice(ents, func(i, j int) bool {
+		return ents[i].Name < ents[j].Name || ents[i].Name == ents[j].Name && !ents[i].Dir
+	})
+	return ents
+}
+
+func (r *listRun) ListProperties() store.ListProperties {
+	return store.ListProperties{Jobs: listJobs, Internal: internalDir, FolderSlash: true}
+}
+
+// where names a place in the store in a Skip.
+func (r *listRun) where(key string) string {
+	return strings.TrimSuffix("s3://"+r.s.Bucket+"/"+key, "/")
+}
+
+// ListTop walks the prefix once, the partials kept for ListPartials.
+func (r *listRun) ListTop(ctx context.Context) ([]store.TopEntry, string, bool, error) {
+	s, where := r.s, r.where(r.s.root())
+	ok, err := s.checkStore(ctx, false)
+	if err != nil || !ok {
+		return nil, where, false, err
+	}
+	if err := r.walk(ctx, s.root()); err != nil {
+		return nil, where, false, s.wrap(fault.StoreUnreachable, "list", err)
+	}
+	return topEntries(r.top), where, true, nil
+}
+
+// ReadUpload reads the metadata of the finished upload c as the walk showed it (a HEAD of a file
+// upload's object, the listing's metadata and .upload.json of a folder upload's), then its
+// marker.
+func (r *listRun) ReadUpload(ctx context.Context, c store.Candidate) (*store.UploadMeta, error) {
+	s, l := r.s, r.top[c.ID]
+	name, tree := l.f.upload()
+	var m *store.UploadMeta
+	switch {
+	case tree:
+		tm, err := s.treeMeta(ctx, c.ID)
+		if err != nil {
+			return nil, err
+		}
+		m = tm
+	case name != "":
+		info, err := s.head(ctx, c.ID, name)
+		if err != nil {
+			return nil, err
+		}
+		m = &store.UploadMeta{Info: info, NoID: true}
+	case l.f.tree: // unfinished: one of ListPartials
+		return nil, s.missing(c.ID)
+	case l.f.m.exists && len(l.objs) == 1:
+		if l.f.m.tombstone { // a sweep's that died before it removed the marker: the next removes it
+			return nil, s.missing(c.ID)
+		}
+		return &store.UploadMeta{OnlyMarker: true}, nil
+	default:
+		return nil, fault.Errorf(fault.UploadUnreadable, "upload %s: holds no object of an upload", c.ID)
+	}
+	if l.f.m.exists {
+		mk, err := s.readMarker(ctx, c.ID)
+		if err != nil {
+			return nil, err
+		}
+		if mk.exists && !mk.tombstone {
+			m.LastUsed, m.ForeignMarker = mk.at, mk.foreign
+		}
+	}
+	return m, nil
+}
+
+// treeMeta reads what a folder upload's listing and .upload.json say, for store.Recognize.
+func (s *Store) treeMeta(ctx context.Context, id string) (*store.UploadMeta, error) {
+	th, err := s.headTree(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if th == nil {
+		return nil, fault.Errorf(fault.UploadUnreadable, "upload %s: %s carries no metadata", id, store.TreeListName)
+	}
+	b, _, _, err := s.getObject(ctx, s.treeMetaKey(id))
+	if notFound(err) {
+		return nil, s.missing(id)
+	}
+	if err != nil {
+		return nil, s.wrap(fault.UploadUnreadable, "upload "+id, err)
+	}
+	var m store.TreeMeta
+	if json.Unmarshal(b, &m) != nil || m.Kind != store.KindFolder {
+		return nil, fault.Errorf(fault.UploadUnreadable, "upload %s: %s is not a folder upload's metadata", id, store.MetaName)
+	}
+	// Made when it was finished, as Info and the sweep's re-check say (its listing's object).
+	m.Info.Made = th.made
+	return &store.UploadMeta{Info: &m.Info, Recorded: m.ID, Listed: th.blake3}, nil
+}
+
+// ListPartials names the unfinished uploads: those with a folder under the partials (their
+// info), and those with none: the files of a folder upload, and multipart uploads.
+func (r *listRun) ListPartials(ctx context.Context) ([]store.TopEntry, string, error) {
+	where := r.where(r.s.key(internalDir, "partial"))
+	mps, err := r.s.multiparts(ctx, r.s.root())
+	if err != nil {
+		return nil, where, err
+	}
+	more := map[string]bool{}
+	for id, l := range r.top {
+		more[id] = store.ValidID(id) == nil && l.leftover()
+	}
+	r.mps = map[string]multipart{}
+	for _, mp := range mps {
+		if _, seen := r.mps[mp.id]; !seen {
+			r.mps[mp.id], more[mp.id] = mp, true
+		}
+	}
+	ents := topEntries(r.parts)
+	for id, ok := range more {
+		if ok && (r.parts[id] == nil || len(r.parts[id].objs) == 0) {
+			ents = append(ents, store.TopEntry{Name: id, Dir: true})
+		}
+	}
+	sort.SliceStable(ents, func(i, j int) bool { return ents[i].Name < ents[j].Name })
+	return ents, where, nil
+}
+
+// hasInfo tells whether the walk showed the info of the unfinished upload id.
+func (r *listRun) hasInfo(id string) bool {
+	l := r.parts[id]
+	return l != nil && slices.ContainsFunc(l.objs, func(o listedObj) bool { return o.name == "info" })
+}
+
+// leftover tells whether l holds a folder upload's objects, neither finished nor a file upload.
+func (l *listed) leftover() bool {
+	name, tree := l.f.upload()
+	return l.f.tree && !tree && name == ""
+}
+
+// ReadPartial reads the unfinished upload id: its info and what it has written (a folder
+// upload's files as the walk showed them), or what the walk showed of one that has no info.
+func (r *listRun) ReadPartial(ctx context.Context, id string) (store.UnfinishedState, bool, error) {
+	s, l := r.s, r.top[id]
+	if r.hasInfo(id) {
+		u, _, err := s.partialState(ctx, id, l)
+		return u, fault.CodeOf(err) == fault.UploadMissing, err
+	}
+	if l != nil && l.leftover() {
+		return leftoverState(l), false, nil
+	}
+	if mp, ok := r.mps[id]; ok {
+		return store.UnfinishedState{Name: mp.name, Written: mp.initiated}, false, nil
+	}
+	return store.UnfinishedState{}, true, nil
+}
+
+// leftoverState is the unfinished upload of the files of a folder upload with no info: begun
+// when its first object was written, last written when its newest was.
+func leftoverState(l *listed) store.UnfinishedState {
+	return store.UnfinishedState{Name: l.f.dir, Folder: true, Made: l.f.first, Written: l.f.last, Tree: l.treeDir(l.f.dir)}
+}
+
+// treeDir is the folder name of the objects l holds, over what the walk showed: no request.
+func (l *listed) treeDir(name string) store.TreeDir {
+	if name == "" {
+		return nil
+	}
+	return flatDir(l.objs).sub(name + "/")
+}
+
+// flatDir is a folder of an unfinished folder upload (store.TreeDir): the objects under it, in
+// key order, named from inside it.
+type flatDir []listedObj
+
+// sub is the folder of d at prefix: the objects under it lie side by side in key order.
+func (d flatDir) sub(prefix string) flatDir {
+	i := sort.Search(len(d), func(i int) bool { return d[i].name >= prefix })
+	var out flatDir
+	for ; i < len(d) && strings.HasPrefix(d[i].name, prefix); i++ {
+		out = append(out, listedObj{name: d[i].name[len(prefix):], size: d[i].size})
+	}
+	return out
+}
+
+func (d flatDir) Entries() []store.SizedEntry {
+	var ents []store.SizedEntry
+	for _, o := range d {
+		name, _, dir := strings.Cut(o.name, "/")
+		switch {
+		case name == "": // a key with an empty part: no file of the folder
+		case !dir:
+			ents = append(ents, store.SizedEntry{Name: name, Size: o.size, File: true})
+		case len(ents) == 0 || ents[len(ents)-1].Name != name || !ents[len(ents)-1].Dir:
+			ents = append(ents, store.SizedEntry{Name: name, Dir: true})
+		}
+	}
+	return ents
+}
+
+func (d flatDir) Enter(name string) store.TreeDir { return d.sub(name + "/") }
+
+func (d flatDir) Close() {}
+
+// treeLeftover is the entry of the objects of a folder upload under P/<id>/ that has no info:
+// nil when there are none, finished when its listing and metadata are there.
+func (s *Store) treeLeftover(ctx context.Context, id string) (*store.Entry, error) {
+	l, err := s.walkID(ctx, id)
+	if err != nil || !l.f.tree {
+		return nil, err
+	}
+	e := store.UnfinishedEntry(id, leftoverState(l))
+	e.Finished = l.f.list && l.f.meta
+	return &e, nil
+}
+
+// walkID is what a walk of P/<id>/ shows.
+func (s *Store) walkID(ctx context.Context, id string) (*listed, error) {
+	r := &listRun{s: s}
+	err := r.walk(ctx, s.key(id)+"/")
+	if r.top[id] == nil {
+		r.top[id] = &listed{}
+	}
+	return r.top[id], s.wrap(fault.UploadUnreadable, "upload "+id, err)
+}
