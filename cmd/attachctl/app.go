@@ -253,8 +253,8 @@ func globalBool(c *cli.Context, name string) bool     { return setIn(c, name).Bo
 
 // storeDir is --store, else $ATTACHCTL_STORE, else the XDG state default, made absolute; an
 // s3:// URI as given.
-func storeDir(c *cli.Context) (string, error) {
-	dir := storeArg(c)
+func (g globals) storeDir() (string, error) {
+	dir := g.store
 	if location.Scheme(dir) != "" {
 		return dir, nil
 	}
@@ -276,23 +276,23 @@ func storeDir(c *cli.Context) (string, error) {
 // with the command that prints it, whatever stage the failure came from: a step of this command
 // that has a name of its own is said after it ("attachctl: prepare: shrink: ..."), so that a line
 // in a pipeline's shared standard error tells which process wrote it.
-func report(c *cli.Context, e *fault.Error) {
-	label := strings.TrimPrefix(commandName(c), "attachctl ")
+func (g globals) report(e *fault.Error) {
+	label := g.name
 	switch {
 	case label == "attachctl" && e.Stage != "":
 		label = e.Stage
 	case e.Stage != "" && e.Stage != label && !slices.Contains(strings.Fields(label), e.Stage):
 		label += ": " + e.Stage
 	}
-	personLine(c.App.ErrWriter, fmt.Sprintf("attachctl: %s: %s", label, escapeLine(e.Error())))
+	personLine(g.stderr, fmt.Sprintf("attachctl: %s: %s", label, escapeLine(e.Error())))
 }
 
 // summary prints a line on standard error unless --quiet.
-func summary(c *cli.Context, format string, args ...any) {
-	if globalBool(c, "quiet") {
+func (g globals) summary(format string, args ...any) {
+	if g.quiet {
 		return
 	}
-	personLine(c.App.ErrWriter, "attachctl: "+escapeLine(fmt.Sprintf(format, args...)))
+	personLine(g.stderr, "attachctl: "+escapeLine(fmt.Sprintf(format, args...)))
 }
 
 // example formats a command's help text with an example.
@@ -300,21 +300,13 @@ func example(lines ...string) string {
 	return "Example:\n   " + strings.Join(lines, "\n   ")
 }
 
-// storeArg is --store or $ATTACHCTL_STORE as given.
-func storeArg(c *cli.Context) string {
-	if v := globalString(c, "store"); v != "" {
-		return v
-	}
-	return os.Getenv("ATTACHCTL_STORE")
-}
-
 // storeWhenNeeded opens the store named by the flags at the first record that needs it, not when
 // the command starts: in `attachctl upload | attachctl touch` both start at once, and the store
 // may not exist until upload has made it, which it has by the time its first record arrives.
-func storeWhenNeeded(c *cli.Context) (func() (store.Backend, error), error) {
-	dir, err := storeDir(c)
+func (g globals) storeWhenNeeded() (func() (store.Backend, error), error) {
+	dir, err := g.storeDir()
 	if err != nil {
 		return nil, err
 	}
-	return sync.OnceValues(func() (store.Backend, error) { return openStore(c, dir) }), nil
+	return sync.OnceValues(func() (store.Backend, error) { return g.openStore(dir) }), nil
 }

@@ -55,28 +55,14 @@ func limitsWaitFlag() cli.Flag {
 	return &cli.StringFlag{Name: "wait", Usage: fmt.Sprintf("wait up to `DURATION` (s, m, h, d, w) for the store's limits lock, held while another upload is checked against the store's limits (default: %s)", store.DefaultLimitsWait)}
 }
 
-// applyLimitsWait reads limitsWaitFlag: the stores this run opens (registry) wait so long for
-// their limits lock. It is kept with the run's app, not in a package variable, so that runs in
-// one process do not share it.
-func applyLimitsWait(c *cli.Context) error {
+// withLimitsWait is the command's globals with its --wait (limitsWaitFlag): the stores it opens
+// wait so long for their limits lock. It is kept with the command's globals, not in a package
+// variable, so that runs in one process do not share it.
+func withLimitsWait(c *cli.Context) (globals, error) {
+	g := globalOptions(c)
 	d, err := durationFlag(c, "wait", store.DefaultLimitsWait)
-	if err != nil {
-		return err
-	}
-	if c.App.Metadata == nil {
-		c.App.Metadata = map[string]any{}
-	}
-	c.App.Metadata[limitsWaitKey] = d
-	return nil
-}
-
-// limitsWaitKey keeps applyLimitsWait's answer in the app's Metadata.
-const limitsWaitKey = "limitsWait"
-
-// limitsWait is how long the stores of this run wait for their limits lock (0: the default).
-func limitsWait(c *cli.Context) time.Duration {
-	d, _ := c.App.Metadata[limitsWaitKey].(time.Duration)
-	return d
+	g.wait = d
+	return g, err
 }
 
 // chunkSize reads chunkFlag.

@@ -41,37 +41,42 @@ func lsCmd(c *cli.Context) error {
 	if c.Args().Present() {
 		return usageError("ls takes no arguments; the store is --store DIR")
 	}
-	dir, err := storeDir(c)
+	return ls(globalOptions(c), format)
+}
+
+// ls lists the store's uploads in format (manifest or text).
+func ls(g globals, format string) error {
+	dir, err := g.storeDir()
 	if err != nil {
 		return err
 	}
-	b, err := openStore(c, dir)
+	b, err := g.openStore(dir)
 	if err == nil {
-		if err := needStore(c, b); err != nil {
+		if err := g.needStore(b); err != nil {
 			return err
 		}
 	}
 	var list *store.Listing
 	if err == nil {
-		list, err = b.List(c.Context)
+		list, err = b.List(g.ctx)
 	}
 	if err != nil {
-		report(c, fault.AsError(err, fault.UploadUnreadable))
+		g.report(fault.AsError(err, fault.UploadUnreadable))
 		return exitError{exitFailed}
 	}
 	// What the store does not recognise (a folder named like an id with no readable metadata, a
 	// stray file) is not an upload: named on standard error, left alone, as sweep leaves it.
 	for _, sk := range list.Skipped {
-		summary(c, "ls: skipped %s: %s", manifest.Quote(sk.Path), sk.Why)
+		g.summary("ls: skipped %s: %s", manifest.Quote(sk.Path), sk.Why)
 	}
 	// A batch's staging area is no upload: what it builds is listed once committed.
 	list.Entries = slices.DeleteFunc(list.Entries, func(e store.Entry) bool { return e.Batch })
 	if format == "text" {
-		err = lsTable(c, b, list.Entries)
+		err = lsTable(g, b, list.Entries)
 	} else {
-		out := manifest.NewWriter(c.App.Writer)
+		out := manifest.NewWriter(g.stdout)
 		for _, e := range list.Entries {
-			if err = out.Write(lsRecord(c.Context, b, e)); err != nil {
+			if err = out.Write(lsRecord(g.ctx, b, e)); err != nil {
 				break
 			}
 		}
@@ -117,8 +122,8 @@ func lsRecord(ctx context.Context, b store.Backend, e store.Entry) *manifest.Rec
 
 // lsTable is ls --format text: a table for people, sizes in human units, local times, names
 // quoted when they need it, so that each upload is one line.
-func lsTable(c *cli.Context, b store.Backend, list []store.Entry) error {
-	w := tabwriter.NewWriter(c.App.Writer, 0, 0, 2, ' ', 0)
+func lsTable(g globals, b store.Backend, list []store.Entry) error {
+	w := tabwriter.NewWriter(g.stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(w, "ID\tSIZE\tMADE\tLAST USED\tSTATE\tNAME")
 	when := func(t time.Time, zero string) string {
 		if t.IsZero() {
@@ -137,7 +142,7 @@ func lsTable(c *cli.Context, b store.Backend, list []store.Entry) error {
 		}
 		total += e.Size
 		name := manifest.Quote(e.Name)
-		if files, ok := folderFiles(c.Context, b, e); ok {
+		if files, ok := folderFiles(g.ctx, b, e); ok {
 			name += "/ (" + counted(files, "file") + ")" // a folder upload: the count of its files
 		}
 		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", e.ID, store.Human(e.Size), when(e.Made, "-"), used, state, name)

@@ -7,66 +7,65 @@ import (
 	"github.com/attachctl/attachctl/manifest"
 	"github.com/attachctl/attachctl/manifest/fault"
 	"github.com/attachctl/attachctl/ops/store"
-	"github.com/urfave/cli/v2"
 )
 
 // storeMissing reports whether b is a store that does not exist (a backend that cannot tell is
 // taken to exist).
-func storeMissing(c *cli.Context, b store.Backend) bool {
+func (g globals) storeMissing(b store.Backend) bool {
 	e := b.Features().Exister
 	if e == nil {
 		return false
 	}
-	exists, err := e.Exists(c.Context)
+	exists, err := e.Exists(g.ctx)
 	return err == nil && !exists
 }
 
 // sayIfMissing writes one line on standard error when b is a store that does not exist (unless
 // --quiet): sweep takes it as empty and exits 0 (a chat that is gone needs no sweeping), but a
 // typo in a crontab's --store must not succeed silently forever.
-func sayIfMissing(c *cli.Context, b store.Backend) {
-	if !globalBool(c, "quiet") && storeMissing(c, b) {
-		summary(c, "%s: no store at %s (it does not exist): nothing to do", c.Command.Name, manifest.Quote(b.Location()))
+func (g globals) sayIfMissing(b store.Backend) {
+	if !g.quiet && g.storeMissing(b) {
+		g.summary("%s: no store at %s (it does not exist): nothing to do", g.cmd, manifest.Quote(b.Location()))
 	}
 }
 
 // needStore is exit 10 with one line naming the store when b does not exist: verify, ls, rm,
 // touch and resolve on a mistyped --store must not pass as "nothing to do".
-func needStore(c *cli.Context, b store.Backend) error {
-	if !storeMissing(c, b) {
+func (g globals) needStore(b store.Backend) error {
+	if !g.storeMissing(b) {
 		return nil
 	}
 	hint := "check --store"
-	if !storeGiven(c) {
+	if !g.storeGiven() {
 		hint = "the default store; give the chat's store with --store DIR or ATTACHCTL_STORE"
 	}
-	personLine(c.App.ErrWriter, fmt.Sprintf("attachctl: %s: no store at %s: it does not exist (exit %d); %s",
-		c.Command.Name, escapeLine(manifest.Quote(b.Location())), exitNoStore, hint))
+	personLine(g.stderr, fmt.Sprintf("attachctl: %s: no store at %s: it does not exist (exit %d); %s",
+		g.cmd, escapeLine(manifest.Quote(b.Location())), exitNoStore, hint))
 	return exitError{exitNoStore}
 }
 
 // needStoreWhenNeeded is needStore for a store opened at the first record that needs it
 // (storeWhenNeeded): called before that record's work, once.
-func needStoreWhenNeeded(c *cli.Context, open func() (store.Backend, error)) func() error {
+func (g globals) needStoreWhenNeeded(open func() (store.Backend, error)) func() error {
 	return sync.OnceValue(func() error {
 		b, err := open()
 		if err != nil {
 			return nil // the record's work reports it
 		}
-		return needStore(c, b)
+		return g.needStore(b)
 	})
 }
 
 // madeStore returns a function to call when a command that may make the store (upload, prepare,
 // store init) has run: it says once on standard error, unless --quiet, that the store was made,
 // so that a mistyped --store is seen.
-func madeStore(c *cli.Context, cmd string, b store.Backend) func() {
-	if globalBool(c, "quiet") || !storeMissing(c, b) {
+func (g globals) madeStore(cmd string, b store.Backend) func() {
+	if g.quiet || !g.storeMissing(b) {
 		return func() {}
 	}
 	return sync.OnceFunc(func() {
-		if !storeMissing(c, b) {
-			summary(c, "%s: made a new store at %s", cmd, manifest.Quote(b.Location()))
+		if !g.storeMissing(b) {
+			g.summary("%s: made a new store at %s", cmd, manifest.Quote(b.Location()))
 		}
 	})
 }

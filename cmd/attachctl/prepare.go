@@ -35,7 +35,7 @@ func init() {
 			if err := onlyWith(c, "resolve", flagNames(resolveFlags())...); err != nil {
 				return err
 			}
-			text, hasText, err := promptText(c)
+			p, err := promptOptions(c)
 			if err != nil {
 				return err
 			}
@@ -54,63 +54,83 @@ func init() {
 			if err != nil {
 				return err
 			}
-			if err := applyLimitsWait(c); err != nil {
-				return err
-			}
-			dir, err := storeDir(c)
+			g, err := withLimitsWait(c)
 			if err != nil {
 				return err
 			}
-			// A bar in bytes, fed as they are written, as upload's: an interrupted run counts what
-			// it wrote, not only the files it finished.
-			bar := newBar(c, 0, "prepare", "bytes")
-			up, err := prepareUploader(c, dir, chunk, withTestPause(c.Context, bar.Add))
-			if u := new(usage); errors.As(err, &u) {
-				return err
-			}
-			if err != nil {
-				report(c, fault.AsError(err, fault.UploadUnreadable))
-				return exitError{exitFailed}
-			}
-			recs, err := collect(c, loop{stage: "prepare", bar: bar, headOnly: up.headOnly, window: up.window, work: func(rec *manifest.Record) error {
-				if err := shrink.Record(rec, sopts); err != nil {
-					rec.Fail("shrink", err, fault.FileUnreadable)
-					return nil
-				}
-				if rec.Failed() {
-					return nil
-				}
-				bar.AddTotal(rec.Size) // the shrunk file's, when it was shrunk
-				if err := up.upload(rec); err != nil {
-					rec.Fail("upload", err, fault.UploadUnreadable)
-				}
-				return nil
-			}})
-			if cerr := up.commit(); cerr != nil {
-				reportAll(c, "prepare", cerr)
-				return exitError{exitFailed}
-			}
-			if err != nil {
-				return err
-			}
-			for _, r := range recs {
-				if r.Failed() {
-					return exitError{exitFailed} // each was reported as it failed
-				}
-			}
-			out, err := buildPrompt(c, recs, text, hasText)
-			if err != nil {
-				return err
-			}
-			if c.Bool("resolve") {
-				return resolveTo(c, dir, out, ropts)
-			}
-			if _, err := c.App.Writer.Write(out); err != nil {
-				return outputFailed("prepare", err)
-			}
-			return nil
+			return prepare(g, prepareOptions{stage: stageOptions(c), prompt: p, shrink: sopts, upload: uploadFlags{chunk: chunk, chunkSet: c.IsSet("chunk")},
+				resolve: c.Bool("resolve"), resolveOpts: ropts, explain: c.Bool("explain")})
 		},
 	})
+}
+
+// prepareOptions are prepare's flags, read once by its Action.
+type prepareOptions struct {
+	stage  stageFlags
+	prompt promptValues
+	shrink shrink.Options
+	upload uploadFlags
+	// resolve: --resolve, the prompt resolved by resolveOpts; explain: --explain.
+	resolve     bool
+	resolveOpts acp.Options
+	explain     bool
+}
+
+// prepare is `attachctl prepare`: sniff, shrink, upload and prompt, and with --resolve the prompt
+// resolved.
+func prepare(g globals, o prepareOptions) error {
+	dir, err := g.storeDir()
+	if err != nil {
+		return err
+	}
+	// A bar in bytes, fed as they are written, as upload's: an interrupted run counts what
+	// it wrote, not only the files it finished.
+	bar := g.newBar(0, "prepare", "bytes")
+	up, err := prepareUploader(g, o.stage, dir, o.upload, withTestPause(g.ctx, bar.Add))
+	if u := new(usage); errors.As(err, &u) {
+		return err
+	}
+	if err != nil {
+		g.report(fault.AsError(err, fault.UploadUnreadable))
+		return exitError{exitFailed}
+	}
+	recs, err := collect(g, loop{stage: "prepare", flags: o.stage, bar: bar, headOnly: up.headOnly, window: up.window, work: func(rec *manifest.Record) error {
+		if err := shrink.Record(rec, o.shrink); err != nil {
+			rec.Fail("shrink", err, fault.FileUnreadable)
+			return nil
+		}
+		if rec.Failed() {
+			return nil
+		}
+		bar.AddTotal(rec.Size) // the shrunk file's, when it was shrunk
+		if err := up.upload(rec); err != nil {
+			rec.Fail("upload", err, fault.UploadUnreadable)
+		}
+		return nil
+	}})
+	if cerr := up.commit(); cerr != nil {
+		reportAll(g, "prepare", cerr)
+		return exitError{exitFailed}
+	}
+	if err != nil {
+		return err
+	}
+	for _, r := range recs {
+		if r.Failed() {
+			return exitError{exitFailed} // each was reported as it failed
+		}
+	}
+	out, err := buildPrompt(g, o.prompt, recs)
+	if err != nil {
+		return err
+	}
+	if o.resolve {
+		return resolveTo(g, dir, out, o.resolveOpts, o.explain)
+	}
+	if _, err := g.stdout.Write(out); err != nil {
+		return outputFailed("prepare", err)
+	}
+	return nil
 }
 
 // preparer is how prepare puts its files into the store.
@@ -125,13 +145,13 @@ type preparer struct {
 
 // prepareUploader is the upload stage into the store at dir, its uploads published in groups
 // where the store can (the local store: one flush for the lot once all are copied).
-func prepareUploader(c *cli.Context, dir string, chunk int, progress func(int64)) (preparer, error) {
-	b, err := openStore(c, dir)
+func prepareUploader(g globals, f stageFlags, dir string, u uploadFlags, progress func(int64)) (preparer, error) {
+	b, err := g.openStore(dir)
 	if err != nil {
 		return preparer{}, err
 	}
-	made := madeStore(c, "prepare", b) // before the uploader, which may make the store's folder
-	up, err := newUploader(c, b, chunk, progress, nil)
+	made := g.madeStore("prepare", b) // before the uploader, which may make the store's folder
+	up, err := newUploader(g, f, b, u, progress, nil)
 	if err != nil {
 		return preparer{}, err
 	}
@@ -142,7 +162,7 @@ func prepareUploader(c *cli.Context, dir string, chunk int, progress func(int64)
 	}
 	return preparer{headOnly: true, commit: commit, window: uploadWindow, upload: func(rec *manifest.Record) error {
 		var text sniff.Text
-		err := up.Upload(c.Context, rec, text.Observe)
+		err := up.Upload(g.ctx, rec, text.Observe)
 		text.Settle(rec)
 		return err
 	}}, nil

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/schollz/progressbar/v3"
-	"github.com/urfave/cli/v2"
 	"golang.org/x/term"
 
 	"github.com/attachctl/attachctl/manifest"
@@ -46,12 +45,12 @@ var shown atomic.Pointer[bar]
 
 // newBar makes a bar of total units (-1: unknown), shown when --progress is always, or auto and
 // standard error is a terminal, and never with --quiet. unit is "files" or "bytes".
-func newBar(c *cli.Context, total int64, desc, unit string) *bar {
-	if !forPerson(c) {
+func (g globals) newBar(total int64, desc, unit string) *bar {
+	if !g.forPerson() {
 		return nil
 	}
-	b := &bar{ctx: c.Context, w: rawStderr(c.App.ErrWriter), desc: desc, unit: unit, start: time.Now()}
-	if globalString(c, "progress") == "auto" && toPipe(c.App.Writer) {
+	b := &bar{ctx: g.ctx, w: rawStderr(g.stderr), desc: desc, unit: unit, start: time.Now()}
+	if g.progress == "auto" && toPipe(g.stdout) {
 		return b // the stage after this one draws the bar
 	}
 	opts := []progressbar.Option{
@@ -216,13 +215,12 @@ func rawStderr(w io.Writer) io.Writer {
 // forPerson reports whether standard error is for a person to read: --progress always, or auto
 // and standard error is a terminal; never with --quiet. Progress bars and resolve's one-line
 // summary go there only then, so that a pipeline's standard error stays quiet on success.
-func forPerson(c *cli.Context) bool {
-	mode := globalString(c, "progress")
-	if globalBool(c, "quiet") || mode == "never" {
+func (g globals) forPerson() bool {
+	if g.quiet || g.progress == "never" {
 		return false
 	}
-	if mode == "auto" {
-		f, ok := rawStderr(c.App.ErrWriter).(*os.File)
+	if g.progress == "auto" {
+		f, ok := rawStderr(g.stderr).(*os.File)
 		return ok && term.IsTerminal(int(f.Fd()))
 	}
 	return true

@@ -37,19 +37,20 @@ func init() {
 			example("attachctl upload --store S shots/*.png | attachctl prompt --text \"What changed?\" > prompt.json"),
 		Flags: append([]cli.Flag{manifestFlag}, promptFlags()...),
 		Action: func(c *cli.Context) error {
-			text, hasText, err := promptText(c)
+			p, err := promptOptions(c)
 			if err != nil {
 				return err
 			}
-			recs, err := collect(c, loop{stage: "prompt"})
+			g := globalOptions(c)
+			recs, err := collect(g, loop{stage: "prompt", flags: stageOptions(c)})
 			if err != nil {
 				return err
 			}
-			out, err := buildPrompt(c, recs, text, hasText)
+			out, err := buildPrompt(g, p, recs)
 			if err != nil {
 				return err
 			}
-			if _, err := c.App.Writer.Write(out); err != nil {
+			if _, err := g.stdout.Write(out); err != nil {
 				return outputFailed("prompt", err)
 			}
 			return nil
@@ -57,64 +58,79 @@ func init() {
 	})
 }
 
-// promptText is --text or --text-file.
-func promptText(c *cli.Context) (string, bool, error) {
+// promptValues are the promptFlags read once (promptOptions).
+type promptValues struct {
+	text       string // --text, or what --text-file holds
+	hasText    bool   // one of them was given
+	allowEmpty bool
+	jsonrpc    bool
+	id         string // --id, with --jsonrpc
+	session    string // --session
+}
+
+// promptOptions reads the promptFlags: the text is --text or what --text-file holds.
+func promptOptions(c *cli.Context) (promptValues, error) {
+	p := promptValues{allowEmpty: c.Bool("allow-empty"), jsonrpc: c.Bool("jsonrpc"), id: c.String("id"), session: c.String("session")}
 	if err := onlyWith(c, "jsonrpc", "id"); err != nil {
-		return "", false, err
+		return p, err
 	}
 	if c.IsSet("text") && c.IsSet("text-file") {
-		return "", false, usageError("--text and --text-file: give one")
+		return p, usageError("--text and --text-file: give one")
 	}
-	if name := c.String("text-file"); name != "" {
-		var b []byte
-		var err error
-		if name == "-" {
-			if !c.Args().Present() && (c.String("manifest") == "" || c.String("manifest") == "-") {
-				return "", false, usageError("--text-file -: standard input carries the manifest")
-			}
-			b, err = io.ReadAll(c.App.Reader)
-		} else {
-			b, err = os.ReadFile(name)
-		}
-		if err != nil {
-			return "", false, usageError("--text-file: %v", err)
-		}
-		return string(b), true, nil
+	name := c.String("text-file")
+	if name == "" {
+		p.text, p.hasText = c.String("text"), c.IsSet("text")
+		return p, nil
 	}
-	return c.String("text"), c.IsSet("text"), nil
+	var b []byte
+	var err error
+	if name == "-" {
+		if !c.Args().Present() && (c.String("manifest") == "" || c.String("manifest") == "-") {
+			return p, usageError("--text-file -: standard input carries the manifest")
+		}
+		b, err = io.ReadAll(c.App.Reader)
+	} else {
+		b, err = os.ReadFile(name)
+	}
+	if err != nil {
+		return p, usageError("--text-file: %v", err)
+	}
+	p.text, p.hasText = string(b), true
+	return p, nil
 }
 
 // buildPrompt writes the prompt document for recs, or reports every refusal and returns exit 1.
-func buildPrompt(c *cli.Context, recs []*manifest.Record, text string, hasText bool) ([]byte, error) {
-	if len(recs) == 0 && !c.Bool("allow-empty") {
+func buildPrompt(g globals, p promptValues, recs []*manifest.Record) ([]byte, error) {
+	if len(recs) == 0 && !p.allowEmpty {
 		// A pipeline whose first stage failed hands on nothing: a prompt without its attachments
 		// must not look like success.
-		fmt.Fprintf(c.App.ErrWriter, "attachctl: %s: no records, so no attachments: nothing written (--allow-empty writes a prompt of the text alone)\n", c.Command.Name)
+		fmt.Fprintf(g.stderr, "attachctl: %s: no records, so no attachments: nothing written (--allow-empty writes a prompt of the text alone)\n", g.cmd)
 		return nil, exitError{exitFailed}
 	}
-	session, err := sessionID(c, recs)
+	session, err := sessionID(g, p.session, recs)
 	if err != nil {
 		return nil, err
 	}
-	opts := acp.PromptOptions{Session: session, Text: text, HasText: hasText, JSONRPC: c.Bool("jsonrpc"), ID: acp.RequestID(c.String("id"))}
+	opts := acp.PromptOptions{Session: session, Text: p.text, HasText: p.hasText, JSONRPC: p.jsonrpc, ID: acp.RequestID(p.id)}
 	out, err := acp.Prompt(recs, opts)
 	if err != nil {
-		reportAll(c, "prompt", err)
+		reportAll(g, "prompt", err)
 		return nil, exitError{exitFailed}
 	}
 	return out, nil
 }
 
-// sessionID is --session, else $ATTACHCTL_SESSION, else the store folder's name: the store named
-// by --store or $ATTACHCTL_STORE, else the one store all records were uploaded to, else the default.
-func sessionID(c *cli.Context, recs []*manifest.Record) (string, error) {
-	if s := c.String("session"); s != "" {
-		return s, nil
+// sessionID is session (--session), else $ATTACHCTL_SESSION, else the store folder's name: the
+// store named by --store or $ATTACHCTL_STORE, else the one store all records were uploaded to,
+// else the default.
+func sessionID(g globals, session string, recs []*manifest.Record) (string, error) {
+	if session != "" {
+		return session, nil
 	}
 	if s := os.Getenv("ATTACHCTL_SESSION"); s != "" {
 		return s, nil
 	}
-	if !storeGiven(c) {
+	if !g.storeGiven() {
 		common := ""
 		for _, r := range recs {
 			if r.Upload == nil || (common != "" && r.Upload.Store != common) {
@@ -127,7 +143,7 @@ func sessionID(c *cli.Context, recs []*manifest.Record) (string, error) {
 			return filepath.Base(common), nil
 		}
 	}
-	dir, err := storeDir(c)
+	dir, err := g.storeDir()
 	if err != nil {
 		return "", err
 	}
@@ -135,13 +151,13 @@ func sessionID(c *cli.Context, recs []*manifest.Record) (string, error) {
 }
 
 // reportAll prints each refusal that err joins on standard error.
-func reportAll(c *cli.Context, stage string, err error) {
+func reportAll(g globals, stage string, err error) {
 	for _, e := range joined(err) {
 		me := *fault.AsError(e, fault.UploadInvalid)
 		if me.Stage == "" {
 			me.Stage = stage
 		}
-		report(c, &me)
+		g.report(&me)
 	}
 }
 

@@ -148,60 +148,67 @@ func init() {
 			if c.NArg() > 1 {
 				return usageError("resolve takes one FILE at most")
 			}
-			in := c.App.Reader
-			if name := c.Args().First(); name != "" && name != "-" {
-				f, err := os.Open(name)
-				if err != nil {
-					return usageError("%v", err)
-				}
-				defer f.Close()
-				in = f
-			}
-			if in == c.App.Reader {
-				terminalHint(c, "a prompt (JSON)")
-			}
-			// Untrusted input: read at most twice one message (it may carry inline data).
-			limit := 2*opts.MaxMessage + 1<<20
-			b, err := readAllContext(c.Context, io.LimitReader(in, limit+1))
-			if err != nil && c.Context.Err() != nil {
-				fmt.Fprintf(c.App.ErrWriter, "attachctl: %s: interrupted while reading the prompt: nothing written\n", c.Command.Name)
-				return exitError{exitFailed}
-			}
-			if err != nil {
-				return usageError("reading the prompt: %v", err)
-			}
-			if int64(len(b)) > limit {
-				report(c, fault.Errorf(fault.UploadTooMany, "the prompt passes %d bytes: far more than one message", limit))
-				return exitError{exitFailed}
-			}
-			dir, err := storeDir(c)
-			if err != nil {
-				return err
-			}
-			return resolveTo(c, dir, b, opts)
+			return resolve(globalOptions(c), c.Args().First(), opts, c.Bool("explain"))
 		},
 	})
+}
+
+// resolve is `attachctl resolve [FILE]`: the prompt read from the file name (standard input
+// when "" or -) and resolved against the store (resolveTo).
+func resolve(g globals, name string, opts acp.Options, explain bool) error {
+	in := g.stdin
+	if name != "" && name != "-" {
+		f, err := os.Open(name)
+		if err != nil {
+			return usageError("%v", err)
+		}
+		defer f.Close()
+		in = f
+	}
+	if in == g.stdin {
+		g.terminalHint("a prompt (JSON)")
+	}
+	// Untrusted input: read at most twice one message (it may carry inline data).
+	limit := 2*opts.MaxMessage + 1<<20
+	b, err := readAllContext(g.ctx, io.LimitReader(in, limit+1))
+	if err != nil && g.ctx.Err() != nil {
+		fmt.Fprintf(g.stderr, "attachctl: %s: interrupted while reading the prompt: nothing written\n", g.cmd)
+		return exitError{exitFailed}
+	}
+	if err != nil {
+		return usageError("reading the prompt: %v", err)
+	}
+	if int64(len(b)) > limit {
+		g.report(fault.Errorf(fault.UploadTooMany, "the prompt passes %d bytes: far more than one message", limit))
+		return exitError{exitFailed}
+	}
+	dir, err := g.storeDir()
+	if err != nil {
+		return err
+	}
+	return resolveTo(g, dir, b, opts, explain)
 }
 
 // resolveTo resolves b against the store at dir and writes the resolved document to standard
 // output, reporting refusals (exit 1) and input that is not a prompt (exit 2), and a summary on
 // standard error, each under the command's name (resolve, or prepare --resolve). A refused
 // prompt writes nothing.
-func resolveTo(c *cli.Context, dir string, b []byte, opts acp.Options) error {
-	u, err := uploadsAt(c, dir, &opts)
+// explain: --explain, how each file went, on standard error.
+func resolveTo(g globals, dir string, b []byte, opts acp.Options, explain bool) error {
+	u, err := uploadsAt(g, dir, &opts)
 	var res *acp.Resolution
 	if err == nil {
-		opts.Context = c.Context
+		opts.Context = g.ctx
 		opts.BeforeRecheck = testResolvePause()
 		opts.Docs.Timeout = testDocTimeout(opts.Docs.Timeout)
 		res, err = acp.Resolve(b, u, opts)
 	}
 	if err == nil {
-		err = c.Context.Err() // a signal while the uploads were marked: nothing is written
+		err = g.ctx.Err() // a signal while the uploads were marked: nothing is written
 	}
-	if err != nil && c.Context.Err() != nil {
+	if err != nil && g.ctx.Err() != nil {
 		// SIGINT or SIGTERM: the run exits 130 or 143 (runWith), nothing on standard output.
-		fmt.Fprintf(c.App.ErrWriter, "attachctl: %s: interrupted: nothing written\n", c.Command.Name)
+		fmt.Fprintf(g.stderr, "attachctl: %s: interrupted: nothing written\n", g.cmd)
 		return exitError{exitFailed}
 	}
 	var done exitError
@@ -209,31 +216,31 @@ func resolveTo(c *cli.Context, dir string, b []byte, opts acp.Options) error {
 		return err // already said
 	}
 	if err != nil {
-		if allMissing(err) && !storeGiven(c) {
+		if allMissing(err) && !g.storeGiven() {
 			// Most likely the prompt was made against another store: one line, not one per upload.
-			report(c, fault.Errorf(fault.UploadMissing, "none of the prompt's uploads is in %s, the default store; give the chat's store with --store DIR or ATTACHCTL_STORE", dir))
+			g.report(fault.Errorf(fault.UploadMissing, "none of the prompt's uploads is in %s, the default store; give the chat's store with --store DIR or ATTACHCTL_STORE", dir))
 			return exitError{exitFailed}
 		}
-		reportAll(c, c.Command.Name, err)
+		reportAll(g, g.cmd, err)
 		if fault.CodeOf(err) == fault.ManifestInvalid {
 			return exitError{exitUsage}
 		}
 		return lockedExit(err)
 	}
-	if _, err := res.WriteTo(c.App.Writer); err != nil {
+	if _, err := res.WriteTo(g.stdout); err != nil {
 		if fault.CodeOf(err) == "" {
-			return outputFailed(c.Command.Name, err)
+			return outputFailed(g.cmd, err)
 		}
-		reportAll(c, c.Command.Name, err)
+		reportAll(g, g.cmd, err)
 		return exitError{exitFailed}
 	}
-	if c.Bool("explain") {
+	if explain {
 		for _, line := range res.Explain(opts) {
-			fmt.Fprintf(c.App.ErrWriter, "attachctl: %s: %s\n", c.Command.Name, escapeLine(line))
+			fmt.Fprintf(g.stderr, "attachctl: %s: %s\n", g.cmd, escapeLine(line))
 		}
 	}
-	if forPerson(c) {
-		summary(c, c.Command.Name+": %d inline images, %d inline audio, %d embedded, %d by path (%s)",
+	if g.forPerson() {
+		g.summary(g.cmd+": %d inline images, %d inline audio, %d embedded, %d by path (%s)",
 			res.Inline, res.Audio, res.Embedded, res.ByPath, store.Human(res.Size))
 	}
 	return nil
@@ -249,21 +256,16 @@ func allMissing(err error) bool {
 	return true
 }
 
-// storeGiven reports whether the store was named (--store or ATTACHCTL_STORE), not the default.
-func storeGiven(c *cli.Context) bool {
-	return globalString(c, "store") != "" || os.Getenv("ATTACHCTL_STORE") != ""
-}
-
 // uploadsAt is the store at dir as resolve reads it. A store whose uploads are no files on this
 // machine (S3) always hands out working copies: without --workdir they go under the XDG cache
 // (defaultWorkdir).
-func uploadsAt(c *cli.Context, dir string, opts *acp.Options) (acp.Uploads, error) {
-	b, err := openStore(c, dir)
+func uploadsAt(g globals, dir string, opts *acp.Options) (acp.Uploads, error) {
+	b, err := g.openStore(dir)
 	if err != nil {
 		return nil, err
 	}
-	if c.Command.Name == "resolve" { // prepare --resolve has just made the store
-		if err := needStore(c, b); err != nil {
+	if g.cmd == "resolve" { // prepare --resolve has just made the store
+		if err := g.needStore(b); err != nil {
 			return nil, err
 		}
 	}
@@ -272,7 +274,7 @@ func uploadsAt(c *cli.Context, dir string, opts *acp.Options) (acp.Uploads, erro
 			return nil, fault.Errorf(fault.UploadUnreadable, "no --workdir and no home folder: %v", err)
 		}
 	}
-	return acp.Backend(c.Context, b), nil
+	return acp.Backend(g.ctx, b), nil
 }
 
 // defaultWorkdir is where resolve puts the working copies of the store at loc (a URI) unless

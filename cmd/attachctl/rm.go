@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"time"
 
 	"github.com/attachctl/attachctl/sweep"
 	"github.com/urfave/cli/v2"
@@ -41,22 +42,27 @@ func rmCmd(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	dir, err := storeDir(c)
+	return rm(globalOptions(c), removal{cmd: "rm", dry: c.Bool("dry-run"), ids: ids, workdirs: workdirs}, wait)
+}
+
+// rm removes r's ids from the store, waiting up to wait for its lock.
+func rm(g globals, r removal, wait time.Duration) error {
+	dir, err := g.storeDir()
 	if err != nil {
 		return err
 	}
-	b, err := openStore(c, dir)
+	b, err := g.openStore(dir)
 	if err != nil {
-		return sweepEnd(c, "rm", nil, sweep.Summary{}, err, nil, nil)
+		return sweepEnd(g, removal{cmd: "rm"}, nil, sweep.Summary{}, err, nil)
 	}
-	if err := needStore(c, b); err != nil {
+	if err := g.needStore(b); err != nil {
 		return err
 	}
-	enc := json.NewEncoder(c.App.Writer)
+	enc := json.NewEncoder(g.stdout)
 	removed := map[string]bool{}
-	sum, err := sweep.Remove(c.Context, b, ids, wait, c.Bool("dry-run"), func(r sweep.Removed) error {
-		removed[r.ID] = true
-		return enc.Encode(r)
+	sum, err := sweep.Remove(g.ctx, b, r.ids, wait, r.dry, func(rec sweep.Removed) error {
+		removed[rec.ID] = true
+		return enc.Encode(rec)
 	})
-	return sweepEnd(c, "rm", b, sum, err, removed, workdirs)
+	return sweepEnd(g, r, b, sum, err, removed)
 }

@@ -29,7 +29,7 @@ func init() {
 				return err
 			}
 			limitHeap(opts)
-			return runStage(c, "shrink", func(rec *manifest.Record) error { return shrink.Record(rec, opts) })
+			return runStage(globalOptions(c), stageOptions(c), "shrink", func(rec *manifest.Record) error { return shrink.Record(rec, opts) })
 		},
 	})
 }

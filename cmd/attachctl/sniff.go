@@ -23,7 +23,7 @@ func init() {
 			if c.Bool("no-hash") && c.Bool("pages") {
 				return usageError("--pages reads the whole document, which --no-hash does not: leave one out")
 			}
-			return runStage(c, "sniff", nil)
+			return runStage(globalOptions(c), stageOptions(c), "sniff", nil)
 		},
 	})
 }

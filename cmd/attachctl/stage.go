@@ -39,80 +39,110 @@ const skipLines = 20
 // stage's name; a record that already carries an error never reaches it.
 type work func(rec *manifest.Record) error
 
-// source yields the records a stage works on: its path arguments and --files-from sniffed (so
-// that `attachctl upload a.png` is `attachctl sniff a.png | attachctl upload`), else the manifest
-// from --manifest or standard input. The returned close is to be called at the end.
-func source(c *cli.Context) (next stage.Next, sniffed bool, closeFn func(), err error) {
-	opts, list, closeList, err := walkOptions(c)
+// stageFlags are a stage's flags of where its records come from and how its path arguments are
+// walked and sniffed, read once by its Action (stageOptions).
+type stageFlags struct {
+	args     []string
+	manifest string // --manifest
+	// walk: the command has the walkFlags, which come together.
+	walk                 bool
+	filesFrom            string
+	null, each, noIgnore bool
+	exclude              []string
+	// workdir is --workdir (prepare's, with --resolve): a folder no walk enters.
+	workdir       string
+	noHash, pages bool
+	// saysEmpty: the command says itself that its manifest had no records (prompt's --allow-empty).
+	saysEmpty bool
+}
+
+// stageOptions reads the stageFlags the command has.
+func stageOptions(c *cli.Context) stageFlags {
+	f := stageFlags{args: c.Args().Slice(), manifest: c.String("manifest"), walk: hasFlag(c, "files-from"),
+		null: c.Bool("null"), noHash: hasFlag(c, "no-hash") && c.Bool("no-hash"), pages: hasFlag(c, "pages") && c.Bool("pages"),
+		saysEmpty: hasFlag(c, "allow-empty")}
+	if hasFlag(c, "workdir") {
+		f.workdir = c.String("workdir")
+	}
+	if f.walk {
+		f.filesFrom, f.each, f.noIgnore, f.exclude = c.String("files-from"), c.Bool("each"), c.Bool("no-ignore"), c.StringSlice("exclude")
+	}
+	return f
+}
+
+// source yields the records a stage works on (stage.Input): its path arguments and --files-from
+// sniffed, else the manifest from --manifest or standard input. The returned close is to be
+// called at the end.
+func source(g globals, f stageFlags) (next stage.Next, sniffed bool, closeFn func(), err error) {
+	opts, list, closeList, err := walkOptions(g, f)
 	if err != nil {
 		return nil, false, nil, err
 	}
-	if c.Args().Present() || list != nil {
-		next, stop := stage.PathRecords(stage.PathInput{Paths: c.Args().Slice(), List: list, Null: c.Bool("null"), Walk: opts,
-			Failed: func(e *fault.Error) { report(c, e) }})
-		return next, true, func() { stop(); closeList() }, nil
-	}
-	in := stage.ManifestInput{R: c.App.Reader, Stdin: true, Empty: func() { emptyInput(c) }}
-	closeFn = func() {}
-	if name := c.String("manifest"); name != "" && name != "-" {
-		f, err := os.Open(name)
-		if err != nil {
-			return nil, false, nil, usageError("--manifest: %v", err)
+	in := stage.Input{Paths: f.args, List: list, Null: f.null, Walk: opts, Failed: g.report}
+	m := stage.ManifestInput{R: g.stdin, Stdin: true, Empty: func() { g.emptyInput(f.saysEmpty) }}
+	closeIn := closeList
+	if !in.FromPaths() {
+		if name := f.manifest; name != "" && name != "-" {
+			file, err := os.Open(name)
+			if err != nil {
+				return nil, false, nil, usageError("--manifest: %v", err)
+			}
+			m, closeIn = stage.ManifestInput{R: file}, func() { file.Close() }
+		} else {
+			g.terminalHint("a manifest")
 		}
-		in, closeFn = stage.ManifestInput{R: f}, func() { f.Close() }
-	} else {
-		terminalHint(c, "a manifest")
 	}
-	return stage.ManifestRecords(c.Context, in), false, closeFn, nil
+	next, sniffed, stop := in.Records(g.ctx, m)
+	return next, sniffed, func() { stop(); closeIn() }, nil
 }
 
-// walkOptions reads the walkFlags the command has: the walk's options, and the --files-from list
-// (nil without one) with its close.
-func walkOptions(c *cli.Context) (opts sniff.WalkOptions, list io.Reader, closeList func(), err error) {
+// walkOptions is the walk's options of f, and the --files-from list (nil without one) with its
+// close.
+func walkOptions(g globals, f stageFlags) (opts sniff.WalkOptions, list io.Reader, closeList func(), err error) {
 	closeList = func() {}
-	if opts, err = folderWalk(c); err != nil || !hasFlag(c, "files-from") {
+	if opts, err = folderWalk(g, f); err != nil || !f.walk {
 		return opts, nil, closeList, err
 	}
-	switch from := c.String("files-from"); from {
+	switch f.filesFrom {
 	case "":
-		if c.Bool("null") {
+		if f.null {
 			return opts, nil, nil, usageError("-0 (--null) goes with --files-from")
 		}
 	case "-":
-		list = c.App.Reader
+		list = g.stdin
 	default:
-		f, err := os.Open(from)
+		file, err := os.Open(f.filesFrom)
 		if err != nil {
 			return opts, nil, nil, usageError("--files-from: %v", err)
 		}
-		list, closeList = f, func() { f.Close() }
+		list, closeList = file, func() { file.Close() }
 	}
 	return opts, list, closeList, nil
 }
 
-// folderWalk reads the walkFlags that say how a folder is walked (all but --files-from), with
-// each skipped entry told on standard error unless --quiet.
-func folderWalk(c *cli.Context) (opts sniff.WalkOptions, err error) {
+// folderWalk is how a folder is walked by f's walkFlags (all but --files-from), with each
+// skipped entry told on standard error unless --quiet.
+func folderWalk(g globals, f stageFlags) (opts sniff.WalkOptions, err error) {
 	opts.Skipped = func(path, why string) {
-		if !globalBool(c, "quiet") {
-			fmt.Fprintf(c.App.ErrWriter, "attachctl: %s: skipped %s: %s\n", c.Command.Name, manifest.Quote(path), why)
+		if !g.quiet {
+			fmt.Fprintf(g.stderr, "attachctl: %s: skipped %s: %s\n", g.cmd, manifest.Quote(path), why)
 		}
 	}
 	// The walk never enters the store, nor the work folder that resolve copies into.
-	if dir, err := storeDir(c); err == nil && location.Scheme(dir) == "" {
+	if dir, err := g.storeDir(); err == nil && location.Scheme(dir) == "" {
 		opts.Avoid = append(opts.Avoid, sniff.Avoid{Path: dir, Why: "the store itself (a walk never enters it)"})
 	}
-	if hasFlag(c, "workdir") && c.String("workdir") != "" {
-		if dir, err := filepath.Abs(c.String("workdir")); err == nil {
+	if f.workdir != "" {
+		if dir, err := filepath.Abs(f.workdir); err == nil {
 			opts.Avoid = append(opts.Avoid, sniff.Avoid{Path: dir, Why: "the work folder of --workdir (a walk never enters it)"})
 		}
 	}
-	if !hasFlag(c, "files-from") { // the walkFlags come together
+	if !f.walk {
 		return opts, nil
 	}
 	opts.SkipLines = skipLines
-	opts.Each, opts.NoIgnore = c.Bool("each"), c.Bool("no-ignore")
-	opts.Exclude = c.StringSlice("exclude")
+	opts.Each, opts.NoIgnore = f.each, f.noIgnore
+	opts.Exclude = f.exclude
 	if err := sniff.CheckExclude(opts.Exclude); err != nil {
 		return opts, usageError("--exclude %v", err)
 	}
@@ -128,31 +158,32 @@ func outputFailed(command string, err error) error {
 // runStage streams records through w with --jobs workers, in input order, to standard output.
 // It returns exit 1 when any record carries an error at the end, exit 2 on a bad manifest (the
 // records before the bad line have been written), and stops early when the run is interrupted.
-func runStage(c *cli.Context, stage string, w work) error {
-	return loop{stage: stage, work: w}.toStdout(c)
+func runStage(g globals, f stageFlags, stage string, w work) error {
+	return loop{stage: stage, work: w, flags: f}.toStdout(g)
 }
 
 // collect runs the stage like runStage but returns the records in input order instead of writing
 // them: prompt and prepare write one document, so they need every record first.
-func collect(c *cli.Context, l loop) ([]*manifest.Record, error) {
+func collect(g globals, l loop) ([]*manifest.Record, error) {
 	var recs []*manifest.Record
 	l.emit = func(rec *manifest.Record) error {
 		recs = append(recs, rec)
 		return nil
 	}
-	_, err := l.run(c)
+	_, err := l.run(g)
 	return recs, err
 }
 
-// loop is a stage's record loop (stage.Loop) as the command runs it: its input from source(c)
-// unless next is set, path arguments sniffed first (with --no-hash when the command has it and it
-// is set), --jobs workers, each new failure reported on standard error, a progress bar, and the
-// loop's end mapped to the command's exit.
+// loop is a stage's record loop (stage.Loop) as the command runs it: its input from source (by
+// its flags) unless next is set, path arguments sniffed first (with --no-hash when the command
+// has it and it is set), --jobs workers, each new failure reported on standard error, a progress
+// bar, and the loop's end mapped to the command's exit.
 type loop struct {
 	stage string
+	flags stageFlags
 	work  work
 	emit  func(*manifest.Record) error
-	// next, when set, replaces source(c) (verify --all reads the store).
+	// next, when set, replaces source (verify --all reads the store).
 	next stage.Next
 	// first, when set, is called before the first record that reaches work; an error from it
 	// ends the loop and is returned (an exitError: a store that does not exist, exit 10).
@@ -173,14 +204,14 @@ type loop struct {
 
 // toStdout runs the loop writing the records as a manifest on standard output, and returns exit 1
 // when any record carries an error at the end.
-func (l loop) toStdout(c *cli.Context) error {
-	out := manifest.NewWriter(c.App.Writer)
+func (l loop) toStdout(g globals) error {
+	out := manifest.NewWriter(g.stdout)
 	locked := false // a record failed because the store's lock was not had: exit 11
 	l.emit = func(rec *manifest.Record) error {
 		locked = locked || rec.Failed() && rec.Error.Code == fault.StoreLocked
 		return out.Write(rec)
 	}
-	failed, err := l.run(c)
+	failed, err := l.run(g)
 	if ferr := out.Flush(); err == nil && ferr != nil {
 		err = outputFailed(l.stage, ferr)
 	}
@@ -195,46 +226,39 @@ func (l loop) toStdout(c *cli.Context) error {
 
 // run returns how many records carry an error, and an exit error for a bad manifest (exit 2), a
 // failed emit, or an interrupted run (exit 1).
-func (l loop) run(c *cli.Context) (int, error) {
+func (l loop) run(g globals) (int, error) {
 	next, sniffed := l.next, false
 	if next == nil {
 		var closeFn func()
 		var err error
-		if next, sniffed, closeFn, err = source(c); err != nil {
+		if next, sniffed, closeFn, err = source(g, l.flags); err != nil {
 			return 0, err
 		}
 		defer closeFn()
 	}
-	sl := stage.Loop{Stage: l.stage, Next: next, Work: l.work, Emit: l.emit, Jobs: globalInt(c, "jobs"),
+	sl := stage.Loop{Stage: l.stage, Next: next, Work: l.work, Emit: l.emit, Jobs: g.jobs,
 		First: l.first, Settle: l.settle, Window: l.window, Flight: l.flight}
 	if sniffed || l.stage == "sniff" {
-		opts := sniff.Options{NoHash: l.headOnly || hasFlag(c, "no-hash") && c.Bool("no-hash"), Folders: true, Keep: l.headOnly,
-			Pages: hasFlag(c, "pages") && c.Bool("pages")}
-		opts.Folder, _ = folderWalk(c) // checked by source already
+		opts := sniff.Options{NoHash: l.headOnly || l.flags.noHash, Folders: true, Keep: l.headOnly,
+			Pages: l.flags.pages}
+		opts.Folder, _ = folderWalk(g, l.flags) // checked by source already
 		if sniffed {
 			opts.Folder.Skipped = nil // the walk that found the folder told what it skips
 		}
 		sl.Sniff = &opts
 	}
 	if !l.reported {
-		sl.Failed = func(e *fault.Error) { report(c, e) }
+		sl.Failed = g.report
 	}
 	bar := l.bar
 	if bar == nil {
-		bar = newBar(c, -1, l.stage, "files")
+		bar = g.newBar(-1, l.stage, "files")
 	}
 	sl.Handed = bar.Record
-	res, err := sl.Run(c.Context)
+	res, err := sl.Run(g.ctx)
 	bar.Finish()
-	if res.NotReached > 0 && !l.reported {
-		// The records not reached are told in one line at the end, not one each.
-		what := fmt.Sprintf("%d records", res.NotReached)
-		if res.RestUnread {
-			what += " (the last one, path -, for the input not read)"
-		}
-		e := fault.Errorf(fault.UploadInterrupted, "interrupted: %s not reached, each passed on failed; run the same command again", what)
-		e.Stage = l.stage
-		report(c, e)
+	if e := res.NotReachedFailure(l.stage); e != nil && !l.reported {
+		g.report(e)
 	}
 	if err != nil {
 		var done exitError
@@ -246,13 +270,13 @@ func (l loop) run(c *cli.Context) (int, error) {
 		}
 		if errors.Is(err, stage.ErrPlainPaths) {
 			hint := "use 'attachctl sniff --files-from -'"
-			if hasFlag(c, "files-from") {
+			if l.flags.walk {
 				hint = "use --files-from -"
 			}
 			return res.Failed, usageError("%s: %s; paths go as arguments, or %s", l.stage, stage.ErrPlainPaths.Message, hint)
 		}
 		if e := fault.AsError(err, ""); e.Code == fault.ManifestInvalid {
-			report(c, e)
+			g.report(e)
 			return res.Failed, exitError{exitUsage}
 		}
 		return res.Failed, cli.Exit("attachctl: "+l.stage+": "+err.Error(), exitFailed)

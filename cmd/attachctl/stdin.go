@@ -2,56 +2,31 @@ package main
 
 import (
 	"fmt"
-	"runtime"
 	"strings"
 
 	"github.com/attachctl/attachctl/ops/stage"
 	"github.com/urfave/cli/v2"
-	"golang.org/x/term"
 )
 
-// terminalInput reports whether standard input is a terminal.
-func terminalInput(c *cli.Context) bool {
-	f := stage.InputFile(c.App.Reader)
-	return f != nil && term.IsTerminal(int(f.Fd()))
-}
-
-// eofKey is how a person ends input typed at a terminal.
-func eofKey() string {
-	if runtime.GOOS == "windows" {
-		return "Ctrl-Z and Enter"
-	}
-	return "Ctrl-D"
-}
-
-// terminalHint says, on standard error, that the command is about to read what from a terminal,
-// so that `attachctl verify` typed alone does not wait without a word.
-func terminalHint(c *cli.Context, what string) {
-	if globalBool(c, "quiet") || !terminalInput(c) {
+// terminalHint says, on standard error, that the command is about to read what from a terminal
+// (stage.TerminalHint), unless --quiet.
+func (g globals) terminalHint(what string) {
+	if g.quiet {
 		return
 	}
-	name := strings.TrimPrefix(commandName(c), "attachctl ")
-	var instead string
-	switch args := c.Command.ArgsUsage; {
-	case strings.Contains(args, "PATH"):
-		instead = "give paths as arguments, or pipe a manifest in"
-	case strings.Contains(args, "ID"):
-		instead = "give upload ids or --all, or pipe a manifest in"
-	default:
-		instead = "give a FILE, or pipe it in"
+	if line := stage.TerminalHint(g.stdin, g.name, what, g.takes); line != "" {
+		fmt.Fprintln(g.stderr, line)
 	}
-	fmt.Fprintf(c.App.ErrWriter, "attachctl: %s: reading %s from the terminal, end it with %s; or %s\n", name, what, eofKey(), instead)
 }
 
 // emptyInput says, on standard error, that standard input ended before its first record: in
 // `attachctl sniff --nohash docs | attachctl shrink` the first stage failed, and each stage after
-// it says that it had nothing to do.
-func emptyInput(c *cli.Context) {
-	if globalBool(c, "quiet") || hasFlag(c, "allow-empty") { // prompt says it itself
+// it says that it had nothing to do. A command that says it itself (prompt) has saysEmpty.
+func (g globals) emptyInput(saysEmpty bool) {
+	if g.quiet || saysEmpty {
 		return
 	}
-	fmt.Fprintf(c.App.ErrWriter, "attachctl: %s: the manifest on standard input is empty: no records (did a stage before this one fail?)\n",
-		strings.TrimPrefix(commandName(c), "attachctl "))
+	fmt.Fprintf(g.stderr, "attachctl: %s: the manifest on standard input is empty: no records (did a stage before this one fail?)\n", g.name)
 }
 
 // commandName is the command that runs, as "attachctl upload begin".

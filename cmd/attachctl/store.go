@@ -49,7 +49,13 @@ func storeInit(c *cli.Context) error {
 		return usageError("--max-file, --max-bytes and --max-files take whole numbers of at least 1 (no flag: no limit)")
 	}
 	set := c.IsSet("max-file") || c.IsSet("max-bytes") || c.IsSet("max-files")
-	dir, err := storeDir(c)
+	return initStore(globalOptions(c), l, set)
+}
+
+// initStore makes the store, or keeps it, and sets its limits to l when set, else keeps its own;
+// it prints the limits the store has then.
+func initStore(g globals, l store.Limits, set bool) error {
+	dir, err := g.storeDir()
 	if err != nil {
 		return err
 	}
@@ -58,31 +64,31 @@ func storeInit(c *cli.Context) error {
 		if e.Stage == "" {
 			e.Stage = "store init"
 		}
-		report(c, &e)
+		g.report(&e)
 		return exitError{exitFailed}
 	}
-	b, err := openStore(c, dir)
+	b, err := g.openStore(dir)
 	if err != nil {
 		return fail(err)
 	}
-	defer madeStore(c, "store init", b)()
+	defer g.madeStore("store init", b)()
 	lim := b.Features().Limiter
 	if lim == nil {
 		return fail(fault.Errorf(fault.UploadInvalid, "store %s keeps no limits", b.Location()))
 	}
 	if !set {
-		if l, err = lim.Limits(c.Context); err != nil {
+		if l, err = lim.Limits(g.ctx); err != nil {
 			return fail(err)
 		}
 	}
-	if err := lim.SetLimits(c.Context, l); err != nil {
+	if err := lim.SetLimits(g.ctx, l); err != nil {
 		return fail(err)
 	}
 	out, _ := json.Marshal(struct {
 		Store  string       `json:"store"`
 		Limits store.Limits `json:"limits"`
 	}{b.Location(), l})
-	if _, err := fmt.Fprintf(c.App.Writer, "%s\n", out); err != nil {
+	if _, err := fmt.Fprintf(g.stdout, "%s\n", out); err != nil {
 		return outputFailed("store init", err)
 	}
 	return nil

@@ -30,15 +30,20 @@ func storeFlags() []cli.Flag {
 	}
 }
 
+// backendOptions are the backends' global flags, read once (backendFlags).
+type backendOptions struct {
+	open open.Options
+}
+
 // checkStoreFlags refuses bad values of the backends' flags before a command runs.
 func checkStoreFlags(c *cli.Context) error {
-	_, err := storeOptions(c)
+	_, err := backendFlags(c)
 	return err
 }
 
-// storeOptions reads the backends' flags.
-func storeOptions(c *cli.Context) (open.Options, error) {
-	o := open.Options{LimitsWait: limitsWait(c), S3: open.S3Options{
+// backendFlags reads the backends' flags.
+func backendFlags(c *cli.Context) (backendOptions, error) {
+	o := open.Options{S3: open.S3Options{
 		PathStyle: globalBool(c, "s3-path-style"), UnsafeNoConditional: globalBool(c, "s3-unsafe-no-conditional")}}
 	for _, f := range []struct {
 		name string
@@ -47,22 +52,20 @@ func storeOptions(c *cli.Context) (open.Options, error) {
 		if v := globalString(c, f.name); v != "" {
 			d, err := time.ParseDuration(v)
 			if err != nil || d <= 0 {
-				return o, usageError("--%s takes a duration (30s, 2m), not %q", f.name, v)
+				return backendOptions{open: o}, usageError("--%s takes a duration (30s, 2m), not %q", f.name, v)
 			}
 			*f.d = d
 		}
 	}
-	return o, nil
+	return backendOptions{open: o}, nil
 }
 
-// openStore opens the store at loc (a folder or a URI). Nothing is read or written yet: the
-// backend judges the location at its first call.
-func openStore(c *cli.Context, loc string) (store.Backend, error) {
-	o, err := storeOptions(c)
-	if err != nil {
-		return nil, err
-	}
-	return open.Store(c.Context, loc, o)
+// openStore opens the store at loc (a folder or a URI), waiting g.wait for its limits lock.
+// Nothing is read or written yet: the backend judges the location at its first call.
+func (g globals) openStore(loc string) (store.Backend, error) {
+	o := g.backends.open
+	o.LimitsWait = g.wait
+	return open.Store(g.ctx, loc, o)
 }
 
 // openForCheck opens a path named by a b3sum line (verify --check): a finished upload of a local

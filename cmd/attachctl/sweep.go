@@ -14,6 +14,7 @@ import (
 	"github.com/attachctl/attachctl/manifest/fault"
 	"github.com/attachctl/attachctl/ops/acp"
 	"github.com/attachctl/attachctl/ops/store"
+	"github.com/attachctl/attachctl/ops/store/location"
 	"github.com/attachctl/attachctl/sweep"
 	"github.com/urfave/cli/v2"
 )
@@ -110,33 +111,59 @@ func sweepCmd(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	g := globalOptions(c)
 	if c.IsSet("stores-under") {
-		return sweepUnder(c, opts)
+		root := c.String("stores-under")
+		switch {
+		case root == "":
+			return usageError("--stores-under takes a folder, not an empty string")
+		case globalString(c, "store") != "":
+			return usageError("--stores-under ROOT sweeps every store below ROOT; give it or --store, not both")
+		case len(workdirs) > 0:
+			return usageError("--workdir goes with --store: a working copy does not say which store's upload it is")
+		case location.Scheme(root) != "":
+			return usageError("--stores-under takes a folder, not %s", root)
+		}
+		return sweepUnder(g, root, opts)
 	}
-	dir, err := storeDir(c)
+	return sweepStore(g, opts, removal{cmd: "sweep", dry: opts.DryRun, workdirs: workdirs})
+}
+
+// sweepStore is `sweep --store DIR`: the one store swept by opts.
+func sweepStore(g globals, opts sweep.Options, r removal) error {
+	dir, err := g.storeDir()
 	if err != nil {
 		return err
 	}
 	fail := func(err error) error {
-		report(c, fault.AsError(err, fault.UploadUnreadable))
+		g.report(fault.AsError(err, fault.UploadUnreadable))
 		return exitError{exitFailed}
 	}
-	b, err := openStore(c, dir)
+	b, err := g.openStore(dir)
 	if err != nil {
 		return fail(err)
 	}
-	sayIfMissing(c, b)
-	enc := json.NewEncoder(c.App.Writer)
+	g.sayIfMissing(b)
+	enc := json.NewEncoder(g.stdout)
 	removedIDs := map[string]bool{}
-	// SIGINT and SIGTERM cancel c.Context: the sweep stops after the removals under way, each
-	// reported, and the exit code is 128+N.
-	sum, err := sweep.Run(c.Context, b, opts, func(r sweep.Removed) error {
+	// SIGINT and SIGTERM cancel the run's context: the sweep stops after the removals under way,
+	// each reported, and the exit code is 128+N.
+	sum, err := sweep.Run(g.ctx, b, opts, func(r sweep.Removed) error {
 		removedIDs[r.ID] = true
 		err := enc.Encode(r)
-		testPauseAfter(c.Context, len(removedIDs))
+		testPauseAfter(g.ctx, len(removedIDs))
 		return err
 	})
-	return sweepEnd(c, "sweep", b, sum, err, removedIDs, workdirs)
+	return sweepEnd(g, r, b, sum, err, removedIDs)
+}
+
+// removal is what a sweep or an rm was asked besides its store: the command, --dry-run, the ids
+// given (rm), and the work folders of --workdir whose copies go with the uploads.
+type removal struct {
+	cmd      string
+	dry      bool
+	ids      []string
+	workdirs []string
 }
 
 // workdirFlags reads --workdir as absolute folders.
@@ -155,21 +182,22 @@ func workdirFlags(c *cli.Context) ([]string, error) {
 	return dirs, nil
 }
 
-// sweepEnd reports what a sweep (or rm) did: the working copies it removes in workdirs, the
-// skipped entries, the failures and the summary, and returns the exit status.
-func sweepEnd(c *cli.Context, cmd string, b store.Backend, sum sweep.Summary, err error, removed map[string]bool, workdirs []string) error {
+// sweepEnd reports what a sweep (or rm) did: the working copies it removes in r's work folders,
+// the skipped entries, the failures and the summary, and returns the exit status.
+func sweepEnd(g globals, r removal, b store.Backend, sum sweep.Summary, err error, removed map[string]bool) error {
+	cmd, workdirs := r.cmd, r.workdirs
 	if errors.Is(err, context.Canceled) {
-		summary(c, "%s: interrupted: removed %s (%s) before it stopped", cmd, counted(sum.Removed, "upload"), store.Human(sum.Bytes))
+		g.summary("%s: interrupted: removed %s (%s) before it stopped", cmd, counted(sum.Removed, "upload"), store.Human(sum.Bytes))
 		return exitError{exitFailed}
 	}
 	if err != nil {
-		report(c, fault.AsError(err, fault.UploadUnreadable))
+		g.report(fault.AsError(err, fault.UploadUnreadable))
 		return lockedExit(err)
 	}
-	dry := c.Bool("dry-run")
-	copies, cerr := removeCopies(c, cmd, b, removed, workdirs, dry)
+	dry := r.dry
+	copies, cerr := removeCopies(g, r, b, removed)
 	sum.Failed = append(sum.Failed, cerr...)
-	sweepLines(c, cmd, sum)
+	sweepLines(g, cmd, sum)
 	if sum.Removed > 0 || len(sum.Skipped) > 0 || len(sum.Failed) > 0 || copies > 0 {
 		var copyNote string
 		if len(workdirs) > 0 {
@@ -180,10 +208,10 @@ func sweepEnd(c *cli.Context, cmd string, b store.Backend, sum sweep.Summary, er
 			if dry {
 				verb = "would remove"
 			}
-			summary(c, "%s: %s %s (%s%s)%s%s", cmd, verb, counted(sum.Removed, "upload"), idsNote(c.Args().Slice(), removed),
+			g.summary("%s: %s %s (%s%s)%s%s", cmd, verb, counted(sum.Removed, "upload"), idsNote(r.ids, removed),
 				store.Human(sum.Bytes), copyNote, failedNote(len(sum.Failed)))
 		} else {
-			summary(c, "%s: %s%s, kept %d, skipped %d%s", cmd, sweptWords(sum, dry), copyNote, sum.Kept, len(sum.Skipped), failedNote(len(sum.Failed)))
+			g.summary("%s: %s%s, kept %d, skipped %d%s", cmd, sweptWords(sum, dry), copyNote, sum.Kept, len(sum.Skipped), failedNote(len(sum.Failed)))
 		}
 	}
 	if len(sum.Failed) > 0 {
@@ -194,14 +222,14 @@ func sweepEnd(c *cli.Context, cmd string, b store.Backend, sum sweep.Summary, er
 
 // sweepLines prints, under label, what a sweep left because it did not recognise it (unless
 // --quiet) and each removal that failed.
-func sweepLines(c *cli.Context, label string, sum sweep.Summary) {
+func sweepLines(g globals, label string, sum sweep.Summary) {
 	for _, sk := range sum.Skipped {
-		if !globalBool(c, "quiet") {
-			fmt.Fprintf(c.App.ErrWriter, "attachctl: %s: skipped %s: %s\n", label, manifest.Quote(sk.Path), escapeLine(sk.Why))
+		if !g.quiet {
+			fmt.Fprintf(g.stderr, "attachctl: %s: skipped %s: %s\n", label, manifest.Quote(sk.Path), escapeLine(sk.Why))
 		}
 	}
 	for _, e := range sum.Failed {
-		fmt.Fprintf(c.App.ErrWriter, "attachctl: %s: %s\n", label, escapeLine(e.Error()))
+		fmt.Fprintf(g.stderr, "attachctl: %s: %s\n", label, escapeLine(e.Error()))
 	}
 }
 
@@ -228,14 +256,15 @@ func idsNote(ids []string, removed map[string]bool) string {
 	return strings.Join(done, ", ") + ": "
 }
 
-// removeCopies removes, in each work folder, the copies that sweep.CopyDoomed says go with the run
-// (sweep: also those of uploads no longer in the store), each named on standard error unless
-// --quiet.
-func removeCopies(c *cli.Context, cmd string, b store.Backend, removed map[string]bool, workdirs []string, dry bool) (int, []error) {
+// removeCopies removes, in each of r's work folders, the copies that sweep.CopyDoomed says go with
+// the run (sweep: also those of uploads no longer in the store), each named on standard error
+// unless --quiet.
+func removeCopies(g globals, r removal, b store.Backend, removed map[string]bool) (int, []error) {
+	cmd, workdirs, dry := r.cmd, r.workdirs, r.dry
 	if len(workdirs) == 0 {
 		return 0, nil
 	}
-	doomed, err := sweep.CopyDoomed(c.Context, b, removed, cmd == "sweep")
+	doomed, err := sweep.CopyDoomed(g.ctx, b, removed, cmd == "sweep")
 	if err != nil {
 		return 0, []error{err}
 	}
@@ -251,9 +280,9 @@ func removeCopies(c *cli.Context, cmd string, b store.Backend, removed map[strin
 			errs = append(errs, err)
 		}
 		n += len(gone)
-		for _, g := range gone {
-			if !globalBool(c, "quiet") {
-				fmt.Fprintf(c.App.ErrWriter, "attachctl: %s: %s working copy %s\n", cmd, verb, manifest.Quote(g))
+		for _, path := range gone {
+			if !g.quiet {
+				fmt.Fprintf(g.stderr, "attachctl: %s: %s working copy %s\n", cmd, verb, manifest.Quote(path))
 			}
 		}
 	}

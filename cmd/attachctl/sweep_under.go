@@ -6,12 +6,9 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/urfave/cli/v2"
-
 	"github.com/attachctl/attachctl/manifest"
 	"github.com/attachctl/attachctl/manifest/fault"
 	"github.com/attachctl/attachctl/ops/store"
-	"github.com/attachctl/attachctl/ops/store/location"
 	"github.com/attachctl/attachctl/sweep"
 )
 
@@ -19,39 +16,28 @@ import (
 // own lock, for one cron line over many chats. A store another sweep holds past --wait is skipped
 // with its line, not failed: the sweep that holds it is doing the work. Each removal line names
 // its store.
-func sweepUnder(c *cli.Context, opts sweep.Options) error {
-	root := c.String("stores-under")
-	switch {
-	case root == "":
-		return usageError("--stores-under takes a folder, not an empty string")
-	case globalString(c, "store") != "":
-		return usageError("--stores-under ROOT sweeps every store below ROOT; give it or --store, not both")
-	case len(c.StringSlice("workdir")) > 0:
-		return usageError("--workdir goes with --store: a working copy does not say which store's upload it is")
-	case location.Scheme(root) != "":
-		return usageError("--stores-under takes a folder, not %s", root)
-	}
+func sweepUnder(g globals, root string, opts sweep.Options) error {
 	stores, skipped, err := storesUnder(root)
 	if err != nil {
-		report(c, fault.AsError(err, fault.FileUnreadable))
+		g.report(fault.AsError(err, fault.FileUnreadable))
 		return exitError{exitFailed}
 	}
 	for _, sk := range skipped {
-		summary(c, "sweep: skipped %s: %s", manifest.Quote(sk.Path), sk.Why)
+		g.summary("sweep: skipped %s: %s", manifest.Quote(sk.Path), sk.Why)
 	}
-	enc := json.NewEncoder(c.App.Writer)
+	enc := json.NewEncoder(g.stdout)
 	var all sweep.Summary
 	swept, held, failed := 0, 0, 0
 	for _, dir := range stores {
-		if c.Context.Err() != nil {
+		if g.ctx.Err() != nil {
 			break
 		}
 		label := "sweep: " + manifest.Quote(dir)
-		b, err := openStore(c, dir)
+		b, err := g.openStore(dir)
 		var sum sweep.Summary
 		if err == nil {
 			loc := b.Location()
-			sum, err = sweep.Run(c.Context, b, opts, func(r sweep.Removed) error {
+			sum, err = sweep.Run(g.ctx, b, opts, func(r sweep.Removed) error {
 				return enc.Encode(struct {
 					sweep.Removed
 					Store string `json:"store"`
@@ -62,20 +48,20 @@ func sweepUnder(c *cli.Context, opts sweep.Options) error {
 		all.Bytes += sum.Bytes
 		switch {
 		case errors.Is(err, context.Canceled):
-			summary(c, "%s: interrupted: removed %s (%s) before it stopped", label, counted(sum.Removed, "upload"), store.Human(sum.Bytes))
+			g.summary("%s: interrupted: removed %s (%s) before it stopped", label, counted(sum.Removed, "upload"), store.Human(sum.Bytes))
 		case fault.CodeOf(err) == fault.StoreLocked:
 			held++
-			summary(c, "%s: skipped: %s", label, fault.AsError(err, "").Error())
+			g.summary("%s: skipped: %s", label, fault.AsError(err, "").Error())
 		case err != nil:
 			failed++
-			report(c, fault.AsError(fmt.Errorf("%s: %w", manifest.Quote(dir), err), fault.UploadUnreadable))
+			g.report(fault.AsError(fmt.Errorf("%s: %w", manifest.Quote(dir), err), fault.UploadUnreadable))
 		default:
 			swept++
 			all.Kept += sum.Kept
 			all.Skipped = append(all.Skipped, sum.Skipped...)
 			all.Failed = append(all.Failed, sum.Failed...)
-			sweepLines(c, label, sum)
-			summary(c, "%s: %s, kept %d, skipped %d%s", label, sweptWords(sum, opts.DryRun), sum.Kept, len(sum.Skipped), failedNote(len(sum.Failed)))
+			sweepLines(g, label, sum)
+			g.summary("%s: %s, kept %d, skipped %d%s", label, sweptWords(sum, opts.DryRun), sum.Kept, len(sum.Skipped), failedNote(len(sum.Failed)))
 		}
 	}
 	var heldNote, failNote string
@@ -85,9 +71,9 @@ func sweepUnder(c *cli.Context, opts sweep.Options) error {
 	if failed > 0 {
 		failNote = fmt.Sprintf(", %s failed", counted(failed, "store"))
 	}
-	summary(c, "sweep: %s under %s: %d swept%s%s; %s, kept %d, skipped %d%s", counted(len(stores), "store"), manifest.Quote(root),
+	g.summary("sweep: %s under %s: %d swept%s%s; %s, kept %d, skipped %d%s", counted(len(stores), "store"), manifest.Quote(root),
 		swept, heldNote, failNote, sweptWords(all, opts.DryRun), all.Kept, len(all.Skipped), failedNote(len(all.Failed)))
-	if c.Context.Err() != nil || failed > 0 || len(all.Failed) > 0 {
+	if g.ctx.Err() != nil || failed > 0 || len(all.Failed) > 0 {
 		return exitError{exitFailed}
 	}
 	return nil

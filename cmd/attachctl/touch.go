@@ -18,17 +18,18 @@ func init() {
 		ArgsUsage: "[PATH...]",
 		Flags:     []cli.Flag{manifestFlag},
 		Action: func(c *cli.Context) error {
-			store, err := storeWhenNeeded(c)
+			g := globalOptions(c)
+			store, err := g.storeWhenNeeded()
 			if err != nil {
 				return err
 			}
-			return loop{stage: "touch", first: needStoreWhenNeeded(c, store), work: func(rec *manifest.Record) error {
+			return loop{stage: "touch", flags: stageOptions(c), first: g.needStoreWhenNeeded(store), work: func(rec *manifest.Record) error {
 				b, err := store()
 				if err != nil {
 					return err
 				}
-				return stage.Touch(c.Context, b, rec, time.Now())
-			}}.toStdout(c)
+				return stage.Touch(g.ctx, b, rec, time.Now())
+			}}.toStdout(g)
 		},
 	})
 }

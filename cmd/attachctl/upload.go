@@ -50,11 +50,13 @@ func init() {
 					limitsWaitFlag(),
 				},
 				Action: func(c *cli.Context) error {
-					if err := applyLimitsWait(c); err != nil {
+					g, err := withLimitsWait(c)
+					if err != nil {
 						return err
 					}
-					return stepStore(c, func(b store.Backend) (any, error) {
-						id, err := b.Begin(c.Context, c.String("name"), c.Int64("size"))
+					name, size := c.String("name"), c.Int64("size")
+					return stepStore(g, c.NArg(), func(b store.Backend) (any, error) {
+						id, err := b.Begin(g.ctx, name, size)
 						return map[string]any{"id": id, "offset": 0}, err
 					})
 				},
@@ -66,20 +68,21 @@ func init() {
 					example(`head -c 524288 report.pdf | attachctl upload chunk --store S --id "$id" --offset 0`),
 				Flags: []cli.Flag{idFlag, &bytesCountFlag{Int64Flag: cli.Int64Flag{Name: "offset", Usage: "the current offset in `BYTES`", Required: true}}, limitsWaitFlag()},
 				Action: func(c *cli.Context) error {
-					if err := applyLimitsWait(c); err != nil {
+					g, err := withLimitsWait(c)
+					if err != nil {
 						return err
 					}
-					in, done, err := chunkInput(c)
+					in, done, err := chunkInput(g, c.Args().Slice())
 					if err != nil {
 						return err
 					}
 					defer done()
-					return stepStore(c, func(b store.Backend) (any, error) {
-						id := c.String("id")
-						if _, err := b.Write(c.Context, id, c.Int64("offset"), in); err != nil {
+					id, offset := c.String("id"), c.Int64("offset")
+					return stepStore(g, c.NArg(), func(b store.Backend) (any, error) {
+						if _, err := b.Write(g.ctx, id, offset, in); err != nil {
 							return nil, err
 						}
-						return b.Status(c.Context, id)
+						return b.Status(g.ctx, id)
 					})
 				},
 			},
@@ -89,7 +92,8 @@ func init() {
 					example(`attachctl upload status --store S --id "$id" | jq .offset`),
 				Flags: []cli.Flag{idFlag},
 				Action: func(c *cli.Context) error {
-					return stepStore(c, func(b store.Backend) (any, error) { return b.Status(c.Context, c.String("id")) })
+					g, id := globalOptions(c), c.String("id")
+					return stepStore(g, c.NArg(), func(b store.Backend) (any, error) { return b.Status(g.ctx, id) })
 				},
 			},
 			{
@@ -102,8 +106,9 @@ func init() {
 					sizeFlag("size", "the expected size in `BYTES`; fixes a size left open"),
 				},
 				Action: func(c *cli.Context) error {
-					return stepStore(c, func(b store.Backend) (any, error) {
-						info, err := b.Finish(c.Context, c.String("id"), c.Int64("size"), c.String("blake3"))
+					g, id, size, blake3 := globalOptions(c), c.String("id"), c.Int64("size"), c.String("blake3")
+					return stepStore(g, c.NArg(), func(b store.Backend) (any, error) {
+						info, err := b.Finish(g.ctx, id, size, blake3)
 						if err != nil {
 							return nil, err
 						}
@@ -118,20 +123,29 @@ func init() {
 					example(`attachctl upload abort --store S --id "$id"`),
 				Flags: []cli.Flag{idFlag},
 				Action: func(c *cli.Context) error {
-					return stepStore(c, func(b store.Backend) (any, error) { return nil, b.Abort(c.Context, c.String("id")) })
+					g, id := globalOptions(c), c.String("id")
+					return stepStore(g, c.NArg(), func(b store.Backend) (any, error) { return nil, b.Abort(g.ctx, id) })
 				},
 			},
 		},
 	})
 }
 
-// uploadStage is `attachctl upload`: the stage over a manifest, with a bar in bytes.
+// uploadFlags are upload's own flags (--chunk, also prepare's), read once by its Action.
+type uploadFlags struct {
+	chunk    int
+	chunkSet bool   // --chunk was given: the store's own default otherwise
+	name     string // --name, of what `upload -` reads
+}
+
+// uploadStage is `attachctl upload`'s Action: its flags checked and read.
 func uploadStage(c *cli.Context) error {
 	chunk, err := chunkSize(c)
 	if err != nil {
 		return err
 	}
-	if err := applyLimitsWait(c); err != nil {
+	g, err := withLimitsWait(c)
+	if err != nil {
 		return err
 	}
 	fromStdin := c.NArg() == 1 && c.Args().First() == "-"
@@ -145,40 +159,46 @@ func uploadStage(c *cli.Context) error {
 	case fromStdin && c.IsSet("files-from"):
 		return usageError("upload - reads standard input as one file; it takes no --files-from")
 	}
-	dir, err := storeDir(c)
+	return upload(g, stageOptions(c), uploadFlags{chunk: chunk, chunkSet: c.IsSet("chunk"), name: c.String("name")}, fromStdin)
+}
+
+// upload is the stage over a manifest (or path arguments), with a bar in bytes, or standard input
+// as one file.
+func upload(g globals, f stageFlags, u uploadFlags, fromStdin bool) error {
+	dir, err := g.storeDir()
 	if err != nil {
 		return err
 	}
-	b, err := openStore(c, dir)
+	b, err := g.openStore(dir)
 	if err != nil {
-		return stepFail(c, err)
+		return stepFail(g, err)
 	}
-	defer madeStore(c, "upload", b)()
+	defer g.madeStore("upload", b)()
 	if fromStdin {
-		return uploadStdin(c, b)
+		return uploadStdin(g, b, u.name)
 	}
-	bar := newBar(c, 0, "upload", "bytes")
+	bar := g.newBar(0, "upload", "bytes")
 	// Uploads are committed in groups where the store can (the local store: each record, when
 	// its turn to be written comes, commits every upload built by then), so the fsyncs of
 	// several files are paid once and no record names an upload that is not finished.
 	fl := &stage.Flight{}
-	up, err := newUploader(c, b, chunk, withTestPause(c.Context, bar.Add), fl)
+	up, err := newUploader(g, f, b, u, withTestPause(g.ctx, bar.Add), fl)
 	if u := new(usage); errors.As(err, &u) {
 		return err
 	}
 	if err != nil {
-		return stepFail(c, err)
+		return stepFail(g, err)
 	}
 	fl.Wake = up.Wake
-	err = loop{stage: "upload", bar: bar, headOnly: true, window: uploadWindow, flight: fl, work: func(rec *manifest.Record) error {
+	err = loop{stage: "upload", flags: f, bar: bar, headOnly: true, window: uploadWindow, flight: fl, work: func(rec *manifest.Record) error {
 		bar.AddTotal(rec.Size)
 		var text sniff.Text // the upload's pass finishes the sniff of the head
-		err := up.Upload(c.Context, rec, text.Observe)
+		err := up.Upload(g.ctx, rec, text.Observe)
 		text.Settle(rec)
 		return err
-	}, settle: up.Settle}.toStdout(c)
+	}, settle: up.Settle}.toStdout(g)
 	if cerr := up.Commit(); cerr != nil { // cannot happen: every record was settled
-		reportAll(c, "upload", cerr)
+		reportAll(g, "upload", cerr)
 		return exitError{exitFailed}
 	}
 	return err
@@ -191,29 +211,29 @@ const uploadWindow = 1032
 
 // newUploader is the upload stage over b with the command's --chunk (the store's own default
 // unless given) and --jobs, its uploads published in groups.
-func newUploader(c *cli.Context, b store.Backend, chunk int, progress func(int64), fl *stage.Flight) (*stage.Uploader, error) {
-	batch, err := stage.NewBatch(c.Context, b)
+func newUploader(g globals, f stageFlags, b store.Backend, u uploadFlags, progress func(int64), fl *stage.Flight) (*stage.Uploader, error) {
+	batch, err := stage.NewBatch(g.ctx, b)
 	if err != nil {
 		return nil, err
 	}
-	walk, err := folderWalk(c)
+	walk, err := folderWalk(g, f)
 	if err != nil {
 		return nil, err
 	}
 	walk.Skipped = nil // the walk that found a folder told what it skips
-	opts := stage.Options{Jobs: globalInt(c, "jobs"), Progress: progress, Batch: batch, Walk: walk}
+	opts := stage.Options{Jobs: g.jobs, Progress: progress, Batch: batch, Walk: walk}
 	if fl != nil { // the loop keeps a worker besides the one handing records on (loop.settle)
 		opts.More = func() bool { return fl.More(uploadWindow) }
 	}
-	if forPerson(c) {
+	if g.forPerson() {
 		opts.Resumed = func(path string, off int64) {
-			personLine(c.App.ErrWriter, fmt.Sprintf("attachctl: %s: %s: resuming at %d (%s kept)", c.Command.Name, escapeLine(manifest.Quote(path)), off, store.Human(off)))
+			personLine(g.stderr, fmt.Sprintf("attachctl: %s: %s: resuming at %d (%s kept)", g.cmd, escapeLine(manifest.Quote(path)), off, store.Human(off)))
 		}
 	}
-	if c.IsSet("chunk") {
-		opts.Chunk = int64(chunk)
+	if u.chunkSet {
+		opts.Chunk = int64(u.chunk)
 		if least := stage.ChunkLeast(b); opts.Chunk < least {
-			return nil, usageError("--chunk on store %s takes at least %d bytes (its smallest part), not %d", b.Location(), least, chunk)
+			return nil, usageError("--chunk on store %s takes at least %d bytes (its smallest part), not %d", b.Location(), least, u.chunk)
 		}
 	}
 	return stage.NewUploader(b, opts)
@@ -227,15 +247,15 @@ const stdinPiece = 16 << 20
 // as `upload begin`, `chunk` and `finish` would; its record is the finished upload's, its path the
 // finished file. An upload that fails is aborted, since standard input cannot be read again to
 // resume it.
-func uploadStdin(c *cli.Context, b store.Backend) error {
-	ctx := c.Context
-	id, err := b.Begin(ctx, c.String("name"), -1)
+func uploadStdin(g globals, b store.Backend, name string) error {
+	ctx := g.ctx
+	id, err := b.Begin(ctx, name, -1)
 	if err != nil {
-		return stepFail(c, err)
+		return stepFail(g, err)
 	}
-	terminalHint(c, "the file")
-	bar := newBar(c, -1, "upload", "bytes")
-	in := io.TeeReader(c.App.Reader, progressWriter{bar})
+	g.terminalHint("the file")
+	bar := g.newBar(-1, "upload", "bytes")
+	in := io.TeeReader(g.stdin, progressWriter{bar})
 	var off int64
 	for err == nil {
 		var n int64
@@ -252,11 +272,11 @@ func uploadStdin(c *cli.Context, b store.Backend) error {
 	if err != nil {
 		b.Abort(context.WithoutCancel(ctx), id)
 		if ctx.Err() != nil {
-			err = fault.Errorf(fault.UploadInterrupted, "%s: interrupted; standard input cannot be read again, so nothing was kept", c.String("name"))
+			err = fault.Errorf(fault.UploadInterrupted, "%s: interrupted; standard input cannot be read again, so nothing was kept", name)
 		}
-		return stepFail(c, err)
+		return stepFail(g, err)
 	}
-	out := manifest.NewWriter(c.App.Writer)
+	out := manifest.NewWriter(g.stdout)
 	if err := out.Write(finishedRecord(b, info)); err != nil {
 		return outputFailed("upload", err)
 	}
@@ -288,31 +308,32 @@ func finishedRecord(b store.Backend, info *store.Info) *manifest.Record {
 }
 
 // stepStore runs one step-by-step subcommand on the store and prints its JSON result, if any.
-func stepStore(c *cli.Context, f func(b store.Backend) (any, error)) error {
-	if c.NArg() > 0 && c.Command.Name != "chunk" {
-		return usageError("upload %s takes no arguments", c.Command.Name)
+// nargs is how many arguments it was given.
+func stepStore(g globals, nargs int, f func(b store.Backend) (any, error)) error {
+	if nargs > 0 && g.cmd != "chunk" {
+		return usageError("upload %s takes no arguments", g.cmd)
 	}
-	dir, err := storeDir(c)
+	dir, err := g.storeDir()
 	if err != nil {
 		return err
 	}
-	b, err := openStore(c, dir)
+	b, err := g.openStore(dir)
 	if err != nil {
-		return stepFail(c, err)
+		return stepFail(g, err)
 	}
 	out, err := f(b)
-	return stepOutput(c, out, err)
+	return stepOutput(g, out, err)
 }
 
 // stepOutput ends a step-by-step subcommand: its JSON result on one line, or its failure.
-func stepOutput(c *cli.Context, out any, err error) error {
+func stepOutput(g globals, out any, err error) error {
 	var done exitError
 	var usage cli.ExitCoder
 	if errors.As(err, &done) || errors.As(err, &usage) {
 		return err // already said
 	}
 	if err != nil {
-		return stepFail(c, err)
+		return stepFail(g, err)
 	}
 	if out == nil {
 		return nil
@@ -321,20 +342,23 @@ func stepOutput(c *cli.Context, out any, err error) error {
 	if err != nil {
 		return err
 	}
-	if _, err := fmt.Fprintf(c.App.Writer, "%s\n", b); err != nil {
+	if _, err := fmt.Fprintf(g.stdout, "%s\n", b); err != nil {
 		return outputFailed("upload", err)
 	}
 	return nil
 }
 
-// chunkInput is what `upload chunk` appends: its FILE argument, or standard input.
-func chunkInput(c *cli.Context) (io.Reader, func(), error) {
-	if c.NArg() > 1 {
-		return nil, nil, usageError("upload chunk takes one FILE or -, not %d", c.NArg())
+// chunkInput is what `upload chunk` appends: its FILE argument (of args), or standard input.
+func chunkInput(g globals, args []string) (io.Reader, func(), error) {
+	if len(args) > 1 {
+		return nil, nil, usageError("upload chunk takes one FILE or -, not %d", len(args))
 	}
-	name := c.Args().First()
+	name := ""
+	if len(args) == 1 {
+		name = args[0]
+	}
 	if name == "" || name == "-" {
-		return c.App.Reader, func() {}, nil
+		return g.stdin, func() {}, nil
 	}
 	f, err := os.Open(name)
 	if err != nil {
@@ -342,13 +366,13 @@ func chunkInput(c *cli.Context) (io.Reader, func(), error) {
 		if errors.Is(err, os.ErrNotExist) {
 			code = fault.FileMissing
 		}
-		return nil, nil, stepFail(c, fault.Errorf(code, "%v", err))
+		return nil, nil, stepFail(g, fault.Errorf(code, "%v", err))
 	}
 	return f, func() { f.Close() }, nil
 }
 
 // stepFail prints "attachctl: upload: MESSAGE (CODE)" and ends with exit 1.
-func stepFail(c *cli.Context, err error) error {
-	fmt.Fprintf(c.App.ErrWriter, "attachctl: upload: %s\n", escapeLine(fault.AsError(err, fault.UploadUnreadable).Error()))
+func stepFail(g globals, err error) error {
+	fmt.Fprintf(g.stderr, "attachctl: upload: %s\n", escapeLine(fault.AsError(err, fault.UploadUnreadable).Error()))
 	return exitError{exitFailed}
 }

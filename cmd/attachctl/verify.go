@@ -57,7 +57,7 @@ func verifyCmd(c *cli.Context) error {
 		if c.Bool("all") || c.Args().Present() || c.IsSet("format") {
 			return usageError("--check FILE goes alone, without --all, --format or ids")
 		}
-		return b3sumCheck(c, c.String("check"))
+		return b3sumCheck(globalOptions(c), c.String("check"))
 	}
 	ids, err := verifyIDs(c)
 	if err != nil {
@@ -70,7 +70,13 @@ func verifyCmd(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	store, err := storeWhenNeeded(c)
+	return verify(globalOptions(c), stageOptions(c), format, c.Bool("all"), ids, sample)
+}
+
+// verify checks the records of the manifest, or the uploads ids (every finished upload with all,
+// or sample's share of them), and writes them in format.
+func verify(g globals, f stageFlags, format string, all bool, ids []string, sample *stage.Sample) error {
+	store, err := g.storeWhenNeeded()
 	if err != nil {
 		return err
 	}
@@ -79,38 +85,38 @@ func verifyCmd(c *cli.Context) error {
 			return usageError("--format b3sum: the uploads of %s are checked into the manifest only (b3sum cannot read %s paths)", b.Location(), schemeOf(b))
 		}
 	}
-	bar := newBar(c, -1, "verify", "bytes")
+	bar := g.newBar(-1, "verify", "bytes")
 	progress := func(n int64) { bar.Add(n) }
-	l := loop{stage: "verify", bar: bar}
-	if c.Bool("all") || len(ids) > 0 {
+	l := loop{stage: "verify", flags: f, bar: bar}
+	if all || len(ids) > 0 {
 		b, err := store()
 		if err != nil {
-			report(c, fault.AsError(err, fault.UploadMissing))
+			g.report(fault.AsError(err, fault.UploadMissing))
 			return exitError{exitFailed}
 		}
-		if err := needStore(c, b); err != nil {
+		if err := g.needStore(b); err != nil {
 			return err
 		}
-		if c.Bool("all") {
-			es, skipped, err := stage.VerifyEntries(c.Context, b)
+		if all {
+			es, skipped, err := stage.VerifyEntries(g.ctx, b)
 			if err != nil {
-				report(c, fault.AsError(err, fault.UploadUnreadable))
+				g.report(fault.AsError(err, fault.UploadUnreadable))
 				return exitError{exitFailed}
 			}
 			if sample != nil {
-				es = sampled(c, *sample, es)
+				es = sampled(g, *sample, es)
 			}
 			for _, e := range es {
 				ids = append(ids, e.ID)
 			}
 			for _, sk := range skipped {
-				summary(c, "verify: skipped %s: %s", manifest.Quote(sk.Path), sk.Why)
+				g.summary("verify: skipped %s: %s", manifest.Quote(sk.Path), sk.Why)
 			}
 		}
 		if isLocal(b) { // the bar's total, where it costs no request an upload
 			var total int64
 			for _, id := range ids {
-				if info, err := b.Info(c.Context, id); err == nil {
+				if info, err := b.Info(g.ctx, id); err == nil {
 					total += info.Size
 				}
 			}
@@ -125,26 +131,26 @@ func verifyCmd(c *cli.Context) error {
 			return &manifest.Record{Path: id}, true, nil
 		}
 		l.work = func(rec *manifest.Record) error {
-			got, err := stage.VerifyID(c.Context, b, rec.Path, progress)
+			got, err := stage.VerifyID(g.ctx, b, rec.Path, progress)
 			*rec = *got
 			return err
 		}
 	} else {
-		l.first = needStoreWhenNeeded(c, store)
+		l.first = g.needStoreWhenNeeded(store)
 		l.work = func(rec *manifest.Record) error {
 			b, err := store()
 			if err != nil {
 				return err
 			}
-			return stage.VerifyRecord(c.Context, b, rec, progress)
+			return stage.VerifyRecord(g.ctx, b, rec, progress)
 		}
 	}
 	var emit func(rec *manifest.Record) error
-	out := bufio.NewWriter(c.App.Writer)
+	out := bufio.NewWriter(g.stdout)
 	flush := out.Flush
 	switch format {
 	case "manifest":
-		w := manifest.NewWriter(c.App.Writer)
+		w := manifest.NewWriter(g.stdout)
 		emit, flush = w.Write, w.Flush
 	case "b3sum":
 		// b3sum lines, only for uploads that verified: their recorded hash and finished path.
@@ -159,7 +165,7 @@ func verifyCmd(c *cli.Context) error {
 		l.reported = true
 		emit = func(rec *manifest.Record) error {
 			b, _ := store()
-			for _, line := range combinedLines(c.Context, b, rec) {
+			for _, line := range combinedLines(g.ctx, b, rec) {
 				if _, err := fmt.Fprintln(out, line); err != nil {
 					return err
 				}
@@ -173,7 +179,7 @@ func verifyCmd(c *cli.Context) error {
 				return nil
 			}
 			b, _ := store()
-			_, err := fmt.Fprintln(out, escapeLine(failureInWords(c.Context, b, rec)))
+			_, err := fmt.Fprintln(out, escapeLine(failureInWords(g.ctx, b, rec)))
 			return err
 		}
 	}
@@ -182,7 +188,7 @@ func verifyCmd(c *cli.Context) error {
 		n++
 		return emit(rec)
 	}
-	failed, err := l.run(c)
+	failed, err := l.run(g)
 	if err == nil && format == "text" {
 		_, err = fmt.Fprintf(out, "%d ok, %d failed\n", n-failed, failed)
 	}
@@ -194,9 +200,9 @@ func verifyCmd(c *cli.Context) error {
 	}
 	if format != "text" {
 		if failed > 0 {
-			summary(c, "verify: %d ok, %d failed", n-failed, failed)
+			g.summary("verify: %d ok, %d failed", n-failed, failed)
 		} else {
-			summary(c, "verify: %d ok", n)
+			g.summary("verify: %d ok", n)
 		}
 	}
 	if failed > 0 {
@@ -247,7 +253,7 @@ func sampleFlags(c *cli.Context) (*stage.Sample, error) {
 
 // sampled is the sample's share of es, said on standard error with what it covers of the store
 // (uploads and bytes) and the seed that chooses the same again.
-func sampled(c *cli.Context, s stage.Sample, es []stage.Checked) []stage.Checked {
+func sampled(g globals, s stage.Sample, es []stage.Checked) []stage.Checked {
 	picked := s.Pick(es)
 	var all, got int64
 	for _, e := range es {
@@ -262,7 +268,7 @@ func sampled(c *cli.Context, s stage.Sample, es []stage.Checked) []stage.Checked
 		}
 		return strconv.FormatFloat(100*float64(a)/float64(b), 'f', 1, 64) + "%"
 	}
-	summary(c, "verify: sample: %d of %s (%s), %s of %s (%s); --seed %d checks the same uploads again",
+	g.summary("verify: sample: %d of %s (%s), %s of %s (%s); --seed %d checks the same uploads again",
 		len(picked), counted(len(es), "upload"), share(int64(len(picked)), int64(len(es))),
 		storepkg.Human(got), storepkg.Human(all), share(got, all), s.Seed)
 	return picked
@@ -285,8 +291,8 @@ func verifyIDs(c *cli.Context) ([]string, error) {
 // b3sumCheck is b3sum --check: for each line, "NAME: OK" or "NAME: FAILED" on standard output
 // (NAME as b3sum prints it), the reason for a file that cannot be read on standard error; exit 1
 // on any failure or bad line.
-func b3sumCheck(c *cli.Context, name string) error {
-	var in io.Reader = c.App.Reader
+func b3sumCheck(g globals, name string) error {
+	var in io.Reader = g.stdin
 	if name != "-" {
 		f, err := os.Open(name)
 		if err != nil {
@@ -306,10 +312,10 @@ func b3sumCheck(c *cli.Context, name string) error {
 	}
 	br := bufio.NewReader(in)
 	lineNo := 0
-	bar := newBar(c, -1, "verify", "bytes")
+	bar := g.newBar(-1, "verify", "bytes")
 	bad := 0
-	out := bufio.NewWriter(c.App.Writer)
-	err := stage.Ordered(globalInt(c, "jobs"),
+	out := bufio.NewWriter(g.stdout)
+	err := stage.Ordered(g.jobs,
 		func() (job, bool, error) {
 			line, err := br.ReadString('\n')
 			if line == "" && err != nil {
@@ -351,7 +357,7 @@ func b3sumCheck(c *cli.Context, name string) error {
 				bad++
 			}
 			if r.out == "" {
-				fmt.Fprintf(c.App.ErrWriter, "attachctl: verify: %s\n", escapeLine(r.msg))
+				fmt.Fprintf(g.stderr, "attachctl: verify: %s\n", escapeLine(r.msg))
 				return nil
 			}
 			_, err := fmt.Fprintln(out, r.out)
@@ -365,10 +371,10 @@ func b3sumCheck(c *cli.Context, name string) error {
 		return outputFailed("verify", err)
 	}
 	if bad > 0 {
-		summary(c, "verify: %d of %d lines failed", bad, lineNo)
+		g.summary("verify: %d of %d lines failed", bad, lineNo)
 		return exitError{exitFailed}
 	}
-	summary(c, "verify: %d ok", lineNo)
+	g.summary("verify: %d ok", lineNo)
 	return nil
 }
 
