@@ -27,12 +27,14 @@ source scripts/bench/lib.bash
 OUT=${BENCH_OUT-docs/benchmarks.md}
 [ $# -eq 0 ] || OUT=${BENCH_OUT-}
 TABLE=$WORK/table.md
+rm -f "$WORK/load.txt"
 {
 	printf '| %-52s | %11s | %11s | %7s | %-12s |\n' "what (ours vs theirs)" "ours" "theirs" "ratio" "goal"
 	printf '|%s|%s|%s|%s|%s|\n' "$(printf -- '-%.0s' {1..54})" "-------------" "-------------" "---------" "--------------"
 	for section in scripts/bench/*.sh; do
 		name=$(basename "$section" .sh)
 		if [ $# -gt 0 ] && ! printf '%s\n' "$@" | grep -qx "$name"; then continue; fi
+		printf '%s %s\n' "$name" "$(cut -d' ' -f1 /proc/loadavg 2>/dev/null)" >>"$WORK/load.txt"
 		# shellcheck source=/dev/null
 		source "$section"
 	done
@@ -50,6 +52,7 @@ if [ -n "$OUT" ]; then
 		echo "- commit: $(git -C "$REPO" rev-parse --short HEAD 2>/dev/null || echo unknown)"
 		echo "- machine: $(nproc) CPUs, $(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo 2>/dev/null), $(uname -sr)"
 		echo "- $(go version)"
+		echo "- load (1-minute average) as each section began: $(awk '{printf "%s%s %s", (NR > 1 ? ", " : ""), $1, $2}' "$WORK/load.txt")"
 		echo
 		cat "$TABLE"
 	} >"$WORK/generated.md"
