@@ -34,6 +34,9 @@ rm -f "$WORK/load.txt"
 	for section in scripts/bench/*.sh; do
 		name=$(basename "$section" .sh)
 		if [ $# -gt 0 ] && ! printf '%s\n' "$@" | grep -qx "$name"; then continue; fi
+		# What the last section wrote is flushed first, so that its writeback does not run, and
+		# take a core, in the next section's timings.
+		sync
 		printf '%s %s\n' "$name" "$(cut -d' ' -f1 /proc/loadavg 2>/dev/null)" >>"$WORK/load.txt"
 		# shellcheck source=/dev/null
 		source "$section"

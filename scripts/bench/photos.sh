@@ -11,7 +11,8 @@
 #   peak RSS of attachctl shrink --jobs 8 over eight 8000x6000 progressive JPEGs and the HEICs,
 #   default --max-memory (1 GiB)                                                         goal < 1.2 GiB
 # The two sides of each comparison take turns (turns_times), wall medians of the runs.
-# PHOTOS_N, PHOTOS_HEIC, PHOTOS_BIG change the counts; PHOTOS_REPS the runs (default 3).
+# PHOTOS_N, PHOTOS_HEIC, PHOTOS_BIG change the counts; PHOTOS_REPS the runs (default 3),
+# PHOTOS_HEIC_REPS those of the HEIC rows (default 5).
 set -euo pipefail
 _photos_repo=${REPO:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
 # shellcheck source=lib.bash
@@ -89,8 +90,10 @@ read -r t_j1 t_im < <(turns_times '_photos_fresh j1' '_photos_ours "$PH/out-j1" 
 	'_photos_fresh im' '_photos_convert_all "$PH/out-im"')
 row "shrink $_photos_n photos, --jobs 1 vs convert" "$t_j1" "$t_im" "<= 0.4"
 
-# HEIC: cold is a fresh cache folder for the compiled decoder, warm the one the runs filled.
-read -r t_cold t_warm t_hv < <(XDG_CACHE_HOME=$PH/xdg turns_times \
+# HEIC: cold is a fresh cache folder for the compiled decoder, warm the one the runs filled. Five
+# turns (PHOTOS_HEIC_REPS) where the photo rows take three: the three commands are a few seconds
+# each, and their medians move by a tenth between sections of three.
+read -r t_cold t_warm t_hv < <(REPS=${PHOTOS_HEIC_REPS:-5} XDG_CACHE_HOME=$PH/xdg turns_times \
 	'_photos_fresh hc; rm -rf "$PH/xdg"' '_photos_ours "$PH/out-hc" "$PH"/heic/*' \
 	'_photos_fresh hw' '_photos_ours "$PH/out-hw" "$PH"/heic/*' \
 	'_photos_fresh hv' '_photos_heif_vips "$PH/out-hv"')
