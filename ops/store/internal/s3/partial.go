@@ -138,9 +138,7 @@ func (s *Store) checkConditional(ctx context.Context) (string, error) {
 	if s.unsafeNoConditional {
 		return condNone + nowString() + "\n", nil
 	}
-	var nonce [8]byte
-	rand.Read(nonce[:])
-	key := s.key(internalDir, "probe-"+hex.EncodeToString(nonce[:]))
+	key := s.key(internalDir, "probe-"+newNonce())
 	defer s.client.DeleteObject(context.WithoutCancel(ctx), &awss3.DeleteObjectInput{Bucket: &s.Bucket, Key: &key})
 	put := func(in *awss3.PutObjectInput) error {
 		in.Bucket, in.Key, in.Body = &s.Bucket, &key, strings.NewReader("probe\n")
@@ -192,6 +190,13 @@ func (s *Store) exists(ctx context.Context, id string) error {
 		return fault.Errorf(fault.UploadMissing, "upload %s: not in store %s (the store is empty)", id, s.URI)
 	}
 	return nil
+}
+
+// newNonce is a random nonce of 16 hex digits: a marker's, a lease holder's, a probe's key.
+func newNonce() string {
+	var b [8]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
 }
 
 func nowString() string { return time.Now().UTC().Format(time.RFC3339Nano) }
