@@ -173,34 +173,11 @@ func (s *Store) treeResumable(ctx context.Context, note string, src *store.TreeS
 	return "", nil, "", etag, nil
 }
 
-// startTree writes a new folder upload's info, then the source's note (create-only, or over
-// the note of an upload that is no more: If-Match).
+// startTree writes a new folder upload's info, then the source's note (start).
 func (s *Store) startTree(ctx context.Context, note, noteTag, name string, size int64, want string) (string, *partialInfo, error) {
-	id, release, err := s.admitNew(ctx, name, size)
-	if err != nil {
-		return "", nil, err
-	}
-	fail := func(err error) (string, *partialInfo, error) {
-		release()
-		return "", nil, err
-	}
-	pi := &partialInfo{Name: name, Size: size, Made: nowString(), Blake3: want, Kind: store.KindFolder, Note: path.Base(note)}
-	if err := s.putJSON(ctx, s.infoKey(id), pi, true); err != nil {
-		return fail(s.wrap(fault.UploadUnreadable, name, err))
-	}
-	nb, _ := json.Marshal(sourceNote{ID: id})
-	in := &awss3.PutObjectInput{Bucket: &s.Bucket, Key: &note, Body: bytes.NewReader(nb), IfNoneMatch: aws.String("*")}
-	if noteTag != "" {
-		in.IfNoneMatch, in.IfMatch = nil, aws.String(noteTag)
-	}
-	if _, err := s.client.PutObject(ctx, in); err != nil {
-		s.dropPartial(context.WithoutCancel(ctx), id, pi)
-		if conflict(err) || notFound(err) {
-			return fail(errNoteTaken)
-		}
-		return fail(s.wrap(fault.UploadUnreadable, name, err))
-	}
-	return id, pi, nil
+	return s.start(ctx, note, noteTag, name, size, func(string) (*partialInfo, error) {
+		return &partialInfo{Name: name, Size: size, Made: nowString(), Blake3: want, Kind: store.KindFolder, Note: path.Base(note)}, nil
+	})
 }
 
 // treeWrite is store.TreeWrite: an unfinished folder upload, and the objects of its folder a run
