@@ -112,18 +112,12 @@ func (s *Store) dropOrphanTombstones(ctx context.Context) error {
 			continue
 		}
 		if m, err := s.readMarker(ctx, id); err == nil && m.tombstone {
-			if name, herr := s.lookUpName(ctx, id); herr == nil && name == "" {
+			if name, _, herr := s.lookUp(ctx, id); herr == nil && name == "" {
 				keys = append(keys, s.usedKey(id))
 			}
 		}
 	}
 	return s.deleteKeys(ctx, keys)
-}
-
-// lookUpName is the name of the finished upload id, "" when there is none (nil error).
-func (s *Store) lookUpName(ctx context.Context, id string) (string, error) {
-	name, _, err := s.lookUp(ctx, id)
-	return name, err
 }
 
 type sweeper struct {
@@ -264,12 +258,5 @@ func (sw *sweeper) Drop(ctx context.Context, it *store.SweepItem) error {
 	if err := s.dropPartial(ctx, id, d.pi); err != nil {
 		return err
 	}
-	// Multipart uploads of the id that no info names (a stage killed before it wrote one).
-	mps, err := s.multiparts(ctx, s.key(id)+"/")
-	for _, mp := range mps {
-		if _, aerr := s.client.AbortMultipartUpload(ctx, &awss3.AbortMultipartUploadInput{Bucket: &s.Bucket, Key: &mp.key, UploadId: &mp.uploadID}); aerr != nil && !notFound(aerr) {
-			err = s.wrap(fault.UploadUnreadable, "abort "+id, aerr)
-		}
-	}
-	return err
+	return s.dropMultiparts(ctx, id)
 }

@@ -304,7 +304,7 @@ func (t *treeWrite) Publish(ctx context.Context, m *store.TreeMeta, files []stor
 	s.client.DeleteObject(ctx, &awss3.DeleteObjectInput{Bucket: &s.Bucket, Key: aws.String(s.infoKey(t.id))})
 	for _, f := range files {
 		if f.Size > treeParts { // a killed run's multipart upload of it may be left
-			s.dropTreeMultiparts(ctx, t.id)
+			s.dropMultiparts(ctx, t.id)
 			break
 		}
 	}
@@ -356,9 +356,10 @@ func (s *Store) sendTreeParts(ctx context.Context, id, name string, f store.Tree
 	return err
 }
 
-// dropTreeMultiparts aborts the multipart uploads left under P/<id>/ (a run killed while it sent
-// a large file).
-func (s *Store) dropTreeMultiparts(ctx context.Context, id string) error {
+// dropMultiparts aborts the multipart uploads left under P/<id>/: a folder upload's (a run
+// killed while it sent a large file), or a file upload's that no info names (a stage killed
+// before it wrote one).
+func (s *Store) dropMultiparts(ctx context.Context, id string) error {
 	mps, err := s.multiparts(ctx, s.key(id)+"/")
 	for _, mp := range mps {
 		if _, aerr := s.client.AbortMultipartUpload(ctx, &awss3.AbortMultipartUploadInput{Bucket: &s.Bucket, Key: &mp.key, UploadId: &mp.uploadID}); aerr != nil && !notFound(aerr) {
@@ -609,7 +610,7 @@ func (s *Store) dropTreeObjects(ctx context.Context, id string) (bool, error) {
 	if err := s.deleteKeys(ctx, keys); err != nil {
 		return false, err
 	}
-	return false, s.dropTreeMultiparts(ctx, id)
+	return false, s.dropMultiparts(ctx, id)
 }
 
 // dropTree removes the finished folder upload id whose marker is a tombstone: its source note
@@ -627,19 +628,10 @@ func (s *Store) dropTree(ctx context.Context, id string) error {
 	if err := s.deleteKeys(ctx, []string{s.treeKey(id)}); err != nil {
 		return err
 	}
-	var keys []string
-	if err := s.listObjects(ctx, s.key(id)+"/", func(o types.Object) error {
-		if k := aws.ToString(o.Key); k != s.usedKey(id) {
-			keys = append(keys, k)
-		}
-		return nil
-	}); err != nil {
-		return s.wrap(fault.UploadUnreadable, "upload "+id, err)
-	}
-	if err := s.deleteKeys(ctx, keys); err != nil {
+	if err := s.deleteUnder(ctx, s.key(id)+"/", s.usedKey(id), "upload "+id); err != nil {
 		return err
 	}
-	if err := s.dropTreeMultiparts(ctx, id); err != nil {
+	if err := s.dropMultiparts(ctx, id); err != nil {
 		return err
 	}
 	return s.deleteKeys(ctx, []string{s.usedKey(id)})
