@@ -581,15 +581,7 @@ func testLostAnswerOwn(t *testing.T, srv *s3test.Server) {
 			if err := s.SetLimits(bg, store.Limits{MaxFiles: 5}); err != nil {
 				return err
 			}
-			lk, err := reserver{s}.LockLimits(bg, time.Second)
-			if err != nil {
-				return err
-			}
-			held, err := lk.Unlock(bg)
-			if err == nil && !held {
-				err = errors.New("the lock taken was not held at its unlock")
-			}
-			return err
+			return lockLimits(s, time.Second)
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -609,6 +601,19 @@ func testLostAnswerOwn(t *testing.T, srv *s3test.Server) {
 	}
 }
 
+// lockLimits takes the limits lock and lets it go: an error when it was not held at its unlock.
+func lockLimits(s *Store, wait time.Duration) error {
+	lk, err := reserver{s}.LockLimits(bg, wait)
+	if err != nil {
+		return err
+	}
+	held, err := lk.Unlock(bg)
+	if err == nil && !held {
+		err = errors.New("the lock taken was not held at its unlock")
+	}
+	return err
+}
+
 // Each write of the two lease locks (the sweep lock, the limits lock) whose answer is lost (the
 // server took it, the SDK tries again and is refused, the ETag having moved) is found to be the
 // holder's own: not a lock held by somebody else (the sweep's own pid named as its holder), and
@@ -624,17 +629,6 @@ func testLockLostAnswer(t *testing.T, srv *s3test.Server) {
 			return err
 		}
 		return sw.Close()
-	}
-	limits := func(s *Store) error {
-		lk, err := reserver{s}.LockLimits(bg, 0)
-		if err != nil {
-			return err
-		}
-		held, err := lk.Unlock(bg)
-		if err == nil && !held {
-			err = errors.New("the lock taken was not held at its unlock")
-		}
-		return err
 	}
 	var lost atomic.Int32 // the writes the case's predicate saw
 	for _, tc := range []struct {
@@ -662,7 +656,8 @@ func testLockLostAnswer(t *testing.T, srv *s3test.Server) {
 			}
 			return err
 		}},
-		{"limits lock taken over", "limits.lock", "If-Match", func(s *Store) { expired(s, s.limitsLockKey(), "limits %s 0123456789abcdef\n") }, limits},
+		{"limits lock taken over", "limits.lock", "If-Match", func(s *Store) { expired(s, s.limitsLockKey(), "limits %s 0123456789abcdef\n") },
+			func(s *Store) error { return lockLimits(s, 0) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s, p := proxied(t, srv, Options{})
