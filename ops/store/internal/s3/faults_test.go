@@ -37,6 +37,7 @@ func TestFaults(t *testing.T) {
 		{"SilentServerIsUnreachable", testSilentServer},
 		{"StallOfPartsInFlightIsRetried", testStallRetried},
 		{"LostAnswerOfCreateOnlyWriteIsOwn", testLostAnswerOwn},
+		{"LostAnswerOfLockWriteIsOwn", testLockLostAnswer},
 		{"ForeignMarkerSkippedAndNamed", testForeignMarker},
 		{"OrphanTombstoneRemovedByNextSweep", testOrphanTombstone},
 		{"SweepLease", testSweepLease},
@@ -580,15 +581,7 @@ func testLostAnswerOwn(t *testing.T, srv *s3test.Server) {
 			if err := s.SetLimits(bg, store.Limits{MaxFiles: 5}); err != nil {
 				return err
 			}
-			lk, err := reserver{s}.LockLimits(bg, time.Second)
-			if err != nil {
-				return err
-			}
-			held, err := lk.Unlock(bg)
-			if err == nil && !held {
-				err = errors.New("the lock taken was not held at its unlock")
-			}
-			return err
+			return lockLimits(s, time.Second)
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -603,6 +596,90 @@ func testLostAnswerOwn(t *testing.T, srv *s3test.Server) {
 			}
 			if lost.Load() < 2 {
 				t.Fatalf("%d create-only writes of %s: want the lost one and its retry", lost.Load(), tc.key)
+			}
+		})
+	}
+}
+
+// lockLimits takes the limits lock and lets it go: an error when it was not held at its unlock.
+func lockLimits(s *Store, wait time.Duration) error {
+	lk, err := reserver{s}.LockLimits(bg, wait)
+	if err != nil {
+		return err
+	}
+	held, err := lk.Unlock(bg)
+	if err == nil && !held {
+		err = errors.New("the lock taken was not held at its unlock")
+	}
+	return err
+}
+
+// Each write of the two lease locks (the sweep lock, the limits lock) whose answer is lost (the
+// server took it, the SDK tries again and is refused, the ETag having moved) is found to be the
+// holder's own: not a lock held by somebody else (the sweep's own pid named as its holder), and
+// not a renewal that lost. Both locks go through one lease; each case is one of its writes (the
+// limits lock's create-only write is LostAnswerOfCreateOnlyWriteIsOwn's).
+func testLockLostAnswer(t *testing.T, srv *s3test.Server) {
+	expired := func(s *Store, key, body string) {
+		put(t, s, key, fmt.Sprintf(body, time.Now().Add(-time.Second).UTC().Format(time.RFC3339Nano)))
+	}
+	sweep := func(s *Store) error {
+		sw, err := s.Sweep(bg, 0, false)
+		if err != nil {
+			return err
+		}
+		return sw.Close()
+	}
+	var lost atomic.Int32 // the writes the case's predicate saw
+	for _, tc := range []struct {
+		name, lock string
+		cond       string // the condition of the write whose answer is lost
+		before     func(s *Store)
+		f          func(s *Store) error
+	}{
+		{"sweep lock taken", "sweep.lock", "If-None-Match", nil, sweep},
+		{"sweep lock taken over", "sweep.lock", "If-Match", func(s *Store) { expired(s, s.lockKey(), "sweep %s\n") }, sweep},
+		{"sweep lock renewed", "sweep.lock", "If-Match", nil, func(s *Store) error {
+			defer func(l time.Duration) { SweepLease = l }(SweepLease)
+			SweepLease = 400 * time.Millisecond
+			sw, err := s.Sweep(bg, 0, false)
+			if err != nil {
+				return err
+			}
+			for i := 0; lost.Load() < 2 && i < 1000; i++ { // the lost renewal and its retry
+				time.Sleep(10 * time.Millisecond)
+			}
+			time.Sleep(SweepLease / 2) // the retry answered, and the lease renewed since
+			_, err = sw.(*sweeper).Exclude(bg)
+			if cerr := sw.Close(); err == nil {
+				err = cerr
+			}
+			return err
+		}},
+		{"limits lock taken over", "limits.lock", "If-Match", func(s *Store) { expired(s, s.limitsLockKey(), "limits %s 0123456789abcdef\n") },
+			func(s *Store) error { return lockLimits(s, 0) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, p := proxied(t, srv, Options{})
+			if _, err := s.checkStore(bg, true); err != nil {
+				t.Fatal(err)
+			}
+			if tc.before != nil {
+				tc.before(s)
+			}
+			lost.Store(0)
+			p.SetLoseAnswer(func(r *http.Request) bool {
+				return r.Method == "PUT" && r.Header.Get(tc.cond) != "" &&
+					strings.HasSuffix(r.URL.Path, "/.attachctl/"+tc.lock) && lost.Add(1) == 1
+			})
+			if err := tc.f(s); err != nil {
+				t.Fatalf("with the answer of the first %s write of %s lost: %v", tc.cond, tc.lock, err)
+			}
+			if lost.Load() < 2 {
+				t.Fatalf("%d %s writes of %s: want the lost one and its retry", lost.Load(), tc.cond, tc.lock)
+			}
+			if _, _, _, err := s.getObject(bg, s.key(internalDir, tc.lock)); !notFound(err) {
+				t.Fatalf("the lock %s is left after its holder let it go: %v", tc.lock, err)
 			}
 		})
 	}

@@ -3,11 +3,7 @@ package s3
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
-	"fmt"
-	"io"
 	"strings"
 	"sync"
 	"time"
@@ -100,13 +96,12 @@ func (s *Store) admitNew(ctx context.Context, name string, size int64) (id strin
 func (s *Store) unreserve(ctx context.Context, id string) { s.quotaOf().Done(ctx, id) }
 
 // The reservations' primitives (store.Reserver). A reservation is the object
-// P/.attachctl/reserved/<id>, created If-None-Match: *. The limits lock is the object
-// P/.attachctl/limits.lock, "limits <expiry> <nonce>", created If-None-Match: * and taken over
-// by If-Match once its lease ran out (a holder that died). A server may let two create-only
-// writes that race both succeed (versitygw's posix backend checks, then writes): so Unlock reads
-// the lock back, and a holder that does not find its own nonce there lost the lock while it held
-// it, and what it wrote under it is undone and done again. Two holders that both find their own
-// nonce held it at times apart, so the later one counted what the earlier reserved.
+// P/.attachctl/reserved/<id>, created If-None-Match: *. The limits lock is the lease (lease.go)
+// P/.attachctl/limits.lock. A server may let two create-only writes that race both succeed
+// (versitygw's posix backend checks, then writes): so Unlock reads the lock back, and a holder
+// that does not find its own nonce there lost the lock while it held it, and what it wrote under
+// it is undone and done again. Two holders that both find their own nonce held it at times apart,
+// so the later one counted what the earlier reserved.
 const (
 	reservedDir = "reserved"
 	limitsLease = 30 * time.Second
@@ -118,74 +113,19 @@ func (s *Store) reservedKey(id string) string { return s.key(internalDir, reserv
 
 type reserver struct{ s *Store }
 
-type leaseHeld struct {
-	s     *Store
-	nonce string
-}
-
+// LockLimits takes the limits lock (a lease, lease.go), which is not renewed: it is held only
+// while one upload is checked.
 func (r reserver) LockLimits(ctx context.Context, wait time.Duration) (store.LimitsLock, error) {
 	s := r.s
-	var rnd [8]byte
-	rand.Read(rnd[:])
-	nonce := hex.EncodeToString(rnd[:])
-	meta := holderMeta(store.Me())
-	body := func() io.Reader {
-		return strings.NewReader(fmt.Sprintf("limits %s %s\n", time.Now().UTC().Add(limitsLease).Format(time.RFC3339Nano), nonce))
-	}
-	deadline := time.Now().Add(wait)
-	for pause := 5 * time.Millisecond; ; pause = min(2*pause, 200*time.Millisecond) {
-		_, err := s.client.PutObject(ctx, &awss3.PutObjectInput{Bucket: &s.Bucket, Key: aws.String(s.limitsLockKey()),
-			Body: body(), Metadata: meta, IfNoneMatch: aws.String("*")})
-		if err == nil {
-			return leaseHeld{s, nonce}, nil
-		}
-		if !conflict(err) {
-			return nil, s.wrap(fault.StoreUnreachable, "limits lock", err)
-		}
-		b, etag, _, gerr := s.getObject(ctx, s.limitsLockKey())
-		if gerr == nil {
-			f := strings.Fields(string(b))
-			if len(f) == 3 && f[2] == nonce {
-				// Its own nonce: an earlier attempt of this write was taken by the server and
-				// its answer lost (the SDK tried again and was refused), not another holder.
-				return leaseHeld{s, nonce}, nil
-			}
-			if len(f) != 3 || time.Now().After(parseTime(f[1])) { // expired, or not a lock we can read
-				_, err := s.client.PutObject(ctx, &awss3.PutObjectInput{Bucket: &s.Bucket, Key: aws.String(s.limitsLockKey()),
-					Body: body(), Metadata: meta, IfMatch: aws.String(etag)})
-				if err == nil {
-					return leaseHeld{s, nonce}, nil
-				}
-			}
-		}
-		if time.Now().Add(pause).After(deadline) {
-			h, known := s.lockHolder(ctx, s.limitsLockKey())
-			return nil, fault.Errorf(fault.StoreLocked, "store %s: the limits lock %s %s (free at the latest %v after its holder stopped)",
-				s.URI, s.limitsLockKey(), store.HeldBy(h, known, wait), limitsLease)
-		}
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-time.After(pause):
-		}
-	}
-}
-
-func (h leaseHeld) Unlock(ctx context.Context) (bool, error) {
-	b, _, _, err := h.s.getObject(ctx, h.s.limitsLockKey())
-	if notFound(err) {
-		return false, nil
-	}
+	l := s.newLease(s.limitsLockKey(), "limits", limitsLease, true)
+	err := l.take(ctx, wait, 5*time.Millisecond, 200*time.Millisecond, func(heldBy string) error {
+		return fault.Errorf(fault.StoreLocked, "store %s: the limits lock %s %s (free at the latest %v after its holder stopped)",
+			s.URI, l.key, heldBy, limitsLease)
+	})
 	if err != nil {
-		return false, h.s.wrap(fault.StoreUnreachable, "limits lock", err)
+		return nil, err
 	}
-	if f := strings.Fields(string(b)); len(f) != 3 || f[2] != h.nonce {
-		return false, nil
-	}
-	if _, err := h.s.client.DeleteObject(ctx, &awss3.DeleteObjectInput{Bucket: &h.s.Bucket, Key: aws.String(h.s.limitsLockKey())}); err != nil && !notFound(err) {
-		return true, h.s.wrap(fault.StoreUnreachable, "limits lock", err)
-	}
-	return true, nil
+	return l, nil
 }
 
 func (r reserver) PutReservation(ctx context.Context, key string, body []byte) error {

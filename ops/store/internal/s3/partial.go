@@ -138,9 +138,7 @@ func (s *Store) checkConditional(ctx context.Context) (string, error) {
 	if s.unsafeNoConditional {
 		return condNone + nowString() + "\n", nil
 	}
-	var nonce [8]byte
-	rand.Read(nonce[:])
-	key := s.key(internalDir, "probe-"+hex.EncodeToString(nonce[:]))
+	key := s.key(internalDir, "probe-"+newNonce())
 	defer s.client.DeleteObject(context.WithoutCancel(ctx), &awss3.DeleteObjectInput{Bucket: &s.Bucket, Key: &key})
 	put := func(in *awss3.PutObjectInput) error {
 		in.Bucket, in.Key, in.Body = &s.Bucket, &key, strings.NewReader("probe\n")
@@ -192,6 +190,13 @@ func (s *Store) exists(ctx context.Context, id string) error {
 		return fault.Errorf(fault.UploadMissing, "upload %s: not in store %s (the store is empty)", id, s.URI)
 	}
 	return nil
+}
+
+// newNonce is a random nonce of 16 hex digits: a marker's, a lease holder's, a probe's key.
+func newNonce() string {
+	var b [8]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
 }
 
 func nowString() string { return time.Now().UTC().Format(time.RFC3339Nano) }
@@ -498,20 +503,26 @@ func (s *Store) dropPartial(ctx context.Context, id string, pi *partialInfo) err
 			return s.wrap(fault.UploadUnreadable, "abort "+id, err)
 		}
 	}
-	var keys []string
-	if err := s.listObjects(ctx, s.key(internalDir, "partial", id)+"/", func(o types.Object) error {
-		if k := aws.ToString(o.Key); k != s.infoKey(id) {
-			keys = append(keys, k)
-		}
-		return nil
-	}); err != nil {
-		return s.wrap(fault.UploadUnreadable, "abort "+id, err)
-	}
-	if err := s.deleteKeys(ctx, keys); err != nil {
+	if err := s.deleteUnder(ctx, s.key(internalDir, "partial", id)+"/", s.infoKey(id), "abort "+id); err != nil {
 		return err
 	}
 	_, err := s.client.DeleteObject(ctx, &awss3.DeleteObjectInput{Bucket: &s.Bucket, Key: aws.String(s.infoKey(id))})
 	return s.wrap(fault.UploadUnreadable, "abort "+id, err)
+}
+
+// deleteUnder removes every object under prefix but keep, the one whose removal, last, says that
+// nothing is left (what names the upload in errors).
+func (s *Store) deleteUnder(ctx context.Context, prefix, keep, what string) error {
+	var keys []string
+	if err := s.listObjects(ctx, prefix, func(o types.Object) error {
+		if k := aws.ToString(o.Key); k != keep {
+			keys = append(keys, k)
+		}
+		return nil
+	}); err != nil {
+		return s.wrap(fault.UploadUnreadable, what, err)
+	}
+	return s.deleteKeys(ctx, keys)
 }
 
 // deleteKeys removes keys with DeleteObjects, a thousand at a time (S3's most).

@@ -14,8 +14,8 @@
 //	                                   write's ETag new, so a condition on an ETag read before
 //	                                   another write always fails.
 //	P/.attachctl/store                 the mark that says this prefix is a store
-//	P/.attachctl/sweep.lock            held by the one sweep that runs (created If-None-Match: *;
-//	                                   a lock older than its lease is taken over by If-Match)
+//	P/.attachctl/sweep.lock            held by the one sweep that runs, and
+//	P/.attachctl/limits.lock           held while one upload is checked: leases (lease.go)
 //	P/.attachctl/partial/<id>/info     an unfinished upload: JSON {name, size, made, and for the
 //	                                   upload stage uploadId and blake3}
 //	P/.attachctl/partial/<id>/c/<off>  a step-by-step upload's chunk at offset off (20 digits),

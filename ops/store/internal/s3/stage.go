@@ -324,7 +324,22 @@ func (s *Store) resumable(ctx context.Context, note, name, want string) (string,
 // startStage begins a multipart upload with the BLAKE3 in its metadata, then writes its info and
 // the source's note (a kill between leaves a multipart upload that sweep aborts).
 func (s *Store) startStage(ctx context.Context, note, noteTag, name string, size int64, want string) (string, *partialInfo, error) {
-	id, release, err := s.admitNew(ctx, name, size) // the store's limits, before anything is sent
+	return s.start(ctx, note, noteTag, name, size, func(id string) (*partialInfo, error) {
+		mp, err := s.client.CreateMultipartUpload(ctx, &awss3.CreateMultipartUploadInput{Bucket: &s.Bucket,
+			Key: aws.String(s.FinishedKey(id, name)), Metadata: map[string]string{"blake3": want}})
+		if err != nil {
+			return nil, err
+		}
+		return &partialInfo{Name: name, Size: size, Made: nowString(), UploadID: aws.ToString(mp.UploadId), Blake3: want}, nil
+	})
+}
+
+// start is how a new upload (a file's by the upload stage, or a folder's) begins: admitted against
+// the store's limits before anything is sent, then begun (begin makes its info, and whatever goes
+// before it), its info written, then the source's note: create-only, or over the note of an
+// upload that is no more (If-Match noteTag).
+func (s *Store) start(ctx context.Context, note, noteTag, name string, size int64, begin func(id string) (*partialInfo, error)) (string, *partialInfo, error) {
+	id, release, err := s.admitNew(ctx, name, size)
 	if err != nil {
 		return "", nil, err
 	}
@@ -332,19 +347,16 @@ func (s *Store) startStage(ctx context.Context, note, noteTag, name string, size
 		release()
 		return "", nil, err
 	}
-	key := s.FinishedKey(id, name)
-	mp, err := s.client.CreateMultipartUpload(ctx, &awss3.CreateMultipartUploadInput{Bucket: &s.Bucket, Key: &key,
-		Metadata: map[string]string{"blake3": want}})
-	if err != nil {
-		return fail(s.wrap(fault.UploadUnreadable, name, err))
+	pi, err := begin(id)
+	if err == nil {
+		err = s.putJSON(ctx, s.infoKey(id), pi, true)
 	}
-	pi := &partialInfo{Name: name, Size: size, Made: nowString(), UploadID: aws.ToString(mp.UploadId), Blake3: want}
-	if err := s.putJSON(ctx, s.infoKey(id), pi, true); err != nil {
+	if err != nil {
 		return fail(s.wrap(fault.UploadUnreadable, name, err))
 	}
 	nb, _ := json.Marshal(sourceNote{ID: id})
 	in := &awss3.PutObjectInput{Bucket: &s.Bucket, Key: &note, Body: bytes.NewReader(nb), IfNoneMatch: aws.String("*")}
-	if noteTag != "" { // over the note of an upload that is no more
+	if noteTag != "" {
 		in.IfNoneMatch, in.IfMatch = nil, aws.String(noteTag)
 	}
 	if _, err := s.client.PutObject(ctx, in); err != nil {

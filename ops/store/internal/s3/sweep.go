@@ -2,7 +2,6 @@ package s3
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"sync"
 	"time"
@@ -52,13 +51,7 @@ var SweepLease = 2 * time.Minute
 
 func (s *Store) lockKey() string { return s.key(internalDir, "sweep.lock") }
 
-// lockBody is the lock's body: when its lease runs out.
-func lockBody(lease time.Duration) string {
-	return fmt.Sprintf("sweep %s\n", time.Now().UTC().Add(lease).Format(time.RFC3339Nano))
-}
-
-// Sweep takes the store's sweep lock: an object created If-None-Match: *, taken over by If-Match
-// when its lease has run out (a sweep that died), and renewed while the sweep runs. A dry run
+// Sweep takes the store's sweep lock (a lease, lease.go), renewed while the sweep runs. A dry run
 // writes nothing, the lock included. A sweep that holds the lock first removes the tombstones
 // that killed sweeps left with no upload beside them.
 func (s *Store) Sweep(ctx context.Context, wait time.Duration, dryRun bool) (store.Sweeper, error) {
@@ -69,46 +62,16 @@ func (s *Store) Sweep(ctx context.Context, wait time.Duration, dryRun bool) (sto
 	if !ok || dryRun {
 		return &sweeper{s: s, empty: !ok, dryRun: dryRun}, nil
 	}
-	lease := SweepLease
-	meta := holderMeta(store.Me())
-	deadline := time.Now().Add(wait)
-	for pause := 10 * time.Millisecond; ; pause = min(2*pause, time.Second) {
-		out, err := s.client.PutObject(ctx, &awss3.PutObjectInput{Bucket: &s.Bucket, Key: aws.String(s.lockKey()),
-			Body: strings.NewReader(lockBody(lease)), Metadata: meta, IfNoneMatch: aws.String("*")})
-		if err == nil {
-			return s.held(ctx, aws.ToString(out.ETag), lease, meta)
-		}
-		if !conflict(err) {
-			return nil, s.wrap(fault.StoreUnreachable, "sweep lock", err)
-		}
-		b, etag, _, gerr := s.getObject(ctx, s.lockKey())
-		if gerr == nil {
-			f := strings.Fields(string(b))
-			if len(f) != 2 || time.Now().After(parseTime(f[1])) { // expired, or not a lock we can read
-				out, err := s.client.PutObject(ctx, &awss3.PutObjectInput{Bucket: &s.Bucket, Key: aws.String(s.lockKey()),
-					Body: strings.NewReader(lockBody(lease)), Metadata: meta, IfMatch: aws.String(etag)})
-				if err == nil {
-					return s.held(ctx, aws.ToString(out.ETag), lease, meta)
-				}
-			}
-		}
-		if time.Now().Add(pause).After(deadline) {
-			h, known := s.lockHolder(ctx, s.lockKey())
-			return nil, fault.Errorf(fault.StoreLocked, "store %s: the sweep lock (another sweep or rm is running) %s %s (free at the latest %v after that sweep stopped)",
-				s.URI, s.lockKey(), store.HeldBy(h, known, wait), lease)
-		}
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-time.After(pause):
-		}
+	l := s.newLease(s.lockKey(), "sweep", SweepLease, false)
+	err = l.take(ctx, wait, 10*time.Millisecond, time.Second, func(heldBy string) error {
+		return fault.Errorf(fault.StoreLocked, "store %s: the sweep lock (another sweep or rm is running) %s %s (free at the latest %v after that sweep stopped)",
+			s.URI, l.key, heldBy, l.dur)
+	})
+	if err != nil {
+		return nil, err
 	}
-}
-
-// held starts the renewal of the lock just taken, and removes orphaned tombstones.
-func (s *Store) held(ctx context.Context, etag string, lease time.Duration, meta map[string]string) (store.Sweeper, error) {
-	sw := &sweeper{s: s, etag: etag, meta: meta, stop: make(chan struct{}), done: make(chan struct{})}
-	go sw.renew(lease)
+	sw := &sweeper{s: s, lock: l, stop: make(chan struct{}), done: make(chan struct{})}
+	go sw.renew()
 	if err := s.dropOrphanTombstones(ctx); err != nil {
 		sw.Close()
 		return nil, err
@@ -116,12 +79,11 @@ func (s *Store) held(ctx context.Context, etag string, lease time.Duration, meta
 	return sw, nil
 }
 
-// renew writes the lock again (If-Match the ETag it wrote last) every lease/4 until Close. When a
-// renewal loses (the sweep stalled past its lease and another took the store over), the sweep
-// stops before its next removal.
-func (sw *sweeper) renew(lease time.Duration) {
+// renew renews the lock every lease/4 until Close. When a renewal loses (the sweep stalled past
+// its lease and another took the store over), the sweep stops before its next removal.
+func (sw *sweeper) renew() {
 	defer close(sw.done)
-	t := time.NewTicker(lease / 4)
+	t := time.NewTicker(sw.lock.dur / 4)
 	defer t.Stop()
 	for {
 		select {
@@ -129,19 +91,11 @@ func (sw *sweeper) renew(lease time.Duration) {
 			return
 		case <-t.C:
 		}
-		sw.mu.Lock()
-		etag := sw.etag
-		sw.mu.Unlock()
-		out, err := sw.s.client.PutObject(context.Background(), &awss3.PutObjectInput{Bucket: &sw.s.Bucket, Key: aws.String(sw.s.lockKey()),
-			Body: strings.NewReader(lockBody(lease)), Metadata: sw.meta, IfMatch: aws.String(etag)})
-		sw.mu.Lock()
-		switch {
-		case err == nil:
-			sw.etag = aws.ToString(out.ETag)
-		case conflict(err) || notFound(err):
+		if sw.lock.renew(context.Background()) {
+			sw.mu.Lock()
 			sw.lost = fault.Errorf(fault.StoreLocked, "store %s: the sweep lock was taken over (this sweep stalled past its lease); stopped", sw.s.URI)
+			sw.mu.Unlock()
 		}
-		sw.mu.Unlock()
 	}
 }
 
@@ -158,7 +112,7 @@ func (s *Store) dropOrphanTombstones(ctx context.Context) error {
 			continue
 		}
 		if m, err := s.readMarker(ctx, id); err == nil && m.tombstone {
-			if name, herr := s.lookUpName(ctx, id); herr == nil && name == "" {
+			if name, _, herr := s.lookUp(ctx, id); herr == nil && name == "" {
 				keys = append(keys, s.usedKey(id))
 			}
 		}
@@ -166,40 +120,27 @@ func (s *Store) dropOrphanTombstones(ctx context.Context) error {
 	return s.deleteKeys(ctx, keys)
 }
 
-// lookUpName is the name of the finished upload id, "" when there is none (nil error).
-func (s *Store) lookUpName(ctx context.Context, id string) (string, error) {
-	name, _, err := s.lookUp(ctx, id)
-	return name, err
-}
-
 type sweeper struct {
 	s      *Store
 	empty  bool
 	dryRun bool
+	lock   *lease // nil when it holds none
 
 	stop, done chan struct{} // the renewal's
 	mu         sync.Mutex
-	etag       string            // of the lock as last written
-	lost       error             // the lease was lost
-	meta       map[string]string // the lock's metadata: its holder
+	lost       error // the lease was lost
 }
 
+// Close stops the renewal and lets the lock go.
 func (sw *sweeper) Close() error {
-	if sw.stop != nil {
-		close(sw.stop)
-		<-sw.done
-		sw.stop = nil
-	}
-	sw.mu.Lock()
-	etag := sw.etag
-	sw.etag = ""
-	sw.mu.Unlock()
-	if etag == "" {
+	if sw.lock == nil {
 		return nil
 	}
-	_, err := sw.s.client.DeleteObject(context.Background(), &awss3.DeleteObjectInput{Bucket: &sw.s.Bucket,
-		Key: aws.String(sw.s.lockKey()), IfMatch: aws.String(etag)})
-	return sw.s.wrap(fault.StoreUnreachable, "sweep lock", err)
+	close(sw.stop)
+	<-sw.done
+	_, err := sw.lock.Unlock(context.Background())
+	sw.lock = nil
+	return err
 }
 
 // Remove is store.Sweeper's Remove, the re-check written once (store.SweepRemove) over the
@@ -317,12 +258,5 @@ func (sw *sweeper) Drop(ctx context.Context, it *store.SweepItem) error {
 	if err := s.dropPartial(ctx, id, d.pi); err != nil {
 		return err
 	}
-	// Multipart uploads of the id that no info names (a stage killed before it wrote one).
-	mps, err := s.multiparts(ctx, s.key(id)+"/")
-	for _, mp := range mps {
-		if _, aerr := s.client.AbortMultipartUpload(ctx, &awss3.AbortMultipartUploadInput{Bucket: &s.Bucket, Key: &mp.key, UploadId: &mp.uploadID}); aerr != nil && !notFound(aerr) {
-			err = s.wrap(fault.UploadUnreadable, "abort "+id, aerr)
-		}
-	}
-	return err
+	return s.dropMultiparts(ctx, id)
 }

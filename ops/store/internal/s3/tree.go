@@ -173,34 +173,11 @@ func (s *Store) treeResumable(ctx context.Context, note string, src *store.TreeS
 	return "", nil, "", etag, nil
 }
 
-// startTree writes a new folder upload's info, then the source's note (create-only, or over
-// the note of an upload that is no more: If-Match).
+// startTree writes a new folder upload's info, then the source's note (start).
 func (s *Store) startTree(ctx context.Context, note, noteTag, name string, size int64, want string) (string, *partialInfo, error) {
-	id, release, err := s.admitNew(ctx, name, size)
-	if err != nil {
-		return "", nil, err
-	}
-	fail := func(err error) (string, *partialInfo, error) {
-		release()
-		return "", nil, err
-	}
-	pi := &partialInfo{Name: name, Size: size, Made: nowString(), Blake3: want, Kind: store.KindFolder, Note: path.Base(note)}
-	if err := s.putJSON(ctx, s.infoKey(id), pi, true); err != nil {
-		return fail(s.wrap(fault.UploadUnreadable, name, err))
-	}
-	nb, _ := json.Marshal(sourceNote{ID: id})
-	in := &awss3.PutObjectInput{Bucket: &s.Bucket, Key: &note, Body: bytes.NewReader(nb), IfNoneMatch: aws.String("*")}
-	if noteTag != "" {
-		in.IfNoneMatch, in.IfMatch = nil, aws.String(noteTag)
-	}
-	if _, err := s.client.PutObject(ctx, in); err != nil {
-		s.dropPartial(context.WithoutCancel(ctx), id, pi)
-		if conflict(err) || notFound(err) {
-			return fail(errNoteTaken)
-		}
-		return fail(s.wrap(fault.UploadUnreadable, name, err))
-	}
-	return id, pi, nil
+	return s.start(ctx, note, noteTag, name, size, func(string) (*partialInfo, error) {
+		return &partialInfo{Name: name, Size: size, Made: nowString(), Blake3: want, Kind: store.KindFolder, Note: path.Base(note)}, nil
+	})
 }
 
 // treeWrite is store.TreeWrite: an unfinished folder upload, and the objects of its folder a run
@@ -327,7 +304,7 @@ func (t *treeWrite) Publish(ctx context.Context, m *store.TreeMeta, files []stor
 	s.client.DeleteObject(ctx, &awss3.DeleteObjectInput{Bucket: &s.Bucket, Key: aws.String(s.infoKey(t.id))})
 	for _, f := range files {
 		if f.Size > treeParts { // a killed run's multipart upload of it may be left
-			s.dropTreeMultiparts(ctx, t.id)
+			s.dropMultiparts(ctx, t.id)
 			break
 		}
 	}
@@ -379,9 +356,10 @@ func (s *Store) sendTreeParts(ctx context.Context, id, name string, f store.Tree
 	return err
 }
 
-// dropTreeMultiparts aborts the multipart uploads left under P/<id>/ (a run killed while it sent
-// a large file).
-func (s *Store) dropTreeMultiparts(ctx context.Context, id string) error {
+// dropMultiparts aborts the multipart uploads left under P/<id>/: a folder upload's (a run
+// killed while it sent a large file), or a file upload's that no info names (a stage killed
+// before it wrote one).
+func (s *Store) dropMultiparts(ctx context.Context, id string) error {
 	mps, err := s.multiparts(ctx, s.key(id)+"/")
 	for _, mp := range mps {
 		if _, aerr := s.client.AbortMultipartUpload(ctx, &awss3.AbortMultipartUploadInput{Bucket: &s.Bucket, Key: &mp.key, UploadId: &mp.uploadID}); aerr != nil && !notFound(aerr) {
@@ -632,7 +610,7 @@ func (s *Store) dropTreeObjects(ctx context.Context, id string) (bool, error) {
 	if err := s.deleteKeys(ctx, keys); err != nil {
 		return false, err
 	}
-	return false, s.dropTreeMultiparts(ctx, id)
+	return false, s.dropMultiparts(ctx, id)
 }
 
 // dropTree removes the finished folder upload id whose marker is a tombstone: its source note
@@ -650,19 +628,10 @@ func (s *Store) dropTree(ctx context.Context, id string) error {
 	if err := s.deleteKeys(ctx, []string{s.treeKey(id)}); err != nil {
 		return err
 	}
-	var keys []string
-	if err := s.listObjects(ctx, s.key(id)+"/", func(o types.Object) error {
-		if k := aws.ToString(o.Key); k != s.usedKey(id) {
-			keys = append(keys, k)
-		}
-		return nil
-	}); err != nil {
-		return s.wrap(fault.UploadUnreadable, "upload "+id, err)
-	}
-	if err := s.deleteKeys(ctx, keys); err != nil {
+	if err := s.deleteUnder(ctx, s.key(id)+"/", s.usedKey(id), "upload "+id); err != nil {
 		return err
 	}
-	if err := s.dropTreeMultiparts(ctx, id); err != nil {
+	if err := s.dropMultiparts(ctx, id); err != nil {
 		return err
 	}
 	return s.deleteKeys(ctx, []string{s.usedKey(id)})

@@ -3,8 +3,6 @@ package s3
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"slices"
 	"strings"
@@ -211,9 +209,7 @@ func (s *Store) lookUpAll(ctx context.Context, ids []string) ([]string, []marker
 // If-None-Match: * when there was none. The body carries a fresh nonce so that every write makes
 // a new ETag. It returns the new ETag; a lost race is an error for which isConflict is true.
 func (s *Store) writeMarker(ctx context.Context, id string, m marker, kind string, at time.Time) (string, error) {
-	nonce := make([]byte, 8)
-	rand.Read(nonce)
-	body := fmt.Sprintf("%s %s %s\n", kind, at.UTC().Format(markerTime), hex.EncodeToString(nonce))
+	body := fmt.Sprintf("%s %s %s\n", kind, at.UTC().Format(markerTime), newNonce())
 	in := &awss3.PutObjectInput{Bucket: &s.Bucket, Key: aws.String(s.usedKey(id)), Body: bytes.NewReader([]byte(body))}
 	if m.exists {
 		in.IfMatch = aws.String(m.etag)

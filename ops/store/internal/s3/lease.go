@@ -1,0 +1,161 @@
+package s3
+
+import (
+	"context"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/attachctl/attachctl/manifest/fault"
+	"github.com/attachctl/attachctl/ops/store"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awss3 "github.com/aws/aws-sdk-go-v2/service/s3"
+)
+
+// A lease is a lock object of the store that holds for a while after each write: the sweep lock
+// and the limits lock. It is created If-None-Match: *, taken over by If-Match on its ETag once
+// its lease ran out (a holder that died), renewed by If-Match on the ETag last written, and let
+// go by a delete If-Match. Its body is one line, "<tag> <expiry>" (and the nonce after, for the
+// limits lock, whose earlier versions read it there): what earlier versions read. Its metadata
+// names its holder (pid, host, since when) and carries the holder's nonce (x-amz-meta-nonce).
+//
+// A write whose answer was lost was taken by the server all the same: the SDK tries it again and
+// is refused, the ETag having moved. So every refused write reads the lock back, and one that
+// carries this holder's nonce is its own write, not another holder.
+type lease struct {
+	s           *Store
+	key         string
+	tag         string        // the body's first word: "sweep", "limits" (errors say "<tag> lock")
+	dur         time.Duration // how long each write holds it
+	nonceInBody bool          // the body ends with the nonce
+	nonce       string
+	meta        map[string]string // holder and nonce
+	etag        string            // of the lock as last written (or found to be its own)
+}
+
+// The metadata keys of a lease: its holder, named so that a sweep or rm that cannot have it says
+// who has it, and the holder's nonce.
+const (
+	holderKey = "holder"
+	nonceKey  = "nonce"
+)
+
+func (s *Store) newLease(key, tag string, dur time.Duration, nonceInBody bool) *lease {
+	nonce := newNonce()
+	return &lease{s: s, key: key, tag: tag, dur: dur, nonceInBody: nonceInBody, nonce: nonce,
+		meta: map[string]string{holderKey: store.Me().String(), nonceKey: nonce}}
+}
+
+func (l *lease) body() string {
+	b := l.tag + " " + time.Now().UTC().Add(l.dur).Format(time.RFC3339Nano)
+	if l.nonceInBody {
+		b += " " + l.nonce
+	}
+	return b + "\n"
+}
+
+// expired tells whether a lock's body says its lease ran out, or is not of the form body writes.
+func (l *lease) expired(body []byte) bool {
+	f := strings.Fields(string(body))
+	return len(f) != len(strings.Fields(l.body())) || time.Now().After(parseTime(f[1]))
+}
+
+// read reads the lock: its body, its ETag, and whether this holder wrote it.
+func (l *lease) read(ctx context.Context) (body []byte, etag string, own bool, err error) {
+	out, err := l.s.client.GetObject(ctx, &awss3.GetObjectInput{Bucket: &l.s.Bucket, Key: &l.key})
+	if err != nil {
+		return nil, "", false, err
+	}
+	defer out.Body.Close()
+	body, err = io.ReadAll(io.LimitReader(out.Body, 1<<20))
+	return body, aws.ToString(out.ETag), out.Metadata[nonceKey] == l.nonce, err
+}
+
+// put writes the lock under in's condition. Refused, it reads the lock back: found its own, the
+// write counts as done; else the refusal is returned with what holds the lock now (its body and
+// ETag; etag "" when it could not be read).
+func (l *lease) put(ctx context.Context, in *awss3.PutObjectInput) (found []byte, etag string, err error) {
+	in.Bucket, in.Key, in.Metadata, in.Body = &l.s.Bucket, &l.key, l.meta, strings.NewReader(l.body())
+	out, err := l.s.client.PutObject(ctx, in)
+	if err == nil {
+		l.etag = aws.ToString(out.ETag)
+		return nil, l.etag, nil
+	}
+	if !conflict(err) {
+		return nil, "", err
+	}
+	b, etag, own, rerr := l.read(ctx)
+	switch {
+	case rerr != nil:
+		return nil, "", err
+	case own: // an earlier attempt of this write, whose answer was lost
+		l.etag = etag
+		return nil, etag, nil
+	}
+	return b, etag, err
+}
+
+// take takes the lock, waiting up to wait (pausing from pause up to most between tries); busy
+// makes the error of a lock still held then, given whom store.HeldBy names.
+func (l *lease) take(ctx context.Context, wait, pause, most time.Duration, busy func(heldBy string) error) error {
+	deadline := time.Now().Add(wait)
+	for ; ; pause = min(2*pause, most) {
+		found, etag, err := l.put(ctx, &awss3.PutObjectInput{IfNoneMatch: aws.String("*")})
+		if err == nil {
+			return nil
+		}
+		if !conflict(err) {
+			return l.s.wrap(fault.StoreUnreachable, l.tag+" lock", err)
+		}
+		if etag != "" && l.expired(found) {
+			if _, _, err := l.put(ctx, &awss3.PutObjectInput{IfMatch: aws.String(etag)}); err == nil {
+				return nil
+			}
+		}
+		if time.Now().Add(pause).After(deadline) {
+			h, known := l.holder(ctx)
+			return busy(store.HeldBy(h, known, wait))
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(pause):
+		}
+	}
+}
+
+// renew writes the lock again, If-Match the ETag it wrote last; lost is true when another holder
+// has it now (or nobody: it is gone). A renewal that failed otherwise is tried again at the next.
+func (l *lease) renew(ctx context.Context) (lost bool) {
+	_, _, err := l.put(ctx, &awss3.PutObjectInput{IfMatch: aws.String(l.etag)})
+	return conflict(err) || notFound(err)
+}
+
+// Unlock lets the lock go (store.LimitsLock's, and the sweep's): held is whether it was still
+// this holder's, read back (a server may let two create-only writes that race both succeed).
+func (l *lease) Unlock(ctx context.Context) (held bool, err error) {
+	_, etag, own, err := l.read(ctx)
+	switch {
+	case notFound(err):
+		return false, nil
+	case err != nil:
+		return false, l.s.wrap(fault.StoreUnreachable, l.tag+" lock", err)
+	case !own:
+		return false, nil
+	}
+	_, err = l.s.client.DeleteObject(ctx, &awss3.DeleteObjectInput{Bucket: &l.s.Bucket, Key: &l.key, IfMatch: aws.String(etag)})
+	if notFound(err) || conflict(err) { // taken over since it was read: the next holder's now
+		err = nil
+	}
+	return true, l.s.wrap(fault.StoreUnreachable, l.tag+" lock", err)
+}
+
+// holder reads the holder the lock names; known is false when it names none (a lock of an
+// earlier version) or cannot be read.
+func (l *lease) holder(ctx context.Context) (h store.Holder, known bool) {
+	out, err := l.s.client.HeadObject(ctx, &awss3.HeadObjectInput{Bucket: &l.s.Bucket, Key: &l.key})
+	if err != nil {
+		return h, false
+	}
+	return store.ParseHolder(out.Metadata[holderKey])
+}
