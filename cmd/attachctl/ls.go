@@ -1,15 +1,13 @@
 package main
 
 import (
-	"context"
-	"encoding/json"
 	"fmt"
-	"slices"
 	"text/tabwriter"
 	"time"
 
 	"github.com/attachctl/attachctl/manifest"
 	"github.com/attachctl/attachctl/manifest/fault"
+	"github.com/attachctl/attachctl/ops/stage"
 	"github.com/attachctl/attachctl/ops/store"
 	"github.com/urfave/cli/v2"
 )
@@ -58,7 +56,7 @@ func ls(g globals, format string) error {
 	}
 	var list *store.Listing
 	if err == nil {
-		list, err = b.List(g.ctx)
+		list, err = stage.Uploads(g.ctx, b)
 	}
 	if err != nil {
 		g.report(fault.AsError(err, fault.UploadUnreadable))
@@ -69,14 +67,12 @@ func ls(g globals, format string) error {
 	for _, sk := range list.Skipped {
 		g.summary("ls: skipped %s: %s", manifest.Quote(sk.Path), sk.Why)
 	}
-	// A batch's staging area is no upload: what it builds is listed once committed.
-	list.Entries = slices.DeleteFunc(list.Entries, func(e store.Entry) bool { return e.Batch })
 	if format == "text" {
 		err = lsTable(g, b, list.Entries)
 	} else {
 		out := manifest.NewWriter(g.stdout)
 		for _, e := range list.Entries {
-			if err = out.Write(lsRecord(g.ctx, b, e)); err != nil {
+			if err = out.Write(stage.EntryRecord(g.ctx, b, e)); err != nil {
 				break
 			}
 		}
@@ -88,36 +84,6 @@ func ls(g globals, format string) error {
 		return outputFailed("ls", err)
 	}
 	return nil
-}
-
-// lsRecord is the manifest record of one listed upload. A finished upload's is the record upload
-// wrote (its hash read from its metadata); an unfinished one's path is where it will be once
-// finished, and it has no upload and no hash yet.
-func lsRecord(ctx context.Context, b store.Backend, e store.Entry) *manifest.Record {
-	path := store.FinishedName(b, e.ID, e.Name)
-	rec := &manifest.Record{Path: path, Name: e.Name}
-	rec.SetSize(e.Size)
-	if e.Finished {
-		if info, err := b.Info(ctx, e.ID); err == nil {
-			rec.Blake3 = info.Blake3
-		}
-		rec.Upload = &manifest.Upload{ID: e.ID, Store: b.Location(), Path: path}
-		if files, ok := folderFiles(ctx, b, e); ok {
-			rec.Kind, rec.Mime, rec.Files = manifest.KindFolder, manifest.MimeFolder, files
-		}
-	}
-	stamp := func(t time.Time) json.RawMessage {
-		if t.IsZero() {
-			return json.RawMessage("null")
-		}
-		b, _ := json.Marshal(t.UTC().Format(time.RFC3339))
-		return b
-	}
-	id, _ := json.Marshal(e.ID)
-	finished, _ := json.Marshal(e.Finished)
-	rec.Extra = []manifest.Field{{Key: "id", Value: id}, {Key: "made", Value: stamp(e.Made)},
-		{Key: "lastUsed", Value: stamp(e.LastUsed)}, {Key: "finished", Value: finished}}
-	return rec
 }
 
 // lsTable is ls --format text: a table for people, sizes in human units, local times, names
@@ -142,21 +108,11 @@ func lsTable(g globals, b store.Backend, list []store.Entry) error {
 		}
 		total += e.Size
 		name := manifest.Quote(e.Name)
-		if files, ok := folderFiles(g.ctx, b, e); ok {
+		if files, ok := stage.FolderFiles(g.ctx, b, e); ok {
 			name += "/ (" + counted(files, "file") + ")" // a folder upload: the count of its files
 		}
 		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", e.ID, store.Human(e.Size), when(e.Made, "-"), used, state, name)
 	}
 	fmt.Fprintf(w, "%s, %s\n", counted(len(list), "upload"), store.Human(total))
 	return w.Flush()
-}
-
-// folderFiles is how many files the finished upload e holds when it is a folder upload.
-func folderFiles(ctx context.Context, b store.Backend, e store.Entry) (int, bool) {
-	t := b.Features().Trees
-	if t == nil || !e.Finished {
-		return 0, false
-	}
-	files, folder, err := t.FolderFiles(ctx, e.ID)
-	return files, err == nil && folder
 }

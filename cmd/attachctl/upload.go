@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -112,7 +111,7 @@ func init() {
 						if err != nil {
 							return nil, err
 						}
-						return finishedRecord(b, info), nil
+						return stage.FinishedRecord(b, info), nil
 					})
 				},
 			},
@@ -239,72 +238,29 @@ func newUploader(g globals, f stageFlags, b store.Backend, u uploadFlags, progre
 	return stage.NewUploader(b, opts)
 }
 
-// stdinPiece is how much of standard input `upload -` hands the store in one write: large
-// enough that a store that makes each write durable pays that seldom, small enough to hold.
-const stdinPiece = 16 << 20
-
-// uploadStdin is `upload - --name NAME`: standard input as one file, begun, written and finished
-// as `upload begin`, `chunk` and `finish` would; its record is the finished upload's, its path the
-// finished file. An upload that fails is aborted, since standard input cannot be read again to
-// resume it.
+// uploadStdin is `upload - --name NAME`: standard input as one file (stage.UploadReader); its
+// record is the finished upload's.
 func uploadStdin(g globals, b store.Backend, name string) error {
-	ctx := g.ctx
-	id, err := b.Begin(ctx, name, -1)
-	if err != nil {
-		return stepFail(g, err)
-	}
-	g.terminalHint("the file")
-	bar := g.newBar(-1, "upload", "bytes")
-	in := io.TeeReader(g.stdin, progressWriter{bar})
-	var off int64
-	for err == nil {
-		var n int64
-		if n, err = b.Write(ctx, id, off, io.LimitReader(in, stdinPiece)); err == nil && n == off {
-			break // standard input ended
-		}
-		off = n
-	}
+	var bar *bar
+	info, err := stage.UploadReader(g.ctx, b, name, g.stdin, stage.ReaderOptions{
+		Begun: func(string) {
+			g.terminalHint("the file")
+			bar = g.newBar(-1, "upload", "bytes")
+		},
+		Progress: func(n int64) { bar.Add(n) },
+	})
 	bar.Finish()
-	var info *store.Info
-	if err == nil {
-		info, err = b.Finish(ctx, id, -1, "")
-	}
 	if err != nil {
-		b.Abort(context.WithoutCancel(ctx), id)
-		if ctx.Err() != nil {
-			err = fault.Errorf(fault.UploadInterrupted, "%s: interrupted; standard input cannot be read again, so nothing was kept", name)
-		}
 		return stepFail(g, err)
 	}
 	out := manifest.NewWriter(g.stdout)
-	if err := out.Write(finishedRecord(b, info)); err != nil {
+	if err := out.Write(stage.FinishedRecord(b, info)); err != nil {
 		return outputFailed("upload", err)
 	}
 	if err := out.Flush(); err != nil {
 		return outputFailed("upload", err)
 	}
 	return nil
-}
-
-// progressWriter counts what passes into a bar.
-type progressWriter struct{ b *bar }
-
-func (w progressWriter) Write(p []byte) (int, error) {
-	w.b.Add(int64(len(p)))
-	return len(p), nil
-}
-
-// finishedRecord is a manifest record of a finished upload, its type sniffed from its head when
-// it is a file on this machine.
-func finishedRecord(b store.Backend, info *store.Info) *manifest.Record {
-	rec := &manifest.Record{Path: store.FinishedName(b, info.ID, info.Name)}
-	if b.Features().Pather != nil {
-		sniff.Fill(rec, sniff.Options{NoHash: true}) // mime and kind; size and hash are the metadata's
-	}
-	rec.Name, rec.Blake3 = info.Name, info.Blake3
-	rec.SetSize(info.Size)
-	rec.Upload = &manifest.Upload{ID: info.ID, Store: b.Location(), Path: rec.Path}
-	return rec
 }
 
 // stepStore runs one step-by-step subcommand on the store and prints its JSON result, if any.

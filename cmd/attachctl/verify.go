@@ -301,66 +301,15 @@ func b3sumCheck(g globals, name string) error {
 		defer f.Close()
 		in = f
 	}
-	type job struct {
-		lineNo     int
-		hash, path string
-		err        error
-	}
-	type result struct {
-		out, msg string
-		ok       bool
-	}
-	br := bufio.NewReader(in)
-	lineNo := 0
 	bar := g.newBar(-1, "verify", "bytes")
-	bad := 0
 	out := bufio.NewWriter(g.stdout)
-	err := stage.Ordered(g.jobs,
-		func() (job, bool, error) {
-			line, err := br.ReadString('\n')
-			if line == "" && err != nil {
-				if err == io.EOF {
-					return job{}, false, nil
-				}
-				return job{}, false, err
-			}
-			lineNo++
-			line = strings.TrimSuffix(line, "\n")
-			j := job{lineNo: lineNo}
-			j.hash, j.path, j.err = ops.ParseB3sumLine(line)
-			return j, true, nil
-		},
-		func(j job) result {
-			if j.err != nil {
-				return result{msg: fmt.Sprintf("%s line %d: %v", name, j.lineNo, j.err)}
-			}
-			shown := j.path
-			if strings.ContainsAny(j.path, "\\\n") {
-				shown = "\\" + ops.B3sumEscape(j.path)
-			}
-			f, err := openForCheck(j.path) // an upload only through the guarded open
-			if err != nil {
-				return result{out: shown + ": FAILED (" + err.Error() + ")", msg: err.Error()}
-			}
-			defer f.Close()
-			got, _, err := ops.Hash(f, func(n int64) { bar.Add(n) })
-			if err != nil {
-				return result{out: shown + ": FAILED (" + err.Error() + ")", msg: err.Error()}
-			}
-			if got != j.hash {
-				return result{out: shown + ": FAILED"}
-			}
-			return result{out: shown + ": OK", ok: true}
-		},
-		func(r result) error {
-			if !r.ok {
-				bad++
-			}
-			if r.out == "" {
-				fmt.Fprintf(g.stderr, "attachctl: verify: %s\n", escapeLine(r.msg))
+	sum, err := stage.CheckB3sum(in, stage.CheckOptions{Jobs: g.jobs, Open: openForCheck, Progress: func(n int64) { bar.Add(n) }},
+		func(c stage.CheckedLine) error {
+			if c.Name == "" {
+				fmt.Fprintf(g.stderr, "attachctl: verify: %s\n", escapeLine(fmt.Sprintf("%s line %d: %v", name, c.Line, c.Err)))
 				return nil
 			}
-			_, err := fmt.Fprintln(out, r.out)
+			_, err := fmt.Fprintln(out, c.Output())
 			return err
 		})
 	bar.Finish()
@@ -370,11 +319,11 @@ func b3sumCheck(g globals, name string) error {
 	if err != nil {
 		return outputFailed("verify", err)
 	}
-	if bad > 0 {
-		g.summary("verify: %d of %d lines failed", bad, lineNo)
+	if sum.Failed > 0 {
+		g.summary("verify: %d of %d lines failed", sum.Failed, sum.Lines)
 		return exitError{exitFailed}
 	}
-	g.summary("verify: %d ok", lineNo)
+	g.summary("verify: %d ok", sum.Lines)
 	return nil
 }
 

@@ -1,0 +1,64 @@
+package stage
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"time"
+
+	"github.com/attachctl/attachctl/manifest"
+	"github.com/attachctl/attachctl/ops/store"
+)
+
+// Uploads lists the uploads of b (`ls`): what the store does not recognise is in the listing's
+// Skipped, and a batch's staging area, which is no upload, is left out (what it builds is listed
+// once committed).
+func Uploads(ctx context.Context, b store.Backend) (*store.Listing, error) {
+	l, err := b.List(ctx)
+	if err != nil {
+		return nil, err
+	}
+	l.Entries = slices.DeleteFunc(l.Entries, func(e store.Entry) bool { return e.Batch })
+	return l, nil
+}
+
+// EntryRecord is the manifest record of one listed upload (`ls`). A finished upload's is the
+// record upload wrote (its hash read from its metadata, a folder upload's kind and file count);
+// an unfinished one's path is where it will be once finished, and it has no upload and no hash
+// yet. Both carry the listing's id, made, lastUsed (null when never) and finished.
+func EntryRecord(ctx context.Context, b store.Backend, e store.Entry) *manifest.Record {
+	path := store.FinishedName(b, e.ID, e.Name)
+	rec := &manifest.Record{Path: path, Name: e.Name}
+	rec.SetSize(e.Size)
+	if e.Finished {
+		if info, err := b.Info(ctx, e.ID); err == nil {
+			rec.Blake3 = info.Blake3
+		}
+		rec.Upload = &manifest.Upload{ID: e.ID, Store: b.Location(), Path: path}
+		if files, ok := FolderFiles(ctx, b, e); ok {
+			rec.Kind, rec.Mime, rec.Files = manifest.KindFolder, manifest.MimeFolder, files
+		}
+	}
+	stamp := func(t time.Time) json.RawMessage {
+		if t.IsZero() {
+			return json.RawMessage("null")
+		}
+		b, _ := json.Marshal(t.UTC().Format(time.RFC3339))
+		return b
+	}
+	id, _ := json.Marshal(e.ID)
+	finished, _ := json.Marshal(e.Finished)
+	rec.Extra = []manifest.Field{{Key: "id", Value: id}, {Key: "made", Value: stamp(e.Made)},
+		{Key: "lastUsed", Value: stamp(e.LastUsed)}, {Key: "finished", Value: finished}}
+	return rec
+}
+
+// FolderFiles is how many files the finished upload e holds when it is a folder upload.
+func FolderFiles(ctx context.Context, b store.Backend, e store.Entry) (int, bool) {
+	t := b.Features().Trees
+	if t == nil || !e.Finished {
+		return 0, false
+	}
+	files, folder, err := t.FolderFiles(ctx, e.ID)
+	return files, err == nil && folder
+}
