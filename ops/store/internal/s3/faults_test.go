@@ -38,6 +38,7 @@ func TestFaults(t *testing.T) {
 		{"StallOfPartsInFlightIsRetried", testStallRetried},
 		{"LostAnswerOfCreateOnlyWriteIsOwn", testLostAnswerOwn},
 		{"LostAnswerOfLockWriteIsOwn", testLockLostAnswer},
+		{"LostAnswerOfMarkerWriteIsOwn", testMarkerLostAnswer},
 		{"ForeignMarkerSkippedAndNamed", testForeignMarker},
 		{"OrphanTombstoneRemovedByNextSweep", testOrphanTombstone},
 		{"SweepLease", testSweepLease},
@@ -683,4 +684,70 @@ func testLockLostAnswer(t *testing.T, srv *s3test.Server) {
 			}
 		})
 	}
+}
+
+// Each conditional write of a use marker whose answer is lost (the server took it, the SDK tries
+// again and is refused: the marker is there, or its ETag moved) is found to be the writer's own,
+// by the nonce its body carries, and not a race lost to another writer.
+//   - A sweep's tombstone: taken for a use that won, the stale upload was kept with the tombstone
+//     left beside it, and every use of it then said a sweep was removing it.
+//   - A use's marker where there was none, over an upload a sweep removed between the use's look
+//     and its write: taken for a race, the look again found the upload gone and the use said so,
+//     but its marker stayed, a marker outliving its upload.
+func testMarkerLostAnswer(t *testing.T, srv *s3test.Server) {
+	loseFirst := func(p *s3test.Proxy, cond string) *atomic.Int32 {
+		var lost atomic.Int32
+		p.SetLoseAnswer(func(r *http.Request) bool {
+			return r.Method == "PUT" && strings.HasSuffix(r.URL.Path, "/"+UsedName) && r.Header.Get(cond) != "" && lost.Add(1) == 1
+		})
+		return &lost
+	}
+	for _, cond := range []string{"If-None-Match", "If-Match"} {
+		t.Run("tombstone "+cond, func(t *testing.T) {
+			s, p := proxied(t, srv, Options{})
+			ids := uploadN(t, s, 1)
+			if cond == "If-Match" { // a marker to replace
+				if err := s.MarkUsed(bg, ids, time.Now().Add(-time.Hour)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			lost := loseFirst(p, cond)
+			removed, kept := sweepAll(t, s, time.Now().Add(time.Hour))
+			if lost.Load() < 2 {
+				t.Fatalf("%d %s writes of the marker: want the lost one and its retry", lost.Load(), cond)
+			}
+			if removed != 1 || kept != 0 {
+				t.Fatalf("sweep with the answer of its tombstone's write lost: removed %d, kept %d; want the stale upload removed", removed, kept)
+			}
+			if _, _, _, err := s.getObject(bg, s.usedKey(ids[0])); !notFound(err) {
+				t.Fatalf("the tombstone is left after its upload was removed: %v", err)
+			}
+		})
+	}
+	t.Run("use over an upload swept meanwhile", func(t *testing.T) {
+		s, p := proxied(t, srv, Options{})
+		ids := uploadN(t, s, 1)
+		l, err := s.List(bg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var swept atomic.Bool
+		p.SetFault(func(w http.ResponseWriter, r *http.Request) bool {
+			// What a sweep between the use's look and its write leaves: no upload, no marker.
+			if r.Method == "PUT" && strings.HasSuffix(r.URL.Path, "/"+UsedName) && swept.CompareAndSwap(false, true) {
+				s.deleteKeys(context.Background(), []string{s.FinishedKey(ids[0], l.Entries[0].Name)})
+			}
+			return false
+		})
+		lost := loseFirst(p, "If-None-Match")
+		if err := s.MarkUsed(bg, ids, time.Now()); fault.CodeOf(err) != fault.UploadMissing {
+			t.Fatalf("a use of an upload swept meanwhile: %v, want upload.missing", err)
+		}
+		if lost.Load() < 2 {
+			t.Fatalf("%d create-only writes of the marker: want the lost one and its retry", lost.Load())
+		}
+		if _, _, _, err := s.getObject(bg, s.usedKey(ids[0])); !notFound(err) {
+			t.Fatalf("the use's marker is left beside no upload: %v", err)
+		}
+	})
 }
