@@ -563,9 +563,10 @@ func TestSilentServerNamesStoreEveryRun(t *testing.T) {
 
 // A create-only write the server took whose answer was lost (the connection broke, or the read
 // timeout ran out under load) is tried again by the SDK and refused, the object being there: when
-// the object is the writer's own (the conditional write check's probe, the limits lock with its
-// nonce), the refusal is its own earlier attempt, not a failure (the probe's check failed the
-// upload as store.unreachable, the lock waited out its own lease).
+// the object is the writer's own (the conditional write check's probe, an upload's reservation,
+// the limits lock with its nonce), the refusal is its own earlier attempt, not a failure (the
+// probe's check and the reservation failed the upload as store.unreachable, the lock waited out
+// its own lease).
 func testLostAnswerOwn(t *testing.T, srv *s3test.Server) {
 	for _, tc := range []struct {
 		name string
@@ -577,6 +578,12 @@ func testLostAnswerOwn(t *testing.T, srv *s3test.Server) {
 		}},
 		{"partial info", "/.attachctl/partial/", func(s *Store) error {
 			return s.UploadRecord(bg, &manifest.Record{Path: randomFile(t, t.TempDir(), "i.bin", MinChunk+10, 9)}, UploadOptions{Chunk: MinChunk})
+		}},
+		{"reservation", "/.attachctl/reserved/", func(s *Store) error {
+			if err := s.SetLimits(bg, store.Limits{MaxFiles: 5}); err != nil {
+				return err
+			}
+			return s.UploadRecord(bg, &manifest.Record{Path: randomFile(t, t.TempDir(), "r.bin", 1000, 10)}, UploadOptions{})
 		}},
 		{"limits lock", "/.attachctl/limits.lock", func(s *Store) error {
 			if err := s.SetLimits(bg, store.Limits{MaxFiles: 5}); err != nil {
