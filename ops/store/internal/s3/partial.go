@@ -101,13 +101,8 @@ func (s *Store) checkStore(ctx context.Context, create bool) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	_, err = s.client.PutObject(ctx, &awss3.PutObjectInput{Bucket: &s.Bucket, Key: aws.String(s.markKey()),
-		Body: strings.NewReader(markLine + line), IfNoneMatch: aws.String("*")})
-	if err != nil && !conflict(err) {
-		return false, s.wrap(fault.StoreUnreachable, "store mark", err)
-	}
-	s.marked = true
-	return true, nil
+	err = s.putMark(ctx, &awss3.PutObjectInput{IfNoneMatch: aws.String("*")}, markLine+line)
+	return err == nil, err
 }
 
 // markSeen takes in the mark read: one that does not say the conditional writes were checked
@@ -121,9 +116,14 @@ func (s *Store) markSeen(ctx context.Context, body, etag string) error {
 	if err != nil {
 		return err
 	}
-	_, err = s.client.PutObject(ctx, &awss3.PutObjectInput{Bucket: &s.Bucket, Key: aws.String(s.markKey()),
-		Body: strings.NewReader(markLine + limitsLine(body) + line), IfMatch: aws.String(etag)})
-	if err != nil && !conflict(err) {
+	return s.putMark(ctx, &awss3.PutObjectInput{IfMatch: aws.String(etag)}, markLine+limitsLine(body)+line)
+}
+
+// putMark writes the store mark under in's condition: refused, another process marked the store
+// meanwhile, which is as good.
+func (s *Store) putMark(ctx context.Context, in *awss3.PutObjectInput, body string) error {
+	in.Bucket, in.Key, in.Body = &s.Bucket, aws.String(s.markKey()), strings.NewReader(body)
+	if _, err := s.client.PutObject(ctx, in); err != nil && !conflict(err) {
 		return s.wrap(fault.StoreUnreachable, "store mark", err)
 	}
 	s.marked = true
@@ -176,8 +176,12 @@ func (s *Store) checkConditional(ctx context.Context) (string, error) {
 	return condCheck + nowString() + "\n", nil
 }
 
-// exists is checkStore for readers: a store that is not there yet holds no upload id.
+// exists checks the upload id, then the store for readers: a store that is not there yet holds no
+// upload id.
 func (s *Store) exists(ctx context.Context, id string) error {
+	if err := store.ValidID(id); err != nil {
+		return err
+	}
 	ok, err := s.checkStore(ctx, false)
 	if err != nil {
 		return err
