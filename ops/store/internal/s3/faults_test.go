@@ -566,7 +566,7 @@ func TestSilentServerNamesStoreEveryRun(t *testing.T) {
 // the object is the writer's own (the conditional write check's probe, an upload's reservation,
 // the limits lock with its nonce), the refusal is its own earlier attempt, not a failure (the
 // probe's check and the reservation failed the upload as store.unreachable, the lock waited out
-// its own lease).
+// its own lease), and not another run's (the source note: the upload was dropped and begun again).
 func testLostAnswerOwn(t *testing.T, srv *s3test.Server) {
 	for _, tc := range []struct {
 		name string
@@ -578,6 +578,9 @@ func testLostAnswerOwn(t *testing.T, srv *s3test.Server) {
 		}},
 		{"partial info", "/.attachctl/partial/", func(s *Store) error {
 			return s.UploadRecord(bg, &manifest.Record{Path: randomFile(t, t.TempDir(), "i.bin", MinChunk+10, 9)}, UploadOptions{Chunk: MinChunk})
+		}},
+		{"source note", "/.attachctl/source/", func(s *Store) error {
+			return s.UploadRecord(bg, &manifest.Record{Path: randomFile(t, t.TempDir(), "n.bin", 1000, 11)}, UploadOptions{})
 		}},
 		{"reservation", "/.attachctl/reserved/", func(s *Store) error {
 			if err := s.SetLimits(bg, store.Limits{MaxFiles: 5}); err != nil {
@@ -594,8 +597,11 @@ func testLostAnswerOwn(t *testing.T, srv *s3test.Server) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s, p := proxied(t, srv, Options{})
-			var lost atomic.Int32
+			var lost, begun atomic.Int32
 			p.SetLoseAnswer(func(r *http.Request) bool {
+				if r.Method == "POST" && r.URL.Query().Has("uploads") {
+					begun.Add(1)
+				}
 				return r.Method == "PUT" && r.Header.Get("If-None-Match") == "*" &&
 					strings.Contains(r.URL.Path, tc.key) && lost.Add(1) == 1
 			})
@@ -604,6 +610,9 @@ func testLostAnswerOwn(t *testing.T, srv *s3test.Server) {
 			}
 			if lost.Load() < 2 {
 				t.Fatalf("%d create-only writes of %s: want the lost one and its retry", lost.Load(), tc.key)
+			}
+			if begun.Load() > 1 {
+				t.Fatalf("%d multipart uploads begun with the answer of a create-only write of %s lost: the upload was begun again", begun.Load(), tc.key)
 			}
 		})
 	}

@@ -251,8 +251,9 @@ func (s *Store) getObject(ctx context.Context, key string) ([]byte, string, time
 // object being there or its ETag having moved: so a refused write reads the object back, and
 // counts as done when what it finds is this write: the same nonce in its metadata
 // (x-amz-meta-nonce) when in carries one (a lease), else the same bytes (a use marker's body
-// carries its nonce; the other keys written so are new). It returns the object written (its ETag);
-// refused, the refusal and the object found (etag "" when it could not be read).
+// carries its nonce, a source note names the upload just begun, a reservation its holder; the
+// other keys written so are new). It returns the object written (its ETag); refused, the refusal
+// and the object found (etag "" when it could not be read).
 func (s *Store) putOwn(ctx context.Context, in *awss3.PutObjectInput, body []byte) (object, error) {
 	in.Bucket, in.Body = &s.Bucket, bytes.NewReader(body)
 	out, err := s.client.PutObject(ctx, in)

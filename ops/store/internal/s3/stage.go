@@ -360,12 +360,13 @@ func (s *Store) start(ctx context.Context, note, noteTag, name string, size int6
 	if err != nil {
 		return fail(s.wrap(fault.UploadUnreadable, name, err))
 	}
+	// The note names the new id: finding it there is this write (putOwn).
 	nb, _ := json.Marshal(sourceNote{ID: id})
-	in := &awss3.PutObjectInput{Bucket: &s.Bucket, Key: &note, Body: bytes.NewReader(nb), IfNoneMatch: aws.String("*")}
+	in := &awss3.PutObjectInput{Key: &note, IfNoneMatch: aws.String("*")}
 	if noteTag != "" {
 		in.IfNoneMatch, in.IfMatch = nil, aws.String(noteTag)
 	}
-	if _, err := s.client.PutObject(ctx, in); err != nil {
+	if _, err := s.putOwn(ctx, in, nb); err != nil {
 		s.dropPartial(context.WithoutCancel(ctx), id, pi)
 		if conflict(err) || notFound(err) {
 			return fail(errNoteTaken)
