@@ -83,12 +83,14 @@ func (l *lease) take(ctx context.Context, wait, pause, most time.Duration, busy 
 			return l.s.wrap(fault.StoreUnreachable, l.tag+" lock", err)
 		}
 		if found.etag != "" && l.expired(found.body) {
-			if _, err := l.put(ctx, &awss3.PutObjectInput{IfMatch: aws.String(found.etag)}); err == nil {
+			if found, err = l.put(ctx, &awss3.PutObjectInput{IfMatch: aws.String(found.etag)}); err == nil {
 				return nil
 			}
 		}
 		if time.Now().Add(pause).After(deadline) {
-			h, known := l.holder(ctx)
+			// The holder the lock read back names (none known: a lock of an earlier version, or
+			// one that could not be read).
+			h, known := store.ParseHolder(found.meta[holderKey])
 			return busy(store.HeldBy(h, known, wait))
 		}
 		select {
@@ -123,14 +125,4 @@ func (l *lease) Unlock(ctx context.Context) (held bool, err error) {
 		err = nil
 	}
 	return true, l.s.wrap(fault.StoreUnreachable, l.tag+" lock", err)
-}
-
-// holder reads the holder the lock names; known is false when it names none (a lock of an
-// earlier version) or cannot be read.
-func (l *lease) holder(ctx context.Context) (h store.Holder, known bool) {
-	out, err := l.s.client.HeadObject(ctx, &awss3.HeadObjectInput{Bucket: &l.s.Bucket, Key: &l.key})
-	if err != nil {
-		return h, false
-	}
-	return store.ParseHolder(out.Metadata[holderKey])
 }
