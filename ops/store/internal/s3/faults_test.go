@@ -38,6 +38,7 @@ func TestFaults(t *testing.T) {
 		{"StallOfPartsInFlightIsRetried", testStallRetried},
 		{"LostAnswerOfCreateOnlyWriteIsOwn", testLostAnswerOwn},
 		{"LostAnswerOfLockWriteIsOwn", testLockLostAnswer},
+		{"LostAnswerOfMarkerWriteIsOwn", testMarkerLostAnswer},
 		{"ForeignMarkerSkippedAndNamed", testForeignMarker},
 		{"OrphanTombstoneRemovedByNextSweep", testOrphanTombstone},
 		{"SweepLease", testSweepLease},
@@ -562,9 +563,10 @@ func TestSilentServerNamesStoreEveryRun(t *testing.T) {
 
 // A create-only write the server took whose answer was lost (the connection broke, or the read
 // timeout ran out under load) is tried again by the SDK and refused, the object being there: when
-// the object is the writer's own (the conditional write check's probe, the limits lock with its
-// nonce), the refusal is its own earlier attempt, not a failure (the probe's check failed the
-// upload as store.unreachable, the lock waited out its own lease).
+// the object is the writer's own (the conditional write check's probe, an upload's reservation,
+// the limits lock with its nonce), the refusal is its own earlier attempt, not a failure (the
+// probe's check and the reservation failed the upload as store.unreachable, the lock waited out
+// its own lease), and not another run's (the source note: the upload was dropped and begun again).
 func testLostAnswerOwn(t *testing.T, srv *s3test.Server) {
 	for _, tc := range []struct {
 		name string
@@ -577,6 +579,15 @@ func testLostAnswerOwn(t *testing.T, srv *s3test.Server) {
 		{"partial info", "/.attachctl/partial/", func(s *Store) error {
 			return s.UploadRecord(bg, &manifest.Record{Path: randomFile(t, t.TempDir(), "i.bin", MinChunk+10, 9)}, UploadOptions{Chunk: MinChunk})
 		}},
+		{"source note", "/.attachctl/source/", func(s *Store) error {
+			return s.UploadRecord(bg, &manifest.Record{Path: randomFile(t, t.TempDir(), "n.bin", 1000, 11)}, UploadOptions{})
+		}},
+		{"reservation", "/.attachctl/reserved/", func(s *Store) error {
+			if err := s.SetLimits(bg, store.Limits{MaxFiles: 5}); err != nil {
+				return err
+			}
+			return s.UploadRecord(bg, &manifest.Record{Path: randomFile(t, t.TempDir(), "r.bin", 1000, 10)}, UploadOptions{})
+		}},
 		{"limits lock", "/.attachctl/limits.lock", func(s *Store) error {
 			if err := s.SetLimits(bg, store.Limits{MaxFiles: 5}); err != nil {
 				return err
@@ -586,8 +597,11 @@ func testLostAnswerOwn(t *testing.T, srv *s3test.Server) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s, p := proxied(t, srv, Options{})
-			var lost atomic.Int32
+			var lost, begun atomic.Int32
 			p.SetLoseAnswer(func(r *http.Request) bool {
+				if r.Method == "POST" && r.URL.Query().Has("uploads") {
+					begun.Add(1)
+				}
 				return r.Method == "PUT" && r.Header.Get("If-None-Match") == "*" &&
 					strings.Contains(r.URL.Path, tc.key) && lost.Add(1) == 1
 			})
@@ -596,6 +610,9 @@ func testLostAnswerOwn(t *testing.T, srv *s3test.Server) {
 			}
 			if lost.Load() < 2 {
 				t.Fatalf("%d create-only writes of %s: want the lost one and its retry", lost.Load(), tc.key)
+			}
+			if begun.Load() > 1 {
+				t.Fatalf("%d multipart uploads begun with the answer of a create-only write of %s lost: the upload was begun again", begun.Load(), tc.key)
 			}
 		})
 	}
@@ -683,4 +700,70 @@ func testLockLostAnswer(t *testing.T, srv *s3test.Server) {
 			}
 		})
 	}
+}
+
+// Each conditional write of a use marker whose answer is lost (the server took it, the SDK tries
+// again and is refused: the marker is there, or its ETag moved) is found to be the writer's own,
+// by the nonce its body carries, and not a race lost to another writer.
+//   - A sweep's tombstone: taken for a use that won, the stale upload was kept with the tombstone
+//     left beside it, and every use of it then said a sweep was removing it.
+//   - A use's marker where there was none, over an upload a sweep removed between the use's look
+//     and its write: taken for a race, the look again found the upload gone and the use said so,
+//     but its marker stayed, a marker outliving its upload.
+func testMarkerLostAnswer(t *testing.T, srv *s3test.Server) {
+	loseFirst := func(p *s3test.Proxy, cond string) *atomic.Int32 {
+		var lost atomic.Int32
+		p.SetLoseAnswer(func(r *http.Request) bool {
+			return r.Method == "PUT" && strings.HasSuffix(r.URL.Path, "/"+UsedName) && r.Header.Get(cond) != "" && lost.Add(1) == 1
+		})
+		return &lost
+	}
+	for _, cond := range []string{"If-None-Match", "If-Match"} {
+		t.Run("tombstone "+cond, func(t *testing.T) {
+			s, p := proxied(t, srv, Options{})
+			ids := uploadN(t, s, 1)
+			if cond == "If-Match" { // a marker to replace
+				if err := s.MarkUsed(bg, ids, time.Now().Add(-time.Hour)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			lost := loseFirst(p, cond)
+			removed, kept := sweepAll(t, s, time.Now().Add(time.Hour))
+			if lost.Load() < 2 {
+				t.Fatalf("%d %s writes of the marker: want the lost one and its retry", lost.Load(), cond)
+			}
+			if removed != 1 || kept != 0 {
+				t.Fatalf("sweep with the answer of its tombstone's write lost: removed %d, kept %d; want the stale upload removed", removed, kept)
+			}
+			if _, _, _, err := s.getObject(bg, s.usedKey(ids[0])); !notFound(err) {
+				t.Fatalf("the tombstone is left after its upload was removed: %v", err)
+			}
+		})
+	}
+	t.Run("use over an upload swept meanwhile", func(t *testing.T) {
+		s, p := proxied(t, srv, Options{})
+		ids := uploadN(t, s, 1)
+		l, err := s.List(bg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var swept atomic.Bool
+		p.SetFault(func(w http.ResponseWriter, r *http.Request) bool {
+			// What a sweep between the use's look and its write leaves: no upload, no marker.
+			if r.Method == "PUT" && strings.HasSuffix(r.URL.Path, "/"+UsedName) && swept.CompareAndSwap(false, true) {
+				s.deleteKeys(context.Background(), []string{s.FinishedKey(ids[0], l.Entries[0].Name)})
+			}
+			return false
+		})
+		lost := loseFirst(p, "If-None-Match")
+		if err := s.MarkUsed(bg, ids, time.Now()); fault.CodeOf(err) != fault.UploadMissing {
+			t.Fatalf("a use of an upload swept meanwhile: %v, want upload.missing", err)
+		}
+		if lost.Load() < 2 {
+			t.Fatalf("%d create-only writes of the marker: want the lost one and its retry", lost.Load())
+		}
+		if _, _, _, err := s.getObject(bg, s.usedKey(ids[0])); !notFound(err) {
+			t.Fatalf("the use's marker is left beside no upload: %v", err)
+		}
+	})
 }

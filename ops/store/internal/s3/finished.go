@@ -1,6 +1,7 @@
 package s3
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -34,11 +35,17 @@ func (s *Store) missing(id string) error {
 	return fault.Errorf(fault.UploadMissing, "upload %s: not a finished upload in store %s", id, s.URI)
 }
 
+// uploadErr is the error of a request about the finished upload id: upload.missing when its key
+// is not there.
+func (s *Store) uploadErr(id string, err error) error {
+	if notFound(err) {
+		return s.missing(id)
+	}
+	return s.wrap(fault.UploadUnreadable, "upload "+id, err)
+}
+
 // Info reads a finished upload's metadata (one listing and one HEAD).
 func (s *Store) Info(ctx context.Context, id string) (*store.Info, error) {
-	if err := store.ValidID(id); err != nil {
-		return nil, err
-	}
 	if err := s.exists(ctx, id); err != nil {
 		return nil, err
 	}
@@ -84,10 +91,7 @@ func (s *Store) headAny(ctx context.Context, id, name string) (*store.Info, bool
 func (s *Store) head(ctx context.Context, id, name string) (*store.Info, error) {
 	out, err := s.client.HeadObject(ctx, &awss3.HeadObjectInput{Bucket: &s.Bucket, Key: aws.String(s.FinishedKey(id, name))})
 	if err != nil {
-		if notFound(err) {
-			return nil, s.missing(id)
-		}
-		return nil, s.wrap(fault.UploadUnreadable, "upload "+id, err)
+		return nil, s.uploadErr(id, err)
 	}
 	return s.infoOf(id, name, aws.ToInt64(out.ContentLength), out.Metadata, out.LastModified)
 }
@@ -109,10 +113,7 @@ const headWindow = 64 << 10
 // metadata), then, if read further, one GET of the rest (If-Match the same ETag); ReadAt makes
 // ranged GETs.
 func (s *Store) Open(ctx context.Context, id, name string) (store.Reader, error) {
-	if err := store.ValidID(id); err != nil {
-		return nil, err
-	}
-	if err := store.ValidName(name); err != nil {
+	if err := cmp.Or(store.ValidID(id), store.ValidName(name)); err != nil {
 		return nil, err
 	}
 	if err := s.exists(ctx, id); err != nil {
@@ -135,10 +136,7 @@ func (s *Store) openKey(ctx context.Context, id, name, key string) (store.Reader
 		out, err = s.client.GetObject(ctx, &awss3.GetObjectInput{Bucket: &s.Bucket, Key: &key})
 	}
 	if err != nil {
-		if notFound(err) {
-			return nil, s.missing(id)
-		}
-		return nil, s.wrap(fault.UploadUnreadable, "upload "+id, err)
+		return nil, s.uploadErr(id, err)
 	}
 	size := aws.ToInt64(out.ContentLength)
 	if cr := aws.ToString(out.ContentRange); cr != "" { // "bytes 0-65535/819200"

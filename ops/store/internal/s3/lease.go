@@ -2,7 +2,6 @@ package s3
 
 import (
 	"context"
-	"io"
 	"strings"
 	"time"
 
@@ -60,39 +59,15 @@ func (l *lease) expired(body []byte) bool {
 	return len(f) != len(strings.Fields(l.body())) || time.Now().After(parseTime(f[1]))
 }
 
-// read reads the lock: its body, its ETag, and whether this holder wrote it.
-func (l *lease) read(ctx context.Context) (body []byte, etag string, own bool, err error) {
-	out, err := l.s.client.GetObject(ctx, &awss3.GetObjectInput{Bucket: &l.s.Bucket, Key: &l.key})
-	if err != nil {
-		return nil, "", false, err
-	}
-	defer out.Body.Close()
-	body, err = io.ReadAll(io.LimitReader(out.Body, 1<<20))
-	return body, aws.ToString(out.ETag), out.Metadata[nonceKey] == l.nonce, err
-}
-
-// put writes the lock under in's condition. Refused, it reads the lock back: found its own, the
-// write counts as done; else the refusal is returned with what holds the lock now (its body and
-// ETag; etag "" when it could not be read).
-func (l *lease) put(ctx context.Context, in *awss3.PutObjectInput) (found []byte, etag string, err error) {
-	in.Bucket, in.Key, in.Metadata, in.Body = &l.s.Bucket, &l.key, l.meta, strings.NewReader(l.body())
-	out, err := l.s.client.PutObject(ctx, in)
+// put writes the lock under in's condition (putOwn: a refused write that finds this holder's nonce
+// is its own); refused, it returns what holds the lock now (its ETag "" when it could not be read).
+func (l *lease) put(ctx context.Context, in *awss3.PutObjectInput) (object, error) {
+	in.Key, in.Metadata = &l.key, l.meta
+	o, err := l.s.putOwn(ctx, in, []byte(l.body()))
 	if err == nil {
-		l.etag = aws.ToString(out.ETag)
-		return nil, l.etag, nil
+		l.etag = o.etag
 	}
-	if !conflict(err) {
-		return nil, "", err
-	}
-	b, etag, own, rerr := l.read(ctx)
-	switch {
-	case rerr != nil:
-		return nil, "", err
-	case own: // an earlier attempt of this write, whose answer was lost
-		l.etag = etag
-		return nil, etag, nil
-	}
-	return b, etag, err
+	return o, err
 }
 
 // take takes the lock, waiting up to wait (pausing from pause up to most between tries); busy
@@ -100,20 +75,22 @@ func (l *lease) put(ctx context.Context, in *awss3.PutObjectInput) (found []byte
 func (l *lease) take(ctx context.Context, wait, pause, most time.Duration, busy func(heldBy string) error) error {
 	deadline := time.Now().Add(wait)
 	for ; ; pause = min(2*pause, most) {
-		found, etag, err := l.put(ctx, &awss3.PutObjectInput{IfNoneMatch: aws.String("*")})
+		found, err := l.put(ctx, &awss3.PutObjectInput{IfNoneMatch: aws.String("*")})
 		if err == nil {
 			return nil
 		}
 		if !conflict(err) {
 			return l.s.wrap(fault.StoreUnreachable, l.tag+" lock", err)
 		}
-		if etag != "" && l.expired(found) {
-			if _, _, err := l.put(ctx, &awss3.PutObjectInput{IfMatch: aws.String(etag)}); err == nil {
+		if found.etag != "" && l.expired(found.body) {
+			if found, err = l.put(ctx, &awss3.PutObjectInput{IfMatch: aws.String(found.etag)}); err == nil {
 				return nil
 			}
 		}
 		if time.Now().Add(pause).After(deadline) {
-			h, known := l.holder(ctx)
+			// The holder the lock read back names (none known: a lock of an earlier version, or
+			// one that could not be read).
+			h, known := store.ParseHolder(found.meta[holderKey])
 			return busy(store.HeldBy(h, known, wait))
 		}
 		select {
@@ -127,35 +104,25 @@ func (l *lease) take(ctx context.Context, wait, pause, most time.Duration, busy 
 // renew writes the lock again, If-Match the ETag it wrote last; lost is true when another holder
 // has it now (or nobody: it is gone). A renewal that failed otherwise is tried again at the next.
 func (l *lease) renew(ctx context.Context) (lost bool) {
-	_, _, err := l.put(ctx, &awss3.PutObjectInput{IfMatch: aws.String(l.etag)})
+	_, err := l.put(ctx, &awss3.PutObjectInput{IfMatch: aws.String(l.etag)})
 	return conflict(err) || notFound(err)
 }
 
 // Unlock lets the lock go (store.LimitsLock's, and the sweep's): held is whether it was still
 // this holder's, read back (a server may let two create-only writes that race both succeed).
 func (l *lease) Unlock(ctx context.Context) (held bool, err error) {
-	_, etag, own, err := l.read(ctx)
+	o, err := l.s.readObject(ctx, l.key)
 	switch {
 	case notFound(err):
 		return false, nil
 	case err != nil:
 		return false, l.s.wrap(fault.StoreUnreachable, l.tag+" lock", err)
-	case !own:
+	case o.meta[nonceKey] != l.nonce:
 		return false, nil
 	}
-	_, err = l.s.client.DeleteObject(ctx, &awss3.DeleteObjectInput{Bucket: &l.s.Bucket, Key: &l.key, IfMatch: aws.String(etag)})
+	_, err = l.s.client.DeleteObject(ctx, &awss3.DeleteObjectInput{Bucket: &l.s.Bucket, Key: &l.key, IfMatch: aws.String(o.etag)})
 	if notFound(err) || conflict(err) { // taken over since it was read: the next holder's now
 		err = nil
 	}
 	return true, l.s.wrap(fault.StoreUnreachable, l.tag+" lock", err)
-}
-
-// holder reads the holder the lock names; known is false when it names none (a lock of an
-// earlier version) or cannot be read.
-func (l *lease) holder(ctx context.Context) (h store.Holder, known bool) {
-	out, err := l.s.client.HeadObject(ctx, &awss3.HeadObjectInput{Bucket: &l.s.Bucket, Key: &l.key})
-	if err != nil {
-		return h, false
-	}
-	return store.ParseHolder(out.Metadata[holderKey])
 }

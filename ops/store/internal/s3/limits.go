@@ -1,7 +1,6 @@
 package s3
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"strings"
@@ -128,9 +127,10 @@ func (r reserver) LockLimits(ctx context.Context, wait time.Duration) (store.Lim
 	return l, nil
 }
 
+// PutReservation writes the reservation create-only; its body names its holder, so finding these
+// very bytes there is this write (putOwn).
 func (r reserver) PutReservation(ctx context.Context, key string, body []byte) error {
-	_, err := r.s.client.PutObject(ctx, &awss3.PutObjectInput{Bucket: &r.s.Bucket, Key: aws.String(r.s.reservedKey(key)),
-		Body: bytes.NewReader(body), IfNoneMatch: aws.String("*")})
+	_, err := r.s.putOwn(ctx, &awss3.PutObjectInput{Key: aws.String(r.s.reservedKey(key)), IfNoneMatch: aws.String("*")}, body)
 	return r.s.wrap(fault.StoreUnreachable, "reservation "+key, err)
 }
 

@@ -185,11 +185,8 @@ func (s *Store) treeMeta(ctx context.Context, id string) (*store.UploadMeta, err
 		return nil, fault.Errorf(fault.UploadUnreadable, "upload %s: %s carries no metadata", id, store.TreeListName)
 	}
 	b, _, _, err := s.getObject(ctx, s.treeMetaKey(id))
-	if notFound(err) {
-		return nil, s.missing(id)
-	}
 	if err != nil {
-		return nil, s.wrap(fault.UploadUnreadable, "upload "+id, err)
+		return nil, s.uploadErr(id, err)
 	}
 	var m store.TreeMeta
 	if json.Unmarshal(b, &m) != nil || m.Kind != store.KindFolder {

@@ -101,13 +101,8 @@ func (s *Store) checkStore(ctx context.Context, create bool) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	_, err = s.client.PutObject(ctx, &awss3.PutObjectInput{Bucket: &s.Bucket, Key: aws.String(s.markKey()),
-		Body: strings.NewReader(markLine + line), IfNoneMatch: aws.String("*")})
-	if err != nil && !conflict(err) {
-		return false, s.wrap(fault.StoreUnreachable, "store mark", err)
-	}
-	s.marked = true
-	return true, nil
+	err = s.putMark(ctx, &awss3.PutObjectInput{IfNoneMatch: aws.String("*")}, markLine+line)
+	return err == nil, err
 }
 
 // markSeen takes in the mark read: one that does not say the conditional writes were checked
@@ -121,9 +116,14 @@ func (s *Store) markSeen(ctx context.Context, body, etag string) error {
 	if err != nil {
 		return err
 	}
-	_, err = s.client.PutObject(ctx, &awss3.PutObjectInput{Bucket: &s.Bucket, Key: aws.String(s.markKey()),
-		Body: strings.NewReader(markLine + limitsLine(body) + line), IfMatch: aws.String(etag)})
-	if err != nil && !conflict(err) {
+	return s.putMark(ctx, &awss3.PutObjectInput{IfMatch: aws.String(etag)}, markLine+limitsLine(body)+line)
+}
+
+// putMark writes the store mark under in's condition: refused, another process marked the store
+// meanwhile, which is as good.
+func (s *Store) putMark(ctx context.Context, in *awss3.PutObjectInput, body string) error {
+	in.Bucket, in.Key, in.Body = &s.Bucket, aws.String(s.markKey()), strings.NewReader(body)
+	if _, err := s.client.PutObject(ctx, in); err != nil && !conflict(err) {
 		return s.wrap(fault.StoreUnreachable, "store mark", err)
 	}
 	s.marked = true
@@ -148,12 +148,8 @@ func (s *Store) checkConditional(ctx context.Context) (string, error) {
 	// The probe's key is new and this check's own: refused as existing (or as being written), it
 	// was made by an earlier attempt of this same request, which the server took and whose answer
 	// was lost (a read timeout, a broken connection) before the SDK tried again. The checks below
-	// need it there: one still being written may yet fail, so it is looked at.
-	err := put(&awss3.PutObjectInput{IfNoneMatch: aws.String("*")})
-	if conflict(err) {
-		_, err = s.client.HeadObject(ctx, &awss3.HeadObjectInput{Bucket: &s.Bucket, Key: &key})
-	}
-	if err != nil {
+	// need it there: one still being written may yet fail, so it is read back (putOwn).
+	if _, err := s.putOwn(ctx, &awss3.PutObjectInput{Key: &key, IfNoneMatch: aws.String("*")}, []byte("probe\n")); err != nil {
 		return "", s.wrap(fault.StoreUnreachable, "conditional write check", err)
 	}
 	var ignored []string
@@ -180,8 +176,12 @@ func (s *Store) checkConditional(ctx context.Context) (string, error) {
 	return condCheck + nowString() + "\n", nil
 }
 
-// exists is checkStore for readers: a store that is not there yet holds no upload id.
+// exists checks the upload id, then the store for readers: a store that is not there yet holds no
+// upload id.
 func (s *Store) exists(ctx context.Context, id string) error {
+	if err := store.ValidID(id); err != nil {
+		return err
+	}
 	ok, err := s.checkStore(ctx, false)
 	if err != nil {
 		return err
@@ -206,36 +206,71 @@ func parseTime(s string) time.Time {
 	return t
 }
 
+// putJSON writes v as JSON to key, create-only when told (the keys written so here are of an
+// upload id just made, so finding these very bytes there is this write: putOwn).
 func (s *Store) putJSON(ctx context.Context, key string, v any, createOnly bool) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
 	}
-	in := &awss3.PutObjectInput{Bucket: &s.Bucket, Key: &key, Body: bytes.NewReader(b)}
+	in := &awss3.PutObjectInput{Key: &key}
 	if createOnly {
 		in.IfNoneMatch = aws.String("*")
 	}
-	_, err = s.client.PutObject(ctx, in)
-	if createOnly && conflict(err) {
-		// Refused as existing with these very bytes: an earlier attempt of this write, taken by
-		// the server with its answer lost before the SDK tried again (the keys written
-		// create-only here are of an upload id just made).
-		if have, _, _, gerr := s.getObject(ctx, key); gerr == nil && bytes.Equal(have, b) {
-			return nil
-		}
-	}
+	_, err = s.putOwn(ctx, in, b)
 	return err
+}
+
+// object is a small object as read whole.
+type object struct {
+	body     []byte
+	etag     string
+	modified time.Time
+	meta     map[string]string
+}
+
+// readObject reads a small object whole.
+func (s *Store) readObject(ctx context.Context, key string) (object, error) {
+	out, err := s.client.GetObject(ctx, &awss3.GetObjectInput{Bucket: &s.Bucket, Key: &key})
+	if err != nil {
+		return object{}, err
+	}
+	defer out.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(out.Body, 1<<20))
+	return object{body: b, etag: aws.ToString(out.ETag), modified: aws.ToTime(out.LastModified), meta: out.Metadata}, err
 }
 
 // getObject reads a small object whole; the ETag comes back too.
 func (s *Store) getObject(ctx context.Context, key string) ([]byte, string, time.Time, error) {
-	out, err := s.client.GetObject(ctx, &awss3.GetObjectInput{Bucket: &s.Bucket, Key: &key})
-	if err != nil {
-		return nil, "", time.Time{}, err
+	o, err := s.readObject(ctx, key)
+	return o.body, o.etag, o.modified, err
+}
+
+// putOwn is a conditional write (in, of body) that knows its own write. One the server took whose
+// answer was lost (a read timeout, a broken connection) is tried again by the SDK and refused, the
+// object being there or its ETag having moved: so a refused write reads the object back, and
+// counts as done when what it finds is this write: the same nonce in its metadata
+// (x-amz-meta-nonce) when in carries one (a lease), else the same bytes (a use marker's body
+// carries its nonce, a source note names the upload just begun, a reservation its holder; the
+// other keys written so are new). It returns the object written (its ETag); refused, the refusal
+// and the object found (etag "" when it could not be read).
+func (s *Store) putOwn(ctx context.Context, in *awss3.PutObjectInput, body []byte) (object, error) {
+	in.Bucket, in.Body = &s.Bucket, bytes.NewReader(body)
+	out, err := s.client.PutObject(ctx, in)
+	if err == nil {
+		return object{body: body, etag: aws.ToString(out.ETag), meta: in.Metadata}, nil
 	}
-	defer out.Body.Close()
-	b, err := io.ReadAll(io.LimitReader(out.Body, 1<<20))
-	return b, aws.ToString(out.ETag), aws.ToTime(out.LastModified), err
+	if !conflict(err) {
+		return object{}, err
+	}
+	found, rerr := s.readObject(ctx, aws.ToString(in.Key))
+	if rerr != nil {
+		return object{}, err
+	}
+	if nonce := in.Metadata[nonceKey]; nonce != "" && found.meta[nonceKey] == nonce || nonce == "" && bytes.Equal(found.body, body) {
+		return found, nil // an earlier attempt of this write, whose answer was lost
+	}
+	return found, err
 }
 
 func (s *Store) readInfo(ctx context.Context, id string) (*partialInfo, error) {

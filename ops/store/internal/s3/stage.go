@@ -234,12 +234,22 @@ func (w *streamWrite) Close(error) {}
 
 // noteID is the upload the note names now, "" when it cannot be read.
 func (s *Store) noteID(ctx context.Context, note string) string {
-	b, _, _, err := s.getObject(ctx, note)
+	id, _ := s.readNote(ctx, note)
+	return id
+}
+
+// readNote reads a source note: the upload it names ("" when it names none or cannot be read),
+// and its ETag ("" when there is none), for a conditional write over a dead one.
+func (s *Store) readNote(ctx context.Context, note string) (id, etag string) {
+	b, etag, _, err := s.getObject(ctx, note)
 	var n sourceNote
-	if err != nil || json.Unmarshal(b, &n) != nil {
-		return ""
+	switch {
+	case err != nil:
+		return "", ""
+	case json.Unmarshal(b, &n) != nil || store.ValidID(n.ID) != nil:
+		return "", etag
 	}
-	return n.ID
+	return n.ID, etag
 }
 
 // errNoteTaken: another run wrote the source's note first.
@@ -280,36 +290,32 @@ func (s *Store) finishedByOther(ctx context.Context, abs, id, name, want, upload
 // multipart upload to resume with the parts the server holds, or nothing; and the note's ETag
 // ("" when there is no note), for a conditional write over a dead one.
 func (s *Store) resumable(ctx context.Context, note, name, want string) (string, *partialInfo, map[int32]part, string) {
-	b, etag, _, err := s.getObject(ctx, note)
-	if err != nil {
-		return "", nil, nil, ""
-	}
-	var n sourceNote
-	if json.Unmarshal(b, &n) != nil || store.ValidID(n.ID) != nil {
+	id, etag := s.readNote(ctx, note)
+	if id == "" {
 		return "", nil, nil, etag
 	}
 	// Finished with these bytes (store.StreamUpload reads it back before it names it again).
 	finished := func() bool {
-		info, herr := s.head(ctx, n.ID, name)
+		info, herr := s.head(ctx, id, name)
 		return herr == nil && info.Blake3 == want
 	}
-	pi, err := s.readInfo(ctx, n.ID)
+	pi, err := s.readInfo(ctx, id)
 	if err != nil {
 		if finished() {
-			return n.ID, nil, nil, etag
+			return id, nil, nil, etag
 		}
 		return "", nil, nil, etag
 	}
 	if pi.UploadID == "" || pi.Blake3 != want || pi.Name != name {
 		return "", nil, nil, etag
 	}
-	ps, err := s.parts(ctx, n.ID, name, pi.UploadID)
+	ps, err := s.parts(ctx, id, name, pi.UploadID)
 	if err != nil {
 		// Completed by a run killed before it removed the info: that upload is this source.
 		// (its multipart upload is gone: completed, the completion maybe still under way)
 		if fault.CodeOf(err) == fault.UploadMissing {
-			if _, err := s.finishedByOther(ctx, "", n.ID, name, want, pi.UploadID); err == nil {
-				return n.ID, nil, nil, etag
+			if _, err := s.finishedByOther(ctx, "", id, name, want, pi.UploadID); err == nil {
+				return id, nil, nil, etag
 			}
 		}
 		return "", nil, nil, etag
@@ -318,7 +324,7 @@ func (s *Store) resumable(ctx context.Context, note, name, want string) (string,
 	for _, p := range ps {
 		held[p.Number] = p
 	}
-	return n.ID, pi, held, etag
+	return id, pi, held, etag
 }
 
 // startStage begins a multipart upload with the BLAKE3 in its metadata, then writes its info and
@@ -354,12 +360,13 @@ func (s *Store) start(ctx context.Context, note, noteTag, name string, size int6
 	if err != nil {
 		return fail(s.wrap(fault.UploadUnreadable, name, err))
 	}
+	// The note names the new id: finding it there is this write (putOwn).
 	nb, _ := json.Marshal(sourceNote{ID: id})
-	in := &awss3.PutObjectInput{Bucket: &s.Bucket, Key: &note, Body: bytes.NewReader(nb), IfNoneMatch: aws.String("*")}
+	in := &awss3.PutObjectInput{Key: &note, IfNoneMatch: aws.String("*")}
 	if noteTag != "" {
 		in.IfNoneMatch, in.IfMatch = nil, aws.String(noteTag)
 	}
-	if _, err := s.client.PutObject(ctx, in); err != nil {
+	if _, err := s.putOwn(ctx, in, nb); err != nil {
 		s.dropPartial(context.WithoutCancel(ctx), id, pi)
 		if conflict(err) || notFound(err) {
 			return fail(errNoteTaken)

@@ -100,7 +100,11 @@ func (sw *sweeper) renew() {
 }
 
 // dropOrphanTombstones removes the markers that are tombstones with no upload beside them: a
-// sweep killed after it removed an upload and before it removed its marker.
+// sweep killed after it removed an upload and before it removed its marker. The walk, under the
+// sweep lock, shows the folders that hold nothing but a marker of a tombstone's size; each such
+// marker is read whole once (a foreign object of that size is no tombstone, and stays). Nothing
+// is written beside a tombstone afterwards: an id's objects are written by its own upload, which
+// finished before a sweep wrote the tombstone, and a use finds the tombstone and writes nothing.
 func (s *Store) dropOrphanTombstones(ctx context.Context) error {
 	r := &listRun{s: s}
 	if err := r.walk(ctx, s.root()); err != nil {
@@ -112,9 +116,7 @@ func (s *Store) dropOrphanTombstones(ctx context.Context) error {
 			continue
 		}
 		if m, err := s.readMarker(ctx, id); err == nil && m.tombstone {
-			if name, _, herr := s.lookUp(ctx, id); herr == nil && name == "" {
-				keys = append(keys, s.usedKey(id))
-			}
+			keys = append(keys, s.usedKey(id))
 		}
 	}
 	return s.deleteKeys(ctx, keys)

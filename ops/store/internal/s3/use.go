@@ -1,7 +1,6 @@
 package s3
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"slices"
@@ -207,23 +206,21 @@ func (s *Store) lookUpAll(ctx context.Context, ids []string) ([]string, []marker
 
 // writeMarker replaces the marker m (as read) by a new one, conditionally: If-Match its ETag, or
 // If-None-Match: * when there was none. The body carries a fresh nonce so that every write makes
-// a new ETag. It returns the new ETag; a lost race is an error for which isConflict is true.
+// a new ETag, and so that a write refused after its answer was lost knows the marker it finds for
+// its own (putOwn). It returns the new ETag; a lost race is an error for which isConflict is true.
 func (s *Store) writeMarker(ctx context.Context, id string, m marker, kind string, at time.Time) (string, error) {
 	body := fmt.Sprintf("%s %s %s\n", kind, at.UTC().Format(markerTime), newNonce())
-	in := &awss3.PutObjectInput{Bucket: &s.Bucket, Key: aws.String(s.usedKey(id)), Body: bytes.NewReader([]byte(body))}
+	in := &awss3.PutObjectInput{Key: aws.String(s.usedKey(id))}
 	if m.exists {
 		in.IfMatch = aws.String(m.etag)
 	} else {
 		in.IfNoneMatch = aws.String("*")
 	}
-	out, err := s.client.PutObject(ctx, in)
-	if err != nil {
-		if notFound(err) { // If-Match on a marker deleted meanwhile
-			return "", errConflict
-		}
-		return "", err
+	o, err := s.putOwn(ctx, in, []byte(body))
+	if notFound(err) { // If-Match on a marker deleted meanwhile
+		return "", errConflict
 	}
-	return aws.ToString(out.ETag), nil
+	return o.etag, err
 }
 
 var errConflict = fmt.Errorf("conditional write lost")
