@@ -137,11 +137,33 @@ func (w *memWrite) Publish(_ context.Context, tm *TreeMeta, files []TreeFile, li
 	}
 	mb, _ := json.Marshal(tm)
 	objs := map[string][]byte{MetaName: mb, TreeListName: listing}
-	for _, f := range files {
-		objs["f/"+f.Rel] = w.files[f.Rel]
+	// Everything the write holds, as a rename of the partial tree publishes it: the engine
+	// removed what the folder no longer holds first.
+	for rel, b := range w.files {
+		objs["f/"+rel] = b
 	}
 	m.finished[w.id] = objs
 	delete(m.partial, w.path)
+	return nil
+}
+
+func (w *memWrite) ReadDir(context.Context, string) ([]TreeEntry, error) {
+	w.m.mu.Lock()
+	defer w.m.mu.Unlock()
+	var es []TreeEntry
+	for rel := range w.files {
+		es = append(es, TreeEntry{Name: rel, File: true})
+	}
+	sort.Slice(es, func(i, j int) bool { return es[i].Name < es[j].Name })
+	return es, nil
+}
+
+func (w *memWrite) Remove(_ context.Context, rels []string) error {
+	w.m.mu.Lock()
+	defer w.m.mu.Unlock()
+	for _, rel := range rels {
+		delete(w.files, rel)
+	}
 	return nil
 }
 
@@ -235,6 +257,20 @@ func TestTreeEngine(t *testing.T) {
 			}
 			if b, _ := m.object(ti2.ID, "f/y"); string(b) != "stale!" {
 				t.Fatalf("y after the resume: %q", b)
+			}
+
+			// A resume of a folder that lost files since: what the run before stored and the
+			// folder no longer holds is no part of the finished tree.
+			src = memTreeSource(map[string]string{"x": "kept"})
+			src.Path = "/src/shrunk"
+			m.partial[src.Path] = &memWrite{m: m, id: "0190c4d2-0000-7000-8000-999999999998", path: src.Path,
+				files: map[string][]byte{"x": []byte("kept"), "gone": []byte("?"), "old/z": []byte("z")}}
+			ti3, err := UploadTree(ctx, m, src, TreeOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := VerifyTreeOf(ctx, m, ti3.ID, nil); err != nil {
+				t.Fatalf("verify of a tree resumed after its folder lost files: %v", err)
 			}
 		})
 	}

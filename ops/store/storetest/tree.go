@@ -31,6 +31,7 @@ var treeTests = []struct {
 }{
 	{"TreeUpload", testTreeUpload},
 	{"TreeInterruptedThenResumed", testTreeResume},
+	{"TreeResumedAfterFilesRemoved", testTreeResumeShrunk},
 	{"TreeVerifyNamesFiles", testTreeVerify},
 	{"TreeSweepWhole", testTreeSweep},
 	{"TreeOpenGuarded", testTreeOpenGuarded},
@@ -266,6 +267,51 @@ func testTreeResume(t *testing.T, h Harness) {
 	must(t, "list", err)
 	if len(l.Entries) != 1 || l.Entries[0].ID != id || len(l.Skipped) != 0 {
 		t.Fatalf("after sweeping the unfinished folder upload: %+v, skipped %+v", l.Entries, l.Skipped)
+	}
+}
+
+// testTreeResumeShrunk: files a killed run stored and the folder no longer holds are no part of
+// the upload that the next run finishes. A backend that takes up the same unfinished upload
+// (locally, one of the same folder) must drop them before it publishes: otherwise the upload is
+// finished with files its listing does not name, and verify says they "were added".
+func testTreeResumeShrunk(t *testing.T, h Harness) {
+	b := h.New(t)
+	tr := trees(t, b)
+	files := map[string][]byte{}
+	for i := 0; i < 8; i++ {
+		files[string(rune('a'+i))+"/f.txt"] = []byte(strings.Repeat(string(rune('A'+i)), 100+i))
+	}
+	root := writeTree(t, "logs", files)
+	cctx, cancel := context.WithCancel(ctx)
+	seen := 0
+	_, err := uploadTree(t, cctx, b, root, func(int64) {
+		if seen++; seen == 3 {
+			cancel()
+		}
+	})
+	cancel()
+	if err == nil {
+		t.Fatal("an upload cancelled after its third file finished")
+	}
+	// The folder loses a file the killed run stored, a whole folder of it, and one it did not.
+	must(t, "remove", os.Remove(filepath.Join(root, "a", "f.txt")))
+	must(t, "remove", os.RemoveAll(filepath.Join(root, "b")))
+	must(t, "remove", os.Remove(filepath.Join(root, "h", "f.txt")))
+	delete(files, "a/f.txt")
+	delete(files, "b/f.txt")
+	delete(files, "h/f.txt")
+	rec, err := uploadTree(t, ctx, b, root, nil)
+	must(t, "upload the smaller folder", err)
+	id := rec.Upload.ID
+	must(t, "verify after the resume", verifyTreeOK(tr, id))
+	ti, err := tr.TreeInfo(ctx, id)
+	must(t, "tree info", err)
+	if len(ti.Files) != len(files) {
+		t.Fatalf("the finished upload lists %d files, want %d", len(ti.Files), len(files))
+	}
+	for _, rel := range []string{"a/f.txt", "b/f.txt"} {
+		_, err := tr.OpenTreeFile(ctx, id, "logs", rel)
+		wantCode(t, "open "+rel+", removed from the folder before the resume", err, fault.UploadMissing)
 	}
 }
 

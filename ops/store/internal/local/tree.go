@@ -153,6 +153,53 @@ func (t *treeWrite) Create(_ context.Context, f store.TreeFile, _ store.TreeSour
 	return treeFileWrite{out}, nil
 }
 
+// ReadDir lists the folder dir of the partial's tree as ReadTreeDir lists a finished one: nothing
+// in a partial this run made, which holds only what it wrote.
+func (t *treeWrite) ReadDir(_ context.Context, dir string) ([]store.TreeEntry, error) {
+	if t.fresh {
+		return nil, nil
+	}
+	top := int(t.w.root.Fd())
+	root, err := fsOf(top)
+	if err != nil {
+		return nil, storeErr(t.w.root.Name(), err)
+	}
+	fd, err := unix.Dup(top)
+	if err != nil {
+		return nil, storeErr(t.w.root.Name(), err)
+	}
+	es, err := readTreeDir(fd, dir, root)
+	if err != nil {
+		return nil, storeErr(path.Join(t.w.root.Name(), dir), err)
+	}
+	return es, nil
+}
+
+// Remove removes the entries rels of the partial's tree, each folder on the way opened without
+// following a link, never leaving the file system.
+func (t *treeWrite) Remove(_ context.Context, rels []string) error {
+	for _, rel := range rels {
+		fd, err := unix.Dup(int(t.w.root.Fd()))
+		for _, part := range strings.Split(path.Dir(rel), "/") {
+			if part == "." || err != nil {
+				continue
+			}
+			var next int
+			next, err = openDirAt(fd, part)
+			unix.Close(fd)
+			fd = next
+		}
+		if err == nil {
+			err = removeEntry(fd, path.Base(rel))
+			unix.Close(fd)
+		}
+		if err != nil {
+			return storeErr(t.w.root.Name()+"/"+rel, err)
+		}
+	}
+	return nil
+}
+
 // Publish closes the folders (fsyncing them where files are fsynced one by one) and publishes
 // the partial (publishTree).
 func (t *treeWrite) Publish(_ context.Context, m *store.TreeMeta, _ []store.TreeFile, listing []byte) error {

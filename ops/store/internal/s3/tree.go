@@ -23,7 +23,7 @@ package s3
 //
 // A resume lists P/<id>/<name>/ once and keeps every object whose size and ETag (the MD5 of its
 // bytes, for a single PUT) are the source file's; the rest are sent again, and objects the source
-// no longer has are removed before the listing is written. A one-file upload's P/<id>/ never
+// no longer has are removed (the engine's, through Remove) before the listing is written. A one-file upload's P/<id>/ never
 // holds .upload.json, which tells a folder upload from a file upload named .tree.b3.
 
 import (
@@ -37,6 +37,7 @@ import (
 	"hash"
 	"io"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -299,20 +300,30 @@ func (w *fileWrite) Commit(ctx context.Context, sum string) error {
 	return w.sf.Unchanged()
 }
 
-// Publish removes what the folder no longer holds (sent by a run before the source changed),
-// checks that the source note still names this upload, and publishes (publishTree).
+// ReadDir gives the objects of the folder a run before sent, as StartTree listed them by prefix
+// (FlatList): every file at once.
+func (t *treeWrite) ReadDir(context.Context, string) ([]store.TreeEntry, error) {
+	es := make([]store.TreeEntry, 0, len(t.held))
+	for rel := range t.held {
+		es = append(es, store.TreeEntry{Name: rel, File: true})
+	}
+	slices.SortFunc(es, func(a, b store.TreeEntry) int { return strings.Compare(a.Name, b.Name) })
+	return es, nil
+}
+
+// Remove deletes the objects of the files rels.
+func (t *treeWrite) Remove(ctx context.Context, rels []string) error {
+	keys := make([]string, len(rels))
+	for i, rel := range rels {
+		keys[i] = t.s.treeDir(t.id, t.name) + rel
+		delete(t.held, rel)
+	}
+	return t.s.deleteKeys(ctx, keys)
+}
+
+// Publish checks that the source note still names this upload, and publishes (publishTree).
 func (t *treeWrite) Publish(ctx context.Context, m *store.TreeMeta, files []store.TreeFile, listing []byte) error {
 	s := t.s
-	for _, f := range files {
-		delete(t.held, f.Rel)
-	}
-	var extra []string
-	for rel := range t.held {
-		extra = append(extra, s.treeDir(t.id, t.name)+rel)
-	}
-	if err := s.deleteKeys(ctx, extra); err != nil {
-		return err
-	}
 	// A server may let two create-only writes of the note that race both succeed (as Stream
 	// finds): the note as it is now says which upload is the folder's. The loser drops its own
 	// and takes the winner's, sending what it lacks.
