@@ -78,11 +78,12 @@ type TreeBackend interface {
 	// here: it is the first call of an upload.
 	TreeHashFirst(ctx context.Context, name string, size int64) (bool, error)
 
-	// StartTree finds what a run of the folder st.Src can take up: a finished upload of the
-	// same tree (found: its id, which the engine checks whole before it names it), else the
-	// unfinished upload of the same source to resume, else a new one (w). A finished upload
-	// whose id is st.Avoid (found damaged, or no longer usable) is not found again: the folder
-	// is then uploaded afresh under a new id, which is how a damaged one is repaired.
+	// StartTree finds what a run of the folder st.Src can take up: a finished upload that may
+	// be the same tree (found: its id, which the engine checks whole, its name and BLAKE3
+	// included, before it names it), else the unfinished upload of the same source to resume,
+	// else a new one (w). A finished upload whose id is st.Avoid (found damaged, another tree,
+	// or no longer usable) is not found again: the folder is then uploaded afresh under a new
+	// id, which is how a damaged one is repaired.
 	StartTree(ctx context.Context, st TreeStart) (found string, w TreeWrite, err error)
 
 	// ReuseTree is told that the engine names the finished upload id again (intact); false

@@ -56,11 +56,11 @@ func UploadTree(ctx context.Context, b TreeBackend, src TreeSource, opts TreeOpt
 			return nil, err
 		}
 		if found != "" {
-			// A finished upload of this tree is named again only when it is still intact (its
-			// files read back hash to its listing, and the listing to the folder's BLAKE3); a
-			// damaged one is avoided, and the folder uploaded afresh, which is how a user
-			// repairs it (docs/store.md).
-			if ti, err := VerifyTreeOf(ctx, b, found, nil); err == nil && ti.Blake3 == want && b.ReuseTree(ctx, found) {
+			// A finished upload is named again only when it is this tree (its name and BLAKE3)
+			// and still intact (its files read back hash to its listing, and the listing to the
+			// folder's BLAKE3); any other is avoided, and the folder uploaded afresh, which is
+			// how a user repairs a damaged one (docs/store.md).
+			if ti, err := VerifyTreeOf(ctx, b, found, nil); err == nil && ti.Name == src.Name && ti.Blake3 == want && b.ReuseTree(ctx, found) {
 				progress(total)
 				return TreeInfoOf(ctx, b, found)
 			}

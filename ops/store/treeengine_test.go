@@ -26,6 +26,7 @@ type memTrees struct {
 	created  map[string]int               // rel -> files written (not kept by a resume)
 	lose     int                          // Publish answers ErrTreeLost this many times
 	reused   []string
+	anyName  bool // StartTree finds a finished tree of the BLAKE3 whatever its name
 }
 
 func newMemTrees(jobs int) *memTrees {
@@ -44,7 +45,7 @@ func (m *memTrees) StartTree(_ context.Context, st TreeStart) (string, TreeWrite
 	for id, objs := range m.finished {
 		var tm TreeMeta
 		json.Unmarshal(objs[MetaName], &tm)
-		if tm.Blake3 == st.Blake3 && tm.Name == st.Src.Name && id != st.Avoid {
+		if tm.Blake3 == st.Blake3 && (tm.Name == st.Src.Name || m.anyName) && id != st.Avoid {
 			return id, nil, nil
 		}
 	}
@@ -230,6 +231,17 @@ func TestTreeEngine(t *testing.T) {
 				t.Fatalf("the same tree again: %+v, %v; reused %v", again, err, m.reused)
 			}
 
+			// A finished tree of the same BLAKE3 and another name is not this folder's.
+			m.anyName = true
+			src := memTreeSource(files)
+			src.Name, src.Path = "renamed", "/src/renamed"
+			ren, err := UploadTree(ctx, m, src, TreeOptions{})
+			if err != nil || ren.ID == ti.ID || ren.Name != "renamed" {
+				t.Fatalf("the same tree under another name: %+v, %v; want a new upload named renamed", ren, err)
+			}
+			m.anyName = false
+			delete(m.finished, ren.ID)
+
 			// A damaged tree is not named again: verify names the file, a new upload repairs it.
 			m.finished[ti.ID]["f/a/1.txt"] = []byte("ONE")
 			m.finished[ti.ID]["f/extra"] = []byte("?")
@@ -244,7 +256,7 @@ func TestTreeEngine(t *testing.T) {
 
 			// A resume keeps the files stored whole and equal, and rewrites the rest.
 			other := map[string]string{"x": "kept", "y": "stale!"}
-			src := memTreeSource(other)
+			src = memTreeSource(other)
 			src.Path = "/src/other"
 			w := &memWrite{m: m, id: "0190c4d2-0000-7000-8000-999999999999", path: src.Path,
 				files: map[string][]byte{"x": []byte("kept"), "y": []byte("STALE!")}}

@@ -72,7 +72,7 @@ func (s *localStore) TreeHashFirst(_ context.Context, name string, size int64) (
 // upload of the same folder that no one else holds, or makes one.
 func (s *localStore) StartTree(_ context.Context, st store.TreeStart) (string, store.TreeWrite, error) {
 	if st.Blake3 != "" {
-		if id := s.finishedTree(st.Blake3, st.Src.Name); id != "" && id != st.Avoid {
+		if id := s.finishedTree(st.Blake3, st.Src.Name, st.Avoid); id != "" {
 			return id, nil, nil
 		}
 	}
@@ -775,9 +775,10 @@ func (s *localStore) checkTreeTop(id, name string) error {
 	return nil
 }
 
-// finishedTree returns the id of a finished folder upload of this BLAKE3 and name, or "". The id
-// it returns was checked just now: its metadata and listing match.
-func (s *localStore) finishedTree(blake3, name string) string {
+// finishedTree returns the id of a finished folder upload of this BLAKE3 and name in the index,
+// or "": the engine checks it whole before it names it. One it found not to be that tree (avoid:
+// swept or damaged since, or a file upload of that name) is dropped from the index.
+func (s *localStore) finishedTree(blake3, name, avoid string) string {
 	x := &s.idx
 	x.mu.Lock()
 	defer x.mu.Unlock()
@@ -790,10 +791,10 @@ func (s *localStore) finishedTree(blake3, name string) string {
 			return ""
 		}
 	}
-	if ti, err := store.TreeInfoOf(context.Background(), s, id); err == nil && ti.Blake3 == blake3 && ti.Name == name {
-		return id
+	if id == avoid {
+		delete(x.byKey, k)
+		delete(x.seen, id)
+		return ""
 	}
-	delete(x.byKey, k) // swept or damaged since, or a file upload of that name: upload again
-	delete(x.seen, id)
-	return ""
+	return id
 }

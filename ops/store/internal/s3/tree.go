@@ -146,8 +146,8 @@ func (s *Store) StartTree(ctx context.Context, st store.TreeStart) (string, stor
 func (s *Store) ReuseTree(context.Context, string) bool { return true }
 
 // treeResumable looks up the source's note (keyed on the folder's path, name, size and BLAKE3
-// want): a finished upload of that tree (its id, unless it is avoid), or an unfinished folder
-// upload to resume, or nothing; and the note's ETag.
+// want): the unfinished folder upload to resume, else the upload it names as finished (unless it
+// is avoid: the engine found it not to be), or nothing; and the note's ETag.
 func (s *Store) treeResumable(ctx context.Context, note string, src *store.TreeSource, want, avoid string) (string, *partialInfo, string, string, error) {
 	b, etag, _, err := s.getObject(ctx, note)
 	if err != nil {
@@ -168,10 +168,7 @@ func (s *Store) treeResumable(ctx context.Context, note string, src *store.TreeS
 	if n.ID == avoid {
 		return "", nil, "", etag, nil
 	}
-	if ti, err := s.TreeInfo(ctx, n.ID); err == nil && ti.Name == src.Name && ti.Blake3 == want {
-		return n.ID, nil, n.ID, etag, nil
-	}
-	return "", nil, "", etag, nil
+	return n.ID, nil, n.ID, etag, nil // the engine checks it whole before it names it
 }
 
 // startTree writes a new folder upload's info, then the source's note (create-only, or over
