@@ -287,3 +287,28 @@ func TestTreeEngine(t *testing.T) {
 		})
 	}
 }
+
+// TestResumesTree: the unfinished upload a run takes up is a folder upload of the same source
+// folder and name; of the same BLAKE3 only where runs share an upload by the bytes they send.
+func TestResumesTree(t *testing.T) {
+	src := &TreeSource{Path: "/src/proj", Name: "proj"}
+	st := TreeStart{Src: src, Blake3: "b1"}
+	same := TreePartial{Folder: true, Name: "proj", Path: "/src/proj", Blake3: "b1"}
+	for _, c := range []struct {
+		why       string
+		p         TreePartial
+		sameBytes bool
+		want      bool
+	}{
+		{"the same folder", same, true, true},
+		{"a file upload", TreePartial{Name: "proj", Path: "/src/proj", Blake3: "b1"}, false, false},
+		{"another name", TreePartial{Folder: true, Name: "other", Path: "/src/proj", Blake3: "b1"}, false, false},
+		{"another folder", TreePartial{Folder: true, Name: "proj", Path: "/src2/proj", Blake3: "b1"}, false, false},
+		{"changed since, resumed by what is equal", TreePartial{Folder: true, Name: "proj", Path: "/src/proj", Blake3: "b0"}, false, true},
+		{"changed since, runs sharing by bytes", TreePartial{Folder: true, Name: "proj", Path: "/src/proj", Blake3: "b0"}, true, false},
+	} {
+		if got := ResumesTree(c.p, st, c.sameBytes); got != c.want {
+			t.Errorf("%s: ResumesTree %v, want %v", c.why, got, c.want)
+		}
+	}
+}

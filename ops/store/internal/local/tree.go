@@ -76,7 +76,7 @@ func (s *localStore) StartTree(_ context.Context, st store.TreeStart) (string, s
 			return id, nil, nil
 		}
 	}
-	p, fresh, err := s.treePartial(st.Src.Path, st.Src.Name, st.Size, st.Blake3)
+	p, fresh, err := s.treePartial(st)
 	if err != nil {
 		return "", nil, err
 	}
@@ -246,29 +246,30 @@ func touchFile(f *os.File) {
 	unix.Futimes(int(f.Fd()), nil)
 }
 
-// treePartial finds the unfinished folder upload of this source that no one else holds, or
-// makes one (fresh), and returns it locked.
-func (s *localStore) treePartial(abs, name string, size int64, want string) (p *partial, fresh bool, err error) {
+// treePartial finds the unfinished folder upload that a run of the folder st takes up
+// (store.ResumesTree) and no one else holds, or makes one (fresh), and returns it locked.
+func (s *localStore) treePartial(st store.TreeStart) (p *partial, fresh bool, err error) {
 	ids, err := s.partialIDs()
 	if err != nil {
 		return nil, false, err
 	}
+	key := sourceKey{Path: st.Src.Path, Blake3: st.Blake3, Size: st.Size}
 	slices.Sort(ids) // the oldest first (UUIDv7)
 	for _, id := range ids {
 		meta, err := s.readPartialMetaOf(id)
-		if err != nil || !meta.Folder || meta.Source == nil || meta.Source.Path != abs || meta.Name != name {
+		if err != nil || !store.ResumesTree(meta.treePartial(), st, false) {
 			continue
 		}
 		p, err := s.lockPartial(id, true)
 		if err != nil {
 			continue // held by another process, or gone
 		}
-		if !p.meta.Folder || p.meta.Source == nil || p.meta.Source.Path != abs || p.meta.Name != name {
+		if !store.ResumesTree(p.meta.treePartial(), st, false) {
 			p.close()
 			continue
 		}
-		if key := (sourceKey{Path: abs, Blake3: want, Size: size}); *p.meta.Source != key || p.meta.Size != size {
-			p.meta.Size, p.meta.Source = size, &key
+		if *p.meta.Source != key || p.meta.Size != st.Size {
+			p.meta.Size, p.meta.Source = st.Size, &key
 			if err := p.writeMeta(); err != nil {
 				p.close()
 				return nil, false, err
@@ -276,7 +277,7 @@ func (s *localStore) treePartial(abs, name string, size int64, want string) (p *
 		}
 		return p, false, nil
 	}
-	p, err = s.newPartial(name, size, &sourceKey{Path: abs, Blake3: want, Size: size})
+	p, err = s.newPartial(st.Src.Name, st.Size, &key)
 	if err != nil {
 		return nil, false, err
 	}
@@ -286,6 +287,15 @@ func (s *localStore) treePartial(abs, name string, size int64, want string) (p *
 		return nil, false, err
 	}
 	return p, true, nil
+}
+
+// treePartial is what the partial's metadata says of the folder upload it is, if one.
+func (m *partialMeta) treePartial() store.TreePartial {
+	tp := store.TreePartial{Folder: m.Folder && m.Source != nil, Name: m.Name}
+	if m.Source != nil {
+		tp.Path, tp.Blake3 = m.Source.Path, m.Source.Blake3
+	}
+	return tp
 }
 
 // treeWriter writes the files of a folder upload into its partial, in the order of their paths,

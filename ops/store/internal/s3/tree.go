@@ -112,7 +112,7 @@ func (s *Store) StartTree(ctx context.Context, st store.TreeStart) (string, stor
 	for try := 0; ; try++ {
 		var noteTag, fin string
 		var err error
-		id, pi, fin, noteTag, err = s.treeResumable(ctx, note, src, st.Blake3, st.Avoid)
+		id, pi, fin, noteTag, err = s.treeResumable(ctx, note, st)
 		if err != nil {
 			return "", nil, err
 		}
@@ -145,10 +145,11 @@ func (s *Store) StartTree(ctx context.Context, st store.TreeStart) (string, stor
 // ReuseTree: a finished upload found by its note is named again as it is.
 func (s *Store) ReuseTree(context.Context, string) bool { return true }
 
-// treeResumable looks up the source's note (keyed on the folder's path, name, size and BLAKE3
-// want): the unfinished folder upload to resume, else the upload it names as finished (unless it
-// is avoid: the engine found it not to be), or nothing; and the note's ETag.
-func (s *Store) treeResumable(ctx context.Context, note string, src *store.TreeSource, want, avoid string) (string, *partialInfo, string, string, error) {
+// treeResumable looks up the source's note (keyed on the folder's path, name, size and BLAKE3):
+// the unfinished folder upload that a run of st takes up (store.ResumesTree, the same bytes:
+// runs hold no lock), else the upload it names as finished (unless it is st.Avoid: the engine
+// found it not to be), or nothing; and the note's ETag.
+func (s *Store) treeResumable(ctx context.Context, note string, st store.TreeStart) (string, *partialInfo, string, string, error) {
 	b, etag, _, err := s.getObject(ctx, note)
 	if err != nil {
 		return "", nil, "", "", nil
@@ -160,12 +161,14 @@ func (s *Store) treeResumable(ctx context.Context, note string, src *store.TreeS
 	// The info first: it goes only after the listing is written, so an upload without it that
 	// another run is finishing now is found finished below.
 	if pi, err := s.readInfo(ctx, n.ID); err == nil {
-		if pi.Kind != store.KindFolder || pi.Name != src.Name || pi.Blake3 != want {
+		// The note is keyed on the folder's path: the info keeps the rest.
+		tp := store.TreePartial{Folder: pi.Kind == store.KindFolder, Name: pi.Name, Path: st.Src.Path, Blake3: pi.Blake3}
+		if !store.ResumesTree(tp, st, true) {
 			return "", nil, "", etag, nil
 		}
 		return n.ID, pi, "", etag, nil
 	}
-	if n.ID == avoid {
+	if n.ID == st.Avoid {
 		return "", nil, "", etag, nil
 	}
 	return n.ID, nil, n.ID, etag, nil // the engine checks it whole before it names it
