@@ -186,22 +186,36 @@ func verifyTreeOK(tr store.Trees, id string) error {
 	return err
 }
 
-func testTreeResume(t *testing.T, h Harness) {
-	b := h.New(t)
-	tr := trees(t, b)
+// letterFiles is a folder of n files, a/f.txt, b/f.txt, ..., each of its own bytes.
+func letterFiles(n int) map[string][]byte {
 	files := map[string][]byte{}
-	for i := 0; i < 12; i++ {
+	for i := 0; i < n; i++ {
 		files[string(rune('a'+i))+"/f.txt"] = []byte(strings.Repeat(string(rune('A'+i)), 100+i))
 	}
-	root := writeTree(t, "logs", files)
+	return files
+}
+
+// interruptTree uploads the folder at root, cancelled once after files were written, and
+// returns the error the upload ended with.
+func interruptTree(t *testing.T, b store.Backend, root string, after int) error {
+	t.Helper()
 	cctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	seen := 0
 	_, err := uploadTree(t, cctx, b, root, func(int64) {
-		if seen++; seen == 3 {
+		if seen++; seen == after {
 			cancel()
 		}
 	})
-	cancel()
+	return err
+}
+
+func testTreeResume(t *testing.T, h Harness) {
+	b := h.New(t)
+	tr := trees(t, b)
+	files := letterFiles(12)
+	root := writeTree(t, "logs", files)
+	err := interruptTree(t, b, root, 3)
 	if err == nil {
 		t.Fatal("an upload cancelled after its third file finished")
 	}
@@ -241,15 +255,7 @@ func testTreeResume(t *testing.T, h Harness) {
 	finishedOnly(t, b, 1)
 
 	// An interrupted upload of another folder is removed whole by a sweep.
-	other := writeTree(t, "other", files)
-	cctx, cancel = context.WithCancel(ctx)
-	seen = 0
-	uploadTree(t, cctx, b, other, func(int64) {
-		if seen++; seen == 2 {
-			cancel()
-		}
-	})
-	cancel()
+	interruptTree(t, b, writeTree(t, "other", files), 2)
 	got, err := sweepAll(t, ctx, b, time.Now().Add(time.Hour), false, func() {
 		must(t, "mark used", b.MarkUsed(ctx, []string{id}, time.Now().Add(2*time.Hour)))
 	})
@@ -277,20 +283,9 @@ func testTreeResume(t *testing.T, h Harness) {
 func testTreeResumeShrunk(t *testing.T, h Harness) {
 	b := h.New(t)
 	tr := trees(t, b)
-	files := map[string][]byte{}
-	for i := 0; i < 8; i++ {
-		files[string(rune('a'+i))+"/f.txt"] = []byte(strings.Repeat(string(rune('A'+i)), 100+i))
-	}
+	files := letterFiles(8)
 	root := writeTree(t, "logs", files)
-	cctx, cancel := context.WithCancel(ctx)
-	seen := 0
-	_, err := uploadTree(t, cctx, b, root, func(int64) {
-		if seen++; seen == 3 {
-			cancel()
-		}
-	})
-	cancel()
-	if err == nil {
+	if err := interruptTree(t, b, root, 3); err == nil {
 		t.Fatal("an upload cancelled after its third file finished")
 	}
 	// The folder loses a file the killed run stored, a whole folder of it, and one it did not.

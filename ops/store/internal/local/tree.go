@@ -72,7 +72,12 @@ func (s *localStore) TreeHashFirst(_ context.Context, name string, size int64) (
 // upload of the same folder that no one else holds, or makes one.
 func (s *localStore) StartTree(_ context.Context, st store.TreeStart) (string, store.TreeWrite, error) {
 	if st.Blake3 != "" {
-		if id := s.finishedTree(st.Blake3, st.Src.Name, st.Avoid); id != "" {
+		// The index file uploads are found again by; one the engine refused (swept or damaged
+		// since, another tree, a file upload of that name) is forgotten first.
+		if st.Avoid != "" {
+			s.forget(st.Blake3, st.Src.Name, st.Avoid)
+		}
+		if id := s.finished(st.Blake3, st.Src.Name); id != "" && id != st.Avoid {
 			return id, nil, nil
 		}
 	}
@@ -783,28 +788,4 @@ func (s *localStore) checkTreeTop(id, name string) error {
 		}
 	}
 	return nil
-}
-
-// finishedTree returns the id of a finished folder upload of this BLAKE3 and name in the index,
-// or "": the engine checks it whole before it names it. One it found not to be that tree (avoid:
-// swept or damaged since, or a file upload of that name) is dropped from the index.
-func (s *localStore) finishedTree(blake3, name, avoid string) string {
-	x := &s.idx
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	x.init()
-	k := indexKey{blake3, name}
-	id, ok := x.byKey[k]
-	if !ok {
-		s.indexNew()
-		if id, ok = x.byKey[k]; !ok {
-			return ""
-		}
-	}
-	if id == avoid {
-		delete(x.byKey, k)
-		delete(x.seen, id)
-		return ""
-	}
-	return id
 }
