@@ -134,6 +134,10 @@ func writeTree(ctx context.Context, w TreeWrite, src *TreeSource, total int64, w
 // is the source's files and nothing else. It walks what w holds through its ReadDir, as verify
 // walks a finished tree.
 func dropStale(ctx context.Context, w TreeWrite, src *TreeSource, flat bool) error {
+	top, err := w.ReadDir(ctx, "")
+	if err != nil || len(top) == 0 { // nothing there, or nothing but what this run wrote
+		return err
+	}
 	files := make(map[string]bool, len(src.Files))
 	dirs := map[string]bool{}
 	for _, f := range src.Files {
@@ -142,8 +146,14 @@ func dropStale(ctx context.Context, w TreeWrite, src *TreeSource, flat bool) err
 			dirs[d] = true
 		}
 	}
+	readDir := func(dir string) ([]TreeEntry, error) {
+		if dir == "" {
+			return top, nil
+		}
+		return w.ReadDir(ctx, dir)
+	}
 	var stale []string
-	err := walkTree(flat, func(dir string) ([]TreeEntry, error) { return w.ReadDir(ctx, dir) },
+	err = walkTree(flat, readDir,
 		func(rel string, e TreeEntry) bool {
 			switch {
 			case e.File && files[rel]:
