@@ -760,7 +760,7 @@ func (s *localStore) checkTreeTop(id, name string) error {
 		return guardErr(dir, id, err)
 	}
 	for _, n := range names {
-		if n != name && n != MetaName && n != UsedName && n != store.TreeListName && !strings.HasPrefix(n, markerTmp) {
+		if !store.BesideTree(name, n) && !strings.HasPrefix(n, markerTmp) {
 			return fault.Errorf(fault.UploadUnreadable, "upload %s: %s: unexpected entry %q", id, dir, n)
 		}
 		if err := unix.Fstatat(dirfd, n, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {

@@ -596,11 +596,12 @@ func (s *Store) TreeReadErr(ti *store.TreeInfo, rel string, n int64, err error) 
 // nor its listing, metadata or marker.
 func (s *Store) CheckTreeTop(ctx context.Context, ti *store.TreeInfo) ([]string, error) {
 	var beside []string
-	id, dir := ti.ID, s.treeDir(ti.ID, ti.Name)
-	if err := s.listObjects(ctx, s.key(id)+"/", func(o types.Object) error {
-		switch k := aws.ToString(o.Key); {
-		case strings.HasPrefix(k, dir), k == s.treeKey(id), k == s.treeMetaKey(id), k == s.usedKey(id):
-		default:
+	id, top := ti.ID, s.key(ti.ID)+"/"
+	if err := s.listObjects(ctx, top, func(o types.Object) error {
+		k := aws.ToString(o.Key)
+		// An object is beside the folder (no "/" after its name) or in it (the folder's name).
+		part, _, in := strings.Cut(strings.TrimPrefix(k, top), "/")
+		if !store.BesideTree(ti.Name, part) || in != (part == ti.Name) {
 			beside = append(beside, fmt.Sprintf("%s: unexpected object beside the folder", k))
 		}
 		return nil
