@@ -34,9 +34,9 @@ import (
 //   - ranged reads and stat: ReadTreeObject (a small object beside an upload, read whole),
 //     OpenTreeObject (one file of a finished tree, read through the backend's guarded open);
 //   - list by prefix: ReadTreeDir and CheckTreeTop (what an upload holds beside what its
-//     listing names);
-//   - remove: what a resumed write replaces (TreeWrite.Create) and what a published tree no longer
-//     holds (Publish);
+//     listing names), TreeWrite.ReadDir (what an unfinished one holds);
+//   - remove: what a resumed write replaces (TreeWrite.Create) and what the folder no longer
+//     holds (TreeWrite.Remove, before Publish);
 //   - the resumable write: StartTree finds the unfinished upload of the same source (a partial
 //     folder; a source note and the objects already sent) or starts one, and TreeWrite writes it
 //     file by file.
@@ -78,11 +78,12 @@ type TreeBackend interface {
 	// here: it is the first call of an upload.
 	TreeHashFirst(ctx context.Context, name string, size int64) (bool, error)
 
-	// StartTree finds what a run of the folder st.Src can take up: a finished upload of the
-	// same tree (found: its id, which the engine checks whole before it names it), else the
-	// unfinished upload of the same source to resume, else a new one (w). A finished upload
-	// whose id is st.Avoid (found damaged, or no longer usable) is not found again: the folder
-	// is then uploaded afresh under a new id, which is how a damaged one is repaired.
+	// StartTree finds what a run of the folder st.Src can take up: a finished upload that may
+	// be the same tree (found: its id, which the engine checks whole, its name and BLAKE3
+	// included, before it names it), else the unfinished upload of the same source to resume,
+	// else a new one (w). A finished upload whose id is st.Avoid (found damaged, another tree,
+	// or no longer usable) is not found again: the folder is then uploaded afresh under a new
+	// id, which is how a damaged one is repaired.
 	StartTree(ctx context.Context, st TreeStart) (found string, w TreeWrite, err error)
 
 	// ReuseTree is told that the engine names the finished upload id again (intact); false
@@ -139,9 +140,19 @@ type TreeWrite interface {
 	// bytes also come through Write, in order, as the engine reads and hashes them).
 	Create(ctx context.Context, f TreeFile, src TreeSourceFile) (TreeFileWrite, error)
 
+	// ReadDir lists the folder dir ("": the top) of what the unfinished tree holds so far, as
+	// ReadTreeDir lists a finished one (never following a link; TreeProperties.FlatList: every
+	// file at once). A write that made the upload itself may answer nothing: it holds only what
+	// the engine wrote.
+	ReadDir(ctx context.Context, dir string) ([]TreeEntry, error)
+
+	// Remove removes the entries rels (paths from the folder: a file, a folder with all it
+	// holds, anything else) from the unfinished tree, never following a link: what a run before
+	// stored and the folder no longer holds, found by the engine before it publishes.
+	Remove(ctx context.Context, rels []string) error
+
 	// Publish makes the tree finished at once with its metadata m and listing, create-only:
-	// files lists every file of it (sorted), so that what a run before sent and the folder no
-	// longer holds goes first. ErrTreeLost: another run of the same folder owns the upload now;
+	// files lists every file of it (sorted), the only ones the tree holds by then. ErrTreeLost: another run of the same folder owns the upload now;
 	// the engine starts over (with st.Try one more).
 	Publish(ctx context.Context, m *TreeMeta, files []TreeFile, listing []byte) error
 

@@ -126,6 +126,13 @@ func CheckRel(rel string) error {
 	return nil
 }
 
+// BesideTree reports whether a finished folder upload of the folder named folder may hold name
+// beside the folder: the folder itself, its metadata, its listing and the use marker. Anything
+// else there is no part of the upload: verify names it, or a backend's guard refuses the upload.
+func BesideTree(folder, name string) bool {
+	return name == folder || name == MetaName || name == TreeListName || name == UsedName
+}
+
 // ValidTreeName checks a folder upload's name: plain, and not the listing's.
 func ValidTreeName(name string) error {
 	if err := ValidName(name); err != nil {

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"io"
+	"path"
 	"sync"
 	"time"
 
@@ -55,18 +56,18 @@ func UploadTree(ctx context.Context, b TreeBackend, src TreeSource, opts TreeOpt
 			return nil, err
 		}
 		if found != "" {
-			// A finished upload of this tree is named again only when it is still intact (its
-			// files read back hash to its listing, and the listing to the folder's BLAKE3); a
-			// damaged one is avoided, and the folder uploaded afresh, which is how a user
-			// repairs it (docs/store.md).
-			if ti, err := VerifyTreeOf(ctx, b, found, nil); err == nil && ti.Blake3 == want && b.ReuseTree(ctx, found) {
+			// A finished upload is named again only when it is this tree (its name and BLAKE3)
+			// and still intact (its files read back hash to its listing, and the listing to the
+			// folder's BLAKE3); any other is avoided, and the folder uploaded afresh, which is
+			// how a user repairs a damaged one (docs/store.md).
+			if ti, err := VerifyTreeOf(ctx, b, found, nil); err == nil && ti.Name == src.Name && ti.Blake3 == want && b.ReuseTree(ctx, found) {
 				progress(total)
 				return TreeInfoOf(ctx, b, found)
 			}
 			st.Avoid = found
 			continue
 		}
-		ti, err := writeTree(ctx, w, &src, total, want, b.TreeProperties().Jobs, progress)
+		ti, err := writeTree(ctx, w, &src, total, want, b.TreeProperties(), progress)
 		w.Close()
 		if err == ErrTreeLost {
 			if opts.Progress != nil {
@@ -79,10 +80,27 @@ func UploadTree(ctx context.Context, b TreeBackend, src TreeSource, opts TreeOpt
 	}
 }
 
-// writeTree writes every file of src through w (jobs at once), checks the tree's BLAKE3 against
-// want ("": not checked) and publishes it.
-func writeTree(ctx context.Context, w TreeWrite, src *TreeSource, total int64, want string, jobs int, progress func(int64)) (*TreeInfo, error) {
-	sums, err := putTreeFiles(ctx, w, src, jobs, progress)
+// TreePartial is an unfinished upload as its backend recorded it, for ResumesTree.
+type TreePartial struct {
+	Folder bool   // a folder upload's
+	Name   string // the folder upload's name
+	Path   string // the source folder it was begun for
+	Blake3 string // the folder's BLAKE3 it was begun for ("": not known then)
+}
+
+// ResumesTree reports whether a run of the folder st takes up the unfinished upload p: a folder
+// upload of the same source folder and name; and, on a backend whose runs share an upload only
+// when they send the same bytes (sameBytes: no lock keeps another run out while one writes), of
+// the same BLAKE3. Elsewhere a folder changed since is resumed all the same: each file stored
+// whole and equal to the source is kept, and what it no longer holds dropped (dropStale).
+func ResumesTree(p TreePartial, st TreeStart, sameBytes bool) bool {
+	return p.Folder && p.Name == st.Src.Name && p.Path == st.Src.Path && (!sameBytes || p.Blake3 == st.Blake3)
+}
+
+// writeTree writes every file of src through w (props.Jobs at once), checks the tree's BLAKE3
+// against want ("": not checked), drops what the source no longer holds and publishes it.
+func writeTree(ctx context.Context, w TreeWrite, src *TreeSource, total int64, want string, props TreeProperties, progress func(int64)) (*TreeInfo, error) {
+	sums, err := putTreeFiles(ctx, w, src, props.Jobs, progress)
 	if err != nil {
 		return nil, err
 	}
@@ -102,10 +120,81 @@ func writeTree(ctx context.Context, w TreeWrite, src *TreeSource, total int64, w
 	for i, f := range sum.Files() {
 		ti.Files[i] = TreeFile{Rel: f.Rel, Size: sizes[i], Blake3: f.Blake3}
 	}
+	if err := dropStale(ctx, w, src, props.FlatList); err != nil {
+		return nil, err
+	}
 	if err := w.Publish(ctx, m, ti.Files, TreeListing(&sum)); err != nil {
 		return nil, err
 	}
 	return ti, nil
+}
+
+// dropStale removes from the unfinished tree w what a run before stored and src no longer holds
+// (a file, a folder none of its files is in, anything else), so that what Publish makes finished
+// is the source's files and nothing else. It walks what w holds through its ReadDir, as verify
+// walks a finished tree.
+func dropStale(ctx context.Context, w TreeWrite, src *TreeSource, flat bool) error {
+	top, err := w.ReadDir(ctx, "")
+	if err != nil || len(top) == 0 { // nothing there, or nothing but what this run wrote
+		return err
+	}
+	files := make(map[string]bool, len(src.Files))
+	dirs := map[string]bool{}
+	for _, f := range src.Files {
+		files[f.Rel] = true
+		for d := path.Dir(f.Rel); d != "." && !dirs[d]; d = path.Dir(d) {
+			dirs[d] = true
+		}
+	}
+	readDir := func(dir string) ([]TreeEntry, error) {
+		if dir == "" {
+			return top, nil
+		}
+		return w.ReadDir(ctx, dir)
+	}
+	var stale []string
+	err = walkTree(flat, readDir,
+		func(rel string, e TreeEntry) bool {
+			switch {
+			case e.File && files[rel]:
+			case e.Dir && e.Skip != "": // not entered, and not removed: the backend does not go there
+			case e.Dir && dirs[rel]:
+				return true
+			default:
+				stale = append(stale, rel)
+			}
+			return false
+		})
+	if err != nil || len(stale) == 0 {
+		return err
+	}
+	return w.Remove(ctx, stale)
+}
+
+// walkTree lists a tree through readDir from its top ("") down, calling visit with each entry and
+// its path from the top, and entering each folder visit says to (flat: readDir of the top gave
+// every file below it, and is asked no more).
+func walkTree(flat bool, readDir func(dir string) ([]TreeEntry, error), visit func(rel string, e TreeEntry) (enter bool)) error {
+	var walk func(dir string) error
+	walk = func(dir string) error {
+		es, err := readDir(dir)
+		if err != nil {
+			return err
+		}
+		for _, e := range es {
+			r := e.Name
+			if dir != "" {
+				r = dir + "/" + e.Name
+			}
+			if visit(r, e) && e.Dir && !flat {
+				if err := walk(r); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	return walk("")
 }
 
 // treeBufs are the buffers of a tree's writes: each worker takes two (the source's, and the
@@ -366,19 +455,9 @@ func treeExtra(ctx context.Context, b TreeBackend, ti *TreeInfo, listed map[stri
 	if err != nil {
 		return nil, err
 	}
-	flat := b.TreeProperties().FlatList
 	var extra []string
-	var walk func(dir string) error
-	walk = func(dir string) error {
-		es, err := b.ReadTreeDir(ctx, ti, dir)
-		if err != nil {
-			return err
-		}
-		for _, e := range es {
-			r := e.Name
-			if dir != "" {
-				r = dir + "/" + e.Name
-			}
+	err = walkTree(b.TreeProperties().FlatList, func(dir string) ([]TreeEntry, error) { return b.ReadTreeDir(ctx, ti, dir) },
+		func(r string, e TreeEntry) bool {
 			switch {
 			case e.File:
 				if !listed[r] {
@@ -390,18 +469,14 @@ func treeExtra(ctx context.Context, b TreeBackend, ti *TreeInfo, listed map[stri
 				}
 				if e.Skip != "" {
 					extra = append(extra, manifest.Quote(r+" ("+e.Skip+")")+" was added")
-				} else if !flat {
-					if err := walk(r); err != nil {
-						return err
-					}
 				}
+				return e.Skip == ""
 			default:
 				extra = append(extra, manifest.Quote(r+" (not a regular file)")+" was added")
 			}
-		}
-		return nil
-	}
-	if err := walk(""); err != nil {
+			return false
+		})
+	if err != nil {
 		return nil, err
 	}
 	return append(extra, beside...), nil

@@ -26,6 +26,7 @@ type memTrees struct {
 	created  map[string]int               // rel -> files written (not kept by a resume)
 	lose     int                          // Publish answers ErrTreeLost this many times
 	reused   []string
+	anyName  bool // StartTree finds a finished tree of the BLAKE3 whatever its name
 }
 
 func newMemTrees(jobs int) *memTrees {
@@ -44,7 +45,7 @@ func (m *memTrees) StartTree(_ context.Context, st TreeStart) (string, TreeWrite
 	for id, objs := range m.finished {
 		var tm TreeMeta
 		json.Unmarshal(objs[MetaName], &tm)
-		if tm.Blake3 == st.Blake3 && tm.Name == st.Src.Name && id != st.Avoid {
+		if tm.Blake3 == st.Blake3 && (tm.Name == st.Src.Name || m.anyName) && id != st.Avoid {
 			return id, nil, nil
 		}
 	}
@@ -137,11 +138,33 @@ func (w *memWrite) Publish(_ context.Context, tm *TreeMeta, files []TreeFile, li
 	}
 	mb, _ := json.Marshal(tm)
 	objs := map[string][]byte{MetaName: mb, TreeListName: listing}
-	for _, f := range files {
-		objs["f/"+f.Rel] = w.files[f.Rel]
+	// Everything the write holds, as a rename of the partial tree publishes it: the engine
+	// removed what the folder no longer holds first.
+	for rel, b := range w.files {
+		objs["f/"+rel] = b
 	}
 	m.finished[w.id] = objs
 	delete(m.partial, w.path)
+	return nil
+}
+
+func (w *memWrite) ReadDir(context.Context, string) ([]TreeEntry, error) {
+	w.m.mu.Lock()
+	defer w.m.mu.Unlock()
+	var es []TreeEntry
+	for rel := range w.files {
+		es = append(es, TreeEntry{Name: rel, File: true})
+	}
+	sort.Slice(es, func(i, j int) bool { return es[i].Name < es[j].Name })
+	return es, nil
+}
+
+func (w *memWrite) Remove(_ context.Context, rels []string) error {
+	w.m.mu.Lock()
+	defer w.m.mu.Unlock()
+	for _, rel := range rels {
+		delete(w.files, rel)
+	}
 	return nil
 }
 
@@ -208,6 +231,17 @@ func TestTreeEngine(t *testing.T) {
 				t.Fatalf("the same tree again: %+v, %v; reused %v", again, err, m.reused)
 			}
 
+			// A finished tree of the same BLAKE3 and another name is not this folder's.
+			m.anyName = true
+			src := memTreeSource(files)
+			src.Name, src.Path = "renamed", "/src/renamed"
+			ren, err := UploadTree(ctx, m, src, TreeOptions{})
+			if err != nil || ren.ID == ti.ID || ren.Name != "renamed" {
+				t.Fatalf("the same tree under another name: %+v, %v; want a new upload named renamed", ren, err)
+			}
+			m.anyName = false
+			delete(m.finished, ren.ID)
+
 			// A damaged tree is not named again: verify names the file, a new upload repairs it.
 			m.finished[ti.ID]["f/a/1.txt"] = []byte("ONE")
 			m.finished[ti.ID]["f/extra"] = []byte("?")
@@ -222,7 +256,7 @@ func TestTreeEngine(t *testing.T) {
 
 			// A resume keeps the files stored whole and equal, and rewrites the rest.
 			other := map[string]string{"x": "kept", "y": "stale!"}
-			src := memTreeSource(other)
+			src = memTreeSource(other)
 			src.Path = "/src/other"
 			w := &memWrite{m: m, id: "0190c4d2-0000-7000-8000-999999999999", path: src.Path,
 				files: map[string][]byte{"x": []byte("kept"), "y": []byte("STALE!")}}
@@ -236,6 +270,45 @@ func TestTreeEngine(t *testing.T) {
 			if b, _ := m.object(ti2.ID, "f/y"); string(b) != "stale!" {
 				t.Fatalf("y after the resume: %q", b)
 			}
+
+			// A resume of a folder that lost files since: what the run before stored and the
+			// folder no longer holds is no part of the finished tree.
+			src = memTreeSource(map[string]string{"x": "kept"})
+			src.Path = "/src/shrunk"
+			m.partial[src.Path] = &memWrite{m: m, id: "0190c4d2-0000-7000-8000-999999999998", path: src.Path,
+				files: map[string][]byte{"x": []byte("kept"), "gone": []byte("?"), "old/z": []byte("z")}}
+			ti3, err := UploadTree(ctx, m, src, TreeOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := VerifyTreeOf(ctx, m, ti3.ID, nil); err != nil {
+				t.Fatalf("verify of a tree resumed after its folder lost files: %v", err)
+			}
 		})
+	}
+}
+
+// TestResumesTree: the unfinished upload a run takes up is a folder upload of the same source
+// folder and name; of the same BLAKE3 only where runs share an upload by the bytes they send.
+func TestResumesTree(t *testing.T) {
+	src := &TreeSource{Path: "/src/proj", Name: "proj"}
+	st := TreeStart{Src: src, Blake3: "b1"}
+	same := TreePartial{Folder: true, Name: "proj", Path: "/src/proj", Blake3: "b1"}
+	for _, c := range []struct {
+		why       string
+		p         TreePartial
+		sameBytes bool
+		want      bool
+	}{
+		{"the same folder", same, true, true},
+		{"a file upload", TreePartial{Name: "proj", Path: "/src/proj", Blake3: "b1"}, false, false},
+		{"another name", TreePartial{Folder: true, Name: "other", Path: "/src/proj", Blake3: "b1"}, false, false},
+		{"another folder", TreePartial{Folder: true, Name: "proj", Path: "/src2/proj", Blake3: "b1"}, false, false},
+		{"changed since, resumed by what is equal", TreePartial{Folder: true, Name: "proj", Path: "/src/proj", Blake3: "b0"}, false, true},
+		{"changed since, runs sharing by bytes", TreePartial{Folder: true, Name: "proj", Path: "/src/proj", Blake3: "b0"}, true, false},
+	} {
+		if got := ResumesTree(c.p, st, c.sameBytes); got != c.want {
+			t.Errorf("%s: ResumesTree %v, want %v", c.why, got, c.want)
+		}
 	}
 }

@@ -31,6 +31,7 @@ var treeTests = []struct {
 }{
 	{"TreeUpload", testTreeUpload},
 	{"TreeInterruptedThenResumed", testTreeResume},
+	{"TreeResumedAfterFilesRemoved", testTreeResumeShrunk},
 	{"TreeVerifyNamesFiles", testTreeVerify},
 	{"TreeSweepWhole", testTreeSweep},
 	{"TreeOpenGuarded", testTreeOpenGuarded},
@@ -185,22 +186,36 @@ func verifyTreeOK(tr store.Trees, id string) error {
 	return err
 }
 
-func testTreeResume(t *testing.T, h Harness) {
-	b := h.New(t)
-	tr := trees(t, b)
+// letterFiles is a folder of n files, a/f.txt, b/f.txt, ..., each of its own bytes.
+func letterFiles(n int) map[string][]byte {
 	files := map[string][]byte{}
-	for i := 0; i < 12; i++ {
+	for i := 0; i < n; i++ {
 		files[string(rune('a'+i))+"/f.txt"] = []byte(strings.Repeat(string(rune('A'+i)), 100+i))
 	}
-	root := writeTree(t, "logs", files)
+	return files
+}
+
+// interruptTree uploads the folder at root, cancelled once after files were written, and
+// returns the error the upload ended with.
+func interruptTree(t *testing.T, b store.Backend, root string, after int) error {
+	t.Helper()
 	cctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	seen := 0
 	_, err := uploadTree(t, cctx, b, root, func(int64) {
-		if seen++; seen == 3 {
+		if seen++; seen == after {
 			cancel()
 		}
 	})
-	cancel()
+	return err
+}
+
+func testTreeResume(t *testing.T, h Harness) {
+	b := h.New(t)
+	tr := trees(t, b)
+	files := letterFiles(12)
+	root := writeTree(t, "logs", files)
+	err := interruptTree(t, b, root, 3)
 	if err == nil {
 		t.Fatal("an upload cancelled after its third file finished")
 	}
@@ -240,15 +255,7 @@ func testTreeResume(t *testing.T, h Harness) {
 	finishedOnly(t, b, 1)
 
 	// An interrupted upload of another folder is removed whole by a sweep.
-	other := writeTree(t, "other", files)
-	cctx, cancel = context.WithCancel(ctx)
-	seen = 0
-	uploadTree(t, cctx, b, other, func(int64) {
-		if seen++; seen == 2 {
-			cancel()
-		}
-	})
-	cancel()
+	interruptTree(t, b, writeTree(t, "other", files), 2)
 	got, err := sweepAll(t, ctx, b, time.Now().Add(time.Hour), false, func() {
 		must(t, "mark used", b.MarkUsed(ctx, []string{id}, time.Now().Add(2*time.Hour)))
 	})
@@ -266,6 +273,40 @@ func testTreeResume(t *testing.T, h Harness) {
 	must(t, "list", err)
 	if len(l.Entries) != 1 || l.Entries[0].ID != id || len(l.Skipped) != 0 {
 		t.Fatalf("after sweeping the unfinished folder upload: %+v, skipped %+v", l.Entries, l.Skipped)
+	}
+}
+
+// testTreeResumeShrunk: files a killed run stored and the folder no longer holds are no part of
+// the upload that the next run finishes. A backend that takes up the same unfinished upload
+// (locally, one of the same folder) must drop them before it publishes: otherwise the upload is
+// finished with files its listing does not name, and verify says they "were added".
+func testTreeResumeShrunk(t *testing.T, h Harness) {
+	b := h.New(t)
+	tr := trees(t, b)
+	files := letterFiles(8)
+	root := writeTree(t, "logs", files)
+	if err := interruptTree(t, b, root, 3); err == nil {
+		t.Fatal("an upload cancelled after its third file finished")
+	}
+	// The folder loses a file the killed run stored, a whole folder of it, and one it did not.
+	must(t, "remove", os.Remove(filepath.Join(root, "a", "f.txt")))
+	must(t, "remove", os.RemoveAll(filepath.Join(root, "b")))
+	must(t, "remove", os.Remove(filepath.Join(root, "h", "f.txt")))
+	delete(files, "a/f.txt")
+	delete(files, "b/f.txt")
+	delete(files, "h/f.txt")
+	rec, err := uploadTree(t, ctx, b, root, nil)
+	must(t, "upload the smaller folder", err)
+	id := rec.Upload.ID
+	must(t, "verify after the resume", verifyTreeOK(tr, id))
+	ti, err := tr.TreeInfo(ctx, id)
+	must(t, "tree info", err)
+	if len(ti.Files) != len(files) {
+		t.Fatalf("the finished upload lists %d files, want %d", len(ti.Files), len(files))
+	}
+	for _, rel := range []string{"a/f.txt", "b/f.txt"} {
+		_, err := tr.OpenTreeFile(ctx, id, "logs", rel)
+		wantCode(t, "open "+rel+", removed from the folder before the resume", err, fault.UploadMissing)
 	}
 }
 

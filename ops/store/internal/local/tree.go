@@ -72,11 +72,16 @@ func (s *localStore) TreeHashFirst(_ context.Context, name string, size int64) (
 // upload of the same folder that no one else holds, or makes one.
 func (s *localStore) StartTree(_ context.Context, st store.TreeStart) (string, store.TreeWrite, error) {
 	if st.Blake3 != "" {
-		if id := s.finishedTree(st.Blake3, st.Src.Name); id != "" && id != st.Avoid {
+		// The index file uploads are found again by; one the engine refused (swept or damaged
+		// since, another tree, a file upload of that name) is forgotten first.
+		if st.Avoid != "" {
+			s.forget(st.Blake3, st.Src.Name, st.Avoid)
+		}
+		if id := s.finished(st.Blake3, st.Src.Name); id != "" && id != st.Avoid {
 			return id, nil, nil
 		}
 	}
-	p, fresh, err := s.treePartial(st.Src.Path, st.Src.Name, st.Size, st.Blake3)
+	p, fresh, err := s.treePartial(st)
 	if err != nil {
 		return "", nil, err
 	}
@@ -153,6 +158,53 @@ func (t *treeWrite) Create(_ context.Context, f store.TreeFile, _ store.TreeSour
 	return treeFileWrite{out}, nil
 }
 
+// ReadDir lists the folder dir of the partial's tree as ReadTreeDir lists a finished one: nothing
+// in a partial this run made, which holds only what it wrote.
+func (t *treeWrite) ReadDir(_ context.Context, dir string) ([]store.TreeEntry, error) {
+	if t.fresh {
+		return nil, nil
+	}
+	top := int(t.w.root.Fd())
+	root, err := fsOf(top)
+	if err != nil {
+		return nil, storeErr(t.w.root.Name(), err)
+	}
+	fd, err := unix.Dup(top)
+	if err != nil {
+		return nil, storeErr(t.w.root.Name(), err)
+	}
+	es, err := readTreeDir(fd, dir, root)
+	if err != nil {
+		return nil, storeErr(path.Join(t.w.root.Name(), dir), err)
+	}
+	return es, nil
+}
+
+// Remove removes the entries rels of the partial's tree, each folder on the way opened without
+// following a link, never leaving the file system.
+func (t *treeWrite) Remove(_ context.Context, rels []string) error {
+	for _, rel := range rels {
+		fd, err := unix.Dup(int(t.w.root.Fd()))
+		for _, part := range strings.Split(path.Dir(rel), "/") {
+			if part == "." || err != nil {
+				continue
+			}
+			var next int
+			next, err = openDirAt(fd, part)
+			unix.Close(fd)
+			fd = next
+		}
+		if err == nil {
+			err = removeEntry(fd, path.Base(rel))
+			unix.Close(fd)
+		}
+		if err != nil {
+			return storeErr(t.w.root.Name()+"/"+rel, err)
+		}
+	}
+	return nil
+}
+
 // Publish closes the folders (fsyncing them where files are fsynced one by one) and publishes
 // the partial (publishTree).
 func (t *treeWrite) Publish(_ context.Context, m *store.TreeMeta, _ []store.TreeFile, listing []byte) error {
@@ -199,29 +251,30 @@ func touchFile(f *os.File) {
 	unix.Futimes(int(f.Fd()), nil)
 }
 
-// treePartial finds the unfinished folder upload of this source that no one else holds, or
-// makes one (fresh), and returns it locked.
-func (s *localStore) treePartial(abs, name string, size int64, want string) (p *partial, fresh bool, err error) {
+// treePartial finds the unfinished folder upload that a run of the folder st takes up
+// (store.ResumesTree) and no one else holds, or makes one (fresh), and returns it locked.
+func (s *localStore) treePartial(st store.TreeStart) (p *partial, fresh bool, err error) {
 	ids, err := s.partialIDs()
 	if err != nil {
 		return nil, false, err
 	}
+	key := sourceKey{Path: st.Src.Path, Blake3: st.Blake3, Size: st.Size}
 	slices.Sort(ids) // the oldest first (UUIDv7)
 	for _, id := range ids {
 		meta, err := s.readPartialMetaOf(id)
-		if err != nil || !meta.Folder || meta.Source == nil || meta.Source.Path != abs || meta.Name != name {
+		if err != nil || !store.ResumesTree(meta.treePartial(), st, false) {
 			continue
 		}
 		p, err := s.lockPartial(id, true)
 		if err != nil {
 			continue // held by another process, or gone
 		}
-		if !p.meta.Folder || p.meta.Source == nil || p.meta.Source.Path != abs || p.meta.Name != name {
+		if !store.ResumesTree(p.meta.treePartial(), st, false) {
 			p.close()
 			continue
 		}
-		if key := (sourceKey{Path: abs, Blake3: want, Size: size}); *p.meta.Source != key || p.meta.Size != size {
-			p.meta.Size, p.meta.Source = size, &key
+		if *p.meta.Source != key || p.meta.Size != st.Size {
+			p.meta.Size, p.meta.Source = st.Size, &key
 			if err := p.writeMeta(); err != nil {
 				p.close()
 				return nil, false, err
@@ -229,7 +282,7 @@ func (s *localStore) treePartial(abs, name string, size int64, want string) (p *
 		}
 		return p, false, nil
 	}
-	p, err = s.newPartial(name, size, &sourceKey{Path: abs, Blake3: want, Size: size})
+	p, err = s.newPartial(st.Src.Name, st.Size, &key)
 	if err != nil {
 		return nil, false, err
 	}
@@ -239,6 +292,15 @@ func (s *localStore) treePartial(abs, name string, size int64, want string) (p *
 		return nil, false, err
 	}
 	return p, true, nil
+}
+
+// treePartial is what the partial's metadata says of the folder upload it is, if one.
+func (m *partialMeta) treePartial() store.TreePartial {
+	tp := store.TreePartial{Folder: m.Folder && m.Source != nil, Name: m.Name}
+	if m.Source != nil {
+		tp.Path, tp.Blake3 = m.Source.Path, m.Source.Blake3
+	}
+	return tp
 }
 
 // treeWriter writes the files of a folder upload into its partial, in the order of their paths,
@@ -698,7 +760,7 @@ func (s *localStore) checkTreeTop(id, name string) error {
 		return guardErr(dir, id, err)
 	}
 	for _, n := range names {
-		if n != name && n != MetaName && n != UsedName && n != store.TreeListName && !strings.HasPrefix(n, markerTmp) {
+		if !store.BesideTree(name, n) && !strings.HasPrefix(n, markerTmp) {
 			return fault.Errorf(fault.UploadUnreadable, "upload %s: %s: unexpected entry %q", id, dir, n)
 		}
 		if err := unix.Fstatat(dirfd, n, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
@@ -726,27 +788,4 @@ func (s *localStore) checkTreeTop(id, name string) error {
 		}
 	}
 	return nil
-}
-
-// finishedTree returns the id of a finished folder upload of this BLAKE3 and name, or "". The id
-// it returns was checked just now: its metadata and listing match.
-func (s *localStore) finishedTree(blake3, name string) string {
-	x := &s.idx
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	x.init()
-	k := indexKey{blake3, name}
-	id, ok := x.byKey[k]
-	if !ok {
-		s.indexNew()
-		if id, ok = x.byKey[k]; !ok {
-			return ""
-		}
-	}
-	if ti, err := store.TreeInfoOf(context.Background(), s, id); err == nil && ti.Blake3 == blake3 && ti.Name == name {
-		return id
-	}
-	delete(x.byKey, k) // swept or damaged since, or a file upload of that name: upload again
-	delete(x.seen, id)
-	return ""
 }

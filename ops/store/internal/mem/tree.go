@@ -218,7 +218,30 @@ func (w *treeWrite) Create(_ context.Context, f store.TreeFile, _ store.TreeSour
 	return &fileWrite{w: w, rel: f.Rel}, nil
 }
 
-// Publish makes the upload finished with only the files of the listing.
+// ReadDir gives every file a run before left (FlatList).
+func (w *treeWrite) ReadDir(context.Context, string) ([]store.TreeEntry, error) {
+	w.s.mu.Lock()
+	defer w.s.mu.Unlock()
+	var es []store.TreeEntry
+	for rel := range w.p.files {
+		es = append(es, store.TreeEntry{Name: rel, File: true})
+	}
+	sort.Slice(es, func(i, j int) bool { return es[i].Name < es[j].Name })
+	return es, nil
+}
+
+// Remove drops the files rels.
+func (w *treeWrite) Remove(_ context.Context, rels []string) error {
+	w.s.mu.Lock()
+	defer w.s.mu.Unlock()
+	for _, rel := range rels {
+		delete(w.p.files, rel)
+	}
+	return nil
+}
+
+// Publish makes the upload finished with every file it holds (the engine removed those the
+// folder no longer has).
 func (w *treeWrite) Publish(_ context.Context, m *store.TreeMeta, files []store.TreeFile, listing []byte) error {
 	s := w.s
 	s.mu.Lock()
@@ -226,13 +249,9 @@ func (w *treeWrite) Publish(_ context.Context, m *store.TreeMeta, files []store.
 	if s.partials[w.id] != w.p {
 		return s.missing(w.id)
 	}
-	kept := make(map[string][]byte, len(files))
-	for _, f := range files {
-		kept[f.Rel] = w.p.files[f.Rel]
-	}
 	m.Made = s.now()
 	meta, _ := json.Marshal(m)
-	s.finished[w.id] = &finished{info: m.Info, tree: append([]store.TreeFile{}, files...), files: kept, meta: meta, listing: listing}
+	s.finished[w.id] = &finished{info: m.Info, tree: append([]store.TreeFile{}, files...), files: w.p.files, meta: meta, listing: listing}
 	delete(s.partials, w.id)
 	delete(s.reserved, w.id)
 	return nil

@@ -23,7 +23,7 @@ package s3
 //
 // A resume lists P/<id>/<name>/ once and keeps every object whose size and ETag (the MD5 of its
 // bytes, for a single PUT) are the source file's; the rest are sent again, and objects the source
-// no longer has are removed before the listing is written. A one-file upload's P/<id>/ never
+// no longer has are removed (the engine's, through Remove) before the listing is written. A one-file upload's P/<id>/ never
 // holds .upload.json, which tells a folder upload from a file upload named .tree.b3.
 
 import (
@@ -37,6 +37,7 @@ import (
 	"hash"
 	"io"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -111,7 +112,7 @@ func (s *Store) StartTree(ctx context.Context, st store.TreeStart) (string, stor
 	for try := 0; ; try++ {
 		var noteTag, fin string
 		var err error
-		id, pi, fin, noteTag, err = s.treeResumable(ctx, note, src, st.Blake3, st.Avoid)
+		id, pi, fin, noteTag, err = s.treeResumable(ctx, note, st)
 		if err != nil {
 			return "", nil, err
 		}
@@ -144,10 +145,11 @@ func (s *Store) StartTree(ctx context.Context, st store.TreeStart) (string, stor
 // ReuseTree: a finished upload found by its note is named again as it is.
 func (s *Store) ReuseTree(context.Context, string) bool { return true }
 
-// treeResumable looks up the source's note (keyed on the folder's path, name, size and BLAKE3
-// want): a finished upload of that tree (its id, unless it is avoid), or an unfinished folder
-// upload to resume, or nothing; and the note's ETag.
-func (s *Store) treeResumable(ctx context.Context, note string, src *store.TreeSource, want, avoid string) (string, *partialInfo, string, string, error) {
+// treeResumable looks up the source's note (keyed on the folder's path, name, size and BLAKE3):
+// the unfinished folder upload that a run of st takes up (store.ResumesTree, the same bytes:
+// runs hold no lock), else the upload it names as finished (unless it is st.Avoid: the engine
+// found it not to be), or nothing; and the note's ETag.
+func (s *Store) treeResumable(ctx context.Context, note string, st store.TreeStart) (string, *partialInfo, string, string, error) {
 	b, etag, _, err := s.getObject(ctx, note)
 	if err != nil {
 		return "", nil, "", "", nil
@@ -159,18 +161,17 @@ func (s *Store) treeResumable(ctx context.Context, note string, src *store.TreeS
 	// The info first: it goes only after the listing is written, so an upload without it that
 	// another run is finishing now is found finished below.
 	if pi, err := s.readInfo(ctx, n.ID); err == nil {
-		if pi.Kind != store.KindFolder || pi.Name != src.Name || pi.Blake3 != want {
+		// The note is keyed on the folder's path: the info keeps the rest.
+		tp := store.TreePartial{Folder: pi.Kind == store.KindFolder, Name: pi.Name, Path: st.Src.Path, Blake3: pi.Blake3}
+		if !store.ResumesTree(tp, st, true) {
 			return "", nil, "", etag, nil
 		}
 		return n.ID, pi, "", etag, nil
 	}
-	if n.ID == avoid {
+	if n.ID == st.Avoid {
 		return "", nil, "", etag, nil
 	}
-	if ti, err := s.TreeInfo(ctx, n.ID); err == nil && ti.Name == src.Name && ti.Blake3 == want {
-		return n.ID, nil, n.ID, etag, nil
-	}
-	return "", nil, "", etag, nil
+	return n.ID, nil, n.ID, etag, nil // the engine checks it whole before it names it
 }
 
 // startTree writes a new folder upload's info, then the source's note (start).
@@ -276,20 +277,30 @@ func (w *fileWrite) Commit(ctx context.Context, sum string) error {
 	return w.sf.Unchanged()
 }
 
-// Publish removes what the folder no longer holds (sent by a run before the source changed),
-// checks that the source note still names this upload, and publishes (publishTree).
+// ReadDir gives the objects of the folder a run before sent, as StartTree listed them by prefix
+// (FlatList): every file at once.
+func (t *treeWrite) ReadDir(context.Context, string) ([]store.TreeEntry, error) {
+	es := make([]store.TreeEntry, 0, len(t.held))
+	for rel := range t.held {
+		es = append(es, store.TreeEntry{Name: rel, File: true})
+	}
+	slices.SortFunc(es, func(a, b store.TreeEntry) int { return strings.Compare(a.Name, b.Name) })
+	return es, nil
+}
+
+// Remove deletes the objects of the files rels.
+func (t *treeWrite) Remove(ctx context.Context, rels []string) error {
+	keys := make([]string, len(rels))
+	for i, rel := range rels {
+		keys[i] = t.s.treeDir(t.id, t.name) + rel
+		delete(t.held, rel)
+	}
+	return t.s.deleteKeys(ctx, keys)
+}
+
+// Publish checks that the source note still names this upload, and publishes (publishTree).
 func (t *treeWrite) Publish(ctx context.Context, m *store.TreeMeta, files []store.TreeFile, listing []byte) error {
 	s := t.s
-	for _, f := range files {
-		delete(t.held, f.Rel)
-	}
-	var extra []string
-	for rel := range t.held {
-		extra = append(extra, s.treeDir(t.id, t.name)+rel)
-	}
-	if err := s.deleteKeys(ctx, extra); err != nil {
-		return err
-	}
 	// A server may let two create-only writes of the note that race both succeed (as Stream
 	// finds): the note as it is now says which upload is the folder's. The loser drops its own
 	// and takes the winner's, sending what it lacks.
@@ -563,11 +574,12 @@ func (s *Store) TreeReadErr(ti *store.TreeInfo, rel string, n int64, err error) 
 // nor its listing, metadata or marker.
 func (s *Store) CheckTreeTop(ctx context.Context, ti *store.TreeInfo) ([]string, error) {
 	var beside []string
-	id, dir := ti.ID, s.treeDir(ti.ID, ti.Name)
-	if err := s.listObjects(ctx, s.key(id)+"/", func(o types.Object) error {
-		switch k := aws.ToString(o.Key); {
-		case strings.HasPrefix(k, dir), k == s.treeKey(id), k == s.treeMetaKey(id), k == s.usedKey(id):
-		default:
+	id, top := ti.ID, s.key(ti.ID)+"/"
+	if err := s.listObjects(ctx, top, func(o types.Object) error {
+		k := aws.ToString(o.Key)
+		// An object is beside the folder (no "/" after its name) or in it (the folder's name).
+		part, _, in := strings.Cut(strings.TrimPrefix(k, top), "/")
+		if !store.BesideTree(ti.Name, part) || in != (part == ti.Name) {
 			beside = append(beside, fmt.Sprintf("%s: unexpected object beside the folder", k))
 		}
 		return nil

@@ -666,3 +666,43 @@ func TestListRequests(t *testing.T) {
 		t.Fatalf("requests of a listing: %v", got)
 	}
 }
+
+// TestTreeVerifyNamesBeside: verify names each object beside the folder that is not the upload's
+// (store.BesideTree): a stray object, one in another folder, one whose name starts as the
+// listing's; the folder's files, the listing, the metadata and the marker are not named.
+func TestTreeVerifyNamesBeside(t *testing.T) {
+	srv := s3test.Start(t)
+	s := newStore(t, srv)
+	bg := context.Background()
+	rec := folderRec(t, "proj", map[string]string{"a/x.txt": "x", "y.txt": "yy"})
+	if err := s.UploadRecord(bg, rec, UploadOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	id := rec.Upload.ID
+	if err := s.MarkUsed(bg, []string{id}, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.VerifyTree(bg, id, nil); err != nil {
+		t.Fatalf("verify of an intact folder upload: %v", err)
+	}
+	stray := []string{s.key(id, "stray"), s.key(id, "other", "f"), s.key(id, store.TreeListName+".tmp")}
+	for _, k := range stray {
+		if _, err := s.client.PutObject(bg, &awss3.PutObjectInput{Bucket: &s.Bucket, Key: aws.String(k), Body: strings.NewReader("?")}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, err := s.VerifyTree(bg, id, nil)
+	if fault.CodeOf(err) != fault.VerifyMismatch {
+		t.Fatalf("verify with objects beside the folder: %v", err)
+	}
+	for _, k := range stray {
+		if !strings.Contains(err.Error(), k+": unexpected object beside the folder") {
+			t.Errorf("verify does not name %s: %v", k, err)
+		}
+	}
+	for _, k := range []string{s.treeKey(id), s.treeMetaKey(id), s.usedKey(id), s.treeFileKey(id, "proj", "y.txt")} {
+		if strings.Contains(err.Error(), k+":") {
+			t.Errorf("verify names %s, the upload's own: %v", k, err)
+		}
+	}
+}
