@@ -85,7 +85,8 @@ func (s *localStore) Abort(id string) error {
 }
 
 // partialStatus is Status of an unfinished upload, read without its lock: the offset is the
-// size of data (or of out/<name> between a finish's two renames).
+// size of data (or of out/<name> between a finish's two renames), a folder upload's the bytes of
+// its tree (store.UnfinishedEntry, as List and the S3 store count them).
 func (s *localStore) partialStatus(id string) (*Status, error) {
 	dirf, err := s.openPartialDir(id)
 	if err != nil {
@@ -113,7 +114,12 @@ func (s *localStore) partialStatus(id string) (*Status, error) {
 	if err := checkOwnFile(&st, dirf.Name()+"/"+partialData, id); err != nil {
 		return nil, err
 	}
-	return &Status{ID: id, Name: meta.Name, Offset: st.Size, Size: meta.Size}, nil
+	// What it has written, by the listing's rule: a folder upload's is its tree's.
+	u := store.UnfinishedState{Name: meta.Name, Folder: meta.Folder, Bytes: st.Size}
+	if meta.Folder {
+		u.Tree = openTreeDir(int(dirf.Fd()))
+	}
+	return &Status{ID: id, Name: meta.Name, Offset: store.UnfinishedEntry(id, u).Size, Size: meta.Size}, nil
 }
 
 // uploadIndex maps blake3+name to the id of a finished upload, for the stage's dedupe. It is built
