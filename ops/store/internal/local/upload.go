@@ -62,26 +62,10 @@ func (s *localStore) Status(id string) (*Status, error) {
 	return nil, fault.Errorf(fault.UploadMissing, "upload %s: no such upload in store %s", id, s.Dir)
 }
 
-// Abort removes the unfinished upload id, waiting for a process that is writing it. A finished
-// upload is not removed (that is the sweep's job): upload.invalid.
+// Abort removes the unfinished upload id, waiting for a process that is writing it
+// (store.AbortChunks).
 func (s *localStore) Abort(id string) error {
-	if err := ValidID(id); err != nil {
-		return err
-	}
-	p, err := s.lockPartial(id, false)
-	if err != nil {
-		if fault.CodeOf(err) == fault.UploadMissing {
-			if _, merr := s.ReadMeta(id); merr == nil {
-				s.removePartial(id, false)
-				return fault.Errorf(fault.UploadInvalid, "upload %s: finished; abort removes only unfinished uploads", id)
-			}
-		}
-		return err
-	}
-	if err := p.remove(true); err != nil {
-		return err
-	}
-	return reserver{s}.DropReservation(context.Background(), id)
+	return store.AbortChunks(context.Background(), chunker{s, defaultChunk}, id)
 }
 
 // partialStatus is Status of an unfinished upload, read without its lock: the offset is the

@@ -536,25 +536,7 @@ func (s *Store) deleteKeys(ctx context.Context, keys []string) error {
 	return nil
 }
 
-// Abort removes an unfinished upload.
+// Abort removes an unfinished upload (store.AbortChunks).
 func (s *Store) Abort(ctx context.Context, id string) error {
-	if err := store.ValidID(id); err != nil {
-		return err
-	}
-	if err := s.exists(ctx, id); err != nil {
-		return err
-	}
-	pi, err := s.readInfo(ctx, id)
-	if err != nil {
-		if fault.CodeOf(err) == fault.UploadMissing {
-			if _, ierr := s.Info(ctx, id); ierr == nil {
-				return fault.Errorf(fault.UploadInvalid, "upload %s: finished; abort removes only unfinished uploads", id)
-			}
-		}
-		return err
-	}
-	if err := s.dropPartial(ctx, id, pi); err != nil {
-		return err
-	}
-	return reserver{s}.DropReservation(ctx, id)
+	return store.AbortChunks(ctx, s, id)
 }
