@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/attachctl/attachctl/manifest/fault"
+	"github.com/attachctl/attachctl/ops/store"
 	"golang.org/x/sys/unix"
 )
 
@@ -211,11 +212,8 @@ func checkOwnFile(st *unix.Stat_t, path, id string) error {
 // newPartial makes a fresh unfinished upload and returns it locked. Its data file is created and
 // locked before info.json is written, so a process that finds info.json finds the lock taken.
 func (s *localStore) newPartial(name string, size int64, src *sourceKey) (*partial, error) {
-	if err := ValidName(name); err != nil {
+	if err := store.CheckBegin(name, size); err != nil {
 		return nil, err
-	}
-	if size < -1 {
-		return nil, fault.Errorf(fault.UploadInvalid, "size %d: not a size (use -1 or leave it out for an open size)", size)
 	}
 	id, err := NewID()
 	if err != nil {

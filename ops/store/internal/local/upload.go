@@ -3,70 +3,13 @@
 package local
 
 import (
-	"context"
 	"errors"
-	"io"
 	"sync"
 
 	"github.com/attachctl/attachctl/manifest/fault"
 	"github.com/attachctl/attachctl/ops/store"
 	"golang.org/x/sys/unix"
 )
-
-// Begin starts an unfinished upload named name of size bytes (-1: open, fixed at Finish) and
-// returns its new id. Its offset is 0.
-func (s *localStore) Begin(name string, size int64) (string, error) {
-	p, err := s.newPartial(name, size, nil)
-	if err != nil {
-		return "", err
-	}
-	p.close()
-	return p.id, nil
-}
-
-// Chunk appends what r holds to the unfinished upload id, whose current offset must be offset
-// (else upload.offset, naming the current offset, which is also returned). r is read to its end
-// in pieces of at most max bytes (max <= 0: DefaultChunk), each written as it comes. A chunk is
-// taken whole or not at all: one that would cross the declared size is upload.pastSize, a full
-// disk upload.diskFull, and after any error the data is cut back to offset, so nothing of a
-// refused chunk is kept and no byte past the declared size is ever written. The new offset is
-// durable (fsynced) when Chunk returns.
-func (s *localStore) Chunk(id string, offset int64, r io.Reader, max int64) (int64, error) {
-	if max <= 0 {
-		max = defaultChunk
-	}
-	return store.WriteChunk(context.Background(), chunker{s, max}, id, offset, r)
-}
-
-// Status reports an upload: unfinished (its offset is the size of its data) or finished.
-func (s *localStore) Status(id string) (*Status, error) {
-	if err := ValidID(id); err != nil {
-		return nil, err
-	}
-	if m, err := s.ReadMeta(id); err == nil {
-		return &Status{ID: id, Name: m.Name, Offset: m.Size, Size: m.Size, Finished: true}, nil
-	}
-	st, err := s.partialStatus(id)
-	if err == nil {
-		return st, nil
-	}
-	// Not unfinished: it may have been published since we looked.
-	if m, merr := s.ReadMeta(id); merr == nil {
-		return &Status{ID: id, Name: m.Name, Offset: m.Size, Size: m.Size, Finished: true}, nil
-	} else if fault.CodeOf(merr) == fault.UploadUnreadable {
-		return nil, merr
-	}
-	if fault.CodeOf(err) != fault.UploadMissing {
-		return nil, err
-	}
-	return nil, fault.Errorf(fault.UploadMissing, "upload %s: no such upload in store %s", id, s.Dir)
-}
-
-// Abort removes the unfinished upload id, waiting for a process that is writing it
-// (store.AbortChunks).
-func (s *localStore) Abort(id string) error {
-	return store.AbortChunks(context.Background(), chunker{s, defaultChunk}, id)
-}
 
 // partialStatus is Status of an unfinished upload, read without its lock: the offset is the
 // size of data (or of out/<name> between a finish's two renames), a folder upload's the bytes of
