@@ -146,33 +146,28 @@ func (l *backend) Write(ctx context.Context, id string, offset int64, r io.Reade
 	return store.WriteChunk(ctx, chunker{s, defaultChunk}, id, offset, r)
 }
 
-// Status reports an upload: unfinished (its offset is what it has written, partialStatus) or
-// finished.
+// Status reports an upload, finished or unfinished (store.StatusOf).
 func (l *backend) Status(ctx context.Context, id string) (*store.Status, error) {
 	if err := ValidID(id); err != nil {
 		return nil, err
 	}
+	if _, err := l.store(false); err != nil {
+		return nil, err
+	}
+	return store.StatusOf(ctx, l, id)
+}
+
+// PartialStatus reads the unfinished upload id for Status (store.StatusBackend).
+func (l *backend) PartialStatus(ctx context.Context, id string) (store.UnfinishedState, int64, error) {
 	s, err := l.store(false)
 	if err != nil {
-		return nil, err
+		return store.UnfinishedState{}, 0, err
 	}
-	if m, err := s.ReadMeta(id); err == nil {
-		return &Status{ID: id, Name: m.Name, Offset: m.Size, Size: m.Size, Finished: true}, nil
+	u, size, err := s.partialStatus(id)
+	if fault.CodeOf(err) == fault.UploadMissing {
+		err = fault.Errorf(fault.UploadMissing, "upload %s: no such upload in store %s", id, s.Dir)
 	}
-	st, err := s.partialStatus(id)
-	if err == nil {
-		return st, nil
-	}
-	// Not unfinished: it may have been published since we looked.
-	if m, merr := s.ReadMeta(id); merr == nil {
-		return &Status{ID: id, Name: m.Name, Offset: m.Size, Size: m.Size, Finished: true}, nil
-	} else if fault.CodeOf(merr) == fault.UploadUnreadable {
-		return nil, merr
-	}
-	if fault.CodeOf(err) != fault.UploadMissing {
-		return nil, err
-	}
-	return nil, fault.Errorf(fault.UploadMissing, "upload %s: no such upload in store %s", id, s.Dir)
+	return u, size, err
 }
 
 // Finish checks and publishes the unfinished upload id (store.FinishChunks): its bytes are hashed

@@ -11,21 +11,23 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// partialStatus is Status of an unfinished upload, read without its lock: the offset is the
-// size of data (or of out/<name> between a finish's two renames), a folder upload's the bytes of
-// its tree (store.UnfinishedEntry, as List and the S3 store count them).
-func (s *localStore) partialStatus(id string) (*Status, error) {
+// partialStatus reads an unfinished upload for Status, without its lock: its data (or
+// out/<name> between a finish's two renames) checked as the guarded open checks a file, and a
+// folder upload's tree, for store.UnfinishedEntry to count as List and the S3 store count it; and
+// its declared size.
+func (s *localStore) partialStatus(id string) (store.UnfinishedState, int64, error) {
+	var u store.UnfinishedState
 	dirf, err := s.openPartialDir(id)
 	if err != nil {
-		return nil, err
+		return u, 0, err
 	}
 	defer dirf.Close()
 	meta, err := readPartialMetaAt(int(dirf.Fd()))
 	if err != nil {
 		if errors.Is(err, unix.ENOENT) {
-			return nil, fault.Errorf(fault.UploadMissing, "upload %s: not an unfinished upload", id)
+			return u, 0, fault.Errorf(fault.UploadMissing, "upload %s: not an unfinished upload", id)
 		}
-		return nil, fault.Errorf(fault.UploadUnreadable, "upload %s: %s: %v", id, dirf.Name(), err)
+		return u, 0, fault.Errorf(fault.UploadUnreadable, "upload %s: %s: %v", id, dirf.Name(), err)
 	}
 	var st unix.Stat_t
 	err = unix.Fstatat(int(dirf.Fd()), partialData, &st, unix.AT_SYMLINK_NOFOLLOW)
@@ -34,19 +36,18 @@ func (s *localStore) partialStatus(id string) (*Status, error) {
 	}
 	if err != nil {
 		if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) {
-			return nil, fault.Errorf(fault.UploadMissing, "upload %s: not an unfinished upload", id)
+			return u, 0, fault.Errorf(fault.UploadMissing, "upload %s: not an unfinished upload", id)
 		}
-		return nil, guardErr(dirf.Name()+"/"+partialData, id, err)
+		return u, 0, guardErr(dirf.Name()+"/"+partialData, id, err)
 	}
 	if err := checkOwnFile(&st, dirf.Name()+"/"+partialData, id); err != nil {
-		return nil, err
+		return u, 0, err
 	}
-	// What it has written, by the listing's rule: a folder upload's is its tree's.
-	u := store.UnfinishedState{Name: meta.Name, Folder: meta.Folder, Bytes: st.Size}
+	u = store.UnfinishedState{Name: meta.Name, Folder: meta.Folder, Bytes: st.Size}
 	if meta.Folder {
 		u.Tree = openTreeDir(int(dirf.Fd()))
 	}
-	return &Status{ID: id, Name: meta.Name, Offset: store.UnfinishedEntry(id, u).Size, Size: meta.Size}, nil
+	return u, meta.Size, nil
 }
 
 // uploadIndex maps blake3+name to the id of a finished upload, for the stage's dedupe. It is built
