@@ -3,28 +3,25 @@
 package local
 
 import (
-	"encoding/hex"
 	"encoding/json"
+	"io"
 	"os"
 	"time"
 
-	"github.com/zeebo/blake3"
+	"github.com/attachctl/attachctl/ops"
 	"golang.org/x/sys/unix"
 )
 
-// hashFile hashes the first n bytes of f with pread.
+// hashFile hashes the first n bytes of f with pread (ops.Hash).
 func hashFile(f *os.File, n int64) (string, error) {
-	h := blake3.New()
-	buf := make([]byte, 1<<20)
-	for off := int64(0); off < n; {
-		k, err := f.ReadAt(buf[:min(int64(len(buf)), n-off)], off)
-		h.Write(buf[:k])
-		off += int64(k)
-		if err != nil && off < n {
-			return "", storeErr(f.Name(), err)
-		}
+	sum, got, err := ops.Hash(io.NewSectionReader(f, 0, n), nil)
+	if err == nil && got < n {
+		err = io.EOF
 	}
-	return hex.EncodeToString(h.Sum(nil)), nil
+	if err != nil {
+		return "", storeErr(f.Name(), err)
+	}
+	return sum, nil
 }
 
 // publish makes the locked partial a finished upload in one rename. The finished folder is built
