@@ -47,13 +47,6 @@ func (l *backend) Features() store.Features {
 	return store.Features{Pather: l, Exister: l, Limiter: l, Checker: l, Trees: l, Streamer: l, Batcher: l}
 }
 
-// Backend returns s as a store.Backend.
-func (s *localStore) Backend() *backend {
-	l := &backend{dir: s.Dir}
-	l.s.Store(s)
-	return l
-}
-
 // store opens the store for reading; create: for an upload, making or marking it. A read-open
 // that failed (no store yet) is not made again, but an upload that makes the store afterwards is
 // seen by every later call.
