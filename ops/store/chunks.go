@@ -73,6 +73,10 @@ type ChunkUpload interface {
 	// another finish published it first, info is that one's.
 	Publish(ctx context.Context, check func(blake3 string) error) (info *Info, already bool, err error)
 
+	// Drop removes the unfinished upload, whatever wrote it, and its reservation in the store's
+	// limits (AbortChunks). Close is still called.
+	Drop(ctx context.Context) error
+
 	Close()
 }
 
@@ -268,6 +272,23 @@ func FinishChunks(ctx context.Context, b ChunkBackend, id string, size int64, bl
 		}
 	}
 	return info, nil
+}
+
+// AbortChunks removes the unfinished upload id of b, whatever wrote it. A finished upload is not
+// removed (that is rm's or a sweep's): upload.invalid.
+func AbortChunks(ctx context.Context, b ChunkBackend, id string) error {
+	if err := ValidID(id); err != nil {
+		return err
+	}
+	up, fin, err := b.OpenChunks(ctx, id)
+	if err != nil {
+		if fin != nil {
+			return fault.Errorf(fault.UploadInvalid, "upload %s: finished; abort removes only unfinished uploads", id)
+		}
+		return err
+	}
+	defer up.Close()
+	return up.Drop(ctx)
 }
 
 // CheckFinished checks the finished upload info against what a finish expects: size (-1: not

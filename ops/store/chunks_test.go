@@ -61,6 +61,14 @@ type memChunk struct {
 func (c *memChunk) State() ChunkState { return c.st }
 func (c *memChunk) Close()            {}
 
+func (c *memChunk) Drop(context.Context) error {
+	c.m.mu.Lock()
+	defer c.m.mu.Unlock()
+	delete(c.m.partial, c.id)
+	delete(c.m.data, c.id)
+	return nil
+}
+
 func (c *memChunk) Append(_ context.Context, cur int64, r io.Reader, limit int64, over func(int64) error) (int64, error) {
 	b, err := ReadChunk(c.id, r, limit, over)
 	if err != nil {
@@ -232,5 +240,31 @@ func TestChunkRules(t *testing.T) {
 	}
 	if err := CheckBegin("../x", 1); fault.CodeOf(err) != fault.UploadInvalid {
 		t.Fatalf("begin with a name that is not plain: %v", err)
+	}
+}
+
+// TestAbortChunks: an abort removes an unfinished upload whatever wrote it (a stage's too), and
+// refuses a finished one, which it keeps (rm and a sweep remove those), with the message every
+// backend gives.
+func TestAbortChunks(t *testing.T) {
+	const id, staged, done = "01900000-0000-7000-8000-000000000001", "01900000-0000-7000-8000-000000000003", "01900000-0000-7000-8000-000000000002"
+	m := &memChunks{data: map[string][]byte{id: []byte("ab")},
+		partial:  map[string]*ChunkState{id: {Name: "x.bin", Size: -1}, staged: {Name: "z.bin", Size: 3, Kind: KindFile}},
+		finished: map[string]*Info{done: {ID: done, Name: "y.bin", Size: 1}}}
+	ctx := context.Background()
+	for _, x := range []string{id, staged} {
+		if err := AbortChunks(ctx, m, x); err != nil || m.partial[x] != nil {
+			t.Fatalf("abort of %s: %v, left %+v", x, err, m.partial[x])
+		}
+	}
+	if err := AbortChunks(ctx, m, id); fault.CodeOf(err) != fault.UploadMissing {
+		t.Fatalf("abort of an aborted upload: %v", err)
+	}
+	err := AbortChunks(ctx, m, done)
+	if fault.CodeOf(err) != fault.UploadInvalid || !strings.Contains(err.Error(), "finished; abort removes only unfinished uploads") || m.finished[done] == nil {
+		t.Fatalf("abort of a finished upload: %v", err)
+	}
+	if err := AbortChunks(ctx, m, "nope"); fault.CodeOf(err) != fault.UploadInvalid {
+		t.Fatalf("a bad id: %v", err)
 	}
 }

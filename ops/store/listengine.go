@@ -93,6 +93,42 @@ func UnfinishedEntry(id string, u UnfinishedState) Entry {
 	return e
 }
 
+// StatusBackend is what a backend implements so that Status's rules run over it (StatusOf).
+type StatusBackend interface {
+	// Info reads a finished upload's metadata: upload.missing when it is not finished.
+	Info(ctx context.Context, id string) (*Info, error)
+	// PartialStatus reads the unfinished upload id, for UnfinishedEntry, and its declared size
+	// (-1: open): upload.missing, with the message Status gives, when it is not there.
+	PartialStatus(ctx context.Context, id string) (u UnfinishedState, size int64, err error)
+}
+
+// StatusOf is Backend.Status over b: a finished upload's metadata; else an unfinished upload,
+// its offset what it has written by the listing's rule (UnfinishedEntry); else, as a finish may
+// have published it between the two looks, the finished upload after all.
+func StatusOf(ctx context.Context, b StatusBackend, id string) (*Status, error) {
+	if err := ValidID(id); err != nil {
+		return nil, err
+	}
+	finished := func(info *Info) *Status {
+		return &Status{ID: id, Name: info.Name, Offset: info.Size, Size: info.Size, Finished: true}
+	}
+	if info, err := b.Info(ctx, id); err == nil {
+		return finished(info), nil
+	} else if fault.CodeOf(err) != fault.UploadMissing {
+		return nil, err
+	}
+	u, size, err := b.PartialStatus(ctx, id)
+	if err == nil {
+		return &Status{ID: id, Name: u.Name, Offset: UnfinishedEntry(id, u).Size, Size: size}, nil
+	}
+	if info, ierr := b.Info(ctx, id); ierr == nil {
+		return finished(info), nil
+	} else if fault.CodeOf(ierr) == fault.UploadUnreadable {
+		return nil, ierr
+	}
+	return nil, err
+}
+
 // TreeDir is one folder of an unfinished folder upload, as its backend lists it.
 type TreeDir interface {
 	// Entries lists the folder, never following a link: best effort, what cannot be read is

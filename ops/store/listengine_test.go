@@ -217,3 +217,40 @@ func TestListOnMarkers(t *testing.T) {
 		t.Errorf("a partial read from a store that does not answer: %v, want store.unreachable", err)
 	}
 }
+
+// statusRace is a StatusBackend whose upload is finished by another process between Status's
+// look at the finished uploads and its look at the unfinished ones.
+type statusRace struct {
+	infos int
+	info  *Info // what the second look finds
+}
+
+func (r *statusRace) Info(_ context.Context, id string) (*Info, error) {
+	if r.infos++; r.infos == 1 || r.info == nil {
+		return nil, fault.Errorf(fault.UploadMissing, "upload %s: not finished", id)
+	}
+	return r.info, nil
+}
+
+func (r *statusRace) PartialStatus(_ context.Context, id string) (UnfinishedState, int64, error) {
+	return UnfinishedState{}, 0, fault.Errorf(fault.UploadMissing, "upload %s: no such upload", id)
+}
+
+// TestStatusOfFinishedMeanwhile: an upload a finish publishes between Status's two looks is
+// reported finished, not missing (the S3 store's Status said upload.missing then); one that is
+// neither is upload.missing with the backend's message.
+func TestStatusOfFinishedMeanwhile(t *testing.T) {
+	const id = "0190c4d2-0000-7000-8000-000000000001"
+	ctx := context.Background()
+	st, err := StatusOf(ctx, &statusRace{info: &Info{ID: id, Name: "a.bin", Size: 3}}, id)
+	if err != nil || !st.Finished || st.Offset != 3 || st.Size != 3 || st.Name != "a.bin" {
+		t.Fatalf("finished meanwhile: %+v, %v", st, err)
+	}
+	_, err = StatusOf(ctx, &statusRace{}, id)
+	if fault.CodeOf(err) != fault.UploadMissing || !strings.Contains(err.Error(), "no such upload") {
+		t.Fatalf("no such upload: %v", err)
+	}
+	if _, err := StatusOf(ctx, &statusRace{}, "nope"); fault.CodeOf(err) != fault.UploadInvalid {
+		t.Fatalf("a bad id: %v", err)
+	}
+}

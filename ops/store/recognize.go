@@ -139,3 +139,10 @@ func RecognizeUploads(ctx context.Context, cands []Candidate, jobs int, read fun
 	}
 	return metas, skips, nil
 }
+
+// Nested is the refusal of the store loc whose place lies why ("inside the store", "inside the
+// upload", "inside the internal folder of the store") outer: a store is never inside another
+// store or an upload, whose sweep would take the inner store's uploads for its own entries.
+func Nested(loc, why, outer string) error {
+	return fault.Errorf(fault.StoreNotStore, "store %s: is %s %s; a store is never inside another store or an upload; nothing was written", loc, why, outer)
+}

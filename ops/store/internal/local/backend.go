@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/attachctl/attachctl/manifest/fault"
 	"github.com/attachctl/attachctl/ops/store"
 )
 
@@ -44,13 +45,6 @@ func New(dir string, opts ...Option) (store.Backend, error) {
 // seam knows but its own chunk sizes.
 func (l *backend) Features() store.Features {
 	return store.Features{Pather: l, Exister: l, Limiter: l, Checker: l, Trees: l, Streamer: l, Batcher: l}
-}
-
-// Backend returns s as a store.Backend.
-func (s *localStore) Backend() *backend {
-	l := &backend{dir: s.Dir}
-	l.s.Store(s)
-	return l
 }
 
 // store opens the store for reading; create: for an upload, making or marking it. A read-open
@@ -114,47 +108,79 @@ func (l *backend) FinishedPath(id, name string) string {
 	return s.FinishedPath(id, name)
 }
 
+// Begin starts an unfinished upload named name of size bytes (-1: open, fixed at Finish) and
+// returns its new id. Its offset is 0. What it is given is checked before the store is made.
 func (l *backend) Begin(ctx context.Context, name string, size int64) (string, error) {
-	if err := ValidName(name); err != nil {
+	if err := store.CheckBegin(name, size); err != nil {
 		return "", err
 	}
 	s, err := l.store(true)
 	if err != nil {
 		return "", err
 	}
-	return s.Begin(name, size)
+	p, err := s.newPartial(name, size, nil)
+	if err != nil {
+		return "", err
+	}
+	p.close()
+	return p.id, nil
 }
 
+// Write appends what r holds to the unfinished upload id (store.WriteChunk): read to its end in
+// pieces of at most defaultChunk bytes, each written as it comes; a full disk is upload.diskFull,
+// and after any error the data is cut back to offset, so nothing of a refused chunk is kept and no
+// byte past the declared size is ever written. The new offset is durable (fsynced) when Write
+// returns.
 func (l *backend) Write(ctx context.Context, id string, offset int64, r io.Reader) (int64, error) {
 	s, err := l.store(false)
 	if err != nil {
 		return 0, err
 	}
-	return s.Chunk(id, offset, r, 0)
+	return store.WriteChunk(ctx, chunker{s, defaultChunk}, id, offset, r)
 }
 
+// Status reports an upload, finished or unfinished (store.StatusOf).
 func (l *backend) Status(ctx context.Context, id string) (*store.Status, error) {
-	s, err := l.store(false)
-	if err != nil {
+	if err := ValidID(id); err != nil {
 		return nil, err
 	}
-	return s.Status(id)
+	if _, err := l.store(false); err != nil {
+		return nil, err
+	}
+	return store.StatusOf(ctx, l, id)
 }
 
+// PartialStatus reads the unfinished upload id for Status (store.StatusBackend).
+func (l *backend) PartialStatus(ctx context.Context, id string) (store.UnfinishedState, int64, error) {
+	s, err := l.store(false)
+	if err != nil {
+		return store.UnfinishedState{}, 0, err
+	}
+	u, size, err := s.partialStatus(id)
+	if fault.CodeOf(err) == fault.UploadMissing {
+		err = fault.Errorf(fault.UploadMissing, "upload %s: no such upload in store %s", id, s.Dir)
+	}
+	return u, size, err
+}
+
+// Finish checks and publishes the unfinished upload id (store.FinishChunks): its bytes are hashed
+// and it is published in one rename (finish.go). A wrong size or hash keeps the partial as it is.
 func (l *backend) Finish(ctx context.Context, id string, size int64, blake3 string) (*store.Info, error) {
 	s, err := l.store(false)
 	if err != nil {
 		return nil, err
 	}
-	return s.Finish(id, size, blake3)
+	return store.FinishChunks(ctx, chunker{s, defaultChunk}, id, size, blake3)
 }
 
+// Abort removes the unfinished upload id, waiting for a process that is writing it
+// (store.AbortChunks).
 func (l *backend) Abort(ctx context.Context, id string) error {
 	s, err := l.store(false)
 	if err != nil {
 		return err
 	}
-	return s.Abort(id)
+	return store.AbortChunks(ctx, chunker{s, defaultChunk}, id)
 }
 
 func (l *backend) Open(ctx context.Context, id, name string) (store.Reader, error) {

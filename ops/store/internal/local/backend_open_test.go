@@ -4,10 +4,14 @@ package local
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"sync"
 	"testing"
+
+	"github.com/attachctl/attachctl/manifest/fault"
 )
 
 // TestBackendFirstOpensAtOnce: reads and uploads through one fresh backend at once, as a stage's
@@ -44,6 +48,24 @@ func TestBackendFirstOpensAtOnce(t *testing.T) {
 		}
 		if _, err := b.Features().Limiter.Limits(ctx); err != nil {
 			t.Errorf("round %d: limits once the uploads began: %v", round, err)
+		}
+	}
+}
+
+// TestBeginRefusedMakesNoStore: a begin refused for what it is given (a name that is not plain,
+// a size below -1) makes nothing, as on S3 (store.CheckBegin before the store is made): the
+// folder of a store that did not exist is still not there.
+func TestBeginRefusedMakesNoStore(t *testing.T) {
+	ctx := context.Background()
+	for _, c := range []struct {
+		name string
+		size int64
+	}{{"../x", 1}, {"x.bin", -2}} {
+		dir := filepath.Join(t.TempDir(), "chat-1")
+		_, err := newBackend(t, dir).Begin(ctx, c.name, c.size)
+		wantCode(t, err, fault.UploadInvalid)
+		if _, err := os.Lstat(dir); !errors.Is(err, os.ErrNotExist) {
+			t.Fatalf("begin %q of %d bytes, refused, left %s: %v", c.name, c.size, dir, err)
 		}
 	}
 }

@@ -101,6 +101,14 @@ func (u *chunkUp) Append(ctx context.Context, cur int64, r io.Reader, limit int6
 	return cur + done, nil
 }
 
+// Drop removes the partial, still locked, durably: an abort is not undone by a crash.
+func (u *chunkUp) Drop(ctx context.Context) error {
+	if err := u.p.remove(true); err != nil {
+		return err
+	}
+	return reserver{u.p.s}.DropReservation(ctx, u.p.id)
+}
+
 // Publish hashes data and publishes the partial in one rename (finish.go).
 func (u *chunkUp) Publish(ctx context.Context, check func(string) error) (*store.Info, bool, error) {
 	sum, err := hashFile(u.p.f, u.st.Offset)

@@ -56,12 +56,6 @@ type Status = store.Status
 // holds it for one batch at a time, so the wait is short in practice.
 var markerWait = 30 * time.Second
 
-// Internal folders a sweep works in.
-const (
-	PartialDir = "partial"
-	TrashDir   = "trash"
-)
-
 // now is the clock of verify's "at"; tests may replace it.
 var now = time.Now
 

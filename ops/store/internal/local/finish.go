@@ -3,43 +3,25 @@
 package local
 
 import (
-	"context"
-	"encoding/hex"
 	"encoding/json"
+	"io"
 	"os"
 	"time"
 
-	"github.com/attachctl/attachctl/ops/store"
-
-	"github.com/zeebo/blake3"
+	"github.com/attachctl/attachctl/ops"
 	"golang.org/x/sys/unix"
 )
 
-// Finish checks and publishes the unfinished upload id. size is the size the producer expects
-// (-1: not checked; a size left open at Begin is fixed here), blake3hex the BLAKE3 it expects
-// ("": not checked). A wrong size is upload.sizeMismatch, a wrong hash upload.hashMismatch; both
-// keep the partial as it is. Finishing an upload that is already finished returns its metadata
-// (after the same checks), so a finish that crashed after its rename can be run again.
-func (s *localStore) Finish(id string, size int64, blake3hex string) (*Meta, error) {
-	return store.FinishChunks(context.Background(), chunker{s, defaultChunk}, id, size, blake3hex)
-}
-
-// checkHex normalises an expected BLAKE3: "" or 64 hex digits (upload.invalid otherwise).
-var checkHex = store.CheckHex
-
-// hashFile hashes the first n bytes of f with pread.
+// hashFile hashes the first n bytes of f with pread (ops.Hash).
 func hashFile(f *os.File, n int64) (string, error) {
-	h := blake3.New()
-	buf := make([]byte, 1<<20)
-	for off := int64(0); off < n; {
-		k, err := f.ReadAt(buf[:min(int64(len(buf)), n-off)], off)
-		h.Write(buf[:k])
-		off += int64(k)
-		if err != nil && off < n {
-			return "", storeErr(f.Name(), err)
-		}
+	sum, got, err := ops.Hash(io.NewSectionReader(f, 0, n), nil)
+	if err == nil && got < n {
+		err = io.EOF
 	}
-	return hex.EncodeToString(h.Sum(nil)), nil
+	if err != nil {
+		return "", storeErr(f.Name(), err)
+	}
+	return sum, nil
 }
 
 // publish makes the locked partial a finished upload in one rename. The finished folder is built

@@ -138,22 +138,34 @@ func (r reserver) PutReservation(ctx context.Context, key string, body []byte) e
 	return nil
 }
 
-func (r reserver) Reservations(ctx context.Context) (map[string][]byte, error) {
-	out := map[string][]byte{}
+// openReserved opens STORE/.attachctl/reserved without making anything: -1 when it is not there.
+func (r reserver) openReserved() (int, error) {
 	idir, err := r.s.openInternalNoCreate()
 	if fault.CodeOf(err) == fault.UploadMissing {
-		return out, nil
+		return -1, nil
 	}
 	if err != nil {
-		return nil, err
+		return -1, err
 	}
 	defer unix.Close(idir)
 	fd, err := openDirAt(idir, reservedDir)
 	if errors.Is(err, unix.ENOENT) {
-		return out, nil
+		return -1, nil
 	}
 	if err != nil {
-		return nil, lockErr(r.s.internal(reservedDir), err)
+		return -1, lockErr(r.s.internal(reservedDir), err)
+	}
+	return fd, nil
+}
+
+func (r reserver) Reservations(ctx context.Context) (map[string][]byte, error) {
+	out := map[string][]byte{}
+	fd, err := r.openReserved()
+	if err != nil {
+		return nil, err
+	}
+	if fd < 0 {
+		return out, nil
 	}
 	d := os.NewFile(uintptr(fd), r.s.internal(reservedDir)) // d owns fd
 	defer d.Close()
@@ -176,20 +188,9 @@ func (r reserver) Reservations(ctx context.Context) (map[string][]byte, error) {
 }
 
 func (r reserver) DropReservation(ctx context.Context, key string) error {
-	idir, err := r.s.openInternalNoCreate()
-	if fault.CodeOf(err) == fault.UploadMissing {
-		return nil
-	}
-	if err != nil {
+	fd, err := r.openReserved()
+	if err != nil || fd < 0 {
 		return err
-	}
-	defer unix.Close(idir)
-	fd, err := openDirAt(idir, reservedDir)
-	if errors.Is(err, unix.ENOENT) {
-		return nil
-	}
-	if err != nil {
-		return lockErr(r.s.internal(reservedDir), err)
 	}
 	defer unix.Close(fd)
 	if err := unix.Unlinkat(fd, key, 0); err != nil && !errors.Is(err, unix.ENOENT) {

@@ -62,3 +62,39 @@ func TestListUnfinishedFolderSize(t *testing.T) {
 		t.Fatalf("entry %+v: want proj, unfinished, 9 bytes, made %v", e, made)
 	}
 }
+
+// TestStatusUnfinishedFolderOffset: the offset Status reports for an unfinished folder upload is
+// what it has written so far, the bytes its tree holds, as List gives it and as the S3 store's
+// Status does (store.UnfinishedEntry): its data file is only its writer's lock and holds none.
+func TestStatusUnfinishedFolderOffset(t *testing.T) {
+	s := testStore(t)
+	id, err := s.Begin("proj", -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pdir := s.partialDir(id)
+	info, _ := json.Marshal(partialMeta{Name: "proj", Size: -1, Created: time.Now().UTC(), Folder: true})
+	if err := os.WriteFile(filepath.Join(pdir, partialInfo), info, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tree := filepath.Join(pdir, partialTree)
+	if err := os.MkdirAll(filepath.Join(tree, "sub"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(tree, "a"), []byte("abc"), 0o600)
+	os.WriteFile(filepath.Join(tree, "sub", "b"), []byte("defg"), 0o600)
+	st, err := s.Status(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := s.List()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(l.Entries) != 1 || l.Entries[0].Size != 7 {
+		t.Fatalf("listed %+v: want one entry of 7 bytes", l.Entries)
+	}
+	if st.Finished || st.Name != "proj" || st.Offset != 7 || st.Size != -1 {
+		t.Fatalf("status %+v: want proj, unfinished, offset 7 (its tree's bytes), size -1", st)
+	}
+}

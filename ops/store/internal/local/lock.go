@@ -131,12 +131,9 @@ func pollFlock(fd, how int, wait time.Duration) error {
 	deadline := time.Now().Add(wait)
 	pause := 50 * time.Microsecond
 	for {
-		err := unix.Flock(fd, how|unix.LOCK_NB)
+		err := flock(fd, how|unix.LOCK_NB)
 		if err == nil {
 			return nil
-		}
-		if err == unix.EINTR {
-			continue
 		}
 		if err != unix.EWOULDBLOCK {
 			return err
@@ -154,17 +151,19 @@ func pollFlock(fd, how int, wait time.Duration) error {
 // descriptor holds a lock on the file. A sweep uses it on an unfinished upload's data file, which
 // the writer holds locked while it writes.
 func tryFlock(fd int) (bool, error) {
+	err := flock(fd, unix.LOCK_EX|unix.LOCK_NB)
+	if err == unix.EWOULDBLOCK {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// flock is flock(2), taken again when a signal interrupts it.
+func flock(fd, how int) error {
 	for {
-		err := unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB)
-		switch err {
-		case nil:
-			return true, nil
-		case unix.EINTR:
-			continue
-		case unix.EWOULDBLOCK:
-			return false, nil
+		if err := unix.Flock(fd, how); err != unix.EINTR {
+			return err
 		}
-		return false, err
 	}
 }
 

@@ -32,6 +32,7 @@ import (
 	"sync/atomic"
 
 	"github.com/attachctl/attachctl/manifest/fault"
+	"github.com/attachctl/attachctl/ops/store"
 	"golang.org/x/sys/unix"
 )
 
@@ -86,7 +87,7 @@ func decodeMeta(b []byte) ([]*Meta, error) {
 		if ValidID(m.ID) != nil || ValidName(m.Name) != nil || m.Size < 0 {
 			return nil, errors.New("a line is not an upload's metadata")
 		}
-		if _, err := checkHex(m.Blake3); err != nil || m.Blake3 == "" {
+		if _, err := store.CheckHex(m.Blake3); err != nil || m.Blake3 == "" {
 			return nil, errors.New("a line has no BLAKE3")
 		}
 		ms = append(ms, &m)

@@ -6,7 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/attachctl/attachctl/manifest/fault"
+	"github.com/attachctl/attachctl/ops/store"
 )
 
 // notNested refuses a store folder that lies inside another store or inside an upload
@@ -17,10 +17,7 @@ import (
 // internal folder is no way around it, and it only reads: nothing is written before it says yes.
 func notNested(abs string) error {
 	real := realPath(abs)
-	refuse := func(outer, why string) error {
-		return fault.Errorf(fault.StoreNotStore,
-			"store %s: is %s %s; a store is never inside another store or an upload; nothing was written", abs, why, outer)
-	}
+	refuse := func(outer, why string) error { return store.Nested(abs, why, outer) }
 	for dir := real; ; {
 		parent := filepath.Dir(dir)
 		if parent == dir {

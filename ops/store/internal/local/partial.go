@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/attachctl/attachctl/manifest/fault"
+	"github.com/attachctl/attachctl/ops/store"
 	"golang.org/x/sys/unix"
 )
 
@@ -211,11 +212,8 @@ func checkOwnFile(st *unix.Stat_t, path, id string) error {
 // newPartial makes a fresh unfinished upload and returns it locked. Its data file is created and
 // locked before info.json is written, so a process that finds info.json finds the lock taken.
 func (s *localStore) newPartial(name string, size int64, src *sourceKey) (*partial, error) {
-	if err := ValidName(name); err != nil {
+	if err := store.CheckBegin(name, size); err != nil {
 		return nil, err
-	}
-	if size < -1 {
-		return nil, fault.Errorf(fault.UploadInvalid, "size %d: not a size (use -1 or leave it out for an open size)", size)
 	}
 	id, err := NewID()
 	if err != nil {
@@ -356,24 +354,11 @@ func (s *localStore) lockPartialIn(dirf *os.File, id string, nonblock bool) (p *
 		}
 		return nil, false, fault.Errorf(fault.UploadUnreadable, "upload %s: %s: %v", id, dir, err)
 	}
-	path, atOut, readOnly := dir+"/"+partialData, false, false
-	fd, err := unix.Openat(dirfd, partialData, unix.O_RDWR|openFlags, 0)
-	var outf *os.File
-	if errors.Is(err, unix.ENOENT) {
-		ofd, oerr := openDirAt(dirfd, partialOut)
-		if oerr != nil {
-			return nil, false, err
-		}
-		outf = os.NewFile(uintptr(ofd), dir+"/"+partialOut)
-		defer outf.Close()
-		path, atOut = outf.Name()+"/"+meta.Name, true
-		fd, err = unix.Openat(ofd, meta.Name, unix.O_RDWR|openFlags, 0)
-		if errors.Is(err, unix.EACCES) {
-			// Made read-only by a finish that crashed before its rename (or is running now):
-			// opened for reading to take the lock; made writable below once it is ours.
-			fd, err = unix.Openat(ofd, meta.Name, unix.O_RDONLY|openFlags, 0)
-			readOnly = true
-		}
+	fd, outfd, readOnly, err := openLockFile(dirfd, meta.Name, unix.O_RDWR|openFlags)
+	path, name, at := dir+"/"+partialData, partialData, dirfd
+	if outfd >= 0 {
+		defer unix.Close(outfd)
+		path, name, at = dir+"/"+partialOut+"/"+meta.Name, meta.Name, outfd
 	}
 	if err != nil {
 		if errors.Is(err, unix.ENOENT) {
@@ -395,13 +380,7 @@ func (s *localStore) lockPartialIn(dirf *os.File, id string, nonblock bool) (p *
 	if nonblock {
 		how |= unix.LOCK_NB
 	}
-	for {
-		err = unix.Flock(fd, how)
-		if err != unix.EINTR {
-			break
-		}
-	}
-	if err != nil {
+	if err := flock(fd, how); err != nil {
 		f.Close()
 		if errors.Is(err, unix.EWOULDBLOCK) {
 			return nil, false, errBusy
@@ -423,10 +402,6 @@ func (s *localStore) lockPartialIn(dirf *os.File, id string, nonblock bool) (p *
 	// Still the file at that name, and the folder still the partial (a sweep may have moved it
 	// into the trash while we waited)?
 	var lst unix.Stat_t
-	name, at := partialData, dirfd
-	if atOut {
-		name, at = meta.Name, int(outf.Fd())
-	}
 	if unix.Fstatat(at, name, &lst, unix.AT_SYMLINK_NOFOLLOW) != nil || lst.Ino != st.Ino || lst.Dev != st.Dev || !s.partialStill(id, dirfd) {
 		f.Close()
 		return nil, true, nil
@@ -442,8 +417,8 @@ func (s *localStore) lockPartialIn(dirf *os.File, id string, nonblock bool) (p *
 		return nil, true, nil
 	}
 	unix.SetNonblock(fd, false)
-	if atOut {
-		if err := unix.Renameat(int(outf.Fd()), meta.Name, dirfd, partialData); err != nil {
+	if outfd >= 0 {
+		if err := unix.Renameat(outfd, meta.Name, dirfd, partialData); err != nil {
 			f.Close()
 			return nil, false, storeErr(path, err)
 		}
@@ -461,6 +436,29 @@ func (s *localStore) lockPartialIn(dirf *os.File, id string, nonblock bool) (p *
 		return nil, false, fault.Errorf(fault.UploadUnreadable, "upload %s: %s: %v", id, dir, err)
 	}
 	return &partial{s: s, id: id, dir: dir, dirf: dirf, f: f, meta: *meta}, false, nil
+}
+
+// openLockFile opens, with flags, the file the writer of the partial open as dirfd locks: its
+// data, or out/<name> between a finish's two renames (a finish that crashed, or runs now; name ""
+// when info.json is unreadable: not looked for). A read-write open of an out/<name> that the
+// finish made read-only opens it for reading instead (readOnly). outfd is out/, open when it was
+// looked in (the caller closes it; an error is then opening out/<name>'s), else -1 (an error is
+// then opening data's).
+func openLockFile(dirfd int, name string, flags int) (fd, outfd int, readOnly bool, err error) {
+	fd, err = unix.Openat(dirfd, partialData, flags, 0)
+	if !errors.Is(err, unix.ENOENT) || name == "" {
+		return fd, -1, false, err
+	}
+	outfd, oerr := openDirAt(dirfd, partialOut)
+	if oerr != nil {
+		return -1, -1, false, err
+	}
+	fd, err = unix.Openat(outfd, name, flags, 0)
+	if errors.Is(err, unix.EACCES) && flags&unix.O_ACCMODE == unix.O_RDWR {
+		fd, err = unix.Openat(outfd, name, flags&^unix.O_ACCMODE|unix.O_RDONLY, 0)
+		readOnly = true
+	}
+	return fd, outfd, readOnly, err
 }
 
 // partialStill reports whether STORE/.attachctl/partial/<id> is still the folder open as dirfd.

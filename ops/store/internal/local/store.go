@@ -282,13 +282,12 @@ func (s *localStore) OpenFinished(id, name string) (*os.File, error) {
 
 // openUploadDir opens STORE/<id> as a real folder and returns its descriptor.
 func (s *localStore) openUploadDir(id string) (int, error) {
-	const dirFlags = unix.O_RDONLY | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLOEXEC
-	storefd, err := unix.Open(s.Dir, dirFlags, 0)
+	storefd, err := unix.Open(s.Dir, noFollowDir, 0)
 	if err != nil {
 		return -1, guardErr(s.Dir, id, err)
 	}
 	defer unix.Close(storefd)
-	dirfd, err := unix.Openat(storefd, id, dirFlags, 0)
+	dirfd, err := unix.Openat(storefd, id, noFollowDir, 0)
 	if err != nil {
 		return -1, guardErr(s.UploadDir(id), id, err)
 	}

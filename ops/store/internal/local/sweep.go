@@ -192,13 +192,9 @@ func readPartialAt(partfd int, id string, lock bool) (store.UnfinishedState, fun
 	if meta, err := readPartialMetaAt(dirfd); err == nil {
 		u.Name, u.Made, u.Batch, u.Folder = meta.Name, meta.Created, meta.Batch, meta.Folder
 	}
-	const flags = unix.O_RDONLY | unix.O_NOFOLLOW | unix.O_NONBLOCK | unix.O_CLOEXEC
-	fd, err := unix.Openat(dirfd, partialData, flags, 0)
-	if errors.Is(err, unix.ENOENT) && u.Name != "" {
-		if out, oerr := unix.Openat(dirfd, partialOut, flags|unix.O_DIRECTORY, 0); oerr == nil {
-			fd, err = unix.Openat(out, u.Name, flags, 0)
-			unix.Close(out)
-		}
+	fd, outfd, _, err := openLockFile(dirfd, u.Name, unix.O_RDONLY|openFlags)
+	if outfd >= 0 {
+		unix.Close(outfd)
 	}
 	var st unix.Stat_t
 	if errors.Is(err, unix.ENOENT) { // no data: a partial just begun, or what a crash left

@@ -3,9 +3,7 @@
 package local
 
 import (
-	"context"
 	"errors"
-	"io"
 	"sync"
 
 	"github.com/attachctl/attachctl/manifest/fault"
@@ -13,91 +11,23 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Begin starts an unfinished upload named name of size bytes (-1: open, fixed at Finish) and
-// returns its new id. Its offset is 0.
-func (s *localStore) Begin(name string, size int64) (string, error) {
-	p, err := s.newPartial(name, size, nil)
-	if err != nil {
-		return "", err
-	}
-	p.close()
-	return p.id, nil
-}
-
-// Chunk appends what r holds to the unfinished upload id, whose current offset must be offset
-// (else upload.offset, naming the current offset, which is also returned). r is read to its end
-// in pieces of at most max bytes (max <= 0: DefaultChunk), each written as it comes. A chunk is
-// taken whole or not at all: one that would cross the declared size is upload.pastSize, a full
-// disk upload.diskFull, and after any error the data is cut back to offset, so nothing of a
-// refused chunk is kept and no byte past the declared size is ever written. The new offset is
-// durable (fsynced) when Chunk returns.
-func (s *localStore) Chunk(id string, offset int64, r io.Reader, max int64) (int64, error) {
-	if max <= 0 {
-		max = defaultChunk
-	}
-	return store.WriteChunk(context.Background(), chunker{s, max}, id, offset, r)
-}
-
-// Status reports an upload: unfinished (its offset is the size of its data) or finished.
-func (s *localStore) Status(id string) (*Status, error) {
-	if err := ValidID(id); err != nil {
-		return nil, err
-	}
-	if m, err := s.ReadMeta(id); err == nil {
-		return &Status{ID: id, Name: m.Name, Offset: m.Size, Size: m.Size, Finished: true}, nil
-	}
-	st, err := s.partialStatus(id)
-	if err == nil {
-		return st, nil
-	}
-	// Not unfinished: it may have been published since we looked.
-	if m, merr := s.ReadMeta(id); merr == nil {
-		return &Status{ID: id, Name: m.Name, Offset: m.Size, Size: m.Size, Finished: true}, nil
-	} else if fault.CodeOf(merr) == fault.UploadUnreadable {
-		return nil, merr
-	}
-	if fault.CodeOf(err) != fault.UploadMissing {
-		return nil, err
-	}
-	return nil, fault.Errorf(fault.UploadMissing, "upload %s: no such upload in store %s", id, s.Dir)
-}
-
-// Abort removes the unfinished upload id, waiting for a process that is writing it. A finished
-// upload is not removed (that is the sweep's job): upload.invalid.
-func (s *localStore) Abort(id string) error {
-	if err := ValidID(id); err != nil {
-		return err
-	}
-	p, err := s.lockPartial(id, false)
-	if err != nil {
-		if fault.CodeOf(err) == fault.UploadMissing {
-			if _, merr := s.ReadMeta(id); merr == nil {
-				s.removePartial(id, false)
-				return fault.Errorf(fault.UploadInvalid, "upload %s: finished; abort removes only unfinished uploads", id)
-			}
-		}
-		return err
-	}
-	if err := p.remove(true); err != nil {
-		return err
-	}
-	return reserver{s}.DropReservation(context.Background(), id)
-}
-
-// partialStatus is Status of an unfinished upload, read without its lock: the offset is the
-// size of data (or of out/<name> between a finish's two renames).
-func (s *localStore) partialStatus(id string) (*Status, error) {
+// partialStatus reads an unfinished upload for Status, without its lock: its data (or
+// out/<name> between a finish's two renames) checked as the guarded open checks a file, and a
+// folder upload's tree, for store.UnfinishedEntry to count as List and the S3 store count it; and
+// its declared size.
+func (s *localStore) partialStatus(id string) (store.UnfinishedState, int64, error) {
+	var u store.UnfinishedState
 	dirf, err := s.openPartialDir(id)
 	if err != nil {
-		return nil, err
+		return u, 0, err
 	}
 	defer dirf.Close()
 	meta, err := readPartialMetaAt(int(dirf.Fd()))
 	if err != nil {
 		if errors.Is(err, unix.ENOENT) {
-			return nil, fault.Errorf(fault.UploadMissing, "upload %s: not an unfinished upload", id)
+			return u, 0, fault.Errorf(fault.UploadMissing, "upload %s: not an unfinished upload", id)
 		}
-		return nil, fault.Errorf(fault.UploadUnreadable, "upload %s: %s: %v", id, dirf.Name(), err)
+		return u, 0, fault.Errorf(fault.UploadUnreadable, "upload %s: %s: %v", id, dirf.Name(), err)
 	}
 	var st unix.Stat_t
 	err = unix.Fstatat(int(dirf.Fd()), partialData, &st, unix.AT_SYMLINK_NOFOLLOW)
@@ -106,14 +36,18 @@ func (s *localStore) partialStatus(id string) (*Status, error) {
 	}
 	if err != nil {
 		if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) {
-			return nil, fault.Errorf(fault.UploadMissing, "upload %s: not an unfinished upload", id)
+			return u, 0, fault.Errorf(fault.UploadMissing, "upload %s: not an unfinished upload", id)
 		}
-		return nil, guardErr(dirf.Name()+"/"+partialData, id, err)
+		return u, 0, guardErr(dirf.Name()+"/"+partialData, id, err)
 	}
 	if err := checkOwnFile(&st, dirf.Name()+"/"+partialData, id); err != nil {
-		return nil, err
+		return u, 0, err
 	}
-	return &Status{ID: id, Name: meta.Name, Offset: st.Size, Size: meta.Size}, nil
+	u = store.UnfinishedState{Name: meta.Name, Folder: meta.Folder, Bytes: st.Size}
+	if meta.Folder {
+		u.Tree = openTreeDir(int(dirf.Fd()))
+	}
+	return u, meta.Size, nil
 }
 
 // uploadIndex maps blake3+name to the id of a finished upload, for the stage's dedupe. It is built

@@ -121,21 +121,8 @@ func markerErr(path, id string, err error) error {
 	return storeErr(path, err)
 }
 
-// LastUsed returns when upload id was last used: its .used marker's mtime, and false when it has
-// never been used. The marker is never followed if it is a link.
-func (s *localStore) LastUsed(id string) (time.Time, bool, error) {
-	if err := ValidID(id); err != nil {
-		return time.Time{}, false, err
-	}
-	dirfd, err := s.openUploadDir(id)
-	if err != nil {
-		return time.Time{}, false, err
-	}
-	defer unix.Close(dirfd)
-	return lastUsedAt(dirfd, filepath.Join(s.UploadDir(id), UsedName))
-}
-
-// lastUsedAt is LastUsed for an upload folder already open as dirfd. A marker that is not a
+// lastUsedAt is when the upload folder open as dirfd was last used: its .used marker's mtime,
+// never followed if it is a link, and false when it has never been used. A marker that is not a
 // regular file is upload.unreadable.
 func lastUsedAt(dirfd int, path string) (time.Time, bool, error) {
 	var st unix.Stat_t

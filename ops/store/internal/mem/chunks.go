@@ -77,6 +77,18 @@ func (u *chunkUp) Append(ctx context.Context, cur int64, r io.Reader, limit int6
 	return int64(len(u.p.data)), nil
 }
 
+// Drop removes the unfinished upload, unless it was finished or removed meanwhile.
+func (u *chunkUp) Drop(ctx context.Context) error {
+	s := u.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.partials[u.id] != u.p {
+		return s.missing(u.id)
+	}
+	s.drop(u.id, u.p)
+	return nil
+}
+
 // Publish hashes the bytes and publishes them, unless a finish came first.
 func (u *chunkUp) Publish(ctx context.Context, check func(string) error) (*store.Info, bool, error) {
 	s := u.s

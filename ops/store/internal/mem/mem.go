@@ -222,25 +222,9 @@ func hexSum(b []byte) string {
 	return hex.EncodeToString(h[:])
 }
 
-// Abort removes the unfinished upload id.
+// Abort removes the unfinished upload id (store.AbortChunks).
 func (s *Store) Abort(ctx context.Context, id string) error {
-	if err := store.ValidID(id); err != nil {
-		return err
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if err := s.checkStore(false); err != nil {
-		return err
-	}
-	if s.finished[id] != nil {
-		return fault.Errorf(fault.UploadInvalid, "upload %s: finished; a finished upload is removed by rm or a sweep, not aborted", id)
-	}
-	p := s.partials[id]
-	if p == nil {
-		return s.missing(id)
-	}
-	s.drop(id, p)
-	return nil
+	return store.AbortChunks(ctx, s, id)
 }
 
 // drop removes the unfinished upload id, its note and its reservation. Called with s.mu held.

@@ -89,6 +89,14 @@ func (u *chunkUp) Append(ctx context.Context, cur int64, r io.Reader, limit int6
 	return cur + int64(len(b)), nil
 }
 
+// Drop removes what the unfinished upload left, and its reservation.
+func (u *chunkUp) Drop(ctx context.Context) error {
+	if err := u.s.dropPartial(ctx, u.id, u.pi); err != nil {
+		return err
+	}
+	return reserver{u.s}.DropReservation(ctx, u.id)
+}
+
 // Publish reads the chunks (once, when they fit one put), hashes them, and writes the finished
 // object create-only: in one put when small, else as a multipart upload of them read again.
 func (u *chunkUp) Publish(ctx context.Context, check func(string) error) (*store.Info, bool, error) {

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/attachctl/attachctl/manifest/fault"
+	"github.com/attachctl/attachctl/ops/store"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awss3 "github.com/aws/aws-sdk-go-v2/service/s3"
 )
@@ -49,6 +50,4 @@ func (s *Store) notNested(ctx context.Context) error {
 	return nil
 }
 
-func (s *Store) nestedErr(outer, why string) error {
-	return fault.Errorf(fault.StoreNotStore, "store %s: is %s %s; a store is never inside another store or an upload; nothing was written", s.URI, why, outer)
-}
+func (s *Store) nestedErr(outer, why string) error { return store.Nested(s.URI, why, outer) }

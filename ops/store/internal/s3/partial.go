@@ -362,7 +362,7 @@ func (s *Store) Write(ctx context.Context, id string, offset int64, r io.Reader)
 	return store.WriteChunk(ctx, s, id, offset, r)
 }
 
-// Status reports an upload, finished or not.
+// Status reports an upload, finished or not (store.StatusOf).
 func (s *Store) Status(ctx context.Context, id string) (*store.Status, error) {
 	if err := store.ValidID(id); err != nil {
 		return nil, err
@@ -370,16 +370,16 @@ func (s *Store) Status(ctx context.Context, id string) (*store.Status, error) {
 	if err := s.exists(ctx, id); err != nil {
 		return nil, err
 	}
-	if info, err := s.Info(ctx, id); err == nil {
-		return &store.Status{ID: id, Name: info.Name, Offset: info.Size, Size: info.Size, Finished: true}, nil
-	} else if fault.CodeOf(err) != fault.UploadMissing {
-		return nil, err
-	}
+	return store.StatusOf(ctx, s, id)
+}
+
+// PartialStatus reads the unfinished upload id for Status (store.StatusBackend).
+func (s *Store) PartialStatus(ctx context.Context, id string) (store.UnfinishedState, int64, error) {
 	u, pi, err := s.partialState(ctx, id, nil)
 	if err != nil {
-		return nil, err
+		return u, 0, err
 	}
-	return &store.Status{ID: id, Name: pi.Name, Offset: store.UnfinishedEntry(id, u).Size, Size: pi.Size}, nil
+	return u, pi.Size, nil
 }
 
 // partialState reads the unfinished upload id for the listing's rules: its info, and what it has
@@ -582,25 +582,7 @@ func (s *Store) deleteKeys(ctx context.Context, keys []string) error {
 	return nil
 }
 
-// Abort removes an unfinished upload.
+// Abort removes an unfinished upload (store.AbortChunks).
 func (s *Store) Abort(ctx context.Context, id string) error {
-	if err := store.ValidID(id); err != nil {
-		return err
-	}
-	if err := s.exists(ctx, id); err != nil {
-		return err
-	}
-	pi, err := s.readInfo(ctx, id)
-	if err != nil {
-		if fault.CodeOf(err) == fault.UploadMissing {
-			if _, ierr := s.Info(ctx, id); ierr == nil {
-				return fault.Errorf(fault.UploadInvalid, "upload %s: finished; abort removes only unfinished uploads", id)
-			}
-		}
-		return err
-	}
-	if err := s.dropPartial(ctx, id, pi); err != nil {
-		return err
-	}
-	return reserver{s}.DropReservation(ctx, id)
+	return store.AbortChunks(ctx, s, id)
 }
