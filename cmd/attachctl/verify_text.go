@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -107,14 +108,13 @@ func shellQuote(p string) string {
 }
 
 // folderFailure is the line for a folder upload that failed verify: the files inside it that
-// changed, went missing or were added, named (store side), else what the error says.
+// changed, went missing or were added, named (store side: store.TreeMismatch), else what the
+// error says.
 func folderFailure(rec *manifest.Record) string {
-	msg := rec.Error.Message
-	if _, what, ok := strings.Cut(msg, ": folder "); ok {
-		if _, list, ok := strings.Cut(what, ": "); ok && !strings.Contains(list, "the record says") {
-			return fmt.Sprintf("%s: folder upload changed inside: %s; re-upload the folder from its source (upload %s)",
-				manifest.Quote(rec.Upload.Path), list, rec.Upload.ID)
-		}
+	var m *store.TreeMismatch
+	if errors.As(rec.Error, &m) {
+		return fmt.Sprintf("%s: folder upload changed inside: %s; re-upload the folder from its source (upload %s)",
+			manifest.Quote(rec.Upload.Path), m.Error(), rec.Upload.ID)
 	}
 	return rec.Error.Error()
 }
