@@ -8,7 +8,6 @@ package main
 
 import (
 	"io"
-	"os"
 	"time"
 
 	"github.com/attachctl/attachctl/ops/store"
@@ -75,10 +74,3 @@ func openForCheck(path string) (io.ReadCloser, error) { return open.ForCheck(pat
 // storesUnder finds the local stores below root (sweep --stores-under): by their mark, never
 // descending into a store, following a link or crossing into another file system.
 func storesUnder(root string) ([]string, []store.Skip, error) { return open.StoresUnder(root) }
-
-// The modes the local store gives its folders and files, for verify --format text's chmod hint.
-const (
-	storeDirMode      os.FileMode = open.DirMode
-	storeFileMode     os.FileMode = open.FileMode
-	storeReadOnlyMode os.FileMode = open.ReadOnlyMode
-)

@@ -290,7 +290,8 @@ func verifyIDs(c *cli.Context) ([]string, error) {
 
 // b3sumCheck is b3sum --check: for each line, "NAME: OK" or "NAME: FAILED" on standard output
 // (NAME as b3sum prints it), the reason for a file that cannot be read on standard error; exit 1
-// on any failure or bad line.
+// on any failure or bad line. Interrupted, it opens no further file, answers each line not
+// reached FAILED (upload.interrupted) and says so once on standard error.
 func b3sumCheck(g globals, name string) error {
 	var in io.Reader = g.stdin
 	if name != "-" {
@@ -303,7 +304,7 @@ func b3sumCheck(g globals, name string) error {
 	}
 	bar := g.newBar(-1, "verify", "bytes")
 	out := bufio.NewWriter(g.stdout)
-	sum, err := stage.CheckB3sum(in, stage.CheckOptions{Jobs: g.jobs, Open: openForCheck, Progress: func(n int64) { bar.Add(n) }},
+	sum, err := stage.CheckB3sum(g.ctx, in, stage.CheckOptions{Jobs: g.jobs, Open: openForCheck, Progress: withTestPause(g.ctx, bar.Add)},
 		func(c stage.CheckedLine) error {
 			if c.Name == "" {
 				fmt.Fprintf(g.stderr, "attachctl: verify: %s\n", escapeLine(fmt.Sprintf("%s line %d: %v", name, c.Line, c.Err)))
@@ -318,6 +319,13 @@ func b3sumCheck(g globals, name string) error {
 	}
 	if err != nil {
 		return outputFailed("verify", err)
+	}
+	if e := sum.NotReachedFailure(); e != nil {
+		// As a stage's loop: the lines not reached are told once, and the run fails (a signal
+		// makes its exit 128+N).
+		e.Stage = "verify"
+		g.report(e)
+		return exitError{exitFailed}
 	}
 	if sum.Failed > 0 {
 		g.summary("verify: %d of %d lines failed", sum.Failed, sum.Lines)

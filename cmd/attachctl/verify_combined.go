@@ -2,9 +2,8 @@ package main
 
 import (
 	"context"
+	"errors"
 	"path"
-	"strconv"
-	"strings"
 
 	"github.com/attachctl/attachctl/manifest"
 	"github.com/attachctl/attachctl/manifest/fault"
@@ -14,8 +13,7 @@ import (
 // combinedLines are verify --format combined's lines for one record, as rclone check --combined
 // writes them: "= PATH" intact, "* PATH" changed, "- PATH" missing, "+ PATH" added, "! PATH"
 // unreadable; a folder upload file by file. A folder's files are read from its listing, and what
-// the failure names of each (the backends name every file that changed, went missing, could not
-// be read or was added, each as manifest.Quote(rel) and its words).
+// happened to each from the tree verify's failure (store.TreeMismatch), not from its words.
 func combinedLines(ctx context.Context, b store.Backend, rec *manifest.Record) []string {
 	if rec.Kind == manifest.KindFolder && rec.Upload != nil {
 		if t := b.Features().Trees; t != nil {
@@ -41,41 +39,41 @@ func combinedMark(rec *manifest.Record) string {
 	return "!"
 }
 
-// folderLines are the lines of a folder upload's files: each of its listing, then each the
-// failure names as added.
+// folderLines are the lines of a folder upload's files: each of its listing, marked by what the
+// tree verify found of it (store.TreeMismatch), then each it found added.
 func folderLines(rec *manifest.Record, ti *store.TreeInfo) []string {
-	msg := ""
-	if rec.Failed() {
-		msg = rec.Error.Message
+	found := map[string]store.TreeWhat{}
+	var added []string
+	var m *store.TreeMismatch
+	if rec.Failed() && errors.As(rec.Error, &m) {
+		for _, f := range m.Faults {
+			switch f.What {
+			case store.TreeAdded:
+				added = append(added, f.Rel)
+			case store.TreeMissing, store.TreeChanged, store.TreeUnreadable:
+				found[f.Rel] = f.What
+			}
+		}
 	}
 	whole := combinedMark(rec)
 	var lines []string
 	for _, f := range ti.Files {
-		q := manifest.Quote(f.Rel)
 		mark := "="
-		switch {
+		switch what, ok := found[f.Rel]; {
 		case !rec.Failed():
-		case strings.Contains(msg, q+" is missing"):
+		case ok && what == store.TreeMissing:
 			mark = "-"
-		case strings.Contains(msg, q+" changed ("):
+		case ok && what == store.TreeChanged:
 			mark = "*"
-		case strings.Contains(msg, q+": "):
+		case ok:
 			mark = "!"
 		case whole != "*": // the folder as a whole could not be read
 			mark = whole
 		}
 		lines = append(lines, mark+" "+escapeLine(path.Join(rec.Path, f.Rel)))
 	}
-	if _, list, ok := strings.Cut(msg, ": folder "); ok && rec.Error.Code == fault.VerifyMismatch {
-		_, list, _ = strings.Cut(list, ": ")
-		for _, item := range strings.Split(list, "; ") {
-			if rel, ok := strings.CutSuffix(item, " was added"); ok {
-				if u, err := strconv.Unquote(rel); err == nil && strings.HasPrefix(rel, `"`) {
-					rel = u
-				}
-				lines = append(lines, "+ "+escapeLine(path.Join(rec.Path, rel)))
-			}
-		}
+	for _, rel := range added {
+		lines = append(lines, "+ "+escapeLine(path.Join(rec.Path, rel)))
 	}
 	return lines
 }

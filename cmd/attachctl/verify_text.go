@@ -2,8 +2,8 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -33,8 +33,8 @@ func failureInWords(ctx context.Context, b store.Backend, rec *manifest.Record) 
 		return fmt.Sprintf("%s: the source file was edited after it was uploaded; upload %s is intact and holds the old version: upload the file again to send the new one",
 			manifest.Quote(rec.Path), rec.Upload.ID)
 	case fault.UploadUnreadable:
-		if fix := permissionFix(rec); fix != "" {
-			return fmt.Sprintf("%s: permissions changed; restore them with %s", manifest.Quote(uploadFolder(rec)), fix)
+		if fix, ok := wrongMode(ctx, b, rec); ok {
+			return fmt.Sprintf("%s: permissions changed; restore them with chmod %o %s", manifest.Quote(uploadFolder(rec)), fix.Mode, shellQuote(fix.Path))
 		}
 	case fault.UploadMissing:
 		if rec.Upload != nil && rec.Upload.Store != "" && b != nil && rec.Upload.Store != b.Location() {
@@ -82,33 +82,19 @@ func uploadFolder(rec *manifest.Record) string {
 	return rec.Path
 }
 
-// permissionFix is the chmod that gives an upload back the modes the store requires, when its
-// folder or files have other ones; "" when the modes are right (the failure is something else).
-func permissionFix(rec *manifest.Record) string {
-	dir := uploadFolder(rec)
-	if fi, err := os.Lstat(dir); err != nil || !fi.IsDir() {
-		return ""
-	} else if fi.Mode().Perm() != storeDirMode {
-		return "chmod 700 " + shellQuote(dir)
+// wrongMode is what the store says to restore when the record's upload is unreadable because
+// its modes were changed (store.Moder); nothing for a store without modes (S3). A record of
+// verify --all whose upload's metadata cannot be read names only its folder, whose last element
+// is the upload's id (store.FinishedName).
+func wrongMode(ctx context.Context, b store.Backend, rec *manifest.Record) (store.ModeRepair, bool) {
+	if b == nil || b.Features().Moder == nil {
+		return store.ModeRepair{}, false
 	}
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		return ""
+	id := filepath.Base(rec.Path)
+	if rec.Upload != nil {
+		id = rec.Upload.ID
 	}
-	for _, ent := range ents {
-		fi, err := ent.Info()
-		if err != nil || !fi.Mode().IsRegular() {
-			continue
-		}
-		perm, path := fi.Mode().Perm(), shellQuote(filepath.Join(dir, ent.Name()))
-		switch original := ent.Name() != store.UsedName && !strings.HasPrefix(ent.Name(), store.UsedName+"."); {
-		case original && perm != storeReadOnlyMode && perm != storeFileMode:
-			return "chmod 400 " + path
-		case !original && perm != storeFileMode:
-			return "chmod 600 " + path
-		}
-	}
-	return ""
+	return b.Features().Moder.WrongMode(ctx, id)
 }
 
 // shellQuote quotes a path for a command line a person copies, when it needs quoting.
@@ -122,14 +108,13 @@ func shellQuote(p string) string {
 }
 
 // folderFailure is the line for a folder upload that failed verify: the files inside it that
-// changed, went missing or were added, named (store side), else what the error says.
+// changed, went missing or were added, named (store side: store.TreeMismatch), else what the
+// error says.
 func folderFailure(rec *manifest.Record) string {
-	msg := rec.Error.Message
-	if _, what, ok := strings.Cut(msg, ": folder "); ok {
-		if _, list, ok := strings.Cut(what, ": "); ok && !strings.Contains(list, "the record says") {
-			return fmt.Sprintf("%s: folder upload changed inside: %s; re-upload the folder from its source (upload %s)",
-				manifest.Quote(rec.Upload.Path), list, rec.Upload.ID)
-		}
+	var m *store.TreeMismatch
+	if errors.As(rec.Error, &m) {
+		return fmt.Sprintf("%s: folder upload changed inside: %s; re-upload the folder from its source (upload %s)",
+			manifest.Quote(rec.Upload.Path), m.Error(), rec.Upload.ID)
 	}
 	return rec.Error.Error()
 }

@@ -74,6 +74,19 @@ func AsError(err error, def Code) *Error {
 	return &Error{Code: def, Message: err.Error(), err: err}
 }
 
+// At returns err as an *Error (AsError, def for an error that carries no code) whose message is
+// first named by where: "where: message". The code and stage err carries are kept and err stays
+// its cause. A failure that wraps a coded error with fmt.Errorf and %w loses its prefix to
+// AsError, which returns the inner error; a caller that runs many of one thing (a store of
+// sweep --stores-under) names which one failed with At instead.
+func At(where string, err error, def Code) *Error {
+	if err == nil {
+		return nil
+	}
+	e := AsError(err, def)
+	return &Error{Stage: e.Stage, Code: e.Code, Message: where + ": " + e.Message, err: err}
+}
+
 // CodeOf returns the code err carries, or "" when it carries none.
 func CodeOf(err error) Code {
 	var e *Error

@@ -68,3 +68,22 @@ func Example() {
 	}
 	// Output: verify.mismatch
 }
+
+// TestAt: the failure names where it happened before its own words, and keeps the code, the
+// stage and the cause of the error it names; an error with no code takes def.
+func TestAt(t *testing.T) {
+	inner := fault.Errorf(fault.StoreNotStore, "not a store: %w", fs.ErrNotExist)
+	inner.Stage = "sweep"
+	e := fault.At(`"/r/a"`, fmt.Errorf("opening: %w", inner), fault.UploadUnreadable)
+	if e.Code != fault.StoreNotStore || e.Stage != "sweep" || e.Message != `"/r/a": not a store: file does not exist` ||
+		!errors.Is(e, fs.ErrNotExist) || !errors.Is(e, inner) {
+		t.Errorf("At(coded) = %+v", e)
+	}
+	plain := errors.New("disk on fire")
+	if e := fault.At("/r/b", plain, fault.UploadUnreadable); e.Code != fault.UploadUnreadable || e.Message != "/r/b: disk on fire" || !errors.Is(e, plain) {
+		t.Errorf("At(plain) = %+v", e)
+	}
+	if fault.At("x", nil, fault.UploadUnreadable) != nil {
+		t.Error("At(nil) is not nil")
+	}
+}

@@ -2,10 +2,13 @@ package stage
 
 import (
 	"bufio"
+	"context"
 	"errors"
+	"fmt"
 	"io"
 	"strings"
 
+	"github.com/attachctl/attachctl/manifest/fault"
 	"github.com/attachctl/attachctl/ops"
 )
 
@@ -29,6 +32,8 @@ type CheckedLine struct {
 	Name string
 	OK   bool  // the file's BLAKE3 is the line's
 	Err  error // why the line is not a b3sum line (Name ""), or why its file could not be read
+	// NotReached: ctx was done before its file was opened; Err is upload.interrupted.
+	NotReached bool
 }
 
 // Output is the line b3sum --check prints for it: "NAME: OK", "NAME: FAILED", or "NAME: FAILED
@@ -50,12 +55,37 @@ func (c CheckedLine) Output() string {
 type CheckSummary struct {
 	Lines  int // lines read
 	Failed int // lines that failed: a changed or unreadable file, or not a b3sum line
+	// NotReached counts the lines an interruption kept from being checked, each answered
+	// FAILED with upload.interrupted (counted in Failed too).
+	NotReached int
+	// RestUnread: the listing could not be read after the interruption (standard input that a
+	// signal cut short); its lines not read are not answered.
+	RestUnread bool
+	// Interrupted: ctx was done before the listing ended.
+	Interrupted bool
+}
+
+// NotReachedFailure is the one failure that tells of the lines an interruption kept from being
+// checked, or nil when the check was not interrupted: said once at the end, as a stage's loop
+// says the records it did not reach (Result.NotReachedFailure).
+func (s CheckSummary) NotReachedFailure() *fault.Error {
+	if !s.Interrupted || s.NotReached == 0 && !s.RestUnread {
+		return nil
+	}
+	what := fmt.Sprintf("%d lines not checked, each answered FAILED", s.NotReached)
+	if s.RestUnread {
+		what += "; the rest of the listing not read"
+	}
+	return fault.Errorf(fault.UploadInterrupted, "interrupted: %s; run the same command again", what)
 }
 
 // CheckB3sum is b3sum --check over the listing in: each line's file is hashed, o.Jobs at once,
 // and its answer handed to emit in the listing's order. A line that fails does not stop the
-// check; an error reading in, or from emit, does, and is returned.
-func CheckB3sum(in io.Reader, o CheckOptions, emit func(CheckedLine) error) (CheckSummary, error) {
+// check; an error reading in, or from emit, does, and is returned. Once ctx is done no further
+// file is opened (one being hashed is finished): as a stage's loop does with its records, every
+// line not reached is still read and answered FAILED with upload.interrupted, so that nothing
+// reading the answers takes a shorter listing for a complete one, and the summary says so.
+func CheckB3sum(ctx context.Context, in io.Reader, o CheckOptions, emit func(CheckedLine) error) (CheckSummary, error) {
 	if o.Open == nil {
 		return CheckSummary{}, errors.New("stage.CheckB3sum: no Open")
 	}
@@ -69,6 +99,11 @@ func CheckB3sum(in io.Reader, o CheckOptions, emit func(CheckedLine) error) (Che
 	err := Ordered(o.Jobs,
 		func() (job, bool, error) {
 			line, err := br.ReadString('\n')
+			if err != nil && err != io.EOF && ctx.Err() != nil {
+				// Interrupted: what was not read (a line cut short too) is not checked either.
+				sum.RestUnread = true
+				return job{}, false, nil
+			}
 			if line == "" && err != nil {
 				if err == io.EOF {
 					return job{}, false, nil
@@ -89,6 +124,10 @@ func CheckB3sum(in io.Reader, o CheckOptions, emit func(CheckedLine) error) (Che
 			if strings.ContainsAny(j.path, "\\\n") {
 				c.Name = "\\" + ops.B3sumEscape(j.path)
 			}
+			if ctx.Err() != nil {
+				c.Err, c.NotReached = fault.Errorf(fault.UploadInterrupted, "not checked: interrupted before it; run the same command again"), true
+				return c
+			}
 			f, err := o.Open(j.path)
 			if err != nil {
 				c.Err = err
@@ -103,7 +142,11 @@ func CheckB3sum(in io.Reader, o CheckOptions, emit func(CheckedLine) error) (Che
 			if !c.OK {
 				sum.Failed++
 			}
+			if c.NotReached {
+				sum.NotReached++
+			}
 			return emit(c)
 		})
+	sum.Interrupted = ctx.Err() != nil
 	return sum, err
 }

@@ -1,6 +1,7 @@
 package stage_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/attachctl/attachctl/manifest/fault"
 	"github.com/attachctl/attachctl/ops"
 	"github.com/attachctl/attachctl/ops/stage"
 )
@@ -64,7 +66,7 @@ func TestCheckB3sum(t *testing.T) {
 				var hashed atomic.Int64
 				var out []string
 				var bad []int
-				sum, err := stage.CheckB3sum(strings.NewReader(tc.listing),
+				sum, err := stage.CheckB3sum(bg, strings.NewReader(tc.listing),
 					stage.CheckOptions{Jobs: jobs, Open: open, Progress: func(n int64) { hashed.Add(n) }},
 					func(c stage.CheckedLine) error {
 						if c.Line != len(out)+1 {
@@ -127,7 +129,7 @@ func TestCheckB3sumOrder(t *testing.T) {
 		return os.Open(path)
 	}
 	var got []string
-	sum, err := stage.CheckB3sum(strings.NewReader(listing.String()), stage.CheckOptions{Jobs: 4, Open: slow},
+	sum, err := stage.CheckB3sum(bg, strings.NewReader(listing.String()), stage.CheckOptions{Jobs: 4, Open: slow},
 		func(c stage.CheckedLine) error {
 			got = append(got, filepath.Base(c.Name)+" "+fmt.Sprint(c.OK))
 			return nil
@@ -151,17 +153,120 @@ func TestCheckB3sumStops(t *testing.T) {
 	full := errors.New("standard output is full")
 	listing := strings.Repeat(ops.B3sumLine(hexOf(nil), "/dev/null"), 100)
 	emitted := 0
-	_, err := stage.CheckB3sum(strings.NewReader(listing), stage.CheckOptions{Jobs: 2, Open: func(string) (io.ReadCloser, error) {
+	_, err := stage.CheckB3sum(bg, strings.NewReader(listing), stage.CheckOptions{Jobs: 2, Open: func(string) (io.ReadCloser, error) {
 		return io.NopCloser(strings.NewReader("")), nil
 	}}, func(stage.CheckedLine) error { emitted++; return full })
 	if !errors.Is(err, full) || emitted != 1 {
 		t.Errorf("error %v after %d answers, want %v after the first", err, emitted, full)
 	}
 	broken := errors.New("the listing's disk failed")
-	_, err = stage.CheckB3sum(io.MultiReader(strings.NewReader(listing[:76]), &failingReader{err: broken}),
+	_, err = stage.CheckB3sum(bg, io.MultiReader(strings.NewReader(listing[:76]), &failingReader{err: broken}),
 		stage.CheckOptions{Open: func(string) (io.ReadCloser, error) { return io.NopCloser(strings.NewReader("")), nil }},
 		func(stage.CheckedLine) error { return nil })
 	if !errors.Is(err, broken) {
 		t.Errorf("error %v, want %v", err, broken)
 	}
+}
+
+// TestCheckB3sumInterrupted: once the context is done, no further file is opened (the one being
+// hashed is finished); every line not reached is still answered, FAILED with upload.interrupted,
+// and the summary counts them and says the check was interrupted. A listing that cannot be read
+// after the interruption (standard input a signal cut short) ends the check without an error.
+func TestCheckB3sumInterrupted(t *testing.T) {
+	dir := t.TempDir()
+	const n = 6
+	var listing strings.Builder
+	for i := range n {
+		p := filepath.Join(dir, fmt.Sprintf("f%d.txt", i))
+		if err := os.WriteFile(p, []byte(p), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		listing.WriteString(ops.B3sumLine(hexOf([]byte(p)), p))
+		if i == 3 {
+			listing.WriteString("not a b3sum line\n")
+		}
+	}
+	for _, tc := range []struct {
+		name       string
+		cancelAt   int  // the open of this file (from 1) cancels the context; 0: cancelled before
+		cut        bool // the listing fails to read once the context is done
+		opened, ok int
+		notReached int
+		restUnread bool
+	}{
+		{name: "cancelled before it starts", cancelAt: 0, opened: 0, ok: 0, notReached: n},
+		{name: "cancelled while the second file is read", cancelAt: 2, opened: 2, ok: 2, notReached: n - 2},
+		{name: "the listing cut short after the signal", cancelAt: 2, cut: true, opened: 2, ok: 2, notReached: 0, restUnread: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(bg)
+			defer cancel()
+			if tc.cancelAt == 0 {
+				cancel()
+			}
+			var in io.Reader = strings.NewReader(listing.String())
+			if tc.cut {
+				in = &cutReader{ctx: ctx, r: in}
+			}
+			opened := 0
+			open := func(path string) (io.ReadCloser, error) {
+				if opened++; opened == tc.cancelAt {
+					cancel()
+				}
+				return os.Open(path)
+			}
+			var got []stage.CheckedLine
+			sum, err := stage.CheckB3sum(ctx, in, stage.CheckOptions{Jobs: 1, Open: open},
+				func(c stage.CheckedLine) error { got = append(got, c); return nil })
+			if err != nil {
+				t.Fatalf("error %v: an interrupted check is not an error", err)
+			}
+			ok, interrupted, bad := 0, 0, 0
+			for _, c := range got {
+				switch {
+				case c.OK:
+					ok++
+				case c.NotReached:
+					interrupted++
+					if !errors.Is(c.Err, fault.UploadInterrupted) || !strings.HasSuffix(c.Output(), "(upload.interrupted))") {
+						t.Errorf("line %d: %q, want FAILED with upload.interrupted", c.Line, c.Output())
+					}
+				case c.Name == "":
+					bad++
+				default:
+					t.Errorf("line %d: %q, want OK, interrupted or not a b3sum line", c.Line, c.Output())
+				}
+			}
+			if opened != tc.opened || ok != tc.ok || interrupted != tc.notReached || sum.NotReached != tc.notReached ||
+				!sum.Interrupted || sum.RestUnread != tc.restUnread {
+				t.Errorf("%d files opened, %d OK, %d answered interrupted, summary %+v; want %d opened, %d OK, %d interrupted, rest unread %v",
+					opened, ok, interrupted, sum, tc.opened, tc.ok, tc.notReached, tc.restUnread)
+			}
+			if !tc.cut && (len(got) != n+1 || bad != 1 || sum.Failed != tc.notReached+1) {
+				t.Errorf("%d lines answered (%d bad), %d failed; want every line answered, the bad one too", len(got), bad, sum.Failed)
+			}
+			if e := sum.NotReachedFailure(); e == nil || e.Code != fault.UploadInterrupted {
+				t.Errorf("NotReachedFailure() = %v, want upload.interrupted", e)
+			}
+		})
+	}
+	sum, _ := stage.CheckB3sum(bg, strings.NewReader(listing.String()), stage.CheckOptions{Open: func(p string) (io.ReadCloser, error) { return os.Open(p) }},
+		func(stage.CheckedLine) error { return nil })
+	if sum.Interrupted || sum.NotReached != 0 || sum.NotReachedFailure() != nil {
+		t.Errorf("a check that ran to its end says it was interrupted: %+v", sum)
+	}
+}
+
+// cutReader reads r until ctx is done, then fails as standard input does once a signal came
+// (stage.Interruptible).
+type cutReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c *cutReader) Read(p []byte) (int, error) {
+	if c.ctx.Err() != nil {
+		return 0, stage.ErrInterrupted
+	}
+	return c.r.Read(p[:min(len(p), 40)])
 }

@@ -18,6 +18,7 @@ type Features struct {
 	Trees    Trees    // keeps folder uploads
 	Streamer Streamer // puts a whole source in better than Begin, Write and Finish
 	Batcher  Batcher  // publishes many uploads at once
+	Moder    Moder    // keeps modes on its uploads' files (says which to restore)
 
 	// Chunk is the chunk an upload sends at once when --chunk is not given (0: the stage's
 	// default), LeastChunk the least chunk the backend takes (0: any).

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -43,7 +44,7 @@ func CheckTree(ctx context.Context, ti *TreeInfo, c TreeCheck, progress func(int
 			mu.Unlock()
 		}
 	}
-	changed := make([]string, len(ti.Files))
+	changed := make([]TreeFault, len(ti.Files))
 	var (
 		wg    sync.WaitGroup
 		next  int
@@ -65,7 +66,7 @@ func CheckTree(ctx context.Context, ti *TreeInfo, c TreeCheck, progress func(int
 				got, n, err := hashTreeFile(ctx, c, f.Rel, locked)
 				switch {
 				case fault.CodeOf(err) == fault.UploadMissing:
-					changed[i] = manifest.Quote(f.Rel) + " is missing"
+					changed[i] = TreeFault{f.Rel, TreeMissing, manifest.Quote(f.Rel) + " is missing"}
 				case fault.CodeOf(err) == fault.StoreUnreachable || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
 					mu.Lock()
 					if first == nil {
@@ -74,9 +75,9 @@ func CheckTree(ctx context.Context, ti *TreeInfo, c TreeCheck, progress func(int
 					mu.Unlock()
 					return
 				case err != nil:
-					changed[i] = fmt.Sprintf("%s: %v", manifest.Quote(f.Rel), fault.AsError(err, "").Message)
+					changed[i] = TreeFault{f.Rel, TreeUnreadable, fmt.Sprintf("%s: %v", manifest.Quote(f.Rel), fault.AsError(err, "").Message)}
 				case n != f.Size || got != f.Blake3:
-					changed[i] = fmt.Sprintf("%s changed (%d bytes, BLAKE3 %s; listed %d bytes, %s)", manifest.Quote(f.Rel), n, got, f.Size, f.Blake3)
+					changed[i] = TreeFault{f.Rel, TreeChanged, fmt.Sprintf("%s changed (%d bytes, BLAKE3 %s; listed %d bytes, %s)", manifest.Quote(f.Rel), n, got, f.Size, f.Blake3)}
 				}
 			}
 		}()
@@ -88,17 +89,72 @@ func CheckTree(ctx context.Context, ti *TreeInfo, c TreeCheck, progress func(int
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	var why []string
+	var m TreeMismatch
 	for _, ch := range changed {
-		if ch != "" {
-			why = append(why, ch)
+		if ch.What != 0 {
+			m.Faults = append(m.Faults, ch)
 		}
 	}
-	why = append(why, c.Extra...)
-	if len(why) > 0 {
-		return fault.Errorf(fault.VerifyMismatch, "upload %s: folder %s: %s", ti.ID, ti.Name, strings.Join(why, "; "))
+	for _, x := range c.Extra {
+		m.Faults = append(m.Faults, extraFault(x))
+	}
+	if len(m.Faults) > 0 {
+		return fault.Errorf(fault.VerifyMismatch, "upload %s: folder %s: %w", ti.ID, ti.Name, &m)
 	}
 	return nil
+}
+
+// TreeWhat is what verify found of one file of a folder upload.
+type TreeWhat int
+
+const (
+	TreeMissing    TreeWhat = iota + 1 // listed, and not in the upload
+	TreeChanged                        // read whole, and not its listed size or BLAKE3
+	TreeUnreadable                     // could not be read
+	TreeAdded                          // in the upload, and not listed
+	TreeBeside                         // something the backend found beside the folder (Rel "")
+)
+
+// TreeFault is one thing CheckTree found wrong: the file (relative to the folder), what happened
+// to it, and the words its verify.mismatch gives it.
+type TreeFault struct {
+	Rel  string
+	What TreeWhat
+	Text string
+}
+
+// TreeMismatch is the cause of CheckTree's verify.mismatch (errors.As): what was found wrong,
+// file by file, in the order the message names them. A caller that shows a folder file by file
+// (verify --format combined) reads this, not the message.
+type TreeMismatch struct {
+	Faults []TreeFault
+}
+
+// Error is the list the message gives: each fault's words, "; " between.
+func (m *TreeMismatch) Error() string {
+	why := make([]string, len(m.Faults))
+	for i, f := range m.Faults {
+		why[i] = f.Text
+	}
+	return strings.Join(why, "; ")
+}
+
+// addedSuffix ends each of TreeCheck.Extra that names a file added (treeExtra writes them).
+const addedSuffix = " was added"
+
+// extraFault is one of TreeCheck.Extra as a fault: a name (manifest.Quote) the upload holds and
+// its listing does not, or else what the backend found beside the folder, in words.
+func extraFault(x string) TreeFault {
+	rel, ok := strings.CutSuffix(x, addedSuffix)
+	if !ok {
+		return TreeFault{What: TreeBeside, Text: x}
+	}
+	if strings.HasPrefix(rel, `"`) {
+		if u, err := strconv.Unquote(rel); err == nil {
+			rel = u
+		}
+	}
+	return TreeFault{Rel: rel, What: TreeAdded, Text: x}
 }
 
 // hashTreeFile reads the file rel whole and returns its BLAKE3 and size.

@@ -8,7 +8,6 @@ package sweeps
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	"github.com/attachctl/attachctl/manifest"
 	"github.com/attachctl/attachctl/manifest/fault"
@@ -138,7 +137,7 @@ func sweepOne(ctx context.Context, dir string, openStore func(context.Context, s
 	case fault.CodeOf(err) == fault.StoreLocked:
 		st.Outcome, st.Err = Held, err
 	default:
-		st.Outcome, st.Err = Failed, fault.AsError(fmt.Errorf("%s: %w", manifest.Quote(dir), err), fault.UploadUnreadable)
+		st.Outcome, st.Err = Failed, fault.At(manifest.Quote(dir), err, fault.UploadUnreadable)
 	}
 	return st
 }

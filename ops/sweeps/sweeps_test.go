@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/attachctl/attachctl/manifest"
 	"github.com/attachctl/attachctl/manifest/fault"
 	"github.com/attachctl/attachctl/ops/store"
 	"github.com/attachctl/attachctl/ops/store/open"
@@ -195,6 +196,49 @@ func TestUnderInterrupted(t *testing.T) {
 	}
 	if l, _ := b.List(bg); len(l.Entries) != 3 {
 		t.Errorf("b has %d uploads left, want its 3", len(l.Entries))
+	}
+}
+
+// TestUnderFailureNamesItsStore: a store that fails says which store it is, whatever its error
+// carries: an error with a code of its own (the store's) keeps that code and is named by the
+// store's folder, as one without a code is. Wrapping a coded error and coding the whole
+// returned the inner error and dropped the folder, so a line of many could not be told apart.
+func TestUnderFailureNamesItsStore(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		err  error
+		code fault.Code
+	}{
+		{"a coded error", fault.Errorf(fault.StoreNotStore, "no store mark"), fault.StoreNotStore},
+		{"a coded error wrapped", fmt.Errorf("opening: %w", fault.Errorf(fault.StoreUnreachable, "connection refused")), fault.StoreUnreachable},
+		{"an error with no code", errors.New("connection refused"), fault.UploadUnreadable},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dirs := []string{"/r/a b", "/r/c"}
+			got := map[string]sweeps.Store{}
+			res, err := sweeps.Under(bg, "/r", sweeps.Options{
+				Sweep: everything,
+				Find:  func(string) ([]string, []store.Skip, error) { return dirs, nil, nil },
+				Open: func(_ context.Context, dir string) (store.Backend, error) {
+					if dir == "/r/a b" {
+						return nil, tc.err
+					}
+					return storetest.NewMem("mem:/" + dir), nil
+				},
+				Done: func(st sweeps.Store) { got[st.Dir] = st },
+			})
+			if err != nil || res.Failed != 1 || res.Swept != 1 {
+				t.Fatalf("result %+v, %v; want one store failed and one swept", res, err)
+			}
+			st := got["/r/a b"]
+			e := fault.AsError(st.Err, "")
+			if st.Outcome != sweeps.Failed || e.Code != tc.code || e.Message != manifest.Quote("/r/a b")+": "+fault.AsError(tc.err, "").Message {
+				t.Errorf("failure %q (%s), outcome %d; want %s naming /r/a b first", e.Message, e.Code, st.Outcome, tc.code)
+			}
+			if !errors.Is(st.Err, tc.err) {
+				t.Errorf("failure %v does not keep its cause %v", st.Err, tc.err)
+			}
+		})
 	}
 }
 

@@ -25,6 +25,7 @@ func testFeatures(t *testing.T, h Harness) {
 		{"Trees", f.Trees != nil, has[store.Trees](b)},
 		{"Streamer", f.Streamer != nil, has[store.Streamer](b)},
 		{"Batcher", f.Batcher != nil, has[store.Batcher](b)},
+		{"Moder", f.Moder != nil, has[store.Moder](b)},
 	} {
 		if c.declared != c.ability {
 			t.Errorf("%s: declared %v in Features, implemented %v", c.name, c.declared, c.ability)

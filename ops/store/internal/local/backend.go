@@ -44,7 +44,7 @@ func New(dir string, opts ...Option) (store.Backend, error) {
 // Features: the local store's uploads are files on this machine, and it has every ability the
 // seam knows but its own chunk sizes.
 func (l *backend) Features() store.Features {
-	return store.Features{Pather: l, Exister: l, Limiter: l, Checker: l, Trees: l, Streamer: l, Batcher: l}
+	return store.Features{Pather: l, Exister: l, Limiter: l, Checker: l, Trees: l, Streamer: l, Batcher: l, Moder: l}
 }
 
 // store opens the store for reading; create: for an upload, making or marking it. A read-open

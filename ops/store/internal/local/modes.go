@@ -1,0 +1,55 @@
+//go:build unix
+
+package local
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/attachctl/attachctl/ops/store"
+)
+
+// WrongMode is store.Moder: the modes verify's rules require of an upload's folder and of the
+// files in it (Check), named with the mode to restore. The folder is 0700; a finished upload's
+// own files (its bytes and its metadata) are 0400 (or an older store's 0600); a marker (the
+// .used file and its temporaries) is 0600.
+func (l *backend) WrongMode(_ context.Context, id string) (store.ModeRepair, bool) {
+	if ValidID(id) != nil {
+		return store.ModeRepair{}, false
+	}
+	s, err := l.store(false)
+	if err != nil {
+		return store.ModeRepair{}, false
+	}
+	return wrongMode(s.UploadDir(id))
+}
+
+// wrongMode is WrongMode of the upload folder dir. It reads modes only (lstat, a listing), and
+// says nothing of what is not a regular file: Check names that.
+func wrongMode(dir string) (store.ModeRepair, bool) {
+	if fi, err := os.Lstat(dir); err != nil || !fi.IsDir() {
+		return store.ModeRepair{}, false
+	} else if fi.Mode().Perm() != DirMode {
+		return store.ModeRepair{Path: dir, Mode: DirMode}, true
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return store.ModeRepair{}, false
+	}
+	for _, ent := range ents {
+		fi, err := ent.Info()
+		if err != nil || !fi.Mode().IsRegular() {
+			continue
+		}
+		perm, path := fi.Mode().Perm(), filepath.Join(dir, ent.Name())
+		switch marker := ent.Name() == UsedName || strings.HasPrefix(ent.Name(), UsedName+"."); {
+		case !marker && !finishedMode(uint32(perm)):
+			return store.ModeRepair{Path: path, Mode: ReadOnlyMode}, true
+		case marker && perm != FileMode:
+			return store.ModeRepair{Path: path, Mode: FileMode}, true
+		}
+	}
+	return store.ModeRepair{}, false
+}
