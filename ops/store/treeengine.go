@@ -450,34 +450,44 @@ func VerifyTreeOf(ctx context.Context, b TreeBackend, id string, progress func(i
 // treeExtra walks the folder upload ti through ReadTreeDir and names what its listing does not:
 // a file added, a folder the backend finds wrong or does not enter, anything that is neither a
 // regular file nor a folder; then what CheckTreeTop found beside the folder.
-func treeExtra(ctx context.Context, b TreeBackend, ti *TreeInfo, listed map[string]bool) ([]string, error) {
+func treeExtra(ctx context.Context, b TreeBackend, ti *TreeInfo, listed map[string]bool) ([]TreeFault, error) {
 	beside, err := b.CheckTreeTop(ctx, ti)
 	if err != nil {
 		return nil, err
 	}
-	var extra []string
+	var extra []TreeFault
+	added := func(r, why string) {
+		text := manifest.Quote(r) + " was added"
+		if why != "" {
+			text = manifest.Quote(r+" ("+why+")") + " was added"
+		}
+		extra = append(extra, TreeFault{Rel: r, What: TreeAdded, Text: text})
+	}
 	err = walkTree(b.TreeProperties().FlatList, func(dir string) ([]TreeEntry, error) { return b.ReadTreeDir(ctx, ti, dir) },
 		func(r string, e TreeEntry) bool {
 			switch {
 			case e.File:
 				if !listed[r] {
-					extra = append(extra, manifest.Quote(r)+" was added")
+					added(r, "")
 				}
 			case e.Dir:
 				if e.Why != "" {
-					extra = append(extra, manifest.Quote(r+" ("+e.Why+")")+" was added")
+					added(r, e.Why)
 				}
 				if e.Skip != "" {
-					extra = append(extra, manifest.Quote(r+" ("+e.Skip+")")+" was added")
+					added(r, e.Skip)
 				}
 				return e.Skip == ""
 			default:
-				extra = append(extra, manifest.Quote(r+" (not a regular file)")+" was added")
+				added(r, "not a regular file")
 			}
 			return false
 		})
 	if err != nil {
 		return nil, err
 	}
-	return append(extra, beside...), nil
+	for _, x := range beside {
+		extra = append(extra, TreeFault{What: TreeBeside, Text: x})
+	}
+	return extra, nil
 }

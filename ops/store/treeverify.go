@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 	"sync"
 
@@ -23,8 +22,9 @@ type TreeCheck struct {
 	Open func(ctx context.Context, rel string) (io.ReadCloser, error)
 	// ReadErr codes an error met n bytes into the file rel.
 	ReadErr func(rel string, n int64, err error) error
-	// Extra names what the upload holds that its listing does not ("\"x\" was added").
-	Extra []string
+	// Extra is what the upload holds that its listing does not (TreeAdded), and what the backend
+	// found beside the folder (TreeBeside).
+	Extra []TreeFault
 	// Jobs is how many files are read at once (at least 1).
 	Jobs int
 }
@@ -95,9 +95,7 @@ func CheckTree(ctx context.Context, ti *TreeInfo, c TreeCheck, progress func(int
 			m.Faults = append(m.Faults, ch)
 		}
 	}
-	for _, x := range c.Extra {
-		m.Faults = append(m.Faults, extraFault(x))
-	}
+	m.Faults = append(m.Faults, c.Extra...)
 	if len(m.Faults) > 0 {
 		return fault.Errorf(fault.VerifyMismatch, "upload %s: folder %s: %w", ti.ID, ti.Name, &m)
 	}
@@ -137,24 +135,6 @@ func (m *TreeMismatch) Error() string {
 		why[i] = f.Text
 	}
 	return strings.Join(why, "; ")
-}
-
-// addedSuffix ends each of TreeCheck.Extra that names a file added (treeExtra writes them).
-const addedSuffix = " was added"
-
-// extraFault is one of TreeCheck.Extra as a fault: a name (manifest.Quote) the upload holds and
-// its listing does not, or else what the backend found beside the folder, in words.
-func extraFault(x string) TreeFault {
-	rel, ok := strings.CutSuffix(x, addedSuffix)
-	if !ok {
-		return TreeFault{What: TreeBeside, Text: x}
-	}
-	if strings.HasPrefix(rel, `"`) {
-		if u, err := strconv.Unquote(rel); err == nil {
-			rel = u
-		}
-	}
-	return TreeFault{Rel: rel, What: TreeAdded, Text: x}
 }
 
 // hashTreeFile reads the file rel whole and returns its BLAKE3 and size.

@@ -45,7 +45,7 @@ func TestTreeVerifyFaults(t *testing.T) {
 
 	// Through CheckTree: a file that cannot be read, and what a backend found beside the folder.
 	broken := errors.New("input/output error")
-	c := TreeCheck{Jobs: 1, Extra: []string{"k/x: unexpected object beside the folder"},
+	c := TreeCheck{Jobs: 1, Extra: []TreeFault{{What: TreeBeside, Text: "k/x: unexpected object beside the folder"}},
 		Open: func(_ context.Context, rel string) (io.ReadCloser, error) {
 			if rel == "c.txt" {
 				return io.NopCloser(&failing{broken}), nil
