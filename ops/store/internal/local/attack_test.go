@@ -241,27 +241,7 @@ func TestSweepBindMount(t *testing.T) {
 		exec.Command("umount", filepath.Join(s.Dir, InternalDir, trashDir, id, "mnt")).Run()
 	}()
 	before := snapshot(t, outside)
-	sw, err := s.Sweep(0, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	l, err := s.List()
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := map[string]store.Outcome{}
-	var failure error
-	err = sw.Remove(context.Background(), l.Entries, func(store.Entry) bool { return true }, func(e store.Entry, o store.Outcome, err error) error {
-		got[e.ID] = o
-		if o == store.Failed {
-			failure = err
-		}
-		return nil
-	})
-	sw.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
+	got, failure := sweepEverything(t, s)
 	if got[id] != store.Failed || got[keep] != store.Removed {
 		t.Fatalf("outcomes %v: want %s failed and %s removed", got, id, keep)
 	}
@@ -525,4 +505,32 @@ func TestSweepPartialFinishedSinceListed(t *testing.T) {
 	if _, err := s.ReadMeta(id); err != nil {
 		t.Fatalf("the finished upload: %v", err)
 	}
+}
+
+// sweepEverything runs one sweep of s that takes every entry it lists, and gives each entry's
+// outcome and the error of the last that failed.
+func sweepEverything(t *testing.T, s *localStore) (map[string]store.Outcome, error) {
+	t.Helper()
+	sw, err := s.Sweep(0, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sw.Close()
+	l, err := s.List()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]store.Outcome{}
+	var failure error
+	err = sw.Remove(context.Background(), l.Entries, func(store.Entry) bool { return true }, func(e store.Entry, o store.Outcome, err error) error {
+		got[e.ID] = o
+		if o == store.Failed {
+			failure = err
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got, failure
 }

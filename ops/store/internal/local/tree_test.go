@@ -266,27 +266,7 @@ func TestSweepFolderBindMount(t *testing.T) {
 		exec.Command("umount", filepath.Join(s.Dir, InternalDir, trashDir, mounted.ID, "mounted", "x", "mnt")).Run()
 	}()
 	before := snapshot(t, outside)
-	sw, err := s.Sweep(0, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	l, err := s.List()
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := map[string]store.Outcome{}
-	var failure error
-	err = sw.Remove(context.Background(), l.Entries, func(store.Entry) bool { return true }, func(e store.Entry, o store.Outcome, err error) error {
-		got[e.ID] = o
-		if o == store.Failed {
-			failure = err
-		}
-		return nil
-	})
-	sw.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
+	got, failure := sweepEverything(t, s)
 	if got[whole.ID] != store.Removed || got[mounted.ID] != store.Failed {
 		t.Fatalf("outcomes %v: want %s removed and %s failed", got, whole.ID, mounted.ID)
 	}
