@@ -77,8 +77,8 @@ func (u *chunkUp) Append(ctx context.Context, cur int64, r io.Reader, limit int6
 	if err != nil {
 		return cur, err
 	}
-	_, err = s.client.PutObject(ctx, &awss3.PutObjectInput{Bucket: &s.Bucket, Key: aws.String(s.chunkKey(id, cur)),
-		Body: bytes.NewReader(b), IfNoneMatch: aws.String("*")})
+	// A refusal that finds these bytes at cur is this write, its answer lost (putOwn).
+	_, err = s.putOwn(ctx, &awss3.PutObjectInput{Key: aws.String(s.chunkKey(id, cur)), IfNoneMatch: aws.String("*")}, b)
 	if conflict(err) {
 		_, now, _ := s.chunks(ctx, id)
 		return now, fault.Errorf(fault.UploadOffset, "upload %s: another writer took offset %d; the current offset is %d", id, cur, now)

@@ -231,12 +231,17 @@ type object struct {
 
 // readObject reads a small object whole.
 func (s *Store) readObject(ctx context.Context, key string) (object, error) {
+	return s.readObjectUpTo(ctx, key, 1<<20)
+}
+
+// readObjectUpTo reads an object, its first n bytes at most.
+func (s *Store) readObjectUpTo(ctx context.Context, key string, n int64) (object, error) {
 	out, err := s.client.GetObject(ctx, &awss3.GetObjectInput{Bucket: &s.Bucket, Key: &key})
 	if err != nil {
 		return object{}, err
 	}
 	defer out.Body.Close()
-	b, err := io.ReadAll(io.LimitReader(out.Body, 1<<20))
+	b, err := io.ReadAll(io.LimitReader(out.Body, n))
 	return object{body: b, etag: aws.ToString(out.ETag), modified: aws.ToTime(out.LastModified), meta: out.Metadata}, err
 }
 
@@ -252,8 +257,9 @@ func (s *Store) getObject(ctx context.Context, key string) ([]byte, string, time
 // counts as done when what it finds is this write: the same nonce in its metadata
 // (x-amz-meta-nonce) when in carries one (a lease), else the same bytes (a use marker's body
 // carries its nonce, a source note names the upload just begun, a reservation its holder; the
-// other keys written so are new). It returns the object written (its ETag); refused, the refusal
-// and the object found (etag "" when it could not be read).
+// other keys written so are new; a chunk, read back whole, is its bytes at its offset, the same
+// bytes whoever wrote them). It returns the object written (its ETag); refused, the refusal and
+// the object found (etag "" when it could not be read).
 func (s *Store) putOwn(ctx context.Context, in *awss3.PutObjectInput, body []byte) (object, error) {
 	in.Bucket, in.Body = &s.Bucket, bytes.NewReader(body)
 	out, err := s.client.PutObject(ctx, in)
@@ -263,7 +269,7 @@ func (s *Store) putOwn(ctx context.Context, in *awss3.PutObjectInput, body []byt
 	if !conflict(err) {
 		return object{}, err
 	}
-	found, rerr := s.readObject(ctx, aws.ToString(in.Key))
+	found, rerr := s.readObjectUpTo(ctx, aws.ToString(in.Key), max(1<<20, int64(len(body))+1))
 	if rerr != nil {
 		return object{}, err
 	}
