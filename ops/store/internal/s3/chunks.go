@@ -50,14 +50,7 @@ func (s *Store) OpenChunks(ctx context.Context, id string) (store.ChunkUpload, *
 	return u, nil, nil
 }
 
-// ChunkRoom reserves a chunk's room in the store's limits (store.Quota.Grow).
-func (s *Store) ChunkRoom(ctx context.Context, id, name string, cur, end int64) (int64, func(int64) error, func(), error) {
-	l, err := s.Limits(ctx)
-	if err != nil {
-		return 0, nil, func() {}, err
-	}
-	return s.quotaOf().Grow(ctx, l, id, name, cur, end)
-}
+func (s *Store) ChunkQuota() *store.Quota { return s.quotaOf() }
 
 type chunkUp struct {
 	s  *Store
@@ -89,13 +82,8 @@ func (u *chunkUp) Append(ctx context.Context, cur int64, r io.Reader, limit int6
 	return cur + int64(len(b)), nil
 }
 
-// Drop removes what the unfinished upload left, and its reservation.
-func (u *chunkUp) Drop(ctx context.Context) error {
-	if err := u.s.dropPartial(ctx, u.id, u.pi); err != nil {
-		return err
-	}
-	return reserver{u.s}.DropReservation(ctx, u.id)
-}
+// Drop removes what the unfinished upload left.
+func (u *chunkUp) Drop(ctx context.Context) error { return u.s.dropPartial(ctx, u.id, u.pi) }
 
 // Publish reads the chunks (once, when they fit one put), hashes them, and writes the finished
 // object create-only: in one put when small, else as a multipart upload of them read again.
@@ -136,6 +124,7 @@ func (u *chunkUp) Publish(ctx context.Context, check func(string) error) (*store
 	if ierr != nil {
 		return nil, false, ierr
 	}
+	s.unreserve(ctx, id)
 	s.dropPartial(ctx, id, u.pi)
 	return info, err != nil, nil
 }

@@ -444,11 +444,7 @@ func (s *Store) written(ctx context.Context, id string, pi *partialInfo) (int64,
 
 // Finish checks and publishes a step-by-step upload create-only (store.FinishChunks).
 func (s *Store) Finish(ctx context.Context, id string, size int64, sum string) (*store.Info, error) {
-	info, err := store.FinishChunks(ctx, s, id, size, sum)
-	if err == nil {
-		s.unreserve(ctx, id)
-	}
-	return info, err
+	return store.FinishChunks(ctx, s, id, size, sum)
 }
 
 func hexSum(b []byte) string {
