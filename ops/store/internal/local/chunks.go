@@ -46,6 +46,8 @@ func (c chunker) OpenChunks(ctx context.Context, id string) (store.ChunkUpload, 
 		st.Kind = store.KindFolder
 	case p.meta.Batch:
 		st.Kind = store.KindBatch
+	case p.meta.Source != nil: // the upload stage's, which knows its source and resumes it
+		st.Kind = store.KindFile
 	}
 	return &chunkUp{p: p, max: c.max, st: st}, nil, nil
 }
