@@ -370,9 +370,6 @@ func (s *Store) Write(ctx context.Context, id string, offset int64, r io.Reader)
 
 // Status reports an upload, finished or not (store.StatusOf).
 func (s *Store) Status(ctx context.Context, id string) (*store.Status, error) {
-	if err := store.ValidID(id); err != nil {
-		return nil, err
-	}
 	if err := s.exists(ctx, id); err != nil {
 		return nil, err
 	}
