@@ -89,30 +89,26 @@ func (u *chunkUp) Drop(ctx context.Context) error { return u.s.dropPartial(ctx, 
 // object create-only: in one put when small, else as a multipart upload of them read again.
 func (u *chunkUp) Publish(ctx context.Context, check func(string) error) (*store.Info, bool, error) {
 	s, id := u.s, u.id
-	var got string
-	var small []byte
-	if u.st.Offset <= DefaultChunk {
-		var buf bytes.Buffer
-		if err := s.copyChunks(ctx, u.cs, &buf); err != nil {
-			return nil, false, err
-		}
-		small = buf.Bytes()
-		got = hexSum(small)
-	} else {
-		h := blake3.New()
-		if err := s.copyChunks(ctx, u.cs, h); err != nil {
-			return nil, false, err
-		}
-		got = hex.EncodeToString(h.Sum(nil))
+	// Hashed as they are read; kept too when they fit one put (an empty upload among them: a
+	// multipart upload takes at least one part).
+	h, small := blake3.New(), u.st.Offset <= DefaultChunk
+	var buf bytes.Buffer
+	w := io.Writer(h)
+	if small {
+		w = io.MultiWriter(h, &buf)
 	}
+	if err := s.copyChunks(ctx, u.cs, w); err != nil {
+		return nil, false, err
+	}
+	got := hex.EncodeToString(h.Sum(nil))
 	if err := check(got); err != nil {
 		return nil, false, err
 	}
 	key := s.FinishedKey(id, u.pi.Name)
 	meta := map[string]string{"blake3": got}
 	var err error
-	if small != nil {
-		_, err = s.client.PutObject(ctx, &awss3.PutObjectInput{Bucket: &s.Bucket, Key: &key, Body: bytes.NewReader(small),
+	if small {
+		_, err = s.client.PutObject(ctx, &awss3.PutObjectInput{Bucket: &s.Bucket, Key: &key, Body: bytes.NewReader(buf.Bytes()),
 			Metadata: meta, IfNoneMatch: aws.String("*")})
 	} else {
 		err = s.multipartFromChunks(ctx, key, meta, u.cs)

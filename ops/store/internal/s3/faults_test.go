@@ -624,8 +624,8 @@ func testLostAnswerOwn(t *testing.T, srv *s3test.Server) {
 	}
 }
 
-// chunkOwn begins a step-by-step upload, writes n bytes as one chunk and finishes it with their
-// BLAKE3: an error when Write gives anything but offset n.
+// chunkOwn begins a step-by-step upload, writes n bytes as one chunk and finishes it at that
+// size: an error when Write gives anything but offset n.
 func chunkOwn(s *Store, n int) error {
 	b := make([]byte, n)
 	for i := range b {
@@ -642,7 +642,7 @@ func chunkOwn(s *Store, n int) error {
 	if off != int64(n) {
 		return fmt.Errorf("offset %d after a chunk of %d bytes", off, n)
 	}
-	_, err = s.Finish(bg, id, int64(n), hexSum(b))
+	_, err = s.Finish(bg, id, int64(n), "")
 	return err
 }
 

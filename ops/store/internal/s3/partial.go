@@ -18,7 +18,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awss3 "github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
-	"github.com/zeebo/blake3"
 )
 
 var _ store.Backend = (*Store)(nil)
@@ -442,11 +441,6 @@ func (s *Store) written(ctx context.Context, id string, pi *partialInfo) (int64,
 // Finish checks and publishes a step-by-step upload create-only (store.FinishChunks).
 func (s *Store) Finish(ctx context.Context, id string, size int64, sum string) (*store.Info, error) {
 	return store.FinishChunks(ctx, s, id, size, sum)
-}
-
-func hexSum(b []byte) string {
-	h := blake3.Sum256(b)
-	return hex.EncodeToString(h[:])
 }
 
 func (s *Store) copyChunks(ctx context.Context, cs []chunkObj, w io.Writer) error {
