@@ -550,6 +550,11 @@ func (s *localStore) ReadTreeObject(_ context.Context, id, name string) ([]byte,
 		return nil, "", err
 	}
 	defer unix.Close(dirfd)
+	return s.readTreeObjectAt(dirfd, id, name)
+}
+
+// readTreeObjectAt is ReadTreeObject in the upload's folder, open as dirfd.
+func (s *localStore) readTreeObjectAt(dirfd int, id, name string) ([]byte, string, error) {
 	f, err := openGuarded(dirfd, name, s.UploadDir(id)+"/"+name, id)
 	if err != nil {
 		return nil, "", err
@@ -563,35 +568,8 @@ func (s *localStore) ReadTreeObject(_ context.Context, id, name string) ([]byte,
 }
 
 // FolderFiles is store.Trees.FolderFiles for the local store.
-func (s *localStore) FolderFiles(_ context.Context, id string) (int, bool, error) {
-	if err := ValidID(id); err != nil {
-		return 0, false, err
-	}
-	dirfd, err := s.openUploadDir(id)
-	if err != nil {
-		return 0, false, err
-	}
-	defer unix.Close(dirfd)
-	m, err := s.readTreeMetaAt(dirfd, id)
-	if err != nil {
-		return 0, false, err
-	}
-	return m.Files, m.Kind == store.KindFolder, nil
-}
-
-// readTreeMetaAt reads .upload.json of upload id, open as dirfd, with a folder upload's fields.
-func (s *localStore) readTreeMetaAt(dirfd int, id string) (*treeMeta, error) {
-	f, err := openGuarded(dirfd, MetaName, s.UploadDir(id)+"/"+MetaName, id)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	var m treeMeta
-	b, err := io.ReadAll(io.LimitReader(f, 64<<20))
-	if err != nil || json.Unmarshal(b, &m) != nil || store.Recognize(id, m.ID, false, &m.Info) != nil {
-		return nil, fault.Errorf(fault.UploadUnreadable, "upload %s: %s is damaged", id, f.Name())
-	}
-	return &m, nil
+func (s *localStore) FolderFiles(ctx context.Context, id string) (int, bool, error) {
+	return store.FolderFilesOf(ctx, s, id)
 }
 
 // OpenTreeFile is store.Trees.OpenTreeFile for the local store.
@@ -728,7 +706,11 @@ func readTreeDir(fd int, dir string, root fsID) ([]store.TreeEntry, error) {
 
 // isTreeAt reports whether the upload open as dirfd is a folder upload.
 func (s *localStore) isTreeAt(dirfd int, id string) bool {
-	m, err := s.readTreeMetaAt(dirfd, id)
+	b, where, err := s.readTreeObjectAt(dirfd, id, MetaName)
+	if err != nil {
+		return false
+	}
+	m, err := store.ParseTreeMeta(id, b, where)
 	return err == nil && m.Kind == store.KindFolder
 }
 

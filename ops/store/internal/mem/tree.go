@@ -50,21 +50,9 @@ func (s *Store) VerifyTree(ctx context.Context, id string, progress func(int64))
 	return store.VerifyTreeOf(ctx, &trees{s: s}, id, progress)
 }
 
-// FolderFiles reports whether the finished upload id is a folder upload, and its files.
+// FolderFiles is store.Trees.FolderFiles.
 func (s *Store) FolderFiles(ctx context.Context, id string) (int, bool, error) {
-	if err := store.ValidID(id); err != nil {
-		return 0, false, err
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if err := s.checkStore(false); err != nil {
-		return 0, false, err
-	}
-	f := s.finished[id]
-	if f == nil {
-		return 0, false, s.missing(id)
-	}
-	return len(f.tree), f.folder(), nil
+	return store.FolderFilesOf(ctx, &trees{s: s}, id)
 }
 
 // trees is the store as a store.TreeBackend, for one call.
