@@ -126,11 +126,12 @@ func CheckRel(rel string) error {
 	return nil
 }
 
-// BesideTree reports whether a finished folder upload of the folder named folder may hold name
-// beside the folder: the folder itself, its metadata, its listing and the use marker. Anything
-// else there is no part of the upload: verify names it, or a backend's guard refuses the upload.
-func BesideTree(folder, name string) bool {
-	return name == folder || name == MetaName || name == TreeListName || name == UsedName
+// BesideUpload reports whether a finished upload named name (folder: a folder upload) may hold
+// entry at its top: its file or folder, its metadata, a folder upload's listing and the use
+// marker. Anything else there is no part of the upload: verify names it, or a backend's guard
+// refuses the upload.
+func BesideUpload(name, entry string, folder bool) bool {
+	return entry == name || entry == MetaName || entry == UsedName || folder && entry == TreeListName
 }
 
 // ValidTreeName checks a folder upload's name: plain, and not the listing's.

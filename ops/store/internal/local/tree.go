@@ -628,9 +628,14 @@ func (s *localStore) TreeReadErr(ti *store.TreeInfo, rel string, _ int64, err er
 	return fault.Errorf(fault.UploadUnreadable, "upload %s: %s/%s/%s: %v", ti.ID, s.UploadDir(ti.ID), ti.Name, rel, err)
 }
 
-// CheckTreeTop checks the upload's own folder as a file upload's is checked (checkTreeTop).
+// CheckTreeTop checks the upload's own folder as a file upload's is checked (checkTop).
 func (s *localStore) CheckTreeTop(_ context.Context, ti *store.TreeInfo) ([]string, error) {
-	return nil, s.checkTreeTop(ti.ID, ti.Name)
+	dirfd, err := s.openUploadDir(ti.ID)
+	if err != nil {
+		return nil, err
+	}
+	defer unix.Close(dirfd)
+	return nil, s.checkTop(dirfd, ti.ID, ti.Name, true)
 }
 
 // ReadTreeDir lists the folder dir of the folder upload ti, each folder on the way opened from
@@ -712,62 +717,4 @@ func (s *localStore) isTreeAt(dirfd int, id string) bool {
 	}
 	m, err := store.ParseTreeMeta(id, b, where)
 	return err == nil && m.Kind == store.KindFolder
-}
-
-// checkTreeTop checks a folder upload's own folder as checkFolder checks a file upload's: a real
-// folder of the user's, mode 0700, holding the folder, the metadata, the listing and at most a
-// marker, each the right type, the files of mode 0600 with one link.
-func (s *localStore) checkTreeTop(id, name string) error {
-	dirfd, err := s.openUploadDir(id)
-	if err != nil {
-		return err
-	}
-	defer unix.Close(dirfd)
-	dir := s.UploadDir(id)
-	var st unix.Stat_t
-	if err := unix.Fstat(dirfd, &st); err != nil {
-		return guardErr(dir, id, err)
-	}
-	if uint32(st.Mode)&0o7777 != uint32(DirMode) || st.Uid != euid {
-		return fault.Errorf(fault.UploadUnreadable, "upload %s: %s: folder mode %04o owned by uid %d, not 0700 of the current user", id, dir, uint32(st.Mode)&0o7777, st.Uid)
-	}
-	fd, err := unix.Dup(dirfd)
-	if err != nil {
-		return guardErr(dir, id, err)
-	}
-	d := os.NewFile(uintptr(fd), dir)
-	names, err := d.Readdirnames(-1)
-	d.Close()
-	if err != nil {
-		return guardErr(dir, id, err)
-	}
-	for _, n := range names {
-		if !store.BesideTree(name, n) && !strings.HasPrefix(n, markerTmp) {
-			return fault.Errorf(fault.UploadUnreadable, "upload %s: %s: unexpected entry %q", id, dir, n)
-		}
-		if err := unix.Fstatat(dirfd, n, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
-			return guardErr(dir+"/"+n, id, err)
-		}
-		var why string
-		typ := uint32(st.Mode) & unix.S_IFMT
-		switch {
-		case n == name && typ != unix.S_IFDIR:
-			why = "not a real folder"
-		case n == name && uint32(st.Mode)&0o7777 != uint32(DirMode):
-			why = fmt.Sprintf("folder mode %04o, not 0700", uint32(st.Mode)&0o7777)
-		case n == name:
-		case typ != unix.S_IFREG:
-			why = "not a regular file"
-		case (n == MetaName || n == store.TreeListName) && !finishedMode(uint32(st.Mode)&0o7777):
-			why = fmt.Sprintf("mode %04o, not 0400", uint32(st.Mode)&0o7777)
-		case n != MetaName && n != store.TreeListName && uint32(st.Mode)&0o7777 != uint32(FileMode):
-			why = fmt.Sprintf("mode %04o, not 0600", uint32(st.Mode)&0o7777)
-		case st.Nlink != 1:
-			why = fmt.Sprintf("%d hard links, not 1", st.Nlink)
-		}
-		if why != "" {
-			return fault.Errorf(fault.UploadUnreadable, "upload %s: %s/%s: %s", id, dir, n, why)
-		}
-	}
-	return nil
 }

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/attachctl/attachctl/manifest"
 	"github.com/attachctl/attachctl/manifest/fault"
@@ -278,4 +279,62 @@ func TestSweepFolderBindMount(t *testing.T) {
 		t.Fatalf("failure %v does not say why", failure)
 	}
 	sameSnapshot(t, "bind mount", before, snapshot(t, outside))
+}
+
+// TestVerifyTreeTop: the guard on a folder upload's own folder (checkTop, as a file upload's):
+// verify and Check refuse it (upload.unreadable, naming what is wrong) for each of these, and an
+// intact one, used, passes.
+func TestVerifyTreeTop(t *testing.T) {
+	outside := t.TempDir()
+	tests := []struct {
+		name, says string
+		prep       func(s *localStore, ti *store.TreeInfo)
+	}{
+		{"intact and used", "", func(s *localStore, ti *store.TreeInfo) { s.MarkUsed([]string{ti.ID}, time.Now()) }},
+		{"upload folder mode 0755", "folder mode 0755", func(s *localStore, ti *store.TreeInfo) { os.Chmod(s.UploadDir(ti.ID), 0o755) }},
+		{"the folder mode 0755", "folder mode 0755, not 0700", func(s *localStore, ti *store.TreeInfo) { os.Chmod(s.FinishedPath(ti.ID, ti.Name), 0o755) }},
+		{"the folder a symlink", "not a real folder", func(s *localStore, ti *store.TreeInfo) {
+			os.Rename(s.FinishedPath(ti.ID, ti.Name), filepath.Join(outside, "moved"))
+			os.Symlink(filepath.Join(outside, "moved"), s.FinishedPath(ti.ID, ti.Name))
+		}},
+		{"listing mode 0644", "mode 0644", func(s *localStore, ti *store.TreeInfo) {
+			os.Chmod(filepath.Join(s.UploadDir(ti.ID), store.TreeListName), 0o644)
+		}},
+		{"listing hard-linked", "2 hard links", func(s *localStore, ti *store.TreeInfo) {
+			os.Link(filepath.Join(s.UploadDir(ti.ID), store.TreeListName), filepath.Join(outside, "link"))
+		}},
+		{"marker a symlink", "a symlink", func(s *localStore, ti *store.TreeInfo) {
+			os.Symlink(outside, filepath.Join(s.UploadDir(ti.ID), UsedName))
+		}},
+		{"marker mode 0400", "mode 0400, not 0600", func(s *localStore, ti *store.TreeInfo) {
+			os.WriteFile(filepath.Join(s.UploadDir(ti.ID), UsedName), nil, 0o400)
+		}},
+		{"extra entry", `unexpected entry "x"`, func(s *localStore, ti *store.TreeInfo) {
+			os.WriteFile(filepath.Join(s.UploadDir(ti.ID), "x"), nil, FileMode)
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := testStore(t)
+			ti, err := s.UploadTree(context.Background(), treeSource(t, map[string]string{"a/1": "one\n"}), store.TreeOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			tt.prep(s, ti)
+			_, verr := s.VerifyTree(context.Background(), ti.ID, nil)
+			cerr := s.Check(ti.ID)
+			for what, err := range map[string]error{"verify": verr, "Check": cerr} {
+				if tt.says == "" {
+					if err != nil {
+						t.Errorf("%s: %v", what, err)
+					}
+					continue
+				}
+				wantCode(t, err, fault.UploadUnreadable)
+				if err != nil && !strings.Contains(err.Error(), tt.says) {
+					t.Errorf("%s says %q; want %q", what, err, tt.says)
+				}
+			}
+		})
+	}
 }

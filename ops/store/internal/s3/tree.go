@@ -579,7 +579,7 @@ func (s *Store) CheckTreeTop(ctx context.Context, ti *store.TreeInfo) ([]string,
 		k := aws.ToString(o.Key)
 		// An object is beside the folder (no "/" after its name) or in it (the folder's name).
 		part, _, in := strings.Cut(strings.TrimPrefix(k, top), "/")
-		if !store.BesideTree(ti.Name, part) || in != (part == ti.Name) {
+		if !store.BesideUpload(ti.Name, part, true) || in != (part == ti.Name) {
 			beside = append(beside, fmt.Sprintf("%s: unexpected object beside the folder", k))
 		}
 		return nil
