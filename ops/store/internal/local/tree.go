@@ -145,10 +145,8 @@ func (t *treeWrite) Create(_ context.Context, f store.TreeFile, _ store.TreeSour
 	base := path.Base(f.Rel)
 	dst := dir.Name() + "/" + base
 	if !t.fresh { // a resumed partial: what Stored did not keep is replaced
-		if err := unix.Unlinkat(int(dir.Fd()), base, 0); err != nil && !errors.Is(err, unix.ENOENT) {
-			if err := removeEntry(int(dir.Fd()), base); err != nil {
-				return nil, storeErr(dst, err)
-			}
+		if err := removeEntry(int(dir.Fd()), base); err != nil {
+			return nil, storeErr(dst, err)
 		}
 	}
 	out, err := createReadOnlyAt(int(dir.Fd()), base, dst)
@@ -164,18 +162,18 @@ func (t *treeWrite) ReadDir(_ context.Context, dir string) ([]store.TreeEntry, e
 	if t.fresh {
 		return nil, nil
 	}
-	top := int(t.w.root.Fd())
-	root, err := fsOf(top)
+	top := t.w.dirs[0]
+	root, err := fsOf(int(top.Fd()))
 	if err != nil {
-		return nil, storeErr(t.w.root.Name(), err)
+		return nil, storeErr(top.Name(), err)
 	}
-	fd, err := unix.Dup(top)
+	fd, err := unix.Dup(int(top.Fd()))
 	if err != nil {
-		return nil, storeErr(t.w.root.Name(), err)
+		return nil, storeErr(top.Name(), err)
 	}
 	es, err := readTreeDir(fd, dir, root)
 	if err != nil {
-		return nil, storeErr(path.Join(t.w.root.Name(), dir), err)
+		return nil, storeErr(path.Join(top.Name(), dir), err)
 	}
 	return es, nil
 }
@@ -183,23 +181,18 @@ func (t *treeWrite) ReadDir(_ context.Context, dir string) ([]store.TreeEntry, e
 // Remove removes the entries rels of the partial's tree, each folder on the way opened without
 // following a link, never leaving the file system.
 func (t *treeWrite) Remove(_ context.Context, rels []string) error {
+	top := t.w.dirs[0]
 	for _, rel := range rels {
-		fd, err := unix.Dup(int(t.w.root.Fd()))
-		for _, part := range strings.Split(path.Dir(rel), "/") {
-			if part == "." || err != nil {
-				continue
-			}
-			var next int
-			next, err = openDirAt(fd, part)
-			unix.Close(fd)
-			fd = next
+		fd, err := unix.Dup(int(top.Fd()))
+		if err == nil {
+			fd, err = openPathAt(fd, path.Dir(rel))
 		}
 		if err == nil {
 			err = removeEntry(fd, path.Base(rel))
 			unix.Close(fd)
 		}
 		if err != nil {
-			return storeErr(t.w.root.Name()+"/"+rel, err)
+			return storeErr(top.Name()+"/"+rel, err)
 		}
 	}
 	return nil
@@ -306,9 +299,8 @@ func (m *partialMeta) treePartial() store.TreePartial {
 // treeWriter writes the files of a folder upload into its partial, in the order of their paths,
 // keeping the folders of the current file's path open.
 type treeWriter struct {
-	root  *os.File   // tree/<name>
-	stack []*os.File // the open folders below root, of the last file's path
-	parts []string   // their names
+	dirs  []*os.File // tree/<name>, then the open folders below it of the last file's path
+	parts []string   // the names of dirs[1:]
 	made  []*os.File // folders to fsync at the end (where files are fsynced one by one)
 }
 
@@ -333,7 +325,7 @@ func (p *partial) openTreeWriter(name string) (*treeWriter, error) {
 		root.Close()
 		return nil, err
 	}
-	return &treeWriter{root: root}, nil
+	return &treeWriter{dirs: []*os.File{root}}, nil
 }
 
 // fixDir checks that the open folder fd is one of the user's, and makes its mode 0700.
@@ -363,58 +355,40 @@ func (w *treeWriter) dirFor(rel string) (*os.File, error) {
 	for keep < len(w.parts) && keep < len(want) && w.parts[keep] == want[keep] {
 		keep++
 	}
-	for len(w.stack) > keep {
+	for len(w.parts) > keep {
 		if err := w.leave(); err != nil {
 			return nil, err
 		}
 	}
 	for _, part := range want[keep:] {
-		parent := w.root
-		if len(w.stack) > 0 {
-			parent = w.stack[len(w.stack)-1]
-		}
-		p := parent.Name() + "/" + part
-		fd, err := openDirAt(int(parent.Fd()), part)
-		switch {
-		case errors.Is(err, unix.ENOENT):
-			var f *os.File
-			if f, err = mkdirAt(int(parent.Fd()), part, p); err != nil {
-				return nil, err
-			}
-			fd, err = unix.Dup(int(f.Fd()))
-			f.Close()
-		case err != nil: // a link or a file where a folder goes: the partial is ours to fix
-			if rerr := removeEntry(int(parent.Fd()), part); rerr != nil {
-				return nil, storeErr(p, rerr)
-			}
-			var f *os.File
-			if f, err = mkdirAt(int(parent.Fd()), part, p); err != nil {
-				return nil, err
-			}
-			fd, err = unix.Dup(int(f.Fd()))
-			f.Close()
-		}
+		parent := int(w.dirs[len(w.dirs)-1].Fd())
+		p := w.dirs[len(w.dirs)-1].Name() + "/" + part
+		fd, err := openDirAt(parent, part)
 		if err != nil {
-			return nil, storeErr(p, err)
+			if !errors.Is(err, unix.ENOENT) { // a link or a file where a folder goes: the partial is ours to fix
+				if err := removeEntry(parent, part); err != nil {
+					return nil, storeErr(p, err)
+				}
+			}
+			if fd, err = mkdirFd(parent, part, p); err != nil {
+				return nil, err
+			}
 		}
 		if err := fixDir(fd, p); err != nil {
 			unix.Close(fd)
 			return nil, err
 		}
-		w.stack = append(w.stack, os.NewFile(uintptr(fd), p))
+		w.dirs = append(w.dirs, os.NewFile(uintptr(fd), p))
 		w.parts = append(w.parts, part)
 	}
-	if len(w.stack) == 0 {
-		return w.root, nil
-	}
-	return w.stack[len(w.stack)-1], nil
+	return w.dirs[len(w.dirs)-1], nil
 }
 
 // leave closes the deepest open folder, keeping it for the end's fsync where files are fsynced
 // one by one.
 func (w *treeWriter) leave() error {
-	d := w.stack[len(w.stack)-1]
-	w.stack, w.parts = w.stack[:len(w.stack)-1], w.parts[:len(w.parts)-1]
+	d := w.dirs[len(w.dirs)-1]
+	w.dirs, w.parts = w.dirs[:len(w.dirs)-1], w.parts[:max(len(w.dirs)-2, 0)]
 	if fileSyncEach {
 		w.made = append(w.made, d)
 		if len(w.made) >= 64 {
@@ -442,21 +416,13 @@ func (w *treeWriter) syncMade() error {
 // again.
 func (w *treeWriter) close() error {
 	var first error
-	for len(w.stack) > 0 {
+	for len(w.dirs) > 0 {
 		if err := w.leave(); err != nil && first == nil {
 			first = err
 		}
 	}
-	if w.root != nil {
-		if fileSyncEach {
-			w.made = append(w.made, w.root)
-		} else {
-			w.root.Close()
-		}
-		w.root = nil
-		if err := w.syncMade(); err != nil && first == nil {
-			first = err
-		}
+	if err := w.syncMade(); err != nil && first == nil {
+		first = err
 	}
 	return first
 }
@@ -464,6 +430,9 @@ func (w *treeWriter) close() error {
 // removeEntry removes what is at name in the folder dirfd, a file, a link or a folder, never
 // following a link and never leaving the file system.
 func removeEntry(dirfd int, name string) error {
+	if err := unix.Unlinkat(dirfd, name, 0); err == nil || errors.Is(err, unix.ENOENT) {
+		return nil // a file, a link, or nothing: no folder to walk
+	}
 	root, err := fsOf(dirfd)
 	if err != nil {
 		return err
@@ -664,16 +633,9 @@ func (s *localStore) ReadTreeDir(_ context.Context, ti *store.TreeInfo, dir stri
 
 // readTreeDir lists the folder dir below the open folder fd (which it closes).
 func readTreeDir(fd int, dir string, root fsID) ([]store.TreeEntry, error) {
-	for _, part := range strings.Split(dir, "/") {
-		if part == "" {
-			continue
-		}
-		next, err := openDirAt(fd, part)
-		unix.Close(fd)
-		if err != nil {
-			return nil, err
-		}
-		fd = next
+	fd, err := openPathAt(fd, dir)
+	if err != nil {
+		return nil, err
 	}
 	defer unix.Close(fd)
 	ents, err := readDirAt(fd, dir)
@@ -707,6 +669,23 @@ func readTreeDir(fd int, dir string, root fsID) ([]store.TreeEntry, error) {
 		es = append(es, e)
 	}
 	return es, nil
+}
+
+// openPathAt opens the folder dir ("/"-separated; "" or ".": fd itself) below the open folder fd,
+// which it closes, every folder on the way opened without following a link.
+func openPathAt(fd int, dir string) (int, error) {
+	for _, part := range strings.Split(dir, "/") {
+		if part == "" || part == "." {
+			continue
+		}
+		next, err := openDirAt(fd, part)
+		unix.Close(fd)
+		if err != nil {
+			return -1, err
+		}
+		fd = next
+	}
+	return fd, nil
 }
 
 // isTreeAt reports whether the upload open as dirfd is a folder upload.
