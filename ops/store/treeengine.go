@@ -20,6 +20,50 @@ import (
 // The rules of folder uploads, written once over a TreeBackend (prim.go): a backend's Trees
 // methods are these functions called with itself.
 
+// TreesOn is Trees over the primitives its call gives: the rules of this package over a backend's
+// TreeBackend, opened for each call (create: for an upload, which may make the store).
+type TreesOn func(ctx context.Context, create bool) (TreeBackend, error)
+
+func (on TreesOn) UploadTree(ctx context.Context, src TreeSource, opts TreeOptions) (*TreeInfo, error) {
+	b, err := on(ctx, true)
+	if err != nil {
+		return nil, err
+	}
+	return UploadTree(ctx, b, src, opts)
+}
+
+func (on TreesOn) TreeInfo(ctx context.Context, id string) (*TreeInfo, error) {
+	b, err := on(ctx, false)
+	if err != nil {
+		return nil, err
+	}
+	return TreeInfoOf(ctx, b, id)
+}
+
+func (on TreesOn) OpenTreeFile(ctx context.Context, id, name, rel string) (Reader, error) {
+	b, err := on(ctx, false)
+	if err != nil {
+		return nil, err
+	}
+	return OpenTree(ctx, b, id, name, rel)
+}
+
+func (on TreesOn) VerifyTree(ctx context.Context, id string, progress func(int64)) (*TreeInfo, error) {
+	b, err := on(ctx, false)
+	if err != nil {
+		return nil, err
+	}
+	return VerifyTreeOf(ctx, b, id, progress)
+}
+
+func (on TreesOn) FolderFiles(ctx context.Context, id string) (int, bool, error) {
+	b, err := on(ctx, false)
+	if err != nil {
+		return 0, false, err
+	}
+	return FolderFilesOf(ctx, b, id)
+}
+
 // UploadTree is Trees.UploadTree over b: the source checked, the tree found again when a finished
 // upload of it is still intact, else its unfinished upload resumed (each file already stored
 // whole and equal to the source kept) or a new one written, hashed as it is copied, and
@@ -68,7 +112,7 @@ func UploadTree(ctx context.Context, b TreeBackend, src TreeSource, opts TreeOpt
 			continue
 		}
 		ti, err := writeTree(ctx, w, &src, total, want, b.TreeProperties(), progress)
-		w.Close()
+		w.Close(err)
 		if err == ErrTreeLost {
 			if opts.Progress != nil {
 				opts.Progress(-total)

@@ -46,7 +46,7 @@ const partialTree = "tree"
 
 type treeMeta = store.TreeMeta
 
-var _ store.Trees = (*localStore)(nil)
+var _ store.TreeBackend = (*localStore)(nil)
 
 // The local store's folder uploads are the rules of package store (store.UploadTree, ...) over
 // these primitives: one file after another in the order of their paths (treeWriter keeps the
@@ -55,11 +55,6 @@ var _ store.Trees = (*localStore)(nil)
 
 func (s *localStore) TreeProperties() store.TreeProperties {
 	return store.TreeProperties{Jobs: 1, VerifyJobs: 1}
-}
-
-// UploadTree is store.Trees.UploadTree for the local store.
-func (s *localStore) UploadTree(ctx context.Context, src store.TreeSource, opts store.TreeOptions) (*store.TreeInfo, error) {
-	return store.UploadTree(ctx, s, src, opts)
 }
 
 // TreeHashFirst: a source without its BLAKE3 is hashed first only when a finished upload of its
@@ -207,10 +202,9 @@ func (t *treeWrite) Publish(_ context.Context, m *store.TreeMeta, _ []store.Tree
 	return t.p.publishTree(m, listing)
 }
 
-func (t *treeWrite) Close() error {
-	err := t.w.close()
+func (t *treeWrite) Close(error) {
+	t.w.close()
 	t.p.close()
-	return err
 }
 
 // treeFileWrite is one file of the partial being written.
@@ -506,11 +500,6 @@ func (p *partial) publishTree(m *treeMeta, listing []byte) error {
 	return nil
 }
 
-// TreeInfo is store.Trees.TreeInfo for the local store.
-func (s *localStore) TreeInfo(ctx context.Context, id string) (*store.TreeInfo, error) {
-	return store.TreeInfoOf(ctx, s, id)
-}
-
 // ReadTreeObject reads .upload.json or .tree.b3 of the finished upload id through the guarded
 // open.
 func (s *localStore) ReadTreeObject(_ context.Context, id, name string) ([]byte, string, error) {
@@ -534,16 +523,6 @@ func (s *localStore) readTreeObjectAt(dirfd int, id, name string) ([]byte, strin
 		return nil, f.Name(), fault.Errorf(fault.UploadUnreadable, "upload %s: %s is damaged", id, f.Name())
 	}
 	return b, f.Name(), nil
-}
-
-// FolderFiles is store.Trees.FolderFiles for the local store.
-func (s *localStore) FolderFiles(ctx context.Context, id string) (int, bool, error) {
-	return store.FolderFilesOf(ctx, s, id)
-}
-
-// OpenTreeFile is store.Trees.OpenTreeFile for the local store.
-func (s *localStore) OpenTreeFile(ctx context.Context, id, name, rel string) (store.Reader, error) {
-	return store.OpenTree(ctx, s, id, name, rel)
 }
 
 // OpenTreeObject is the guarded open of a file of a finished folder upload (openTreeFile).
@@ -581,11 +560,6 @@ func (s *localStore) openTreeFile(id, name, rel string) (*os.File, error) {
 	}
 	defer unix.Close(fd)
 	return openGuarded(fd, path.Base(rel), p+"/"+path.Base(rel), id)
-}
-
-// VerifyTree is store.Trees.VerifyTree for the local store.
-func (s *localStore) VerifyTree(ctx context.Context, id string, progress func(int64)) (*store.TreeInfo, error) {
-	return store.VerifyTreeOf(ctx, s, id, progress)
 }
 
 // ReadTreeFile opens a file of the folder upload for verify, through the guarded open.

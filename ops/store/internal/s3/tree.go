@@ -198,7 +198,7 @@ func (t *treeWrite) ID() string { return t.id }
 // Stored: S3 checks a held object by its size and MD5 as the file is committed.
 func (t *treeWrite) Stored(store.TreeFile) (io.ReadCloser, error) { return nil, nil }
 
-func (t *treeWrite) Close() error { return nil }
+func (t *treeWrite) Close(error) {}
 
 // smallBufs hold a small file's bytes between its read and its PUT.
 var smallBufs = sync.Pool{New: func() any { b := make([]byte, 0, treeSmall); return &b }}
