@@ -49,7 +49,7 @@ type treeMeta = store.TreeMeta
 var _ store.TreeBackend = (*localStore)(nil)
 
 // The local store's folder uploads are the rules of package store (store.UploadTree, ...) over
-// these primitives: one file after another in the order of their paths (treeWriter keeps the
+// these primitives: one file after another in the order of their paths (treeWrite keeps the
 // folders of the last path open), each written without an fsync and made durable by the one
 // commit of publishTree.
 
@@ -80,24 +80,27 @@ func (s *localStore) StartTree(_ context.Context, st store.TreeStart) (string, s
 	if err != nil {
 		return "", nil, err
 	}
-	w, err := p.openTreeWriter(st.Src.Name)
+	root, err := p.openTreeRoot(st.Src.Name)
 	if err != nil {
 		p.close()
 		return "", nil, err
 	}
-	return "", &treeWrite{p: p, w: w, fresh: fresh}, nil
+	return "", &treeWrite{p: p, dirs: []*os.File{root}, fresh: fresh}, nil
 }
 
 // ReuseTree marks the upload used now, as a record is about to name it again.
 func (s *localStore) ReuseTree(_ context.Context, id string) bool { return s.reuse(id) }
 
-// treeWrite is store.TreeWrite: the locked partial of a folder upload.
+// treeWrite is store.TreeWrite: the locked partial of a folder upload, its files written in the
+// order of their paths, the folders of the current file's path kept open.
 type treeWrite struct {
 	p *partial
-	w *treeWriter
 	// fresh: the partial was made by this run, so no file is there yet to keep or replace.
 	fresh bool
 	n     int
+	dirs  []*os.File // tree/<name>, then the open folders below it of the last file's path
+	parts []string   // the names of dirs[1:]
+	made  []*os.File // folders to fsync at the end (where files are fsynced one by one)
 }
 
 func (t *treeWrite) ID() string { return t.p.id }
@@ -111,7 +114,7 @@ func (t *treeWrite) Stored(f store.TreeFile) (io.ReadCloser, error) {
 	if t.fresh {
 		return nil, nil
 	}
-	dir, err := t.w.dirFor(f.Rel)
+	dir, err := t.dirFor(f.Rel)
 	if err != nil {
 		return nil, err
 	}
@@ -133,7 +136,7 @@ func (t *treeWrite) Stored(f store.TreeFile) (io.ReadCloser, error) {
 // Create makes the partial's copy of f anew, read-only at once (the descriptor O_CREAT returns
 // writes whatever the mode): a resume keeps it only if it is whole and equal to the source.
 func (t *treeWrite) Create(_ context.Context, f store.TreeFile, _ store.TreeSourceFile) (store.TreeFileWrite, error) {
-	dir, err := t.w.dirFor(f.Rel)
+	dir, err := t.dirFor(f.Rel)
 	if err != nil {
 		return nil, err
 	}
@@ -157,7 +160,7 @@ func (t *treeWrite) ReadDir(_ context.Context, dir string) ([]store.TreeEntry, e
 	if t.fresh {
 		return nil, nil
 	}
-	top := t.w.dirs[0]
+	top := t.dirs[0]
 	root, err := fsOf(int(top.Fd()))
 	if err != nil {
 		return nil, storeErr(top.Name(), err)
@@ -176,7 +179,7 @@ func (t *treeWrite) ReadDir(_ context.Context, dir string) ([]store.TreeEntry, e
 // Remove removes the entries rels of the partial's tree, each folder on the way opened without
 // following a link, never leaving the file system.
 func (t *treeWrite) Remove(_ context.Context, rels []string) error {
-	top := t.w.dirs[0]
+	top := t.dirs[0]
 	for _, rel := range rels {
 		fd, err := unix.Dup(int(top.Fd()))
 		if err == nil {
@@ -196,14 +199,14 @@ func (t *treeWrite) Remove(_ context.Context, rels []string) error {
 // Publish closes the folders (fsyncing them where files are fsynced one by one) and publishes
 // the partial (publishTree).
 func (t *treeWrite) Publish(_ context.Context, m *store.TreeMeta, _ []store.TreeFile, listing []byte) error {
-	if err := t.w.close(); err != nil {
+	if err := t.closeDirs(); err != nil {
 		return err
 	}
 	return t.p.publishTree(m, listing)
 }
 
 func (t *treeWrite) Close(error) {
-	t.w.close()
+	t.closeDirs()
 	t.p.close()
 }
 
@@ -290,17 +293,10 @@ func (m *partialMeta) treePartial() store.TreePartial {
 	return tp
 }
 
-// treeWriter writes the files of a folder upload into its partial, in the order of their paths,
-// keeping the folders of the current file's path open.
-type treeWriter struct {
-	dirs  []*os.File // tree/<name>, then the open folders below it of the last file's path
-	parts []string   // the names of dirs[1:]
-	made  []*os.File // folders to fsync at the end (where files are fsynced one by one)
-}
-
-// openTreeWriter opens (making what is missing) tree/<name> in the locked partial. A leftover
-// of a finish that was killed after it moved the folder into out/ is moved back first.
-func (p *partial) openTreeWriter(name string) (*treeWriter, error) {
+// openTreeRoot opens (making what is missing) tree/<name> in the locked partial. What a finish
+// killed after it moved the folder into out/ left there is removed as the partial is locked
+// (lockPartial): its files are written again.
+func (p *partial) openTreeRoot(name string) (*os.File, error) {
 	dirfd := int(p.dirf.Fd())
 	tfd, err := openSubdir(dirfd, partialTree, p.dir+"/"+partialTree)
 	if err != nil {
@@ -319,7 +315,7 @@ func (p *partial) openTreeWriter(name string) (*treeWriter, error) {
 		root.Close()
 		return nil, err
 	}
-	return &treeWriter{dirs: []*os.File{root}}, nil
+	return root, nil
 }
 
 // fixDir checks that the open folder fd is one of the user's, and makes its mode 0700.
@@ -340,7 +336,7 @@ func fixDir(fd int, path string) error {
 }
 
 // dirFor returns the open folder that holds rel, opening or making the folders on the way.
-func (w *treeWriter) dirFor(rel string) (*os.File, error) {
+func (w *treeWrite) dirFor(rel string) (*os.File, error) {
 	var want []string
 	if d := path.Dir(rel); d != "." {
 		want = strings.Split(d, "/")
@@ -380,7 +376,7 @@ func (w *treeWriter) dirFor(rel string) (*os.File, error) {
 
 // leave closes the deepest open folder, keeping it for the end's fsync where files are fsynced
 // one by one.
-func (w *treeWriter) leave() error {
+func (w *treeWrite) leave() error {
 	d := w.dirs[len(w.dirs)-1]
 	w.dirs, w.parts = w.dirs[:len(w.dirs)-1], w.parts[:max(len(w.dirs)-2, 0)]
 	if fileSyncEach {
@@ -394,7 +390,7 @@ func (w *treeWriter) leave() error {
 }
 
 // syncMade fsyncs and closes the folders kept for it.
-func (w *treeWriter) syncMade() error {
+func (w *treeWrite) syncMade() error {
 	var first error
 	for _, d := range w.made {
 		if err := syncFile(d); err != nil && first == nil {
@@ -406,9 +402,9 @@ func (w *treeWriter) syncMade() error {
 	return first
 }
 
-// close closes every folder, fsyncing them where files are fsynced one by one. It may be called
-// again.
-func (w *treeWriter) close() error {
+// closeDirs closes every folder, fsyncing them where files are fsynced one by one. It may be
+// called again.
+func (w *treeWrite) closeDirs() error {
 	var first error
 	for len(w.dirs) > 0 {
 		if err := w.leave(); err != nil && first == nil {
@@ -449,21 +445,19 @@ func (p *partial) publishTree(m *treeMeta, listing []byte) error {
 	defer od.Close()
 	b, _ := json.Marshal(m)
 	write := func(name string, data []byte) error {
-		f, err := createAt(int(od.Fd()), name, od.Name()+"/"+name, unix.O_WRONLY)
+		p := od.Name() + "/" + name
+		fd, err := createReadOnlyFd(int(od.Fd()), name, p)
 		if err != nil {
 			return err
 		}
-		_, werr := f.Write(data)
-		if werr == nil {
-			werr = unix.Fchmod(int(f.Fd()), uint32(ReadOnlyMode))
+		err = writeAllFd(fd, data, p)
+		if err == nil && fileSyncEach {
+			err = wrap(p, unix.Fsync(fd))
 		}
-		if werr == nil && fileSyncEach {
-			werr = f.Sync()
+		if cerr := unix.Close(fd); err == nil {
+			err = wrap(p, cerr)
 		}
-		if cerr := f.Close(); werr == nil {
-			werr = cerr
-		}
-		return wrap(f.Name(), werr)
+		return err
 	}
 	undo := func(err error) error {
 		unix.Renameat(int(od.Fd()), m.Name, dirfd, partialTree+"/"+m.Name)
