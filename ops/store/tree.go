@@ -14,8 +14,9 @@ import (
 
 // Folder uploads (docs/folders.md): a folder named as an attachment is one upload, its
 // files at STORE/<id>/<name>/<rel>, the whole tree finished at once or not at all. A backend that
-// keeps them implements Trees and declares it in its Features, an optional feature as tusd's
-// are: a caller without Features().Trees reports upload.invalid for folder records.
+// keeps them implements Trees (embedding TreesOn, the rules of treeengine.go over its
+// TreeBackend) and declares it in its Features, an optional feature as tusd's are: a caller
+// without Features().Trees reports upload.invalid for folder records.
 
 // TreeListName is the listing of a finished folder upload's files beside the folder, at
 // STORE/<id>/.tree.b3: one line per file as b3sum writes it (BLAKE3, two spaces, the path from
