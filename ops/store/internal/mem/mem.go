@@ -50,6 +50,8 @@ type Store struct {
 	sweepLock  chan struct{} // held by the one sweep that runs
 	limitsLock chan struct{} // held while one upload is admitted against the limits
 	quota      *store.Quota
+
+	store.TreesOn // store.Trees: the engine's rules over a view of the store for each call (trees)
 }
 
 // partial is an unfinished upload.
@@ -95,6 +97,7 @@ func New(loc string) *Store {
 		notes: map[string]string{}, reserved: map[string][]byte{},
 		sweepLock: make(chan struct{}, 1), limitsLock: make(chan struct{}, 1)}
 	s.quota = &store.Quota{R: reserver{s}, Loc: loc, List: s.List, Read: s.readLimits}
+	s.TreesOn = func(context.Context, bool) (store.TreeBackend, error) { return &trees{s: s}, nil }
 	return s
 }
 
