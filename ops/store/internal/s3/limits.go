@@ -101,10 +101,11 @@ func (s *Store) unreserve(ctx context.Context, id string) { s.quotaOf().Done(ctx
 // that does not find its own nonce there lost the lock while it held it, and what it wrote under
 // it is undone and done again. Two holders that both find their own nonce held it at times apart,
 // so the later one counted what the earlier reserved.
-const (
-	reservedDir = "reserved"
-	limitsLease = 30 * time.Second
-)
+const reservedDir = "reserved"
+
+// limitsLease is how long the limits lock holds without being renewed: a check renews it while
+// it runs (lease.keep), so a killed upload frees the store within it.
+var limitsLease = 30 * time.Second
 
 func (s *Store) limitsLockKey() string { return s.key(internalDir, "limits.lock") }
 
@@ -112,8 +113,8 @@ func (s *Store) reservedKey(id string) string { return s.key(internalDir, reserv
 
 type reserver struct{ s *Store }
 
-// LockLimits takes the limits lock (a lease, lease.go), which is not renewed: it is held only
-// while one upload is checked.
+// LockLimits takes the limits lock (a lease, lease.go), held while one upload is checked and
+// renewed meanwhile: the check lists the store, which may take longer than the lease.
 func (r reserver) LockLimits(ctx context.Context, wait time.Duration) (store.LimitsLock, error) {
 	s := r.s
 	l := s.newLease(s.limitsLockKey(), "limits", limitsLease, true)
@@ -124,6 +125,7 @@ func (r reserver) LockLimits(ctx context.Context, wait time.Duration) (store.Lim
 	if err != nil {
 		return nil, err
 	}
+	l.keep()
 	return l, nil
 }
 
