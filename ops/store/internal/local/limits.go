@@ -217,38 +217,17 @@ func initStore(dir string, l store.Limits) (*localStore, error) {
 }
 
 // writeMark replaces the mark by one with limits l: written under a name of its own, fsynced and
-// renamed over the mark, so the mark is always whole.
+// renamed over the mark (writeFileDurableAt), so the mark is always whole.
 func (s *localStore) writeMark(l store.Limits) error {
 	idir, err := s.openInternal()
 	if err != nil {
 		return err
 	}
-	defer unix.Close(idir)
+	d := os.NewFile(uintptr(idir), s.internal()) // d owns idir
+	defer d.Close()
 	var rnd [8]byte
 	rand.Read(rnd[:])
-	tmp := markName + ".new-" + hex.EncodeToString(rnd[:])
-	f, err := createAt(idir, tmp, s.internal(tmp), unix.O_WRONLY)
-	if err != nil {
-		return err
-	}
-	_, werr := f.Write(store.MarkText(l))
-	if werr == nil {
-		werr = syncFile(f)
-	}
-	if err := f.Close(); werr == nil {
-		werr = err
-	}
-	if werr == nil {
-		werr = unix.Renameat(idir, tmp, idir, markName)
-	}
-	if werr == nil {
-		werr = unix.Fsync(idir)
-	}
-	if werr != nil {
-		unix.Unlinkat(idir, tmp, 0)
-		return storeErr(s.internal(markName), werr)
-	}
-	return nil
+	return writeFileDurableAt(d, markName+".new-"+hex.EncodeToString(rnd[:]), markName, store.MarkText(l))
 }
 
 // Limits is store.Limiter's: the store's limits (none while it does not exist).
