@@ -239,20 +239,15 @@ func (q *Quota) Done(ctx context.Context, ids ...string) {
 // Admit checks one more upload id of size bytes (-1: open) named name against l and, when it is
 // admitted, reserves its room: release, to be called when the upload failed, drops the
 // reservation (once published it is dropped by the next check; calling release then is
-// harmless).
+// harmless). Its reservation names this process its Holder.
 func (q *Quota) Admit(ctx context.Context, l Limits, id, name string, size int64) (release func(), err error) {
-	return q.Reserve(ctx, l, Reservation{ID: id, Name: name, Size: size})
-}
-
-// Reserve is Admit of the upload r describes; its Holder is this process.
-func (q *Quota) Reserve(ctx context.Context, l Limits, r Reservation) (release func(), err error) {
 	nothing := func() {}
 	if l.None() {
 		return nothing, nil
 	}
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	r.Holder = Me().String()
+	r := Reservation{ID: id, Name: name, Size: size, Holder: Me().String()}
 	body, _ := json.Marshal(r)
 	deadline, wait := time.Now().Add(q.wait()), q.wait()
 	for ; ; wait = max(time.Until(deadline), 0) {
