@@ -144,6 +144,10 @@ type Quota struct {
 	lmu    sync.Mutex // guards known and limits
 	known  bool
 	limits Limits
+
+	hmu      sync.Mutex      // guards held and renewing
+	held     map[string]bool // the reservations this process holds, renewed (keep) until done with
+	renewing bool            // renew runs
 }
 
 func (q *Quota) wait() time.Duration {
@@ -232,6 +236,7 @@ func (q *Quota) Done(ctx context.Context, ids ...string) {
 		return
 	}
 	for _, id := range ids {
+		q.forget(id)
 		q.R.DropReservation(context.WithoutCancel(ctx), id)
 	}
 }
@@ -265,7 +270,8 @@ func (q *Quota) Admit(ctx context.Context, l Limits, id, name string, size int64
 			return nothing, err
 		}
 		if held {
-			return func() { q.R.DropReservation(context.WithoutCancel(ctx), r.ID) }, nil
+			q.keep(r.ID)
+			return func() { q.forget(r.ID); q.R.DropReservation(context.WithoutCancel(ctx), r.ID) }, nil
 		}
 		// The lock was taken over while this reservation was written: it may not have been
 		// counted by the other; undone, and done again.
@@ -344,7 +350,9 @@ func (q *Quota) Grow(ctx context.Context, l Limits, id, name string, cur, end in
 			return room, over, nothing, nil
 		case held && kept:
 			// The upload's own reservation (a Begin of this process, still live) is put back
-			// as it was, under the lock, so that no check meanwhile misses it.
+			// as it was, under the lock, so that no check meanwhile misses it; renewed, as
+			// keep renews it.
+			own.Holder = Me().String()
 			back, _ := json.Marshal(own)
 			return room, over, func() {
 				q.mu.Lock()
@@ -365,6 +373,87 @@ func (q *Quota) Grow(ctx context.Context, l Limits, id, name string, cur, end in
 			}
 		}
 	}
+}
+
+// keep renews the reservation id of this process while it holds it: a long upload (of a large
+// file, or over a slow link) outlives ReserveLease, after which another host's check takes its
+// reservation for one whose holder died, and drops it. Every quarter of the lease (or of
+// ReserveMaxAge, if shorter), one goroutine per Quota rewrites, under the limits lock, each
+// reservation it holds that is still there and still names this process, as it is but for its
+// Holder's Since, which is now. One no longer there (published and dropped by a check, or
+// dropped by another) is forgotten.
+func (q *Quota) keep(id string) {
+	q.hmu.Lock()
+	defer q.hmu.Unlock()
+	if q.held == nil {
+		q.held = map[string]bool{}
+	}
+	q.held[id] = true
+	if !q.renewing {
+		q.renewing = true
+		go q.renew(min(ReserveLease, ReserveMaxAge) / 4)
+	}
+}
+
+// forget stops renewing the reservation id: it is done with (and dropped after).
+func (q *Quota) forget(id string) {
+	q.hmu.Lock()
+	defer q.hmu.Unlock()
+	delete(q.held, id)
+}
+
+// renew renews the reservations held, every every, until there are none.
+func (q *Quota) renew(every time.Duration) {
+	ctx := context.Background()
+	for {
+		time.Sleep(every)
+		q.hmu.Lock()
+		ids := make([]string, 0, len(q.held))
+		for id := range q.held {
+			ids = append(ids, id)
+		}
+		q.renewing = len(ids) > 0
+		q.hmu.Unlock()
+		if len(ids) == 0 {
+			return
+		}
+		lk, err := q.R.LockLimits(ctx, q.wait())
+		if err != nil {
+			continue // tried again at the next
+		}
+		raw, err := q.R.Reservations(ctx)
+		for _, id := range ids {
+			if err == nil && !q.renewOne(ctx, id, raw[id]) {
+				q.forget(id) // published and dropped by a check, or dropped by another
+			}
+		}
+		lk.Unlock(ctx)
+	}
+}
+
+// renewOne rewrites the reservation id, read as b, with this process as its holder from now:
+// false when it is not one this process holds (any more). It holds hmu throughout, so that a
+// reservation done with meanwhile (forgotten, then dropped) is not written again.
+func (q *Quota) renewOne(ctx context.Context, id string, b []byte) bool {
+	q.hmu.Lock()
+	defer q.hmu.Unlock()
+	if !q.held[id] {
+		return true
+	}
+	var r Reservation
+	if b == nil || json.Unmarshal(b, &r) != nil || r.ID != id {
+		return false
+	}
+	me := Me()
+	if h, ok := ParseHolder(r.Holder); !ok || h.PID != me.PID || h.Host != ThisHost() {
+		return false
+	}
+	r.Holder = me.String()
+	b, _ = json.Marshal(r)
+	if q.R.DropReservation(ctx, id) == nil {
+		q.R.PutReservation(ctx, id, b)
+	}
+	return true
 }
 
 // count is what one check under the limits lock reads: the reservations, whether each holder
