@@ -236,9 +236,15 @@ func (q *Quota) Done(ctx context.Context, ids ...string) {
 		return
 	}
 	for _, id := range ids {
-		q.forget(id)
-		q.R.DropReservation(context.WithoutCancel(ctx), id)
+		q.Drop(context.WithoutCancel(ctx), id)
 	}
+}
+
+// Drop drops the reservation of upload id, done with (dropped or published), and stops its
+// renewal first, so that a renewal under way does not write it again.
+func (q *Quota) Drop(ctx context.Context, id string) error {
+	q.forget(id)
+	return q.R.DropReservation(ctx, id)
 }
 
 // Admit checks one more upload id of size bytes (-1: open) named name against l and, when it is
@@ -271,7 +277,7 @@ func (q *Quota) Admit(ctx context.Context, l Limits, id, name string, size int64
 		}
 		if held {
 			q.keep(r.ID)
-			return func() { q.forget(r.ID); q.R.DropReservation(context.WithoutCancel(ctx), r.ID) }, nil
+			return func() { q.Drop(context.WithoutCancel(ctx), r.ID) }, nil
 		}
 		// The lock was taken over while this reservation was written: it may not have been
 		// counted by the other; undone, and done again.
