@@ -108,8 +108,8 @@ func (l *lease) take(ctx context.Context, wait, pause, most time.Duration, busy 
 
 // keep renews the lock taken every dur/4 until Unlock, so that a holder that holds it longer
 // than its lease (a sweep; a limits check that lists a large store) keeps it: each renewal is
-// written If-Match the ETag written last. One that loses (another holder has the lock now, or
-// nobody: it is gone) ends the renewals, and lost says so from then on; one that failed
+// written If-Match the ETag written last. Once one loses (another holder has the lock now, or
+// nobody: it is gone), lost says so from then on; the renewals go on, as one that failed
 // otherwise is tried again at the next.
 func (l *lease) keep() {
 	l.stop, l.done = make(chan struct{}), make(chan struct{})
@@ -128,7 +128,6 @@ func (l *lease) keep() {
 				l.mu.Lock()
 				l.gone = true
 				l.mu.Unlock()
-				return
 			}
 		}
 	}()
