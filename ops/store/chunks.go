@@ -285,7 +285,7 @@ func AbortChunks(ctx context.Context, b ChunkBackend, id string) error {
 	if err := up.Drop(ctx); err != nil {
 		return err
 	}
-	return b.ChunkQuota().R.DropReservation(ctx, id)
+	return b.ChunkQuota().Drop(ctx, id)
 }
 
 // CheckFinished checks the finished upload info against what a finish expects: size (-1: not

@@ -144,6 +144,10 @@ type Quota struct {
 	lmu    sync.Mutex // guards known and limits
 	known  bool
 	limits Limits
+
+	hmu      sync.Mutex      // guards held and renewing
+	held     map[string]bool // the reservations this process holds, renewed (keep) until done with
+	renewing bool            // renew runs
 }
 
 func (q *Quota) wait() time.Duration {
@@ -232,27 +236,29 @@ func (q *Quota) Done(ctx context.Context, ids ...string) {
 		return
 	}
 	for _, id := range ids {
-		q.R.DropReservation(context.WithoutCancel(ctx), id)
+		q.Drop(context.WithoutCancel(ctx), id)
 	}
+}
+
+// Drop drops the reservation of upload id, done with (dropped or published), and stops its
+// renewal first, so that a renewal under way does not write it again.
+func (q *Quota) Drop(ctx context.Context, id string) error {
+	q.forget(id)
+	return q.R.DropReservation(ctx, id)
 }
 
 // Admit checks one more upload id of size bytes (-1: open) named name against l and, when it is
 // admitted, reserves its room: release, to be called when the upload failed, drops the
 // reservation (once published it is dropped by the next check; calling release then is
-// harmless).
+// harmless). Its reservation names this process its Holder.
 func (q *Quota) Admit(ctx context.Context, l Limits, id, name string, size int64) (release func(), err error) {
-	return q.Reserve(ctx, l, Reservation{ID: id, Name: name, Size: size})
-}
-
-// Reserve is Admit of the upload r describes; its Holder is this process.
-func (q *Quota) Reserve(ctx context.Context, l Limits, r Reservation) (release func(), err error) {
 	nothing := func() {}
 	if l.None() {
 		return nothing, nil
 	}
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	r.Holder = Me().String()
+	r := Reservation{ID: id, Name: name, Size: size, Holder: Me().String()}
 	body, _ := json.Marshal(r)
 	deadline, wait := time.Now().Add(q.wait()), q.wait()
 	for ; ; wait = max(time.Until(deadline), 0) {
@@ -270,7 +276,8 @@ func (q *Quota) Reserve(ctx context.Context, l Limits, r Reservation) (release f
 			return nothing, err
 		}
 		if held {
-			return func() { q.R.DropReservation(context.WithoutCancel(ctx), r.ID) }, nil
+			q.keep(r.ID)
+			return func() { q.Drop(context.WithoutCancel(ctx), r.ID) }, nil
 		}
 		// The lock was taken over while this reservation was written: it may not have been
 		// counted by the other; undone, and done again.
@@ -349,7 +356,9 @@ func (q *Quota) Grow(ctx context.Context, l Limits, id, name string, cur, end in
 			return room, over, nothing, nil
 		case held && kept:
 			// The upload's own reservation (a Begin of this process, still live) is put back
-			// as it was, under the lock, so that no check meanwhile misses it.
+			// as it was, under the lock, so that no check meanwhile misses it; renewed, as
+			// keep renews it.
+			own.Holder = Me().String()
 			back, _ := json.Marshal(own)
 			return room, over, func() {
 				q.mu.Lock()
@@ -370,6 +379,87 @@ func (q *Quota) Grow(ctx context.Context, l Limits, id, name string, cur, end in
 			}
 		}
 	}
+}
+
+// keep renews the reservation id of this process while it holds it: a long upload (of a large
+// file, or over a slow link) outlives ReserveLease, after which another host's check takes its
+// reservation for one whose holder died, and drops it. Every quarter of the lease (or of
+// ReserveMaxAge, if shorter), one goroutine per Quota rewrites, under the limits lock, each
+// reservation it holds that is still there and still names this process, as it is but for its
+// Holder's Since, which is now. One no longer there (published and dropped by a check, or
+// dropped by another) is forgotten.
+func (q *Quota) keep(id string) {
+	q.hmu.Lock()
+	defer q.hmu.Unlock()
+	if q.held == nil {
+		q.held = map[string]bool{}
+	}
+	q.held[id] = true
+	if !q.renewing {
+		q.renewing = true
+		go q.renew(min(ReserveLease, ReserveMaxAge) / 4)
+	}
+}
+
+// forget stops renewing the reservation id: it is done with (and dropped after).
+func (q *Quota) forget(id string) {
+	q.hmu.Lock()
+	defer q.hmu.Unlock()
+	delete(q.held, id)
+}
+
+// renew renews the reservations held, every every, until there are none.
+func (q *Quota) renew(every time.Duration) {
+	ctx := context.Background()
+	for {
+		time.Sleep(every)
+		q.hmu.Lock()
+		ids := make([]string, 0, len(q.held))
+		for id := range q.held {
+			ids = append(ids, id)
+		}
+		q.renewing = len(ids) > 0
+		q.hmu.Unlock()
+		if len(ids) == 0 {
+			return
+		}
+		lk, err := q.R.LockLimits(ctx, q.wait())
+		if err != nil {
+			continue // tried again at the next
+		}
+		raw, err := q.R.Reservations(ctx)
+		for _, id := range ids {
+			if err == nil && !q.renewOne(ctx, id, raw[id]) {
+				q.forget(id) // published and dropped by a check, or dropped by another
+			}
+		}
+		lk.Unlock(ctx)
+	}
+}
+
+// renewOne rewrites the reservation id, read as b, with this process as its holder from now:
+// false when it is not one this process holds (any more). It holds hmu throughout, so that a
+// reservation done with meanwhile (forgotten, then dropped) is not written again.
+func (q *Quota) renewOne(ctx context.Context, id string, b []byte) bool {
+	q.hmu.Lock()
+	defer q.hmu.Unlock()
+	if !q.held[id] {
+		return true
+	}
+	var r Reservation
+	if b == nil || json.Unmarshal(b, &r) != nil || r.ID != id {
+		return false
+	}
+	me := Me()
+	if h, ok := ParseHolder(r.Holder); !ok || h.PID != me.PID || h.Host != ThisHost() {
+		return false
+	}
+	r.Holder = me.String()
+	b, _ = json.Marshal(r)
+	if q.R.DropReservation(ctx, id) == nil {
+		q.R.PutReservation(ctx, id, b)
+	}
+	return true
 }
 
 // count is what one check under the limits lock reads: the reservations, whether each holder

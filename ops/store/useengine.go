@@ -50,8 +50,8 @@ var ErrUseRaced = errors.New("the marker changed since it was read")
 const useTries = 20
 
 // UseBackend is what a backend implements so that MarkUsed, written once in this package
-// (MarkUsedOn), runs over it. Every method is given valid ids. WriteUse and StillThere are called
-// from UseProperties.Jobs goroutines at once.
+// (MarkUsedOn), runs over it. Every method is given valid ids. LookUpUses, WriteUse and
+// StillThere are called from UseProperties.Jobs goroutines at once.
 type UseBackend interface {
 	UseProperties() UseProperties
 	// HoldUses holds back a sweep's removal while the ids are checked and marked (a lock taken
@@ -59,16 +59,16 @@ type UseBackend interface {
 	// store). The release is called once the marking is over.
 	HoldUses(ctx context.Context, ids []string) (release func(), err error)
 	// LookUpUses finds each id's finished upload and the state of its marker, by id. An error
-	// is the whole call's (a store that does not answer); a refused id is its target's Err.
+	// is the whole call's (a store that does not answer); a refused id is its target's Err. It
+	// is asked again of one id after a write of its marker lost.
 	LookUpUses(ctx context.Context, ids []string) ([]UseTarget, error)
-	// LookUpUse is LookUpUses of one id, after a write of its marker lost.
-	LookUpUse(ctx context.Context, id string) (UseTarget, error)
 	// WriteUse writes the use marker of id at at, conditionally on the marker as t found it
 	// (ErrUseRaced when that write lost; any other error is coded). proved: the write shows the
 	// upload was still there (it replaced the marker read beside it, or the hold keeps it in
 	// place); otherwise undo removes the marker just written, and only that one.
 	WriteUse(ctx context.Context, id string, t *UseTarget, at time.Time) (proved bool, undo func(), err error)
-	// StillThere checks the finished upload id once more (upload.missing when it is gone).
+	// StillThere checks the finished upload id once more (upload.missing when it is gone), after
+	// a write that did not prove it was there: a backend whose hold proves it never is asked.
 	StillThere(ctx context.Context, id string, t *UseTarget) error
 }
 
@@ -115,18 +115,17 @@ func refused(p UseProperties, id string, t UseTarget) error {
 func markOne(ctx context.Context, b UseBackend, p UseProperties, id string, t UseTarget, at time.Time) error {
 	for try := 0; ; try++ {
 		proved, undo, err := b.WriteUse(ctx, id, &t, at)
+		if err == nil && proved {
+			return nil
+		}
 		if err == nil {
-			if proved {
-				return nil
-			}
 			// Written where there was no marker to replace: a sweep may have removed the upload
 			// meanwhile, and no marker outlives its upload.
-			herr := b.StillThere(ctx, id, &t)
-			if herr == nil || fault.CodeOf(herr) != fault.UploadMissing {
-				return herr
+			err = b.StillThere(ctx, id, &t)
+			if fault.CodeOf(err) == fault.UploadMissing {
+				undo()
 			}
-			undo()
-			return herr
+			return err
 		}
 		if !errors.Is(err, ErrUseRaced) {
 			return err
@@ -134,12 +133,13 @@ func markOne(ctx context.Context, b UseBackend, p UseProperties, id string, t Us
 		if try == useTries {
 			return fault.Errorf(fault.StoreLocked, "upload %s: its marker kept changing under %d tries", id, try)
 		}
-		// Another use or a sweep wrote first: look again and go again.
-		if t, err = b.LookUpUse(ctx, id); err != nil {
+		// Another use or a sweep wrote first: look again (LookUpUses of this id) and go again.
+		ts, err := b.LookUpUses(ctx, []string{id})
+		if err != nil {
 			return err
 		}
-		if err := refused(p, id, t); err != nil {
-			return err
+		if t = ts[0]; t.Err != nil || t.Swept {
+			return refused(p, id, t)
 		}
 	}
 }

@@ -43,23 +43,23 @@ func (m *memUses) UseProperties() UseProperties {
 
 func (m *memUses) HoldUses(context.Context, []string) (func(), error) { return func() {}, nil }
 
-func (m *memUses) LookUpUse(_ context.Context, id string) (UseTarget, error) {
+func (m *memUses) lookUp(id string) UseTarget {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if !m.uploads[id] && !m.tombs[id] {
-		return UseTarget{Err: fault.Errorf(fault.UploadMissing, "upload %s: not there", id)}, nil
+		return UseTarget{Err: fault.Errorf(fault.UploadMissing, "upload %s: not there", id)}
 	}
 	v, ok := m.versions[id]
 	if !ok {
 		v = -1
 	}
-	return UseTarget{Swept: m.tombs[id], Note: &memUseNote{v}}, nil
+	return UseTarget{Swept: m.tombs[id], Note: &memUseNote{v}}
 }
 
 func (m *memUses) LookUpUses(ctx context.Context, ids []string) ([]UseTarget, error) {
 	ts := make([]UseTarget, len(ids))
 	for i, id := range ids {
-		ts[i], _ = m.LookUpUse(ctx, id)
+		ts[i] = m.lookUp(id)
 	}
 	return ts, nil
 }

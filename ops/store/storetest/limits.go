@@ -21,6 +21,7 @@ var limitsTests = []struct {
 	{"LimitsAcrossProcesses", testLimitsAcross},
 	{"ChunkCountsReservations", testChunkReservations},
 	{"FinishAndAbortDropReservation", testDoneReservation},
+	{"ReservationRenewedWhileHeld", testReservationRenewed},
 }
 
 // limited makes a store with limits l and returns it with its Reserver.
@@ -172,4 +173,28 @@ func testChunkReservations(t *testing.T, h Harness) {
 	must(t, "id", err)
 	_, err = q.Admit(ctx, l, last, "l.bin", 1)
 	wantCode(t, "one byte more", err, fault.StoreFull)
+}
+
+// testReservationRenewed: a reservation is renewed while its upload runs, so that a long upload
+// keeps its room past ReserveLease (and ReserveMaxAge): another process's check still counts it.
+// Unrenewed, the check took it for one whose holder died and dropped it, and admitted an upload
+// into the room the first was still filling.
+func testReservationRenewed(t *testing.T, h Harness) {
+	l := store.Limits{MaxBytes: 1000}
+	b, r := limited(t, h, l)
+	defer func(lease, age time.Duration) { store.ReserveLease, store.ReserveMaxAge = lease, age }(store.ReserveLease, store.ReserveMaxAge)
+	// A holder's since is kept to the second: the lease is long enough that a renewal a quarter
+	// of it after the last, its since up to a second earlier, is well within it.
+	store.ReserveLease, store.ReserveMaxAge = 2*time.Second, 2*time.Second
+	id, err := store.NewID()
+	must(t, "id", err)
+	q := &store.Quota{R: r, Loc: b.Location(), List: b.List}
+	release, err := q.Admit(ctx, l, id, "long.bin", 900)
+	must(t, "the long upload's admission", err)
+	defer release()
+	time.Sleep(5 * store.ReserveLease / 2) // its reservation would have run out twice over
+	other, err := store.NewID()
+	must(t, "id", err)
+	_, err = (&store.Quota{R: r, Loc: b.Location(), List: b.List}).Admit(ctx, l, other, "other.bin", 900)
+	wantCode(t, "900 B more while the long upload of 900 B still runs past its lease", err, fault.StoreFull)
 }

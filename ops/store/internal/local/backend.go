@@ -90,7 +90,7 @@ func (l *backend) store(create bool) (*localStore, error) {
 // set makes s the store every later call gets, and forgets a read-open's failure. Called with mu
 // held.
 func (l *backend) set(s *localStore) {
-	s.limitsWait(l.wait)
+	s.quota.Wait = l.wait // how long an upload waits for the limits lock
 	l.s.Store(s)
 	l.tried, l.err = false, nil
 }

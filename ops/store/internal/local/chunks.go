@@ -52,7 +52,7 @@ func (c chunker) OpenChunks(ctx context.Context, id string) (store.ChunkUpload, 
 	return &chunkUp{p: p, max: c.max, st: st}, nil, nil
 }
 
-func (c chunker) ChunkQuota() *store.Quota { return c.s.quotaOf() }
+func (c chunker) ChunkQuota() *store.Quota { return c.s.quota }
 
 type chunkUp struct {
 	p   *partial

@@ -9,7 +9,6 @@ import (
 	"errors"
 	"io"
 	"os"
-	"sync"
 	"time"
 
 	"github.com/attachctl/attachctl/manifest/fault"
@@ -17,33 +16,12 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// quota is a Store's limits (store.Quota): read from the mark once; each upload is admitted by
-// a reservation taken under the store's limits lock, so that uploads of many processes at once
-// never pass a limit.
-type quota struct {
-	once sync.Once
-	q    *store.Quota
-}
-
-// quotaOf is the store's Quota.
-func (s *localStore) quotaOf() *store.Quota {
-	s.quota.once.Do(func() {
-		s.quota.q = &store.Quota{R: reserver{s}, Loc: s.Dir,
-			List: func(context.Context) (*store.Listing, error) { return s.List() },
-			Read: func(context.Context) (store.Limits, error) { return s.readLimits() }}
-	})
-	return s.quota.q
-}
-
-// limitsWait sets how long an upload waits for the limits lock, before the store is shared.
-func (s *localStore) limitsWait(d time.Duration) { s.quotaOf().Wait = d }
-
 // Limits returns the store's limits, from its mark (none for a store that does not exist yet,
 // or whose mark is of an earlier version).
-func (s *localStore) Limits() (store.Limits, error) { return s.quotaOf().Limits(context.Background()) }
+func (s *localStore) Limits() (store.Limits, error) { return s.quota.Limits(context.Background()) }
 
-// readLimits reads the mark, never through a link.
-func (s *localStore) readLimits() (store.Limits, error) {
+// readLimits reads the mark, never through a link (store.Quota.Read).
+func (s *localStore) readLimits(context.Context) (store.Limits, error) {
 	idir, err := s.openInternalNoCreate()
 	if err != nil {
 		if fault.CodeOf(err) == fault.UploadMissing || errors.Is(err, unix.ENOENT) {
@@ -80,7 +58,7 @@ func (s *localStore) admit(id, name string, size int64) (release func(), err err
 	if err != nil {
 		return func() {}, err
 	}
-	return s.quotaOf().Admit(context.Background(), l, id, name, size)
+	return s.quota.Admit(context.Background(), l, id, name, size)
 }
 
 // published drops the reservations of the uploads of a commit (store.Quota.Done).
@@ -89,7 +67,7 @@ func (s *localStore) published(outs []*out) {
 	for i, o := range outs {
 		ids[i] = o.id
 	}
-	s.quotaOf().Done(context.Background(), ids...)
+	s.quota.Done(context.Background(), ids...)
 }
 
 // The reservations' primitives (store.Reserver): the limits lock is STORE/.attachctl/limits.lock
@@ -210,45 +188,24 @@ func initStore(dir string, l store.Limits) (*localStore, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := s.quotaOf().Set(l, have, "editing "+s.internal(markName), func() error { return s.writeMark(l) }); err != nil {
+	if err := s.quota.Set(l, have, "editing "+s.internal(markName), func() error { return s.writeMark(l) }); err != nil {
 		return nil, err
 	}
 	return s, nil
 }
 
 // writeMark replaces the mark by one with limits l: written under a name of its own, fsynced and
-// renamed over the mark, so the mark is always whole.
+// renamed over the mark (writeFileDurableAt), so the mark is always whole.
 func (s *localStore) writeMark(l store.Limits) error {
 	idir, err := s.openInternal()
 	if err != nil {
 		return err
 	}
-	defer unix.Close(idir)
+	d := os.NewFile(uintptr(idir), s.internal()) // d owns idir
+	defer d.Close()
 	var rnd [8]byte
 	rand.Read(rnd[:])
-	tmp := markName + ".new-" + hex.EncodeToString(rnd[:])
-	f, err := createAt(idir, tmp, s.internal(tmp), unix.O_WRONLY)
-	if err != nil {
-		return err
-	}
-	_, werr := f.Write(store.MarkText(l))
-	if werr == nil {
-		werr = syncFile(f)
-	}
-	if err := f.Close(); werr == nil {
-		werr = err
-	}
-	if werr == nil {
-		werr = unix.Renameat(idir, tmp, idir, markName)
-	}
-	if werr == nil {
-		werr = unix.Fsync(idir)
-	}
-	if werr != nil {
-		unix.Unlinkat(idir, tmp, 0)
-		return storeErr(s.internal(markName), werr)
-	}
-	return nil
+	return writeFileDurableAt(d, markName+".new-"+hex.EncodeToString(rnd[:]), markName, store.MarkText(l))
 }
 
 // Limits is store.Limiter's: the store's limits (none while it does not exist).

@@ -60,6 +60,7 @@
 package local
 
 import (
+	"context"
 	"errors"
 	"io"
 	"io/fs"
@@ -78,7 +79,7 @@ type localStore struct {
 
 	idx   uploadIndex  // finished uploads by blake3 and name, for the upload stage's dedupe
 	parts partialIndex // unfinished uploads by source, for the upload stage's resume
-	quota quota        // its limits and what it holds (limits.go)
+	quota *store.Quota // its limits and what it holds (limits.go)
 	meta  metaIndex    // the metadata of small uploads (metaindex.go)
 }
 
@@ -93,6 +94,10 @@ func openStore(dir string, create bool) (*localStore, error) {
 		return nil, fault.Errorf(fault.UploadInvalid, "store %s: %v", dir, err)
 	}
 	s := &localStore{Dir: abs}
+	// Its limits: read from the mark once; each upload is admitted by a reservation taken under
+	// the store's limits lock, so that uploads of many processes at once never pass a limit.
+	s.quota = &store.Quota{R: reserver{s}, Loc: abs, Read: s.readLimits,
+		List: func(context.Context) (*store.Listing, error) { return s.List() }}
 	if err := notNested(abs); err != nil {
 		return nil, err
 	}

@@ -69,12 +69,7 @@ func (u *useRun) LookUpUses(_ context.Context, ids []string) ([]store.UseTarget,
 	return ts, nil
 }
 
-// LookUpUse is never called: under the lock no write of a marker loses.
-func (u *useRun) LookUpUse(_ context.Context, id string) (store.UseTarget, error) {
-	return store.UseTarget{}, fault.Errorf(fault.StoreLocked, "upload %s: its marker changed under the lock", id)
-}
-
-// WriteUse writes the marker; the lock proves the folder is there.
+// WriteUse writes the marker; the lock proves the folder is there (StillThere is never asked).
 func (u *useRun) WriteUse(_ context.Context, id string, t *store.UseTarget, at time.Time) (bool, func(), error) {
 	return true, nil, writeMarker(t.Note.(int), u.s.UploadDir(id), id, at)
 }

@@ -358,10 +358,6 @@ func (u memUse) LookUpUses(_ context.Context, ids []string) ([]store.UseTarget, 
 	return ts, nil
 }
 
-func (u memUse) LookUpUse(_ context.Context, id string) (store.UseTarget, error) {
-	return store.UseTarget{}, fault.Errorf(fault.StoreLocked, "upload %s: its marker changed under the store's lock", id)
-}
-
 func (u memUse) WriteUse(_ context.Context, id string, _ *store.UseTarget, at time.Time) (bool, func(), error) {
 	u.s.finished[id].used = at.UTC()
 	return true, nil, nil

@@ -50,7 +50,7 @@ func (s *Store) OpenChunks(ctx context.Context, id string) (store.ChunkUpload, *
 	return u, nil, nil
 }
 
-func (s *Store) ChunkQuota() *store.Quota { return s.quotaOf() }
+func (s *Store) ChunkQuota() *store.Quota { return s.quota }
 
 type chunkUp struct {
 	s  *Store

@@ -43,6 +43,7 @@ func TestFaults(t *testing.T) {
 		{"ForeignMarkerSkippedAndNamed", testForeignMarker},
 		{"OrphanTombstoneRemovedByNextSweep", testOrphanTombstone},
 		{"SweepLease", testSweepLease},
+		{"LimitsLeaseRenewedWhileHeld", testLimitsLease},
 		{"SignalledSweepReportsEveryRemoval", testSweepSignalled},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.f(t, srv) })
@@ -432,6 +433,33 @@ func testSweepLease(t *testing.T, srv *s3test.Server) {
 		t.Fatalf("sweep after the first closed: %v", err)
 	}
 	sw.Close()
+}
+
+// The limits lock is renewed while it is held, as the sweep lock is: a check of the limits that
+// takes longer than the lease (it lists the store, and a large store's listing is many pages)
+// keeps other uploads out. Unrenewed, another upload took the lock over in the middle of the
+// check, and the first found at its unlock that it had lost it.
+func testLimitsLease(t *testing.T, srv *s3test.Server) {
+	s := newStore(t, srv)
+	if _, err := s.checkStore(bg, true); err != nil {
+		t.Fatal(err)
+	}
+	defer func(l time.Duration) { limitsLease = l }(limitsLease)
+	limitsLease = 400 * time.Millisecond
+	lk, err := reserver{s}.LockLimits(bg, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(3 * limitsLease) // the lease would have run out three times over without its renewals
+	if err := lockLimits(s, 0); fault.CodeOf(err) != fault.StoreLocked {
+		t.Fatalf("the limits lock taken while its holder holds it past its lease: %v, want store.locked", err)
+	}
+	if held, err := lk.Unlock(bg); err != nil || !held {
+		t.Fatalf("the unlock of a lock held past its lease: held %v, %v; want held", held, err)
+	}
+	if err := lockLimits(s, 0); err != nil {
+		t.Fatalf("the limits lock after it was let go: %v", err)
+	}
 }
 
 // A sweep signalled while it removes: every upload gone was reported, and every upload

@@ -3,6 +3,7 @@ package s3
 import (
 	"context"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/attachctl/attachctl/manifest/fault"
@@ -30,6 +31,10 @@ type lease struct {
 	nonce       string
 	meta        map[string]string // holder and nonce
 	etag        string            // of the lock as last written (or found to be its own)
+
+	stop, done chan struct{} // the renewal's (keep), nil when it is not renewed
+	mu         sync.Mutex
+	gone       bool // a renewal lost: another holder has the lock now
 }
 
 // The metadata keys of a lease: its holder, named so that a sweep or rm that cannot have it says
@@ -101,16 +106,48 @@ func (l *lease) take(ctx context.Context, wait, pause, most time.Duration, busy 
 	}
 }
 
-// renew writes the lock again, If-Match the ETag it wrote last; lost is true when another holder
-// has it now (or nobody: it is gone). A renewal that failed otherwise is tried again at the next.
-func (l *lease) renew(ctx context.Context) (lost bool) {
-	_, err := l.put(ctx, &awss3.PutObjectInput{IfMatch: aws.String(l.etag)})
-	return conflict(err) || notFound(err)
+// keep renews the lock taken every dur/4 until Unlock, so that a holder that holds it longer
+// than its lease (a sweep; a limits check that lists a large store) keeps it: each renewal is
+// written If-Match the ETag written last. Once one loses (another holder has the lock now, or
+// nobody: it is gone), lost says so from then on; the renewals go on, as one that failed
+// otherwise is tried again at the next.
+func (l *lease) keep() {
+	l.stop, l.done = make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(l.done)
+		t := time.NewTicker(l.dur / 4)
+		defer t.Stop()
+		for {
+			select {
+			case <-l.stop:
+				return
+			case <-t.C:
+			}
+			_, err := l.put(context.Background(), &awss3.PutObjectInput{IfMatch: aws.String(l.etag)})
+			if conflict(err) || notFound(err) {
+				l.mu.Lock()
+				l.gone = true
+				l.mu.Unlock()
+			}
+		}
+	}()
+}
+
+// lost reports whether a renewal found the lock another's (or gone).
+func (l *lease) lost() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.gone
 }
 
 // Unlock lets the lock go (store.LimitsLock's, and the sweep's): held is whether it was still
 // this holder's, read back (a server may let two create-only writes that race both succeed).
 func (l *lease) Unlock(ctx context.Context) (held bool, err error) {
+	if l.stop != nil {
+		close(l.stop)
+		<-l.done
+		l.stop = nil
+	}
 	o, err := l.s.readObject(ctx, l.key)
 	switch {
 	case notFound(err):

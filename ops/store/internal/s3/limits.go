@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/attachctl/attachctl/manifest/fault"
@@ -14,25 +13,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 )
 
-// quota is the store's limits (store.Quota): read from its mark object once; each upload is
-// admitted by a reservation taken under the store's limits lock.
-type quota struct {
-	once sync.Once
-	q    *store.Quota
-	wait time.Duration // Options.LimitsWait
-}
-
-// quotaOf is the store's Quota.
-func (s *Store) quotaOf() *store.Quota {
-	s.quota.once.Do(func() {
-		s.quota.q = &store.Quota{R: reserver{s}, Loc: s.URI, List: s.List, Read: s.readLimits, Wait: s.quota.wait}
-	})
-	return s.quota.q
-}
-
 // Limits returns the store's limits, from its mark (none for a store not made yet, or whose mark
 // is of an earlier version).
-func (s *Store) Limits(ctx context.Context) (store.Limits, error) { return s.quotaOf().Limits(ctx) }
+func (s *Store) Limits(ctx context.Context) (store.Limits, error) { return s.quota.Limits(ctx) }
 
 // readLimits reads the limits of the mark object.
 func (s *Store) readLimits(ctx context.Context) (store.Limits, error) {
@@ -88,11 +71,11 @@ func withLimits(body string, l store.Limits) string {
 
 // admitNew gives a new upload its id and admits it against the limits (store.Quota.AdmitNew).
 func (s *Store) admitNew(ctx context.Context, name string, size int64) (id string, release func(), err error) {
-	return s.quotaOf().AdmitNew(ctx, name, size)
+	return s.quota.AdmitNew(ctx, name, size)
 }
 
 // unreserve drops the reservation of upload id, published or dropped (store.Quota.Done).
-func (s *Store) unreserve(ctx context.Context, id string) { s.quotaOf().Done(ctx, id) }
+func (s *Store) unreserve(ctx context.Context, id string) { s.quota.Done(ctx, id) }
 
 // The reservations' primitives (store.Reserver). A reservation is the object
 // P/.attachctl/reserved/<id>, created If-None-Match: *. The limits lock is the lease (lease.go)
@@ -101,10 +84,11 @@ func (s *Store) unreserve(ctx context.Context, id string) { s.quotaOf().Done(ctx
 // that does not find its own nonce there lost the lock while it held it, and what it wrote under
 // it is undone and done again. Two holders that both find their own nonce held it at times apart,
 // so the later one counted what the earlier reserved.
-const (
-	reservedDir = "reserved"
-	limitsLease = 30 * time.Second
-)
+const reservedDir = "reserved"
+
+// limitsLease is how long the limits lock holds without being renewed: a check renews it while
+// it runs (lease.keep), so a killed upload frees the store within it.
+var limitsLease = 30 * time.Second
 
 func (s *Store) limitsLockKey() string { return s.key(internalDir, "limits.lock") }
 
@@ -112,8 +96,8 @@ func (s *Store) reservedKey(id string) string { return s.key(internalDir, reserv
 
 type reserver struct{ s *Store }
 
-// LockLimits takes the limits lock (a lease, lease.go), which is not renewed: it is held only
-// while one upload is checked.
+// LockLimits takes the limits lock (a lease, lease.go), held while one upload is checked and
+// renewed meanwhile: the check lists the store, which may take longer than the lease.
 func (r reserver) LockLimits(ctx context.Context, wait time.Duration) (store.LimitsLock, error) {
 	s := r.s
 	l := s.newLease(s.limitsLockKey(), "limits", limitsLease, true)
@@ -124,6 +108,7 @@ func (r reserver) LockLimits(ctx context.Context, wait time.Duration) (store.Lim
 	if err != nil {
 		return nil, err
 	}
+	l.keep()
 	return l, nil
 }
 
@@ -179,7 +164,7 @@ func (s *Store) SetLimits(ctx context.Context, l store.Limits) error {
 	if err != nil {
 		return err
 	}
-	return s.quotaOf().Set(l, have, "rewriting "+s.markKey(), func() error {
+	return s.quota.Set(l, have, "rewriting "+s.markKey(), func() error {
 		_, err := s.client.PutObject(ctx, &awss3.PutObjectInput{Bucket: &s.Bucket, Key: aws.String(s.markKey()),
 			Body: strings.NewReader(withLimits(string(b), l)), IfMatch: aws.String(etag)})
 		if conflict(err) {

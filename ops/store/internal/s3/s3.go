@@ -147,7 +147,9 @@ type Store struct {
 	trees   map[string]bool   // finished uploads the last List saw: folder upload or not
 	opened  map[string]string // finished folder uploads OpenTreeFile found: their names
 
-	quota quota // its limits and what it holds (limits.go)
+	// Its limits (limits.go): read from its mark object once; each upload is admitted by a
+	// reservation taken under the store's limits lock.
+	quota *store.Quota
 
 	store.TreesOn // store.Trees: the engine's rules over the store (tree.go), FolderFiles its own
 }
@@ -255,7 +257,7 @@ func Open(ctx context.Context, uri string, opts Options) (*Store, error) {
 	if prefix != "" {
 		s.URI += "/" + prefix
 	}
-	s.quota.wait = opts.LimitsWait
+	s.quota = &store.Quota{R: reserver{s}, Loc: s.URI, List: s.List, Read: s.readLimits, Wait: opts.LimitsWait}
 	s.TreesOn = func(context.Context, bool) (store.TreeBackend, error) { return s, nil }
 	return s, nil
 }

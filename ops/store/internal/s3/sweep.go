@@ -3,7 +3,6 @@ package s3
 import (
 	"context"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/attachctl/attachctl/manifest/fault"
@@ -51,7 +50,7 @@ var SweepLease = 2 * time.Minute
 
 func (s *Store) lockKey() string { return s.key(internalDir, "sweep.lock") }
 
-// Sweep takes the store's sweep lock (a lease, lease.go), renewed while the sweep runs. A dry run
+// Sweep takes the store's sweep lock (a lease, lease.go), renewed while the sweep runs (keep). A dry run
 // writes nothing, the lock included. A sweep that holds the lock first removes the tombstones
 // that killed sweeps left with no upload beside them.
 func (s *Store) Sweep(ctx context.Context, wait time.Duration, dryRun bool) (store.Sweeper, error) {
@@ -70,33 +69,13 @@ func (s *Store) Sweep(ctx context.Context, wait time.Duration, dryRun bool) (sto
 	if err != nil {
 		return nil, err
 	}
-	sw := &sweeper{s: s, lock: l, stop: make(chan struct{}), done: make(chan struct{})}
-	go sw.renew()
+	l.keep()
+	sw := &sweeper{s: s, lock: l}
 	if err := s.dropOrphanTombstones(ctx); err != nil {
 		sw.Close()
 		return nil, err
 	}
 	return sw, nil
-}
-
-// renew renews the lock every lease/4 until Close. When a renewal loses (the sweep stalled past
-// its lease and another took the store over), the sweep stops before its next removal.
-func (sw *sweeper) renew() {
-	defer close(sw.done)
-	t := time.NewTicker(sw.lock.dur / 4)
-	defer t.Stop()
-	for {
-		select {
-		case <-sw.stop:
-			return
-		case <-t.C:
-		}
-		if sw.lock.renew(context.Background()) {
-			sw.mu.Lock()
-			sw.lost = fault.Errorf(fault.StoreLocked, "store %s: the sweep lock was taken over (this sweep stalled past its lease); stopped", sw.s.URI)
-			sw.mu.Unlock()
-		}
-	}
 }
 
 // dropOrphanTombstones removes the markers that are tombstones with no upload beside them: a
@@ -127,10 +106,6 @@ type sweeper struct {
 	empty  bool
 	dryRun bool
 	lock   *lease // nil when it holds none
-
-	stop, done chan struct{} // the renewal's
-	mu         sync.Mutex
-	lost       error // the lease was lost
 }
 
 // Close stops the renewal and lets the lock go.
@@ -138,8 +113,6 @@ func (sw *sweeper) Close() error {
 	if sw.lock == nil {
 		return nil
 	}
-	close(sw.stop)
-	<-sw.done
 	_, err := sw.lock.Unlock(context.Background())
 	sw.lock = nil
 	return err
@@ -159,12 +132,12 @@ func (sw *sweeper) SweepProperties() store.SweepProperties {
 }
 
 // Exclude holds nothing (the tombstone's conditional write is the exclusion): it stops the sweep
-// when its lease was lost.
+// when its lease was lost (the sweep stalled past its lease and another took the store over).
 func (sw *sweeper) Exclude(context.Context) (func(), error) {
-	sw.mu.Lock()
-	lost := sw.lost
-	sw.mu.Unlock()
-	return func() {}, lost
+	if sw.lock != nil && sw.lock.lost() {
+		return nil, fault.Errorf(fault.StoreLocked, "store %s: the sweep lock was taken over (this sweep stalled past its lease); stopped", sw.s.URI)
+	}
+	return func() {}, nil
 }
 
 // doomed is what Recheck learnt of an entry, for Doom and Drop.

@@ -128,15 +128,6 @@ func (s *Store) settle(ctx context.Context, id string, f *folder) (string, marke
 	return name, m, err
 }
 
-// lookUp lists P/<id>/ once: the finished upload's name ("" when there is none) and its marker.
-func (s *Store) lookUp(ctx context.Context, id string) (string, marker, error) {
-	f, err := s.folderOf(ctx, id)
-	if err != nil {
-		return "", marker{}, err
-	}
-	return s.settle(ctx, id, f)
-}
-
 // Bounds of a lookUpAll page: room for a few objects per id still wanted (an upload and its
 // marker, and others' uploads between them), never more than a server gives at once.
 var minPage, maxPage = 64, 1000
@@ -282,14 +273,6 @@ func (u useBackend) LookUpUses(ctx context.Context, ids []string) ([]store.UseTa
 		ts[i] = u.target(id, names[i], marks[i])
 	}
 	return ts, nil
-}
-
-func (u useBackend) LookUpUse(ctx context.Context, id string) (store.UseTarget, error) {
-	name, m, err := u.s.lookUp(ctx, id)
-	if err != nil {
-		return store.UseTarget{}, err
-	}
-	return u.target(id, name, m), nil
 }
 
 // WriteUse replaces the marker as read: If-Match its ETag, If-None-Match: * where there was none.

@@ -50,6 +50,16 @@ func (c *requests) take() map[string]int {
 	return n
 }
 
+// lookUp lists P/<id>/ once: the finished upload's name ("" when there is none) and its marker,
+// what lookUpAll is checked against.
+func (s *Store) lookUp(ctx context.Context, id string) (string, marker, error) {
+	f, err := s.folderOf(ctx, id)
+	if err != nil {
+		return "", marker{}, err
+	}
+	return s.settle(ctx, id, f)
+}
+
 // TestLookUpAll checks the batched look-up against one listing per id, whatever the page size and
 // however the ids are spread: finished uploads with and without a marker, a tombstone, ids not in
 // the store (before, between and after the others), repeats; and that it sends at most two
