@@ -36,35 +36,21 @@ func HashMismatch(path, got, want string) error {
 	return fault.Errorf(fault.UploadHashMismatch, "%s: BLAKE3 is %s, the manifest says %s (changed since it was sniffed)", path, got, want)
 }
 
-// sourceBufs recycles HashSource's buffers from one file to the next: a fresh buffer per file
-// costs a first touch of every page, dearer on a VM than the read itself.
+// sourceBufs recycles the buffers of the reads of sources (Pump) from one file to the next: a
+// fresh buffer per file costs a first touch of every page, dearer on a VM than the read itself.
 var sourceBufs sync.Pool
 
 // HashSource reads the whole source of size bytes once, in chunks, and returns its BLAKE3,
 // showing each byte to observe (nil: none). upload.sourceChanged when it moves meanwhile;
 // ctx cancelled: ctx.Err().
 func HashSource(ctx context.Context, src SourceFile, size, chunk int64, observe func([]byte)) (string, error) {
-	h := blake3.New()
-	bp, _ := sourceBufs.Get().(*[]byte)
-	if bp == nil || int64(cap(*bp)) < chunk {
-		b := make([]byte, chunk)
-		bp = &b
+	if observe == nil {
+		observe = func([]byte) {}
 	}
-	defer sourceBufs.Put(bp)
-	buf := (*bp)[:chunk]
-	for pos := int64(0); pos < size; {
-		if err := ctx.Err(); err != nil {
-			return "", err
-		}
-		n := min(chunk, size-pos)
-		if err := ReadSource(src, buf[:n], pos); err != nil {
-			return "", err
-		}
-		h.Write(buf[:n])
-		if observe != nil {
-			observe(buf[:n])
-		}
-		pos += n
+	h := blake3.New()
+	pass := StreamPass{Size: size, Chunk: chunk, Hash: h, Observe: observe, Progress: func(int64) {}}
+	if err := Pump(ctx, src, 0, pass, nil, func(_ int64, _ []byte, done func()) error { done(); return nil }); err != nil {
+		return "", err
 	}
 	if err := src.Unchanged(); err != nil {
 		return "", err

@@ -8,6 +8,7 @@ import (
 	"io"
 	"strconv"
 	"sync"
+	"sync/atomic"
 
 	"github.com/attachctl/attachctl/ops"
 	"github.com/zeebo/blake3"
@@ -224,6 +225,92 @@ func streamWrite(ctx context.Context, w StreamWrite, st *StreamStart, f SourceFi
 		return nil, HashMismatch(src.Path, got, src.Blake3)
 	}
 	return w.Publish(ctx, got)
+}
+
+// Pump is the write pass of a source, the same on every backend: it reads f from offset from to
+// pass.Size in chunks of at most pass.Chunk bytes and hands each to put, in order, on this
+// goroutine, while another goroutine writes the same bytes in the same order to pass.Hash and
+// pass.Observe (two cores share the pass); pass.Progress is told each chunk put. It stops at the
+// first error of a read or of put, or when ctx is done (ctx.Err()), once what was read is hashed.
+//
+// At most cap(free) buffers are in use, so that memory stays bounded (an entry shorter than a
+// chunk is made anew); free nil: a few of sourceBufs, no larger than the source, so that a small
+// file costs little. A buffer goes back once hashed and given back by put's done (once, whether
+// or not put fails): put may leave that to a goroutine of its own (S3 sends a part on a worker),
+// whose end its caller waits for, with a free of its own.
+func Pump(ctx context.Context, f SourceFile, from int64, pass StreamPass, free chan []byte, put func(off int64, b []byte, done func()) error) error {
+	size, chunk := pass.Size, pass.Chunk
+	if size <= from {
+		return nil
+	}
+	want := min(chunk, size-from) // the largest chunk this pass reads
+	if free == nil {
+		n := int(min(4, (size-from)/chunk+1))
+		free = make(chan []byte, n)
+		for range n {
+			if b, _ := sourceBufs.Get().(*[]byte); b != nil {
+				free <- *b
+			} else {
+				free <- nil
+			}
+		}
+		defer func() {
+			for len(free) > 0 {
+				if b := <-free; b != nil {
+					sourceBufs.Put(&b)
+				}
+			}
+		}()
+	}
+	type held struct {
+		b    []byte
+		refs atomic.Int32
+	}
+	release := func(h *held) {
+		if h.refs.Add(-1) == 0 {
+			free <- h.b[:cap(h.b)]
+		}
+	}
+	hashing := make(chan *held, cap(free))
+	hashed := make(chan struct{})
+	go func() {
+		defer close(hashed)
+		for h := range hashing {
+			pass.Hash.Write(h.b)
+			pass.Observe(h.b)
+			release(h)
+		}
+	}()
+	defer func() { close(hashing); <-hashed }()
+	for pos := from; pos < size; {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		var b []byte
+		select {
+		case b = <-free:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		k := min(chunk, size-pos)
+		if int64(cap(b)) < k {
+			b = make([]byte, want)
+		}
+		b = b[:k]
+		if err := ReadSource(f, b, pos); err != nil {
+			free <- b
+			return err
+		}
+		h := &held{b: b}
+		h.refs.Store(2)
+		hashing <- h
+		if err := put(pos, b, func() { release(h) }); err != nil {
+			return err
+		}
+		pos += k
+		pass.Progress(k)
+	}
+	return nil
 }
 
 // SourceKey is what an upload of a source is found again by, as hex: its absolute path, the name

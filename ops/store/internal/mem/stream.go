@@ -92,25 +92,14 @@ func (w *streamWrite) Write(ctx context.Context, f store.SourceFile, from int64,
 	s.mu.Lock()
 	p.data = p.data[:from:from]
 	s.mu.Unlock()
-	buf := make([]byte, min(pass.Chunk, max(pass.Size-from, 1)))
-	for off := from; off < pass.Size; {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		n := min(int64(len(buf)), pass.Size-off)
-		if err := store.ReadSource(f, buf[:n], off); err != nil {
-			return nil, err
-		}
-		pass.Hash.Write(buf[:n])
-		pass.Observe(buf[:n])
+	return nil, store.Pump(ctx, f, from, pass, nil, func(_ int64, b []byte, done func()) error {
+		defer done()
 		s.mu.Lock()
-		p.data = append(p.data, buf[:n]...)
+		defer s.mu.Unlock()
+		p.data = append(p.data, b...)
 		p.written = s.now()
-		s.mu.Unlock()
-		off += n
-		pass.Progress(n)
-	}
-	return nil, nil
+		return nil
+	})
 }
 
 // Refuse drops the upload: what was sent is not what the record names, and nothing of it is
