@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -27,6 +28,7 @@ var stageTests = []struct {
 	{"StageResumePoint", testStageResume},
 	{"StageSourceChangedStartsOver", testStageSourceChanged},
 	{"StageHashMismatch", testStageHashMismatch},
+	{"StageSourceShrinks", testStageSourceShrinks},
 	{"StageBatchCommit", testStageBatch},
 	{"StagePlainPath", testStagePlain},
 	{"StageVerify", testStageVerify},
@@ -174,6 +176,38 @@ func testStageSourceChanged(t *testing.T, h Harness) {
 	if got := readAll(t, b, rec.Upload.ID, "data.bin"); !bytes.Equal(got, data) {
 		t.Fatalf("the upload mixes the old source with the new")
 	}
+}
+
+// shrunk is a source file cut short at cut while it is uploaded: it reads as a file of cut bytes.
+type shrunk struct {
+	*bytes.Reader
+	cut int64
+}
+
+func (f shrunk) ReadAt(b []byte, off int64) (int, error) {
+	if off+int64(len(b)) > f.cut {
+		n, _ := f.Reader.ReadAt(b[:max(f.cut-off, 0)], off)
+		return n, io.EOF
+	}
+	return f.Reader.ReadAt(b, off)
+}
+func (shrunk) Name() string     { return "shrunk.bin" }
+func (shrunk) Unchanged() error { return nil }
+
+// A source cut short while it is sent is upload.sourceChanged, the code of a source that moves
+// during its upload, whatever part of the write meets the end.
+func testStageSourceShrinks(t *testing.T, h Harness) {
+	b := h.New(t)
+	st := b.Features().Streamer
+	if st == nil {
+		t.Skip("no Streamer")
+	}
+	chunk := stageChunk(b)
+	_, data := sourceFile(t, 3*chunk, 5)
+	src := store.Source{Path: "/shrunk.bin", Name: "data.bin", Size: int64(len(data)), Blake3: sum(data)}
+	f := shrunk{bytes.NewReader(data), chunk + chunk/2}
+	_, err := st.Stream(ctx, src, f, store.StreamOptions{Chunk: chunk, Jobs: 2})
+	wantCode(t, "stream of a source cut short", err, fault.UploadSourceChange)
 }
 
 func testStageHashMismatch(t *testing.T, h Harness) {
