@@ -160,10 +160,7 @@ func (w *streamWrite) Stored() (store.StreamStored, error) {
 func (w *streamWrite) Restart() error { w.held = nil; return nil }
 
 func (w *streamWrite) Write(ctx context.Context, f store.SourceFile, from int64, pass store.StreamPass) (*store.Info, error) {
-	s, size := w.s, pass.Size
-	if size == 0 {
-		return nil, nil // no part to send
-	}
+	s := w.s
 	var err error
 	w.completed, err = s.sendParts(ctx, f, w.id, w.pi, w.held, pass)
 	if err == nil {
@@ -291,17 +288,11 @@ func (s *Store) resumable(ctx context.Context, note, name, want string) (string,
 	if id == "" {
 		return "", nil, nil, etag
 	}
-	// Finished with these bytes (store.StreamUpload reads it back before it names it again).
-	finished := func() bool {
-		info, herr := s.head(ctx, id, name)
-		return herr == nil && info.Blake3 == want
-	}
 	pi, err := s.readInfo(ctx, id)
 	if err != nil {
-		if finished() {
-			return id, nil, nil, etag
-		}
-		return "", nil, nil, etag
+		// Finished, or gone: store.StreamUpload reads it back before it names it again, and
+		// avoids it when it is not these bytes.
+		return id, nil, nil, etag
 	}
 	if pi.UploadID == "" || pi.Blake3 != want || pi.Name != name {
 		return "", nil, nil, etag
