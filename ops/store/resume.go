@@ -48,7 +48,8 @@ func HashSource(ctx context.Context, src SourceFile, size, chunk int64, observe 
 		observe = func([]byte) {}
 	}
 	h := blake3.New()
-	pass := StreamPass{Size: size, Chunk: chunk, Hash: h, Observe: observe, Progress: func(int64) {}}
+	// Two buffers: one read while the other is hashed.
+	pass := StreamPass{Size: size, Chunk: chunk, Hash: h, Observe: observe, Progress: func(int64) {}, Bufs: 2}
 	if err := Pump(ctx, src, 0, pass, nil, func(_ int64, _ []byte, done func()) error { done(); return nil }); err != nil {
 		return "", err
 	}

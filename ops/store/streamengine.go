@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -100,6 +101,9 @@ type StreamPass struct {
 	Observe func([]byte)
 	// Progress is told the bytes got through, as they go.
 	Progress func(int64)
+	// Bufs is how many buffers Pump holds at most when it is given no pool (0: 4, enough for a
+	// read, a write and the hash to go on at once).
+	Bufs int
 }
 
 // StreamWrite is the resumable write of one unfinished upload.
@@ -245,7 +249,7 @@ func Pump(ctx context.Context, f SourceFile, from int64, pass StreamPass, free c
 	}
 	want := min(chunk, size-from) // the largest chunk this pass reads
 	if free == nil {
-		n := int(min(4, (size-from)/chunk+1))
+		n := int(min(int64(cmp.Or(pass.Bufs, 4)), (size-from)/chunk+1))
 		free = make(chan []byte, n)
 		for range n {
 			if b, _ := sourceBufs.Get().(*[]byte); b != nil {
