@@ -135,6 +135,14 @@ var ErrStreamLost = errors.New("another run of the same source owns its upload")
 
 // StreamUpload is Streamer.Stream over b; opts carries b's defaults (WithDefaults).
 func StreamUpload(ctx context.Context, b StreamBackend, src Source, f SourceFile, opts StreamOptions) (*Info, error) {
+	// What the record names, checked here for every backend, whoever calls.
+	err := ValidName(src.Name)
+	if err == nil {
+		src.Blake3, err = CheckHex(src.Blake3)
+	}
+	if err != nil {
+		return nil, err
+	}
 	observe := opts.Observe
 	if src.Blake3 == "" {
 		first, err := b.StreamHashFirst(ctx, src)

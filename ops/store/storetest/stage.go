@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/attachctl/attachctl/manifest"
@@ -29,6 +30,7 @@ var stageTests = []struct {
 	{"StageSourceChangedStartsOver", testStageSourceChanged},
 	{"StageHashMismatch", testStageHashMismatch},
 	{"StageSourceShrinks", testStageSourceShrinks},
+	{"StageStreamChecksRecord", testStageStreamChecks},
 	{"StageBatchCommit", testStageBatch},
 	{"StagePlainPath", testStagePlain},
 	{"StageVerify", testStageVerify},
@@ -208,6 +210,30 @@ func testStageSourceShrinks(t *testing.T, h Harness) {
 	f := shrunk{bytes.NewReader(data), chunk + chunk/2}
 	_, err := st.Stream(ctx, src, f, store.StreamOptions{Chunk: chunk, Jobs: 2})
 	wantCode(t, "stream of a source cut short", err, fault.UploadSourceChange)
+}
+
+// A Streamer takes the record's BLAKE3 in either case and refuses what is not 64 hex digits, or
+// a name that is not plain, before it stores anything: the same on every backend, whoever
+// calls it.
+func testStageStreamChecks(t *testing.T, h Harness) {
+	b := h.New(t)
+	st := b.Features().Streamer
+	if st == nil {
+		t.Skip("no Streamer")
+	}
+	data := []byte("the record's bytes")
+	src := store.Source{Path: "/checks.bin", Name: "data.bin", Size: int64(len(data)), Blake3: strings.ToUpper(sum(data))}
+	info, err := st.Stream(ctx, src, shrunk{bytes.NewReader(data), src.Size}, store.StreamOptions{})
+	must(t, "stream with the BLAKE3 in upper case", err)
+	if info.Blake3 != sum(data) {
+		t.Fatalf("upload's BLAKE3 %q, want %q", info.Blake3, sum(data))
+	}
+	for _, bad := range []store.Source{{Name: "a/b", Blake3: sum(data)}, {Name: "data.bin", Blake3: "xyz"}} {
+		bad.Path, bad.Size = "/checks.bin", src.Size
+		_, err := st.Stream(ctx, bad, shrunk{bytes.NewReader(data), src.Size}, store.StreamOptions{})
+		wantCode(t, "stream of "+bad.Name+" "+bad.Blake3, err, fault.UploadInvalid)
+	}
+	finishedOnly(t, b, 1)
 }
 
 func testStageHashMismatch(t *testing.T, h Harness) {

@@ -14,14 +14,6 @@ import (
 // read once for it), the source's note names the upload, a finished upload of the same source
 // that is still intact is named again, and an unfinished one no writer holds is resumed.
 func (s *Store) Stream(ctx context.Context, src store.Source, f store.SourceFile, opts store.StreamOptions) (*store.Info, error) {
-	if err := store.ValidName(src.Name); err != nil {
-		return nil, err
-	}
-	want, err := store.CheckHex(src.Blake3)
-	if err != nil {
-		return nil, err
-	}
-	src.Blake3 = want
 	if opts.Batch != nil {
 		if b, ok := opts.Batch.(*batch); !ok || b.s != s {
 			return nil, fault.Errorf(fault.UploadInvalid, "%s: the batch given is not one of store %s", src.Path, s.loc)
