@@ -110,15 +110,12 @@ func (s *Store) StartStream(ctx context.Context, st store.StreamStart) (store.St
 	// the winner's upload instead of making a second copy.
 	for try := 0; ; try++ {
 		id, pi, held, noteTag := s.resumable(ctx, note, name, want)
-		if id != "" && pi == nil { // finished by an earlier run
-			if id != st.Avoid {
-				return store.StreamFound{ID: id}, nil, nil
-			}
-			id = ""
-		}
 		w := &streamWrite{s: s, st: st, note: note, id: id, pi: pi, held: held}
 		if pi != nil {
 			return store.StreamFound{}, w, nil
+		}
+		if id != "" && id != st.Avoid { // finished by an earlier run
+			return store.StreamFound{ID: id}, nil, nil
 		}
 		var err error
 		w.id, w.pi, err = s.startStage(ctx, note, noteTag, name, size, want)
@@ -149,10 +146,8 @@ func (w *streamWrite) ID() string { return w.id }
 // Stored is the parts the server holds, each checked by its MD5 as the source is sent.
 func (w *streamWrite) Stored() (store.StreamStored, error) {
 	var kept int64
-	if w.st.Src.Size > 0 {
-		for _, p := range w.held {
-			kept += p.Size
-		}
+	for _, p := range w.held { // none for an empty source: its note is keyed on its size
+		kept += p.Size
 	}
 	return store.StreamStored{Held: kept}, nil
 }
