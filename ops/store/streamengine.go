@@ -165,7 +165,7 @@ func StreamUpload(ctx context.Context, b StreamBackend, src Source, f SourceFile
 		if found.ID != "" {
 			// A finished upload is named again only when it is still these bytes: a corrupted one
 			// is avoided, and the source uploaded afresh under a new id, which repairs it.
-			if found.Pending || StreamIntact(ctx, b, found.ID, src.Name, src.Blake3) && b.ReuseStream(ctx, found.ID) {
+			if found.Pending || NameAgain(ctx, b, found.ID, src.Name, src.Blake3) {
 				opts.Progress(src.Size)
 				return &Info{ID: found.ID, Name: src.Name, Size: src.Size, Blake3: src.Blake3}, nil
 			}
@@ -339,10 +339,11 @@ func SourceKey(path, name string, size int64, blake3 string) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// StreamIntact reports whether the finished upload id of b still holds the bytes of BLAKE3 want
-// under name: its metadata says so, and its bytes, read back whole through the guarded open, are
-// its size and hash to want. A corrupted upload is never named again.
-func StreamIntact(ctx context.Context, b StreamBackend, id, name, want string) bool {
+// NameAgain reports whether the finished upload id of b is named again as the bytes of BLAKE3
+// want under name: it still holds them (its metadata says so, and its bytes, read back whole
+// through the guarded open, are its size and hash to want: a corrupted upload is never named
+// again), and b marked it used (ReuseStream).
+func NameAgain(ctx context.Context, b StreamBackend, id, name, want string) bool {
 	r, err := b.Open(ctx, id, name)
 	if err != nil {
 		return false
@@ -353,5 +354,5 @@ func StreamIntact(ctx context.Context, b StreamBackend, id, name, want string) b
 		return false
 	}
 	got, n, err := ops.Hash(r, nil)
-	return err == nil && n == m.Size && got == want
+	return err == nil && n == m.Size && got == want && b.ReuseStream(ctx, id)
 }

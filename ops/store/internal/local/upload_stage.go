@@ -213,7 +213,7 @@ func (w *partialWrite) Refuse(_ context.Context, got string) {
 func (w *partialWrite) Publish(ctx context.Context, sum string) (*Meta, error) {
 	s, p, name, size := w.s, w.p, w.src.Name, w.src.Size
 	id := s.finished(sum, name)
-	if id != "" && !(store.StreamIntact(ctx, s, id, name, sum) && s.reuse(id)) {
+	if id != "" && !store.NameAgain(ctx, s, id, name, sum) {
 		s.forget(sum, name, id)
 		id = ""
 	}
