@@ -19,15 +19,17 @@ import (
 // Stream method is StreamUpload called with itself, after what is its own (a batch of its own
 // kind, its chunk sizes).
 //
-// What the engine decides: whether a source whose BLAKE3 the record does not give is hashed
-// first; which finished upload is named again (the one the backend finds for the same BLAKE3 and
-// name, only when it is still intact and can be marked used, else avoided); how much of an
+// What the engine decides: that the record's name is plain and its BLAKE3 64 hex digits; whether
+// a source whose BLAKE3 the record does not give is hashed first; which finished upload is named
+// again (the one the backend finds for the same BLAKE3 and name, only when it is still intact
+// and can be marked used, else avoided: NameAgain); how much of an
 // unfinished upload of the same source is kept (what it stored, compared with the source's
 // prefix, kept whole or not at all; a source that is not the one it was made for starts over);
-// the hash check (upload.hashMismatch); the Resumed, Progress and Observe callbacks; a restart
-// when another run took the upload over (ErrStreamLost). What is the backend's: finding what a
-// source can take up (a source note, a partial folder), the resumable write (append on a folder,
-// parts on S3) with its own performance mechanics, and the create-only publish.
+// the pass that reads the source once, in order, hashing it on another core (Pump); the hash
+// check (upload.hashMismatch); the Resumed, Progress and Observe callbacks; a restart when
+// another run took the upload over (ErrStreamLost). What is the backend's: finding what a source
+// can take up (a source note, a partial folder), where each chunk of the pass goes (appended to a
+// folder's data, a part on S3) with its own performance mechanics, and the create-only publish.
 
 // StreamBackend is what a backend implements so that the rules of single-file uploads run over
 // it (StreamUpload).
