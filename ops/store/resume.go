@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/hex"
-	"hash"
+	"errors"
 	"io"
 	"sync"
 
@@ -36,35 +36,22 @@ func HashMismatch(path, got, want string) error {
 	return fault.Errorf(fault.UploadHashMismatch, "%s: BLAKE3 is %s, the manifest says %s (changed since it was sniffed)", path, got, want)
 }
 
-// sourceBufs recycles HashSource's buffers from one file to the next: a fresh buffer per file
-// costs a first touch of every page, dearer on a VM than the read itself.
+// sourceBufs recycles the buffers of the reads of sources (Pump) from one file to the next: a
+// fresh buffer per file costs a first touch of every page, dearer on a VM than the read itself.
 var sourceBufs sync.Pool
 
 // HashSource reads the whole source of size bytes once, in chunks, and returns its BLAKE3,
 // showing each byte to observe (nil: none). upload.sourceChanged when it moves meanwhile;
 // ctx cancelled: ctx.Err().
 func HashSource(ctx context.Context, src SourceFile, size, chunk int64, observe func([]byte)) (string, error) {
-	h := blake3.New()
-	bp, _ := sourceBufs.Get().(*[]byte)
-	if bp == nil || int64(cap(*bp)) < chunk {
-		b := make([]byte, chunk)
-		bp = &b
+	if observe == nil {
+		observe = func([]byte) {}
 	}
-	defer sourceBufs.Put(bp)
-	buf := (*bp)[:chunk]
-	for pos := int64(0); pos < size; {
-		if err := ctx.Err(); err != nil {
-			return "", err
-		}
-		n := min(chunk, size-pos)
-		if err := ReadSource(src, buf[:n], pos); err != nil {
-			return "", err
-		}
-		h.Write(buf[:n])
-		if observe != nil {
-			observe(buf[:n])
-		}
-		pos += n
+	h := blake3.New()
+	// Two buffers: one read while the other is hashed.
+	pass := StreamPass{Size: size, Chunk: chunk, Hash: h, Observe: observe, Progress: func(int64) {}, Bufs: 2}
+	if err := Pump(ctx, src, 0, pass, nil, func(_ int64, _ []byte, done func()) error { done(); return nil }); err != nil {
+		return "", err
 	}
 	if err := src.Unchanged(); err != nil {
 		return "", err
@@ -90,36 +77,37 @@ func ReadSource(src SourceFile, b []byte, off int64) error {
 // with h reset, observe told to forget (nil) and progress taken back, so that the write starts
 // over. storeErr codes an error reading stored. A resume is told (resumed, when set) the offset
 // it goes on from.
-func KeepPrefix(ctx context.Context, src SourceFile, stored io.ReaderAt, n, chunk int64, h hash.Hash, observe func([]byte), progress func(int64), resumed func(int64), storeErr func(error) error) (int64, error) {
+func KeepPrefix(ctx context.Context, src SourceFile, stored io.ReaderAt, n, chunk int64, h *blake3.Hasher, observe func([]byte), progress func(int64), resumed func(int64), storeErr func(error) error) (int64, error) {
 	if n <= 0 {
 		return 0, nil
 	}
-	buf, dbuf := make([]byte, min(chunk, n)), make([]byte, min(chunk, n))
+	dbuf := make([]byte, min(chunk, n))
 	var pos int64
-	for pos < n {
-		if err := ctx.Err(); err != nil {
-			return 0, err
+	pass := StreamPass{Size: n, Chunk: chunk, Hash: h, Observe: observe, Progress: func(k int64) { pos += k; progress(k) }}
+	err := Pump(ctx, src, 0, pass, nil, func(off int64, b []byte, done func()) error {
+		defer done()
+		if _, err := stored.ReadAt(dbuf[:len(b)], off); err != nil {
+			return storeErr(err)
 		}
-		k := min(chunk, n-pos)
-		if err := ReadSource(src, buf[:k], pos); err != nil {
-			return 0, err
+		if !bytes.Equal(b, dbuf[:len(b)]) {
+			return errDiffer
 		}
-		if _, err := stored.ReadAt(dbuf[:k], pos); err != nil {
-			return 0, storeErr(err)
-		}
-		if !bytes.Equal(buf[:k], dbuf[:k]) {
-			progress(-pos) // the source changed since the earlier run stored it: start over
-			h.Reset()
-			observe(nil)
-			return 0, nil
-		}
-		h.Write(buf[:k])
-		observe(buf[:k])
-		pos += k
-		progress(k)
+		return nil
+	})
+	if err == errDiffer {
+		progress(-pos) // the source changed since the earlier run stored it: start over
+		h.Reset()
+		observe(nil)
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
 	}
 	if resumed != nil {
 		resumed(pos)
 	}
 	return pos, nil
 }
+
+// errDiffer: what an earlier run stored is not the source's prefix.
+var errDiffer = errors.New("the stored bytes differ from the source")

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -8,6 +9,7 @@ import (
 	"io"
 	"strconv"
 	"sync"
+	"sync/atomic"
 
 	"github.com/attachctl/attachctl/ops"
 	"github.com/zeebo/blake3"
@@ -17,15 +19,17 @@ import (
 // Stream method is StreamUpload called with itself, after what is its own (a batch of its own
 // kind, its chunk sizes).
 //
-// What the engine decides: whether a source whose BLAKE3 the record does not give is hashed
-// first; which finished upload is named again (the one the backend finds for the same BLAKE3 and
-// name, only when it is still intact and can be marked used, else avoided); how much of an
+// What the engine decides: that the record's name is plain and its BLAKE3 64 hex digits; whether
+// a source whose BLAKE3 the record does not give is hashed first; which finished upload is named
+// again (the one the backend finds for the same BLAKE3 and name, only when it is still intact
+// and can be marked used, else avoided: NameAgain); how much of an
 // unfinished upload of the same source is kept (what it stored, compared with the source's
 // prefix, kept whole or not at all; a source that is not the one it was made for starts over);
-// the hash check (upload.hashMismatch); the Resumed, Progress and Observe callbacks; a restart
-// when another run took the upload over (ErrStreamLost). What is the backend's: finding what a
-// source can take up (a source note, a partial folder), the resumable write (append on a folder,
-// parts on S3) with its own performance mechanics, and the create-only publish.
+// the pass that reads the source once, in order, hashing it on another core (Pump); the hash
+// check (upload.hashMismatch); the Resumed, Progress and Observe callbacks; a restart when
+// another run took the upload over (ErrStreamLost). What is the backend's: finding what a source
+// can take up (a source note, a partial folder), where each chunk of the pass goes (appended to a
+// folder's data, a part on S3) with its own performance mechanics, and the create-only publish.
 
 // StreamBackend is what a backend implements so that the rules of single-file uploads run over
 // it (StreamUpload).
@@ -99,6 +103,9 @@ type StreamPass struct {
 	Observe func([]byte)
 	// Progress is told the bytes got through, as they go.
 	Progress func(int64)
+	// Bufs is how many buffers Pump holds at most when it is given no pool (0: 4, enough for a
+	// read, a write and the hash to go on at once).
+	Bufs int
 }
 
 // StreamWrite is the resumable write of one unfinished upload.
@@ -130,6 +137,14 @@ var ErrStreamLost = errors.New("another run of the same source owns its upload")
 
 // StreamUpload is Streamer.Stream over b; opts carries b's defaults (WithDefaults).
 func StreamUpload(ctx context.Context, b StreamBackend, src Source, f SourceFile, opts StreamOptions) (*Info, error) {
+	// What the record names, checked here for every backend, whoever calls.
+	err := ValidName(src.Name)
+	if err == nil {
+		src.Blake3, err = CheckHex(src.Blake3)
+	}
+	if err != nil {
+		return nil, err
+	}
 	observe := opts.Observe
 	if src.Blake3 == "" {
 		first, err := b.StreamHashFirst(ctx, src)
@@ -152,7 +167,7 @@ func StreamUpload(ctx context.Context, b StreamBackend, src Source, f SourceFile
 		if found.ID != "" {
 			// A finished upload is named again only when it is still these bytes: a corrupted one
 			// is avoided, and the source uploaded afresh under a new id, which repairs it.
-			if found.Pending || StreamIntact(ctx, b, found.ID, src.Name, src.Blake3) && b.ReuseStream(ctx, found.ID) {
+			if found.Pending || NameAgain(ctx, b, found.ID, src.Name, src.Blake3) {
 				opts.Progress(src.Size)
 				return &Info{ID: found.ID, Name: src.Name, Size: src.Size, Blake3: src.Blake3}, nil
 			}
@@ -226,6 +241,92 @@ func streamWrite(ctx context.Context, w StreamWrite, st *StreamStart, f SourceFi
 	return w.Publish(ctx, got)
 }
 
+// Pump is the write pass of a source, the same on every backend: it reads f from offset from to
+// pass.Size in chunks of at most pass.Chunk bytes and hands each to put, in order, on this
+// goroutine, while another goroutine writes the same bytes in the same order to pass.Hash and
+// pass.Observe (two cores share the pass); pass.Progress is told each chunk put. It stops at the
+// first error of a read or of put, or when ctx is done (ctx.Err()), once what was read is hashed.
+//
+// At most cap(free) buffers are in use, so that memory stays bounded (an entry shorter than a
+// chunk is made anew); free nil: a few of sourceBufs, no larger than the source, so that a small
+// file costs little. A buffer goes back once hashed and given back by put's done (once, whether
+// or not put fails): put may leave that to a goroutine of its own (S3 sends a part on a worker),
+// whose end its caller waits for, with a free of its own.
+func Pump(ctx context.Context, f SourceFile, from int64, pass StreamPass, free chan []byte, put func(off int64, b []byte, done func()) error) error {
+	size, chunk := pass.Size, pass.Chunk
+	if size <= from {
+		return nil
+	}
+	want := min(chunk, size-from) // the largest chunk this pass reads
+	if free == nil {
+		n := int(min(int64(cmp.Or(pass.Bufs, 4)), (size-from)/chunk+1))
+		free = make(chan []byte, n)
+		for range n {
+			if b, _ := sourceBufs.Get().(*[]byte); b != nil {
+				free <- *b
+			} else {
+				free <- nil
+			}
+		}
+		defer func() {
+			for len(free) > 0 {
+				if b := <-free; b != nil {
+					sourceBufs.Put(&b)
+				}
+			}
+		}()
+	}
+	type held struct {
+		b    []byte
+		refs atomic.Int32
+	}
+	release := func(h *held) {
+		if h.refs.Add(-1) == 0 {
+			free <- h.b[:cap(h.b)]
+		}
+	}
+	hashing := make(chan *held, cap(free))
+	hashed := make(chan struct{})
+	go func() {
+		defer close(hashed)
+		for h := range hashing {
+			pass.Hash.Write(h.b)
+			pass.Observe(h.b)
+			release(h)
+		}
+	}()
+	defer func() { close(hashing); <-hashed }()
+	for pos := from; pos < size; {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		var b []byte
+		select {
+		case b = <-free:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		k := min(chunk, size-pos)
+		if int64(cap(b)) < k {
+			b = make([]byte, want)
+		}
+		b = b[:k]
+		if err := ReadSource(f, b, pos); err != nil {
+			free <- b
+			return err
+		}
+		h := &held{b: b}
+		h.refs.Store(2)
+		hashing <- h
+		if err := put(pos, b, func() { release(h) }); err != nil {
+			return err
+		}
+		pos += k
+		pass.Progress(k)
+	}
+	return nil
+}
+
 // SourceKey is what an upload of a source is found again by, as hex: its absolute path, the name
 // it is uploaded under, its size and its BLAKE3 ("" when not known). A backend that keeps a note of
 // which upload a source is (S3) names the note by it; what was written under it stays findable, so
@@ -240,10 +341,11 @@ func SourceKey(path, name string, size int64, blake3 string) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// StreamIntact reports whether the finished upload id of b still holds the bytes of BLAKE3 want
-// under name: its metadata says so, and its bytes, read back whole through the guarded open, are
-// its size and hash to want. A corrupted upload is never named again.
-func StreamIntact(ctx context.Context, b StreamBackend, id, name, want string) bool {
+// NameAgain reports whether the finished upload id of b is named again as the bytes of BLAKE3
+// want under name: it still holds them (its metadata says so, and its bytes, read back whole
+// through the guarded open, are its size and hash to want: a corrupted upload is never named
+// again), and b marked it used (ReuseStream).
+func NameAgain(ctx context.Context, b StreamBackend, id, name, want string) bool {
 	r, err := b.Open(ctx, id, name)
 	if err != nil {
 		return false
@@ -254,5 +356,5 @@ func StreamIntact(ctx context.Context, b StreamBackend, id, name, want string) b
 		return false
 	}
 	got, n, err := ops.Hash(r, nil)
-	return err == nil && n == m.Size && got == want
+	return err == nil && n == m.Size && got == want && b.ReuseStream(ctx, id)
 }

@@ -5,7 +5,9 @@ import (
 	"context"
 	"encoding/hex"
 	"fmt"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/attachctl/attachctl/manifest/fault"
 	"github.com/zeebo/blake3"
@@ -374,5 +376,53 @@ func TestSourceKey(t *testing.T) {
 	got := SourceKey("/home/u/a.bin", "a.bin", 2354, "cd0831ab4ac14b7a5880e08d427148f2089dfd41d41db288179e8fa5bb823fbc")
 	if want := "eceade5689862becd9bb2c122a3694feeca5bc7af2e323d915118a9e4bdba74f"; got != want {
 		t.Fatalf("SourceKey is %s, was %s", got, want)
+	}
+}
+
+// Pump with a put that keeps each chunk on goroutines of its own, as S3's part workers do: every
+// chunk is put once at its offset, the hash is of the source's bytes in order, and no more than
+// cap(free) buffers are ever out, however slow the holders.
+func TestPumpAsyncPut(t *testing.T) {
+	data := make([]byte, 10*1000+7)
+	for i := range data {
+		data[i] = byte(i * 7)
+	}
+	free := make(chan []byte, 3)
+	for range cap(free) {
+		free <- nil
+	}
+	var mu sync.Mutex
+	var out, most int
+	got := make([]byte, len(data))
+	var wg sync.WaitGroup
+	h := blake3.New()
+	var progress int64
+	pass := StreamPass{Size: int64(len(data)), Chunk: 1000, Hash: h, Observe: func([]byte) {}, Progress: func(k int64) { progress += k }}
+	err := Pump(context.Background(), &memStreamSource{Reader: bytes.NewReader(data)}, 0, pass, free, func(off int64, b []byte, done func()) error {
+		mu.Lock()
+		out++
+		most = max(most, out)
+		mu.Unlock()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			time.Sleep(time.Millisecond)
+			copy(got[off:], b)
+			mu.Lock()
+			out--
+			mu.Unlock()
+			done()
+		}()
+		return nil
+	})
+	wg.Wait()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, data) || hex.EncodeToString(h.Sum(nil)) != sum3(data) || progress != int64(len(data)) {
+		t.Fatalf("the chunks put, the hash or the progress are not the source's")
+	}
+	if most > cap(free) || len(free) != cap(free) {
+		t.Fatalf("%d buffers out at once, %d back at the end; the pool has %d", most, len(free), cap(free))
 	}
 }

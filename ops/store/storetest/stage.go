@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -29,6 +30,8 @@ var stageTests = []struct {
 	{"StageUploadTakesNoChunks", testStageNoChunks},
 	{"StageSourceChangedStartsOver", testStageSourceChanged},
 	{"StageHashMismatch", testStageHashMismatch},
+	{"StageSourceShrinks", testStageSourceShrinks},
+	{"StageStreamChecksRecord", testStageStreamChecks},
 	{"StageBatchCommit", testStageBatch},
 	{"StagePlainPath", testStagePlain},
 	{"StageVerify", testStageVerify},
@@ -204,6 +207,62 @@ func testStageSourceChanged(t *testing.T, h Harness) {
 	if got := readAll(t, b, rec.Upload.ID, "data.bin"); !bytes.Equal(got, data) {
 		t.Fatalf("the upload mixes the old source with the new")
 	}
+}
+
+// shrunk is a source file cut short at cut while it is uploaded: it reads as a file of cut bytes.
+type shrunk struct {
+	*bytes.Reader
+	cut int64
+}
+
+func (f shrunk) ReadAt(b []byte, off int64) (int, error) {
+	if off+int64(len(b)) > f.cut {
+		n, _ := f.Reader.ReadAt(b[:max(f.cut-off, 0)], off)
+		return n, io.EOF
+	}
+	return f.Reader.ReadAt(b, off)
+}
+func (shrunk) Name() string     { return "shrunk.bin" }
+func (shrunk) Unchanged() error { return nil }
+
+// A source cut short while it is sent is upload.sourceChanged, the code of a source that moves
+// during its upload, whatever part of the write meets the end.
+func testStageSourceShrinks(t *testing.T, h Harness) {
+	b := h.New(t)
+	st := b.Features().Streamer
+	if st == nil {
+		t.Skip("no Streamer")
+	}
+	chunk := stageChunk(b)
+	_, data := sourceFile(t, 3*chunk, 5)
+	src := store.Source{Path: "/shrunk.bin", Name: "data.bin", Size: int64(len(data)), Blake3: sum(data)}
+	f := shrunk{bytes.NewReader(data), chunk + chunk/2}
+	_, err := st.Stream(ctx, src, f, store.StreamOptions{Chunk: chunk, Jobs: 2})
+	wantCode(t, "stream of a source cut short", err, fault.UploadSourceChange)
+}
+
+// A Streamer takes the record's BLAKE3 in either case and refuses what is not 64 hex digits, or
+// a name that is not plain, before it stores anything: the same on every backend, whoever
+// calls it.
+func testStageStreamChecks(t *testing.T, h Harness) {
+	b := h.New(t)
+	st := b.Features().Streamer
+	if st == nil {
+		t.Skip("no Streamer")
+	}
+	data := []byte("the record's bytes")
+	src := store.Source{Path: "/checks.bin", Name: "data.bin", Size: int64(len(data)), Blake3: strings.ToUpper(sum(data))}
+	info, err := st.Stream(ctx, src, shrunk{bytes.NewReader(data), src.Size}, store.StreamOptions{})
+	must(t, "stream with the BLAKE3 in upper case", err)
+	if info.Blake3 != sum(data) {
+		t.Fatalf("upload's BLAKE3 %q, want %q", info.Blake3, sum(data))
+	}
+	for _, bad := range []store.Source{{Name: "a/b", Blake3: sum(data)}, {Name: "data.bin", Blake3: "xyz"}} {
+		bad.Path, bad.Size = "/checks.bin", src.Size
+		_, err := st.Stream(ctx, bad, shrunk{bytes.NewReader(data), src.Size}, store.StreamOptions{})
+		wantCode(t, "stream of "+bad.Name+" "+bad.Blake3, err, fault.UploadInvalid)
+	}
+	finishedOnly(t, b, 1)
 }
 
 func testStageHashMismatch(t *testing.T, h Harness) {

@@ -4,12 +4,10 @@ package local
 
 import (
 	"context"
-	"sync"
 	"time"
 
 	"github.com/attachctl/attachctl/manifest/fault"
 	"github.com/attachctl/attachctl/ops/store"
-	"github.com/zeebo/blake3"
 )
 
 // fsync policy of the stage: writeback of every writebackEvery bytes written is started at once
@@ -174,43 +172,33 @@ func (w *partialWrite) Stored() (store.StreamStored, error) {
 
 func (w *partialWrite) Restart() error { return w.p.truncate(0) }
 
-// Write appends the source to the partial's data from pos: read and write here, hash on another
-// goroutine (the hasher), so that two cores share the pass. The buffers go round: read into,
-// write from, hash, free again.
+// Write appends the source to the partial's data from pos, in the pass of store.Pump (read and
+// write here, hash on another core).
 func (w *partialWrite) Write(ctx context.Context, src store.SourceFile, pos int64, pass store.StreamPass) (*Meta, error) {
-	p, size, chunk := w.p, pass.Size, pass.Chunk
-	// Buffers no larger than what is left, so that small files cost little.
-	hp := newHashPipe(pass.Hash, pass.Observe, min(chunk, max(size-pos, 1)), int(min(4, (size-pos)/chunk+1)))
-	defer hp.close()
+	p := w.p
+	fd := int(p.f.Fd())
 	started := pos // the first byte whose writeback is not started yet
-	for pos < size {
-		if ctx.Err() != nil {
-			if err := fdatasync(int(p.f.Fd())); err != nil {
-				return nil, storeErr(p.f.Name(), err)
-			}
-			return nil, ctx.Err()
+	err := store.Pump(ctx, src, pos, pass, nil, func(off int64, b []byte, done func()) error {
+		defer done()
+		if _, err := p.f.WriteAt(b, off); err != nil {
+			p.f.Truncate(off) // keep data a prefix that was written whole
+			fdatasync(fd)
+			return storeErr(p.f.Name(), err)
 		}
-		n := min(chunk, size-pos)
-		b := hp.get()[:n]
-		if err := store.ReadSource(src, b, pos); err != nil {
-			return nil, err
-		}
-		if _, err := p.f.WriteAt(b, pos); err != nil {
-			p.f.Truncate(pos) // keep data a prefix that was written whole
-			fdatasync(int(p.f.Fd()))
-			return nil, storeErr(p.f.Name(), err)
-		}
-		hp.put(b)
-		pos += n
-		pass.Progress(n)
-		if pos-started >= writebackEvery {
+		if end := off + int64(len(b)); end-started >= writebackEvery {
 			// Ask the kernel to start writing these bytes to disk now, without waiting, so the
 			// disk works while we read and hash, and finish's fsync finds little left to do.
-			startWriteback(int(p.f.Fd()), started, pos-started)
-			started = pos
+			startWriteback(fd, started, end-started)
+			started = end
+		}
+		return nil
+	})
+	if err != nil && err == ctx.Err() {
+		if err := fdatasync(fd); err != nil {
+			return nil, storeErr(p.f.Name(), err)
 		}
 	}
-	return nil, nil
+	return nil, err
 }
 
 // Refuse keeps the partial, with what it holds, for a run with a fresh manifest.
@@ -225,7 +213,7 @@ func (w *partialWrite) Refuse(_ context.Context, got string) {
 func (w *partialWrite) Publish(ctx context.Context, sum string) (*Meta, error) {
 	s, p, name, size := w.s, w.p, w.src.Name, w.src.Size
 	id := s.finished(sum, name)
-	if id != "" && !(store.StreamIntact(ctx, s, id, name, sum) && s.reuse(id)) {
+	if id != "" && !store.NameAgain(ctx, s, id, name, sum) {
 		s.forget(sum, name, id)
 		id = ""
 	}
@@ -256,56 +244,5 @@ func (w *partialWrite) Publish(ctx context.Context, sum string) (*Meta, error) {
 func (w *partialWrite) Close(error) {
 	if !w.batched {
 		w.p.close()
-	}
-}
-
-// hashPipe hashes buffers on its own goroutine, in the order they are put, and hands them back.
-type hashPipe struct {
-	in     chan []byte
-	free   chan []byte
-	done   chan struct{}
-	closed bool
-}
-
-// chunkPool recycles the pipe's buffers from one file to the next: a fresh buffer per file costs a
-// first touch of every page, which on a VM is dearer than the copy itself.
-var chunkPool sync.Pool
-
-func newHashPipe(h *blake3.Hasher, observe func([]byte), size int64, bufs int) *hashPipe {
-	hp := &hashPipe{in: make(chan []byte, bufs), free: make(chan []byte, bufs), done: make(chan struct{})}
-	for range bufs {
-		b, _ := chunkPool.Get().(*[]byte)
-		if b == nil || int64(cap(*b)) < size {
-			nb := make([]byte, size)
-			b = &nb
-		}
-		hp.free <- (*b)[:size]
-	}
-	go func() {
-		defer close(hp.done)
-		for b := range hp.in {
-			h.Write(b)
-			observe(b)
-			hp.free <- b[:cap(b)]
-		}
-	}()
-	return hp
-}
-
-// get returns a free buffer; put queues a filled one for hashing.
-func (hp *hashPipe) get() []byte  { return <-hp.free }
-func (hp *hashPipe) put(b []byte) { hp.in <- b }
-
-// close waits until everything put has been hashed, and gives the free buffers back to the pool.
-// It may be called again.
-func (hp *hashPipe) close() {
-	if !hp.closed {
-		hp.closed = true
-		close(hp.in)
-		<-hp.done
-		for len(hp.free) > 0 {
-			b := <-hp.free
-			chunkPool.Put(&b)
-		}
 	}
 }

@@ -14,14 +14,6 @@ import (
 // read once for it), the source's note names the upload, a finished upload of the same source
 // that is still intact is named again, and an unfinished one no writer holds is resumed.
 func (s *Store) Stream(ctx context.Context, src store.Source, f store.SourceFile, opts store.StreamOptions) (*store.Info, error) {
-	if err := store.ValidName(src.Name); err != nil {
-		return nil, err
-	}
-	want, err := store.CheckHex(src.Blake3)
-	if err != nil {
-		return nil, err
-	}
-	src.Blake3 = want
 	if opts.Batch != nil {
 		if b, ok := opts.Batch.(*batch); !ok || b.s != s {
 			return nil, fault.Errorf(fault.UploadInvalid, "%s: the batch given is not one of store %s", src.Path, s.loc)
@@ -92,25 +84,14 @@ func (w *streamWrite) Write(ctx context.Context, f store.SourceFile, from int64,
 	s.mu.Lock()
 	p.data = p.data[:from:from]
 	s.mu.Unlock()
-	buf := make([]byte, min(pass.Chunk, max(pass.Size-from, 1)))
-	for off := from; off < pass.Size; {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		n := min(int64(len(buf)), pass.Size-off)
-		if err := store.ReadSource(f, buf[:n], off); err != nil {
-			return nil, err
-		}
-		pass.Hash.Write(buf[:n])
-		pass.Observe(buf[:n])
+	return nil, store.Pump(ctx, f, from, pass, nil, func(_ int64, b []byte, done func()) error {
+		defer done()
 		s.mu.Lock()
-		p.data = append(p.data, buf[:n]...)
+		defer s.mu.Unlock()
+		p.data = append(p.data, b...)
 		p.written = s.now()
-		s.mu.Unlock()
-		off += n
-		pass.Progress(n)
-	}
-	return nil, nil
+		return nil
+	})
 }
 
 // Refuse drops the upload: what was sent is not what the record names, and nothing of it is

@@ -7,8 +7,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"hash"
-	"io"
 	"strings"
 	"sync"
 	"time"
@@ -18,7 +16,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awss3 "github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
-	"github.com/zeebo/blake3"
 )
 
 // part is one part of a multipart upload as the server holds it.
@@ -113,15 +110,12 @@ func (s *Store) StartStream(ctx context.Context, st store.StreamStart) (store.St
 	// the winner's upload instead of making a second copy.
 	for try := 0; ; try++ {
 		id, pi, held, noteTag := s.resumable(ctx, note, name, want)
-		if id != "" && pi == nil { // finished by an earlier run
-			if id != st.Avoid {
-				return store.StreamFound{ID: id}, nil, nil
-			}
-			id = ""
-		}
 		w := &streamWrite{s: s, st: st, note: note, id: id, pi: pi, held: held}
 		if pi != nil {
 			return store.StreamFound{}, w, nil
+		}
+		if id != "" && id != st.Avoid { // finished by an earlier run
+			return store.StreamFound{ID: id}, nil, nil
 		}
 		var err error
 		w.id, w.pi, err = s.startStage(ctx, note, noteTag, name, size, want)
@@ -152,10 +146,8 @@ func (w *streamWrite) ID() string { return w.id }
 // Stored is the parts the server holds, each checked by its MD5 as the source is sent.
 func (w *streamWrite) Stored() (store.StreamStored, error) {
 	var kept int64
-	if w.st.Src.Size > 0 {
-		for _, p := range w.held {
-			kept += p.Size
-		}
+	for _, p := range w.held { // none for an empty source: its note is keyed on its size
+		kept += p.Size
 	}
 	return store.StreamStored{Held: kept}, nil
 }
@@ -163,12 +155,9 @@ func (w *streamWrite) Stored() (store.StreamStored, error) {
 func (w *streamWrite) Restart() error { w.held = nil; return nil }
 
 func (w *streamWrite) Write(ctx context.Context, f store.SourceFile, from int64, pass store.StreamPass) (*store.Info, error) {
-	s, size := w.s, pass.Size
-	if size == 0 {
-		return nil, nil // no part to send
-	}
+	s := w.s
 	var err error
-	w.completed, _, err = s.sendParts(ctx, pass.Hash, io.NewSectionReader(f, 0, size), w.st.Src.Path, size, pass.Chunk, pass.Jobs, s.buffers(pass.Jobs, pass.Chunk), w.id, w.pi, w.held, pass.Progress, pass.Observe, s.sent)
+	w.completed, err = s.sendParts(ctx, f, w.id, w.pi, w.held, pass)
 	if err == nil {
 		return nil, nil
 	}
@@ -294,17 +283,11 @@ func (s *Store) resumable(ctx context.Context, note, name, want string) (string,
 	if id == "" {
 		return "", nil, nil, etag
 	}
-	// Finished with these bytes (store.StreamUpload reads it back before it names it again).
-	finished := func() bool {
-		info, herr := s.head(ctx, id, name)
-		return herr == nil && info.Blake3 == want
-	}
 	pi, err := s.readInfo(ctx, id)
 	if err != nil {
-		if finished() {
-			return id, nil, nil, etag
-		}
-		return "", nil, nil, etag
+		// Finished, or gone: store.StreamUpload reads it back before it names it again, and
+		// avoids it when it is not these bytes.
+		return id, nil, nil, etag
 	}
 	if pi.UploadID == "" || pi.Blake3 != want || pi.Name != name {
 		return "", nil, nil, etag
@@ -376,28 +359,30 @@ func (s *Store) start(ctx context.Context, note, noteTag, name string, size int6
 	return id, pi, nil
 }
 
-// sendParts reads the source once, in order, hashing it (into h, when not nil), and sends each part the server does not
-// already hold with the same bytes, jobs at once. Buffers go round a pool of jobs, so at most
-// jobs x chunk bytes are in memory. It returns the parts for the completion and the BLAKE3.
-func (s *Store) sendParts(ctx context.Context, h hash.Hash, src io.Reader, srcName string, size, chunk int64, jobs int, free chan []byte, id string, pi *partialInfo, held map[int32]part, progress func(int64), observe func([]byte), sent func(int32)) ([]types.CompletedPart, string, error) {
-	key := s.FinishedKey(id, pi.Name)
-	nparts := int((size + chunk - 1) / chunk)
-	done := make([]types.CompletedPart, nparts)
+// sendParts sends the source f of a multipart upload in the pass of store.Pump (read and sent
+// here, hash on another core), each part the server does not already hold with the same bytes
+// (held: its ETag is the MD5 of the source's), pass.Jobs at once. Buffers go round the Store's
+// pool (buffers), so that at most jobs x chunk bytes are in memory. It returns the parts for the
+// completion.
+func (s *Store) sendParts(ctx context.Context, f store.SourceFile, id string, pi *partialInfo, held map[int32]part, pass store.StreamPass) ([]types.CompletedPart, error) {
+	key, chunk := s.FinishedKey(id, pi.Name), pass.Chunk
+	done := make([]types.CompletedPart, (pass.Size+chunk-1)/chunk)
 	type job struct {
-		n   int32
-		buf []byte
+		n       int32
+		buf     []byte
+		release func()
 	}
 	work := make(chan job)
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	var wg sync.WaitGroup
-	for w := 0; w < jobs; w++ {
+	for range pass.Jobs {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for j := range work {
-				if sent != nil {
-					sent(j.n)
+				if s.sent != nil {
+					s.sent(j.n)
 				}
 				out, err := s.client.UploadPart(ctx, &awss3.UploadPartInput{Bucket: &s.Bucket, Key: &key, UploadId: &pi.UploadID,
 					PartNumber: aws.Int32(j.n), Body: bytes.NewReader(j.buf), ContentLength: aws.Int64(int64(len(j.buf)))}, unsignedPayload)
@@ -408,62 +393,34 @@ func (s *Store) sendParts(ctx context.Context, h hash.Hash, src io.Reader, srcNa
 				} else {
 					done[j.n-1] = types.CompletedPart{PartNumber: aws.Int32(j.n), ETag: out.ETag}
 				}
-				free <- j.buf[:cap(j.buf)]
+				j.release()
 			}
 		}()
 	}
-	if h == nil {
-		h = blake3.New()
-	}
-	var readErr error
-	var pos int64
-	for n := int32(1); int(n) <= nparts && ctx.Err() == nil; n++ {
-		var buf []byte
-		got := false
-		select {
-		case buf = <-free:
-			got = true
-		case <-ctx.Done():
-		}
-		if !got {
-			break
-		}
-		if int64(cap(buf)) < chunk {
-			buf = make([]byte, chunk)
-		}
-		k := min(chunk, size-pos)
-		if _, err := io.ReadFull(src, buf[:k]); err != nil {
-			free <- buf
-			readErr = fault.Errorf(fault.FileChanged, "%s: shorter than its %d bytes: %v", srcName, size, err)
-			break
-		}
-		buf = buf[:k]
-		h.Write(buf)
-		if observe != nil {
-			observe(buf)
-		}
-		pos += k
-		progress(k)
-		if p, ok := held[n]; ok && p.Size == k && p.ETag == md5hex(buf) {
+	err := store.Pump(ctx, f, 0, pass, s.buffers(pass.Jobs, chunk), func(off int64, b []byte, release func()) error {
+		n := int32(off/chunk) + 1
+		if p, ok := held[n]; ok && p.Size == int64(len(b)) && p.ETag == md5hex(b) {
 			done[n-1] = types.CompletedPart{PartNumber: aws.Int32(n), ETag: aws.String(`"` + p.ETag + `"`)}
-			free <- buf[:cap(buf)]
-			continue
+			release()
+			return nil
 		}
 		select {
-		case work <- job{n, buf}:
+		case work <- job{n, b, release}:
+			return nil
 		case <-ctx.Done():
-			free <- buf[:cap(buf)]
+			release()
+			return ctx.Err()
 		}
-	}
+	})
 	close(work)
 	wg.Wait()
-	if readErr != nil {
-		return nil, "", readErr
+	if err == nil || ctx.Err() != nil {
+		err = context.Cause(ctx) // a part's failure, or the caller's cancel
 	}
-	if err := context.Cause(ctx); err != nil {
-		return nil, "", err
+	if err != nil {
+		return nil, err
 	}
-	return done, hex.EncodeToString(h.Sum(nil)), nil
+	return done, nil
 }
 
 func md5hex(b []byte) string {

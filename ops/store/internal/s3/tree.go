@@ -48,6 +48,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awss3 "github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+	"github.com/zeebo/blake3"
 )
 
 // Bounds of a folder upload's sends: files are sent treeJobs at once (small objects are round
@@ -321,9 +322,10 @@ func (s *Store) sendTreeParts(ctx context.Context, id, name string, f store.Tree
 	abort := func() {
 		s.client.AbortMultipartUpload(context.WithoutCancel(ctx), &awss3.AbortMultipartUploadInput{Bucket: &s.Bucket, Key: &key, UploadId: mp.UploadId})
 	}
-	parts, got, err := s.sendParts(ctx, nil, io.NewSectionReader(sf, 0, f.Size), f.Path, f.Size, DefaultChunk, treePartJobs,
-		s.buffers(treePartJobs, DefaultChunk), id, pi, nil, func(int64) {}, nil, s.sent)
-	if err == nil && got != sum {
+	h := blake3.New()
+	parts, err := s.sendParts(ctx, sf, id, pi, nil, store.StreamPass{Size: f.Size, Chunk: DefaultChunk, Jobs: treePartJobs,
+		Hash: h, Observe: func([]byte) {}, Progress: func(int64) {}})
+	if err == nil && hex.EncodeToString(h.Sum(nil)) != sum {
 		err = fault.Errorf(fault.UploadSourceChange, "%s: changed while being uploaded", f.Path)
 	}
 	if err == nil {
