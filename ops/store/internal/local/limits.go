@@ -44,7 +44,7 @@ func (s *localStore) Limits() (store.Limits, error) { return s.quotaOf().Limits(
 
 // readLimits reads the mark, never through a link.
 func (s *localStore) readLimits() (store.Limits, error) {
-	idir, err := s.openInternalNoCreate()
+	idir, err := s.openInternal(false)
 	if err != nil {
 		if fault.CodeOf(err) == fault.UploadMissing || errors.Is(err, unix.ENOENT) {
 			return store.Limits{}, nil
@@ -118,7 +118,7 @@ func (r reserver) PutReservation(ctx context.Context, key string, body []byte) e
 	if err := store.ValidID(key); err != nil {
 		return err
 	}
-	dir, err := r.s.OpenInternalDir(reservedDir)
+	dir, err := r.s.openInternal(true, reservedDir)
 	if err != nil {
 		return err
 	}
@@ -140,7 +140,7 @@ func (r reserver) PutReservation(ctx context.Context, key string, body []byte) e
 
 // openReserved opens STORE/.attachctl/reserved without making anything: -1 when it is not there.
 func (r reserver) openReserved() (int, error) {
-	idir, err := r.s.openInternalNoCreate()
+	idir, err := r.s.openInternal(false)
 	if fault.CodeOf(err) == fault.UploadMissing {
 		return -1, nil
 	}
@@ -219,7 +219,7 @@ func initStore(dir string, l store.Limits) (*localStore, error) {
 // writeMark replaces the mark by one with limits l: written under a name of its own, fsynced and
 // renamed over the mark, so the mark is always whole.
 func (s *localStore) writeMark(l store.Limits) error {
-	idir, err := s.openInternal()
+	idir, err := s.openInternal(true)
 	if err != nil {
 		return err
 	}

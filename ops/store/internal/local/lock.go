@@ -5,6 +5,7 @@ package local
 import (
 	"errors"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/attachctl/attachctl/manifest/fault"
@@ -75,13 +76,7 @@ func (s *localStore) lockIfThere(name string, how int, wait time.Duration) (*hel
 }
 
 func (s *localStore) lockFile(name string, how int, wait time.Duration, create bool) (*heldLock, error) {
-	var idir int
-	var err error
-	if create {
-		idir, err = s.openInternal()
-	} else {
-		idir, err = s.openInternalNoCreate()
-	}
+	idir, err := s.openInternal(create)
 	if err != nil {
 		return nil, err
 	}
@@ -167,40 +162,31 @@ func flock(fd, how int) error {
 	}
 }
 
-// openInternal opens STORE/.attachctl as a real folder (creating it 0700 when missing) and returns
-// its descriptor.
-func (s *localStore) openInternal() (int, error) {
-	storefd, err := unix.Open(s.Dir, noFollowDir, 0)
+// openInternal opens STORE/.attachctl/<names...> (STORE/.attachctl itself without names) from the
+// store folder down, one real folder at a time, never through a link, and returns its descriptor.
+// create makes what is missing, 0700 whatever the umask; without it a missing folder is
+// upload.missing.
+func (s *localStore) openInternal(create bool, names ...string) (int, error) {
+	fd, err := unix.Open(s.Dir, noFollowDir, 0)
 	if err != nil {
 		return -1, lockErr(s.Dir, err)
 	}
-	defer unix.Close(storefd)
-	return openSubdir(storefd, InternalDir, s.internal())
-}
-
-// openInternalNoCreate opens STORE/.attachctl as a real folder without creating anything.
-func (s *localStore) openInternalNoCreate() (int, error) {
-	storefd, err := unix.Open(s.Dir, noFollowDir, 0)
-	if err != nil {
-		return -1, lockErr(s.Dir, err)
-	}
-	defer unix.Close(storefd)
-	fd, err := openDirAt(storefd, InternalDir)
-	if err != nil {
-		return -1, lockErr(s.internal(), err)
+	path := s.Dir
+	for _, name := range append([]string{InternalDir}, names...) {
+		path = filepath.Join(path, name)
+		var next int
+		if create {
+			next, err = openSubdir(fd, name, path)
+		} else if next, err = openDirAt(fd, name); err != nil {
+			err = lockErr(path, err)
+		}
+		unix.Close(fd)
+		if err != nil {
+			return -1, err
+		}
+		fd = next
 	}
 	return fd, nil
-}
-
-// OpenInternalDir opens STORE/.attachctl/<name> (partial or trash) as a real folder, creating it
-// and STORE/.attachctl 0700 when missing, and returns its descriptor. No link is followed.
-func (s *localStore) OpenInternalDir(name string) (int, error) {
-	idir, err := s.openInternal()
-	if err != nil {
-		return -1, err
-	}
-	defer unix.Close(idir)
-	return openSubdir(idir, name, s.internal(name))
 }
 
 const noFollowDir = unix.O_RDONLY | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLOEXEC

@@ -285,7 +285,7 @@ func (x *stagedIndex) discard() {
 // staging partial: groupBatch.staging) and fsyncs the folder: from here the metadata is durable in
 // its place, and the uploads it names may be placed.
 func (s *localStore) publishIndex(st *partial, name string) error {
-	fd, err := s.OpenInternalDir(metaDir)
+	fd, err := s.openInternal(true, metaDir)
 	if err != nil {
 		return err
 	}

@@ -127,24 +127,9 @@ func writeFileDurableAt(dir *os.File, tmpName, name string, b []byte) error {
 // openPartials opens STORE/.attachctl/partial, making it (and .attachctl) when create is set;
 // without create a store with no partial folder is upload.missing.
 func (s *localStore) openPartials(create bool) (*os.File, error) {
-	if create {
-		fd, err := s.OpenInternalDir(partialDir)
-		if err != nil {
-			return nil, err
-		}
-		return os.NewFile(uintptr(fd), s.internal(partialDir)), nil
-	}
-	storefd, err := unix.Open(s.Dir, noFollowDir, 0)
-	if err != nil {
-		return nil, lockErr(s.Dir, err)
-	}
-	defer unix.Close(storefd)
-	fd, err := s.openPartialsNoCreate(storefd)
+	fd, err := s.openInternal(create, partialDir)
 	if err != nil {
 		return nil, err
-	}
-	if fd < 0 {
-		return nil, lockErr(s.internal(partialDir), unix.ENOENT)
 	}
 	return os.NewFile(uintptr(fd), s.internal(partialDir)), nil
 }
@@ -152,14 +137,9 @@ func (s *localStore) openPartials(create bool) (*os.File, error) {
 // openPartialDir opens the folder of the unfinished upload id, guarded; not there is
 // upload.missing.
 func (s *localStore) openPartialDir(id string) (*os.File, error) {
-	parts, err := s.openPartials(false)
+	fd, err := s.openInternal(false, partialDir, id)
 	if err != nil {
 		return nil, err
-	}
-	defer parts.Close()
-	fd, err := openDirAt(int(parts.Fd()), id)
-	if err != nil {
-		return nil, lockErr(s.partialDir(id), err)
 	}
 	return os.NewFile(uintptr(fd), s.partialDir(id)), nil
 }

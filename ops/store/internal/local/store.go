@@ -186,7 +186,7 @@ func (s *localStore) judge() (storeKind, error) {
 
 // mark writes the store's mark (and its internal folders), never through a link.
 func (s *localStore) mark() error {
-	idir, err := s.openInternal()
+	idir, err := s.openInternal(true)
 	if err != nil {
 		return err
 	}

@@ -340,7 +340,7 @@ func (s *localStore) Sweep(wait time.Duration, dryRun bool) (*sweeper, error) {
 
 // openTrash opens the trash and removes what a crashed sweep left there.
 func (sw *sweeper) openTrash() error {
-	fd, err := sw.s.OpenInternalDir(trashDir)
+	fd, err := sw.s.openInternal(true, trashDir)
 	if err != nil {
 		return err
 	}
