@@ -4,8 +4,6 @@ package local
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"io"
 	"os"
@@ -123,19 +121,7 @@ func (r reserver) PutReservation(ctx context.Context, key string, body []byte) e
 		return err
 	}
 	defer unix.Close(dir)
-	f, err := createAt(dir, key, r.s.internal(reservedDir, key), unix.O_WRONLY)
-	if err != nil {
-		return err
-	}
-	_, werr := f.Write(body)
-	if cerr := f.Close(); werr == nil {
-		werr = cerr
-	}
-	if werr != nil {
-		unix.Unlinkat(dir, key, 0)
-		return storeErr(f.Name(), werr)
-	}
-	return nil
+	return wrap(r.s.internal(reservedDir, key), writeNewAt(dir, key, body, FileMode, false))
 }
 
 // openReserved opens STORE/.attachctl/reserved without making anything: -1 when it is not there.
@@ -224,31 +210,7 @@ func (s *localStore) writeMark(l store.Limits) error {
 		return err
 	}
 	defer unix.Close(idir)
-	var rnd [8]byte
-	rand.Read(rnd[:])
-	tmp := markName + ".new-" + hex.EncodeToString(rnd[:])
-	f, err := createAt(idir, tmp, s.internal(tmp), unix.O_WRONLY)
-	if err != nil {
-		return err
-	}
-	_, werr := f.Write(store.MarkText(l))
-	if werr == nil {
-		werr = syncFile(f)
-	}
-	if err := f.Close(); werr == nil {
-		werr = err
-	}
-	if werr == nil {
-		werr = unix.Renameat(idir, tmp, idir, markName)
-	}
-	if werr == nil {
-		werr = unix.Fsync(idir)
-	}
-	if werr != nil {
-		unix.Unlinkat(idir, tmp, 0)
-		return storeErr(s.internal(markName), werr)
-	}
-	return nil
+	return wrap(s.internal(markName), replaceAt(idir, "", markName, store.MarkText(l), time.Time{}, true))
 }
 
 // Limits is store.Limiter's: the store's limits (none while it does not exist).

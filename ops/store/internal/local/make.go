@@ -63,25 +63,16 @@ func (s *localStore) makeFinished(name string, data []byte, made, used time.Time
 		}{UsedName, nil})
 	}
 	for _, f := range files {
-		w, err := createAt(int(dir.Fd()), f.name, dir.Name()+"/"+f.name, unix.O_WRONLY)
-		if err != nil {
-			return nil, err
-		}
-		_, werr := w.Write(f.b)
-		if werr == nil && f.name != UsedName {
-			werr = w.Chmod(ReadOnlyMode)
-		}
-		w.Close()
-		if werr != nil {
-			return nil, storeErr(w.Name(), werr)
-		}
-		at := made
+		mode, at := ReadOnlyMode, made
 		if f.name == UsedName {
-			at = used
+			mode, at = FileMode, used
 		}
-		ts := []unix.Timespec{unix.NsecToTimespec(at.UnixNano()), unix.NsecToTimespec(at.UnixNano())}
-		if err := unix.UtimesNanoAt(int(dir.Fd()), f.name, ts, unix.AT_SYMLINK_NOFOLLOW); err != nil {
-			return nil, storeErr(w.Name(), err)
+		err := writeNewAt(int(dir.Fd()), f.name, f.b, mode, false)
+		if err == nil {
+			err = setTimesAt(int(dir.Fd()), f.name, at)
+		}
+		if err != nil {
+			return nil, storeErr(dir.Name()+"/"+f.name, err)
 		}
 	}
 	storefd, err := unix.Open(s.Dir, noFollowDir, 0)
@@ -94,8 +85,7 @@ func (s *localStore) makeFinished(name string, data []byte, made, used time.Time
 	}
 	// The folder's times too (after the rename, which may touch them), as a folder finished then
 	// would have them: tools that judge an upload by its folder's mtime see its age.
-	ts := []unix.Timespec{unix.NsecToTimespec(made.UnixNano()), unix.NsecToTimespec(made.UnixNano())}
-	if err := unix.UtimesNanoAt(storefd, id, ts, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+	if err := setTimesAt(storefd, id, made); err != nil {
 		return nil, storeErr(s.UploadDir(id), err)
 	}
 	return m, nil

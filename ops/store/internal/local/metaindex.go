@@ -196,9 +196,9 @@ type stagedIndex struct {
 
 // newStagedIndex makes the file name in the staging partial st, empty.
 func newStagedIndex(st *partial, name string) (*stagedIndex, error) {
-	fd, err := createReadOnlyFd(int(st.dirf.Fd()), name, st.dir+"/"+name)
+	fd, err := createFd(int(st.dirf.Fd()), name, unix.O_WRONLY, ReadOnlyMode)
 	if err != nil {
-		return nil, err
+		return nil, storeErr(st.dir+"/"+name, err)
 	}
 	return &stagedIndex{st: st, name: name, fd: fd}, nil
 }

@@ -3,6 +3,8 @@
 package local
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -59,20 +61,91 @@ func (s *localStore) partialDir(id string) string { return s.internal(partialDir
 // openFlags for files the store writes: never follow a link, never block on a FIFO.
 const openFlags = unix.O_NOFOLLOW | unix.O_CLOEXEC | unix.O_NONBLOCK
 
-// createAt makes name in the folder dirfd with O_EXCL|O_NOFOLLOW and mode 0600 whatever the
-// umask. path is for messages.
+// createFd makes the new file name in the folder dirfd, open with flag (O_WRONLY or O_RDWR),
+// with mode whatever the umask. O_EXCL|O_NOFOLLOW: the file is new, made here, so it is a regular
+// file and no open blocks; the descriptor O_CREAT returns writes whatever the mode it made. The
+// error is the system's.
+func createFd(dirfd int, name string, flag int, mode os.FileMode) (int, error) {
+	fd, err := unix.Openat(dirfd, name, flag|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, uint32(mode))
+	if err != nil {
+		return -1, err
+	}
+	if err := fixMode(fd, mode); err != nil {
+		unix.Close(fd)
+		return -1, err
+	}
+	return fd, nil
+}
+
+// createAt is createFd of a file of mode 0600, as a file named path (for messages).
 func createAt(dirfd int, name, path string, flag int) (*os.File, error) {
-	// O_EXCL|O_NOFOLLOW: the file is new, made here, so it is a regular file and no open blocks.
-	fd, err := unix.Openat(dirfd, name, flag|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, uint32(FileMode))
+	fd, err := createFd(dirfd, name, flag, FileMode)
 	if err != nil {
 		return nil, storeErr(path, err)
 	}
-	f := os.NewFile(uintptr(fd), path) // f owns fd
-	if err := fixMode(fd, FileMode); err != nil {
-		f.Close()
-		return nil, storeErr(path, err)
+	return os.NewFile(uintptr(fd), path), nil // owns fd
+}
+
+// writeNewAt makes the new file name in the folder dirfd (createFd) with mode and writes b into
+// it, made durable when sync is set; a file it could not write whole is removed. The error is the
+// system's.
+func writeNewAt(dirfd int, name string, b []byte, mode os.FileMode, sync bool) error {
+	fd, err := createFd(dirfd, name, unix.O_WRONLY, mode)
+	if err != nil {
+		return err
 	}
-	return f, nil
+	err = writeAllFd(fd, b)
+	if err == nil && sync {
+		err = dirDurable(fd) // fsync, and where that leaves the bytes in the drive's cache a flush
+	}
+	if cerr := unix.Close(fd); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		unix.Unlinkat(dirfd, name, 0)
+	}
+	return err
+}
+
+// replaceAt puts a new file of mode 0600 holding b at name in the folder dirfd: b is written to a
+// file of its own (writeNewAt), named tmp, or where writers may race (tmp "") name+".new-" and
+// random hex, and renamed over name. A reader finds the old file or the new one whole, and what was
+// at name (a link even) is never opened: it only loses its name. at, when not zero, becomes the
+// file's times; durable fsyncs the file before the rename and the folder after. On failure the new
+// file is removed. The error is the system's: the caller names what failed.
+func replaceAt(dirfd int, tmp, name string, b []byte, at time.Time, durable bool) error {
+	if tmp == "" {
+		var rnd [8]byte
+		rand.Read(rnd[:])
+		tmp = name + ".new-" + hex.EncodeToString(rnd[:])
+	} else {
+		unix.Unlinkat(dirfd, tmp, 0) // a leftover of a crash
+	}
+	if err := writeNewAt(dirfd, tmp, b, FileMode, durable); err != nil {
+		return err
+	}
+	err := setTimesAt(dirfd, tmp, at)
+	if err == nil {
+		err = unix.Renameat(dirfd, tmp, dirfd, name)
+	}
+	if err != nil {
+		unix.Unlinkat(dirfd, tmp, 0)
+		return err
+	}
+	if durable {
+		return dirDurable(dirfd)
+	}
+	return nil
+}
+
+// setTimesAt sets the times of name in the folder dirfd (not following a link) to at; a zero at
+// leaves them.
+func setTimesAt(dirfd int, name string, at time.Time) error {
+	if at.IsZero() {
+		return nil
+	}
+	ts := []unix.Timespec{unix.NsecToTimespec(at.UnixNano()), unix.NsecToTimespec(at.UnixNano())}
+	return unix.UtimesNanoAt(dirfd, name, ts, unix.AT_SYMLINK_NOFOLLOW)
 }
 
 // mkdirAt makes the new folder name in dirfd with mode 0700 whatever the umask, and opens it.
@@ -94,34 +167,6 @@ func fileSync(f *os.File) error {
 // renamed in it, are durable.
 func syncFile(f *os.File) error {
 	return wrap(f.Name(), f.Sync())
-}
-
-// writeFileDurableAt writes a small file whole into the folder dir: b into name via tmpName, a
-// rename and fsyncs.
-func writeFileDurableAt(dir *os.File, tmpName, name string, b []byte) error {
-	dirfd := int(dir.Fd())
-	tmp := dir.Name() + "/" + tmpName
-	_ = unix.Unlinkat(dirfd, tmpName, 0) // a leftover of a crash
-	f, err := createAt(dirfd, tmpName, tmp, unix.O_WRONLY)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(b); err != nil {
-		f.Close()
-		unix.Unlinkat(dirfd, tmpName, 0)
-		return storeErr(tmp, err)
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		unix.Unlinkat(dirfd, tmpName, 0)
-		return storeErr(tmp, err)
-	}
-	f.Close()
-	if err := unix.Renameat(dirfd, tmpName, dirfd, name); err != nil {
-		unix.Unlinkat(dirfd, tmpName, 0)
-		return storeErr(tmp, err)
-	}
-	return syncFile(dir)
 }
 
 // openPartials opens STORE/.attachctl/partial, making it (and .attachctl) when create is set;
@@ -239,15 +284,8 @@ func (s *localStore) makePartial(id string, meta partialMeta) (*partial, error) 
 	// Not fsynced: a crash may lose a partial just begun (or leave it without a readable
 	// info.json, which every reader skips), never damage one that has bytes.
 	b, _ := json.Marshal(&p.meta)
-	info, err := createAt(int(dirf.Fd()), partialInfo, dir+"/"+partialInfo, unix.O_WRONLY)
-	if err == nil {
-		if _, werr := info.Write(append(b, '\n')); werr != nil {
-			err = storeErr(info.Name(), werr)
-		}
-		info.Close()
-	}
-	if err != nil {
-		return fail(err)
+	if err := writeNewAt(int(dirf.Fd()), partialInfo, append(b, '\n'), FileMode, false); err != nil {
+		return fail(storeErr(dir+"/"+partialInfo, err))
 	}
 	return p, nil
 }
@@ -257,7 +295,7 @@ func (p *partial) writeMeta() error {
 	if err != nil {
 		return err
 	}
-	return writeFileDurableAt(p.dirf, partialTmp, partialInfo, append(b, '\n'))
+	return wrap(p.dir+"/"+partialInfo, replaceAt(int(p.dirf.Fd()), partialTmp, partialInfo, append(b, '\n'), time.Time{}, true))
 }
 
 // close releases the lock (closing the descriptor drops the flock) and the folder.

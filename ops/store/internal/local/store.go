@@ -196,18 +196,11 @@ func (s *localStore) mark() error {
 		return err
 	}
 	unix.Close(pfd)
-	f, err := createAt(idir, markName, s.internal(markName), unix.O_WRONLY)
-	if err != nil {
-		if errors.Is(err, unix.EEXIST) {
-			return nil // marked meanwhile by another upload
-		}
-		return err
+	err = writeNewAt(idir, markName, store.MarkText(store.Limits{}), FileMode, false)
+	if errors.Is(err, unix.EEXIST) {
+		return nil // marked meanwhile by another upload
 	}
-	_, werr := f.Write(store.MarkText(store.Limits{}))
-	if err := f.Close(); werr == nil {
-		werr = err
-	}
-	return wrap(f.Name(), werr)
+	return wrap(s.internal(markName), err)
 }
 
 // internal is a path under STORE/.attachctl.

@@ -4,8 +4,6 @@ package local
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"path/filepath"
 	"time"
@@ -89,23 +87,8 @@ const markerTmp = UsedName + ".new-"
 // never opened, so a marker that is a link (hard or symbolic) to a file outside the store only
 // loses its name in the store; the file it shares is not touched.
 func writeMarker(dirfd int, dir, id string, at time.Time) error {
-	var rnd [8]byte
-	rand.Read(rnd[:])
-	tmp := markerTmp + hex.EncodeToString(rnd[:])
-	path := dir + "/" + UsedName
-	f, err := createAt(dirfd, tmp, dir+"/"+tmp, unix.O_WRONLY)
-	if err != nil {
-		return markerErr(path, id, err)
-	}
-	f.Close()
-	ts := []unix.Timespec{unix.NsecToTimespec(at.UnixNano()), unix.NsecToTimespec(at.UnixNano())}
-	err = unix.UtimesNanoAt(dirfd, tmp, ts, unix.AT_SYMLINK_NOFOLLOW)
-	if err == nil {
-		err = unix.Renameat(dirfd, tmp, dirfd, UsedName)
-	}
-	if err != nil {
-		unix.Unlinkat(dirfd, tmp, 0)
-		return markerErr(path, id, err)
+	if err := replaceAt(dirfd, "", UsedName, nil, at, false); err != nil { // under markerTmp
+		return markerErr(dir+"/"+UsedName, id, err)
 	}
 	return nil
 }
