@@ -184,9 +184,7 @@ func (b *groupBatch) buildSmall(id, name, sum string, data []byte) (*out, error)
 	if err != nil {
 		err = storeErr(path+"/"+name, err)
 		unix.Close(dirfd)
-		if root, ferr := fsOf(stfd); ferr == nil {
-			removeAt(stfd, id, root)
-		}
+		removeEntry(stfd, id)
 		return nil, err
 	}
 	o := &out{s: b.s, id: id, stage: st, m: m}
@@ -204,9 +202,7 @@ func (b *groupBatch) buildSmall(id, name, sum string, data []byte) (*out, error)
 func (b *groupBatch) unbuild(o *out) {
 	o.release()
 	stfd := int(o.stage.dirf.Fd())
-	if root, err := fsOf(stfd); err == nil {
-		removeAt(stfd, o.id, root)
-	}
+	removeEntry(stfd, o.id)
 }
 
 // writeAllFd writes b to fd. The error is the system's.

@@ -59,9 +59,7 @@ type out struct {
 // Everything is made relative to the partial's open folder.
 func (p *partial) buildOut(size int64, sum string) (*out, error) {
 	dirfd := int(p.dirf.Fd())
-	if root, err := fsOf(dirfd); err == nil {
-		removeAt(dirfd, partialOut, root)
-	}
+	removeEntry(dirfd, partialOut)
 	dir, err := mkdirAt(dirfd, partialOut, p.dir+"/"+partialOut)
 	if err != nil {
 		return nil, err
@@ -74,9 +72,7 @@ func (p *partial) buildOut(size int64, sum string) (*out, error) {
 			o.mf.Close()
 		}
 		dir.Close()
-		if root, ferr := fsOf(dirfd); ferr == nil {
-			removeAt(dirfd, partialOut, root)
-		}
+		removeEntry(dirfd, partialOut)
 		return nil, err
 	}
 	if o.mf, err = createAt(int(dir.Fd()), MetaName, dir.Name()+"/"+MetaName, unix.O_WRONLY); err != nil {
@@ -144,9 +140,7 @@ func (o *out) undo(err error) error {
 	unix.Renameat(int(o.dir.Fd()), o.p.meta.Name, dirfd, partialData)
 	unix.Fchmod(int(o.p.f.Fd()), uint32(FileMode)) // unfinished again: writable
 	o.dir.Close()
-	if root, ferr := fsOf(dirfd); ferr == nil {
-		removeAt(dirfd, partialOut, root)
-	}
+	removeEntry(dirfd, partialOut)
 	return err
 }
 

@@ -195,22 +195,12 @@ const noFollowDir = unix.O_RDONLY | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_
 // missing. path is for messages.
 func openSubdir(parent int, name, path string) (int, error) {
 	fd, err := openDirAt(parent, name)
-	if err == nil || !errors.Is(err, unix.ENOENT) {
-		if err != nil {
-			return -1, lockErr(path, err)
+	if errors.Is(err, unix.ENOENT) {
+		if fd, err = mkdirFd(parent, name, path); !errors.Is(err, unix.EEXIST) {
+			return fd, err // made here, or failed
 		}
-		return fd, nil
+		fd, err = openDirAt(parent, name) // made meanwhile by another process
 	}
-	if err := unix.Mkdirat(parent, name, uint32(DirMode)); err != nil && err != unix.EEXIST {
-		return -1, storeErr(path, err)
-	} else if err == nil {
-		defer func() {
-			if fd >= 0 {
-				unix.Fchmod(fd, uint32(DirMode)) // made under a umask
-			}
-		}()
-	}
-	fd, err = openDirAt(parent, name)
 	if err != nil {
 		return -1, lockErr(path, err)
 	}

@@ -201,11 +201,7 @@ func (s *localStore) removePartial(id string, durable bool) error {
 		return err
 	}
 	defer parts.Close()
-	root, err := fsOf(int(parts.Fd()))
-	if err != nil {
-		return storeErr(parts.Name(), err)
-	}
-	if err := removeAt(int(parts.Fd()), id, root); err != nil {
+	if err := removeEntry(int(parts.Fd()), id); err != nil {
 		return storeErr(s.partialDir(id), err)
 	}
 	if !durable {
@@ -270,9 +266,7 @@ func (s *localStore) makePartial(id string, meta partialMeta) (*partial, error) 
 	p := &partial{s: s, id: id, dir: dir, dirf: dirf, meta: meta}
 	fail := func(err error) (*partial, error) {
 		p.close()
-		if root, ferr := fsOf(int(parts.Fd())); ferr == nil {
-			removeAt(int(parts.Fd()), id, root)
-		}
+		removeEntry(int(parts.Fd()), id)
 		return nil, err
 	}
 	if p.f, err = createAt(int(dirf.Fd()), partialData, dir+"/"+partialData, unix.O_RDWR); err != nil {
@@ -445,9 +439,7 @@ func (s *localStore) lockPartialIn(dirf *os.File, id string, nonblock bool) (p *
 			return nil, false, storeErr(path, err)
 		}
 	}
-	if root, err := fsOf(dirfd); err == nil {
-		removeAt(dirfd, partialOut, root) // what a crashed finish left
-	}
+	removeEntry(dirfd, partialOut) // what a crashed finish left
 	// Read info.json again under the lock: the holder before us may have rewritten it.
 	if meta, err = readPartialMetaAt(dirfd); err != nil {
 		f.Close()
