@@ -353,8 +353,12 @@ func (s *localStore) lockPartial(id string, nonblock bool) (*partial, error) {
 
 // lockPartialIn is one try of lockPartial on the partial's open folder dirf, which it owns.
 func (s *localStore) lockPartialIn(dirf *os.File, id string, nonblock bool) (p *partial, retry bool, err error) {
+	var f *os.File
 	defer func() {
 		if p == nil {
+			if f != nil {
+				f.Close()
+			}
 			dirf.Close()
 		}
 	}()
@@ -378,71 +382,59 @@ func (s *localStore) lockPartialIn(dirf *os.File, id string, nonblock bool) (p *
 		}
 		return nil, false, guardErr(path, id, err)
 	}
-	f := os.NewFile(uintptr(fd), dir+"/"+partialData) // f owns fd
+	f = os.NewFile(uintptr(fd), dir+"/"+partialData) // f owns fd
+	// A regular file of ours with one link, before the wait (a file planted by another user makes
+	// no one wait) and again after it; no link left: finished, aborted or swept meanwhile.
 	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
-		f.Close()
-		return nil, false, storeErr(path, err)
+	check := func() (gone bool, err error) {
+		if err := unix.Fstat(fd, &st); err != nil {
+			return false, storeErr(path, err)
+		}
+		if st.Nlink == 0 {
+			return true, nil
+		}
+		return false, checkOwnFile(&st, path, id)
 	}
-	if uint32(st.Mode)&unix.S_IFMT != unix.S_IFREG {
-		f.Close()
-		return nil, false, fault.Errorf(fault.UploadUnreadable, "upload %s: %s: not a regular file", id, path)
+	if gone, err := check(); gone || err != nil {
+		return nil, gone, err
 	}
 	how := unix.LOCK_EX
 	if nonblock {
 		how |= unix.LOCK_NB
 	}
 	if err := flock(fd, how); err != nil {
-		f.Close()
 		if errors.Is(err, unix.EWOULDBLOCK) {
 			return nil, false, errBusy
 		}
 		return nil, false, storeErr(path, err)
 	}
-	if err := unix.Fstat(fd, &st); err != nil {
-		f.Close()
-		return nil, false, storeErr(path, err)
-	}
-	if st.Nlink == 0 {
-		f.Close() // finished, aborted or swept while we waited: look again
-		return nil, true, nil
-	}
-	if err := checkOwnFile(&st, path, id); err != nil {
-		f.Close()
-		return nil, false, err
+	if gone, err := check(); gone || err != nil {
+		return nil, gone, err
 	}
 	// Still the file at that name, and the folder still the partial (a sweep may have moved it
 	// into the trash while we waited)?
 	var lst unix.Stat_t
 	if unix.Fstatat(at, name, &lst, unix.AT_SYMLINK_NOFOLLOW) != nil || lst.Ino != st.Ino || lst.Dev != st.Dev || !s.partialStill(id, dirfd) {
-		f.Close()
 		return nil, true, nil
 	}
-	if readOnly {
-		// Ours, and still the crashed finish's out/<name> (a finish holds the lock until its
-		// upload is placed): writable again, then opened for writing on the next try.
-		err := unix.Fchmod(fd, uint32(FileMode))
-		f.Close()
-		if err != nil {
+	if outfd >= 0 {
+		// Ours, and still the crashed finish's out/<name> (a finish holds the lock until its upload
+		// is placed): unfinished again, writable, and data again. Opened read-only (the finish
+		// made it so), it is opened for writing on the next try.
+		if err := unix.Fchmod(fd, uint32(FileMode)); err != nil {
 			return nil, false, storeErr(path, err)
 		}
-		return nil, true, nil
+		if err := unix.Renameat(outfd, meta.Name, dirfd, partialData); err != nil {
+			return nil, false, storeErr(path, err)
+		}
+		if readOnly {
+			return nil, true, nil
+		}
 	}
 	unix.SetNonblock(fd, false)
-	if outfd >= 0 {
-		if err := unix.Renameat(outfd, meta.Name, dirfd, partialData); err != nil {
-			f.Close()
-			return nil, false, storeErr(path, err)
-		}
-		if err := unix.Fchmod(fd, uint32(FileMode)); err != nil { // unfinished again: writable
-			f.Close()
-			return nil, false, storeErr(path, err)
-		}
-	}
 	removeEntry(dirfd, partialOut) // what a crashed finish left
 	// Read info.json again under the lock: the holder before us may have rewritten it.
 	if meta, err = readPartialMetaAt(dirfd); err != nil {
-		f.Close()
 		return nil, false, fault.Errorf(fault.UploadUnreadable, "upload %s: %s: %v", id, dir, err)
 	}
 	return &partial{s: s, id: id, dir: dir, dirf: dirf, f: f, meta: *meta}, false, nil
