@@ -46,21 +46,8 @@ func (l *heldLock) Unlock() error {
 	return err
 }
 
-// LockShared takes the marker lock shared, as a use does, waiting at most wait.
-func (s *localStore) LockShared(wait time.Duration) (*heldLock, error) {
-	return s.lock(lockName, unix.LOCK_SH, wait)
-}
-
-// LockExclusive takes the marker lock exclusive, as a sweep does for one batch, waiting at most wait.
-func (s *localStore) LockExclusive(wait time.Duration) (*heldLock, error) {
-	return s.lock(lockName, unix.LOCK_EX, wait)
-}
-
-// LockSweep takes the one-sweep-at-a-time lock, waiting at most wait.
-func (s *localStore) LockSweep(wait time.Duration) (*heldLock, error) {
-	return s.lock(sweepLock, unix.LOCK_EX, wait)
-}
-
+// lock takes the lock file name of STORE/.attachctl (lockName, sweepLock or limitsLock; made when
+// missing) with how (LOCK_SH or LOCK_EX), waiting at most wait.
 func (s *localStore) lock(name string, how int, wait time.Duration) (*heldLock, error) {
 	return s.lockFile(name, how, wait, true)
 }

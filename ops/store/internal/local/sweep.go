@@ -324,7 +324,7 @@ func (s *localStore) Sweep(wait time.Duration, dryRun bool) (*sweeper, error) {
 	if dryRun {
 		sw.lock, err = s.lockIfThere(sweepLock, unix.LOCK_EX, wait)
 	} else {
-		sw.lock, err = s.LockSweep(wait)
+		sw.lock, err = s.lock(sweepLock, unix.LOCK_EX, wait)
 	}
 	if err != nil {
 		return nil, err
@@ -421,7 +421,7 @@ func (r *sweepRun) SweepProperties() store.SweepProperties {
 
 // Exclude takes the marker lock exclusive: a use waits for one batch at most.
 func (r *sweepRun) Exclude(context.Context) (func(), error) {
-	lk, err := r.sw.s.LockExclusive(max(markerWait, 0))
+	lk, err := r.sw.s.lock(lockName, unix.LOCK_EX, max(markerWait, 0))
 	if err != nil {
 		return nil, err
 	}

@@ -43,7 +43,7 @@ func (u *useRun) UseProperties() store.UseProperties {
 
 // HoldUses takes the marker lock shared.
 func (u *useRun) HoldUses(context.Context, []string) (func(), error) {
-	lk, err := u.s.LockShared(markerWait)
+	lk, err := u.s.lock(lockName, unix.LOCK_SH, markerWait)
 	if err != nil {
 		return nil, err
 	}

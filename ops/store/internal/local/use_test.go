@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/attachctl/attachctl/manifest/fault"
+	"golang.org/x/sys/unix"
 )
 
 func TestMarkUsed(t *testing.T) {
@@ -112,26 +113,26 @@ func TestLastUsedNever(t *testing.T) {
 
 func TestLocks(t *testing.T) {
 	s := testStore(t)
-	a, err := s.LockShared(0)
+	a, err := s.lock(lockName, unix.LOCK_SH, 0)
 	wantCode(t, err, "")
-	b, err := s.LockShared(0)
+	b, err := s.lock(lockName, unix.LOCK_SH, 0)
 	wantCode(t, err, "")
-	_, err = s.LockExclusive(10 * time.Millisecond)
+	_, err = s.lock(lockName, unix.LOCK_EX, 10*time.Millisecond)
 	wantCode(t, err, fault.StoreLocked)
 	a.Unlock()
 	b.Unlock()
-	x, err := s.LockExclusive(0)
+	x, err := s.lock(lockName, unix.LOCK_EX, 0)
 	wantCode(t, err, "")
-	_, err = s.LockShared(0)
+	_, err = s.lock(lockName, unix.LOCK_SH, 0)
 	wantCode(t, err, fault.StoreLocked)
 	x.Unlock()
 
-	sw, err := s.LockSweep(0)
+	sw, err := s.lock(sweepLock, unix.LOCK_EX, 0)
 	wantCode(t, err, "")
-	_, err = s.LockSweep(20 * time.Millisecond)
+	_, err = s.lock(sweepLock, unix.LOCK_EX, 20*time.Millisecond)
 	wantCode(t, err, fault.StoreLocked)
 	sw.Unlock()
-	sw, err = s.LockSweep(0)
+	sw, err = s.lock(sweepLock, unix.LOCK_EX, 0)
 	wantCode(t, err, "")
 	sw.Unlock()
 	for _, n := range []string{lockName, sweepLock} {
@@ -147,7 +148,7 @@ func TestLockRefusesLinks(t *testing.T) {
 	outside := t.TempDir()
 	os.RemoveAll(s.internal())
 	os.Symlink(outside, s.internal())
-	_, err := s.LockShared(0)
+	_, err := s.lock(lockName, unix.LOCK_SH, 0)
 	wantCode(t, err, fault.UploadUnreadable)
 	if ents, _ := os.ReadDir(outside); len(ents) != 0 {
 		t.Fatalf("a lock file was made through a symlink: %v", ents)
@@ -155,7 +156,7 @@ func TestLockRefusesLinks(t *testing.T) {
 	os.Remove(s.internal())
 	os.Mkdir(s.internal(), DirMode)
 	os.Symlink(filepath.Join(outside, "lk"), s.internal(lockName))
-	_, err = s.LockShared(0)
+	_, err = s.lock(lockName, unix.LOCK_SH, 0)
 	wantCode(t, err, fault.UploadUnreadable)
 	if _, err := os.Lstat(filepath.Join(outside, "lk")); err == nil {
 		t.Fatal("the lock followed a symlink")
