@@ -70,9 +70,14 @@ func (s *localStore) IDs() ([]string, error) {
 	}
 	d := os.NewFile(uintptr(fd), s.Dir) // d owns fd
 	defer d.Close()
+	return idsIn(d)
+}
+
+// idsIn lists the names in the open folder d that are upload ids, sorted.
+func idsIn(d *os.File) ([]string, error) {
 	names, err := d.Readdirnames(-1)
 	if err != nil {
-		return nil, fault.Errorf(fault.UploadUnreadable, "store %s: %v", s.Dir, err)
+		return nil, storeErr(d.Name(), err)
 	}
 	ids := names[:0]
 	for _, n := range names {

@@ -157,12 +157,6 @@ func mkdirAt(dirfd int, name, path string) (*os.File, error) {
 	return os.NewFile(uintptr(fd), path), nil
 }
 
-// fileSync fsyncs f for a commit (commit.go): on macOS a plain fsync, the drive flushed once for
-// the whole commit (commitSync).
-func fileSync(f *os.File) error {
-	return wrap(f.Name(), unix.Fsync(int(f.Fd())))
-}
-
 // syncFile fsyncs an open file or folder, so what was written in it, or the names made or
 // renamed in it, are durable.
 func syncFile(f *os.File) error {
@@ -465,17 +459,16 @@ func openLockFile(dirfd int, name string, flags int) (fd, outfd int, readOnly bo
 
 // partialStill reports whether STORE/.attachctl/partial/<id> is still the folder open as dirfd.
 func (s *localStore) partialStill(id string, dirfd int) bool {
-	parts, err := s.openPartials(false)
+	fd, err := s.openInternal(false, partialDir, id)
 	if err != nil {
 		return false
 	}
-	defer parts.Close()
+	defer unix.Close(fd)
 	var a, b unix.Stat_t
-	return unix.Fstat(dirfd, &a) == nil && unix.Fstatat(int(parts.Fd()), id, &b, unix.AT_SYMLINK_NOFOLLOW) == nil &&
-		a.Ino == b.Ino && a.Dev == b.Dev
+	return unix.Fstat(dirfd, &a) == nil && unix.Fstat(fd, &b) == nil && a.Ino == b.Ino && a.Dev == b.Dev
 }
 
-// partialIDs lists the ids of unfinished uploads, in no particular order.
+// partialIDs lists the ids of unfinished uploads.
 func (s *localStore) partialIDs() ([]string, error) {
 	parts, err := s.openPartials(false)
 	if err != nil {
@@ -485,17 +478,7 @@ func (s *localStore) partialIDs() ([]string, error) {
 		return nil, err
 	}
 	defer parts.Close()
-	names, err := parts.Readdirnames(-1)
-	if err != nil {
-		return nil, storeErr(parts.Name(), err)
-	}
-	ids := names[:0]
-	for _, n := range names {
-		if ValidID(n) == nil {
-			ids = append(ids, n)
-		}
-	}
-	return ids, nil
+	return idsIn(parts)
 }
 
 // readPartialMetaOf reads info.json of the unfinished upload id, through guarded opens.
