@@ -323,30 +323,24 @@ func (p *partial) size() (int64, error) {
 func (s *localStore) lockPartial(id string, nonblock bool) (*partial, error) {
 	missing := fault.Errorf(fault.UploadMissing, "upload %s: not an unfinished upload in store %s", id, s.Dir)
 	for try := 0; try < 10; try++ {
-		dirf, err := s.openPartialDir(id)
-		if err != nil {
-			if fault.CodeOf(err) == fault.UploadMissing {
-				return nil, missing
-			}
-			return nil, err
-		}
-		p, retry, err := s.lockPartialIn(dirf, id, nonblock)
-		if retry {
+		p, retry, err := s.lockPartialIn(id, nonblock)
+		switch {
+		case retry:
 			continue
+		case fault.CodeOf(err) == fault.UploadMissing || errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR):
+			return nil, missing
 		}
-		if err != nil {
-			if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) {
-				return nil, missing
-			}
-			return nil, err
-		}
-		return p, nil
+		return p, err
 	}
 	return nil, fault.Errorf(fault.UploadUnreadable, "upload %s: keeps changing under us", id)
 }
 
-// lockPartialIn is one try of lockPartial on the partial's open folder dirf, which it owns.
-func (s *localStore) lockPartialIn(dirf *os.File, id string, nonblock bool) (p *partial, retry bool, err error) {
+// lockPartialIn is one try of lockPartial.
+func (s *localStore) lockPartialIn(id string, nonblock bool) (p *partial, retry bool, err error) {
+	dirf, err := s.openPartialDir(id)
+	if err != nil {
+		return nil, false, err
+	}
 	var f *os.File
 	defer func() {
 		if p == nil {
