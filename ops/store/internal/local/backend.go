@@ -141,7 +141,7 @@ func (l *backend) Write(ctx context.Context, id string, offset int64, r io.Reade
 
 // Status reports an upload, finished or unfinished (store.StatusOf).
 func (l *backend) Status(ctx context.Context, id string) (*store.Status, error) {
-	if err := ValidID(id); err != nil {
+	if err := store.ValidID(id); err != nil {
 		return nil, err
 	}
 	if _, err := l.store(false); err != nil {

@@ -91,7 +91,7 @@ func (w *smallWrite) Publish(ctx context.Context, sum string) (*Meta, error) {
 		w.progress(src.Size)
 		return &Meta{ID: id, Name: src.Name, Size: src.Size, Blake3: sum}, nil
 	}
-	id, err := NewID()
+	id, err := store.NewID()
 	if err != nil {
 		return nil, fault.Errorf(fault.UploadUnreadable, "new upload id: %v", err)
 	}
@@ -137,7 +137,7 @@ func (b *groupBatch) staging() (*partial, error) {
 	if _, err := b.s.partialsOf("", ""); err != nil { // lists the partials once, dropping dead batches
 		return nil, err
 	}
-	id, err := NewID()
+	id, err := store.NewID()
 	if err != nil {
 		return nil, fault.Errorf(fault.UploadUnreadable, "new upload id: %v", err)
 	}

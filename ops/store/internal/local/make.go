@@ -33,10 +33,10 @@ func MakeFinished(b store.Backend, name string, data []byte, made, used time.Tim
 
 // makeFinished is MakeFinished into s.
 func (s *localStore) makeFinished(name string, data []byte, made, used time.Time) (*Meta, error) {
-	if err := ValidName(name); err != nil {
+	if err := store.ValidName(name); err != nil {
 		return nil, err
 	}
-	id, err := NewID()
+	id, err := store.NewID()
 	if err != nil {
 		return nil, fault.Errorf(fault.UploadUnreadable, "new upload id: %v", err)
 	}

@@ -16,7 +16,7 @@ import (
 
 // ReadMeta reads a finished upload's metadata through the guarded open.
 func (s *localStore) ReadMeta(id string) (*Meta, error) {
-	if err := ValidID(id); err != nil {
+	if err := store.ValidID(id); err != nil {
 		return nil, err
 	}
 	dirfd, err := s.openUploadDir(id)
@@ -81,7 +81,7 @@ func idsIn(d *os.File) ([]string, error) {
 	}
 	ids := names[:0]
 	for _, n := range names {
-		if ValidID(n) == nil {
+		if store.ValidID(n) == nil {
 			ids = append(ids, n)
 		}
 	}

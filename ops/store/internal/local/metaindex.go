@@ -53,7 +53,7 @@ func metaFileName(bid string, n int64) string { return fmt.Sprintf("%s.%d", bid,
 // metaFileBatch is the staging partial's id in a file name of the folder, or "".
 func metaFileBatch(name string) string {
 	bid, _, ok := strings.Cut(name, ".")
-	if !ok || ValidID(bid) != nil {
+	if !ok || store.ValidID(bid) != nil {
 		return ""
 	}
 	return bid
@@ -84,7 +84,7 @@ func decodeMeta(b []byte) ([]*Meta, error) {
 		if err := json.Unmarshal(line, &m); err != nil {
 			return nil, err
 		}
-		if ValidID(m.ID) != nil || ValidName(m.Name) != nil || m.Size < 0 {
+		if store.ValidID(m.ID) != nil || store.ValidName(m.Name) != nil || m.Size < 0 {
 			return nil, errors.New("a line is not an upload's metadata")
 		}
 		if _, err := store.CheckHex(m.Blake3); err != nil || m.Blake3 == "" {

@@ -230,7 +230,7 @@ func (s *localStore) newPartial(name string, size int64, src *sourceKey) (*parti
 	if err := store.CheckBegin(name, size); err != nil {
 		return nil, err
 	}
-	id, err := NewID()
+	id, err := store.NewID()
 	if err != nil {
 		return nil, fault.Errorf(fault.UploadUnreadable, "new upload id: %v", err)
 	}

@@ -177,7 +177,7 @@ func (s *localStore) judge() (storeKind, error) {
 		return empty, nil
 	}
 	for _, e := range ents {
-		if e.IsDir() && ValidID(e.Name()) == nil {
+		if e.IsDir() && store.ValidID(e.Name()) == nil {
 			return laidOut, nil
 		}
 	}
@@ -259,10 +259,10 @@ func storeErr(path string, err error) error {
 // and exactly one hard link. A missing upload is
 // upload.missing; anything else wrong is upload.unreadable.
 func (s *localStore) OpenFinished(id, name string) (*os.File, error) {
-	if err := ValidID(id); err != nil {
+	if err := store.ValidID(id); err != nil {
 		return nil, err
 	}
-	if err := ValidName(name); err != nil {
+	if err := store.ValidName(name); err != nil {
 		return nil, err
 	}
 	dirfd, err := s.openUploadDir(id)

@@ -306,7 +306,7 @@ func readPartialMetaAt(dirfd int) (*partialMeta, error) {
 		return nil, err
 	}
 	var m partialMeta
-	if err := json.Unmarshal(b, &m); err != nil || ValidName(m.Name) != nil || m.Size < -1 {
+	if err := json.Unmarshal(b, &m); err != nil || store.ValidName(m.Name) != nil || m.Size < -1 {
 		return nil, errors.New(partialInfo + ": damaged")
 	}
 	return &m, nil
@@ -554,7 +554,7 @@ func (s *localStore) cleanLeftovers(root fsID) {
 		return
 	}
 	for _, e := range ents {
-		if ValidID(e.Name()) != nil {
+		if store.ValidID(e.Name()) != nil {
 			continue
 		}
 		var st unix.Stat_t

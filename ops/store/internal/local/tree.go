@@ -564,7 +564,7 @@ func (s *localStore) ReadTreeObject(_ context.Context, id, name string) ([]byte,
 
 // FolderFiles is store.Trees.FolderFiles for the local store.
 func (s *localStore) FolderFiles(_ context.Context, id string) (int, bool, error) {
-	if err := ValidID(id); err != nil {
+	if err := store.ValidID(id); err != nil {
 		return 0, false, err
 	}
 	dirfd, err := s.openUploadDir(id)

@@ -125,7 +125,7 @@ func lastUsedAt(dirfd int, path string) (time.Time, bool, error) {
 // UploadState reads what a sweep needs to judge upload id, without taking the lock: its metadata
 // (through the guarded open) and when it was last used.
 func (s *localStore) UploadState(id string) (meta *Meta, lastUsed time.Time, used bool, err error) {
-	if err := ValidID(id); err != nil {
+	if err := store.ValidID(id); err != nil {
 		return nil, time.Time{}, false, err
 	}
 	dirfd, err := s.openUploadDir(id)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/attachctl/attachctl/manifest/fault"
+	"github.com/attachctl/attachctl/ops/store"
 	"golang.org/x/sys/unix"
 )
 
@@ -26,12 +27,12 @@ func TestMarkUsed(t *testing.T) {
 			return []string{good}
 		}, ""},
 		{"a missing one refuses the call", func(t *testing.T, s *localStore, good string) []string {
-			id, _ := NewID()
+			id, _ := store.NewID()
 			return []string{good, id}
 		}, fault.UploadMissing},
 		{"not an id", func(t *testing.T, s *localStore, good string) []string { return []string{good, "../x"} }, fault.UploadInvalid},
 		{"folder is a symlink", func(t *testing.T, s *localStore, good string) []string {
-			id, _ := NewID()
+			id, _ := store.NewID()
 			os.Symlink(outside, s.UploadDir(id))
 			return []string{good, id}
 		}, fault.UploadUnreadable},
@@ -41,7 +42,7 @@ func TestMarkUsed(t *testing.T) {
 			return []string{good, id}
 		}, fault.UploadUnreadable},
 		{"folder without metadata", func(t *testing.T, s *localStore, good string) []string {
-			id, _ := NewID()
+			id, _ := store.NewID()
 			os.Mkdir(s.UploadDir(id), DirMode)
 			return []string{good, id}
 		}, fault.UploadMissing},
@@ -105,7 +106,7 @@ func TestLastUsedNever(t *testing.T) {
 	if _, used, err := s.LastUsed(id); used || err != nil {
 		t.Fatalf("LastUsed of a fresh upload = %v, %v", used, err)
 	}
-	missing, _ := NewID()
+	missing, _ := store.NewID()
 	if _, _, err := s.LastUsed(missing); fault.CodeOf(err) != fault.UploadMissing {
 		t.Fatalf("LastUsed of a missing upload: %v", err)
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/attachctl/attachctl/manifest/fault"
+	"github.com/attachctl/attachctl/ops/store"
 	"golang.org/x/sys/unix"
 )
 
@@ -17,7 +18,7 @@ import (
 // of mode 0700 owned by the user, and its entries are the file, the metadata and at most a
 // marker, all regular files of mode 0600 with one link.
 func (s *localStore) Check(id string) error {
-	if err := ValidID(id); err != nil {
+	if err := store.ValidID(id); err != nil {
 		return err
 	}
 	dirfd, err := s.openUploadDir(id)
@@ -98,7 +99,7 @@ func OpenForCheck(path string) (*os.File, error) {
 	dir, name := filepath.Split(abs)
 	dir = filepath.Clean(dir)
 	id := filepath.Base(dir)
-	if ValidID(id) == nil && ValidName(name) == nil {
+	if store.ValidID(id) == nil && store.ValidName(name) == nil {
 		s := &localStore{Dir: filepath.Dir(dir)}
 		if kind, err := s.judge(); err == nil && (kind == marked || kind == laidOut) {
 			return s.OpenFinished(id, name)
