@@ -16,10 +16,10 @@ import (
 // MakeFinished puts a finished upload of data named name, made at made, straight into the local
 // store b (from New), making or marking it as an upload does: built inside the store's internal
 // folder and renamed into place whole, as a finish does, but with no fsync and with made, the
-// files' times and (when used is not zero) a .used marker set as given. It is for benchmarks and
+// files' times, set as given. It is for benchmarks and
 // tests that need many old uploads quickly (ops/store/internal/mkstore); uploads go through the
 // backend. It exists on Unix only, as the local store does.
-func MakeFinished(b store.Backend, name string, data []byte, made, used time.Time) (*store.Info, error) {
+func MakeFinished(b store.Backend, name string, data []byte, made time.Time) (*store.Info, error) {
 	l, ok := b.(*backend)
 	if !ok {
 		return nil, fault.Errorf(fault.UploadInvalid, "store %s: not a local store", b.Location())
@@ -28,11 +28,11 @@ func MakeFinished(b store.Backend, name string, data []byte, made, used time.Tim
 	if err != nil {
 		return nil, err
 	}
-	return s.makeFinished(name, data, made, used)
+	return s.makeFinished(name, data, made)
 }
 
 // makeFinished is MakeFinished into s.
-func (s *localStore) makeFinished(name string, data []byte, made, used time.Time) (*Meta, error) {
+func (s *localStore) makeFinished(name string, data []byte, made time.Time) (*Meta, error) {
 	if err := store.ValidName(name); err != nil {
 		return nil, err
 	}
@@ -52,27 +52,13 @@ func (s *localStore) makeFinished(name string, data []byte, made, used time.Time
 	defer dir.Close()
 	m := &Meta{ID: id, Name: name, Size: int64(len(data)), Blake3: hashBytes(data), Made: made.UTC()}
 	b, _ := json.Marshal(m)
-	files := []struct {
-		name string
-		b    []byte
-	}{{name, data}, {MetaName, append(b, '\n')}}
-	if !used.IsZero() {
-		files = append(files, struct {
-			name string
-			b    []byte
-		}{UsedName, nil})
-	}
-	for _, f := range files {
-		mode, at := ReadOnlyMode, made
-		if f.name == UsedName {
-			mode, at = FileMode, used
-		}
-		err := writeNewAt(int(dir.Fd()), f.name, f.b, mode, false)
+	for file, b := range map[string][]byte{name: data, MetaName: append(b, '\n')} {
+		err := writeNewAt(int(dir.Fd()), file, b, ReadOnlyMode, false)
 		if err == nil {
-			err = setTimesAt(int(dir.Fd()), f.name, at)
+			err = setTimesAt(int(dir.Fd()), file, made)
 		}
 		if err != nil {
-			return nil, storeErr(dir.Name()+"/"+f.name, err)
+			return nil, storeErr(dir.Name()+"/"+file, err)
 		}
 	}
 	storefd, err := unix.Open(s.Dir, noFollowDir, 0)
