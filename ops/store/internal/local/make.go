@@ -3,13 +3,13 @@
 package local
 
 import (
-	"encoding/hex"
+	"bytes"
 	"encoding/json"
 	"time"
 
 	"github.com/attachctl/attachctl/manifest/fault"
+	"github.com/attachctl/attachctl/ops"
 	"github.com/attachctl/attachctl/ops/store"
-	"github.com/zeebo/blake3"
 	"golang.org/x/sys/unix"
 )
 
@@ -50,7 +50,8 @@ func (s *localStore) makeFinished(name string, data []byte, made time.Time) (*Me
 		return nil, err
 	}
 	defer dir.Close()
-	m := &Meta{ID: id, Name: name, Size: int64(len(data)), Blake3: hashBytes(data), Made: made.UTC()}
+	sum, _, _ := ops.Hash(bytes.NewReader(data), nil) // a reader of memory does not fail
+	m := &Meta{ID: id, Name: name, Size: int64(len(data)), Blake3: sum, Made: made.UTC()}
 	b, _ := json.Marshal(m)
 	for file, b := range map[string][]byte{name: data, MetaName: append(b, '\n')} {
 		err := writeNewAt(int(dir.Fd()), file, b, ReadOnlyMode, false)
@@ -75,10 +76,4 @@ func (s *localStore) makeFinished(name string, data []byte, made time.Time) (*Me
 		return nil, storeErr(s.UploadDir(id), err)
 	}
 	return m, nil
-}
-
-// hashBytes is the BLAKE3 of b in hex.
-func hashBytes(b []byte) string {
-	sum := blake3.Sum256(b)
-	return hex.EncodeToString(sum[:])
 }
