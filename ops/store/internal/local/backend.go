@@ -56,30 +56,25 @@ func (l *backend) store(create bool) (*localStore, error) {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if !create {
-		if s := l.s.Load(); s != nil || l.tried {
-			return s, l.err
-		}
-		l.tried = true
-		s, err := openStore(l.dir, false)
-		if err != nil {
-			l.err = err
-			return nil, err
-		}
-		l.set(s)
-		return s, nil
+	if s := l.s.Load(); s != nil && (!create || l.made.Load()) {
+		return s, nil // opened meanwhile
 	}
-	if l.made.Load() {
-		return l.s.Load(), nil
+	if !create && l.tried {
+		return nil, l.err
 	}
-	s, err := openStore(l.dir, true)
+	s, err := openStore(l.dir, create)
 	if err != nil {
+		if !create {
+			l.tried, l.err = true, err
+		}
 		return nil, err
 	}
-	if l.s.Load() == nil {
+	if l.s.Load() == nil { // a store a read-open found stays the one every call gets
 		l.set(s)
 	}
-	l.made.Store(true)
+	if create {
+		l.made.Store(true)
+	}
 	return l.s.Load(), nil
 }
 
