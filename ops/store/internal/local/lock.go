@@ -13,17 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// The lock protocol, as built:
-//
-//   - STORE/.attachctl/lock is the marker lock, a flock(2). A use (touch, resolve) holds it shared
-//     from before it opens an upload's folder until its .used marker is written; a sweep holds it
-//     exclusive while it re-checks one batch of candidates and renames the doomed folders into
-//     STORE/.attachctl/trash, and never while it scans or deletes. So a use either opens the folder
-//     before the rename (and the sweep, re-checking under the lock, sees the fresh marker and keeps
-//     the upload) or after it (and the folder is gone: upload.missing).
-//   - STORE/.attachctl/sweep.lock is held exclusive by the one sweep that runs; a second sweep polls
-//     it until its --wait runs out and then reports store.locked.
-//
+// The store's lock files and what each guards are docs/store.md's ("The lock", and the layout).
 // Locks are taken by polling LOCK_NB with a short backoff, so a wait can end on time. Every file
 // and folder on the way is opened without following a link.
 
