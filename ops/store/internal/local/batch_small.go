@@ -220,16 +220,6 @@ func writeAllFd(fd int, b []byte) error {
 	return nil
 }
 
-// createReadOnlyAt is createFd of a file of mode 0400 open for writing, as a file named path (for
-// messages).
-func createReadOnlyAt(dirfd int, name, path string) (*os.File, error) {
-	fd, err := createFd(dirfd, name, unix.O_WRONLY, ReadOnlyMode)
-	if err != nil {
-		return nil, storeErr(path, err)
-	}
-	return os.NewFile(uintptr(fd), path), nil // owns fd
-}
-
 // mkdirFd makes the new folder name in dirfd with mode 0700 whatever the umask, and opens it
 // (no link followed). path is for messages.
 func mkdirFd(dirfd int, name, path string) (int, error) {

@@ -75,16 +75,13 @@ func (p *partial) buildOut(size int64, sum string) (*out, error) {
 		removeEntry(dirfd, partialOut)
 		return nil, err
 	}
-	if o.mf, err = createAt(int(dir.Fd()), MetaName, dir.Name()+"/"+MetaName, unix.O_WRONLY); err != nil {
+	// Read-only (the descriptors stay open for writing, so the sync below is unaffected); the modes
+	// are made durable with the rest. undo, and an opener that finds a crashed finish's out/, give
+	// the data its 0600 back.
+	if o.mf, err = createAt(int(dir.Fd()), MetaName, dir.Name()+"/"+MetaName, unix.O_WRONLY, ReadOnlyMode); err != nil {
 		return fail(err)
 	}
 	if _, err := o.mf.Write(append(b, '\n')); err != nil {
-		return fail(storeErr(o.mf.Name(), err))
-	}
-	// Read-only from here (the descriptors stay open for writing, so the sync below is unaffected);
-	// the modes are made durable with the rest. undo, and an opener that finds a crashed finish's
-	// out/, give the data its 0600 back.
-	if err := unix.Fchmod(int(o.mf.Fd()), uint32(ReadOnlyMode)); err != nil {
 		return fail(storeErr(o.mf.Name(), err))
 	}
 	if err := unix.Fchmod(int(p.f.Fd()), uint32(ReadOnlyMode)); err != nil {

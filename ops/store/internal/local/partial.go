@@ -77,9 +77,9 @@ func createFd(dirfd int, name string, flag int, mode os.FileMode) (int, error) {
 	return fd, nil
 }
 
-// createAt is createFd of a file of mode 0600, as a file named path (for messages).
-func createAt(dirfd int, name, path string, flag int) (*os.File, error) {
-	fd, err := createFd(dirfd, name, flag, FileMode)
+// createAt is createFd as a file named path (for messages).
+func createAt(dirfd int, name, path string, flag int, mode os.FileMode) (*os.File, error) {
+	fd, err := createFd(dirfd, name, flag, mode)
 	if err != nil {
 		return nil, storeErr(path, err)
 	}
@@ -263,7 +263,7 @@ func (s *localStore) makePartial(id string, meta partialMeta) (*partial, error) 
 		removeEntry(int(parts.Fd()), id)
 		return nil, err
 	}
-	if p.f, err = createAt(int(dirf.Fd()), partialData, dir+"/"+partialData, unix.O_RDWR); err != nil {
+	if p.f, err = createAt(int(dirf.Fd()), partialData, dir+"/"+partialData, unix.O_RDWR, FileMode); err != nil {
 		return fail(err)
 	}
 	if err := unix.Flock(int(p.f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {

@@ -151,7 +151,7 @@ func (t *treeWrite) Create(_ context.Context, f store.TreeFile, _ store.TreeSour
 			}
 		}
 	}
-	out, err := createReadOnlyAt(int(dir.Fd()), base, dst)
+	out, err := createAt(int(dir.Fd()), base, dst, unix.O_WRONLY, ReadOnlyMode)
 	if err != nil {
 		return nil, err
 	}
@@ -486,7 +486,7 @@ func (p *partial) publishTree(m *treeMeta, listing []byte) error {
 	defer od.Close()
 	b, _ := json.Marshal(m)
 	write := func(name string, data []byte) error {
-		f, err := createAt(int(od.Fd()), name, od.Name()+"/"+name, unix.O_WRONLY)
+		f, err := createAt(int(od.Fd()), name, od.Name()+"/"+name, unix.O_WRONLY, FileMode)
 		if err != nil {
 			return err
 		}
