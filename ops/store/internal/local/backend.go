@@ -10,7 +10,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/attachctl/attachctl/manifest/fault"
 	"github.com/attachctl/attachctl/ops/store"
 )
 
@@ -151,11 +150,7 @@ func (l *backend) PartialStatus(ctx context.Context, id string) (store.Unfinishe
 	if err != nil {
 		return store.UnfinishedState{}, 0, err
 	}
-	u, size, err := s.partialStatus(id)
-	if fault.CodeOf(err) == fault.UploadMissing {
-		err = fault.Errorf(fault.UploadMissing, "upload %s: no such upload in store %s", id, s.Dir)
-	}
-	return u, size, err
+	return s.partialStatus(id)
 }
 
 // Finish checks and publishes the unfinished upload id (store.FinishChunks): its bytes are hashed

@@ -17,15 +17,18 @@ import (
 // its declared size.
 func (s *localStore) partialStatus(id string) (store.UnfinishedState, int64, error) {
 	var u store.UnfinishedState
+	missing := fault.Errorf(fault.UploadMissing, "upload %s: no such upload in store %s", id, s.Dir)
 	dirf, err := s.openPartialDir(id)
-	if err != nil {
+	if fault.CodeOf(err) == fault.UploadMissing {
+		return u, 0, missing
+	} else if err != nil {
 		return u, 0, err
 	}
 	defer dirf.Close()
 	meta, err := readPartialMetaAt(int(dirf.Fd()))
 	if err != nil {
 		if errors.Is(err, unix.ENOENT) {
-			return u, 0, fault.Errorf(fault.UploadMissing, "upload %s: not an unfinished upload", id)
+			return u, 0, missing
 		}
 		return u, 0, fault.Errorf(fault.UploadUnreadable, "upload %s: %s: %v", id, dirf.Name(), err)
 	}
@@ -36,7 +39,7 @@ func (s *localStore) partialStatus(id string) (store.UnfinishedState, int64, err
 	}
 	if err != nil {
 		if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) {
-			return u, 0, fault.Errorf(fault.UploadMissing, "upload %s: not an unfinished upload", id)
+			return u, 0, missing
 		}
 		return u, 0, guardErr(dirf.Name()+"/"+partialData, id, err)
 	}
