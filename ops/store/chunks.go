@@ -11,7 +11,8 @@ import (
 
 // The rules of the step-by-step upload (`upload begin`, `upload chunk`, `upload finish`), written
 // once over a ChunkBackend: the offset a chunk must start at, the declared size and the store's
-// limits it may not pass (a chunk is kept whole or not at all), the checks before publishing,
+// limits it may not pass (a chunk is kept whole or not at all, its room reserved in the store's
+// Quota while it is written), the checks before publishing, the reservation dropped at an abort,
 // and the code of each failure. A backend gives only how it keeps the bytes: local, an append to
 // its partial file under the partial's lock; S3, a chunk object written create-only at its
 // offset; the in-memory store, a slice.
@@ -26,11 +27,8 @@ type ChunkBackend interface {
 	// its metadata when it is finished.
 	OpenChunks(ctx context.Context, id string) (up ChunkUpload, fin *Info, err error)
 
-	// ChunkRoom reserves, against the store's limits, the room for the unfinished upload id
-	// named name to grow from cur to end bytes (end < 0: as much as the limits leave), as
-	// Quota.Grow does: room is how many bytes it may add (-1: no limit), over the refusal of a
-	// chunk that needs more, release drops the reservation once the chunk is kept (or not).
-	ChunkRoom(ctx context.Context, id, name string, cur, end int64) (room int64, over func(end int64) error, release func(), err error)
+	// ChunkQuota is the store's limits and reservations.
+	ChunkQuota() *Quota
 }
 
 // ChunkProperties are what a backend's step-by-step uploads can do, declared once.
@@ -69,12 +67,12 @@ type ChunkUpload interface {
 	Append(ctx context.Context, cur int64, r io.Reader, limit int64, over func(n int64) error) (int64, error)
 
 	// Publish reads the upload's bytes, calls check with their BLAKE3 (its error keeps the
-	// upload unfinished and is returned), and makes the upload finished, create-only. already:
+	// upload unfinished and is returned), and makes the upload finished, create-only, its
+	// reservation dropped as every publish of the backend drops it (Quota.Done). already:
 	// another finish published it first, info is that one's.
 	Publish(ctx context.Context, check func(blake3 string) error) (info *Info, already bool, err error)
 
-	// Drop removes the unfinished upload, whatever wrote it, and its reservation in the store's
-	// limits (AbortChunks). Close is still called.
+	// Drop removes the unfinished upload, whatever wrote it (AbortChunks). Close is still called.
 	Drop(ctx context.Context) error
 
 	Close()
@@ -189,17 +187,13 @@ func WriteChunk(ctx context.Context, b ChunkBackend, id string, offset int64, r 
 	if room >= 0 && n > room {
 		return cur, pastSize(n)
 	}
-	end := int64(-1)
-	if n >= 0 {
-		end = cur + n
-	}
-	quota, overQuota, release, err := b.ChunkRoom(ctx, id, st.Name, cur, end)
+	quota, overQuota, release, err := b.ChunkQuota().Chunk(ctx, id, st.Name, cur, n)
 	if err != nil {
 		return cur, err
 	}
 	defer release()
 	if quota >= 0 && n > quota {
-		return cur, overQuota(end)
+		return cur, overQuota(cur + n)
 	}
 	if n == 0 {
 		return cur, nil
@@ -274,8 +268,8 @@ func FinishChunks(ctx context.Context, b ChunkBackend, id string, size int64, bl
 	return info, nil
 }
 
-// AbortChunks removes the unfinished upload id of b, whatever wrote it. A finished upload is not
-// removed (that is rm's or a sweep's): upload.invalid.
+// AbortChunks removes the unfinished upload id of b, whatever wrote it, and its reservation in the
+// store's limits. A finished upload is not removed (that is rm's or a sweep's): upload.invalid.
 func AbortChunks(ctx context.Context, b ChunkBackend, id string) error {
 	if err := ValidID(id); err != nil {
 		return err
@@ -288,7 +282,10 @@ func AbortChunks(ctx context.Context, b ChunkBackend, id string) error {
 		return err
 	}
 	defer up.Close()
-	return up.Drop(ctx)
+	if err := up.Drop(ctx); err != nil {
+		return err
+	}
+	return b.ChunkQuota().R.DropReservation(ctx, id)
 }
 
 // CheckFinished checks the finished upload info against what a finish expects: size (-1: not

@@ -24,6 +24,7 @@ type memChunks struct {
 	finished map[string]*Info
 	maxFile  int64 // the store's limit on a file (0: none)
 	race     bool  // Publish finds the upload finished by another first
+	quota    *Quota
 }
 
 func (m *memChunks) ChunkProperties() ChunkProperties { return ChunkProperties{Buffer: m.buffer} }
@@ -39,17 +40,16 @@ func (m *memChunks) OpenChunks(_ context.Context, id string) (ChunkUpload, *Info
 	return nil, m.finished[id], fault.Errorf(fault.UploadMissing, "upload %s: not there", id)
 }
 
-func (m *memChunks) ChunkRoom(_ context.Context, id, name string, cur, end int64) (int64, func(int64) error, func(), error) {
-	over := func(end int64) error {
-		return fault.Errorf(fault.UploadTooLarge, "upload %s: %d bytes would be over the largest file %d", id, end, m.maxFile)
+// ChunkQuota: the limits are maxFile's, the reservations a memReserver's.
+func (m *memChunks) ChunkQuota() *Quota {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.quota == nil {
+		m.quota = &Quota{R: &memReserver{rs: map[string][]byte{}}, Loc: "mem",
+			List: func(context.Context) (*Listing, error) { return &Listing{}, nil },
+			Read: func(context.Context) (Limits, error) { return Limits{MaxFile: m.maxFile}, nil }}
 	}
-	if m.maxFile == 0 {
-		return -1, over, func() {}, nil
-	}
-	if end > m.maxFile {
-		return 0, over, func() {}, over(end)
-	}
-	return m.maxFile - cur, over, func() {}, nil
+	return m.quota
 }
 
 type memChunk struct {
@@ -252,9 +252,16 @@ func TestAbortChunks(t *testing.T) {
 		partial:  map[string]*ChunkState{id: {Name: "x.bin", Size: -1}, staged: {Name: "z.bin", Size: 3, Kind: KindFile}},
 		finished: map[string]*Info{done: {ID: done, Name: "y.bin", Size: 1}}}
 	ctx := context.Background()
+	r := m.ChunkQuota().R
 	for _, x := range []string{id, staged} {
+		if err := r.PutReservation(ctx, x, []byte("begun")); err != nil {
+			t.Fatal(err)
+		}
 		if err := AbortChunks(ctx, m, x); err != nil || m.partial[x] != nil {
 			t.Fatalf("abort of %s: %v, left %+v", x, err, m.partial[x])
+		}
+		if rs, _ := r.Reservations(ctx); rs[x] != nil {
+			t.Fatalf("abort of %s left its reservation", x)
 		}
 	}
 	if err := AbortChunks(ctx, m, id); fault.CodeOf(err) != fault.UploadMissing {

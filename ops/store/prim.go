@@ -126,7 +126,7 @@ type TreeStart struct {
 }
 
 // TreeWrite is the resumable write of one unfinished folder upload. Close releases it (a lock,
-// open folders) and may be called after Publish.
+// open folders), told how the write ended (nil: published; ErrTreeLost; the error returned).
 type TreeWrite interface {
 	// ID is the upload's id.
 	ID() string
@@ -156,7 +156,7 @@ type TreeWrite interface {
 	// the engine starts over (with st.Try one more).
 	Publish(ctx context.Context, m *TreeMeta, files []TreeFile, listing []byte) error
 
-	Close() error
+	Close(err error)
 }
 
 // TreeFileWrite is the write of one file of a folder upload.

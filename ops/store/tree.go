@@ -14,8 +14,9 @@ import (
 
 // Folder uploads (docs/folders.md): a folder named as an attachment is one upload, its
 // files at STORE/<id>/<name>/<rel>, the whole tree finished at once or not at all. A backend that
-// keeps them implements Trees and declares it in its Features, an optional feature as tusd's
-// are: a caller without Features().Trees reports upload.invalid for folder records.
+// keeps them implements Trees (embedding TreesOn, the rules of treeengine.go over its
+// TreeBackend) and declares it in its Features, an optional feature as tusd's are: a caller
+// without Features().Trees reports upload.invalid for folder records.
 
 // TreeListName is the listing of a finished folder upload's files beside the folder, at
 // STORE/<id>/.tree.b3: one line per file as b3sum writes it (BLAKE3, two spaces, the path from
@@ -126,11 +127,12 @@ func CheckRel(rel string) error {
 	return nil
 }
 
-// BesideTree reports whether a finished folder upload of the folder named folder may hold name
-// beside the folder: the folder itself, its metadata, its listing and the use marker. Anything
-// else there is no part of the upload: verify names it, or a backend's guard refuses the upload.
-func BesideTree(folder, name string) bool {
-	return name == folder || name == MetaName || name == TreeListName || name == UsedName
+// BesideUpload reports whether a finished upload named name (folder: a folder upload) may hold
+// entry at its top: its file or folder, its metadata, a folder upload's listing and the use
+// marker. Anything else there is no part of the upload: verify names it, or a backend's guard
+// refuses the upload.
+func BesideUpload(name, entry string, folder bool) bool {
+	return entry == name || entry == MetaName || entry == UsedName || folder && entry == TreeListName
 }
 
 // ValidTreeName checks a folder upload's name: plain, and not the listing's.

@@ -20,6 +20,50 @@ import (
 // The rules of folder uploads, written once over a TreeBackend (prim.go): a backend's Trees
 // methods are these functions called with itself.
 
+// TreesOn is Trees over the primitives its call gives: the rules of this package over a backend's
+// TreeBackend, opened for each call (create: for an upload, which may make the store).
+type TreesOn func(ctx context.Context, create bool) (TreeBackend, error)
+
+func (on TreesOn) UploadTree(ctx context.Context, src TreeSource, opts TreeOptions) (*TreeInfo, error) {
+	b, err := on(ctx, true)
+	if err != nil {
+		return nil, err
+	}
+	return UploadTree(ctx, b, src, opts)
+}
+
+func (on TreesOn) TreeInfo(ctx context.Context, id string) (*TreeInfo, error) {
+	b, err := on(ctx, false)
+	if err != nil {
+		return nil, err
+	}
+	return TreeInfoOf(ctx, b, id)
+}
+
+func (on TreesOn) OpenTreeFile(ctx context.Context, id, name, rel string) (Reader, error) {
+	b, err := on(ctx, false)
+	if err != nil {
+		return nil, err
+	}
+	return OpenTree(ctx, b, id, name, rel)
+}
+
+func (on TreesOn) VerifyTree(ctx context.Context, id string, progress func(int64)) (*TreeInfo, error) {
+	b, err := on(ctx, false)
+	if err != nil {
+		return nil, err
+	}
+	return VerifyTreeOf(ctx, b, id, progress)
+}
+
+func (on TreesOn) FolderFiles(ctx context.Context, id string) (int, bool, error) {
+	b, err := on(ctx, false)
+	if err != nil {
+		return 0, false, err
+	}
+	return FolderFilesOf(ctx, b, id)
+}
+
 // UploadTree is Trees.UploadTree over b: the source checked, the tree found again when a finished
 // upload of it is still intact, else its unfinished upload resumed (each file already stored
 // whole and equal to the source kept) or a new one written, hashed as it is copied, and
@@ -68,7 +112,7 @@ func UploadTree(ctx context.Context, b TreeBackend, src TreeSource, opts TreeOpt
 			continue
 		}
 		ti, err := writeTree(ctx, w, &src, total, want, b.TreeProperties(), progress)
-		w.Close()
+		w.Close(err)
 		if err == ErrTreeLost {
 			if opts.Progress != nil {
 				opts.Progress(-total)
@@ -371,13 +415,9 @@ func TreeInfoOf(ctx context.Context, b TreeBackend, id string) (*TreeInfo, error
 	}
 	// The metadata first (its kind tells a file upload's), then the listing: on a backend that
 	// writes the listing last (S3), it is what makes a folder upload finished.
-	mb, mwhere, err := b.ReadTreeObject(ctx, id, MetaName)
+	m, mwhere, err := readTreeMeta(ctx, b, id)
 	if err != nil {
 		return nil, err
-	}
-	var m TreeMeta
-	if json.Unmarshal(mb, &m) != nil || Recognize(id, m.ID, false, &m.Info) != nil {
-		return nil, fault.Errorf(fault.UploadUnreadable, "upload %s: %s is damaged", id, mwhere)
 	}
 	if m.Kind != KindFolder {
 		return nil, fault.Errorf(fault.UploadInvalid, "upload %s: a file (%s), not a folder", id, m.Name)
@@ -408,6 +448,39 @@ func TreeInfoOf(ctx context.Context, b TreeBackend, id string) (*TreeInfo, error
 		return nil, fault.Errorf(fault.VerifyMismatch, "upload %s: %s hashes to %s, its metadata says %s (the listing changed)", id, lwhere, got, m.Blake3)
 	}
 	return ti, nil
+}
+
+// FolderFilesOf is Trees.FolderFiles over b: whether the finished upload id is a folder upload,
+// and its files, from its metadata alone.
+func FolderFilesOf(ctx context.Context, b TreeBackend, id string) (int, bool, error) {
+	if err := ValidID(id); err != nil {
+		return 0, false, err
+	}
+	m, _, err := readTreeMeta(ctx, b, id)
+	if err != nil {
+		return 0, false, err
+	}
+	return m.Files, m.Kind == KindFolder, nil
+}
+
+// readTreeMeta reads the metadata of the finished upload id (ReadTreeObject) and where it is.
+func readTreeMeta(ctx context.Context, b TreeBackend, id string) (*TreeMeta, string, error) {
+	mb, where, err := b.ReadTreeObject(ctx, id, MetaName)
+	if err != nil {
+		return nil, where, err
+	}
+	m, err := ParseTreeMeta(id, mb, where)
+	return m, where, err
+}
+
+// ParseTreeMeta reads the metadata b of the upload id, a file upload's or a folder upload's
+// (Kind): upload.unreadable, naming where it is, when it is not one of upload id.
+func ParseTreeMeta(id string, b []byte, where string) (*TreeMeta, error) {
+	var m TreeMeta
+	if json.Unmarshal(b, &m) != nil || Recognize(id, m.ID, false, &m.Info) != nil {
+		return nil, fault.Errorf(fault.UploadUnreadable, "upload %s: %s is damaged", id, where)
+	}
+	return &m, nil
 }
 
 // OpenTree is Trees.OpenTreeFile over b: id, name and rel checked, then the backend's guarded

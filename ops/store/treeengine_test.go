@@ -168,7 +168,7 @@ func (w *memWrite) Remove(_ context.Context, rels []string) error {
 	return nil
 }
 
-func (w *memWrite) Close() error { return nil }
+func (w *memWrite) Close(error) {}
 
 type memFile struct {
 	w   *memWrite

@@ -20,6 +20,7 @@ var limitsTests = []struct {
 	{"LimitsLockExclusive", testLimitsLock},
 	{"LimitsAcrossProcesses", testLimitsAcross},
 	{"ChunkCountsReservations", testChunkReservations},
+	{"FinishAndAbortDropReservation", testDoneReservation},
 }
 
 // limited makes a store with limits l and returns it with its Reserver.
@@ -109,6 +110,35 @@ func testLimitsAcross(t *testing.T, h Harness) {
 	}
 	if n[""] != 3 || n[fault.StoreFull] != 2 {
 		t.Errorf("five at once: %v; want 3 admitted, 2 store.full", codes)
+	}
+}
+
+// testDoneReservation: the reservation a step-by-step upload took at begin is dropped when it
+// is finished (it counts as a finished upload now) or aborted, and not left for a later check.
+func testDoneReservation(t *testing.T, h Harness) {
+	b, r := limited(t, h, store.Limits{MaxFiles: 3})
+	reserved := func(what, id string, want bool) {
+		t.Helper()
+		got, err := r.Reservations(ctx)
+		must(t, "reservations", err)
+		if _, ok := got[id]; ok != want {
+			t.Fatalf("%s: reserved %v, want %v", what, ok, want)
+		}
+	}
+	for _, finish := range []bool{true, false} {
+		id, err := b.Begin(ctx, "a.bin", 1)
+		must(t, "begin", err)
+		reserved("begun", id, true)
+		if finish {
+			_, err = b.Write(ctx, id, 0, strings.NewReader("a"))
+			must(t, "chunk", err)
+			_, err = b.Finish(ctx, id, 1, "")
+			must(t, "finish", err)
+			reserved("finished", id, false)
+		} else {
+			must(t, "abort", b.Abort(ctx, id))
+			reserved("aborted", id, false)
+		}
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/attachctl/attachctl/manifest"
@@ -25,6 +26,7 @@ var stageTests = []struct {
 }{
 	{"StageUploadAndNameAgain", testStageUpload},
 	{"StageResumePoint", testStageResume},
+	{"StageUploadTakesNoChunks", testStageNoChunks},
 	{"StageSourceChangedStartsOver", testStageSourceChanged},
 	{"StageHashMismatch", testStageHashMismatch},
 	{"StageBatchCommit", testStageBatch},
@@ -156,6 +158,34 @@ func testStageResume(t *testing.T, h Harness) {
 		t.Fatalf("the resumed upload's bytes are not the source's")
 	}
 	finishedOnly(t, b, 1)
+}
+
+// testStageNoChunks: an upload the stage left unfinished is the stage's to resume (it knows its
+// source); a chunk or a finish of the step-by-step upload is refused on it, on every backend, and
+// the stage resumes it after.
+func testStageNoChunks(t *testing.T, h Harness) {
+	b := h.New(t)
+	if b.Features().Streamer == nil {
+		t.Skip("a backend without a Streamer uploads by the step-by-step upload (the plain path)")
+	}
+	chunk := stageChunk(b)
+	path, data := sourceFile(t, 3*chunk+7, 6)
+	interruptAfter(t, b, &manifest.Record{Path: path, Name: "data.bin"}, chunk)
+	id := unfinished(t, b)
+	st, err := b.Status(ctx, id)
+	must(t, "status", err)
+	_, err = b.Write(ctx, id, st.Offset, strings.NewReader("x"))
+	wantCode(t, "a chunk at the offset of an upload the stage left", err, fault.UploadInvalid)
+	if err != nil && !strings.Contains(err.Error(), "written by the upload stage") {
+		t.Errorf("the refusal of a chunk does not say why: %v", err)
+	}
+	_, err = b.Finish(ctx, id, -1, "")
+	wantCode(t, "a finish of an upload the stage left", err, fault.UploadInvalid)
+	rec := &manifest.Record{Path: path, Name: "data.bin"}
+	must(t, "resumed upload", uploader(t, b, stage.Options{}).Upload(ctx, rec, nil))
+	if got := readAll(t, b, rec.Upload.ID, "data.bin"); !bytes.Equal(got, data) {
+		t.Fatalf("the resumed upload's bytes are not the source's")
+	}
 }
 
 func testStageSourceChanged(t *testing.T, h Harness) {

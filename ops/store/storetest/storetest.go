@@ -52,6 +52,7 @@ func Run(t *testing.T, h Harness) {
 		{"Offsets", testOffsets},
 		{"PastSize", testPastSize},
 		{"OpenSizeFixedAtFinish", testOpenSize},
+		{"EmptyUpload", testEmptyUpload},
 		{"SizeMismatch", testSizeMismatch},
 		{"HashMismatch", testHashMismatch},
 		{"FinishTwice", testFinishTwice},
@@ -296,6 +297,23 @@ func testOpenSize(t *testing.T, h Harness) {
 	must(t, "finish", err)
 	if info.Size != 3 || info.Blake3 != sum([]byte("abc")) {
 		t.Fatalf("finish: %+v", info)
+	}
+}
+
+// testEmptyUpload: an upload begun and finished with no chunk is a finished upload of no bytes.
+func testEmptyUpload(t *testing.T, h Harness) {
+	b := h.New(t)
+	for _, size := range []int64{0, -1} {
+		id, err := b.Begin(ctx, "empty.txt", size)
+		must(t, "begin", err)
+		info, err := b.Finish(ctx, id, 0, sum(nil))
+		must(t, "finish of no bytes", err)
+		if info.Size != 0 || info.Blake3 != sum(nil) {
+			t.Fatalf("finish: %+v", info)
+		}
+		if got := readAll(t, b, id, "empty.txt"); len(got) != 0 {
+			t.Fatalf("an empty upload reads %q", got)
+		}
 	}
 }
 

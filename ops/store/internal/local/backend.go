@@ -25,6 +25,8 @@ type backend struct {
 	tried bool
 	err   error
 	wait  time.Duration
+
+	store.TreesOn // store.Trees: the engine's rules over the store, opened for each call (openTrees)
 }
 
 var _ store.Backend = (*backend)(nil)
@@ -37,7 +39,9 @@ func New(dir string, opts ...Option) (store.Backend, error) {
 	for _, f := range opts {
 		f(&o)
 	}
-	return &backend{dir: dir, wait: o.limitsWait}, nil
+	l := &backend{dir: dir, wait: o.limitsWait}
+	l.TreesOn = l.openTrees
+	return l, nil
 }
 
 // Features: the local store's uploads are files on this machine, and it has every ability the

@@ -46,18 +46,13 @@ func (c chunker) OpenChunks(ctx context.Context, id string) (store.ChunkUpload, 
 		st.Kind = store.KindFolder
 	case p.meta.Batch:
 		st.Kind = store.KindBatch
+	case p.meta.Source != nil: // the upload stage's, which knows its source and resumes it
+		st.Kind = store.KindFile
 	}
 	return &chunkUp{p: p, max: c.max, st: st}, nil, nil
 }
 
-// ChunkRoom reserves a chunk's room in the store's limits.
-func (c chunker) ChunkRoom(ctx context.Context, id, name string, cur, end int64) (int64, func(int64) error, func(), error) {
-	l, err := c.s.Limits()
-	if err != nil {
-		return -1, nil, func() {}, err
-	}
-	return c.s.quota.q.Grow(ctx, l, id, name, cur, end)
-}
+func (c chunker) ChunkQuota() *store.Quota { return c.s.quotaOf() }
 
 type chunkUp struct {
 	p   *partial
@@ -102,12 +97,7 @@ func (u *chunkUp) Append(ctx context.Context, cur int64, r io.Reader, limit int6
 }
 
 // Drop removes the partial, still locked, durably: an abort is not undone by a crash.
-func (u *chunkUp) Drop(ctx context.Context) error {
-	if err := u.p.remove(true); err != nil {
-		return err
-	}
-	return reserver{u.p.s}.DropReservation(ctx, u.p.id)
-}
+func (u *chunkUp) Drop(ctx context.Context) error { return u.p.remove(true) }
 
 // Publish hashes data and publishes the partial in one rename (finish.go).
 func (u *chunkUp) Publish(ctx context.Context, check func(string) error) (*store.Info, bool, error) {

@@ -15,6 +15,7 @@ import (
 // Backend returns s as a store.Backend.
 func (s *localStore) Backend() *backend {
 	l := &backend{dir: s.Dir}
+	l.TreesOn = l.openTrees
 	l.s.Store(s)
 	return l
 }

@@ -46,20 +46,15 @@ const partialTree = "tree"
 
 type treeMeta = store.TreeMeta
 
-var _ store.Trees = (*localStore)(nil)
+var _ store.TreeBackend = (*localStore)(nil)
 
 // The local store's folder uploads are the rules of package store (store.UploadTree, ...) over
-// these primitives: one file after another in the order of their paths (treeWriter keeps the
+// these primitives: one file after another in the order of their paths (treeWrite keeps the
 // folders of the last path open), each written without an fsync and made durable by the one
 // commit of publishTree.
 
 func (s *localStore) TreeProperties() store.TreeProperties {
 	return store.TreeProperties{Jobs: 1, VerifyJobs: 1}
-}
-
-// UploadTree is store.Trees.UploadTree for the local store.
-func (s *localStore) UploadTree(ctx context.Context, src store.TreeSource, opts store.TreeOptions) (*store.TreeInfo, error) {
-	return store.UploadTree(ctx, s, src, opts)
 }
 
 // TreeHashFirst: a source without its BLAKE3 is hashed first only when a finished upload of its
@@ -85,24 +80,27 @@ func (s *localStore) StartTree(_ context.Context, st store.TreeStart) (string, s
 	if err != nil {
 		return "", nil, err
 	}
-	w, err := p.openTreeWriter(st.Src.Name)
+	root, err := p.openTreeRoot(st.Src.Name)
 	if err != nil {
 		p.close()
 		return "", nil, err
 	}
-	return "", &treeWrite{p: p, w: w, fresh: fresh}, nil
+	return "", &treeWrite{p: p, dirs: []*os.File{root}, fresh: fresh}, nil
 }
 
 // ReuseTree marks the upload used now, as a record is about to name it again.
 func (s *localStore) ReuseTree(_ context.Context, id string) bool { return s.reuse(id) }
 
-// treeWrite is store.TreeWrite: the locked partial of a folder upload.
+// treeWrite is store.TreeWrite: the locked partial of a folder upload, its files written in the
+// order of their paths, the folders of the current file's path kept open.
 type treeWrite struct {
 	p *partial
-	w *treeWriter
 	// fresh: the partial was made by this run, so no file is there yet to keep or replace.
 	fresh bool
 	n     int
+	dirs  []*os.File // tree/<name>, then the open folders below it of the last file's path
+	parts []string   // the names of dirs[1:]
+	made  []*os.File // folders to fsync at the end (where files are fsynced one by one)
 }
 
 func (t *treeWrite) ID() string { return t.p.id }
@@ -116,7 +114,7 @@ func (t *treeWrite) Stored(f store.TreeFile) (io.ReadCloser, error) {
 	if t.fresh {
 		return nil, nil
 	}
-	dir, err := t.w.dirFor(f.Rel)
+	dir, err := t.dirFor(f.Rel)
 	if err != nil {
 		return nil, err
 	}
@@ -138,17 +136,15 @@ func (t *treeWrite) Stored(f store.TreeFile) (io.ReadCloser, error) {
 // Create makes the partial's copy of f anew, read-only at once (the descriptor O_CREAT returns
 // writes whatever the mode): a resume keeps it only if it is whole and equal to the source.
 func (t *treeWrite) Create(_ context.Context, f store.TreeFile, _ store.TreeSourceFile) (store.TreeFileWrite, error) {
-	dir, err := t.w.dirFor(f.Rel)
+	dir, err := t.dirFor(f.Rel)
 	if err != nil {
 		return nil, err
 	}
 	base := path.Base(f.Rel)
 	dst := dir.Name() + "/" + base
 	if !t.fresh { // a resumed partial: what Stored did not keep is replaced
-		if err := unix.Unlinkat(int(dir.Fd()), base, 0); err != nil && !errors.Is(err, unix.ENOENT) {
-			if err := removeEntry(int(dir.Fd()), base); err != nil {
-				return nil, storeErr(dst, err)
-			}
+		if err := removeEntry(int(dir.Fd()), base); err != nil {
+			return nil, storeErr(dst, err)
 		}
 	}
 	out, err := createAt(int(dir.Fd()), base, dst, unix.O_WRONLY, ReadOnlyMode)
@@ -164,18 +160,18 @@ func (t *treeWrite) ReadDir(_ context.Context, dir string) ([]store.TreeEntry, e
 	if t.fresh {
 		return nil, nil
 	}
-	top := int(t.w.root.Fd())
-	root, err := fsOf(top)
+	top := t.dirs[0]
+	root, err := fsOf(int(top.Fd()))
 	if err != nil {
-		return nil, storeErr(t.w.root.Name(), err)
+		return nil, storeErr(top.Name(), err)
 	}
-	fd, err := unix.Dup(top)
+	fd, err := unix.Dup(int(top.Fd()))
 	if err != nil {
-		return nil, storeErr(t.w.root.Name(), err)
+		return nil, storeErr(top.Name(), err)
 	}
 	es, err := readTreeDir(fd, dir, root)
 	if err != nil {
-		return nil, storeErr(path.Join(t.w.root.Name(), dir), err)
+		return nil, storeErr(path.Join(top.Name(), dir), err)
 	}
 	return es, nil
 }
@@ -183,23 +179,18 @@ func (t *treeWrite) ReadDir(_ context.Context, dir string) ([]store.TreeEntry, e
 // Remove removes the entries rels of the partial's tree, each folder on the way opened without
 // following a link, never leaving the file system.
 func (t *treeWrite) Remove(_ context.Context, rels []string) error {
+	top := t.dirs[0]
 	for _, rel := range rels {
-		fd, err := unix.Dup(int(t.w.root.Fd()))
-		for _, part := range strings.Split(path.Dir(rel), "/") {
-			if part == "." || err != nil {
-				continue
-			}
-			var next int
-			next, err = openDirAt(fd, part)
-			unix.Close(fd)
-			fd = next
+		fd, err := unix.Dup(int(top.Fd()))
+		if err == nil {
+			fd, err = openPathAt(fd, path.Dir(rel))
 		}
 		if err == nil {
 			err = removeEntry(fd, path.Base(rel))
 			unix.Close(fd)
 		}
 		if err != nil {
-			return storeErr(t.w.root.Name()+"/"+rel, err)
+			return storeErr(top.Name()+"/"+rel, err)
 		}
 	}
 	return nil
@@ -208,16 +199,15 @@ func (t *treeWrite) Remove(_ context.Context, rels []string) error {
 // Publish closes the folders (fsyncing them where files are fsynced one by one) and publishes
 // the partial (publishTree).
 func (t *treeWrite) Publish(_ context.Context, m *store.TreeMeta, _ []store.TreeFile, listing []byte) error {
-	if err := t.w.close(); err != nil {
+	if err := t.closeDirs(); err != nil {
 		return err
 	}
 	return t.p.publishTree(m, listing)
 }
 
-func (t *treeWrite) Close() error {
-	err := t.w.close()
+func (t *treeWrite) Close(error) {
+	t.closeDirs()
 	t.p.close()
-	return err
 }
 
 // treeFileWrite is one file of the partial being written.
@@ -303,18 +293,10 @@ func (m *partialMeta) treePartial() store.TreePartial {
 	return tp
 }
 
-// treeWriter writes the files of a folder upload into its partial, in the order of their paths,
-// keeping the folders of the current file's path open.
-type treeWriter struct {
-	root  *os.File   // tree/<name>
-	stack []*os.File // the open folders below root, of the last file's path
-	parts []string   // their names
-	made  []*os.File // folders to fsync at the end (where files are fsynced one by one)
-}
-
-// openTreeWriter opens (making what is missing) tree/<name> in the locked partial. A leftover
-// of a finish that was killed after it moved the folder into out/ is moved back first.
-func (p *partial) openTreeWriter(name string) (*treeWriter, error) {
+// openTreeRoot opens (making what is missing) tree/<name> in the locked partial. What a finish
+// killed after it moved the folder into out/ left there is removed as the partial is locked
+// (lockPartial): its files are written again.
+func (p *partial) openTreeRoot(name string) (*os.File, error) {
 	dirfd := int(p.dirf.Fd())
 	tfd, err := openSubdir(dirfd, partialTree, p.dir+"/"+partialTree)
 	if err != nil {
@@ -333,7 +315,7 @@ func (p *partial) openTreeWriter(name string) (*treeWriter, error) {
 		root.Close()
 		return nil, err
 	}
-	return &treeWriter{root: root}, nil
+	return root, nil
 }
 
 // fixDir checks that the open folder fd is one of the user's, and makes its mode 0700.
@@ -354,7 +336,7 @@ func fixDir(fd int, path string) error {
 }
 
 // dirFor returns the open folder that holds rel, opening or making the folders on the way.
-func (w *treeWriter) dirFor(rel string) (*os.File, error) {
+func (w *treeWrite) dirFor(rel string) (*os.File, error) {
 	var want []string
 	if d := path.Dir(rel); d != "." {
 		want = strings.Split(d, "/")
@@ -363,58 +345,40 @@ func (w *treeWriter) dirFor(rel string) (*os.File, error) {
 	for keep < len(w.parts) && keep < len(want) && w.parts[keep] == want[keep] {
 		keep++
 	}
-	for len(w.stack) > keep {
+	for len(w.parts) > keep {
 		if err := w.leave(); err != nil {
 			return nil, err
 		}
 	}
 	for _, part := range want[keep:] {
-		parent := w.root
-		if len(w.stack) > 0 {
-			parent = w.stack[len(w.stack)-1]
-		}
-		p := parent.Name() + "/" + part
-		fd, err := openDirAt(int(parent.Fd()), part)
-		switch {
-		case errors.Is(err, unix.ENOENT):
-			var f *os.File
-			if f, err = mkdirAt(int(parent.Fd()), part, p); err != nil {
-				return nil, err
-			}
-			fd, err = unix.Dup(int(f.Fd()))
-			f.Close()
-		case err != nil: // a link or a file where a folder goes: the partial is ours to fix
-			if rerr := removeEntry(int(parent.Fd()), part); rerr != nil {
-				return nil, storeErr(p, rerr)
-			}
-			var f *os.File
-			if f, err = mkdirAt(int(parent.Fd()), part, p); err != nil {
-				return nil, err
-			}
-			fd, err = unix.Dup(int(f.Fd()))
-			f.Close()
-		}
+		parent := int(w.dirs[len(w.dirs)-1].Fd())
+		p := w.dirs[len(w.dirs)-1].Name() + "/" + part
+		fd, err := openDirAt(parent, part)
 		if err != nil {
-			return nil, storeErr(p, err)
+			if !errors.Is(err, unix.ENOENT) { // a link or a file where a folder goes: the partial is ours to fix
+				if err := removeEntry(parent, part); err != nil {
+					return nil, storeErr(p, err)
+				}
+			}
+			if fd, err = mkdirFd(parent, part, p); err != nil {
+				return nil, err
+			}
 		}
 		if err := fixDir(fd, p); err != nil {
 			unix.Close(fd)
 			return nil, err
 		}
-		w.stack = append(w.stack, os.NewFile(uintptr(fd), p))
+		w.dirs = append(w.dirs, os.NewFile(uintptr(fd), p))
 		w.parts = append(w.parts, part)
 	}
-	if len(w.stack) == 0 {
-		return w.root, nil
-	}
-	return w.stack[len(w.stack)-1], nil
+	return w.dirs[len(w.dirs)-1], nil
 }
 
 // leave closes the deepest open folder, keeping it for the end's fsync where files are fsynced
 // one by one.
-func (w *treeWriter) leave() error {
-	d := w.stack[len(w.stack)-1]
-	w.stack, w.parts = w.stack[:len(w.stack)-1], w.parts[:len(w.parts)-1]
+func (w *treeWrite) leave() error {
+	d := w.dirs[len(w.dirs)-1]
+	w.dirs, w.parts = w.dirs[:len(w.dirs)-1], w.parts[:max(len(w.dirs)-2, 0)]
 	if fileSyncEach {
 		w.made = append(w.made, d)
 		if len(w.made) >= 64 {
@@ -426,7 +390,7 @@ func (w *treeWriter) leave() error {
 }
 
 // syncMade fsyncs and closes the folders kept for it.
-func (w *treeWriter) syncMade() error {
+func (w *treeWrite) syncMade() error {
 	var first error
 	for _, d := range w.made {
 		if err := syncFile(d); err != nil && first == nil {
@@ -438,25 +402,17 @@ func (w *treeWriter) syncMade() error {
 	return first
 }
 
-// close closes every folder, fsyncing them where files are fsynced one by one. It may be called
-// again.
-func (w *treeWriter) close() error {
+// closeDirs closes every folder, fsyncing them where files are fsynced one by one. It may be
+// called again.
+func (w *treeWrite) closeDirs() error {
 	var first error
-	for len(w.stack) > 0 {
+	for len(w.dirs) > 0 {
 		if err := w.leave(); err != nil && first == nil {
 			first = err
 		}
 	}
-	if w.root != nil {
-		if fileSyncEach {
-			w.made = append(w.made, w.root)
-		} else {
-			w.root.Close()
-		}
-		w.root = nil
-		if err := w.syncMade(); err != nil && first == nil {
-			first = err
-		}
+	if err := w.syncMade(); err != nil && first == nil {
+		first = err
 	}
 	return first
 }
@@ -464,6 +420,9 @@ func (w *treeWriter) close() error {
 // removeEntry removes what is at name in the folder dirfd, a file, a link or a folder, never
 // following a link and never leaving the file system.
 func removeEntry(dirfd int, name string) error {
+	if err := unix.Unlinkat(dirfd, name, 0); err == nil || errors.Is(err, unix.ENOENT) {
+		return nil // a file, a link, or nothing: no folder to walk
+	}
 	root, err := fsOf(dirfd)
 	if err != nil {
 		return err
@@ -476,9 +435,7 @@ func removeEntry(dirfd int, name string) error {
 // durable, out/ is renamed to STORE/<id> (never replacing) and STORE is fsynced.
 func (p *partial) publishTree(m *treeMeta, listing []byte) error {
 	dirfd := int(p.dirf.Fd())
-	if root, err := fsOf(dirfd); err == nil {
-		removeAt(dirfd, partialOut, root)
-	}
+	removeEntry(dirfd, partialOut)
 	od, err := mkdirAt(dirfd, partialOut, p.dir+"/"+partialOut)
 	if err != nil {
 		return err
@@ -486,27 +443,11 @@ func (p *partial) publishTree(m *treeMeta, listing []byte) error {
 	defer od.Close()
 	b, _ := json.Marshal(m)
 	write := func(name string, data []byte) error {
-		f, err := createAt(int(od.Fd()), name, od.Name()+"/"+name, unix.O_WRONLY, FileMode)
-		if err != nil {
-			return err
-		}
-		_, werr := f.Write(data)
-		if werr == nil {
-			werr = unix.Fchmod(int(f.Fd()), uint32(ReadOnlyMode))
-		}
-		if werr == nil && fileSyncEach {
-			werr = f.Sync()
-		}
-		if cerr := f.Close(); werr == nil {
-			werr = cerr
-		}
-		return wrap(f.Name(), werr)
+		return wrap(od.Name()+"/"+name, writeNewAt(int(od.Fd()), name, data, ReadOnlyMode, fileSyncEach))
 	}
 	undo := func(err error) error {
 		unix.Renameat(int(od.Fd()), m.Name, dirfd, partialTree+"/"+m.Name)
-		if root, ferr := fsOf(dirfd); ferr == nil {
-			removeAt(dirfd, partialOut, root)
-		}
+		removeEntry(dirfd, partialOut)
 		return err
 	}
 	if err := write(MetaName, append(b, '\n')); err != nil {
@@ -537,11 +478,6 @@ func (p *partial) publishTree(m *treeMeta, listing []byte) error {
 	return nil
 }
 
-// TreeInfo is store.Trees.TreeInfo for the local store.
-func (s *localStore) TreeInfo(ctx context.Context, id string) (*store.TreeInfo, error) {
-	return store.TreeInfoOf(ctx, s, id)
-}
-
 // ReadTreeObject reads .upload.json or .tree.b3 of the finished upload id through the guarded
 // open.
 func (s *localStore) ReadTreeObject(_ context.Context, id, name string) ([]byte, string, error) {
@@ -550,6 +486,11 @@ func (s *localStore) ReadTreeObject(_ context.Context, id, name string) ([]byte,
 		return nil, "", err
 	}
 	defer unix.Close(dirfd)
+	return s.readTreeObjectAt(dirfd, id, name)
+}
+
+// readTreeObjectAt is ReadTreeObject in the upload's folder, open as dirfd.
+func (s *localStore) readTreeObjectAt(dirfd int, id, name string) ([]byte, string, error) {
 	f, err := openGuarded(dirfd, name, s.UploadDir(id)+"/"+name, id)
 	if err != nil {
 		return nil, "", err
@@ -560,43 +501,6 @@ func (s *localStore) ReadTreeObject(_ context.Context, id, name string) ([]byte,
 		return nil, f.Name(), fault.Errorf(fault.UploadUnreadable, "upload %s: %s is damaged", id, f.Name())
 	}
 	return b, f.Name(), nil
-}
-
-// FolderFiles is store.Trees.FolderFiles for the local store.
-func (s *localStore) FolderFiles(_ context.Context, id string) (int, bool, error) {
-	if err := store.ValidID(id); err != nil {
-		return 0, false, err
-	}
-	dirfd, err := s.openUploadDir(id)
-	if err != nil {
-		return 0, false, err
-	}
-	defer unix.Close(dirfd)
-	m, err := s.readTreeMetaAt(dirfd, id)
-	if err != nil {
-		return 0, false, err
-	}
-	return m.Files, m.Kind == store.KindFolder, nil
-}
-
-// readTreeMetaAt reads .upload.json of upload id, open as dirfd, with a folder upload's fields.
-func (s *localStore) readTreeMetaAt(dirfd int, id string) (*treeMeta, error) {
-	f, err := openGuarded(dirfd, MetaName, s.UploadDir(id)+"/"+MetaName, id)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	var m treeMeta
-	b, err := io.ReadAll(io.LimitReader(f, 64<<20))
-	if err != nil || json.Unmarshal(b, &m) != nil || store.Recognize(id, m.ID, false, &m.Info) != nil {
-		return nil, fault.Errorf(fault.UploadUnreadable, "upload %s: %s is damaged", id, f.Name())
-	}
-	return &m, nil
-}
-
-// OpenTreeFile is store.Trees.OpenTreeFile for the local store.
-func (s *localStore) OpenTreeFile(ctx context.Context, id, name, rel string) (store.Reader, error) {
-	return store.OpenTree(ctx, s, id, name, rel)
 }
 
 // OpenTreeObject is the guarded open of a file of a finished folder upload (openTreeFile).
@@ -636,11 +540,6 @@ func (s *localStore) openTreeFile(id, name, rel string) (*os.File, error) {
 	return openGuarded(fd, path.Base(rel), p+"/"+path.Base(rel), id)
 }
 
-// VerifyTree is store.Trees.VerifyTree for the local store.
-func (s *localStore) VerifyTree(ctx context.Context, id string, progress func(int64)) (*store.TreeInfo, error) {
-	return store.VerifyTreeOf(ctx, s, id, progress)
-}
-
 // ReadTreeFile opens a file of the folder upload for verify, through the guarded open.
 func (s *localStore) ReadTreeFile(_ context.Context, ti *store.TreeInfo, rel string) (io.ReadCloser, error) {
 	return s.openTreeFile(ti.ID, ti.Name, rel)
@@ -650,9 +549,14 @@ func (s *localStore) TreeReadErr(ti *store.TreeInfo, rel string, _ int64, err er
 	return fault.Errorf(fault.UploadUnreadable, "upload %s: %s/%s/%s: %v", ti.ID, s.UploadDir(ti.ID), ti.Name, rel, err)
 }
 
-// CheckTreeTop checks the upload's own folder as a file upload's is checked (checkTreeTop).
+// CheckTreeTop checks the upload's own folder as a file upload's is checked (checkTop).
 func (s *localStore) CheckTreeTop(_ context.Context, ti *store.TreeInfo) ([]string, error) {
-	return nil, s.checkTreeTop(ti.ID, ti.Name)
+	dirfd, err := s.openUploadDir(ti.ID)
+	if err != nil {
+		return nil, err
+	}
+	defer unix.Close(dirfd)
+	return nil, s.checkTop(dirfd, ti.ID, ti.Name, true)
 }
 
 // ReadTreeDir lists the folder dir of the folder upload ti, each folder on the way opened from
@@ -681,16 +585,9 @@ func (s *localStore) ReadTreeDir(_ context.Context, ti *store.TreeInfo, dir stri
 
 // readTreeDir lists the folder dir below the open folder fd (which it closes).
 func readTreeDir(fd int, dir string, root fsID) ([]store.TreeEntry, error) {
-	for _, part := range strings.Split(dir, "/") {
-		if part == "" {
-			continue
-		}
-		next, err := openDirAt(fd, part)
-		unix.Close(fd)
-		if err != nil {
-			return nil, err
-		}
-		fd = next
+	fd, err := openPathAt(fd, dir)
+	if err != nil {
+		return nil, err
 	}
 	defer unix.Close(fd)
 	ents, err := readDirAt(fd, dir)
@@ -726,66 +623,29 @@ func readTreeDir(fd int, dir string, root fsID) ([]store.TreeEntry, error) {
 	return es, nil
 }
 
-// isTreeAt reports whether the upload open as dirfd is a folder upload.
-func (s *localStore) isTreeAt(dirfd int, id string) bool {
-	m, err := s.readTreeMetaAt(dirfd, id)
-	return err == nil && m.Kind == store.KindFolder
+// openPathAt opens the folder dir ("/"-separated; "" or ".": fd itself) below the open folder fd,
+// which it closes, every folder on the way opened without following a link.
+func openPathAt(fd int, dir string) (int, error) {
+	for _, part := range strings.Split(dir, "/") {
+		if part == "" || part == "." {
+			continue
+		}
+		next, err := openDirAt(fd, part)
+		unix.Close(fd)
+		if err != nil {
+			return -1, err
+		}
+		fd = next
+	}
+	return fd, nil
 }
 
-// checkTreeTop checks a folder upload's own folder as checkFolder checks a file upload's: a real
-// folder of the user's, mode 0700, holding the folder, the metadata, the listing and at most a
-// marker, each the right type, the files of mode 0600 with one link.
-func (s *localStore) checkTreeTop(id, name string) error {
-	dirfd, err := s.openUploadDir(id)
+// isTreeAt reports whether the upload open as dirfd is a folder upload.
+func (s *localStore) isTreeAt(dirfd int, id string) bool {
+	b, where, err := s.readTreeObjectAt(dirfd, id, MetaName)
 	if err != nil {
-		return err
+		return false
 	}
-	defer unix.Close(dirfd)
-	dir := s.UploadDir(id)
-	var st unix.Stat_t
-	if err := unix.Fstat(dirfd, &st); err != nil {
-		return guardErr(dir, id, err)
-	}
-	if uint32(st.Mode)&0o7777 != uint32(DirMode) || st.Uid != euid {
-		return fault.Errorf(fault.UploadUnreadable, "upload %s: %s: folder mode %04o owned by uid %d, not 0700 of the current user", id, dir, uint32(st.Mode)&0o7777, st.Uid)
-	}
-	fd, err := unix.Dup(dirfd)
-	if err != nil {
-		return guardErr(dir, id, err)
-	}
-	d := os.NewFile(uintptr(fd), dir)
-	names, err := d.Readdirnames(-1)
-	d.Close()
-	if err != nil {
-		return guardErr(dir, id, err)
-	}
-	for _, n := range names {
-		if !store.BesideTree(name, n) && !strings.HasPrefix(n, markerTmp) {
-			return fault.Errorf(fault.UploadUnreadable, "upload %s: %s: unexpected entry %q", id, dir, n)
-		}
-		if err := unix.Fstatat(dirfd, n, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
-			return guardErr(dir+"/"+n, id, err)
-		}
-		var why string
-		typ := uint32(st.Mode) & unix.S_IFMT
-		switch {
-		case n == name && typ != unix.S_IFDIR:
-			why = "not a real folder"
-		case n == name && uint32(st.Mode)&0o7777 != uint32(DirMode):
-			why = fmt.Sprintf("folder mode %04o, not 0700", uint32(st.Mode)&0o7777)
-		case n == name:
-		case typ != unix.S_IFREG:
-			why = "not a regular file"
-		case (n == MetaName || n == store.TreeListName) && !finishedMode(uint32(st.Mode)&0o7777):
-			why = fmt.Sprintf("mode %04o, not 0400", uint32(st.Mode)&0o7777)
-		case n != MetaName && n != store.TreeListName && uint32(st.Mode)&0o7777 != uint32(FileMode):
-			why = fmt.Sprintf("mode %04o, not 0600", uint32(st.Mode)&0o7777)
-		case st.Nlink != 1:
-			why = fmt.Sprintf("%d hard links, not 1", st.Nlink)
-		}
-		if why != "" {
-			return fault.Errorf(fault.UploadUnreadable, "upload %s: %s/%s: %s", id, dir, n, why)
-		}
-	}
-	return nil
+	m, err := store.ParseTreeMeta(id, b, where)
+	return err == nil && m.Kind == store.KindFolder
 }

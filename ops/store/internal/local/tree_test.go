@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/attachctl/attachctl/manifest"
 	"github.com/attachctl/attachctl/manifest/fault"
@@ -61,7 +62,7 @@ var treeFiles = map[string]string{
 func TestUploadTree(t *testing.T) {
 	s := testStore(t)
 	src := treeSource(t, treeFiles)
-	ti, err := s.UploadTree(context.Background(), src, store.TreeOptions{})
+	ti, err := treesOf(s).UploadTree(context.Background(), src, store.TreeOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +81,7 @@ func TestUploadTree(t *testing.T) {
 		if !finishedMode(uint32(fi.Mode().Perm())) || !fi.Mode().IsRegular() {
 			t.Errorf("%s: mode %v", rel, fi.Mode())
 		}
-		r, err := s.OpenTreeFile(context.Background(), ti.ID, "proj", rel)
+		r, err := treesOf(s).OpenTreeFile(context.Background(), ti.ID, "proj", rel)
 		if err != nil {
 			t.Fatalf("%s: %v", rel, err)
 		}
@@ -97,21 +98,21 @@ func TestUploadTree(t *testing.T) {
 		}
 		return nil
 	})
-	got, err := s.TreeInfo(context.Background(), ti.ID)
+	got, err := treesOf(s).TreeInfo(context.Background(), ti.ID)
 	if err != nil || got.Blake3 != src.Blake3 || len(got.Files) != len(treeFiles) {
 		t.Fatalf("TreeInfo: %+v, %v", got, err)
 	}
-	if files, ok, err := s.FolderFiles(context.Background(), ti.ID); err != nil || !ok || files != len(treeFiles) {
+	if files, ok, err := treesOf(s).FolderFiles(context.Background(), ti.ID); err != nil || !ok || files != len(treeFiles) {
 		t.Fatalf("FolderFiles: %d %v %v", files, ok, err)
 	}
 	// The same tree again is the same upload.
-	again, err := s.UploadTree(context.Background(), src, store.TreeOptions{})
+	again, err := treesOf(s).UploadTree(context.Background(), src, store.TreeOptions{})
 	if err != nil || again.ID != ti.ID {
 		t.Fatalf("again: %v, %v; want the same id %s", again, err, ti.ID)
 	}
 	// Without the manifest's BLAKE3 too (sniff --no-hash): hashed first, named again.
 	src.Blake3 = ""
-	if again, err = s.UploadTree(context.Background(), src, store.TreeOptions{}); err != nil || again.ID != ti.ID {
+	if again, err = treesOf(s).UploadTree(context.Background(), src, store.TreeOptions{}); err != nil || again.ID != ti.ID {
 		t.Fatalf("again without blake3: %v, %v; want the same id %s", again, err, ti.ID)
 	}
 }
@@ -139,7 +140,7 @@ func TestUploadTreeRefuses(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			src := treeSource(t, map[string]string{"a": "1", "b": "2"})
 			c.edit(&src)
-			_, err := s.UploadTree(context.Background(), src, store.TreeOptions{})
+			_, err := treesOf(s).UploadTree(context.Background(), src, store.TreeOptions{})
 			wantCode(t, err, c.code)
 			if ids, _ := s.IDs(); len(ids) != 0 {
 				t.Fatalf("finished uploads after a refusal: %v", ids)
@@ -156,7 +157,7 @@ func TestUploadTreeResume(t *testing.T) {
 	src := treeSource(t, map[string]string{"a/1": "one\n", "a/2": "two\n", "b/3": "three\n", "c": "four\n"})
 	ctx, cancel := context.WithCancel(context.Background())
 	n := 0
-	_, err := s.UploadTree(ctx, src, store.TreeOptions{Progress: func(int64) {
+	_, err := treesOf(s).UploadTree(ctx, src, store.TreeOptions{Progress: func(int64) {
 		if n++; n == 3 {
 			cancel()
 		}
@@ -182,7 +183,7 @@ func TestUploadTreeResume(t *testing.T) {
 	if ids, _ := s.IDs(); len(ids) != 0 {
 		t.Fatalf("visible before the end: %v", ids)
 	}
-	ti, err := s.UploadTree(context.Background(), src, store.TreeOptions{})
+	ti, err := treesOf(s).UploadTree(context.Background(), src, store.TreeOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -196,7 +197,7 @@ func TestUploadTreeResume(t *testing.T) {
 	if b, _ := os.ReadFile(outside); string(b) != "keep me" {
 		t.Fatalf("the file outside was written through the link: %q", b)
 	}
-	if _, err := s.VerifyTree(context.Background(), ti.ID, nil); err != nil {
+	if _, err := treesOf(s).VerifyTree(context.Background(), ti.ID, nil); err != nil {
 		t.Fatalf("verify after resume: %v", err)
 	}
 }
@@ -206,7 +207,7 @@ func TestUploadTreeResume(t *testing.T) {
 func TestVerifyTree(t *testing.T) {
 	s := testStore(t)
 	src := treeSource(t, map[string]string{"a/1": "one\n", "a/2": "two\n", "b/3": "three\n"})
-	ti, err := s.UploadTree(context.Background(), src, store.TreeOptions{})
+	ti, err := treesOf(s).UploadTree(context.Background(), src, store.TreeOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -216,7 +217,7 @@ func TestVerifyTree(t *testing.T) {
 	os.Remove(filepath.Join(dir, "b", "3"))
 	os.WriteFile(filepath.Join(dir, "b", "new"), []byte("x"), 0o600)
 	os.Symlink("/etc/passwd", filepath.Join(dir, "b", "3"))
-	_, err = s.VerifyTree(context.Background(), ti.ID, nil)
+	_, err = treesOf(s).VerifyTree(context.Background(), ti.ID, nil)
 	wantCode(t, err, fault.VerifyMismatch)
 	msg := err.Error()
 	for _, want := range []string{"a/2 changed", "b/3", "b/new was added"} {
@@ -227,7 +228,7 @@ func TestVerifyTree(t *testing.T) {
 	if strings.Contains(msg, "a/1") {
 		t.Errorf("verify names a/1, which did not change: %q", msg)
 	}
-	_, err = s.OpenTreeFile(context.Background(), ti.ID, "proj", "b/3")
+	_, err = treesOf(s).OpenTreeFile(context.Background(), ti.ID, "proj", "b/3")
 	wantCode(t, err, fault.UploadUnreadable)
 }
 
@@ -242,13 +243,13 @@ func TestSweepFolderBindMount(t *testing.T) {
 		t.Skip("mount --bind needs root")
 	}
 	s := newStore(t)
-	whole, err := s.UploadTree(context.Background(), treeSource(t, map[string]string{"a/1": "1", "b/2": "2"}), store.TreeOptions{})
+	whole, err := treesOf(s).UploadTree(context.Background(), treeSource(t, map[string]string{"a/1": "1", "b/2": "2"}), store.TreeOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	src := treeSource(t, map[string]string{"x/1": "3", "y/2": "4"})
 	src.Name = "mounted"
-	mounted, err := s.UploadTree(context.Background(), src, store.TreeOptions{})
+	mounted, err := treesOf(s).UploadTree(context.Background(), src, store.TreeOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -278,4 +279,67 @@ func TestSweepFolderBindMount(t *testing.T) {
 		t.Fatalf("failure %v does not say why", failure)
 	}
 	sameSnapshot(t, "bind mount", before, snapshot(t, outside))
+}
+
+// TestVerifyTreeTop: the guard on a folder upload's own folder (checkTop, as a file upload's):
+// verify and Check refuse it (upload.unreadable, naming what is wrong) for each of these, and an
+// intact one, used, passes.
+func TestVerifyTreeTop(t *testing.T) {
+	outside := t.TempDir()
+	tests := []struct {
+		name, says string
+		prep       func(s *localStore, ti *store.TreeInfo)
+	}{
+		{"intact and used", "", func(s *localStore, ti *store.TreeInfo) { s.MarkUsed([]string{ti.ID}, time.Now()) }},
+		{"upload folder mode 0755", "folder mode 0755", func(s *localStore, ti *store.TreeInfo) { os.Chmod(s.UploadDir(ti.ID), 0o755) }},
+		{"the folder mode 0755", "folder mode 0755, not 0700", func(s *localStore, ti *store.TreeInfo) { os.Chmod(s.FinishedPath(ti.ID, ti.Name), 0o755) }},
+		{"the folder a symlink", "not a real folder", func(s *localStore, ti *store.TreeInfo) {
+			os.Rename(s.FinishedPath(ti.ID, ti.Name), filepath.Join(outside, "moved"))
+			os.Symlink(filepath.Join(outside, "moved"), s.FinishedPath(ti.ID, ti.Name))
+		}},
+		{"listing mode 0644", "mode 0644", func(s *localStore, ti *store.TreeInfo) {
+			os.Chmod(filepath.Join(s.UploadDir(ti.ID), store.TreeListName), 0o644)
+		}},
+		{"listing hard-linked", "2 hard links", func(s *localStore, ti *store.TreeInfo) {
+			os.Link(filepath.Join(s.UploadDir(ti.ID), store.TreeListName), filepath.Join(outside, "link"))
+		}},
+		{"marker a symlink", "a symlink", func(s *localStore, ti *store.TreeInfo) {
+			os.Symlink(outside, filepath.Join(s.UploadDir(ti.ID), UsedName))
+		}},
+		{"marker mode 0400", "mode 0400, not 0600", func(s *localStore, ti *store.TreeInfo) {
+			os.WriteFile(filepath.Join(s.UploadDir(ti.ID), UsedName), nil, 0o400)
+		}},
+		{"extra entry", `unexpected entry "x"`, func(s *localStore, ti *store.TreeInfo) {
+			os.WriteFile(filepath.Join(s.UploadDir(ti.ID), "x"), nil, FileMode)
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := testStore(t)
+			ti, err := treesOf(s).UploadTree(context.Background(), treeSource(t, map[string]string{"a/1": "one\n"}), store.TreeOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			tt.prep(s, ti)
+			_, verr := treesOf(s).VerifyTree(context.Background(), ti.ID, nil)
+			cerr := s.Check(ti.ID)
+			for what, err := range map[string]error{"verify": verr, "Check": cerr} {
+				if tt.says == "" {
+					if err != nil {
+						t.Errorf("%s: %v", what, err)
+					}
+					continue
+				}
+				wantCode(t, err, fault.UploadUnreadable)
+				if err != nil && !strings.Contains(err.Error(), tt.says) {
+					t.Errorf("%s says %q; want %q", what, err, tt.says)
+				}
+			}
+		})
+	}
+}
+
+// treesOf is the folder uploads of s as a store.Trees (the engine's rules over it).
+func treesOf(s *localStore) store.Trees {
+	return store.TreesOn(func(context.Context, bool) (store.TreeBackend, error) { return s, nil })
 }

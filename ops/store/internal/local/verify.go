@@ -15,8 +15,8 @@ import (
 )
 
 // Check is the local store's own rules on upload id (store.Checker): the folder is a real folder
-// of mode 0700 owned by the user, and its entries are the file, the metadata and at most a
-// marker, all regular files of mode 0600 with one link.
+// of mode 0700 owned by the user, and its entries are the file (a folder upload's: the folder and
+// its listing), the metadata and at most a marker (checkTop).
 func (s *localStore) Check(id string) error {
 	if err := store.ValidID(id); err != nil {
 		return err
@@ -30,14 +30,14 @@ func (s *localStore) Check(id string) error {
 	if err != nil {
 		return err
 	}
-	if s.isTreeAt(dirfd, id) {
-		return s.checkTreeTop(id, meta.Name)
-	}
-	return s.checkFolder(dirfd, id, meta.Name)
+	return s.checkTop(dirfd, id, meta.Name, s.isTreeAt(dirfd, id))
 }
 
-// checkFolder checks the upload folder's mode and entries.
-func (s *localStore) checkFolder(dirfd int, id, name string) error {
+// checkTop checks the upload folder's mode and entries: a real folder of mode 0700 owned by the
+// user, holding only what store.BesideUpload allows (and a marker being written), the files
+// regular with one link, of mode 0400 (the file, the metadata, the listing; an older store's
+// 0600) or 0600 (the marker), a folder upload's folder a real folder of mode 0700.
+func (s *localStore) checkTop(dirfd int, id, name string, tree bool) error {
 	dir := s.UploadDir(id)
 	var st unix.Stat_t
 	if err := unix.Fstat(dirfd, &st); err != nil {
@@ -60,22 +60,29 @@ func (s *localStore) checkFolder(dirfd int, id, name string) error {
 		return guardErr(dir, id, err)
 	}
 	for _, n := range names {
-		if n != name && n != MetaName && n != UsedName && !strings.HasPrefix(n, markerTmp) {
+		if !store.BesideUpload(name, n, tree) && !strings.HasPrefix(n, markerTmp) {
 			return fault.Errorf(fault.UploadUnreadable, "upload %s: %s: unexpected entry %q", id, dir, n)
 		}
 		if err := unix.Fstatat(dirfd, n, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
 			return guardErr(dir+"/"+n, id, err)
 		}
+		mode, typ := uint32(st.Mode)&0o7777, uint32(st.Mode)&unix.S_IFMT
+		readOnly := n == name || n == MetaName || n == store.TreeListName
 		var why string
 		switch {
-		case uint32(st.Mode)&unix.S_IFMT == unix.S_IFLNK:
+		case tree && n == name && typ != unix.S_IFDIR:
+			why = "not a real folder"
+		case tree && n == name && mode != uint32(DirMode):
+			why = fmt.Sprintf("folder mode %04o, not 0700", mode)
+		case tree && n == name:
+		case typ == unix.S_IFLNK:
 			why = "a symlink"
-		case uint32(st.Mode)&unix.S_IFMT != unix.S_IFREG:
+		case typ != unix.S_IFREG:
 			why = "not a regular file"
-		case (n == name || n == MetaName) && !finishedMode(uint32(st.Mode)&0o7777):
-			why = fmt.Sprintf("mode %04o, not 0400 (or an older store's 0600)", uint32(st.Mode)&0o7777)
-		case n != name && n != MetaName && uint32(st.Mode)&0o7777 != uint32(FileMode):
-			why = fmt.Sprintf("mode %04o, not 0600", uint32(st.Mode)&0o7777)
+		case readOnly && !finishedMode(mode):
+			why = fmt.Sprintf("mode %04o, not 0400 (or an older store's 0600)", mode)
+		case !readOnly && mode != uint32(FileMode):
+			why = fmt.Sprintf("mode %04o, not 0600", mode)
 		case st.Nlink != 1:
 			why = fmt.Sprintf("%d hard links, not 1", st.Nlink)
 		}

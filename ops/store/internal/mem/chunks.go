@@ -38,14 +38,7 @@ func (s *Store) OpenChunks(ctx context.Context, id string) (store.ChunkUpload, *
 	return &chunkUp{s: s, id: id, p: p, st: st}, nil, nil
 }
 
-// ChunkRoom reserves a chunk's room as the other backends do (store.Quota.Grow).
-func (s *Store) ChunkRoom(ctx context.Context, id, name string, cur, end int64) (int64, func(int64) error, func(), error) {
-	l, err := s.Limits(ctx)
-	if err != nil {
-		return 0, nil, func() {}, err
-	}
-	return s.quota.Grow(ctx, l, id, name, cur, end)
-}
+func (s *Store) ChunkQuota() *store.Quota { return s.quota }
 
 type chunkUp struct {
 	s  *Store

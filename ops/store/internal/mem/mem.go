@@ -50,6 +50,8 @@ type Store struct {
 	sweepLock  chan struct{} // held by the one sweep that runs
 	limitsLock chan struct{} // held while one upload is admitted against the limits
 	quota      *store.Quota
+
+	store.TreesOn // store.Trees: the engine's rules over a view of the store for each call (trees)
 }
 
 // partial is an unfinished upload.
@@ -95,6 +97,7 @@ func New(loc string) *Store {
 		notes: map[string]string{}, reserved: map[string][]byte{},
 		sweepLock: make(chan struct{}, 1), limitsLock: make(chan struct{}, 1)}
 	s.quota = &store.Quota{R: reserver{s}, Loc: loc, List: s.List, Read: s.readLimits}
+	s.TreesOn = func(context.Context, bool) (store.TreeBackend, error) { return &trees{s: s}, nil }
 	return s
 }
 
@@ -182,24 +185,20 @@ func (s *Store) Write(ctx context.Context, id string, offset int64, r io.Reader)
 	return store.WriteChunk(ctx, s, id, offset, r)
 }
 
-// Status reports an upload, finished or not.
+// Status reports an upload, finished or not (store.StatusOf).
 func (s *Store) Status(ctx context.Context, id string) (*store.Status, error) {
-	if err := store.ValidID(id); err != nil {
-		return nil, err
-	}
+	return store.StatusOf(ctx, s, id)
+}
+
+// PartialStatus reads the unfinished upload id for Status (store.StatusBackend).
+func (s *Store) PartialStatus(ctx context.Context, id string) (store.UnfinishedState, int64, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if err := s.checkStore(false); err != nil {
-		return nil, err
-	}
-	if f := s.finished[id]; f != nil {
-		return &store.Status{ID: id, Name: f.info.Name, Offset: f.info.Size, Size: f.info.Size, Finished: true}, nil
-	}
 	p := s.partials[id]
 	if p == nil {
-		return nil, s.missing(id)
+		return store.UnfinishedState{}, 0, s.missing(id)
 	}
-	return &store.Status{ID: id, Name: p.name, Offset: p.bytes(), Size: p.size}, nil
+	return p.state(), p.size, nil
 }
 
 // Finish checks the unfinished upload id and publishes it, create-only (store.FinishChunks).
@@ -321,9 +320,11 @@ func (f *finished) entry(id string) store.Entry {
 	return store.Entry{ID: id, Name: f.info.Name, Size: f.info.Size, Finished: true, Made: f.info.Made, LastUsed: f.used}
 }
 
-func (p *partial) entry(id string) store.Entry {
-	return store.UnfinishedEntry(id, store.UnfinishedState{Name: p.name, Bytes: p.bytes(), Made: p.made, Written: p.written, Busy: p.holds > 0})
+func (p *partial) state() store.UnfinishedState {
+	return store.UnfinishedState{Name: p.name, Bytes: p.bytes(), Made: p.made, Written: p.written, Busy: p.holds > 0}
 }
+
+func (p *partial) entry(id string) store.Entry { return store.UnfinishedEntry(id, p.state()) }
 
 // MarkUsed marks the finished uploads ids used at at, under the rules written once
 // (store.MarkUsedOn): the store's mutex is its hold, so no write of a marker loses.

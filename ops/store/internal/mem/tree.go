@@ -17,61 +17,8 @@ import (
 // are: what is its own is only where the bytes are kept (maps) and how a source's note names
 // its upload.
 
-// UploadTree is store.Trees.UploadTree. Each call has its own view of the backend (trees), so
-// that what the call began is known when it fails: its reservation is dropped on a coded error
-// (an interrupted upload keeps it, as its partial is kept for a resume), and an upload whose
-// bytes are not what the record names keeps nothing.
-func (s *Store) UploadTree(ctx context.Context, src store.TreeSource, opts store.TreeOptions) (*store.TreeInfo, error) {
-	t := &trees{s: s}
-	ti, err := store.UploadTree(ctx, t, src, opts)
-	if w := t.began; err != nil && w != nil && fault.CodeOf(err) != "" {
-		w.release()
-		if fault.CodeOf(err) == fault.UploadHashMismatch {
-			s.mu.Lock()
-			s.drop(w.id, w.p)
-			s.mu.Unlock()
-		}
-	}
-	return ti, err
-}
-
-// TreeInfo is store.Trees.TreeInfo.
-func (s *Store) TreeInfo(ctx context.Context, id string) (*store.TreeInfo, error) {
-	return store.TreeInfoOf(ctx, &trees{s: s}, id)
-}
-
-// OpenTreeFile is store.Trees.OpenTreeFile.
-func (s *Store) OpenTreeFile(ctx context.Context, id, name, rel string) (store.Reader, error) {
-	return store.OpenTree(ctx, &trees{s: s}, id, name, rel)
-}
-
-// VerifyTree is store.Trees.VerifyTree.
-func (s *Store) VerifyTree(ctx context.Context, id string, progress func(int64)) (*store.TreeInfo, error) {
-	return store.VerifyTreeOf(ctx, &trees{s: s}, id, progress)
-}
-
-// FolderFiles reports whether the finished upload id is a folder upload, and its files.
-func (s *Store) FolderFiles(ctx context.Context, id string) (int, bool, error) {
-	if err := store.ValidID(id); err != nil {
-		return 0, false, err
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if err := s.checkStore(false); err != nil {
-		return 0, false, err
-	}
-	f := s.finished[id]
-	if f == nil {
-		return 0, false, s.missing(id)
-	}
-	return len(f.tree), f.folder(), nil
-}
-
 // trees is the store as a store.TreeBackend, for one call.
-type trees struct {
-	s     *Store
-	began *treeWrite // the upload this call began (nil: none)
-}
+type trees struct{ s *Store }
 
 var _ store.TreeBackend = (*trees)(nil)
 
@@ -100,15 +47,13 @@ func (t *trees) StartTree(ctx context.Context, st store.TreeStart) (string, stor
 		return id, nil, nil
 	}
 	if p != nil {
-		return "", &treeWrite{s: s, id: id, p: p, release: func() {}}, nil
+		return "", &treeWrite{s: s, id: id, p: p}, nil
 	}
 	id, p, release, err := s.beginStaged(ctx, note, st.Src.Name, st.Size, true)
 	if err != nil {
 		return "", nil, err
 	}
-	w := &treeWrite{s: s, id: id, p: p, release: release}
-	t.began = w
-	return "", w, nil
+	return "", &treeWrite{s: s, id: id, p: p, release: release}, nil
 }
 
 // ReuseTree: the upload is named again while it is there.
@@ -185,12 +130,17 @@ func (t *trees) CheckTreeTop(context.Context, *store.TreeInfo) ([]string, error)
 
 // ReadTreeDir lists every file of the upload at once (FlatList).
 func (t *trees) ReadTreeDir(_ context.Context, ti *store.TreeInfo, _ string) ([]store.TreeEntry, error) {
+	return flatList(t.s.treeFiles(ti.ID, "")), nil
+}
+
+// flatList is every file of files, by path, sorted.
+func flatList(files map[string][]byte) []store.TreeEntry {
 	var es []store.TreeEntry
-	for rel := range t.s.treeFiles(ti.ID, "") {
+	for rel := range files {
 		es = append(es, store.TreeEntry{Name: rel, File: true})
 	}
 	sort.Slice(es, func(i, j int) bool { return es[i].Name < es[j].Name })
-	return es, nil
+	return es
 }
 
 // treeWrite is an unfinished folder upload this run holds.
@@ -198,7 +148,7 @@ type treeWrite struct {
 	s       *Store
 	id      string
 	p       *partial
-	release func() // drops the reservation of an upload this run began
+	release func() // drops the reservation of an upload this run began (nil: resumed)
 	closed  bool
 }
 
@@ -222,12 +172,7 @@ func (w *treeWrite) Create(_ context.Context, f store.TreeFile, _ store.TreeSour
 func (w *treeWrite) ReadDir(context.Context, string) ([]store.TreeEntry, error) {
 	w.s.mu.Lock()
 	defer w.s.mu.Unlock()
-	var es []store.TreeEntry
-	for rel := range w.p.files {
-		es = append(es, store.TreeEntry{Name: rel, File: true})
-	}
-	sort.Slice(es, func(i, j int) bool { return es[i].Name < es[j].Name })
-	return es, nil
+	return flatList(w.p.files), nil
 }
 
 // Remove drops the files rels.
@@ -257,12 +202,23 @@ func (w *treeWrite) Publish(_ context.Context, m *store.TreeMeta, files []store.
 	return nil
 }
 
-func (w *treeWrite) Close() error {
-	if !w.closed {
-		w.closed = true
-		w.s.unhold(w.p)
+// Close lets the upload go. One this run began that failed with a coded error drops its
+// reservation (an interrupted one keeps it, as its partial is kept for a resume), and one whose
+// bytes are not what the record names keeps nothing.
+func (w *treeWrite) Close(err error) {
+	if w.closed {
+		return
 	}
-	return nil
+	w.closed = true
+	w.s.unhold(w.p)
+	if w.release != nil && err != nil && fault.CodeOf(err) != "" {
+		w.release()
+		if fault.CodeOf(err) == fault.UploadHashMismatch {
+			w.s.mu.Lock()
+			w.s.drop(w.id, w.p)
+			w.s.mu.Unlock()
+		}
+	}
 }
 
 // fileWrite is one file of the folder, kept when committed.

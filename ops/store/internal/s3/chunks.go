@@ -50,14 +50,7 @@ func (s *Store) OpenChunks(ctx context.Context, id string) (store.ChunkUpload, *
 	return u, nil, nil
 }
 
-// ChunkRoom reserves a chunk's room in the store's limits (store.Quota.Grow).
-func (s *Store) ChunkRoom(ctx context.Context, id, name string, cur, end int64) (int64, func(int64) error, func(), error) {
-	l, err := s.Limits(ctx)
-	if err != nil {
-		return 0, nil, func() {}, err
-	}
-	return s.quotaOf().Grow(ctx, l, id, name, cur, end)
-}
+func (s *Store) ChunkQuota() *store.Quota { return s.quotaOf() }
 
 type chunkUp struct {
 	s  *Store
@@ -77,8 +70,8 @@ func (u *chunkUp) Append(ctx context.Context, cur int64, r io.Reader, limit int6
 	if err != nil {
 		return cur, err
 	}
-	_, err = s.client.PutObject(ctx, &awss3.PutObjectInput{Bucket: &s.Bucket, Key: aws.String(s.chunkKey(id, cur)),
-		Body: bytes.NewReader(b), IfNoneMatch: aws.String("*")})
+	// A refusal that finds these bytes at cur is this write, its answer lost (putOwn).
+	_, err = s.putOwn(ctx, &awss3.PutObjectInput{Key: aws.String(s.chunkKey(id, cur)), IfNoneMatch: aws.String("*")}, b)
 	if conflict(err) {
 		_, now, _ := s.chunks(ctx, id)
 		return now, fault.Errorf(fault.UploadOffset, "upload %s: another writer took offset %d; the current offset is %d", id, cur, now)
@@ -89,42 +82,33 @@ func (u *chunkUp) Append(ctx context.Context, cur int64, r io.Reader, limit int6
 	return cur + int64(len(b)), nil
 }
 
-// Drop removes what the unfinished upload left, and its reservation.
-func (u *chunkUp) Drop(ctx context.Context) error {
-	if err := u.s.dropPartial(ctx, u.id, u.pi); err != nil {
-		return err
-	}
-	return reserver{u.s}.DropReservation(ctx, u.id)
-}
+// Drop removes what the unfinished upload left.
+func (u *chunkUp) Drop(ctx context.Context) error { return u.s.dropPartial(ctx, u.id, u.pi) }
 
 // Publish reads the chunks (once, when they fit one put), hashes them, and writes the finished
 // object create-only: in one put when small, else as a multipart upload of them read again.
 func (u *chunkUp) Publish(ctx context.Context, check func(string) error) (*store.Info, bool, error) {
 	s, id := u.s, u.id
-	var got string
-	var small []byte
-	if u.st.Offset <= DefaultChunk {
-		var buf bytes.Buffer
-		if err := s.copyChunks(ctx, u.cs, &buf); err != nil {
-			return nil, false, err
-		}
-		small = buf.Bytes()
-		got = hexSum(small)
-	} else {
-		h := blake3.New()
-		if err := s.copyChunks(ctx, u.cs, h); err != nil {
-			return nil, false, err
-		}
-		got = hex.EncodeToString(h.Sum(nil))
+	// Hashed as they are read; kept too when they fit one put (an empty upload among them: a
+	// multipart upload takes at least one part).
+	h, small := blake3.New(), u.st.Offset <= DefaultChunk
+	var buf bytes.Buffer
+	w := io.Writer(h)
+	if small {
+		w = io.MultiWriter(h, &buf)
 	}
+	if err := s.copyChunks(ctx, u.cs, w); err != nil {
+		return nil, false, err
+	}
+	got := hex.EncodeToString(h.Sum(nil))
 	if err := check(got); err != nil {
 		return nil, false, err
 	}
 	key := s.FinishedKey(id, u.pi.Name)
 	meta := map[string]string{"blake3": got}
 	var err error
-	if small != nil {
-		_, err = s.client.PutObject(ctx, &awss3.PutObjectInput{Bucket: &s.Bucket, Key: &key, Body: bytes.NewReader(small),
+	if small {
+		_, err = s.client.PutObject(ctx, &awss3.PutObjectInput{Bucket: &s.Bucket, Key: &key, Body: bytes.NewReader(buf.Bytes()),
 			Metadata: meta, IfNoneMatch: aws.String("*")})
 	} else {
 		err = s.multipartFromChunks(ctx, key, meta, u.cs)
@@ -136,6 +120,7 @@ func (u *chunkUp) Publish(ctx context.Context, check func(string) error) (*store
 	if ierr != nil {
 		return nil, false, ierr
 	}
+	s.unreserve(ctx, id)
 	s.dropPartial(ctx, id, u.pi)
 	return info, err != nil, nil
 }

@@ -18,7 +18,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awss3 "github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
-	"github.com/zeebo/blake3"
 )
 
 var _ store.Backend = (*Store)(nil)
@@ -231,12 +230,17 @@ type object struct {
 
 // readObject reads a small object whole.
 func (s *Store) readObject(ctx context.Context, key string) (object, error) {
+	return s.readObjectUpTo(ctx, key, 1<<20)
+}
+
+// readObjectUpTo reads an object, its first n bytes at most.
+func (s *Store) readObjectUpTo(ctx context.Context, key string, n int64) (object, error) {
 	out, err := s.client.GetObject(ctx, &awss3.GetObjectInput{Bucket: &s.Bucket, Key: &key})
 	if err != nil {
 		return object{}, err
 	}
 	defer out.Body.Close()
-	b, err := io.ReadAll(io.LimitReader(out.Body, 1<<20))
+	b, err := io.ReadAll(io.LimitReader(out.Body, n))
 	return object{body: b, etag: aws.ToString(out.ETag), modified: aws.ToTime(out.LastModified), meta: out.Metadata}, err
 }
 
@@ -252,8 +256,9 @@ func (s *Store) getObject(ctx context.Context, key string) ([]byte, string, time
 // counts as done when what it finds is this write: the same nonce in its metadata
 // (x-amz-meta-nonce) when in carries one (a lease), else the same bytes (a use marker's body
 // carries its nonce, a source note names the upload just begun, a reservation its holder; the
-// other keys written so are new). It returns the object written (its ETag); refused, the refusal
-// and the object found (etag "" when it could not be read).
+// other keys written so are new; a chunk, read back whole, is its bytes at its offset, the same
+// bytes whoever wrote them). It returns the object written (its ETag); refused, the refusal and
+// the object found (etag "" when it could not be read).
 func (s *Store) putOwn(ctx context.Context, in *awss3.PutObjectInput, body []byte) (object, error) {
 	in.Bucket, in.Body = &s.Bucket, bytes.NewReader(body)
 	out, err := s.client.PutObject(ctx, in)
@@ -263,7 +268,7 @@ func (s *Store) putOwn(ctx context.Context, in *awss3.PutObjectInput, body []byt
 	if !conflict(err) {
 		return object{}, err
 	}
-	found, rerr := s.readObject(ctx, aws.ToString(in.Key))
+	found, rerr := s.readObjectUpTo(ctx, aws.ToString(in.Key), max(1<<20, int64(len(body))+1))
 	if rerr != nil {
 		return object{}, err
 	}
@@ -364,9 +369,6 @@ func (s *Store) Write(ctx context.Context, id string, offset int64, r io.Reader)
 
 // Status reports an upload, finished or not (store.StatusOf).
 func (s *Store) Status(ctx context.Context, id string) (*store.Status, error) {
-	if err := store.ValidID(id); err != nil {
-		return nil, err
-	}
 	if err := s.exists(ctx, id); err != nil {
 		return nil, err
 	}
@@ -438,16 +440,7 @@ func (s *Store) written(ctx context.Context, id string, pi *partialInfo) (int64,
 
 // Finish checks and publishes a step-by-step upload create-only (store.FinishChunks).
 func (s *Store) Finish(ctx context.Context, id string, size int64, sum string) (*store.Info, error) {
-	info, err := store.FinishChunks(ctx, s, id, size, sum)
-	if err == nil {
-		s.unreserve(ctx, id)
-	}
-	return info, err
-}
-
-func hexSum(b []byte) string {
-	h := blake3.Sum256(b)
-	return hex.EncodeToString(h[:])
+	return store.FinishChunks(ctx, s, id, size, sum)
 }
 
 func (s *Store) copyChunks(ctx context.Context, cs []chunkObj, w io.Writer) error {

@@ -148,6 +148,8 @@ type Store struct {
 	opened  map[string]string // finished folder uploads OpenTreeFile found: their names
 
 	quota quota // its limits and what it holds (limits.go)
+
+	store.TreesOn // store.Trees: the engine's rules over the store (tree.go), FolderFiles its own
 }
 
 // ParseURI splits s3://BUCKET/PREFIX.
@@ -254,6 +256,7 @@ func Open(ctx context.Context, uri string, opts Options) (*Store, error) {
 		s.URI += "/" + prefix
 	}
 	s.quota.wait = opts.LimitsWait
+	s.TreesOn = func(context.Context, bool) (store.TreeBackend, error) { return s, nil }
 	return s, nil
 }
 

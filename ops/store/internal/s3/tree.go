@@ -84,15 +84,6 @@ func (s *Store) TreeProperties() store.TreeProperties {
 	return store.TreeProperties{Jobs: treeJobs, VerifyJobs: treeJobs, FlatList: true}
 }
 
-// UploadTree is store.Trees.UploadTree for S3.
-func (s *Store) UploadTree(ctx context.Context, src store.TreeSource, opts store.TreeOptions) (*store.TreeInfo, error) {
-	info, err := store.UploadTree(ctx, s, src, opts)
-	if err == nil {
-		s.unreserve(ctx, info.ID)
-	}
-	return info, err
-}
-
 // TreeHashFirst checks (or makes) the store; the source note is keyed on the tree's BLAKE3 too,
 // as a file's is, so that two runs of one folder share an upload only when they send the same
 // bytes: objects of an upload are never replaced by other bytes while another run finishes it.
@@ -103,33 +94,27 @@ func (s *Store) TreeHashFirst(ctx context.Context, _ string, _ int64) (bool, err
 }
 
 // StartTree looks up the source's note: a finished upload of the tree, or the unfinished one to
-// resume (what it holds listed once), or a new one started.
+// resume (what it holds listed once), or a new one started: its info written, then the note
+// (start), as a file's stage does.
 func (s *Store) StartTree(ctx context.Context, st store.TreeStart) (string, store.TreeWrite, error) {
 	src := st.Src
 	note := s.noteKey(src.Path, src.Name+"/", st.Size, st.Blake3)
-	var id string
-	var pi *partialInfo
-	for try := 0; ; try++ {
-		var noteTag, fin string
+	id, pi, noteTag := s.treeResumable(ctx, note, st)
+	for try := 0; pi == nil; try++ {
+		if id != "" {
+			return id, nil, nil // finished: the engine checks it whole before it names it
+		}
 		var err error
-		id, pi, fin, noteTag, err = s.treeResumable(ctx, note, st)
-		if err != nil {
-			return "", nil, err
-		}
-		if fin != "" {
-			return fin, nil, nil
-		}
-		if pi != nil {
-			break
-		}
-		id, pi, err = s.startTree(ctx, note, noteTag, src.Name, st.Size, st.Blake3)
+		id, pi, err = s.start(ctx, note, noteTag, src.Name, st.Size, func(string) (*partialInfo, error) {
+			return &partialInfo{Name: src.Name, Size: st.Size, Made: nowString(), Blake3: st.Blake3, Kind: store.KindFolder, Note: path.Base(note)}, nil
+		})
 		if err == errNoteTaken && try < 3 {
+			id, pi, noteTag = s.treeResumable(ctx, note, st)
 			continue
 		}
 		if err != nil {
 			return "", nil, err
 		}
-		break
 	}
 	w := &treeWrite{s: s, id: id, name: src.Name, pi: pi, note: note, try: st.Try, held: map[string]heldObj{}}
 	dir := s.treeDir(id, src.Name)
@@ -146,39 +131,28 @@ func (s *Store) StartTree(ctx context.Context, st store.TreeStart) (string, stor
 func (s *Store) ReuseTree(context.Context, string) bool { return true }
 
 // treeResumable looks up the source's note (keyed on the folder's path, name, size and BLAKE3):
-// the unfinished folder upload that a run of st takes up (store.ResumesTree, the same bytes:
-// runs hold no lock), else the upload it names as finished (unless it is st.Avoid: the engine
-// found it not to be), or nothing; and the note's ETag.
-func (s *Store) treeResumable(ctx context.Context, note string, st store.TreeStart) (string, *partialInfo, string, string, error) {
-	b, etag, _, err := s.getObject(ctx, note)
-	if err != nil {
-		return "", nil, "", "", nil
-	}
-	var n sourceNote
-	if json.Unmarshal(b, &n) != nil || store.ValidID(n.ID) != nil {
-		return "", nil, "", etag, nil
+// the unfinished folder upload that a run of st takes up (its id and info; store.ResumesTree, the
+// same bytes: runs hold no lock), else the upload it names as finished (its id, pi nil; unless it
+// is st.Avoid: the engine found it not to be), or nothing; and the note's ETag.
+func (s *Store) treeResumable(ctx context.Context, note string, st store.TreeStart) (string, *partialInfo, string) {
+	id, etag := s.readNote(ctx, note)
+	if id == "" {
+		return "", nil, etag
 	}
 	// The info first: it goes only after the listing is written, so an upload without it that
 	// another run is finishing now is found finished below.
-	if pi, err := s.readInfo(ctx, n.ID); err == nil {
+	if pi, err := s.readInfo(ctx, id); err == nil {
 		// The note is keyed on the folder's path: the info keeps the rest.
 		tp := store.TreePartial{Folder: pi.Kind == store.KindFolder, Name: pi.Name, Path: st.Src.Path, Blake3: pi.Blake3}
 		if !store.ResumesTree(tp, st, true) {
-			return "", nil, "", etag, nil
+			return "", nil, etag
 		}
-		return n.ID, pi, "", etag, nil
+		return id, pi, etag
 	}
-	if n.ID == st.Avoid {
-		return "", nil, "", etag, nil
+	if id == st.Avoid {
+		return "", nil, etag
 	}
-	return n.ID, nil, n.ID, etag, nil // the engine checks it whole before it names it
-}
-
-// startTree writes a new folder upload's info, then the source's note (start).
-func (s *Store) startTree(ctx context.Context, note, noteTag, name string, size int64, want string) (string, *partialInfo, error) {
-	return s.start(ctx, note, noteTag, name, size, func(string) (*partialInfo, error) {
-		return &partialInfo{Name: name, Size: size, Made: nowString(), Blake3: want, Kind: store.KindFolder, Note: path.Base(note)}, nil
-	})
+	return id, nil, etag
 }
 
 // treeWrite is store.TreeWrite: an unfinished folder upload, and the objects of its folder a run
@@ -198,7 +172,7 @@ func (t *treeWrite) ID() string { return t.id }
 // Stored: S3 checks a held object by its size and MD5 as the file is committed.
 func (t *treeWrite) Stored(store.TreeFile) (io.ReadCloser, error) { return nil, nil }
 
-func (t *treeWrite) Close() error { return nil }
+func (t *treeWrite) Close(error) {}
 
 // smallBufs hold a small file's bytes between its read and its PUT.
 var smallBufs = sync.Pool{New: func() any { b := make([]byte, 0, treeSmall); return &b }}
@@ -298,7 +272,8 @@ func (t *treeWrite) Remove(ctx context.Context, rels []string) error {
 	return t.s.deleteKeys(ctx, keys)
 }
 
-// Publish checks that the source note still names this upload, and publishes (publishTree).
+// Publish checks that the source note still names this upload, publishes (publishTree) and lets
+// the upload's reservation go.
 func (t *treeWrite) Publish(ctx context.Context, m *store.TreeMeta, files []store.TreeFile, listing []byte) error {
 	s := t.s
 	// A server may let two create-only writes of the note that race both succeed (as Stream
@@ -312,6 +287,7 @@ func (t *treeWrite) Publish(ctx context.Context, m *store.TreeMeta, files []stor
 	if err := s.publishTree(ctx, m, listing, path.Base(t.note)); err != nil {
 		return err
 	}
+	s.unreserve(ctx, t.id) // counted as a finished upload from now on
 	s.client.DeleteObject(ctx, &awss3.DeleteObjectInput{Bucket: &s.Bucket, Key: aws.String(s.infoKey(t.id))})
 	for _, f := range files {
 		if f.Size > treeParts { // a killed run's multipart upload of it may be left
@@ -439,11 +415,6 @@ func (th *treeHead) info(id string) *store.Info {
 	return &store.Info{ID: id, Name: th.name, Size: th.size, Blake3: th.blake3, Made: th.made}
 }
 
-// TreeInfo is store.Trees.TreeInfo for S3.
-func (s *Store) TreeInfo(ctx context.Context, id string) (*store.TreeInfo, error) {
-	return store.TreeInfoOf(ctx, s, id)
-}
-
 // ReadTreeObject reads the metadata or the listing of the folder upload id. A one-file upload
 // never holds .upload.json: without it, an upload that Info reads is a file upload.
 func (s *Store) ReadTreeObject(ctx context.Context, id, name string) ([]byte, string, error) {
@@ -510,11 +481,6 @@ func (s *Store) getObjectHead(ctx context.Context, key string) (*awss3.HeadObjec
 	return s.client.HeadObject(ctx, &awss3.HeadObjectInput{Bucket: &s.Bucket, Key: &key})
 }
 
-// OpenTreeFile is store.Trees.OpenTreeFile for S3.
-func (s *Store) OpenTreeFile(ctx context.Context, id, name, rel string) (store.Reader, error) {
-	return store.OpenTree(ctx, s, id, name, rel)
-}
-
 // OpenTreeObject opens the file's object, of a finished folder upload only, read as Open reads a
 // file upload's (its ETag held, its BLAKE3 from its metadata).
 func (s *Store) OpenTreeObject(ctx context.Context, id, name, rel string) (store.Reader, error) {
@@ -549,11 +515,6 @@ func (s *Store) OpenTreeObject(ctx context.Context, id, name, rel string) (store
 	return s.openKey(ctx, id, rel, s.treeFileKey(id, name, rel))
 }
 
-// VerifyTree is store.Trees.VerifyTree for S3.
-func (s *Store) VerifyTree(ctx context.Context, id string, progress func(int64)) (*store.TreeInfo, error) {
-	return store.VerifyTreeOf(ctx, s, id, progress)
-}
-
 // ReadTreeFile opens a file's object for verify.
 func (s *Store) ReadTreeFile(ctx context.Context, ti *store.TreeInfo, rel string) (io.ReadCloser, error) {
 	out, err := s.client.GetObject(ctx, &awss3.GetObjectInput{Bucket: &s.Bucket, Key: aws.String(s.treeFileKey(ti.ID, ti.Name, rel))})
@@ -579,7 +540,7 @@ func (s *Store) CheckTreeTop(ctx context.Context, ti *store.TreeInfo) ([]string,
 		k := aws.ToString(o.Key)
 		// An object is beside the folder (no "/" after its name) or in it (the folder's name).
 		part, _, in := strings.Cut(strings.TrimPrefix(k, top), "/")
-		if !store.BesideTree(ti.Name, part) || in != (part == ti.Name) {
+		if !store.BesideUpload(ti.Name, part, true) || in != (part == ti.Name) {
 			beside = append(beside, fmt.Sprintf("%s: unexpected object beside the folder", k))
 		}
 		return nil

@@ -674,7 +674,7 @@ func TestListRequests(t *testing.T) {
 }
 
 // TestTreeVerifyNamesBeside: verify names each object beside the folder that is not the upload's
-// (store.BesideTree): a stray object, one in another folder, one whose name starts as the
+// (store.BesideUpload): a stray object, one in another folder, one whose name starts as the
 // listing's; the folder's files, the listing, the metadata and the marker are not named.
 func TestTreeVerifyNamesBeside(t *testing.T) {
 	srv := s3test.Start(t)
