@@ -266,7 +266,7 @@ func TestSweepGOGC(t *testing.T) {
 	for run := 0; run < 50; run++ {
 		s := newStore(t)
 		for i := 0; i < 300; i++ {
-			if _, err := s.makeFinished("f.txt", []byte{byte(i)}, old, time.Time{}); err != nil {
+			if _, err := s.makeFinished("f.txt", []byte{byte(i)}, old); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -533,4 +533,38 @@ func sweepEverything(t *testing.T, s *localStore) (map[string]store.Outcome, err
 		t.Fatal(err)
 	}
 	return got, failure
+}
+
+// TestLockPartialPlantedNoWait: a data file planted in a partial by another user, and held locked
+// by it, is refused at once (upload.unreadable): the lock of a file that is not ours is never
+// waited for, so a planted file cannot keep an upload waiting.
+func TestLockPartialPlantedNoWait(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to give the file to another user")
+	}
+	s := newStore(t)
+	id, err := s.Begin("a.txt", -1)
+	must(t, err)
+	data := filepath.Join(s.partialDir(id), partialData)
+	must(t, os.Chown(data, 65534, 65534))
+	f, err := os.OpenFile(data, os.O_RDWR, 0)
+	must(t, err)
+	defer f.Close()
+	must(t, unix.Flock(int(f.Fd()), unix.LOCK_EX)) // the planter holds it
+	done := make(chan error, 1)
+	go func() {
+		p, err := s.lockPartial(id, false)
+		if p != nil {
+			p.close()
+		}
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		wantCode(t, err, fault.UploadUnreadable)
+	case <-time.After(5 * time.Second):
+		f.Close() // lets the waiter go
+		<-done
+		t.Fatal("waited for the lock of a file another user owns")
+	}
 }

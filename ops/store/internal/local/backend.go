@@ -10,7 +10,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/attachctl/attachctl/manifest/fault"
 	"github.com/attachctl/attachctl/ops/store"
 )
 
@@ -60,30 +59,25 @@ func (l *backend) store(create bool) (*localStore, error) {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if !create {
-		if s := l.s.Load(); s != nil || l.tried {
-			return s, l.err
-		}
-		l.tried = true
-		s, err := openStore(l.dir, false)
-		if err != nil {
-			l.err = err
-			return nil, err
-		}
-		l.set(s)
-		return s, nil
+	if s := l.s.Load(); s != nil && (!create || l.made.Load()) {
+		return s, nil // opened meanwhile
 	}
-	if l.made.Load() {
-		return l.s.Load(), nil
+	if !create && l.tried {
+		return nil, l.err
 	}
-	s, err := openStore(l.dir, true)
+	s, err := openStore(l.dir, create)
 	if err != nil {
+		if !create {
+			l.tried, l.err = true, err
+		}
 		return nil, err
 	}
-	if l.s.Load() == nil {
+	if l.s.Load() == nil { // a store a read-open found stays the one every call gets
 		l.set(s)
 	}
-	l.made.Store(true)
+	if create {
+		l.made.Store(true)
+	}
 	return l.s.Load(), nil
 }
 
@@ -145,7 +139,7 @@ func (l *backend) Write(ctx context.Context, id string, offset int64, r io.Reade
 
 // Status reports an upload, finished or unfinished (store.StatusOf).
 func (l *backend) Status(ctx context.Context, id string) (*store.Status, error) {
-	if err := ValidID(id); err != nil {
+	if err := store.ValidID(id); err != nil {
 		return nil, err
 	}
 	if _, err := l.store(false); err != nil {
@@ -160,11 +154,7 @@ func (l *backend) PartialStatus(ctx context.Context, id string) (store.Unfinishe
 	if err != nil {
 		return store.UnfinishedState{}, 0, err
 	}
-	u, size, err := s.partialStatus(id)
-	if fault.CodeOf(err) == fault.UploadMissing {
-		err = fault.Errorf(fault.UploadMissing, "upload %s: no such upload in store %s", id, s.Dir)
-	}
-	return u, size, err
+	return s.partialStatus(id)
 }
 
 // Finish checks and publishes the unfinished upload id (store.FinishChunks): its bytes are hashed

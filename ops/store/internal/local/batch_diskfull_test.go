@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/attachctl/attachctl/manifest/fault"
+	"github.com/attachctl/attachctl/ops/store"
 )
 
 // smallTmpfs mounts a tmpfs of size (mount's -o size=) for the test: a disk that can be filled.
@@ -119,7 +120,7 @@ func TestStagedIndexFullDisk(t *testing.T) {
 	x, err := newStagedIndex(st, metaFileName(st.id, 1))
 	must(t, err)
 	meta := func() *Meta {
-		id, _ := NewID()
+		id, _ := store.NewID()
 		return &Meta{ID: id, Name: "a-log-file-of-a-longer-name.log", Size: 1, Blake3: strings.Repeat("0", 64)}
 	}
 	must(t, x.add(meta()))

@@ -91,7 +91,7 @@ func (w *smallWrite) Publish(ctx context.Context, sum string) (*Meta, error) {
 		w.progress(src.Size)
 		return &Meta{ID: id, Name: src.Name, Size: src.Size, Blake3: sum}, nil
 	}
-	id, err := NewID()
+	id, err := store.NewID()
 	if err != nil {
 		return nil, fault.Errorf(fault.UploadUnreadable, "new upload id: %v", err)
 	}
@@ -137,7 +137,7 @@ func (b *groupBatch) staging() (*partial, error) {
 	if _, err := b.s.partialsOf("", ""); err != nil { // lists the partials once, dropping dead batches
 		return nil, err
 	}
-	id, err := NewID()
+	id, err := store.NewID()
 	if err != nil {
 		return nil, fault.Errorf(fault.UploadUnreadable, "new upload id: %v", err)
 	}
@@ -147,7 +147,7 @@ func (b *groupBatch) staging() (*partial, error) {
 	}
 	// The folder the commits' metadata files go to, made now rather than by the first commit:
 	// a commit makes nothing that takes room (metaindex.go).
-	fd, err := b.s.OpenInternalDir(metaDir)
+	fd, err := b.s.openInternal(true, metaDir)
 	if err != nil {
 		p.remove(false)
 		return nil, err
@@ -175,17 +175,16 @@ func (b *groupBatch) buildSmall(id, name, sum string, data []byte) (*out, error)
 		return nil, err
 	}
 	m := &Meta{ID: id, Name: name, Size: int64(len(data)), Blake3: sum, Made: time.Now().UTC()}
-	fd, err := createReadOnlyFd(dirfd, name, path+"/"+name)
+	fd, err := createFd(dirfd, name, unix.O_WRONLY, ReadOnlyMode)
 	if err == nil {
-		if err = writeAllFd(fd, data, path+"/"+name); err != nil {
+		if err = writeAllFd(fd, data); err != nil {
 			unix.Close(fd)
 		}
 	}
 	if err != nil {
+		err = storeErr(path+"/"+name, err)
 		unix.Close(dirfd)
-		if root, ferr := fsOf(stfd); ferr == nil {
-			removeAt(stfd, id, root)
-		}
+		removeEntry(stfd, id)
 		return nil, err
 	}
 	o := &out{s: b.s, id: id, stage: st, m: m}
@@ -203,48 +202,22 @@ func (b *groupBatch) buildSmall(id, name, sum string, data []byte) (*out, error)
 func (b *groupBatch) unbuild(o *out) {
 	o.release()
 	stfd := int(o.stage.dirf.Fd())
-	if root, err := fsOf(stfd); err == nil {
-		removeAt(stfd, o.id, root)
-	}
+	removeEntry(stfd, o.id)
 }
 
-// writeAllFd writes b to fd. path is for messages.
-func writeAllFd(fd int, b []byte, path string) error {
+// writeAllFd writes b to fd. The error is the system's.
+func writeAllFd(fd int, b []byte) error {
 	for len(b) > 0 {
 		n, err := unix.Write(fd, b)
 		if err == unix.EINTR {
 			continue
 		}
 		if err != nil {
-			return storeErr(path, err)
+			return err
 		}
 		b = b[n:]
 	}
 	return nil
-}
-
-// createReadOnlyAt makes the new file name in the folder dirfd (O_EXCL, no link followed) with
-// mode 0400 whatever the umask, open for writing: the descriptor O_CREAT returns writes whatever
-// the mode it made. path is for messages.
-func createReadOnlyAt(dirfd int, name, path string) (*os.File, error) {
-	fd, err := createReadOnlyFd(dirfd, name, path)
-	if err != nil {
-		return nil, err
-	}
-	return os.NewFile(uintptr(fd), path), nil // owns fd
-}
-
-// createReadOnlyFd is createReadOnlyAt's descriptor, for a file written and closed at once.
-func createReadOnlyFd(dirfd int, name, path string) (int, error) {
-	fd, err := unix.Openat(dirfd, name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, uint32(ReadOnlyMode))
-	if err != nil {
-		return -1, storeErr(path, err)
-	}
-	if err := fixMode(fd, ReadOnlyMode); err != nil {
-		unix.Close(fd)
-		return -1, storeErr(path, err)
-	}
-	return fd, nil
 }
 
 // mkdirFd makes the new folder name in dirfd with mode 0700 whatever the umask, and opens it

@@ -36,13 +36,6 @@ func finishedMode(perm uint32) bool {
 	return perm == uint32(ReadOnlyMode) || perm == uint32(FileMode)
 }
 
-// NewID, ValidID and ValidName are the store's rules for ids and names (docs/store.md).
-var (
-	NewID     = store.NewID
-	ValidID   = store.ValidID
-	ValidName = store.ValidName
-)
-
 // Meta is a finished upload's metadata, STORE/<id>/.upload.json.
 type Meta = store.Info
 

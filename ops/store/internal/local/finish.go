@@ -59,9 +59,7 @@ type out struct {
 // Everything is made relative to the partial's open folder.
 func (p *partial) buildOut(size int64, sum string) (*out, error) {
 	dirfd := int(p.dirf.Fd())
-	if root, err := fsOf(dirfd); err == nil {
-		removeAt(dirfd, partialOut, root)
-	}
+	removeEntry(dirfd, partialOut)
 	dir, err := mkdirAt(dirfd, partialOut, p.dir+"/"+partialOut)
 	if err != nil {
 		return nil, err
@@ -74,21 +72,16 @@ func (p *partial) buildOut(size int64, sum string) (*out, error) {
 			o.mf.Close()
 		}
 		dir.Close()
-		if root, ferr := fsOf(dirfd); ferr == nil {
-			removeAt(dirfd, partialOut, root)
-		}
+		removeEntry(dirfd, partialOut)
 		return nil, err
 	}
-	if o.mf, err = createAt(int(dir.Fd()), MetaName, dir.Name()+"/"+MetaName, unix.O_WRONLY); err != nil {
+	// Read-only (the descriptors stay open for writing, so the sync below is unaffected); the modes
+	// are made durable with the rest. undo, and an opener that finds a crashed finish's out/, give
+	// the data its 0600 back.
+	if o.mf, err = createAt(int(dir.Fd()), MetaName, dir.Name()+"/"+MetaName, unix.O_WRONLY, ReadOnlyMode); err != nil {
 		return fail(err)
 	}
 	if _, err := o.mf.Write(append(b, '\n')); err != nil {
-		return fail(storeErr(o.mf.Name(), err))
-	}
-	// Read-only from here (the descriptors stay open for writing, so the sync below is unaffected);
-	// the modes are made durable with the rest. undo, and an opener that finds a crashed finish's
-	// out/, give the data its 0600 back.
-	if err := unix.Fchmod(int(o.mf.Fd()), uint32(ReadOnlyMode)); err != nil {
 		return fail(storeErr(o.mf.Name(), err))
 	}
 	if err := unix.Fchmod(int(p.f.Fd()), uint32(ReadOnlyMode)); err != nil {
@@ -114,7 +107,8 @@ func (o *out) sync() error {
 	}
 	errs := make(chan error, len(files))
 	for _, f := range files {
-		go func() { errs <- fileSync(f) }()
+		// A plain fsync, on macOS too: the commit flushes the drive once for all (commitSync).
+		go func() { errs <- wrap(f.Name(), unix.Fsync(int(f.Fd()))) }()
 	}
 	var serr error
 	for range files {
@@ -144,9 +138,7 @@ func (o *out) undo(err error) error {
 	unix.Renameat(int(o.dir.Fd()), o.p.meta.Name, dirfd, partialData)
 	unix.Fchmod(int(o.p.f.Fd()), uint32(FileMode)) // unfinished again: writable
 	o.dir.Close()
-	if root, ferr := fsOf(dirfd); ferr == nil {
-		removeAt(dirfd, partialOut, root)
-	}
+	removeEntry(dirfd, partialOut)
 	return err
 }
 

@@ -52,7 +52,7 @@ func wantCode(t *testing.T, err error, code fault.Code) {
 // putFinished lays out a finished upload as the package doc says (0700/0600) and returns its id.
 func putFinished(t testing.TB, s *localStore, name string, data []byte, made time.Time) string {
 	t.Helper()
-	id, err := NewID()
+	id, err := store.NewID()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,8 +4,6 @@ package local
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"io"
 	"os"
@@ -22,7 +20,7 @@ func (s *localStore) Limits() (store.Limits, error) { return s.quota.Limits(cont
 
 // readLimits reads the mark, never through a link (store.Quota.Read).
 func (s *localStore) readLimits(context.Context) (store.Limits, error) {
-	idir, err := s.openInternalNoCreate()
+	idir, err := s.openInternal(false)
 	if err != nil {
 		if fault.CodeOf(err) == fault.UploadMissing || errors.Is(err, unix.ENOENT) {
 			return store.Limits{}, nil
@@ -96,29 +94,17 @@ func (r reserver) PutReservation(ctx context.Context, key string, body []byte) e
 	if err := store.ValidID(key); err != nil {
 		return err
 	}
-	dir, err := r.s.OpenInternalDir(reservedDir)
+	dir, err := r.s.openInternal(true, reservedDir)
 	if err != nil {
 		return err
 	}
 	defer unix.Close(dir)
-	f, err := createAt(dir, key, r.s.internal(reservedDir, key), unix.O_WRONLY)
-	if err != nil {
-		return err
-	}
-	_, werr := f.Write(body)
-	if cerr := f.Close(); werr == nil {
-		werr = cerr
-	}
-	if werr != nil {
-		unix.Unlinkat(dir, key, 0)
-		return storeErr(f.Name(), werr)
-	}
-	return nil
+	return wrap(r.s.internal(reservedDir, key), writeNewAt(dir, key, body, FileMode, false))
 }
 
 // openReserved opens STORE/.attachctl/reserved without making anything: -1 when it is not there.
 func (r reserver) openReserved() (int, error) {
-	idir, err := r.s.openInternalNoCreate()
+	idir, err := r.s.openInternal(false)
 	if fault.CodeOf(err) == fault.UploadMissing {
 		return -1, nil
 	}
@@ -195,17 +181,14 @@ func initStore(dir string, l store.Limits) (*localStore, error) {
 }
 
 // writeMark replaces the mark by one with limits l: written under a name of its own, fsynced and
-// renamed over the mark (writeFileDurableAt), so the mark is always whole.
+// renamed over the mark (replaceAt), so the mark is always whole.
 func (s *localStore) writeMark(l store.Limits) error {
-	idir, err := s.openInternal()
+	idir, err := s.openInternal(true)
 	if err != nil {
 		return err
 	}
-	d := os.NewFile(uintptr(idir), s.internal()) // d owns idir
-	defer d.Close()
-	var rnd [8]byte
-	rand.Read(rnd[:])
-	return writeFileDurableAt(d, markName+".new-"+hex.EncodeToString(rnd[:]), markName, store.MarkText(l))
+	defer unix.Close(idir)
+	return wrap(s.internal(markName), replaceAt(idir, "", markName, store.MarkText(l), time.Time{}, true))
 }
 
 // Limits is store.Limiter's: the store's limits (none while it does not exist).

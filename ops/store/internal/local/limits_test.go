@@ -30,13 +30,13 @@ func limitedStore(t *testing.T, l store.Limits) *localStore {
 // counts nothing.
 func TestLimitsStagingBeingMade(t *testing.T) {
 	s := limitedStore(t, store.Limits{MaxFiles: 2})
-	x, _ := NewID()
+	x, _ := store.NewID()
 	if _, err := s.admit(x, "x.bin", 900); err != nil {
 		t.Fatal(err)
 	}
 	// The staging partial as makePartial leaves it for a moment, and removeAt as it empties it:
 	// its folder and locked data, no info.json.
-	stage, _ := NewID()
+	stage, _ := store.NewID()
 	dir := s.partialDir(stage)
 	if err := os.MkdirAll(dir, DirMode); err != nil {
 		t.Fatal(err)
@@ -44,11 +44,11 @@ func TestLimitsStagingBeingMade(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, partialData), nil, FileMode); err != nil {
 		t.Fatal(err)
 	}
-	y, _ := NewID()
+	y, _ := store.NewID()
 	if _, err := s.admit(y, "y.bin", 900); err != nil {
 		t.Fatalf("a second upload beside one admitted and a staging partial being made: %v; want admitted", err)
 	}
-	z, _ := NewID()
+	z, _ := store.NewID()
 	_, err := s.admit(z, "z.bin", 900)
 	wantCode(t, err, fault.StoreFull)
 }
@@ -61,7 +61,7 @@ func TestLimitsChunkCountsReservations(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	other, _ := NewID()
+	other, _ := store.NewID()
 	if _, err := s.admit(other, "o.bin", 2500); err != nil {
 		t.Fatal(err)
 	}
@@ -81,11 +81,11 @@ func TestLimitsChunkCountsReservations(t *testing.T) {
 	if off, err := s.Chunk(id, 0, bytes.NewReader(make([]byte, 400)), 0); err != nil || off != 400 {
 		t.Fatalf("a chunk of 400 B with 500 B left: %d, %v", off, err)
 	}
-	more, _ := NewID()
+	more, _ := store.NewID()
 	if _, err := s.admit(more, "m.bin", 100); err != nil {
 		t.Fatalf("100 B more (2500 reserved, 400 written): %v", err)
 	}
-	last, _ := NewID()
+	last, _ := store.NewID()
 	_, err = s.admit(last, "l.bin", 1)
 	wantCode(t, err, fault.StoreFull)
 }

@@ -5,6 +5,7 @@ package local
 import (
 	"errors"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/attachctl/attachctl/manifest/fault"
@@ -12,17 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// The lock protocol, as built:
-//
-//   - STORE/.attachctl/lock is the marker lock, a flock(2). A use (touch, resolve) holds it shared
-//     from before it opens an upload's folder until its .used marker is written; a sweep holds it
-//     exclusive while it re-checks one batch of candidates and renames the doomed folders into
-//     STORE/.attachctl/trash, and never while it scans or deletes. So a use either opens the folder
-//     before the rename (and the sweep, re-checking under the lock, sees the fresh marker and keeps
-//     the upload) or after it (and the folder is gone: upload.missing).
-//   - STORE/.attachctl/sweep.lock is held exclusive by the one sweep that runs; a second sweep polls
-//     it until its --wait runs out and then reports store.locked.
-//
+// The store's lock files and what each guards are docs/store.md's ("The lock", and the layout).
 // Locks are taken by polling LOCK_NB with a short backoff, so a wait can end on time. Every file
 // and folder on the way is opened without following a link.
 
@@ -45,21 +36,8 @@ func (l *heldLock) Unlock() error {
 	return err
 }
 
-// LockShared takes the marker lock shared, as a use does, waiting at most wait.
-func (s *localStore) LockShared(wait time.Duration) (*heldLock, error) {
-	return s.lock(lockName, unix.LOCK_SH, wait)
-}
-
-// LockExclusive takes the marker lock exclusive, as a sweep does for one batch, waiting at most wait.
-func (s *localStore) LockExclusive(wait time.Duration) (*heldLock, error) {
-	return s.lock(lockName, unix.LOCK_EX, wait)
-}
-
-// LockSweep takes the one-sweep-at-a-time lock, waiting at most wait.
-func (s *localStore) LockSweep(wait time.Duration) (*heldLock, error) {
-	return s.lock(sweepLock, unix.LOCK_EX, wait)
-}
-
+// lock takes the lock file name of STORE/.attachctl (lockName, sweepLock or limitsLock; made when
+// missing) with how (LOCK_SH or LOCK_EX), waiting at most wait.
 func (s *localStore) lock(name string, how int, wait time.Duration) (*heldLock, error) {
 	return s.lockFile(name, how, wait, true)
 }
@@ -75,13 +53,7 @@ func (s *localStore) lockIfThere(name string, how int, wait time.Duration) (*hel
 }
 
 func (s *localStore) lockFile(name string, how int, wait time.Duration, create bool) (*heldLock, error) {
-	var idir int
-	var err error
-	if create {
-		idir, err = s.openInternal()
-	} else {
-		idir, err = s.openInternalNoCreate()
-	}
+	idir, err := s.openInternal(create)
 	if err != nil {
 		return nil, err
 	}
@@ -167,40 +139,31 @@ func flock(fd, how int) error {
 	}
 }
 
-// openInternal opens STORE/.attachctl as a real folder (creating it 0700 when missing) and returns
-// its descriptor.
-func (s *localStore) openInternal() (int, error) {
-	storefd, err := unix.Open(s.Dir, noFollowDir, 0)
+// openInternal opens STORE/.attachctl/<names...> (STORE/.attachctl itself without names) from the
+// store folder down, one real folder at a time, never through a link, and returns its descriptor.
+// create makes what is missing, 0700 whatever the umask; without it a missing folder is
+// upload.missing.
+func (s *localStore) openInternal(create bool, names ...string) (int, error) {
+	fd, err := unix.Open(s.Dir, noFollowDir, 0)
 	if err != nil {
 		return -1, lockErr(s.Dir, err)
 	}
-	defer unix.Close(storefd)
-	return openSubdir(storefd, InternalDir, s.internal())
-}
-
-// openInternalNoCreate opens STORE/.attachctl as a real folder without creating anything.
-func (s *localStore) openInternalNoCreate() (int, error) {
-	storefd, err := unix.Open(s.Dir, noFollowDir, 0)
-	if err != nil {
-		return -1, lockErr(s.Dir, err)
-	}
-	defer unix.Close(storefd)
-	fd, err := openDirAt(storefd, InternalDir)
-	if err != nil {
-		return -1, lockErr(s.internal(), err)
+	path := s.Dir
+	for _, name := range append([]string{InternalDir}, names...) {
+		path = filepath.Join(path, name)
+		var next int
+		if create {
+			next, err = openSubdir(fd, name, path)
+		} else if next, err = openDirAt(fd, name); err != nil {
+			err = lockErr(path, err)
+		}
+		unix.Close(fd)
+		if err != nil {
+			return -1, err
+		}
+		fd = next
 	}
 	return fd, nil
-}
-
-// OpenInternalDir opens STORE/.attachctl/<name> (partial or trash) as a real folder, creating it
-// and STORE/.attachctl 0700 when missing, and returns its descriptor. No link is followed.
-func (s *localStore) OpenInternalDir(name string) (int, error) {
-	idir, err := s.openInternal()
-	if err != nil {
-		return -1, err
-	}
-	defer unix.Close(idir)
-	return openSubdir(idir, name, s.internal(name))
 }
 
 const noFollowDir = unix.O_RDONLY | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLOEXEC
@@ -209,22 +172,12 @@ const noFollowDir = unix.O_RDONLY | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_
 // missing. path is for messages.
 func openSubdir(parent int, name, path string) (int, error) {
 	fd, err := openDirAt(parent, name)
-	if err == nil || !errors.Is(err, unix.ENOENT) {
-		if err != nil {
-			return -1, lockErr(path, err)
+	if errors.Is(err, unix.ENOENT) {
+		if fd, err = mkdirFd(parent, name, path); !errors.Is(err, unix.EEXIST) {
+			return fd, err // made here, or failed
 		}
-		return fd, nil
+		fd, err = openDirAt(parent, name) // made meanwhile by another process
 	}
-	if err := unix.Mkdirat(parent, name, uint32(DirMode)); err != nil && err != unix.EEXIST {
-		return -1, storeErr(path, err)
-	} else if err == nil {
-		defer func() {
-			if fd >= 0 {
-				unix.Fchmod(fd, uint32(DirMode)) // made under a umask
-			}
-		}()
-	}
-	fd, err = openDirAt(parent, name)
 	if err != nil {
 		return -1, lockErr(path, err)
 	}

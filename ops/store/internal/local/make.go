@@ -3,23 +3,23 @@
 package local
 
 import (
-	"encoding/hex"
+	"bytes"
 	"encoding/json"
 	"time"
 
 	"github.com/attachctl/attachctl/manifest/fault"
+	"github.com/attachctl/attachctl/ops"
 	"github.com/attachctl/attachctl/ops/store"
-	"github.com/zeebo/blake3"
 	"golang.org/x/sys/unix"
 )
 
 // MakeFinished puts a finished upload of data named name, made at made, straight into the local
 // store b (from New), making or marking it as an upload does: built inside the store's internal
 // folder and renamed into place whole, as a finish does, but with no fsync and with made, the
-// files' times and (when used is not zero) a .used marker set as given. It is for benchmarks and
+// files' times, set as given. It is for benchmarks and
 // tests that need many old uploads quickly (ops/store/internal/mkstore); uploads go through the
 // backend. It exists on Unix only, as the local store does.
-func MakeFinished(b store.Backend, name string, data []byte, made, used time.Time) (*store.Info, error) {
+func MakeFinished(b store.Backend, name string, data []byte, made time.Time) (*store.Info, error) {
 	l, ok := b.(*backend)
 	if !ok {
 		return nil, fault.Errorf(fault.UploadInvalid, "store %s: not a local store", b.Location())
@@ -28,15 +28,15 @@ func MakeFinished(b store.Backend, name string, data []byte, made, used time.Tim
 	if err != nil {
 		return nil, err
 	}
-	return s.makeFinished(name, data, made, used)
+	return s.makeFinished(name, data, made)
 }
 
 // makeFinished is MakeFinished into s.
-func (s *localStore) makeFinished(name string, data []byte, made, used time.Time) (*Meta, error) {
-	if err := ValidName(name); err != nil {
+func (s *localStore) makeFinished(name string, data []byte, made time.Time) (*Meta, error) {
+	if err := store.ValidName(name); err != nil {
 		return nil, err
 	}
-	id, err := NewID()
+	id, err := store.NewID()
 	if err != nil {
 		return nil, fault.Errorf(fault.UploadUnreadable, "new upload id: %v", err)
 	}
@@ -50,38 +50,16 @@ func (s *localStore) makeFinished(name string, data []byte, made, used time.Time
 		return nil, err
 	}
 	defer dir.Close()
-	m := &Meta{ID: id, Name: name, Size: int64(len(data)), Blake3: hashBytes(data), Made: made.UTC()}
+	sum, _, _ := ops.Hash(bytes.NewReader(data), nil) // a reader of memory does not fail
+	m := &Meta{ID: id, Name: name, Size: int64(len(data)), Blake3: sum, Made: made.UTC()}
 	b, _ := json.Marshal(m)
-	files := []struct {
-		name string
-		b    []byte
-	}{{name, data}, {MetaName, append(b, '\n')}}
-	if !used.IsZero() {
-		files = append(files, struct {
-			name string
-			b    []byte
-		}{UsedName, nil})
-	}
-	for _, f := range files {
-		w, err := createAt(int(dir.Fd()), f.name, dir.Name()+"/"+f.name, unix.O_WRONLY)
+	for file, b := range map[string][]byte{name: data, MetaName: append(b, '\n')} {
+		err := writeNewAt(int(dir.Fd()), file, b, ReadOnlyMode, false)
+		if err == nil {
+			err = setTimesAt(int(dir.Fd()), file, made)
+		}
 		if err != nil {
-			return nil, err
-		}
-		_, werr := w.Write(f.b)
-		if werr == nil && f.name != UsedName {
-			werr = w.Chmod(ReadOnlyMode)
-		}
-		w.Close()
-		if werr != nil {
-			return nil, storeErr(w.Name(), werr)
-		}
-		at := made
-		if f.name == UsedName {
-			at = used
-		}
-		ts := []unix.Timespec{unix.NsecToTimespec(at.UnixNano()), unix.NsecToTimespec(at.UnixNano())}
-		if err := unix.UtimesNanoAt(int(dir.Fd()), f.name, ts, unix.AT_SYMLINK_NOFOLLOW); err != nil {
-			return nil, storeErr(w.Name(), err)
+			return nil, storeErr(dir.Name()+"/"+file, err)
 		}
 	}
 	storefd, err := unix.Open(s.Dir, noFollowDir, 0)
@@ -94,15 +72,8 @@ func (s *localStore) makeFinished(name string, data []byte, made, used time.Time
 	}
 	// The folder's times too (after the rename, which may touch them), as a folder finished then
 	// would have them: tools that judge an upload by its folder's mtime see its age.
-	ts := []unix.Timespec{unix.NsecToTimespec(made.UnixNano()), unix.NsecToTimespec(made.UnixNano())}
-	if err := unix.UtimesNanoAt(storefd, id, ts, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+	if err := setTimesAt(storefd, id, made); err != nil {
 		return nil, storeErr(s.UploadDir(id), err)
 	}
 	return m, nil
-}
-
-// hashBytes is the BLAKE3 of b in hex.
-func hashBytes(b []byte) string {
-	sum := blake3.Sum256(b)
-	return hex.EncodeToString(sum[:])
 }

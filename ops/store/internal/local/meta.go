@@ -16,7 +16,7 @@ import (
 
 // ReadMeta reads a finished upload's metadata through the guarded open.
 func (s *localStore) ReadMeta(id string) (*Meta, error) {
-	if err := ValidID(id); err != nil {
+	if err := store.ValidID(id); err != nil {
 		return nil, err
 	}
 	dirfd, err := s.openUploadDir(id)
@@ -70,13 +70,18 @@ func (s *localStore) IDs() ([]string, error) {
 	}
 	d := os.NewFile(uintptr(fd), s.Dir) // d owns fd
 	defer d.Close()
+	return idsIn(d)
+}
+
+// idsIn lists the names in the open folder d that are upload ids, sorted.
+func idsIn(d *os.File) ([]string, error) {
 	names, err := d.Readdirnames(-1)
 	if err != nil {
-		return nil, fault.Errorf(fault.UploadUnreadable, "store %s: %v", s.Dir, err)
+		return nil, storeErr(d.Name(), err)
 	}
 	ids := names[:0]
 	for _, n := range names {
-		if ValidID(n) == nil {
+		if store.ValidID(n) == nil {
 			ids = append(ids, n)
 		}
 	}

@@ -53,7 +53,7 @@ func metaFileName(bid string, n int64) string { return fmt.Sprintf("%s.%d", bid,
 // metaFileBatch is the staging partial's id in a file name of the folder, or "".
 func metaFileBatch(name string) string {
 	bid, _, ok := strings.Cut(name, ".")
-	if !ok || ValidID(bid) != nil {
+	if !ok || store.ValidID(bid) != nil {
 		return ""
 	}
 	return bid
@@ -84,7 +84,7 @@ func decodeMeta(b []byte) ([]*Meta, error) {
 		if err := json.Unmarshal(line, &m); err != nil {
 			return nil, err
 		}
-		if ValidID(m.ID) != nil || ValidName(m.Name) != nil || m.Size < 0 {
+		if store.ValidID(m.ID) != nil || store.ValidName(m.Name) != nil || m.Size < 0 {
 			return nil, errors.New("a line is not an upload's metadata")
 		}
 		if _, err := store.CheckHex(m.Blake3); err != nil || m.Blake3 == "" {
@@ -196,9 +196,9 @@ type stagedIndex struct {
 
 // newStagedIndex makes the file name in the staging partial st, empty.
 func newStagedIndex(st *partial, name string) (*stagedIndex, error) {
-	fd, err := createReadOnlyFd(int(st.dirf.Fd()), name, st.dir+"/"+name)
+	fd, err := createFd(int(st.dirf.Fd()), name, unix.O_WRONLY, ReadOnlyMode)
 	if err != nil {
-		return nil, err
+		return nil, storeErr(st.dir+"/"+name, err)
 	}
 	return &stagedIndex{st: st, name: name, fd: fd}, nil
 }
@@ -285,7 +285,7 @@ func (x *stagedIndex) discard() {
 // staging partial: groupBatch.staging) and fsyncs the folder: from here the metadata is durable in
 // its place, and the uploads it names may be placed.
 func (s *localStore) publishIndex(st *partial, name string) error {
-	fd, err := s.OpenInternalDir(metaDir)
+	fd, err := s.openInternal(true, metaDir)
 	if err != nil {
 		return err
 	}

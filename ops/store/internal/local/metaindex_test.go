@@ -148,7 +148,7 @@ func TestPruneIndex(t *testing.T) {
 	running := s.NewBatch()
 	st, err := running.staging()
 	must(t, err)
-	id, _ := NewID()
+	id, _ := store.NewID()
 	ghost := &Meta{ID: id, Name: "g.txt", Size: 1, Blake3: strings.Repeat("0", 64)}
 	name := metaFileName(st.id, 1)
 	x, err := newStagedIndex(st, name)

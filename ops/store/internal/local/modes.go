@@ -16,7 +16,7 @@ import (
 // own files (its bytes and its metadata) are 0400 (or an older store's 0600); a marker (the
 // .used file and its temporaries) is 0600.
 func (l *backend) WrongMode(_ context.Context, id string) (store.ModeRepair, bool) {
-	if ValidID(id) != nil {
+	if store.ValidID(id) != nil {
 		return store.ModeRepair{}, false
 	}
 	s, err := l.store(false)

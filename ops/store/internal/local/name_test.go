@@ -6,6 +6,7 @@ import (
 
 	"github.com/attachctl/attachctl/manifest"
 	"github.com/attachctl/attachctl/manifest/fault"
+	"github.com/attachctl/attachctl/ops/store"
 )
 
 // Every name that breaks the rule of plain names (docs/store.md) is refused with upload.invalid in
@@ -20,14 +21,14 @@ func TestValidNameStatesTheRule(t *testing.T) {
 		{".", "not a plain name"},
 		{"..", "not a plain name"},
 	} {
-		err := ValidName(tt.name)
+		err := store.ValidName(tt.name)
 		if fault.CodeOf(err) != fault.UploadInvalid || !strings.Contains(err.Error(), tt.says) ||
 			!strings.Contains(err.Error(), manifest.PlainRule) {
 			t.Errorf("%q: got %v, want upload.invalid saying %q and the rule", tt.name, err, tt.says)
 		}
 	}
 	for _, ok := range []string{"a.png", "café 日本.txt", strings.Repeat("x", 255), "..."} {
-		if err := ValidName(ok); err != nil {
+		if err := store.ValidName(ok); err != nil {
 			t.Errorf("%q: refused: %v", ok, err)
 		}
 	}

@@ -26,7 +26,7 @@ func notNested(abs string) error {
 		switch base := filepath.Base(dir); {
 		case base == InternalDir:
 			return refuse(parent, "inside the internal folder of the store")
-		case ValidID(base) == nil && (isFile(filepath.Join(dir, MetaName)) || isStoreMark(parent)):
+		case store.ValidID(base) == nil && (isFile(filepath.Join(dir, MetaName)) || isStoreMark(parent)):
 			// an upload's folder: its own metadata, or (a small upload of a batch, whose
 			// metadata is in the store's internal folder) a store around it
 			return refuse(dir, "inside the upload")

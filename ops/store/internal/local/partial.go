@@ -3,6 +3,8 @@
 package local
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -59,20 +61,91 @@ func (s *localStore) partialDir(id string) string { return s.internal(partialDir
 // openFlags for files the store writes: never follow a link, never block on a FIFO.
 const openFlags = unix.O_NOFOLLOW | unix.O_CLOEXEC | unix.O_NONBLOCK
 
-// createAt makes name in the folder dirfd with O_EXCL|O_NOFOLLOW and mode 0600 whatever the
-// umask. path is for messages.
-func createAt(dirfd int, name, path string, flag int) (*os.File, error) {
-	// O_EXCL|O_NOFOLLOW: the file is new, made here, so it is a regular file and no open blocks.
-	fd, err := unix.Openat(dirfd, name, flag|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, uint32(FileMode))
+// createFd makes the new file name in the folder dirfd, open with flag (O_WRONLY or O_RDWR),
+// with mode whatever the umask. O_EXCL|O_NOFOLLOW: the file is new, made here, so it is a regular
+// file and no open blocks; the descriptor O_CREAT returns writes whatever the mode it made. The
+// error is the system's.
+func createFd(dirfd int, name string, flag int, mode os.FileMode) (int, error) {
+	fd, err := unix.Openat(dirfd, name, flag|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, uint32(mode))
+	if err != nil {
+		return -1, err
+	}
+	if err := fixMode(fd, mode); err != nil {
+		unix.Close(fd)
+		return -1, err
+	}
+	return fd, nil
+}
+
+// createAt is createFd as a file named path (for messages).
+func createAt(dirfd int, name, path string, flag int, mode os.FileMode) (*os.File, error) {
+	fd, err := createFd(dirfd, name, flag, mode)
 	if err != nil {
 		return nil, storeErr(path, err)
 	}
-	f := os.NewFile(uintptr(fd), path) // f owns fd
-	if err := fixMode(fd, FileMode); err != nil {
-		f.Close()
-		return nil, storeErr(path, err)
+	return os.NewFile(uintptr(fd), path), nil // owns fd
+}
+
+// writeNewAt makes the new file name in the folder dirfd (createFd) with mode and writes b into
+// it, made durable when sync is set; a file it could not write whole is removed. The error is the
+// system's.
+func writeNewAt(dirfd int, name string, b []byte, mode os.FileMode, sync bool) error {
+	fd, err := createFd(dirfd, name, unix.O_WRONLY, mode)
+	if err != nil {
+		return err
 	}
-	return f, nil
+	err = writeAllFd(fd, b)
+	if err == nil && sync {
+		err = dirDurable(fd) // fsync, and where that leaves the bytes in the drive's cache a flush
+	}
+	if cerr := unix.Close(fd); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		unix.Unlinkat(dirfd, name, 0)
+	}
+	return err
+}
+
+// replaceAt puts a new file of mode 0600 holding b at name in the folder dirfd: b is written to a
+// file of its own (writeNewAt), named tmp, or where writers may race (tmp "") name+".new-" and
+// random hex, and renamed over name. A reader finds the old file or the new one whole, and what was
+// at name (a link even) is never opened: it only loses its name. at, when not zero, becomes the
+// file's times; durable fsyncs the file before the rename and the folder after. On failure the new
+// file is removed. The error is the system's: the caller names what failed.
+func replaceAt(dirfd int, tmp, name string, b []byte, at time.Time, durable bool) error {
+	if tmp == "" {
+		var rnd [8]byte
+		rand.Read(rnd[:])
+		tmp = name + ".new-" + hex.EncodeToString(rnd[:])
+	} else {
+		unix.Unlinkat(dirfd, tmp, 0) // a leftover of a crash
+	}
+	if err := writeNewAt(dirfd, tmp, b, FileMode, durable); err != nil {
+		return err
+	}
+	err := setTimesAt(dirfd, tmp, at)
+	if err == nil {
+		err = unix.Renameat(dirfd, tmp, dirfd, name)
+	}
+	if err != nil {
+		unix.Unlinkat(dirfd, tmp, 0)
+		return err
+	}
+	if durable {
+		return dirDurable(dirfd)
+	}
+	return nil
+}
+
+// setTimesAt sets the times of name in the folder dirfd (not following a link) to at; a zero at
+// leaves them.
+func setTimesAt(dirfd int, name string, at time.Time) error {
+	if at.IsZero() {
+		return nil
+	}
+	ts := []unix.Timespec{unix.NsecToTimespec(at.UnixNano()), unix.NsecToTimespec(at.UnixNano())}
+	return unix.UtimesNanoAt(dirfd, name, ts, unix.AT_SYMLINK_NOFOLLOW)
 }
 
 // mkdirAt makes the new folder name in dirfd with mode 0700 whatever the umask, and opens it.
@@ -84,67 +157,18 @@ func mkdirAt(dirfd int, name, path string) (*os.File, error) {
 	return os.NewFile(uintptr(fd), path), nil
 }
 
-// fileSync fsyncs f for a commit (commit.go): on macOS a plain fsync, the drive flushed once for
-// the whole commit (commitSync).
-func fileSync(f *os.File) error {
-	return wrap(f.Name(), unix.Fsync(int(f.Fd())))
-}
-
 // syncFile fsyncs an open file or folder, so what was written in it, or the names made or
 // renamed in it, are durable.
 func syncFile(f *os.File) error {
 	return wrap(f.Name(), f.Sync())
 }
 
-// writeFileDurableAt writes a small file whole into the folder dir: b into name via tmpName, a
-// rename and fsyncs.
-func writeFileDurableAt(dir *os.File, tmpName, name string, b []byte) error {
-	dirfd := int(dir.Fd())
-	tmp := dir.Name() + "/" + tmpName
-	_ = unix.Unlinkat(dirfd, tmpName, 0) // a leftover of a crash
-	f, err := createAt(dirfd, tmpName, tmp, unix.O_WRONLY)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(b); err != nil {
-		f.Close()
-		unix.Unlinkat(dirfd, tmpName, 0)
-		return storeErr(tmp, err)
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		unix.Unlinkat(dirfd, tmpName, 0)
-		return storeErr(tmp, err)
-	}
-	f.Close()
-	if err := unix.Renameat(dirfd, tmpName, dirfd, name); err != nil {
-		unix.Unlinkat(dirfd, tmpName, 0)
-		return storeErr(tmp, err)
-	}
-	return syncFile(dir)
-}
-
 // openPartials opens STORE/.attachctl/partial, making it (and .attachctl) when create is set;
 // without create a store with no partial folder is upload.missing.
 func (s *localStore) openPartials(create bool) (*os.File, error) {
-	if create {
-		fd, err := s.OpenInternalDir(partialDir)
-		if err != nil {
-			return nil, err
-		}
-		return os.NewFile(uintptr(fd), s.internal(partialDir)), nil
-	}
-	storefd, err := unix.Open(s.Dir, noFollowDir, 0)
-	if err != nil {
-		return nil, lockErr(s.Dir, err)
-	}
-	defer unix.Close(storefd)
-	fd, err := s.openPartialsNoCreate(storefd)
+	fd, err := s.openInternal(create, partialDir)
 	if err != nil {
 		return nil, err
-	}
-	if fd < 0 {
-		return nil, lockErr(s.internal(partialDir), unix.ENOENT)
 	}
 	return os.NewFile(uintptr(fd), s.internal(partialDir)), nil
 }
@@ -152,14 +176,9 @@ func (s *localStore) openPartials(create bool) (*os.File, error) {
 // openPartialDir opens the folder of the unfinished upload id, guarded; not there is
 // upload.missing.
 func (s *localStore) openPartialDir(id string) (*os.File, error) {
-	parts, err := s.openPartials(false)
+	fd, err := s.openInternal(false, partialDir, id)
 	if err != nil {
 		return nil, err
-	}
-	defer parts.Close()
-	fd, err := openDirAt(int(parts.Fd()), id)
-	if err != nil {
-		return nil, lockErr(s.partialDir(id), err)
 	}
 	return os.NewFile(uintptr(fd), s.partialDir(id)), nil
 }
@@ -176,11 +195,7 @@ func (s *localStore) removePartial(id string, durable bool) error {
 		return err
 	}
 	defer parts.Close()
-	root, err := fsOf(int(parts.Fd()))
-	if err != nil {
-		return storeErr(parts.Name(), err)
-	}
-	if err := removeAt(int(parts.Fd()), id, root); err != nil {
+	if err := removeEntry(int(parts.Fd()), id); err != nil {
 		return storeErr(s.partialDir(id), err)
 	}
 	if !durable {
@@ -215,7 +230,7 @@ func (s *localStore) newPartial(name string, size int64, src *sourceKey) (*parti
 	if err := store.CheckBegin(name, size); err != nil {
 		return nil, err
 	}
-	id, err := NewID()
+	id, err := store.NewID()
 	if err != nil {
 		return nil, fault.Errorf(fault.UploadUnreadable, "new upload id: %v", err)
 	}
@@ -245,12 +260,10 @@ func (s *localStore) makePartial(id string, meta partialMeta) (*partial, error) 
 	p := &partial{s: s, id: id, dir: dir, dirf: dirf, meta: meta}
 	fail := func(err error) (*partial, error) {
 		p.close()
-		if root, ferr := fsOf(int(parts.Fd())); ferr == nil {
-			removeAt(int(parts.Fd()), id, root)
-		}
+		removeEntry(int(parts.Fd()), id)
 		return nil, err
 	}
-	if p.f, err = createAt(int(dirf.Fd()), partialData, dir+"/"+partialData, unix.O_RDWR); err != nil {
+	if p.f, err = createAt(int(dirf.Fd()), partialData, dir+"/"+partialData, unix.O_RDWR, FileMode); err != nil {
 		return fail(err)
 	}
 	if err := unix.Flock(int(p.f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
@@ -259,15 +272,8 @@ func (s *localStore) makePartial(id string, meta partialMeta) (*partial, error) 
 	// Not fsynced: a crash may lose a partial just begun (or leave it without a readable
 	// info.json, which every reader skips), never damage one that has bytes.
 	b, _ := json.Marshal(&p.meta)
-	info, err := createAt(int(dirf.Fd()), partialInfo, dir+"/"+partialInfo, unix.O_WRONLY)
-	if err == nil {
-		if _, werr := info.Write(append(b, '\n')); werr != nil {
-			err = storeErr(info.Name(), werr)
-		}
-		info.Close()
-	}
-	if err != nil {
-		return fail(err)
+	if err := writeNewAt(int(dirf.Fd()), partialInfo, append(b, '\n'), FileMode, false); err != nil {
+		return fail(storeErr(dir+"/"+partialInfo, err))
 	}
 	return p, nil
 }
@@ -277,7 +283,7 @@ func (p *partial) writeMeta() error {
 	if err != nil {
 		return err
 	}
-	return writeFileDurableAt(p.dirf, partialTmp, partialInfo, append(b, '\n'))
+	return wrap(p.dir+"/"+partialInfo, replaceAt(int(p.dirf.Fd()), partialTmp, partialInfo, append(b, '\n'), time.Time{}, true))
 }
 
 // close releases the lock (closing the descriptor drops the flock) and the folder.
@@ -317,32 +323,30 @@ func (p *partial) size() (int64, error) {
 func (s *localStore) lockPartial(id string, nonblock bool) (*partial, error) {
 	missing := fault.Errorf(fault.UploadMissing, "upload %s: not an unfinished upload in store %s", id, s.Dir)
 	for try := 0; try < 10; try++ {
-		dirf, err := s.openPartialDir(id)
-		if err != nil {
-			if fault.CodeOf(err) == fault.UploadMissing {
-				return nil, missing
-			}
-			return nil, err
-		}
-		p, retry, err := s.lockPartialIn(dirf, id, nonblock)
-		if retry {
+		p, retry, err := s.lockPartialIn(id, nonblock)
+		switch {
+		case retry:
 			continue
+		case fault.CodeOf(err) == fault.UploadMissing || errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR):
+			return nil, missing
 		}
-		if err != nil {
-			if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) {
-				return nil, missing
-			}
-			return nil, err
-		}
-		return p, nil
+		return p, err
 	}
 	return nil, fault.Errorf(fault.UploadUnreadable, "upload %s: keeps changing under us", id)
 }
 
-// lockPartialIn is one try of lockPartial on the partial's open folder dirf, which it owns.
-func (s *localStore) lockPartialIn(dirf *os.File, id string, nonblock bool) (p *partial, retry bool, err error) {
+// lockPartialIn is one try of lockPartial.
+func (s *localStore) lockPartialIn(id string, nonblock bool) (p *partial, retry bool, err error) {
+	dirf, err := s.openPartialDir(id)
+	if err != nil {
+		return nil, false, err
+	}
+	var f *os.File
 	defer func() {
 		if p == nil {
+			if f != nil {
+				f.Close()
+			}
 			dirf.Close()
 		}
 	}()
@@ -366,73 +370,59 @@ func (s *localStore) lockPartialIn(dirf *os.File, id string, nonblock bool) (p *
 		}
 		return nil, false, guardErr(path, id, err)
 	}
-	f := os.NewFile(uintptr(fd), dir+"/"+partialData) // f owns fd
+	f = os.NewFile(uintptr(fd), dir+"/"+partialData) // f owns fd
+	// A regular file of ours with one link, before the wait (a file planted by another user makes
+	// no one wait) and again after it; no link left: finished, aborted or swept meanwhile.
 	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
-		f.Close()
-		return nil, false, storeErr(path, err)
+	check := func() (gone bool, err error) {
+		if err := unix.Fstat(fd, &st); err != nil {
+			return false, storeErr(path, err)
+		}
+		if st.Nlink == 0 {
+			return true, nil
+		}
+		return false, checkOwnFile(&st, path, id)
 	}
-	if uint32(st.Mode)&unix.S_IFMT != unix.S_IFREG {
-		f.Close()
-		return nil, false, fault.Errorf(fault.UploadUnreadable, "upload %s: %s: not a regular file", id, path)
+	if gone, err := check(); gone || err != nil {
+		return nil, gone, err
 	}
 	how := unix.LOCK_EX
 	if nonblock {
 		how |= unix.LOCK_NB
 	}
 	if err := flock(fd, how); err != nil {
-		f.Close()
 		if errors.Is(err, unix.EWOULDBLOCK) {
 			return nil, false, errBusy
 		}
 		return nil, false, storeErr(path, err)
 	}
-	if err := unix.Fstat(fd, &st); err != nil {
-		f.Close()
-		return nil, false, storeErr(path, err)
-	}
-	if st.Nlink == 0 {
-		f.Close() // finished, aborted or swept while we waited: look again
-		return nil, true, nil
-	}
-	if err := checkOwnFile(&st, path, id); err != nil {
-		f.Close()
-		return nil, false, err
+	if gone, err := check(); gone || err != nil {
+		return nil, gone, err
 	}
 	// Still the file at that name, and the folder still the partial (a sweep may have moved it
 	// into the trash while we waited)?
 	var lst unix.Stat_t
 	if unix.Fstatat(at, name, &lst, unix.AT_SYMLINK_NOFOLLOW) != nil || lst.Ino != st.Ino || lst.Dev != st.Dev || !s.partialStill(id, dirfd) {
-		f.Close()
 		return nil, true, nil
 	}
-	if readOnly {
-		// Ours, and still the crashed finish's out/<name> (a finish holds the lock until its
-		// upload is placed): writable again, then opened for writing on the next try.
-		err := unix.Fchmod(fd, uint32(FileMode))
-		f.Close()
-		if err != nil {
+	if outfd >= 0 {
+		// Ours, and still the crashed finish's out/<name> (a finish holds the lock until its upload
+		// is placed): unfinished again, writable, and data again. Opened read-only (the finish
+		// made it so), it is opened for writing on the next try.
+		if err := unix.Fchmod(fd, uint32(FileMode)); err != nil {
 			return nil, false, storeErr(path, err)
 		}
-		return nil, true, nil
+		if err := unix.Renameat(outfd, meta.Name, dirfd, partialData); err != nil {
+			return nil, false, storeErr(path, err)
+		}
+		if readOnly {
+			return nil, true, nil
+		}
 	}
 	unix.SetNonblock(fd, false)
-	if outfd >= 0 {
-		if err := unix.Renameat(outfd, meta.Name, dirfd, partialData); err != nil {
-			f.Close()
-			return nil, false, storeErr(path, err)
-		}
-		if err := unix.Fchmod(fd, uint32(FileMode)); err != nil { // unfinished again: writable
-			f.Close()
-			return nil, false, storeErr(path, err)
-		}
-	}
-	if root, err := fsOf(dirfd); err == nil {
-		removeAt(dirfd, partialOut, root) // what a crashed finish left
-	}
+	removeEntry(dirfd, partialOut) // what a crashed finish left
 	// Read info.json again under the lock: the holder before us may have rewritten it.
 	if meta, err = readPartialMetaAt(dirfd); err != nil {
-		f.Close()
 		return nil, false, fault.Errorf(fault.UploadUnreadable, "upload %s: %s: %v", id, dir, err)
 	}
 	return &partial{s: s, id: id, dir: dir, dirf: dirf, f: f, meta: *meta}, false, nil
@@ -463,17 +453,16 @@ func openLockFile(dirfd int, name string, flags int) (fd, outfd int, readOnly bo
 
 // partialStill reports whether STORE/.attachctl/partial/<id> is still the folder open as dirfd.
 func (s *localStore) partialStill(id string, dirfd int) bool {
-	parts, err := s.openPartials(false)
+	fd, err := s.openInternal(false, partialDir, id)
 	if err != nil {
 		return false
 	}
-	defer parts.Close()
+	defer unix.Close(fd)
 	var a, b unix.Stat_t
-	return unix.Fstat(dirfd, &a) == nil && unix.Fstatat(int(parts.Fd()), id, &b, unix.AT_SYMLINK_NOFOLLOW) == nil &&
-		a.Ino == b.Ino && a.Dev == b.Dev
+	return unix.Fstat(dirfd, &a) == nil && unix.Fstat(fd, &b) == nil && a.Ino == b.Ino && a.Dev == b.Dev
 }
 
-// partialIDs lists the ids of unfinished uploads, in no particular order.
+// partialIDs lists the ids of unfinished uploads.
 func (s *localStore) partialIDs() ([]string, error) {
 	parts, err := s.openPartials(false)
 	if err != nil {
@@ -483,17 +472,7 @@ func (s *localStore) partialIDs() ([]string, error) {
 		return nil, err
 	}
 	defer parts.Close()
-	names, err := parts.Readdirnames(-1)
-	if err != nil {
-		return nil, storeErr(parts.Name(), err)
-	}
-	ids := names[:0]
-	for _, n := range names {
-		if ValidID(n) == nil {
-			ids = append(ids, n)
-		}
-	}
-	return ids, nil
+	return idsIn(parts)
 }
 
 // readPartialMetaOf reads info.json of the unfinished upload id, through guarded opens.

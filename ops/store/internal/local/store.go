@@ -182,7 +182,7 @@ func (s *localStore) judge() (storeKind, error) {
 		return empty, nil
 	}
 	for _, e := range ents {
-		if e.IsDir() && ValidID(e.Name()) == nil {
+		if e.IsDir() && store.ValidID(e.Name()) == nil {
 			return laidOut, nil
 		}
 	}
@@ -191,7 +191,7 @@ func (s *localStore) judge() (storeKind, error) {
 
 // mark writes the store's mark (and its internal folders), never through a link.
 func (s *localStore) mark() error {
-	idir, err := s.openInternal()
+	idir, err := s.openInternal(true)
 	if err != nil {
 		return err
 	}
@@ -201,18 +201,11 @@ func (s *localStore) mark() error {
 		return err
 	}
 	unix.Close(pfd)
-	f, err := createAt(idir, markName, s.internal(markName), unix.O_WRONLY)
-	if err != nil {
-		if errors.Is(err, unix.EEXIST) {
-			return nil // marked meanwhile by another upload
-		}
-		return err
+	err = writeNewAt(idir, markName, store.MarkText(store.Limits{}), FileMode, false)
+	if errors.Is(err, unix.EEXIST) {
+		return nil // marked meanwhile by another upload
 	}
-	_, werr := f.Write(store.MarkText(store.Limits{}))
-	if err := f.Close(); werr == nil {
-		werr = err
-	}
-	return wrap(f.Name(), werr)
+	return wrap(s.internal(markName), err)
 }
 
 // internal is a path under STORE/.attachctl.
@@ -271,10 +264,10 @@ func storeErr(path string, err error) error {
 // and exactly one hard link. A missing upload is
 // upload.missing; anything else wrong is upload.unreadable.
 func (s *localStore) OpenFinished(id, name string) (*os.File, error) {
-	if err := ValidID(id); err != nil {
+	if err := store.ValidID(id); err != nil {
 		return nil, err
 	}
-	if err := ValidName(name); err != nil {
+	if err := store.ValidName(name); err != nil {
 		return nil, err
 	}
 	dirfd, err := s.openUploadDir(id)

@@ -23,7 +23,7 @@ func (s *localStore) Backend() *backend {
 // LastUsed returns when upload id was last used: its .used marker's mtime, and false when it has
 // never been used. The marker is never followed if it is a link.
 func (s *localStore) LastUsed(id string) (time.Time, bool, error) {
-	if err := ValidID(id); err != nil {
+	if err := store.ValidID(id); err != nil {
 		return time.Time{}, false, err
 	}
 	dirfd, err := s.openUploadDir(id)

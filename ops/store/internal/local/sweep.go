@@ -306,7 +306,7 @@ func readPartialMetaAt(dirfd int) (*partialMeta, error) {
 		return nil, err
 	}
 	var m partialMeta
-	if err := json.Unmarshal(b, &m); err != nil || ValidName(m.Name) != nil || m.Size < -1 {
+	if err := json.Unmarshal(b, &m); err != nil || store.ValidName(m.Name) != nil || m.Size < -1 {
 		return nil, errors.New(partialInfo + ": damaged")
 	}
 	return &m, nil
@@ -324,7 +324,7 @@ func (s *localStore) Sweep(wait time.Duration, dryRun bool) (*sweeper, error) {
 	if dryRun {
 		sw.lock, err = s.lockIfThere(sweepLock, unix.LOCK_EX, wait)
 	} else {
-		sw.lock, err = s.LockSweep(wait)
+		sw.lock, err = s.lock(sweepLock, unix.LOCK_EX, wait)
 	}
 	if err != nil {
 		return nil, err
@@ -340,7 +340,7 @@ func (s *localStore) Sweep(wait time.Duration, dryRun bool) (*sweeper, error) {
 
 // openTrash opens the trash and removes what a crashed sweep left there.
 func (sw *sweeper) openTrash() error {
-	fd, err := sw.s.OpenInternalDir(trashDir)
+	fd, err := sw.s.openInternal(true, trashDir)
 	if err != nil {
 		return err
 	}
@@ -421,7 +421,7 @@ func (r *sweepRun) SweepProperties() store.SweepProperties {
 
 // Exclude takes the marker lock exclusive: a use waits for one batch at most.
 func (r *sweepRun) Exclude(context.Context) (func(), error) {
-	lk, err := r.sw.s.LockExclusive(max(markerWait, 0))
+	lk, err := r.sw.s.lock(lockName, unix.LOCK_EX, max(markerWait, 0))
 	if err != nil {
 		return nil, err
 	}
@@ -554,7 +554,7 @@ func (s *localStore) cleanLeftovers(root fsID) {
 		return
 	}
 	for _, e := range ents {
-		if ValidID(e.Name()) != nil {
+		if store.ValidID(e.Name()) != nil {
 			continue
 		}
 		var st unix.Stat_t

@@ -147,7 +147,7 @@ func (t *treeWrite) Create(_ context.Context, f store.TreeFile, _ store.TreeSour
 			return nil, storeErr(dst, err)
 		}
 	}
-	out, err := createReadOnlyAt(int(dir.Fd()), base, dst)
+	out, err := createAt(int(dir.Fd()), base, dst, unix.O_WRONLY, ReadOnlyMode)
 	if err != nil {
 		return nil, err
 	}
@@ -435,9 +435,7 @@ func removeEntry(dirfd int, name string) error {
 // durable, out/ is renamed to STORE/<id> (never replacing) and STORE is fsynced.
 func (p *partial) publishTree(m *treeMeta, listing []byte) error {
 	dirfd := int(p.dirf.Fd())
-	if root, err := fsOf(dirfd); err == nil {
-		removeAt(dirfd, partialOut, root)
-	}
+	removeEntry(dirfd, partialOut)
 	od, err := mkdirAt(dirfd, partialOut, p.dir+"/"+partialOut)
 	if err != nil {
 		return err
@@ -445,25 +443,11 @@ func (p *partial) publishTree(m *treeMeta, listing []byte) error {
 	defer od.Close()
 	b, _ := json.Marshal(m)
 	write := func(name string, data []byte) error {
-		p := od.Name() + "/" + name
-		fd, err := createReadOnlyFd(int(od.Fd()), name, p)
-		if err != nil {
-			return err
-		}
-		err = writeAllFd(fd, data, p)
-		if err == nil && fileSyncEach {
-			err = wrap(p, unix.Fsync(fd))
-		}
-		if cerr := unix.Close(fd); err == nil {
-			err = wrap(p, cerr)
-		}
-		return err
+		return wrap(od.Name()+"/"+name, writeNewAt(int(od.Fd()), name, data, ReadOnlyMode, fileSyncEach))
 	}
 	undo := func(err error) error {
 		unix.Renameat(int(od.Fd()), m.Name, dirfd, partialTree+"/"+m.Name)
-		if root, ferr := fsOf(dirfd); ferr == nil {
-			removeAt(dirfd, partialOut, root)
-		}
+		removeEntry(dirfd, partialOut)
 		return err
 	}
 	if err := write(MetaName, append(b, '\n')); err != nil {

@@ -17,15 +17,18 @@ import (
 // its declared size.
 func (s *localStore) partialStatus(id string) (store.UnfinishedState, int64, error) {
 	var u store.UnfinishedState
+	missing := fault.Errorf(fault.UploadMissing, "upload %s: no such upload in store %s", id, s.Dir)
 	dirf, err := s.openPartialDir(id)
-	if err != nil {
+	if fault.CodeOf(err) == fault.UploadMissing {
+		return u, 0, missing
+	} else if err != nil {
 		return u, 0, err
 	}
 	defer dirf.Close()
 	meta, err := readPartialMetaAt(int(dirf.Fd()))
 	if err != nil {
 		if errors.Is(err, unix.ENOENT) {
-			return u, 0, fault.Errorf(fault.UploadMissing, "upload %s: not an unfinished upload", id)
+			return u, 0, missing
 		}
 		return u, 0, fault.Errorf(fault.UploadUnreadable, "upload %s: %s: %v", id, dirf.Name(), err)
 	}
@@ -36,7 +39,7 @@ func (s *localStore) partialStatus(id string) (store.UnfinishedState, int64, err
 	}
 	if err != nil {
 		if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) {
-			return u, 0, fault.Errorf(fault.UploadMissing, "upload %s: not an unfinished upload", id)
+			return u, 0, missing
 		}
 		return u, 0, guardErr(dirf.Name()+"/"+partialData, id, err)
 	}
@@ -81,12 +84,12 @@ type indexKey struct{ blake3, name string }
 func (x *uploadIndex) add(m *Meta) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	x.init()
 	x.put(m)
 }
 
 // put indexes m; x.mu is held.
 func (x *uploadIndex) put(m *Meta) {
+	x.init()
 	x.seen[m.ID] = true
 	x.byKey[indexKey{m.Blake3, m.Name}] = m.ID
 	x.bySize[sizeKey{m.Name, m.Size}] = true
@@ -101,6 +104,7 @@ func (x *uploadIndex) own(id string) {
 	x.seen[id] = true
 }
 
+// init makes the maps, at the first write (reading or deleting from a nil map is fine).
 func (x *uploadIndex) init() {
 	if x.byKey == nil {
 		x.byKey, x.seen, x.bySize = map[indexKey]string{}, map[string]bool{}, map[sizeKey]bool{}
@@ -177,7 +181,6 @@ func (s *localStore) mayHave(name string, size int64) bool {
 	x := &s.idx
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	x.init()
 	k := sizeKey{name, size}
 	if !x.bySize[k] {
 		s.indexNew()
@@ -191,7 +194,6 @@ func (s *localStore) finished(blake3, name string) string {
 	x := &s.idx
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	x.init()
 	k := indexKey{blake3, name}
 	id, ok := x.byKey[k]
 	if !ok {
@@ -207,7 +209,6 @@ func (s *localStore) forget(blake3, name, id string) {
 	x := &s.idx
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	x.init()
 	if k := (indexKey{blake3, name}); x.byKey[k] == id {
 		delete(x.byKey, k)
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/attachctl/attachctl/manifest"
 	"github.com/attachctl/attachctl/manifest/fault"
+	"github.com/attachctl/attachctl/ops/store"
 	"github.com/zeebo/blake3"
 	"golang.org/x/sys/unix"
 )
@@ -44,7 +45,7 @@ func TestStepByStep(t *testing.T) {
 	content := []byte("0123456789")
 	id, err := s.Begin("ten.txt", 10)
 	must(t, err)
-	must(t, ValidID(id))
+	must(t, store.ValidID(id))
 	if off, err := s.Chunk(id, 0, bytes.NewReader(content[:4]), 0); err != nil || off != 4 {
 		t.Fatalf("chunk: %d %v", off, err)
 	}
@@ -160,7 +161,7 @@ func checkModes(t *testing.T, dir string) {
 		switch up := filepath.Base(filepath.Dir(path)); {
 		case fi.IsDir():
 			want = DirMode
-		case ValidID(up) == nil && filepath.Base(filepath.Dir(filepath.Dir(path))) != partialDir && fi.Name() != UsedName:
+		case store.ValidID(up) == nil && filepath.Base(filepath.Dir(filepath.Dir(path))) != partialDir && fi.Name() != UsedName:
 			want = ReadOnlyMode
 		}
 		if fi.Mode().Perm() != want {

@@ -4,8 +4,6 @@ package local
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"path/filepath"
 	"time"
@@ -45,7 +43,7 @@ func (u *useRun) UseProperties() store.UseProperties {
 
 // HoldUses takes the marker lock shared.
 func (u *useRun) HoldUses(context.Context, []string) (func(), error) {
-	lk, err := u.s.LockShared(markerWait)
+	lk, err := u.s.lock(lockName, unix.LOCK_SH, markerWait)
 	if err != nil {
 		return nil, err
 	}
@@ -84,23 +82,8 @@ const markerTmp = UsedName + ".new-"
 // never opened, so a marker that is a link (hard or symbolic) to a file outside the store only
 // loses its name in the store; the file it shares is not touched.
 func writeMarker(dirfd int, dir, id string, at time.Time) error {
-	var rnd [8]byte
-	rand.Read(rnd[:])
-	tmp := markerTmp + hex.EncodeToString(rnd[:])
-	path := dir + "/" + UsedName
-	f, err := createAt(dirfd, tmp, dir+"/"+tmp, unix.O_WRONLY)
-	if err != nil {
-		return markerErr(path, id, err)
-	}
-	f.Close()
-	ts := []unix.Timespec{unix.NsecToTimespec(at.UnixNano()), unix.NsecToTimespec(at.UnixNano())}
-	err = unix.UtimesNanoAt(dirfd, tmp, ts, unix.AT_SYMLINK_NOFOLLOW)
-	if err == nil {
-		err = unix.Renameat(dirfd, tmp, dirfd, UsedName)
-	}
-	if err != nil {
-		unix.Unlinkat(dirfd, tmp, 0)
-		return markerErr(path, id, err)
+	if err := replaceAt(dirfd, "", UsedName, nil, at, false); err != nil { // under markerTmp
+		return markerErr(dir+"/"+UsedName, id, err)
 	}
 	return nil
 }
@@ -137,7 +120,7 @@ func lastUsedAt(dirfd int, path string) (time.Time, bool, error) {
 // UploadState reads what a sweep needs to judge upload id, without taking the lock: its metadata
 // (through the guarded open) and when it was last used.
 func (s *localStore) UploadState(id string) (meta *Meta, lastUsed time.Time, used bool, err error) {
-	if err := ValidID(id); err != nil {
+	if err := store.ValidID(id); err != nil {
 		return nil, time.Time{}, false, err
 	}
 	dirfd, err := s.openUploadDir(id)

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/attachctl/attachctl/manifest/fault"
+	"github.com/attachctl/attachctl/ops/store"
+	"golang.org/x/sys/unix"
 )
 
 func TestMarkUsed(t *testing.T) {
@@ -25,12 +27,12 @@ func TestMarkUsed(t *testing.T) {
 			return []string{good}
 		}, ""},
 		{"a missing one refuses the call", func(t *testing.T, s *localStore, good string) []string {
-			id, _ := NewID()
+			id, _ := store.NewID()
 			return []string{good, id}
 		}, fault.UploadMissing},
 		{"not an id", func(t *testing.T, s *localStore, good string) []string { return []string{good, "../x"} }, fault.UploadInvalid},
 		{"folder is a symlink", func(t *testing.T, s *localStore, good string) []string {
-			id, _ := NewID()
+			id, _ := store.NewID()
 			os.Symlink(outside, s.UploadDir(id))
 			return []string{good, id}
 		}, fault.UploadUnreadable},
@@ -40,7 +42,7 @@ func TestMarkUsed(t *testing.T) {
 			return []string{good, id}
 		}, fault.UploadUnreadable},
 		{"folder without metadata", func(t *testing.T, s *localStore, good string) []string {
-			id, _ := NewID()
+			id, _ := store.NewID()
 			os.Mkdir(s.UploadDir(id), DirMode)
 			return []string{good, id}
 		}, fault.UploadMissing},
@@ -104,7 +106,7 @@ func TestLastUsedNever(t *testing.T) {
 	if _, used, err := s.LastUsed(id); used || err != nil {
 		t.Fatalf("LastUsed of a fresh upload = %v, %v", used, err)
 	}
-	missing, _ := NewID()
+	missing, _ := store.NewID()
 	if _, _, err := s.LastUsed(missing); fault.CodeOf(err) != fault.UploadMissing {
 		t.Fatalf("LastUsed of a missing upload: %v", err)
 	}
@@ -112,26 +114,26 @@ func TestLastUsedNever(t *testing.T) {
 
 func TestLocks(t *testing.T) {
 	s := testStore(t)
-	a, err := s.LockShared(0)
+	a, err := s.lock(lockName, unix.LOCK_SH, 0)
 	wantCode(t, err, "")
-	b, err := s.LockShared(0)
+	b, err := s.lock(lockName, unix.LOCK_SH, 0)
 	wantCode(t, err, "")
-	_, err = s.LockExclusive(10 * time.Millisecond)
+	_, err = s.lock(lockName, unix.LOCK_EX, 10*time.Millisecond)
 	wantCode(t, err, fault.StoreLocked)
 	a.Unlock()
 	b.Unlock()
-	x, err := s.LockExclusive(0)
+	x, err := s.lock(lockName, unix.LOCK_EX, 0)
 	wantCode(t, err, "")
-	_, err = s.LockShared(0)
+	_, err = s.lock(lockName, unix.LOCK_SH, 0)
 	wantCode(t, err, fault.StoreLocked)
 	x.Unlock()
 
-	sw, err := s.LockSweep(0)
+	sw, err := s.lock(sweepLock, unix.LOCK_EX, 0)
 	wantCode(t, err, "")
-	_, err = s.LockSweep(20 * time.Millisecond)
+	_, err = s.lock(sweepLock, unix.LOCK_EX, 20*time.Millisecond)
 	wantCode(t, err, fault.StoreLocked)
 	sw.Unlock()
-	sw, err = s.LockSweep(0)
+	sw, err = s.lock(sweepLock, unix.LOCK_EX, 0)
 	wantCode(t, err, "")
 	sw.Unlock()
 	for _, n := range []string{lockName, sweepLock} {
@@ -147,7 +149,7 @@ func TestLockRefusesLinks(t *testing.T) {
 	outside := t.TempDir()
 	os.RemoveAll(s.internal())
 	os.Symlink(outside, s.internal())
-	_, err := s.LockShared(0)
+	_, err := s.lock(lockName, unix.LOCK_SH, 0)
 	wantCode(t, err, fault.UploadUnreadable)
 	if ents, _ := os.ReadDir(outside); len(ents) != 0 {
 		t.Fatalf("a lock file was made through a symlink: %v", ents)
@@ -155,7 +157,7 @@ func TestLockRefusesLinks(t *testing.T) {
 	os.Remove(s.internal())
 	os.Mkdir(s.internal(), DirMode)
 	os.Symlink(filepath.Join(outside, "lk"), s.internal(lockName))
-	_, err = s.LockShared(0)
+	_, err = s.lock(lockName, unix.LOCK_SH, 0)
 	wantCode(t, err, fault.UploadUnreadable)
 	if _, err := os.Lstat(filepath.Join(outside, "lk")); err == nil {
 		t.Fatal("the lock followed a symlink")

@@ -18,7 +18,7 @@ import (
 // of mode 0700 owned by the user, and its entries are the file (a folder upload's: the folder and
 // its listing), the metadata and at most a marker (checkTop).
 func (s *localStore) Check(id string) error {
-	if err := ValidID(id); err != nil {
+	if err := store.ValidID(id); err != nil {
 		return err
 	}
 	dirfd, err := s.openUploadDir(id)
@@ -106,7 +106,7 @@ func OpenForCheck(path string) (*os.File, error) {
 	dir, name := filepath.Split(abs)
 	dir = filepath.Clean(dir)
 	id := filepath.Base(dir)
-	if ValidID(id) == nil && ValidName(name) == nil {
+	if store.ValidID(id) == nil && store.ValidName(name) == nil {
 		s := &localStore{Dir: filepath.Dir(dir)}
 		if kind, err := s.judge(); err == nil && (kind == marked || kind == laidOut) {
 			return s.OpenFinished(id, name)

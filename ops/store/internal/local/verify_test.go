@@ -15,6 +15,7 @@ import (
 	"github.com/attachctl/attachctl/manifest"
 	"github.com/attachctl/attachctl/manifest/fault"
 	"github.com/attachctl/attachctl/ops"
+	"github.com/attachctl/attachctl/ops/store"
 	"github.com/zeebo/blake3"
 )
 
@@ -136,7 +137,7 @@ func TestVerifyUpload(t *testing.T) {
 func TestVerifyFindsOneFlippedByteIn1GiB(t *testing.T) {
 	const size = 1 << 30
 	s := testStore(t)
-	id, _ := NewID()
+	id, _ := store.NewID()
 	os.Mkdir(s.UploadDir(id), DirMode)
 	path := s.FinishedPath(id, "big.bin")
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR|os.O_EXCL, FileMode)

@@ -47,7 +47,7 @@ func main() {
 					made = old
 				}
 				name := fmt.Sprintf("file-%06d.txt", i)
-				if _, err := local.MakeFinished(b, name, []byte(fmt.Sprintf("upload %d\n", i)), made, time.Time{}); err != nil {
+				if _, err := local.MakeFinished(b, name, []byte(fmt.Sprintf("upload %d\n", i)), made); err != nil {
 					fmt.Fprintln(os.Stderr, err)
 					os.Exit(1)
 				}
