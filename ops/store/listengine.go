@@ -66,27 +66,21 @@ func inside(path, name string) string {
 // UnfinishedState is what a backend read of one unfinished upload: its info (best effort: zero
 // when unreadable) and the file its writer writes.
 type UnfinishedState struct {
-	Name          string
-	Made          time.Time // begun, as its info says
-	Batch, Folder bool
-	Bytes         int64     // what its data holds (a folder upload's data holds none)
-	Written       time.Time // when its data was last written (its folder's time when it has none)
-	Busy          bool      // a writer holds it now
-	// Tree is what a folder upload has written so far, for TreeBytes (nil: nothing).
-	Tree TreeDir
+	Name  string
+	Made  time.Time // begun, as its info says
+	Batch bool
+	// Bytes is what was written so far: what its data holds; a folder upload's, what the files
+	// of its tree hold (TreeBytes: its data holds none).
+	Bytes   int64
+	Written time.Time // when its data was last written (its folder's time when it has none)
+	Busy    bool      // a writer holds it now
 }
 
 // UnfinishedEntry is the listing's entry of the unfinished upload id: its size is what was
-// written so far (a folder upload's, every file of its tree), its last use when it was last
-// written, and one whose begin time is not known was begun when it was last written.
+// written so far, its last use when it was last written, and one whose begin time is not known
+// was begun when it was last written.
 func UnfinishedEntry(id string, u UnfinishedState) Entry {
 	e := Entry{ID: id, Name: u.Name, Size: u.Bytes, Made: u.Made, LastUsed: u.Written, Busy: u.Busy, Batch: u.Batch}
-	if u.Folder {
-		e.Size = 0
-		if u.Tree != nil {
-			e.Size = TreeBytes(u.Tree)
-		}
-	}
 	if e.Made.IsZero() {
 		e.Made = e.LastUsed
 	}
@@ -129,39 +123,21 @@ func StatusOf(ctx context.Context, b StatusBackend, id string) (*Status, error) 
 	return nil, err
 }
 
-// TreeDir is one folder of an unfinished folder upload, as its backend lists it.
-type TreeDir interface {
-	// Entries lists the folder, never following a link: best effort, what cannot be read is
-	// left out.
-	Entries() []SizedEntry
-	// Enter opens the folder name listed in it; nil when the backend does not enter it (gone,
-	// or on another file system).
-	Enter(name string) TreeDir
-	Close()
-}
-
-// SizedEntry is one entry of a TreeDir.
-type SizedEntry struct {
-	Name string
-	Size int64 // a file's
-	File bool  // a regular file
-	Dir  bool  // a folder; neither: something else, which holds no bytes of the upload
-}
-
-// TreeBytes is how many bytes the files below top hold; it closes top.
-func TreeBytes(top TreeDir) int64 {
-	defer top.Close()
+// TreeBytes is what the files of an unfinished folder upload's tree hold, walked as verify walks
+// a finished one (readDir lists the folder dir, "" the top, as TreeBackend.ReadTreeDir does; flat:
+// every file at once), never entering a folder the backend does not (TreeEntry.Skip). Best
+// effort: a folder that cannot be read holds nothing counted.
+func TreeBytes(flat bool, readDir func(dir string) ([]TreeEntry, error)) int64 {
 	var n int64
-	for _, e := range top.Entries() {
-		switch {
-		case e.File:
+	walkTree(flat, func(dir string) ([]TreeEntry, error) {
+		es, _ := readDir(dir)
+		return es, nil
+	}, func(_ string, e TreeEntry) bool {
+		if e.File {
 			n += e.Size
-		case e.Dir:
-			if sub := top.Enter(e.Name); sub != nil {
-				n += TreeBytes(sub)
-			}
 		}
-	}
+		return e.Skip == ""
+	})
 	return n
 }
 

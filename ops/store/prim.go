@@ -21,7 +21,7 @@ import (
 // lease, re-read, set-aside and removal) and what is an upload (recognize.go: RecognizeUploads
 // over the metadata a backend reads); so are listing (listengine.go: ListOn over a backend's
 // listing of its top and its partials, what is finished, unfinished, a batch area or skipped, an
-// entry's size, made and last used, an unfinished folder upload's size summed over TreeDir) and
+// entry's size, made and last used, an unfinished folder upload's size summed by TreeBytes) and
 // marking uploads used (useengine.go: MarkUsedOn over a backend's hold, look-up and conditional
 // write of the use marker) and the single-file upload's resume and find-again (streamengine.go:
 // StreamUpload over a StreamBackend's source look-up, resumable write and create-only publish);
@@ -59,6 +59,7 @@ type TreeProperties struct {
 type TreeEntry struct {
 	Name string
 	File bool   // a regular file
+	Size int64  // a file's bytes (for TreeBytes; verify reads the files themselves)
 	Dir  bool   // a folder; neither: something else (a link, a device), named by verify
 	Why  string // what is wrong with this folder (its owner, its mode): named by verify
 	Skip string // why this folder is not entered ("": it is)

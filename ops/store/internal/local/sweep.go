@@ -181,7 +181,7 @@ func judgePartialLocked(partfd int, id string, lock bool) (store.Entry, func(), 
 // readPartialAt reads the unfinished upload id of the partial folder partfd for the listing's
 // rules (store.UnfinishedState): its info.json, and the file its writer locks (data, or
 // out/<name> while a finish moves it), or the folder when it has no data file. A folder upload's
-// tree is handed over open, to be summed by the engine (store.TreeBytes).
+// bytes are its tree's, summed by the engine (store.TreeBytes).
 func readPartialAt(partfd int, id string, lock bool) (store.UnfinishedState, func(), error) {
 	var u store.UnfinishedState
 	dirfd, err := openDirAt(partfd, id)
@@ -189,8 +189,9 @@ func readPartialAt(partfd int, id string, lock bool) (store.UnfinishedState, fun
 		return u, nil, err
 	}
 	defer unix.Close(dirfd)
-	if meta, err := readPartialMetaAt(dirfd); err == nil {
-		u.Name, u.Made, u.Batch, u.Folder = meta.Name, meta.Created, meta.Batch, meta.Folder
+	meta, err := readPartialMetaAt(dirfd)
+	if err == nil {
+		u.Name, u.Made, u.Batch = meta.Name, meta.Created, meta.Batch
 	}
 	fd, outfd, _, err := openLockFile(dirfd, u.Name, unix.O_RDONLY|openFlags)
 	if outfd >= 0 {
@@ -201,7 +202,7 @@ func readPartialAt(partfd int, id string, lock bool) (store.UnfinishedState, fun
 		if err := unix.Fstat(dirfd, &st); err != nil {
 			return u, nil, err
 		}
-		u.Folder, u.Written = false, timespec(st.Mtim)
+		u.Written = timespec(st.Mtim)
 		return u, nil, nil
 	}
 	if err != nil {
@@ -223,8 +224,8 @@ func readPartialAt(partfd int, id string, lock bool) (store.UnfinishedState, fun
 		return u, nil, fmt.Errorf("data is not a regular file")
 	}
 	u.Bytes, u.Written = st.Size, timespec(st.Mtim)
-	if u.Folder { // its data file is only its lock: the bytes are in its tree
-		u.Tree = openTreeDir(dirfd)
+	if meta != nil && meta.Folder { // its data file is only its lock: the bytes are in its tree
+		u.Bytes = treeBytesAt(dirfd)
 	}
 	if lock && got {
 		return u, func() { f.Close() }, nil
@@ -233,58 +234,27 @@ func readPartialAt(partfd int, id string, lock bool) (store.UnfinishedState, fun
 	return u, nil, nil
 }
 
-// treeDir is a folder of an unfinished folder upload's tree, open, for store.TreeBytes: never
-// following a link, never entering another file system than the tree's top.
-type treeDir struct {
-	fd   int
-	root fsID
-}
-
-// openTreeDir opens partialTree in the partial open as dirfd; nil when it cannot.
-func openTreeDir(dirfd int) store.TreeDir {
+// treeBytesAt is what the files of the tree of the folder upload whose partial is open as dirfd
+// hold (store.TreeBytes), each folder listed as a finished upload's (readTreeDir: never following
+// a link, never entering another file system than the tree's top); 0 when it has none.
+func treeBytesAt(dirfd int) int64 {
 	top, err := openDirAt(dirfd, partialTree)
 	if err != nil {
-		return nil
+		return 0
 	}
+	defer unix.Close(top)
 	root, err := fsOf(top)
 	if err != nil {
-		unix.Close(top)
-		return nil
+		return 0
 	}
-	return &treeDir{fd: top, root: root}
-}
-
-func (d *treeDir) Entries() []store.SizedEntry {
-	ents, _ := readDirAt(d.fd, partialTree)
-	out := make([]store.SizedEntry, 0, len(ents))
-	for _, ent := range ents {
-		var st unix.Stat_t
-		if unix.Fstatat(d.fd, ent.Name(), &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
-			continue
+	return store.TreeBytes(false, func(dir string) ([]store.TreeEntry, error) {
+		fd, err := unix.Dup(top)
+		if err != nil {
+			return nil, err
 		}
-		switch uint32(st.Mode) & unix.S_IFMT {
-		case unix.S_IFREG:
-			out = append(out, store.SizedEntry{Name: ent.Name(), Size: st.Size, File: true})
-		case unix.S_IFDIR:
-			out = append(out, store.SizedEntry{Name: ent.Name(), Dir: true})
-		}
-	}
-	return out
+		return readTreeDir(fd, dir, root)
+	})
 }
-
-func (d *treeDir) Enter(name string) store.TreeDir {
-	sub, err := openDirAt(d.fd, name)
-	if err != nil {
-		return nil
-	}
-	if id, err := fsOf(sub); err != nil || id != d.root {
-		unix.Close(sub)
-		return nil
-	}
-	return &treeDir{fd: sub, root: d.root}
-}
-
-func (d *treeDir) Close() { unix.Close(d.fd) }
 
 // readPartialMetaAt reads info.json of the unfinished upload open as dirfd.
 func readPartialMetaAt(dirfd int) (*partialMeta, error) {

@@ -603,7 +603,7 @@ func readTreeDir(fd int, dir string, root fsID) ([]store.TreeEntry, error) {
 		}
 		switch uint32(st.Mode) & unix.S_IFMT {
 		case unix.S_IFREG:
-			e.File = true
+			e.File, e.Size = true, st.Size
 		case unix.S_IFDIR:
 			e.Dir = true
 			sub, err := openDirAt(fd, e.Name)

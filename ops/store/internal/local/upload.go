@@ -46,9 +46,9 @@ func (s *localStore) partialStatus(id string) (store.UnfinishedState, int64, err
 	if err := checkOwnFile(&st, dirf.Name()+"/"+partialData, id); err != nil {
 		return u, 0, err
 	}
-	u = store.UnfinishedState{Name: meta.Name, Folder: meta.Folder, Bytes: st.Size}
+	u = store.UnfinishedState{Name: meta.Name, Bytes: st.Size}
 	if meta.Folder {
-		u.Tree = openTreeDir(int(dirf.Fd()))
+		u.Bytes = treeBytesAt(int(dirf.Fd()))
 	}
 	return u, meta.Size, nil
 }

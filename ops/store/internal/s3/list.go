@@ -257,49 +257,21 @@ func (r *listRun) ReadPartial(ctx context.Context, id string) (store.UnfinishedS
 // leftoverState is the unfinished upload of the files of a folder upload with no info: begun
 // when its first object was written, last written when its newest was.
 func leftoverState(l *listed) store.UnfinishedState {
-	return store.UnfinishedState{Name: l.f.dir, Folder: true, Made: l.f.first, Written: l.f.last, Tree: l.treeDir(l.f.dir)}
+	return store.UnfinishedState{Name: l.f.dir, Made: l.f.first, Written: l.f.last, Bytes: l.treeBytes(l.f.dir)}
 }
 
-// treeDir is the folder name of the objects l holds, over what the walk showed: no request.
-func (l *listed) treeDir(name string) store.TreeDir {
-	if name == "" {
-		return nil
-	}
-	return flatDir(l.objs).sub(name + "/")
-}
-
-// flatDir is a folder of an unfinished folder upload (store.TreeDir): the objects under it, in
-// key order, named from inside it.
-type flatDir []listedObj
-
-// sub is the folder of d at prefix: the objects under it lie side by side in key order.
-func (d flatDir) sub(prefix string) flatDir {
-	i := sort.Search(len(d), func(i int) bool { return d[i].name >= prefix })
-	var out flatDir
-	for ; i < len(d) && strings.HasPrefix(d[i].name, prefix); i++ {
-		out = append(out, listedObj{name: d[i].name[len(prefix):], size: d[i].size})
-	}
-	return out
-}
-
-func (d flatDir) Entries() []store.SizedEntry {
-	var ents []store.SizedEntry
-	for _, o := range d {
-		name, _, dir := strings.Cut(o.name, "/")
-		switch {
-		case name == "": // a key with an empty part: no file of the folder
-		case !dir:
-			ents = append(ents, store.SizedEntry{Name: name, Size: o.size, File: true})
-		case len(ents) == 0 || ents[len(ents)-1].Name != name || !ents[len(ents)-1].Dir:
-			ents = append(ents, store.SizedEntry{Name: name, Dir: true})
+// treeBytes is what the files of the folder name of the objects l holds hold (store.TreeBytes),
+// from what the walk showed: no request. A key with an empty part is no file of the folder.
+func (l *listed) treeBytes(name string) int64 {
+	var es []store.TreeEntry
+	for _, o := range l.objs {
+		rel, ok := strings.CutPrefix(o.name, name+"/")
+		if ok && name != "" && !slices.Contains(strings.Split(rel, "/"), "") {
+			es = append(es, store.TreeEntry{Name: rel, File: true, Size: o.size})
 		}
 	}
-	return ents
+	return store.TreeBytes(true, func(string) ([]store.TreeEntry, error) { return es, nil })
 }
-
-func (d flatDir) Enter(name string) store.TreeDir { return d.sub(name + "/") }
-
-func (d flatDir) Close() {}
 
 // treeLeftover is the entry of the objects of a folder upload under P/<id>/ that has no info:
 // nil when there are none, finished when its listing and metadata are there.

@@ -385,8 +385,8 @@ func (s *Store) PartialStatus(ctx context.Context, id string) (store.UnfinishedS
 }
 
 // partialState reads the unfinished upload id for the listing's rules: its info, and what it has
-// written; a folder upload's files from l, what a walk of P/<id>/ showed (nil: walked here), for
-// the engine to sum (store.TreeBytes).
+// written; a folder upload's files from l, what a walk of P/<id>/ showed (nil: walked here),
+// summed by the engine (store.TreeBytes).
 func (s *Store) partialState(ctx context.Context, id string, l *listed) (store.UnfinishedState, *partialInfo, error) {
 	pi, err := s.readInfo(ctx, id)
 	if err != nil {
@@ -402,9 +402,8 @@ func (s *Store) partialState(ctx context.Context, id string, l *listed) (store.U
 			return u, nil, err
 		}
 	}
-	u.Folder = true
 	if l != nil {
-		u.Tree = l.treeDir(pi.Name)
+		u.Bytes = l.treeBytes(pi.Name)
 		if l.f.last.After(u.Written) {
 			u.Written = l.f.last
 		}
