@@ -98,3 +98,32 @@ func TestStatusUnfinishedFolderOffset(t *testing.T) {
 		t.Fatalf("status %+v: want proj, unfinished, offset 7 (its tree's bytes), size -1", st)
 	}
 }
+
+// TestSweepDropsFinishLeftover: the partial a finish killed after its rename leaves beside the
+// finished upload of its id is no upload: ls does not show it, and the next sweep removes it as
+// it begins, the finished upload kept.
+func TestSweepDropsFinishLeftover(t *testing.T) {
+	s := testStore(t)
+	id, err := s.Begin("a.txt", -1)
+	must(t, err)
+	info, err := os.ReadFile(filepath.Join(s.partialDir(id), partialInfo))
+	must(t, err)
+	_, err = s.Finish(id, 0, "")
+	must(t, err)
+	must(t, os.Mkdir(s.partialDir(id), 0o700))
+	must(t, os.WriteFile(filepath.Join(s.partialDir(id), partialInfo), info, 0o600))
+	l, err := s.List()
+	must(t, err)
+	if len(l.Entries) != 1 || !l.Entries[0].Finished || len(l.Skipped) != 0 {
+		t.Fatalf("listed %+v, skipped %+v: want the finished upload alone", l.Entries, l.Skipped)
+	}
+	sw, err := s.Sweep(0, false)
+	must(t, err)
+	must(t, sw.Close())
+	if _, err := os.Lstat(s.partialDir(id)); !os.IsNotExist(err) {
+		t.Fatalf("the finish's leftover is still there: %v", err)
+	}
+	if _, err := s.ReadMeta(id); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -170,18 +170,11 @@ func (s *localStore) openPartialsNoCreate(storefd int) (int, error) {
 	return fd, nil
 }
 
-// judgePartialLocked is the sweep's entry of the unfinished upload id in the partial folder
-// partfd (readPartialAt, under the listing's rules). With lock set, the writer's lock is taken and
-// kept: the returned release drops it (nil when there was nothing to lock).
-func judgePartialLocked(partfd int, id string, lock bool) (store.Entry, func(), error) {
-	u, release, err := readPartialAt(partfd, id, lock)
-	return store.UnfinishedEntry(id, u), release, err
-}
-
 // readPartialAt reads the unfinished upload id of the partial folder partfd for the listing's
 // rules (store.UnfinishedState): its info.json, and the file its writer locks (data, or
 // out/<name> while a finish moves it), or the folder when it has no data file. A folder upload's
-// bytes are its tree's, summed by the engine (store.TreeBytes).
+// bytes are its tree's, summed by the engine (store.TreeBytes). With lock set, the writer's lock
+// is taken and kept: the returned release drops it (nil when there was nothing to lock).
 func readPartialAt(partfd int, id string, lock bool) (store.UnfinishedState, func(), error) {
 	var u store.UnfinishedState
 	dirfd, err := openDirAt(partfd, id)
@@ -421,8 +414,8 @@ func (r *sweepRun) Recheck(_ context.Context, c store.Entry) (*store.SweepItem, 
 	if r.partfd < 0 {
 		return &store.SweepItem{Entry: c, Gone: true}, nil
 	}
-	fresh, release, err := judgePartialLocked(r.partfd, c.ID, true)
-	it := &store.SweepItem{Entry: fresh, Release: release}
+	u, release, err := readPartialAt(r.partfd, c.ID, true)
+	it := &store.SweepItem{Entry: store.UnfinishedEntry(c.ID, u), Release: release}
 	if err != nil {
 		if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) {
 			it.Entry, it.Gone = c, true
@@ -503,35 +496,16 @@ func (sw *sweeper) emptyTrash(root fsID) {
 			removeAt(sw.trashfd, e.Name(), root)
 		}
 	}
-	sw.s.cleanLeftovers(root)
+	sw.s.cleanLeftovers()
 }
 
 // cleanLeftovers removes partial folders whose id is a finished upload: only an info.json that a
 // finish killed after its rename left behind.
-func (s *localStore) cleanLeftovers(root fsID) {
-	storefd, err := unix.Open(s.Dir, noFollowDir, 0)
-	if err != nil {
-		return
-	}
-	defer unix.Close(storefd)
-	partfd, err := s.openPartialsNoCreate(storefd)
-	if err != nil || partfd < 0 {
-		return
-	}
-	defer unix.Close(partfd)
-	ents, err := readDirAt(partfd, s.internal(partialDir))
-	if err != nil {
-		return
-	}
-	for _, e := range ents {
-		if store.ValidID(e.Name()) != nil {
-			continue
-		}
-		var st unix.Stat_t
-		if unix.Fstatat(storefd, e.Name(), &st, unix.AT_SYMLINK_NOFOLLOW) == nil && uint32(st.Mode)&unix.S_IFMT == unix.S_IFDIR {
-			if _, err := s.ReadMeta(e.Name()); err == nil {
-				removeAt(partfd, e.Name(), root)
-			}
+func (s *localStore) cleanLeftovers() {
+	ids, _ := s.partialIDs()
+	for _, id := range ids {
+		if _, err := s.ReadMeta(id); err == nil {
+			s.removePartial(id, false)
 		}
 	}
 }
