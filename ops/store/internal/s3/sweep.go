@@ -51,8 +51,8 @@ var SweepLease = 2 * time.Minute
 func (s *Store) lockKey() string { return s.key(internalDir, "sweep.lock") }
 
 // Sweep takes the store's sweep lock (a lease, lease.go), renewed while the sweep runs (keep). A dry run
-// writes nothing, the lock included. A sweep that holds the lock first removes the tombstones
-// that killed sweeps left with no upload beside them.
+// writes nothing, the lock included. A sweep that holds the lock first removes what killed runs
+// left that is no upload (dropLeftovers).
 func (s *Store) Sweep(ctx context.Context, wait time.Duration, dryRun bool) (store.Sweeper, error) {
 	ok, err := s.checkStore(ctx, false)
 	if err != nil {
@@ -71,27 +71,40 @@ func (s *Store) Sweep(ctx context.Context, wait time.Duration, dryRun bool) (sto
 	}
 	l.keep()
 	sw := &sweeper{s: s, lock: l}
-	if err := s.dropOrphanTombstones(ctx); err != nil {
+	if err := s.dropLeftovers(ctx); err != nil {
 		sw.Close()
 		return nil, err
 	}
 	return sw, nil
 }
 
-// dropOrphanTombstones removes the markers that are tombstones with no upload beside them: a
-// sweep killed after it removed an upload and before it removed its marker. The walk, under the
-// sweep lock, shows the folders that hold nothing but a marker of a tombstone's size; each such
-// marker is read whole once (a foreign object of that size is no tombstone, and stays). Nothing
-// is written beside a tombstone afterwards: an id's objects are written by its own upload, which
-// finished before a sweep wrote the tombstone, and a use finds the tombstone and writes nothing.
-func (s *Store) dropOrphanTombstones(ctx context.Context) error {
+// dropLeftovers removes what killed runs left that is no upload, as the local store's sweep does
+// as it begins. The markers that are tombstones with no upload beside them: a sweep killed after
+// it removed an upload and before it removed its marker. The walk, under the sweep lock, shows
+// the folders that hold nothing but a marker of a tombstone's size; each such marker is read whole
+// once (a foreign object of that size is no tombstone, and stays). Nothing is written beside a
+// tombstone afterwards: an id's objects are written by its own upload, which finished before a
+// sweep wrote the tombstone, and a use finds the tombstone and writes nothing. And the partials
+// beside the finished upload of their id (Info reads it as one): a finish killed after its
+// publish, before it removed them.
+func (s *Store) dropLeftovers(ctx context.Context) error {
 	r := &listRun{s: s}
 	if err := r.walk(ctx, s.root()); err != nil {
 		return s.wrap(fault.StoreUnreachable, "list", err)
 	}
 	var keys []string
 	for id, l := range r.top {
-		if store.ValidID(id) != nil || len(l.objs) != 1 || !l.f.m.tombstone {
+		if store.ValidID(id) != nil {
+			continue
+		}
+		if name, tree := l.f.upload(); r.parts[id] != nil && (name != "" || tree) {
+			if _, err := s.Info(ctx, id); err == nil {
+				if err := s.dropPartial(ctx, id, nil); err != nil {
+					return err
+				}
+			}
+		}
+		if len(l.objs) != 1 || !l.f.m.tombstone {
 			continue
 		}
 		if m, err := s.readMarker(ctx, id); err == nil && m.tombstone {

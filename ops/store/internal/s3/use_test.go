@@ -6,12 +6,15 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
 	awss3 "github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/aws/smithy-go/middleware"
 
 	"github.com/attachctl/attachctl/manifest"
@@ -205,5 +208,63 @@ func BenchmarkResolveFifty(b *testing.B) {
 	b.ResetTimer()
 	for b.Loop() {
 		resolve()
+	}
+}
+
+// TestSweepDropsFinishLeftover: what a finish killed after its publish leaves beside the finished
+// upload of its id (the partial's info and chunks) is no upload: ls does not show it, and the
+// next sweep removes it as it begins, the finished upload kept, as the local store does.
+func TestSweepDropsFinishLeftover(t *testing.T) {
+	srv := s3test.Start(t)
+	s := newStore(t, srv)
+	bg := context.Background()
+	id, err := s.Begin(bg, "a.txt", -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Write(bg, id, 0, strings.NewReader("abc")); err != nil {
+		t.Fatal(err)
+	}
+	var left []string
+	s.listObjects(bg, s.key(internalDir, "partial", id)+"/", func(o types.Object) error {
+		left = append(left, aws.ToString(o.Key))
+		return nil
+	})
+	pi, err := s.readInfo(bg, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Finish(bg, id, 3, ""); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range left { // killed after its publish: what it had not removed yet
+		if _, err := s.client.PutObject(bg, &awss3.PutObjectInput{Bucket: &s.Bucket, Key: aws.String(k), Body: strings.NewReader("x")}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.putJSON(bg, s.infoKey(id), pi, false); err != nil {
+		t.Fatal(err)
+	}
+	l, err := s.List(bg)
+	if err != nil || len(l.Entries) != 1 || !l.Entries[0].Finished || len(l.Skipped) != 0 {
+		t.Fatalf("listed %+v, %v: want the finished upload alone", l, err)
+	}
+	sw, err := s.Sweep(bg, 0, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var still []string
+	s.listObjects(bg, s.key(internalDir, "partial")+"/", func(o types.Object) error {
+		still = append(still, aws.ToString(o.Key))
+		return nil
+	})
+	if len(still) != 0 {
+		t.Fatalf("the finish's leftovers are still there: %v", still)
+	}
+	if _, err := s.Info(bg, id); err != nil {
+		t.Fatal(err)
 	}
 }
