@@ -240,18 +240,32 @@ func (l *listed) leftover() bool {
 // ReadPartial reads the unfinished upload id: its info and what it has written (a folder
 // upload's files as the walk showed them), or what the walk showed of one that has no info.
 func (r *listRun) ReadPartial(ctx context.Context, id string) (store.UnfinishedState, bool, error) {
-	s, l := r.s, r.top[id]
 	if r.hasInfo(id) {
-		u, _, err := s.partialState(ctx, id, l)
+		u, _, err := r.s.partialState(ctx, id, r.top[id])
 		return u, fault.CodeOf(err) == fault.UploadMissing, err
 	}
+	u, d, err := noInfo(r.top[id], func() ([]multipart, error) {
+		if mp, ok := r.mps[id]; ok {
+			return []multipart{mp}, nil
+		}
+		return nil, nil
+	})
+	return u, d == nil && err == nil, err
+}
+
+// noInfo reads the unfinished upload that has no info from what a walk of P/<id>/ showed (l, nil
+// when nothing): the files of a folder upload (a sweep killed while it removed it, or a stage
+// killed as it began), else a multipart upload (mps: a stage killed between starting one and
+// writing its info). nil: neither, it is gone.
+func noInfo(l *listed, mps func() ([]multipart, error)) (store.UnfinishedState, *doomed, error) {
 	if l != nil && l.leftover() {
-		return leftoverState(l), false, nil
+		return leftoverState(l), &doomed{leftover: true}, nil
 	}
-	if mp, ok := r.mps[id]; ok {
-		return store.UnfinishedState{Name: mp.name, Written: mp.initiated}, false, nil
+	ms, err := mps()
+	if err != nil || len(ms) == 0 {
+		return store.UnfinishedState{}, nil, err
 	}
-	return store.UnfinishedState{}, true, nil
+	return store.UnfinishedState{Name: ms[0].name, Written: ms[0].initiated}, &doomed{}, nil
 }
 
 // leftoverState is the unfinished upload of the files of a folder upload with no info: begun
@@ -271,18 +285,6 @@ func (l *listed) treeBytes(name string) int64 {
 		}
 	}
 	return store.TreeBytes(true, func(string) ([]store.TreeEntry, error) { return es, nil })
-}
-
-// treeLeftover is the entry of the objects of a folder upload under P/<id>/ that has no info:
-// nil when there are none, finished when its listing and metadata are there.
-func (s *Store) treeLeftover(ctx context.Context, id string) (*store.Entry, error) {
-	l, err := s.walkID(ctx, id)
-	if err != nil || !l.f.tree {
-		return nil, err
-	}
-	e := store.UnfinishedEntry(id, leftoverState(l))
-	e.Finished = l.f.list && l.f.meta
-	return &e, nil
 }
 
 // walkID is what a walk of P/<id>/ shows.

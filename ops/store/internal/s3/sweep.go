@@ -183,29 +183,28 @@ func (sw *sweeper) Recheck(ctx context.Context, c store.Entry) (*store.SweepItem
 		// A tombstone is a sweep's that died before it deleted: its decision stands.
 		return &store.SweepItem{Entry: e, Decided: m.tombstone, Note: &doomed{m: m, tree: tree}}, nil
 	}
-	u, pi, err := s.partialState(ctx, c.ID, nil)
-	switch fault.CodeOf(err) {
-	case "":
-		return &store.SweepItem{Entry: store.UnfinishedEntry(c.ID, u), Note: &doomed{pi: pi}}, nil
-	case fault.UploadMissing: // a multipart upload with no info, or gone
-	default:
-		return nil, err
-	}
-	mps, err := s.multiparts(ctx, s.key(c.ID)+"/")
+	// One walk of P/<id>/: what the partial wrote there, and whether it is finished since it was
+	// listed (what is left of it is then the finish's, no upload to report: the next sweep
+	// judges the finished upload and drops the leftover), as the local store looks.
+	l, err := s.walkID(ctx, c.ID)
 	if err != nil {
 		return nil, err
 	}
-	if len(mps) > 0 {
-		e := store.UnfinishedEntry(c.ID, store.UnfinishedState{Name: mps[0].name, Written: mps[0].initiated})
-		return &store.SweepItem{Entry: e, Note: &doomed{}}, nil
-	}
-	// A folder upload's files with no info (a sweep killed while removing it); finished since
-	// it was listed, it is no longer the entry listed (the next sweep decides).
-	le, err := s.treeLeftover(ctx, c.ID)
-	if err != nil || le == nil || le.Finished {
+	if name, tree := l.f.upload(); name != "" || tree {
 		return &store.SweepItem{Entry: c, Gone: true}, nil
 	}
-	return &store.SweepItem{Entry: *le, Note: &doomed{leftover: true}}, nil
+	u, pi, err := s.partialState(ctx, c.ID, l)
+	d := &doomed{pi: pi}
+	if fault.CodeOf(err) == fault.UploadMissing { // read as the listing reads one with no info
+		u, d, err = noInfo(l, func() ([]multipart, error) { return s.multiparts(ctx, s.key(c.ID)+"/") })
+	}
+	switch {
+	case err != nil:
+		return nil, err
+	case d == nil:
+		return &store.SweepItem{Entry: c, Gone: true}, nil
+	}
+	return &store.SweepItem{Entry: store.UnfinishedEntry(c.ID, u), Note: d}, nil
 }
 
 // Doom replaces a finished upload's marker by a tombstone, conditionally; an unfinished upload

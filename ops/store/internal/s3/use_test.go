@@ -211,12 +211,11 @@ func BenchmarkResolveFifty(b *testing.B) {
 	}
 }
 
-// TestSweepDropsFinishLeftover: what a finish killed after its publish leaves beside the finished
-// upload of its id (the partial's info and chunks) is no upload: ls does not show it, and the
-// next sweep removes it as it begins, the finished upload kept, as the local store does.
-func TestSweepDropsFinishLeftover(t *testing.T) {
-	srv := s3test.Start(t)
-	s := newStore(t, srv)
+// finishKilled begins an upload of "abc", then finishes it as a finish killed after its publish
+// does: the partial's info and chunks put back beside the finished upload. listed runs before the
+// finish (nil: nothing).
+func finishKilled(t *testing.T, s *Store, listed func()) string {
+	t.Helper()
 	bg := context.Background()
 	id, err := s.Begin(bg, "a.txt", -1)
 	if err != nil {
@@ -234,10 +233,13 @@ func TestSweepDropsFinishLeftover(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if listed != nil {
+		listed()
+	}
 	if _, err := s.Finish(bg, id, 3, ""); err != nil {
 		t.Fatal(err)
 	}
-	for _, k := range left { // killed after its publish: what it had not removed yet
+	for _, k := range left {
 		if _, err := s.client.PutObject(bg, &awss3.PutObjectInput{Bucket: &s.Bucket, Key: aws.String(k), Body: strings.NewReader("x")}); err != nil {
 			t.Fatal(err)
 		}
@@ -245,6 +247,17 @@ func TestSweepDropsFinishLeftover(t *testing.T) {
 	if err := s.putJSON(bg, s.infoKey(id), pi, false); err != nil {
 		t.Fatal(err)
 	}
+	return id
+}
+
+// TestSweepDropsFinishLeftover: what a finish killed after its publish leaves beside the finished
+// upload of its id (the partial's info and chunks) is no upload: ls does not show it, and the
+// next sweep removes it as it begins, the finished upload kept, as the local store does.
+func TestSweepDropsFinishLeftover(t *testing.T) {
+	srv := s3test.Start(t)
+	s := newStore(t, srv)
+	bg := context.Background()
+	id := finishKilled(t, s, nil)
 	l, err := s.List(bg)
 	if err != nil || len(l.Entries) != 1 || !l.Entries[0].Finished || len(l.Skipped) != 0 {
 		t.Fatalf("listed %+v, %v: want the finished upload alone", l, err)
@@ -263,6 +276,37 @@ func TestSweepDropsFinishLeftover(t *testing.T) {
 	})
 	if len(still) != 0 {
 		t.Fatalf("the finish's leftovers are still there: %v", still)
+	}
+	if _, err := s.Info(bg, id); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestSweepFinishedSinceListed: an unfinished upload finished between the listing and the
+// sweep's re-check is Gone, as the local store's re-check says, even when its finish was killed
+// after its publish and left its partial: not reported Removed while it stays, finished.
+func TestSweepFinishedSinceListed(t *testing.T) {
+	srv := s3test.Start(t)
+	s := newStore(t, srv)
+	bg := context.Background()
+	sw, err := s.Sweep(bg, 0, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sw.Close()
+	var l *store.Listing
+	id := finishKilled(t, s, func() {
+		if l, err = s.List(bg); err != nil || len(l.Entries) != 1 || l.Entries[0].Finished {
+			t.Fatalf("listed %+v, %v: want one unfinished upload", l, err)
+		}
+	})
+	var got []store.Outcome
+	err = sw.Remove(bg, l.Entries, func(store.Entry) bool { return true }, func(e store.Entry, o store.Outcome, err error) error {
+		got = append(got, o)
+		return err
+	})
+	if err != nil || len(got) != 1 || got[0] != store.Gone {
+		t.Fatalf("the re-check of %s, finished since it was listed: %v, %v; want Gone", id, got, err)
 	}
 	if _, err := s.Info(bg, id); err != nil {
 		t.Fatal(err)
