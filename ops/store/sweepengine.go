@@ -69,31 +69,13 @@ type SweepBackend interface {
 // SweepRemove is Sweeper.Remove (backend.go) over b: see there. A dry run re-checks and decides
 // as a sweep does and changes nothing (neither Exclude nor Doom is called).
 func SweepRemove(ctx context.Context, b SweepBackend, dry bool, cands []Entry, stale func(Entry) bool, each func(Entry, Outcome, error) error) error {
-	if dry {
-		for _, c := range cands {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			it, o, err := recheck(ctx, b, c, stale)
-			if it != nil && it.Release != nil {
-				it.Release()
-			}
-			if o == Kept || o == Removed {
-				c = it.Entry
-			}
-			if err := each(c, o, err); err != nil {
-				return err
-			}
-		}
-		return ctx.Err()
-	}
 	p := b.SweepProperties()
 	for len(cands) > 0 {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		n := min(max(p.Batch, 1), len(cands))
-		doomed, err := decide(ctx, b, cands[:n], stale, each)
+		doomed, err := decide(ctx, b, dry, cands[:n], stale, each)
 		cands = cands[n:]
 		if rerr := removeDoomed(ctx, b, p, doomed, each); err == nil {
 			err = rerr
@@ -121,24 +103,26 @@ func recheck(ctx context.Context, b SweepBackend, c Entry, stale func(Entry) boo
 }
 
 // decide holds the exclusion for one batch: re-checks each candidate, reports those that stay and
-// sets aside the rest, which it returns. It stops deciding when ctx is cancelled.
-func decide(ctx context.Context, b SweepBackend, batch []Entry, stale func(Entry) bool, each func(Entry, Outcome, error) error) ([]*SweepItem, error) {
-	release, err := b.Exclude(ctx)
-	if err != nil {
-		return nil, err
+// sets aside the rest, which it returns. It stops deciding when ctx is cancelled. A dry run holds
+// nothing and sets nothing aside: what would be removed is reported Removed at once.
+func decide(ctx context.Context, b SweepBackend, dry bool, batch []Entry, stale func(Entry) bool, each func(Entry, Outcome, error) error) ([]*SweepItem, error) {
+	if !dry {
+		release, err := b.Exclude(ctx)
+		if err != nil {
+			return nil, err
+		}
+		defer release()
 	}
-	defer release()
 	var doomed []*SweepItem
 	for _, c := range batch {
 		if ctx.Err() != nil {
 			break
 		}
 		it, o, err := recheck(ctx, b, c, stale)
-		if o == Kept {
+		if o == Kept || o == Removed {
 			c = it.Entry
 		}
-		if o == Removed {
-			c = it.Entry
+		if o == Removed && !dry {
 			if err = b.Doom(ctx, it); err == nil {
 				doomed = append(doomed, it)
 			} else if errors.Is(err, ErrSweepKept) {
@@ -150,7 +134,7 @@ func decide(ctx context.Context, b SweepBackend, batch []Entry, stale func(Entry
 		if it != nil && it.Release != nil {
 			it.Release()
 		}
-		if o != Removed {
+		if o != Removed || dry {
 			if err := each(c, o, err); err != nil {
 				return doomed, err
 			}
