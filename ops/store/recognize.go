@@ -37,15 +37,6 @@ func Recognize(id, recorded string, noID bool, m *Info) error {
 	return nil
 }
 
-// NotAnUpload is the Skip of what Recognize refused (or what no metadata names) at path.
-func NotAnUpload(path string, why error) Skip {
-	msg := "not an upload of this store"
-	if why != nil {
-		msg += ": " + fault.AsError(why, fault.UploadUnreadable).Message
-	}
-	return Skip{Path: path, Why: msg}
-}
-
 // Candidate is an entry where a backend keeps finished uploads, named by an upload id: what
 // RecognizeUploads judges.
 type Candidate struct {
@@ -134,7 +125,8 @@ func RecognizeUploads(ctx context.Context, cands []Candidate, jobs int, read fun
 	var skips []Skip
 	for i, err := range why {
 		if err != nil && fault.CodeOf(err) != fault.UploadMissing {
-			skips = append(skips, NotAnUpload(cands[i].Path, err))
+			msg := "not an upload of this store: " + fault.AsError(err, fault.UploadUnreadable).Message
+			skips = append(skips, Skip{Path: cands[i].Path, Why: msg})
 		}
 	}
 	return metas, skips, nil

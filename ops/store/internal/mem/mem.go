@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -295,25 +296,68 @@ func (s *Store) Info(ctx context.Context, id string) (*store.Info, error) {
 	return &info, nil
 }
 
-// List returns every upload, in id order, and what else is in the store.
+// List returns every upload, in id order, and what else is in the store, the rules written once
+// (store.ListOn) over the maps.
 func (s *Store) List(ctx context.Context) (*store.Listing, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.checkStore(false); err != nil {
 		return nil, err
 	}
-	l := &store.Listing{}
-	for id, f := range s.finished {
-		l.Entries = append(l.Entries, f.entry(id))
+	return store.ListOn(ctx, memList{s})
+}
+
+// memList is the store as a store.ListBackend, read with s.mu held: the finished uploads and
+// what was planted at the top (a planted path's first part), the unfinished ones as partials.
+type memList struct{ s *Store }
+
+func (l memList) ListProperties() store.ListProperties { return store.ListProperties{Jobs: 1} }
+
+func (l memList) ListTop(context.Context) ([]store.TopEntry, string, bool, error) {
+	dirs := map[string]bool{}
+	for id := range l.s.finished {
+		dirs[id] = true
 	}
-	for id, p := range s.partials {
-		l.Entries = append(l.Entries, p.entry(id))
+	for p := range l.s.foreign {
+		name, _, dir := strings.Cut(p, "/")
+		dirs[name] = dirs[name] || dir
 	}
-	for p := range s.foreign {
-		l.Skipped = append(l.Skipped, store.NotAnUpload(s.loc+"/"+p, nil))
+	return topEntries(dirs), l.s.loc, true, nil
+}
+
+// topEntries are the names of dirs (true: a folder), sorted.
+func topEntries(dirs map[string]bool) []store.TopEntry {
+	ents := make([]store.TopEntry, 0, len(dirs))
+	for name, dir := range dirs {
+		ents = append(ents, store.TopEntry{Name: name, Dir: dir})
 	}
-	store.SortListing(l)
-	return l, nil
+	sort.Slice(ents, func(i, j int) bool { return ents[i].Name < ents[j].Name })
+	return ents
+}
+
+func (l memList) ReadUpload(_ context.Context, c store.Candidate) (*store.UploadMeta, error) {
+	f := l.s.finished[c.ID]
+	if f == nil {
+		return nil, fault.Errorf(fault.UploadUnreadable, "upload %s: no metadata", c.ID)
+	}
+	info := f.info
+	return &store.UploadMeta{Info: &info, Recorded: c.ID, LastUsed: f.used}, nil
+}
+
+func (l memList) ListPartials(context.Context) ([]store.TopEntry, string, error) {
+	ids := map[string]bool{}
+	for id := range l.s.partials {
+		ids[id] = true
+	}
+	return topEntries(ids), l.s.loc + "/partial", nil
+}
+
+func (l memList) ReadPartial(_ context.Context, id string) (store.UnfinishedState, bool, error) {
+	p := l.s.partials[id]
+	if p == nil {
+		return store.UnfinishedState{}, true, nil
+	}
+	return p.state(), false, nil
 }
 
 func (f *finished) entry(id string) store.Entry {
@@ -434,7 +478,7 @@ func (sw *sweeper) Recheck(_ context.Context, c store.Entry) (*store.SweepItem, 
 			return &store.SweepItem{Entry: f.entry(c.ID)}, nil
 		}
 	} else if p := s.partials[c.ID]; p != nil {
-		return &store.SweepItem{Entry: p.entry(c.ID)}, nil
+		return &store.SweepItem{Entry: store.UnfinishedEntry(c.ID, p.state())}, nil
 	}
 	return &store.SweepItem{Entry: c, Gone: true}, nil
 }

@@ -74,6 +74,15 @@ func TestHooks(t *testing.T) {
 	if l, _ := s.List(ctx); len(l.Entries) != 1 || l.Entries[0].Busy || len(l.Skipped) != 1 {
 		t.Fatalf("after the sweep and the release: %+v", l)
 	}
+	// Something planted under an upload id is named as the other backends name it (the listing's
+	// rules, store.ListOn): the id's folder, no upload of this store.
+	const foreign = "01900000-0000-7000-8000-0000000000ff"
+	s.Plant(foreign + "/x.bin")
+	l, err = s.List(ctx)
+	want := store.Skip{Path: "mem://hooks/" + foreign, Why: "not an upload of this store: upload " + foreign + ": no metadata"}
+	if err != nil || len(l.Entries) != 1 || len(l.Skipped) != 2 || l.Skipped[0] != want {
+		t.Fatalf("a planted object under an upload id: %+v, %v; want %+v", l, err, want)
+	}
 }
 
 // Limits hold in Begin, in Write of an open upload and in Stream, as on the other backends.
