@@ -177,7 +177,7 @@ func (b *groupBatch) buildSmall(id, name, sum string, data []byte) (*out, error)
 	m := &Meta{ID: id, Name: name, Size: int64(len(data)), Blake3: sum, Made: time.Now().UTC()}
 	fd, err := createFd(dirfd, name, unix.O_WRONLY, ReadOnlyMode)
 	if err == nil {
-		if err = writeAllFd(fd, data); err != nil {
+		if err = pwriteAll(fd, data, 0); err != nil {
 			unix.Close(fd)
 		}
 	}
@@ -203,21 +203,6 @@ func (b *groupBatch) unbuild(o *out) {
 	o.release()
 	stfd := int(o.stage.dirf.Fd())
 	removeEntry(stfd, o.id)
-}
-
-// writeAllFd writes b to fd. The error is the system's.
-func writeAllFd(fd int, b []byte) error {
-	for len(b) > 0 {
-		n, err := unix.Write(fd, b)
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			return err
-		}
-		b = b[n:]
-	}
-	return nil
 }
 
 // mkdirFd makes the new folder name in dirfd with mode 0700 whatever the umask, and opens it

@@ -104,22 +104,11 @@ func (r reserver) PutReservation(ctx context.Context, key string, body []byte) e
 
 // openReserved opens STORE/.attachctl/reserved without making anything: -1 when it is not there.
 func (r reserver) openReserved() (int, error) {
-	idir, err := r.s.openInternal(false)
+	fd, err := r.s.openInternal(false, reservedDir)
 	if fault.CodeOf(err) == fault.UploadMissing {
 		return -1, nil
 	}
-	if err != nil {
-		return -1, err
-	}
-	defer unix.Close(idir)
-	fd, err := openDirAt(idir, reservedDir)
-	if errors.Is(err, unix.ENOENT) {
-		return -1, nil
-	}
-	if err != nil {
-		return -1, lockErr(r.s.internal(reservedDir), err)
-	}
-	return fd, nil
+	return fd, err
 }
 
 func (r reserver) Reservations(ctx context.Context) (map[string][]byte, error) {

@@ -257,7 +257,7 @@ func (x *stagedIndex) seal(ms []*Meta) (err error) {
 	return nil
 }
 
-// pwriteAll writes b to fd at off.
+// pwriteAll writes b to fd at off. The error is the system's.
 func pwriteAll(fd int, b []byte, off int64) error {
 	for len(b) > 0 {
 		n, err := unix.Pwrite(fd, b, off)

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	"github.com/attachctl/attachctl/ops/store"
+	"golang.org/x/sys/unix"
 )
 
 // notNested refuses a store folder that lies inside another store or inside an upload
@@ -52,14 +53,10 @@ func realPath(abs string) string {
 	}
 }
 
-// isStoreMark reports whether dir holds a store's mark (or, as stores of earlier versions, its
-// internal folder with the partial folder in it).
+// isStoreMark reports whether dir is a store (markedAt), its internal folder followed if a link:
+// such a store is still one that nothing may nest in.
 func isStoreMark(dir string) bool {
-	if isFile(filepath.Join(dir, InternalDir, markName)) {
-		return true
-	}
-	fi, err := os.Lstat(filepath.Join(dir, InternalDir, partialDir))
-	return err == nil && fi.IsDir()
+	return markedAt(unix.Open(filepath.Join(dir, InternalDir), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0))
 }
 
 // isFile reports whether path is a regular file, not following a link at its end.

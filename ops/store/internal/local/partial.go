@@ -94,7 +94,7 @@ func writeNewAt(dirfd int, name string, b []byte, mode os.FileMode, sync bool) e
 	if err != nil {
 		return err
 	}
-	err = writeAllFd(fd, b)
+	err = pwriteAll(fd, b, 0) // a new file: from its start
 	if err == nil && sync {
 		err = dirDurable(fd) // fsync, and where that leaves the bytes in the drive's cache a flush
 	}

@@ -52,7 +52,7 @@ type storeWalk struct {
 func (w *storeWalk) walk(fd int, path string) {
 	d := os.NewFile(uintptr(fd), path) // d owns fd
 	defer d.Close()
-	if markedAt(fd) {
+	if markedAt(openDirAt(fd, InternalDir)) { // a store: its internal folder not a link
 		w.stores = append(w.stores, path)
 		return
 	}
@@ -80,10 +80,9 @@ func (w *storeWalk) walk(fd int, path string) {
 	}
 }
 
-// markedAt reports whether the folder fd is a store: its mark, or an earlier version's partial
-// folder, read without following a link.
-func markedAt(fd int) bool {
-	idir, err := openDirAt(fd, InternalDir)
+// markedAt reports whether the internal folder idir (opened with err; closed here) marks a store:
+// it holds the mark, or (as stores of earlier versions) the partial folder, neither a link.
+func markedAt(idir int, err error) bool {
 	if err != nil {
 		return false
 	}

@@ -49,3 +49,32 @@ func TestStoresUnder(t *testing.T) {
 		t.Error("StoresUnder of a folder that does not exist: no error")
 	}
 }
+
+// TestMarkThroughLinkedInternal: a folder whose internal folder is a link to a marked one is a
+// store for the nested-store refusal (isStoreMark follows that link: a store is not made inside
+// it), and none for StoresUnder (which follows no link). One rule of what marks a store, read
+// two ways.
+func TestMarkThroughLinkedInternal(t *testing.T) {
+	root, elsewhere := t.TempDir(), t.TempDir()
+	must(t, os.WriteFile(filepath.Join(elsewhere, markName), nil, 0o600))
+	outer := filepath.Join(root, "outer")
+	must(t, os.MkdirAll(filepath.Join(outer, "sub"), 0o700))
+	must(t, os.Symlink(elsewhere, filepath.Join(outer, InternalDir)))
+	if err := notNested(filepath.Join(outer, "sub", "inner")); err == nil {
+		t.Error("a store inside a folder whose internal folder is a link to a mark: not refused")
+	}
+	if got, _, err := StoresUnder(root); err != nil || len(got) != 0 {
+		t.Errorf("StoresUnder = %q, %v; want none (a linked internal folder is not followed)", got, err)
+	}
+	// The mark itself, or an earlier version's partial folder, a link: no store either way.
+	plain := filepath.Join(root, "plain")
+	must(t, os.MkdirAll(filepath.Join(plain, InternalDir), 0o700))
+	must(t, os.Symlink(filepath.Join(elsewhere, markName), filepath.Join(plain, InternalDir, markName)))
+	must(t, os.Symlink(elsewhere, filepath.Join(plain, InternalDir, partialDir)))
+	if err := notNested(filepath.Join(plain, "inner")); err != nil {
+		t.Errorf("inside a folder whose mark is a link: %v", err)
+	}
+	if isStoreMark(plain) {
+		t.Error("a linked mark or partial folder marks a store")
+	}
+}

@@ -34,8 +34,13 @@ func (s *localStore) partialStatus(id string) (store.UnfinishedState, int64, err
 	}
 	var st unix.Stat_t
 	err = unix.Fstatat(int(dirf.Fd()), partialData, &st, unix.AT_SYMLINK_NOFOLLOW)
-	if errors.Is(err, unix.ENOENT) { // between a finish's two renames
-		err = unix.Fstatat(int(dirf.Fd()), partialOut+"/"+meta.Name, &st, unix.AT_SYMLINK_NOFOLLOW)
+	if errors.Is(err, unix.ENOENT) {
+		// Between a finish's two renames: out/<name>, out opened as a real folder (as
+		// openLockFile does), never through a link; not there when it is not one.
+		if outfd, oerr := openDirAt(int(dirf.Fd()), partialOut); oerr == nil {
+			err = unix.Fstatat(outfd, meta.Name, &st, unix.AT_SYMLINK_NOFOLLOW)
+			unix.Close(outfd)
+		}
 	}
 	if err != nil {
 		if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) {

@@ -451,3 +451,23 @@ func TestPartialHeld(t *testing.T) {
 	}
 	wantCode(t, s.Abort(id), "")
 }
+
+// TestPartialStatusOutLink: between a finish's two renames Status reads out/<name>, and only
+// through out as a real folder: an out that is a symlink to a folder elsewhere holding a file of
+// that name is not followed (the partial has no data: missing), as the lock's open refuses it.
+func TestPartialStatusOutLink(t *testing.T) {
+	s := newStore(t)
+	content := []byte("not in the store")
+	id, err := s.Begin("c.txt", int64(len(content)))
+	must(t, err)
+	_, err = s.Chunk(id, 0, bytes.NewReader(content), 0)
+	must(t, err)
+	elsewhere := t.TempDir()
+	dir := s.partialDir(id)
+	must(t, os.Rename(filepath.Join(dir, partialData), filepath.Join(elsewhere, "c.txt")))
+	must(t, os.Symlink(elsewhere, filepath.Join(dir, partialOut)))
+	u, _, err := s.partialStatus(id)
+	if fault.CodeOf(err) != fault.UploadMissing {
+		t.Fatalf("status through a linked out/: %+v, %v; want upload.missing", u, err)
+	}
+}
