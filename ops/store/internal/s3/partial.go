@@ -265,7 +265,11 @@ func (s *Store) putOwn(ctx context.Context, in *awss3.PutObjectInput, body []byt
 	if err == nil {
 		return object{body: body, etag: aws.ToString(out.ETag), meta: in.Metadata}, nil
 	}
-	if !conflict(err) {
+	// Read back too when the last try got no answer (a broken connection, a 5xx, which every
+	// try met): a server may refuse a create-only PUT before reading its body and reset the
+	// connection while the body is still being sent, so the refusal of a retry whose first try
+	// was taken never arrives.
+	if st := httpStatus(err); !conflict(err) && st != 0 && st < 500 {
 		return object{}, err
 	}
 	found, rerr := s.readObjectUpTo(ctx, aws.ToString(in.Key), max(1<<20, int64(len(body))+1))
