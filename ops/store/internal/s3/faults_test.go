@@ -32,6 +32,7 @@ func TestFaults(t *testing.T) {
 	}{
 		{"FinishedButNotCleanedIsFoundAgain", testFinishedNotCleaned},
 		{"TwoUploadsOfOneFileAtOnce", testTwoUploadsAtOnce},
+		{"AbortedMultipartIsNotWaitedFor", testAbortedNotWaited},
 		{"ConditionalWritesIgnoredAreRefused", testConditionalIgnored},
 		{"TransientRefusalsRetried", testTransientRetried},
 		{"MidTransferFailureIsUnreachable", testMidTransfer},
@@ -97,6 +98,44 @@ func testFinishedNotCleaned(t *testing.T, srv *s3test.Server) {
 		t.Fatalf("the rerun uploaded %s with %d parts sent; want upload %s named again, nothing sent", again.Upload.ID, sent, id)
 	}
 	onlyFinished(t, s, 1)
+}
+
+// A source whose note names a multipart upload that was aborted (by a sweep killed before it
+// removed the info, by a bucket's lifecycle rule) is uploaded afresh at once: the object of the
+// aborted upload, which never comes, is asked for once, not polled for.
+func testAbortedNotWaited(t *testing.T, srv *s3test.Server) {
+	s, p := proxied(t, srv, Options{})
+	path := randomFile(t, t.TempDir(), "gone.bin", MinChunk+1000, 3)
+	want := fileSum(t, path)
+	if _, err := s.checkStore(bg, true); err != nil {
+		t.Fatal(err)
+	}
+	note := s.noteKey(path, "gone.bin", MinChunk+1000, want)
+	old, pi, err := s.startStage(bg, note, "", "gone.bin", MinChunk+1000, want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.client.AbortMultipartUpload(bg, &awss3.AbortMultipartUploadInput{Bucket: &s.Bucket,
+		Key: aws.String(s.FinishedKey(old, "gone.bin")), UploadId: &pi.UploadID}); err != nil {
+		t.Fatal(err)
+	}
+	var heads atomic.Int32
+	p.SetFault(func(w http.ResponseWriter, r *http.Request) bool {
+		if r.Method == http.MethodHead && strings.Contains(r.URL.Path, old) {
+			heads.Add(1)
+		}
+		return false
+	})
+	rec := &manifest.Record{Path: path}
+	if err := s.UploadRecord(bg, rec, UploadOptions{Chunk: MinChunk}); err != nil {
+		t.Fatal(err)
+	}
+	if rec.Upload.ID == old || heads.Load() > 1 {
+		t.Fatalf("uploaded as %s after %d HEADs of the aborted upload %s; want a new upload after at most one", rec.Upload.ID, heads.Load(), old)
+	}
+	if got, _ := objectSum(t, s, rec.Upload.ID, "gone.bin"); got != want {
+		t.Fatalf("the new upload hashes to %s, the file to %s", got, want)
+	}
 }
 
 // Two uploads of one file at once (two processes: two Stores on one prefix) both succeed, and
