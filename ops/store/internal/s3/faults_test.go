@@ -33,6 +33,7 @@ func TestFaults(t *testing.T) {
 		{"FinishedButNotCleanedIsFoundAgain", testFinishedNotCleaned},
 		{"TwoUploadsOfOneFileAtOnce", testTwoUploadsAtOnce},
 		{"AbortedMultipartIsNotWaitedFor", testAbortedNotWaited},
+		{"FinishedChunksLeftoverIsFinished", testFinishedChunksLeftover},
 		{"ConditionalWritesIgnoredAreRefused", testConditionalIgnored},
 		{"TransientRefusalsRetried", testTransientRetried},
 		{"MidTransferFailureIsUnreachable", testMidTransfer},
@@ -135,6 +136,55 @@ func testAbortedNotWaited(t *testing.T, srv *s3test.Server) {
 	}
 	if got, _ := objectSum(t, s, rec.Upload.ID, "gone.bin"); got != want {
 		t.Fatalf("the new upload hashes to %s, the file to %s", got, want)
+	}
+}
+
+// A step-by-step finish that publishes and then fails to remove the partial (here the server
+// refuses every removal) leaves the partial's info behind: the upload is finished all the same, as
+// on the local store, where the publish takes the partial away. A chunk at its end is refused as
+// past a finished upload, and an abort refuses it, instead of a chunk appended to the leftover and
+// an abort that removes it and says ok.
+func testFinishedChunksLeftover(t *testing.T, srv *s3test.Server) {
+	s, p := proxied(t, srv, Options{})
+	for _, size := range []int64{-1, 5} { // open at begin, fixed by the finish; declared
+		leftoverFinished(t, s, p, size)
+	}
+}
+
+func leftoverFinished(t *testing.T, s *Store, p *s3test.Proxy, size int64) {
+	t.Helper()
+	id, err := s.Begin(bg, "open.bin", size)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Write(bg, id, 0, strings.NewReader("hello")); err != nil {
+		t.Fatal(err)
+	}
+	p.SetFault(func(w http.ResponseWriter, r *http.Request) bool {
+		if r.Method == http.MethodDelete || r.Method == http.MethodPost && r.URL.Query().Has("delete") {
+			w.WriteHeader(http.StatusForbidden)
+			return true
+		}
+		return false
+	})
+	if _, err := s.Finish(bg, id, -1, ""); err != nil {
+		t.Fatal(err)
+	}
+	p.SetFault(nil)
+	if _, err := s.readInfo(bg, id); err != nil {
+		t.Fatalf("no partial left by the finish (%v): the fault did not hold", err)
+	}
+	if n, err := s.Write(bg, id, 5, strings.NewReader("more")); fault.CodeOf(err) != fault.UploadOffset || n != 5 {
+		t.Fatalf("size %d: a chunk at the end of the finished upload: offset %d, %v; want 5 and upload.offset", size, n, err)
+	}
+	if err := s.Abort(bg, id); fault.CodeOf(err) != fault.UploadInvalid {
+		t.Fatalf("size %d: abort of the finished upload: %v; want upload.invalid", size, err)
+	}
+	if info, err := s.Info(bg, id); err != nil || info.Size != 5 {
+		t.Fatalf("the finished upload: %+v, %v; want its 5 bytes", info, err)
+	}
+	if _, err := s.readInfo(bg, id); fault.CodeOf(err) != fault.UploadMissing {
+		t.Fatalf("the partial is still there once met again: %v", err)
 	}
 }
 
