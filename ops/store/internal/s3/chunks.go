@@ -136,7 +136,7 @@ func (u *chunkUp) Publish(ctx context.Context, check func(string) error) (*store
 	if ierr != nil {
 		return nil, false, ierr
 	}
-	s.unreserve(ctx, id)
+	s.quota.Done(ctx, id)
 	s.dropPartial(ctx, id, u.pi)
 	return info, err != nil, nil
 }

@@ -228,11 +228,6 @@ type object struct {
 	meta     map[string]string
 }
 
-// readObject reads a small object whole.
-func (s *Store) readObject(ctx context.Context, key string) (object, error) {
-	return s.readObjectUpTo(ctx, key, 1<<20)
-}
-
 // readObjectUpTo reads an object, its first n bytes at most.
 func (s *Store) readObjectUpTo(ctx context.Context, key string, n int64) (object, error) {
 	out, err := s.client.GetObject(ctx, &awss3.GetObjectInput{Bucket: &s.Bucket, Key: &key})
@@ -246,7 +241,7 @@ func (s *Store) readObjectUpTo(ctx context.Context, key string, n int64) (object
 
 // getObject reads a small object whole; the ETag comes back too.
 func (s *Store) getObject(ctx context.Context, key string) ([]byte, string, time.Time, error) {
-	o, err := s.readObject(ctx, key)
+	o, err := s.readObjectUpTo(ctx, key, 1<<20)
 	return o.body, o.etag, o.modified, err
 }
 
@@ -350,7 +345,7 @@ func (s *Store) Begin(ctx context.Context, name string, size int64) (string, err
 	if _, err := s.checkStore(ctx, true); err != nil {
 		return "", err
 	}
-	id, release, err := s.admitNew(ctx, name, size)
+	id, release, err := s.quota.AdmitNew(ctx, name, size)
 	if err != nil {
 		return "", err
 	}

@@ -86,7 +86,7 @@ func (s *Store) Stream(ctx context.Context, src store.Source, f store.SourceFile
 	}
 	info, err := store.StreamUpload(ctx, s, src, f, opts)
 	if err == nil {
-		s.unreserve(ctx, info.ID)
+		s.quota.Done(ctx, info.ID)
 	}
 	return info, err
 }
@@ -202,7 +202,7 @@ func (w *streamWrite) Publish(ctx context.Context, sum string) (*store.Info, err
 	// source's. The loser drops its own and takes the winner's, sending what it lacks.
 	if cur := s.noteID(ctx, w.note); cur != "" && cur != w.id && w.st.Try < 3 {
 		s.dropPartial(context.WithoutCancel(ctx), w.id, w.pi)
-		s.unreserve(ctx, w.id)
+		s.quota.Done(ctx, w.id)
 		return nil, store.ErrStreamLost
 	}
 	_, err := s.client.CompleteMultipartUpload(ctx, &awss3.CompleteMultipartUploadInput{Bucket: &s.Bucket, Key: &key,
@@ -334,7 +334,7 @@ func (s *Store) startStage(ctx context.Context, note, noteTag, name string, size
 // before it), its info written, then the source's note: create-only, or over the note of an
 // upload that is no more (If-Match noteTag).
 func (s *Store) start(ctx context.Context, note, noteTag, name string, size int64, begin func(id string) (*partialInfo, error)) (string, *partialInfo, error) {
-	id, release, err := s.admitNew(ctx, name, size)
+	id, release, err := s.quota.AdmitNew(ctx, name, size)
 	if err != nil {
 		return "", nil, err
 	}
