@@ -15,6 +15,7 @@ import (
 
 	"github.com/attachctl/attachctl/manifest"
 	"github.com/attachctl/attachctl/manifest/fault"
+	"github.com/attachctl/attachctl/ops"
 	"github.com/attachctl/attachctl/ops/acp"
 	"github.com/attachctl/attachctl/ops/store"
 	"github.com/attachctl/attachctl/ops/store/storetest/s3test"
@@ -34,6 +35,7 @@ func TestFaults(t *testing.T) {
 		{"TwoUploadsOfOneFileAtOnce", testTwoUploadsAtOnce},
 		{"AbortedMultipartIsNotWaitedFor", testAbortedNotWaited},
 		{"FinishedChunksLeftoverIsFinished", testFinishedChunksLeftover},
+		{"LargeStepByStepFinishSendsParts", testLargeChunksFinish},
 		{"ConditionalWritesIgnoredAreRefused", testConditionalIgnored},
 		{"TransientRefusalsRetried", testTransientRetried},
 		{"MidTransferFailureIsUnreachable", testMidTransfer},
@@ -186,6 +188,57 @@ func leftoverFinished(t *testing.T, s *Store, p *s3test.Proxy, size int64) {
 	if _, err := s.readInfo(bg, id); fault.CodeOf(err) != fault.UploadMissing {
 		t.Fatalf("the partial is still there once met again: %v", err)
 	}
+}
+
+// A step-by-step upload larger than one put is finished as a multipart upload of its chunks read
+// again, cut into parts of DefaultChunk bytes whatever the chunks' sizes. A part refused leaves
+// the upload unfinished and no multipart upload behind; the finish run again publishes it.
+func testLargeChunksFinish(t *testing.T, srv *s3test.Server) {
+	s, p := proxied(t, srv, Options{})
+	data := make([]byte, 2*DefaultChunk+1234)
+	for i := range data {
+		data[i] = byte(i * 7 / 3)
+	}
+	sum, _, _ := ops.Hash(bytes.NewReader(data), nil)
+	id, err := s.Begin(bg, "big.bin", int64(len(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for off := 0; off < len(data); off += 3 << 20 {
+		if _, err := s.Write(bg, id, int64(off), bytes.NewReader(data[off:min(off+3<<20, len(data))])); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var parts atomic.Int32
+	var refuse atomic.Bool
+	refuse.Store(true)
+	p.SetFault(func(w http.ResponseWriter, r *http.Request) bool {
+		if !r.URL.Query().Has("partNumber") {
+			return false
+		}
+		parts.Add(1)
+		if refuse.Load() && r.URL.Query().Get("partNumber") == "2" {
+			w.WriteHeader(http.StatusBadRequest)
+			return true
+		}
+		return false
+	})
+	if _, err := s.Finish(bg, id, -1, sum); err == nil {
+		t.Fatal("the finish passed with a part refused")
+	}
+	if n := multipartCount(t, s); n != 0 {
+		t.Fatalf("%d multipart uploads left by the failed finish", n)
+	}
+	parts.Store(0)
+	refuse.Store(false)
+	info, err := s.Finish(bg, id, -1, sum)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := objectSum(t, s, id, "big.bin"); got != sum || info.Size != int64(len(data)) || parts.Load() != 3 {
+		t.Fatalf("finished as %s, %d bytes, after %d part requests; want %s, %d bytes, 3 parts", got, info.Size, parts.Load(), sum, len(data))
+	}
+	onlyFinished(t, s, 1)
 }
 
 // Two uploads of one file at once (two processes: two Stores on one prefix) both succeed, and
