@@ -46,6 +46,15 @@ func (s *Store) OpenChunks(ctx context.Context, id string) (store.ChunkUpload, *
 		if u.cs, u.st.Offset, err = s.chunks(ctx, id); err != nil {
 			return nil, nil, err
 		}
+		// A finish fixes the size before it publishes, and removes the partial after: one at
+		// its size may be published, its removal failed. Then it is finished, and the leftover
+		// goes as the finish would have removed it.
+		if u.st.Offset == pi.Size {
+			if info, ierr := s.Info(ctx, id); ierr == nil {
+				s.dropPartial(ctx, id, pi)
+				return nil, info, fault.Errorf(fault.UploadMissing, "upload %s: finished, not unfinished", id)
+			}
+		}
 	}
 	return u, nil, nil
 }
@@ -104,6 +113,13 @@ func (u *chunkUp) Publish(ctx context.Context, check func(string) error) (*store
 	if err := check(got); err != nil {
 		return nil, false, err
 	}
+	if u.pi.Size < 0 { // fixed here, so that a partial left after the publish is seen finished
+		fixed := *u.pi
+		fixed.Size = u.st.Offset
+		if err := s.putJSON(ctx, s.infoKey(id), fixed, false); err != nil {
+			return nil, false, s.wrap(fault.UploadUnreadable, "finish "+id, err)
+		}
+	}
 	key := s.FinishedKey(id, u.pi.Name)
 	meta := map[string]string{"blake3": got}
 	var err error
@@ -120,7 +136,7 @@ func (u *chunkUp) Publish(ctx context.Context, check func(string) error) (*store
 	if ierr != nil {
 		return nil, false, ierr
 	}
-	s.unreserve(ctx, id)
+	s.quota.Done(ctx, id)
 	s.dropPartial(ctx, id, u.pi)
 	return info, err != nil, nil
 }

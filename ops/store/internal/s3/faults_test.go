@@ -15,6 +15,7 @@ import (
 
 	"github.com/attachctl/attachctl/manifest"
 	"github.com/attachctl/attachctl/manifest/fault"
+	"github.com/attachctl/attachctl/ops"
 	"github.com/attachctl/attachctl/ops/acp"
 	"github.com/attachctl/attachctl/ops/store"
 	"github.com/attachctl/attachctl/ops/store/storetest/s3test"
@@ -32,6 +33,9 @@ func TestFaults(t *testing.T) {
 	}{
 		{"FinishedButNotCleanedIsFoundAgain", testFinishedNotCleaned},
 		{"TwoUploadsOfOneFileAtOnce", testTwoUploadsAtOnce},
+		{"AbortedMultipartIsNotWaitedFor", testAbortedNotWaited},
+		{"FinishedChunksLeftoverIsFinished", testFinishedChunksLeftover},
+		{"LargeStepByStepFinishSendsParts", testLargeChunksFinish},
 		{"ConditionalWritesIgnoredAreRefused", testConditionalIgnored},
 		{"TransientRefusalsRetried", testTransientRetried},
 		{"MidTransferFailureIsUnreachable", testMidTransfer},
@@ -95,6 +99,144 @@ func testFinishedNotCleaned(t *testing.T, srv *s3test.Server) {
 	}
 	if again.Upload.ID != id || sent != 0 {
 		t.Fatalf("the rerun uploaded %s with %d parts sent; want upload %s named again, nothing sent", again.Upload.ID, sent, id)
+	}
+	onlyFinished(t, s, 1)
+}
+
+// A source whose note names a multipart upload that was aborted (by a sweep killed before it
+// removed the info, by a bucket's lifecycle rule) is uploaded afresh at once: the object of the
+// aborted upload, which never comes, is asked for once, not polled for.
+func testAbortedNotWaited(t *testing.T, srv *s3test.Server) {
+	s, p := proxied(t, srv, Options{})
+	path := randomFile(t, t.TempDir(), "gone.bin", MinChunk+1000, 3)
+	want := fileSum(t, path)
+	if _, err := s.checkStore(bg, true); err != nil {
+		t.Fatal(err)
+	}
+	note := s.noteKey(path, "gone.bin", MinChunk+1000, want)
+	old, pi, err := s.startStage(bg, note, "", "gone.bin", MinChunk+1000, want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.client.AbortMultipartUpload(bg, &awss3.AbortMultipartUploadInput{Bucket: &s.Bucket,
+		Key: aws.String(s.FinishedKey(old, "gone.bin")), UploadId: &pi.UploadID}); err != nil {
+		t.Fatal(err)
+	}
+	var heads atomic.Int32
+	p.SetFault(func(w http.ResponseWriter, r *http.Request) bool {
+		if r.Method == http.MethodHead && strings.Contains(r.URL.Path, old) {
+			heads.Add(1)
+		}
+		return false
+	})
+	rec := &manifest.Record{Path: path}
+	if err := s.UploadRecord(bg, rec, UploadOptions{Chunk: MinChunk}); err != nil {
+		t.Fatal(err)
+	}
+	if rec.Upload.ID == old || heads.Load() > 1 {
+		t.Fatalf("uploaded as %s after %d HEADs of the aborted upload %s; want a new upload after at most one", rec.Upload.ID, heads.Load(), old)
+	}
+	if got, _ := objectSum(t, s, rec.Upload.ID, "gone.bin"); got != want {
+		t.Fatalf("the new upload hashes to %s, the file to %s", got, want)
+	}
+}
+
+// A step-by-step finish that publishes and then fails to remove the partial (here the server
+// refuses every removal) leaves the partial's info behind: the upload is finished all the same, as
+// on the local store, where the publish takes the partial away. A chunk at its end is refused as
+// past a finished upload, and an abort refuses it, instead of a chunk appended to the leftover and
+// an abort that removes it and says ok.
+func testFinishedChunksLeftover(t *testing.T, srv *s3test.Server) {
+	s, p := proxied(t, srv, Options{})
+	for _, size := range []int64{-1, 5} { // open at begin, fixed by the finish; declared
+		leftoverFinished(t, s, p, size)
+	}
+}
+
+func leftoverFinished(t *testing.T, s *Store, p *s3test.Proxy, size int64) {
+	t.Helper()
+	id, err := s.Begin(bg, "open.bin", size)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Write(bg, id, 0, strings.NewReader("hello")); err != nil {
+		t.Fatal(err)
+	}
+	p.SetFault(func(w http.ResponseWriter, r *http.Request) bool {
+		if r.Method == http.MethodDelete || r.Method == http.MethodPost && r.URL.Query().Has("delete") {
+			w.WriteHeader(http.StatusForbidden)
+			return true
+		}
+		return false
+	})
+	if _, err := s.Finish(bg, id, -1, ""); err != nil {
+		t.Fatal(err)
+	}
+	p.SetFault(nil)
+	if _, err := s.readInfo(bg, id); err != nil {
+		t.Fatalf("no partial left by the finish (%v): the fault did not hold", err)
+	}
+	if n, err := s.Write(bg, id, 5, strings.NewReader("more")); fault.CodeOf(err) != fault.UploadOffset || n != 5 {
+		t.Fatalf("size %d: a chunk at the end of the finished upload: offset %d, %v; want 5 and upload.offset", size, n, err)
+	}
+	if err := s.Abort(bg, id); fault.CodeOf(err) != fault.UploadInvalid {
+		t.Fatalf("size %d: abort of the finished upload: %v; want upload.invalid", size, err)
+	}
+	if info, err := s.Info(bg, id); err != nil || info.Size != 5 {
+		t.Fatalf("the finished upload: %+v, %v; want its 5 bytes", info, err)
+	}
+	if _, err := s.readInfo(bg, id); fault.CodeOf(err) != fault.UploadMissing {
+		t.Fatalf("the partial is still there once met again: %v", err)
+	}
+}
+
+// A step-by-step upload larger than one put is finished as a multipart upload of its chunks read
+// again, cut into parts of DefaultChunk bytes whatever the chunks' sizes. A part refused leaves
+// the upload unfinished and no multipart upload behind; the finish run again publishes it.
+func testLargeChunksFinish(t *testing.T, srv *s3test.Server) {
+	s, p := proxied(t, srv, Options{})
+	data := make([]byte, 2*DefaultChunk+1234)
+	for i := range data {
+		data[i] = byte(i * 7 / 3)
+	}
+	sum, _, _ := ops.Hash(bytes.NewReader(data), nil)
+	id, err := s.Begin(bg, "big.bin", int64(len(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for off := 0; off < len(data); off += 3 << 20 {
+		if _, err := s.Write(bg, id, int64(off), bytes.NewReader(data[off:min(off+3<<20, len(data))])); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var parts atomic.Int32
+	var refuse atomic.Bool
+	refuse.Store(true)
+	p.SetFault(func(w http.ResponseWriter, r *http.Request) bool {
+		if !r.URL.Query().Has("partNumber") {
+			return false
+		}
+		parts.Add(1)
+		if refuse.Load() && r.URL.Query().Get("partNumber") == "2" {
+			w.WriteHeader(http.StatusBadRequest)
+			return true
+		}
+		return false
+	})
+	if _, err := s.Finish(bg, id, -1, sum); err == nil {
+		t.Fatal("the finish passed with a part refused")
+	}
+	if n := multipartCount(t, s); n != 0 {
+		t.Fatalf("%d multipart uploads left by the failed finish", n)
+	}
+	parts.Store(0)
+	refuse.Store(false)
+	info, err := s.Finish(bg, id, -1, sum)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := objectSum(t, s, id, "big.bin"); got != sum || info.Size != int64(len(data)) || parts.Load() != 3 {
+		t.Fatalf("finished as %s, %d bytes, after %d part requests; want %s, %d bytes, 3 parts", got, info.Size, parts.Load(), sum, len(data))
 	}
 	onlyFinished(t, s, 1)
 }

@@ -82,7 +82,7 @@ func (s *Store) headAny(ctx context.Context, id, name string) (*store.Info, bool
 	if th == nil || th.name != name {
 		return nil, false, err
 	}
-	if _, merr := s.getObjectHead(ctx, s.treeMetaKey(id)); merr != nil {
+	if _, merr := s.client.HeadObject(ctx, &awss3.HeadObjectInput{Bucket: &s.Bucket, Key: aws.String(s.treeMetaKey(id))}); merr != nil {
 		return nil, false, err
 	}
 	return th.info(id), true, nil

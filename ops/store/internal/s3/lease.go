@@ -148,7 +148,7 @@ func (l *lease) Unlock(ctx context.Context) (held bool, err error) {
 		<-l.done
 		l.stop = nil
 	}
-	o, err := l.s.readObject(ctx, l.key)
+	o, err := l.s.readObjectUpTo(ctx, l.key, 0) // its holder's nonce is in its metadata
 	switch {
 	case notFound(err):
 		return false, nil

@@ -69,14 +69,6 @@ func withLimits(body string, l store.Limits) string {
 	return out
 }
 
-// admitNew gives a new upload its id and admits it against the limits (store.Quota.AdmitNew).
-func (s *Store) admitNew(ctx context.Context, name string, size int64) (id string, release func(), err error) {
-	return s.quota.AdmitNew(ctx, name, size)
-}
-
-// unreserve drops the reservation of upload id, published or dropped (store.Quota.Done).
-func (s *Store) unreserve(ctx context.Context, id string) { s.quota.Done(ctx, id) }
-
 // The reservations' primitives (store.Reserver). A reservation is the object
 // P/.attachctl/reserved/<id>, created If-None-Match: *. The limits lock is the lease (lease.go)
 // P/.attachctl/limits.lock. A server may let two create-only writes that race both succeed

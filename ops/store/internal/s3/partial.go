@@ -228,11 +228,6 @@ type object struct {
 	meta     map[string]string
 }
 
-// readObject reads a small object whole.
-func (s *Store) readObject(ctx context.Context, key string) (object, error) {
-	return s.readObjectUpTo(ctx, key, 1<<20)
-}
-
 // readObjectUpTo reads an object, its first n bytes at most.
 func (s *Store) readObjectUpTo(ctx context.Context, key string, n int64) (object, error) {
 	out, err := s.client.GetObject(ctx, &awss3.GetObjectInput{Bucket: &s.Bucket, Key: &key})
@@ -246,7 +241,7 @@ func (s *Store) readObjectUpTo(ctx context.Context, key string, n int64) (object
 
 // getObject reads a small object whole; the ETag comes back too.
 func (s *Store) getObject(ctx context.Context, key string) ([]byte, string, time.Time, error) {
-	o, err := s.readObject(ctx, key)
+	o, err := s.readObjectUpTo(ctx, key, 1<<20)
 	return o.body, o.etag, o.modified, err
 }
 
@@ -354,7 +349,7 @@ func (s *Store) Begin(ctx context.Context, name string, size int64) (string, err
 	if _, err := s.checkStore(ctx, true); err != nil {
 		return "", err
 	}
-	id, release, err := s.admitNew(ctx, name, size)
+	id, release, err := s.quota.AdmitNew(ctx, name, size)
 	if err != nil {
 		return "", err
 	}
@@ -471,36 +466,32 @@ func (s *Store) multipartFromChunks(ctx context.Context, key string, meta map[st
 	if err != nil {
 		return err
 	}
+	// The chunks are read in one pass through a pipe, cut into parts as they come.
+	r, w := io.Pipe()
+	copied := make(chan struct{})
+	go func() {
+		defer close(copied)
+		w.CloseWithError(s.copyChunks(ctx, cs, w))
+	}()
 	var done []types.CompletedPart
-	buf := make([]byte, 0, DefaultChunk)
-	send := func() error {
-		n := int32(len(done) + 1)
-		out, err := s.client.UploadPart(ctx, &awss3.UploadPartInput{Bucket: &s.Bucket, Key: &key, UploadId: mp.UploadId,
-			PartNumber: &n, Body: bytes.NewReader(buf), ContentLength: aws.Int64(int64(len(buf)))})
-		if err != nil {
-			return err
+	buf := make([]byte, DefaultChunk)
+	for n := int32(1); err == nil; n++ {
+		k, rerr := io.ReadFull(r, buf)
+		if rerr == io.EOF {
+			break
+		} else if rerr != nil && rerr != io.ErrUnexpectedEOF { // a chunk not read
+			err = rerr
+			break
 		}
-		done = append(done, types.CompletedPart{PartNumber: &n, ETag: out.ETag})
-		buf = buf[:0]
-		return nil
-	}
-	err = s.copyChunks(ctx, cs, writerFunc(func(p []byte) (int, error) {
-		n := len(p)
-		for len(p) > 0 {
-			k := min(len(p), cap(buf)-len(buf))
-			buf = append(buf, p[:k]...)
-			p = p[k:]
-			if len(buf) == cap(buf) {
-				if err := send(); err != nil {
-					return 0, err
-				}
-			}
+		var out *awss3.UploadPartOutput
+		out, err = s.client.UploadPart(ctx, &awss3.UploadPartInput{Bucket: &s.Bucket, Key: &key, UploadId: mp.UploadId,
+			PartNumber: aws.Int32(n), Body: bytes.NewReader(buf[:k]), ContentLength: aws.Int64(int64(k))})
+		if err == nil {
+			done = append(done, types.CompletedPart{PartNumber: aws.Int32(n), ETag: out.ETag})
 		}
-		return n, nil
-	}))
-	if err == nil && len(buf) > 0 {
-		err = send()
 	}
+	r.CloseWithError(err) // a part refused: the reading stops
+	<-copied
 	if err == nil {
 		_, err = s.client.CompleteMultipartUpload(ctx, &awss3.CompleteMultipartUploadInput{Bucket: &s.Bucket, Key: &key,
 			UploadId: mp.UploadId, MultipartUpload: &types.CompletedMultipartUpload{Parts: done}, IfNoneMatch: aws.String("*")})
@@ -510,10 +501,6 @@ func (s *Store) multipartFromChunks(ctx context.Context, key string, meta map[st
 	}
 	return err
 }
-
-type writerFunc func([]byte) (int, error)
-
-func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
 
 // dropPartial removes what an unfinished upload left: its multipart upload, chunks and info (the
 // info last, so that a crash in between leaves an upload that can still be found and removed).

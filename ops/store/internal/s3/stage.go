@@ -86,7 +86,7 @@ func (s *Store) Stream(ctx context.Context, src store.Source, f store.SourceFile
 	}
 	info, err := store.StreamUpload(ctx, s, src, f, opts)
 	if err == nil {
-		s.unreserve(ctx, info.ID)
+		s.quota.Done(ctx, info.ID)
 	}
 	return info, err
 }
@@ -109,7 +109,8 @@ func (s *Store) StartStream(ctx context.Context, st store.StreamStart) (store.St
 	// create-only (or over the dead one they read, If-Match), so one wins and the other resumes
 	// the winner's upload instead of making a second copy.
 	for try := 0; ; try++ {
-		id, pi, held, noteTag := s.resumable(ctx, note, name, want)
+		// A run that lost the note, or lost its upload to the note's, knows another run is at it.
+		id, pi, held, noteTag := s.resumable(ctx, note, name, want, try > 0 || st.Try > 0)
 		w := &streamWrite{s: s, st: st, note: note, id: id, pi: pi, held: held}
 		if pi != nil {
 			return store.StreamFound{}, w, nil
@@ -171,7 +172,7 @@ func (w *streamWrite) Write(ctx context.Context, f store.SourceFile, from int64,
 	if err == errUploadGone {
 		// Another run of the same source completed (or a sweep aborted) the multipart upload
 		// under us: when the finished upload is these bytes, it is ours too.
-		return s.finishedByOther(ctx, w.st.Src.Path, w.id, w.st.Src.Name, w.st.Src.Blake3, w.pi.UploadID)
+		return s.finishedByOther(ctx, w.st.Src.Path, w.id, w.st.Src.Name, w.st.Src.Blake3, w.pi.UploadID, true)
 	}
 	return nil, err
 }
@@ -201,7 +202,7 @@ func (w *streamWrite) Publish(ctx context.Context, sum string) (*store.Info, err
 	// source's. The loser drops its own and takes the winner's, sending what it lacks.
 	if cur := s.noteID(ctx, w.note); cur != "" && cur != w.id && w.st.Try < 3 {
 		s.dropPartial(context.WithoutCancel(ctx), w.id, w.pi)
-		s.unreserve(ctx, w.id)
+		s.quota.Done(ctx, w.id)
 		return nil, store.ErrStreamLost
 	}
 	_, err := s.client.CompleteMultipartUpload(ctx, &awss3.CompleteMultipartUploadInput{Bucket: &s.Bucket, Key: &key,
@@ -210,7 +211,7 @@ func (w *streamWrite) Publish(ctx context.Context, sum string) (*store.Info, err
 		return nil, s.wrap(fault.UploadUnreadable, src.Path, err)
 	}
 	if err != nil { // completed by another run meanwhile: it must be these bytes
-		if _, err := s.finishedByOther(ctx, src.Path, w.id, src.Name, src.Blake3, w.pi.UploadID); err != nil {
+		if _, err := s.finishedByOther(ctx, src.Path, w.id, src.Name, src.Blake3, w.pi.UploadID, true); err != nil {
 			return nil, err
 		}
 	}
@@ -247,16 +248,17 @@ var errNoteTaken = errors.New("the source note was written by another run")
 // errUploadGone: the multipart upload went away while its parts were sent.
 var errUploadGone = errors.New("the multipart upload is gone")
 
-// finishedByOther is the finished upload id when another run finished it with these bytes.
-func (s *Store) finishedByOther(ctx context.Context, abs, id, name, want, uploadID string) (*store.Info, error) {
-	// The other run's completion may still be under way on the server (the multipart upload is
-	// gone before the object is there): wait a little for the object.
+// finishedByOther is the finished upload id when another run finished it with these bytes. When
+// wait is set, the other run's completion may still be under way on the server (versitygw's posix
+// backend takes the multipart upload away before the object is there): the object is waited for a
+// little.
+func (s *Store) finishedByOther(ctx context.Context, abs, id, name, want, uploadID string, wait bool) (*store.Info, error) {
 	info, err := s.head(ctx, id, name)
-	for wait := 50 * time.Millisecond; fault.CodeOf(err) == fault.UploadMissing && wait < 5*time.Second; wait *= 2 {
+	for pause := 50 * time.Millisecond; wait && fault.CodeOf(err) == fault.UploadMissing && pause < 5*time.Second; pause *= 2 {
 		select {
 		case <-ctx.Done():
 			return nil, ctx.Err()
-		case <-time.After(wait):
+		case <-time.After(pause):
 		}
 		info, err = s.head(ctx, id, name)
 	}
@@ -277,8 +279,9 @@ func (s *Store) finishedByOther(ctx context.Context, abs, id, name, want, upload
 
 // resumable looks up the note of a source: the id of a finished upload of it (pi nil), or of a
 // multipart upload to resume with the parts the server holds, or nothing; and the note's ETag
-// ("" when there is no note), for a conditional write over a dead one.
-func (s *Store) resumable(ctx context.Context, note, name, want string) (string, *partialInfo, map[int32]part, string) {
+// ("" when there is no note), for a conditional write over a dead one. wait: another run is at
+// work on this source.
+func (s *Store) resumable(ctx context.Context, note, name, want string, wait bool) (string, *partialInfo, map[int32]part, string) {
 	id, etag := s.readNote(ctx, note)
 	if id == "" {
 		return "", nil, nil, etag
@@ -294,10 +297,13 @@ func (s *Store) resumable(ctx context.Context, note, name, want string) (string,
 	}
 	ps, err := s.parts(ctx, id, name, pi.UploadID)
 	if err != nil {
-		// Completed by a run killed before it removed the info: that upload is this source.
-		// (its multipart upload is gone: completed, the completion maybe still under way)
+		// Its multipart upload is gone: completed (then that upload is this source), or aborted
+		// (by a sweep killed before it removed the info, by a bucket's lifecycle rule), when its
+		// object never comes. The object is waited for only when another run is known to be at
+		// work on this source (wait), whose completion may be under way: else this upload goes
+		// on at once, and a completion under way unseen costs a second copy of the same bytes.
 		if fault.CodeOf(err) == fault.UploadMissing {
-			if _, err := s.finishedByOther(ctx, "", id, name, want, pi.UploadID); err == nil {
+			if _, err := s.finishedByOther(ctx, "", id, name, want, pi.UploadID, wait); err == nil {
 				return id, nil, nil, etag
 			}
 		}
@@ -328,7 +334,7 @@ func (s *Store) startStage(ctx context.Context, note, noteTag, name string, size
 // before it), its info written, then the source's note: create-only, or over the note of an
 // upload that is no more (If-Match noteTag).
 func (s *Store) start(ctx context.Context, note, noteTag, name string, size int64, begin func(id string) (*partialInfo, error)) (string, *partialInfo, error) {
-	id, release, err := s.admitNew(ctx, name, size)
+	id, release, err := s.quota.AdmitNew(ctx, name, size)
 	if err != nil {
 		return "", nil, err
 	}

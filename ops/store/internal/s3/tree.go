@@ -282,13 +282,13 @@ func (t *treeWrite) Publish(ctx context.Context, m *store.TreeMeta, files []stor
 	// and takes the winner's, sending what it lacks.
 	if cur := s.noteID(ctx, t.note); cur != "" && cur != t.id && t.try < 3 {
 		s.dropPartial(context.WithoutCancel(ctx), t.id, t.pi)
-		s.unreserve(ctx, t.id)
+		s.quota.Done(ctx, t.id)
 		return store.ErrTreeLost
 	}
 	if err := s.publishTree(ctx, m, listing, path.Base(t.note)); err != nil {
 		return err
 	}
-	s.unreserve(ctx, t.id) // counted as a finished upload from now on
+	s.quota.Done(ctx, t.id) // counted as a finished upload from now on
 	s.client.DeleteObject(ctx, &awss3.DeleteObjectInput{Bucket: &s.Bucket, Key: aws.String(s.infoKey(t.id))})
 	for _, f := range files {
 		if f.Size > treeParts { // a killed run's multipart upload of it may be left
@@ -478,11 +478,6 @@ func (s *Store) FolderFiles(ctx context.Context, id string) (int, bool, error) {
 	return files, tree, nil
 }
 
-// getObjectHead is a HEAD of key.
-func (s *Store) getObjectHead(ctx context.Context, key string) (*awss3.HeadObjectOutput, error) {
-	return s.client.HeadObject(ctx, &awss3.HeadObjectInput{Bucket: &s.Bucket, Key: &key})
-}
-
 // OpenTreeObject opens the file's object, of a finished folder upload only, read as Open reads a
 // file upload's (its ETag held, its BLAKE3 from its metadata).
 func (s *Store) OpenTreeObject(ctx context.Context, id, name, rel string) (store.Reader, error) {
@@ -622,10 +617,7 @@ func (s *Store) dropNote(ctx context.Context, note, id string) {
 		return
 	}
 	key := s.key(internalDir, "source", note)
-	b, etag, _, err := s.getObject(ctx, key)
-	var n sourceNote
-	if err != nil || json.Unmarshal(b, &n) != nil || n.ID != id || etag == "" {
-		return
+	if cur, etag := s.readNote(ctx, key); cur == id && etag != "" {
+		s.client.DeleteObject(ctx, &awss3.DeleteObjectInput{Bucket: &s.Bucket, Key: &key, IfMatch: &etag})
 	}
-	s.client.DeleteObject(ctx, &awss3.DeleteObjectInput{Bucket: &s.Bucket, Key: &key, IfMatch: &etag})
 }
