@@ -71,3 +71,18 @@ func putFinished(t testing.TB, s *localStore, name string, data []byte, made tim
 	}
 	return id
 }
+
+// finishLeftover finishes an empty upload named name and puts its partial back beside it, with
+// the info it had: what a finish killed after its publish, before it removed the partial, left.
+func finishLeftover(t *testing.T, s *localStore, name string) string {
+	t.Helper()
+	id, err := s.Begin(name, -1)
+	must(t, err)
+	info, err := os.ReadFile(filepath.Join(s.partialDir(id), partialInfo))
+	must(t, err)
+	_, err = s.Finish(id, 0, "")
+	must(t, err)
+	must(t, os.Mkdir(s.partialDir(id), 0o700))
+	must(t, os.WriteFile(filepath.Join(s.partialDir(id), partialInfo), info, 0o600))
+	return id
+}

@@ -104,14 +104,7 @@ func TestStatusUnfinishedFolderOffset(t *testing.T) {
 // it begins, the finished upload kept.
 func TestSweepDropsFinishLeftover(t *testing.T) {
 	s := testStore(t)
-	id, err := s.Begin("a.txt", -1)
-	must(t, err)
-	info, err := os.ReadFile(filepath.Join(s.partialDir(id), partialInfo))
-	must(t, err)
-	_, err = s.Finish(id, 0, "")
-	must(t, err)
-	must(t, os.Mkdir(s.partialDir(id), 0o700))
-	must(t, os.WriteFile(filepath.Join(s.partialDir(id), partialInfo), info, 0o600))
+	id := finishLeftover(t, s, "a.txt")
 	l, err := s.List()
 	must(t, err)
 	if len(l.Entries) != 1 || !l.Entries[0].Finished || len(l.Skipped) != 0 {

@@ -198,15 +198,7 @@ func TestFinishCrash(t *testing.T) {
 		t.Fatalf("meta %+v", m)
 	}
 	// Died after the rename, before the partial was removed.
-	id2, err := s.Begin("d.txt", -1)
-	must(t, err)
-	must(t, os.WriteFile(filepath.Join(t.TempDir(), "x"), nil, 0o600))
-	info, err := os.ReadFile(filepath.Join(s.partialDir(id2), partialInfo))
-	must(t, err)
-	_, err = s.Finish(id2, 0, "")
-	must(t, err)
-	must(t, os.Mkdir(s.partialDir(id2), 0o700))
-	must(t, os.WriteFile(filepath.Join(s.partialDir(id2), partialInfo), info, 0o600))
+	id2 := finishLeftover(t, s, "d.txt")
 	st, err = s.Status(id2)
 	must(t, err)
 	if !st.Finished {
