@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"slices"
 	"strings"
 	"testing"
 
@@ -82,7 +83,7 @@ func TestUploadReader(t *testing.T) {
 			if counted != int64(len(tc.data)) {
 				t.Errorf("progress counted %d bytes, want %d", counted, len(tc.data))
 			}
-			if !slicesEqual(b.writes, tc.writes) {
+			if !slices.Equal(b.writes, tc.writes) {
 				t.Errorf("writes %v, want %v", b.writes, tc.writes)
 			}
 			r, err := b.Open(bg, info.ID, info.Name)
@@ -148,16 +149,4 @@ func TestUploadReaderFails(t *testing.T) {
 			}
 		})
 	}
-}
-
-func slicesEqual(a, b []int64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }

@@ -8,6 +8,7 @@ import (
 	_ "image/png"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"testing"
 
@@ -46,21 +47,9 @@ func TestGeneratedSamplesAreCommitted(t *testing.T) {
 		have = append(have, e.Name())
 	}
 	sort.Strings(want)
-	if !equal(have, want) {
+	if !slices.Equal(have, want) {
 		t.Errorf("testdata/samples holds %q, the generator makes %q", have, want)
 	}
-}
-
-func equal(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // TestSamplesAreSmallAndDeterministic: two runs agree, every file is under 64 KiB, all under 1 MiB.
