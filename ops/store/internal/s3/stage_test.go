@@ -616,11 +616,11 @@ func TestUseSweepRace(t *testing.T) {
 	err := s.listObjects(bg, s.root(), func(o types.Object) error {
 		k := aws.ToString(o.Key)
 		if id, ok := strings.CutSuffix(strings.TrimPrefix(k, s.root()), "/"+UsedName); ok {
-			name, _, err := s.finishedName(bg, id)
+			l, err := s.walkID(bg, id)
 			if err != nil {
 				return err
 			}
-			if name == "" {
+			if name, _ := l.f.upload(); name == "" {
 				t.Errorf("marker %s left without its upload", k)
 			}
 		}

@@ -98,7 +98,7 @@ func (s *Store) dropLeftovers(ctx context.Context) error {
 			continue
 		}
 		if name, tree := l.f.upload(); r.parts[id] != nil && (name != "" || tree) {
-			if _, err := s.Info(ctx, id); err == nil {
+			if _, err := s.finished(ctx, id, name, tree); err == nil {
 				if err := s.dropPartial(ctx, id, nil); err != nil {
 					return err
 				}
@@ -161,43 +161,34 @@ type doomed struct {
 	pi       *partialInfo // an unfinished upload's info (nil: a multipart upload that has none)
 }
 
-// Recheck decides each entry again from what the server says now.
+// Recheck decides each entry again from what the server says now: one walk of P/<id>/ shows
+// whether the finished upload is still there (what it holds does not change; its marker is read
+// for its last use), or what a partial wrote there. An unfinished upload finished since it was
+// listed is Gone: what is left of it is the finish's, no upload to report; the next sweep judges
+// the finished upload and drops the leftover, as the local store looks.
 func (sw *sweeper) Recheck(ctx context.Context, c store.Entry) (*store.SweepItem, error) {
 	s := sw.s
-	if c.Finished {
-		info, tree, err := s.headAny(ctx, c.ID, c.Name)
-		if err != nil {
-			if fault.CodeOf(err) == fault.UploadMissing {
-				return &store.SweepItem{Entry: c, Gone: true}, nil
-			}
-			return nil, err
-		}
-		m, err := s.readMarker(ctx, c.ID)
-		if err != nil {
-			return nil, err
-		}
-		e := store.Entry{ID: c.ID, Name: c.Name, Size: info.Size, Finished: true, Made: info.Made}
-		if m.exists && !m.tombstone {
-			e.LastUsed = m.at
-		}
-		// A tombstone is a sweep's that died before it deleted: its decision stands.
-		return &store.SweepItem{Entry: e, Decided: m.tombstone, Note: &doomed{m: m, tree: tree}}, nil
-	}
-	// One walk of P/<id>/: what the partial wrote there, and whether it is finished since it was
-	// listed (what is left of it is then the finish's, no upload to report: the next sweep
-	// judges the finished upload and drops the leftover), as the local store looks.
 	l, err := s.walkID(ctx, c.ID)
 	if err != nil {
 		return nil, err
 	}
-	if name, tree := l.f.upload(); name != "" || tree {
+	name, tree := l.f.upload()
+	if c.Finished != (tree || name != "") || c.Finished && !tree && name != c.Name {
 		return &store.SweepItem{Entry: c, Gone: true}, nil
 	}
-	u, pi, err := s.partialState(ctx, c.ID, l)
-	d := &doomed{pi: pi}
-	if fault.CodeOf(err) == fault.UploadMissing { // read as the listing reads one with no info
-		u, d, err = noInfo(l, func() ([]multipart, error) { return s.multiparts(ctx, s.key(c.ID)+"/") })
+	if c.Finished {
+		m, err := s.readMarker(ctx, c.ID)
+		if err != nil {
+			return nil, err
+		}
+		c.LastUsed = time.Time{}
+		if m.exists && !m.tombstone {
+			c.LastUsed = m.at
+		}
+		// A tombstone is a sweep's that died before it deleted: its decision stands.
+		return &store.SweepItem{Entry: c, Decided: m.tombstone, Note: &doomed{m: m, tree: tree}}, nil
 	}
+	u, d, err := s.unfinished(ctx, c.ID, true, l, func() ([]multipart, error) { return s.multiparts(ctx, s.key(c.ID)+"/") })
 	switch {
 	case err != nil:
 		return nil, err

@@ -109,23 +109,26 @@ func (f *folder) note(n string, o types.Object) {
 	}
 }
 
-// settle reads the marker when its size said neither kind, and an empty folder upload's name.
-func (s *Store) settle(ctx context.Context, id string, f *folder) (string, marker, error) {
-	name, tree := f.upload()
-	if tree && name == "" {
+// settle is what a listing of the upload id's folder f says of it: its finished upload (an empty
+// folder upload's name read from its listing) and its marker, read when its size said neither kind.
+func (s *Store) settle(ctx context.Context, id string, f *folder) (useNote, error) {
+	n := useNote{m: f.m}
+	n.name, n.tree = f.upload()
+	if n.tree && n.name == "" {
 		th, err := s.headTree(ctx, id)
 		if err != nil {
-			return "", marker{}, err
+			return n, err
 		}
 		if th != nil {
-			name = th.name
+			n.name = th.name
 		}
 	}
-	if !f.odd {
-		return name, f.m, nil
+	if f.odd {
+		var err error
+		n.m, err = s.readMarker(ctx, id)
+		return n, err
 	}
-	m, err := s.readMarker(ctx, id)
-	return name, m, err
+	return n, nil
 }
 
 // Bounds of a lookUpAll page: room for a few objects per id still wanted (an upload and its
@@ -140,7 +143,7 @@ func pageKeys(wanted int) *int32 { return aws.Int32(int32(min(maxPage, max(minPa
 // trip each. Each further page starts at the first id not yet seen whole (or inside it, when a
 // page ended in its folder), so however far apart the ids lie there are at most two listings per
 // id, as with a listing each and a look at the next page.
-func (s *Store) lookUpAll(ctx context.Context, ids []string) ([]string, []marker, error) {
+func (s *Store) lookUpAll(ctx context.Context, ids []string) ([]useNote, error) {
 	want := map[string]*folder{}
 	for _, id := range ids {
 		want[id] = new(folder)
@@ -157,7 +160,7 @@ func (s *Store) lookUpAll(ctx context.Context, ids []string) ([]string, []marker
 			out, err := s.client.ListObjectsV2(ctx, &awss3.ListObjectsV2Input{Bucket: &s.Bucket, Prefix: &root,
 				StartAfter: &start, MaxKeys: pageKeys(len(sorted) - i)})
 			if err != nil {
-				return nil, nil, s.wrap(fault.UploadUnreadable, "uploads", err)
+				return nil, s.wrap(fault.UploadUnreadable, "uploads", err)
 			}
 			last := ""
 			for _, o := range out.Contents {
@@ -184,15 +187,14 @@ func (s *Store) lookUpAll(ctx context.Context, ids []string) ([]string, []marker
 			break
 		}
 	}
-	names := make([]string, len(ids))
-	marks := make([]marker, len(ids))
+	notes := make([]useNote, len(ids))
 	for i, id := range ids {
 		var err error
-		if names[i], marks[i], err = s.settle(ctx, id, want[id]); err != nil {
-			return nil, nil, err
+		if notes[i], err = s.settle(ctx, id, want[id]); err != nil {
+			return nil, err
 		}
 	}
-	return names, marks, nil
+	return notes, nil
 }
 
 // writeMarker replaces the marker m (as read) by a new one, conditionally: If-Match its ETag, or
@@ -232,9 +234,11 @@ func (s *Store) MarkUsed(ctx context.Context, ids []string, at time.Time) error 
 // useBackend is the store as a store.UseBackend.
 type useBackend struct{ s *Store }
 
-// useNote is what a look-up found of one id: the finished upload's name and its marker.
+// useNote is what a look-up found of one id: the finished upload's name ("" when there is none),
+// whether it is a folder upload, and its marker.
 type useNote struct {
 	name string
+	tree bool
 	m    marker
 }
 
@@ -252,25 +256,20 @@ func (u useBackend) HoldUses(ctx context.Context, ids []string) (func(), error) 
 	return func() {}, nil
 }
 
-func (u useBackend) target(id, name string, m marker) store.UseTarget {
-	t := store.UseTarget{Swept: m.tombstone, Note: &useNote{name: name, m: m}}
-	if name == "" {
-		t = store.UseTarget{Err: u.s.missing(id)}
-	}
-	return t
-}
-
 func (u useBackend) LookUpUses(ctx context.Context, ids []string) ([]store.UseTarget, error) {
 	if len(ids) == 0 {
 		return nil, nil
 	}
-	names, marks, err := u.s.lookUpAll(ctx, ids)
+	notes, err := u.s.lookUpAll(ctx, ids)
 	if err != nil {
 		return nil, err
 	}
 	ts := make([]store.UseTarget, len(ids))
 	for i, id := range ids {
-		ts[i] = u.target(id, names[i], marks[i])
+		ts[i] = store.UseTarget{Swept: notes[i].m.tombstone, Note: &notes[i]}
+		if notes[i].name == "" {
+			ts[i] = store.UseTarget{Err: u.s.missing(id)}
+		}
 	}
 	return ts, nil
 }
@@ -293,6 +292,7 @@ func (u useBackend) WriteUse(ctx context.Context, id string, t *store.UseTarget,
 
 // StillThere checks that the finished upload is there: its object, or a folder upload's listing.
 func (u useBackend) StillThere(ctx context.Context, id string, t *store.UseTarget) error {
-	_, _, err := u.s.headAny(ctx, id, t.Note.(*useNote).name)
+	n := t.Note.(*useNote)
+	_, err := u.s.finished(ctx, id, n.name, n.tree)
 	return err
 }
