@@ -545,17 +545,17 @@ func testSweepLease(t *testing.T, srv *s3test.Server) {
 	}
 	s := newStore(t, srv)
 	uploadN(t, s, 1)
-	put(t, s, s.lockKey(), "sweep "+time.Now().Add(-time.Second).UTC().Format(time.RFC3339Nano)+"\n")
+	put(t, s, s.lockKey("sweep"), "sweep "+time.Now().Add(-time.Second).UTC().Format(time.RFC3339Nano)+"\n")
 	sw, err := s.Sweep(bg, 0, false)
 	if err != nil {
 		t.Fatalf("sweep over an expired lease: %v", err)
 	}
 	sw.Close()
-	put(t, s, s.lockKey(), "sweep "+time.Now().Add(time.Hour).UTC().Format(time.RFC3339Nano)+"\n")
+	put(t, s, s.lockKey("sweep"), "sweep "+time.Now().Add(time.Hour).UTC().Format(time.RFC3339Nano)+"\n")
 	if _, err := s.Sweep(bg, 0, false); fault.CodeOf(err) != fault.StoreLocked {
 		t.Fatalf("sweep under a live lease: %v, want store.locked", err)
 	}
-	s.client.DeleteObject(bg, &awss3.DeleteObjectInput{Bucket: &s.Bucket, Key: aws.String(s.lockKey())})
+	s.client.DeleteObject(bg, &awss3.DeleteObjectInput{Bucket: &s.Bucket, Key: aws.String(s.lockKey("sweep"))})
 
 	defer func(l time.Duration) { SweepLease = l }(SweepLease)
 	SweepLease = 400 * time.Millisecond
@@ -853,7 +853,7 @@ func testLockLostAnswer(t *testing.T, srv *s3test.Server) {
 		f          func(s *Store) error
 	}{
 		{"sweep lock taken", "sweep.lock", "If-None-Match", nil, sweep},
-		{"sweep lock taken over", "sweep.lock", "If-Match", func(s *Store) { expired(s, s.lockKey(), "sweep %s\n") }, sweep},
+		{"sweep lock taken over", "sweep.lock", "If-Match", func(s *Store) { expired(s, s.lockKey("sweep"), "sweep %s\n") }, sweep},
 		{"sweep lock renewed", "sweep.lock", "If-Match", nil, func(s *Store) error {
 			defer func(l time.Duration) { SweepLease = l }(SweepLease)
 			SweepLease = 400 * time.Millisecond
@@ -871,7 +871,7 @@ func testLockLostAnswer(t *testing.T, srv *s3test.Server) {
 			}
 			return err
 		}},
-		{"limits lock taken over", "limits.lock", "If-Match", func(s *Store) { expired(s, s.limitsLockKey(), "limits %s 0123456789abcdef\n") },
+		{"limits lock taken over", "limits.lock", "If-Match", func(s *Store) { expired(s, s.lockKey("limits"), "limits %s 0123456789abcdef\n") },
 			func(s *Store) error { return lockLimits(s, 0) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

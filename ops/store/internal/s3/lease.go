@@ -3,7 +3,7 @@ package s3
 import (
 	"context"
 	"strings"
-	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/attachctl/attachctl/manifest/fault"
@@ -33,8 +33,7 @@ type lease struct {
 	etag        string            // of the lock as last written (or found to be its own)
 
 	stop, done chan struct{} // the renewal's (keep), nil when it is not renewed
-	mu         sync.Mutex
-	gone       bool // a renewal lost: another holder has the lock now
+	lost       atomic.Bool   // a renewal lost: another holder has the lock now (or nobody)
 }
 
 // The metadata keys of a lease: its holder, named so that a sweep or rm that cannot have it says
@@ -44,9 +43,12 @@ const (
 	nonceKey  = "nonce"
 )
 
-func (s *Store) newLease(key, tag string, dur time.Duration, nonceInBody bool) *lease {
+// lockKey is the object of the lease tag: P/.attachctl/<tag>.lock.
+func (s *Store) lockKey(tag string) string { return s.key(internalDir, tag+".lock") }
+
+func (s *Store) newLease(tag string, dur time.Duration, nonceInBody bool) *lease {
 	nonce := newNonce()
-	return &lease{s: s, key: key, tag: tag, dur: dur, nonceInBody: nonceInBody, nonce: nonce,
+	return &lease{s: s, key: s.lockKey(tag), tag: tag, dur: dur, nonceInBody: nonceInBody, nonce: nonce,
 		meta: map[string]string{holderKey: store.Me().String(), nonceKey: nonce}}
 }
 
@@ -75,13 +77,15 @@ func (l *lease) put(ctx context.Context, in *awss3.PutObjectInput) (object, erro
 	return o, err
 }
 
-// take takes the lock, waiting up to wait (pausing from pause up to most between tries); busy
-// makes the error of a lock still held then, given whom store.HeldBy names.
-func (l *lease) take(ctx context.Context, wait, pause, most time.Duration, busy func(heldBy string) error) error {
+// take takes the lock, waiting up to wait (pausing from pause up to most between tries), and
+// keeps it renewed until Unlock. A lock still held then is store.locked, naming its holder (as
+// store.HeldBy names it): running says what holding it means, who is "that sweep".
+func (l *lease) take(ctx context.Context, wait, pause, most time.Duration, running, who string) error {
 	deadline := time.Now().Add(wait)
 	for ; ; pause = min(2*pause, most) {
 		found, err := l.put(ctx, &awss3.PutObjectInput{IfNoneMatch: aws.String("*")})
 		if err == nil {
+			l.keep()
 			return nil
 		}
 		if !conflict(err) {
@@ -89,6 +93,7 @@ func (l *lease) take(ctx context.Context, wait, pause, most time.Duration, busy 
 		}
 		if found.etag != "" && l.expired(found.body) {
 			if found, err = l.put(ctx, &awss3.PutObjectInput{IfMatch: aws.String(found.etag)}); err == nil {
+				l.keep()
 				return nil
 			}
 		}
@@ -96,7 +101,8 @@ func (l *lease) take(ctx context.Context, wait, pause, most time.Duration, busy 
 			// The holder the lock read back names (none known: a lock of an earlier version, or
 			// one that could not be read).
 			h, known := store.ParseHolder(found.meta[holderKey])
-			return busy(store.HeldBy(h, known, wait))
+			return fault.Errorf(fault.StoreLocked, "store %s: the %s lock%s %s %s (free at the latest %v after %s stopped)",
+				l.s.URI, l.tag, running, l.key, store.HeldBy(h, known, wait), l.dur, who)
 		}
 		select {
 		case <-ctx.Done():
@@ -125,19 +131,10 @@ func (l *lease) keep() {
 			}
 			_, err := l.put(context.Background(), &awss3.PutObjectInput{IfMatch: aws.String(l.etag)})
 			if conflict(err) || notFound(err) {
-				l.mu.Lock()
-				l.gone = true
-				l.mu.Unlock()
+				l.lost.Store(true)
 			}
 		}
 	}()
-}
-
-// lost reports whether a renewal found the lock another's (or gone).
-func (l *lease) lost() bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.gone
 }
 
 // Unlock lets the lock go (store.LimitsLock's, and the sweep's): held is whether it was still

@@ -48,8 +48,6 @@ func (s *Store) multiparts(ctx context.Context, prefix string) ([]multipart, err
 // a cron sweep finds it free the next time it runs.
 var SweepLease = 2 * time.Minute
 
-func (s *Store) lockKey() string { return s.key(internalDir, "sweep.lock") }
-
 // Sweep takes the store's sweep lock (a lease, lease.go), renewed while the sweep runs (keep). A dry run
 // writes nothing, the lock included. A sweep that holds the lock first removes what killed runs
 // left that is no upload (dropLeftovers).
@@ -61,15 +59,10 @@ func (s *Store) Sweep(ctx context.Context, wait time.Duration, dryRun bool) (sto
 	if !ok || dryRun {
 		return &sweeper{s: s, empty: !ok, dryRun: dryRun}, nil
 	}
-	l := s.newLease(s.lockKey(), "sweep", SweepLease, false)
-	err = l.take(ctx, wait, 10*time.Millisecond, time.Second, func(heldBy string) error {
-		return fault.Errorf(fault.StoreLocked, "store %s: the sweep lock (another sweep or rm is running) %s %s (free at the latest %v after that sweep stopped)",
-			s.URI, l.key, heldBy, l.dur)
-	})
-	if err != nil {
+	l := s.newLease("sweep", SweepLease, false)
+	if err := l.take(ctx, wait, 10*time.Millisecond, time.Second, " (another sweep or rm is running)", "that sweep"); err != nil {
 		return nil, err
 	}
-	l.keep()
 	sw := &sweeper{s: s, lock: l}
 	if err := s.dropLeftovers(ctx); err != nil {
 		sw.Close()
@@ -147,7 +140,7 @@ func (sw *sweeper) SweepProperties() store.SweepProperties {
 // Exclude holds nothing (the tombstone's conditional write is the exclusion): it stops the sweep
 // when its lease was lost (the sweep stalled past its lease and another took the store over).
 func (sw *sweeper) Exclude(context.Context) (func(), error) {
-	if sw.lock != nil && sw.lock.lost() {
+	if sw.lock != nil && sw.lock.lost.Load() {
 		return nil, fault.Errorf(fault.StoreLocked, "store %s: the sweep lock was taken over (this sweep stalled past its lease); stopped", sw.s.URI)
 	}
 	return func() {}, nil
