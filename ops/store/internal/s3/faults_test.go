@@ -523,7 +523,7 @@ func testOrphanTombstone(t *testing.T, srv *s3test.Server) {
 	s := newStore(t, srv)
 	uploadN(t, s, 1)
 	const orphan = "01900000-0000-7000-8000-0000000000bb"
-	if _, err := s.writeMarker(bg, orphan, marker{}, "tombstone", time.Now()); err != nil {
+	if _, err := s.writeMarker(bg, orphan, marker{}, "tombstone", time.Now(), store.ErrSweepKept); err != nil {
 		t.Fatal(err)
 	}
 	sw, err := s.Sweep(bg, 0, false)

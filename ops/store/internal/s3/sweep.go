@@ -57,7 +57,7 @@ func (s *Store) Sweep(ctx context.Context, wait time.Duration, dryRun bool) (sto
 		return nil, err
 	}
 	if !ok || dryRun {
-		return &sweeper{s: s, empty: !ok, dryRun: dryRun}, nil
+		return &sweeper{s: s, dryRun: dryRun}, nil
 	}
 	l := s.newLease("sweep", SweepLease, false)
 	if err := l.take(ctx, wait, 10*time.Millisecond, time.Second, " (another sweep or rm is running)", "that sweep"); err != nil {
@@ -109,7 +109,6 @@ func (s *Store) dropLeftovers(ctx context.Context) error {
 
 type sweeper struct {
 	s      *Store
-	empty  bool
 	dryRun bool
 	lock   *lease // nil when it holds none
 }
@@ -198,13 +197,8 @@ func (sw *sweeper) Doom(ctx context.Context, it *store.SweepItem) error {
 	if !it.Entry.Finished || d.m.tombstone {
 		return nil
 	}
-	if _, err := sw.s.writeMarker(ctx, it.Entry.ID, d.m, "tombstone", time.Now()); err != nil {
-		if isConflict(err) {
-			return store.ErrSweepKept
-		}
-		return sw.s.wrap(fault.UploadUnreadable, "tombstone of "+it.Entry.ID, err)
-	}
-	return nil
+	_, err := sw.s.writeMarker(ctx, it.Entry.ID, d.m, "tombstone", time.Now(), store.ErrSweepKept)
+	return err
 }
 
 func (sw *sweeper) Restore(*store.SweepItem) {}

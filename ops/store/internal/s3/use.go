@@ -197,11 +197,12 @@ func (s *Store) lookUpAll(ctx context.Context, ids []string) ([]useNote, error) 
 	return notes, nil
 }
 
-// writeMarker replaces the marker m (as read) by a new one, conditionally: If-Match its ETag, or
-// If-None-Match: * when there was none. The body carries a fresh nonce so that every write makes
-// a new ETag, and so that a write refused after its answer was lost knows the marker it finds for
-// its own (putOwn). It returns the new ETag; a lost race is an error for which isConflict is true.
-func (s *Store) writeMarker(ctx context.Context, id string, m marker, kind string, at time.Time) (string, error) {
+// writeMarker replaces the marker m (as read) by a new one of kind ("used", "tombstone"),
+// conditionally: If-Match its ETag, or If-None-Match: * when there was none. The body carries a
+// fresh nonce so that every write makes a new ETag, and so that a write refused after its answer
+// was lost knows the marker it finds for its own (putOwn). It returns the new ETag; a write that
+// lost the race (the condition failed, or the marker was deleted meanwhile) returns raced.
+func (s *Store) writeMarker(ctx context.Context, id string, m marker, kind string, at time.Time, raced error) (string, error) {
 	body := fmt.Sprintf("%s %s %s\n", kind, at.UTC().Format(markerTime), newNonce())
 	in := &awss3.PutObjectInput{Key: aws.String(s.usedKey(id))}
 	if m.exists {
@@ -210,15 +211,11 @@ func (s *Store) writeMarker(ctx context.Context, id string, m marker, kind strin
 		in.IfNoneMatch = aws.String("*")
 	}
 	o, err := s.putOwn(ctx, in, []byte(body))
-	if notFound(err) { // If-Match on a marker deleted meanwhile
-		return "", errConflict
+	if conflict(err) || notFound(err) {
+		return "", raced
 	}
-	return o.etag, err
+	return o.etag, s.wrap(fault.UploadUnreadable, "marker of "+id, err)
 }
-
-var errConflict = fmt.Errorf("conditional write lost")
-
-func isConflict(err error) bool { return err == errConflict || conflict(err) }
 
 // MarkUsed marks finished uploads used at at: the rules are written once (store.MarkUsedOn) over
 // the primitives below. The ids are looked up in few listings (lookUpAll: each must be a finished
@@ -277,12 +274,9 @@ func (u useBackend) LookUpUses(ctx context.Context, ids []string) ([]store.UseTa
 // WriteUse replaces the marker as read: If-Match its ETag, If-None-Match: * where there was none.
 func (u useBackend) WriteUse(ctx context.Context, id string, t *store.UseTarget, at time.Time) (bool, func(), error) {
 	s, n := u.s, t.Note.(*useNote)
-	etag, err := s.writeMarker(ctx, id, n.m, "used", at)
+	etag, err := s.writeMarker(ctx, id, n.m, "used", at, store.ErrUseRaced)
 	if err != nil {
-		if isConflict(err) {
-			return false, nil, store.ErrUseRaced
-		}
-		return false, nil, s.wrap(fault.UploadUnreadable, "marker of "+id, err)
+		return false, nil, err
 	}
 	undo := func() {
 		s.client.DeleteObject(ctx, &awss3.DeleteObjectInput{Bucket: &s.Bucket, Key: aws.String(s.usedKey(id)), IfMatch: aws.String(etag)})

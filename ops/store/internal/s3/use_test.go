@@ -90,7 +90,7 @@ func TestLookUpAll(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.writeMarker(bg, ids[4], n4.m, "tombstone", time.Now()); err != nil {
+	if _, err := s.writeMarker(bg, ids[4], n4.m, "tombstone", time.Now(), store.ErrSweepKept); err != nil {
 		t.Fatal(err)
 	}
 	absent := func() string {
