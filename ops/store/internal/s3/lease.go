@@ -13,15 +13,9 @@ import (
 )
 
 // A lease is a lock object of the store that holds for a while after each write: the sweep lock
-// and the limits lock. It is created If-None-Match: *, taken over by If-Match on its ETag once
-// its lease ran out (a holder that died), renewed by If-Match on the ETag last written, and let
-// go by a delete If-Match. Its body is one line, "<tag> <expiry>" (and the nonce after, for the
-// limits lock, whose earlier versions read it there): what earlier versions read. Its metadata
-// names its holder (pid, host, since when) and carries the holder's nonce (x-amz-meta-nonce).
-//
-// A write whose answer was lost was taken by the server all the same: the SDK tries it again and
-// is refused, the ETag having moved. So every refused write reads the lock back, and one that
-// carries this holder's nonce is its own write, not another holder.
+// and the limits lock. How one is created, taken over, renewed, read back after a refusal and let
+// go, and what its body and metadata hold, is docs/store.md's ("S3 stores": the sweep lock and
+// the limits lock are one kind of lease).
 type lease struct {
 	s           *Store
 	key         string

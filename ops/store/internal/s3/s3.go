@@ -42,29 +42,15 @@ const (
 	internalDir = ".attachctl"
 )
 
-// Options of a connection to an S3 store.
+// Options of a connection to an S3 store: each field is the one of the same name of
+// open.S3Options (LimitsWait: of open.Options), which documents it for every caller.
 type Options struct {
-	// PathStyle addresses the bucket in the path (http://host/bucket/key), which most servers
-	// other than AWS need. Also set by ATTACHCTL_S3_PATH_STYLE=1.
-	PathStyle bool
-	// UnsafeNoConditional uses a server that ignores If-None-Match and If-Match (the check on a
-	// prefix's first use is skipped): unsafe, the create-only finish and the marker protocol
-	// depend on them.
+	PathStyle           bool
 	UnsafeNoConditional bool
-	// MaxAttempts is how often a request is tried on 5xx answers, throttling, broken
-	// connections, timeouts and transient refusals (with backoff and jitter); 0 is
-	// AWS_MAX_ATTEMPTS (or the profile's max_attempts), else 3 (the SDKs' standard mode).
-	MaxAttempts int
-	// ConnectTimeout bounds making a connection; 0 is ATTACHCTL_S3_CONNECT_TIMEOUT, else
-	// DefaultConnectTimeout.
-	ConnectTimeout time.Duration
-	// ReadTimeout bounds how long a connection may go without a byte moving either way: a
-	// server that accepts and never answers, or stops in the middle of a transfer. 0 is
-	// ATTACHCTL_S3_READ_TIMEOUT, else DefaultReadTimeout.
-	ReadTimeout time.Duration
-	// LimitsWait is how long an upload waits for the store's limits lock, held while another
-	// upload is checked against the store's limits (0: store.DefaultLimitsWait).
-	LimitsWait time.Duration
+	MaxAttempts         int
+	ConnectTimeout      time.Duration
+	ReadTimeout         time.Duration
+	LimitsWait          time.Duration
 }
 
 // The timeouts unless told: with the standard three attempts, a server that accepts a connection
