@@ -3,6 +3,7 @@ package s3
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -148,43 +149,34 @@ func (s *Store) lookUpAll(ctx context.Context, ids []string) ([]useNote, error) 
 	for _, id := range ids {
 		want[id] = new(folder)
 	}
-	sorted := make([]string, 0, len(want))
-	for id := range want {
-		sorted = append(sorted, id)
-	}
-	slices.Sort(sorted)
-	root := s.root()
+	sorted := slices.Sorted(maps.Keys(want))
+	root, start := s.root(), s.key(sorted[0]) // sorts just before P/<id>/...
 	for i := 0; i < len(sorted); {
-		start := s.key(sorted[i]) // sorts just before P/<id>/...
-		for {
-			out, err := s.client.ListObjectsV2(ctx, &awss3.ListObjectsV2Input{Bucket: &s.Bucket, Prefix: &root,
-				StartAfter: &start, MaxKeys: pageKeys(len(sorted) - i)})
-			if err != nil {
-				return nil, s.wrap(fault.UploadUnreadable, "uploads", err)
+		out, err := s.client.ListObjectsV2(ctx, &awss3.ListObjectsV2Input{Bucket: &s.Bucket, Prefix: &root,
+			StartAfter: &start, MaxKeys: pageKeys(len(sorted) - i)})
+		if err != nil {
+			return nil, s.wrap(fault.UploadUnreadable, "uploads", err)
+		}
+		last := ""
+		for _, o := range out.Contents {
+			k := strings.TrimPrefix(aws.ToString(o.Key), root)
+			last = k
+			id, n, ok := strings.Cut(k, "/")
+			if f := want[id]; ok && f != nil {
+				f.note(n, o)
 			}
-			last := ""
-			for _, o := range out.Contents {
-				k := strings.TrimPrefix(aws.ToString(o.Key), root)
-				last = k
-				id, n, ok := strings.Cut(k, "/")
-				if f := want[id]; ok && f != nil {
-					f.note(n, o)
-				}
-			}
-			if !aws.ToBool(out.IsTruncated) || last == "" {
-				i = len(sorted)
-				break
-			}
-			// Every folder before the last key's is whole; the last key's may go on.
-			lastID, _, _ := strings.Cut(last, "/")
-			for i < len(sorted) && sorted[i] < lastID {
-				i++
-			}
-			if i < len(sorted) && sorted[i] == lastID {
-				start = root + last // go on inside that folder
-				continue
-			}
+		}
+		if !aws.ToBool(out.IsTruncated) || last == "" {
 			break
+		}
+		// Every folder before the last key's is whole; the last key's may go on: the next page
+		// starts inside it when it is wanted, else just before the next id wanted.
+		lastID, _, _ := strings.Cut(last, "/")
+		for i < len(sorted) && sorted[i] < lastID {
+			i++
+		}
+		if start = root + last; i < len(sorted) && sorted[i] != lastID {
+			start = s.key(sorted[i])
 		}
 	}
 	notes := make([]useNote, len(ids))
