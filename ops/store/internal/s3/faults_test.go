@@ -912,7 +912,7 @@ func testMarkerLostAnswer(t *testing.T, srv *s3test.Server) {
 	loseFirst := func(p *s3test.Proxy, cond string) *atomic.Int32 {
 		var lost atomic.Int32
 		p.SetLoseAnswer(func(r *http.Request) bool {
-			return r.Method == "PUT" && strings.HasSuffix(r.URL.Path, "/"+UsedName) && r.Header.Get(cond) != "" && lost.Add(1) == 1
+			return r.Method == "PUT" && strings.HasSuffix(r.URL.Path, "/"+store.UsedName) && r.Header.Get(cond) != "" && lost.Add(1) == 1
 		})
 		return &lost
 	}
@@ -948,7 +948,7 @@ func testMarkerLostAnswer(t *testing.T, srv *s3test.Server) {
 		var swept atomic.Bool
 		p.SetFault(func(w http.ResponseWriter, r *http.Request) bool {
 			// What a sweep between the use's look and its write leaves: no upload, no marker.
-			if r.Method == "PUT" && strings.HasSuffix(r.URL.Path, "/"+UsedName) && swept.CompareAndSwap(false, true) {
+			if r.Method == "PUT" && strings.HasSuffix(r.URL.Path, "/"+store.UsedName) && swept.CompareAndSwap(false, true) {
 				s.deleteKeys(context.Background(), []string{s.FinishedKey(ids[0], l.Entries[0].Name)})
 			}
 			return false

@@ -36,11 +36,8 @@ const (
 	MinChunk     = 5 << 20
 )
 
-// Reserved names, as in the local store.
-const (
-	UsedName    = ".used"
-	internalDir = ".attachctl"
-)
+// internalDir is the store's own folder under PREFIX, as in the local store.
+const internalDir = ".attachctl"
 
 // Options of a connection to an S3 store: each field is the one of the same name of
 // open.S3Options (LimitsWait: of open.Options), which documents it for every caller.
@@ -247,7 +244,7 @@ func (s *Store) FinishedURI(id, name string) string {
 	return "s3://" + s.Bucket + "/" + s.key(id, name)
 }
 
-func (s *Store) usedKey(id string) string { return s.key(id, UsedName) }
+func (s *Store) usedKey(id string) string { return s.key(id, store.UsedName) }
 
 // errCode returns the S3 error code of err ("" when it is not an S3 answer).
 func errCode(err error) string {

@@ -615,7 +615,7 @@ func TestUseSweepRace(t *testing.T) {
 	// No marker without its upload.
 	err := s.listObjects(bg, s.root(), func(o types.Object) error {
 		k := aws.ToString(o.Key)
-		if id, ok := strings.CutSuffix(strings.TrimPrefix(k, s.root()), "/"+UsedName); ok {
+		if id, ok := strings.CutSuffix(strings.TrimPrefix(k, s.root()), "/"+store.UsedName); ok {
 			l, err := s.walkID(bg, id)
 			if err != nil {
 				return err

@@ -87,7 +87,7 @@ func (f *folder) note(n string, o types.Object) {
 		}
 	}
 	switch {
-	case n == UsedName:
+	case n == store.UsedName:
 		f.m = marker{exists: true, etag: aws.ToString(o.ETag)}
 		switch aws.ToInt64(o.Size) {
 		case int64(usedSize):
