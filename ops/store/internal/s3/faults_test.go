@@ -523,7 +523,7 @@ func testOrphanTombstone(t *testing.T, srv *s3test.Server) {
 	s := newStore(t, srv)
 	uploadN(t, s, 1)
 	const orphan = "01900000-0000-7000-8000-0000000000bb"
-	if _, err := s.writeMarker(bg, orphan, marker{}, "tombstone", time.Now()); err != nil {
+	if _, err := s.writeMarker(bg, orphan, marker{}, "tombstone", time.Now(), store.ErrSweepKept); err != nil {
 		t.Fatal(err)
 	}
 	sw, err := s.Sweep(bg, 0, false)
@@ -545,17 +545,17 @@ func testSweepLease(t *testing.T, srv *s3test.Server) {
 	}
 	s := newStore(t, srv)
 	uploadN(t, s, 1)
-	put(t, s, s.lockKey(), "sweep "+time.Now().Add(-time.Second).UTC().Format(time.RFC3339Nano)+"\n")
+	put(t, s, s.lockKey("sweep"), "sweep "+time.Now().Add(-time.Second).UTC().Format(time.RFC3339Nano)+"\n")
 	sw, err := s.Sweep(bg, 0, false)
 	if err != nil {
 		t.Fatalf("sweep over an expired lease: %v", err)
 	}
 	sw.Close()
-	put(t, s, s.lockKey(), "sweep "+time.Now().Add(time.Hour).UTC().Format(time.RFC3339Nano)+"\n")
+	put(t, s, s.lockKey("sweep"), "sweep "+time.Now().Add(time.Hour).UTC().Format(time.RFC3339Nano)+"\n")
 	if _, err := s.Sweep(bg, 0, false); fault.CodeOf(err) != fault.StoreLocked {
 		t.Fatalf("sweep under a live lease: %v, want store.locked", err)
 	}
-	s.client.DeleteObject(bg, &awss3.DeleteObjectInput{Bucket: &s.Bucket, Key: aws.String(s.lockKey())})
+	s.client.DeleteObject(bg, &awss3.DeleteObjectInput{Bucket: &s.Bucket, Key: aws.String(s.lockKey("sweep"))})
 
 	defer func(l time.Duration) { SweepLease = l }(SweepLease)
 	SweepLease = 400 * time.Millisecond
@@ -853,7 +853,7 @@ func testLockLostAnswer(t *testing.T, srv *s3test.Server) {
 		f          func(s *Store) error
 	}{
 		{"sweep lock taken", "sweep.lock", "If-None-Match", nil, sweep},
-		{"sweep lock taken over", "sweep.lock", "If-Match", func(s *Store) { expired(s, s.lockKey(), "sweep %s\n") }, sweep},
+		{"sweep lock taken over", "sweep.lock", "If-Match", func(s *Store) { expired(s, s.lockKey("sweep"), "sweep %s\n") }, sweep},
 		{"sweep lock renewed", "sweep.lock", "If-Match", nil, func(s *Store) error {
 			defer func(l time.Duration) { SweepLease = l }(SweepLease)
 			SweepLease = 400 * time.Millisecond
@@ -871,7 +871,7 @@ func testLockLostAnswer(t *testing.T, srv *s3test.Server) {
 			}
 			return err
 		}},
-		{"limits lock taken over", "limits.lock", "If-Match", func(s *Store) { expired(s, s.limitsLockKey(), "limits %s 0123456789abcdef\n") },
+		{"limits lock taken over", "limits.lock", "If-Match", func(s *Store) { expired(s, s.lockKey("limits"), "limits %s 0123456789abcdef\n") },
 			func(s *Store) error { return lockLimits(s, 0) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -912,7 +912,7 @@ func testMarkerLostAnswer(t *testing.T, srv *s3test.Server) {
 	loseFirst := func(p *s3test.Proxy, cond string) *atomic.Int32 {
 		var lost atomic.Int32
 		p.SetLoseAnswer(func(r *http.Request) bool {
-			return r.Method == "PUT" && strings.HasSuffix(r.URL.Path, "/"+UsedName) && r.Header.Get(cond) != "" && lost.Add(1) == 1
+			return r.Method == "PUT" && strings.HasSuffix(r.URL.Path, "/"+store.UsedName) && r.Header.Get(cond) != "" && lost.Add(1) == 1
 		})
 		return &lost
 	}
@@ -948,7 +948,7 @@ func testMarkerLostAnswer(t *testing.T, srv *s3test.Server) {
 		var swept atomic.Bool
 		p.SetFault(func(w http.ResponseWriter, r *http.Request) bool {
 			// What a sweep between the use's look and its write leaves: no upload, no marker.
-			if r.Method == "PUT" && strings.HasSuffix(r.URL.Path, "/"+UsedName) && swept.CompareAndSwap(false, true) {
+			if r.Method == "PUT" && strings.HasSuffix(r.URL.Path, "/"+store.UsedName) && swept.CompareAndSwap(false, true) {
 				s.deleteKeys(context.Background(), []string{s.FinishedKey(ids[0], l.Entries[0].Name)})
 			}
 			return false

@@ -17,20 +17,6 @@ import (
 	awss3 "github.com/aws/aws-sdk-go-v2/service/s3"
 )
 
-// finishedName finds the name of the finished upload id: the one object of P/<id>/ that is not
-// the marker. "" when there is none.
-func (s *Store) finishedName(ctx context.Context, id string) (string, bool, error) {
-	f, err := s.folderOf(ctx, id)
-	name, tree := f.upload()
-	return name, tree, err
-}
-
-// folderOf lists P/<id>/ once.
-func (s *Store) folderOf(ctx context.Context, id string) (*folder, error) {
-	l, err := s.walkID(ctx, id)
-	return &l.f, err
-}
-
 func (s *Store) missing(id string) error {
 	return fault.Errorf(fault.UploadMissing, "upload %s: not a finished upload in store %s", id, s.URI)
 }
@@ -49,43 +35,32 @@ func (s *Store) Info(ctx context.Context, id string) (*store.Info, error) {
 	if err := s.exists(ctx, id); err != nil {
 		return nil, err
 	}
-	name, tree, err := s.finishedName(ctx, id)
+	l, err := s.walkID(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	if tree {
-		th, err := s.headTree(ctx, id)
-		if err != nil {
-			return nil, err
-		}
-		if th == nil {
-			return nil, s.missing(id)
-		}
-		return th.info(id), nil
-	}
-	if name == "" {
-		return nil, s.missing(id)
-	}
-	return s.head(ctx, id, name)
+	name, tree := l.f.upload()
+	return s.finished(ctx, id, name, tree)
 }
 
-// headAny is the metadata of the finished upload id named name, a file or a folder upload.
-func (s *Store) headAny(ctx context.Context, id, name string) (*store.Info, bool, error) {
-	info, err := s.head(ctx, id, name)
-	if fault.CodeOf(err) != fault.UploadMissing {
-		return info, false, err
+// finished reads the metadata of the finished upload id as a listing of P/<id>/ showed it (its
+// name, and whether it is a folder upload: folder.upload): a HEAD of its object, or of a folder
+// upload's listing, which a sweep removes first. upload.missing when there is none.
+func (s *Store) finished(ctx context.Context, id, name string, tree bool) (*store.Info, error) {
+	if !tree {
+		if name == "" {
+			return nil, s.missing(id)
+		}
+		return s.head(ctx, id, name)
 	}
-	th, terr := s.headTree(ctx, id)
-	if terr != nil {
-		return nil, false, terr
+	th, err := s.headTree(ctx, id)
+	if err != nil {
+		return nil, err
 	}
-	if th == nil || th.name != name {
-		return nil, false, err
+	if th == nil {
+		return nil, s.missing(id)
 	}
-	if _, merr := s.client.HeadObject(ctx, &awss3.HeadObjectInput{Bucket: &s.Bucket, Key: aws.String(s.treeMetaKey(id))}); merr != nil {
-		return nil, false, err
-	}
-	return th.info(id), true, nil
+	return th.info(id), nil
 }
 
 func (s *Store) head(ctx context.Context, id, name string) (*store.Info, error) {

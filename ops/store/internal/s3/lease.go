@@ -3,7 +3,7 @@ package s3
 import (
 	"context"
 	"strings"
-	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/attachctl/attachctl/manifest/fault"
@@ -13,15 +13,9 @@ import (
 )
 
 // A lease is a lock object of the store that holds for a while after each write: the sweep lock
-// and the limits lock. It is created If-None-Match: *, taken over by If-Match on its ETag once
-// its lease ran out (a holder that died), renewed by If-Match on the ETag last written, and let
-// go by a delete If-Match. Its body is one line, "<tag> <expiry>" (and the nonce after, for the
-// limits lock, whose earlier versions read it there): what earlier versions read. Its metadata
-// names its holder (pid, host, since when) and carries the holder's nonce (x-amz-meta-nonce).
-//
-// A write whose answer was lost was taken by the server all the same: the SDK tries it again and
-// is refused, the ETag having moved. So every refused write reads the lock back, and one that
-// carries this holder's nonce is its own write, not another holder.
+// and the limits lock. How one is created, taken over, renewed, read back after a refusal and let
+// go, and what its body and metadata hold, is docs/store.md's ("S3 stores": the sweep lock and
+// the limits lock are one kind of lease).
 type lease struct {
 	s           *Store
 	key         string
@@ -33,8 +27,7 @@ type lease struct {
 	etag        string            // of the lock as last written (or found to be its own)
 
 	stop, done chan struct{} // the renewal's (keep), nil when it is not renewed
-	mu         sync.Mutex
-	gone       bool // a renewal lost: another holder has the lock now
+	lost       atomic.Bool   // a renewal lost: another holder has the lock now (or nobody)
 }
 
 // The metadata keys of a lease: its holder, named so that a sweep or rm that cannot have it says
@@ -44,9 +37,12 @@ const (
 	nonceKey  = "nonce"
 )
 
-func (s *Store) newLease(key, tag string, dur time.Duration, nonceInBody bool) *lease {
+// lockKey is the object of the lease tag: P/.attachctl/<tag>.lock.
+func (s *Store) lockKey(tag string) string { return s.key(internalDir, tag+".lock") }
+
+func (s *Store) newLease(tag string, dur time.Duration, nonceInBody bool) *lease {
 	nonce := newNonce()
-	return &lease{s: s, key: key, tag: tag, dur: dur, nonceInBody: nonceInBody, nonce: nonce,
+	return &lease{s: s, key: s.lockKey(tag), tag: tag, dur: dur, nonceInBody: nonceInBody, nonce: nonce,
 		meta: map[string]string{holderKey: store.Me().String(), nonceKey: nonce}}
 }
 
@@ -75,13 +71,15 @@ func (l *lease) put(ctx context.Context, in *awss3.PutObjectInput) (object, erro
 	return o, err
 }
 
-// take takes the lock, waiting up to wait (pausing from pause up to most between tries); busy
-// makes the error of a lock still held then, given whom store.HeldBy names.
-func (l *lease) take(ctx context.Context, wait, pause, most time.Duration, busy func(heldBy string) error) error {
+// take takes the lock, waiting up to wait (pausing from pause up to most between tries), and
+// keeps it renewed until Unlock. A lock still held then is store.locked, naming its holder (as
+// store.HeldBy names it): running says what holding it means, who is "that sweep".
+func (l *lease) take(ctx context.Context, wait, pause, most time.Duration, running, who string) error {
 	deadline := time.Now().Add(wait)
 	for ; ; pause = min(2*pause, most) {
 		found, err := l.put(ctx, &awss3.PutObjectInput{IfNoneMatch: aws.String("*")})
 		if err == nil {
+			l.keep()
 			return nil
 		}
 		if !conflict(err) {
@@ -89,6 +87,7 @@ func (l *lease) take(ctx context.Context, wait, pause, most time.Duration, busy 
 		}
 		if found.etag != "" && l.expired(found.body) {
 			if found, err = l.put(ctx, &awss3.PutObjectInput{IfMatch: aws.String(found.etag)}); err == nil {
+				l.keep()
 				return nil
 			}
 		}
@@ -96,7 +95,8 @@ func (l *lease) take(ctx context.Context, wait, pause, most time.Duration, busy 
 			// The holder the lock read back names (none known: a lock of an earlier version, or
 			// one that could not be read).
 			h, known := store.ParseHolder(found.meta[holderKey])
-			return busy(store.HeldBy(h, known, wait))
+			return fault.Errorf(fault.StoreLocked, "store %s: the %s lock%s %s %s (free at the latest %v after %s stopped)",
+				l.s.URI, l.tag, running, l.key, store.HeldBy(h, known, wait), l.dur, who)
 		}
 		select {
 		case <-ctx.Done():
@@ -125,19 +125,10 @@ func (l *lease) keep() {
 			}
 			_, err := l.put(context.Background(), &awss3.PutObjectInput{IfMatch: aws.String(l.etag)})
 			if conflict(err) || notFound(err) {
-				l.mu.Lock()
-				l.gone = true
-				l.mu.Unlock()
+				l.lost.Store(true)
 			}
 		}
 	}()
-}
-
-// lost reports whether a renewal found the lock another's (or gone).
-func (l *lease) lost() bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.gone
 }
 
 // Unlock lets the lock go (store.LimitsLock's, and the sweep's): held is whether it was still

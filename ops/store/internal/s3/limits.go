@@ -82,8 +82,6 @@ const reservedDir = "reserved"
 // it runs (lease.keep), so a killed upload frees the store within it.
 var limitsLease = 30 * time.Second
 
-func (s *Store) limitsLockKey() string { return s.key(internalDir, "limits.lock") }
-
 func (s *Store) reservedKey(id string) string { return s.key(internalDir, reservedDir, id) }
 
 type reserver struct{ s *Store }
@@ -91,16 +89,10 @@ type reserver struct{ s *Store }
 // LockLimits takes the limits lock (a lease, lease.go), held while one upload is checked and
 // renewed meanwhile: the check lists the store, which may take longer than the lease.
 func (r reserver) LockLimits(ctx context.Context, wait time.Duration) (store.LimitsLock, error) {
-	s := r.s
-	l := s.newLease(s.limitsLockKey(), "limits", limitsLease, true)
-	err := l.take(ctx, wait, 5*time.Millisecond, 200*time.Millisecond, func(heldBy string) error {
-		return fault.Errorf(fault.StoreLocked, "store %s: the limits lock %s %s (free at the latest %v after its holder stopped)",
-			s.URI, l.key, heldBy, limitsLease)
-	})
-	if err != nil {
+	l := r.s.newLease("limits", limitsLease, true)
+	if err := l.take(ctx, wait, 5*time.Millisecond, 200*time.Millisecond, "", "its holder"); err != nil {
 		return nil, err
 	}
-	l.keep()
 	return l, nil
 }
 

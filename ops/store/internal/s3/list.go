@@ -225,26 +225,17 @@ func (r *listRun) ListPartials(ctx context.Context) ([]store.TopEntry, string, e
 	return ents, where, nil
 }
 
-// hasInfo tells whether the walk showed the info of the unfinished upload id.
-func (r *listRun) hasInfo(id string) bool {
-	l := r.parts[id]
-	return l != nil && slices.ContainsFunc(l.objs, func(o listedObj) bool { return o.name == "info" })
-}
-
 // leftover tells whether l holds a folder upload's objects, neither finished nor a file upload.
 func (l *listed) leftover() bool {
 	name, tree := l.f.upload()
 	return l.f.tree && !tree && name == ""
 }
 
-// ReadPartial reads the unfinished upload id: its info and what it has written (a folder
-// upload's files as the walk showed them), or what the walk showed of one that has no info.
+// ReadPartial reads the unfinished upload id (unfinished): its info only when the walk showed one,
+// a multipart upload with no info as the listing of them showed it.
 func (r *listRun) ReadPartial(ctx context.Context, id string) (store.UnfinishedState, bool, error) {
-	if r.hasInfo(id) {
-		u, _, err := r.s.partialState(ctx, id, r.top[id])
-		return u, fault.CodeOf(err) == fault.UploadMissing, err
-	}
-	u, d, err := noInfo(r.top[id], func() ([]multipart, error) {
+	info := r.parts[id] != nil && slices.ContainsFunc(r.parts[id].objs, func(o listedObj) bool { return o.name == "info" })
+	u, d, err := r.s.unfinished(ctx, id, info, r.top[id], func() ([]multipart, error) {
 		if mp, ok := r.mps[id]; ok {
 			return []multipart{mp}, nil
 		}
@@ -253,25 +244,27 @@ func (r *listRun) ReadPartial(ctx context.Context, id string) (store.UnfinishedS
 	return u, d == nil && err == nil, err
 }
 
-// noInfo reads the unfinished upload that has no info from what a walk of P/<id>/ showed (l, nil
-// when nothing): the files of a folder upload (a sweep killed while it removed it, or a stage
-// killed as it began), else a multipart upload (mps: a stage killed between starting one and
-// writing its info). nil: neither, it is gone.
-func noInfo(l *listed, mps func() ([]multipart, error)) (store.UnfinishedState, *doomed, error) {
+// unfinished reads the unfinished upload id: its info (when it may have one) and what it has
+// written (l: what a walk of P/<id>/ showed, nil when nothing), or, when it has no info, the files
+// of a folder upload (a sweep killed while it removed it, or a stage killed as it began), else a
+// multipart upload (mps: a stage killed between starting one and writing its info). nil doomed:
+// none of them, it is gone.
+func (s *Store) unfinished(ctx context.Context, id string, info bool, l *listed, mps func() ([]multipart, error)) (store.UnfinishedState, *doomed, error) {
+	if info {
+		u, pi, err := s.partialState(ctx, id, l)
+		if fault.CodeOf(err) != fault.UploadMissing {
+			return u, &doomed{pi: pi}, err
+		}
+	}
 	if l != nil && l.leftover() {
-		return leftoverState(l), &doomed{leftover: true}, nil
+		// Begun when its first object was written, last written when its newest was.
+		return store.UnfinishedState{Name: l.f.dir, Made: l.f.first, Written: l.f.last, Bytes: l.treeBytes(l.f.dir)}, &doomed{leftover: true}, nil
 	}
 	ms, err := mps()
 	if err != nil || len(ms) == 0 {
 		return store.UnfinishedState{}, nil, err
 	}
 	return store.UnfinishedState{Name: ms[0].name, Written: ms[0].initiated}, &doomed{}, nil
-}
-
-// leftoverState is the unfinished upload of the files of a folder upload with no info: begun
-// when its first object was written, last written when its newest was.
-func leftoverState(l *listed) store.UnfinishedState {
-	return store.UnfinishedState{Name: l.f.dir, Made: l.f.first, Written: l.f.last, Bytes: l.treeBytes(l.f.dir)}
 }
 
 // treeBytes is what the files of the folder name of the objects l holds hold (store.TreeBytes),

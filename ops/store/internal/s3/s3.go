@@ -1,37 +1,6 @@
 // Package s3 is the store on S3-compatible object storage (docs/store.md, "S3 stores"): `--store
-// s3://BUCKET/PREFIX`.
-//
-// The layout under PREFIX (P):
-//
-//	P/<id>/<name>                      a finished upload: completed create-only (If-None-Match: *)
-//	                                   from a multipart upload; metadata x-amz-meta-blake3 and
-//	                                   x-amz-meta-made
-//	P/<id>/.used                       the use marker: "used <time> <nonce>" or "tombstone <time>
-//	                                   <nonce>" (a time of fixed width, so the two kinds differ in
-//	                                   size and a listing tells them apart); written only by
-//	                                   conditional writes (If-Match on the ETag read,
-//	                                   If-None-Match: * when there was none). The nonce makes every
-//	                                   write's ETag new, so a condition on an ETag read before
-//	                                   another write always fails.
-//	P/.attachctl/store                 the mark that says this prefix is a store
-//	P/.attachctl/sweep.lock            held by the one sweep that runs, and
-//	P/.attachctl/limits.lock           held while one upload is checked: leases (lease.go)
-//	P/.attachctl/partial/<id>/info     an unfinished upload: JSON {name, size, made, and for the
-//	                                   upload stage uploadId and blake3}
-//	P/.attachctl/partial/<id>/c/<off>  a step-by-step upload's chunk at offset off (20 digits),
-//	                                   written If-None-Match: *, so two writers at one offset
-//	                                   cannot both win
-//	P/.attachctl/source/<key>          the upload stage's note for one source file (key: SHA-256 of
-//	                                   its absolute path, name, size and BLAKE3): JSON {id}, so a
-//	                                   run after a kill finds the multipart upload to resume
-//
-// The upload stage writes a multipart upload of the key P/<id>/<name> itself (parts of --chunk
-// bytes, sent --jobs at once); its parts on the server are the durable bytes, and a resume checks
-// each one's ETag (the MD5 of its bytes) against the source before it counts it. Step-by-step
-// chunks are objects of their own, since S3 takes no part under 5 MiB but the last; finish reads
-// them back, checks size and BLAKE3, and writes the finished object from them. Nothing under
-// P/.attachctl is ever an id, and a finished upload is the only object of a P/<id>/ folder whose
-// name is not .used.
+// s3://BUCKET/PREFIX`. Its layout under PREFIX, the objects and the conditional writes that keep
+// them, is docs/store.md's "What is in the bucket"; nothing under PREFIX/.attachctl is ever an id.
 package s3
 
 import (
@@ -67,35 +36,18 @@ const (
 	MinChunk     = 5 << 20
 )
 
-// Reserved names, as in the local store.
-const (
-	UsedName    = ".used"
-	internalDir = ".attachctl"
-)
+// internalDir is the store's own folder under PREFIX, as in the local store.
+const internalDir = ".attachctl"
 
-// Options of a connection to an S3 store.
+// Options of a connection to an S3 store: each field is the one of the same name of
+// open.S3Options (LimitsWait: of open.Options), which documents it for every caller.
 type Options struct {
-	// PathStyle addresses the bucket in the path (http://host/bucket/key), which most servers
-	// other than AWS need. Also set by ATTACHCTL_S3_PATH_STYLE=1.
-	PathStyle bool
-	// UnsafeNoConditional uses a server that ignores If-None-Match and If-Match (the check on a
-	// prefix's first use is skipped): unsafe, the create-only finish and the marker protocol
-	// depend on them.
+	PathStyle           bool
 	UnsafeNoConditional bool
-	// MaxAttempts is how often a request is tried on 5xx answers, throttling, broken
-	// connections, timeouts and transient refusals (with backoff and jitter); 0 is
-	// AWS_MAX_ATTEMPTS (or the profile's max_attempts), else 3 (the SDKs' standard mode).
-	MaxAttempts int
-	// ConnectTimeout bounds making a connection; 0 is ATTACHCTL_S3_CONNECT_TIMEOUT, else
-	// DefaultConnectTimeout.
-	ConnectTimeout time.Duration
-	// ReadTimeout bounds how long a connection may go without a byte moving either way: a
-	// server that accepts and never answers, or stops in the middle of a transfer. 0 is
-	// ATTACHCTL_S3_READ_TIMEOUT, else DefaultReadTimeout.
-	ReadTimeout time.Duration
-	// LimitsWait is how long an upload waits for the store's limits lock, held while another
-	// upload is checked against the store's limits (0: store.DefaultLimitsWait).
-	LimitsWait time.Duration
+	MaxAttempts         int
+	ConnectTimeout      time.Duration
+	ReadTimeout         time.Duration
+	LimitsWait          time.Duration
 }
 
 // The timeouts unless told: with the standard three attempts, a server that accepts a connection
@@ -292,7 +244,7 @@ func (s *Store) FinishedURI(id, name string) string {
 	return "s3://" + s.Bucket + "/" + s.key(id, name)
 }
 
-func (s *Store) usedKey(id string) string { return s.key(id, UsedName) }
+func (s *Store) usedKey(id string) string { return s.key(id, store.UsedName) }
 
 // errCode returns the S3 error code of err ("" when it is not an S3 answer).
 func errCode(err error) string {

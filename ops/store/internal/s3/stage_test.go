@@ -615,12 +615,12 @@ func TestUseSweepRace(t *testing.T) {
 	// No marker without its upload.
 	err := s.listObjects(bg, s.root(), func(o types.Object) error {
 		k := aws.ToString(o.Key)
-		if id, ok := strings.CutSuffix(strings.TrimPrefix(k, s.root()), "/"+UsedName); ok {
-			name, _, err := s.finishedName(bg, id)
+		if id, ok := strings.CutSuffix(strings.TrimPrefix(k, s.root()), "/"+store.UsedName); ok {
+			l, err := s.walkID(bg, id)
 			if err != nil {
 				return err
 			}
-			if name == "" {
+			if name, _ := l.f.upload(); name == "" {
 				t.Errorf("marker %s left without its upload", k)
 			}
 		}

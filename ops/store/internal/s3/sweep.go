@@ -48,8 +48,6 @@ func (s *Store) multiparts(ctx context.Context, prefix string) ([]multipart, err
 // a cron sweep finds it free the next time it runs.
 var SweepLease = 2 * time.Minute
 
-func (s *Store) lockKey() string { return s.key(internalDir, "sweep.lock") }
-
 // Sweep takes the store's sweep lock (a lease, lease.go), renewed while the sweep runs (keep). A dry run
 // writes nothing, the lock included. A sweep that holds the lock first removes what killed runs
 // left that is no upload (dropLeftovers).
@@ -59,17 +57,12 @@ func (s *Store) Sweep(ctx context.Context, wait time.Duration, dryRun bool) (sto
 		return nil, err
 	}
 	if !ok || dryRun {
-		return &sweeper{s: s, empty: !ok, dryRun: dryRun}, nil
+		return &sweeper{s: s, dryRun: dryRun}, nil
 	}
-	l := s.newLease(s.lockKey(), "sweep", SweepLease, false)
-	err = l.take(ctx, wait, 10*time.Millisecond, time.Second, func(heldBy string) error {
-		return fault.Errorf(fault.StoreLocked, "store %s: the sweep lock (another sweep or rm is running) %s %s (free at the latest %v after that sweep stopped)",
-			s.URI, l.key, heldBy, l.dur)
-	})
-	if err != nil {
+	l := s.newLease("sweep", SweepLease, false)
+	if err := l.take(ctx, wait, 10*time.Millisecond, time.Second, " (another sweep or rm is running)", "that sweep"); err != nil {
 		return nil, err
 	}
-	l.keep()
 	sw := &sweeper{s: s, lock: l}
 	if err := s.dropLeftovers(ctx); err != nil {
 		sw.Close()
@@ -98,7 +91,7 @@ func (s *Store) dropLeftovers(ctx context.Context) error {
 			continue
 		}
 		if name, tree := l.f.upload(); r.parts[id] != nil && (name != "" || tree) {
-			if _, err := s.Info(ctx, id); err == nil {
+			if _, err := s.finished(ctx, id, name, tree); err == nil {
 				if err := s.dropPartial(ctx, id, nil); err != nil {
 					return err
 				}
@@ -116,7 +109,6 @@ func (s *Store) dropLeftovers(ctx context.Context) error {
 
 type sweeper struct {
 	s      *Store
-	empty  bool
 	dryRun bool
 	lock   *lease // nil when it holds none
 }
@@ -147,7 +139,7 @@ func (sw *sweeper) SweepProperties() store.SweepProperties {
 // Exclude holds nothing (the tombstone's conditional write is the exclusion): it stops the sweep
 // when its lease was lost (the sweep stalled past its lease and another took the store over).
 func (sw *sweeper) Exclude(context.Context) (func(), error) {
-	if sw.lock != nil && sw.lock.lost() {
+	if sw.lock != nil && sw.lock.lost.Load() {
 		return nil, fault.Errorf(fault.StoreLocked, "store %s: the sweep lock was taken over (this sweep stalled past its lease); stopped", sw.s.URI)
 	}
 	return func() {}, nil
@@ -161,43 +153,34 @@ type doomed struct {
 	pi       *partialInfo // an unfinished upload's info (nil: a multipart upload that has none)
 }
 
-// Recheck decides each entry again from what the server says now.
+// Recheck decides each entry again from what the server says now: one walk of P/<id>/ shows
+// whether the finished upload is still there (what it holds does not change; its marker is read
+// for its last use), or what a partial wrote there. An unfinished upload finished since it was
+// listed is Gone: what is left of it is the finish's, no upload to report; the next sweep judges
+// the finished upload and drops the leftover, as the local store looks.
 func (sw *sweeper) Recheck(ctx context.Context, c store.Entry) (*store.SweepItem, error) {
 	s := sw.s
-	if c.Finished {
-		info, tree, err := s.headAny(ctx, c.ID, c.Name)
-		if err != nil {
-			if fault.CodeOf(err) == fault.UploadMissing {
-				return &store.SweepItem{Entry: c, Gone: true}, nil
-			}
-			return nil, err
-		}
-		m, err := s.readMarker(ctx, c.ID)
-		if err != nil {
-			return nil, err
-		}
-		e := store.Entry{ID: c.ID, Name: c.Name, Size: info.Size, Finished: true, Made: info.Made}
-		if m.exists && !m.tombstone {
-			e.LastUsed = m.at
-		}
-		// A tombstone is a sweep's that died before it deleted: its decision stands.
-		return &store.SweepItem{Entry: e, Decided: m.tombstone, Note: &doomed{m: m, tree: tree}}, nil
-	}
-	// One walk of P/<id>/: what the partial wrote there, and whether it is finished since it was
-	// listed (what is left of it is then the finish's, no upload to report: the next sweep
-	// judges the finished upload and drops the leftover), as the local store looks.
 	l, err := s.walkID(ctx, c.ID)
 	if err != nil {
 		return nil, err
 	}
-	if name, tree := l.f.upload(); name != "" || tree {
+	name, tree := l.f.upload()
+	if c.Finished != (tree || name != "") || c.Finished && !tree && name != c.Name {
 		return &store.SweepItem{Entry: c, Gone: true}, nil
 	}
-	u, pi, err := s.partialState(ctx, c.ID, l)
-	d := &doomed{pi: pi}
-	if fault.CodeOf(err) == fault.UploadMissing { // read as the listing reads one with no info
-		u, d, err = noInfo(l, func() ([]multipart, error) { return s.multiparts(ctx, s.key(c.ID)+"/") })
+	if c.Finished {
+		m, err := s.readMarker(ctx, c.ID)
+		if err != nil {
+			return nil, err
+		}
+		c.LastUsed = time.Time{}
+		if m.exists && !m.tombstone {
+			c.LastUsed = m.at
+		}
+		// A tombstone is a sweep's that died before it deleted: its decision stands.
+		return &store.SweepItem{Entry: c, Decided: m.tombstone, Note: &doomed{m: m, tree: tree}}, nil
 	}
+	u, d, err := s.unfinished(ctx, c.ID, true, l, func() ([]multipart, error) { return s.multiparts(ctx, s.key(c.ID)+"/") })
 	switch {
 	case err != nil:
 		return nil, err
@@ -214,13 +197,8 @@ func (sw *sweeper) Doom(ctx context.Context, it *store.SweepItem) error {
 	if !it.Entry.Finished || d.m.tombstone {
 		return nil
 	}
-	if _, err := sw.s.writeMarker(ctx, it.Entry.ID, d.m, "tombstone", time.Now()); err != nil {
-		if isConflict(err) {
-			return store.ErrSweepKept
-		}
-		return sw.s.wrap(fault.UploadUnreadable, "tombstone of "+it.Entry.ID, err)
-	}
-	return nil
+	_, err := sw.s.writeMarker(ctx, it.Entry.ID, d.m, "tombstone", time.Now(), store.ErrSweepKept)
+	return err
 }
 
 func (sw *sweeper) Restore(*store.SweepItem) {}

@@ -457,10 +457,11 @@ func (s *Store) FolderFiles(ctx context.Context, id string) (int, bool, error) {
 	if err := s.exists(ctx, id); err != nil {
 		return 0, false, err
 	}
-	name, tree, err := s.finishedName(ctx, id)
+	l, err := s.walkID(ctx, id)
 	if err != nil {
 		return 0, false, err
 	}
+	name, tree := l.f.upload()
 	files := 0
 	if tree {
 		th, err := s.headTree(ctx, id)

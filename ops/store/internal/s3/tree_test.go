@@ -202,7 +202,7 @@ func TestTreeSweepKilled(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.writeMarker(bg, id, m, "tombstone", time.Now()); err != nil {
+	if _, err := s.writeMarker(bg, id, m, "tombstone", time.Now(), store.ErrSweepKept); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.deleteKeys(bg, []string{s.treeKey(id)}); err != nil { // killed here

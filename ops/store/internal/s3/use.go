@@ -3,6 +3,7 @@ package s3
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -86,7 +87,7 @@ func (f *folder) note(n string, o types.Object) {
 		}
 	}
 	switch {
-	case n == UsedName:
+	case n == store.UsedName:
 		f.m = marker{exists: true, etag: aws.ToString(o.ETag)}
 		switch aws.ToInt64(o.Size) {
 		case int64(usedSize):
@@ -109,23 +110,26 @@ func (f *folder) note(n string, o types.Object) {
 	}
 }
 
-// settle reads the marker when its size said neither kind, and an empty folder upload's name.
-func (s *Store) settle(ctx context.Context, id string, f *folder) (string, marker, error) {
-	name, tree := f.upload()
-	if tree && name == "" {
+// settle is what a listing of the upload id's folder f says of it: its finished upload (an empty
+// folder upload's name read from its listing) and its marker, read when its size said neither kind.
+func (s *Store) settle(ctx context.Context, id string, f *folder) (useNote, error) {
+	n := useNote{m: f.m}
+	n.name, n.tree = f.upload()
+	if n.tree && n.name == "" {
 		th, err := s.headTree(ctx, id)
 		if err != nil {
-			return "", marker{}, err
+			return n, err
 		}
 		if th != nil {
-			name = th.name
+			n.name = th.name
 		}
 	}
-	if !f.odd {
-		return name, f.m, nil
+	if f.odd {
+		var err error
+		n.m, err = s.readMarker(ctx, id)
+		return n, err
 	}
-	m, err := s.readMarker(ctx, id)
-	return name, m, err
+	return n, nil
 }
 
 // Bounds of a lookUpAll page: room for a few objects per id still wanted (an upload and its
@@ -140,66 +144,57 @@ func pageKeys(wanted int) *int32 { return aws.Int32(int32(min(maxPage, max(minPa
 // trip each. Each further page starts at the first id not yet seen whole (or inside it, when a
 // page ended in its folder), so however far apart the ids lie there are at most two listings per
 // id, as with a listing each and a look at the next page.
-func (s *Store) lookUpAll(ctx context.Context, ids []string) ([]string, []marker, error) {
+func (s *Store) lookUpAll(ctx context.Context, ids []string) ([]useNote, error) {
 	want := map[string]*folder{}
 	for _, id := range ids {
 		want[id] = new(folder)
 	}
-	sorted := make([]string, 0, len(want))
-	for id := range want {
-		sorted = append(sorted, id)
-	}
-	slices.Sort(sorted)
-	root := s.root()
+	sorted := slices.Sorted(maps.Keys(want))
+	root, start := s.root(), s.key(sorted[0]) // sorts just before P/<id>/...
 	for i := 0; i < len(sorted); {
-		start := s.key(sorted[i]) // sorts just before P/<id>/...
-		for {
-			out, err := s.client.ListObjectsV2(ctx, &awss3.ListObjectsV2Input{Bucket: &s.Bucket, Prefix: &root,
-				StartAfter: &start, MaxKeys: pageKeys(len(sorted) - i)})
-			if err != nil {
-				return nil, nil, s.wrap(fault.UploadUnreadable, "uploads", err)
+		out, err := s.client.ListObjectsV2(ctx, &awss3.ListObjectsV2Input{Bucket: &s.Bucket, Prefix: &root,
+			StartAfter: &start, MaxKeys: pageKeys(len(sorted) - i)})
+		if err != nil {
+			return nil, s.wrap(fault.UploadUnreadable, "uploads", err)
+		}
+		last := ""
+		for _, o := range out.Contents {
+			k := strings.TrimPrefix(aws.ToString(o.Key), root)
+			last = k
+			id, n, ok := strings.Cut(k, "/")
+			if f := want[id]; ok && f != nil {
+				f.note(n, o)
 			}
-			last := ""
-			for _, o := range out.Contents {
-				k := strings.TrimPrefix(aws.ToString(o.Key), root)
-				last = k
-				id, n, ok := strings.Cut(k, "/")
-				if f := want[id]; ok && f != nil {
-					f.note(n, o)
-				}
-			}
-			if !aws.ToBool(out.IsTruncated) || last == "" {
-				i = len(sorted)
-				break
-			}
-			// Every folder before the last key's is whole; the last key's may go on.
-			lastID, _, _ := strings.Cut(last, "/")
-			for i < len(sorted) && sorted[i] < lastID {
-				i++
-			}
-			if i < len(sorted) && sorted[i] == lastID {
-				start = root + last // go on inside that folder
-				continue
-			}
+		}
+		if !aws.ToBool(out.IsTruncated) || last == "" {
 			break
 		}
-	}
-	names := make([]string, len(ids))
-	marks := make([]marker, len(ids))
-	for i, id := range ids {
-		var err error
-		if names[i], marks[i], err = s.settle(ctx, id, want[id]); err != nil {
-			return nil, nil, err
+		// Every folder before the last key's is whole; the last key's may go on: the next page
+		// starts inside it when it is wanted, else just before the next id wanted.
+		lastID, _, _ := strings.Cut(last, "/")
+		for i < len(sorted) && sorted[i] < lastID {
+			i++
+		}
+		if start = root + last; i < len(sorted) && sorted[i] != lastID {
+			start = s.key(sorted[i])
 		}
 	}
-	return names, marks, nil
+	notes := make([]useNote, len(ids))
+	for i, id := range ids {
+		var err error
+		if notes[i], err = s.settle(ctx, id, want[id]); err != nil {
+			return nil, err
+		}
+	}
+	return notes, nil
 }
 
-// writeMarker replaces the marker m (as read) by a new one, conditionally: If-Match its ETag, or
-// If-None-Match: * when there was none. The body carries a fresh nonce so that every write makes
-// a new ETag, and so that a write refused after its answer was lost knows the marker it finds for
-// its own (putOwn). It returns the new ETag; a lost race is an error for which isConflict is true.
-func (s *Store) writeMarker(ctx context.Context, id string, m marker, kind string, at time.Time) (string, error) {
+// writeMarker replaces the marker m (as read) by a new one of kind ("used", "tombstone"),
+// conditionally: If-Match its ETag, or If-None-Match: * when there was none. The body carries a
+// fresh nonce so that every write makes a new ETag, and so that a write refused after its answer
+// was lost knows the marker it finds for its own (putOwn). It returns the new ETag; a write that
+// lost the race (the condition failed, or the marker was deleted meanwhile) returns raced.
+func (s *Store) writeMarker(ctx context.Context, id string, m marker, kind string, at time.Time, raced error) (string, error) {
 	body := fmt.Sprintf("%s %s %s\n", kind, at.UTC().Format(markerTime), newNonce())
 	in := &awss3.PutObjectInput{Key: aws.String(s.usedKey(id))}
 	if m.exists {
@@ -208,15 +203,11 @@ func (s *Store) writeMarker(ctx context.Context, id string, m marker, kind strin
 		in.IfNoneMatch = aws.String("*")
 	}
 	o, err := s.putOwn(ctx, in, []byte(body))
-	if notFound(err) { // If-Match on a marker deleted meanwhile
-		return "", errConflict
+	if conflict(err) || notFound(err) {
+		return "", raced
 	}
-	return o.etag, err
+	return o.etag, s.wrap(fault.UploadUnreadable, "marker of "+id, err)
 }
-
-var errConflict = fmt.Errorf("conditional write lost")
-
-func isConflict(err error) bool { return err == errConflict || conflict(err) }
 
 // MarkUsed marks finished uploads used at at: the rules are written once (store.MarkUsedOn) over
 // the primitives below. The ids are looked up in few listings (lookUpAll: each must be a finished
@@ -232,9 +223,11 @@ func (s *Store) MarkUsed(ctx context.Context, ids []string, at time.Time) error 
 // useBackend is the store as a store.UseBackend.
 type useBackend struct{ s *Store }
 
-// useNote is what a look-up found of one id: the finished upload's name and its marker.
+// useNote is what a look-up found of one id: the finished upload's name ("" when there is none),
+// whether it is a folder upload, and its marker.
 type useNote struct {
 	name string
+	tree bool
 	m    marker
 }
 
@@ -252,25 +245,20 @@ func (u useBackend) HoldUses(ctx context.Context, ids []string) (func(), error) 
 	return func() {}, nil
 }
 
-func (u useBackend) target(id, name string, m marker) store.UseTarget {
-	t := store.UseTarget{Swept: m.tombstone, Note: &useNote{name: name, m: m}}
-	if name == "" {
-		t = store.UseTarget{Err: u.s.missing(id)}
-	}
-	return t
-}
-
 func (u useBackend) LookUpUses(ctx context.Context, ids []string) ([]store.UseTarget, error) {
 	if len(ids) == 0 {
 		return nil, nil
 	}
-	names, marks, err := u.s.lookUpAll(ctx, ids)
+	notes, err := u.s.lookUpAll(ctx, ids)
 	if err != nil {
 		return nil, err
 	}
 	ts := make([]store.UseTarget, len(ids))
 	for i, id := range ids {
-		ts[i] = u.target(id, names[i], marks[i])
+		ts[i] = store.UseTarget{Swept: notes[i].m.tombstone, Note: &notes[i]}
+		if notes[i].name == "" {
+			ts[i] = store.UseTarget{Err: u.s.missing(id)}
+		}
 	}
 	return ts, nil
 }
@@ -278,12 +266,9 @@ func (u useBackend) LookUpUses(ctx context.Context, ids []string) ([]store.UseTa
 // WriteUse replaces the marker as read: If-Match its ETag, If-None-Match: * where there was none.
 func (u useBackend) WriteUse(ctx context.Context, id string, t *store.UseTarget, at time.Time) (bool, func(), error) {
 	s, n := u.s, t.Note.(*useNote)
-	etag, err := s.writeMarker(ctx, id, n.m, "used", at)
+	etag, err := s.writeMarker(ctx, id, n.m, "used", at, store.ErrUseRaced)
 	if err != nil {
-		if isConflict(err) {
-			return false, nil, store.ErrUseRaced
-		}
-		return false, nil, s.wrap(fault.UploadUnreadable, "marker of "+id, err)
+		return false, nil, err
 	}
 	undo := func() {
 		s.client.DeleteObject(ctx, &awss3.DeleteObjectInput{Bucket: &s.Bucket, Key: aws.String(s.usedKey(id)), IfMatch: aws.String(etag)})
@@ -293,6 +278,7 @@ func (u useBackend) WriteUse(ctx context.Context, id string, t *store.UseTarget,
 
 // StillThere checks that the finished upload is there: its object, or a folder upload's listing.
 func (u useBackend) StillThere(ctx context.Context, id string, t *store.UseTarget) error {
-	_, _, err := u.s.headAny(ctx, id, t.Note.(*useNote).name)
+	n := t.Note.(*useNote)
+	_, err := u.s.finished(ctx, id, n.name, n.tree)
 	return err
 }

@@ -55,12 +55,12 @@ func (c *requests) take() map[string]int {
 
 // lookUp lists P/<id>/ once: the finished upload's name ("" when there is none) and its marker,
 // what lookUpAll is checked against.
-func (s *Store) lookUp(ctx context.Context, id string) (string, marker, error) {
-	f, err := s.folderOf(ctx, id)
+func (s *Store) lookUp(ctx context.Context, id string) (useNote, error) {
+	l, err := s.walkID(ctx, id)
 	if err != nil {
-		return "", marker{}, err
+		return useNote{}, err
 	}
-	return s.settle(ctx, id, f)
+	return s.settle(ctx, id, &l.f)
 }
 
 // TestLookUpAll checks the batched look-up against one listing per id, whatever the page size and
@@ -86,11 +86,11 @@ func TestLookUpAll(t *testing.T) {
 	if err := s.MarkUsed(bg, ids[:6], time.Now()); err != nil {
 		t.Fatal(err)
 	}
-	_, m, err := s.lookUp(bg, ids[4])
+	n4, err := s.lookUp(bg, ids[4])
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.writeMarker(bg, ids[4], m, "tombstone", time.Now()); err != nil {
+	if _, err := s.writeMarker(bg, ids[4], n4.m, "tombstone", time.Now(), store.ErrSweepKept); err != nil {
 		t.Fatal(err)
 	}
 	absent := func() string {
@@ -117,7 +117,7 @@ func TestLookUpAll(t *testing.T) {
 				defer func(lo, hi int) { minPage, maxPage = lo, hi }(minPage, maxPage)
 				minPage, maxPage = page, page
 				c.take()
-				names, marks, err := s.lookUpAll(bg, want)
+				notes, err := s.lookUpAll(bg, want)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -128,23 +128,23 @@ func TestLookUpAll(t *testing.T) {
 					t.Errorf("%d listings for ids side by side, want 1", n)
 				}
 				for i, id := range want {
-					name, m, err := s.lookUp(bg, id)
+					n, err := s.lookUp(bg, id)
 					if err != nil {
 						t.Fatal(err)
 					}
-					if names[i] != name || marks[i] != m {
-						t.Errorf("id %s: %q %+v, one listing of its folder says %q %+v", id, names[i], marks[i], name, m)
+					if notes[i] != n {
+						t.Errorf("id %s: %+v, one listing of its folder says %+v", id, notes[i], n)
 					}
 				}
 			})
 		}
 	}
 	// The cases cover every kind: finished and used, finished and never used, tombstoned, absent.
-	names, marks, _ := s.lookUpAll(bg, cases["absent"])
-	_, m4, _ := s.lookUp(bg, ids[4])
-	_, m7, _ := s.lookUp(bg, ids[7])
-	if names[0] != "" || names[1] != "f0.txt" || !marks[1].exists || !m4.tombstone || m7.exists {
-		t.Fatalf("the store is not what the cases need: %q %+v, %+v, %+v", names, marks, m4, m7)
+	notes, _ := s.lookUpAll(bg, cases["absent"])
+	n4, _ = s.lookUp(bg, ids[4])
+	n7, _ := s.lookUp(bg, ids[7])
+	if notes[0].name != "" || notes[1].name != "f0.txt" || !notes[1].m.exists || !n4.m.tombstone || n7.m.exists {
+		t.Fatalf("the store is not what the cases need: %+v, %+v, %+v", notes, n4, n7)
 	}
 }
 
