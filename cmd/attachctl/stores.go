@@ -49,9 +49,9 @@ func backendFlags(c *cli.Context) (backendOptions, error) {
 		d    *time.Duration
 	}{{"s3-connect-timeout", &o.S3.ConnectTimeout}, {"s3-read-timeout", &o.S3.ReadTimeout}} {
 		if v := globalString(c, f.name); v != "" {
-			d, err := time.ParseDuration(v)
-			if err != nil || d <= 0 {
-				return backendOptions{open: o}, usageError("--%s takes a duration (30s, 2m), not %q", f.name, v)
+			d, ok := open.ParseS3Timeout(v)
+			if !ok {
+				return backendOptions{open: o}, usageError("--%s takes a duration (30s, 2m) or seconds, not %q", f.name, v)
 			}
 			*f.d = d
 		}

@@ -61,6 +61,10 @@ const (
 	DefaultS3ReadTimeout    = 15 * time.Second
 )
 
+// ParseS3Timeout reads --s3-connect-timeout and --s3-read-timeout as the backend reads their
+// variables: Go's syntax (30s, 2m), or seconds; false when neither, or not above zero.
+func ParseS3Timeout(v string) (time.Duration, bool) { return s3.ParseTimeout(v) }
+
 // Registry returns a location registry with both backends registered, opening with o. A caller
 // with a backend of its own registers it too (another scheme), or replaces one of these.
 func Registry(o Options) *location.Registry {

@@ -57,21 +57,27 @@ const (
 	DefaultReadTimeout    = 15 * time.Second
 )
 
-// envDuration is a duration from the environment (Go's syntax, or whole seconds as the AWS CLI
-// takes its timeouts); 0 when unset, an error when not a duration.
+// envDuration is a duration from the environment (ParseTimeout); 0 when unset.
 func envDuration(name string) (time.Duration, error) {
 	v := os.Getenv(name)
 	if v == "" {
 		return 0, nil
 	}
-	if n, err := strconv.ParseFloat(v, 64); err == nil && n > 0 {
-		return time.Duration(n * float64(time.Second)), nil
-	}
-	d, err := time.ParseDuration(v)
-	if err != nil || d <= 0 {
+	d, ok := ParseTimeout(v)
+	if !ok {
 		return 0, fault.Errorf(fault.UploadInvalid, "%s=%q: not a duration (30s, 1m, or seconds)", name, v)
 	}
 	return d, nil
+}
+
+// ParseTimeout reads a timeout as the flags and variables take it: Go's syntax, or seconds as the
+// AWS CLI takes its timeouts; false when it is neither, or not above zero.
+func ParseTimeout(v string) (time.Duration, bool) {
+	if n, err := strconv.ParseFloat(v, 64); err == nil {
+		return time.Duration(n * float64(time.Second)), n > 0
+	}
+	d, err := time.ParseDuration(v)
+	return d, err == nil && d > 0
 }
 
 // Store is one S3 store: a bucket and a prefix.
