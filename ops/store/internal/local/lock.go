@@ -39,31 +39,13 @@ func (l *heldLock) Unlock() error {
 // lock takes the lock file name of STORE/.attachctl (lockName, sweepLock or limitsLock; made when
 // missing) with how (LOCK_SH or LOCK_EX), waiting at most wait.
 func (s *localStore) lock(name string, how int, wait time.Duration) (*heldLock, error) {
-	return s.lockFile(name, how, wait, true)
-}
-
-// lockIfThere is lock for a reader that must create nothing (a dry-run sweep): when the store has
-// no such lock file, or no internal folder, nothing is locked and the Lock is nil.
-func (s *localStore) lockIfThere(name string, how int, wait time.Duration) (*heldLock, error) {
-	l, err := s.lockFile(name, how, wait, false)
-	if fault.CodeOf(err) == fault.UploadMissing {
-		return nil, nil
-	}
-	return l, err
-}
-
-func (s *localStore) lockFile(name string, how int, wait time.Duration, create bool) (*heldLock, error) {
-	idir, err := s.openInternal(create)
+	idir, err := s.openInternal(true)
 	if err != nil {
 		return nil, err
 	}
 	defer unix.Close(idir)
 	path := s.internal(name)
-	flags := unix.O_RDWR | unix.O_NOFOLLOW | unix.O_CLOEXEC | unix.O_NONBLOCK
-	if create {
-		flags |= unix.O_CREAT
-	}
-	fd, err := unix.Openat(idir, name, flags, uint32(FileMode))
+	fd, err := unix.Openat(idir, name, unix.O_RDWR|unix.O_CREAT|openFlags, uint32(FileMode))
 	if err != nil {
 		return nil, lockErr(path, err)
 	}

@@ -275,28 +275,24 @@ func readPartialMetaAt(dirfd int) (*partialMeta, error) {
 	return &m, nil
 }
 
-// Sweep takes the one-sweep lock, waiting at most wait. A dry run takes it only when the store
-// has one already (it creates nothing); a store that does not exist has nothing to sweep.
+// Sweep takes the one-sweep lock, waiting at most wait. A dry run takes nothing (it writes
+// nothing, the lock included); a store that does not exist has nothing to sweep.
 func (s *localStore) Sweep(wait time.Duration, dryRun bool) (*sweeper, error) {
 	sw := &sweeper{s: s, dry: dryRun, trashfd: -1}
 	if _, err := os.Lstat(s.Dir); errors.Is(err, os.ErrNotExist) {
 		sw.none = true
 		return sw, nil
 	}
-	var err error
 	if dryRun {
-		sw.lock, err = s.lockIfThere(sweepLock, unix.LOCK_EX, wait)
-	} else {
-		sw.lock, err = s.lock(sweepLock, unix.LOCK_EX, wait)
+		return sw, nil
 	}
-	if err != nil {
+	var err error
+	if sw.lock, err = s.lock(sweepLock, unix.LOCK_EX, wait); err != nil {
 		return nil, err
 	}
-	if !dryRun {
-		if err := sw.openTrash(); err != nil {
-			sw.Close()
-			return nil, err
-		}
+	if err := sw.openTrash(); err != nil {
+		sw.Close()
+		return nil, err
 	}
 	return sw, nil
 }
