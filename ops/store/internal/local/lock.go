@@ -79,6 +79,16 @@ func (s *localStore) lock(name string, how int, wait time.Duration) (*heldLock, 
 	return &heldLock{f: f, named: how == unix.LOCK_EX}, nil
 }
 
+// openInternalIfThere is openInternal for a reader that makes nothing: -1 when a folder on the
+// way is not there.
+func (s *localStore) openInternalIfThere(names ...string) (int, error) {
+	fd, err := s.openInternal(false, names...)
+	if fault.CodeOf(err) == fault.UploadMissing {
+		return -1, nil
+	}
+	return fd, err
+}
+
 // pollFlock tries flock(how|LOCK_NB) until it succeeds or wait runs out; then it returns
 // EWOULDBLOCK. The backoff starts at 50µs and grows to 20ms.
 func pollFlock(fd, how int, wait time.Duration) error {

@@ -132,7 +132,7 @@ func (lr *listRun) ReadUpload(_ context.Context, c store.Candidate) (*store.Uplo
 
 func (lr *listRun) ListPartials(context.Context) ([]store.TopEntry, string, error) {
 	dir := lr.s.internal(partialDir)
-	partfd, err := lr.s.openPartialsNoCreate(lr.storefd)
+	partfd, err := lr.s.openInternalIfThere(partialDir)
 	if err != nil || partfd < 0 {
 		return nil, dir, err
 	}
@@ -147,27 +147,6 @@ func (lr *listRun) ListPartials(context.Context) ([]store.TopEntry, string, erro
 func (lr *listRun) ReadPartial(_ context.Context, id string) (store.UnfinishedState, bool, error) {
 	u, _, err := readPartialAt(lr.partfd, id, false)
 	return u, errors.Is(err, unix.ENOENT), err
-}
-
-// openPartialsNoCreate opens STORE/.attachctl/partial without creating anything; -1 when it is
-// not there.
-func (s *localStore) openPartialsNoCreate(storefd int) (int, error) {
-	idir, err := openDirAt(storefd, InternalDir)
-	if err != nil {
-		if errors.Is(err, unix.ENOENT) {
-			return -1, nil
-		}
-		return -1, lockErr(s.internal(), err)
-	}
-	defer unix.Close(idir)
-	fd, err := openDirAt(idir, partialDir)
-	if err != nil {
-		if errors.Is(err, unix.ENOENT) {
-			return -1, nil
-		}
-		return -1, lockErr(s.internal(partialDir), err)
-	}
-	return fd, nil
 }
 
 // readPartialAt reads the unfinished upload id of the partial folder partfd for the listing's
@@ -251,29 +230,33 @@ func treeBytesAt(dirfd int) int64 {
 
 // readPartialMetaAt reads info.json of the unfinished upload open as dirfd.
 func readPartialMetaAt(dirfd int) (*partialMeta, error) {
-	fd, err := unix.Openat(dirfd, partialInfo, unix.O_RDONLY|openFlags, 0)
+	b, err := readSmallAt(dirfd, partialInfo, 1<<20)
 	if err != nil {
-		return nil, err
-	}
-	f := os.NewFile(uintptr(fd), partialInfo) // f owns fd
-	defer f.Close()
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
-		return nil, err
-	}
-	if uint32(st.Mode)&unix.S_IFMT != unix.S_IFREG {
-		return nil, errors.New(partialInfo + ": not a regular file")
-	}
-	b, err := io.ReadAll(io.LimitReader(f, 1<<20))
-	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%s: %w", partialInfo, err)
 	}
 	var m partialMeta
-	if err := json.Unmarshal(b, &m); err != nil || store.ValidName(m.Name) != nil || m.Size < -1 {
+	if json.Unmarshal(b, &m) != nil || store.ValidName(m.Name) != nil || m.Size < -1 {
 		return nil, errors.New(partialInfo + ": damaged")
 	}
 	return &m, nil
 }
+
+// readSmallAt reads whole, up to limit bytes, the regular file name of the folder dirfd, never
+// following a link nor blocking on a FIFO. The error is the system's, or errNotRegular.
+func readSmallAt(dirfd int, name string, limit int64) ([]byte, error) {
+	fd, err := unix.Openat(dirfd, name, unix.O_RDONLY|openFlags, 0)
+	if err != nil {
+		return nil, err
+	}
+	f := os.NewFile(uintptr(fd), name) // f owns fd
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return nil, errNotRegular
+	}
+	return io.ReadAll(io.LimitReader(f, limit))
+}
+
+var errNotRegular = errors.New("not a regular file")
 
 // Sweep takes the one-sweep lock, waiting at most wait. A dry run takes nothing (it writes
 // nothing, the lock included); a store that does not exist has nothing to sweep.
@@ -344,7 +327,7 @@ func (sw *sweeper) Remove(ctx context.Context, cands []store.Entry, stale func(s
 		return lockErr(s.Dir, err)
 	}
 	defer unix.Close(storefd)
-	partfd, err := s.openPartialsNoCreate(storefd)
+	partfd, err := s.openInternalIfThere(partialDir)
 	if err != nil {
 		return err
 	}
