@@ -111,17 +111,6 @@ func pollFlock(fd, how int, wait time.Duration) error {
 	}
 }
 
-// tryFlock takes an exclusive flock on fd without waiting; it reports false when another
-// descriptor holds a lock on the file. A sweep uses it on an unfinished upload's data file, which
-// the writer holds locked while it writes.
-func tryFlock(fd int) (bool, error) {
-	err := flock(fd, unix.LOCK_EX|unix.LOCK_NB)
-	if err == unix.EWOULDBLOCK {
-		return false, nil
-	}
-	return err == nil, err
-}
-
 // flock is flock(2), taken again when a signal interrupts it.
 func flock(fd, how int) error {
 	for {

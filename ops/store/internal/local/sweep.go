@@ -120,12 +120,25 @@ func topEntries(ents []os.DirEntry) []store.TopEntry {
 	return top
 }
 
-// ReadUpload reads a finished upload's metadata and marker; whatever keeps it from reading as an
-// upload is skipped, never a failure.
+// ReadUpload reads a finished upload's metadata and marker through the guarded reads; whatever
+// keeps it from reading as an upload is skipped, never a failure.
 func (lr *listRun) ReadUpload(_ context.Context, c store.Candidate) (*store.UploadMeta, error) {
-	meta, used, _, err := lr.s.UploadState(c.ID)
-	if err != nil {
+	skip := func(err error) (*store.UploadMeta, error) {
 		return nil, fault.Errorf(fault.UploadUnreadable, "%s", fault.AsError(err, fault.UploadUnreadable).Message)
+	}
+	dir := lr.s.UploadDir(c.ID)
+	dirfd, err := openDirAt(lr.storefd, c.ID)
+	if err != nil {
+		return skip(guardErr(dir, c.ID, err))
+	}
+	defer unix.Close(dirfd)
+	meta, err := lr.s.readMetaAt(dirfd, c.ID)
+	if err != nil {
+		return skip(err)
+	}
+	used, _, err := lastUsedAt(dirfd, dir+"/"+UsedName)
+	if err != nil {
+		return skip(err)
 	}
 	return &store.UploadMeta{Info: meta, Recorded: meta.ID, LastUsed: used}, nil
 }
@@ -181,12 +194,13 @@ func readPartialAt(partfd int, id string, lock bool) (store.UnfinishedState, fun
 		return u, nil, err
 	}
 	f := os.NewFile(uintptr(fd), partialData) // f owns fd: closing it drops a lock we took
-	got, err := tryFlock(fd)
-	if err != nil {
+	// LOCK_NB: a writer holding it makes the upload busy, and no one waits for it.
+	if err := flock(fd, unix.LOCK_EX|unix.LOCK_NB); err == unix.EWOULDBLOCK {
+		u.Busy = true
+	} else if err != nil {
 		f.Close()
 		return u, nil, err
 	}
-	u.Busy = !got
 	if err := unix.Fstat(fd, &st); err != nil {
 		f.Close()
 		return u, nil, err
@@ -199,7 +213,7 @@ func readPartialAt(partfd int, id string, lock bool) (store.UnfinishedState, fun
 	if meta != nil && meta.Folder { // its data file is only its lock: the bytes are in its tree
 		u.Bytes = treeBytesAt(dirfd)
 	}
-	if lock && got {
+	if lock && !u.Busy {
 		return u, func() { f.Close() }, nil
 	}
 	f.Close()
