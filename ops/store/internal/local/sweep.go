@@ -69,25 +69,42 @@ func openDirAt(parent int, name string) (int, error) {
 // primitives below: the finished ones read through the guarded reads, the unfinished ones from
 // their partials. A store that does not exist is empty.
 func (s *localStore) List() (*store.Listing, error) {
-	lr := &listRun{s: s, storefd: -1, partfd: -1}
+	lr := &listRun{storeDirs{s: s, storefd: -1, partfd: -1}}
 	defer lr.close()
 	return store.ListOn(context.Background(), lr)
 }
 
-// listRun is one List's store.ListBackend: the store's folder and its partials, open.
-type listRun struct {
+// storeDirs are the store's folder and its partials, open for one listing or one sweep (-1: not
+// open, or not there).
+type storeDirs struct {
 	s               *localStore
 	storefd, partfd int
 }
 
-func (lr *listRun) close() {
-	if lr.storefd >= 0 {
-		unix.Close(lr.storefd)
+// open opens them, making nothing: false when the store is not there.
+func (d *storeDirs) open() (bool, error) {
+	fd, err := unix.Open(d.s.Dir, noFollowDir, 0)
+	if errors.Is(err, unix.ENOENT) {
+		return false, nil
+	} else if err != nil {
+		return false, lockErr(d.s.Dir, err)
 	}
-	if lr.partfd >= 0 {
-		unix.Close(lr.partfd)
+	d.storefd = fd
+	d.partfd, err = d.s.openInternalIfThere(partialDir)
+	return true, err
+}
+
+func (d *storeDirs) close() {
+	for _, fd := range []*int{&d.storefd, &d.partfd} {
+		if *fd >= 0 {
+			unix.Close(*fd)
+			*fd = -1
+		}
 	}
 }
+
+// listRun is one List's store.ListBackend.
+type listRun struct{ storeDirs }
 
 func (lr *listRun) ListProperties() store.ListProperties {
 	return store.ListProperties{Jobs: workers(), Internal: InternalDir}
@@ -95,15 +112,10 @@ func (lr *listRun) ListProperties() store.ListProperties {
 
 func (lr *listRun) ListTop(context.Context) ([]store.TopEntry, string, bool, error) {
 	s := lr.s
-	storefd, err := unix.Open(s.Dir, noFollowDir, 0)
-	if err != nil {
-		if errors.Is(err, unix.ENOENT) {
-			return nil, s.Dir, false, nil
-		}
-		return nil, s.Dir, false, lockErr(s.Dir, err)
+	if there, err := lr.open(); !there || err != nil {
+		return nil, s.Dir, false, err
 	}
-	lr.storefd = storefd
-	ents, err := readDirAt(storefd, s.Dir)
+	ents, err := readDirAt(lr.storefd, s.Dir)
 	if err != nil {
 		return nil, s.Dir, false, fault.Errorf(fault.UploadUnreadable, "store %s: %v", s.Dir, err)
 	}
@@ -145,12 +157,10 @@ func (lr *listRun) ReadUpload(_ context.Context, c store.Candidate) (*store.Uplo
 
 func (lr *listRun) ListPartials(context.Context) ([]store.TopEntry, string, error) {
 	dir := lr.s.internal(partialDir)
-	partfd, err := lr.s.openInternalIfThere(partialDir)
-	if err != nil || partfd < 0 {
-		return nil, dir, err
+	if lr.partfd < 0 {
+		return nil, dir, nil
 	}
-	lr.partfd = partfd
-	ents, err := readDirAt(partfd, dir)
+	ents, err := readDirAt(lr.partfd, dir)
 	if err != nil {
 		return nil, dir, fault.Errorf(fault.UploadUnreadable, "%s: %v", dir, err)
 	}
@@ -272,56 +282,67 @@ func readSmallAt(dirfd int, name string, limit int64) ([]byte, error) {
 
 var errNotRegular = errors.New("not a regular file")
 
-// Sweep takes the one-sweep lock, waiting at most wait. A dry run takes nothing (it writes
-// nothing, the lock included); a store that does not exist has nothing to sweep.
+// Sweep takes the one-sweep lock, waiting at most wait, and opens the store's folders for the
+// sweep (a partial begun after this is not stale yet: Recheck finds it gone). A dry run takes
+// nothing (it writes nothing, the lock included); a store that does not exist has nothing to sweep.
 func (s *localStore) Sweep(wait time.Duration, dryRun bool) (*sweeper, error) {
-	sw := &sweeper{s: s, dry: dryRun, trashfd: -1}
+	sw := &sweeper{storeDirs: storeDirs{s: s, storefd: -1, partfd: -1}, dry: dryRun, trashfd: -1}
 	if _, err := os.Lstat(s.Dir); errors.Is(err, os.ErrNotExist) {
-		sw.none = true
-		return sw, nil
-	}
-	if dryRun {
 		return sw, nil
 	}
 	var err error
-	if sw.lock, err = s.lock(sweepLock, unix.LOCK_EX, wait); err != nil {
-		return nil, err
+	if !dryRun {
+		if sw.lock, err = s.lock(sweepLock, unix.LOCK_EX, wait); err != nil {
+			return nil, err
+		}
 	}
-	if err := sw.openTrash(); err != nil {
+	there, err := sw.open()
+	if err == nil && there && !dryRun {
+		err = sw.openTrash()
+	}
+	if err != nil {
 		sw.Close()
 		return nil, err
 	}
 	return sw, nil
 }
 
-// openTrash opens the trash and removes what a crashed sweep left there.
+// openTrash opens the trash, on the store's file system, and removes what a crashed sweep left
+// there.
 func (sw *sweeper) openTrash() error {
 	fd, err := sw.s.openInternal(true, trashDir)
 	if err != nil {
 		return err
 	}
 	sw.trashfd = fd
-	root, err := fsOf(fd)
+	var top fsID
+	sw.root, err = fsOf(fd)
+	if err == nil {
+		top, err = fsOf(sw.storefd)
+	}
 	if err != nil {
 		return storeErr(sw.s.internal(trashDir), err)
 	}
-	sw.root = root
-	sw.emptyTrash(root)
+	if top != sw.root {
+		return fault.Errorf(fault.UploadUnreadable, "store %s: its trash is on another file system; nothing removed", sw.s.Dir)
+	}
+	sw.emptyTrash()
 	return nil
 }
 
-// sweeper is a running sweep of a local store: it holds sweep.lock until Close.
+// sweeper is a running sweep of a local store, its store.SweepBackend: it holds sweep.lock and
+// the store's folders until Close.
 type sweeper struct {
-	s       *localStore
+	storeDirs
 	dry     bool
-	none    bool // the store does not exist
 	lock    *heldLock
 	trashfd int  // the trash, in a real sweep
 	root    fsID // the store's file system
 }
 
-// Close releases the sweep lock.
+// Close releases the sweep lock and the folders.
 func (sw *sweeper) Close() error {
+	sw.close()
 	if sw.trashfd >= 0 {
 		unix.Close(sw.trashfd)
 		sw.trashfd = -1
@@ -332,52 +353,23 @@ func (sw *sweeper) Close() error {
 // Remove is store.Sweeper's Remove, the re-check written once (store.SweepRemove) over the
 // primitives below: see there, and the protocol above.
 func (sw *sweeper) Remove(ctx context.Context, cands []store.Entry, stale func(store.Entry) bool, each func(store.Entry, store.Outcome, error) error) error {
-	if sw.none || len(cands) == 0 {
+	if sw.storefd < 0 || len(cands) == 0 {
 		return ctx.Err()
 	}
-	s := sw.s
-	storefd, err := unix.Open(s.Dir, noFollowDir, 0)
-	if err != nil {
-		return lockErr(s.Dir, err)
-	}
-	defer unix.Close(storefd)
-	partfd, err := s.openInternalIfThere(partialDir)
-	if err != nil {
+	if err := store.SweepRemove(ctx, sw, sw.dry, cands, stale, each); err != nil || sw.dry {
 		return err
 	}
-	if partfd >= 0 {
-		defer unix.Close(partfd)
-	}
-	r := &sweepRun{sw: sw, storefd: storefd, partfd: partfd}
-	if !sw.dry {
-		root, err := fsOf(storefd)
-		if err != nil {
-			return lockErr(s.Dir, err)
-		}
-		if root != sw.root {
-			return fault.Errorf(fault.UploadUnreadable, "store %s: its trash is on another file system; nothing removed", s.Dir)
-		}
-	}
-	if err := store.SweepRemove(ctx, r, sw.dry, cands, stale, each); err != nil || sw.dry {
-		return err
-	}
-	s.pruneIndex(storefd)
+	sw.s.pruneIndex(sw.storefd)
 	return nil
 }
 
-// sweepRun is one Remove's store.SweepBackend: the store and its partials, open.
-type sweepRun struct {
-	sw              *sweeper
-	storefd, partfd int
-}
-
-func (r *sweepRun) SweepProperties() store.SweepProperties {
+func (sw *sweeper) SweepProperties() store.SweepProperties {
 	return store.SweepProperties{Batch: sweepBatch, Jobs: workers(), Undo: true}
 }
 
 // Exclude takes the marker lock exclusive: a use waits for one batch at most.
-func (r *sweepRun) Exclude(context.Context) (func(), error) {
-	lk, err := r.sw.s.lock(lockName, unix.LOCK_EX, max(markerWait, 0))
+func (sw *sweeper) Exclude(context.Context) (func(), error) {
+	lk, err := sw.s.lock(lockName, unix.LOCK_EX, max(markerWait, 0))
 	if err != nil {
 		return nil, err
 	}
@@ -386,10 +378,10 @@ func (r *sweepRun) Exclude(context.Context) (func(), error) {
 
 // Recheck reads a finished upload's marker, or an unfinished upload's data file, taking its
 // writer's lock: held until the entry is renamed, so no chunk lands in a folder on its way out.
-func (r *sweepRun) Recheck(_ context.Context, c store.Entry) (*store.SweepItem, error) {
-	s := r.sw.s
+func (sw *sweeper) Recheck(_ context.Context, c store.Entry) (*store.SweepItem, error) {
+	s := sw.s
 	if c.Finished {
-		dirfd, err := openDirAt(r.storefd, c.ID)
+		dirfd, err := openDirAt(sw.storefd, c.ID)
 		if err != nil {
 			if errors.Is(err, unix.ENOENT) {
 				return &store.SweepItem{Entry: c, Gone: true}, nil
@@ -404,18 +396,15 @@ func (r *sweepRun) Recheck(_ context.Context, c store.Entry) (*store.SweepItem, 
 		c.LastUsed = used
 		return &store.SweepItem{Entry: c}, nil
 	}
-	if r.partfd < 0 {
+	if sw.partfd < 0 {
 		return &store.SweepItem{Entry: c, Gone: true}, nil
 	}
-	u, release, err := readPartialAt(r.partfd, c.ID, true)
+	u, release, err := readPartialAt(sw.partfd, c.ID, true)
 	it := &store.SweepItem{Entry: store.UnfinishedEntry(c.ID, u), Release: release}
 	if err != nil {
 		if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) {
 			it.Entry, it.Gone = c, true
 			return it, nil
-		}
-		if release != nil {
-			release()
 		}
 		return nil, err
 	}
@@ -424,7 +413,7 @@ func (r *sweepRun) Recheck(_ context.Context, c store.Entry) (*store.SweepItem, 
 	// its folder into the store before the partial's data goes, so this look, after the one at
 	// the data, cannot miss it.
 	var st unix.Stat_t
-	if unix.Fstatat(r.storefd, c.ID, &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
+	if unix.Fstatat(sw.storefd, c.ID, &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
 		it.Entry, it.Gone = c, true
 	}
 	return it, nil
@@ -439,42 +428,42 @@ func trashName(e store.Entry) string {
 }
 
 // Doom renames the entry's folder into the trash, in one rename.
-func (r *sweepRun) Doom(_ context.Context, it *store.SweepItem) error {
+func (sw *sweeper) Doom(_ context.Context, it *store.SweepItem) error {
 	e := it.Entry
-	from, path := r.storefd, r.sw.s.UploadDir(e.ID)
+	from, path := sw.storefd, sw.s.UploadDir(e.ID)
 	if !e.Finished {
-		from, path = r.partfd, r.sw.s.partialDir(e.ID)
+		from, path = sw.partfd, sw.s.partialDir(e.ID)
 	}
-	if err := renameNoReplaceAt(from, e.ID, r.sw.trashfd, trashName(e)); err != nil {
+	if err := renameNoReplaceAt(from, e.ID, sw.trashfd, trashName(e)); err != nil {
 		return fmt.Errorf("%s: moving into the trash: %w", path, err)
 	}
 	return nil
 }
 
 // Restore moves a doomed entry back from the trash to its place, as if the sweep had not chosen it.
-func (r *sweepRun) Restore(it *store.SweepItem) {
+func (sw *sweeper) Restore(it *store.SweepItem) {
 	if it.Entry.Finished {
-		renameNoReplaceAt(r.sw.trashfd, it.Entry.ID, r.storefd, it.Entry.ID)
-	} else if r.partfd >= 0 {
-		renameNoReplaceAt(r.sw.trashfd, trashName(it.Entry), r.partfd, it.Entry.ID)
+		renameNoReplaceAt(sw.trashfd, it.Entry.ID, sw.storefd, it.Entry.ID)
+	} else if sw.partfd >= 0 {
+		renameNoReplaceAt(sw.trashfd, trashName(it.Entry), sw.partfd, it.Entry.ID)
 	}
 }
 
 // Drop removes a doomed entry from the trash. For a finished upload it reads the marker once
 // more first, so that the report carries the last use the folder really had.
-func (r *sweepRun) Drop(_ context.Context, it *store.SweepItem) error {
+func (sw *sweeper) Drop(_ context.Context, it *store.SweepItem) error {
 	e := &it.Entry
 	name := trashName(*e)
-	path := r.sw.s.internal(trashDir, name)
+	path := sw.s.internal(trashDir, name)
 	if e.Finished {
-		if dirfd, err := openDirAt(r.sw.trashfd, name); err == nil {
+		if dirfd, err := openDirAt(sw.trashfd, name); err == nil {
 			if used, ok, err := lastUsedAt(dirfd, path+"/"+UsedName); err == nil && ok {
 				e.LastUsed = used
 			}
 			unix.Close(dirfd)
 		}
 	}
-	if err := removeAt(r.sw.trashfd, name, r.sw.root); err != nil {
+	if err := removeAt(sw.trashfd, name, sw.root); err != nil {
 		return fault.Errorf(fault.UploadUnreadable, "%s: removing upload %s: %v (left in the trash)", path, e.ID, err)
 	}
 	return nil
@@ -482,11 +471,11 @@ func (r *sweepRun) Drop(_ context.Context, it *store.SweepItem) error {
 
 // emptyTrash removes what a crashed sweep left in the trash, and the partials that a finish killed
 // after its rename left beside their finished uploads. What cannot be removed stays for the next.
-func (sw *sweeper) emptyTrash(root fsID) {
+func (sw *sweeper) emptyTrash() {
 	ents, err := readDirAt(sw.trashfd, sw.s.internal(trashDir))
 	if err == nil {
 		for _, e := range ents {
-			removeAt(sw.trashfd, e.Name(), root)
+			removeAt(sw.trashfd, e.Name(), sw.root)
 		}
 	}
 	sw.s.cleanLeftovers()
