@@ -449,22 +449,12 @@ func (sw *sweeper) Restore(it *store.SweepItem) {
 	}
 }
 
-// Drop removes a doomed entry from the trash. For a finished upload it reads the marker once
-// more first, so that the report carries the last use the folder really had.
+// Drop removes a doomed entry from the trash. The last use Recheck read is the folder's last: it
+// read it under the marker lock, which no use writes without, and after Doom no use finds it.
 func (sw *sweeper) Drop(_ context.Context, it *store.SweepItem) error {
-	e := &it.Entry
-	name := trashName(*e)
-	path := sw.s.internal(trashDir, name)
-	if e.Finished {
-		if dirfd, err := openDirAt(sw.trashfd, name); err == nil {
-			if used, ok, err := lastUsedAt(dirfd, path+"/"+UsedName); err == nil && ok {
-				e.LastUsed = used
-			}
-			unix.Close(dirfd)
-		}
-	}
+	name := trashName(it.Entry)
 	if err := removeAt(sw.trashfd, name, sw.root); err != nil {
-		return fault.Errorf(fault.UploadUnreadable, "%s: removing upload %s: %v (left in the trash)", path, e.ID, err)
+		return fault.Errorf(fault.UploadUnreadable, "%s: removing upload %s: %v (left in the trash)", sw.s.internal(trashDir, name), it.Entry.ID, err)
 	}
 	return nil
 }
