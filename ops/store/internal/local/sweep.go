@@ -18,19 +18,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// The local side of a sweep (the policy, which uploads are stale, is package sweep's):
-//
-// A sweep holds STORE/.attachctl/sweep.lock for its whole run (one sweep at a time). Remove takes
-// the marker lock exclusive for one batch of candidates at a time, re-reads each (a finished
-// upload's .used marker; an unfinished upload's data file and its writer's flock), asks the
-// policy again, renames the doomed folders into STORE/.attachctl/trash in one rename each, and
-// releases the lock; the trash is emptied outside the lock. So a use waits for one batch at most,
-// and a use that comes after a rename finds the upload missing rather than writing into a doomed
-// folder. What a crashed sweep left in the trash is removed by the next one.
-//
-// Nothing is followed: entries are judged by getdents' type and fstatat without following,
-// opened O_NOFOLLOW, renamed (which moves a link, never its target) and removed by a walk on
-// folder descriptors that never enters another file system.
+// The local side of a sweep (the policy, which uploads are stale, is package sweep's) is
+// docs/store.md's "The lock": sweep.lock held for the whole run, the marker lock exclusive for one
+// batch at a time, doomed folders renamed into the trash and removed outside the lock, nothing
+// followed.
 
 // sweepBatch is how many candidates are decided per hold of the marker lock.
 const sweepBatch = 256
