@@ -12,10 +12,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Limits returns the store's limits, from its mark (none for a store that does not exist yet,
-// or whose mark is of an earlier version).
-func (s *localStore) Limits() (store.Limits, error) { return s.quota.Limits(context.Background()) }
-
 // readLimits reads the mark, never through a link (store.Quota.Read).
 func (s *localStore) readLimits(context.Context) (store.Limits, error) {
 	idir, err := s.openInternalIfThere()
@@ -35,7 +31,7 @@ func (s *localStore) readLimits(context.Context) (store.Limits, error) {
 
 // admit checks a new upload id against the limits and reserves its room (store.Quota.Admit).
 func (s *localStore) admit(id, name string, size int64) (release func(), err error) {
-	l, err := s.Limits()
+	l, err := s.quota.Limits(context.Background())
 	if err != nil {
 		return func() {}, err
 	}
@@ -122,23 +118,6 @@ func (r reserver) DropReservation(ctx context.Context, key string) error {
 	return nil
 }
 
-// initStore is `store init`: it makes the store (as an upload would: refused where it may not be
-// one) and sets its limits in its mark, once (store.Quota.Set).
-func initStore(dir string, l store.Limits) (*localStore, error) {
-	s, err := openStore(dir, true)
-	if err != nil {
-		return nil, err
-	}
-	have, err := s.Limits()
-	if err != nil {
-		return nil, err
-	}
-	if err := s.quota.Set(l, have, "editing "+s.internal(markName), func() error { return s.writeMark(l) }); err != nil {
-		return nil, err
-	}
-	return s, nil
-}
-
 // writeMark replaces the mark by one with limits l: written under a name of its own, fsynced and
 // renamed over the mark (replaceAt), so the mark is always whole.
 func (s *localStore) writeMark(l store.Limits) error {
@@ -150,22 +129,26 @@ func (s *localStore) writeMark(l store.Limits) error {
 	return wrap(s.internal(markName), replaceAt(idir, "", markName, store.MarkText(l), time.Time{}, true))
 }
 
-// Limits is store.Limiter's: the store's limits (none while it does not exist).
+// Limits is store.Limiter's: the store's limits, from its mark (none while it does not exist, or
+// when its mark is of an earlier version).
 func (l *backend) Limits(ctx context.Context) (store.Limits, error) {
 	s, err := l.store(false)
 	if err != nil {
 		return store.Limits{}, err
 	}
-	return s.Limits()
+	return s.quota.Limits(ctx)
 }
 
-// SetLimits is store.Limiter's: `store init`.
+// SetLimits is store.Limiter's, `store init`: it makes the store (as an upload would: refused
+// where it may not be one) and sets its limits in its mark, once (store.Quota.Set).
 func (l *backend) SetLimits(ctx context.Context, lim store.Limits) error {
-	s, err := initStore(l.dir, lim)
-	if err == nil {
-		l.mu.Lock()
-		l.set(s)
-		l.mu.Unlock()
+	s, err := l.store(true)
+	if err != nil {
+		return err
 	}
-	return err
+	have, err := s.readLimits(ctx)
+	if err != nil {
+		return err
+	}
+	return s.quota.Set(lim, have, "editing "+s.internal(markName), func() error { return s.writeMark(lim) })
 }
