@@ -273,23 +273,16 @@ func readSmallAt(dirfd int, name string, limit int64) ([]byte, error) {
 
 var errNotRegular = errors.New("not a regular file")
 
-// Sweep takes the one-sweep lock, waiting at most wait, and opens the store's folders for the
-// sweep (a partial begun after this is not stale yet: Recheck finds it gone). A dry run takes
+// Sweep opens the store's folders for the sweep (a partial begun after this is not stale yet:
+// Recheck finds it gone) and takes the one-sweep lock, waiting at most wait. A dry run takes
 // nothing (it writes nothing, the lock included); a store that does not exist has nothing to sweep.
 func (s *localStore) Sweep(wait time.Duration, dryRun bool) (*sweeper, error) {
 	sw := &sweeper{storeDirs: storeDirs{s: s, storefd: -1, partfd: -1}, dry: dryRun, trashfd: -1}
-	if _, err := os.Lstat(s.Dir); errors.Is(err, os.ErrNotExist) {
-		return sw, nil
-	}
-	var err error
-	if !dryRun {
-		if sw.lock, err = s.lock(sweepLock, unix.LOCK_EX, wait); err != nil {
-			return nil, err
-		}
-	}
 	there, err := sw.open()
 	if err == nil && there && !dryRun {
-		err = sw.openTrash()
+		if sw.lock, err = s.lock(sweepLock, unix.LOCK_EX, wait); err == nil {
+			err = sw.openTrash()
+		}
 	}
 	if err != nil {
 		sw.Close()
