@@ -106,21 +106,22 @@ func (lr *listRun) ListTop(context.Context) ([]store.TopEntry, string, bool, err
 	if there, err := lr.open(); !there || err != nil {
 		return nil, s.Dir, false, err
 	}
-	ents, err := readDirAt(lr.storefd, s.Dir)
-	if err != nil {
-		return nil, s.Dir, false, fault.Errorf(fault.UploadUnreadable, "store %s: %v", s.Dir, err)
-	}
-	return topEntries(ents), s.Dir, true, nil
+	top, err := listAt(lr.storefd, s.Dir)
+	return top, s.Dir, err == nil, err
 }
 
-// topEntries are a folder's entries as the listing engine takes them, typed by getdents.
-func topEntries(ents []os.DirEntry) []store.TopEntry {
+// listAt lists the folder fd (at dir) as the listing engine takes it, typed by getdents.
+func listAt(fd int, dir string) ([]store.TopEntry, error) {
+	ents, err := readDirAt(fd, dir)
+	if err != nil {
+		return nil, fault.Errorf(fault.UploadUnreadable, "%s: %v", dir, err)
+	}
 	top := make([]store.TopEntry, len(ents))
 	for i, e := range ents {
 		link := e.Type()&os.ModeSymlink != 0
 		top[i] = store.TopEntry{Name: e.Name(), Dir: e.IsDir() && !link, Link: link}
 	}
-	return top
+	return top, nil
 }
 
 // ReadUpload reads a finished upload's metadata and marker through the guarded reads; whatever
@@ -151,11 +152,8 @@ func (lr *listRun) ListPartials(context.Context) ([]store.TopEntry, string, erro
 	if lr.partfd < 0 {
 		return nil, dir, nil
 	}
-	ents, err := readDirAt(lr.partfd, dir)
-	if err != nil {
-		return nil, dir, fault.Errorf(fault.UploadUnreadable, "%s: %v", dir, err)
-	}
-	return topEntries(ents), dir, nil
+	top, err := listAt(lr.partfd, dir)
+	return top, dir, err
 }
 
 func (lr *listRun) ReadPartial(_ context.Context, id string) (store.UnfinishedState, bool, error) {
@@ -403,22 +401,19 @@ func (sw *sweeper) Recheck(_ context.Context, c store.Entry) (*store.SweepItem, 
 	return it, nil
 }
 
-// trashName is the entry's name in the trash.
-func trashName(e store.Entry) string {
+// home is the folder that keeps the entry's folder, and the path of that.
+func (sw *sweeper) home(e store.Entry) (int, string) {
 	if e.Finished {
-		return e.ID
+		return sw.storefd, sw.s.UploadDir(e.ID)
 	}
-	return "partial-" + e.ID
+	return sw.partfd, sw.s.partialDir(e.ID)
 }
 
-// Doom renames the entry's folder into the trash, in one rename.
+// Doom renames the entry's folder into the trash, in one rename, under its id: no two entries of
+// a sweep have one id (a partial beside the finished upload of its id is no entry).
 func (sw *sweeper) Doom(_ context.Context, it *store.SweepItem) error {
-	e := it.Entry
-	from, path := sw.storefd, sw.s.UploadDir(e.ID)
-	if !e.Finished {
-		from, path = sw.partfd, sw.s.partialDir(e.ID)
-	}
-	if err := renameNoReplaceAt(from, e.ID, sw.trashfd, trashName(e)); err != nil {
+	from, path := sw.home(it.Entry)
+	if err := renameNoReplaceAt(from, it.Entry.ID, sw.trashfd, it.Entry.ID); err != nil {
 		return fmt.Errorf("%s: moving into the trash: %w", path, err)
 	}
 	return nil
@@ -426,19 +421,15 @@ func (sw *sweeper) Doom(_ context.Context, it *store.SweepItem) error {
 
 // Restore moves a doomed entry back from the trash to its place, as if the sweep had not chosen it.
 func (sw *sweeper) Restore(it *store.SweepItem) {
-	if it.Entry.Finished {
-		renameNoReplaceAt(sw.trashfd, it.Entry.ID, sw.storefd, it.Entry.ID)
-	} else if sw.partfd >= 0 {
-		renameNoReplaceAt(sw.trashfd, trashName(it.Entry), sw.partfd, it.Entry.ID)
-	}
+	to, _ := sw.home(it.Entry)
+	renameNoReplaceAt(sw.trashfd, it.Entry.ID, to, it.Entry.ID)
 }
 
 // Drop removes a doomed entry from the trash. The last use Recheck read is the folder's last: it
 // read it under the marker lock, which no use writes without, and after Doom no use finds it.
 func (sw *sweeper) Drop(_ context.Context, it *store.SweepItem) error {
-	name := trashName(it.Entry)
-	if err := removeAt(sw.trashfd, name, sw.root); err != nil {
-		return fault.Errorf(fault.UploadUnreadable, "%s: removing upload %s: %v (left in the trash)", sw.s.internal(trashDir, name), it.Entry.ID, err)
+	if err := removeAt(sw.trashfd, it.Entry.ID, sw.root); err != nil {
+		return fault.Errorf(fault.UploadUnreadable, "%s: removing upload %s: %v (left in the trash)", sw.s.internal(trashDir, it.Entry.ID), it.Entry.ID, err)
 	}
 	return nil
 }
