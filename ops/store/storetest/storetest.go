@@ -64,6 +64,7 @@ func Run(t *testing.T, h Harness) {
 		{"SweepRemovesStale", testSweepStale},
 		{"SweepKeepsUsedSinceListed", testSweepUsedSince},
 		{"SweepDryRun", testSweepDryRun},
+		{"SweepDryRunTakesNoLock", testSweepDryRunNoLock},
 		{"SweepCancelled", testSweepCancelled},
 		{"SweepOneAtATime", testSweepExclusive},
 		{"NotStore", testNotStore},
@@ -619,6 +620,28 @@ func testSweepDryRun(t *testing.T, h Harness) {
 	if _, err := b.Status(ctx, pid); err != nil {
 		t.Fatalf("a dry run removed a partial: %v", err)
 	}
+}
+
+// A dry run writes nothing, the sweep lock included (docs/operations.md), so it neither waits for
+// a sweep that runs nor keeps another from starting: on every backend alike.
+func testSweepDryRunNoLock(t *testing.T, h Harness) {
+	b := h.New(t)
+	a := upload(t, b, "a.txt", []byte("a"))
+	sw, err := b.Sweep(ctx, 0, false)
+	must(t, "sweep", err)
+	defer sw.Close()
+	got, err := sweepAll(t, ctx, b, time.Now().Add(time.Hour), true, nil)
+	must(t, "a dry run while a sweep holds the store", err)
+	if got[a.ID] != store.Removed {
+		t.Fatalf("dry run outcomes %v", got)
+	}
+	dry, err := b.Sweep(ctx, 0, true)
+	must(t, "a second dry run", err)
+	defer dry.Close()
+	must(t, "close the sweep", sw.Close())
+	again, err := b.Sweep(ctx, 0, false)
+	must(t, "a sweep while a dry run is open", err)
+	again.Close()
 }
 
 func testSweepCancelled(t *testing.T, h Harness) {

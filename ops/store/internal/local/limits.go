@@ -5,54 +5,33 @@ package local
 import (
 	"context"
 	"errors"
-	"io"
 	"os"
 	"time"
 
-	"github.com/attachctl/attachctl/manifest/fault"
 	"github.com/attachctl/attachctl/ops/store"
 	"golang.org/x/sys/unix"
 )
 
-// Limits returns the store's limits, from its mark (none for a store that does not exist yet,
-// or whose mark is of an earlier version).
-func (s *localStore) Limits() (store.Limits, error) { return s.quota.Limits(context.Background()) }
-
 // readLimits reads the mark, never through a link (store.Quota.Read).
 func (s *localStore) readLimits(context.Context) (store.Limits, error) {
-	idir, err := s.openInternal(false)
-	if err != nil {
-		if fault.CodeOf(err) == fault.UploadMissing || errors.Is(err, unix.ENOENT) {
-			return store.Limits{}, nil
-		}
-		if _, serr := os.Lstat(s.internal()); errors.Is(serr, os.ErrNotExist) {
-			return store.Limits{}, nil
-		}
+	idir, err := s.openInternalIfThere()
+	if err != nil || idir < 0 {
 		return store.Limits{}, err
 	}
 	defer unix.Close(idir)
-	fd, err := unix.Openat(idir, markName, unix.O_RDONLY|openFlags, 0)
+	b, err := readSmallAt(idir, markName, 1<<16)
 	if errors.Is(err, unix.ENOENT) {
 		return store.Limits{}, nil
 	}
 	if err != nil {
 		return store.Limits{}, storeErr(s.internal(markName), err)
 	}
-	f := os.NewFile(uintptr(fd), s.internal(markName)) // f owns fd
-	defer f.Close()
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
-		return store.Limits{}, fault.Errorf(fault.UploadUnreadable, "store mark %s: not a regular file", f.Name())
-	}
-	b, err := io.ReadAll(io.LimitReader(f, 1<<16))
-	if err != nil {
-		return store.Limits{}, storeErr(f.Name(), err)
-	}
-	return store.ParseMark(f.Name(), b)
+	return store.ParseMark(s.internal(markName), b)
 }
 
 // admit checks a new upload id against the limits and reserves its room (store.Quota.Admit).
 func (s *localStore) admit(id, name string, size int64) (release func(), err error) {
-	l, err := s.Limits()
+	l, err := s.quota.Limits(context.Background())
 	if err != nil {
 		return func() {}, err
 	}
@@ -102,18 +81,9 @@ func (r reserver) PutReservation(ctx context.Context, key string, body []byte) e
 	return wrap(r.s.internal(reservedDir, key), writeNewAt(dir, key, body, FileMode, false))
 }
 
-// openReserved opens STORE/.attachctl/reserved without making anything: -1 when it is not there.
-func (r reserver) openReserved() (int, error) {
-	fd, err := r.s.openInternal(false, reservedDir)
-	if fault.CodeOf(err) == fault.UploadMissing {
-		return -1, nil
-	}
-	return fd, err
-}
-
 func (r reserver) Reservations(ctx context.Context) (map[string][]byte, error) {
 	out := map[string][]byte{}
-	fd, err := r.openReserved()
+	fd, err := r.s.openInternalIfThere(reservedDir)
 	if err != nil {
 		return nil, err
 	}
@@ -127,13 +97,9 @@ func (r reserver) Reservations(ctx context.Context) (map[string][]byte, error) {
 		return nil, storeErr(d.Name(), err)
 	}
 	for _, name := range names {
-		b := []byte{} // unreadable: kept as an empty body, which no check counts (and drops)
-		if f, err := unix.Openat(fd, name, unix.O_RDONLY|openFlags, 0); err == nil {
-			buf := make([]byte, 4096)
-			if n, err := unix.Read(f, buf); err == nil {
-				b = buf[:n]
-			}
-			unix.Close(f)
+		b, err := readSmallAt(fd, name, 4096)
+		if err != nil {
+			b = []byte{} // unreadable: kept as an empty body, which no check counts (and drops)
 		}
 		out[name] = b
 	}
@@ -141,7 +107,7 @@ func (r reserver) Reservations(ctx context.Context) (map[string][]byte, error) {
 }
 
 func (r reserver) DropReservation(ctx context.Context, key string) error {
-	fd, err := r.openReserved()
+	fd, err := r.s.openInternalIfThere(reservedDir)
 	if err != nil || fd < 0 {
 		return err
 	}
@@ -150,23 +116,6 @@ func (r reserver) DropReservation(ctx context.Context, key string) error {
 		return storeErr(r.s.internal(reservedDir, key), err)
 	}
 	return nil
-}
-
-// initStore is `store init`: it makes the store (as an upload would: refused where it may not be
-// one) and sets its limits in its mark, once (store.Quota.Set).
-func initStore(dir string, l store.Limits) (*localStore, error) {
-	s, err := openStore(dir, true)
-	if err != nil {
-		return nil, err
-	}
-	have, err := s.Limits()
-	if err != nil {
-		return nil, err
-	}
-	if err := s.quota.Set(l, have, "editing "+s.internal(markName), func() error { return s.writeMark(l) }); err != nil {
-		return nil, err
-	}
-	return s, nil
 }
 
 // writeMark replaces the mark by one with limits l: written under a name of its own, fsynced and
@@ -180,22 +129,26 @@ func (s *localStore) writeMark(l store.Limits) error {
 	return wrap(s.internal(markName), replaceAt(idir, "", markName, store.MarkText(l), time.Time{}, true))
 }
 
-// Limits is store.Limiter's: the store's limits (none while it does not exist).
+// Limits is store.Limiter's: the store's limits, from its mark (none while it does not exist, or
+// when its mark is of an earlier version).
 func (l *backend) Limits(ctx context.Context) (store.Limits, error) {
 	s, err := l.store(false)
 	if err != nil {
 		return store.Limits{}, err
 	}
-	return s.Limits()
+	return s.quota.Limits(ctx)
 }
 
-// SetLimits is store.Limiter's: `store init`.
+// SetLimits is store.Limiter's, `store init`: it makes the store (as an upload would: refused
+// where it may not be one) and sets its limits in its mark, once (store.Quota.Set).
 func (l *backend) SetLimits(ctx context.Context, lim store.Limits) error {
-	s, err := initStore(l.dir, lim)
-	if err == nil {
-		l.mu.Lock()
-		l.set(s)
-		l.mu.Unlock()
+	s, err := l.store(true)
+	if err != nil {
+		return err
 	}
-	return err
+	have, err := s.readLimits(ctx)
+	if err != nil {
+		return err
+	}
+	return s.quota.Set(lim, have, "editing "+s.internal(markName), func() error { return s.writeMark(lim) })
 }

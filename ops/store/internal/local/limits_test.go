@@ -4,6 +4,7 @@ package local
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"testing"
@@ -14,7 +15,12 @@ import (
 
 func limitedStore(t *testing.T, l store.Limits) *localStore {
 	t.Helper()
-	s, err := initStore(filepath.Join(t.TempDir(), "chat-1"), l)
+	nb, _ := New(filepath.Join(t.TempDir(), "chat-1"))
+	b := nb.(*backend)
+	if err := b.SetLimits(context.Background(), l); err != nil {
+		t.Fatal(err)
+	}
+	s, err := b.store(false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,11 +8,7 @@ import (
 	"github.com/attachctl/attachctl/ops/store"
 )
 
-// On Windows the local store is refused, at New: its guarantees rest on calls Windows does not
-// have in the same form (opening each folder relative to the one above without following a link,
-// flock, a rename that refuses to replace, owner-only modes), and a store that kept only some of
-// them would be one an attacker with write access could point outside itself. An S3 store works
-// there as anywhere, and so does every command that needs no store (sniff, shrink, prompt).
+// On Windows the local store is refused, at New: docs/store.md ("Platforms") says why.
 
 // New refuses: the local store needs a POSIX system.
 func New(dir string, opts ...Option) (store.Backend, error) { return nil, errNoPOSIX("store " + dir) }

@@ -39,31 +39,13 @@ func (l *heldLock) Unlock() error {
 // lock takes the lock file name of STORE/.attachctl (lockName, sweepLock or limitsLock; made when
 // missing) with how (LOCK_SH or LOCK_EX), waiting at most wait.
 func (s *localStore) lock(name string, how int, wait time.Duration) (*heldLock, error) {
-	return s.lockFile(name, how, wait, true)
-}
-
-// lockIfThere is lock for a reader that must create nothing (a dry-run sweep): when the store has
-// no such lock file, or no internal folder, nothing is locked and the Lock is nil.
-func (s *localStore) lockIfThere(name string, how int, wait time.Duration) (*heldLock, error) {
-	l, err := s.lockFile(name, how, wait, false)
-	if fault.CodeOf(err) == fault.UploadMissing {
-		return nil, nil
-	}
-	return l, err
-}
-
-func (s *localStore) lockFile(name string, how int, wait time.Duration, create bool) (*heldLock, error) {
-	idir, err := s.openInternal(create)
+	idir, err := s.openInternal(true)
 	if err != nil {
 		return nil, err
 	}
 	defer unix.Close(idir)
 	path := s.internal(name)
-	flags := unix.O_RDWR | unix.O_NOFOLLOW | unix.O_CLOEXEC | unix.O_NONBLOCK
-	if create {
-		flags |= unix.O_CREAT
-	}
-	fd, err := unix.Openat(idir, name, flags, uint32(FileMode))
+	fd, err := unix.Openat(idir, name, unix.O_RDWR|unix.O_CREAT|openFlags, uint32(FileMode))
 	if err != nil {
 		return nil, lockErr(path, err)
 	}
@@ -97,6 +79,16 @@ func (s *localStore) lockFile(name string, how int, wait time.Duration, create b
 	return &heldLock{f: f, named: how == unix.LOCK_EX}, nil
 }
 
+// openInternalIfThere is openInternal for a reader that makes nothing: -1 when a folder on the
+// way is not there.
+func (s *localStore) openInternalIfThere(names ...string) (int, error) {
+	fd, err := s.openInternal(false, names...)
+	if fault.CodeOf(err) == fault.UploadMissing {
+		return -1, nil
+	}
+	return fd, err
+}
+
 // pollFlock tries flock(how|LOCK_NB) until it succeeds or wait runs out; then it returns
 // EWOULDBLOCK. The backoff starts at 50µs and grows to 20ms.
 func pollFlock(fd, how int, wait time.Duration) error {
@@ -117,17 +109,6 @@ func pollFlock(fd, how int, wait time.Duration) error {
 		time.Sleep(min(pause, left))
 		pause = min(2*pause, 20*time.Millisecond)
 	}
-}
-
-// tryFlock takes an exclusive flock on fd without waiting; it reports false when another
-// descriptor holds a lock on the file. A sweep uses it on an unfinished upload's data file, which
-// the writer holds locked while it writes.
-func tryFlock(fd int) (bool, error) {
-	err := flock(fd, unix.LOCK_EX|unix.LOCK_NB)
-	if err == unix.EWOULDBLOCK {
-		return false, nil
-	}
-	return err == nil, err
 }
 
 // flock is flock(2), taken again when a signal interrupts it.

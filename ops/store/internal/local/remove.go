@@ -5,7 +5,6 @@ package local
 import (
 	"errors"
 	"fmt"
-	"io"
 	"os"
 
 	"golang.org/x/sys/unix"
@@ -26,42 +25,29 @@ func removeAt(parent int, name string, root fsID) error {
 		return err
 	}
 	for try := 0; ; try++ {
-		fd, err := unix.Openat(parent, name, noFollowDir, 0)
-		if err != nil {
-			if errors.Is(err, unix.ENOENT) {
-				return nil
-			}
+		fd, err := openDirAt(parent, name)
+		if errors.Is(err, unix.ENOENT) {
+			return nil
+		} else if err != nil {
 			return err
 		}
-		d := os.NewFile(uintptr(fd), name) // d owns fd from here
-		if id, err := fsOf(fd); err != nil || id != root {
-			d.Close()
-			if err != nil {
-				return err
-			}
-			return fmt.Errorf("%s: another file system is mounted there; not entered", name)
+		d := os.NewFile(uintptr(fd), name) // d owns fd
+		var names []string
+		if id, ferr := fsOf(fd); ferr != nil {
+			err = ferr
+		} else if id != root {
+			err = fmt.Errorf("%s: another file system is mounted there; not entered", name)
+		} else {
+			names, err = d.Readdirnames(-1)
 		}
-		var first error
-		for {
-			names, rerr := d.Readdirnames(1024)
-			for _, n := range names {
-				if err := removeAt(fd, n, root); err != nil && first == nil {
-					first = err
-				}
-			}
-			if rerr == io.EOF || len(names) == 0 {
-				break
-			}
-			if rerr != nil {
-				if first == nil {
-					first = rerr
-				}
-				break
+		for _, n := range names {
+			if rerr := removeAt(fd, n, root); rerr != nil && err == nil {
+				err = rerr
 			}
 		}
 		d.Close()
-		if first != nil {
-			return first
+		if err != nil {
+			return err
 		}
 		err = unix.Unlinkat(parent, name, unix.AT_REMOVEDIR)
 		if err == nil || errors.Is(err, unix.ENOENT) {

@@ -18,19 +18,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// The local side of a sweep (the policy, which uploads are stale, is package sweep's):
-//
-// A sweep holds STORE/.attachctl/sweep.lock for its whole run (one sweep at a time). Remove takes
-// the marker lock exclusive for one batch of candidates at a time, re-reads each (a finished
-// upload's .used marker; an unfinished upload's data file and its writer's flock), asks the
-// policy again, renames the doomed folders into STORE/.attachctl/trash in one rename each, and
-// releases the lock; the trash is emptied outside the lock. So a use waits for one batch at most,
-// and a use that comes after a rename finds the upload missing rather than writing into a doomed
-// folder. What a crashed sweep left in the trash is removed by the next one.
-//
-// Nothing is followed: entries are judged by getdents' type and fstatat without following,
-// opened O_NOFOLLOW, renamed (which moves a link, never its target) and removed by a walk on
-// folder descriptors that never enters another file system.
+// The local side of a sweep (the policy, which uploads are stale, is package sweep's) is
+// docs/store.md's "The lock": sweep.lock held for the whole run, the marker lock exclusive for one
+// batch at a time, doomed folders renamed into the trash and removed outside the lock, nothing
+// followed.
 
 // sweepBatch is how many candidates are decided per hold of the marker lock.
 const sweepBatch = 256
@@ -69,25 +60,42 @@ func openDirAt(parent int, name string) (int, error) {
 // primitives below: the finished ones read through the guarded reads, the unfinished ones from
 // their partials. A store that does not exist is empty.
 func (s *localStore) List() (*store.Listing, error) {
-	lr := &listRun{s: s, storefd: -1, partfd: -1}
+	lr := &listRun{storeDirs{s: s, storefd: -1, partfd: -1}}
 	defer lr.close()
 	return store.ListOn(context.Background(), lr)
 }
 
-// listRun is one List's store.ListBackend: the store's folder and its partials, open.
-type listRun struct {
+// storeDirs are the store's folder and its partials, open for one listing or one sweep (-1: not
+// open, or not there).
+type storeDirs struct {
 	s               *localStore
 	storefd, partfd int
 }
 
-func (lr *listRun) close() {
-	if lr.storefd >= 0 {
-		unix.Close(lr.storefd)
+// open opens them, making nothing: false when the store is not there.
+func (d *storeDirs) open() (bool, error) {
+	fd, err := unix.Open(d.s.Dir, noFollowDir, 0)
+	if errors.Is(err, unix.ENOENT) {
+		return false, nil
+	} else if err != nil {
+		return false, lockErr(d.s.Dir, err)
 	}
-	if lr.partfd >= 0 {
-		unix.Close(lr.partfd)
+	d.storefd = fd
+	d.partfd, err = d.s.openInternalIfThere(partialDir)
+	return true, err
+}
+
+func (d *storeDirs) close() {
+	for _, fd := range []*int{&d.storefd, &d.partfd} {
+		if *fd >= 0 {
+			unix.Close(*fd)
+			*fd = -1
+		}
 	}
 }
+
+// listRun is one List's store.ListBackend.
+type listRun struct{ storeDirs }
 
 func (lr *listRun) ListProperties() store.ListProperties {
 	return store.ListProperties{Jobs: workers(), Internal: InternalDir}
@@ -95,79 +103,62 @@ func (lr *listRun) ListProperties() store.ListProperties {
 
 func (lr *listRun) ListTop(context.Context) ([]store.TopEntry, string, bool, error) {
 	s := lr.s
-	storefd, err := unix.Open(s.Dir, noFollowDir, 0)
-	if err != nil {
-		if errors.Is(err, unix.ENOENT) {
-			return nil, s.Dir, false, nil
-		}
-		return nil, s.Dir, false, lockErr(s.Dir, err)
+	if there, err := lr.open(); !there || err != nil {
+		return nil, s.Dir, false, err
 	}
-	lr.storefd = storefd
-	ents, err := readDirAt(storefd, s.Dir)
-	if err != nil {
-		return nil, s.Dir, false, fault.Errorf(fault.UploadUnreadable, "store %s: %v", s.Dir, err)
-	}
-	return topEntries(ents), s.Dir, true, nil
+	top, err := listAt(lr.storefd, s.Dir)
+	return top, s.Dir, err == nil, err
 }
 
-// topEntries are a folder's entries as the listing engine takes them, typed by getdents.
-func topEntries(ents []os.DirEntry) []store.TopEntry {
+// listAt lists the folder fd (at dir) as the listing engine takes it, typed by getdents.
+func listAt(fd int, dir string) ([]store.TopEntry, error) {
+	ents, err := readDirAt(fd, dir)
+	if err != nil {
+		return nil, fault.Errorf(fault.UploadUnreadable, "%s: %v", dir, err)
+	}
 	top := make([]store.TopEntry, len(ents))
 	for i, e := range ents {
 		link := e.Type()&os.ModeSymlink != 0
 		top[i] = store.TopEntry{Name: e.Name(), Dir: e.IsDir() && !link, Link: link}
 	}
-	return top
+	return top, nil
 }
 
-// ReadUpload reads a finished upload's metadata and marker; whatever keeps it from reading as an
-// upload is skipped, never a failure.
+// ReadUpload reads a finished upload's metadata and marker through the guarded reads; whatever
+// keeps it from reading as an upload is skipped, never a failure.
 func (lr *listRun) ReadUpload(_ context.Context, c store.Candidate) (*store.UploadMeta, error) {
-	meta, used, _, err := lr.s.UploadState(c.ID)
-	if err != nil {
+	skip := func(err error) (*store.UploadMeta, error) {
 		return nil, fault.Errorf(fault.UploadUnreadable, "%s", fault.AsError(err, fault.UploadUnreadable).Message)
+	}
+	dir := lr.s.UploadDir(c.ID)
+	dirfd, err := openDirAt(lr.storefd, c.ID)
+	if err != nil {
+		return skip(guardErr(dir, c.ID, err))
+	}
+	defer unix.Close(dirfd)
+	meta, err := lr.s.readMetaAt(dirfd, c.ID)
+	if err != nil {
+		return skip(err)
+	}
+	used, _, err := lastUsedAt(dirfd, dir+"/"+UsedName)
+	if err != nil {
+		return skip(err)
 	}
 	return &store.UploadMeta{Info: meta, Recorded: meta.ID, LastUsed: used}, nil
 }
 
 func (lr *listRun) ListPartials(context.Context) ([]store.TopEntry, string, error) {
 	dir := lr.s.internal(partialDir)
-	partfd, err := lr.s.openPartialsNoCreate(lr.storefd)
-	if err != nil || partfd < 0 {
-		return nil, dir, err
+	if lr.partfd < 0 {
+		return nil, dir, nil
 	}
-	lr.partfd = partfd
-	ents, err := readDirAt(partfd, dir)
-	if err != nil {
-		return nil, dir, fault.Errorf(fault.UploadUnreadable, "%s: %v", dir, err)
-	}
-	return topEntries(ents), dir, nil
+	top, err := listAt(lr.partfd, dir)
+	return top, dir, err
 }
 
 func (lr *listRun) ReadPartial(_ context.Context, id string) (store.UnfinishedState, bool, error) {
 	u, _, err := readPartialAt(lr.partfd, id, false)
 	return u, errors.Is(err, unix.ENOENT), err
-}
-
-// openPartialsNoCreate opens STORE/.attachctl/partial without creating anything; -1 when it is
-// not there.
-func (s *localStore) openPartialsNoCreate(storefd int) (int, error) {
-	idir, err := openDirAt(storefd, InternalDir)
-	if err != nil {
-		if errors.Is(err, unix.ENOENT) {
-			return -1, nil
-		}
-		return -1, lockErr(s.internal(), err)
-	}
-	defer unix.Close(idir)
-	fd, err := openDirAt(idir, partialDir)
-	if err != nil {
-		if errors.Is(err, unix.ENOENT) {
-			return -1, nil
-		}
-		return -1, lockErr(s.internal(partialDir), err)
-	}
-	return fd, nil
 }
 
 // readPartialAt reads the unfinished upload id of the partial folder partfd for the listing's
@@ -202,12 +193,13 @@ func readPartialAt(partfd int, id string, lock bool) (store.UnfinishedState, fun
 		return u, nil, err
 	}
 	f := os.NewFile(uintptr(fd), partialData) // f owns fd: closing it drops a lock we took
-	got, err := tryFlock(fd)
-	if err != nil {
+	// LOCK_NB: a writer holding it makes the upload busy, and no one waits for it.
+	if err := flock(fd, unix.LOCK_EX|unix.LOCK_NB); err == unix.EWOULDBLOCK {
+		u.Busy = true
+	} else if err != nil {
 		f.Close()
 		return u, nil, err
 	}
-	u.Busy = !got
 	if err := unix.Fstat(fd, &st); err != nil {
 		f.Close()
 		return u, nil, err
@@ -220,7 +212,7 @@ func readPartialAt(partfd int, id string, lock bool) (store.UnfinishedState, fun
 	if meta != nil && meta.Folder { // its data file is only its lock: the bytes are in its tree
 		u.Bytes = treeBytesAt(dirfd)
 	}
-	if lock && got {
+	if lock && !u.Busy {
 		return u, func() { f.Close() }, nil
 	}
 	f.Close()
@@ -251,84 +243,88 @@ func treeBytesAt(dirfd int) int64 {
 
 // readPartialMetaAt reads info.json of the unfinished upload open as dirfd.
 func readPartialMetaAt(dirfd int) (*partialMeta, error) {
-	fd, err := unix.Openat(dirfd, partialInfo, unix.O_RDONLY|openFlags, 0)
+	b, err := readSmallAt(dirfd, partialInfo, 1<<20)
 	if err != nil {
-		return nil, err
-	}
-	f := os.NewFile(uintptr(fd), partialInfo) // f owns fd
-	defer f.Close()
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
-		return nil, err
-	}
-	if uint32(st.Mode)&unix.S_IFMT != unix.S_IFREG {
-		return nil, errors.New(partialInfo + ": not a regular file")
-	}
-	b, err := io.ReadAll(io.LimitReader(f, 1<<20))
-	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%s: %w", partialInfo, err)
 	}
 	var m partialMeta
-	if err := json.Unmarshal(b, &m); err != nil || store.ValidName(m.Name) != nil || m.Size < -1 {
+	if json.Unmarshal(b, &m) != nil || store.ValidName(m.Name) != nil || m.Size < -1 {
 		return nil, errors.New(partialInfo + ": damaged")
 	}
 	return &m, nil
 }
 
-// Sweep takes the one-sweep lock, waiting at most wait. A dry run takes it only when the store
-// has one already (it creates nothing); a store that does not exist has nothing to sweep.
-func (s *localStore) Sweep(wait time.Duration, dryRun bool) (*sweeper, error) {
-	sw := &sweeper{s: s, dry: dryRun, trashfd: -1}
-	if _, err := os.Lstat(s.Dir); errors.Is(err, os.ErrNotExist) {
-		sw.none = true
-		return sw, nil
-	}
-	var err error
-	if dryRun {
-		sw.lock, err = s.lockIfThere(sweepLock, unix.LOCK_EX, wait)
-	} else {
-		sw.lock, err = s.lock(sweepLock, unix.LOCK_EX, wait)
-	}
+// readSmallAt reads whole, up to limit bytes, the regular file name of the folder dirfd, never
+// following a link nor blocking on a FIFO. The error is the system's, or errNotRegular.
+func readSmallAt(dirfd int, name string, limit int64) ([]byte, error) {
+	fd, err := unix.Openat(dirfd, name, unix.O_RDONLY|openFlags, 0)
 	if err != nil {
 		return nil, err
 	}
-	if !dryRun {
-		if err := sw.openTrash(); err != nil {
-			sw.Close()
-			return nil, err
+	f := os.NewFile(uintptr(fd), name) // f owns fd
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return nil, errNotRegular
+	}
+	return io.ReadAll(io.LimitReader(f, limit))
+}
+
+var errNotRegular = errors.New("not a regular file")
+
+// Sweep opens the store's folders for the sweep (a partial begun after this is not stale yet:
+// Recheck finds it gone) and takes the one-sweep lock, waiting at most wait. A dry run takes
+// nothing (it writes nothing, the lock included); a store that does not exist has nothing to sweep.
+func (s *localStore) Sweep(wait time.Duration, dryRun bool) (*sweeper, error) {
+	sw := &sweeper{storeDirs: storeDirs{s: s, storefd: -1, partfd: -1}, dry: dryRun, trashfd: -1}
+	there, err := sw.open()
+	if err == nil && there && !dryRun {
+		if sw.lock, err = s.lock(sweepLock, unix.LOCK_EX, wait); err == nil {
+			err = sw.openTrash()
 		}
+	}
+	if err != nil {
+		sw.Close()
+		return nil, err
 	}
 	return sw, nil
 }
 
-// openTrash opens the trash and removes what a crashed sweep left there.
+// openTrash opens the trash, on the store's file system, and removes what a crashed sweep left
+// there.
 func (sw *sweeper) openTrash() error {
 	fd, err := sw.s.openInternal(true, trashDir)
 	if err != nil {
 		return err
 	}
 	sw.trashfd = fd
-	root, err := fsOf(fd)
+	var top fsID
+	sw.root, err = fsOf(fd)
+	if err == nil {
+		top, err = fsOf(sw.storefd)
+	}
 	if err != nil {
 		return storeErr(sw.s.internal(trashDir), err)
 	}
-	sw.root = root
-	sw.emptyTrash(root)
+	if top != sw.root {
+		return fault.Errorf(fault.UploadUnreadable, "store %s: its trash is on another file system; nothing removed", sw.s.Dir)
+	}
+	sw.emptyTrash()
 	return nil
 }
 
-// sweeper is a running sweep of a local store: it holds sweep.lock until Close.
+// sweeper is a running sweep of a local store, its store.SweepBackend: it holds sweep.lock and
+// the store's folders until Close.
 type sweeper struct {
-	s       *localStore
+	storeDirs
 	dry     bool
-	none    bool // the store does not exist
 	lock    *heldLock
 	trashfd int  // the trash, in a real sweep
 	root    fsID // the store's file system
 }
 
-// Close releases the sweep lock.
+// Close releases the sweep lock and the folders.
 func (sw *sweeper) Close() error {
+	sw.close()
 	if sw.trashfd >= 0 {
 		unix.Close(sw.trashfd)
 		sw.trashfd = -1
@@ -339,52 +335,23 @@ func (sw *sweeper) Close() error {
 // Remove is store.Sweeper's Remove, the re-check written once (store.SweepRemove) over the
 // primitives below: see there, and the protocol above.
 func (sw *sweeper) Remove(ctx context.Context, cands []store.Entry, stale func(store.Entry) bool, each func(store.Entry, store.Outcome, error) error) error {
-	if sw.none || len(cands) == 0 {
+	if sw.storefd < 0 || len(cands) == 0 {
 		return ctx.Err()
 	}
-	s := sw.s
-	storefd, err := unix.Open(s.Dir, noFollowDir, 0)
-	if err != nil {
-		return lockErr(s.Dir, err)
-	}
-	defer unix.Close(storefd)
-	partfd, err := s.openPartialsNoCreate(storefd)
-	if err != nil {
+	if err := store.SweepRemove(ctx, sw, sw.dry, cands, stale, each); err != nil || sw.dry {
 		return err
 	}
-	if partfd >= 0 {
-		defer unix.Close(partfd)
-	}
-	r := &sweepRun{sw: sw, storefd: storefd, partfd: partfd}
-	if !sw.dry {
-		root, err := fsOf(storefd)
-		if err != nil {
-			return lockErr(s.Dir, err)
-		}
-		if root != sw.root {
-			return fault.Errorf(fault.UploadUnreadable, "store %s: its trash is on another file system; nothing removed", s.Dir)
-		}
-	}
-	if err := store.SweepRemove(ctx, r, sw.dry, cands, stale, each); err != nil || sw.dry {
-		return err
-	}
-	s.pruneIndex(storefd)
+	sw.s.pruneIndex(sw.storefd)
 	return nil
 }
 
-// sweepRun is one Remove's store.SweepBackend: the store and its partials, open.
-type sweepRun struct {
-	sw              *sweeper
-	storefd, partfd int
-}
-
-func (r *sweepRun) SweepProperties() store.SweepProperties {
+func (sw *sweeper) SweepProperties() store.SweepProperties {
 	return store.SweepProperties{Batch: sweepBatch, Jobs: workers(), Undo: true}
 }
 
 // Exclude takes the marker lock exclusive: a use waits for one batch at most.
-func (r *sweepRun) Exclude(context.Context) (func(), error) {
-	lk, err := r.sw.s.lock(lockName, unix.LOCK_EX, max(markerWait, 0))
+func (sw *sweeper) Exclude(context.Context) (func(), error) {
+	lk, err := sw.s.lock(lockName, unix.LOCK_EX, max(markerWait, 0))
 	if err != nil {
 		return nil, err
 	}
@@ -393,10 +360,10 @@ func (r *sweepRun) Exclude(context.Context) (func(), error) {
 
 // Recheck reads a finished upload's marker, or an unfinished upload's data file, taking its
 // writer's lock: held until the entry is renamed, so no chunk lands in a folder on its way out.
-func (r *sweepRun) Recheck(_ context.Context, c store.Entry) (*store.SweepItem, error) {
-	s := r.sw.s
+func (sw *sweeper) Recheck(_ context.Context, c store.Entry) (*store.SweepItem, error) {
+	s := sw.s
 	if c.Finished {
-		dirfd, err := openDirAt(r.storefd, c.ID)
+		dirfd, err := openDirAt(sw.storefd, c.ID)
 		if err != nil {
 			if errors.Is(err, unix.ENOENT) {
 				return &store.SweepItem{Entry: c, Gone: true}, nil
@@ -411,18 +378,15 @@ func (r *sweepRun) Recheck(_ context.Context, c store.Entry) (*store.SweepItem, 
 		c.LastUsed = used
 		return &store.SweepItem{Entry: c}, nil
 	}
-	if r.partfd < 0 {
+	if sw.partfd < 0 {
 		return &store.SweepItem{Entry: c, Gone: true}, nil
 	}
-	u, release, err := readPartialAt(r.partfd, c.ID, true)
+	u, release, err := readPartialAt(sw.partfd, c.ID, true)
 	it := &store.SweepItem{Entry: store.UnfinishedEntry(c.ID, u), Release: release}
 	if err != nil {
 		if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) {
 			it.Entry, it.Gone = c, true
 			return it, nil
-		}
-		if release != nil {
-			release()
 		}
 		return nil, err
 	}
@@ -431,69 +395,52 @@ func (r *sweepRun) Recheck(_ context.Context, c store.Entry) (*store.SweepItem, 
 	// its folder into the store before the partial's data goes, so this look, after the one at
 	// the data, cannot miss it.
 	var st unix.Stat_t
-	if unix.Fstatat(r.storefd, c.ID, &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
+	if unix.Fstatat(sw.storefd, c.ID, &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
 		it.Entry, it.Gone = c, true
 	}
 	return it, nil
 }
 
-// trashName is the entry's name in the trash.
-func trashName(e store.Entry) string {
+// home is the folder that keeps the entry's folder, and the path of that.
+func (sw *sweeper) home(e store.Entry) (int, string) {
 	if e.Finished {
-		return e.ID
+		return sw.storefd, sw.s.UploadDir(e.ID)
 	}
-	return "partial-" + e.ID
+	return sw.partfd, sw.s.partialDir(e.ID)
 }
 
-// Doom renames the entry's folder into the trash, in one rename.
-func (r *sweepRun) Doom(_ context.Context, it *store.SweepItem) error {
-	e := it.Entry
-	from, path := r.storefd, r.sw.s.UploadDir(e.ID)
-	if !e.Finished {
-		from, path = r.partfd, r.sw.s.partialDir(e.ID)
-	}
-	if err := renameNoReplaceAt(from, e.ID, r.sw.trashfd, trashName(e)); err != nil {
+// Doom renames the entry's folder into the trash, in one rename, under its id: no two entries of
+// a sweep have one id (a partial beside the finished upload of its id is no entry).
+func (sw *sweeper) Doom(_ context.Context, it *store.SweepItem) error {
+	from, path := sw.home(it.Entry)
+	if err := renameNoReplaceAt(from, it.Entry.ID, sw.trashfd, it.Entry.ID); err != nil {
 		return fmt.Errorf("%s: moving into the trash: %w", path, err)
 	}
 	return nil
 }
 
 // Restore moves a doomed entry back from the trash to its place, as if the sweep had not chosen it.
-func (r *sweepRun) Restore(it *store.SweepItem) {
-	if it.Entry.Finished {
-		renameNoReplaceAt(r.sw.trashfd, it.Entry.ID, r.storefd, it.Entry.ID)
-	} else if r.partfd >= 0 {
-		renameNoReplaceAt(r.sw.trashfd, trashName(it.Entry), r.partfd, it.Entry.ID)
-	}
+func (sw *sweeper) Restore(it *store.SweepItem) {
+	to, _ := sw.home(it.Entry)
+	renameNoReplaceAt(sw.trashfd, it.Entry.ID, to, it.Entry.ID)
 }
 
-// Drop removes a doomed entry from the trash. For a finished upload it reads the marker once
-// more first, so that the report carries the last use the folder really had.
-func (r *sweepRun) Drop(_ context.Context, it *store.SweepItem) error {
-	e := &it.Entry
-	name := trashName(*e)
-	path := r.sw.s.internal(trashDir, name)
-	if e.Finished {
-		if dirfd, err := openDirAt(r.sw.trashfd, name); err == nil {
-			if used, ok, err := lastUsedAt(dirfd, path+"/"+UsedName); err == nil && ok {
-				e.LastUsed = used
-			}
-			unix.Close(dirfd)
-		}
-	}
-	if err := removeAt(r.sw.trashfd, name, r.sw.root); err != nil {
-		return fault.Errorf(fault.UploadUnreadable, "%s: removing upload %s: %v (left in the trash)", path, e.ID, err)
+// Drop removes a doomed entry from the trash. The last use Recheck read is the folder's last: it
+// read it under the marker lock, which no use writes without, and after Doom no use finds it.
+func (sw *sweeper) Drop(_ context.Context, it *store.SweepItem) error {
+	if err := removeAt(sw.trashfd, it.Entry.ID, sw.root); err != nil {
+		return fault.Errorf(fault.UploadUnreadable, "%s: removing upload %s: %v (left in the trash)", sw.s.internal(trashDir, it.Entry.ID), it.Entry.ID, err)
 	}
 	return nil
 }
 
 // emptyTrash removes what a crashed sweep left in the trash, and the partials that a finish killed
 // after its rename left beside their finished uploads. What cannot be removed stays for the next.
-func (sw *sweeper) emptyTrash(root fsID) {
+func (sw *sweeper) emptyTrash() {
 	ents, err := readDirAt(sw.trashfd, sw.s.internal(trashDir))
 	if err == nil {
 		for _, e := range ents {
-			removeAt(sw.trashfd, e.Name(), root)
+			removeAt(sw.trashfd, e.Name(), sw.root)
 		}
 	}
 	sw.s.cleanLeftovers()

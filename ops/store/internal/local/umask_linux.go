@@ -10,14 +10,11 @@ import (
 // leaves it as it is.
 func readUmask() (uint32, bool) {
 	b, err := os.ReadFile("/proc/self/status")
-	if err != nil {
+	_, line, ok := bytes.Cut(b, []byte("\nUmask:"))
+	if err != nil || !ok {
 		return 0, false
 	}
-	for _, line := range bytes.Split(b, []byte("\n")) {
-		if v, ok := bytes.CutPrefix(line, []byte("Umask:")); ok {
-			m, err := strconv.ParseUint(string(bytes.TrimSpace(v)), 8, 32)
-			return uint32(m), err == nil
-		}
-	}
-	return 0, false
+	line, _, _ = bytes.Cut(line, []byte("\n"))
+	m, err := strconv.ParseUint(string(bytes.TrimSpace(line)), 8, 32)
+	return uint32(m), err == nil
 }

@@ -5,7 +5,6 @@ package local
 import (
 	"context"
 	"errors"
-	"path/filepath"
 	"time"
 
 	"github.com/attachctl/attachctl/manifest/fault"
@@ -67,26 +66,22 @@ func (u *useRun) LookUpUses(_ context.Context, ids []string) ([]store.UseTarget,
 	return ts, nil
 }
 
-// WriteUse writes the marker; the lock proves the folder is there (StillThere is never asked).
-func (u *useRun) WriteUse(_ context.Context, id string, t *store.UseTarget, at time.Time) (bool, func(), error) {
-	return true, nil, writeMarker(t.Note.(int), u.s.UploadDir(id), id, at)
-}
-
-func (u *useRun) StillThere(context.Context, string, *store.UseTarget) error { return nil }
-
 // markerTmp starts the name a new marker is written under before it is renamed to .used.
 const markerTmp = UsedName + ".new-"
 
-// writeMarker sets the .used marker of the upload folder dirfd to at: a new file, made with
-// O_EXCL under a name of its own, its times set, then renamed over .used. An existing .used is
-// never opened, so a marker that is a link (hard or symbolic) to a file outside the store only
-// loses its name in the store; the file it shares is not touched.
-func writeMarker(dirfd int, dir, id string, at time.Time) error {
-	if err := replaceAt(dirfd, "", UsedName, nil, at, false); err != nil { // under markerTmp
-		return markerErr(dir+"/"+UsedName, id, err)
+// WriteUse sets the .used marker to at: a new file, made with O_EXCL under a name of its own
+// (markerTmp), its times set, then renamed over .used. An existing .used is never opened, so a
+// marker that is a link (hard or symbolic) to a file outside the store only loses its name in the
+// store; the file it shares is not touched. The lock proves the folder is there (StillThere is
+// never asked).
+func (u *useRun) WriteUse(_ context.Context, id string, t *store.UseTarget, at time.Time) (bool, func(), error) {
+	if err := replaceAt(t.Note.(int), "", UsedName, nil, at, false); err != nil {
+		return true, nil, markerErr(u.s.UploadDir(id)+"/"+UsedName, id, err)
 	}
-	return nil
+	return true, nil, nil
 }
+
+func (u *useRun) StillThere(context.Context, string, *store.UseTarget) error { return nil }
 
 // markerErr codes an error writing a .used marker.
 func markerErr(path, id string, err error) error {
@@ -115,22 +110,4 @@ func lastUsedAt(dirfd int, path string) (time.Time, bool, error) {
 		return time.Time{}, false, fault.Errorf(fault.UploadUnreadable, "%s: marker is not a regular file", path)
 	}
 	return time.Unix(st.Mtim.Unix()).UTC(), true, nil
-}
-
-// UploadState reads what a sweep needs to judge upload id, without taking the lock: its metadata
-// (through the guarded open) and when it was last used.
-func (s *localStore) UploadState(id string) (meta *Meta, lastUsed time.Time, used bool, err error) {
-	if err := store.ValidID(id); err != nil {
-		return nil, time.Time{}, false, err
-	}
-	dirfd, err := s.openUploadDir(id)
-	if err != nil {
-		return nil, time.Time{}, false, err
-	}
-	defer unix.Close(dirfd)
-	if meta, err = s.readMetaAt(dirfd, id); err != nil {
-		return nil, time.Time{}, false, err
-	}
-	lastUsed, used, err = lastUsedAt(dirfd, filepath.Join(s.UploadDir(id), UsedName))
-	return meta, lastUsed, used, err
 }

@@ -428,7 +428,7 @@ func take(ctx context.Context, ch chan struct{}, wait time.Duration, busy func()
 	}
 }
 
-// Sweep takes the store's one-sweep-at-a-time hold.
+// Sweep takes the store's one-sweep-at-a-time hold; a dry run takes nothing.
 func (s *Store) Sweep(ctx context.Context, wait time.Duration, dryRun bool) (store.Sweeper, error) {
 	s.mu.Lock()
 	err := s.checkStore(false)
@@ -436,12 +436,15 @@ func (s *Store) Sweep(ctx context.Context, wait time.Duration, dryRun bool) (sto
 	if err != nil {
 		return nil, err
 	}
+	if dryRun {
+		return &sweeper{s: s, dry: true}, nil
+	}
 	if err := take(ctx, s.sweepLock, wait, func() error {
 		return fault.Errorf(fault.StoreLocked, "store %s: the sweep lock %s", s.loc, store.HeldBy(store.Holder{}, false, wait))
 	}); err != nil {
 		return nil, err
 	}
-	return &sweeper{s: s, dry: dryRun}, nil
+	return &sweeper{s: s}, nil
 }
 
 type sweeper struct {
@@ -497,7 +500,11 @@ func (sw *sweeper) Drop(context.Context, *store.SweepItem) error { return nil }
 func (sw *sweeper) Restore(*store.SweepItem)                     {}
 
 func (sw *sweeper) Close() error {
-	sw.closed.Do(func() { <-sw.s.sweepLock })
+	sw.closed.Do(func() {
+		if !sw.dry {
+			<-sw.s.sweepLock
+		}
+	})
 	return nil
 }
 
