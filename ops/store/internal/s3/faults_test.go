@@ -209,6 +209,18 @@ func testLargeChunksFinish(t *testing.T, srv *s3test.Server) {
 			t.Fatal(err)
 		}
 	}
+	// A chunk that cannot be read back is the upload's fault (upload.unreadable), not the
+	// source file's that the write pass of a file upload reads.
+	p.SetFault(func(w http.ResponseWriter, r *http.Request) bool {
+		if r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, fmt.Sprintf("/c/%020d", 3<<20)) {
+			w.WriteHeader(http.StatusBadRequest)
+			return true
+		}
+		return false
+	})
+	if _, err := s.Finish(bg, id, -1, sum); fault.CodeOf(err) != fault.UploadUnreadable {
+		t.Fatalf("finish with a chunk unreadable: %v, want %s", err, fault.UploadUnreadable)
+	}
 	var parts atomic.Int32
 	var refuse atomic.Bool
 	refuse.Store(true)

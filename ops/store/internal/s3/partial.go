@@ -441,67 +441,6 @@ func (s *Store) Finish(ctx context.Context, id string, size int64, sum string) (
 	return store.FinishChunks(ctx, s, id, size, sum)
 }
 
-func (s *Store) copyChunks(ctx context.Context, cs []chunkObj, w io.Writer) error {
-	for _, c := range cs {
-		out, err := s.client.GetObject(ctx, &awss3.GetObjectInput{Bucket: &s.Bucket, Key: aws.String(c.Key)})
-		if err != nil {
-			return s.wrap(fault.UploadUnreadable, c.Key, err)
-		}
-		n, err := io.Copy(w, out.Body)
-		out.Body.Close()
-		if err == nil && n != c.Len {
-			err = fmt.Errorf("read %d bytes, listed %d", n, c.Len)
-		}
-		if err != nil {
-			return fault.Errorf(fault.UploadUnreadable, "%s: %v", c.Key, err)
-		}
-	}
-	return nil
-}
-
-// multipartFromChunks writes the chunks, read again, as parts of DefaultChunk bytes into key,
-// completed create-only.
-func (s *Store) multipartFromChunks(ctx context.Context, key string, meta map[string]string, cs []chunkObj) error {
-	mp, err := s.client.CreateMultipartUpload(ctx, &awss3.CreateMultipartUploadInput{Bucket: &s.Bucket, Key: &key, Metadata: meta})
-	if err != nil {
-		return err
-	}
-	// The chunks are read in one pass through a pipe, cut into parts as they come.
-	r, w := io.Pipe()
-	copied := make(chan struct{})
-	go func() {
-		defer close(copied)
-		w.CloseWithError(s.copyChunks(ctx, cs, w))
-	}()
-	var done []types.CompletedPart
-	buf := make([]byte, DefaultChunk)
-	for n := int32(1); err == nil; n++ {
-		k, rerr := io.ReadFull(r, buf)
-		if rerr == io.EOF {
-			break
-		} else if rerr != nil && rerr != io.ErrUnexpectedEOF { // a chunk not read
-			err = rerr
-			break
-		}
-		var out *awss3.UploadPartOutput
-		out, err = s.client.UploadPart(ctx, &awss3.UploadPartInput{Bucket: &s.Bucket, Key: &key, UploadId: mp.UploadId,
-			PartNumber: aws.Int32(n), Body: bytes.NewReader(buf[:k]), ContentLength: aws.Int64(int64(k))})
-		if err == nil {
-			done = append(done, types.CompletedPart{PartNumber: aws.Int32(n), ETag: out.ETag})
-		}
-	}
-	r.CloseWithError(err) // a part refused: the reading stops
-	<-copied
-	if err == nil {
-		_, err = s.client.CompleteMultipartUpload(ctx, &awss3.CompleteMultipartUploadInput{Bucket: &s.Bucket, Key: &key,
-			UploadId: mp.UploadId, MultipartUpload: &types.CompletedMultipartUpload{Parts: done}, IfNoneMatch: aws.String("*")})
-	}
-	if err != nil {
-		s.client.AbortMultipartUpload(context.WithoutCancel(ctx), &awss3.AbortMultipartUploadInput{Bucket: &s.Bucket, Key: &key, UploadId: mp.UploadId})
-	}
-	return err
-}
-
 // dropPartial removes what an unfinished upload left: its multipart upload, chunks and info (the
 // info last, so that a crash in between leaves an upload that can still be found and removed).
 func (s *Store) dropPartial(ctx context.Context, id string, pi *partialInfo) error {

@@ -16,6 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awss3 "github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+	"github.com/zeebo/blake3"
 )
 
 // part is one part of a multipart upload as the server holds it.
@@ -158,7 +159,7 @@ func (w *streamWrite) Restart() error { w.held = nil; return nil }
 func (w *streamWrite) Write(ctx context.Context, f store.SourceFile, from int64, pass store.StreamPass) (*store.Info, error) {
 	s := w.s
 	var err error
-	w.completed, err = s.sendParts(ctx, f, w.id, w.pi, w.held, pass)
+	w.completed, err = s.sendParts(ctx, f, s.FinishedKey(w.id, w.pi.Name), w.pi.UploadID, w.held, pass)
 	if err == nil {
 		return nil, nil
 	}
@@ -365,13 +366,45 @@ func (s *Store) start(ctx context.Context, note, noteTag, name string, size int6
 	return id, pi, nil
 }
 
-// sendParts sends the source f of a multipart upload in the pass of store.Pump (read and sent
-// here, hash on another core), each part the server does not already hold with the same bytes
-// (held: its ETag is the MD5 of the source's), pass.Jobs at once. Buffers go round the Store's
-// pool (buffers), so that at most jobs x chunk bytes are in memory. It returns the parts for the
-// completion.
-func (s *Store) sendParts(ctx context.Context, f store.SourceFile, id string, pi *partialInfo, held map[int32]part, pass store.StreamPass) ([]types.CompletedPart, error) {
-	key, chunk := s.FinishedKey(id, pi.Name), pass.Chunk
+// putMultipart writes size bytes of src as a new multipart upload of key, its BLAKE3 sum in the
+// metadata, parts of DefaultChunk bytes sent treePartJobs at once, and completes it (create-only
+// when told) once check takes the BLAKE3 of the bytes sent. Anything failed, it is aborted.
+func (s *Store) putMultipart(ctx context.Context, key, sum string, src store.SourceFile, size int64, createOnly bool, check func(sent string) error) error {
+	mp, err := s.client.CreateMultipartUpload(ctx, &awss3.CreateMultipartUploadInput{Bucket: &s.Bucket, Key: &key,
+		Metadata: map[string]string{"blake3": sum}})
+	if err != nil {
+		return err
+	}
+	h := blake3.New()
+	parts, err := s.sendParts(ctx, src, key, aws.ToString(mp.UploadId), nil, store.StreamPass{Size: size, Chunk: DefaultChunk,
+		Jobs: treePartJobs, Hash: h, Observe: func([]byte) {}, Progress: func(int64) {}})
+	if err == nil {
+		err = check(hex.EncodeToString(h.Sum(nil)))
+	}
+	if err == nil {
+		in := &awss3.CompleteMultipartUploadInput{Bucket: &s.Bucket, Key: &key, UploadId: mp.UploadId,
+			MultipartUpload: &types.CompletedMultipartUpload{Parts: parts}}
+		if createOnly {
+			in.IfNoneMatch = aws.String("*")
+		}
+		_, err = s.client.CompleteMultipartUpload(ctx, in)
+	}
+	if err == errUploadGone {
+		err = fault.Errorf(fault.UploadUnreadable, "store %s: %s: its multipart upload went away (a sweep?)", s.URI, key)
+	}
+	if err != nil {
+		s.client.AbortMultipartUpload(context.WithoutCancel(ctx), &awss3.AbortMultipartUploadInput{Bucket: &s.Bucket, Key: &key, UploadId: mp.UploadId})
+	}
+	return err
+}
+
+// sendParts sends the source f as the parts of the multipart upload uploadID of key in the pass
+// of store.Pump (read and sent here, hash on another core), each part the server does not already
+// hold with the same bytes (held: its ETag is the MD5 of the source's), pass.Jobs at once.
+// Buffers go round the Store's pool (buffers), so that at most jobs x chunk bytes are in memory.
+// It returns the parts for the completion.
+func (s *Store) sendParts(ctx context.Context, f store.SourceFile, key, uploadID string, held map[int32]part, pass store.StreamPass) ([]types.CompletedPart, error) {
+	chunk := pass.Chunk
 	done := make([]types.CompletedPart, (pass.Size+chunk-1)/chunk)
 	type job struct {
 		n       int32
@@ -390,12 +423,12 @@ func (s *Store) sendParts(ctx context.Context, f store.SourceFile, id string, pi
 				if s.sent != nil {
 					s.sent(j.n)
 				}
-				out, err := s.client.UploadPart(ctx, &awss3.UploadPartInput{Bucket: &s.Bucket, Key: &key, UploadId: &pi.UploadID,
+				out, err := s.client.UploadPart(ctx, &awss3.UploadPartInput{Bucket: &s.Bucket, Key: &key, UploadId: &uploadID,
 					PartNumber: aws.Int32(j.n), Body: bytes.NewReader(j.buf), ContentLength: aws.Int64(int64(len(j.buf)))}, unsignedPayload)
 				if notFound(err) {
 					cancel(errUploadGone)
 				} else if err != nil {
-					cancel(s.wrap(fault.UploadUnreadable, "upload "+id+" part", err))
+					cancel(s.wrap(fault.UploadUnreadable, "part of "+key, err))
 				} else {
 					done[j.n-1] = types.CompletedPart{PartNumber: aws.Int32(j.n), ETag: out.ETag}
 				}

@@ -318,12 +318,11 @@ func (s *Store) sendTreeParts(ctx context.Context, id, name string, f store.Tree
 	if err != nil {
 		return s.wrap(fault.UploadUnreadable, "upload "+id+": "+key, err)
 	}
-	pi := &partialInfo{Name: name + "/" + f.Rel, UploadID: aws.ToString(mp.UploadId)}
 	abort := func() {
 		s.client.AbortMultipartUpload(context.WithoutCancel(ctx), &awss3.AbortMultipartUploadInput{Bucket: &s.Bucket, Key: &key, UploadId: mp.UploadId})
 	}
 	h := blake3.New()
-	parts, err := s.sendParts(ctx, sf, id, pi, nil, store.StreamPass{Size: f.Size, Chunk: DefaultChunk, Jobs: treePartJobs,
+	parts, err := s.sendParts(ctx, sf, key, aws.ToString(mp.UploadId), nil, store.StreamPass{Size: f.Size, Chunk: DefaultChunk, Jobs: treePartJobs,
 		Hash: h, Observe: func([]byte) {}, Progress: func(int64) {}})
 	if err == nil && hex.EncodeToString(h.Sum(nil)) != sum {
 		err = fault.Errorf(fault.UploadSourceChange, "%s: changed while being uploaded", f.Path)
