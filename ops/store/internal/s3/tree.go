@@ -48,7 +48,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awss3 "github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
-	"github.com/zeebo/blake3"
 )
 
 // Bounds of a folder upload's sends: files are sent treeJobs at once (small objects are round
@@ -313,35 +312,13 @@ func (s *Store) sendTreeParts(ctx context.Context, id, name string, f store.Tree
 	if s.treeSent != nil {
 		s.treeSent(f.Rel)
 	}
-	mp, err := s.client.CreateMultipartUpload(ctx, &awss3.CreateMultipartUploadInput{Bucket: &s.Bucket, Key: &key,
-		Metadata: map[string]string{"blake3": sum}})
-	if err != nil {
-		return s.wrap(fault.UploadUnreadable, "upload "+id+": "+key, err)
-	}
-	abort := func() {
-		s.client.AbortMultipartUpload(context.WithoutCancel(ctx), &awss3.AbortMultipartUploadInput{Bucket: &s.Bucket, Key: &key, UploadId: mp.UploadId})
-	}
-	h := blake3.New()
-	parts, err := s.sendParts(ctx, sf, key, aws.ToString(mp.UploadId), nil, store.StreamPass{Size: f.Size, Chunk: DefaultChunk, Jobs: treePartJobs,
-		Hash: h, Observe: func([]byte) {}, Progress: func(int64) {}})
-	if err == nil && hex.EncodeToString(h.Sum(nil)) != sum {
-		err = fault.Errorf(fault.UploadSourceChange, "%s: changed while being uploaded", f.Path)
-	}
-	if err == nil {
-		err = sf.Unchanged()
-	}
-	if err == nil {
-		_, err = s.client.CompleteMultipartUpload(ctx, &awss3.CompleteMultipartUploadInput{Bucket: &s.Bucket, Key: &key,
-			UploadId: mp.UploadId, MultipartUpload: &types.CompletedMultipartUpload{Parts: parts}})
-		err = s.wrap(fault.UploadUnreadable, "upload "+id+": "+key, err)
-	}
-	if err == errUploadGone {
-		err = fault.Errorf(fault.UploadUnreadable, "upload %s: %s: its multipart upload went away (a sweep?)", id, key)
-	}
-	if err != nil {
-		abort()
-	}
-	return err
+	err := s.putMultipart(ctx, key, sum, sf, f.Size, false, func(sent string) error {
+		if sent != sum {
+			return fault.Errorf(fault.UploadSourceChange, "%s: changed while being uploaded", f.Path)
+		}
+		return sf.Unchanged()
+	})
+	return s.wrap(fault.UploadUnreadable, "upload "+id+": "+key, err)
 }
 
 // dropMultiparts aborts the multipart uploads left under P/<id>/: a folder upload's (a run
