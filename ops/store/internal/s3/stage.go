@@ -105,30 +105,19 @@ func (s *Store) StartStream(ctx context.Context, st store.StreamStart) (store.St
 		return store.StreamFound{}, nil, err
 	}
 	name, size, want := st.Src.Name, st.Src.Size, st.Src.Blake3
-	note := s.noteKey(st.Src.Path, name, size, want)
-	// The note says which upload this source is: two runs that start at once both write it
-	// create-only (or over the dead one they read, If-Match), so one wins and the other resumes
-	// the winner's upload instead of making a second copy.
-	for try := 0; ; try++ {
-		// A run that lost the note, or lost its upload to the note's, knows another run is at it.
-		id, pi, held, noteTag := s.resumable(ctx, note, name, want, try > 0 || st.Try > 0)
-		w := &streamWrite{s: s, st: st, note: note, id: id, pi: pi, held: held}
-		if pi != nil {
-			return store.StreamFound{}, w, nil
-		}
-		if id != "" && id != st.Avoid { // finished by an earlier run
-			return store.StreamFound{ID: id}, nil, nil
-		}
-		var err error
-		w.id, w.pi, err = s.startStage(ctx, note, noteTag, name, size, want)
-		if err == errNoteTaken && try < 3 {
-			continue
-		}
-		if err != nil {
-			return store.StreamFound{}, nil, err
-		}
-		return store.StreamFound{}, w, nil
+	w := &streamWrite{s: s, st: st, note: s.noteKey(st.Src.Path, name, size, want)}
+	var err error
+	w.id, w.pi, err = s.underNote(ctx, w.note, name, size, st.Avoid, st.Try, func(id string, pi *partialInfo, wait bool) (string, *partialInfo) {
+		id, pi, w.held = s.resumable(ctx, id, pi, name, want, wait)
+		return id, pi
+	}, s.beginStage(ctx, name, size, want))
+	switch {
+	case err != nil:
+		return store.StreamFound{}, nil, err
+	case w.pi == nil: // finished by an earlier run
+		return store.StreamFound{ID: w.id}, nil, nil
 	}
+	return store.StreamFound{}, w, nil
 }
 
 // streamWrite is the multipart upload of one source.
@@ -278,23 +267,17 @@ func (s *Store) finishedByOther(ctx context.Context, abs, id, name, want, upload
 	return &store.Info{ID: id, Name: name, Size: info.Size, Blake3: want}, nil
 }
 
-// resumable looks up the note of a source: the id of a finished upload of it (pi nil), or of a
-// multipart upload to resume with the parts the server holds, or nothing; and the note's ETag
-// ("" when there is no note), for a conditional write over a dead one. wait: another run is at
-// work on this source.
-func (s *Store) resumable(ctx context.Context, note, name, want string, wait bool) (string, *partialInfo, map[int32]part, string) {
-	id, etag := s.readNote(ctx, note)
-	if id == "" {
-		return "", nil, nil, etag
-	}
-	pi, err := s.readInfo(ctx, id)
-	if err != nil {
+// resumable is what a run of a source takes up of the upload id its note names (pi its info, nil
+// when it has none): that upload, finished (pi nil), or its multipart upload to resume with the
+// parts the server holds, or nothing. wait: another run is at work on this source.
+func (s *Store) resumable(ctx context.Context, id string, pi *partialInfo, name, want string, wait bool) (string, *partialInfo, map[int32]part) {
+	if pi == nil {
 		// Finished, or gone: store.StreamUpload reads it back before it names it again, and
 		// avoids it when it is not these bytes.
-		return id, nil, nil, etag
+		return id, nil, nil
 	}
 	if pi.UploadID == "" || pi.Blake3 != want || pi.Name != name {
-		return "", nil, nil, etag
+		return "", nil, nil
 	}
 	ps, err := s.parts(ctx, id, name, pi.UploadID)
 	if err != nil {
@@ -305,29 +288,58 @@ func (s *Store) resumable(ctx context.Context, note, name, want string, wait boo
 		// on at once, and a completion under way unseen costs a second copy of the same bytes.
 		if fault.CodeOf(err) == fault.UploadMissing {
 			if _, err := s.finishedByOther(ctx, "", id, name, want, pi.UploadID, wait); err == nil {
-				return id, nil, nil, etag
+				return id, nil, nil
 			}
 		}
-		return "", nil, nil, etag
+		return "", nil, nil
 	}
 	held := map[int32]part{}
 	for _, p := range ps {
 		held[p.Number] = p
 	}
-	return id, pi, held, etag
+	return id, pi, held
 }
 
-// startStage begins a multipart upload with the BLAKE3 in its metadata, then writes its info and
-// the source's note (a kill between leaves a multipart upload that sweep aborts).
-func (s *Store) startStage(ctx context.Context, note, noteTag, name string, size int64, want string) (string, *partialInfo, error) {
-	return s.start(ctx, note, noteTag, name, size, func(id string) (*partialInfo, error) {
+// beginStage begins a multipart upload with the BLAKE3 in its metadata, for start, which writes
+// its info and the source's note after it (a kill between leaves a multipart upload that sweep
+// aborts).
+func (s *Store) beginStage(ctx context.Context, name string, size int64, want string) func(id string) (*partialInfo, error) {
+	return func(id string) (*partialInfo, error) {
 		mp, err := s.client.CreateMultipartUpload(ctx, &awss3.CreateMultipartUploadInput{Bucket: &s.Bucket,
 			Key: aws.String(s.FinishedKey(id, name)), Metadata: map[string]string{"blake3": want}})
 		if err != nil {
 			return nil, err
 		}
 		return &partialInfo{Name: name, Size: size, Made: nowString(), UploadID: aws.ToString(mp.UploadId), Blake3: want}, nil
-	})
+	}
+}
+
+// underNote is how a run of a source (a file, a folder) finds what it takes up, under the
+// source's note: the upload the note names as take keeps it (told its info, nil when it has none,
+// and whether another run is known to be at this source, as tries or a lost note say): the
+// unfinished upload to resume (its info), or a finished one to name again (no info; never avoid);
+// else a new upload, begun by start over the note read. A note another run wrote first is read
+// again.
+func (s *Store) underNote(ctx context.Context, note, name string, size int64, avoid string, tries int,
+	take func(id string, pi *partialInfo, wait bool) (string, *partialInfo), begin func(id string) (*partialInfo, error)) (string, *partialInfo, error) {
+	for try := 0; ; try++ {
+		id, etag := s.readNote(ctx, note)
+		if id != "" {
+			// The info after the note: it goes only once the upload is finished, so an upload
+			// without it that another run is finishing now is found finished.
+			pi, _ := s.readInfo(ctx, id)
+			if id, pi = take(id, pi, try > 0 || tries > 0); pi != nil || id != "" && id != avoid {
+				return id, pi, nil
+			}
+		}
+		// The note says which upload this source is: two runs that start at once both write it
+		// create-only (or over the dead one they read, If-Match), so one wins and the other
+		// resumes the winner's upload instead of making a second copy.
+		id, pi, err := s.start(ctx, note, etag, name, size, begin)
+		if err != errNoteTaken || try >= 3 {
+			return id, pi, err
+		}
+	}
 }
 
 // start is how a new upload (a file's by the upload stage, or a folder's) begins: admitted against

@@ -99,22 +99,18 @@ func (s *Store) TreeHashFirst(ctx context.Context, _ string, _ int64) (bool, err
 func (s *Store) StartTree(ctx context.Context, st store.TreeStart) (string, store.TreeWrite, error) {
 	src := st.Src
 	note := s.noteKey(src.Path, src.Name+"/", st.Size, st.Blake3)
-	id, pi, noteTag := s.treeResumable(ctx, note, st)
-	for try := 0; pi == nil; try++ {
-		if id != "" {
-			return id, nil, nil // finished: the engine checks it whole before it names it
+	id, pi, err := s.underNote(ctx, note, src.Name, st.Size, st.Avoid, 0, func(id string, pi *partialInfo, _ bool) (string, *partialInfo) {
+		// The note is keyed on the folder's path: the info keeps the rest (store.ResumesTree, the
+		// same bytes: runs hold no lock).
+		if pi != nil && !store.ResumesTree(store.TreePartial{Folder: pi.Kind == store.KindFolder, Name: pi.Name, Path: src.Path, Blake3: pi.Blake3}, st, true) {
+			return "", nil
 		}
-		var err error
-		id, pi, err = s.start(ctx, note, noteTag, src.Name, st.Size, func(string) (*partialInfo, error) {
-			return &partialInfo{Name: src.Name, Size: st.Size, Made: nowString(), Blake3: st.Blake3, Kind: store.KindFolder, Note: path.Base(note)}, nil
-		})
-		if err == errNoteTaken && try < 3 {
-			id, pi, noteTag = s.treeResumable(ctx, note, st)
-			continue
-		}
-		if err != nil {
-			return "", nil, err
-		}
+		return id, pi
+	}, func(string) (*partialInfo, error) {
+		return &partialInfo{Name: src.Name, Size: st.Size, Made: nowString(), Blake3: st.Blake3, Kind: store.KindFolder, Note: path.Base(note)}, nil
+	})
+	if err != nil || pi == nil {
+		return id, nil, err // finished: the engine checks it whole before it names it
 	}
 	w := &treeWrite{s: s, id: id, name: src.Name, pi: pi, note: note, try: st.Try, held: map[string]heldObj{}}
 	dir := s.treeDir(id, src.Name)
@@ -129,31 +125,6 @@ func (s *Store) StartTree(ctx context.Context, st store.TreeStart) (string, stor
 
 // ReuseTree: a finished upload found by its note is named again as it is.
 func (s *Store) ReuseTree(context.Context, string) bool { return true }
-
-// treeResumable looks up the source's note (keyed on the folder's path, name, size and BLAKE3):
-// the unfinished folder upload that a run of st takes up (its id and info; store.ResumesTree, the
-// same bytes: runs hold no lock), else the upload it names as finished (its id, pi nil; unless it
-// is st.Avoid: the engine found it not to be), or nothing; and the note's ETag.
-func (s *Store) treeResumable(ctx context.Context, note string, st store.TreeStart) (string, *partialInfo, string) {
-	id, etag := s.readNote(ctx, note)
-	if id == "" {
-		return "", nil, etag
-	}
-	// The info first: it goes only after the listing is written, so an upload without it that
-	// another run is finishing now is found finished below.
-	if pi, err := s.readInfo(ctx, id); err == nil {
-		// The note is keyed on the folder's path: the info keeps the rest.
-		tp := store.TreePartial{Folder: pi.Kind == store.KindFolder, Name: pi.Name, Path: st.Src.Path, Blake3: pi.Blake3}
-		if !store.ResumesTree(tp, st, true) {
-			return "", nil, etag
-		}
-		return id, pi, etag
-	}
-	if id == st.Avoid {
-		return "", nil, etag
-	}
-	return id, nil, etag
-}
 
 // treeWrite is store.TreeWrite: an unfinished folder upload, and the objects of its folder a run
 // before sent (held: read only while files are sent).
