@@ -341,7 +341,7 @@ func (s *Store) listObjects(ctx context.Context, prefix string, f func(types.Obj
 	return nil
 }
 
-// Begin starts an unfinished step-by-step upload.
+// Begin starts an unfinished step-by-step upload, which has no source note (start).
 func (s *Store) Begin(ctx context.Context, name string, size int64) (string, error) {
 	if err := store.CheckBegin(name, size); err != nil {
 		return "", err
@@ -349,15 +349,10 @@ func (s *Store) Begin(ctx context.Context, name string, size int64) (string, err
 	if _, err := s.checkStore(ctx, true); err != nil {
 		return "", err
 	}
-	id, release, err := s.quota.AdmitNew(ctx, name, size)
-	if err != nil {
-		return "", err
-	}
-	if err := s.putJSON(ctx, s.infoKey(id), partialInfo{Name: name, Size: size, Made: nowString()}, true); err != nil {
-		release()
-		return "", s.wrap(fault.UploadUnreadable, "begin "+name, err)
-	}
-	return id, nil
+	id, _, err := s.start(ctx, "", "", name, size, func(string) (*partialInfo, error) {
+		return &partialInfo{Name: name, Size: size, Made: nowString()}, nil
+	})
+	return id, err
 }
 
 // Write appends r as one chunk object, created only if no writer took that offset first

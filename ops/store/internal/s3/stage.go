@@ -342,10 +342,10 @@ func (s *Store) underNote(ctx context.Context, note, name string, size int64, av
 	}
 }
 
-// start is how a new upload (a file's by the upload stage, or a folder's) begins: admitted against
-// the store's limits before anything is sent, then begun (begin makes its info, and whatever goes
-// before it), its info written, then the source's note: create-only, or over the note of an
-// upload that is no more (If-Match noteTag).
+// start is how a new upload (a file's by the upload stage, a folder's, a step-by-step one) begins:
+// admitted against the store's limits before anything is sent, then begun (begin makes its info,
+// and whatever goes before it), its info written, then the source's note when it has one:
+// create-only, or over the note of an upload that is no more (If-Match noteTag).
 func (s *Store) start(ctx context.Context, note, noteTag, name string, size int64, begin func(id string) (*partialInfo, error)) (string, *partialInfo, error) {
 	id, release, err := s.quota.AdmitNew(ctx, name, size)
 	if err != nil {
@@ -361,6 +361,9 @@ func (s *Store) start(ctx context.Context, note, noteTag, name string, size int6
 	}
 	if err != nil {
 		return fail(s.wrap(fault.UploadUnreadable, name, err))
+	}
+	if note == "" {
+		return id, pi, nil
 	}
 	// The note names the new id: finding it there is this write (putOwn).
 	nb, _ := json.Marshal(sourceNote{ID: id})
