@@ -187,12 +187,7 @@ func (w *streamWrite) Publish(ctx context.Context, sum string) (*store.Info, err
 		s.dropPartial(ctx, w.id, w.pi)
 		return done, nil
 	}
-	// A server may let two create-only writes of the note that race both succeed (versitygw's
-	// posix backend checks, then writes): the note as it is now says which upload is the
-	// source's. The loser drops its own and takes the winner's, sending what it lacks.
-	if cur := s.noteID(ctx, w.note); cur != "" && cur != w.id && w.st.Try < 3 {
-		s.dropPartial(context.WithoutCancel(ctx), w.id, w.pi)
-		s.quota.Done(ctx, w.id)
+	if s.noteLost(ctx, w.note, w.id, w.pi, w.st.Try) {
 		return nil, store.ErrStreamLost
 	}
 	_, err := s.client.CompleteMultipartUpload(ctx, &awss3.CompleteMultipartUploadInput{Bucket: &s.Bucket, Key: &key,
@@ -212,10 +207,19 @@ func (w *streamWrite) Publish(ctx context.Context, sum string) (*store.Info, err
 
 func (w *streamWrite) Close(error) {}
 
-// noteID is the upload the note names now, "" when it cannot be read.
-func (s *Store) noteID(ctx context.Context, note string) string {
-	id, _ := s.readNote(ctx, note)
-	return id
+// noteLost reports whether the note names another upload than id now, before id is published:
+// a server may let two create-only writes of the note that race both succeed (versitygw's posix
+// backend checks, then writes), and the note as it is now says which upload is the source's. The
+// loser (unless it lost tries times already) drops its own, to take the winner's and send what it
+// lacks.
+func (s *Store) noteLost(ctx context.Context, note, id string, pi *partialInfo, tries int) bool {
+	cur, _ := s.readNote(ctx, note)
+	if cur == "" || cur == id || tries >= 3 {
+		return false
+	}
+	s.dropPartial(context.WithoutCancel(ctx), id, pi)
+	s.quota.Done(ctx, id)
+	return true
 }
 
 // readNote reads a source note: the upload it names ("" when it names none or cannot be read),

@@ -247,12 +247,7 @@ func (t *treeWrite) Remove(ctx context.Context, rels []string) error {
 // the upload's reservation go.
 func (t *treeWrite) Publish(ctx context.Context, m *store.TreeMeta, files []store.TreeFile, listing []byte) error {
 	s := t.s
-	// A server may let two create-only writes of the note that race both succeed (as Stream
-	// finds): the note as it is now says which upload is the folder's. The loser drops its own
-	// and takes the winner's, sending what it lacks.
-	if cur := s.noteID(ctx, t.note); cur != "" && cur != t.id && t.try < 3 {
-		s.dropPartial(context.WithoutCancel(ctx), t.id, t.pi)
-		s.quota.Done(ctx, t.id)
+	if s.noteLost(ctx, t.note, t.id, t.pi, t.try) {
 		return store.ErrTreeLost
 	}
 	if err := s.publishTree(ctx, m, listing, path.Base(t.note)); err != nil {
