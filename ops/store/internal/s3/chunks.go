@@ -67,7 +67,7 @@ type chunkUp struct {
 	s  *Store
 	id string
 	pi *partialInfo
-	cs []chunkObj
+	cs []part
 	st store.ChunkState
 }
 
@@ -157,7 +157,7 @@ type chunkSource struct {
 	ctx context.Context
 	s   *Store
 	id  string
-	cs  []chunkObj
+	cs  []part
 }
 
 func (c chunkSource) Name() string     { return "upload " + c.id }
@@ -165,10 +165,10 @@ func (c chunkSource) Unchanged() error { return nil }
 
 func (c chunkSource) ReadAt(b []byte, off int64) (int, error) {
 	n := 0
-	for i := sort.Search(len(c.cs), func(i int) bool { return c.cs[i].Off+c.cs[i].Len > off }); n < len(b) && i < len(c.cs); i++ {
+	for i := sort.Search(len(c.cs), func(i int) bool { return c.cs[i].Off+c.cs[i].Size > off }); n < len(b) && i < len(c.cs); i++ {
 		ch := c.cs[i]
 		from := off + int64(n) - ch.Off
-		k := min(int64(len(b)-n), ch.Len-from)
+		k := min(int64(len(b)-n), ch.Size-from)
 		out, err := c.s.client.GetObject(c.ctx, &awss3.GetObjectInput{Bucket: &c.s.Bucket, Key: aws.String(ch.Key),
 			Range: aws.String(fmt.Sprintf("bytes=%d-%d", from, from+k-1))})
 		if err != nil {

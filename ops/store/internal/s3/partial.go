@@ -292,22 +292,15 @@ func (s *Store) readInfo(ctx context.Context, id string) (*partialInfo, error) {
 	return &pi, nil
 }
 
-// chunkObj is one step-by-step chunk.
-type chunkObj struct {
-	Key      string
-	Off, Len int64
-	Modified time.Time
-}
-
 // chunks lists an upload's chunks in offset order, and checks they follow each other.
-func (s *Store) chunks(ctx context.Context, id string) ([]chunkObj, int64, error) {
-	var cs []chunkObj
+func (s *Store) chunks(ctx context.Context, id string) ([]part, int64, error) {
+	var cs []part
 	err := s.listObjects(ctx, s.chunkPrefix(id), func(o types.Object) error {
 		off, err := strconv.ParseInt(strings.TrimPrefix(aws.ToString(o.Key), s.chunkPrefix(id)), 10, 64)
 		if err != nil {
 			return nil // not a chunk: left alone
 		}
-		cs = append(cs, chunkObj{Key: aws.ToString(o.Key), Off: off, Len: aws.ToInt64(o.Size), Modified: aws.ToTime(o.LastModified)})
+		cs = append(cs, part{Key: aws.ToString(o.Key), Off: off, Size: aws.ToInt64(o.Size), Modified: aws.ToTime(o.LastModified)})
 		return nil
 	})
 	if err != nil {
@@ -319,7 +312,7 @@ func (s *Store) chunks(ctx context.Context, id string) ([]chunkObj, int64, error
 		if c.Off != end {
 			return nil, 0, fault.Errorf(fault.UploadUnreadable, "upload %s: chunk at %d, expected one at %d", id, c.Off, end)
 		}
-		end += c.Len
+		end += c.Size
 	}
 	return cs, end, nil
 }
@@ -405,27 +398,22 @@ func (s *Store) partialState(ctx context.Context, id string, l *listed) (store.U
 	return u, pi, nil
 }
 
-// written is how many bytes an unfinished file upload holds and when it was last written.
+// written is how many bytes an unfinished file upload holds (its parts, or its chunks) and when
+// it was last written.
 func (s *Store) written(ctx context.Context, id string, pi *partialInfo) (int64, time.Time, error) {
-	last := parseTime(pi.Made)
+	var ps []part
+	var err error
 	if pi.UploadID != "" {
-		parts, err := s.parts(ctx, id, pi.Name, pi.UploadID)
-		if err != nil {
-			return 0, last, err
-		}
-		var n int64
-		for _, p := range parts {
-			n += p.Size
-			if p.Modified.After(last) {
-				last = p.Modified
-			}
-		}
-		return n, last, nil
+		ps, err = s.parts(ctx, id, pi.Name, pi.UploadID)
+	} else {
+		ps, _, err = s.chunks(ctx, id)
 	}
-	cs, n, err := s.chunks(ctx, id)
-	for _, c := range cs {
-		if c.Modified.After(last) {
-			last = c.Modified
+	var n int64
+	last := parseTime(pi.Made)
+	for _, p := range ps {
+		n += p.Size
+		if p.Modified.After(last) {
+			last = p.Modified
 		}
 	}
 	return n, last, err
