@@ -34,23 +34,19 @@ type part struct {
 // is not there any more.
 func (s *Store) parts(ctx context.Context, id, name, uploadID string) ([]part, error) {
 	var ps []part
-	in := &awss3.ListPartsInput{Bucket: &s.Bucket, Key: aws.String(s.FinishedKey(id, name)), UploadId: &uploadID}
-	for {
-		out, err := s.client.ListParts(ctx, in)
-		if err != nil {
-			if notFound(err) {
-				return nil, fault.Errorf(fault.UploadMissing, "upload %s: its multipart upload is gone from store %s", id, s.URI)
-			}
+	pages := awss3.NewListPartsPaginator(s.client, &awss3.ListPartsInput{Bucket: &s.Bucket, Key: aws.String(s.FinishedKey(id, name)), UploadId: &uploadID})
+	for pages.HasMorePages() {
+		out, err := pages.NextPage(ctx)
+		if notFound(err) {
+			return nil, fault.Errorf(fault.UploadMissing, "upload %s: its multipart upload is gone from store %s", id, s.URI)
+		} else if err != nil {
 			return nil, s.wrap(fault.UploadUnreadable, "upload "+id, err)
 		}
 		for _, p := range out.Parts {
 			ps = append(ps, part{Number: aws.ToInt32(p.PartNumber), Size: aws.ToInt64(p.Size), ETag: strings.Trim(aws.ToString(p.ETag), `"`), Modified: aws.ToTime(p.LastModified)})
 		}
-		if !aws.ToBool(out.IsTruncated) {
-			return ps, nil
-		}
-		in.PartNumberMarker = out.NextPartNumberMarker
 	}
+	return ps, nil
 }
 
 // buffers is the pool of part buffers all the streams of this Store share (jobs of chunk bytes,
