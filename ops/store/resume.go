@@ -59,10 +59,14 @@ func HashSource(ctx context.Context, src SourceFile, size, chunk int64, observe 
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
-// ReadSource reads len(b) bytes of src at off: a source shorter than at open has changed.
+// ReadSource reads len(b) bytes of src at off: a source shorter than at open has changed. An
+// error the source coded itself (a store's own bytes read back: S3's chunks) keeps its code.
 func ReadSource(src SourceFile, b []byte, off int64) error {
 	k, err := src.ReadAt(b, off)
 	if k < len(b) {
+		if fault.CodeOf(err) != "" {
+			return err
+		}
 		if err == io.EOF {
 			return fault.Errorf(fault.UploadSourceChange, "%s: changed while being read", src.Name())
 		}

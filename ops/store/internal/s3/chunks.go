@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/hex"
+	"fmt"
 	"io"
+	"sort"
 
 	"github.com/attachctl/attachctl/manifest/fault"
 	"github.com/attachctl/attachctl/ops/store"
@@ -65,7 +67,7 @@ type chunkUp struct {
 	s  *Store
 	id string
 	pi *partialInfo
-	cs []chunkObj
+	cs []part
 	st store.ChunkState
 }
 
@@ -94,40 +96,48 @@ func (u *chunkUp) Append(ctx context.Context, cur int64, r io.Reader, limit int6
 // Drop removes what the unfinished upload left.
 func (u *chunkUp) Drop(ctx context.Context) error { return u.s.dropPartial(ctx, u.id, u.pi) }
 
-// Publish reads the chunks (once, when they fit one put), hashes them, and writes the finished
-// object create-only: in one put when small, else as a multipart upload of them read again.
+// Publish reads the chunks, hashes them, and writes the finished object create-only: in one put
+// of the bytes read when they fit one (an empty upload among them: a multipart upload takes at
+// least one part), else as a multipart upload of them read again.
 func (u *chunkUp) Publish(ctx context.Context, check func(string) error) (*store.Info, bool, error) {
-	s, id := u.s, u.id
-	// Hashed as they are read; kept too when they fit one put (an empty upload among them: a
-	// multipart upload takes at least one part).
-	h, small := blake3.New(), u.st.Offset <= DefaultChunk
-	var buf bytes.Buffer
-	w := io.Writer(h)
-	if small {
-		w = io.MultiWriter(h, &buf)
+	s, id, n := u.s, u.id, u.st.Offset
+	src := chunkSource{ctx: ctx, s: s, id: id, cs: u.cs}
+	var body []byte
+	var got string
+	var err error
+	if n <= DefaultChunk {
+		body = make([]byte, n)
+		if _, err = src.ReadAt(body, 0); err == nil {
+			sum := blake3.Sum256(body)
+			got = hex.EncodeToString(sum[:])
+		}
+	} else {
+		got, err = store.HashSource(ctx, src, n, DefaultChunk, nil)
 	}
-	if err := s.copyChunks(ctx, u.cs, w); err != nil {
-		return nil, false, err
+	if err == nil {
+		err = check(got)
 	}
-	got := hex.EncodeToString(h.Sum(nil))
-	if err := check(got); err != nil {
+	if err != nil {
 		return nil, false, err
 	}
 	if u.pi.Size < 0 { // fixed here, so that a partial left after the publish is seen finished
 		fixed := *u.pi
-		fixed.Size = u.st.Offset
+		fixed.Size = n
 		if err := s.putJSON(ctx, s.infoKey(id), fixed, false); err != nil {
 			return nil, false, s.wrap(fault.UploadUnreadable, "finish "+id, err)
 		}
 	}
 	key := s.FinishedKey(id, u.pi.Name)
-	meta := map[string]string{"blake3": got}
-	var err error
-	if small {
-		_, err = s.client.PutObject(ctx, &awss3.PutObjectInput{Bucket: &s.Bucket, Key: &key, Body: bytes.NewReader(buf.Bytes()),
-			Metadata: meta, IfNoneMatch: aws.String("*")})
+	if n <= DefaultChunk {
+		_, err = s.client.PutObject(ctx, &awss3.PutObjectInput{Bucket: &s.Bucket, Key: &key, Body: bytes.NewReader(body),
+			Metadata: map[string]string{"blake3": got}, IfNoneMatch: aws.String("*")})
 	} else {
-		err = s.multipartFromChunks(ctx, key, meta, u.cs)
+		err = s.putMultipart(ctx, key, got, src, n, true, func(sent string) error {
+			if sent != got {
+				return fault.Errorf(fault.UploadUnreadable, "upload %s: its chunks read again are not those hashed", id)
+			}
+			return nil
+		})
 	}
 	if err != nil && !conflict(err) {
 		return nil, false, s.wrap(fault.UploadUnreadable, "finish "+id, err)
@@ -139,4 +149,39 @@ func (u *chunkUp) Publish(ctx context.Context, check func(string) error) (*store
 	s.quota.Done(ctx, id)
 	s.dropPartial(ctx, id, u.pi)
 	return info, err != nil, nil
+}
+
+// chunkSource is the chunks of an upload read as one file (store.SourceFile): a read is a ranged
+// GET of each chunk it spans, an error upload.unreadable.
+type chunkSource struct {
+	ctx context.Context
+	s   *Store
+	id  string
+	cs  []part
+}
+
+func (c chunkSource) Name() string     { return "upload " + c.id }
+func (c chunkSource) Unchanged() error { return nil }
+
+func (c chunkSource) ReadAt(b []byte, off int64) (int, error) {
+	n := 0
+	for i := sort.Search(len(c.cs), func(i int) bool { return c.cs[i].Off+c.cs[i].Size > off }); n < len(b) && i < len(c.cs); i++ {
+		ch := c.cs[i]
+		from := off + int64(n) - ch.Off
+		k := min(int64(len(b)-n), ch.Size-from)
+		out, err := c.s.client.GetObject(c.ctx, &awss3.GetObjectInput{Bucket: &c.s.Bucket, Key: aws.String(ch.Key),
+			Range: aws.String(fmt.Sprintf("bytes=%d-%d", from, from+k-1))})
+		if err != nil {
+			return n, c.s.wrap(fault.UploadUnreadable, ch.Key, err)
+		}
+		m, err := io.ReadFull(out.Body, b[n:n+int(k)])
+		out.Body.Close()
+		if n += m; err != nil {
+			return n, fault.Errorf(fault.UploadUnreadable, "%s: read %d of %d bytes: %v", ch.Key, m, k, err)
+		}
+	}
+	if n < len(b) {
+		return n, io.EOF
+	}
+	return n, nil
 }

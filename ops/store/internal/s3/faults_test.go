@@ -114,7 +114,7 @@ func testAbortedNotWaited(t *testing.T, srv *s3test.Server) {
 		t.Fatal(err)
 	}
 	note := s.noteKey(path, "gone.bin", MinChunk+1000, want)
-	old, pi, err := s.startStage(bg, note, "", "gone.bin", MinChunk+1000, want)
+	old, pi, err := s.start(bg, note, "", "gone.bin", MinChunk+1000, s.beginStage(bg, "gone.bin", MinChunk+1000, want))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -208,6 +208,18 @@ func testLargeChunksFinish(t *testing.T, srv *s3test.Server) {
 		if _, err := s.Write(bg, id, int64(off), bytes.NewReader(data[off:min(off+3<<20, len(data))])); err != nil {
 			t.Fatal(err)
 		}
+	}
+	// A chunk that cannot be read back is the upload's fault (upload.unreadable), not the
+	// source file's that the write pass of a file upload reads.
+	p.SetFault(func(w http.ResponseWriter, r *http.Request) bool {
+		if r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, fmt.Sprintf("/c/%020d", 3<<20)) {
+			w.WriteHeader(http.StatusBadRequest)
+			return true
+		}
+		return false
+	})
+	if _, err := s.Finish(bg, id, -1, sum); fault.CodeOf(err) != fault.UploadUnreadable {
+		t.Fatalf("finish with a chunk unreadable: %v, want %s", err, fault.UploadUnreadable)
 	}
 	var parts atomic.Int32
 	var refuse atomic.Bool

@@ -292,22 +292,15 @@ func (s *Store) readInfo(ctx context.Context, id string) (*partialInfo, error) {
 	return &pi, nil
 }
 
-// chunkObj is one step-by-step chunk.
-type chunkObj struct {
-	Key      string
-	Off, Len int64
-	Modified time.Time
-}
-
 // chunks lists an upload's chunks in offset order, and checks they follow each other.
-func (s *Store) chunks(ctx context.Context, id string) ([]chunkObj, int64, error) {
-	var cs []chunkObj
+func (s *Store) chunks(ctx context.Context, id string) ([]part, int64, error) {
+	var cs []part
 	err := s.listObjects(ctx, s.chunkPrefix(id), func(o types.Object) error {
 		off, err := strconv.ParseInt(strings.TrimPrefix(aws.ToString(o.Key), s.chunkPrefix(id)), 10, 64)
 		if err != nil {
 			return nil // not a chunk: left alone
 		}
-		cs = append(cs, chunkObj{Key: aws.ToString(o.Key), Off: off, Len: aws.ToInt64(o.Size), Modified: aws.ToTime(o.LastModified)})
+		cs = append(cs, part{Key: aws.ToString(o.Key), Off: off, Size: aws.ToInt64(o.Size), Modified: aws.ToTime(o.LastModified)})
 		return nil
 	})
 	if err != nil {
@@ -319,7 +312,7 @@ func (s *Store) chunks(ctx context.Context, id string) ([]chunkObj, int64, error
 		if c.Off != end {
 			return nil, 0, fault.Errorf(fault.UploadUnreadable, "upload %s: chunk at %d, expected one at %d", id, c.Off, end)
 		}
-		end += c.Len
+		end += c.Size
 	}
 	return cs, end, nil
 }
@@ -341,7 +334,7 @@ func (s *Store) listObjects(ctx context.Context, prefix string, f func(types.Obj
 	return nil
 }
 
-// Begin starts an unfinished step-by-step upload.
+// Begin starts an unfinished step-by-step upload, which has no source note (start).
 func (s *Store) Begin(ctx context.Context, name string, size int64) (string, error) {
 	if err := store.CheckBegin(name, size); err != nil {
 		return "", err
@@ -349,15 +342,10 @@ func (s *Store) Begin(ctx context.Context, name string, size int64) (string, err
 	if _, err := s.checkStore(ctx, true); err != nil {
 		return "", err
 	}
-	id, release, err := s.quota.AdmitNew(ctx, name, size)
-	if err != nil {
-		return "", err
-	}
-	if err := s.putJSON(ctx, s.infoKey(id), partialInfo{Name: name, Size: size, Made: nowString()}, true); err != nil {
-		release()
-		return "", s.wrap(fault.UploadUnreadable, "begin "+name, err)
-	}
-	return id, nil
+	id, _, err := s.start(ctx, "", "", name, size, func(string) (*partialInfo, error) {
+		return &partialInfo{Name: name, Size: size, Made: nowString()}, nil
+	})
+	return id, err
 }
 
 // Write appends r as one chunk object, created only if no writer took that offset first
@@ -410,27 +398,22 @@ func (s *Store) partialState(ctx context.Context, id string, l *listed) (store.U
 	return u, pi, nil
 }
 
-// written is how many bytes an unfinished file upload holds and when it was last written.
+// written is how many bytes an unfinished file upload holds (its parts, or its chunks) and when
+// it was last written.
 func (s *Store) written(ctx context.Context, id string, pi *partialInfo) (int64, time.Time, error) {
-	last := parseTime(pi.Made)
+	var ps []part
+	var err error
 	if pi.UploadID != "" {
-		parts, err := s.parts(ctx, id, pi.Name, pi.UploadID)
-		if err != nil {
-			return 0, last, err
-		}
-		var n int64
-		for _, p := range parts {
-			n += p.Size
-			if p.Modified.After(last) {
-				last = p.Modified
-			}
-		}
-		return n, last, nil
+		ps, err = s.parts(ctx, id, pi.Name, pi.UploadID)
+	} else {
+		ps, _, err = s.chunks(ctx, id)
 	}
-	cs, n, err := s.chunks(ctx, id)
-	for _, c := range cs {
-		if c.Modified.After(last) {
-			last = c.Modified
+	var n int64
+	last := parseTime(pi.Made)
+	for _, p := range ps {
+		n += p.Size
+		if p.Modified.After(last) {
+			last = p.Modified
 		}
 	}
 	return n, last, err
@@ -439,67 +422,6 @@ func (s *Store) written(ctx context.Context, id string, pi *partialInfo) (int64,
 // Finish checks and publishes a step-by-step upload create-only (store.FinishChunks).
 func (s *Store) Finish(ctx context.Context, id string, size int64, sum string) (*store.Info, error) {
 	return store.FinishChunks(ctx, s, id, size, sum)
-}
-
-func (s *Store) copyChunks(ctx context.Context, cs []chunkObj, w io.Writer) error {
-	for _, c := range cs {
-		out, err := s.client.GetObject(ctx, &awss3.GetObjectInput{Bucket: &s.Bucket, Key: aws.String(c.Key)})
-		if err != nil {
-			return s.wrap(fault.UploadUnreadable, c.Key, err)
-		}
-		n, err := io.Copy(w, out.Body)
-		out.Body.Close()
-		if err == nil && n != c.Len {
-			err = fmt.Errorf("read %d bytes, listed %d", n, c.Len)
-		}
-		if err != nil {
-			return fault.Errorf(fault.UploadUnreadable, "%s: %v", c.Key, err)
-		}
-	}
-	return nil
-}
-
-// multipartFromChunks writes the chunks, read again, as parts of DefaultChunk bytes into key,
-// completed create-only.
-func (s *Store) multipartFromChunks(ctx context.Context, key string, meta map[string]string, cs []chunkObj) error {
-	mp, err := s.client.CreateMultipartUpload(ctx, &awss3.CreateMultipartUploadInput{Bucket: &s.Bucket, Key: &key, Metadata: meta})
-	if err != nil {
-		return err
-	}
-	// The chunks are read in one pass through a pipe, cut into parts as they come.
-	r, w := io.Pipe()
-	copied := make(chan struct{})
-	go func() {
-		defer close(copied)
-		w.CloseWithError(s.copyChunks(ctx, cs, w))
-	}()
-	var done []types.CompletedPart
-	buf := make([]byte, DefaultChunk)
-	for n := int32(1); err == nil; n++ {
-		k, rerr := io.ReadFull(r, buf)
-		if rerr == io.EOF {
-			break
-		} else if rerr != nil && rerr != io.ErrUnexpectedEOF { // a chunk not read
-			err = rerr
-			break
-		}
-		var out *awss3.UploadPartOutput
-		out, err = s.client.UploadPart(ctx, &awss3.UploadPartInput{Bucket: &s.Bucket, Key: &key, UploadId: mp.UploadId,
-			PartNumber: aws.Int32(n), Body: bytes.NewReader(buf[:k]), ContentLength: aws.Int64(int64(k))})
-		if err == nil {
-			done = append(done, types.CompletedPart{PartNumber: aws.Int32(n), ETag: out.ETag})
-		}
-	}
-	r.CloseWithError(err) // a part refused: the reading stops
-	<-copied
-	if err == nil {
-		_, err = s.client.CompleteMultipartUpload(ctx, &awss3.CompleteMultipartUploadInput{Bucket: &s.Bucket, Key: &key,
-			UploadId: mp.UploadId, MultipartUpload: &types.CompletedMultipartUpload{Parts: done}, IfNoneMatch: aws.String("*")})
-	}
-	if err != nil {
-		s.client.AbortMultipartUpload(context.WithoutCancel(ctx), &awss3.AbortMultipartUploadInput{Bucket: &s.Bucket, Key: &key, UploadId: mp.UploadId})
-	}
-	return err
 }
 
 // dropPartial removes what an unfinished upload left: its multipart upload, chunks and info (the

@@ -16,11 +16,15 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awss3 "github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+	"github.com/zeebo/blake3"
 )
 
-// part is one part of a multipart upload as the server holds it.
+// part is what an unfinished file upload holds on the server: a part of its multipart upload
+// (Number; its ETag the MD5 of its bytes), or a step-by-step upload's chunk object (Key, at Off).
 type part struct {
 	Number   int32
+	Key      string
+	Off      int64
 	Size     int64
 	ETag     string
 	Modified time.Time
@@ -30,23 +34,19 @@ type part struct {
 // is not there any more.
 func (s *Store) parts(ctx context.Context, id, name, uploadID string) ([]part, error) {
 	var ps []part
-	in := &awss3.ListPartsInput{Bucket: &s.Bucket, Key: aws.String(s.FinishedKey(id, name)), UploadId: &uploadID}
-	for {
-		out, err := s.client.ListParts(ctx, in)
-		if err != nil {
-			if notFound(err) {
-				return nil, fault.Errorf(fault.UploadMissing, "upload %s: its multipart upload is gone from store %s", id, s.URI)
-			}
+	pages := awss3.NewListPartsPaginator(s.client, &awss3.ListPartsInput{Bucket: &s.Bucket, Key: aws.String(s.FinishedKey(id, name)), UploadId: &uploadID})
+	for pages.HasMorePages() {
+		out, err := pages.NextPage(ctx)
+		if notFound(err) {
+			return nil, fault.Errorf(fault.UploadMissing, "upload %s: its multipart upload is gone from store %s", id, s.URI)
+		} else if err != nil {
 			return nil, s.wrap(fault.UploadUnreadable, "upload "+id, err)
 		}
 		for _, p := range out.Parts {
 			ps = append(ps, part{Number: aws.ToInt32(p.PartNumber), Size: aws.ToInt64(p.Size), ETag: strings.Trim(aws.ToString(p.ETag), `"`), Modified: aws.ToTime(p.LastModified)})
 		}
-		if !aws.ToBool(out.IsTruncated) {
-			return ps, nil
-		}
-		in.PartNumberMarker = out.NextPartNumberMarker
 	}
+	return ps, nil
 }
 
 // buffers is the pool of part buffers all the streams of this Store share (jobs of chunk bytes,
@@ -104,30 +104,19 @@ func (s *Store) StartStream(ctx context.Context, st store.StreamStart) (store.St
 		return store.StreamFound{}, nil, err
 	}
 	name, size, want := st.Src.Name, st.Src.Size, st.Src.Blake3
-	note := s.noteKey(st.Src.Path, name, size, want)
-	// The note says which upload this source is: two runs that start at once both write it
-	// create-only (or over the dead one they read, If-Match), so one wins and the other resumes
-	// the winner's upload instead of making a second copy.
-	for try := 0; ; try++ {
-		// A run that lost the note, or lost its upload to the note's, knows another run is at it.
-		id, pi, held, noteTag := s.resumable(ctx, note, name, want, try > 0 || st.Try > 0)
-		w := &streamWrite{s: s, st: st, note: note, id: id, pi: pi, held: held}
-		if pi != nil {
-			return store.StreamFound{}, w, nil
-		}
-		if id != "" && id != st.Avoid { // finished by an earlier run
-			return store.StreamFound{ID: id}, nil, nil
-		}
-		var err error
-		w.id, w.pi, err = s.startStage(ctx, note, noteTag, name, size, want)
-		if err == errNoteTaken && try < 3 {
-			continue
-		}
-		if err != nil {
-			return store.StreamFound{}, nil, err
-		}
-		return store.StreamFound{}, w, nil
+	w := &streamWrite{s: s, st: st, note: s.noteKey(st.Src.Path, name, size, want)}
+	var err error
+	w.id, w.pi, err = s.underNote(ctx, w.note, name, size, st.Avoid, st.Try, func(id string, pi *partialInfo, wait bool) (string, *partialInfo) {
+		id, pi, w.held = s.resumable(ctx, id, pi, name, want, wait)
+		return id, pi
+	}, s.beginStage(ctx, name, size, want))
+	switch {
+	case err != nil:
+		return store.StreamFound{}, nil, err
+	case w.pi == nil: // finished by an earlier run
+		return store.StreamFound{ID: w.id}, nil, nil
 	}
+	return store.StreamFound{}, w, nil
 }
 
 // streamWrite is the multipart upload of one source.
@@ -158,7 +147,7 @@ func (w *streamWrite) Restart() error { w.held = nil; return nil }
 func (w *streamWrite) Write(ctx context.Context, f store.SourceFile, from int64, pass store.StreamPass) (*store.Info, error) {
 	s := w.s
 	var err error
-	w.completed, err = s.sendParts(ctx, f, w.id, w.pi, w.held, pass)
+	w.completed, err = s.sendParts(ctx, f, s.FinishedKey(w.id, w.pi.Name), w.pi.UploadID, w.held, pass)
 	if err == nil {
 		return nil, nil
 	}
@@ -197,12 +186,7 @@ func (w *streamWrite) Publish(ctx context.Context, sum string) (*store.Info, err
 		s.dropPartial(ctx, w.id, w.pi)
 		return done, nil
 	}
-	// A server may let two create-only writes of the note that race both succeed (versitygw's
-	// posix backend checks, then writes): the note as it is now says which upload is the
-	// source's. The loser drops its own and takes the winner's, sending what it lacks.
-	if cur := s.noteID(ctx, w.note); cur != "" && cur != w.id && w.st.Try < 3 {
-		s.dropPartial(context.WithoutCancel(ctx), w.id, w.pi)
-		s.quota.Done(ctx, w.id)
+	if s.noteLost(ctx, w.note, w.id, w.pi, w.st.Try) {
 		return nil, store.ErrStreamLost
 	}
 	_, err := s.client.CompleteMultipartUpload(ctx, &awss3.CompleteMultipartUploadInput{Bucket: &s.Bucket, Key: &key,
@@ -222,10 +206,19 @@ func (w *streamWrite) Publish(ctx context.Context, sum string) (*store.Info, err
 
 func (w *streamWrite) Close(error) {}
 
-// noteID is the upload the note names now, "" when it cannot be read.
-func (s *Store) noteID(ctx context.Context, note string) string {
-	id, _ := s.readNote(ctx, note)
-	return id
+// noteLost reports whether the note names another upload than id now, before id is published:
+// a server may let two create-only writes of the note that race both succeed (versitygw's posix
+// backend checks, then writes), and the note as it is now says which upload is the source's. The
+// loser (unless it lost tries times already) drops its own, to take the winner's and send what it
+// lacks.
+func (s *Store) noteLost(ctx context.Context, note, id string, pi *partialInfo, tries int) bool {
+	cur, _ := s.readNote(ctx, note)
+	if cur == "" || cur == id || tries >= 3 {
+		return false
+	}
+	s.dropPartial(context.WithoutCancel(ctx), id, pi)
+	s.quota.Done(ctx, id)
+	return true
 }
 
 // readNote reads a source note: the upload it names ("" when it names none or cannot be read),
@@ -277,23 +270,17 @@ func (s *Store) finishedByOther(ctx context.Context, abs, id, name, want, upload
 	return &store.Info{ID: id, Name: name, Size: info.Size, Blake3: want}, nil
 }
 
-// resumable looks up the note of a source: the id of a finished upload of it (pi nil), or of a
-// multipart upload to resume with the parts the server holds, or nothing; and the note's ETag
-// ("" when there is no note), for a conditional write over a dead one. wait: another run is at
-// work on this source.
-func (s *Store) resumable(ctx context.Context, note, name, want string, wait bool) (string, *partialInfo, map[int32]part, string) {
-	id, etag := s.readNote(ctx, note)
-	if id == "" {
-		return "", nil, nil, etag
-	}
-	pi, err := s.readInfo(ctx, id)
-	if err != nil {
+// resumable is what a run of a source takes up of the upload id its note names (pi its info, nil
+// when it has none): that upload, finished (pi nil), or its multipart upload to resume with the
+// parts the server holds, or nothing. wait: another run is at work on this source.
+func (s *Store) resumable(ctx context.Context, id string, pi *partialInfo, name, want string, wait bool) (string, *partialInfo, map[int32]part) {
+	if pi == nil {
 		// Finished, or gone: store.StreamUpload reads it back before it names it again, and
 		// avoids it when it is not these bytes.
-		return id, nil, nil, etag
+		return id, nil, nil
 	}
 	if pi.UploadID == "" || pi.Blake3 != want || pi.Name != name {
-		return "", nil, nil, etag
+		return "", nil, nil
 	}
 	ps, err := s.parts(ctx, id, name, pi.UploadID)
 	if err != nil {
@@ -304,35 +291,64 @@ func (s *Store) resumable(ctx context.Context, note, name, want string, wait boo
 		// on at once, and a completion under way unseen costs a second copy of the same bytes.
 		if fault.CodeOf(err) == fault.UploadMissing {
 			if _, err := s.finishedByOther(ctx, "", id, name, want, pi.UploadID, wait); err == nil {
-				return id, nil, nil, etag
+				return id, nil, nil
 			}
 		}
-		return "", nil, nil, etag
+		return "", nil, nil
 	}
 	held := map[int32]part{}
 	for _, p := range ps {
 		held[p.Number] = p
 	}
-	return id, pi, held, etag
+	return id, pi, held
 }
 
-// startStage begins a multipart upload with the BLAKE3 in its metadata, then writes its info and
-// the source's note (a kill between leaves a multipart upload that sweep aborts).
-func (s *Store) startStage(ctx context.Context, note, noteTag, name string, size int64, want string) (string, *partialInfo, error) {
-	return s.start(ctx, note, noteTag, name, size, func(id string) (*partialInfo, error) {
+// beginStage begins a multipart upload with the BLAKE3 in its metadata, for start, which writes
+// its info and the source's note after it (a kill between leaves a multipart upload that sweep
+// aborts).
+func (s *Store) beginStage(ctx context.Context, name string, size int64, want string) func(id string) (*partialInfo, error) {
+	return func(id string) (*partialInfo, error) {
 		mp, err := s.client.CreateMultipartUpload(ctx, &awss3.CreateMultipartUploadInput{Bucket: &s.Bucket,
 			Key: aws.String(s.FinishedKey(id, name)), Metadata: map[string]string{"blake3": want}})
 		if err != nil {
 			return nil, err
 		}
 		return &partialInfo{Name: name, Size: size, Made: nowString(), UploadID: aws.ToString(mp.UploadId), Blake3: want}, nil
-	})
+	}
 }
 
-// start is how a new upload (a file's by the upload stage, or a folder's) begins: admitted against
-// the store's limits before anything is sent, then begun (begin makes its info, and whatever goes
-// before it), its info written, then the source's note: create-only, or over the note of an
-// upload that is no more (If-Match noteTag).
+// underNote is how a run of a source (a file, a folder) finds what it takes up, under the
+// source's note: the upload the note names as take keeps it (told its info, nil when it has none,
+// and whether another run is known to be at this source, as tries or a lost note say): the
+// unfinished upload to resume (its info), or a finished one to name again (no info; never avoid);
+// else a new upload, begun by start over the note read. A note another run wrote first is read
+// again.
+func (s *Store) underNote(ctx context.Context, note, name string, size int64, avoid string, tries int,
+	take func(id string, pi *partialInfo, wait bool) (string, *partialInfo), begin func(id string) (*partialInfo, error)) (string, *partialInfo, error) {
+	for try := 0; ; try++ {
+		id, etag := s.readNote(ctx, note)
+		if id != "" {
+			// The info after the note: it goes only once the upload is finished, so an upload
+			// without it that another run is finishing now is found finished.
+			pi, _ := s.readInfo(ctx, id)
+			if id, pi = take(id, pi, try > 0 || tries > 0); pi != nil || id != "" && id != avoid {
+				return id, pi, nil
+			}
+		}
+		// The note says which upload this source is: two runs that start at once both write it
+		// create-only (or over the dead one they read, If-Match), so one wins and the other
+		// resumes the winner's upload instead of making a second copy.
+		id, pi, err := s.start(ctx, note, etag, name, size, begin)
+		if err != errNoteTaken || try >= 3 {
+			return id, pi, err
+		}
+	}
+}
+
+// start is how a new upload (a file's by the upload stage, a folder's, a step-by-step one) begins:
+// admitted against the store's limits before anything is sent, then begun (begin makes its info,
+// and whatever goes before it), its info written, then the source's note when it has one:
+// create-only, or over the note of an upload that is no more (If-Match noteTag).
 func (s *Store) start(ctx context.Context, note, noteTag, name string, size int64, begin func(id string) (*partialInfo, error)) (string, *partialInfo, error) {
 	id, release, err := s.quota.AdmitNew(ctx, name, size)
 	if err != nil {
@@ -348,6 +364,9 @@ func (s *Store) start(ctx context.Context, note, noteTag, name string, size int6
 	}
 	if err != nil {
 		return fail(s.wrap(fault.UploadUnreadable, name, err))
+	}
+	if note == "" {
+		return id, pi, nil
 	}
 	// The note names the new id: finding it there is this write (putOwn).
 	nb, _ := json.Marshal(sourceNote{ID: id})
@@ -365,13 +384,45 @@ func (s *Store) start(ctx context.Context, note, noteTag, name string, size int6
 	return id, pi, nil
 }
 
-// sendParts sends the source f of a multipart upload in the pass of store.Pump (read and sent
-// here, hash on another core), each part the server does not already hold with the same bytes
-// (held: its ETag is the MD5 of the source's), pass.Jobs at once. Buffers go round the Store's
-// pool (buffers), so that at most jobs x chunk bytes are in memory. It returns the parts for the
-// completion.
-func (s *Store) sendParts(ctx context.Context, f store.SourceFile, id string, pi *partialInfo, held map[int32]part, pass store.StreamPass) ([]types.CompletedPart, error) {
-	key, chunk := s.FinishedKey(id, pi.Name), pass.Chunk
+// putMultipart writes size bytes of src as a new multipart upload of key, its BLAKE3 sum in the
+// metadata, parts of DefaultChunk bytes sent treePartJobs at once, and completes it (create-only
+// when told) once check takes the BLAKE3 of the bytes sent. Anything failed, it is aborted.
+func (s *Store) putMultipart(ctx context.Context, key, sum string, src store.SourceFile, size int64, createOnly bool, check func(sent string) error) error {
+	mp, err := s.client.CreateMultipartUpload(ctx, &awss3.CreateMultipartUploadInput{Bucket: &s.Bucket, Key: &key,
+		Metadata: map[string]string{"blake3": sum}})
+	if err != nil {
+		return err
+	}
+	h := blake3.New()
+	parts, err := s.sendParts(ctx, src, key, aws.ToString(mp.UploadId), nil, store.StreamPass{Size: size, Chunk: DefaultChunk,
+		Jobs: treePartJobs, Hash: h, Observe: func([]byte) {}, Progress: func(int64) {}})
+	if err == nil {
+		err = check(hex.EncodeToString(h.Sum(nil)))
+	}
+	if err == nil {
+		in := &awss3.CompleteMultipartUploadInput{Bucket: &s.Bucket, Key: &key, UploadId: mp.UploadId,
+			MultipartUpload: &types.CompletedMultipartUpload{Parts: parts}}
+		if createOnly {
+			in.IfNoneMatch = aws.String("*")
+		}
+		_, err = s.client.CompleteMultipartUpload(ctx, in)
+	}
+	if err == errUploadGone {
+		err = fault.Errorf(fault.UploadUnreadable, "store %s: %s: its multipart upload went away (a sweep?)", s.URI, key)
+	}
+	if err != nil {
+		s.client.AbortMultipartUpload(context.WithoutCancel(ctx), &awss3.AbortMultipartUploadInput{Bucket: &s.Bucket, Key: &key, UploadId: mp.UploadId})
+	}
+	return err
+}
+
+// sendParts sends the source f as the parts of the multipart upload uploadID of key in the pass
+// of store.Pump (read and sent here, hash on another core), each part the server does not already
+// hold with the same bytes (held: its ETag is the MD5 of the source's), pass.Jobs at once.
+// Buffers go round the Store's pool (buffers), so that at most jobs x chunk bytes are in memory.
+// It returns the parts for the completion.
+func (s *Store) sendParts(ctx context.Context, f store.SourceFile, key, uploadID string, held map[int32]part, pass store.StreamPass) ([]types.CompletedPart, error) {
+	chunk := pass.Chunk
 	done := make([]types.CompletedPart, (pass.Size+chunk-1)/chunk)
 	type job struct {
 		n       int32
@@ -390,12 +441,12 @@ func (s *Store) sendParts(ctx context.Context, f store.SourceFile, id string, pi
 				if s.sent != nil {
 					s.sent(j.n)
 				}
-				out, err := s.client.UploadPart(ctx, &awss3.UploadPartInput{Bucket: &s.Bucket, Key: &key, UploadId: &pi.UploadID,
+				out, err := s.client.UploadPart(ctx, &awss3.UploadPartInput{Bucket: &s.Bucket, Key: &key, UploadId: &uploadID,
 					PartNumber: aws.Int32(j.n), Body: bytes.NewReader(j.buf), ContentLength: aws.Int64(int64(len(j.buf)))}, unsignedPayload)
 				if notFound(err) {
 					cancel(errUploadGone)
 				} else if err != nil {
-					cancel(s.wrap(fault.UploadUnreadable, "upload "+id+" part", err))
+					cancel(s.wrap(fault.UploadUnreadable, "part of "+key, err))
 				} else {
 					done[j.n-1] = types.CompletedPart{PartNumber: aws.Int32(j.n), ETag: out.ETag}
 				}

@@ -272,7 +272,9 @@ func (s *Store) heldParts(t testing.TB, path, want string, chunk int64) map[int3
 	if err != nil {
 		t.Fatal(err)
 	}
-	id, pi, held, _ := s.resumable(bg, s.noteKey(abs, filepath.Base(abs), fi.Size(), want), filepath.Base(abs), want, true)
+	id, _ := s.readNote(bg, s.noteKey(abs, filepath.Base(abs), fi.Size(), want))
+	pi, _ := s.readInfo(bg, id)
+	id, pi, held := s.resumable(bg, id, pi, filepath.Base(abs), want, true)
 	got := map[int32]bool{}
 	if id == "" || pi == nil {
 		return got

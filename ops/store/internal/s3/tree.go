@@ -48,7 +48,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awss3 "github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
-	"github.com/zeebo/blake3"
 )
 
 // Bounds of a folder upload's sends: files are sent treeJobs at once (small objects are round
@@ -100,22 +99,18 @@ func (s *Store) TreeHashFirst(ctx context.Context, _ string, _ int64) (bool, err
 func (s *Store) StartTree(ctx context.Context, st store.TreeStart) (string, store.TreeWrite, error) {
 	src := st.Src
 	note := s.noteKey(src.Path, src.Name+"/", st.Size, st.Blake3)
-	id, pi, noteTag := s.treeResumable(ctx, note, st)
-	for try := 0; pi == nil; try++ {
-		if id != "" {
-			return id, nil, nil // finished: the engine checks it whole before it names it
+	id, pi, err := s.underNote(ctx, note, src.Name, st.Size, st.Avoid, 0, func(id string, pi *partialInfo, _ bool) (string, *partialInfo) {
+		// The note is keyed on the folder's path: the info keeps the rest (store.ResumesTree, the
+		// same bytes: runs hold no lock).
+		if pi != nil && !store.ResumesTree(store.TreePartial{Folder: pi.Kind == store.KindFolder, Name: pi.Name, Path: src.Path, Blake3: pi.Blake3}, st, true) {
+			return "", nil
 		}
-		var err error
-		id, pi, err = s.start(ctx, note, noteTag, src.Name, st.Size, func(string) (*partialInfo, error) {
-			return &partialInfo{Name: src.Name, Size: st.Size, Made: nowString(), Blake3: st.Blake3, Kind: store.KindFolder, Note: path.Base(note)}, nil
-		})
-		if err == errNoteTaken && try < 3 {
-			id, pi, noteTag = s.treeResumable(ctx, note, st)
-			continue
-		}
-		if err != nil {
-			return "", nil, err
-		}
+		return id, pi
+	}, func(string) (*partialInfo, error) {
+		return &partialInfo{Name: src.Name, Size: st.Size, Made: nowString(), Blake3: st.Blake3, Kind: store.KindFolder, Note: path.Base(note)}, nil
+	})
+	if err != nil || pi == nil {
+		return id, nil, err // finished: the engine checks it whole before it names it
 	}
 	w := &treeWrite{s: s, id: id, name: src.Name, pi: pi, note: note, try: st.Try, held: map[string]heldObj{}}
 	dir := s.treeDir(id, src.Name)
@@ -130,31 +125,6 @@ func (s *Store) StartTree(ctx context.Context, st store.TreeStart) (string, stor
 
 // ReuseTree: a finished upload found by its note is named again as it is.
 func (s *Store) ReuseTree(context.Context, string) bool { return true }
-
-// treeResumable looks up the source's note (keyed on the folder's path, name, size and BLAKE3):
-// the unfinished folder upload that a run of st takes up (its id and info; store.ResumesTree, the
-// same bytes: runs hold no lock), else the upload it names as finished (its id, pi nil; unless it
-// is st.Avoid: the engine found it not to be), or nothing; and the note's ETag.
-func (s *Store) treeResumable(ctx context.Context, note string, st store.TreeStart) (string, *partialInfo, string) {
-	id, etag := s.readNote(ctx, note)
-	if id == "" {
-		return "", nil, etag
-	}
-	// The info first: it goes only after the listing is written, so an upload without it that
-	// another run is finishing now is found finished below.
-	if pi, err := s.readInfo(ctx, id); err == nil {
-		// The note is keyed on the folder's path: the info keeps the rest.
-		tp := store.TreePartial{Folder: pi.Kind == store.KindFolder, Name: pi.Name, Path: st.Src.Path, Blake3: pi.Blake3}
-		if !store.ResumesTree(tp, st, true) {
-			return "", nil, etag
-		}
-		return id, pi, etag
-	}
-	if id == st.Avoid {
-		return "", nil, etag
-	}
-	return id, nil, etag
-}
 
 // treeWrite is store.TreeWrite: an unfinished folder upload, and the objects of its folder a run
 // before sent (held: read only while files are sent).
@@ -277,12 +247,7 @@ func (t *treeWrite) Remove(ctx context.Context, rels []string) error {
 // the upload's reservation go.
 func (t *treeWrite) Publish(ctx context.Context, m *store.TreeMeta, files []store.TreeFile, listing []byte) error {
 	s := t.s
-	// A server may let two create-only writes of the note that race both succeed (as Stream
-	// finds): the note as it is now says which upload is the folder's. The loser drops its own
-	// and takes the winner's, sending what it lacks.
-	if cur := s.noteID(ctx, t.note); cur != "" && cur != t.id && t.try < 3 {
-		s.dropPartial(context.WithoutCancel(ctx), t.id, t.pi)
-		s.quota.Done(ctx, t.id)
+	if s.noteLost(ctx, t.note, t.id, t.pi, t.try) {
 		return store.ErrTreeLost
 	}
 	if err := s.publishTree(ctx, m, listing, path.Base(t.note)); err != nil {
@@ -313,36 +278,13 @@ func (s *Store) sendTreeParts(ctx context.Context, id, name string, f store.Tree
 	if s.treeSent != nil {
 		s.treeSent(f.Rel)
 	}
-	mp, err := s.client.CreateMultipartUpload(ctx, &awss3.CreateMultipartUploadInput{Bucket: &s.Bucket, Key: &key,
-		Metadata: map[string]string{"blake3": sum}})
-	if err != nil {
-		return s.wrap(fault.UploadUnreadable, "upload "+id+": "+key, err)
-	}
-	pi := &partialInfo{Name: name + "/" + f.Rel, UploadID: aws.ToString(mp.UploadId)}
-	abort := func() {
-		s.client.AbortMultipartUpload(context.WithoutCancel(ctx), &awss3.AbortMultipartUploadInput{Bucket: &s.Bucket, Key: &key, UploadId: mp.UploadId})
-	}
-	h := blake3.New()
-	parts, err := s.sendParts(ctx, sf, id, pi, nil, store.StreamPass{Size: f.Size, Chunk: DefaultChunk, Jobs: treePartJobs,
-		Hash: h, Observe: func([]byte) {}, Progress: func(int64) {}})
-	if err == nil && hex.EncodeToString(h.Sum(nil)) != sum {
-		err = fault.Errorf(fault.UploadSourceChange, "%s: changed while being uploaded", f.Path)
-	}
-	if err == nil {
-		err = sf.Unchanged()
-	}
-	if err == nil {
-		_, err = s.client.CompleteMultipartUpload(ctx, &awss3.CompleteMultipartUploadInput{Bucket: &s.Bucket, Key: &key,
-			UploadId: mp.UploadId, MultipartUpload: &types.CompletedMultipartUpload{Parts: parts}})
-		err = s.wrap(fault.UploadUnreadable, "upload "+id+": "+key, err)
-	}
-	if err == errUploadGone {
-		err = fault.Errorf(fault.UploadUnreadable, "upload %s: %s: its multipart upload went away (a sweep?)", id, key)
-	}
-	if err != nil {
-		abort()
-	}
-	return err
+	err := s.putMultipart(ctx, key, sum, sf, f.Size, false, func(sent string) error {
+		if sent != sum {
+			return fault.Errorf(fault.UploadSourceChange, "%s: changed while being uploaded", f.Path)
+		}
+		return sf.Unchanged()
+	})
+	return s.wrap(fault.UploadUnreadable, "upload "+id+": "+key, err)
 }
 
 // dropMultiparts aborts the multipart uploads left under P/<id>/: a folder upload's (a run
