@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"path"
 	"strings"
 	"sync"
 	"time"
@@ -169,7 +170,7 @@ func (w *streamWrite) Write(ctx context.Context, f store.SourceFile, from int64,
 // Refuse drops the upload and the note: what was sent is not what the record names.
 func (w *streamWrite) Refuse(ctx context.Context, got string) {
 	w.s.dropPartial(ctx, w.id, w.pi)
-	w.s.client.DeleteObject(ctx, &awss3.DeleteObjectInput{Bucket: &w.s.Bucket, Key: &w.note})
+	w.s.dropNote(ctx, path.Base(w.note), w.id)
 }
 
 func (w *streamWrite) Publish(ctx context.Context, sum string) (*store.Info, error) {

@@ -633,3 +633,27 @@ func TestUseSweepRace(t *testing.T) {
 	}
 	t.Logf("%v: %d uses, %d refused as missing, %d removed, %d kept", dur, uses.Load(), missing.Load(), removed.Load(), kept.Load())
 }
+
+// TestRefuseKeepsAnotherRunsNote: a run whose bytes are not what its record names drops its own
+// upload, and the source note only while the note still names that upload: another run of the
+// same source may have taken it over meanwhile, and its resume depends on it.
+func TestRefuseKeepsAnotherRunsNote(t *testing.T) {
+	srv := s3test.Start(t)
+	s := newStore(t, srv)
+	if _, err := s.checkStore(bg, true); err != nil {
+		t.Fatal(err)
+	}
+	key := s.noteKey("/src/a.bin", "a.bin", 10, strings.Repeat("ab", 32))
+	mine, _ := store.NewID()
+	other, _ := store.NewID()
+	w := &streamWrite{s: s, note: key, id: mine}
+	for _, c := range []struct{ holder, want string }{{other, other}, {mine, ""}} {
+		if err := s.putJSON(bg, key, sourceNote{ID: c.holder}, false); err != nil {
+			t.Fatal(err)
+		}
+		w.Refuse(bg, "")
+		if got, _ := s.readNote(bg, key); got != c.want {
+			t.Errorf("note naming %s after the refusal of %s: names %q, want %q", c.holder, mine, got, c.want)
+		}
+	}
+}
