@@ -280,16 +280,72 @@ func (s *localStore) OpenFinished(id, name string) (*os.File, error) {
 
 // openUploadDir opens STORE/<id> as a real folder and returns its descriptor.
 func (s *localStore) openUploadDir(id string) (int, error) {
+	return s.openDir(idErr(id), false, id)
+}
+
+// idErr codes an error of the guarded open of upload id by the path that failed (guardErr).
+func idErr(id string) func(path string, err error) error {
+	return func(path string, err error) error { return guardErr(path, id, err) }
+}
+
+// openDir is openDirs from the store folder down, which must itself be a real folder; code
+// codes an error opening it, and (without create) one opening a folder below.
+func (s *localStore) openDir(code func(path string, err error) error, create bool, names ...string) (int, error) {
 	storefd, err := unix.Open(s.Dir, noFollowDir, 0)
 	if err != nil {
-		return -1, guardErr(s.Dir, id, err)
+		return -1, code(s.Dir, err)
 	}
 	defer unix.Close(storefd)
-	dirfd, err := unix.Openat(storefd, id, noFollowDir, 0)
-	if err != nil {
-		return -1, guardErr(s.UploadDir(id), id, err)
+	step := openOnly(code)
+	if create {
+		step = openSubdir
 	}
-	return dirfd, nil
+	return openDirs(storefd, s.Dir, step, names...)
+}
+
+// openDirs is the one walk down folders of the store: it opens at/names[0]/names[1]/... below
+// the open folder fd at path at (fd stays the caller's), each folder opened relative to the one
+// above by step, which never follows a link ("" and "." are no step; no names: a duplicate of
+// fd). The error is step's.
+func openDirs(fd int, at string, step func(parent int, name, path string) (int, error), names ...string) (int, error) {
+	cur := -1 // the folder reached, once it is no longer fd
+	for _, name := range names {
+		if name == "" || name == "." {
+			continue
+		}
+		at = filepath.Join(at, name)
+		parent := fd
+		if cur >= 0 {
+			parent = cur
+		}
+		next, err := step(parent, name, at)
+		if cur >= 0 {
+			unix.Close(cur)
+		}
+		if err != nil {
+			return -1, err
+		}
+		cur = next
+	}
+	if cur < 0 {
+		return unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 0)
+	}
+	return cur, nil
+}
+
+// sysErr leaves the system's error as it is, for a caller that codes it.
+func sysErr(_ string, err error) error { return err }
+
+// openOnly is the step of openDirs that opens a folder that is there (openDirAt), its error
+// coded by code.
+func openOnly(code func(path string, err error) error) func(parent int, name, path string) (int, error) {
+	return func(parent int, name, path string) (int, error) {
+		fd, err := openDirAt(parent, name)
+		if err != nil {
+			return -1, code(path, err)
+		}
+		return fd, nil
+	}
 }
 
 // openGuarded opens name inside the folder dirfd under the guarded-open rules.

@@ -33,6 +33,7 @@ import (
 	"io"
 	"os"
 	"path"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -85,22 +86,22 @@ func (s *localStore) StartTree(_ context.Context, st store.TreeStart) (string, s
 		p.close()
 		return "", nil, err
 	}
-	return "", &treeWrite{p: p, dirs: []*os.File{root}, fresh: fresh}, nil
+	return "", &treeWrite{p: p, root: root, fresh: fresh}, nil
 }
 
 // ReuseTree marks the upload used now, as a record is about to name it again.
 func (s *localStore) ReuseTree(_ context.Context, id string) bool { return s.reuse(id) }
 
 // treeWrite is store.TreeWrite: the locked partial of a folder upload, its files written in the
-// order of their paths, the folders of the current file's path kept open.
+// order of their paths, the folder of the last file kept open.
 type treeWrite struct {
 	p *partial
 	// fresh: the partial was made by this run, so no file is there yet to keep or replace.
 	fresh bool
 	n     int
-	dirs  []*os.File // tree/<name>, then the open folders below it of the last file's path
-	parts []string   // the names of dirs[1:]
-	made  []*os.File // folders to fsync at the end (where files are fsynced one by one)
+	root  *os.File // tree/<name>
+	dir   string   // the folder of the last file's path from root ("." root itself), open as dirf
+	dirf  *os.File
 }
 
 func (t *treeWrite) ID() string { return t.p.id }
@@ -160,18 +161,13 @@ func (t *treeWrite) ReadDir(_ context.Context, dir string) ([]store.TreeEntry, e
 	if t.fresh {
 		return nil, nil
 	}
-	top := t.dirs[0]
-	root, err := fsOf(int(top.Fd()))
+	root, err := fsOf(int(t.root.Fd()))
 	if err != nil {
-		return nil, storeErr(top.Name(), err)
+		return nil, storeErr(t.root.Name(), err)
 	}
-	fd, err := unix.Dup(int(top.Fd()))
+	es, err := readTreeDir(int(t.root.Fd()), dir, root)
 	if err != nil {
-		return nil, storeErr(top.Name(), err)
-	}
-	es, err := readTreeDir(fd, dir, root)
-	if err != nil {
-		return nil, storeErr(path.Join(top.Name(), dir), err)
+		return nil, storeErr(path.Join(t.root.Name(), dir), err)
 	}
 	return es, nil
 }
@@ -179,34 +175,35 @@ func (t *treeWrite) ReadDir(_ context.Context, dir string) ([]store.TreeEntry, e
 // Remove removes the entries rels of the partial's tree, each folder on the way opened without
 // following a link, never leaving the file system.
 func (t *treeWrite) Remove(_ context.Context, rels []string) error {
-	top := t.dirs[0]
 	for _, rel := range rels {
-		fd, err := unix.Dup(int(top.Fd()))
-		if err == nil {
-			fd, err = openPathAt(fd, path.Dir(rel))
-		}
-		if err == nil {
-			err = removeEntry(fd, path.Base(rel))
-			unix.Close(fd)
-		}
+		fd, err := openDirs(int(t.root.Fd()), t.root.Name(), openOnly(storeErr), strings.Split(path.Dir(rel), "/")...)
 		if err != nil {
-			return storeErr(top.Name()+"/"+rel, err)
+			return err
+		}
+		err = removeEntry(fd, path.Base(rel))
+		unix.Close(fd)
+		if err != nil {
+			return storeErr(t.root.Name()+"/"+rel, err)
 		}
 	}
 	return nil
 }
 
-// Publish closes the folders (fsyncing them where files are fsynced one by one) and publishes
-// the partial (publishTree).
-func (t *treeWrite) Publish(_ context.Context, m *store.TreeMeta, _ []store.TreeFile, listing []byte) error {
-	if err := t.closeDirs(); err != nil {
-		return err
+// Publish publishes the partial (publishTree), where files are fsynced one by one its folders
+// fsynced first.
+func (t *treeWrite) Publish(_ context.Context, m *store.TreeMeta, files []store.TreeFile, listing []byte) error {
+	t.closeDir()
+	if fileSyncEach {
+		if err := t.syncDirs(files); err != nil {
+			return err
+		}
 	}
 	return t.p.publishTree(m, listing)
 }
 
 func (t *treeWrite) Close(error) {
-	t.closeDirs()
+	t.closeDir()
+	t.root.Close()
 	t.p.close()
 }
 
@@ -297,124 +294,102 @@ func (m *partialMeta) treePartial() store.TreePartial {
 // killed after it moved the folder into out/ left there is removed as the partial is locked
 // (lockPartial): its files are written again.
 func (p *partial) openTreeRoot(name string) (*os.File, error) {
-	dirfd := int(p.dirf.Fd())
-	tfd, err := openSubdir(dirfd, partialTree, p.dir+"/"+partialTree)
+	fd, err := openDirs(int(p.dirf.Fd()), p.dir, ownDir, partialTree, name)
 	if err != nil {
 		return nil, err
 	}
-	defer unix.Close(tfd)
-	if err := fixDir(tfd, p.dir+"/"+partialTree); err != nil {
-		return nil, err
-	}
-	rfd, err := openSubdir(tfd, name, p.dir+"/"+partialTree+"/"+name)
-	if err != nil {
-		return nil, err
-	}
-	root := os.NewFile(uintptr(rfd), p.dir+"/"+partialTree+"/"+name)
-	if err := fixDir(rfd, root.Name()); err != nil {
-		root.Close()
-		return nil, err
-	}
-	return root, nil
+	return os.NewFile(uintptr(fd), filepath.Join(p.dir, partialTree, name)), nil
 }
 
-// fixDir checks that the open folder fd is one of the user's, and makes its mode 0700.
-func fixDir(fd int, path string) error {
+// ownDir is the step of openDirs into a partial's tree: the folder opened or made (openSubdir)
+// and fixed (fixDir).
+func ownDir(parent int, name, path string) (int, error) {
+	fd, err := openSubdir(parent, name, path)
+	if err != nil {
+		return -1, err
+	}
+	return fixDir(fd, path)
+}
+
+// treeDir is ownDir below the tree's top, where a link or a file in the place of a folder is the
+// partial's to fix: it is removed and the folder made.
+func treeDir(parent int, name, path string) (int, error) {
+	fd, err := openDirAt(parent, name)
+	if err != nil {
+		if !errors.Is(err, unix.ENOENT) {
+			if err := removeEntry(parent, name); err != nil {
+				return -1, storeErr(path, err)
+			}
+		}
+		if fd, err = mkdirFd(parent, name, path); err != nil {
+			return -1, err
+		}
+	}
+	return fixDir(fd, path)
+}
+
+// fixDir checks that the open folder fd is one of the user's and makes its mode 0700; it
+// returns fd, or closes it and returns the error.
+func fixDir(fd int, path string) (int, error) {
 	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
-		return storeErr(path, err)
+	err := unix.Fstat(fd, &st)
+	switch {
+	case err != nil:
+		err = storeErr(path, err)
+	case st.Uid != euid:
+		err = fault.Errorf(fault.UploadUnreadable, "%s: owned by uid %d, not by the current user", path, st.Uid)
+	case uint32(st.Mode)&0o7777 != uint32(DirMode):
+		err = wrap(path, unix.Fchmod(fd, uint32(DirMode)))
 	}
-	if st.Uid != euid {
-		return fault.Errorf(fault.UploadUnreadable, "%s: owned by uid %d, not by the current user", path, st.Uid)
+	if err != nil {
+		unix.Close(fd)
+		return -1, err
 	}
-	if uint32(st.Mode)&0o7777 != uint32(DirMode) {
-		if err := unix.Fchmod(fd, uint32(DirMode)); err != nil {
-			return storeErr(path, err)
+	return fd, nil
+}
+
+// dirFor returns the open folder that holds rel, opening or making the folders on the way: the
+// files come in the order of their paths, so most share the last one's.
+func (t *treeWrite) dirFor(rel string) (*os.File, error) {
+	dir := path.Dir(rel)
+	if t.dirf != nil && t.dir == dir {
+		return t.dirf, nil
+	}
+	t.closeDir()
+	fd, err := openDirs(int(t.root.Fd()), t.root.Name(), treeDir, strings.Split(dir, "/")...)
+	if err != nil {
+		return nil, err
+	}
+	t.dir, t.dirf = dir, os.NewFile(uintptr(fd), filepath.Join(t.root.Name(), dir))
+	return t.dirf, nil
+}
+
+func (t *treeWrite) closeDir() {
+	if t.dirf != nil {
+		t.dirf.Close()
+		t.dirf = nil
+	}
+}
+
+// syncDirs fsyncs every folder of the tree, each once: where files are fsynced as they are
+// closed, the names made in the folders are made durable here.
+func (t *treeWrite) syncDirs(files []store.TreeFile) error {
+	done := map[string]bool{}
+	for _, f := range files {
+		for dir := path.Dir(f.Rel); !done[dir]; dir = path.Dir(dir) {
+			done[dir] = true
+			fd, err := openDirs(int(t.root.Fd()), t.root.Name(), openOnly(storeErr), strings.Split(dir, "/")...)
+			if err != nil {
+				return err
+			}
+			err = unix.Fsync(fd)
+			unix.Close(fd)
+			if err != nil {
+				return storeErr(filepath.Join(t.root.Name(), dir), err)
+			}
 		}
 	}
 	return nil
-}
-
-// dirFor returns the open folder that holds rel, opening or making the folders on the way.
-func (w *treeWrite) dirFor(rel string) (*os.File, error) {
-	var want []string
-	if d := path.Dir(rel); d != "." {
-		want = strings.Split(d, "/")
-	}
-	keep := 0
-	for keep < len(w.parts) && keep < len(want) && w.parts[keep] == want[keep] {
-		keep++
-	}
-	for len(w.parts) > keep {
-		if err := w.leave(); err != nil {
-			return nil, err
-		}
-	}
-	for _, part := range want[keep:] {
-		parent := int(w.dirs[len(w.dirs)-1].Fd())
-		p := w.dirs[len(w.dirs)-1].Name() + "/" + part
-		fd, err := openDirAt(parent, part)
-		if err != nil {
-			if !errors.Is(err, unix.ENOENT) { // a link or a file where a folder goes: the partial is ours to fix
-				if err := removeEntry(parent, part); err != nil {
-					return nil, storeErr(p, err)
-				}
-			}
-			if fd, err = mkdirFd(parent, part, p); err != nil {
-				return nil, err
-			}
-		}
-		if err := fixDir(fd, p); err != nil {
-			unix.Close(fd)
-			return nil, err
-		}
-		w.dirs = append(w.dirs, os.NewFile(uintptr(fd), p))
-		w.parts = append(w.parts, part)
-	}
-	return w.dirs[len(w.dirs)-1], nil
-}
-
-// leave closes the deepest open folder, keeping it for the end's fsync where files are fsynced
-// one by one.
-func (w *treeWrite) leave() error {
-	d := w.dirs[len(w.dirs)-1]
-	w.dirs, w.parts = w.dirs[:len(w.dirs)-1], w.parts[:max(len(w.dirs)-2, 0)]
-	if fileSyncEach {
-		w.made = append(w.made, d)
-		if len(w.made) >= 64 {
-			return w.syncMade()
-		}
-		return nil
-	}
-	return d.Close()
-}
-
-// syncMade fsyncs and closes the folders kept for it.
-func (w *treeWrite) syncMade() error {
-	var first error
-	for _, d := range w.made {
-		if err := syncFile(d); err != nil && first == nil {
-			first = err
-		}
-		d.Close()
-	}
-	w.made = w.made[:0]
-	return first
-}
-
-// closeDirs closes every folder, fsyncing them where files are fsynced one by one. It may be
-// called again.
-func (w *treeWrite) closeDirs() error {
-	var first error
-	for len(w.dirs) > 0 {
-		if err := w.leave(); err != nil && first == nil {
-			first = err
-		}
-	}
-	if err := w.syncMade(); err != nil && first == nil {
-		first = err
-	}
-	return first
 }
 
 // removeEntry removes what is at name in the folder dirfd, a file, a link or a folder, never
@@ -519,25 +494,12 @@ func (r *treeReader) Info() *store.Info { return nil }
 // openTreeFile is the guarded open of a file inside a finished folder upload: every folder from
 // the store down opened O_NOFOLLOW, the file checked as OpenFinished checks one.
 func (s *localStore) openTreeFile(id, name, rel string) (*os.File, error) {
-	fd, err := s.openUploadDir(id)
+	fd, err := s.openDir(idErr(id), false, append([]string{id, name}, strings.Split(path.Dir(rel), "/")...)...)
 	if err != nil {
 		return nil, err
 	}
-	p := s.UploadDir(id)
-	for _, part := range append([]string{name}, strings.Split(path.Dir(rel), "/")...) {
-		if part == "." {
-			continue
-		}
-		p += "/" + part
-		next, err := openDirAt(fd, part)
-		unix.Close(fd)
-		if err != nil {
-			return nil, guardErr(p, id, err)
-		}
-		fd = next
-	}
 	defer unix.Close(fd)
-	return openGuarded(fd, path.Base(rel), p+"/"+path.Base(rel), id)
+	return openGuarded(fd, path.Base(rel), filepath.Join(s.FinishedPath(id, name), rel), id)
 }
 
 // ReadTreeFile opens a file of the folder upload for verify, through the guarded open.
@@ -572,10 +534,11 @@ func (s *localStore) ReadTreeDir(_ context.Context, ti *store.TreeInfo, dir stri
 	if err != nil {
 		return nil, guardErr(s.UploadDir(ti.ID), ti.ID, err)
 	}
-	fd, err := openDirAt(top, ti.Name)
+	fd, err := openDirs(top, s.UploadDir(ti.ID), openOnly(idErr(ti.ID)), ti.Name)
 	if err != nil {
-		return nil, guardErr(s.FinishedPath(ti.ID, ti.Name), ti.ID, err)
+		return nil, err
 	}
+	defer unix.Close(fd)
 	es, err := readTreeDir(fd, dir, root)
 	if err != nil {
 		return nil, fault.Errorf(fault.UploadUnreadable, "upload %s: %s: %v", ti.ID, s.FinishedPath(ti.ID, ti.Name), err)
@@ -583,9 +546,10 @@ func (s *localStore) ReadTreeDir(_ context.Context, ti *store.TreeInfo, dir stri
 	return es, nil
 }
 
-// readTreeDir lists the folder dir below the open folder fd (which it closes).
-func readTreeDir(fd int, dir string, root fsID) ([]store.TreeEntry, error) {
-	fd, err := openPathAt(fd, dir)
+// readTreeDir lists the folder dir below the open folder top (which stays the caller's), on the
+// file system root.
+func readTreeDir(top int, dir string, root fsID) ([]store.TreeEntry, error) {
+	fd, err := openDirs(top, "", openOnly(sysErr), strings.Split(dir, "/")...)
 	if err != nil {
 		return nil, err
 	}
@@ -621,23 +585,6 @@ func readTreeDir(fd int, dir string, root fsID) ([]store.TreeEntry, error) {
 		es = append(es, e)
 	}
 	return es, nil
-}
-
-// openPathAt opens the folder dir ("/"-separated; "" or ".": fd itself) below the open folder fd,
-// which it closes, every folder on the way opened without following a link.
-func openPathAt(fd int, dir string) (int, error) {
-	for _, part := range strings.Split(dir, "/") {
-		if part == "" || part == "." {
-			continue
-		}
-		next, err := openDirAt(fd, part)
-		unix.Close(fd)
-		if err != nil {
-			return -1, err
-		}
-		fd = next
-	}
-	return fd, nil
 }
 
 // isTreeAt reports whether the upload open as dirfd is a folder upload.
