@@ -2,28 +2,8 @@
 
 package local
 
-// Folder uploads (store.Trees). The layout, beside that of a file upload (store.go):
-//
-//	STORE/<id>/                     0700  a finished folder upload
-//	  <name>/                       0700  the folder; its files at <name>/<rel>, folders 0700,
-//	                                      files 0400 with one link, no symlink or other entry
-//	  .tree.b3                      0400  the listing: one b3sum line per file, paths from <name>
-//	  .upload.json                  0400  id, name, size (all bytes), blake3 (the listing's),
-//	                                      made, kind "folder", files, sizes (in listing order)
-//	  .used                         0600  the marker, as for a file
-//	STORE/.attachctl/partial/<id>/        an unfinished folder upload
-//	  data                          0600  empty; held locked by the process writing the upload
-//	  info.json                     0600  name, size, created, folder: true, source {path, blake3}
-//	  tree/<name>/<rel>                   the files written so far, each 0400 once whole
-//	  out/                          0700  only while finishing: .upload.json, .tree.b3, <name>
-//	                                      (tree/<name> renamed), renamed whole to STORE/<id>
-//
-// Durability: the files are written without an fsync each; once all are written and out/ is
-// built, one commit (treeCommit: syncfs on Linux, where one call makes the whole file system's
-// writes durable; elsewhere each file was fsynced as it was closed and the folders are fsynced
-// here) makes them durable before out/ is renamed into place, and STORE is fsynced after. A kill
-// at any point leaves the partial, which the next run resumes: every file already there whole
-// and equal to its source is kept.
+// Folder uploads (store.Trees): their layout and durability are docs/store.md, "Folder uploads"
+// and the layout above it.
 
 import (
 	"context"
