@@ -433,6 +433,18 @@ func (p *partial) publishTree(m *treeMeta, listing []byte) error {
 	return nil
 }
 
+// treeCommit makes every write of a folder upload durable, out/ (open as dir) holding it: where
+// files are fsynced one by one, out/ is too; then the commit (commitSync: Linux's syncfs; a flush
+// of the drive where fsync leaves the bytes in its cache).
+func treeCommit(dir *os.File) error {
+	if fileSyncEach {
+		if err := syncFile(dir); err != nil {
+			return err
+		}
+	}
+	return wrap(dir.Name(), commitSync(int(dir.Fd())))
+}
+
 // ReadTreeObject reads .upload.json or .tree.b3 of the finished upload id through the guarded
 // open.
 func (s *localStore) ReadTreeObject(_ context.Context, id, name string) ([]byte, string, error) {
