@@ -16,7 +16,9 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
+	"strings"
 	"syscall"
 
 	"github.com/attachctl/attachctl/manifest/fault"
@@ -221,12 +223,19 @@ func (s *localStore) OpenFinished(id, name string) (*os.File, error) {
 	if err := store.ValidName(name); err != nil {
 		return nil, err
 	}
-	dirfd, err := s.openUploadDir(id)
+	return s.openUploadFile(id, name)
+}
+
+// openUploadFile is the guarded open of the file rel ("/"-separated) of the finished upload id:
+// every folder from the store down opened without following a link (openDirs), the file checked
+// by openGuarded.
+func (s *localStore) openUploadFile(id, rel string) (*os.File, error) {
+	fd, err := s.openDir(idErr(id), false, append([]string{id}, strings.Split(path.Dir(rel), "/")...)...)
 	if err != nil {
 		return nil, err
 	}
-	defer unix.Close(dirfd)
-	return openGuarded(dirfd, name, s.FinishedPath(id, name), id)
+	defer unix.Close(fd)
+	return openGuarded(fd, path.Base(rel), filepath.Join(s.UploadDir(id), rel), id)
 }
 
 // openUploadDir opens STORE/<id> as a real folder and returns its descriptor.

@@ -448,17 +448,7 @@ func treeCommit(dir *os.File) error {
 // ReadTreeObject reads .upload.json or .tree.b3 of the finished upload id through the guarded
 // open.
 func (s *localStore) ReadTreeObject(_ context.Context, id, name string) ([]byte, string, error) {
-	dirfd, err := s.openUploadDir(id)
-	if err != nil {
-		return nil, "", err
-	}
-	defer unix.Close(dirfd)
-	return s.readTreeObjectAt(dirfd, id, name)
-}
-
-// readTreeObjectAt is ReadTreeObject in the upload's folder, open as dirfd.
-func (s *localStore) readTreeObjectAt(dirfd int, id, name string) ([]byte, string, error) {
-	f, err := openGuarded(dirfd, name, s.UploadDir(id)+"/"+name, id)
+	f, err := s.openUploadFile(id, name)
 	if err != nil {
 		return nil, "", err
 	}
@@ -470,9 +460,9 @@ func (s *localStore) readTreeObjectAt(dirfd int, id, name string) ([]byte, strin
 	return b, f.Name(), nil
 }
 
-// OpenTreeObject is the guarded open of a file of a finished folder upload (openTreeFile).
+// OpenTreeObject is the guarded open of a file of a finished folder upload.
 func (s *localStore) OpenTreeObject(_ context.Context, id, name, rel string) (store.Reader, error) {
-	f, err := s.openTreeFile(id, name, rel)
+	f, err := s.openUploadFile(id, name+"/"+rel)
 	if err != nil {
 		return nil, err
 	}
@@ -483,20 +473,9 @@ type treeReader struct{ *os.File }
 
 func (r *treeReader) Info() *store.Info { return nil }
 
-// openTreeFile is the guarded open of a file inside a finished folder upload: every folder from
-// the store down opened O_NOFOLLOW, the file checked as OpenFinished checks one.
-func (s *localStore) openTreeFile(id, name, rel string) (*os.File, error) {
-	fd, err := s.openDir(idErr(id), false, append([]string{id, name}, strings.Split(path.Dir(rel), "/")...)...)
-	if err != nil {
-		return nil, err
-	}
-	defer unix.Close(fd)
-	return openGuarded(fd, path.Base(rel), filepath.Join(s.FinishedPath(id, name), rel), id)
-}
-
 // ReadTreeFile opens a file of the folder upload for verify, through the guarded open.
 func (s *localStore) ReadTreeFile(_ context.Context, ti *store.TreeInfo, rel string) (io.ReadCloser, error) {
-	return s.openTreeFile(ti.ID, ti.Name, rel)
+	return s.openUploadFile(ti.ID, ti.Name+"/"+rel)
 }
 
 func (s *localStore) TreeReadErr(ti *store.TreeInfo, rel string, _ int64, err error) error {
@@ -577,14 +556,4 @@ func readTreeDir(top int, dir string, root fsID) ([]store.TreeEntry, error) {
 		es = append(es, e)
 	}
 	return es, nil
-}
-
-// isTreeAt reports whether the upload open as dirfd is a folder upload.
-func (s *localStore) isTreeAt(dirfd int, id string) bool {
-	b, where, err := s.readTreeObjectAt(dirfd, id, MetaName)
-	if err != nil {
-		return false
-	}
-	m, err := store.ParseTreeMeta(id, b, where)
-	return err == nil && m.Kind == store.KindFolder
 }

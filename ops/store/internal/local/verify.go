@@ -14,9 +14,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Check is the local store's own rules on upload id (store.Checker): the folder is a real folder
-// of mode 0700 owned by the user, and its entries are the file (a folder upload's: the folder and
-// its listing), the metadata and at most a marker (checkTop).
+// Check is the local store's own rules on the file upload id (store.Checker, which verify asks of
+// file uploads; a folder upload's own folder is checked by CheckTreeTop): the folder is a real
+// folder of mode 0700 owned by the user, and its entries are the file, the metadata and at most a
+// marker (checkTop).
 func (s *localStore) Check(id string) error {
 	if err := store.ValidID(id); err != nil {
 		return err
@@ -30,7 +31,7 @@ func (s *localStore) Check(id string) error {
 	if err != nil {
 		return err
 	}
-	return s.checkTop(dirfd, id, meta.Name, s.isTreeAt(dirfd, id))
+	return s.checkTop(dirfd, id, meta.Name, false)
 }
 
 // checkTop checks the upload folder's mode and entries: a real folder of mode 0700 owned by the
