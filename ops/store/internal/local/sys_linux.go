@@ -43,8 +43,8 @@ func fsOf(fd int) (fsID, error) {
 	return id, nil
 }
 
-// fileSyncEach: on Linux the files of a folder upload are not fsynced one by one; treeCommit's
-// syncfs makes all of them durable in one call (one journal commit for the whole tree).
+// fileSyncEach: on Linux the files of a folder upload are not fsynced one by one; the commit's
+// syncfs (commitSync) makes all of them durable in one call (one journal commit for the whole tree).
 const fileSyncEach = false
 
 // commitSync makes every write of a batch's uploads durable in one call (fd is the store

@@ -5,7 +5,7 @@ package local
 import "golang.org/x/sys/unix"
 
 // fileSyncEach: without syncfs, each file of a folder upload is fsynced as it is closed and each
-// folder once its files are written; treeCommit then fsyncs out/.
+// folder once its files are written; the commit then fsyncs out/ (out.sync).
 const fileSyncEach = true
 
 // commitSync ends the commit of a batch whose files were each fsynced (fd is the store folder):

@@ -31,7 +31,7 @@ var _ store.TreeBackend = (*localStore)(nil)
 
 // The local store's folder uploads are the rules of package store (store.UploadTree, ...) over
 // these primitives: one file after another in the order of their paths (treeWrite keeps the
-// folders of the last path open), each written without an fsync and made durable by the one
+// folder of the last file open), each written without an fsync and made durable by the one
 // commit of publishTree.
 
 func (s *localStore) TreeProperties() store.TreeProperties {
@@ -385,9 +385,9 @@ func removeEntry(dirfd int, name string) error {
 	return removeAt(dirfd, name, root)
 }
 
-// publishTree makes the locked partial's tree a finished upload in one rename: out/ is built
-// (.upload.json, .tree.b3, and tree/<name> renamed into it), one commit makes everything
-// durable, out/ is renamed to STORE/<id> (never replacing) and STORE is fsynced.
+// publishTree makes the locked partial's tree a finished upload as a file upload's is made one
+// (commit, a batch of one): out/ is built (.upload.json, .tree.b3, and tree/<name> renamed into
+// it), made durable with the tree's files, and renamed to STORE/<id>.
 func (p *partial) publishTree(m *treeMeta, listing []byte) error {
 	dirfd := int(p.dirf.Fd())
 	removeEntry(dirfd, partialOut)
@@ -395,54 +395,20 @@ func (p *partial) publishTree(m *treeMeta, listing []byte) error {
 	if err != nil {
 		return err
 	}
-	defer od.Close()
+	o := &out{s: p.s, id: p.id, p: p, dir: od, m: &m.Info}
 	b, _ := json.Marshal(m)
-	write := func(name string, data []byte) error {
-		return wrap(od.Name()+"/"+name, writeNewAt(int(od.Fd()), name, data, ReadOnlyMode, fileSyncEach))
-	}
-	undo := func(err error) error {
-		unix.Renameat(int(od.Fd()), m.Name, dirfd, partialTree+"/"+m.Name)
-		removeEntry(dirfd, partialOut)
-		return err
-	}
-	if err := write(MetaName, append(b, '\n')); err != nil {
-		return undo(err)
-	}
-	if err := write(store.TreeListName, listing); err != nil {
-		return undo(err)
-	}
-	if err := unix.Renameat(dirfd, partialTree+"/"+m.Name, int(od.Fd()), m.Name); err != nil {
-		return undo(storeErr(od.Name()+"/"+m.Name, err))
-	}
-	if err := treeCommit(od); err != nil {
-		return undo(err)
-	}
-	storefd, err := unix.Open(p.s.Dir, noFollowDir, 0)
-	if err != nil {
-		return undo(lockErr(p.s.Dir, err))
-	}
-	defer unix.Close(storefd)
-	if err := renameNoReplaceAt(dirfd, partialOut, storefd, p.id); err != nil {
-		return undo(storeErr(p.s.UploadDir(p.id), err))
-	}
-	if err := dirDurable(storefd); err != nil {
-		return storeErr(p.s.Dir, err)
-	}
-	p.s.removePartial(p.id, false) // a leftover is cleaned by the next finish, stage or sweep
-	p.s.idx.add(&m.Info)
-	return nil
-}
-
-// treeCommit makes every write of a folder upload durable, out/ (open as dir) holding it: where
-// files are fsynced one by one, out/ is too; then the commit (commitSync: Linux's syncfs; a flush
-// of the drive where fsync leaves the bytes in its cache).
-func treeCommit(dir *os.File) error {
-	if fileSyncEach {
-		if err := syncFile(dir); err != nil {
-			return err
+	for _, f := range []struct {
+		name string
+		data []byte
+	}{{MetaName, append(b, '\n')}, {store.TreeListName, listing}} {
+		if err := writeNewAt(int(od.Fd()), f.name, f.data, ReadOnlyMode, fileSyncEach); err != nil {
+			return o.undo(storeErr(od.Name()+"/"+f.name, err))
 		}
 	}
-	return wrap(dir.Name(), commitSync(int(dir.Fd())))
+	if err := unix.Renameat(dirfd, partialTree+"/"+m.Name, int(od.Fd()), m.Name); err != nil {
+		return o.undo(storeErr(od.Name()+"/"+m.Name, err))
+	}
+	return commit([]*out{o}, nil)[0]
 }
 
 // ReadTreeObject reads .upload.json or .tree.b3 of the finished upload id through the guarded

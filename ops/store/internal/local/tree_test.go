@@ -341,3 +341,50 @@ func TestVerifyTreeTop(t *testing.T) {
 func treesOf(s *localStore) store.Trees {
 	return store.TreesOn(func(context.Context, bool) (store.TreeBackend, error) { return s, nil })
 }
+
+// TestPublishTreeFailedKeepsFiles: a publish that fails at its last step (STORE/<id> taken, so
+// the rename into place is refused) puts the tree back where the partial keeps it, so that the
+// files written are kept for the next run, which resumes the upload under its id.
+func TestPublishTreeFailedKeepsFiles(t *testing.T) {
+	ctx := context.Background()
+	s := testStore(t)
+	src := treeSource(t, map[string]string{"a/1": "one\n", "b": "two\n"})
+	_, w, err := s.StartTree(ctx, store.TreeStart{Src: &src, Size: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := w.ID()
+	var sum manifest.TreeSum
+	sizes := make([]int64, len(src.Files))
+	for i, f := range src.Files {
+		b3, err := store.PutTreeFile(ctx, w, &src, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum.Add(f.Rel, b3)
+		sizes[i] = f.Size
+	}
+	if err := os.MkdirAll(filepath.Join(s.UploadDir(id), "taken"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	m := &store.TreeMeta{Info: store.Info{ID: id, Name: src.Name, Size: 8, Blake3: sum.Sum(), Made: time.Now().UTC()},
+		Kind: store.KindFolder, Files: len(src.Files), Sizes: sizes}
+	err = w.Publish(ctx, m, src.Files, store.TreeListing(&sum))
+	w.Close(err)
+	if err == nil {
+		t.Fatal("published over a folder already at STORE/<id>")
+	}
+	for _, rel := range []string{"a/1", "b"} {
+		if _, err := os.Lstat(filepath.Join(s.partialDir(id), partialTree, src.Name, rel)); err != nil {
+			t.Errorf("%s is not back in the partial: %v", rel, err)
+		}
+	}
+	os.RemoveAll(s.UploadDir(id))
+	ti, err := treesOf(s).UploadTree(ctx, src, store.TreeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ti.ID != id {
+		t.Fatalf("the next run made %s, want the partial's %s resumed", ti.ID, id)
+	}
+}
