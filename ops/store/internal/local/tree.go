@@ -86,8 +86,8 @@ type treeWrite struct {
 
 func (t *treeWrite) ID() string { return t.p.id }
 
-// Stored opens the copy of f a killed run left in the partial, when it is a regular file of the
-// user's with one link, of f's size, made read-only (as a file is once written whole).
+// Stored opens the copy of f a killed run left in the partial through the guarded open, when it
+// is of f's size and read-only (as a file is made once written whole).
 func (t *treeWrite) Stored(f store.TreeFile) (io.ReadCloser, error) {
 	if t.n++; t.n%256 == 0 {
 		touchFile(t.p.f) // the partial was written now: a sweep's cutoff for unfinished uploads
@@ -100,14 +100,11 @@ func (t *treeWrite) Stored(f store.TreeFile) (io.ReadCloser, error) {
 		return nil, err
 	}
 	base := path.Base(f.Rel)
-	fd, err := unix.Openat(int(dir.Fd()), base, unix.O_RDONLY|openFlags, 0)
+	have, err := openGuarded(int(dir.Fd()), base, dir.Name()+"/"+base, "")
 	if err != nil {
 		return nil, nil
 	}
-	have := os.NewFile(uintptr(fd), dir.Name()+"/"+base)
-	var hst unix.Stat_t
-	if unix.Fstat(fd, &hst) != nil || checkOwnFile(&hst, have.Name(), "") != nil || hst.Size != f.Size ||
-		uint32(hst.Mode)&0o7777 != uint32(ReadOnlyMode) {
+	if fi, err := have.Stat(); err != nil || fi.Size() != f.Size || fi.Mode().Perm() != ReadOnlyMode {
 		have.Close()
 		return nil, nil
 	}
