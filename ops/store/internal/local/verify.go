@@ -50,17 +50,12 @@ func (s *localStore) checkTop(dirfd int, id, name string, tree bool) error {
 	if st.Uid != euid {
 		return fault.Errorf(fault.UploadUnreadable, "upload %s: %s: owned by uid %d, not by the current user", id, dir, st.Uid)
 	}
-	fd, err := unix.Dup(dirfd)
+	ents, err := readDirAt(dirfd, dir)
 	if err != nil {
 		return guardErr(dir, id, err)
 	}
-	d := os.NewFile(uintptr(fd), dir)
-	defer d.Close()
-	names, err := d.Readdirnames(-1)
-	if err != nil {
-		return guardErr(dir, id, err)
-	}
-	for _, n := range names {
+	for _, e := range ents {
+		n := e.Name()
 		if !store.BesideUpload(name, n, tree) && !strings.HasPrefix(n, markerTmp) {
 			return fault.Errorf(fault.UploadUnreadable, "upload %s: %s: unexpected entry %q", id, dir, n)
 		}
