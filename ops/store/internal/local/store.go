@@ -335,13 +335,10 @@ func openGuarded(dirfd int, name, path, id string) (*os.File, error) {
 }
 
 // guardErr codes an error of the guarded open: not there is upload.missing, a link or anything else
-// is upload.unreadable.
+// is upload.unreadable (as lockErr says it).
 func guardErr(path, id string, err error) error {
-	switch {
-	case errors.Is(err, unix.ENOENT):
+	if errors.Is(err, unix.ENOENT) {
 		return fault.Errorf(fault.UploadMissing, "upload %s: %s: not a finished upload in this store", id, path)
-	case errors.Is(err, unix.ELOOP), errors.Is(err, unix.ENOTDIR):
-		return fault.Errorf(fault.UploadUnreadable, "upload %s: %s: a symlink or not a real folder", id, path)
 	}
-	return fault.Errorf(fault.UploadUnreadable, "upload %s: %s: %v", id, path, err)
+	return fault.Errorf(fault.UploadUnreadable, "upload %s: %w", id, lockErr(path, err))
 }
