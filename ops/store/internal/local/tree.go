@@ -189,23 +189,19 @@ type treeFileWrite struct{ out *os.File }
 
 func (w treeFileWrite) Write(b []byte) (int, error) {
 	n, err := w.out.Write(b)
-	if err != nil {
-		return n, storeErr(w.out.Name(), err)
-	}
-	return n, nil
+	return n, wrap(w.out.Name(), err)
 }
 
+// Commit closes the file, fsynced first where files are fsynced one by one.
 func (w treeFileWrite) Commit(context.Context, string) error {
+	var err error
 	if fileSyncEach {
-		if err := w.out.Sync(); err != nil {
-			w.out.Close()
-			return storeErr(w.out.Name(), err)
-		}
+		err = syncFile(w.out)
 	}
-	if err := w.out.Close(); err != nil {
-		return storeErr(w.out.Name(), err)
+	if cerr := w.out.Close(); err == nil {
+		err = wrap(w.out.Name(), cerr)
 	}
-	return nil
+	return err
 }
 
 func (w treeFileWrite) Abort() { w.out.Close() }
