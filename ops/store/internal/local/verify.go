@@ -108,17 +108,10 @@ func OpenForCheck(path string) (*os.File, error) {
 			return s.OpenFinished(id, name)
 		}
 	}
-	f, _, err := openSource(abs)
-	return f, err
-}
-
-// openSource opens the file a record names (following a symlink, as sniff does) without blocking
-// on a FIFO, and checks that it is a regular file.
-func openSource(path string) (*os.File, *unix.Stat_t, error) {
+	// Any other path: as sniff opens a record's file, following a symlink, never blocking.
 	var fd int
-	var err error
 	for {
-		fd, err = unix.Open(path, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_CLOEXEC|unix.O_NOCTTY, 0)
+		fd, err = unix.Open(abs, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_CLOEXEC|unix.O_NOCTTY, 0)
 		if err != unix.EINTR {
 			break
 		}
@@ -128,20 +121,20 @@ func openSource(path string) (*os.File, *unix.Stat_t, error) {
 		if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) {
 			code = fault.FileMissing
 		}
-		return nil, nil, fault.Errorf(code, "%s: %w", path, err)
+		return nil, fault.Errorf(code, "%s: %w", abs, err)
 	}
-	st := new(unix.Stat_t)
-	if err := unix.Fstat(fd, st); err != nil {
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
 		unix.Close(fd)
-		return nil, nil, fault.Errorf(fault.FileUnreadable, "%s: %w", path, err)
+		return nil, fault.Errorf(fault.FileUnreadable, "%s: %w", abs, err)
 	}
 	if uint32(st.Mode)&unix.S_IFMT != unix.S_IFREG {
 		unix.Close(fd)
 		if uint32(st.Mode)&unix.S_IFMT == unix.S_IFDIR {
-			return nil, nil, fault.Errorf(fault.FileUnreadable, "%s: is a directory", path)
+			return nil, fault.Errorf(fault.FileUnreadable, "%s: is a directory", abs)
 		}
-		return nil, nil, fault.Errorf(fault.FileNotRegular, "%s: is not a regular file; not read", path)
+		return nil, fault.Errorf(fault.FileNotRegular, "%s: is not a regular file; not read", abs)
 	}
 	unix.SetNonblock(fd, false)
-	return os.NewFile(uintptr(fd), path), st, nil
+	return os.NewFile(uintptr(fd), abs), nil
 }
