@@ -63,7 +63,7 @@ func (s *localStore) checkTop(dirfd int, id, name string, tree bool) error {
 			return guardErr(dir+"/"+n, id, err)
 		}
 		mode, typ := uint32(st.Mode)&0o7777, uint32(st.Mode)&unix.S_IFMT
-		readOnly := n == name || n == MetaName || n == store.TreeListName
+		want, modeOK := wantMode(n, mode)
 		var why string
 		switch {
 		case tree && n == name && typ != unix.S_IFDIR:
@@ -75,10 +75,10 @@ func (s *localStore) checkTop(dirfd int, id, name string, tree bool) error {
 			why = "a symlink"
 		case typ != unix.S_IFREG:
 			why = "not a regular file"
-		case readOnly && !finishedMode(mode):
-			why = fmt.Sprintf("mode %04o, not 0400 (or an older store's 0600)", mode)
-		case !readOnly && mode != uint32(FileMode):
+		case !modeOK && want == FileMode:
 			why = fmt.Sprintf("mode %04o, not 0600", mode)
+		case !modeOK:
+			why = fmt.Sprintf("mode %04o, not 0400 (or an older store's 0600)", mode)
 		case st.Nlink != 1:
 			why = fmt.Sprintf("%d hard links, not 1", st.Nlink)
 		}
@@ -87,6 +87,16 @@ func (s *localStore) checkTop(dirfd int, id, name string, tree bool) error {
 		}
 	}
 	return nil
+}
+
+// wantMode is the mode the store gives the regular file n of an upload's folder, and whether it
+// takes perm: the marker (and one being written) 0600; anything else (the file, the metadata,
+// the listing) 0400, or an older store's 0600.
+func wantMode(n string, perm uint32) (os.FileMode, bool) {
+	if n == UsedName || strings.HasPrefix(n, markerTmp) {
+		return FileMode, perm == uint32(FileMode)
+	}
+	return ReadOnlyMode, finishedMode(perm)
 }
 
 // OpenForCheck opens a path named by a b3sum line (verify --check) for hashing. A path that is a
