@@ -388,3 +388,33 @@ func TestPublishTreeFailedKeepsFiles(t *testing.T) {
 		t.Fatalf("the next run made %s, want the partial's %s resumed", ti.ID, id)
 	}
 }
+
+// TestTreeSyncDirs: where files are fsynced one by one (not Linux), Publish fsyncs every folder
+// of the tree once, the top and each folder on a file's path (syncDirs); here it is called
+// directly. A folder of the list that is not there fails it: each is opened, none skipped.
+func TestTreeSyncDirs(t *testing.T) {
+	ctx := context.Background()
+	s := testStore(t)
+	src := treeSource(t, map[string]string{"a/b/1": "one\n", "a/2": "two\n", "c": "three\n"})
+	_, w, err := s.StartTree(ctx, store.TreeStart{Src: &src, Size: 14})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close(nil)
+	for _, f := range src.Files {
+		if _, err := store.PutTreeFile(ctx, w, &src, f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tw := w.(*treeWrite)
+	if err := tw.syncDirs(src.Files); err != nil {
+		t.Fatal(err)
+	}
+	tw.closeDir()
+	if err := os.RemoveAll(filepath.Join(tw.root.Name(), "a", "b")); err != nil {
+		t.Fatal(err)
+	}
+	if err := tw.syncDirs(src.Files); err == nil {
+		t.Fatal("syncDirs passed over a folder of the tree that is gone")
+	}
+}
