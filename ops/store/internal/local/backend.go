@@ -26,7 +26,7 @@ type backend struct {
 	err   error
 	wait  time.Duration
 
-	store.TreesOn // store.Trees: the engine's rules over the store, opened for each call (openTrees)
+	store.TreesOn // store.Trees: the engine's rules over the store, opened for each call (New)
 }
 
 var _ store.Backend = (*backend)(nil)
@@ -40,7 +40,15 @@ func New(dir string, opts ...Option) (store.Backend, error) {
 		f(&o)
 	}
 	l := &backend{dir: dir, wait: o.limitsWait}
-	l.TreesOn = l.openTrees
+	// store.Trees opens the store for each call as Begin does for an upload (create: making or
+	// marking it), and as a read does otherwise.
+	l.TreesOn = func(_ context.Context, create bool) (store.TreeBackend, error) {
+		s, err := l.store(create)
+		if err != nil {
+			return nil, err // not a nil *localStore in a non-nil interface
+		}
+		return s, nil
+	}
 	return l, nil
 }
 

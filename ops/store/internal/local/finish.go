@@ -135,7 +135,11 @@ func (o *out) undo(err error) error {
 		return err
 	}
 	dirfd := int(o.p.dirf.Fd())
-	unix.Renameat(int(o.dir.Fd()), o.p.meta.Name, dirfd, partialData)
+	back := partialData
+	if o.p.meta.Folder { // a folder upload's tree (publishTree)
+		back = partialTree + "/" + o.p.meta.Name
+	}
+	unix.Renameat(int(o.dir.Fd()), o.p.meta.Name, dirfd, back)
 	unix.Fchmod(int(o.p.f.Fd()), uint32(FileMode)) // unfinished again: writable
 	o.dir.Close()
 	removeEntry(dirfd, partialOut)

@@ -5,7 +5,6 @@ package local
 import (
 	"errors"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/attachctl/attachctl/manifest/fault"
@@ -125,26 +124,7 @@ func flock(fd, how int) error {
 // create makes what is missing, 0700 whatever the umask; without it a missing folder is
 // upload.missing.
 func (s *localStore) openInternal(create bool, names ...string) (int, error) {
-	fd, err := unix.Open(s.Dir, noFollowDir, 0)
-	if err != nil {
-		return -1, lockErr(s.Dir, err)
-	}
-	path := s.Dir
-	for _, name := range append([]string{InternalDir}, names...) {
-		path = filepath.Join(path, name)
-		var next int
-		if create {
-			next, err = openSubdir(fd, name, path)
-		} else if next, err = openDirAt(fd, name); err != nil {
-			err = lockErr(path, err)
-		}
-		unix.Close(fd)
-		if err != nil {
-			return -1, err
-		}
-		fd = next
-	}
-	return fd, nil
+	return s.openDir(lockErr, create, append([]string{InternalDir}, names...)...)
 }
 
 const noFollowDir = unix.O_RDONLY | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLOEXEC

@@ -6,15 +6,13 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/attachctl/attachctl/ops/store"
 )
 
 // WrongMode is store.Moder: the modes verify's rules require of an upload's folder and of the
 // files in it (Check), named with the mode to restore. The folder is 0700; a finished upload's
-// own files (its bytes and its metadata) are 0400 (or an older store's 0600); a marker (the
-// .used file and its temporaries) is 0600.
+// own files are 0400 (or an older store's 0600), a marker 0600 (wantMode).
 func (l *backend) WrongMode(_ context.Context, id string) (store.ModeRepair, bool) {
 	if store.ValidID(id) != nil {
 		return store.ModeRepair{}, false
@@ -43,12 +41,8 @@ func wrongMode(dir string) (store.ModeRepair, bool) {
 		if err != nil || !fi.Mode().IsRegular() {
 			continue
 		}
-		perm, path := fi.Mode().Perm(), filepath.Join(dir, ent.Name())
-		switch marker := ent.Name() == UsedName || strings.HasPrefix(ent.Name(), UsedName+"."); {
-		case !marker && !finishedMode(uint32(perm)):
-			return store.ModeRepair{Path: path, Mode: ReadOnlyMode}, true
-		case marker && perm != FileMode:
-			return store.ModeRepair{Path: path, Mode: FileMode}, true
+		if want, ok := wantMode(ent.Name(), uint32(fi.Mode().Perm())); !ok {
+			return store.ModeRepair{Path: filepath.Join(dir, ent.Name()), Mode: want}, true
 		}
 	}
 	return store.ModeRepair{}, false

@@ -1,62 +1,13 @@
 //go:build unix
 
-// Package ops is the local upload store and the operations on it. Every rule about the store on
-// disk lives here: the layout, ids and names, modes, the chunked upload, the guarded opens for
-// reading and writing, the lock and the .used marker, the sweep's re-check and removal, verify and
-// touch. It is the local backend of the seam in ops/store: New opens it as a store.Backend, the one
-// way in from outside this package; sweep's policy and ops/acp reach the store through that seam,
-// never through paths. The ACP side (prompt, resolve) is ops/acp.
+// Package local is the local folder backend of the seam in ops/store (New opens it as a
+// store.Backend, the one way in from outside): the only package that makes file system calls on a
+// store. Its layout, guarded opens and writes, locks, durability and crash recovery are
+// docs/store.md, "The local store"; the comments here say how the code keeps them.
 //
-// Every folder is opened relative to the one above it with O_NOFOLLOW, every file relative to its
-// folder; files the store makes are made O_EXCL. Every descriptor has one owner that closes it
-// once: an *os.File, or a raw descriptor closed by the function that opened it.
-//
-// The layout of a store folder STORE (one chat's uploads):
-//
-//	STORE/                          0700
-//	  <id>/                         0700  a finished upload: id is a lowercase canonical UUIDv7
-//	    <name>                      0400  its bytes, under its plain name (read-only: an agent
-//	                                      running as the user does not change them by accident;
-//	                                      stores made before keep 0600 here, which still reads)
-//	    .upload.json                0400  its metadata: id, name, size, blake3, made (0600 likewise)
-//	    .used                       0600  the marker: its mtime is when the upload was last used
-//	    .used.new-<hex>             0600  a marker being written, renamed over .used (use.go)
-//	  .attachctl/                   0700  everything that is not a finished upload
-//	    store                       0600  the mark: this folder is a store (Open)
-//	    lock                        0600  the marker lock (flock): uses share it, sweeps take it alone
-//	    sweep.lock                  0600  held by the one sweep that runs
-//	    partial/<id>/               0700  an unfinished upload (partial.go)
-//	      data                      0600  the bytes so far: its size is the offset
-//	      info.json                 0600  name, declared size (-1 open), created, and for the
-//	                                      upload stage the source key {path, blake3, size}
-//	      info.json.tmp             0600  info.json being replaced (write, fsync, rename)
-//	      out/                      0700  only during finish: the finished folder being built,
-//	                                      .upload.json then <name> (data renamed), renamed whole
-//	                                      to STORE/<id>
-//	    partial/<id>/               0700  a batch's staging partial (batch_small.go): data (empty,
-//	                                      locked), info.json (batch: true), <id>/ per small upload
-//	    trash/                      0700  folders a sweep took out of the store, being removed
-//
-// A process writing a partial holds flock(LOCK_EX) on the descriptor of its data file for as long as
-// it writes (the upload stage for the whole file, chunk and finish for their call); the sweep takes
-// LOCK_EX|LOCK_NB and skips a partial that is held. While finish runs, data may be at out/<name>
-// (the same file, locked the same way); a finish that crashed there is undone by the next opener,
-// which moves it back to data. A partial whose id is also a finished upload is what a crash after
-// finish's rename left: only its info.json remains; List leaves it out and the next sweep, finish
-// or stage removes it.
-// fsync policy: `upload chunk` fdatasyncs data before it returns (the offset it prints is durable);
-// the upload stage starts writeback of every 8 MiB as it goes (no wait), fdatasyncs when
-// interrupted and fsyncs at finish (upload_stage.go says why and what a crash loses); a partial
-// just begun is not fsynced (a crash may lose it, never damage one with bytes); info.json, when
-// rewritten, goes through info.json.tmp, fsync and rename. Finish fsyncs data, out/.upload.json
-// and out/ at once, renames out/ to STORE/<id> and fsyncs STORE. A killed process loses nothing
-// that reached write(2); after a crash of the machine the offset is still the size of data, and
-// the stage compares those bytes with its source before it appends, so bytes a crash damaged are
-// never kept.
-//
-// A finished upload appears in one rename of a complete folder, so STORE/<id>/<name> is there whole
-// or not at all. The names ".upload.json" and ".used" are reserved inside an upload folder, and so
-// an upload may not be named either of them (upload.invalid). Nothing under .attachctl is ever an id.
+// Every folder is opened relative to the one above it with O_NOFOLLOW (openDirs), every file
+// relative to its folder; files the store makes are made O_EXCL. Every descriptor has one owner
+// that closes it once: an *os.File, or a raw descriptor closed by the function that opened it.
 package local
 
 import (
@@ -65,7 +16,9 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
+	"strings"
 	"syscall"
 
 	"github.com/attachctl/attachctl/manifest/fault"
@@ -270,26 +223,89 @@ func (s *localStore) OpenFinished(id, name string) (*os.File, error) {
 	if err := store.ValidName(name); err != nil {
 		return nil, err
 	}
-	dirfd, err := s.openUploadDir(id)
+	return s.openUploadFile(id, name)
+}
+
+// openUploadFile is the guarded open of the file rel ("/"-separated) of the finished upload id:
+// every folder from the store down opened without following a link (openDirs), the file checked
+// by openGuarded.
+func (s *localStore) openUploadFile(id, rel string) (*os.File, error) {
+	fd, err := s.openDir(idErr(id), false, append([]string{id}, strings.Split(path.Dir(rel), "/")...)...)
 	if err != nil {
 		return nil, err
 	}
-	defer unix.Close(dirfd)
-	return openGuarded(dirfd, name, s.FinishedPath(id, name), id)
+	defer unix.Close(fd)
+	return openGuarded(fd, path.Base(rel), filepath.Join(s.UploadDir(id), rel), id)
 }
 
 // openUploadDir opens STORE/<id> as a real folder and returns its descriptor.
 func (s *localStore) openUploadDir(id string) (int, error) {
+	return s.openDir(idErr(id), false, id)
+}
+
+// idErr codes an error of the guarded open of upload id by the path that failed (guardErr).
+func idErr(id string) func(path string, err error) error {
+	return func(path string, err error) error { return guardErr(path, id, err) }
+}
+
+// openDir is openDirs from the store folder down, which must itself be a real folder; code
+// codes an error opening it, and (without create) one opening a folder below.
+func (s *localStore) openDir(code func(path string, err error) error, create bool, names ...string) (int, error) {
 	storefd, err := unix.Open(s.Dir, noFollowDir, 0)
 	if err != nil {
-		return -1, guardErr(s.Dir, id, err)
+		return -1, code(s.Dir, err)
 	}
 	defer unix.Close(storefd)
-	dirfd, err := unix.Openat(storefd, id, noFollowDir, 0)
-	if err != nil {
-		return -1, guardErr(s.UploadDir(id), id, err)
+	step := openOnly(code)
+	if create {
+		step = openSubdir
 	}
-	return dirfd, nil
+	return openDirs(storefd, s.Dir, step, names...)
+}
+
+// openDirs is the one walk down folders of the store: it opens at/names[0]/names[1]/... below
+// the open folder fd at path at (fd stays the caller's), each folder opened relative to the one
+// above by step, which never follows a link ("" and "." are no step; no names: a duplicate of
+// fd). The error is step's.
+func openDirs(fd int, at string, step func(parent int, name, path string) (int, error), names ...string) (int, error) {
+	cur := -1 // the folder reached, once it is no longer fd
+	for _, name := range names {
+		if name == "" || name == "." {
+			continue
+		}
+		at = filepath.Join(at, name)
+		parent := fd
+		if cur >= 0 {
+			parent = cur
+		}
+		next, err := step(parent, name, at)
+		if cur >= 0 {
+			unix.Close(cur)
+		}
+		if err != nil {
+			return -1, err
+		}
+		cur = next
+	}
+	if cur < 0 {
+		return unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 0)
+	}
+	return cur, nil
+}
+
+// sysErr leaves the system's error as it is, for a caller that codes it.
+func sysErr(_ string, err error) error { return err }
+
+// openOnly is the step of openDirs that opens a folder that is there (openDirAt), its error
+// coded by code.
+func openOnly(code func(path string, err error) error) func(parent int, name, path string) (int, error) {
+	return func(parent int, name, path string) (int, error) {
+		fd, err := openDirAt(parent, name)
+		if err != nil {
+			return -1, code(path, err)
+		}
+		return fd, nil
+	}
 }
 
 // openGuarded opens name inside the folder dirfd under the guarded-open rules.
@@ -319,13 +335,10 @@ func openGuarded(dirfd int, name, path, id string) (*os.File, error) {
 }
 
 // guardErr codes an error of the guarded open: not there is upload.missing, a link or anything else
-// is upload.unreadable.
+// is upload.unreadable (as lockErr says it).
 func guardErr(path, id string, err error) error {
-	switch {
-	case errors.Is(err, unix.ENOENT):
+	if errors.Is(err, unix.ENOENT) {
 		return fault.Errorf(fault.UploadMissing, "upload %s: %s: not a finished upload in this store", id, path)
-	case errors.Is(err, unix.ELOOP), errors.Is(err, unix.ENOTDIR):
-		return fault.Errorf(fault.UploadUnreadable, "upload %s: %s: a symlink or not a real folder", id, path)
 	}
-	return fault.Errorf(fault.UploadUnreadable, "upload %s: %s: %v", id, path, err)
+	return fault.Errorf(fault.UploadUnreadable, "upload %s: %w", id, lockErr(path, err))
 }

@@ -14,8 +14,8 @@ import (
 
 // Backend returns s as a store.Backend.
 func (s *localStore) Backend() *backend {
-	l := &backend{dir: s.Dir}
-	l.TreesOn = l.openTrees
+	b, _ := New(s.Dir)
+	l := b.(*backend)
 	l.s.Store(s)
 	return l
 }

@@ -233,11 +233,7 @@ func treeBytesAt(dirfd int) int64 {
 		return 0
 	}
 	return store.TreeBytes(false, func(dir string) ([]store.TreeEntry, error) {
-		fd, err := unix.Dup(top)
-		if err != nil {
-			return nil, err
-		}
-		return readTreeDir(fd, dir, root)
+		return readTreeDir(top, dir, root)
 	})
 }
 

@@ -17,15 +17,9 @@ func renameNoReplaceAt(fromfd int, from string, tofd int, to string) error {
 	return err
 }
 
-// fdatasync makes a file's data durable: macOS has no fdatasync; fsync is what it offers.
-func fdatasync(fd int) error { return unix.Fsync(fd) }
-
 // driveFlush asks the drive to write its cache to the medium (F_FULLFSYNC): once per commit,
 // after the plain fsync of each file, instead of a full flush per file.
 func driveFlush(fd int) error {
 	_, err := unix.FcntlInt(uintptr(fd), unix.F_FULLFSYNC, 0)
 	return err
 }
-
-// startWriteback does nothing here: there is no sync_file_range; the later fsync writes all.
-func startWriteback(fd int, off, n int64) {}

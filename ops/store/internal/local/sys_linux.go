@@ -25,3 +25,31 @@ func fdatasync(fd int) error { return unix.Fdatasync(fd) }
 func startWriteback(fd int, off, n int64) {
 	unix.SyncFileRange(fd, off, n, unix.SYNC_FILE_RANGE_WRITE)
 }
+
+// fsID names the file system a file is on. On Linux a bind mount of a folder of the same file
+// system has the same device number, so the mount id tells them apart.
+type fsID struct{ dev, mnt uint64 }
+
+func fsOf(fd int) (fsID, error) {
+	var stx unix.Statx_t
+	err := unix.Statx(fd, "", unix.AT_EMPTY_PATH|unix.AT_SYMLINK_NOFOLLOW, unix.STATX_MNT_ID, &stx)
+	if err != nil {
+		return fsID{}, err
+	}
+	id := fsID{dev: uint64(unix.Mkdev(stx.Dev_major, stx.Dev_minor))}
+	if stx.Mask&unix.STATX_MNT_ID != 0 {
+		id.mnt = stx.Mnt_id
+	}
+	return id, nil
+}
+
+// fileSyncEach: on Linux the files of a folder upload are not fsynced one by one; the commit's
+// syncfs (commitSync) makes all of them durable in one call (one journal commit for the whole tree).
+const fileSyncEach = false
+
+// commitSync makes every write of a batch's uploads durable in one call (fd is the store
+// folder): syncfs.
+func commitSync(fd int) error { return unix.Syncfs(fd) }
+
+// dirDurable makes the names made or renamed in the folder fd durable: fsync.
+func dirDurable(fd int) error { return unix.Fsync(fd) }

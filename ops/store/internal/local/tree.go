@@ -2,28 +2,8 @@
 
 package local
 
-// Folder uploads (store.Trees). The layout, beside that of a file upload (store.go):
-//
-//	STORE/<id>/                     0700  a finished folder upload
-//	  <name>/                       0700  the folder; its files at <name>/<rel>, folders 0700,
-//	                                      files 0400 with one link, no symlink or other entry
-//	  .tree.b3                      0400  the listing: one b3sum line per file, paths from <name>
-//	  .upload.json                  0400  id, name, size (all bytes), blake3 (the listing's),
-//	                                      made, kind "folder", files, sizes (in listing order)
-//	  .used                         0600  the marker, as for a file
-//	STORE/.attachctl/partial/<id>/        an unfinished folder upload
-//	  data                          0600  empty; held locked by the process writing the upload
-//	  info.json                     0600  name, size, created, folder: true, source {path, blake3}
-//	  tree/<name>/<rel>                   the files written so far, each 0400 once whole
-//	  out/                          0700  only while finishing: .upload.json, .tree.b3, <name>
-//	                                      (tree/<name> renamed), renamed whole to STORE/<id>
-//
-// Durability: the files are written without an fsync each; once all are written and out/ is
-// built, one commit (treeCommit: syncfs on Linux, where one call makes the whole file system's
-// writes durable; elsewhere each file was fsynced as it was closed and the folders are fsynced
-// here) makes them durable before out/ is renamed into place, and STORE is fsynced after. A kill
-// at any point leaves the partial, which the next run resumes: every file already there whole
-// and equal to its source is kept.
+// Folder uploads (store.Trees): their layout and durability are docs/store.md, "Folder uploads"
+// and the layout above it.
 
 import (
 	"context"
@@ -33,6 +13,7 @@ import (
 	"io"
 	"os"
 	"path"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -50,7 +31,7 @@ var _ store.TreeBackend = (*localStore)(nil)
 
 // The local store's folder uploads are the rules of package store (store.UploadTree, ...) over
 // these primitives: one file after another in the order of their paths (treeWrite keeps the
-// folders of the last path open), each written without an fsync and made durable by the one
+// folder of the last file open), each written without an fsync and made durable by the one
 // commit of publishTree.
 
 func (s *localStore) TreeProperties() store.TreeProperties {
@@ -85,28 +66,28 @@ func (s *localStore) StartTree(_ context.Context, st store.TreeStart) (string, s
 		p.close()
 		return "", nil, err
 	}
-	return "", &treeWrite{p: p, dirs: []*os.File{root}, fresh: fresh}, nil
+	return "", &treeWrite{p: p, root: root, fresh: fresh}, nil
 }
 
 // ReuseTree marks the upload used now, as a record is about to name it again.
 func (s *localStore) ReuseTree(_ context.Context, id string) bool { return s.reuse(id) }
 
 // treeWrite is store.TreeWrite: the locked partial of a folder upload, its files written in the
-// order of their paths, the folders of the current file's path kept open.
+// order of their paths, the folder of the last file kept open.
 type treeWrite struct {
 	p *partial
 	// fresh: the partial was made by this run, so no file is there yet to keep or replace.
 	fresh bool
 	n     int
-	dirs  []*os.File // tree/<name>, then the open folders below it of the last file's path
-	parts []string   // the names of dirs[1:]
-	made  []*os.File // folders to fsync at the end (where files are fsynced one by one)
+	root  *os.File // tree/<name>
+	dir   string   // the folder of the last file's path from root ("." root itself), open as dirf
+	dirf  *os.File
 }
 
 func (t *treeWrite) ID() string { return t.p.id }
 
-// Stored opens the copy of f a killed run left in the partial, when it is a regular file of the
-// user's with one link, of f's size, made read-only (as a file is once written whole).
+// Stored opens the copy of f a killed run left in the partial through the guarded open, when it
+// is of f's size and read-only (as a file is made once written whole).
 func (t *treeWrite) Stored(f store.TreeFile) (io.ReadCloser, error) {
 	if t.n++; t.n%256 == 0 {
 		touchFile(t.p.f) // the partial was written now: a sweep's cutoff for unfinished uploads
@@ -119,14 +100,11 @@ func (t *treeWrite) Stored(f store.TreeFile) (io.ReadCloser, error) {
 		return nil, err
 	}
 	base := path.Base(f.Rel)
-	fd, err := unix.Openat(int(dir.Fd()), base, unix.O_RDONLY|openFlags, 0)
+	have, err := openGuarded(int(dir.Fd()), base, dir.Name()+"/"+base, "")
 	if err != nil {
 		return nil, nil
 	}
-	have := os.NewFile(uintptr(fd), dir.Name()+"/"+base)
-	var hst unix.Stat_t
-	if unix.Fstat(fd, &hst) != nil || checkOwnFile(&hst, have.Name(), "") != nil || hst.Size != f.Size ||
-		uint32(hst.Mode)&0o7777 != uint32(ReadOnlyMode) {
+	if fi, err := have.Stat(); err != nil || fi.Size() != f.Size || fi.Mode().Perm() != ReadOnlyMode {
 		have.Close()
 		return nil, nil
 	}
@@ -160,18 +138,13 @@ func (t *treeWrite) ReadDir(_ context.Context, dir string) ([]store.TreeEntry, e
 	if t.fresh {
 		return nil, nil
 	}
-	top := t.dirs[0]
-	root, err := fsOf(int(top.Fd()))
+	root, err := fsOf(int(t.root.Fd()))
 	if err != nil {
-		return nil, storeErr(top.Name(), err)
+		return nil, storeErr(t.root.Name(), err)
 	}
-	fd, err := unix.Dup(int(top.Fd()))
+	es, err := readTreeDir(int(t.root.Fd()), dir, root)
 	if err != nil {
-		return nil, storeErr(top.Name(), err)
-	}
-	es, err := readTreeDir(fd, dir, root)
-	if err != nil {
-		return nil, storeErr(path.Join(top.Name(), dir), err)
+		return nil, storeErr(path.Join(t.root.Name(), dir), err)
 	}
 	return es, nil
 }
@@ -179,34 +152,35 @@ func (t *treeWrite) ReadDir(_ context.Context, dir string) ([]store.TreeEntry, e
 // Remove removes the entries rels of the partial's tree, each folder on the way opened without
 // following a link, never leaving the file system.
 func (t *treeWrite) Remove(_ context.Context, rels []string) error {
-	top := t.dirs[0]
 	for _, rel := range rels {
-		fd, err := unix.Dup(int(top.Fd()))
-		if err == nil {
-			fd, err = openPathAt(fd, path.Dir(rel))
-		}
-		if err == nil {
-			err = removeEntry(fd, path.Base(rel))
-			unix.Close(fd)
-		}
+		fd, err := openDirs(int(t.root.Fd()), t.root.Name(), openOnly(storeErr), strings.Split(path.Dir(rel), "/")...)
 		if err != nil {
-			return storeErr(top.Name()+"/"+rel, err)
+			return err
+		}
+		err = removeEntry(fd, path.Base(rel))
+		unix.Close(fd)
+		if err != nil {
+			return storeErr(t.root.Name()+"/"+rel, err)
 		}
 	}
 	return nil
 }
 
-// Publish closes the folders (fsyncing them where files are fsynced one by one) and publishes
-// the partial (publishTree).
-func (t *treeWrite) Publish(_ context.Context, m *store.TreeMeta, _ []store.TreeFile, listing []byte) error {
-	if err := t.closeDirs(); err != nil {
-		return err
+// Publish publishes the partial (publishTree), where files are fsynced one by one its folders
+// fsynced first.
+func (t *treeWrite) Publish(_ context.Context, m *store.TreeMeta, files []store.TreeFile, listing []byte) error {
+	t.closeDir()
+	if fileSyncEach {
+		if err := t.syncDirs(files); err != nil {
+			return err
+		}
 	}
 	return t.p.publishTree(m, listing)
 }
 
 func (t *treeWrite) Close(error) {
-	t.closeDirs()
+	t.closeDir()
+	t.root.Close()
 	t.p.close()
 }
 
@@ -215,23 +189,19 @@ type treeFileWrite struct{ out *os.File }
 
 func (w treeFileWrite) Write(b []byte) (int, error) {
 	n, err := w.out.Write(b)
-	if err != nil {
-		return n, storeErr(w.out.Name(), err)
-	}
-	return n, nil
+	return n, wrap(w.out.Name(), err)
 }
 
+// Commit closes the file, fsynced first where files are fsynced one by one.
 func (w treeFileWrite) Commit(context.Context, string) error {
+	var err error
 	if fileSyncEach {
-		if err := w.out.Sync(); err != nil {
-			w.out.Close()
-			return storeErr(w.out.Name(), err)
-		}
+		err = syncFile(w.out)
 	}
-	if err := w.out.Close(); err != nil {
-		return storeErr(w.out.Name(), err)
+	if cerr := w.out.Close(); err == nil {
+		err = wrap(w.out.Name(), cerr)
 	}
-	return nil
+	return err
 }
 
 func (w treeFileWrite) Abort() { w.out.Close() }
@@ -297,124 +267,102 @@ func (m *partialMeta) treePartial() store.TreePartial {
 // killed after it moved the folder into out/ left there is removed as the partial is locked
 // (lockPartial): its files are written again.
 func (p *partial) openTreeRoot(name string) (*os.File, error) {
-	dirfd := int(p.dirf.Fd())
-	tfd, err := openSubdir(dirfd, partialTree, p.dir+"/"+partialTree)
+	fd, err := openDirs(int(p.dirf.Fd()), p.dir, ownDir, partialTree, name)
 	if err != nil {
 		return nil, err
 	}
-	defer unix.Close(tfd)
-	if err := fixDir(tfd, p.dir+"/"+partialTree); err != nil {
-		return nil, err
-	}
-	rfd, err := openSubdir(tfd, name, p.dir+"/"+partialTree+"/"+name)
-	if err != nil {
-		return nil, err
-	}
-	root := os.NewFile(uintptr(rfd), p.dir+"/"+partialTree+"/"+name)
-	if err := fixDir(rfd, root.Name()); err != nil {
-		root.Close()
-		return nil, err
-	}
-	return root, nil
+	return os.NewFile(uintptr(fd), filepath.Join(p.dir, partialTree, name)), nil
 }
 
-// fixDir checks that the open folder fd is one of the user's, and makes its mode 0700.
-func fixDir(fd int, path string) error {
+// ownDir is the step of openDirs into a partial's tree: the folder opened or made (openSubdir)
+// and fixed (fixDir).
+func ownDir(parent int, name, path string) (int, error) {
+	fd, err := openSubdir(parent, name, path)
+	if err != nil {
+		return -1, err
+	}
+	return fixDir(fd, path)
+}
+
+// treeDir is ownDir below the tree's top, where a link or a file in the place of a folder is the
+// partial's to fix: it is removed and the folder made.
+func treeDir(parent int, name, path string) (int, error) {
+	fd, err := openDirAt(parent, name)
+	if err != nil {
+		if !errors.Is(err, unix.ENOENT) {
+			if err := removeEntry(parent, name); err != nil {
+				return -1, storeErr(path, err)
+			}
+		}
+		if fd, err = mkdirFd(parent, name, path); err != nil {
+			return -1, err
+		}
+	}
+	return fixDir(fd, path)
+}
+
+// fixDir checks that the open folder fd is one of the user's and makes its mode 0700; it
+// returns fd, or closes it and returns the error.
+func fixDir(fd int, path string) (int, error) {
 	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
-		return storeErr(path, err)
+	err := unix.Fstat(fd, &st)
+	switch {
+	case err != nil:
+		err = storeErr(path, err)
+	case st.Uid != euid:
+		err = fault.Errorf(fault.UploadUnreadable, "%s: owned by uid %d, not by the current user", path, st.Uid)
+	case uint32(st.Mode)&0o7777 != uint32(DirMode):
+		err = wrap(path, unix.Fchmod(fd, uint32(DirMode)))
 	}
-	if st.Uid != euid {
-		return fault.Errorf(fault.UploadUnreadable, "%s: owned by uid %d, not by the current user", path, st.Uid)
+	if err != nil {
+		unix.Close(fd)
+		return -1, err
 	}
-	if uint32(st.Mode)&0o7777 != uint32(DirMode) {
-		if err := unix.Fchmod(fd, uint32(DirMode)); err != nil {
-			return storeErr(path, err)
+	return fd, nil
+}
+
+// dirFor returns the open folder that holds rel, opening or making the folders on the way: the
+// files come in the order of their paths, so most share the last one's.
+func (t *treeWrite) dirFor(rel string) (*os.File, error) {
+	dir := path.Dir(rel)
+	if t.dirf != nil && t.dir == dir {
+		return t.dirf, nil
+	}
+	t.closeDir()
+	fd, err := openDirs(int(t.root.Fd()), t.root.Name(), treeDir, strings.Split(dir, "/")...)
+	if err != nil {
+		return nil, err
+	}
+	t.dir, t.dirf = dir, os.NewFile(uintptr(fd), filepath.Join(t.root.Name(), dir))
+	return t.dirf, nil
+}
+
+func (t *treeWrite) closeDir() {
+	if t.dirf != nil {
+		t.dirf.Close()
+		t.dirf = nil
+	}
+}
+
+// syncDirs fsyncs every folder of the tree, each once: where files are fsynced as they are
+// closed, the names made in the folders are made durable here.
+func (t *treeWrite) syncDirs(files []store.TreeFile) error {
+	done := map[string]bool{}
+	for _, f := range files {
+		for dir := path.Dir(f.Rel); !done[dir]; dir = path.Dir(dir) {
+			done[dir] = true
+			fd, err := openDirs(int(t.root.Fd()), t.root.Name(), openOnly(storeErr), strings.Split(dir, "/")...)
+			if err != nil {
+				return err
+			}
+			err = unix.Fsync(fd)
+			unix.Close(fd)
+			if err != nil {
+				return storeErr(filepath.Join(t.root.Name(), dir), err)
+			}
 		}
 	}
 	return nil
-}
-
-// dirFor returns the open folder that holds rel, opening or making the folders on the way.
-func (w *treeWrite) dirFor(rel string) (*os.File, error) {
-	var want []string
-	if d := path.Dir(rel); d != "." {
-		want = strings.Split(d, "/")
-	}
-	keep := 0
-	for keep < len(w.parts) && keep < len(want) && w.parts[keep] == want[keep] {
-		keep++
-	}
-	for len(w.parts) > keep {
-		if err := w.leave(); err != nil {
-			return nil, err
-		}
-	}
-	for _, part := range want[keep:] {
-		parent := int(w.dirs[len(w.dirs)-1].Fd())
-		p := w.dirs[len(w.dirs)-1].Name() + "/" + part
-		fd, err := openDirAt(parent, part)
-		if err != nil {
-			if !errors.Is(err, unix.ENOENT) { // a link or a file where a folder goes: the partial is ours to fix
-				if err := removeEntry(parent, part); err != nil {
-					return nil, storeErr(p, err)
-				}
-			}
-			if fd, err = mkdirFd(parent, part, p); err != nil {
-				return nil, err
-			}
-		}
-		if err := fixDir(fd, p); err != nil {
-			unix.Close(fd)
-			return nil, err
-		}
-		w.dirs = append(w.dirs, os.NewFile(uintptr(fd), p))
-		w.parts = append(w.parts, part)
-	}
-	return w.dirs[len(w.dirs)-1], nil
-}
-
-// leave closes the deepest open folder, keeping it for the end's fsync where files are fsynced
-// one by one.
-func (w *treeWrite) leave() error {
-	d := w.dirs[len(w.dirs)-1]
-	w.dirs, w.parts = w.dirs[:len(w.dirs)-1], w.parts[:max(len(w.dirs)-2, 0)]
-	if fileSyncEach {
-		w.made = append(w.made, d)
-		if len(w.made) >= 64 {
-			return w.syncMade()
-		}
-		return nil
-	}
-	return d.Close()
-}
-
-// syncMade fsyncs and closes the folders kept for it.
-func (w *treeWrite) syncMade() error {
-	var first error
-	for _, d := range w.made {
-		if err := syncFile(d); err != nil && first == nil {
-			first = err
-		}
-		d.Close()
-	}
-	w.made = w.made[:0]
-	return first
-}
-
-// closeDirs closes every folder, fsyncing them where files are fsynced one by one. It may be
-// called again.
-func (w *treeWrite) closeDirs() error {
-	var first error
-	for len(w.dirs) > 0 {
-		if err := w.leave(); err != nil && first == nil {
-			first = err
-		}
-	}
-	if err := w.syncMade(); err != nil && first == nil {
-		first = err
-	}
-	return first
 }
 
 // removeEntry removes what is at name in the folder dirfd, a file, a link or a folder, never
@@ -430,9 +378,9 @@ func removeEntry(dirfd int, name string) error {
 	return removeAt(dirfd, name, root)
 }
 
-// publishTree makes the locked partial's tree a finished upload in one rename: out/ is built
-// (.upload.json, .tree.b3, and tree/<name> renamed into it), one commit makes everything
-// durable, out/ is renamed to STORE/<id> (never replacing) and STORE is fsynced.
+// publishTree makes the locked partial's tree a finished upload as a file upload's is made one
+// (commit, a batch of one): out/ is built (.upload.json, .tree.b3, and tree/<name> renamed into
+// it), made durable with the tree's files, and renamed to STORE/<id>.
 func (p *partial) publishTree(m *treeMeta, listing []byte) error {
 	dirfd := int(p.dirf.Fd())
 	removeEntry(dirfd, partialOut)
@@ -440,58 +388,26 @@ func (p *partial) publishTree(m *treeMeta, listing []byte) error {
 	if err != nil {
 		return err
 	}
-	defer od.Close()
+	o := &out{s: p.s, id: p.id, p: p, dir: od, m: &m.Info}
 	b, _ := json.Marshal(m)
-	write := func(name string, data []byte) error {
-		return wrap(od.Name()+"/"+name, writeNewAt(int(od.Fd()), name, data, ReadOnlyMode, fileSyncEach))
-	}
-	undo := func(err error) error {
-		unix.Renameat(int(od.Fd()), m.Name, dirfd, partialTree+"/"+m.Name)
-		removeEntry(dirfd, partialOut)
-		return err
-	}
-	if err := write(MetaName, append(b, '\n')); err != nil {
-		return undo(err)
-	}
-	if err := write(store.TreeListName, listing); err != nil {
-		return undo(err)
+	for _, f := range []struct {
+		name string
+		data []byte
+	}{{MetaName, append(b, '\n')}, {store.TreeListName, listing}} {
+		if err := writeNewAt(int(od.Fd()), f.name, f.data, ReadOnlyMode, fileSyncEach); err != nil {
+			return o.undo(storeErr(od.Name()+"/"+f.name, err))
+		}
 	}
 	if err := unix.Renameat(dirfd, partialTree+"/"+m.Name, int(od.Fd()), m.Name); err != nil {
-		return undo(storeErr(od.Name()+"/"+m.Name, err))
+		return o.undo(storeErr(od.Name()+"/"+m.Name, err))
 	}
-	if err := treeCommit(od); err != nil {
-		return undo(err)
-	}
-	storefd, err := unix.Open(p.s.Dir, noFollowDir, 0)
-	if err != nil {
-		return undo(lockErr(p.s.Dir, err))
-	}
-	defer unix.Close(storefd)
-	if err := renameNoReplaceAt(dirfd, partialOut, storefd, p.id); err != nil {
-		return undo(storeErr(p.s.UploadDir(p.id), err))
-	}
-	if err := dirDurable(storefd); err != nil {
-		return storeErr(p.s.Dir, err)
-	}
-	p.s.removePartial(p.id, false) // a leftover is cleaned by the next finish, stage or sweep
-	p.s.idx.add(&m.Info)
-	return nil
+	return commit([]*out{o}, nil)[0]
 }
 
 // ReadTreeObject reads .upload.json or .tree.b3 of the finished upload id through the guarded
 // open.
 func (s *localStore) ReadTreeObject(_ context.Context, id, name string) ([]byte, string, error) {
-	dirfd, err := s.openUploadDir(id)
-	if err != nil {
-		return nil, "", err
-	}
-	defer unix.Close(dirfd)
-	return s.readTreeObjectAt(dirfd, id, name)
-}
-
-// readTreeObjectAt is ReadTreeObject in the upload's folder, open as dirfd.
-func (s *localStore) readTreeObjectAt(dirfd int, id, name string) ([]byte, string, error) {
-	f, err := openGuarded(dirfd, name, s.UploadDir(id)+"/"+name, id)
+	f, err := s.openUploadFile(id, name)
 	if err != nil {
 		return nil, "", err
 	}
@@ -503,9 +419,9 @@ func (s *localStore) readTreeObjectAt(dirfd int, id, name string) ([]byte, strin
 	return b, f.Name(), nil
 }
 
-// OpenTreeObject is the guarded open of a file of a finished folder upload (openTreeFile).
+// OpenTreeObject is the guarded open of a file of a finished folder upload.
 func (s *localStore) OpenTreeObject(_ context.Context, id, name, rel string) (store.Reader, error) {
-	f, err := s.openTreeFile(id, name, rel)
+	f, err := s.openUploadFile(id, name+"/"+rel)
 	if err != nil {
 		return nil, err
 	}
@@ -516,33 +432,9 @@ type treeReader struct{ *os.File }
 
 func (r *treeReader) Info() *store.Info { return nil }
 
-// openTreeFile is the guarded open of a file inside a finished folder upload: every folder from
-// the store down opened O_NOFOLLOW, the file checked as OpenFinished checks one.
-func (s *localStore) openTreeFile(id, name, rel string) (*os.File, error) {
-	fd, err := s.openUploadDir(id)
-	if err != nil {
-		return nil, err
-	}
-	p := s.UploadDir(id)
-	for _, part := range append([]string{name}, strings.Split(path.Dir(rel), "/")...) {
-		if part == "." {
-			continue
-		}
-		p += "/" + part
-		next, err := openDirAt(fd, part)
-		unix.Close(fd)
-		if err != nil {
-			return nil, guardErr(p, id, err)
-		}
-		fd = next
-	}
-	defer unix.Close(fd)
-	return openGuarded(fd, path.Base(rel), p+"/"+path.Base(rel), id)
-}
-
 // ReadTreeFile opens a file of the folder upload for verify, through the guarded open.
 func (s *localStore) ReadTreeFile(_ context.Context, ti *store.TreeInfo, rel string) (io.ReadCloser, error) {
-	return s.openTreeFile(ti.ID, ti.Name, rel)
+	return s.openUploadFile(ti.ID, ti.Name+"/"+rel)
 }
 
 func (s *localStore) TreeReadErr(ti *store.TreeInfo, rel string, _ int64, err error) error {
@@ -572,10 +464,11 @@ func (s *localStore) ReadTreeDir(_ context.Context, ti *store.TreeInfo, dir stri
 	if err != nil {
 		return nil, guardErr(s.UploadDir(ti.ID), ti.ID, err)
 	}
-	fd, err := openDirAt(top, ti.Name)
+	fd, err := openDirs(top, s.UploadDir(ti.ID), openOnly(idErr(ti.ID)), ti.Name)
 	if err != nil {
-		return nil, guardErr(s.FinishedPath(ti.ID, ti.Name), ti.ID, err)
+		return nil, err
 	}
+	defer unix.Close(fd)
 	es, err := readTreeDir(fd, dir, root)
 	if err != nil {
 		return nil, fault.Errorf(fault.UploadUnreadable, "upload %s: %s: %v", ti.ID, s.FinishedPath(ti.ID, ti.Name), err)
@@ -583,9 +476,10 @@ func (s *localStore) ReadTreeDir(_ context.Context, ti *store.TreeInfo, dir stri
 	return es, nil
 }
 
-// readTreeDir lists the folder dir below the open folder fd (which it closes).
-func readTreeDir(fd int, dir string, root fsID) ([]store.TreeEntry, error) {
-	fd, err := openPathAt(fd, dir)
+// readTreeDir lists the folder dir below the open folder top (which stays the caller's), on the
+// file system root.
+func readTreeDir(top int, dir string, root fsID) ([]store.TreeEntry, error) {
+	fd, err := openDirs(top, "", openOnly(sysErr), strings.Split(dir, "/")...)
 	if err != nil {
 		return nil, err
 	}
@@ -621,31 +515,4 @@ func readTreeDir(fd int, dir string, root fsID) ([]store.TreeEntry, error) {
 		es = append(es, e)
 	}
 	return es, nil
-}
-
-// openPathAt opens the folder dir ("/"-separated; "" or ".": fd itself) below the open folder fd,
-// which it closes, every folder on the way opened without following a link.
-func openPathAt(fd int, dir string) (int, error) {
-	for _, part := range strings.Split(dir, "/") {
-		if part == "" || part == "." {
-			continue
-		}
-		next, err := openDirAt(fd, part)
-		unix.Close(fd)
-		if err != nil {
-			return -1, err
-		}
-		fd = next
-	}
-	return fd, nil
-}
-
-// isTreeAt reports whether the upload open as dirfd is a folder upload.
-func (s *localStore) isTreeAt(dirfd int, id string) bool {
-	b, where, err := s.readTreeObjectAt(dirfd, id, MetaName)
-	if err != nil {
-		return false
-	}
-	m, err := store.ParseTreeMeta(id, b, where)
-	return err == nil && m.Kind == store.KindFolder
 }

@@ -14,9 +14,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Check is the local store's own rules on upload id (store.Checker): the folder is a real folder
-// of mode 0700 owned by the user, and its entries are the file (a folder upload's: the folder and
-// its listing), the metadata and at most a marker (checkTop).
+// Check is the local store's own rules on the file upload id (store.Checker, which verify asks of
+// file uploads; a folder upload's own folder is checked by CheckTreeTop): the folder is a real
+// folder of mode 0700 owned by the user, and its entries are the file, the metadata and at most a
+// marker (checkTop).
 func (s *localStore) Check(id string) error {
 	if err := store.ValidID(id); err != nil {
 		return err
@@ -30,7 +31,7 @@ func (s *localStore) Check(id string) error {
 	if err != nil {
 		return err
 	}
-	return s.checkTop(dirfd, id, meta.Name, s.isTreeAt(dirfd, id))
+	return s.checkTop(dirfd, id, meta.Name, false)
 }
 
 // checkTop checks the upload folder's mode and entries: a real folder of mode 0700 owned by the
@@ -49,17 +50,12 @@ func (s *localStore) checkTop(dirfd int, id, name string, tree bool) error {
 	if st.Uid != euid {
 		return fault.Errorf(fault.UploadUnreadable, "upload %s: %s: owned by uid %d, not by the current user", id, dir, st.Uid)
 	}
-	fd, err := unix.Dup(dirfd)
+	ents, err := readDirAt(dirfd, dir)
 	if err != nil {
 		return guardErr(dir, id, err)
 	}
-	d := os.NewFile(uintptr(fd), dir)
-	defer d.Close()
-	names, err := d.Readdirnames(-1)
-	if err != nil {
-		return guardErr(dir, id, err)
-	}
-	for _, n := range names {
+	for _, e := range ents {
+		n := e.Name()
 		if !store.BesideUpload(name, n, tree) && !strings.HasPrefix(n, markerTmp) {
 			return fault.Errorf(fault.UploadUnreadable, "upload %s: %s: unexpected entry %q", id, dir, n)
 		}
@@ -67,7 +63,7 @@ func (s *localStore) checkTop(dirfd int, id, name string, tree bool) error {
 			return guardErr(dir+"/"+n, id, err)
 		}
 		mode, typ := uint32(st.Mode)&0o7777, uint32(st.Mode)&unix.S_IFMT
-		readOnly := n == name || n == MetaName || n == store.TreeListName
+		want, modeOK := wantMode(n, mode)
 		var why string
 		switch {
 		case tree && n == name && typ != unix.S_IFDIR:
@@ -79,10 +75,10 @@ func (s *localStore) checkTop(dirfd int, id, name string, tree bool) error {
 			why = "a symlink"
 		case typ != unix.S_IFREG:
 			why = "not a regular file"
-		case readOnly && !finishedMode(mode):
-			why = fmt.Sprintf("mode %04o, not 0400 (or an older store's 0600)", mode)
-		case !readOnly && mode != uint32(FileMode):
+		case !modeOK && want == FileMode:
 			why = fmt.Sprintf("mode %04o, not 0600", mode)
+		case !modeOK:
+			why = fmt.Sprintf("mode %04o, not 0400 (or an older store's 0600)", mode)
 		case st.Nlink != 1:
 			why = fmt.Sprintf("%d hard links, not 1", st.Nlink)
 		}
@@ -91,6 +87,16 @@ func (s *localStore) checkTop(dirfd int, id, name string, tree bool) error {
 		}
 	}
 	return nil
+}
+
+// wantMode is the mode the store gives the regular file n of an upload's folder, and whether it
+// takes perm: the marker (and one being written) 0600; anything else (the file, the metadata,
+// the listing) 0400, or an older store's 0600.
+func wantMode(n string, perm uint32) (os.FileMode, bool) {
+	if n == UsedName || strings.HasPrefix(n, markerTmp) {
+		return FileMode, perm == uint32(FileMode)
+	}
+	return ReadOnlyMode, finishedMode(perm)
 }
 
 // OpenForCheck opens a path named by a b3sum line (verify --check) for hashing. A path that is a
@@ -112,17 +118,10 @@ func OpenForCheck(path string) (*os.File, error) {
 			return s.OpenFinished(id, name)
 		}
 	}
-	f, _, err := openSource(abs)
-	return f, err
-}
-
-// openSource opens the file a record names (following a symlink, as sniff does) without blocking
-// on a FIFO, and checks that it is a regular file.
-func openSource(path string) (*os.File, *unix.Stat_t, error) {
+	// Any other path: as sniff opens a record's file, following a symlink, never blocking.
 	var fd int
-	var err error
 	for {
-		fd, err = unix.Open(path, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_CLOEXEC|unix.O_NOCTTY, 0)
+		fd, err = unix.Open(abs, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_CLOEXEC|unix.O_NOCTTY, 0)
 		if err != unix.EINTR {
 			break
 		}
@@ -132,20 +131,20 @@ func openSource(path string) (*os.File, *unix.Stat_t, error) {
 		if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) {
 			code = fault.FileMissing
 		}
-		return nil, nil, fault.Errorf(code, "%s: %w", path, err)
+		return nil, fault.Errorf(code, "%s: %w", abs, err)
 	}
-	st := new(unix.Stat_t)
-	if err := unix.Fstat(fd, st); err != nil {
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
 		unix.Close(fd)
-		return nil, nil, fault.Errorf(fault.FileUnreadable, "%s: %w", path, err)
+		return nil, fault.Errorf(fault.FileUnreadable, "%s: %w", abs, err)
 	}
 	if uint32(st.Mode)&unix.S_IFMT != unix.S_IFREG {
 		unix.Close(fd)
 		if uint32(st.Mode)&unix.S_IFMT == unix.S_IFDIR {
-			return nil, nil, fault.Errorf(fault.FileUnreadable, "%s: is a directory", path)
+			return nil, fault.Errorf(fault.FileUnreadable, "%s: is a directory", abs)
 		}
-		return nil, nil, fault.Errorf(fault.FileNotRegular, "%s: is not a regular file; not read", path)
+		return nil, fault.Errorf(fault.FileNotRegular, "%s: is not a regular file; not read", abs)
 	}
 	unix.SetNonblock(fd, false)
-	return os.NewFile(uintptr(fd), path), st, nil
+	return os.NewFile(uintptr(fd), abs), nil
 }

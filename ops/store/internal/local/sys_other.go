@@ -2,25 +2,11 @@
 
 package local
 
-import (
-	"os"
-
-	"golang.org/x/sys/unix"
-)
+import "golang.org/x/sys/unix"
 
 // fileSyncEach: without syncfs, each file of a folder upload is fsynced as it is closed and each
-// folder once its files are written; treeCommit then fsyncs out/.
+// folder once its files are written; the commit then fsyncs out/ (out.sync).
 const fileSyncEach = true
-
-// treeCommit makes every write of a folder upload durable, with out/ (open as dir) holding it:
-// each file and folder was fsynced as it was closed; out/ is, and the drive is flushed once
-// (macOS: fsync leaves the bytes in the drive's cache).
-func treeCommit(dir *os.File) error {
-	if err := syncFile(dir); err != nil {
-		return err
-	}
-	return wrap(dir.Name(), driveFlush(int(dir.Fd())))
-}
 
 // commitSync ends the commit of a batch whose files were each fsynced (fd is the store folder):
 // where fsync leaves the bytes in the drive's cache (macOS), one flush of the drive for the batch.
@@ -36,3 +22,21 @@ func dirDurable(fd int) error {
 	}
 	return driveFlush(fd)
 }
+
+// fsID names the file system a file is on: its device number.
+type fsID struct{ dev uint64 }
+
+func fsOf(fd int) (fsID, error) {
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return fsID{}, err
+	}
+	return fsID{dev: uint64(st.Dev)}, nil
+}
+
+// fdatasync makes a file's data durable: fsync, where fdatasync is not offered (macOS offers
+// fsync only).
+func fdatasync(fd int) error { return unix.Fsync(fd) }
+
+// startWriteback does nothing here: there is no sync_file_range; the later fsync writes all.
+func startWriteback(fd int, off, n int64) {}
