@@ -8,7 +8,6 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/attachctl/attachctl/manifest/fault"
 	"github.com/attachctl/attachctl/ops/store"
 	"golang.org/x/sys/unix"
 )
@@ -360,39 +359,27 @@ func commit(outs []*out, index *stagedIndex) []error {
 	}
 	// The metadata of the uploads built in the staging partial: one file for the commit, written
 	// as they were built, made durable with them and placed before any of them is (metaindex.go).
-	var staged []int
-	var ms []*Meta
-	for i, o := range outs {
-		if o.p == nil && errs[i] == nil {
-			staged, ms = append(staged, i), append(ms, o.m)
-		}
-	}
-	var metaName string
-	switch {
-	case len(staged) > 0 && index == nil:
-		for _, i := range staged {
-			errs[i] = fault.Errorf(fault.UploadUnreadable, "upload %s: its metadata was not written when it was built", outs[i].id)
-		}
-	case len(staged) > 0:
-		if err := index.seal(ms); err != nil {
-			for _, i := range staged {
+	// Where every staged upload failed, the file names no upload of the store: the sweep prunes it.
+	failStaged := func(err error) {
+		for i, o := range outs {
+			if o.p == nil && errs[i] == nil {
 				errs[i] = err
 			}
-		} else {
-			metaName = index.name
 		}
-	case index != nil:
-		index.discard() // every staged upload failed
+	}
+	if index != nil {
+		if err := index.seal(); err != nil {
+			failStaged(err)
+			index = nil
+		}
 	}
 	if err := commitSync(storefd); err != nil {
 		for i := range errs {
 			errs[i] = storeErr(s.Dir, err)
 		}
-	} else if metaName != "" {
-		if err := s.publishIndex(outs[staged[0]].stage, metaName); err != nil {
-			for _, i := range staged {
-				errs[i] = err
-			}
+	} else if index != nil {
+		if err := s.publishIndex(index.st, index.name); err != nil {
+			failStaged(err)
 		}
 	}
 	for i, o := range outs {
