@@ -2,22 +2,10 @@
 
 package local
 
-// The metadata of small uploads built in a batch's staging partial (batch_small.go) is not a
-// file in each upload's folder but one file per commit:
-//
-//	STORE/.attachctl/meta/<bid>.<n>   0400  one line of JSON per upload the commit published,
-//	                                        the Info an upload's .upload.json holds otherwise
-//	                                        (<bid>: the batch's staging partial; <n>: the commit)
-//
-// A finished upload is then STORE/<id>/<name> and nothing else, two inodes where a
-// .upload.json makes three; on a file system where each new inode is dear that is a third of
-// what `upload --each` of many small files costs. The rule of publish holds: the file is written
-// in the staging partial, a line as each upload is built (stagedIndex); the commit makes
-// everything durable at once, renames the file here and fsyncs this folder, and only then
-// renames the uploads' folders into place, so no folder appears without its metadata. An upload
-// whose folder has no .upload.json is looked up here; named by no file here (or by two), it is
-// damaged (upload.unreadable), as a folder with an unreadable .upload.json is. Sweep removes a
-// file here once no upload it names is in the store and its batch has ended (pruneIndex).
+// The metadata of small uploads built in a batch's staging partial (batch_small.go) is one file
+// per commit, STORE/.attachctl/meta/<bid>.<n>, not a .upload.json in each upload's folder. Its
+// form, the order a commit writes and places it in, and how readers and the sweep treat it:
+// docs/store.md (meta/).
 
 import (
 	"bytes"
