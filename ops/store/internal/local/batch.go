@@ -4,10 +4,10 @@ package local
 
 import (
 	"errors"
+	"maps"
 	"slices"
 	"sync"
 
-	"github.com/attachctl/attachctl/manifest/fault"
 	"github.com/attachctl/attachctl/ops/store"
 	"golang.org/x/sys/unix"
 )
@@ -32,11 +32,6 @@ func (o *out) weight() int {
 // syncWidth is how many uploads of a commit are fsynced at once (each is three fsyncs).
 const syncWidth = 8
 
-// batchWindow is how many records a stage that uploads through a Batch keeps in flight: two
-// batches and room, so that the next batch is built while a full one commits (add), and a commit
-// can hold a whole batch.
-const batchWindow = 2*batchFull + 8
-
 // A groupBatch publishes many uploads together. An upload given to UploadRecord with a groupBatch is
 // copied, hashed and built (its finished folder ready inside the partial, which stays locked) but
 // not fsynced or placed; a commit then fsyncs the built uploads (syncWidth at a time), renames
@@ -54,15 +49,12 @@ const batchWindow = 2*batchFull + 8
 type groupBatch struct {
 	s        *localStore
 	mu       sync.Mutex
-	done     *sync.Cond        // on mu: a commit ended
-	pending  []*out            // built, not yet taken by a commit
-	index    *stagedIndex      // the metadata of the staged uploads of pending (metaindex.go)
-	building map[string]bool   // ids claimed (see claim) and not yet added or dropped
-	inflight map[string]bool   // ids taken by a commit that has not ended
-	failed   map[string]error  // by upload id
-	reported map[string]bool   // failed ids whose error Settle or Commit has returned
-	order    []string          // ids in the order they failed
-	byKey    map[string]string // blake3 and name to id, of every upload the batch took
+	done     *sync.Cond          // on mu: an upload was built or dropped, or a commit ended
+	ups      map[string]*batchUp // every upload id the batch claimed, by id
+	byKey    map[string]string   // blake3 and name to id, of every upload the batch took
+	pending  []*out              // built, not yet taken by a commit
+	index    *stagedIndex        // the metadata of the staged uploads of pending (metaindex.go)
+	inflight int                 // uploads taken by commits that have not ended
 	// More, when set, tells Settle that more uploads are on their way into the batch (the
 	// stage's other workers are taking records): Settle then waits for them, up to batchMax, and
 	// one commit makes them all durable. It is asked under the batch's lock; Wake is to be
@@ -78,6 +70,14 @@ type groupBatch struct {
 	// (add) and the next one, or a Settle's, would otherwise each make the file system durable
 	// for the same bytes.
 	commitMu sync.Mutex
+}
+
+// batchUp is an upload id the batch claimed: busy from claim until it is dropped or its commit
+// ends (while pending too), then with its error.
+type batchUp struct {
+	busy     bool
+	err      error
+	reported bool // err was returned by Settle or Commit, or is the claiming record's own
 }
 
 // enter and leave bracket an UploadRecord on the batch, waking a Settle that waits for it.
@@ -110,8 +110,7 @@ func (b *groupBatch) Wake() {
 
 // NewBatch starts a batch of uploads into s.
 func (s *localStore) NewBatch() *groupBatch {
-	b := &groupBatch{s: s, building: map[string]bool{}, inflight: map[string]bool{}, failed: map[string]error{},
-		reported: map[string]bool{}, byKey: map[string]string{}}
+	b := &groupBatch{s: s, ups: map[string]*batchUp{}, byKey: map[string]string{}}
 	b.done = sync.NewCond(&b.mu)
 	return b
 }
@@ -121,9 +120,7 @@ func (s *localStore) NewBatch() *groupBatch {
 func (b *groupBatch) take() ([]*out, *stagedIndex) {
 	outs, index := b.pending, b.index
 	b.pending, b.weight, b.index = nil, 0, nil
-	for _, o := range outs {
-		b.inflight[o.id] = true
-	}
+	b.inflight += len(outs)
 	return outs, index
 }
 
@@ -139,7 +136,7 @@ func (b *groupBatch) claim(blake3, name, id string) string {
 		return had
 	}
 	b.byKey[key] = id
-	b.building[id] = true
+	b.ups[id] = &batchUp{busy: true}
 	return id
 }
 
@@ -150,9 +147,7 @@ func (b *groupBatch) drop(blake3, name, id string, err error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	delete(b.byKey, blake3+"\x00"+name)
-	delete(b.building, id)
-	b.failed[id] = err
-	b.reported[id] = true
+	b.ups[id] = &batchUp{err: err, reported: true}
 	b.done.Broadcast()
 }
 
@@ -175,7 +170,6 @@ func (b *groupBatch) add(o *out) error {
 	}
 	b.pending = append(b.pending, o)
 	b.weight += o.weight()
-	delete(b.building, o.id)
 	b.done.Broadcast() // a Settle may be waiting for it to be built
 	var full []*out
 	var index *stagedIndex
@@ -205,7 +199,7 @@ func (b *groupBatch) addLine(o *out) error {
 		b.index = x
 	}
 	if err := b.index.add(o.m); err != nil {
-		if len(b.index.ms) == 0 {
+		if b.index.size == 0 {
 			b.index.discard()
 			b.index = nil
 		}
@@ -223,10 +217,14 @@ func (b *groupBatch) Settle(id string) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for {
-		// A pending upload is committed with whatever else is built by then, once no other
-		// upload is on its way (none being made, and More says none will be: the stage's window
-		// is full, or its input ended) or the batch is full.
-		if slices.ContainsFunc(b.pending, func(o *out) bool { return o.id == id }) {
+		u := b.ups[id]
+		switch {
+		case u == nil:
+			return nil
+		case slices.ContainsFunc(b.pending, func(o *out) bool { return o.id == id }):
+			// Committed with whatever else is built by then, once no other upload is on its
+			// way (none being made, and More says none will be: the stage's window is full, or
+			// its input ended) or the batch is full.
 			if b.weight < batchFull && (b.active > 0 || b.More != nil && b.More()) {
 				b.done.Wait()
 				continue
@@ -235,15 +233,13 @@ func (b *groupBatch) Settle(id string) error {
 			b.mu.Unlock()
 			b.commit(outs, index)
 			b.mu.Lock()
-			continue
+		case u.busy:
+			b.done.Wait()
+		default:
+			u.reported = true
+			return u.err
 		}
-		if !b.building[id] && !b.inflight[id] {
-			break
-		}
-		b.done.Wait()
 	}
-	b.reported[id] = true
-	return b.failed[id]
 }
 
 // find is the id of an upload of this BLAKE3 and name that the batch claimed, built, committed
@@ -269,10 +265,7 @@ func (b *groupBatch) dropStaging() {
 // Commit.
 func (b *groupBatch) commit(outs []*out, index *stagedIndex) {
 	if len(outs) == 0 {
-		if index != nil {
-			index.discard()
-		}
-		return
+		return // index is nil: a metadata file is made for an upload that joins pending
 	}
 	b.commitMu.Lock()
 	errs := commit(outs, index)
@@ -280,19 +273,17 @@ func (b *groupBatch) commit(outs []*out, index *stagedIndex) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for i, o := range outs {
-		if errs[i] != nil {
-			b.failed[o.id] = errs[i]
-			b.order = append(b.order, o.id)
-		}
-		delete(b.inflight, o.id)
+		*b.ups[o.id] = batchUp{err: errs[i]}
 	}
+	b.inflight -= len(outs)
 	b.done.Broadcast()
 }
 
 // Commit publishes every upload the batch holds, and returns what failed since the batch began
 // that neither Settle nor an earlier Commit has returned (each error with its code, naming its
-// upload). An upload that failed is an unfinished upload
-// again, as a crash would have left it, and the next run resumes it; the others are finished.
+// upload, in the order of the ids: the order the uploads were begun). An upload that failed is
+// an unfinished upload again, as a crash would have left it, and the next run resumes it; the
+// others are finished.
 func (b *groupBatch) Commit() error {
 	b.mu.Lock()
 	outs, index := b.take()
@@ -300,17 +291,17 @@ func (b *groupBatch) Commit() error {
 	b.commit(outs, index)
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	for len(b.inflight) > 0 {
+	for b.inflight > 0 {
 		b.done.Wait()
 	}
 	if b.active == 0 && len(b.pending) == 0 {
 		b.dropStaging() // what is left in it failed, and was reported
 	}
 	var errs []error
-	for _, id := range b.order {
-		if !b.reported[id] {
-			errs = append(errs, b.failed[id])
-			b.reported[id] = true
+	for _, id := range slices.Sorted(maps.Keys(b.ups)) {
+		if u := b.ups[id]; u.err != nil && !u.reported {
+			errs = append(errs, u.err)
+			u.reported = true
 		}
 	}
 	return errors.Join(errs...)
@@ -368,39 +359,27 @@ func commit(outs []*out, index *stagedIndex) []error {
 	}
 	// The metadata of the uploads built in the staging partial: one file for the commit, written
 	// as they were built, made durable with them and placed before any of them is (metaindex.go).
-	var staged []int
-	var ms []*Meta
-	for i, o := range outs {
-		if o.p == nil && errs[i] == nil {
-			staged, ms = append(staged, i), append(ms, o.m)
-		}
-	}
-	var metaName string
-	switch {
-	case len(staged) > 0 && index == nil:
-		for _, i := range staged {
-			errs[i] = fault.Errorf(fault.UploadUnreadable, "upload %s: its metadata was not written when it was built", outs[i].id)
-		}
-	case len(staged) > 0:
-		if err := index.seal(ms); err != nil {
-			for _, i := range staged {
+	// Where every staged upload failed, the file names no upload of the store: the sweep prunes it.
+	failStaged := func(err error) {
+		for i, o := range outs {
+			if o.p == nil && errs[i] == nil {
 				errs[i] = err
 			}
-		} else {
-			metaName = index.name
 		}
-	case index != nil:
-		index.discard() // every staged upload failed
+	}
+	if index != nil {
+		if err := index.seal(); err != nil {
+			failStaged(err)
+			index = nil
+		}
 	}
 	if err := commitSync(storefd); err != nil {
 		for i := range errs {
 			errs[i] = storeErr(s.Dir, err)
 		}
-	} else if metaName != "" {
-		if err := s.publishIndex(outs[staged[0]].stage, metaName); err != nil {
-			for _, i := range staged {
-				errs[i] = err
-			}
+	} else if index != nil {
+		if err := s.publishIndex(index.st, index.name); err != nil {
+			failStaged(err)
 		}
 	}
 	for i, o := range outs {

@@ -2,29 +2,10 @@
 
 package local
 
-// Small files in a batch (upload --each of a folder of small files). A file of at most one chunk
+// Small files in a batch (upload --each of a folder of small files): a file of at most one chunk
 // is read in one pass and written straight into its finished folder, built in the batch's one
-// staging partial instead of a partial of its own:
-//
-//	STORE/.attachctl/partial/<bid>/       the batch's staging partial
-//	  data                          0600  empty; held locked while the batch runs (a sweep leaves
-//	                                      a held partial alone)
-//	  info.json                     0600  name "batch", created, batch: true
-//	  <id>/                         0700  a finished upload being built: <name> 0400, renamed
-//	                                      whole to STORE/<id> by the commit once it is durable
-//	  <bid>.<n>                     0400  commit n's metadata, a line written as each of its
-//	                                      uploads is built, renamed to STORE/.attachctl/meta
-//	                                      before any of its uploads is placed (metaindex.go)
-//
-// A file upload built this way costs two new inodes (its folder and its bytes) and no removal,
-// where a partial of its own costs five and two removals; on a file system where each new inode
-// is dear (ext4 without a journal scans the inodes freed lately on every create) that is most of
-// the run. The rule of publish is the same: nothing is renamed into place before its bytes,
-// metadata and folder are durable (one commit for the batch), so a crash leaves finished uploads
-// or the staging partial, never a half-written upload. Such a file is not resumed byte by byte:
-// it is one chunk, so comparing what a killed run left with the source costs what copying it
-// again does; the next run copies it again, and removes the staging partial a dead run left
-// (dropDeadBatches; sweep removes it too, as an unfinished upload no one holds).
+// staging partial instead of a partial of its own, and is not resumed byte by byte. The layout,
+// why it saves most of such a run, and what a crash leaves: docs/store.md (the staging partial).
 
 import (
 	"context"

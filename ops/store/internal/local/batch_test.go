@@ -44,7 +44,7 @@ func buildAll(t *testing.T, b *groupBatch, recs []*manifest.Record, chunk int) {
 func settled(b *groupBatch) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	for len(b.inflight) > 0 {
+	for b.inflight > 0 {
 		b.done.Wait()
 	}
 }

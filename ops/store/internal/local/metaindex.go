@@ -2,22 +2,10 @@
 
 package local
 
-// The metadata of small uploads built in a batch's staging partial (batch_small.go) is not a
-// file in each upload's folder but one file per commit:
-//
-//	STORE/.attachctl/meta/<bid>.<n>   0400  one line of JSON per upload the commit published,
-//	                                        the Info an upload's .upload.json holds otherwise
-//	                                        (<bid>: the batch's staging partial; <n>: the commit)
-//
-// A finished upload is then STORE/<id>/<name> and nothing else, two inodes where a
-// .upload.json makes three; on a file system where each new inode is dear that is a third of
-// what `upload --each` of many small files costs. The rule of publish holds: the file is written
-// in the staging partial, a line as each upload is built (stagedIndex); the commit makes
-// everything durable at once, renames the file here and fsyncs this folder, and only then
-// renames the uploads' folders into place, so no folder appears without its metadata. An upload
-// whose folder has no .upload.json is looked up here; named by no file here (or by two), it is
-// damaged (upload.unreadable), as a folder with an unreadable .upload.json is. Sweep removes a
-// file here once no upload it names is in the store and its batch has ended (pruneIndex).
+// The metadata of small uploads built in a batch's staging partial (batch_small.go) is one file
+// per commit, STORE/.attachctl/meta/<bid>.<n>, not a .upload.json in each upload's folder. Its
+// form, the order a commit writes and places it in, and how readers and the sweep treat it:
+// docs/store.md (meta/).
 
 import (
 	"bytes"
@@ -26,7 +14,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -185,13 +172,15 @@ func readMetaFile(dirfd int, name, path string) ([]*Meta, error) {
 // as built (Batch.add), so that the room its metadata takes is taken while its own bytes are,
 // and the commit that publishes it writes no new byte. Were the file written by the commit, the
 // builds of the next batch (or any other writer) could fill the disk meanwhile, and uploads
-// whose bytes were all written would fail for want of their metadata's room.
+// whose bytes were all written would fail for want of their metadata's room. The line of an
+// upload that fails after it was written stays: it names an id no folder of the store will have
+// (a failed staged upload goes with the staging partial), which no reader looks up.
 type stagedIndex struct {
 	st   *partial
-	name string  // metaFileName
-	fd   int     // open for writing until sealed
-	size int64   // the bytes of the whole lines written
-	ms   []*Meta // the uploads whose lines the file holds, in order
+	name string // metaFileName
+	fd   int    // open for writing until sealed
+	size int64  // the bytes of the whole lines written
+	n    int    // the lines written
 }
 
 // newStagedIndex makes the file name in the staging partial st, empty.
@@ -214,47 +203,24 @@ func (x *stagedIndex) add(m *Meta) error {
 		return storeErr(x.path(), err)
 	}
 	x.size += int64(len(line))
-	x.ms = append(x.ms, m)
+	x.n++
 	return nil
 }
 
-// seal makes the file the metadata of ms, the uploads of its commit that are to be placed (each
-// one whose line it holds), and closes it; nothing is fsynced here where the commit's syncfs
-// makes it durable with the uploads. When some upload failed since its line was written, the
-// lines of the others are written over the file's own bytes, which takes no new room on a file
-// system that overwrites in place.
-func (x *stagedIndex) seal(ms []*Meta) (err error) {
-	defer func() {
-		if cerr := unix.Close(x.fd); err == nil && cerr != nil {
-			err = storeErr(x.path(), cerr)
-		}
-		x.fd = -1
-		if err != nil {
-			unix.Unlinkat(int(x.st.dirf.Fd()), x.name, 0)
-		}
-	}()
-	if !slices.Equal(ms, x.ms) {
-		held := make(map[*Meta]bool, len(x.ms))
-		for _, m := range x.ms {
-			held[m] = true
-		}
-		for _, m := range ms {
-			if !held[m] {
-				return fault.Errorf(fault.UploadUnreadable, "upload %s: %s: its metadata was not written when it was built", m.ID, x.path())
-			}
-		}
-		b := encodeMeta(ms)
-		if err := pwriteAll(x.fd, b, 0); err != nil {
-			return storeErr(x.path(), err)
-		}
-		if err := unix.Ftruncate(x.fd, int64(len(b))); err != nil {
-			return storeErr(x.path(), err)
-		}
-	}
+// seal closes the file, which is complete; nothing is fsynced here where the commit's syncfs
+// makes it durable with the uploads. On failure it is removed.
+func (x *stagedIndex) seal() (err error) {
 	if fileSyncEach {
-		return wrap(x.path(), unix.Fsync(x.fd))
+		err = wrap(x.path(), unix.Fsync(x.fd))
 	}
-	return nil
+	if cerr := unix.Close(x.fd); err == nil && cerr != nil {
+		err = storeErr(x.path(), cerr)
+	}
+	x.fd = -1
+	if err != nil {
+		unix.Unlinkat(int(x.st.dirf.Fd()), x.name, 0)
+	}
+	return err
 }
 
 // pwriteAll writes b to fd at off. The error is the system's.

@@ -154,7 +154,7 @@ func TestPruneIndex(t *testing.T) {
 	x, err := newStagedIndex(st, name)
 	must(t, err)
 	must(t, x.add(ghost))
-	must(t, x.seal(x.ms))
+	must(t, x.seal())
 	must(t, s.publishIndex(st, name))
 
 	remove := func(recs ...*manifest.Record) {
