@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -83,8 +82,6 @@ func storedPrompt(t *testing.T, bin, dir string) (store string, prompt []byte) {
 	return store, prompt
 }
 
-type procStatus struct{ pending uint64 }
-
 // waitReadingPipe polls until a thread of process pid waits in a pipe read, for at most 20
 // seconds.
 func waitReadingPipe(t *testing.T, pid int) {
@@ -98,32 +95,4 @@ func waitReadingPipe(t *testing.T, pid int) {
 		}
 	}
 	t.Fatalf("process %d never waited for its input", pid)
-}
-
-// waitStatus polls /proc/PID/status until ok says yes, for at most 20 seconds.
-func waitStatus(t *testing.T, pid int, ok func(procStatus) bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-		if err != nil {
-			t.Fatal(err)
-		}
-		var st procStatus
-		for _, line := range strings.Split(string(b), "\n") {
-			k, v, _ := strings.Cut(line, ":")
-			n, _ := strconv.ParseUint(strings.TrimSpace(v), 16, 64)
-			switch k {
-			case "SigPnd", "ShdPnd":
-				st.pending |= n
-			}
-		}
-		if ok(st) {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("process %d: %+v after 20s", pid, st)
-		}
-		time.Sleep(time.Millisecond)
-	}
 }

@@ -368,8 +368,6 @@ func (p *partial) state() store.UnfinishedState {
 	return store.UnfinishedState{Name: p.name, Bytes: p.bytes(), Made: p.made, Written: p.written, Busy: p.holds > 0}
 }
 
-func (p *partial) entry(id string) store.Entry { return store.UnfinishedEntry(id, p.state()) }
-
 // MarkUsed marks the finished uploads ids used at at, under the rules written once
 // (store.MarkUsedOn): the store's mutex is its hold, so no write of a marker loses.
 func (s *Store) MarkUsed(ctx context.Context, ids []string, at time.Time) error {
