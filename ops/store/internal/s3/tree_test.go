@@ -3,6 +3,7 @@ package s3
 import (
 	"bytes"
 	"context"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -26,6 +27,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awss3 "github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+	"github.com/zeebo/blake3"
 )
 
 // TestTreeResumeSendsWhatIsMissing: a folder upload interrupted, then one of its objects damaged
@@ -710,5 +712,49 @@ func TestTreeVerifyNamesBeside(t *testing.T) {
 		if strings.Contains(err.Error(), k+":") {
 			t.Errorf("verify names %s, the upload's own: %v", k, err)
 		}
+	}
+}
+
+// TestTreePublishFinishedMeanwhile: a run that publishes a folder upload another run of the same
+// folder finished first (its listing there) takes it when the listing there is these very bytes,
+// and is refused (upload.hashMismatch) when it is another tree's; the upload stays intact.
+func TestTreePublishFinishedMeanwhile(t *testing.T) {
+	srv := s3test.Start(t)
+	s := newStore(t, srv)
+	rec := folderRec(t, "proj", map[string]string{"a/x.txt": "x", "y.txt": "yy"})
+	if err := s.UploadRecord(bg, rec, UploadOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	id := rec.Upload.ID
+	mb, _, err := s.ReadTreeObject(bg, id, store.MetaName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	listing, _, err := s.ReadTreeObject(bg, id, store.TreeListName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := store.ParseTreeMeta(id, mb, store.MetaName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ti, err := s.TreeInfo(bg, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The other run: the same upload, its note check done (its tries spent).
+	w := &treeWrite{s: s, id: id, name: "proj", note: s.key(internalDir, "source", "00"), try: 3}
+	if err := w.Publish(bg, m, ti.Files, listing); err != nil {
+		t.Fatalf("publish of the same tree, finished meanwhile: %v", err)
+	}
+	if _, err := s.VerifyTree(bg, id, nil); err != nil {
+		t.Fatal(err)
+	}
+	other := *m
+	listing = append(listing, "0000000000000000000000000000000000000000000000000000000000000000  z.txt\n"...)
+	h := blake3.Sum256(listing)
+	other.Blake3 = hex.EncodeToString(h[:])
+	if err := w.Publish(bg, &other, ti.Files, listing); fault.CodeOf(err) != fault.UploadHashMismatch {
+		t.Fatalf("publish of another tree, finished meanwhile: %v", err)
 	}
 }
