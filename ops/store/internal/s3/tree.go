@@ -1,30 +1,9 @@
 package s3
 
-// Folder uploads (store.Trees) on S3. The layout, beside that of a file upload (s3.go):
-//
-//	P/<id>/<name>/<rel>          each file of the folder: one object (PutObject with Content-MD5,
-//	                             so the server checks it got the bytes hashed), metadata
-//	                             x-amz-meta-blake3 its BLAKE3
-//	P/<id>/.upload.json          id, name, size (all bytes), blake3 (the listing's), made, kind
-//	                             "folder", files, sizes (in listing order), as the local store's
-//	P/<id>/.tree.b3              the listing: one b3sum line per file, paths from <name>, its
-//	                             BLAKE3 the folder's; metadata blake3, name, size, files. Written
-//	                             create-only (If-None-Match: *) LAST, after every file and the
-//	                             metadata: it is what makes the folder upload finished. A P/<id>/
-//	                             without it is an unfinished upload, never shown as finished.
-//	P/<id>/.used                 the marker, as for a file
-//	P/.attachctl/partial/<id>/info   while unfinished: {name, size, made, kind "folder", blake3}
-//	P/.attachctl/source/<key>    the source note (key over the folder's path, name, size and
-//	                             BLAKE3): {id}, so a run after a kill resumes the same upload, and
-//	                             two runs share an upload only when they send the same bytes. Its
-//	                             key's hex is in the info ("note") and the listing's metadata
-//	                             (note), so that the sweep or abort that removes the upload removes
-//	                             the note too when it still names that upload (If-Match its ETag).
-//
-// A resume lists P/<id>/<name>/ once and keeps every object whose size and ETag (the MD5 of its
-// bytes, for a single PUT) are the source file's; the rest are sent again, and objects the source
-// no longer has are removed (the engine's, through Remove) before the listing is written. A one-file upload's P/<id>/ never
-// holds .upload.json, which tells a folder upload from a file upload named .tree.b3.
+// Folder uploads (store.Trees) on S3: the layout and the order of the writes are docs/store.md's
+// ("S3 stores", "Folder uploads on S3"). The listing P/<id>/.tree.b3, written create-only last,
+// is what makes a folder upload finished; a one-file upload's P/<id>/ never holds .upload.json,
+// which tells a folder upload from a file upload named .tree.b3.
 
 import (
 	"bytes"
