@@ -376,10 +376,15 @@ func TestTreeLargeFileInParts(t *testing.T) {
 	// The object is there whole: a send of it again sends nothing.
 	src := store.TreeSource{Path: root, Name: "vm", Open: stage.OpenTreeFile}
 	f := store.TreeFile{Rel: "disk.img", Path: filepath.Join(root, "disk.img"), Size: int64(len(data))}
+	sf, err := src.OpenFile(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sf.Close()
 	sent := 0
 	s.treeSent = func(string) { sent++ }
-	buf := make([]byte, 0, treeSmall)
-	if _, err := s.sendTreeFile(bg, id, &src, f, heldObj{size: int64(len(data)), etag: "not-an-md5"}, &buf); err != nil || sent != 0 {
+	sum := blake3.Sum256(data)
+	if err := s.sendTreeParts(bg, id, "vm", f, sf, hex.EncodeToString(sum[:]), heldObj{size: int64(len(data)), etag: "not-an-md5"}); err != nil || sent != 0 {
 		t.Fatalf("sending a file the server holds whole: %v, %d sends", err, sent)
 	}
 	// What a kill leaves: a multipart upload of a file under the folder upload.
