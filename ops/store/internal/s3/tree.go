@@ -20,7 +20,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/attachctl/attachctl/manifest/fault"
@@ -31,13 +30,12 @@ import (
 )
 
 // Bounds of a folder upload's sends: files are sent treeJobs at once (small objects are round
-// trips, not bandwidth); a file up to treeSmall bytes is read once into memory, hashed and sent
-// from there, a larger one hashed first and sent from the file; one over treeParts bytes goes as
-// a multipart upload of DefaultChunk parts, treePartJobs at once, as a file upload does (a part
-// that fails is sent again, not the whole file; S3 takes at most 5 GiB in one PUT).
+// trips, not bandwidth), each hashed first and sent from the source file (a second read, from the
+// page cache); one over treeParts bytes goes as a multipart upload of DefaultChunk parts,
+// treePartJobs at once, as a file upload does (a part that fails is sent again, not the whole
+// file; S3 takes at most 5 GiB in one PUT).
 const (
 	treeJobs     = 16
-	treeSmall    = 1 << 20
 	treePartJobs = 4
 )
 
@@ -141,19 +139,12 @@ func (t *treeWrite) Stored(store.TreeFile) (io.ReadCloser, error) { return nil, 
 
 func (t *treeWrite) Close(error) {}
 
-// smallBufs hold a small file's bytes between its read and its PUT.
-var smallBufs = sync.Pool{New: func() any { b := make([]byte, 0, treeSmall); return &b }}
-
-// Create starts the object of f: a file up to treeSmall bytes is kept in memory as it is read,
-// a larger one is sent from the source file once hashed; over treeParts, as a multipart upload.
+// Create starts the object of f, sent from the source file once hashed (its MD5 as it is read);
+// over treeParts, as a multipart upload.
 func (t *treeWrite) Create(_ context.Context, f store.TreeFile, sf store.TreeSourceFile) (store.TreeFileWrite, error) {
 	w := &fileWrite{t: t, f: f, sf: sf}
 	if f.Size <= treeParts {
 		w.md5 = md5.New()
-	}
-	if f.Size <= treeSmall {
-		w.buf = smallBufs.Get().(*[]byte)
-		*w.buf = (*w.buf)[:0]
 	}
 	return w, nil
 }
@@ -164,31 +155,21 @@ type fileWrite struct {
 	f   store.TreeFile
 	sf  store.TreeSourceFile
 	md5 hash.Hash
-	buf *[]byte
 }
 
 func (w *fileWrite) Write(b []byte) (int, error) {
 	if w.md5 != nil {
 		w.md5.Write(b)
 	}
-	if w.buf != nil {
-		*w.buf = append(*w.buf, b...)
-	}
 	return len(b), nil
 }
 
-func (w *fileWrite) Abort() {
-	if w.buf != nil {
-		smallBufs.Put(w.buf)
-		w.buf = nil
-	}
-}
+func (w *fileWrite) Abort() {}
 
 // Commit makes the object of the file equal to the bytes hashed (sum), keeping the object held
 // already with the file's size and MD5, and sending it otherwise with its Content-MD5, so that
 // the server checks it got the bytes hashed.
 func (w *fileWrite) Commit(ctx context.Context, sum string) error {
-	defer w.Abort()
 	s, t, f := w.t.s, w.t, w.f
 	have := t.held[f.Rel]
 	if f.Size > treeParts {
@@ -198,15 +179,11 @@ func (w *fileWrite) Commit(ctx context.Context, sum string) error {
 	if have.size == f.Size && have.etag == hex.EncodeToString(digest) {
 		return nil // sent whole by a run before
 	}
-	var body io.ReadSeeker = io.NewSectionReader(w.sf, 0, f.Size)
-	if w.buf != nil {
-		body = bytes.NewReader(*w.buf)
-	}
 	key := s.treeFileKey(t.id, t.name, f.Rel)
 	if s.treeSent != nil {
 		s.treeSent(f.Rel)
 	}
-	_, err := s.client.PutObject(ctx, &awss3.PutObjectInput{Bucket: &s.Bucket, Key: &key, Body: body,
+	_, err := s.client.PutObject(ctx, &awss3.PutObjectInput{Bucket: &s.Bucket, Key: &key, Body: io.NewSectionReader(w.sf, 0, f.Size),
 		ContentLength: aws.Int64(f.Size), ContentMD5: aws.String(base64.StdEncoding.EncodeToString(digest)),
 		Metadata: map[string]string{"blake3": sum}}, unsignedPayload)
 	if err != nil {
