@@ -180,9 +180,6 @@ func (w *fileWrite) Commit(ctx context.Context, sum string) error {
 		return nil // sent whole by a run before
 	}
 	key := s.treeFileKey(t.id, t.name, f.Rel)
-	if s.treeSent != nil {
-		s.treeSent(f.Rel)
-	}
 	_, err := s.client.PutObject(ctx, &awss3.PutObjectInput{Bucket: &s.Bucket, Key: &key, Body: io.NewSectionReader(w.sf, 0, f.Size),
 		ContentLength: aws.Int64(f.Size), ContentMD5: aws.String(base64.StdEncoding.EncodeToString(digest)),
 		Metadata: map[string]string{"blake3": sum}}, unsignedPayload)
@@ -249,9 +246,6 @@ func (s *Store) sendTreeParts(ctx context.Context, id, name string, f store.Tree
 		if out, err := s.client.HeadObject(ctx, &awss3.HeadObjectInput{Bucket: &s.Bucket, Key: &key}); err == nil && out.Metadata["blake3"] == sum {
 			return nil
 		}
-	}
-	if s.treeSent != nil {
-		s.treeSent(f.Rel)
 	}
 	err := s.putMultipart(ctx, key, sum, sf, f.Size, false, func(sent string) error {
 		if sent != sum {

@@ -27,6 +27,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awss3 "github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+	"github.com/aws/smithy-go/middleware"
 	"github.com/zeebo/blake3"
 )
 
@@ -56,11 +57,11 @@ func TestTreeResumeSendsWhatIsMissing(t *testing.T) {
 	}
 	var mu sync.Mutex
 	sent := map[string]int{}
-	s.treeSent = func(rel string) {
+	treeSends(s, func(rel string) {
 		mu.Lock()
 		sent[rel]++
 		mu.Unlock()
-	}
+	})
 	ctx, cancel := context.WithCancel(bg)
 	n := 0
 	err := s.UploadRecord(ctx, rec, UploadOptions{Progress: func(int64) {
@@ -312,7 +313,7 @@ func TestTreeFaults(t *testing.T) {
 	}
 	var mu sync.Mutex
 	sent := map[string]bool{}
-	s.treeSent = func(rel string) { mu.Lock(); sent[rel] = true; mu.Unlock() }
+	treeSends(s, func(rel string) { mu.Lock(); sent[rel] = true; mu.Unlock() })
 	again := &manifest.Record{Path: rec.Path, Kind: manifest.KindFolder, Blake3: rec.Blake3}
 	if err := s.UploadRecord(bg, again, UploadOptions{}); err != nil {
 		t.Fatal(err)
@@ -382,7 +383,7 @@ func TestTreeLargeFileInParts(t *testing.T) {
 	}
 	defer sf.Close()
 	sent := 0
-	s.treeSent = func(string) { sent++ }
+	treeSends(s, func(string) { sent++ })
 	sum := blake3.Sum256(data)
 	if err := s.sendTreeParts(bg, id, "vm", f, sf, hex.EncodeToString(sum[:]), heldObj{size: int64(len(data)), etag: "not-an-md5"}); err != nil || sent != 0 {
 		t.Fatalf("sending a file the server holds whole: %v, %d sends", err, sent)
@@ -762,4 +763,29 @@ func TestTreePublishFinishedMeanwhile(t *testing.T) {
 	if err := w.Publish(bg, &other, ti.Files, listing); fault.CodeOf(err) != fault.UploadHashMismatch {
 		t.Fatalf("publish of another tree, finished meanwhile: %v", err)
 	}
+}
+
+// treeSends makes s call sent with the path (from the folder) of each file of a folder upload it
+// sends from now on: a PUT of the file's object, or the start of its multipart upload.
+func treeSends(s *Store, sent func(rel string)) {
+	s.client = awss3.New(s.client.Options(), func(o *awss3.Options) {
+		o.APIOptions = append(o.APIOptions, func(st *middleware.Stack) error {
+			return st.Initialize.Add(middleware.InitializeMiddlewareFunc("treeSends", func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
+				var key *string
+				switch p := in.Parameters.(type) {
+				case *awss3.PutObjectInput:
+					key = p.Key
+				case *awss3.CreateMultipartUploadInput:
+					key = p.Key
+				}
+				// P/<id>/<name>/<rel>: below the folder of an upload.
+				if k, ok := strings.CutPrefix(aws.ToString(key), s.root()); ok {
+					if parts := strings.SplitN(k, "/", 3); len(parts) == 3 && store.ValidID(parts[0]) == nil {
+						sent(parts[2])
+					}
+				}
+				return next.HandleInitialize(ctx, in)
+			}), middleware.After)
+		})
+	})
 }
