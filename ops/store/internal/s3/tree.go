@@ -64,16 +64,6 @@ func (s *Store) listTree(ctx context.Context, id, name string) (map[string]heldO
 	return held, nil
 }
 
-// entries are the objects as a listing by prefix gives them (FlatList): every file, by path.
-func entries(held map[string]heldObj) []store.TreeEntry {
-	es := make([]store.TreeEntry, 0, len(held))
-	for rel := range held {
-		es = append(es, store.TreeEntry{Name: rel, File: true})
-	}
-	slices.SortFunc(es, func(a, b store.TreeEntry) int { return strings.Compare(a.Name, b.Name) })
-	return es
-}
-
 // S3's folder uploads are the rules of package store (store.UploadTree, ...) over these
 // primitives: files sent treeJobs at once, each object kept by a resume when its size and MD5
 // are the source file's, the listing written create-only last.
@@ -194,7 +184,7 @@ func (w *fileWrite) Commit(ctx context.Context, sum string) error {
 
 // ReadDir gives the objects of the folder a run before sent, as StartTree listed them.
 func (t *treeWrite) ReadDir(context.Context, string) ([]store.TreeEntry, error) {
-	return entries(t.held), nil
+	return store.FlatEntries(t.held), nil
 }
 
 // Remove deletes the objects of the files rels.
@@ -425,7 +415,7 @@ func (s *Store) CheckTreeTop(ctx context.Context, ti *store.TreeInfo) ([]string,
 // ReadTreeDir lists the objects of the upload's folder by prefix (FlatList): every file at once.
 func (s *Store) ReadTreeDir(ctx context.Context, ti *store.TreeInfo, _ string) ([]store.TreeEntry, error) {
 	held, err := s.listTree(ctx, ti.ID, ti.Name)
-	return entries(held), err
+	return store.FlatEntries(held), err
 }
 
 // dropTreeObjects removes the objects of the unfinished folder upload id: everything under
