@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"io"
+	"slices"
+	"strings"
 )
 
 // The primitives of a backend: the new seam under the store's rules.
@@ -63,6 +65,17 @@ type TreeEntry struct {
 	Dir  bool   // a folder; neither: something else (a link, a device), named by verify
 	Why  string // what is wrong with this folder (its owner, its mode): named by verify
 	Skip string // why this folder is not entered ("": it is)
+}
+
+// FlatEntries is what ReadTreeDir and TreeWrite.ReadDir of a FlatList backend give: every file
+// of files, by its path from the folder, sorted.
+func FlatEntries[V any](files map[string]V) []TreeEntry {
+	es := make([]TreeEntry, 0, len(files))
+	for rel := range files {
+		es = append(es, TreeEntry{Name: rel, File: true})
+	}
+	slices.SortFunc(es, func(a, b TreeEntry) int { return strings.Compare(a.Name, b.Name) })
+	return es
 }
 
 // TreeBackend is what a backend implements so that the rules of folder uploads, written once in

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"sort"
 
 	"github.com/attachctl/attachctl/manifest"
 	"github.com/attachctl/attachctl/manifest/fault"
@@ -130,17 +129,7 @@ func (t *trees) CheckTreeTop(context.Context, *store.TreeInfo) ([]string, error)
 
 // ReadTreeDir lists every file of the upload at once (FlatList).
 func (t *trees) ReadTreeDir(_ context.Context, ti *store.TreeInfo, _ string) ([]store.TreeEntry, error) {
-	return flatList(t.s.treeFiles(ti.ID, "")), nil
-}
-
-// flatList is every file of files, by path, sorted.
-func flatList(files map[string][]byte) []store.TreeEntry {
-	var es []store.TreeEntry
-	for rel := range files {
-		es = append(es, store.TreeEntry{Name: rel, File: true})
-	}
-	sort.Slice(es, func(i, j int) bool { return es[i].Name < es[j].Name })
-	return es
+	return store.FlatEntries(t.s.treeFiles(ti.ID, "")), nil
 }
 
 // treeWrite is an unfinished folder upload this run holds.
@@ -172,7 +161,7 @@ func (w *treeWrite) Create(_ context.Context, f store.TreeFile, _ store.TreeSour
 func (w *treeWrite) ReadDir(context.Context, string) ([]store.TreeEntry, error) {
 	w.s.mu.Lock()
 	defer w.s.mu.Unlock()
-	return flatList(w.p.files), nil
+	return store.FlatEntries(w.p.files), nil
 }
 
 // Remove drops the files rels.

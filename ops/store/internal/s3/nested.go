@@ -2,6 +2,7 @@ package s3
 
 import (
 	"context"
+	"slices"
 	"strings"
 
 	"github.com/attachctl/attachctl/manifest/fault"
@@ -14,34 +15,25 @@ import (
 // (s3://B/P/.attachctl/partial): it is inside the store P whatever the bucket holds.
 func (s *Store) nestedName() error {
 	parts := strings.Split(s.Prefix, "/")
-	for i, part := range parts {
-		if part == internalDir {
-			return s.nestedErr("s3://"+s.Bucket+"/"+strings.Join(parts[:i], "/"), "inside the internal folder of the store")
-		}
+	if i := slices.Index(parts, internalDir); i >= 0 {
+		return store.Nested(s.URI, "inside the internal folder of the store", "s3://"+s.Bucket+"/"+strings.Join(parts[:i], "/"))
 	}
 	return nil
 }
 
-// notNested refuses, before a new store is marked, a prefix that lies inside another store (and
-// so inside its uploads, PREFIX/<id>/...): one of the prefixes above it holds a store's mark. One
-// HEAD per level, only when a store is made.
+// notNested refuses, before a new store is marked (checkStore, which has refused a nestedName
+// already), a prefix that lies inside another store (and so inside its uploads, PREFIX/<id>/...):
+// one of the prefixes above it holds a store's mark. One HEAD per level, only when a store is made.
 func (s *Store) notNested(ctx context.Context) error {
-	if err := s.nestedName(); err != nil {
-		return err
-	}
 	if s.Prefix == "" {
 		return nil
 	}
 	parts := strings.Split(s.Prefix, "/")
 	for i := len(parts) - 1; i >= 0; i-- {
 		outer := strings.Join(parts[:i], "/")
-		key := internalDir + "/store"
-		if outer != "" {
-			key = outer + "/" + key
-		}
-		_, err := s.client.HeadObject(ctx, &awss3.HeadObjectInput{Bucket: &s.Bucket, Key: aws.String(key)})
+		_, err := s.client.HeadObject(ctx, &awss3.HeadObjectInput{Bucket: &s.Bucket, Key: aws.String(strings.TrimPrefix(outer+"/"+internalDir+"/store", "/"))})
 		if err == nil {
-			return s.nestedErr(strings.TrimSuffix("s3://"+s.Bucket+"/"+outer, "/"), "inside the store")
+			return store.Nested(s.URI, "inside the store", strings.TrimSuffix("s3://"+s.Bucket+"/"+outer, "/"))
 		}
 		if !notFound(err) {
 			return s.wrap(fault.StoreUnreachable, "store mark of "+outer, err)
@@ -49,5 +41,3 @@ func (s *Store) notNested(ctx context.Context) error {
 	}
 	return nil
 }
-
-func (s *Store) nestedErr(outer, why string) error { return store.Nested(s.URI, why, outer) }

@@ -96,10 +96,8 @@ type Store struct {
 
 	unsafeNoConditional bool // Options.UnsafeNoConditional
 
-	// sent, when set, is called with each part's number as it is about to be sent (tests);
-	// treeSent with each folder file's path.
-	sent     func(n int32)
-	treeSent func(rel string)
+	// sent, when set, is called with each part's number as it is about to be sent (tests).
+	sent func(n int32)
 
 	treesMu sync.Mutex
 	trees   map[string]bool   // finished uploads the last List saw: folder upload or not

@@ -1,33 +1,13 @@
 package s3
 
-// Folder uploads (store.Trees) on S3. The layout, beside that of a file upload (s3.go):
-//
-//	P/<id>/<name>/<rel>          each file of the folder: one object (PutObject with Content-MD5,
-//	                             so the server checks it got the bytes hashed), metadata
-//	                             x-amz-meta-blake3 its BLAKE3
-//	P/<id>/.upload.json          id, name, size (all bytes), blake3 (the listing's), made, kind
-//	                             "folder", files, sizes (in listing order), as the local store's
-//	P/<id>/.tree.b3              the listing: one b3sum line per file, paths from <name>, its
-//	                             BLAKE3 the folder's; metadata blake3, name, size, files. Written
-//	                             create-only (If-None-Match: *) LAST, after every file and the
-//	                             metadata: it is what makes the folder upload finished. A P/<id>/
-//	                             without it is an unfinished upload, never shown as finished.
-//	P/<id>/.used                 the marker, as for a file
-//	P/.attachctl/partial/<id>/info   while unfinished: {name, size, made, kind "folder", blake3}
-//	P/.attachctl/source/<key>    the source note (key over the folder's path, name, size and
-//	                             BLAKE3): {id}, so a run after a kill resumes the same upload, and
-//	                             two runs share an upload only when they send the same bytes. Its
-//	                             key's hex is in the info ("note") and the listing's metadata
-//	                             (note), so that the sweep or abort that removes the upload removes
-//	                             the note too when it still names that upload (If-Match its ETag).
-//
-// A resume lists P/<id>/<name>/ once and keeps every object whose size and ETag (the MD5 of its
-// bytes, for a single PUT) are the source file's; the rest are sent again, and objects the source
-// no longer has are removed (the engine's, through Remove) before the listing is written. A one-file upload's P/<id>/ never
-// holds .upload.json, which tells a folder upload from a file upload named .tree.b3.
+// Folder uploads (store.Trees) on S3: the layout and the order of the writes are docs/store.md's
+// ("S3 stores", "Folder uploads on S3"). The listing P/<id>/.tree.b3, written create-only last,
+// is what makes a folder upload finished; a one-file upload's P/<id>/ never holds .upload.json,
+// which tells a folder upload from a file upload named .tree.b3.
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/md5"
 	"encoding/base64"
@@ -40,7 +20,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/attachctl/attachctl/manifest/fault"
@@ -51,29 +30,38 @@ import (
 )
 
 // Bounds of a folder upload's sends: files are sent treeJobs at once (small objects are round
-// trips, not bandwidth); a file up to treeSmall bytes is read once into memory, hashed and sent
-// from there, a larger one hashed first and sent from the file; one over treeParts bytes goes as
-// a multipart upload of DefaultChunk parts, treePartJobs at once, as a file upload does (a part
-// that fails is sent again, not the whole file; S3 takes at most 5 GiB in one PUT).
+// trips, not bandwidth), each hashed first and sent from the source file (a second read, from the
+// page cache); one over treeParts bytes goes as a multipart upload of DefaultChunk parts,
+// treePartJobs at once, as a file upload does (a part that fails is sent again, not the whole
+// file; S3 takes at most 5 GiB in one PUT).
 const (
 	treeJobs     = 16
-	treeSmall    = 1 << 20
 	treePartJobs = 4
 )
 
 var treeParts int64 = 64 << 20 // a variable for the tests
-
-type treeMeta = store.TreeMeta
 
 func (s *Store) treeKey(id string) string                { return s.key(id, store.TreeListName) }
 func (s *Store) treeMetaKey(id string) string            { return s.key(id, store.MetaName) }
 func (s *Store) treeDir(id, name string) string          { return s.key(id, name) + "/" }
 func (s *Store) treeFileKey(id, name, rel string) string { return s.key(id, name, rel) }
 
-// held is an object of a folder upload as a listing shows it.
+// heldObj is an object of a folder upload as a listing shows it.
 type heldObj struct {
 	size int64
 	etag string
+}
+
+// listTree lists the objects of the folder of the upload id by prefix, by their paths from it.
+func (s *Store) listTree(ctx context.Context, id, name string) (map[string]heldObj, error) {
+	held, dir := map[string]heldObj{}, s.treeDir(id, name)
+	if err := s.listObjects(ctx, dir, func(o types.Object) error {
+		held[strings.TrimPrefix(aws.ToString(o.Key), dir)] = heldObj{aws.ToInt64(o.Size), strings.Trim(aws.ToString(o.ETag), `"`)}
+		return nil
+	}); err != nil {
+		return nil, s.wrap(fault.UploadUnreadable, "upload "+id, err)
+	}
+	return held, nil
 }
 
 // S3's folder uploads are the rules of package store (store.UploadTree, ...) over these
@@ -112,15 +100,11 @@ func (s *Store) StartTree(ctx context.Context, st store.TreeStart) (string, stor
 	if err != nil || pi == nil {
 		return id, nil, err // finished: the engine checks it whole before it names it
 	}
-	w := &treeWrite{s: s, id: id, name: src.Name, pi: pi, note: note, try: st.Try, held: map[string]heldObj{}}
-	dir := s.treeDir(id, src.Name)
-	if err := s.listObjects(ctx, dir, func(o types.Object) error {
-		w.held[strings.TrimPrefix(aws.ToString(o.Key), dir)] = heldObj{aws.ToInt64(o.Size), strings.Trim(aws.ToString(o.ETag), `"`)}
-		return nil
-	}); err != nil {
-		return "", nil, s.wrap(fault.UploadUnreadable, "upload "+id, err)
+	held, err := s.listTree(ctx, id, src.Name)
+	if err != nil {
+		return "", nil, err
 	}
-	return "", w, nil
+	return "", &treeWrite{s: s, id: id, name: src.Name, pi: pi, note: note, try: st.Try, held: held}, nil
 }
 
 // ReuseTree: a finished upload found by its note is named again as it is.
@@ -145,19 +129,12 @@ func (t *treeWrite) Stored(store.TreeFile) (io.ReadCloser, error) { return nil, 
 
 func (t *treeWrite) Close(error) {}
 
-// smallBufs hold a small file's bytes between its read and its PUT.
-var smallBufs = sync.Pool{New: func() any { b := make([]byte, 0, treeSmall); return &b }}
-
-// Create starts the object of f: a file up to treeSmall bytes is kept in memory as it is read,
-// a larger one is sent from the source file once hashed; over treeParts, as a multipart upload.
+// Create starts the object of f, sent from the source file once hashed (its MD5 as it is read);
+// over treeParts, as a multipart upload.
 func (t *treeWrite) Create(_ context.Context, f store.TreeFile, sf store.TreeSourceFile) (store.TreeFileWrite, error) {
 	w := &fileWrite{t: t, f: f, sf: sf}
 	if f.Size <= treeParts {
 		w.md5 = md5.New()
-	}
-	if f.Size <= treeSmall {
-		w.buf = smallBufs.Get().(*[]byte)
-		*w.buf = (*w.buf)[:0]
 	}
 	return w, nil
 }
@@ -168,31 +145,21 @@ type fileWrite struct {
 	f   store.TreeFile
 	sf  store.TreeSourceFile
 	md5 hash.Hash
-	buf *[]byte
 }
 
 func (w *fileWrite) Write(b []byte) (int, error) {
 	if w.md5 != nil {
 		w.md5.Write(b)
 	}
-	if w.buf != nil {
-		*w.buf = append(*w.buf, b...)
-	}
 	return len(b), nil
 }
 
-func (w *fileWrite) Abort() {
-	if w.buf != nil {
-		smallBufs.Put(w.buf)
-		w.buf = nil
-	}
-}
+func (w *fileWrite) Abort() {}
 
 // Commit makes the object of the file equal to the bytes hashed (sum), keeping the object held
 // already with the file's size and MD5, and sending it otherwise with its Content-MD5, so that
 // the server checks it got the bytes hashed.
 func (w *fileWrite) Commit(ctx context.Context, sum string) error {
-	defer w.Abort()
 	s, t, f := w.t.s, w.t, w.f
 	have := t.held[f.Rel]
 	if f.Size > treeParts {
@@ -202,15 +169,8 @@ func (w *fileWrite) Commit(ctx context.Context, sum string) error {
 	if have.size == f.Size && have.etag == hex.EncodeToString(digest) {
 		return nil // sent whole by a run before
 	}
-	var body io.ReadSeeker = io.NewSectionReader(w.sf, 0, f.Size)
-	if w.buf != nil {
-		body = bytes.NewReader(*w.buf)
-	}
 	key := s.treeFileKey(t.id, t.name, f.Rel)
-	if s.treeSent != nil {
-		s.treeSent(f.Rel)
-	}
-	_, err := s.client.PutObject(ctx, &awss3.PutObjectInput{Bucket: &s.Bucket, Key: &key, Body: body,
+	_, err := s.client.PutObject(ctx, &awss3.PutObjectInput{Bucket: &s.Bucket, Key: &key, Body: io.NewSectionReader(w.sf, 0, f.Size),
 		ContentLength: aws.Int64(f.Size), ContentMD5: aws.String(base64.StdEncoding.EncodeToString(digest)),
 		Metadata: map[string]string{"blake3": sum}}, unsignedPayload)
 	if err != nil {
@@ -222,15 +182,9 @@ func (w *fileWrite) Commit(ctx context.Context, sum string) error {
 	return w.sf.Unchanged()
 }
 
-// ReadDir gives the objects of the folder a run before sent, as StartTree listed them by prefix
-// (FlatList): every file at once.
+// ReadDir gives the objects of the folder a run before sent, as StartTree listed them.
 func (t *treeWrite) ReadDir(context.Context, string) ([]store.TreeEntry, error) {
-	es := make([]store.TreeEntry, 0, len(t.held))
-	for rel := range t.held {
-		es = append(es, store.TreeEntry{Name: rel, File: true})
-	}
-	slices.SortFunc(es, func(a, b store.TreeEntry) int { return strings.Compare(a.Name, b.Name) })
-	return es, nil
+	return store.FlatEntries(t.held), nil
 }
 
 // Remove deletes the objects of the files rels.
@@ -243,23 +197,31 @@ func (t *treeWrite) Remove(ctx context.Context, rels []string) error {
 	return t.s.deleteKeys(ctx, keys)
 }
 
-// Publish checks that the source note still names this upload, publishes (publishTree) and lets
-// the upload's reservation go.
+// Publish checks that the source note still names this upload, writes the metadata, then the
+// listing create-only (its metadata carries the hex of the note's key): the folder upload is
+// finished from that write on, and its reservation goes. A listing there already (another run of
+// the same folder finished first) must be these very bytes, which is this tree (putOwn).
 func (t *treeWrite) Publish(ctx context.Context, m *store.TreeMeta, files []store.TreeFile, listing []byte) error {
 	s := t.s
 	if s.noteLost(ctx, t.note, t.id, t.pi, t.try) {
 		return store.ErrTreeLost
 	}
-	if err := s.publishTree(ctx, m, listing, path.Base(t.note)); err != nil {
-		return err
+	b, _ := json.Marshal(m)
+	_, err := s.client.PutObject(ctx, &awss3.PutObjectInput{Bucket: &s.Bucket, Key: aws.String(s.treeMetaKey(m.ID)), Body: bytes.NewReader(append(b, '\n'))})
+	if err == nil {
+		_, err = s.putOwn(ctx, &awss3.PutObjectInput{Key: aws.String(s.treeKey(m.ID)), IfNoneMatch: aws.String("*"),
+			Metadata: map[string]string{"blake3": m.Blake3, "name": m.Name, "size": strconv.FormatInt(m.Size, 10), "files": strconv.Itoa(m.Files), "note": path.Base(t.note)}}, listing)
+	}
+	if conflict(err) {
+		return fault.Errorf(fault.UploadHashMismatch, "upload %s: finished meanwhile by another run with another tree", m.ID)
+	}
+	if err != nil {
+		return s.wrap(fault.UploadUnreadable, "upload "+m.ID, err)
 	}
 	s.quota.Done(ctx, t.id) // counted as a finished upload from now on
 	s.client.DeleteObject(ctx, &awss3.DeleteObjectInput{Bucket: &s.Bucket, Key: aws.String(s.infoKey(t.id))})
-	for _, f := range files {
-		if f.Size > treeParts { // a killed run's multipart upload of it may be left
-			s.dropMultiparts(ctx, t.id)
-			break
-		}
+	if slices.ContainsFunc(files, func(f store.TreeFile) bool { return f.Size > treeParts }) {
+		s.dropMultiparts(ctx, t.id) // a killed run's multipart upload of a large file may be left
 	}
 	return nil
 }
@@ -274,9 +236,6 @@ func (s *Store) sendTreeParts(ctx context.Context, id, name string, f store.Tree
 		if out, err := s.client.HeadObject(ctx, &awss3.HeadObjectInput{Bucket: &s.Bucket, Key: &key}); err == nil && out.Metadata["blake3"] == sum {
 			return nil
 		}
-	}
-	if s.treeSent != nil {
-		s.treeSent(f.Rel)
 	}
 	err := s.putMultipart(ctx, key, sum, sf, f.Size, false, func(sent string) error {
 		if sent != sum {
@@ -298,29 +257,6 @@ func (s *Store) dropMultiparts(ctx context.Context, id string) error {
 		}
 	}
 	return err
-}
-
-// publishTree writes the metadata, then the listing create-only (note: the hex of the source
-// note's key, in its metadata): the folder upload is finished from that write on. A listing there
-// already (another run of the same folder finished first) must be this tree's.
-func (s *Store) publishTree(ctx context.Context, m *treeMeta, listing []byte, note string) error {
-	b, _ := json.Marshal(m)
-	if _, err := s.client.PutObject(ctx, &awss3.PutObjectInput{Bucket: &s.Bucket, Key: aws.String(s.treeMetaKey(m.ID)),
-		Body: bytes.NewReader(append(b, '\n'))}); err != nil {
-		return s.wrap(fault.UploadUnreadable, "upload "+m.ID, err)
-	}
-	_, err := s.client.PutObject(ctx, &awss3.PutObjectInput{Bucket: &s.Bucket, Key: aws.String(s.treeKey(m.ID)),
-		Body: bytes.NewReader(listing), IfNoneMatch: aws.String("*"),
-		Metadata: map[string]string{"blake3": m.Blake3, "name": m.Name, "size": strconv.FormatInt(m.Size, 10), "files": strconv.Itoa(m.Files), "note": note}})
-	if err != nil && !conflict(err) {
-		return s.wrap(fault.UploadUnreadable, "upload "+m.ID, err)
-	}
-	if err != nil {
-		if ti, terr := s.TreeInfo(ctx, m.ID); terr != nil || ti.Blake3 != m.Blake3 {
-			return fault.Errorf(fault.UploadHashMismatch, "upload %s: finished meanwhile by another run with another tree", m.ID)
-		}
-	}
-	return nil
 }
 
 // treeHead is what the listing object's metadata says, nil when there is none.
@@ -354,7 +290,7 @@ func (s *Store) headTree(ctx context.Context, id string) (*treeHead, error) {
 	return &treeHead{name: md["name"], size: size, files: files, blake3: md["blake3"], made: aws.ToTime(out.LastModified).UTC(), note: md["note"]}, nil
 }
 
-// treeInfoOf is a finished folder upload's Info from its listing's metadata.
+// info is a finished folder upload's Info from its listing's metadata.
 func (th *treeHead) info(id string) *store.Info {
 	return &store.Info{ID: id, Name: th.name, Size: th.size, Blake3: th.blake3, Made: th.made}
 }
@@ -369,16 +305,13 @@ func (s *Store) ReadTreeObject(ctx context.Context, id, name string) ([]byte, st
 		}
 	}
 	b, _, _, err := s.getObject(ctx, key)
-	switch {
-	case notFound(err) && name == store.MetaName:
+	if notFound(err) && name == store.MetaName {
 		if _, ierr := s.Info(ctx, id); ierr == nil {
 			return nil, key, fault.Errorf(fault.UploadInvalid, "upload %s: a file, not a folder", id)
 		}
-		return nil, key, s.missing(id)
-	case notFound(err):
-		return nil, key, s.missing(id)
-	case err != nil:
-		return nil, key, s.wrap(fault.UploadUnreadable, "upload "+id, err)
+	}
+	if err != nil {
+		return nil, key, s.uploadErr(id, err)
 	}
 	return b, key, nil
 }
@@ -387,7 +320,7 @@ func (s *Store) ReadTreeObject(ctx context.Context, id, name string) ([]byte, st
 // more), and for a folder upload one HEAD of its listing; none for an upload the last List or
 // FolderFiles saw as a file upload.
 func (s *Store) FolderFiles(ctx context.Context, id string) (int, bool, error) {
-	if err := store.ValidID(id); err != nil {
+	if err := s.exists(ctx, id); err != nil {
 		return 0, false, err
 	}
 	s.treesMu.Lock()
@@ -396,29 +329,22 @@ func (s *Store) FolderFiles(ctx context.Context, id string) (int, bool, error) {
 	if known && !tree {
 		return 0, false, nil
 	}
-	if err := s.exists(ctx, id); err != nil {
-		return 0, false, err
-	}
 	l, err := s.walkID(ctx, id)
 	if err != nil {
 		return 0, false, err
 	}
-	name, tree := l.f.upload()
-	files := 0
-	if tree {
-		th, err := s.headTree(ctx, id)
-		if err != nil {
-			return 0, false, err
-		}
-		if th == nil {
-			return 0, false, s.missing(id)
-		}
-		files = th.files
-	} else if name == "" {
+	switch name, tree := l.f.upload(); {
+	case !tree && name != "":
+		s.knowTree(id, false)
+		return 0, false, nil
+	case !tree:
 		return 0, false, s.missing(id)
 	}
-	s.knowTree(id, tree)
-	return files, tree, nil
+	th, err := s.headTree(ctx, id)
+	if th == nil {
+		return 0, false, cmp.Or(err, s.missing(id))
+	}
+	return th.files, true, nil
 }
 
 // OpenTreeObject opens the file's object, of a finished folder upload only, read as Open reads a
@@ -438,16 +364,15 @@ func (s *Store) OpenTreeObject(ctx context.Context, id, name, rel string) (store
 		if err != nil {
 			return nil, err
 		}
-		if th == nil {
-			return nil, s.missing(id)
+		if th != nil {
+			known = th.name
+			s.treesMu.Lock()
+			if s.opened == nil {
+				s.opened = map[string]string{}
+			}
+			s.opened[id] = known
+			s.treesMu.Unlock()
 		}
-		known = th.name
-		s.treesMu.Lock()
-		if s.opened == nil {
-			s.opened = map[string]string{}
-		}
-		s.opened[id] = known
-		s.treesMu.Unlock()
 	}
 	if known != name {
 		return nil, s.missing(id)
@@ -458,11 +383,8 @@ func (s *Store) OpenTreeObject(ctx context.Context, id, name, rel string) (store
 // ReadTreeFile opens a file's object for verify.
 func (s *Store) ReadTreeFile(ctx context.Context, ti *store.TreeInfo, rel string) (io.ReadCloser, error) {
 	out, err := s.client.GetObject(ctx, &awss3.GetObjectInput{Bucket: &s.Bucket, Key: aws.String(s.treeFileKey(ti.ID, ti.Name, rel))})
-	if notFound(err) {
-		return nil, s.missing(ti.ID)
-	}
 	if err != nil {
-		return nil, s.wrap(fault.UploadUnreadable, "upload "+ti.ID, err)
+		return nil, s.uploadErr(ti.ID, err)
 	}
 	return out.Body, nil
 }
@@ -492,27 +414,22 @@ func (s *Store) CheckTreeTop(ctx context.Context, ti *store.TreeInfo) ([]string,
 
 // ReadTreeDir lists the objects of the upload's folder by prefix (FlatList): every file at once.
 func (s *Store) ReadTreeDir(ctx context.Context, ti *store.TreeInfo, _ string) ([]store.TreeEntry, error) {
-	var es []store.TreeEntry
-	dir := s.treeDir(ti.ID, ti.Name)
-	if err := s.listObjects(ctx, dir, func(o types.Object) error {
-		es = append(es, store.TreeEntry{Name: strings.TrimPrefix(aws.ToString(o.Key), dir), File: true})
-		return nil
-	}); err != nil {
-		return nil, s.wrap(fault.UploadUnreadable, "upload "+ti.ID, err)
-	}
-	return es, nil
+	held, err := s.listTree(ctx, ti.ID, ti.Name)
+	return store.FlatEntries(held), err
 }
 
 // dropTreeObjects removes the objects of the unfinished folder upload id: everything under
-// P/<id>/, its marker included. A folder upload finished meanwhile (its listing there) is left,
-// and reported finished.
+// P/<id>/ but its marker, its multipart uploads, then the marker. A folder upload finished
+// meanwhile (its listing there) is left, and reported finished.
 func (s *Store) dropTreeObjects(ctx context.Context, id string) (bool, error) {
 	var keys []string
 	finished := false
 	if err := s.listObjects(ctx, s.key(id)+"/", func(o types.Object) error {
 		k := aws.ToString(o.Key)
 		finished = finished || k == s.treeKey(id)
-		keys = append(keys, k)
+		if k != s.usedKey(id) {
+			keys = append(keys, k)
+		}
 		return nil
 	}); err != nil {
 		return false, s.wrap(fault.UploadUnreadable, "upload "+id, err)
@@ -523,13 +440,16 @@ func (s *Store) dropTreeObjects(ctx context.Context, id string) (bool, error) {
 	if err := s.deleteKeys(ctx, keys); err != nil {
 		return false, err
 	}
-	return false, s.dropMultiparts(ctx, id)
+	if err := s.dropMultiparts(ctx, id); err != nil {
+		return false, err
+	}
+	return false, s.deleteKeys(ctx, []string{s.usedKey(id)})
 }
 
 // dropTree removes the finished folder upload id whose marker is a tombstone: its source note
 // when it names id (first: a run of the same folder from now on starts a new upload rather than
-// name this one), its listing (from then on it is not finished), then its files and metadata,
-// then the marker.
+// name this one), its listing (from then on it is not finished: a sweep killed after it leaves
+// an unfinished upload, its files and the tombstone), then the rest as of an unfinished one.
 func (s *Store) dropTree(ctx context.Context, id string) error {
 	th, err := s.headTree(ctx, id)
 	if err != nil {
@@ -541,13 +461,11 @@ func (s *Store) dropTree(ctx context.Context, id string) error {
 	if err := s.deleteKeys(ctx, []string{s.treeKey(id)}); err != nil {
 		return err
 	}
-	if err := s.deleteUnder(ctx, s.key(id)+"/", s.usedKey(id), "upload "+id); err != nil {
+	if listed, err := s.dropTreeObjects(ctx, id); err != nil || !listed {
 		return err
 	}
-	if err := s.dropMultiparts(ctx, id); err != nil {
-		return err
-	}
-	return s.deleteKeys(ctx, []string{s.usedKey(id)})
+	// A server whose listings lag its deletes: the next sweep goes on (the tombstone stands).
+	return fault.Errorf(fault.UploadUnreadable, "upload %s: %s is still listed after its removal", id, s.treeKey(id))
 }
 
 // dropNote removes the source note whose key's hex is note when it names the upload id, with

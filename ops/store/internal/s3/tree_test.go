@@ -3,6 +3,7 @@ package s3
 import (
 	"bytes"
 	"context"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -26,6 +27,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awss3 "github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+	"github.com/aws/smithy-go/middleware"
+	"github.com/zeebo/blake3"
 )
 
 // TestTreeResumeSendsWhatIsMissing: a folder upload interrupted, then one of its objects damaged
@@ -54,11 +57,11 @@ func TestTreeResumeSendsWhatIsMissing(t *testing.T) {
 	}
 	var mu sync.Mutex
 	sent := map[string]int{}
-	s.treeSent = func(rel string) {
+	treeSends(s, func(rel string) {
 		mu.Lock()
 		sent[rel]++
 		mu.Unlock()
-	}
+	})
 	ctx, cancel := context.WithCancel(bg)
 	n := 0
 	err := s.UploadRecord(ctx, rec, UploadOptions{Progress: func(int64) {
@@ -310,7 +313,7 @@ func TestTreeFaults(t *testing.T) {
 	}
 	var mu sync.Mutex
 	sent := map[string]bool{}
-	s.treeSent = func(rel string) { mu.Lock(); sent[rel] = true; mu.Unlock() }
+	treeSends(s, func(rel string) { mu.Lock(); sent[rel] = true; mu.Unlock() })
 	again := &manifest.Record{Path: rec.Path, Kind: manifest.KindFolder, Blake3: rec.Blake3}
 	if err := s.UploadRecord(bg, again, UploadOptions{}); err != nil {
 		t.Fatal(err)
@@ -374,10 +377,15 @@ func TestTreeLargeFileInParts(t *testing.T) {
 	// The object is there whole: a send of it again sends nothing.
 	src := store.TreeSource{Path: root, Name: "vm", Open: stage.OpenTreeFile}
 	f := store.TreeFile{Rel: "disk.img", Path: filepath.Join(root, "disk.img"), Size: int64(len(data))}
+	sf, err := src.OpenFile(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sf.Close()
 	sent := 0
-	s.treeSent = func(string) { sent++ }
-	buf := make([]byte, 0, treeSmall)
-	if _, err := s.sendTreeFile(bg, id, &src, f, heldObj{size: int64(len(data)), etag: "not-an-md5"}, &buf); err != nil || sent != 0 {
+	treeSends(s, func(string) { sent++ })
+	sum := blake3.Sum256(data)
+	if err := s.sendTreeParts(bg, id, "vm", f, sf, hex.EncodeToString(sum[:]), heldObj{size: int64(len(data)), etag: "not-an-md5"}); err != nil || sent != 0 {
 		t.Fatalf("sending a file the server holds whole: %v, %d sends", err, sent)
 	}
 	// What a kill leaves: a multipart upload of a file under the folder upload.
@@ -711,4 +719,73 @@ func TestTreeVerifyNamesBeside(t *testing.T) {
 			t.Errorf("verify names %s, the upload's own: %v", k, err)
 		}
 	}
+}
+
+// TestTreePublishFinishedMeanwhile: a run that publishes a folder upload another run of the same
+// folder finished first (its listing there) takes it when the listing there is these very bytes,
+// and is refused (upload.hashMismatch) when it is another tree's; the upload stays intact.
+func TestTreePublishFinishedMeanwhile(t *testing.T) {
+	srv := s3test.Start(t)
+	s := newStore(t, srv)
+	rec := folderRec(t, "proj", map[string]string{"a/x.txt": "x", "y.txt": "yy"})
+	if err := s.UploadRecord(bg, rec, UploadOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	id := rec.Upload.ID
+	mb, _, err := s.ReadTreeObject(bg, id, store.MetaName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	listing, _, err := s.ReadTreeObject(bg, id, store.TreeListName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := store.ParseTreeMeta(id, mb, store.MetaName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ti, err := s.TreeInfo(bg, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The other run: the same upload, its note check done (its tries spent).
+	w := &treeWrite{s: s, id: id, name: "proj", note: s.key(internalDir, "source", "00"), try: 3}
+	if err := w.Publish(bg, m, ti.Files, listing); err != nil {
+		t.Fatalf("publish of the same tree, finished meanwhile: %v", err)
+	}
+	if _, err := s.VerifyTree(bg, id, nil); err != nil {
+		t.Fatal(err)
+	}
+	other := *m
+	listing = append(listing, "0000000000000000000000000000000000000000000000000000000000000000  z.txt\n"...)
+	h := blake3.Sum256(listing)
+	other.Blake3 = hex.EncodeToString(h[:])
+	if err := w.Publish(bg, &other, ti.Files, listing); fault.CodeOf(err) != fault.UploadHashMismatch {
+		t.Fatalf("publish of another tree, finished meanwhile: %v", err)
+	}
+}
+
+// treeSends makes s call sent with the path (from the folder) of each file of a folder upload it
+// sends from now on: a PUT of the file's object, or the start of its multipart upload.
+func treeSends(s *Store, sent func(rel string)) {
+	s.client = awss3.New(s.client.Options(), func(o *awss3.Options) {
+		o.APIOptions = append(o.APIOptions, func(st *middleware.Stack) error {
+			return st.Initialize.Add(middleware.InitializeMiddlewareFunc("treeSends", func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
+				var key *string
+				switch p := in.Parameters.(type) {
+				case *awss3.PutObjectInput:
+					key = p.Key
+				case *awss3.CreateMultipartUploadInput:
+					key = p.Key
+				}
+				// P/<id>/<name>/<rel>: below the folder of an upload.
+				if k, ok := strings.CutPrefix(aws.ToString(key), s.root()); ok {
+					if parts := strings.SplitN(k, "/", 3); len(parts) == 3 && store.ValidID(parts[0]) == nil {
+						sent(parts[2])
+					}
+				}
+				return next.HandleInitialize(ctx, in)
+			}), middleware.After)
+		})
+	})
 }
