@@ -439,9 +439,6 @@ func (s *Store) sendParts(ctx context.Context, f store.SourceFile, key, uploadID
 		go func() {
 			defer wg.Done()
 			for j := range work {
-				if s.sent != nil {
-					s.sent(j.n)
-				}
 				out, err := s.client.UploadPart(ctx, &awss3.UploadPartInput{Bucket: &s.Bucket, Key: &key, UploadId: &uploadID,
 					PartNumber: aws.Int32(j.n), Body: bytes.NewReader(j.buf), ContentLength: aws.Int64(int64(len(j.buf)))}, unsignedPayload)
 				if notFound(err) {
