@@ -379,11 +379,9 @@ func (s *Store) partialState(ctx context.Context, id string, l *listed) (store.U
 			return u, nil, err
 		}
 	}
-	if l != nil {
-		u.Bytes = l.treeBytes(pi.Name)
-		if l.f.last.After(u.Written) {
-			u.Written = l.f.last
-		}
+	u.Bytes = l.treeBytes(pi.Name)
+	if l.f.last.After(u.Written) {
+		u.Written = l.f.last
 	}
 	return u, pi, nil
 }
