@@ -431,26 +431,20 @@ func (s *Store) dropPartial(ctx context.Context, id string, pi *partialInfo) err
 			return s.wrap(fault.UploadUnreadable, "abort "+id, err)
 		}
 	}
-	if err := s.deleteUnder(ctx, s.key(internalDir, "partial", id)+"/", s.infoKey(id), "abort "+id); err != nil {
-		return err
-	}
-	_, err := s.client.DeleteObject(ctx, &awss3.DeleteObjectInput{Bucket: &s.Bucket, Key: aws.String(s.infoKey(id))})
-	return s.wrap(fault.UploadUnreadable, "abort "+id, err)
-}
-
-// deleteUnder removes every object under prefix but keep, the one whose removal, last, says that
-// nothing is left (what names the upload in errors).
-func (s *Store) deleteUnder(ctx context.Context, prefix, keep, what string) error {
 	var keys []string
-	if err := s.listObjects(ctx, prefix, func(o types.Object) error {
-		if k := aws.ToString(o.Key); k != keep {
+	err := s.listObjects(ctx, s.key(internalDir, "partial", id)+"/", func(o types.Object) error {
+		if k := aws.ToString(o.Key); k != s.infoKey(id) {
 			keys = append(keys, k)
 		}
 		return nil
-	}); err != nil {
-		return s.wrap(fault.UploadUnreadable, what, err)
+	})
+	if err == nil {
+		err = s.deleteKeys(ctx, keys)
 	}
-	return s.deleteKeys(ctx, keys)
+	if err == nil {
+		_, err = s.client.DeleteObject(ctx, &awss3.DeleteObjectInput{Bucket: &s.Bucket, Key: aws.String(s.infoKey(id))})
+	}
+	return s.wrap(fault.UploadUnreadable, "abort "+id, err)
 }
 
 // deleteKeys removes keys with DeleteObjects, a thousand at a time (S3's most).
