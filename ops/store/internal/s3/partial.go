@@ -165,6 +165,13 @@ func (s *Store) checkConditional(ctx context.Context) (string, error) {
 	return condCheck + nowString() + "\n", nil
 }
 
+// Exists reports whether the prefix is a store: its mark is there. A prefix that holds nothing
+// is a store that does not exist yet (verify, ls, rm, touch and resolve exit 10 on it); one
+// that holds other objects is store.notStore.
+func (s *Store) Exists(ctx context.Context) (bool, error) {
+	return s.checkStore(ctx, false)
+}
+
 // exists checks the upload id, then the store for readers: a store that is not there yet holds no
 // upload id.
 func (s *Store) exists(ctx context.Context, id string) error {
