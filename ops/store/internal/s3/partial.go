@@ -66,46 +66,43 @@ func (s *Store) checkStore(ctx context.Context, create bool) (bool, error) {
 		return false, err
 	}
 	body, etag, _, err := s.getObject(ctx, s.markKey())
-	if err == nil {
-		return true, s.markSeen(ctx, string(body), etag)
-	}
-	headErr := err
-	// What the prefix holds besides attachctl's own folder (where another process making the
-	// store at the same time may be checking its conditional writes).
-	out, err := s.client.ListObjectsV2(ctx, &awss3.ListObjectsV2Input{Bucket: &s.Bucket, Prefix: aws.String(s.root()), Delimiter: aws.String("/"), MaxKeys: aws.Int32(2)})
-	if err != nil {
-		return false, s.wrap(fault.StoreUnreachable, "list", err)
-	}
-	if !notFound(headErr) {
-		return false, s.wrap(fault.StoreUnreachable, "store mark", headErr)
-	}
-	other := len(out.Contents) > 0
-	for _, p := range out.CommonPrefixes {
-		other = other || aws.ToString(p.Prefix) != s.root()+internalDir+"/"
-	}
-	if other {
-		// Marked meanwhile by another process, which then wrote what the listing shows?
-		if body, etag, _, err := s.getObject(ctx, s.markKey()); err == nil {
-			return true, s.markSeen(ctx, string(body), etag)
+	if notFound(err) {
+		// What the prefix holds besides attachctl's own folder (where another process making the
+		// store at the same time may be checking its conditional writes).
+		out, lerr := s.client.ListObjectsV2(ctx, &awss3.ListObjectsV2Input{Bucket: &s.Bucket, Prefix: aws.String(s.root()), Delimiter: aws.String("/"), MaxKeys: aws.Int32(2)})
+		if lerr != nil {
+			return false, s.wrap(fault.StoreUnreachable, "list", lerr)
 		}
-		return false, fault.Errorf(fault.StoreNotStore, "store %s: holds objects and is not an attachctl store (no %s)", s.URI, s.markKey())
+		other := len(out.Contents) > 0
+		for _, p := range out.CommonPrefixes {
+			other = other || aws.ToString(p.Prefix) != s.root()+internalDir+"/"
+		}
+		switch {
+		case other:
+			// Marked meanwhile by another process, which then wrote what the listing shows?
+			if body, etag, _, err = s.getObject(ctx, s.markKey()); notFound(err) {
+				return false, fault.Errorf(fault.StoreNotStore, "store %s: holds objects and is not an attachctl store (no %s)", s.URI, s.markKey())
+			}
+		case !create:
+			return false, nil
+		default: // made here: the mark is written create-only
+			if err := s.notNested(ctx); err != nil {
+				return false, err
+			}
+			body, etag, err = nil, "", nil
+		}
 	}
-	if !create {
-		return false, nil
-	}
-	if err := s.notNested(ctx); err != nil {
-		return false, err
-	}
-	line, err := s.checkConditional(ctx)
 	if err != nil {
-		return false, err
+		return false, s.wrap(fault.StoreUnreachable, "store mark", err)
 	}
-	err = s.putMark(ctx, &awss3.PutObjectInput{IfNoneMatch: aws.String("*")}, markLine+line)
+	err = s.markSeen(ctx, string(body), etag)
 	return err == nil, err
 }
 
-// markSeen takes in the mark read: one that does not say the conditional writes were checked
-// gets the check, and the line, now (If-Match: a mark changed meanwhile is another's check).
+// markSeen takes in the mark read (etag "": none, a store made here): one that does not say the
+// conditional writes were checked gets the check, and the line, now (If-Match: a mark changed
+// meanwhile is another's check; If-None-Match: * for a new one). A write refused that way means
+// another process marked the store meanwhile, which is as good.
 func (s *Store) markSeen(ctx context.Context, body, etag string) error {
 	if strings.Contains(body, condCheck) || s.unsafeNoConditional && strings.Contains(body, condNone) {
 		s.marked = true
@@ -115,18 +112,20 @@ func (s *Store) markSeen(ctx context.Context, body, etag string) error {
 	if err != nil {
 		return err
 	}
-	return s.putMark(ctx, &awss3.PutObjectInput{IfMatch: aws.String(etag)}, markLine+limitsLine(body)+line)
-}
-
-// putMark writes the store mark under in's condition: refused, another process marked the store
-// meanwhile, which is as good.
-func (s *Store) putMark(ctx context.Context, in *awss3.PutObjectInput, body string) error {
-	in.Bucket, in.Key, in.Body = &s.Bucket, aws.String(s.markKey()), strings.NewReader(body)
-	if _, err := s.client.PutObject(ctx, in); err != nil && !conflict(err) {
+	if _, err := s.putOwn(ctx, condPut(s.markKey(), etag), []byte(markLine+limitsLine(body)+line)); err != nil && !conflict(err) {
 		return s.wrap(fault.StoreUnreachable, "store mark", err)
 	}
 	s.marked = true
 	return nil
+}
+
+// condPut is a conditional write of key over what was read there: If-Match its ETag, or
+// If-None-Match: * when there was nothing (etag "").
+func condPut(key, etag string) *awss3.PutObjectInput {
+	if etag == "" {
+		return &awss3.PutObjectInput{Key: &key, IfNoneMatch: aws.String("*")}
+	}
+	return &awss3.PutObjectInput{Key: &key, IfMatch: aws.String(etag)}
 }
 
 // checkConditional writes a probe object three times: created If-None-Match: * (taken), again
@@ -139,31 +138,22 @@ func (s *Store) checkConditional(ctx context.Context) (string, error) {
 	}
 	key := s.key(internalDir, "probe-"+newNonce())
 	defer s.client.DeleteObject(context.WithoutCancel(ctx), &awss3.DeleteObjectInput{Bucket: &s.Bucket, Key: &key})
-	put := func(in *awss3.PutObjectInput) error {
-		in.Bucket, in.Key, in.Body = &s.Bucket, &key, strings.NewReader("probe\n")
-		_, err := s.client.PutObject(ctx, in)
-		return err
-	}
-	// The probe's key is new and this check's own: refused as existing (or as being written), it
-	// was made by an earlier attempt of this same request, which the server took and whose answer
-	// was lost (a read timeout, a broken connection) before the SDK tried again. The checks below
-	// need it there: one still being written may yet fail, so it is read back (putOwn).
-	if _, err := s.putOwn(ctx, &awss3.PutObjectInput{Key: &key, IfNoneMatch: aws.String("*")}, []byte("probe\n")); err != nil {
-		return "", s.wrap(fault.StoreUnreachable, "conditional write check", err)
-	}
+	// The probe's key is new and this check's own, and each write's body is its own: a write
+	// refused that finds its own body was taken by an earlier attempt of the same request, whose
+	// answer was lost (a read timeout, a broken connection) before the SDK tried again (putOwn).
 	var ignored []string
-	for _, c := range []struct {
-		name string
-		in   *awss3.PutObjectInput
+	for i, c := range []struct {
+		name, etag string
 	}{
-		{"If-None-Match: *", &awss3.PutObjectInput{IfNoneMatch: aws.String("*")}},
-		{"If-Match", &awss3.PutObjectInput{IfMatch: aws.String(`"00000000000000000000000000000000"`)}},
+		{"", ""}, // the probe made: it must be taken
+		{"If-None-Match: *", ""},
+		{"If-Match", `"00000000000000000000000000000000"`},
 	} {
-		err := put(c.in)
+		_, err := s.putOwn(ctx, condPut(key, c.etag), []byte(fmt.Sprintf("probe %d\n", i)))
 		switch {
-		case err == nil:
+		case err == nil && i > 0:
 			ignored = append(ignored, c.name)
-		case !conflict(err) && !notFound(err):
+		case err != nil && (i == 0 || !conflict(err) && !notFound(err)):
 			return "", s.wrap(fault.StoreUnreachable, "conditional write check", err)
 		}
 	}
@@ -173,6 +163,13 @@ func (s *Store) checkConditional(ctx context.Context) (string, error) {
 			"(--s3-unsafe-no-conditional uses it anyway: then two uploads or a use racing a sweep can lose data)", s.URI, strings.Join(ignored, " and "))
 	}
 	return condCheck + nowString() + "\n", nil
+}
+
+// Exists reports whether the prefix is a store: its mark is there. A prefix that holds nothing
+// is a store that does not exist yet (verify, ls, rm, touch and resolve exit 10 on it); one
+// that holds other objects is store.notStore.
+func (s *Store) Exists(ctx context.Context) (bool, error) {
+	return s.checkStore(ctx, false)
 }
 
 // exists checks the upload id, then the store for readers: a store that is not there yet holds no
@@ -389,11 +386,9 @@ func (s *Store) partialState(ctx context.Context, id string, l *listed) (store.U
 			return u, nil, err
 		}
 	}
-	if l != nil {
-		u.Bytes = l.treeBytes(pi.Name)
-		if l.f.last.After(u.Written) {
-			u.Written = l.f.last
-		}
+	u.Bytes = l.treeBytes(pi.Name)
+	if l.f.last.After(u.Written) {
+		u.Written = l.f.last
 	}
 	return u, pi, nil
 }
@@ -443,26 +438,20 @@ func (s *Store) dropPartial(ctx context.Context, id string, pi *partialInfo) err
 			return s.wrap(fault.UploadUnreadable, "abort "+id, err)
 		}
 	}
-	if err := s.deleteUnder(ctx, s.key(internalDir, "partial", id)+"/", s.infoKey(id), "abort "+id); err != nil {
-		return err
-	}
-	_, err := s.client.DeleteObject(ctx, &awss3.DeleteObjectInput{Bucket: &s.Bucket, Key: aws.String(s.infoKey(id))})
-	return s.wrap(fault.UploadUnreadable, "abort "+id, err)
-}
-
-// deleteUnder removes every object under prefix but keep, the one whose removal, last, says that
-// nothing is left (what names the upload in errors).
-func (s *Store) deleteUnder(ctx context.Context, prefix, keep, what string) error {
 	var keys []string
-	if err := s.listObjects(ctx, prefix, func(o types.Object) error {
-		if k := aws.ToString(o.Key); k != keep {
+	err := s.listObjects(ctx, s.key(internalDir, "partial", id)+"/", func(o types.Object) error {
+		if k := aws.ToString(o.Key); k != s.infoKey(id) {
 			keys = append(keys, k)
 		}
 		return nil
-	}); err != nil {
-		return s.wrap(fault.UploadUnreadable, what, err)
+	})
+	if err == nil {
+		err = s.deleteKeys(ctx, keys)
 	}
-	return s.deleteKeys(ctx, keys)
+	if err == nil {
+		_, err = s.client.DeleteObject(ctx, &awss3.DeleteObjectInput{Bucket: &s.Bucket, Key: aws.String(s.infoKey(id))})
+	}
+	return s.wrap(fault.UploadUnreadable, "abort "+id, err)
 }
 
 // deleteKeys removes keys with DeleteObjects, a thousand at a time (S3's most).

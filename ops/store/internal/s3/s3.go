@@ -96,9 +96,6 @@ type Store struct {
 
 	unsafeNoConditional bool // Options.UnsafeNoConditional
 
-	// sent, when set, is called with each part's number as it is about to be sent (tests).
-	sent func(n int32)
-
 	treesMu sync.Mutex
 	trees   map[string]bool   // finished uploads the last List saw: folder upload or not
 	opened  map[string]string // finished folder uploads OpenTreeFile found: their names

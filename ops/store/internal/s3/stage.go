@@ -371,11 +371,7 @@ func (s *Store) start(ctx context.Context, note, noteTag, name string, size int6
 	}
 	// The note names the new id: finding it there is this write (putOwn).
 	nb, _ := json.Marshal(sourceNote{ID: id})
-	in := &awss3.PutObjectInput{Key: &note, IfNoneMatch: aws.String("*")}
-	if noteTag != "" {
-		in.IfNoneMatch, in.IfMatch = nil, aws.String(noteTag)
-	}
-	if _, err := s.putOwn(ctx, in, nb); err != nil {
+	if _, err := s.putOwn(ctx, condPut(note, noteTag), nb); err != nil {
 		s.dropPartial(context.WithoutCancel(ctx), id, pi)
 		if conflict(err) || notFound(err) {
 			return fail(errNoteTaken)
@@ -439,9 +435,6 @@ func (s *Store) sendParts(ctx context.Context, f store.SourceFile, key, uploadID
 		go func() {
 			defer wg.Done()
 			for j := range work {
-				if s.sent != nil {
-					s.sent(j.n)
-				}
 				out, err := s.client.UploadPart(ctx, &awss3.UploadPartInput{Bucket: &s.Bucket, Key: &key, UploadId: &uploadID,
 					PartNumber: aws.Int32(j.n), Body: bytes.NewReader(j.buf), ContentLength: aws.Int64(int64(len(j.buf)))}, unsignedPayload)
 				if notFound(err) {

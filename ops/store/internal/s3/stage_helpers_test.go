@@ -5,6 +5,9 @@ import (
 
 	"github.com/attachctl/attachctl/manifest"
 	"github.com/attachctl/attachctl/ops/stage"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awss3 "github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/smithy-go/middleware"
 )
 
 // The S3 store's tests run the upload stage above the seam (ops/stage) over it, as the command
@@ -21,11 +24,27 @@ type UploadOptions struct {
 // UploadRecord is the upload stage over s for one record.
 func (s *Store) UploadRecord(ctx context.Context, rec *manifest.Record, opts UploadOptions) error {
 	if opts.Sent != nil {
-		s.sent = opts.Sent
+		partSends(s, opts.Sent)
 	}
 	u, err := stage.NewUploader(s, stage.Options{Chunk: opts.Chunk, Jobs: opts.Jobs, Progress: opts.Progress})
 	if err != nil {
 		return err
 	}
 	return u.Upload(ctx, rec, nil)
+}
+
+// partSends makes s call sent with each part's number as it is about to be sent (once per
+// UploadPart call, before the SDK's retries). Set again, the last sent replaces the one before.
+func partSends(s *Store, sent func(n int32)) {
+	s.client = awss3.New(s.client.Options(), func(o *awss3.Options) {
+		o.APIOptions = append(o.APIOptions, func(st *middleware.Stack) error {
+			st.Initialize.Remove("partSends")
+			return st.Initialize.Add(middleware.InitializeMiddlewareFunc("partSends", func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
+				if p, ok := in.Parameters.(*awss3.UploadPartInput); ok {
+					sent(aws.ToInt32(p.PartNumber))
+				}
+				return next.HandleInitialize(ctx, in)
+			}), middleware.After)
+		})
+	})
 }

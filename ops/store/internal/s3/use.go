@@ -196,13 +196,7 @@ func (s *Store) lookUpAll(ctx context.Context, ids []string) ([]useNote, error) 
 // lost the race (the condition failed, or the marker was deleted meanwhile) returns raced.
 func (s *Store) writeMarker(ctx context.Context, id string, m marker, kind string, at time.Time, raced error) (string, error) {
 	body := fmt.Sprintf("%s %s %s\n", kind, at.UTC().Format(markerTime), newNonce())
-	in := &awss3.PutObjectInput{Key: aws.String(s.usedKey(id))}
-	if m.exists {
-		in.IfMatch = aws.String(m.etag)
-	} else {
-		in.IfNoneMatch = aws.String("*")
-	}
-	o, err := s.putOwn(ctx, in, []byte(body))
+	o, err := s.putOwn(ctx, condPut(s.usedKey(id), m.etag), []byte(body)) // m.etag is "" when there was none
 	if conflict(err) || notFound(err) {
 		return "", raced
 	}
