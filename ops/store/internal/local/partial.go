@@ -3,6 +3,7 @@
 package local
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -230,11 +231,7 @@ func (s *localStore) newPartial(name string, size int64, src *sourceKey) (*parti
 	if err := store.CheckBegin(name, size); err != nil {
 		return nil, err
 	}
-	id, err := store.NewID()
-	if err != nil {
-		return nil, fault.Errorf(fault.UploadUnreadable, "new upload id: %v", err)
-	}
-	release, err := s.admit(id, name, size) // the store's limits, before anything is made
+	id, release, err := s.quota.AdmitNew(context.Background(), name, size) // before anything is made
 	if err != nil {
 		return nil, err
 	}
