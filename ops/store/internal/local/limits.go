@@ -29,7 +29,8 @@ func (s *localStore) readLimits(context.Context) (store.Limits, error) {
 	return store.ParseMark(s.internal(markName), b)
 }
 
-// admit checks a new upload id against the limits and reserves its room (store.Quota.Admit).
+// admit checks a new upload id, one a batch claimed first, against the limits and reserves its
+// room (store.Quota.Admit; a partial takes store.Quota.AdmitNew).
 func (s *localStore) admit(id, name string, size int64) (release func(), err error) {
 	l, err := s.quota.Limits(context.Background())
 	if err != nil {

@@ -3,6 +3,7 @@
 package local
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -187,21 +188,18 @@ func (s *localStore) openPartialDir(id string) (*os.File, error) {
 // leaving the store's file system; durable: and fsyncs the partial folder, so that the removal
 // survives a crash (an abort). A leftover that a crash may bring back need not be.
 func (s *localStore) removePartial(id string, durable bool) error {
-	parts, err := s.openPartials(false)
-	if err != nil {
-		if fault.CodeOf(err) == fault.UploadMissing {
-			return nil
-		}
+	fd, err := s.openInternalIfThere(partialDir)
+	if err != nil || fd < 0 {
 		return err
 	}
-	defer parts.Close()
-	if err := removeEntry(int(parts.Fd()), id); err != nil {
+	defer unix.Close(fd)
+	if err := removeEntry(fd, id); err != nil {
 		return storeErr(s.partialDir(id), err)
 	}
 	if !durable {
 		return nil
 	}
-	return syncFile(parts)
+	return wrap(s.internal(partialDir), unix.Fsync(fd))
 }
 
 // checkOwnFile checks an open file of the store the way the guarded open checks a finished one:
@@ -230,11 +228,7 @@ func (s *localStore) newPartial(name string, size int64, src *sourceKey) (*parti
 	if err := store.CheckBegin(name, size); err != nil {
 		return nil, err
 	}
-	id, err := store.NewID()
-	if err != nil {
-		return nil, fault.Errorf(fault.UploadUnreadable, "new upload id: %v", err)
-	}
-	release, err := s.admit(id, name, size) // the store's limits, before anything is made
+	id, release, err := s.quota.AdmitNew(context.Background(), name, size) // before anything is made
 	if err != nil {
 		return nil, err
 	}
@@ -464,13 +458,11 @@ func (s *localStore) partialStill(id string, dirfd int) bool {
 
 // partialIDs lists the ids of unfinished uploads.
 func (s *localStore) partialIDs() ([]string, error) {
-	parts, err := s.openPartials(false)
-	if err != nil {
-		if fault.CodeOf(err) == fault.UploadMissing {
-			return nil, nil
-		}
+	fd, err := s.openInternalIfThere(partialDir)
+	if err != nil || fd < 0 {
 		return nil, err
 	}
+	parts := os.NewFile(uintptr(fd), s.internal(partialDir))
 	defer parts.Close()
 	return idsIn(parts)
 }

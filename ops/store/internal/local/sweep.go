@@ -157,66 +157,78 @@ func (lr *listRun) ListPartials(context.Context) ([]store.TopEntry, string, erro
 }
 
 func (lr *listRun) ReadPartial(_ context.Context, id string) (store.UnfinishedState, bool, error) {
-	u, _, err := readPartialAt(lr.partfd, id, false)
-	return u, errors.Is(err, unix.ENOENT), err
+	r, err := readPartialAt(lr.partfd, id, false)
+	return r.UnfinishedState, errors.Is(err, unix.ENOENT), err
 }
 
-// readPartialAt reads the unfinished upload id of the partial folder partfd for the listing's
-// rules (store.UnfinishedState): its info.json, and the file its writer locks (data, or
-// out/<name> while a finish moves it), or the folder when it has no data file. A folder upload's
-// bytes are its tree's, summed by the engine (store.TreeBytes). With lock set, the writer's lock
-// is taken and kept: the returned release drops it (nil when there was nothing to lock).
-func readPartialAt(partfd int, id string, lock bool) (store.UnfinishedState, func(), error) {
-	var u store.UnfinishedState
+// partialRead is what readPartialAt read of an unfinished upload: its state for the listing's
+// rules; its info.json (meta, nil when unreadable: merr, and the listing and the sweep read the
+// partial all the same); the stat of the file its writer locks (st, Nlink 0 when it has none);
+// the lock kept, when asked for and free (release, nil otherwise).
+type partialRead struct {
+	store.UnfinishedState
+	meta    *partialMeta
+	merr    error
+	st      unix.Stat_t
+	release func()
+}
+
+// readPartialAt reads the unfinished upload id of the partial folder partfd, once for the
+// listing, the sweep and Status: its info.json, and the file its writer locks (data, or
+// out/<name> while a finish moves it; opened never through a link nor blocking, and only a
+// regular file is read), or the folder when it has no data file. A folder upload's bytes are its
+// tree's, summed by the engine (store.TreeBytes). With lock set, the writer's lock is taken and
+// kept: release drops it.
+func readPartialAt(partfd int, id string, lock bool) (r partialRead, err error) {
 	dirfd, err := openDirAt(partfd, id)
 	if err != nil {
-		return u, nil, err
+		return r, err
 	}
 	defer unix.Close(dirfd)
-	meta, err := readPartialMetaAt(dirfd)
-	if err == nil {
-		u.Name, u.Made, u.Batch = meta.Name, meta.Created, meta.Batch
+	if r.meta, r.merr = readPartialMetaAt(dirfd); r.merr == nil {
+		r.Name, r.Made, r.Batch = r.meta.Name, r.meta.Created, r.meta.Batch
 	}
-	fd, outfd, _, err := openLockFile(dirfd, u.Name, unix.O_RDONLY|openFlags)
+	fd, outfd, _, err := openLockFile(dirfd, r.Name, unix.O_RDONLY|openFlags)
 	if outfd >= 0 {
 		unix.Close(outfd)
 	}
-	var st unix.Stat_t
 	if errors.Is(err, unix.ENOENT) { // no data: a partial just begun, or what a crash left
+		var st unix.Stat_t
 		if err := unix.Fstat(dirfd, &st); err != nil {
-			return u, nil, err
+			return r, err
 		}
-		u.Written = timespec(st.Mtim)
-		return u, nil, nil
+		r.Written = timespec(st.Mtim)
+		return r, nil
 	}
 	if err != nil {
-		return u, nil, err
+		return r, err
 	}
 	f := os.NewFile(uintptr(fd), partialData) // f owns fd: closing it drops a lock we took
 	// LOCK_NB: a writer holding it makes the upload busy, and no one waits for it.
 	if err := flock(fd, unix.LOCK_EX|unix.LOCK_NB); err == unix.EWOULDBLOCK {
-		u.Busy = true
+		r.Busy = true
 	} else if err != nil {
 		f.Close()
-		return u, nil, err
+		return r, err
 	}
-	if err := unix.Fstat(fd, &st); err != nil {
+	if err := unix.Fstat(fd, &r.st); err != nil {
 		f.Close()
-		return u, nil, err
+		return r, err
 	}
-	if uint32(st.Mode)&unix.S_IFMT != unix.S_IFREG {
+	if uint32(r.st.Mode)&unix.S_IFMT != unix.S_IFREG {
 		f.Close()
-		return u, nil, fmt.Errorf("data is not a regular file")
+		return r, fmt.Errorf("data is not a regular file")
 	}
-	u.Bytes, u.Written = st.Size, timespec(st.Mtim)
-	if meta != nil && meta.Folder { // its data file is only its lock: the bytes are in its tree
-		u.Bytes = treeBytesAt(dirfd)
+	r.Bytes, r.Written = r.st.Size, timespec(r.st.Mtim)
+	if r.meta != nil && r.meta.Folder { // its data file is only its lock: the bytes are in its tree
+		r.Bytes = treeBytesAt(dirfd)
 	}
-	if lock && !u.Busy {
-		return u, func() { f.Close() }, nil
+	if lock && !r.Busy {
+		r.release = func() { f.Close() }
+		return r, nil
 	}
 	f.Close()
-	return u, nil, nil
+	return r, nil
 }
 
 // treeBytesAt is what the files of the tree of the folder upload whose partial is open as dirfd
@@ -377,8 +389,8 @@ func (sw *sweeper) Recheck(_ context.Context, c store.Entry) (*store.SweepItem, 
 	if sw.partfd < 0 {
 		return &store.SweepItem{Entry: c, Gone: true}, nil
 	}
-	u, release, err := readPartialAt(sw.partfd, c.ID, true)
-	it := &store.SweepItem{Entry: store.UnfinishedEntry(c.ID, u), Release: release}
+	r, err := readPartialAt(sw.partfd, c.ID, true)
+	it := &store.SweepItem{Entry: store.UnfinishedEntry(c.ID, r.UnfinishedState), Release: r.release}
 	if err != nil {
 		if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) {
 			it.Entry, it.Gone = c, true

@@ -11,51 +11,30 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// partialStatus reads an unfinished upload for Status, without its lock: its data (or
-// out/<name> between a finish's two renames) checked as the guarded open checks a file, and a
-// folder upload's tree, for store.UnfinishedEntry to count as List and the S3 store count it; and
-// its declared size.
+// partialStatus reads an unfinished upload for Status as the listing reads it (readPartialAt),
+// its file checked as the guarded open checks one, and its declared size.
 func (s *localStore) partialStatus(id string) (store.UnfinishedState, int64, error) {
-	var u store.UnfinishedState
 	missing := fault.Errorf(fault.UploadMissing, "upload %s: no such upload in store %s", id, s.Dir)
-	dirf, err := s.openPartialDir(id)
+	partfd, err := s.openInternal(false, partialDir)
 	if fault.CodeOf(err) == fault.UploadMissing {
-		return u, 0, missing
+		return store.UnfinishedState{}, 0, missing
 	} else if err != nil {
-		return u, 0, err
+		return store.UnfinishedState{}, 0, err
 	}
-	defer dirf.Close()
-	meta, err := readPartialMetaAt(int(dirf.Fd()))
-	if err != nil {
-		if errors.Is(err, unix.ENOENT) {
-			return u, 0, missing
-		}
-		return u, 0, fault.Errorf(fault.UploadUnreadable, "upload %s: %s: %v", id, dirf.Name(), err)
+	defer unix.Close(partfd)
+	r, err := readPartialAt(partfd, id, false)
+	path := s.partialDir(id) + "/" + partialData
+	switch {
+	case errors.Is(err, unix.ENOENT) || errors.Is(r.merr, unix.ENOENT):
+		return r.UnfinishedState, 0, missing
+	case err != nil:
+		return r.UnfinishedState, 0, guardErr(path, id, err)
+	case r.merr != nil:
+		return r.UnfinishedState, 0, fault.Errorf(fault.UploadUnreadable, "upload %s: %s: %v", id, s.partialDir(id), r.merr)
+	case r.st.Nlink == 0: // no data file
+		return r.UnfinishedState, 0, missing
 	}
-	var st unix.Stat_t
-	err = unix.Fstatat(int(dirf.Fd()), partialData, &st, unix.AT_SYMLINK_NOFOLLOW)
-	if errors.Is(err, unix.ENOENT) {
-		// Between a finish's two renames: out/<name>, out opened as a real folder (as
-		// openLockFile does), never through a link; not there when it is not one.
-		if outfd, oerr := openDirAt(int(dirf.Fd()), partialOut); oerr == nil {
-			err = unix.Fstatat(outfd, meta.Name, &st, unix.AT_SYMLINK_NOFOLLOW)
-			unix.Close(outfd)
-		}
-	}
-	if err != nil {
-		if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) {
-			return u, 0, missing
-		}
-		return u, 0, guardErr(dirf.Name()+"/"+partialData, id, err)
-	}
-	if err := checkOwnFile(&st, dirf.Name()+"/"+partialData, id); err != nil {
-		return u, 0, err
-	}
-	u = store.UnfinishedState{Name: meta.Name, Bytes: st.Size}
-	if meta.Folder {
-		u.Bytes = treeBytesAt(int(dirf.Fd()))
-	}
-	return u, meta.Size, nil
+	return r.UnfinishedState, r.meta.Size, checkOwnFile(&r.st, path, id)
 }
 
 // uploadIndex maps blake3+name to the id of a finished upload, for the stage's dedupe. It is built

@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/attachctl/attachctl/manifest"
 	"github.com/attachctl/attachctl/manifest/fault"
@@ -461,5 +462,24 @@ func TestPartialStatusOutLink(t *testing.T) {
 	u, _, err := s.partialStatus(id)
 	if fault.CodeOf(err) != fault.UploadMissing {
 		t.Fatalf("status through a linked out/: %+v, %v; want upload.missing", u, err)
+	}
+}
+
+// TestPartialStatusFIFO: Status reads the partial as the listing does, opening its data file; a
+// FIFO planted as data is refused as not a regular file, and the open does not block on it.
+func TestPartialStatusFIFO(t *testing.T) {
+	s := newStore(t)
+	id, err := s.Begin("c.txt", 4)
+	must(t, err)
+	data := filepath.Join(s.partialDir(id), partialData)
+	must(t, os.Remove(data))
+	must(t, unix.Mkfifo(data, 0o600))
+	done := make(chan error, 1)
+	go func() { _, err := s.Status(id); done <- err }()
+	select {
+	case err := <-done:
+		wantCode(t, err, fault.UploadUnreadable)
+	case <-time.After(10 * time.Second):
+		t.Fatal("Status blocked on a FIFO planted as the partial's data")
 	}
 }
