@@ -115,10 +115,8 @@ func (s *localStore) judge() (storeKind, error) {
 	idir, err := openDirAt(storefd, InternalDir)
 	switch {
 	case err == nil:
-		var st unix.Stat_t
-		merr := unix.Fstatat(idir, markName, &st, unix.AT_SYMLINK_NOFOLLOW)
-		unix.Close(idir)
-		if merr == nil && uint32(st.Mode)&unix.S_IFMT == unix.S_IFREG {
+		defer unix.Close(idir)
+		if isEntry(idir, markName, unix.S_IFREG) {
 			return marked, nil
 		}
 		return laidOut, nil
