@@ -145,14 +145,9 @@ func (l *backend) Write(ctx context.Context, id string, offset int64, r io.Reade
 	return store.WriteChunk(ctx, chunker{s, defaultChunk}, id, offset, r)
 }
 
-// Status reports an upload, finished or unfinished (store.StatusOf).
+// Status reports an upload, finished or unfinished (store.StatusOf). A store that cannot be
+// opened fails its first step, Info, with the open's error (never upload.missing).
 func (l *backend) Status(ctx context.Context, id string) (*store.Status, error) {
-	if err := store.ValidID(id); err != nil {
-		return nil, err
-	}
-	if _, err := l.store(false); err != nil {
-		return nil, err
-	}
 	return store.StatusOf(ctx, l, id)
 }
 
