@@ -54,21 +54,15 @@ func openStore(dir string, create bool) (*localStore, error) {
 	if err := notNested(abs); err != nil {
 		return nil, err
 	}
-	fi, err := os.Lstat(abs)
-	switch {
-	case errors.Is(err, os.ErrNotExist):
+	kind, err := s.judge() // a symlink or a file is refused here, as not a real folder
+	if err == nil && kind == notThere {
 		if !create {
 			return s, nil
 		}
-		if err := mkdirAll(abs); err != nil {
-			return nil, err
+		if err = mkdirAll(abs); err == nil {
+			kind, err = s.judge()
 		}
-	case err != nil:
-		return nil, fault.Errorf(fault.UploadUnreadable, "store %s: %v", abs, err)
-	case !fi.IsDir():
-		return nil, fault.Errorf(fault.UploadUnreadable, "store %s: not a real folder (a symlink or a file)", abs)
 	}
-	kind, err := s.judge()
 	if err != nil {
 		return nil, err
 	}
