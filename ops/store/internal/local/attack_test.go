@@ -169,6 +169,16 @@ func TestStoreIsASymlink(t *testing.T) {
 	if ents, _ := os.ReadDir(target); len(ents) != 0 {
 		t.Fatalf("made %v in the link's target", ents)
 	}
+	// A file where the store should be is no folder either, and is left as it is.
+	file := filepath.Join(t.TempDir(), "store")
+	os.WriteFile(file, []byte("x"), 0o600)
+	for _, create := range []bool{true, false} {
+		_, err = openStore(file, create)
+		wantCode(t, err, fault.UploadUnreadable)
+	}
+	if b, _ := os.ReadFile(file); string(b) != "x" {
+		t.Fatalf("the file became %q", b)
+	}
 }
 
 // TestNotAStore: a folder that holds something else is refused with store.notStore by every

@@ -17,14 +17,13 @@ import (
 // missing, or not a store) at the first call; only Begin may make or mark it.
 type backend struct {
 	dir  string
-	mu   sync.Mutex                 // serialises the opens, and guards tried and err
+	mu   sync.Mutex                 // serialises the opens, and guards err
 	s    atomic.Pointer[localStore] // the store, once an open found or made it
 	made atomic.Bool                // opened with create once: judged, made and marked
-	// tried: a read-open was made and failed with err, which later reads return without opening
-	// again, until an upload makes the store.
-	tried bool
-	err   error
-	wait  time.Duration
+	// err: a read-open failed with it, and later reads return it without opening again while no
+	// store is found (s nil), until an upload makes the store.
+	err  error
+	wait time.Duration
 
 	store.TreesOn // store.Trees: the engine's rules over the store, opened for each call (New)
 }
@@ -70,31 +69,24 @@ func (l *backend) store(create bool) (*localStore, error) {
 	if s := l.s.Load(); s != nil && (!create || l.made.Load()) {
 		return s, nil // opened meanwhile
 	}
-	if !create && l.tried {
+	if !create && l.err != nil {
 		return nil, l.err
 	}
 	s, err := openStore(l.dir, create)
 	if err != nil {
 		if !create {
-			l.tried, l.err = true, err
+			l.err = err
 		}
 		return nil, err
 	}
 	if l.s.Load() == nil { // a store a read-open found stays the one every call gets
-		l.set(s)
+		s.quota.Wait = l.wait // how long an upload waits for the limits lock
+		l.s.Store(s)
 	}
 	if create {
 		l.made.Store(true)
 	}
 	return l.s.Load(), nil
-}
-
-// set makes s the store every later call gets, and forgets a read-open's failure. Called with mu
-// held.
-func (l *backend) set(s *localStore) {
-	s.quota.Wait = l.wait // how long an upload waits for the limits lock
-	l.s.Store(s)
-	l.tried, l.err = false, nil
 }
 
 // Location is the store's absolute folder.
@@ -145,14 +137,9 @@ func (l *backend) Write(ctx context.Context, id string, offset int64, r io.Reade
 	return store.WriteChunk(ctx, chunker{s, defaultChunk}, id, offset, r)
 }
 
-// Status reports an upload, finished or unfinished (store.StatusOf).
+// Status reports an upload, finished or unfinished (store.StatusOf). A store that cannot be
+// opened fails its first step, Info, with the open's error (never upload.missing).
 func (l *backend) Status(ctx context.Context, id string) (*store.Status, error) {
-	if err := store.ValidID(id); err != nil {
-		return nil, err
-	}
-	if _, err := l.store(false); err != nil {
-		return nil, err
-	}
 	return store.StatusOf(ctx, l, id)
 }
 

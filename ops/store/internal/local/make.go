@@ -4,7 +4,6 @@ package local
 
 import (
 	"bytes"
-	"encoding/json"
 	"time"
 
 	"github.com/attachctl/attachctl/manifest/fault"
@@ -52,8 +51,7 @@ func (s *localStore) makeFinished(name string, data []byte, made time.Time) (*Me
 	defer dir.Close()
 	sum, _, _ := ops.Hash(bytes.NewReader(data), nil) // a reader of memory does not fail
 	m := &Meta{ID: id, Name: name, Size: int64(len(data)), Blake3: sum, Made: made.UTC()}
-	b, _ := json.Marshal(m)
-	for file, b := range map[string][]byte{name: data, MetaName: append(b, '\n')} {
+	for file, b := range map[string][]byte{name: data, MetaName: encodeMeta([]*Meta{m})} {
 		err := writeNewAt(int(dir.Fd()), file, b, ReadOnlyMode, false)
 		if err == nil {
 			err = setTimesAt(int(dir.Fd()), file, made)

@@ -103,16 +103,10 @@ func (s *localStore) readIndex() {
 	if x.byID == nil {
 		x.byID, x.read = map[string]*Meta{}, map[string]bool{}
 	}
-	storefd, err := unix.Open(s.Dir, noFollowDir, 0)
-	if err != nil {
-		return
-	}
-	defer unix.Close(storefd)
-	idir, fd, ents, ok := s.metaEntries(storefd)
+	fd, ents, ok := s.metaEntries()
 	if !ok {
 		return
 	}
-	defer unix.Close(idir)
 	defer unix.Close(fd)
 	for _, e := range ents {
 		name := e.Name()
@@ -134,22 +128,18 @@ func (s *localStore) readIndex() {
 	}
 }
 
-// metaEntries opens STORE/.attachctl and its meta/ from the store folder storefd (no link
-// followed, nothing made) and lists meta/; the caller closes idir and fd. ok is false when there
-// is no such folder, or it cannot be read.
-func (s *localStore) metaEntries(storefd int) (idir, fd int, ents []os.DirEntry, ok bool) {
-	idir, err := openDirAt(storefd, InternalDir)
-	if err != nil {
-		return -1, -1, nil, false
+// metaEntries opens STORE/.attachctl/meta (no link followed, nothing made) and lists it; the
+// caller closes fd. ok is false when there is no such folder, or it cannot be read.
+func (s *localStore) metaEntries() (fd int, ents []os.DirEntry, ok bool) {
+	fd, err := s.openInternalIfThere(metaDir)
+	if err != nil || fd < 0 {
+		return -1, nil, false
 	}
-	if fd, err = openDirAt(idir, metaDir); err == nil {
-		if ents, err = readDirAt(fd, s.internal(metaDir)); err == nil {
-			return idir, fd, ents, true
-		}
+	if ents, err = readDirAt(fd, s.internal(metaDir)); err != nil {
 		unix.Close(fd)
+		return -1, nil, false
 	}
-	unix.Close(idir)
-	return -1, -1, nil, false
+	return fd, ents, true
 }
 
 // readMetaFile reads the file name of the folder dirfd through the guarded open of finished
@@ -271,16 +261,15 @@ func (s *localStore) publishIndex(st *partial, name string) error {
 // partial is there). The sweep calls it under its lock, after removing uploads; a file it cannot
 // read is kept.
 func (s *localStore) pruneIndex(storefd int) {
-	idir, fd, ents, ok := s.metaEntries(storefd)
+	fd, ents, ok := s.metaEntries()
 	if !ok {
 		return
 	}
-	defer unix.Close(idir)
 	defer unix.Close(fd)
-	partfd, err := openDirAt(idir, partialDir)
+	partfd, err := s.openInternalIfThere(partialDir)
 	if err != nil {
-		partfd = -1
-	} else {
+		partfd = -1 // as when it is not there: every batch has ended
+	} else if partfd >= 0 {
 		defer unix.Close(partfd)
 	}
 	exists := func(dirfd int, name string) bool {

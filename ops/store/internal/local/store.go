@@ -54,21 +54,15 @@ func openStore(dir string, create bool) (*localStore, error) {
 	if err := notNested(abs); err != nil {
 		return nil, err
 	}
-	fi, err := os.Lstat(abs)
-	switch {
-	case errors.Is(err, os.ErrNotExist):
+	kind, err := s.judge() // a symlink or a file is refused here, as not a real folder
+	if err == nil && kind == notThere {
 		if !create {
 			return s, nil
 		}
-		if err := mkdirAll(abs); err != nil {
-			return nil, err
+		if err = mkdirAll(abs); err == nil {
+			kind, err = s.judge()
 		}
-	case err != nil:
-		return nil, fault.Errorf(fault.UploadUnreadable, "store %s: %v", abs, err)
-	case !fi.IsDir():
-		return nil, fault.Errorf(fault.UploadUnreadable, "store %s: not a real folder (a symlink or a file)", abs)
 	}
-	kind, err := s.judge()
 	if err != nil {
 		return nil, err
 	}
@@ -115,10 +109,8 @@ func (s *localStore) judge() (storeKind, error) {
 	idir, err := openDirAt(storefd, InternalDir)
 	switch {
 	case err == nil:
-		var st unix.Stat_t
-		merr := unix.Fstatat(idir, markName, &st, unix.AT_SYMLINK_NOFOLLOW)
-		unix.Close(idir)
-		if merr == nil && uint32(st.Mode)&unix.S_IFMT == unix.S_IFREG {
+		defer unix.Close(idir)
+		if isEntry(idir, markName, unix.S_IFREG) {
 			return marked, nil
 		}
 		return laidOut, nil

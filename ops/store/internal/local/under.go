@@ -87,9 +87,12 @@ func markedAt(idir int, err error) bool {
 		return false
 	}
 	defer unix.Close(idir)
+	return isEntry(idir, markName, unix.S_IFREG) || isEntry(idir, partialDir, unix.S_IFDIR)
+}
+
+// isEntry reports whether name in the folder dirfd is there and of type typ (unix.S_IFREG,
+// unix.S_IFDIR), a link never followed.
+func isEntry(dirfd int, name string, typ uint32) bool {
 	var st unix.Stat_t
-	if unix.Fstatat(idir, markName, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && uint32(st.Mode)&unix.S_IFMT == unix.S_IFREG {
-		return true
-	}
-	return unix.Fstatat(idir, partialDir, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && uint32(st.Mode)&unix.S_IFMT == unix.S_IFDIR
+	return unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && uint32(st.Mode)&unix.S_IFMT == typ
 }
