@@ -39,9 +39,6 @@ type TopEntry struct {
 type ListProperties struct {
 	// Jobs is how many uploads are read at once (at least 1).
 	Jobs int
-	// Internal is the name of the backend's own folder at the store's top: neither an upload
-	// nor skipped.
-	Internal string
 	// FolderSlash: the path of a folder in a Skip ends in "/", as the backend writes a folder
 	// (S3's prefix stands for every object under it, which the skip names all at once).
 	FolderSlash bool
@@ -177,7 +174,7 @@ func ListOn(ctx context.Context, b ListBackend) (*Listing, error) {
 	for _, e := range top {
 		path := p.path(where, e)
 		switch {
-		case e.Name == p.Internal && e.Dir:
+		case e.Name == InternalDir && e.Dir:
 		case ValidID(e.Name) != nil:
 			l.Skipped = append(l.Skipped, Skip{Path: path, Why: SkipNotID})
 		case e.Link:

@@ -25,7 +25,7 @@ type memList struct {
 }
 
 func (m *memList) ListProperties() ListProperties {
-	return ListProperties{Jobs: 3, Internal: ".int", FolderSlash: m.slash}
+	return ListProperties{Jobs: 3, FolderSlash: m.slash}
 }
 
 func (m *memList) ListTop(context.Context) ([]TopEntry, string, bool, error) {
@@ -128,7 +128,7 @@ func TestListOn(t *testing.T) {
 	used := made.Add(time.Hour)
 	m := &memList{
 		top: []TopEntry{
-			{Name: ".int", Dir: true}, {Name: "stray.txt"}, {Name: a, Dir: true}, {Name: b, Link: true},
+			{Name: InternalDir, Dir: true}, {Name: "stray.txt"}, {Name: a, Dir: true}, {Name: b, Link: true},
 			{Name: c}, {Name: d, Dir: true},
 		},
 		metas: map[string]*UploadMeta{

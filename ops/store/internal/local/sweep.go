@@ -98,7 +98,7 @@ func (d *storeDirs) close() {
 type listRun struct{ storeDirs }
 
 func (lr *listRun) ListProperties() store.ListProperties {
-	return store.ListProperties{Jobs: workers(), Internal: InternalDir}
+	return store.ListProperties{Jobs: workers()}
 }
 
 func (lr *listRun) ListTop(context.Context) ([]store.TopEntry, string, bool, error) {

@@ -112,7 +112,7 @@ func topEntries(into map[string]*listed) []store.TopEntry {
 }
 
 func (r *listRun) ListProperties() store.ListProperties {
-	return store.ListProperties{Jobs: listJobs, Internal: internalDir, FolderSlash: true}
+	return store.ListProperties{Jobs: listJobs, FolderSlash: true}
 }
 
 // where names a place in the store in a Skip.
