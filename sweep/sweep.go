@@ -10,6 +10,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/attachctl/attachctl/manifest/fault"
 	"github.com/attachctl/attachctl/ops/store"
 )
 
@@ -88,8 +89,8 @@ func Run(ctx context.Context, b store.Backend, opts Options, emit func(Removed) 
 	return remove(ctx, b, opts.Wait, opts.DryRun, opts.Stale, nil, emit)
 }
 
-// remove takes the store's sweep hold, lists it, removes what stale says through the backend's
-// Sweeper and reports each removal to emit. check, when set, sees the listing first and may
+// remove takes the store's sweep hold, lists it, removes what killed runs left (the listing's
+// leftovers), then what stale says through the backend's Sweeper, and reports each removal to emit. check, when set, sees the listing first and may
 // refuse the run (rm: an id that is not a finished upload).
 func remove(ctx context.Context, b store.Backend, wait time.Duration, dry bool, stale func(store.Entry) bool,
 	check func(*store.Listing) error, emit func(Removed) error) (Summary, error) {
@@ -102,6 +103,13 @@ func remove(ctx context.Context, b store.Backend, wait time.Duration, dry bool, 
 	l, err := b.List(ctx)
 	if err != nil {
 		return sum, err
+	}
+	// What killed runs left is removed first (not in a dry run). One that cannot be stays for
+	// the next sweep; a store that does not answer stops this one.
+	for i := 0; i < len(l.Leftovers) && !dry; i++ {
+		if err := sw.DropLeftover(ctx, l.Leftovers[i]); fault.CodeOf(err) == fault.StoreUnreachable {
+			return sum, err
+		}
 	}
 	if check != nil {
 		if err := check(l); err != nil {

@@ -27,8 +27,8 @@ func RemoveCopies(dir string, doomed func(id string) bool, dryRun bool) ([]strin
 		return nil, fault.Errorf(fault.UploadUnreadable, "work folder %s: %v", dir, err)
 	}
 	defer root.Close()
-	if fi, err := root.Lstat(storeInternalDir); err == nil && fi.IsDir() {
-		return nil, fault.Errorf(fault.UploadInvalid, "work folder %s: is a store (it has %s), not a work folder; nothing removed", dir, storeInternalDir)
+	if fi, err := root.Lstat(store.InternalDir); err == nil && fi.IsDir() {
+		return nil, fault.Errorf(fault.UploadInvalid, "work folder %s: is a store (it has %s), not a work folder; nothing removed", dir, store.InternalDir)
 	}
 	f, err := root.Open(".")
 	if err != nil {
@@ -58,6 +58,3 @@ func RemoveCopies(dir string, doomed func(id string) bool, dryRun bool) ([]strin
 	}
 	return removed, first
 }
-
-// storeInternalDir is the local store's internal folder, by which a store folder is known.
-const storeInternalDir = ".attachctl"

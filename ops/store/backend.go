@@ -101,6 +101,10 @@ type Sweeper interface {
 	// other one is as it was. An error from each stops it and is returned.
 	Remove(ctx context.Context, cands []Entry, stale func(Entry) bool, each func(Entry, Outcome, error) error) error
 
+	// DropLeftover removes what a killed run left (Listing.Leftovers of a listing taken under
+	// the hold); nil when it is not there any more.
+	DropLeftover(ctx context.Context, l Leftover) error
+
 	// Close releases the hold.
 	Close() error
 }
@@ -167,10 +171,21 @@ type Skip struct {
 	Why  string
 }
 
-// Listing is what List returns: the uploads in id order, and what was not recognised.
+// Listing is what List returns: the uploads in id order, what was not recognised, and what
+// killed runs left that is neither (its Leftovers, which a sweep removes as it begins).
 type Listing struct {
-	Entries []Entry
-	Skipped []Skip
+	Entries   []Entry
+	Skipped   []Skip
+	Leftovers []Leftover
+}
+
+// Leftover is what a killed run left under an upload id that is no upload and no skip
+// (listengine.go finds them, docs/store.md): a sweep removes it first (Sweeper.DropLeftover).
+type Leftover struct {
+	ID string
+	// Partial: the partial a finish killed after its publish left beside the finished upload
+	// of its id. Else the marker a sweep killed after it removed the upload left alone.
+	Partial bool
 }
 
 // Pather is implemented by a backend whose finished uploads are files on this machine: the

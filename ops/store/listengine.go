@@ -39,9 +39,6 @@ type TopEntry struct {
 type ListProperties struct {
 	// Jobs is how many uploads are read at once (at least 1).
 	Jobs int
-	// Internal is the name of the backend's own folder at the store's top: neither an upload
-	// nor skipped.
-	Internal string
 	// FolderSlash: the path of a folder in a Skip ends in "/", as the backend writes a folder
 	// (S3's prefix stands for every object under it, which the skip names all at once).
 	FolderSlash bool
@@ -163,7 +160,9 @@ type ListBackend interface {
 // ListOn is Backend.List over b: every finished upload (recognised), every unfinished one that
 // is not finished since, in id order, and what was skipped, in path order. A marker the store did
 // not write beside an upload is named (SkipForeignMarker), and so is a marker with no upload
-// beside it (UploadMeta.OnlyMarker) unless an unfinished upload has its id.
+// beside it (UploadMeta.OnlyMarker) unless an unfinished upload has its id. What killed runs left
+// under an id, a partial beside the finished upload of its id and a sweep's marker with no upload
+// beside it (UploadMeta.Tombstone), is neither: it is in the Leftovers, for a sweep to remove.
 func ListOn(ctx context.Context, b ListBackend) (*Listing, error) {
 	p := b.ListProperties()
 	l := &Listing{}
@@ -175,7 +174,7 @@ func ListOn(ctx context.Context, b ListBackend) (*Listing, error) {
 	for _, e := range top {
 		path := p.path(where, e)
 		switch {
-		case e.Name == p.Internal && e.Dir:
+		case e.Name == InternalDir && e.Dir:
 		case ValidID(e.Name) != nil:
 			l.Skipped = append(l.Skipped, Skip{Path: path, Why: SkipNotID})
 		case e.Link:
@@ -186,11 +185,11 @@ func ListOn(ctx context.Context, b ListBackend) (*Listing, error) {
 			cands = append(cands, Candidate{ID: e.Name, Path: path})
 		}
 	}
-	orphan := make([]bool, len(cands)) // each read writes its own
+	orphan, tomb := make([]bool, len(cands)), make([]bool, len(cands)) // each read writes its own
 	metas, skips, err := RecognizeUploads(ctx, cands, p.Jobs, func(ctx context.Context, i int) (*UploadMeta, error) {
 		m, err := b.ReadUpload(ctx, cands[i])
-		if err == nil && m != nil && m.OnlyMarker {
-			orphan[i] = true
+		if err == nil && m != nil && (m.OnlyMarker || m.Tombstone) {
+			orphan[i], tomb[i] = m.OnlyMarker, m.Tombstone
 			return nil, fault.Errorf(fault.UploadMissing, "upload %s: only its marker", cands[i].ID)
 		}
 		return m, err
@@ -225,6 +224,7 @@ func ListOn(ctx context.Context, b ListBackend) (*Listing, error) {
 		// A partial beside the finished upload of its id is what a finish killed after its
 		// publish left: no upload.
 		if finished[e.Name] {
+			l.Leftovers = append(l.Leftovers, Leftover{ID: e.Name, Partial: true})
 			continue
 		}
 		u, gone, err := b.ReadPartial(ctx, e.Name)
@@ -239,6 +239,9 @@ func ListOn(ctx context.Context, b ListBackend) (*Listing, error) {
 		}
 	}
 	for i, c := range cands {
+		if tomb[i] {
+			l.Leftovers = append(l.Leftovers, Leftover{ID: c.ID})
+		}
 		if orphan[i] && !unfinished[c.ID] {
 			l.Skipped = append(l.Skipped, Skip{Path: inside(c.Path, UsedName), Why: SkipOrphanMarker})
 		}

@@ -25,7 +25,7 @@ type memList struct {
 }
 
 func (m *memList) ListProperties() ListProperties {
-	return ListProperties{Jobs: 3, Internal: ".int", FolderSlash: m.slash}
+	return ListProperties{Jobs: 3, FolderSlash: m.slash}
 }
 
 func (m *memList) ListTop(context.Context) ([]TopEntry, string, bool, error) {
@@ -128,7 +128,7 @@ func TestListOn(t *testing.T) {
 	used := made.Add(time.Hour)
 	m := &memList{
 		top: []TopEntry{
-			{Name: ".int", Dir: true}, {Name: "stray.txt"}, {Name: a, Dir: true}, {Name: b, Link: true},
+			{Name: InternalDir, Dir: true}, {Name: "stray.txt"}, {Name: a, Dir: true}, {Name: b, Link: true},
 			{Name: c}, {Name: d, Dir: true},
 		},
 		metas: map[string]*UploadMeta{
@@ -168,6 +168,9 @@ func TestListOn(t *testing.T) {
 	if !reflect.DeepEqual(l.Skipped, wantSkips) {
 		t.Errorf("skipped\n%+v\nwant\n%+v", l.Skipped, wantSkips)
 	}
+	if want := []Leftover{{ID: a, Partial: true}}; !reflect.DeepEqual(l.Leftovers, want) {
+		t.Errorf("leftovers %+v, want %+v: the partial beside its finished upload", l.Leftovers, want)
+	}
 
 	// A partial that cannot be read is named, not listed, and does not stop the listing.
 	m.partErr[g] = errors.New("data is not a regular file")
@@ -191,22 +194,25 @@ func TestListOn(t *testing.T) {
 // TestListOnMarkers: a backend that writes a folder's path with a trailing slash (S3's prefix)
 // has its folders' skips so written, and its files' not; a marker the store did not write beside
 // an upload is named, and so is a marker with no upload, unless an unfinished upload has its id;
+// a sweep's tombstone with no upload is neither named nor listed, but left for a sweep to remove;
 // a partial that fails for want of an answer stops the listing rather than be named.
 func TestListOnMarkers(t *testing.T) {
 	const (
 		a = "01900000-0000-7000-8000-00000000000a"
 		b = "01900000-0000-7000-8000-00000000000b"
 		c = "01900000-0000-7000-8000-00000000000c"
+		d = "01900000-0000-7000-8000-00000000000d"
 	)
 	sum := strings.Repeat("ab", 32)
 	made := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	m := &memList{
 		slash: true,
-		top:   []TopEntry{{Name: a, Dir: true}, {Name: b, Dir: true}, {Name: c, Dir: true}, {Name: "junk", Dir: true}, {Name: "x.txt"}},
+		top:   []TopEntry{{Name: a, Dir: true}, {Name: b, Dir: true}, {Name: c, Dir: true}, {Name: d, Dir: true}, {Name: "junk", Dir: true}, {Name: "x.txt"}},
 		metas: map[string]*UploadMeta{
 			a: {Info: &Info{Name: "a.txt", Size: 5, Blake3: sum, Made: made}, NoID: true, LastUsed: made, ForeignMarker: true},
 			b: {OnlyMarker: true},
 			c: {OnlyMarker: true},
+			d: {Tombstone: true},
 		},
 		parts:    []TopEntry{{Name: c, Dir: true}},
 		partials: map[string]UnfinishedState{c: {Name: "c.bin", Written: made}},
@@ -230,6 +236,9 @@ func TestListOnMarkers(t *testing.T) {
 	}
 	if !reflect.DeepEqual(l.Skipped, wantSkips) {
 		t.Errorf("skipped\n%+v\nwant\n%+v", l.Skipped, wantSkips)
+	}
+	if want := []Leftover{{ID: d}}; !reflect.DeepEqual(l.Leftovers, want) {
+		t.Errorf("leftovers %+v, want %+v: the tombstone alone", l.Leftovers, want)
 	}
 	m.partErr = map[string]error{c: fault.Errorf(fault.StoreUnreachable, "store s: no answer")}
 	if _, err := ListOn(context.Background(), m); fault.CodeOf(err) != fault.StoreUnreachable {

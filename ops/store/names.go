@@ -16,6 +16,10 @@ const (
 	UsedName = ".used"
 )
 
+// InternalDir is the store's own folder at its top, on every backend (docs/store.md): never an
+// upload id, and neither listed nor skipped; a folder that holds one is a store.
+const InternalDir = ".attachctl"
+
 // NewID returns a fresh upload id: a lowercase canonical UUIDv7.
 func NewID() (string, error) {
 	u, err := uuid.NewV7()

@@ -56,8 +56,11 @@ type UploadMeta struct {
 	// ForeignMarker: its marker is not one the store wrote (its time taken as a use): named.
 	ForeignMarker bool
 	// OnlyMarker: there is no upload, only its marker, and not one a sweep left on its way out
-	// (that is upload.missing): a marker with no upload, named.
+	// (that is Tombstone): a marker with no upload, named.
 	OnlyMarker bool
+	// Tombstone: there is no upload, only the marker a sweep left on its way out: no upload and
+	// no skip, a Leftover the next sweep removes.
+	Tombstone bool
 }
 
 // RecognizeUploads is the one rule of what is an upload of this store, applied to every finished

@@ -12,7 +12,7 @@ import (
 
 // Names inside the store.
 const (
-	InternalDir = ".attachctl"
+	InternalDir = store.InternalDir
 	MetaName    = store.MetaName
 	UsedName    = store.UsedName
 	lockName    = "lock"

@@ -3,6 +3,7 @@
 package local
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -10,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/attachctl/attachctl/sweep"
 )
 
 // TestListUnfinishedFolderSize: an unfinished folder upload is listed with the bytes its tree
@@ -101,7 +104,7 @@ func TestStatusUnfinishedFolderOffset(t *testing.T) {
 
 // TestSweepDropsFinishLeftover: the partial a finish killed after its rename leaves beside the
 // finished upload of its id is no upload: ls does not show it, and the next sweep removes it as
-// it begins, the finished upload kept.
+// it begins (the listing's leftovers), the finished upload kept.
 func TestSweepDropsFinishLeftover(t *testing.T) {
 	s := testStore(t)
 	id := finishLeftover(t, s, "a.txt")
@@ -110,9 +113,10 @@ func TestSweepDropsFinishLeftover(t *testing.T) {
 	if len(l.Entries) != 1 || !l.Entries[0].Finished || len(l.Skipped) != 0 {
 		t.Fatalf("listed %+v, skipped %+v: want the finished upload alone", l.Entries, l.Skipped)
 	}
-	sw, err := s.Sweep(0, false)
+	b, err := New(s.Dir)
 	must(t, err)
-	must(t, sw.Close())
+	_, err = sweep.Remove(context.Background(), b, nil, 0, false, nil) // a sweep that removes no upload
+	must(t, err)
 	if _, err := os.Lstat(s.partialDir(id)); !os.IsNotExist(err) {
 		t.Fatalf("the finish's leftover is still there: %v", err)
 	}

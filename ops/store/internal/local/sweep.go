@@ -98,7 +98,7 @@ func (d *storeDirs) close() {
 type listRun struct{ storeDirs }
 
 func (lr *listRun) ListProperties() store.ListProperties {
-	return store.ListProperties{Jobs: workers(), Internal: InternalDir}
+	return store.ListProperties{Jobs: workers()}
 }
 
 func (lr *listRun) ListTop(context.Context) ([]store.TopEntry, string, bool, error) {
@@ -442,8 +442,8 @@ func (sw *sweeper) Drop(_ context.Context, it *store.SweepItem) error {
 	return nil
 }
 
-// emptyTrash removes what a crashed sweep left in the trash, and the partials that a finish killed
-// after its rename left beside their finished uploads. What cannot be removed stays for the next.
+// emptyTrash removes what a crashed sweep left in the trash. What cannot be removed stays for the
+// next.
 func (sw *sweeper) emptyTrash() {
 	ents, err := readDirAt(sw.trashfd, sw.s.internal(trashDir))
 	if err == nil {
@@ -451,16 +451,10 @@ func (sw *sweeper) emptyTrash() {
 			removeAt(sw.trashfd, e.Name(), sw.root)
 		}
 	}
-	sw.s.cleanLeftovers()
 }
 
-// cleanLeftovers removes partial folders whose id is a finished upload: only an info.json that a
-// finish killed after its rename left behind.
-func (s *localStore) cleanLeftovers() {
-	ids, _ := s.partialIDs()
-	for _, id := range ids {
-		if _, err := s.ReadMeta(id); err == nil {
-			s.removePartial(id, false)
-		}
-	}
+// DropLeftover removes the partial folder a finish killed after its rename left beside the
+// finished upload of its id: only an info.json (the local listing finds no other leftover).
+func (sw *sweeper) DropLeftover(_ context.Context, l store.Leftover) error {
+	return sw.s.removePartial(l.ID, false)
 }

@@ -497,6 +497,10 @@ func (sw *sweeper) Doom(_ context.Context, it *store.SweepItem) error {
 func (sw *sweeper) Drop(context.Context, *store.SweepItem) error { return nil }
 func (sw *sweeper) Restore(*store.SweepItem)                     {}
 
+// DropLeftover: the maps keep nothing a killed run leaves (a finish drops its partial under the
+// lock that publishes it).
+func (sw *sweeper) DropLeftover(context.Context, store.Leftover) error { return nil }
+
 func (sw *sweeper) Close() error {
 	sw.closed.Do(func() {
 		if !sw.dry {

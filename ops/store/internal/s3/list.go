@@ -112,7 +112,7 @@ func topEntries(into map[string]*listed) []store.TopEntry {
 }
 
 func (r *listRun) ListProperties() store.ListProperties {
-	return store.ListProperties{Jobs: listJobs, Internal: internalDir, FolderSlash: true}
+	return store.ListProperties{Jobs: listJobs, FolderSlash: true}
 }
 
 // where names a place in the store in a Skip.
@@ -156,10 +156,8 @@ func (r *listRun) ReadUpload(ctx context.Context, c store.Candidate) (*store.Upl
 	case l.f.tree: // unfinished: one of ListPartials
 		return nil, s.missing(c.ID)
 	case l.f.m.exists && len(l.objs) == 1:
-		if l.f.m.tombstone { // a sweep's that died before it removed the marker: the next removes it
-			return nil, s.missing(c.ID)
-		}
-		return &store.UploadMeta{OnlyMarker: true}, nil
+		// A tombstone: a sweep's that died before it removed the marker: the next removes it.
+		return &store.UploadMeta{OnlyMarker: !l.f.m.tombstone, Tombstone: l.f.m.tombstone}, nil
 	default:
 		return nil, fault.Errorf(fault.UploadUnreadable, "upload %s: holds no object of an upload", c.ID)
 	}

@@ -36,8 +36,8 @@ const (
 	MinChunk     = 5 << 20
 )
 
-// internalDir is the store's own folder under PREFIX, as in the local store.
-const internalDir = ".attachctl"
+// internalDir is the store's own folder under PREFIX, its name every backend's.
+const internalDir = store.InternalDir
 
 // Options of a connection to an S3 store: each field is the one of the same name of
 // open.S3Options (LimitsWait: of open.Options), which documents it for every caller.

@@ -49,8 +49,7 @@ func (s *Store) multiparts(ctx context.Context, prefix string) ([]multipart, err
 var SweepLease = 2 * time.Minute
 
 // Sweep takes the store's sweep lock (a lease, lease.go), renewed while the sweep runs (keep). A dry run
-// writes nothing, the lock included. A sweep that holds the lock first removes what killed runs
-// left that is no upload (dropLeftovers).
+// writes nothing, the lock included.
 func (s *Store) Sweep(ctx context.Context, wait time.Duration, dryRun bool) (store.Sweeper, error) {
 	ok, err := s.checkStore(ctx, false)
 	if err != nil {
@@ -63,48 +62,7 @@ func (s *Store) Sweep(ctx context.Context, wait time.Duration, dryRun bool) (sto
 	if err := l.take(ctx, wait, 10*time.Millisecond, time.Second, " (another sweep or rm is running)", "that sweep"); err != nil {
 		return nil, err
 	}
-	sw := &sweeper{s: s, lock: l}
-	if err := s.dropLeftovers(ctx); err != nil {
-		sw.Close()
-		return nil, err
-	}
-	return sw, nil
-}
-
-// dropLeftovers removes what killed runs left that is no upload, as the local store's sweep does
-// as it begins. The markers that are tombstones with no upload beside them: a sweep killed after
-// it removed an upload and before it removed its marker. The walk, under the sweep lock, shows
-// the folders that hold nothing but a marker of a tombstone's size; each such marker is read whole
-// once (a foreign object of that size is no tombstone, and stays). Nothing is written beside a
-// tombstone afterwards: an id's objects are written by its own upload, which finished before a
-// sweep wrote the tombstone, and a use finds the tombstone and writes nothing. And the partials
-// beside the finished upload of their id (Info reads it as one): a finish killed after its
-// publish, before it removed them.
-func (s *Store) dropLeftovers(ctx context.Context) error {
-	r := &listRun{s: s}
-	if err := r.walk(ctx, s.root()); err != nil {
-		return s.wrap(fault.StoreUnreachable, "list", err)
-	}
-	var keys []string
-	for id, l := range r.top {
-		if store.ValidID(id) != nil {
-			continue
-		}
-		if name, tree := l.f.upload(); r.parts[id] != nil && (name != "" || tree) {
-			if _, err := s.finished(ctx, id, name, tree); err == nil {
-				if err := s.dropPartial(ctx, id, nil); err != nil {
-					return err
-				}
-			}
-		}
-		if len(l.objs) != 1 || !l.f.m.tombstone {
-			continue
-		}
-		if m, err := s.readMarker(ctx, id); err == nil && m.tombstone {
-			keys = append(keys, s.usedKey(id))
-		}
-	}
-	return s.deleteKeys(ctx, keys)
+	return &sweeper{s: s, lock: l}, nil
 }
 
 type sweeper struct {
@@ -202,6 +160,22 @@ func (sw *sweeper) Doom(ctx context.Context, it *store.SweepItem) error {
 }
 
 func (sw *sweeper) Restore(*store.SweepItem) {}
+
+// DropLeftover deletes a finish's partials, or a sweep's tombstone left alone, read whole first:
+// the listing told it by its size, and a foreign object of that size is no tombstone, and stays.
+// Nothing is written beside a tombstone after the listing: an id's objects are written by its own
+// upload, which finished before a sweep wrote the tombstone, and a use finds the tombstone and
+// writes nothing.
+func (sw *sweeper) DropLeftover(ctx context.Context, l store.Leftover) error {
+	s := sw.s
+	if l.Partial {
+		return s.dropPartial(ctx, l.ID, nil)
+	}
+	if m, err := s.readMarker(ctx, l.ID); err != nil || !m.tombstone {
+		return err
+	}
+	return s.deleteKeys(ctx, []string{s.usedKey(l.ID)})
+}
 
 // Drop deletes what the entry holds. The marker of a file upload goes last; when its deletion
 // fails the upload is gone all the same, and the next sweep removes the tombstone left alone.
