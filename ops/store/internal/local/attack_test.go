@@ -119,7 +119,7 @@ func TestGuardedWrites(t *testing.T) {
 	for _, a := range attacks {
 		t.Run(a.name, func(t *testing.T) {
 			s := newStore(t)
-			id, err := s.Begin("a.txt", 10)
+			id, err := s.Begin(context.Background(), "a.txt", 10)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -132,14 +132,14 @@ func TestGuardedWrites(t *testing.T) {
 
 			_, err = s.Chunk(id, 5, strings.NewReader("67890"), 0)
 			wantCode(t, err, a.code)
-			_, err = s.Finish(id, -1, "")
+			_, err = s.Finish(context.Background(), id, -1, "")
 			wantCode(t, err, a.code)
-			_, err = s.Status(id)
+			_, err = s.Status(context.Background(), id)
 			wantCode(t, err, a.code)
 			if strings.HasPrefix(a.name, ".attachctl") {
-				_, err = s.Begin("b.txt", -1)
+				_, err = s.Begin(context.Background(), "b.txt", -1)
 				wantCode(t, err, a.code)
-				if err := s.MarkUsed([]string{id}, time.Now()); fault.CodeOf(err) == "" {
+				if err := s.MarkUsed(context.Background(), []string{id}, time.Now()); fault.CodeOf(err) == "" {
 					t.Fatalf("mark used through a planted link: %v", err)
 				}
 			}
@@ -196,7 +196,7 @@ func TestNotAStore(t *testing.T) {
 	empty := t.TempDir()
 	s, err := openStore(empty, false)
 	wantCode(t, err, "")
-	if l, err := s.List(); err != nil || len(l.Entries) != 0 {
+	if l, err := s.list(); err != nil || len(l.Entries) != 0 {
 		t.Fatalf("an empty folder: %v, %v", l, err)
 	}
 	if ents, _ := os.ReadDir(empty); len(ents) != 0 {
@@ -281,7 +281,7 @@ func TestSweepGOGC(t *testing.T) {
 			}
 		}
 		for i := 0; i < 60; i++ {
-			id, err := s.Begin("p.bin", -1)
+			id, err := s.Begin(context.Background(), "p.bin", -1)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -289,11 +289,11 @@ func TestSweepGOGC(t *testing.T) {
 			os.Chtimes(filepath.Join(p, "data"), old, old)
 			os.Chtimes(p, old, old)
 		}
-		sw, err := s.Sweep(0, false)
+		sw, err := s.sweep(0, false)
 		if err != nil {
 			t.Fatal(err)
 		}
-		l, err := s.List()
+		l, err := s.list()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -315,7 +315,7 @@ func TestSweepGOGC(t *testing.T) {
 		if err != nil || removed != 360 {
 			t.Fatalf("run %d: %v, removed %d", run, err, removed)
 		}
-		if l, err := s.List(); err != nil || len(l.Entries) != 0 {
+		if l, err := s.list(); err != nil || len(l.Entries) != 0 {
 			t.Fatalf("run %d: left %v, %v", run, l, err)
 		}
 		if ents, _ := os.ReadDir(filepath.Join(s.Dir, InternalDir, trashDir)); len(ents) != 0 {
@@ -348,7 +348,7 @@ func TestReuploadWritesNothing(t *testing.T) {
 	}
 	id := rec.Upload.ID
 	made := time.Now().Add(-48 * time.Hour)
-	if err := s.MarkUsed([]string{id}, made); err != nil {
+	if err := s.MarkUsed(context.Background(), []string{id}, made); err != nil {
 		t.Fatal(err)
 	}
 	usage := func() int64 {
@@ -397,7 +397,7 @@ func TestReuploadWritesNothing(t *testing.T) {
 	if after := usage(); after != before {
 		t.Fatalf("store usage %d bytes before, %d after a re-upload without a hash", before, after)
 	}
-	if l, _ := s.List(); len(l.Entries) != 1 {
+	if l, _ := s.list(); len(l.Entries) != 1 {
 		t.Fatalf("the store holds %d uploads, want 1", len(l.Entries))
 	}
 	// And no byte was written to a file of the store or to the source meanwhile: the only entries
@@ -481,25 +481,25 @@ func diskBlocks(t *testing.T, dir string) int64 {
 // removed partial.
 func TestSweepPartialFinishedSinceListed(t *testing.T) {
 	s := newStore(t)
-	id, err := s.Begin("a.txt", 1)
+	id, err := s.Begin(context.Background(), "a.txt", 1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, err := s.List()
+	l, err := s.list()
 	if err != nil || len(l.Entries) != 1 || l.Entries[0].Finished {
 		t.Fatalf("listed %v, %v", l, err)
 	}
 	if _, err := s.Chunk(id, 0, strings.NewReader("a"), 0); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Finish(id, 1, ""); err != nil {
+	if _, err := s.Finish(context.Background(), id, 1, ""); err != nil {
 		t.Fatal(err)
 	}
 	// What a kill right after the publishing rename leaves.
 	p := filepath.Join(s.Dir, InternalDir, partialDir, id)
 	os.Mkdir(p, DirMode)
 	os.WriteFile(filepath.Join(p, partialInfo), []byte(`{"name":"a.txt","size":1,"created":"2020-01-01T00:00:00Z"}`), FileMode)
-	sw, err := s.Sweep(0, false)
+	sw, err := s.sweep(0, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -521,12 +521,12 @@ func TestSweepPartialFinishedSinceListed(t *testing.T) {
 // outcome and the error of the last that failed.
 func sweepEverything(t *testing.T, s *localStore) (map[string]store.Outcome, error) {
 	t.Helper()
-	sw, err := s.Sweep(0, false)
+	sw, err := s.sweep(0, false)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer sw.Close()
-	l, err := s.List()
+	l, err := s.list()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -553,7 +553,7 @@ func TestLockPartialPlantedNoWait(t *testing.T) {
 		t.Skip("needs root to give the file to another user")
 	}
 	s := newStore(t)
-	id, err := s.Begin("a.txt", -1)
+	id, err := s.Begin(context.Background(), "a.txt", -1)
 	must(t, err)
 	data := filepath.Join(s.partialDir(id), partialData)
 	must(t, os.Chown(data, 65534, 65534))

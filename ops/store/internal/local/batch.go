@@ -108,8 +108,8 @@ func (b *groupBatch) Wake() {
 	b.mu.Unlock()
 }
 
-// NewBatch starts a batch of uploads into s.
-func (s *localStore) NewBatch() *groupBatch {
+// newBatch starts a batch of uploads into s.
+func (s *localStore) newBatch() *groupBatch {
 	b := &groupBatch{s: s, ups: map[string]*batchUp{}, byKey: map[string]string{}}
 	b.done = sync.NewCond(&b.mu)
 	return b

@@ -69,7 +69,7 @@ func TestBatchCommitOnFullDisk(t *testing.T) {
 	s, err := openStore(filepath.Join(mnt, "store"), true)
 	must(t, err)
 	recs, contents := batchFiles(t, 21)
-	b := s.NewBatch()
+	b := s.newBatch()
 	buildAll(t, b, recs[:20], 0) // staged: each is one chunk
 	fillDisk(t, filepath.Join(mnt, "filler"))
 
@@ -114,7 +114,7 @@ func TestStagedIndexFullDisk(t *testing.T) {
 	mnt := smallTmpfs(t, "1m")
 	s, err := openStore(filepath.Join(mnt, "store"), true)
 	must(t, err)
-	st, err := s.NewBatch().staging()
+	st, err := s.newBatch().staging()
 	must(t, err)
 	x, err := newStagedIndex(st, metaFileName(st.id, 1))
 	must(t, err)

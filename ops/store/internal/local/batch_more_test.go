@@ -14,7 +14,7 @@ import (
 func TestBatchSettleWaitsForMore(t *testing.T) {
 	s := newStore(t)
 	recs, _ := batchFiles(t, 5)
-	b := s.NewBatch()
+	b := s.newBatch()
 	var more atomic.Bool
 	more.Store(true)
 	b.More = more.Load

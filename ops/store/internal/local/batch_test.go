@@ -85,7 +85,7 @@ func TestBatchPublishesOnCommit(t *testing.T) {
 		t.Run(fmt.Sprint(n, "-", r.chunk), func(t *testing.T) {
 			s := newStore(t)
 			recs, contents := batchFiles(t, n)
-			b := s.NewBatch()
+			b := s.newBatch()
 			buildAll(t, b, recs, r.chunk)
 			settled(b)
 			// Before Commit only the full batches are finished.
@@ -127,7 +127,7 @@ func TestBatchPublishesOnCommit(t *testing.T) {
 func TestBatchCommitFailureResumes(t *testing.T) {
 	s := newStore(t)
 	recs, contents := batchFiles(t, 3)
-	b := s.NewBatch()
+	b := s.newBatch()
 	buildAll(t, b, recs, ownChunk)
 	taken := recs[1].Upload.ID
 	must(t, os.Mkdir(s.UploadDir(taken), DirMode))
@@ -167,7 +167,7 @@ func resumesAll(t *testing.T, s *localStore, recs []*manifest.Record, contents [
 func TestBatchCrashBeforeCommit(t *testing.T) {
 	s := newStore(t)
 	recs, contents := batchFiles(t, 4)
-	b := s.NewBatch()
+	b := s.newBatch()
 	buildAll(t, b, recs, ownChunk)
 	for _, o := range b.pending { // the process dies: its locks go, nothing is committed
 		o.p.close()
@@ -183,7 +183,7 @@ func TestBatchCrashBeforeCommit(t *testing.T) {
 func TestBatchStagedFailure(t *testing.T) {
 	s := newStore(t)
 	recs, contents := batchFiles(t, 3)
-	b := s.NewBatch()
+	b := s.newBatch()
 	buildAll(t, b, recs, 0)
 	taken := recs[1].Upload.ID
 	must(t, os.Mkdir(s.UploadDir(taken), DirMode))
@@ -197,7 +197,7 @@ func TestBatchStagedFailure(t *testing.T) {
 		t.Fatalf("partials left: %v", partials)
 	}
 	again := recordFor(recs[1].Path, contents[1])
-	b = s.NewBatch()
+	b = s.newBatch()
 	must(t, s.UploadRecord(context.Background(), again, UploadOptions{Batch: b}))
 	must(t, b.Commit())
 	if again.Upload.ID == taken || !bytes.Equal(mustRead(t, again.Upload.Path), contents[1]) {
@@ -211,7 +211,7 @@ func TestBatchStagedFailure(t *testing.T) {
 func TestBatchStagedCrash(t *testing.T) {
 	s := newStore(t)
 	recs, contents := batchFiles(t, 4)
-	b := s.NewBatch()
+	b := s.newBatch()
 	buildAll(t, b, recs, 0)
 	other, err := openStore(s.Dir, false) // another process's view of the store
 	must(t, err)
@@ -231,7 +231,7 @@ func TestBatchStagedCrash(t *testing.T) {
 	again := make([]*manifest.Record, len(recs))
 	next, err := openStore(s.Dir, true) // the next run
 	must(t, err)
-	nb := next.NewBatch()
+	nb := next.newBatch()
 	for i, r := range recs {
 		again[i] = recordFor(r.Path, contents[i])
 		must(t, next.UploadRecord(context.Background(), again[i], UploadOptions{Batch: nb}))
@@ -253,7 +253,7 @@ func TestBatchStagedCrash(t *testing.T) {
 func TestBatchSettle(t *testing.T) {
 	s := newStore(t)
 	recs, contents := batchFiles(t, 6)
-	b := s.NewBatch()
+	b := s.newBatch()
 	buildAll(t, b, recs[:3], 0)
 	taken := recs[2].Upload.ID
 	must(t, os.Mkdir(s.UploadDir(taken), DirMode)) // its place will fail
@@ -299,7 +299,7 @@ func TestBatchSameFileAtOnce(t *testing.T) {
 	for round := range 30 {
 		path := filepath.Join(dir, fmt.Sprintf("same%02d.bin", round))
 		content := writeRandom(t, path, 5000+round, uint64(100+round))
-		b := s.NewBatch()
+		b := s.newBatch()
 		recs := make([]*manifest.Record, 4)
 		var wg sync.WaitGroup
 		start := make(chan struct{})
@@ -349,7 +349,7 @@ func TestBatchSameFileAtOnce(t *testing.T) {
 // not return the error again (the claiming record has it).
 func TestBatchDrop(t *testing.T) {
 	s := newStore(t)
-	b := s.NewBatch()
+	b := s.newBatch()
 	sum := b3([]byte("x"))
 	if id := b.claim(sum, "x.txt", "first"); id != "first" {
 		t.Fatalf("claim of a new file gave %q", id)

@@ -29,8 +29,8 @@ func TestLocalConformance(t *testing.T) {
 			return err == nil
 		},
 		Reserver: func(t *testing.T, b store.Backend) store.Reserver {
-			s, err := b.(*backend).store(true)
-			if err != nil {
+			s := b.(*localStore)
+			if err := s.open(true); err != nil {
 				t.Fatal(err)
 			}
 			return reserver{s}

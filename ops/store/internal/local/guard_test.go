@@ -4,6 +4,7 @@ package local
 
 import (
 	"bytes"
+	"context"
 	"io"
 	"os"
 	"path/filepath"
@@ -16,14 +17,14 @@ import (
 // finishedUpload makes a finished upload of content named name through begin, chunk and finish.
 func finishedUpload(t *testing.T, s *localStore, name string, content []byte) string {
 	t.Helper()
-	id, err := s.Begin(name, int64(len(content)))
+	id, err := s.Begin(context.Background(), name, int64(len(content)))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.Chunk(id, 0, bytes.NewReader(content), 0); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Finish(id, -1, ""); err != nil {
+	if _, err := s.Finish(context.Background(), id, -1, ""); err != nil {
 		t.Fatal(err)
 	}
 	return id

@@ -3,6 +3,7 @@
 package local
 
 import (
+	"context"
 	"encoding/hex"
 	"encoding/json"
 	"os"
@@ -76,11 +77,11 @@ func putFinished(t testing.TB, s *localStore, name string, data []byte, made tim
 // the info it had: what a finish killed after its publish, before it removed the partial, left.
 func finishLeftover(t *testing.T, s *localStore, name string) string {
 	t.Helper()
-	id, err := s.Begin(name, -1)
+	id, err := s.Begin(context.Background(), name, -1)
 	must(t, err)
 	info, err := os.ReadFile(filepath.Join(s.partialDir(id), partialInfo))
 	must(t, err)
-	_, err = s.Finish(id, 0, "")
+	_, err = s.Finish(context.Background(), id, 0, "")
 	must(t, err)
 	must(t, os.Mkdir(s.partialDir(id), 0o700))
 	must(t, os.WriteFile(filepath.Join(s.partialDir(id), partialInfo), info, 0o600))

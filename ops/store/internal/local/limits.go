@@ -132,9 +132,8 @@ func (s *localStore) writeMark(l store.Limits) error {
 
 // Limits is store.Limiter's: the store's limits, from its mark (none while it does not exist, or
 // when its mark is of an earlier version).
-func (l *backend) Limits(ctx context.Context) (store.Limits, error) {
-	s, err := l.store(false)
-	if err != nil {
+func (s *localStore) Limits(ctx context.Context) (store.Limits, error) {
+	if err := s.open(false); err != nil {
 		return store.Limits{}, err
 	}
 	return s.quota.Limits(ctx)
@@ -142,9 +141,8 @@ func (l *backend) Limits(ctx context.Context) (store.Limits, error) {
 
 // SetLimits is store.Limiter's, `store init`: it makes the store (as an upload would: refused
 // where it may not be one) and sets its limits in its mark, once (store.Quota.Set).
-func (l *backend) SetLimits(ctx context.Context, lim store.Limits) error {
-	s, err := l.store(true)
-	if err != nil {
+func (s *localStore) SetLimits(ctx context.Context, lim store.Limits) error {
+	if err := s.open(true); err != nil {
 		return err
 	}
 	have, err := s.readLimits(ctx)

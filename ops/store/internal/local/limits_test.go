@@ -16,12 +16,8 @@ import (
 func limitedStore(t *testing.T, l store.Limits) *localStore {
 	t.Helper()
 	nb, _ := New(filepath.Join(t.TempDir(), "chat-1"))
-	b := nb.(*backend)
-	if err := b.SetLimits(context.Background(), l); err != nil {
-		t.Fatal(err)
-	}
-	s, err := b.store(false)
-	if err != nil {
+	s := nb.(*localStore)
+	if err := s.SetLimits(context.Background(), l); err != nil {
 		t.Fatal(err)
 	}
 	return s
@@ -63,7 +59,7 @@ func TestLimitsStagingBeingMade(t *testing.T) {
 // begun yet), not only with what the listing shows, and holds its bytes while it writes them.
 func TestLimitsChunkCountsReservations(t *testing.T) {
 	s := limitedStore(t, store.Limits{MaxBytes: 3000})
-	id, err := s.Begin("a.bin", -1)
+	id, err := s.Begin(context.Background(), "a.bin", -1)
 	if err != nil {
 		t.Fatal(err)
 	}

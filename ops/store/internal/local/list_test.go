@@ -21,7 +21,7 @@ import (
 // another file system (a bind mount) is not entered. Its name and begin time come from its info.
 func TestListUnfinishedFolderSize(t *testing.T) {
 	s := testStore(t)
-	id, err := s.Begin("proj", -1)
+	id, err := s.Begin(context.Background(), "proj", -1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +53,7 @@ func TestListUnfinishedFolderSize(t *testing.T) {
 	} else {
 		defer exec.Command("umount", filepath.Join(tree, "mnt")).Run()
 	}
-	l, err := s.List()
+	l, err := s.list()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +71,7 @@ func TestListUnfinishedFolderSize(t *testing.T) {
 // Status does (store.UnfinishedEntry): its data file is only its writer's lock and holds none.
 func TestStatusUnfinishedFolderOffset(t *testing.T) {
 	s := testStore(t)
-	id, err := s.Begin("proj", -1)
+	id, err := s.Begin(context.Background(), "proj", -1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,11 +86,11 @@ func TestStatusUnfinishedFolderOffset(t *testing.T) {
 	}
 	os.WriteFile(filepath.Join(tree, "a"), []byte("abc"), 0o600)
 	os.WriteFile(filepath.Join(tree, "sub", "b"), []byte("defg"), 0o600)
-	st, err := s.Status(id)
+	st, err := s.Status(context.Background(), id)
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, err := s.List()
+	l, err := s.list()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +108,7 @@ func TestStatusUnfinishedFolderOffset(t *testing.T) {
 func TestSweepDropsFinishLeftover(t *testing.T) {
 	s := testStore(t)
 	id := finishLeftover(t, s, "a.txt")
-	l, err := s.List()
+	l, err := s.list()
 	must(t, err)
 	if len(l.Entries) != 1 || !l.Entries[0].Finished || len(l.Skipped) != 0 {
 		t.Fatalf("listed %+v, skipped %+v: want the finished upload alone", l.Entries, l.Skipped)

@@ -19,12 +19,11 @@ import (
 // tests that need many old uploads quickly (ops/store/internal/mkstore); uploads go through the
 // backend. It exists on Unix only, as the local store does.
 func MakeFinished(b store.Backend, name string, data []byte, made time.Time) (*store.Info, error) {
-	l, ok := b.(*backend)
+	s, ok := b.(*localStore)
 	if !ok {
 		return nil, fault.Errorf(fault.UploadInvalid, "store %s: not a local store", b.Location())
 	}
-	s, err := l.store(true)
-	if err != nil {
+	if err := s.open(true); err != nil {
 		return nil, err
 	}
 	return s.makeFinished(name, data, made)

@@ -34,7 +34,7 @@ func commitSmall(t *testing.T, s *localStore, n int, seed uint64) []*manifest.Re
 		path := filepath.Join(dir, fmt.Sprintf("f%d.bin", i))
 		recs[i] = recordFor(path, writeRandom(t, path, 100+i, seed*1000+uint64(i)))
 	}
-	b := s.NewBatch()
+	b := s.newBatch()
 	buildAll(t, b, recs, 0)
 	must(t, b.Commit())
 	return recs
@@ -115,10 +115,10 @@ func TestBatchMetaIndex(t *testing.T) {
 					if m.ID != r.Upload.ID || m.Name != r.Name || m.Size != r.Size || m.Blake3 != r.Blake3 || m.Made.IsZero() {
 						t.Fatalf("metadata %+v, not the record's %+v", m, r)
 					}
-					must(t, fresh.Check(r.Upload.ID))
+					must(t, fresh.Check(context.Background(), r.Upload.ID))
 				}
 			}
-			l, err := fresh.List()
+			l, err := fresh.list()
 			must(t, err)
 			finished := 0
 			for _, e := range l.Entries {
@@ -145,7 +145,7 @@ func TestPruneIndex(t *testing.T) {
 	}
 	// A running batch's file (its staging partial held) naming no upload in the store yet: what
 	// a commit has placed its metadata for and not yet its uploads.
-	running := s.NewBatch()
+	running := s.newBatch()
 	st, err := running.staging()
 	must(t, err)
 	id, _ := store.NewID()
@@ -159,10 +159,10 @@ func TestPruneIndex(t *testing.T) {
 
 	remove := func(recs ...*manifest.Record) {
 		t.Helper()
-		sw, err := s.Sweep(0, false)
+		sw, err := s.sweep(0, false)
 		must(t, err)
 		defer sw.Close()
-		l, err := s.List()
+		l, err := s.list()
 		must(t, err)
 		var doomed []store.Entry
 		for _, e := range l.Entries {
@@ -222,10 +222,10 @@ func TestPruneIndex(t *testing.T) {
 func TestStagingNotCounted(t *testing.T) {
 	s := newStore(t)
 	commitSmall(t, s, 2, 1)
-	b := s.NewBatch()
+	b := s.newBatch()
 	st, err := b.staging()
 	must(t, err)
-	l, err := s.List()
+	l, err := s.list()
 	must(t, err)
 	var batches []store.Entry
 	for _, e := range l.Entries {
@@ -259,7 +259,7 @@ func TestMetaFolderSymlink(t *testing.T) {
 	}
 	before, _ := os.ReadDir(elsewhere)
 	more, _ := batchFiles(t, 1)
-	b := fresh.NewBatch()
+	b := fresh.newBatch()
 	err = fresh.UploadRecord(context.Background(), more[0], UploadOptions{Batch: b})
 	if err == nil {
 		err = b.Settle(more[0].Upload.ID)

@@ -13,12 +13,8 @@ import (
 // WrongMode is store.Moder: the modes verify's rules require of an upload's folder and of the
 // files in it (Check), named with the mode to restore. The folder is 0700; a finished upload's
 // own files are 0400 (or an older store's 0600), a marker 0600 (wantMode).
-func (l *backend) WrongMode(_ context.Context, id string) (store.ModeRepair, bool) {
-	if store.ValidID(id) != nil {
-		return store.ModeRepair{}, false
-	}
-	s, err := l.store(false)
-	if err != nil {
+func (s *localStore) WrongMode(_ context.Context, id string) (store.ModeRepair, bool) {
+	if store.ValidID(id) != nil || s.open(false) != nil {
 		return store.ModeRepair{}, false
 	}
 	return wrongMode(s.UploadDir(id))

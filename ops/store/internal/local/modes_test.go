@@ -42,7 +42,7 @@ func TestWrongMode(t *testing.T) {
 			s := testStore(t)
 			id := putFinished(t, s, "a.txt", []byte("alpha\n"), time.Now())
 			tc.prep(s, id)
-			b := s.Backend()
+			b := s
 			moder := store.Backend(b).Features().Moder
 			if moder == nil {
 				t.Fatal("the local store declares no Moder")
@@ -61,7 +61,7 @@ func TestWrongMode(t *testing.T) {
 	}
 	s := testStore(t)
 	for _, id := range []string{"not-an-id", "01935c4e-8a31-7b6c-9e2f-0c1d2e3f4a5b", "../x"} {
-		if got, ok := s.Backend().WrongMode(context.Background(), id); ok {
+		if got, ok := s.WrongMode(context.Background(), id); ok {
 			t.Errorf("WrongMode(%q) = %+v, want nothing", id, got)
 		}
 	}

@@ -4,6 +4,7 @@ package local
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"os"
 	"os/exec"
@@ -19,11 +20,11 @@ import (
 // finishOne uploads data as name through begin, chunk and finish and returns its metadata.
 func finishOne(t *testing.T, s *localStore, name string, data []byte) *Meta {
 	t.Helper()
-	id, err := s.Begin(name, int64(len(data)))
+	id, err := s.Begin(context.Background(), name, int64(len(data)))
 	must(t, err)
 	_, err = s.Chunk(id, 0, bytes.NewReader(data), 0)
 	must(t, err)
-	m, err := s.Finish(id, -1, "")
+	m, err := s.Finish(context.Background(), id, -1, "")
 	must(t, err)
 	return m
 }
@@ -123,7 +124,7 @@ func TestFinishedReadOnlyForOwner(t *testing.T) {
 // undone by the next opener, and the partial can be written and finished again.
 func TestFinishCrashReadOnly(t *testing.T) {
 	s := testStore(t)
-	id, err := s.Begin("c.txt", -1)
+	id, err := s.Begin(context.Background(), "c.txt", -1)
 	must(t, err)
 	_, err = s.Chunk(id, 0, strings.NewReader("part"), 0)
 	must(t, err)
@@ -146,7 +147,7 @@ func TestFinishCrashReadOnly(t *testing.T) {
 	if fi.Mode().Perm() != FileMode {
 		t.Fatalf("data back in the partial: mode %04o, want 0600", fi.Mode().Perm())
 	}
-	m, err := s.Finish(id, 9, "")
+	m, err := s.Finish(context.Background(), id, 9, "")
 	must(t, err)
 	b, err := os.ReadFile(s.FinishedPath(m.ID, m.Name))
 	must(t, err)

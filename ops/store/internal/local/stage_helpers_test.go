@@ -27,7 +27,7 @@ func (s *localStore) UploadRecord(ctx context.Context, rec *manifest.Record, opt
 	if opts.Batch != nil {
 		o.Batch = opts.Batch
 	}
-	u, err := stage.NewUploader(s.Backend(), o)
+	u, err := stage.NewUploader(s, o)
 	if err != nil {
 		return err
 	}
@@ -36,12 +36,12 @@ func (s *localStore) UploadRecord(ctx context.Context, rec *manifest.Record, opt
 
 // VerifyRecord is verify of one record over s.
 func (s *localStore) VerifyRecord(rec *manifest.Record, progress func(int64)) error {
-	return stage.VerifyRecord(context.Background(), s.Backend(), rec, progress)
+	return stage.VerifyRecord(context.Background(), s, rec, progress)
 }
 
 // VerifyUpload is verify of one upload id over s.
 func (s *localStore) VerifyUpload(id string, progress func(int64)) (*manifest.Record, error) {
-	return stage.VerifyID(context.Background(), s.Backend(), id, progress)
+	return stage.VerifyID(context.Background(), s, id, progress)
 }
 
 var _ store.Batch = (*groupBatch)(nil)

@@ -11,7 +11,6 @@
 package local
 
 import (
-	"context"
 	"errors"
 	"io"
 	"io/fs"
@@ -19,16 +18,32 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
+	"time"
 
 	"github.com/attachctl/attachctl/manifest/fault"
 	"github.com/attachctl/attachctl/ops/store"
 	"golang.org/x/sys/unix"
 )
 
-// localStore is one store folder, by its absolute path.
+// localStore is the local folder store, and the store.Backend New returns. The folder is opened
+// (and judged: a store, missing, or not a store) at the first call; only an upload may make or
+// mark it.
 type localStore struct {
-	Dir string
+	Dir string // the store's absolute folder, set by the first open
+
+	dir    string      // the folder as New was given it
+	mu     sync.Mutex  // serialises the opens, and guards err
+	opened atomic.Bool // an open found the store (or that it does not exist yet): Dir, quota are set
+	made   atomic.Bool // opened with create once: judged, made and marked
+	// err: a read-open failed with it, and later reads return it without opening again while no
+	// store is found (opened false), until an upload makes the store.
+	err  error
+	wait time.Duration // how long an upload waits for the limits lock
+
+	store.TreesOn // store.Trees: the engine's rules over the store, opened for each call (New)
 
 	idx   uploadIndex  // finished uploads by blake3 and name, for the upload stage's dedupe
 	parts partialIndex // unfinished uploads by source, for the upload stage's resume
@@ -36,46 +51,75 @@ type localStore struct {
 	meta  metaIndex    // the metadata of small uploads (metaindex.go)
 }
 
-// openStore returns the store at dir. The store folder must be a real folder, not a symlink (refused
+// open opens the store for reading; create: for an upload, making or marking it. A read-open
+// that failed (no store yet) is not made again, but an upload that makes the store afterwards is
+// seen by every later call. The store folder must be a real folder, not a symlink (refused
 // before anything is made), and never inside another store or an upload (store.notStore). A folder that exists and is not a store is store.notStore, and
 // nothing is written into it. Without create, a store that does not exist is empty: every read
 // finds nothing and nothing is made. With create (an upload), a missing store is made (0700), and
 // a new or empty folder, or a store of an earlier version (recognised by its layout), is marked.
-func openStore(dir string, create bool) (*localStore, error) {
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return nil, fault.Errorf(fault.UploadInvalid, "store %s: %v", dir, err)
+func (s *localStore) open(create bool) error {
+	if s.opened.Load() && (!create || s.made.Load()) {
+		return nil // judged for this run already: an upload per file need not judge it again
 	}
-	s := &localStore{Dir: abs}
-	// Its limits: read from the mark once; each upload is admitted by a reservation taken under
-	// the store's limits lock, so that uploads of many processes at once never pass a limit.
-	s.quota = &store.Quota{R: reserver{s}, Loc: abs, Read: s.readLimits,
-		List: func(context.Context) (*store.Listing, error) { return s.List() }}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.opened.Load() && (!create || s.made.Load()) {
+		return nil // opened meanwhile
+	}
+	if !create && s.err != nil {
+		return s.err
+	}
+	err := s.judgeOpen(create)
+	if err != nil {
+		if !create {
+			s.err = err
+		}
+		return err
+	}
+	if !s.opened.Load() {
+		// Its limits: read from the mark once; each upload is admitted by a reservation taken
+		// under the store's limits lock, so that uploads of many processes at once never pass a
+		// limit.
+		s.quota = &store.Quota{R: reserver{s}, Loc: s.Dir, Read: s.readLimits, List: s.List, Wait: s.wait}
+		s.opened.Store(true)
+	}
+	if create {
+		s.made.Store(true)
+	}
+	return nil
+}
+
+// judgeOpen is open's work, under its lock: it judges the folder, and with create makes or marks
+// it. The folder found by the first open stays the store's.
+func (s *localStore) judgeOpen(create bool) error {
+	abs, err := filepath.Abs(s.dir)
+	if err != nil {
+		return fault.Errorf(fault.UploadInvalid, "store %s: %v", s.dir, err)
+	}
+	if !s.opened.Load() {
+		s.Dir = abs
+	}
 	if err := notNested(abs); err != nil {
-		return nil, err
+		return err
 	}
 	kind, err := s.judge() // a symlink or a file is refused here, as not a real folder
-	if err == nil && kind == notThere {
-		if !create {
-			return s, nil
-		}
+	if err == nil && kind == notThere && create {
 		if err = mkdirAll(abs); err == nil {
 			kind, err = s.judge()
 		}
 	}
 	if err != nil {
-		return nil, err
+		return err
 	}
 	switch {
 	case kind == notAStore:
-		return nil, fault.Errorf(fault.StoreNotStore,
+		return fault.Errorf(fault.StoreNotStore,
 			"store %s: the folder exists and is not an attachctl store (no %s/%s mark, no uploads); nothing was written to it", abs, InternalDir, markName)
 	case kind != marked && create:
-		if err := s.mark(); err != nil {
-			return nil, err
-		}
+		return s.mark()
 	}
-	return s, nil
+	return nil
 }
 
 // markName is the store's mark inside STORE/.attachctl: a file that says the folder is a store.
@@ -161,8 +205,13 @@ func (s *localStore) internal(parts ...string) string {
 // UploadDir is the folder of a finished upload.
 func (s *localStore) UploadDir(id string) string { return filepath.Join(s.Dir, id) }
 
-// FinishedPath is where a finished upload's bytes are.
-func (s *localStore) FinishedPath(id, name string) string { return filepath.Join(s.Dir, id, name) }
+// FinishedPath is where a finished upload's bytes are ("" when the store cannot be opened).
+func (s *localStore) FinishedPath(id, name string) string {
+	if s.open(false) != nil {
+		return ""
+	}
+	return filepath.Join(s.Dir, id, name)
+}
 
 // mkdirAll makes dir and its missing parents with mode 0700 whatever the umask.
 func mkdirAll(dir string) error {

@@ -12,12 +12,15 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Backend returns s as a store.Backend.
-func (s *localStore) Backend() *backend {
-	b, _ := New(s.Dir)
-	l := b.(*backend)
-	l.s.Store(s)
-	return l
+// openStore returns the store at dir (New), opened as its first call would (create: as an
+// upload, making or marking it).
+func openStore(dir string, create bool) (*localStore, error) {
+	b, _ := New(dir)
+	s := b.(*localStore)
+	if err := s.open(create); err != nil {
+		return nil, err
+	}
+	return s, nil
 }
 
 // LastUsed returns when upload id was last used: its .used marker's mtime, and false when it has
@@ -34,27 +37,11 @@ func (s *localStore) LastUsed(id string) (time.Time, bool, error) {
 	return lastUsedAt(dirfd, filepath.Join(s.UploadDir(id), UsedName))
 }
 
-// The step-by-step upload as the tests drive it on a store they opened: the backend's methods
-// (backend.go), without a context, and a chunk written in pieces of at most max bytes (max <= 0:
-// defaultChunk), so that a test can cut one small.
-
-func (s *localStore) Begin(name string, size int64) (string, error) {
-	return s.Backend().Begin(context.Background(), name, size)
-}
-
+// Chunk writes a chunk as Write does, in pieces of at most max bytes (max <= 0: defaultChunk), so
+// that a test can cut one small.
 func (s *localStore) Chunk(id string, offset int64, r io.Reader, max int64) (int64, error) {
 	if max <= 0 {
 		max = defaultChunk
 	}
 	return store.WriteChunk(context.Background(), chunker{s, max}, id, offset, r)
 }
-
-func (s *localStore) Status(id string) (*Status, error) {
-	return s.Backend().Status(context.Background(), id)
-}
-
-func (s *localStore) Finish(id string, size int64, blake3 string) (*Meta, error) {
-	return s.Backend().Finish(context.Background(), id, size, blake3)
-}
-
-func (s *localStore) Abort(id string) error { return s.Backend().Abort(context.Background(), id) }

@@ -56,10 +56,10 @@ func openDirAt(parent int, name string) (int, error) {
 	}
 }
 
-// List returns every upload of the store, the rules written once (store.ListOn) over the
+// list returns every upload of the store, the rules written once (store.ListOn) over the
 // primitives below: the finished ones read through the guarded reads, the unfinished ones from
 // their partials. A store that does not exist is empty.
-func (s *localStore) List() (*store.Listing, error) {
+func (s *localStore) list() (*store.Listing, error) {
 	lr := &listRun{storeDirs{s: s, storefd: -1, partfd: -1}}
 	defer lr.close()
 	return store.ListOn(context.Background(), lr)
@@ -279,10 +279,10 @@ func readSmallAt(dirfd int, name string, limit int64) ([]byte, error) {
 
 var errNotRegular = errors.New("not a regular file")
 
-// Sweep opens the store's folders for the sweep (a partial begun after this is not stale yet:
+// sweep opens the store's folders for the sweep (a partial begun after this is not stale yet:
 // Recheck finds it gone) and takes the one-sweep lock, waiting at most wait. A dry run takes
 // nothing (it writes nothing, the lock included); a store that does not exist has nothing to sweep.
-func (s *localStore) Sweep(wait time.Duration, dryRun bool) (*sweeper, error) {
+func (s *localStore) sweep(wait time.Duration, dryRun bool) (*sweeper, error) {
 	sw := &sweeper{storeDirs: storeDirs{s: s, storefd: -1, partfd: -1}, dry: dryRun, trashfd: -1}
 	there, err := sw.open()
 	if err == nil && there && !dryRun {

@@ -291,7 +291,7 @@ func TestVerifyTreeTop(t *testing.T) {
 		name, says string
 		prep       func(s *localStore, ti *store.TreeInfo)
 	}{
-		{"intact and used", "", func(s *localStore, ti *store.TreeInfo) { s.MarkUsed([]string{ti.ID}, time.Now()) }},
+		{"intact and used", "", func(s *localStore, ti *store.TreeInfo) { s.MarkUsed(context.Background(), []string{ti.ID}, time.Now()) }},
 		{"upload folder mode 0755", "folder mode 0755", func(s *localStore, ti *store.TreeInfo) { os.Chmod(s.UploadDir(ti.ID), 0o755) }},
 		{"the folder mode 0755", "folder mode 0755, not 0700", func(s *localStore, ti *store.TreeInfo) { os.Chmod(s.FinishedPath(ti.ID, ti.Name), 0o755) }},
 		{"the folder a symlink", "not a real folder", func(s *localStore, ti *store.TreeInfo) {

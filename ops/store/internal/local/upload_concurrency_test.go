@@ -171,14 +171,14 @@ func TestDiskFull(t *testing.T) {
 	must(t, os.WriteFile(filler, make([]byte, 1<<20), 0o600))
 
 	// Step by step.
-	id, err := s.Begin("chunk.bin", -1)
+	id, err := s.Begin(context.Background(), "chunk.bin", -1)
 	must(t, err)
 	off, err := s.Chunk(id, 0, bytes.NewReader(make([]byte, 1500<<10)), 0)
 	wantCode(t, err, fault.UploadDiskFull)
 	if off != 0 || dataSize(t, s, id) != 0 {
 		t.Fatalf("a refused chunk kept bytes: %d", dataSize(t, s, id))
 	}
-	must(t, s.Abort(id))
+	must(t, s.Abort(context.Background(), id))
 
 	// The stage.
 	path := filepath.Join(t.TempDir(), "big.bin")

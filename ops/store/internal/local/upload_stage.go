@@ -35,6 +35,9 @@ const writebackEvery = 8 << 20
 // ctx cancelled: stops after the current chunk, keeps the partial, returns ctx.Err(). A full disk
 // is upload.diskFull and keeps what was written.
 func (s *localStore) Stream(ctx context.Context, src store.Source, f store.SourceFile, opts store.StreamOptions) (*Meta, error) {
+	if err := s.open(true); err != nil { // making or marking the store
+		return nil, err
+	}
 	opts = opts.WithDefaults(defaultChunk)
 	if opts.Batch != nil {
 		b, ok := opts.Batch.(*groupBatch)
@@ -85,6 +88,9 @@ func (s *localStore) StartStream(ctx context.Context, st store.StreamStart) (sto
 // Open opens the finished upload id named name through the guarded open, with its metadata
 // (store.Backend, store.StreamBackend).
 func (s *localStore) Open(_ context.Context, id, name string) (store.Reader, error) {
+	if err := s.open(false); err != nil {
+		return nil, err
+	}
 	f, err := s.OpenFinished(id, name)
 	if err != nil {
 		return nil, err
@@ -104,7 +110,7 @@ func (s *localStore) ReuseStream(_ context.Context, id string) bool { return s.r
 // reuse marks the finished upload id used now, as a record is about to name it again; false
 // when it cannot be marked (swept meanwhile): then the file is uploaded anew.
 func (s *localStore) reuse(id string) bool {
-	return s.MarkUsed([]string{id}, time.Now()) == nil
+	return s.MarkUsed(context.Background(), []string{id}, time.Now()) == nil
 }
 
 // stagePartial finds the unfinished upload of this source that no one else holds, ready to

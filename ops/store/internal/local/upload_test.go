@@ -27,7 +27,7 @@ func b3(b []byte) string { s := blake3.Sum256(b); return hex.EncodeToString(s[:]
 
 func dataSize(t *testing.T, s *localStore, id string) int64 {
 	t.Helper()
-	st, err := s.Status(id)
+	st, err := s.Status(context.Background(), id)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +44,7 @@ func TestStepByStep(t *testing.T) {
 	defer unix.Umask(old)
 	s := newStore(t)
 	content := []byte("0123456789")
-	id, err := s.Begin("ten.txt", 10)
+	id, err := s.Begin(context.Background(), "ten.txt", 10)
 	must(t, err)
 	must(t, store.ValidID(id))
 	if off, err := s.Chunk(id, 0, bytes.NewReader(content[:4]), 0); err != nil || off != 4 {
@@ -68,26 +68,26 @@ func TestStepByStep(t *testing.T) {
 			t.Fatalf("past size kept bytes: offset %d, data %d", off, dataSize(t, s, id))
 		}
 	}
-	st, err := s.Status(id)
+	st, err := s.Status(context.Background(), id)
 	must(t, err)
 	if *st != (Status{ID: id, Name: "ten.txt", Offset: 4, Size: 10}) {
 		t.Fatalf("status %+v", st)
 	}
-	_, err = s.Finish(id, -1, "")
+	_, err = s.Finish(context.Background(), id, -1, "")
 	wantCode(t, err, fault.UploadSizeMismatch)
 	if off, err := s.Chunk(id, 4, onlyReader{bytes.NewReader(content[4:])}, 3); err != nil || off != 10 {
 		t.Fatalf("chunk: %d %v", off, err)
 	}
-	_, err = s.Finish(id, 11, "")
+	_, err = s.Finish(context.Background(), id, 11, "")
 	wantCode(t, err, fault.UploadSizeMismatch)
-	_, err = s.Finish(id, -1, b3([]byte("something else")))
+	_, err = s.Finish(context.Background(), id, -1, b3([]byte("something else")))
 	wantCode(t, err, fault.UploadHashMismatch)
-	_, err = s.Finish(id, -1, "abc")
+	_, err = s.Finish(context.Background(), id, -1, "abc")
 	wantCode(t, err, fault.UploadInvalid)
 	if dataSize(t, s, id) != 10 {
 		t.Fatal("a refused finish lost the partial")
 	}
-	m, err := s.Finish(id, 10, strings.ToUpper(b3(content)))
+	m, err := s.Finish(context.Background(), id, 10, strings.ToUpper(b3(content)))
 	must(t, err)
 	if m.ID != id || m.Name != "ten.txt" || m.Size != 10 || m.Blake3 != b3(content) {
 		t.Fatalf("meta %+v", m)
@@ -98,54 +98,54 @@ func TestStepByStep(t *testing.T) {
 		t.Fatalf("finished %q", got)
 	}
 	checkModes(t, s.Dir)
-	st, err = s.Status(id)
+	st, err = s.Status(context.Background(), id)
 	must(t, err)
 	if !st.Finished || st.Offset != 10 {
 		t.Fatalf("status %+v", st)
 	}
-	if m2, err := s.Finish(id, 10, b3(content)); err != nil || m2.ID != id {
+	if m2, err := s.Finish(context.Background(), id, 10, b3(content)); err != nil || m2.ID != id {
 		t.Fatalf("finish again: %v", err)
 	}
-	_, err = s.Finish(id, 9, "")
+	_, err = s.Finish(context.Background(), id, 9, "")
 	wantCode(t, err, fault.UploadSizeMismatch)
 	_, err = s.Chunk(id, 10, strings.NewReader("x"), 0)
 	wantCode(t, err, fault.UploadOffset)
-	wantCode(t, s.Abort(id), fault.UploadInvalid)
+	wantCode(t, s.Abort(context.Background(), id), fault.UploadInvalid)
 	if _, err := os.Stat(s.FinishedPath(id, "ten.txt")); err != nil {
 		t.Fatal("abort removed a finished upload")
 	}
 
 	// An open size, fixed at finish.
-	id2, err := s.Begin("open.bin", -1)
+	id2, err := s.Begin(context.Background(), "open.bin", -1)
 	must(t, err)
 	_, err = s.Chunk(id2, 0, strings.NewReader("abc"), 0)
 	must(t, err)
-	_, err = s.Finish(id2, 4, "")
+	_, err = s.Finish(context.Background(), id2, 4, "")
 	wantCode(t, err, fault.UploadSizeMismatch)
-	m, err = s.Finish(id2, 3, "")
+	m, err = s.Finish(context.Background(), id2, 3, "")
 	must(t, err)
 	if m.Size != 3 || m.Blake3 != b3([]byte("abc")) {
 		t.Fatalf("meta %+v", m)
 	}
 
 	// Abort.
-	id3, err := s.Begin("gone.bin", -1)
+	id3, err := s.Begin(context.Background(), "gone.bin", -1)
 	must(t, err)
-	must(t, s.Abort(id3))
-	_, err = s.Status(id3)
+	must(t, s.Abort(context.Background(), id3))
+	_, err = s.Status(context.Background(), id3)
 	wantCode(t, err, fault.UploadMissing)
-	wantCode(t, s.Abort(id3), fault.UploadMissing)
+	wantCode(t, s.Abort(context.Background(), id3), fault.UploadMissing)
 	_, err = s.Chunk(id3, 0, strings.NewReader("x"), 0)
 	wantCode(t, err, fault.UploadMissing)
 
 	// Bad ids and names.
-	_, err = s.Status("not-an-id")
+	_, err = s.Status(context.Background(), "not-an-id")
 	wantCode(t, err, fault.UploadInvalid)
 	for _, n := range []string{"", ".", "..", "a/b", ".upload.json", strings.Repeat("x", 256)} {
-		_, err = s.Begin(n, 1)
+		_, err = s.Begin(context.Background(), n, 1)
 		wantCode(t, err, fault.UploadInvalid)
 	}
-	_, err = s.Begin("x", -2)
+	_, err = s.Begin(context.Background(), "x", -2)
 	wantCode(t, err, fault.UploadInvalid)
 	if ids, _ := s.partialIDs(); len(ids) != 0 {
 		t.Fatalf("partials left: %v", ids)
@@ -177,7 +177,7 @@ func TestFinishCrash(t *testing.T) {
 	s := newStore(t)
 	content := []byte("crash me")
 	// Died between moving data into out/ and renaming out/ to STORE/<id>.
-	id, err := s.Begin("c.txt", int64(len(content)))
+	id, err := s.Begin(context.Background(), "c.txt", int64(len(content)))
 	must(t, err)
 	_, err = s.Chunk(id, 0, bytes.NewReader(content), 0)
 	must(t, err)
@@ -185,7 +185,7 @@ func TestFinishCrash(t *testing.T) {
 	must(t, os.Mkdir(filepath.Join(dir, partialOut), 0o700))
 	must(t, os.WriteFile(filepath.Join(dir, partialOut, MetaName), []byte("{}"), 0o600))
 	must(t, os.Rename(filepath.Join(dir, partialData), filepath.Join(dir, partialOut, "c.txt")))
-	st, err := s.Status(id)
+	st, err := s.Status(context.Background(), id)
 	must(t, err)
 	if st.Finished || st.Offset != int64(len(content)) {
 		t.Fatalf("status %+v", st)
@@ -193,19 +193,19 @@ func TestFinishCrash(t *testing.T) {
 	if _, err := os.Stat(s.UploadDir(id)); !os.IsNotExist(err) {
 		t.Fatal("a half finish is visible")
 	}
-	m, err := s.Finish(id, -1, b3(content))
+	m, err := s.Finish(context.Background(), id, -1, b3(content))
 	must(t, err)
 	if m.Size != int64(len(content)) {
 		t.Fatalf("meta %+v", m)
 	}
 	// Died after the rename, before the partial was removed.
 	id2 := finishLeftover(t, s, "d.txt")
-	st, err = s.Status(id2)
+	st, err = s.Status(context.Background(), id2)
 	must(t, err)
 	if !st.Finished {
 		t.Fatalf("status %+v", st)
 	}
-	if _, err := s.Finish(id2, 0, ""); err != nil {
+	if _, err := s.Finish(context.Background(), id2, 0, ""); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(s.partialDir(id2)); !os.IsNotExist(err) {
@@ -442,7 +442,7 @@ func TestPartialHeld(t *testing.T) {
 	if ids, _ := s.IDs(); len(ids) != 1 {
 		t.Fatalf("finished %v", ids)
 	}
-	wantCode(t, s.Abort(id), "")
+	wantCode(t, s.Abort(context.Background(), id), "")
 }
 
 // TestPartialStatusOutLink: between a finish's two renames Status reads out/<name>, and only
@@ -451,7 +451,7 @@ func TestPartialHeld(t *testing.T) {
 func TestPartialStatusOutLink(t *testing.T) {
 	s := newStore(t)
 	content := []byte("not in the store")
-	id, err := s.Begin("c.txt", int64(len(content)))
+	id, err := s.Begin(context.Background(), "c.txt", int64(len(content)))
 	must(t, err)
 	_, err = s.Chunk(id, 0, bytes.NewReader(content), 0)
 	must(t, err)
@@ -469,13 +469,13 @@ func TestPartialStatusOutLink(t *testing.T) {
 // FIFO planted as data is refused as not a regular file, and the open does not block on it.
 func TestPartialStatusFIFO(t *testing.T) {
 	s := newStore(t)
-	id, err := s.Begin("c.txt", 4)
+	id, err := s.Begin(context.Background(), "c.txt", 4)
 	must(t, err)
 	data := filepath.Join(s.partialDir(id), partialData)
 	must(t, os.Remove(data))
 	must(t, unix.Mkfifo(data, 0o600))
 	done := make(chan error, 1)
-	go func() { _, err := s.Status(id); done <- err }()
+	go func() { _, err := s.Status(context.Background(), id); done <- err }()
 	select {
 	case err := <-done:
 		wantCode(t, err, fault.UploadUnreadable)

@@ -18,7 +18,10 @@ import (
 // until every marker is written: a sweep renames folders out of the store only while it holds
 // the lock exclusive. Each marker is the .used file, whose mtime is then at. A use does not stop
 // when its caller is cancelled, as before the engine: the markers are a few small writes.
-func (s *localStore) MarkUsed(ids []string, at time.Time) error {
+func (s *localStore) MarkUsed(_ context.Context, ids []string, at time.Time) error {
+	if err := s.open(false); err != nil {
+		return err
+	}
 	u := &useRun{s: s}
 	defer u.close()
 	return store.MarkUsedOn(context.Background(), u, ids, at)

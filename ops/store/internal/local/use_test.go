@@ -3,6 +3,7 @@
 package local
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"testing"
@@ -68,7 +69,7 @@ func TestMarkUsed(t *testing.T) {
 			s := testStore(t)
 			good := putFinished(t, s, "a.txt", []byte("a"), at.Add(-time.Hour))
 			ids := tt.prep(t, s, good)
-			err := s.MarkUsed(ids, at)
+			err := s.MarkUsed(context.Background(), ids, at)
 			wantCode(t, err, tt.code)
 			last, used, lerr := s.LastUsed(good)
 			if tt.code != "" {

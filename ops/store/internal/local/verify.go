@@ -3,6 +3,7 @@
 package local
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -18,7 +19,10 @@ import (
 // file uploads; a folder upload's own folder is checked by CheckTreeTop): the folder is a real
 // folder of mode 0700 owned by the user, and its entries are the file, the metadata and at most a
 // marker (checkTop).
-func (s *localStore) Check(id string) error {
+func (s *localStore) Check(_ context.Context, id string) error {
+	if err := s.open(false); err != nil {
+		return err
+	}
 	if err := store.ValidID(id); err != nil {
 		return err
 	}

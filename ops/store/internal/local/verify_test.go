@@ -3,6 +3,7 @@
 package local
 
 import (
+	"context"
 	"encoding/hex"
 	"encoding/json"
 	"io"
@@ -102,7 +103,7 @@ func TestVerifyUpload(t *testing.T) {
 		code fault.Code
 	}{
 		{"intact", func(*localStore, string) {}, ""},
-		{"intact and used", func(s *localStore, id string) { s.MarkUsed([]string{id}, time.Now()) }, ""},
+		{"intact and used", func(s *localStore, id string) { s.MarkUsed(context.Background(), []string{id}, time.Now()) }, ""},
 		{"flipped byte", func(s *localStore, id string) { flip(t, s.FinishedPath(id, "u.bin"), 5) }, fault.VerifyMismatch},
 		{"truncated", func(s *localStore, id string) { os.Truncate(s.FinishedPath(id, "u.bin"), 3) }, fault.VerifyMismatch},
 		{"folder mode 0755", func(s *localStore, id string) { os.Chmod(s.UploadDir(id), 0o755) }, fault.UploadUnreadable},
