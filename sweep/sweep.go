@@ -90,8 +90,9 @@ func Run(ctx context.Context, b store.Backend, opts Options, emit func(Removed) 
 }
 
 // remove takes the store's sweep hold, lists it, removes what killed runs left (the listing's
-// leftovers), then what stale says through the backend's Sweeper, and reports each removal to emit. check, when set, sees the listing first and may
-// refuse the run (rm: an id that is not a finished upload).
+// leftovers), then what stale says through the backend's Sweeper, and reports each removal to
+// emit. check, when set, sees the listing first and may refuse the run (rm: an id that is not a
+// finished upload).
 func remove(ctx context.Context, b store.Backend, wait time.Duration, dry bool, stale func(store.Entry) bool,
 	check func(*store.Listing) error, emit func(Removed) error) (Summary, error) {
 	var sum Summary
