@@ -17,7 +17,7 @@ func limitedStore(t *testing.T, l store.Limits) *localStore {
 	t.Helper()
 	nb, _ := New(filepath.Join(t.TempDir(), "chat-1"))
 	s := nb.(*localStore)
-	if err := s.SetLimits(context.Background(), l); err != nil {
+	if err := s.quota.SetLimits(context.Background(), l); err != nil {
 		t.Fatal(err)
 	}
 	return s

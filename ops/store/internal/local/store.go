@@ -21,7 +21,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
-	"time"
 
 	"github.com/attachctl/attachctl/manifest/fault"
 	"github.com/attachctl/attachctl/ops/store"
@@ -40,14 +39,13 @@ type localStore struct {
 	made   atomic.Bool // opened with create once: judged, made and marked
 	// err: a read-open failed with it, and later reads return it without opening again while no
 	// store is found (opened false), until an upload makes the store.
-	err  error
-	wait time.Duration // how long an upload waits for the limits lock
+	err error
 
 	store.TreesOn // store.Trees: the engine's rules over the store, opened for each call (New)
 
 	idx   uploadIndex  // finished uploads by blake3 and name, for the upload stage's dedupe
 	parts partialIndex // unfinished uploads by source, for the upload stage's resume
-	quota *store.Quota // its limits and what it holds (limits.go)
+	quota *store.Quota // its limits and what it holds (limits.go), its Limiter
 	meta  metaIndex    // the metadata of small uploads (metaindex.go)
 }
 
@@ -78,10 +76,7 @@ func (s *localStore) open(create bool) error {
 		return err
 	}
 	if !s.opened.Load() {
-		// Its limits: read from the mark once; each upload is admitted by a reservation taken
-		// under the store's limits lock, so that uploads of many processes at once never pass a
-		// limit.
-		s.quota = &store.Quota{R: reserver{s}, Loc: s.Dir, Read: s.readLimits, List: s.List, Wait: s.wait}
+		s.quota.Loc, s.quota.MarkAt = s.Dir, s.internal(markName) // read by calls after this open
 		s.opened.Store(true)
 	}
 	if create {
