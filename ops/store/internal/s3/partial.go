@@ -61,7 +61,7 @@ func (s *Store) checkStore(ctx context.Context, create bool) (bool, error) {
 	if s.marked {
 		return true, nil
 	}
-	if err := s.nestedName(); err != nil {
+	if err := s.nested(ctx, false); err != nil {
 		return false, err
 	}
 	body, etag, _, err := s.getObject(ctx, s.markKey())
@@ -85,7 +85,7 @@ func (s *Store) checkStore(ctx context.Context, create bool) (bool, error) {
 		case !create:
 			return false, nil
 		default: // made here: the mark is written create-only
-			if err := s.notNested(ctx); err != nil {
+			if err := s.nested(ctx, true); err != nil {
 				return false, err
 			}
 			body, etag, err = nil, "", nil
