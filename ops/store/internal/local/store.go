@@ -136,12 +136,9 @@ const (
 
 // judge tells what the store folder is, reading without following a link or writing anything.
 func (s *localStore) judge() (storeKind, error) {
-	storefd, err := unix.Open(s.Dir, noFollowDir, 0)
-	if err != nil {
-		if errors.Is(err, unix.ENOENT) {
-			return notThere, nil
-		}
-		return 0, lockErr(s.Dir, err)
+	storefd, err := s.openIfThere()
+	if err != nil || storefd < 0 {
+		return notThere, err
 	}
 	d := os.NewFile(uintptr(storefd), s.Dir) // d owns storefd
 	defer d.Close()
@@ -284,12 +281,16 @@ func idErr(id string) func(path string, err error) error {
 	return func(path string, err error) error { return guardErr(path, id, err) }
 }
 
-// openDir is openDirs from the store folder down, which must itself be a real folder; code
-// codes an error opening it, and (without create) one opening a folder below.
+// openDir is openDirs from the store folder down, which must itself be a real folder (no names:
+// the store folder); code codes an error opening it, and (without create) one opening a folder
+// below. It is the one way into the store's folders, and openIfThere its reader's.
 func (s *localStore) openDir(code func(path string, err error) error, create bool, names ...string) (int, error) {
 	storefd, err := unix.Open(s.Dir, noFollowDir, 0)
-	if err != nil {
+	switch {
+	case err != nil:
 		return -1, code(s.Dir, err)
+	case len(names) == 0:
+		return storefd, nil
 	}
 	defer unix.Close(storefd)
 	step := openOnly(code)
