@@ -224,12 +224,17 @@ func (q *Quota) AdmitNew(ctx context.Context, name string, size int64) (id strin
 	if id, err = NewID(); err != nil {
 		return "", nil, err
 	}
+	release, err = q.AdmitID(ctx, id, name, size)
+	return id, release, err
+}
+
+// AdmitID admits the new upload id (one a batch claimed first) with the store's limits (Admit).
+func (q *Quota) AdmitID(ctx context.Context, id, name string, size int64) (release func(), err error) {
 	l, err := q.Limits(ctx)
 	if err != nil {
-		return "", nil, err
+		return func() {}, err
 	}
-	release, err = q.Admit(ctx, l, id, name, size)
-	return id, release, err
+	return q.Admit(ctx, l, id, name, size)
 }
 
 // Chunk is Grow for a chunk of n bytes (-1: not known before it is read) at offset cur of the
