@@ -45,16 +45,6 @@ func (m marker) ReplaceMark(_ context.Context, body []byte, _ string) error {
 	return wrap(m.s.internal(markName), replaceAt(idir, "", markName, body, time.Time{}, true))
 }
 
-// admit checks a new upload id, one a batch claimed first, against the limits and reserves its
-// room (store.Quota.Admit; a partial takes store.Quota.AdmitNew).
-func (s *localStore) admit(id, name string, size int64) (release func(), err error) {
-	l, err := s.quota.Limits(context.Background())
-	if err != nil {
-		return func() {}, err
-	}
-	return s.quota.Admit(context.Background(), l, id, name, size)
-}
-
 // published drops the reservations of the uploads of a commit (store.Quota.Done).
 func (s *localStore) published(outs []*out) {
 	ids := make([]string, len(outs))
