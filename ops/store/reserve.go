@@ -132,8 +132,8 @@ type Quota struct {
 	R    Reserver
 	Loc  string                                      // the store, for messages
 	List func(ctx context.Context) (*Listing, error) // the store's uploads
-	// M keeps the store's mark, where its limits are (nil: a store without limits). They are
-	// read once, and kept.
+	// M keeps the store's mark, where its limits are; they are read once, and kept. Nil only
+	// where the rules are tested without a store: no limits, and no SetLimits.
 	M      Marker
 	MarkAt string // where the mark is, for messages ("": nowhere a person edits it)
 	// Wait is how long an upload waits for the limits lock before it is store.locked (0:
