@@ -47,7 +47,7 @@ func (m *memChunks) ChunkQuota() *Quota {
 	if m.quota == nil {
 		m.quota = &Quota{R: &memReserver{rs: map[string][]byte{}}, Loc: "mem",
 			List: func(context.Context) (*Listing, error) { return &Listing{}, nil },
-			Read: func(context.Context) (Limits, error) { return Limits{MaxFile: m.maxFile}, nil }}
+			M:    fixedMark(MarkText(Limits{MaxFile: m.maxFile}))}
 	}
 	return m.quota
 }

@@ -59,13 +59,22 @@ func UsageOf(l *Listing) Usage {
 	return u
 }
 
-// Mark is the store's mark: what says a location is an attachctl store, and its limits. On disk
-// (and in the bucket) it is one JSON object; a mark of an earlier version (plain text) is a mark
-// without limits.
+// Mark is the store's mark: what says a location is an attachctl store, and its limits. It is
+// one JSON object (the local store's), or lines of text whose first is MarkLine, whose limits are
+// the line "limits {...}" and whose other lines are the backend's notes (the S3 store's, which
+// notes there what it found of the server's conditional writes). A mark of an earlier version
+// (other plain text) is a mark without limits. The form is read and written here, once; a backend
+// keeps the bytes (Marker).
 type Mark struct {
 	Store  string `json:"attachctl"` // always "store"
 	Limits Limits `json:"limits"`
 }
+
+// MarkLine is the first line of a mark kept as lines of text; limitsPrefix begins its limits line.
+const (
+	MarkLine     = "attachctl store\n"
+	limitsPrefix = "limits "
+)
 
 // MarkText is the store mark for limits l, as written.
 func MarkText(l Limits) []byte {
@@ -73,19 +82,63 @@ func MarkText(l Limits) []byte {
 	return append(b, '\n')
 }
 
-// ParseMark reads a store mark: its limits; a mark of an earlier version (not JSON) has none. A
-// mark that is JSON but not a mark, or has a negative limit, is damaged: upload.unreadable, so
-// that a limit is never silently dropped.
+// ParseMark reads a store mark: its limits; a mark of an earlier version (neither JSON nor lines
+// with a limits line) has none. A mark whose limits are not of this form, or negative, is
+// damaged: upload.unreadable, so that a limit is never silently dropped.
 func ParseMark(where string, b []byte) (Limits, error) {
 	t := strings.TrimSpace(string(b))
 	if !strings.HasPrefix(t, "{") {
-		return Limits{}, nil
+		line := ""
+		for _, l := range strings.Split(t, "\n") {
+			if strings.HasPrefix(l, limitsPrefix) {
+				line = strings.TrimPrefix(l, limitsPrefix)
+			}
+		}
+		if line == "" {
+			return Limits{}, nil
+		}
+		t = `{"attachctl":"store","limits":` + line + `}`
 	}
 	var m Mark
-	if err := json.Unmarshal(b, &m); err != nil || m.Store != "store" || m.Limits.MaxFile < 0 || m.Limits.MaxBytes < 0 || m.Limits.MaxFiles < 0 {
+	if err := json.Unmarshal([]byte(t), &m); err != nil || m.Store != "store" || m.Limits.MaxFile < 0 || m.Limits.MaxBytes < 0 || m.Limits.MaxFiles < 0 {
 		return Limits{}, fault.Errorf(fault.UploadUnreadable, "store mark %s is damaged (want {\"attachctl\":\"store\",\"limits\":{\"maxFile\":N,\"maxBytes\":N,\"maxFiles\":N}})", where)
 	}
 	return m.Limits, nil
+}
+
+// MarkWith is the mark body with its limits set to l, in body's form: lines of text (MarkLine and
+// the backend's notes after it) keep their notes, with a limits line when l limits anything;
+// anything else (none, JSON, an earlier version's text) becomes MarkText(l).
+func MarkWith(body []byte, l Limits) []byte {
+	lines := strings.SplitAfter(string(body), "\n")
+	if len(lines) < 2 || lines[0] != MarkLine || strings.TrimSpace(strings.Join(lines[1:], "")) == "" {
+		return MarkText(l)
+	}
+	out := MarkLine
+	if !l.None() {
+		b, _ := json.Marshal(l)
+		out += limitsPrefix + string(b) + "\n"
+	}
+	for _, line := range lines[1:] {
+		if line != "" && line != MarkLine && !strings.HasPrefix(line, limitsPrefix) {
+			out += strings.TrimSuffix(line, "\n") + "\n"
+		}
+	}
+	return []byte(out)
+}
+
+// Marker is a backend's part of its mark: where it keeps the bytes. What they say and store
+// init's rule are Quota's (Limits, SetLimits), the same on every backend.
+type Marker interface {
+	// MakeStore makes the store, or marks one of an earlier version, as an upload does: refused
+	// where a store may not be made.
+	MakeStore(ctx context.Context) error
+	// ReadMark returns the mark's bytes (nil when there is none: a store not made yet) and the
+	// version of them that ReplaceMark writes over.
+	ReadMark(ctx context.Context) (body []byte, version string, err error)
+	// ReplaceMark writes body over the mark read at version, whole; where the backend can tell,
+	// a mark changed since is refused.
+	ReplaceMark(ctx context.Context, body []byte, version string) error
 }
 
 // Admit checks one more upload of size bytes (-1: not known yet, only the count is checked)
@@ -150,10 +203,10 @@ func Human(n int64) string {
 	return fmt.Sprintf("%d B", n)
 }
 
-// Limiter is a backend that keeps limits in its mark (both backends do): Limits reads them (none
-// for a store that does not exist yet), SetLimits is `store init`: it makes the store where one
-// may be made and sets its limits once (the same limits again are no change; other limits on a
-// store that has some are refused with upload.invalid).
+// Limiter keeps a store's limits in its mark, on every backend (Quota is one): Limits reads them
+// (none for a store that does not exist yet), SetLimits is `store init`: it makes the store where
+// one may be made and sets its limits once (the same limits again are no change; other limits on
+// a store that has some are refused with upload.invalid).
 type Limiter interface {
 	Limits(ctx context.Context) (Limits, error)
 	SetLimits(ctx context.Context, l Limits) error

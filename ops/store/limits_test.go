@@ -55,6 +55,11 @@ func TestParseMark(t *testing.T) {
 		{`{"attachctl":"store","limits":{"maxFile":-1}}`, Limits{}, true},
 		{`{"attachctl":"store","limits":{"maxFile":"big"}}`, Limits{}, true},
 		{`{"something":"else"}`, Limits{}, true},
+		// The S3 store's form: lines, its limits on one of them.
+		{"attachctl store\nlimits {\"maxFile\":1,\"maxFiles\":3}\nconditional writes checked 2026-12-03T00:00:00Z\n", Limits{MaxFile: 1, MaxFiles: 3}, false},
+		{"attachctl store\nconditional writes checked 2026-12-03T00:00:00Z\n", Limits{}, false},
+		{"attachctl store\nlimits {\"maxBytes\":-5}\n", Limits{}, true},
+		{"attachctl store\nlimits big\n", Limits{}, true},
 	} {
 		got, err := ParseMark("m", []byte(tc.in))
 		if (err != nil) != tc.bad || got != tc.want {
@@ -78,5 +83,32 @@ func TestHumanAndBytes(t *testing.T) {
 		if got := Bytes(n); got != want {
 			t.Errorf("Bytes(%d): %q, want %q", n, got, want)
 		}
+	}
+}
+
+// MarkWith keeps a mark's form: the S3 store's lines keep their notes (what it found of the
+// server's conditional writes), anything else becomes the JSON mark; either reads back its limits.
+func TestMarkWith(t *testing.T) {
+	l := Limits{MaxFile: 1, MaxBytes: 2, MaxFiles: 3}
+	for _, tc := range []struct{ in, want string }{
+		{"", string(MarkText(l))},
+		{string(MarkText(Limits{})), string(MarkText(l))},
+		{"attachctl store: uploads of one chat. Managed by attachctl; see its README.\n", string(MarkText(l))},
+		{"attachctl store\n", string(MarkText(l))},
+		{"attachctl store\nconditional writes checked T\n",
+			"attachctl store\nlimits {\"maxFile\":1,\"maxBytes\":2,\"maxFiles\":3}\nconditional writes checked T\n"},
+		{"attachctl store\nlimits {\"maxFile\":9}\nconditional writes checked T",
+			"attachctl store\nlimits {\"maxFile\":1,\"maxBytes\":2,\"maxFiles\":3}\nconditional writes checked T\n"},
+	} {
+		got := MarkWith([]byte(tc.in), l)
+		if string(got) != tc.want {
+			t.Errorf("MarkWith(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+		if back, err := ParseMark("m", got); err != nil || back != l {
+			t.Errorf("ParseMark(MarkWith(%q)) = %+v, %v", tc.in, back, err)
+		}
+	}
+	if got := string(MarkWith([]byte("attachctl store\nnote\n"), Limits{})); got != "attachctl store\nnote\n" {
+		t.Errorf("no limits in lines: %q, want no limits line", got)
 	}
 }

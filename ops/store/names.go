@@ -2,6 +2,7 @@ package store
 
 import (
 	"encoding/hex"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -19,6 +20,30 @@ const (
 // InternalDir is the store's own folder at its top, on every backend (docs/store.md): never an
 // upload id, and neither listed nor skipped; a folder that holds one is a store.
 const InternalDir = ".attachctl"
+
+// NotNested refuses a store whose place lies inside another store (docs/store.md), judged by names
+// and marks: parts are the names of its place from the top down (a folder's real path, a bucket's
+// prefix), at(n) names the place of parts[:n], and isStore(n) tells whether that place holds a
+// store (nil: the names alone are judged). A part that is a store's internal folder is inside
+// that store; a place below a store is inside it, and inside the upload too when the name below
+// the store is an upload id.
+func NotNested(loc string, parts []string, at func(n int) string, isStore func(n int) (bool, error)) error {
+	if i := slices.Index(parts, InternalDir); i >= 0 {
+		return Nested(loc, "inside the internal folder of the store", at(i))
+	}
+	for n := len(parts) - 1; isStore != nil && n >= 0; n-- {
+		ok, err := isStore(n)
+		switch {
+		case err != nil:
+			return err
+		case ok && ValidID(parts[n]) == nil:
+			return Nested(loc, "inside the upload "+at(n+1)+", inside the store", at(n))
+		case ok:
+			return Nested(loc, "inside the store", at(n))
+		}
+	}
+	return nil
+}
 
 // NewID returns a fresh upload id: a lowercase canonical UUIDv7.
 func NewID() (string, error) {

@@ -126,15 +126,16 @@ func reserved(rs map[string]Reservation, id string, live func(Reservation) bool)
 
 // Quota admits uploads against a store's limits across processes: every rule of the limits
 // (reading them once, admitting a new upload, a chunk's room, dropping what is published,
-// setting them once) is here, and a backend gives only its primitives: R, List and Read. The
-// zero Quota is ready once its fields are set.
+// setting them once) is here, and a backend gives only its primitives: R, List and M. It is the
+// backend's Limiter. The zero Quota is ready once its fields are set.
 type Quota struct {
 	R    Reserver
 	Loc  string                                      // the store, for messages
 	List func(ctx context.Context) (*Listing, error) // the store's uploads
-	// Read reads the store's limits where the backend keeps them (its mark): none for a store
-	// not made yet. They are read once, and kept.
-	Read func(ctx context.Context) (Limits, error)
+	// M keeps the store's mark, where its limits are; they are read once, and kept. Nil only
+	// where the rules are tested without a store: no limits, and no SetLimits.
+	M      Marker
+	MarkAt string // where the mark is, for messages ("": nowhere a person edits it)
 	// Wait is how long an upload waits for the limits lock before it is store.locked (0:
 	// DefaultLimitsWait): the command's --wait.
 	Wait time.Duration
@@ -164,7 +165,7 @@ func (q *Quota) Limits(ctx context.Context) (Limits, error) {
 	if q.known {
 		return q.limits, nil
 	}
-	l, err := q.Read(ctx)
+	l, _, _, err := q.read(ctx)
 	if err != nil {
 		return l, err
 	}
@@ -172,23 +173,42 @@ func (q *Quota) Limits(ctx context.Context) (Limits, error) {
 	return l, nil
 }
 
-// Set is `store init`'s rule, the same on every backend: limits are set once. The store's limits
-// have (read where it keeps them) are kept when they are l (no change) or when it has some
-// (upload.invalid; how says how else to change them: "editing PATH", "" for no other way); a
-// store without any gets l, written by write.
-func (q *Quota) Set(l, have Limits, how string, write func() error) error {
+// read reads the store's limits from its mark, and the mark's bytes and version.
+func (q *Quota) read(ctx context.Context) (Limits, []byte, string, error) {
+	if q.M == nil {
+		return Limits{}, nil, "", nil
+	}
+	b, ver, err := q.M.ReadMark(ctx)
+	if err != nil {
+		return Limits{}, nil, "", err
+	}
+	l, err := ParseMark(q.MarkAt, b)
+	return l, b, ver, err
+}
+
+// SetLimits is `store init`, the same on every backend: the store is made, and its limits set
+// once. The limits it has are kept when they are l (no change) or when it has some
+// (upload.invalid, naming the mark to edit by hand); a store without any gets l in its mark.
+func (q *Quota) SetLimits(ctx context.Context, l Limits) error {
 	if l.MaxFile < 0 || l.MaxBytes < 0 || l.MaxFiles < 0 {
 		return fault.Errorf(fault.UploadInvalid, "store %s: a limit is negative", q.Loc)
 	}
+	if err := q.M.MakeStore(ctx); err != nil {
+		return err
+	}
+	have, b, ver, err := q.read(ctx)
 	switch {
+	case err != nil:
+		return err
 	case have == l:
 	case !have.None():
-		if how != "" {
-			how = " (or by " + how + ")"
+		how := ""
+		if q.MarkAt != "" {
+			how = " (or by editing " + q.MarkAt + ")"
 		}
 		return fault.Errorf(fault.UploadInvalid, "store %s: already has limits (%s); they are set once, when the store is made%s", q.Loc, have, how)
 	default:
-		if err := write(); err != nil {
+		if err := q.M.ReplaceMark(ctx, MarkWith(b, l), ver); err != nil {
 			return err
 		}
 	}
@@ -204,12 +224,17 @@ func (q *Quota) AdmitNew(ctx context.Context, name string, size int64) (id strin
 	if id, err = NewID(); err != nil {
 		return "", nil, err
 	}
+	release, err = q.AdmitID(ctx, id, name, size)
+	return id, release, err
+}
+
+// AdmitID admits the new upload id (one a batch claimed first) with the store's limits (Admit).
+func (q *Quota) AdmitID(ctx context.Context, id, name string, size int64) (release func(), err error) {
 	l, err := q.Limits(ctx)
 	if err != nil {
-		return "", nil, err
+		return func() {}, err
 	}
-	release, err = q.Admit(ctx, l, id, name, size)
-	return id, release, err
+	return q.Admit(ctx, l, id, name, size)
 }
 
 // Chunk is Grow for a chunk of n bytes (-1: not known before it is read) at offset cur of the

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"sync"
 	"testing"
@@ -276,3 +277,10 @@ func TestQuotaGrow(t *testing.T) {
 		t.Errorf("no byte limits: %v, %d reserved; want nothing checked or reserved", err, len(m.rs))
 	}
 }
+
+// fixedMark is a store.Marker whose mark is these bytes, and is never rewritten.
+type fixedMark []byte
+
+func (fixedMark) MakeStore(context.Context) error                    { return nil }
+func (m fixedMark) ReadMark(context.Context) ([]byte, string, error) { return m, "", nil }
+func (fixedMark) ReplaceMark(context.Context, []byte, string) error  { return errors.New("fixed") }

@@ -9,7 +9,9 @@ import (
 // testFeatures: the backend declares in Features every ability it has, and only those. Nothing
 // above the seam asserts a backend's type, so an ability implemented and not declared is never
 // used (a store that keeps folders refusing folder records), and one declared but not
-// implemented would not compile; the two kept apart drift, which is what this catches.
+// implemented would not compile; the two kept apart drift, which is what this catches. The
+// Limiter is not the backend's own: it is the engine's store.Quota over the backend's mark
+// (store.Marker), declared by every backend, and the limits tests use it through Features.
 func testFeatures(t *testing.T, h Harness) {
 	b := h.New(t)
 	f := b.Features()
@@ -20,7 +22,6 @@ func testFeatures(t *testing.T, h Harness) {
 		{"Pather", f.Pather != nil, has[store.Pather](b)},
 		{"Namer", f.Namer != nil, has[store.Namer](b)},
 		{"Exister", f.Exister != nil, has[store.Exister](b)},
-		{"Limiter", f.Limiter != nil, has[store.Limiter](b)},
 		{"Checker", f.Checker != nil, has[store.Checker](b)},
 		{"Trees", f.Trees != nil, has[store.Trees](b)},
 		{"Streamer", f.Streamer != nil, has[store.Streamer](b)},

@@ -21,7 +21,10 @@ func New(dir string, opts ...Option) (store.Backend, error) {
 	for _, f := range opts {
 		f(&o)
 	}
-	s := &localStore{dir: dir, wait: o.limitsWait}
+	s := &localStore{dir: dir}
+	// Its limits: read from the mark once; each upload is admitted by a reservation taken under
+	// the store's limits lock, so that uploads of many processes at once never pass a limit.
+	s.quota = &store.Quota{R: reserver{s}, M: marker{s}, List: s.List, Wait: o.limitsWait}
 	// store.Trees opens the store for each call as Begin does for an upload (create: making or
 	// marking it), and as a read does otherwise.
 	s.TreesOn = func(_ context.Context, create bool) (store.TreeBackend, error) {
@@ -36,7 +39,7 @@ func New(dir string, opts ...Option) (store.Backend, error) {
 // Features: the local store's uploads are files on this machine, and it has every ability the
 // seam knows but its own chunk sizes.
 func (s *localStore) Features() store.Features {
-	return store.Features{Pather: s, Exister: s, Limiter: s, Checker: s, Trees: s, Streamer: s, Batcher: s, Moder: s}
+	return store.Features{Pather: s, Exister: s, Limiter: s.quota, Checker: s, Trees: s, Streamer: s, Batcher: s, Moder: s}
 }
 
 // Location is the store's absolute folder.

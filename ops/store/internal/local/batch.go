@@ -321,13 +321,13 @@ func commit(outs []*out, index *stagedIndex) []error {
 	}()
 	s := outs[0].s
 	defer s.published(outs) // each is published now, or failed: its reservation is done with
-	storefd, serr := unix.Open(s.Dir, noFollowDir, 0)
+	storefd, serr := s.openDir(lockErr, false)
 	if serr != nil {
 		if index != nil {
 			index.discard()
 		}
 		for i, o := range outs {
-			errs[i] = o.undo(lockErr(s.Dir, serr))
+			errs[i] = o.undo(serr)
 		}
 		return errs
 	}

@@ -81,7 +81,7 @@ func (w *smallWrite) Publish(ctx context.Context, sum string) (*Meta, error) {
 	}
 	// The store's limits, before anything is made: the reservation holds the upload's room while
 	// it waits for the batch's commit, which the listing does not show.
-	release, err := s.admit(id, src.Name, src.Size)
+	release, err := s.quota.AdmitID(context.Background(), id, src.Name, src.Size)
 	if err != nil {
 		b.drop(sum, src.Name, id, err)
 		return nil, err

@@ -12,31 +12,37 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// readLimits reads the mark, never through a link (store.Quota.Read).
-func (s *localStore) readLimits(context.Context) (store.Limits, error) {
-	idir, err := s.openInternalIfThere()
+// marker keeps the store's mark, STORE/.attachctl/store, never read or written through a link
+// (store.Marker).
+type marker struct{ s *localStore }
+
+func (m marker) MakeStore(context.Context) error { return m.s.open(true) }
+
+func (m marker) ReadMark(context.Context) ([]byte, string, error) {
+	if err := m.s.open(false); err != nil {
+		return nil, "", err
+	}
+	idir, err := m.s.openInternalIfThere()
 	if err != nil || idir < 0 {
-		return store.Limits{}, err
+		return nil, "", err
 	}
 	defer unix.Close(idir)
 	b, err := readSmallAt(idir, markName, 1<<16)
 	if errors.Is(err, unix.ENOENT) {
-		return store.Limits{}, nil
+		return nil, "", nil
 	}
-	if err != nil {
-		return store.Limits{}, storeErr(s.internal(markName), err)
-	}
-	return store.ParseMark(s.internal(markName), b)
+	return b, "", wrap(m.s.internal(markName), err)
 }
 
-// admit checks a new upload id, one a batch claimed first, against the limits and reserves its
-// room (store.Quota.Admit; a partial takes store.Quota.AdmitNew).
-func (s *localStore) admit(id, name string, size int64) (release func(), err error) {
-	l, err := s.quota.Limits(context.Background())
+// ReplaceMark writes the mark under a name of its own, fsynced and renamed over the mark
+// (replaceAt), so the mark is always whole.
+func (m marker) ReplaceMark(_ context.Context, body []byte, _ string) error {
+	idir, err := m.s.openInternal(true)
 	if err != nil {
-		return func() {}, err
+		return err
 	}
-	return s.quota.Admit(context.Background(), l, id, name, size)
+	defer unix.Close(idir)
+	return wrap(m.s.internal(markName), replaceAt(idir, "", markName, body, time.Time{}, true))
 }
 
 // published drops the reservations of the uploads of a commit (store.Quota.Done).
@@ -117,37 +123,4 @@ func (r reserver) DropReservation(ctx context.Context, key string) error {
 		return storeErr(r.s.internal(reservedDir, key), err)
 	}
 	return nil
-}
-
-// writeMark replaces the mark by one with limits l: written under a name of its own, fsynced and
-// renamed over the mark (replaceAt), so the mark is always whole.
-func (s *localStore) writeMark(l store.Limits) error {
-	idir, err := s.openInternal(true)
-	if err != nil {
-		return err
-	}
-	defer unix.Close(idir)
-	return wrap(s.internal(markName), replaceAt(idir, "", markName, store.MarkText(l), time.Time{}, true))
-}
-
-// Limits is store.Limiter's: the store's limits, from its mark (none while it does not exist, or
-// when its mark is of an earlier version).
-func (s *localStore) Limits(ctx context.Context) (store.Limits, error) {
-	if err := s.open(false); err != nil {
-		return store.Limits{}, err
-	}
-	return s.quota.Limits(ctx)
-}
-
-// SetLimits is store.Limiter's, `store init`: it makes the store (as an upload would: refused
-// where it may not be one) and sets its limits in its mark, once (store.Quota.Set).
-func (s *localStore) SetLimits(ctx context.Context, lim store.Limits) error {
-	if err := s.open(true); err != nil {
-		return err
-	}
-	have, err := s.readLimits(ctx)
-	if err != nil {
-		return err
-	}
-	return s.quota.Set(lim, have, "editing "+s.internal(markName), func() error { return s.writeMark(lim) })
 }

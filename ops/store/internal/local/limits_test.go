@@ -17,7 +17,7 @@ func limitedStore(t *testing.T, l store.Limits) *localStore {
 	t.Helper()
 	nb, _ := New(filepath.Join(t.TempDir(), "chat-1"))
 	s := nb.(*localStore)
-	if err := s.SetLimits(context.Background(), l); err != nil {
+	if err := s.quota.SetLimits(context.Background(), l); err != nil {
 		t.Fatal(err)
 	}
 	return s
@@ -33,7 +33,7 @@ func limitedStore(t *testing.T, l store.Limits) *localStore {
 func TestLimitsStagingBeingMade(t *testing.T) {
 	s := limitedStore(t, store.Limits{MaxFiles: 2})
 	x, _ := store.NewID()
-	if _, err := s.admit(x, "x.bin", 900); err != nil {
+	if _, err := s.quota.AdmitID(context.Background(), x, "x.bin", 900); err != nil {
 		t.Fatal(err)
 	}
 	// The staging partial as makePartial leaves it for a moment, and removeAt as it empties it:
@@ -47,11 +47,11 @@ func TestLimitsStagingBeingMade(t *testing.T) {
 		t.Fatal(err)
 	}
 	y, _ := store.NewID()
-	if _, err := s.admit(y, "y.bin", 900); err != nil {
+	if _, err := s.quota.AdmitID(context.Background(), y, "y.bin", 900); err != nil {
 		t.Fatalf("a second upload beside one admitted and a staging partial being made: %v; want admitted", err)
 	}
 	z, _ := store.NewID()
-	_, err := s.admit(z, "z.bin", 900)
+	_, err := s.quota.AdmitID(context.Background(), z, "z.bin", 900)
 	wantCode(t, err, fault.StoreFull)
 }
 
@@ -64,7 +64,7 @@ func TestLimitsChunkCountsReservations(t *testing.T) {
 		t.Fatal(err)
 	}
 	other, _ := store.NewID()
-	if _, err := s.admit(other, "o.bin", 2500); err != nil {
+	if _, err := s.quota.AdmitID(context.Background(), other, "o.bin", 2500); err != nil {
 		t.Fatal(err)
 	}
 	_, err = s.Chunk(id, 0, bytes.NewReader(make([]byte, 600)), 0)
@@ -84,10 +84,10 @@ func TestLimitsChunkCountsReservations(t *testing.T) {
 		t.Fatalf("a chunk of 400 B with 500 B left: %d, %v", off, err)
 	}
 	more, _ := store.NewID()
-	if _, err := s.admit(more, "m.bin", 100); err != nil {
+	if _, err := s.quota.AdmitID(context.Background(), more, "m.bin", 100); err != nil {
 		t.Fatalf("100 B more (2500 reserved, 400 written): %v", err)
 	}
 	last, _ := store.NewID()
-	_, err = s.admit(last, "l.bin", 1)
+	_, err = s.quota.AdmitID(context.Background(), last, "l.bin", 1)
 	wantCode(t, err, fault.StoreFull)
 }

@@ -78,14 +78,19 @@ func (s *localStore) lock(name string, how int, wait time.Duration) (*heldLock, 
 	return &heldLock{f: f, named: how == unix.LOCK_EX}, nil
 }
 
-// openInternalIfThere is openInternal for a reader that makes nothing: -1 when a folder on the
-// way is not there.
-func (s *localStore) openInternalIfThere(names ...string) (int, error) {
-	fd, err := s.openInternal(false, names...)
+// openIfThere opens STORE/<names...> (the store folder itself without names) for a reader that
+// makes nothing: -1 when a folder on the way is not there.
+func (s *localStore) openIfThere(names ...string) (int, error) {
+	fd, err := s.openDir(lockErr, false, names...)
 	if fault.CodeOf(err) == fault.UploadMissing {
 		return -1, nil
 	}
 	return fd, err
+}
+
+// openInternalIfThere is openIfThere below STORE/.attachctl.
+func (s *localStore) openInternalIfThere(names ...string) (int, error) {
+	return s.openIfThere(append([]string{InternalDir}, names...)...)
 }
 
 // pollFlock tries flock(how|LOCK_NB) until it succeeds or wait runs out; then it returns

@@ -59,9 +59,9 @@ func (s *localStore) makeFinished(name string, data []byte, made time.Time) (*Me
 			return nil, storeErr(dir.Name()+"/"+file, err)
 		}
 	}
-	storefd, err := unix.Open(s.Dir, noFollowDir, 0)
+	storefd, err := s.openDir(lockErr, false)
 	if err != nil {
-		return nil, lockErr(s.Dir, err)
+		return nil, err
 	}
 	defer unix.Close(storefd)
 	if err := renameNoReplaceAt(int(parts.Fd()), id, storefd, id); err != nil {

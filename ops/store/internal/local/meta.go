@@ -4,7 +4,6 @@ package local
 
 import (
 	"encoding/json"
-	"errors"
 	"io"
 	"os"
 	"sort"
@@ -61,12 +60,9 @@ func (s *localStore) readMetaAt(dirfd int, id string) (*Meta, error) {
 // IDs lists the entries at the top of the store whose names are upload ids, sorted. It does not
 // say whether each is a real, finished upload: ReadMeta and OpenFinished do.
 func (s *localStore) IDs() ([]string, error) {
-	fd, err := unix.Open(s.Dir, noFollowDir, 0)
-	if err != nil {
-		if errors.Is(err, unix.ENOENT) {
-			return nil, nil // a store not made yet is empty
-		}
-		return nil, lockErr(s.Dir, err)
+	fd, err := s.openIfThere()
+	if err != nil || fd < 0 {
+		return nil, err // a store not made yet is empty
 	}
 	d := os.NewFile(uintptr(fd), s.Dir) // d owns fd
 	defer d.Close()

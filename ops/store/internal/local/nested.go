@@ -3,40 +3,25 @@
 package local
 
 import (
-	"os"
+	"path"
 	"path/filepath"
+	"strings"
 
 	"github.com/attachctl/attachctl/ops/store"
 	"golang.org/x/sys/unix"
 )
 
 // notNested refuses a store folder that lies inside another store or inside an upload
-// (docs/store.md): under a store's internal folder (STORE/.attachctl/partial, trash, ...), inside a
-// finished upload's folder, or anywhere below a folder that is a store. Such a folder would be
-// another store's business: its sweep would take the inner store's uploads for its own entries.
-// It is judged on the folder's real place, links on the way resolved, so a link into a store's
-// internal folder is no way around it, and it only reads: nothing is written before it says yes.
+// (store.NotNested): under a store's internal folder (STORE/.attachctl/partial, trash, ...),
+// inside a finished upload's folder, or anywhere below a folder that is a store. Such a folder
+// would be another store's business: its sweep would take the inner store's uploads for its own
+// entries. It is judged on the folder's real place, links on the way resolved, so a link into a
+// store's internal folder is no way around it, and it only reads: nothing is written before it
+// says yes.
 func notNested(abs string) error {
-	real := realPath(abs)
-	refuse := func(outer, why string) error { return store.Nested(abs, why, outer) }
-	for dir := real; ; {
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return nil
-		}
-		switch base := filepath.Base(dir); {
-		case base == InternalDir:
-			return refuse(parent, "inside the internal folder of the store")
-		case store.ValidID(base) == nil && (isFile(filepath.Join(dir, MetaName)) || isStoreMark(parent)):
-			// an upload's folder: its own metadata, or (a small upload of a batch, whose
-			// metadata is in the store's internal folder) a store around it
-			return refuse(dir, "inside the upload")
-		}
-		if dir != real && isStoreMark(dir) {
-			return refuse(dir, "inside the store")
-		}
-		dir = parent
-	}
+	parts := strings.Split(strings.TrimPrefix(realPath(abs), "/"), "/")
+	at := func(n int) string { return "/" + path.Join(parts[:n]...) }
+	return store.NotNested(abs, parts, at, func(n int) (bool, error) { return isStoreMark(at(n)), nil })
 }
 
 // realPath is abs with the links of its longest existing part resolved, and the rest as given.
@@ -57,10 +42,4 @@ func realPath(abs string) string {
 // such a store is still one that nothing may nest in.
 func isStoreMark(dir string) bool {
 	return markedAt(unix.Open(filepath.Join(dir, InternalDir), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0))
-}
-
-// isFile reports whether path is a regular file, not following a link at its end.
-func isFile(path string) bool {
-	fi, err := os.Lstat(path)
-	return err == nil && fi.Mode().IsRegular()
 }

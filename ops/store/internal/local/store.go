@@ -21,7 +21,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
-	"time"
 
 	"github.com/attachctl/attachctl/manifest/fault"
 	"github.com/attachctl/attachctl/ops/store"
@@ -40,14 +39,13 @@ type localStore struct {
 	made   atomic.Bool // opened with create once: judged, made and marked
 	// err: a read-open failed with it, and later reads return it without opening again while no
 	// store is found (opened false), until an upload makes the store.
-	err  error
-	wait time.Duration // how long an upload waits for the limits lock
+	err error
 
 	store.TreesOn // store.Trees: the engine's rules over the store, opened for each call (New)
 
 	idx   uploadIndex  // finished uploads by blake3 and name, for the upload stage's dedupe
 	parts partialIndex // unfinished uploads by source, for the upload stage's resume
-	quota *store.Quota // its limits and what it holds (limits.go)
+	quota *store.Quota // its limits and what it holds (limits.go), its Limiter
 	meta  metaIndex    // the metadata of small uploads (metaindex.go)
 }
 
@@ -78,10 +76,7 @@ func (s *localStore) open(create bool) error {
 		return err
 	}
 	if !s.opened.Load() {
-		// Its limits: read from the mark once; each upload is admitted by a reservation taken
-		// under the store's limits lock, so that uploads of many processes at once never pass a
-		// limit.
-		s.quota = &store.Quota{R: reserver{s}, Loc: s.Dir, Read: s.readLimits, List: s.List, Wait: s.wait}
+		s.quota.Loc, s.quota.MarkAt = s.Dir, s.internal(markName) // read by calls after this open
 		s.opened.Store(true)
 	}
 	if create {
@@ -141,12 +136,9 @@ const (
 
 // judge tells what the store folder is, reading without following a link or writing anything.
 func (s *localStore) judge() (storeKind, error) {
-	storefd, err := unix.Open(s.Dir, noFollowDir, 0)
-	if err != nil {
-		if errors.Is(err, unix.ENOENT) {
-			return notThere, nil
-		}
-		return 0, lockErr(s.Dir, err)
+	storefd, err := s.openIfThere()
+	if err != nil || storefd < 0 {
+		return notThere, err
 	}
 	d := os.NewFile(uintptr(storefd), s.Dir) // d owns storefd
 	defer d.Close()
@@ -289,12 +281,16 @@ func idErr(id string) func(path string, err error) error {
 	return func(path string, err error) error { return guardErr(path, id, err) }
 }
 
-// openDir is openDirs from the store folder down, which must itself be a real folder; code
-// codes an error opening it, and (without create) one opening a folder below.
+// openDir is openDirs from the store folder down, which must itself be a real folder (no names:
+// the store folder); code codes an error opening it, and (without create) one opening a folder
+// below. It is the one way into the store's folders, and openIfThere its reader's.
 func (s *localStore) openDir(code func(path string, err error) error, create bool, names ...string) (int, error) {
 	storefd, err := unix.Open(s.Dir, noFollowDir, 0)
-	if err != nil {
+	switch {
+	case err != nil:
 		return -1, code(s.Dir, err)
+	case len(names) == 0:
+		return storefd, nil
 	}
 	defer unix.Close(storefd)
 	step := openOnly(code)

@@ -74,11 +74,9 @@ type storeDirs struct {
 
 // open opens them, making nothing: false when the store is not there.
 func (d *storeDirs) open() (bool, error) {
-	fd, err := unix.Open(d.s.Dir, noFollowDir, 0)
-	if errors.Is(err, unix.ENOENT) {
-		return false, nil
-	} else if err != nil {
-		return false, lockErr(d.s.Dir, err)
+	fd, err := d.s.openIfThere()
+	if err != nil || fd < 0 {
+		return false, err
 	}
 	d.storefd = fd
 	d.partfd, err = d.s.openInternalIfThere(partialDir)

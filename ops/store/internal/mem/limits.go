@@ -8,38 +8,26 @@ import (
 	"github.com/attachctl/attachctl/ops/store"
 )
 
-// Limits returns the store's limits (none for a store not made yet).
-func (s *Store) Limits(ctx context.Context) (store.Limits, error) {
-	s.mu.Lock()
-	err := s.checkStore(false)
-	s.mu.Unlock()
-	if err != nil {
-		return store.Limits{}, err
-	}
-	return s.quota.Limits(ctx)
+// marker keeps the store's mark, its bytes in memory (store.Marker).
+type marker struct{ s *Store }
+
+func (m marker) MakeStore(context.Context) error {
+	m.s.mu.Lock()
+	defer m.s.mu.Unlock()
+	return m.s.checkStore(true)
 }
 
-// readLimits is store.Quota.Read.
-func (s *Store) readLimits(context.Context) (store.Limits, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.limits, nil
+func (m marker) ReadMark(context.Context) ([]byte, string, error) {
+	m.s.mu.Lock()
+	defer m.s.mu.Unlock()
+	return m.s.mark, "", m.s.checkStore(false)
 }
 
-// SetLimits is store init: it makes the store and sets its limits, once (store.Quota.Set).
-func (s *Store) SetLimits(ctx context.Context, l store.Limits) error {
-	s.mu.Lock()
-	err, have := s.checkStore(true), s.limits
-	s.mu.Unlock()
-	if err != nil {
-		return err
-	}
-	return s.quota.Set(l, have, "", func() error {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		s.limits = l
-		return nil
-	})
+func (m marker) ReplaceMark(_ context.Context, body []byte, _ string) error {
+	m.s.mu.Lock()
+	defer m.s.mu.Unlock()
+	m.s.mark = append([]byte(nil), body...)
+	return nil
 }
 
 // Reserver is the store's primitives of reservations (store.Reserver), for the conformance

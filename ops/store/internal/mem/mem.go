@@ -42,7 +42,7 @@ type Store struct {
 	mu       sync.Mutex
 	marked   bool            // the store's mark: the location is a store
 	foreign  map[string]bool // what else is at the location (Plant), by path inside it
-	limits   store.Limits
+	mark     []byte          // its bytes (store.Marker)
 	partials map[string]*partial
 	finished map[string]*finished
 	notes    map[string]string // the upload stage's source notes: which upload a source is
@@ -97,7 +97,7 @@ func New(loc string) *Store {
 	s := &Store{loc: loc, foreign: map[string]bool{}, partials: map[string]*partial{}, finished: map[string]*finished{},
 		notes: map[string]string{}, reserved: map[string][]byte{},
 		sweepLock: make(chan struct{}, 1), limitsLock: make(chan struct{}, 1)}
-	s.quota = &store.Quota{R: reserver{s}, Loc: loc, List: s.List, Read: s.readLimits}
+	s.quota = &store.Quota{R: reserver{s}, M: marker{s}, Loc: loc, List: s.List}
 	s.TreesOn = func(context.Context, bool) (store.TreeBackend, error) { return &trees{s: s}, nil }
 	return s
 }
@@ -106,7 +106,7 @@ var _ store.Backend = (*Store)(nil)
 
 // Features: the in-memory store names its uploads by URI, as S3 does.
 func (s *Store) Features() store.Features {
-	return store.Features{Namer: s, Exister: s, Limiter: s, Trees: s, Streamer: s, Batcher: s}
+	return store.Features{Namer: s, Exister: s, Limiter: s.quota, Trees: s, Streamer: s, Batcher: s}
 }
 
 func (s *Store) now() time.Time {

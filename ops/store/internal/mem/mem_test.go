@@ -88,10 +88,10 @@ func TestHooks(t *testing.T) {
 // Limits hold in Begin, in Write of an open upload and in Stream, as on the other backends.
 func TestLimits(t *testing.T) {
 	s := New("mem://limits")
-	if err := s.SetLimits(ctx, store.Limits{MaxFile: 10, MaxFiles: 2}); err != nil {
+	if err := s.Features().Limiter.SetLimits(ctx, store.Limits{MaxFile: 10, MaxFiles: 2}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.SetLimits(ctx, store.Limits{MaxFile: 11}); fault.CodeOf(err) != fault.UploadInvalid {
+	if err := s.Features().Limiter.SetLimits(ctx, store.Limits{MaxFile: 11}); fault.CodeOf(err) != fault.UploadInvalid {
 		t.Fatalf("other limits again: %v", err)
 	}
 	if _, err := s.Begin(ctx, "big", 11); fault.CodeOf(err) != fault.UploadTooLarge {

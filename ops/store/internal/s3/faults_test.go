@@ -723,7 +723,7 @@ func TestSilentServerNamesStoreEveryRun(t *testing.T) {
 		f    func(s *Store) error
 	}{
 		{"upload", func(s *Store) error { return s.UploadRecord(bg, &manifest.Record{Path: path}, UploadOptions{}) }},
-		{"limits", func(s *Store) error { _, err := s.Limits(bg); return err }},
+		{"limits", func(s *Store) error { _, err := s.quota.Limits(bg); return err }},
 		{"list", func(s *Store) error { _, err := s.List(bg); return err }},
 	}
 	for run := range 20 {
@@ -768,7 +768,7 @@ func testLostAnswerOwn(t *testing.T, srv *s3test.Server) {
 			return s.UploadRecord(bg, &manifest.Record{Path: randomFile(t, t.TempDir(), "n.bin", 1000, 11)}, UploadOptions{})
 		}},
 		{"reservation", "/.attachctl/reserved/", func(s *Store) error {
-			if err := s.SetLimits(bg, store.Limits{MaxFiles: 5}); err != nil {
+			if err := s.quota.SetLimits(bg, store.Limits{MaxFiles: 5}); err != nil {
 				return err
 			}
 			return s.UploadRecord(bg, &manifest.Record{Path: randomFile(t, t.TempDir(), "r.bin", 1000, 10)}, UploadOptions{})
@@ -779,7 +779,7 @@ func testLostAnswerOwn(t *testing.T, srv *s3test.Server) {
 		{"chunk", "/c/", func(s *Store) error { return chunkOwn(s, 1000) }},
 		{"large chunk", "/c/", func(s *Store) error { return chunkOwn(s, 1<<20+1000) }},
 		{"limits lock", "/.attachctl/limits.lock", func(s *Store) error {
-			if err := s.SetLimits(bg, store.Limits{MaxFiles: 5}); err != nil {
+			if err := s.quota.SetLimits(bg, store.Limits{MaxFiles: 5}); err != nil {
 				return err
 			}
 			return lockLimits(s, time.Second)

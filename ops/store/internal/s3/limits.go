@@ -2,7 +2,6 @@ package s3
 
 import (
 	"context"
-	"encoding/json"
 	"strings"
 	"time"
 
@@ -13,60 +12,31 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 )
 
-// Limits returns the store's limits, from its mark (none for a store not made yet, or whose mark
-// is of an earlier version).
-func (s *Store) Limits(ctx context.Context) (store.Limits, error) { return s.quota.Limits(ctx) }
+// storeMark keeps the store's mark, the object P/.attachctl/store (store.Marker): replaced with a
+// conditional write on the ETag read.
+type storeMark struct{ s *Store }
 
-// readLimits reads the limits of the mark object.
-func (s *Store) readLimits(ctx context.Context) (store.Limits, error) {
-	b, _, _, err := s.getObject(ctx, s.markKey())
-	switch {
-	case notFound(err):
-		return store.Limits{}, nil // not a store yet: checkStore decides what it is
-	case err != nil:
-		return store.Limits{}, s.wrap(fault.StoreUnreachable, "store mark", err)
-	}
-	return limitsOf(s.URI+"/"+s.markKey(), string(b))
+func (m storeMark) MakeStore(ctx context.Context) error {
+	_, err := m.s.checkStore(ctx, true)
+	return err
 }
 
-// The mark object is lines of text (partial.go): "attachctl store", what was found of the
-// server's conditional writes, and, once store init set them, the limits as one line
-// "limits {"maxFile":N,"maxBytes":N,"maxFiles":N}".
-const limitsPrefix = "limits "
-
-// limitsOf reads the limits of a mark's body (none when it has no limits line).
-func limitsOf(where, body string) (store.Limits, error) {
-	line := strings.TrimSuffix(limitsLine(body), "\n")
-	if line == "" {
-		return store.Limits{}, nil
+// ReadMark reads the mark object; none is a prefix not made a store yet (checkStore decides what
+// it is).
+func (m storeMark) ReadMark(ctx context.Context) ([]byte, string, error) {
+	b, etag, _, err := m.s.getObject(ctx, m.s.markKey())
+	if notFound(err) {
+		return nil, "", nil
 	}
-	return store.ParseMark(where, []byte(`{"attachctl":"store","limits":`+strings.TrimPrefix(line, limitsPrefix)+`}`))
+	return b, etag, m.s.wrap(fault.StoreUnreachable, "store mark", err)
 }
 
-// limitsLine is the mark's limits line, its newline included ("" when it has none), so that a
-// mark rewritten for another reason keeps it.
-func limitsLine(body string) string {
-	for _, line := range strings.SplitAfter(body, "\n") {
-		if strings.HasPrefix(line, limitsPrefix) {
-			if !strings.HasSuffix(line, "\n") {
-				line += "\n"
-			}
-			return line
-		}
+func (m storeMark) ReplaceMark(ctx context.Context, body []byte, etag string) error {
+	_, err := m.s.putOwn(ctx, condPut(m.s.markKey(), etag), body)
+	if conflict(err) {
+		return fault.Errorf(fault.UploadInvalid, "store %s: its mark changed while the limits were set; run store init again", m.s.URI)
 	}
-	return ""
-}
-
-// withLimits is the mark's body with its limits line set to l.
-func withLimits(body string, l store.Limits) string {
-	b, _ := json.Marshal(l)
-	out := markLine + limitsPrefix + string(b) + "\n"
-	for _, line := range strings.SplitAfter(body, "\n") {
-		if line != "" && line != markLine && !strings.HasPrefix(line, limitsPrefix) {
-			out += line
-		}
-	}
-	return out
+	return m.s.wrap(fault.StoreUnreachable, "store mark", err)
 }
 
 // The reservations' primitives (store.Reserver). A reservation is the object
@@ -131,29 +101,4 @@ func (r reserver) DropReservation(ctx context.Context, key string) error {
 		return nil
 	}
 	return r.s.wrap(fault.StoreUnreachable, "reservation "+key, err)
-}
-
-// SetLimits is `store init` on an S3 store: it makes the store (its mark) where it may be one and
-// sets its limits in the mark, once: a store with limits keeps them (the same again is no change),
-// one without gets these, replaced with a conditional write on the mark's ETag.
-func (s *Store) SetLimits(ctx context.Context, l store.Limits) error {
-	if _, err := s.checkStore(ctx, true); err != nil {
-		return err
-	}
-	b, etag, _, err := s.getObject(ctx, s.markKey())
-	if err != nil {
-		return s.wrap(fault.StoreUnreachable, "store mark", err)
-	}
-	have, err := limitsOf(s.URI+"/"+s.markKey(), string(b))
-	if err != nil {
-		return err
-	}
-	return s.quota.Set(l, have, "rewriting "+s.markKey(), func() error {
-		_, err := s.client.PutObject(ctx, &awss3.PutObjectInput{Bucket: &s.Bucket, Key: aws.String(s.markKey()),
-			Body: strings.NewReader(withLimits(string(b), l)), IfMatch: aws.String(etag)})
-		if conflict(err) {
-			return fault.Errorf(fault.UploadInvalid, "store %s: its mark changed while the limits were set; run store init again", s.URI)
-		}
-		return s.wrap(fault.StoreUnreachable, "store mark", err)
-	})
 }

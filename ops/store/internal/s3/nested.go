@@ -2,7 +2,6 @@ package s3
 
 import (
 	"context"
-	"slices"
 	"strings"
 
 	"github.com/attachctl/attachctl/manifest/fault"
@@ -11,33 +10,27 @@ import (
 	awss3 "github.com/aws/aws-sdk-go-v2/service/s3"
 )
 
-// nestedName refuses a prefix with a part that is a store's internal folder
-// (s3://B/P/.attachctl/partial): it is inside the store P whatever the bucket holds.
-func (s *Store) nestedName() error {
-	parts := strings.Split(s.Prefix, "/")
-	if i := slices.Index(parts, internalDir); i >= 0 {
-		return store.Nested(s.URI, "inside the internal folder of the store", "s3://"+s.Bucket+"/"+strings.Join(parts[:i], "/"))
-	}
-	return nil
-}
-
-// notNested refuses, before a new store is marked (checkStore, which has refused a nestedName
-// already), a prefix that lies inside another store (and so inside its uploads, PREFIX/<id>/...):
-// one of the prefixes above it holds a store's mark. One HEAD per level, only when a store is made.
-func (s *Store) notNested(ctx context.Context) error {
+// nested refuses a prefix that lies inside another store (store.NotNested): one with a part that
+// is a store's internal folder (s3://B/P/.attachctl/partial), inside the store P whatever the
+// bucket holds; and with marks, before a new store is marked (checkStore), one below a prefix
+// that holds a store's mark (and so inside its uploads, PREFIX/<id>/...): one HEAD per level,
+// only when a store is made.
+func (s *Store) nested(ctx context.Context, marks bool) error {
 	if s.Prefix == "" {
 		return nil
 	}
 	parts := strings.Split(s.Prefix, "/")
-	for i := len(parts) - 1; i >= 0; i-- {
-		outer := strings.Join(parts[:i], "/")
-		_, err := s.client.HeadObject(ctx, &awss3.HeadObjectInput{Bucket: &s.Bucket, Key: aws.String(strings.TrimPrefix(outer+"/"+internalDir+"/store", "/"))})
-		if err == nil {
-			return store.Nested(s.URI, "inside the store", strings.TrimSuffix("s3://"+s.Bucket+"/"+outer, "/"))
-		}
-		if !notFound(err) {
-			return s.wrap(fault.StoreUnreachable, "store mark of "+outer, err)
+	at := func(n int) string { return strings.TrimSuffix("s3://"+s.Bucket+"/"+strings.Join(parts[:n], "/"), "/") }
+	var isStore func(n int) (bool, error)
+	if marks {
+		isStore = func(n int) (bool, error) {
+			outer := strings.Join(parts[:n], "/")
+			_, err := s.client.HeadObject(ctx, &awss3.HeadObjectInput{Bucket: &s.Bucket, Key: aws.String(strings.TrimPrefix(outer+"/"+internalDir+"/store", "/"))})
+			if err != nil && !notFound(err) {
+				return false, s.wrap(fault.StoreUnreachable, "store mark of "+outer, err)
+			}
+			return err == nil, nil
 		}
 	}
-	return nil
+	return store.NotNested(s.URI, parts, at, isStore)
 }

@@ -47,7 +47,6 @@ func (s *Store) markKey() string { return s.key(internalDir, "store") }
 // honour conditional writes (If-None-Match: *, If-Match), checked once on the prefix's first use,
 // so that a server that ignores them is refused before anything depends on them.
 const (
-	markLine  = "attachctl store\n"
 	condCheck = "conditional writes checked "
 	condNone  = "conditional writes not checked (--s3-unsafe-no-conditional) "
 )
@@ -62,7 +61,7 @@ func (s *Store) checkStore(ctx context.Context, create bool) (bool, error) {
 	if s.marked {
 		return true, nil
 	}
-	if err := s.nestedName(); err != nil {
+	if err := s.nested(ctx, false); err != nil {
 		return false, err
 	}
 	body, etag, _, err := s.getObject(ctx, s.markKey())
@@ -86,7 +85,7 @@ func (s *Store) checkStore(ctx context.Context, create bool) (bool, error) {
 		case !create:
 			return false, nil
 		default: // made here: the mark is written create-only
-			if err := s.notNested(ctx); err != nil {
+			if err := s.nested(ctx, true); err != nil {
 				return false, err
 			}
 			body, etag, err = nil, "", nil
@@ -108,11 +107,15 @@ func (s *Store) markSeen(ctx context.Context, body, etag string) error {
 		s.marked = true
 		return nil
 	}
+	l, err := store.ParseMark(s.quota.MarkAt, []byte(body))
+	if err != nil {
+		return err
+	}
 	line, err := s.checkConditional(ctx)
 	if err != nil {
 		return err
 	}
-	if _, err := s.putOwn(ctx, condPut(s.markKey(), etag), []byte(markLine+limitsLine(body)+line)); err != nil && !conflict(err) {
+	if _, err := s.putOwn(ctx, condPut(s.markKey(), etag), store.MarkWith([]byte(store.MarkLine+line), l)); err != nil && !conflict(err) {
 		return s.wrap(fault.StoreUnreachable, "store mark", err)
 	}
 	s.marked = true

@@ -100,8 +100,8 @@ type Store struct {
 	trees   map[string]bool   // finished uploads the last List saw: folder upload or not
 	opened  map[string]string // finished folder uploads OpenTreeFile found: their names
 
-	// Its limits (limits.go): read from its mark object once; each upload is admitted by a
-	// reservation taken under the store's limits lock.
+	// Its limits (limits.go), its Limiter: read from its mark object once; each upload is
+	// admitted by a reservation taken under the store's limits lock.
 	quota *store.Quota
 
 	store.TreesOn // store.Trees: the engine's rules over the store (tree.go), FolderFiles its own
@@ -210,7 +210,7 @@ func Open(ctx context.Context, uri string, opts Options) (*Store, error) {
 	if prefix != "" {
 		s.URI += "/" + prefix
 	}
-	s.quota = &store.Quota{R: reserver{s}, Loc: s.URI, List: s.List, Read: s.readLimits, Wait: opts.LimitsWait}
+	s.quota = &store.Quota{R: reserver{s}, M: storeMark{s}, Loc: s.URI, MarkAt: s.URI + "/" + internalDir + "/store", List: s.List, Wait: opts.LimitsWait}
 	s.TreesOn = func(context.Context, bool) (store.TreeBackend, error) { return s, nil }
 	return s, nil
 }
@@ -313,7 +313,7 @@ func (s *Store) wrap(code fault.Code, what string, err error) error {
 
 // Features: S3 names its uploads by URI and sends parts of at least MinChunk.
 func (s *Store) Features() store.Features {
-	return store.Features{Namer: s, Exister: s, Limiter: s, Trees: s, Streamer: s,
+	return store.Features{Namer: s, Exister: s, Limiter: s.quota, Trees: s, Streamer: s,
 		Chunk: DefaultChunk, LeastChunk: MinChunk}
 }
 
