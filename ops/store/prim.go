@@ -34,7 +34,8 @@ import (
 //     unfinished, and never replaces a finished upload (a rename that refuses to replace; a
 //     conditional PUT with If-None-Match: *);
 //   - ranged reads and stat: ReadTreeObject (a small object beside an upload, read whole),
-//     OpenTreeObject (one file of a finished tree, read through the backend's guarded open);
+//     OpenTreeObject (one file of a finished tree, read through the backend's guarded open, by
+//     resolve and by verify);
 //   - list by prefix: ReadTreeDir and CheckTreeTop (what an upload holds beside what its
 //     listing names), TreeWrite.ReadDir (what an unfinished one holds);
 //   - remove: what a resumed write replaces (TreeWrite.Create) and what the folder no longer
@@ -109,14 +110,11 @@ type TreeBackend interface {
 	// (fault.CodeOf) when it is not there. where names it in messages (a path, a key).
 	ReadTreeObject(ctx context.Context, id, name string) (data []byte, where string, err error)
 
-	// OpenTreeObject opens the file rel of the finished folder upload id named name, for a
-	// reader (resolve): the guarded open of docs/store.md. upload.missing when it is not there.
-	OpenTreeObject(ctx context.Context, id, name, rel string) (Reader, error)
-
-	// ReadTreeFile opens the file rel of the folder upload ti for verify, to read whole
-	// (upload.missing when it is not there); TreeReadErr codes an error met n bytes into it.
-	ReadTreeFile(ctx context.Context, ti *TreeInfo, rel string) (io.ReadCloser, error)
-	TreeReadErr(ti *TreeInfo, rel string, n int64, err error) error
+	// OpenTreeObject opens the file rel of the finished folder upload id named name, to read
+	// (resolve, and verify, which reads every file whole): the guarded open of docs/store.md.
+	// upload.missing when it is not there. An error while reading it that the backend does not
+	// code (a local file's) is upload.unreadable.
+	OpenTreeObject(ctx context.Context, id, name, rel string) (io.ReadCloser, error)
 
 	// CheckTreeTop checks the finished folder upload ti as the backend keeps it beside its
 	// folder (what its own guards demand of the upload's folder or objects: an error stops

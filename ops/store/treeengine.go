@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"io"
 	"path"
 	"sync"
@@ -40,7 +41,7 @@ func (on TreesOn) TreeInfo(ctx context.Context, id string) (*TreeInfo, error) {
 	return TreeInfoOf(ctx, b, id)
 }
 
-func (on TreesOn) OpenTreeFile(ctx context.Context, id, name, rel string) (Reader, error) {
+func (on TreesOn) OpenTreeFile(ctx context.Context, id, name, rel string) (io.ReadCloser, error) {
 	b, err := on(ctx, false)
 	if err != nil {
 		return nil, err
@@ -485,7 +486,7 @@ func ParseTreeMeta(id string, b []byte, where string) (*TreeMeta, error) {
 
 // OpenTree is Trees.OpenTreeFile over b: id, name and rel checked, then the backend's guarded
 // open.
-func OpenTree(ctx context.Context, b TreeBackend, id, name, rel string) (Reader, error) {
+func OpenTree(ctx context.Context, b TreeBackend, id, name, rel string) (io.ReadCloser, error) {
 	if err := ValidID(id); err != nil {
 		return nil, err
 	}
@@ -515,8 +516,15 @@ func VerifyTreeOf(ctx context.Context, b TreeBackend, id string, progress func(i
 		return ti, err
 	}
 	c := TreeCheck{Jobs: b.TreeProperties().VerifyJobs, Extra: extra,
-		Open:    func(ctx context.Context, rel string) (io.ReadCloser, error) { return b.ReadTreeFile(ctx, ti, rel) },
-		ReadErr: func(rel string, n int64, err error) error { return b.TreeReadErr(ti, rel, n, err) }}
+		Open: func(ctx context.Context, rel string) (io.ReadCloser, error) {
+			return b.OpenTreeObject(ctx, ti.ID, ti.Name, rel)
+		},
+		ReadErr: func(rel string, _ int64, err error) error {
+			if fault.CodeOf(err) != "" || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+				return err // coded by the backend's reader (S3's: store.unreachable), or stopped
+			}
+			return fault.Errorf(fault.UploadUnreadable, "upload %s: %s: %v", ti.ID, manifest.Quote(rel), err)
+		}}
 	return ti, CheckTree(ctx, ti, c, progress)
 }
 

@@ -77,18 +77,12 @@ func (m *memTrees) ReadTreeObject(_ context.Context, id, name string) ([]byte, s
 	return nil, "", fault.Errorf(fault.UploadMissing, "upload %s: not there", id)
 }
 
-func (m *memTrees) OpenTreeObject(context.Context, string, string, string) (Reader, error) {
-	return nil, fault.Errorf(fault.UploadInvalid, "not kept")
-}
-
-func (m *memTrees) ReadTreeFile(_ context.Context, ti *TreeInfo, rel string) (io.ReadCloser, error) {
-	if b, ok := m.object(ti.ID, "f/"+rel); ok {
+func (m *memTrees) OpenTreeObject(_ context.Context, id, _, rel string) (io.ReadCloser, error) {
+	if b, ok := m.object(id, "f/"+rel); ok {
 		return io.NopCloser(bytes.NewReader(b)), nil
 	}
-	return nil, fault.Errorf(fault.UploadMissing, "upload %s: %s not there", ti.ID, rel)
+	return nil, fault.Errorf(fault.UploadMissing, "upload %s: %s not there", id, rel)
 }
-
-func (m *memTrees) TreeReadErr(_ *TreeInfo, _ string, _ int64, err error) error { return err }
 
 func (m *memTrees) CheckTreeTop(context.Context, *TreeInfo) ([]string, error) { return nil, nil }
 

@@ -420,25 +420,8 @@ func (s *localStore) ReadTreeObject(_ context.Context, id, name string) ([]byte,
 }
 
 // OpenTreeObject is the guarded open of a file of a finished folder upload.
-func (s *localStore) OpenTreeObject(_ context.Context, id, name, rel string) (store.Reader, error) {
-	f, err := s.openUploadFile(id, name+"/"+rel)
-	if err != nil {
-		return nil, err
-	}
-	return &treeReader{File: f}, nil
-}
-
-type treeReader struct{ *os.File }
-
-func (r *treeReader) Info() *store.Info { return nil }
-
-// ReadTreeFile opens a file of the folder upload for verify, through the guarded open.
-func (s *localStore) ReadTreeFile(_ context.Context, ti *store.TreeInfo, rel string) (io.ReadCloser, error) {
-	return s.openUploadFile(ti.ID, ti.Name+"/"+rel)
-}
-
-func (s *localStore) TreeReadErr(ti *store.TreeInfo, rel string, _ int64, err error) error {
-	return fault.Errorf(fault.UploadUnreadable, "upload %s: %s/%s/%s: %v", ti.ID, s.UploadDir(ti.ID), ti.Name, rel, err)
+func (s *localStore) OpenTreeObject(_ context.Context, id, name, rel string) (io.ReadCloser, error) {
+	return s.openUploadFile(id, name+"/"+rel)
 }
 
 // CheckTreeTop checks the upload's own folder as a file upload's is checked (checkTop).

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"io"
 
-	"github.com/attachctl/attachctl/manifest"
 	"github.com/attachctl/attachctl/manifest/fault"
 	"github.com/attachctl/attachctl/ops/store"
 )
@@ -98,7 +97,7 @@ func (s *Store) treeFiles(id, name string) map[string][]byte {
 	return f.files
 }
 
-func (t *trees) OpenTreeObject(_ context.Context, id, name, rel string) (store.Reader, error) {
+func (t *trees) OpenTreeObject(_ context.Context, id, name, rel string) (io.ReadCloser, error) {
 	s := t.s
 	s.mu.Lock()
 	err := s.checkStore(false)
@@ -110,19 +109,7 @@ func (t *trees) OpenTreeObject(_ context.Context, id, name, rel string) (store.R
 	if !ok {
 		return nil, s.missing(id)
 	}
-	return &reader{Reader: bytes.NewReader(data)}, nil
-}
-
-func (t *trees) ReadTreeFile(_ context.Context, ti *store.TreeInfo, rel string) (io.ReadCloser, error) {
-	data, ok := t.s.treeFiles(ti.ID, "")[rel]
-	if !ok {
-		return nil, t.s.missing(ti.ID)
-	}
 	return io.NopCloser(bytes.NewReader(data)), nil
-}
-
-func (t *trees) TreeReadErr(ti *store.TreeInfo, rel string, _ int64, err error) error {
-	return fault.Errorf(fault.UploadUnreadable, "upload %s: %s: %v", ti.ID, manifest.Quote(rel), err)
 }
 
 func (t *trees) CheckTreeTop(context.Context, *store.TreeInfo) ([]string, error) { return nil, nil }

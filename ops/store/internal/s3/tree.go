@@ -348,8 +348,8 @@ func (s *Store) FolderFiles(ctx context.Context, id string) (int, bool, error) {
 }
 
 // OpenTreeObject opens the file's object, of a finished folder upload only, read as Open reads a
-// file upload's (its ETag held, its BLAKE3 from its metadata).
-func (s *Store) OpenTreeObject(ctx context.Context, id, name, rel string) (store.Reader, error) {
+// file upload's (its ETag held, an error while its bytes come coded), for resolve and verify.
+func (s *Store) OpenTreeObject(ctx context.Context, id, name, rel string) (io.ReadCloser, error) {
 	if err := s.exists(ctx, id); err != nil {
 		return nil, err
 	}
@@ -377,20 +377,7 @@ func (s *Store) OpenTreeObject(ctx context.Context, id, name, rel string) (store
 	if known != name {
 		return nil, s.missing(id)
 	}
-	return s.openKey(ctx, id, rel, s.treeFileKey(id, name, rel))
-}
-
-// ReadTreeFile opens a file's object for verify.
-func (s *Store) ReadTreeFile(ctx context.Context, ti *store.TreeInfo, rel string) (io.ReadCloser, error) {
-	out, err := s.client.GetObject(ctx, &awss3.GetObjectInput{Bucket: &s.Bucket, Key: aws.String(s.treeFileKey(ti.ID, ti.Name, rel))})
-	if err != nil {
-		return nil, s.uploadErr(ti.ID, err)
-	}
-	return out.Body, nil
-}
-
-func (s *Store) TreeReadErr(ti *store.TreeInfo, rel string, n int64, err error) error {
-	return s.readErr(ti.ID, s.treeFileKey(ti.ID, ti.Name, rel), n, err)
+	return s.openKey(ctx, id, "", s.treeFileKey(id, name, rel))
 }
 
 // CheckTreeTop lists the upload's objects by prefix and names any that is neither in its folder
