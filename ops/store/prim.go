@@ -69,11 +69,11 @@ type TreeEntry struct {
 }
 
 // FlatEntries is what ReadTreeDir and TreeWrite.ReadDir of a FlatList backend give: every file
-// of files, by its path from the folder, sorted.
-func FlatEntries[V any](files map[string]V) []TreeEntry {
+// of files, by its path from the folder, with its size, sorted.
+func FlatEntries[V any](files map[string]V, size func(V) int64) []TreeEntry {
 	es := make([]TreeEntry, 0, len(files))
-	for rel := range files {
-		es = append(es, TreeEntry{Name: rel, File: true})
+	for rel, v := range files {
+		es = append(es, TreeEntry{Name: rel, File: true, Size: size(v)})
 	}
 	slices.SortFunc(es, func(a, b TreeEntry) int { return strings.Compare(a.Name, b.Name) })
 	return es
@@ -143,24 +143,26 @@ type TreeWrite interface {
 	// ID is the upload's id.
 	ID() string
 
-	// Stored opens the copy of f that a run before left, for the engine to compare with the
-	// source byte for byte: nil when there is none, or when the backend checks what it holds
-	// as the file is committed (TreeFileWrite.Commit: an S3 object's size and MD5).
+	// Stored opens the copy of f that a run before left, which ReadDir listed with f's size, for
+	// the engine to compare with the source byte for byte: nil when the backend keeps no such
+	// copy (one not as a finished file is: a local file's mode), or checks what it holds as the
+	// file is committed (TreeFileWrite.Commit: an S3 object's size and MD5).
 	Stored(f TreeFile) (io.ReadCloser, error)
 
-	// Create starts the write of f, replacing what is there; src is the source file (the
-	// bytes also come through Write, in order, as the engine reads and hashes them).
-	Create(ctx context.Context, f TreeFile, src TreeSourceFile) (TreeFileWrite, error)
+	// Create starts the write of f, replacing what is there (there: ReadDir listed a file at
+	// f.Rel); src is the source file (the bytes also come through Write, in order, as the
+	// engine reads and hashes them).
+	Create(ctx context.Context, f TreeFile, src TreeSourceFile, there bool) (TreeFileWrite, error)
 
 	// ReadDir lists the folder dir ("": the top) of what the unfinished tree holds so far, as
 	// ReadTreeDir lists a finished one (never following a link; TreeProperties.FlatList: every
-	// file at once). A write that made the upload itself may answer nothing: it holds only what
-	// the engine wrote.
+	// file at once), each file with its size. The engine reads it before it writes anything.
 	ReadDir(ctx context.Context, dir string) ([]TreeEntry, error)
 
 	// Remove removes the entries rels (paths from the folder: a file, a folder with all it
 	// holds, anything else) from the unfinished tree, never following a link: what a run before
-	// stored and the folder no longer holds, found by the engine before it publishes.
+	// stored and the folder no longer holds, or what stands where it has a folder, found by the
+	// engine before it writes.
 	Remove(ctx context.Context, rels []string) error
 
 	// Publish makes the tree finished at once with its metadata m and listing, create-only:

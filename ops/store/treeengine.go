@@ -142,10 +142,15 @@ func ResumesTree(p TreePartial, st TreeStart, sameBytes bool) bool {
 	return p.Folder && p.Name == st.Src.Name && p.Path == st.Src.Path && (!sameBytes || p.Blake3 == st.Blake3)
 }
 
-// writeTree writes every file of src through w (props.Jobs at once), checks the tree's BLAKE3
-// against want ("": not checked), drops what the source no longer holds and publishes it.
+// writeTree drops from w what the source no longer holds, writes every file of src through w
+// (props.Jobs at once; each one a run before stored whole and equal to the source kept), checks
+// the tree's BLAKE3 against want ("": not checked) and publishes it.
 func writeTree(ctx context.Context, w TreeWrite, src *TreeSource, total int64, want string, props TreeProperties, progress func(int64)) (*TreeInfo, error) {
-	sums, err := putTreeFiles(ctx, w, src, props.Jobs, progress)
+	held, err := dropStale(ctx, w, src, props.FlatList)
+	if err != nil {
+		return nil, err
+	}
+	sums, err := putTreeFiles(ctx, w, src, held, props.Jobs, progress)
 	if err != nil {
 		return nil, err
 	}
@@ -165,9 +170,6 @@ func writeTree(ctx context.Context, w TreeWrite, src *TreeSource, total int64, w
 	for i, f := range sum.Files() {
 		ti.Files[i] = TreeFile{Rel: f.Rel, Size: sizes[i], Blake3: f.Blake3}
 	}
-	if err := dropStale(ctx, w, src, props.FlatList); err != nil {
-		return nil, err
-	}
 	if err := w.Publish(ctx, m, ti.Files, TreeListing(&sum)); err != nil {
 		return nil, err
 	}
@@ -175,13 +177,14 @@ func writeTree(ctx context.Context, w TreeWrite, src *TreeSource, total int64, w
 }
 
 // dropStale removes from the unfinished tree w what a run before stored and src no longer holds
-// (a file, a folder none of its files is in, anything else), so that what Publish makes finished
-// is the source's files and nothing else. It walks what w holds through its ReadDir, as verify
-// walks a finished tree.
-func dropStale(ctx context.Context, w TreeWrite, src *TreeSource, flat bool) error {
+// (a file, a folder none of its files is in, anything else: also what stands where src has a
+// folder), so that what Publish makes finished is the source's files and nothing else, and
+// returns the size of each file of src that w holds. It walks what w holds through its ReadDir,
+// as verify walks a finished tree.
+func dropStale(ctx context.Context, w TreeWrite, src *TreeSource, flat bool) (map[string]int64, error) {
 	top, err := w.ReadDir(ctx, "")
-	if err != nil || len(top) == 0 { // nothing there, or nothing but what this run wrote
-		return err
+	if err != nil || len(top) == 0 { // nothing there: a new upload
+		return nil, err
 	}
 	files := make(map[string]bool, len(src.Files))
 	dirs := map[string]bool{}
@@ -198,10 +201,12 @@ func dropStale(ctx context.Context, w TreeWrite, src *TreeSource, flat bool) err
 		return w.ReadDir(ctx, dir)
 	}
 	var stale []string
+	held := map[string]int64{}
 	err = walkTree(flat, readDir,
 		func(rel string, e TreeEntry) bool {
 			switch {
 			case e.File && files[rel]:
+				held[rel] = e.Size
 			case e.Dir && e.Skip != "": // not entered, and not removed: the backend does not go there
 			case e.Dir && dirs[rel]:
 				return true
@@ -210,10 +215,10 @@ func dropStale(ctx context.Context, w TreeWrite, src *TreeSource, flat bool) err
 			}
 			return false
 		})
-	if err != nil || len(stale) == 0 {
-		return err
+	if err == nil && len(stale) > 0 {
+		err = w.Remove(ctx, stale)
 	}
-	return w.Remove(ctx, stale)
+	return held, err
 }
 
 // walkTree lists a tree through readDir from its top ("") down, calling visit with each entry and
@@ -247,9 +252,10 @@ func walkTree(flat bool, readDir func(dir string) ([]TreeEntry, error), visit fu
 var treeBufs = sync.Pool{New: func() any { b := make([]byte, 256<<10); return &b }}
 
 // putTreeFiles writes every file of src through w, jobs at once (1: in order, in this goroutine),
-// and returns each file's BLAKE3 in src's order. progress is told each file's bytes once it is
-// written. ctx cancelled: it stops and returns ctx's error, what was written kept for a resume.
-func putTreeFiles(ctx context.Context, w TreeWrite, src *TreeSource, jobs int, progress func(int64)) ([]string, error) {
+// and returns each file's BLAKE3 in src's order; held is the size of each file w holds already.
+// progress is told each file's bytes once it is written. ctx cancelled: it stops and returns
+// ctx's error, what was written kept for a resume.
+func putTreeFiles(ctx context.Context, w TreeWrite, src *TreeSource, held map[string]int64, jobs int, progress func(int64)) ([]string, error) {
 	sums := make([]string, len(src.Files))
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -271,7 +277,7 @@ func putTreeFiles(ctx context.Context, w TreeWrite, src *TreeSource, jobs int, p
 				return
 			}
 			f := src.Files[i]
-			sum, err := p.put(ctx, w, src, f)
+			sum, err := p.put(ctx, w, src, f, held)
 			if err != nil {
 				cancel(err)
 				return
@@ -300,13 +306,13 @@ func putTreeFiles(ctx context.Context, w TreeWrite, src *TreeSource, jobs int, p
 	return sums, nil
 }
 
-// PutTreeFile makes the stored copy of the file f of src equal to the source through w, as
-// UploadTree does for each file, and returns its BLAKE3.
+// PutTreeFile writes the file f of src through w, as UploadTree does for each file of a tree w
+// holds nothing of yet, and returns its BLAKE3.
 func PutTreeFile(ctx context.Context, w TreeWrite, src *TreeSource, f TreeFile) (string, error) {
 	p := treePut{h: blake3.New(), buf: treeBufs.Get().(*[]byte), sbuf: treeBufs.Get().(*[]byte)}
 	defer treeBufs.Put(p.buf)
 	defer treeBufs.Put(p.sbuf)
-	return p.put(ctx, w, src, f)
+	return p.put(ctx, w, src, f, nil)
 }
 
 // treePut is one worker's state.
@@ -316,26 +322,29 @@ type treePut struct {
 }
 
 // put makes the stored copy of f equal to the source and returns the source's BLAKE3. A copy a
-// run before left, whole and equal to the source byte for byte, is kept; anything else there is
-// replaced.
-func (p *treePut) put(ctx context.Context, w TreeWrite, src *TreeSource, f TreeFile) (string, error) {
+// run before left (held: its size), whole and equal to the source byte for byte, is kept;
+// anything else there is replaced.
+func (p *treePut) put(ctx context.Context, w TreeWrite, src *TreeSource, f TreeFile, held map[string]int64) (string, error) {
 	sf, err := src.OpenFile(f)
 	if err != nil {
 		return "", err
 	}
 	defer sf.Close()
-	have, err := w.Stored(f)
-	if err != nil {
-		return "", err
-	}
-	if have != nil {
-		sum, ok := p.same(have, sf, f.Size)
-		have.Close()
-		if ok {
-			return sum, nil
+	size, there := held[f.Rel]
+	if there && size == f.Size {
+		have, err := w.Stored(f)
+		if err != nil {
+			return "", err
+		}
+		if have != nil {
+			sum, ok := p.same(have, sf, f.Size)
+			have.Close()
+			if ok {
+				return sum, nil
+			}
 		}
 	}
-	out, err := w.Create(ctx, f, sf)
+	out, err := w.Create(ctx, f, sf, there)
 	if err != nil {
 		return "", err
 	}

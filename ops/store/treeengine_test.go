@@ -117,7 +117,7 @@ func (w *memWrite) Stored(f TreeFile) (io.ReadCloser, error) {
 	return nil, nil
 }
 
-func (w *memWrite) Create(_ context.Context, f TreeFile, _ TreeSourceFile) (TreeFileWrite, error) {
+func (w *memWrite) Create(_ context.Context, f TreeFile, _ TreeSourceFile, _ bool) (TreeFileWrite, error) {
 	return &memFile{w: w, rel: f.Rel}, nil
 }
 
@@ -146,8 +146,8 @@ func (w *memWrite) ReadDir(context.Context, string) ([]TreeEntry, error) {
 	w.m.mu.Lock()
 	defer w.m.mu.Unlock()
 	var es []TreeEntry
-	for rel := range w.files {
-		es = append(es, TreeEntry{Name: rel, File: true})
+	for rel, b := range w.files {
+		es = append(es, TreeEntry{Name: rel, File: true, Size: int64(len(b))})
 	}
 	sort.Slice(es, func(i, j int) bool { return es[i].Name < es[j].Name })
 	return es, nil

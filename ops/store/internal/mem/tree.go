@@ -116,8 +116,10 @@ func (t *trees) CheckTreeTop(context.Context, *store.TreeInfo) ([]string, error)
 
 // ReadTreeDir lists every file of the upload at once (FlatList).
 func (t *trees) ReadTreeDir(_ context.Context, ti *store.TreeInfo, _ string) ([]store.TreeEntry, error) {
-	return store.FlatEntries(t.s.treeFiles(ti.ID, "")), nil
+	return store.FlatEntries(t.s.treeFiles(ti.ID, ""), byteSize), nil
 }
+
+func byteSize(b []byte) int64 { return int64(len(b)) }
 
 // treeWrite is an unfinished folder upload this run holds.
 type treeWrite struct {
@@ -130,17 +132,14 @@ type treeWrite struct {
 
 func (w *treeWrite) ID() string { return w.id }
 
-// Stored is the copy of f a run before left, when it is whole.
+// Stored is the copy of f a run before left.
 func (w *treeWrite) Stored(f store.TreeFile) (io.ReadCloser, error) {
 	w.s.mu.Lock()
 	defer w.s.mu.Unlock()
-	if b, ok := w.p.files[f.Rel]; ok && int64(len(b)) == f.Size {
-		return io.NopCloser(bytes.NewReader(b)), nil
-	}
-	return nil, nil
+	return io.NopCloser(bytes.NewReader(w.p.files[f.Rel])), nil
 }
 
-func (w *treeWrite) Create(_ context.Context, f store.TreeFile, _ store.TreeSourceFile) (store.TreeFileWrite, error) {
+func (w *treeWrite) Create(_ context.Context, f store.TreeFile, _ store.TreeSourceFile, _ bool) (store.TreeFileWrite, error) {
 	return &fileWrite{w: w, rel: f.Rel}, nil
 }
 
@@ -148,7 +147,7 @@ func (w *treeWrite) Create(_ context.Context, f store.TreeFile, _ store.TreeSour
 func (w *treeWrite) ReadDir(context.Context, string) ([]store.TreeEntry, error) {
 	w.s.mu.Lock()
 	defer w.s.mu.Unlock()
-	return store.FlatEntries(w.p.files), nil
+	return store.FlatEntries(w.p.files, byteSize), nil
 }
 
 // Remove drops the files rels.

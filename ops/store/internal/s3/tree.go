@@ -52,6 +52,8 @@ type heldObj struct {
 	etag string
 }
 
+func heldSize(o heldObj) int64 { return o.size }
+
 // listTree lists the objects of the folder of the upload id by prefix, by their paths from it.
 func (s *Store) listTree(ctx context.Context, id, name string) (map[string]heldObj, error) {
 	held, dir := map[string]heldObj{}, s.treeDir(id, name)
@@ -131,7 +133,7 @@ func (t *treeWrite) Close(error) {}
 
 // Create starts the object of f, sent from the source file once hashed (its MD5 as it is read);
 // over treeParts, as a multipart upload.
-func (t *treeWrite) Create(_ context.Context, f store.TreeFile, sf store.TreeSourceFile) (store.TreeFileWrite, error) {
+func (t *treeWrite) Create(_ context.Context, f store.TreeFile, sf store.TreeSourceFile, _ bool) (store.TreeFileWrite, error) {
 	w := &fileWrite{t: t, f: f, sf: sf}
 	if f.Size <= treeParts {
 		w.md5 = md5.New()
@@ -184,7 +186,7 @@ func (w *fileWrite) Commit(ctx context.Context, sum string) error {
 
 // ReadDir gives the objects of the folder a run before sent, as StartTree listed them.
 func (t *treeWrite) ReadDir(context.Context, string) ([]store.TreeEntry, error) {
-	return store.FlatEntries(t.held), nil
+	return store.FlatEntries(t.held, heldSize), nil
 }
 
 // Remove deletes the objects of the files rels.
@@ -402,7 +404,7 @@ func (s *Store) CheckTreeTop(ctx context.Context, ti *store.TreeInfo) ([]string,
 // ReadTreeDir lists the objects of the upload's folder by prefix (FlatList): every file at once.
 func (s *Store) ReadTreeDir(ctx context.Context, ti *store.TreeInfo, _ string) ([]store.TreeEntry, error) {
 	held, err := s.listTree(ctx, ti.ID, ti.Name)
-	return store.FlatEntries(held), err
+	return store.FlatEntries(held, heldSize), err
 }
 
 // dropTreeObjects removes the objects of the unfinished folder upload id: everything under
