@@ -36,8 +36,8 @@ import (
 //   - ranged reads and stat: ReadTreeObject (a small object beside an upload, read whole),
 //     OpenTreeObject (one file of a finished tree, read through the backend's guarded open, by
 //     resolve and by verify);
-//   - list by prefix: ReadTreeDir and CheckTreeTop (what an upload holds beside what its
-//     listing names), TreeWrite.ReadDir (what an unfinished one holds);
+//   - list by prefix: ReadTreeDir (what an upload holds beside what its listing names),
+//     TreeWrite.ReadDir (what an unfinished one holds);
 //   - remove: what a resumed write replaces (TreeWrite.Create) and what the folder no longer
 //     holds (TreeWrite.Remove, before Publish);
 //   - the resumable write: StartTree finds the unfinished upload of the same source (a partial
@@ -54,18 +54,20 @@ type TreeProperties struct {
 	Jobs int
 	// VerifyJobs is how many files verify reads at once (at least 1).
 	VerifyJobs int
-	// FlatList: ReadTreeDir of the top gives every file below it (a listing by prefix).
+	// FlatList: ReadTreeDir of the upload's folder gives every object below it (a listing by
+	// prefix).
 	FlatList bool
 }
 
 // TreeEntry is one entry of a folder of a finished folder upload (ReadTreeDir).
 type TreeEntry struct {
-	Name string
-	File bool   // a regular file
-	Size int64  // a file's bytes (for TreeBytes; verify reads the files themselves)
-	Dir  bool   // a folder; neither: something else (a link, a device), named by verify
-	Why  string // what is wrong with this folder (its owner, its mode): named by verify
-	Skip string // why this folder is not entered ("": it is)
+	Name  string
+	File  bool   // a regular file
+	Size  int64  // a file's bytes (for TreeBytes; verify reads the files themselves)
+	Dir   bool   // a folder; neither: something else (a link, a device), named by verify
+	Why   string // what is wrong with this folder (its owner, its mode): named by verify
+	Skip  string // why this folder is not entered ("": it is)
+	Where string // how verify names it when it is no part of the upload ("": by Name)
 }
 
 // FlatEntries is what ReadTreeDir and TreeWrite.ReadDir of a FlatList backend give: every file
@@ -116,15 +118,13 @@ type TreeBackend interface {
 	// code (a local file's) is upload.unreadable.
 	OpenTreeObject(ctx context.Context, id, name, rel string) (io.ReadCloser, error)
 
-	// CheckTreeTop checks the finished folder upload ti as the backend keeps it beside its
-	// folder (what its own guards demand of the upload's folder or objects: an error stops
-	// verify), and names what it holds there that is no part of the upload (each a message).
-	CheckTreeTop(ctx context.Context, ti *TreeInfo) ([]string, error)
-
-	// ReadTreeDir lists the folder dir ("": the top) of the finished folder upload ti, never
-	// following a link, sorted by name. A backend whose listing by prefix gives everything below
-	// at once (TreeProperties.FlatList) gives every file for dir "", its path from the folder as
-	// its Name, and is asked no more: the engine walks the tree (verify's files added).
+	// ReadTreeDir lists the folder dir of the finished folder upload ti, never following a link,
+	// sorted by name: dir is a path from the upload's own folder, "" that folder (where the
+	// upload's folder, metadata, listing and marker are; what the backend's own guards demand of
+	// it checked first: an error stops verify), ti.Name the upload's folder, and so on below it.
+	// A backend whose listing by prefix gives everything below at once
+	// (TreeProperties.FlatList) gives every object for dir "", its path from the upload's folder
+	// as its Name, and is asked no more: the engine sorts and walks it (verify's files added).
 	ReadTreeDir(ctx context.Context, ti *TreeInfo, dir string) ([]TreeEntry, error)
 }
 

@@ -3,12 +3,14 @@ package store
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"io"
 	"path"
+	"strings"
 	"sync"
 	"time"
 
@@ -508,9 +510,9 @@ func OpenTree(ctx context.Context, b TreeBackend, id, name, rel string) (io.Read
 	return b.OpenTreeObject(ctx, id, name, rel)
 }
 
-// VerifyTreeOf is Trees.VerifyTree over b: the listing against the metadata (TreeInfoOf), the
-// upload as the backend keeps it (CheckTreeTop, treeExtra), and every file read whole against its listed size
-// and BLAKE3 (CheckTree), each file that changed, went missing or was added named.
+// VerifyTreeOf is Trees.VerifyTree over b: the listing against the metadata (TreeInfoOf), what
+// the upload holds (treeExtra), and every file read whole against its listed size and BLAKE3
+// (CheckTree), each file that changed, went missing or was added named.
 func VerifyTreeOf(ctx context.Context, b TreeBackend, id string, progress func(int64)) (*TreeInfo, error) {
 	ti, err := TreeInfoOf(ctx, b, id)
 	if err != nil {
@@ -537,13 +539,33 @@ func VerifyTreeOf(ctx context.Context, b TreeBackend, id string, progress func(i
 	return ti, CheckTree(ctx, ti, c, progress)
 }
 
-// treeExtra walks the folder upload ti through ReadTreeDir and names what its listing does not:
-// a file added, a folder the backend finds wrong or does not enter, anything that is neither a
-// regular file nor a folder; then what CheckTreeTop found beside the folder.
+// treeExtra reads the upload ti's own folder through ReadTreeDir and names what is there beside
+// its folder and no part of the upload (BesideUpload); then it walks the folder and names what
+// the listing does not: a file added, a folder the backend finds wrong or does not enter,
+// anything that is neither a regular file nor a folder.
 func treeExtra(ctx context.Context, b TreeBackend, ti *TreeInfo, listed map[string]bool) ([]TreeFault, error) {
-	beside, err := b.CheckTreeTop(ctx, ti)
+	top, err := b.ReadTreeDir(ctx, ti, "")
 	if err != nil {
 		return nil, err
+	}
+	flat := b.TreeProperties().FlatList
+	var beside []string
+	var files []TreeEntry // flat: the folder's, by their paths from it
+	for _, e := range top {
+		if rel, ok := strings.CutPrefix(e.Name, ti.Name+"/"); ok && flat {
+			e.Name = rel
+			files = append(files, e)
+		} else if e.Name == ti.Name && e.Dir && !flat || !strings.Contains(e.Name, "/") && e.Name != ti.Name && BesideUpload(ti.Name, e.Name, true) {
+			continue
+		} else {
+			beside = append(beside, cmp.Or(e.Where, e.Name)+": unexpected object beside the folder")
+		}
+	}
+	readDir := func(dir string) ([]TreeEntry, error) {
+		if flat {
+			return files, nil
+		}
+		return b.ReadTreeDir(ctx, ti, strings.TrimSuffix(ti.Name+"/"+dir, "/"))
 	}
 	var extra []TreeFault
 	added := func(r, why string) {
@@ -553,7 +575,7 @@ func treeExtra(ctx context.Context, b TreeBackend, ti *TreeInfo, listed map[stri
 		}
 		extra = append(extra, TreeFault{Rel: r, What: TreeAdded, Text: text})
 	}
-	err = walkTree(b.TreeProperties().FlatList, func(dir string) ([]TreeEntry, error) { return b.ReadTreeDir(ctx, ti, dir) },
+	err = walkTree(flat, readDir,
 		func(r string, e TreeEntry) bool {
 			switch {
 			case e.File:

@@ -84,15 +84,13 @@ func (m *memTrees) OpenTreeObject(_ context.Context, id, _, rel string) (io.Read
 	return nil, fault.Errorf(fault.UploadMissing, "upload %s: %s not there", id, rel)
 }
 
-func (m *memTrees) CheckTreeTop(context.Context, *TreeInfo) ([]string, error) { return nil, nil }
-
 func (m *memTrees) ReadTreeDir(_ context.Context, ti *TreeInfo, _ string) ([]TreeEntry, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var es []TreeEntry
 	for k := range m.finished[ti.ID] {
 		if rel, ok := strings.CutPrefix(k, "f/"); ok {
-			es = append(es, TreeEntry{Name: rel, File: true})
+			es = append(es, TreeEntry{Name: ti.Name + "/" + rel, File: true})
 		}
 	}
 	sort.Slice(es, func(i, j int) bool { return es[i].Name < es[j].Name })

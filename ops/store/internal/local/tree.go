@@ -399,35 +399,30 @@ func (s *localStore) OpenTreeObject(_ context.Context, id, name, rel string) (io
 	return s.openUploadFile(id, name+"/"+rel)
 }
 
-// CheckTreeTop checks the upload's own folder as a file upload's is checked (checkTop).
-func (s *localStore) CheckTreeTop(_ context.Context, ti *store.TreeInfo) ([]string, error) {
-	dirfd, err := s.openUploadDir(ti.ID)
-	if err != nil {
-		return nil, err
-	}
-	defer unix.Close(dirfd)
-	return nil, s.checkTop(dirfd, ti.ID, ti.Name, true)
-}
-
-// ReadTreeDir lists the folder dir of the folder upload ti, each folder on the way opened from
-// the store down without following a link: each entry's type as lstat gives it, a folder's owner
-// and mode checked, and one on another file system not entered.
+// ReadTreeDir checks the upload's own folder (dir "") as a file upload's is checked (checkTop),
+// and lists the folder dir below it, each folder on the way opened from the store down without
+// following a link: each entry's type as lstat gives it, a folder's owner and mode checked, and
+// one on another file system not entered.
 func (s *localStore) ReadTreeDir(_ context.Context, ti *store.TreeInfo, dir string) ([]store.TreeEntry, error) {
 	top, err := s.openUploadDir(ti.ID)
 	if err != nil {
 		return nil, err
 	}
 	defer unix.Close(top)
+	if dir == "" { // checkTop refuses anything there that is no part of the upload: none to name
+		return nil, s.checkTop(top, ti.ID, ti.Name, true)
+	}
 	root, err := fsOf(top)
 	if err != nil {
 		return nil, guardErr(s.UploadDir(ti.ID), ti.ID, err)
 	}
-	fd, err := openDirs(top, s.UploadDir(ti.ID), openOnly(idErr(ti.ID)), ti.Name)
+	name, sub, _ := strings.Cut(dir, "/")
+	fd, err := openDirs(top, s.UploadDir(ti.ID), openOnly(idErr(ti.ID)), name)
 	if err != nil {
 		return nil, err
 	}
 	defer unix.Close(fd)
-	es, err := readTreeDir(fd, dir, root)
+	es, err := readTreeDir(fd, sub, root)
 	if err != nil {
 		return nil, fault.Errorf(fault.UploadUnreadable, "upload %s: %s: %v", ti.ID, s.FinishedPath(ti.ID, ti.Name), err)
 	}

@@ -290,7 +290,7 @@ func TestSweepFolderBindMount(t *testing.T) {
 // TestVerifyTreeTop: the guard on a folder upload's own folder (checkTop, as a file upload's):
 // verify refuses it (upload.unreadable, naming what is wrong) for each of these, and an intact
 // one, used, passes. Check (store.Checker) is not asked: verify asks it of file uploads only, and
-// a folder upload's own folder is checked through CheckTreeTop.
+// a folder upload's own folder is checked as ReadTreeDir reads it.
 func TestVerifyTreeTop(t *testing.T) {
 	outside := t.TempDir()
 	tests := []struct {

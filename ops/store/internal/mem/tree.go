@@ -112,11 +112,14 @@ func (t *trees) OpenTreeObject(_ context.Context, id, name, rel string) (io.Read
 	return io.NopCloser(bytes.NewReader(data)), nil
 }
 
-func (t *trees) CheckTreeTop(context.Context, *store.TreeInfo) ([]string, error) { return nil, nil }
-
-// ReadTreeDir lists every file of the upload at once (FlatList).
+// ReadTreeDir lists every file of the upload at once (FlatList), by its path from the upload's
+// own folder.
 func (t *trees) ReadTreeDir(_ context.Context, ti *store.TreeInfo, _ string) ([]store.TreeEntry, error) {
-	return store.FlatEntries(t.s.treeFiles(ti.ID, ""), byteSize), nil
+	es := store.FlatEntries(t.s.treeFiles(ti.ID, ""), byteSize)
+	for i := range es {
+		es[i].Name = ti.Name + "/" + es[i].Name
+	}
+	return es, nil
 }
 
 func byteSize(b []byte) int64 { return int64(len(b)) }

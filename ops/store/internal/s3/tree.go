@@ -13,7 +13,6 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
-	"fmt"
 	"hash"
 	"io"
 	"path"
@@ -382,29 +381,19 @@ func (s *Store) OpenTreeObject(ctx context.Context, id, name, rel string) (io.Re
 	return s.openKey(ctx, id, "", s.treeFileKey(id, name, rel))
 }
 
-// CheckTreeTop lists the upload's objects by prefix and names any that is neither in its folder
-// nor its listing, metadata or marker.
-func (s *Store) CheckTreeTop(ctx context.Context, ti *store.TreeInfo) ([]string, error) {
-	var beside []string
-	id, top := ti.ID, s.key(ti.ID)+"/"
+// ReadTreeDir lists the upload's objects by prefix (FlatList): every one at once, named by its
+// path from P/<id>/ and, for verify's messages, by its key.
+func (s *Store) ReadTreeDir(ctx context.Context, ti *store.TreeInfo, _ string) ([]store.TreeEntry, error) {
+	var es []store.TreeEntry
+	top := s.key(ti.ID) + "/"
 	if err := s.listObjects(ctx, top, func(o types.Object) error {
 		k := aws.ToString(o.Key)
-		// An object is beside the folder (no "/" after its name) or in it (the folder's name).
-		part, _, in := strings.Cut(strings.TrimPrefix(k, top), "/")
-		if !store.BesideUpload(ti.Name, part, true) || in != (part == ti.Name) {
-			beside = append(beside, fmt.Sprintf("%s: unexpected object beside the folder", k))
-		}
+		es = append(es, store.TreeEntry{Name: strings.TrimPrefix(k, top), File: true, Size: aws.ToInt64(o.Size), Where: k})
 		return nil
 	}); err != nil {
-		return nil, s.wrap(fault.UploadUnreadable, "upload "+id, err)
+		return nil, s.wrap(fault.UploadUnreadable, "upload "+ti.ID, err)
 	}
-	return beside, nil
-}
-
-// ReadTreeDir lists the objects of the upload's folder by prefix (FlatList): every file at once.
-func (s *Store) ReadTreeDir(ctx context.Context, ti *store.TreeInfo, _ string) ([]store.TreeEntry, error) {
-	held, err := s.listTree(ctx, ti.ID, ti.Name)
-	return store.FlatEntries(held, heldSize), err
+	return es, nil
 }
 
 // dropTreeObjects removes the objects of the unfinished folder upload id: everything under
