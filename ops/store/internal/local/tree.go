@@ -194,11 +194,6 @@ func (w treeFileWrite) Commit(context.Context, string) error {
 
 func (w treeFileWrite) Abort() { w.out.Close() }
 
-// touchFile sets f's modification time to now (best effort).
-func touchFile(f *os.File) {
-	unix.Futimes(int(f.Fd()), nil)
-}
-
 // treePartial finds the unfinished folder upload that a run of the folder st takes up
 // (store.ResumesTree) and no one else holds, or makes one, and returns it locked.
 func (s *localStore) treePartial(st store.TreeStart) (*partial, error) {
@@ -297,7 +292,7 @@ func fixDir(fd int, path string) (int, error) {
 // paths, so most share the last one's.
 func (t *treeWrite) dirFor(rel string) (*os.File, error) {
 	if t.n++; t.n%256 == 0 {
-		touchFile(t.p.f) // the partial was written now: a sweep's cutoff for unfinished uploads
+		unix.Futimes(int(t.p.f.Fd()), nil) // the partial was written now: a sweep's cutoff for unfinished uploads
 	}
 	dir := path.Dir(rel)
 	if t.dirf != nil && t.dir == dir {

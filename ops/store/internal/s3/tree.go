@@ -53,9 +53,10 @@ type heldObj struct {
 
 func heldSize(o heldObj) int64 { return o.size }
 
-// listTree lists the objects of the folder of the upload id by prefix, by their paths from it.
-func (s *Store) listTree(ctx context.Context, id, name string) (map[string]heldObj, error) {
-	held, dir := map[string]heldObj{}, s.treeDir(id, name)
+// listTree lists the objects of the upload id under dir (a prefix of its keys) by prefix, by
+// their paths from it.
+func (s *Store) listTree(ctx context.Context, id, dir string) (map[string]heldObj, error) {
+	held := map[string]heldObj{}
 	if err := s.listObjects(ctx, dir, func(o types.Object) error {
 		held[strings.TrimPrefix(aws.ToString(o.Key), dir)] = heldObj{aws.ToInt64(o.Size), strings.Trim(aws.ToString(o.ETag), `"`)}
 		return nil
@@ -101,7 +102,7 @@ func (s *Store) StartTree(ctx context.Context, st store.TreeStart) (string, stor
 	if err != nil || pi == nil {
 		return id, nil, err // finished: the engine checks it whole before it names it
 	}
-	held, err := s.listTree(ctx, id, src.Name)
+	held, err := s.listTree(ctx, id, s.treeDir(id, src.Name))
 	if err != nil {
 		return "", nil, err
 	}
@@ -384,16 +385,12 @@ func (s *Store) OpenTreeObject(ctx context.Context, id, name, rel string) (io.Re
 // ReadTreeDir lists the upload's objects by prefix (FlatList): every one at once, named by its
 // path from P/<id>/ and, for verify's messages, by its key.
 func (s *Store) ReadTreeDir(ctx context.Context, ti *store.TreeInfo, _ string) ([]store.TreeEntry, error) {
-	var es []store.TreeEntry
-	top := s.key(ti.ID) + "/"
-	if err := s.listObjects(ctx, top, func(o types.Object) error {
-		k := aws.ToString(o.Key)
-		es = append(es, store.TreeEntry{Name: strings.TrimPrefix(k, top), File: true, Size: aws.ToInt64(o.Size), Where: k})
-		return nil
-	}); err != nil {
-		return nil, s.wrap(fault.UploadUnreadable, "upload "+ti.ID, err)
+	held, err := s.listTree(ctx, ti.ID, s.key(ti.ID)+"/")
+	es := store.FlatEntries(held, heldSize)
+	for i := range es {
+		es[i].Where = s.key(ti.ID, es[i].Name)
 	}
-	return es, nil
+	return es, err
 }
 
 // dropTreeObjects removes the objects of the unfinished folder upload id: everything under
