@@ -112,6 +112,10 @@ type TreeBackend interface {
 	// (fault.CodeOf) when it is not there. where names it in messages (a path, a key).
 	ReadTreeObject(ctx context.Context, id, name string) (data []byte, where string, err error)
 
+	// Info is the finished upload id's metadata (Backend.Info), asked when it keeps no
+	// MetaName: a file upload of a backend that keeps none beside its bytes (S3), or none.
+	Info(ctx context.Context, id string) (*Info, error)
+
 	// OpenTreeObject opens the file rel of the finished folder upload id named name, to read
 	// (resolve, and verify, which reads every file whole): the guarded open of docs/store.md.
 	// upload.missing when it is not there. An error while reading it that the backend does not

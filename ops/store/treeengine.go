@@ -475,9 +475,15 @@ func FolderFilesOf(ctx context.Context, b TreeBackend, id string) (int, bool, er
 	return m.Files, m.Kind == KindFolder, nil
 }
 
-// readTreeMeta reads the metadata of the finished upload id (ReadTreeObject) and where it is.
+// readTreeMeta reads the metadata of the finished upload id (ReadTreeObject) and where it is:
+// a file upload's (no Kind) when there is none and Info finds the upload.
 func readTreeMeta(ctx context.Context, b TreeBackend, id string) (*TreeMeta, string, error) {
 	mb, where, err := b.ReadTreeObject(ctx, id, MetaName)
+	if fault.CodeOf(err) == fault.UploadMissing {
+		if info, ierr := b.Info(ctx, id); ierr == nil {
+			return &TreeMeta{Info: *info}, where, nil
+		}
+	}
 	if err != nil {
 		return nil, where, err
 	}

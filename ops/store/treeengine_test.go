@@ -77,6 +77,10 @@ func (m *memTrees) ReadTreeObject(_ context.Context, id, name string) ([]byte, s
 	return nil, "", fault.Errorf(fault.UploadMissing, "upload %s: not there", id)
 }
 
+func (m *memTrees) Info(_ context.Context, id string) (*Info, error) {
+	return nil, fault.Errorf(fault.UploadMissing, "upload %s: not there", id)
+}
+
 func (m *memTrees) OpenTreeObject(_ context.Context, id, _, rel string) (io.ReadCloser, error) {
 	if b, ok := m.object(id, "f/"+rel); ok {
 		return io.NopCloser(bytes.NewReader(b)), nil

@@ -54,6 +54,8 @@ func (t *trees) StartTree(ctx context.Context, st store.TreeStart) (string, stor
 	return "", &treeWrite{s: s, id: id, p: p, release: release}, nil
 }
 
+func (t *trees) Info(ctx context.Context, id string) (*store.Info, error) { return t.s.Info(ctx, id) }
+
 // ReuseTree: the upload is named again while it is there.
 func (t *trees) ReuseTree(_ context.Context, id string) bool {
 	t.s.mu.Lock()
@@ -61,7 +63,8 @@ func (t *trees) ReuseTree(_ context.Context, id string) bool {
 	return t.s.finished[id] != nil
 }
 
-// ReadTreeObject gives the metadata or listing a finished upload keeps.
+// ReadTreeObject gives the metadata or listing a finished folder upload keeps (a file upload
+// keeps none here: the engine then asks Info).
 func (t *trees) ReadTreeObject(_ context.Context, id, name string) ([]byte, string, error) {
 	s := t.s
 	s.mu.Lock()
@@ -77,9 +80,6 @@ func (t *trees) ReadTreeObject(_ context.Context, id, name string) ([]byte, stri
 	switch {
 	case name == store.MetaName && f.folder():
 		return f.meta, where, nil
-	case name == store.MetaName:
-		b, _ := json.Marshal(store.TreeMeta{Info: f.info})
-		return b, where, nil
 	case name == store.TreeListName && f.folder():
 		return f.listing, where, nil
 	}

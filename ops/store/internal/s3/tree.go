@@ -297,8 +297,8 @@ func (th *treeHead) info(id string) *store.Info {
 	return &store.Info{ID: id, Name: th.name, Size: th.size, Blake3: th.blake3, Made: th.made}
 }
 
-// ReadTreeObject reads the metadata or the listing of the folder upload id. A one-file upload
-// never holds .upload.json: without it, an upload that Info reads is a file upload.
+// ReadTreeObject reads the metadata or the listing of the folder upload id (a one-file upload
+// never holds .upload.json: the engine then asks Info).
 func (s *Store) ReadTreeObject(ctx context.Context, id, name string) ([]byte, string, error) {
 	key := s.key(id, name)
 	if name == store.MetaName {
@@ -307,11 +307,6 @@ func (s *Store) ReadTreeObject(ctx context.Context, id, name string) ([]byte, st
 		}
 	}
 	b, _, _, err := s.getObject(ctx, key)
-	if notFound(err) && name == store.MetaName {
-		if _, ierr := s.Info(ctx, id); ierr == nil {
-			return nil, key, fault.Errorf(fault.UploadInvalid, "upload %s: a file, not a folder", id)
-		}
-	}
 	if err != nil {
 		return nil, key, s.uploadErr(id, err)
 	}
