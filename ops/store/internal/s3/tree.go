@@ -353,25 +353,17 @@ func (s *Store) OpenTreeObject(ctx context.Context, id, name, rel string) (io.Re
 	// The listing is looked at once per upload and run: resolve opens every file of a folder,
 	// and a finished upload stays finished until a sweep removes it (its objects then answer
 	// upload.missing).
-	s.treesMu.Lock()
-	known := s.opened[id]
-	s.treesMu.Unlock()
-	if known == "" {
+	known, ok := s.opened.Load(id)
+	if !ok {
 		th, err := s.headTree(ctx, id)
 		if err != nil {
 			return nil, err
 		}
 		if th != nil {
-			known = th.name
-			s.treesMu.Lock()
-			if s.opened == nil {
-				s.opened = map[string]string{}
-			}
-			s.opened[id] = known
-			s.treesMu.Unlock()
+			known, _ = s.opened.LoadOrStore(id, th.name)
 		}
 	}
-	if known != name {
+	if known != any(name) {
 		return nil, s.missing(id)
 	}
 	return s.openKey(ctx, id, "", s.treeFileKey(id, name, rel))
