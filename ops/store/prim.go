@@ -34,9 +34,10 @@ import (
 //     unfinished, and never replaces a finished upload (a rename that refuses to replace; a
 //     conditional PUT with If-None-Match: *);
 //   - ranged reads and stat: ReadTreeObject (a small object beside an upload, read whole),
-//     OpenTreeObject (one file of a finished tree, read through the backend's guarded open);
-//   - list by prefix: ReadTreeDir and CheckTreeTop (what an upload holds beside what its
-//     listing names), TreeWrite.ReadDir (what an unfinished one holds);
+//     OpenTreeObject (one file of a finished tree, read through the backend's guarded open, by
+//     resolve and by verify);
+//   - list by prefix: ReadTreeDir (what an upload holds beside what its listing names),
+//     TreeWrite.ReadDir (what an unfinished one holds);
 //   - remove: what a resumed write replaces (TreeWrite.Create) and what the folder no longer
 //     holds (TreeWrite.Remove, before Publish);
 //   - the resumable write: StartTree finds the unfinished upload of the same source (a partial
@@ -53,26 +54,28 @@ type TreeProperties struct {
 	Jobs int
 	// VerifyJobs is how many files verify reads at once (at least 1).
 	VerifyJobs int
-	// FlatList: ReadTreeDir of the top gives every file below it (a listing by prefix).
+	// FlatList: ReadTreeDir of the upload's folder gives every object below it (a listing by
+	// prefix).
 	FlatList bool
 }
 
 // TreeEntry is one entry of a folder of a finished folder upload (ReadTreeDir).
 type TreeEntry struct {
-	Name string
-	File bool   // a regular file
-	Size int64  // a file's bytes (for TreeBytes; verify reads the files themselves)
-	Dir  bool   // a folder; neither: something else (a link, a device), named by verify
-	Why  string // what is wrong with this folder (its owner, its mode): named by verify
-	Skip string // why this folder is not entered ("": it is)
+	Name  string
+	File  bool   // a regular file
+	Size  int64  // a file's bytes (for TreeBytes; verify reads the files themselves)
+	Dir   bool   // a folder; neither: something else (a link, a device), named by verify
+	Why   string // what is wrong with this folder (its owner, its mode): named by verify
+	Skip  string // why this folder is not entered ("": it is)
+	Where string // how verify names it when it is no part of the upload ("": by Name)
 }
 
 // FlatEntries is what ReadTreeDir and TreeWrite.ReadDir of a FlatList backend give: every file
-// of files, by its path from the folder, sorted.
-func FlatEntries[V any](files map[string]V) []TreeEntry {
+// of files, by its path from the folder, with its size, sorted.
+func FlatEntries[V any](files map[string]V, size func(V) int64) []TreeEntry {
 	es := make([]TreeEntry, 0, len(files))
-	for rel := range files {
-		es = append(es, TreeEntry{Name: rel, File: true})
+	for rel, v := range files {
+		es = append(es, TreeEntry{Name: rel, File: true, Size: size(v)})
 	}
 	slices.SortFunc(es, func(a, b TreeEntry) int { return strings.Compare(a.Name, b.Name) })
 	return es
@@ -109,24 +112,23 @@ type TreeBackend interface {
 	// (fault.CodeOf) when it is not there. where names it in messages (a path, a key).
 	ReadTreeObject(ctx context.Context, id, name string) (data []byte, where string, err error)
 
-	// OpenTreeObject opens the file rel of the finished folder upload id named name, for a
-	// reader (resolve): the guarded open of docs/store.md. upload.missing when it is not there.
-	OpenTreeObject(ctx context.Context, id, name, rel string) (Reader, error)
+	// Info is the finished upload id's metadata (Backend.Info), asked when it keeps no
+	// MetaName: a file upload of a backend that keeps none beside its bytes (S3), or none.
+	Info(ctx context.Context, id string) (*Info, error)
 
-	// ReadTreeFile opens the file rel of the folder upload ti for verify, to read whole
-	// (upload.missing when it is not there); TreeReadErr codes an error met n bytes into it.
-	ReadTreeFile(ctx context.Context, ti *TreeInfo, rel string) (io.ReadCloser, error)
-	TreeReadErr(ti *TreeInfo, rel string, n int64, err error) error
+	// OpenTreeObject opens the file rel of the finished folder upload id named name, to read
+	// (resolve, and verify, which reads every file whole): the guarded open of docs/store.md.
+	// upload.missing when it is not there. An error while reading it that the backend does not
+	// code (a local file's) is upload.unreadable.
+	OpenTreeObject(ctx context.Context, id, name, rel string) (io.ReadCloser, error)
 
-	// CheckTreeTop checks the finished folder upload ti as the backend keeps it beside its
-	// folder (what its own guards demand of the upload's folder or objects: an error stops
-	// verify), and names what it holds there that is no part of the upload (each a message).
-	CheckTreeTop(ctx context.Context, ti *TreeInfo) ([]string, error)
-
-	// ReadTreeDir lists the folder dir ("": the top) of the finished folder upload ti, never
-	// following a link, sorted by name. A backend whose listing by prefix gives everything below
-	// at once (TreeProperties.FlatList) gives every file for dir "", its path from the folder as
-	// its Name, and is asked no more: the engine walks the tree (verify's files added).
+	// ReadTreeDir lists the folder dir of the finished folder upload ti, never following a link,
+	// sorted by name: dir is a path from the upload's own folder, "" that folder (where the
+	// upload's folder, metadata, listing and marker are; what the backend's own guards demand of
+	// it checked first: an error stops verify), ti.Name the upload's folder, and so on below it.
+	// A backend whose listing by prefix gives everything below at once
+	// (TreeProperties.FlatList) gives every object for dir "", its path from the upload's folder
+	// as its Name, and is asked no more: the engine sorts and walks it (verify's files added).
 	ReadTreeDir(ctx context.Context, ti *TreeInfo, dir string) ([]TreeEntry, error)
 }
 
@@ -145,24 +147,26 @@ type TreeWrite interface {
 	// ID is the upload's id.
 	ID() string
 
-	// Stored opens the copy of f that a run before left, for the engine to compare with the
-	// source byte for byte: nil when there is none, or when the backend checks what it holds
-	// as the file is committed (TreeFileWrite.Commit: an S3 object's size and MD5).
+	// Stored opens the copy of f that a run before left, which ReadDir listed with f's size, for
+	// the engine to compare with the source byte for byte: nil when the backend keeps no such
+	// copy (one not as a finished file is: a local file's mode), or checks what it holds as the
+	// file is committed (TreeFileWrite.Commit: an S3 object's size and MD5).
 	Stored(f TreeFile) (io.ReadCloser, error)
 
-	// Create starts the write of f, replacing what is there; src is the source file (the
-	// bytes also come through Write, in order, as the engine reads and hashes them).
-	Create(ctx context.Context, f TreeFile, src TreeSourceFile) (TreeFileWrite, error)
+	// Create starts the write of f, replacing what is there (there: ReadDir listed a file at
+	// f.Rel); src is the source file (the bytes also come through Write, in order, as the
+	// engine reads and hashes them).
+	Create(ctx context.Context, f TreeFile, src TreeSourceFile, there bool) (TreeFileWrite, error)
 
 	// ReadDir lists the folder dir ("": the top) of what the unfinished tree holds so far, as
 	// ReadTreeDir lists a finished one (never following a link; TreeProperties.FlatList: every
-	// file at once). A write that made the upload itself may answer nothing: it holds only what
-	// the engine wrote.
+	// file at once), each file with its size. The engine reads it before it writes anything.
 	ReadDir(ctx context.Context, dir string) ([]TreeEntry, error)
 
 	// Remove removes the entries rels (paths from the folder: a file, a folder with all it
 	// holds, anything else) from the unfinished tree, never following a link: what a run before
-	// stored and the folder no longer holds, found by the engine before it publishes.
+	// stored and the folder no longer holds, or what stands where it has a folder, found by the
+	// engine before it writes.
 	Remove(ctx context.Context, rels []string) error
 
 	// Publish makes the tree finished at once with its metadata m and listing, create-only:

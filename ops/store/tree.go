@@ -89,7 +89,7 @@ type Trees interface {
 	// OpenTreeFile opens the file rel of the finished folder upload id named name through the
 	// guarded open: every folder on the way a real folder of the store, the file a regular file
 	// of the user's with one link and no group or other bits.
-	OpenTreeFile(ctx context.Context, id, name, rel string) (Reader, error)
+	OpenTreeFile(ctx context.Context, id, name, rel string) (io.ReadCloser, error)
 
 	// VerifyTree reads every file of the finished folder upload id through the guarded open and
 	// checks it against the listing (and the listing against the upload's BLAKE3):

@@ -3,11 +3,14 @@ package store
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"io"
 	"path"
+	"strings"
 	"sync"
 	"time"
 
@@ -40,7 +43,7 @@ func (on TreesOn) TreeInfo(ctx context.Context, id string) (*TreeInfo, error) {
 	return TreeInfoOf(ctx, b, id)
 }
 
-func (on TreesOn) OpenTreeFile(ctx context.Context, id, name, rel string) (Reader, error) {
+func (on TreesOn) OpenTreeFile(ctx context.Context, id, name, rel string) (io.ReadCloser, error) {
 	b, err := on(ctx, false)
 	if err != nil {
 		return nil, err
@@ -141,10 +144,15 @@ func ResumesTree(p TreePartial, st TreeStart, sameBytes bool) bool {
 	return p.Folder && p.Name == st.Src.Name && p.Path == st.Src.Path && (!sameBytes || p.Blake3 == st.Blake3)
 }
 
-// writeTree writes every file of src through w (props.Jobs at once), checks the tree's BLAKE3
-// against want ("": not checked), drops what the source no longer holds and publishes it.
+// writeTree drops from w what the source no longer holds, writes every file of src through w
+// (props.Jobs at once; each one a run before stored whole and equal to the source kept), checks
+// the tree's BLAKE3 against want ("": not checked) and publishes it.
 func writeTree(ctx context.Context, w TreeWrite, src *TreeSource, total int64, want string, props TreeProperties, progress func(int64)) (*TreeInfo, error) {
-	sums, err := putTreeFiles(ctx, w, src, props.Jobs, progress)
+	held, err := dropStale(ctx, w, src, props.FlatList)
+	if err != nil {
+		return nil, err
+	}
+	sums, err := putTreeFiles(ctx, w, src, held, props.Jobs, progress)
 	if err != nil {
 		return nil, err
 	}
@@ -164,9 +172,6 @@ func writeTree(ctx context.Context, w TreeWrite, src *TreeSource, total int64, w
 	for i, f := range sum.Files() {
 		ti.Files[i] = TreeFile{Rel: f.Rel, Size: sizes[i], Blake3: f.Blake3}
 	}
-	if err := dropStale(ctx, w, src, props.FlatList); err != nil {
-		return nil, err
-	}
 	if err := w.Publish(ctx, m, ti.Files, TreeListing(&sum)); err != nil {
 		return nil, err
 	}
@@ -174,13 +179,14 @@ func writeTree(ctx context.Context, w TreeWrite, src *TreeSource, total int64, w
 }
 
 // dropStale removes from the unfinished tree w what a run before stored and src no longer holds
-// (a file, a folder none of its files is in, anything else), so that what Publish makes finished
-// is the source's files and nothing else. It walks what w holds through its ReadDir, as verify
-// walks a finished tree.
-func dropStale(ctx context.Context, w TreeWrite, src *TreeSource, flat bool) error {
+// (a file, a folder none of its files is in, anything else: also what stands where src has a
+// folder), so that what Publish makes finished is the source's files and nothing else, and
+// returns the size of each file of src that w holds. It walks what w holds through its ReadDir,
+// as verify walks a finished tree.
+func dropStale(ctx context.Context, w TreeWrite, src *TreeSource, flat bool) (map[string]int64, error) {
 	top, err := w.ReadDir(ctx, "")
-	if err != nil || len(top) == 0 { // nothing there, or nothing but what this run wrote
-		return err
+	if err != nil || len(top) == 0 { // nothing there: a new upload
+		return nil, err
 	}
 	files := make(map[string]bool, len(src.Files))
 	dirs := map[string]bool{}
@@ -197,10 +203,12 @@ func dropStale(ctx context.Context, w TreeWrite, src *TreeSource, flat bool) err
 		return w.ReadDir(ctx, dir)
 	}
 	var stale []string
+	held := map[string]int64{}
 	err = walkTree(flat, readDir,
 		func(rel string, e TreeEntry) bool {
 			switch {
 			case e.File && files[rel]:
+				held[rel] = e.Size
 			case e.Dir && e.Skip != "": // not entered, and not removed: the backend does not go there
 			case e.Dir && dirs[rel]:
 				return true
@@ -209,10 +217,10 @@ func dropStale(ctx context.Context, w TreeWrite, src *TreeSource, flat bool) err
 			}
 			return false
 		})
-	if err != nil || len(stale) == 0 {
-		return err
+	if err == nil && len(stale) > 0 {
+		err = w.Remove(ctx, stale)
 	}
-	return w.Remove(ctx, stale)
+	return held, err
 }
 
 // walkTree lists a tree through readDir from its top ("") down, calling visit with each entry and
@@ -246,9 +254,10 @@ func walkTree(flat bool, readDir func(dir string) ([]TreeEntry, error), visit fu
 var treeBufs = sync.Pool{New: func() any { b := make([]byte, 256<<10); return &b }}
 
 // putTreeFiles writes every file of src through w, jobs at once (1: in order, in this goroutine),
-// and returns each file's BLAKE3 in src's order. progress is told each file's bytes once it is
-// written. ctx cancelled: it stops and returns ctx's error, what was written kept for a resume.
-func putTreeFiles(ctx context.Context, w TreeWrite, src *TreeSource, jobs int, progress func(int64)) ([]string, error) {
+// and returns each file's BLAKE3 in src's order; held is the size of each file w holds already.
+// progress is told each file's bytes once it is written. ctx cancelled: it stops and returns
+// ctx's error, what was written kept for a resume.
+func putTreeFiles(ctx context.Context, w TreeWrite, src *TreeSource, held map[string]int64, jobs int, progress func(int64)) ([]string, error) {
 	sums := make([]string, len(src.Files))
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -270,7 +279,7 @@ func putTreeFiles(ctx context.Context, w TreeWrite, src *TreeSource, jobs int, p
 				return
 			}
 			f := src.Files[i]
-			sum, err := p.put(ctx, w, src, f)
+			sum, err := p.put(ctx, w, src, f, held)
 			if err != nil {
 				cancel(err)
 				return
@@ -299,13 +308,13 @@ func putTreeFiles(ctx context.Context, w TreeWrite, src *TreeSource, jobs int, p
 	return sums, nil
 }
 
-// PutTreeFile makes the stored copy of the file f of src equal to the source through w, as
-// UploadTree does for each file, and returns its BLAKE3.
+// PutTreeFile writes the file f of src through w, as UploadTree does for each file of a tree w
+// holds nothing of yet, and returns its BLAKE3.
 func PutTreeFile(ctx context.Context, w TreeWrite, src *TreeSource, f TreeFile) (string, error) {
 	p := treePut{h: blake3.New(), buf: treeBufs.Get().(*[]byte), sbuf: treeBufs.Get().(*[]byte)}
 	defer treeBufs.Put(p.buf)
 	defer treeBufs.Put(p.sbuf)
-	return p.put(ctx, w, src, f)
+	return p.put(ctx, w, src, f, nil)
 }
 
 // treePut is one worker's state.
@@ -315,26 +324,29 @@ type treePut struct {
 }
 
 // put makes the stored copy of f equal to the source and returns the source's BLAKE3. A copy a
-// run before left, whole and equal to the source byte for byte, is kept; anything else there is
-// replaced.
-func (p *treePut) put(ctx context.Context, w TreeWrite, src *TreeSource, f TreeFile) (string, error) {
+// run before left (held: its size), whole and equal to the source byte for byte, is kept;
+// anything else there is replaced.
+func (p *treePut) put(ctx context.Context, w TreeWrite, src *TreeSource, f TreeFile, held map[string]int64) (string, error) {
 	sf, err := src.OpenFile(f)
 	if err != nil {
 		return "", err
 	}
 	defer sf.Close()
-	have, err := w.Stored(f)
-	if err != nil {
-		return "", err
-	}
-	if have != nil {
-		sum, ok := p.same(have, sf, f.Size)
-		have.Close()
-		if ok {
-			return sum, nil
+	size, there := held[f.Rel]
+	if there && size == f.Size {
+		have, err := w.Stored(f)
+		if err != nil {
+			return "", err
+		}
+		if have != nil {
+			sum, ok := p.same(have, sf, f.Size)
+			have.Close()
+			if ok {
+				return sum, nil
+			}
 		}
 	}
-	out, err := w.Create(ctx, f, sf)
+	out, err := w.Create(ctx, f, sf, there)
 	if err != nil {
 		return "", err
 	}
@@ -463,9 +475,15 @@ func FolderFilesOf(ctx context.Context, b TreeBackend, id string) (int, bool, er
 	return m.Files, m.Kind == KindFolder, nil
 }
 
-// readTreeMeta reads the metadata of the finished upload id (ReadTreeObject) and where it is.
+// readTreeMeta reads the metadata of the finished upload id (ReadTreeObject) and where it is:
+// a file upload's (no Kind) when there is none and Info finds the upload.
 func readTreeMeta(ctx context.Context, b TreeBackend, id string) (*TreeMeta, string, error) {
 	mb, where, err := b.ReadTreeObject(ctx, id, MetaName)
+	if fault.CodeOf(err) == fault.UploadMissing {
+		if info, ierr := b.Info(ctx, id); ierr == nil {
+			return &TreeMeta{Info: *info}, where, nil
+		}
+	}
 	if err != nil {
 		return nil, where, err
 	}
@@ -485,7 +503,7 @@ func ParseTreeMeta(id string, b []byte, where string) (*TreeMeta, error) {
 
 // OpenTree is Trees.OpenTreeFile over b: id, name and rel checked, then the backend's guarded
 // open.
-func OpenTree(ctx context.Context, b TreeBackend, id, name, rel string) (Reader, error) {
+func OpenTree(ctx context.Context, b TreeBackend, id, name, rel string) (io.ReadCloser, error) {
 	if err := ValidID(id); err != nil {
 		return nil, err
 	}
@@ -498,9 +516,9 @@ func OpenTree(ctx context.Context, b TreeBackend, id, name, rel string) (Reader,
 	return b.OpenTreeObject(ctx, id, name, rel)
 }
 
-// VerifyTreeOf is Trees.VerifyTree over b: the listing against the metadata (TreeInfoOf), the
-// upload as the backend keeps it (CheckTreeTop, treeExtra), and every file read whole against its listed size
-// and BLAKE3 (CheckTree), each file that changed, went missing or was added named.
+// VerifyTreeOf is Trees.VerifyTree over b: the listing against the metadata (TreeInfoOf), what
+// the upload holds (treeExtra), and every file read whole against its listed size and BLAKE3
+// (CheckTree), each file that changed, went missing or was added named.
 func VerifyTreeOf(ctx context.Context, b TreeBackend, id string, progress func(int64)) (*TreeInfo, error) {
 	ti, err := TreeInfoOf(ctx, b, id)
 	if err != nil {
@@ -515,18 +533,45 @@ func VerifyTreeOf(ctx context.Context, b TreeBackend, id string, progress func(i
 		return ti, err
 	}
 	c := TreeCheck{Jobs: b.TreeProperties().VerifyJobs, Extra: extra,
-		Open:    func(ctx context.Context, rel string) (io.ReadCloser, error) { return b.ReadTreeFile(ctx, ti, rel) },
-		ReadErr: func(rel string, n int64, err error) error { return b.TreeReadErr(ti, rel, n, err) }}
+		Open: func(ctx context.Context, rel string) (io.ReadCloser, error) {
+			return b.OpenTreeObject(ctx, ti.ID, ti.Name, rel)
+		},
+		ReadErr: func(rel string, _ int64, err error) error {
+			if fault.CodeOf(err) != "" || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+				return err // coded by the backend's reader (S3's: store.unreachable), or stopped
+			}
+			return fault.Errorf(fault.UploadUnreadable, "upload %s: %s: %v", ti.ID, manifest.Quote(rel), err)
+		}}
 	return ti, CheckTree(ctx, ti, c, progress)
 }
 
-// treeExtra walks the folder upload ti through ReadTreeDir and names what its listing does not:
-// a file added, a folder the backend finds wrong or does not enter, anything that is neither a
-// regular file nor a folder; then what CheckTreeTop found beside the folder.
+// treeExtra reads the upload ti's own folder through ReadTreeDir and names what is there beside
+// its folder and no part of the upload (BesideUpload); then it walks the folder and names what
+// the listing does not: a file added, a folder the backend finds wrong or does not enter,
+// anything that is neither a regular file nor a folder.
 func treeExtra(ctx context.Context, b TreeBackend, ti *TreeInfo, listed map[string]bool) ([]TreeFault, error) {
-	beside, err := b.CheckTreeTop(ctx, ti)
+	top, err := b.ReadTreeDir(ctx, ti, "")
 	if err != nil {
 		return nil, err
+	}
+	flat := b.TreeProperties().FlatList
+	var beside []string
+	var files []TreeEntry // flat: the folder's, by their paths from it
+	for _, e := range top {
+		if rel, ok := strings.CutPrefix(e.Name, ti.Name+"/"); ok && flat {
+			e.Name = rel
+			files = append(files, e)
+		} else if e.Name == ti.Name && e.Dir && !flat || !strings.Contains(e.Name, "/") && e.Name != ti.Name && BesideUpload(ti.Name, e.Name, true) {
+			continue
+		} else {
+			beside = append(beside, cmp.Or(e.Where, e.Name)+": unexpected object beside the folder")
+		}
+	}
+	readDir := func(dir string) ([]TreeEntry, error) {
+		if flat {
+			return files, nil
+		}
+		return b.ReadTreeDir(ctx, ti, strings.TrimSuffix(ti.Name+"/"+dir, "/"))
 	}
 	var extra []TreeFault
 	added := func(r, why string) {
@@ -536,7 +581,7 @@ func treeExtra(ctx context.Context, b TreeBackend, ti *TreeInfo, listed map[stri
 		}
 		extra = append(extra, TreeFault{Rel: r, What: TreeAdded, Text: text})
 	}
-	err = walkTree(b.TreeProperties().FlatList, func(dir string) ([]TreeEntry, error) { return b.ReadTreeDir(ctx, ti, dir) },
+	err = walkTree(flat, readDir,
 		func(r string, e TreeEntry) bool {
 			switch {
 			case e.File:

@@ -77,20 +77,16 @@ func (m *memTrees) ReadTreeObject(_ context.Context, id, name string) ([]byte, s
 	return nil, "", fault.Errorf(fault.UploadMissing, "upload %s: not there", id)
 }
 
-func (m *memTrees) OpenTreeObject(context.Context, string, string, string) (Reader, error) {
-	return nil, fault.Errorf(fault.UploadInvalid, "not kept")
+func (m *memTrees) Info(_ context.Context, id string) (*Info, error) {
+	return nil, fault.Errorf(fault.UploadMissing, "upload %s: not there", id)
 }
 
-func (m *memTrees) ReadTreeFile(_ context.Context, ti *TreeInfo, rel string) (io.ReadCloser, error) {
-	if b, ok := m.object(ti.ID, "f/"+rel); ok {
+func (m *memTrees) OpenTreeObject(_ context.Context, id, _, rel string) (io.ReadCloser, error) {
+	if b, ok := m.object(id, "f/"+rel); ok {
 		return io.NopCloser(bytes.NewReader(b)), nil
 	}
-	return nil, fault.Errorf(fault.UploadMissing, "upload %s: %s not there", ti.ID, rel)
+	return nil, fault.Errorf(fault.UploadMissing, "upload %s: %s not there", id, rel)
 }
-
-func (m *memTrees) TreeReadErr(_ *TreeInfo, _ string, _ int64, err error) error { return err }
-
-func (m *memTrees) CheckTreeTop(context.Context, *TreeInfo) ([]string, error) { return nil, nil }
 
 func (m *memTrees) ReadTreeDir(_ context.Context, ti *TreeInfo, _ string) ([]TreeEntry, error) {
 	m.mu.Lock()
@@ -98,7 +94,7 @@ func (m *memTrees) ReadTreeDir(_ context.Context, ti *TreeInfo, _ string) ([]Tre
 	var es []TreeEntry
 	for k := range m.finished[ti.ID] {
 		if rel, ok := strings.CutPrefix(k, "f/"); ok {
-			es = append(es, TreeEntry{Name: rel, File: true})
+			es = append(es, TreeEntry{Name: ti.Name + "/" + rel, File: true})
 		}
 	}
 	sort.Slice(es, func(i, j int) bool { return es[i].Name < es[j].Name })
@@ -123,7 +119,7 @@ func (w *memWrite) Stored(f TreeFile) (io.ReadCloser, error) {
 	return nil, nil
 }
 
-func (w *memWrite) Create(_ context.Context, f TreeFile, _ TreeSourceFile) (TreeFileWrite, error) {
+func (w *memWrite) Create(_ context.Context, f TreeFile, _ TreeSourceFile, _ bool) (TreeFileWrite, error) {
 	return &memFile{w: w, rel: f.Rel}, nil
 }
 
@@ -152,8 +148,8 @@ func (w *memWrite) ReadDir(context.Context, string) ([]TreeEntry, error) {
 	w.m.mu.Lock()
 	defer w.m.mu.Unlock()
 	var es []TreeEntry
-	for rel := range w.files {
-		es = append(es, TreeEntry{Name: rel, File: true})
+	for rel, b := range w.files {
+		es = append(es, TreeEntry{Name: rel, File: true, Size: int64(len(b))})
 	}
 	sort.Slice(es, func(i, j int) bool { return es[i].Name < es[j].Name })
 	return es, nil

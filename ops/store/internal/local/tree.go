@@ -57,7 +57,7 @@ func (s *localStore) StartTree(_ context.Context, st store.TreeStart) (string, s
 			return id, nil, nil
 		}
 	}
-	p, fresh, err := s.treePartial(st)
+	p, err := s.treePartial(st)
 	if err != nil {
 		return "", nil, err
 	}
@@ -66,7 +66,7 @@ func (s *localStore) StartTree(_ context.Context, st store.TreeStart) (string, s
 		p.close()
 		return "", nil, err
 	}
-	return "", &treeWrite{p: p, root: root, fresh: fresh}, nil
+	return "", &treeWrite{p: p, root: root}, nil
 }
 
 // ReuseTree marks the upload used now, as a record is about to name it again.
@@ -75,26 +75,18 @@ func (s *localStore) ReuseTree(_ context.Context, id string) bool { return s.reu
 // treeWrite is store.TreeWrite: the locked partial of a folder upload, its files written in the
 // order of their paths, the folder of the last file kept open.
 type treeWrite struct {
-	p *partial
-	// fresh: the partial was made by this run, so no file is there yet to keep or replace.
-	fresh bool
-	n     int
-	root  *os.File // tree/<name>
-	dir   string   // the folder of the last file's path from root ("." root itself), open as dirf
-	dirf  *os.File
+	p    *partial
+	n    int
+	root *os.File // tree/<name>
+	dir  string   // the folder of the last file's path from root ("." root itself), open as dirf
+	dirf *os.File
 }
 
 func (t *treeWrite) ID() string { return t.p.id }
 
 // Stored opens the copy of f a killed run left in the partial through the guarded open, when it
-// is of f's size and read-only (as a file is made once written whole).
+// is read-only, as a finished upload's files are.
 func (t *treeWrite) Stored(f store.TreeFile) (io.ReadCloser, error) {
-	if t.n++; t.n%256 == 0 {
-		touchFile(t.p.f) // the partial was written now: a sweep's cutoff for unfinished uploads
-	}
-	if t.fresh {
-		return nil, nil
-	}
 	dir, err := t.dirFor(f.Rel)
 	if err != nil {
 		return nil, err
@@ -104,7 +96,7 @@ func (t *treeWrite) Stored(f store.TreeFile) (io.ReadCloser, error) {
 	if err != nil {
 		return nil, nil
 	}
-	if fi, err := have.Stat(); err != nil || fi.Size() != f.Size || fi.Mode().Perm() != ReadOnlyMode {
+	if fi, err := have.Stat(); err != nil || fi.Mode().Perm() != ReadOnlyMode {
 		have.Close()
 		return nil, nil
 	}
@@ -113,14 +105,14 @@ func (t *treeWrite) Stored(f store.TreeFile) (io.ReadCloser, error) {
 
 // Create makes the partial's copy of f anew, read-only at once (the descriptor O_CREAT returns
 // writes whatever the mode): a resume keeps it only if it is whole and equal to the source.
-func (t *treeWrite) Create(_ context.Context, f store.TreeFile, _ store.TreeSourceFile) (store.TreeFileWrite, error) {
+func (t *treeWrite) Create(_ context.Context, f store.TreeFile, _ store.TreeSourceFile, there bool) (store.TreeFileWrite, error) {
 	dir, err := t.dirFor(f.Rel)
 	if err != nil {
 		return nil, err
 	}
 	base := path.Base(f.Rel)
 	dst := dir.Name() + "/" + base
-	if !t.fresh { // a resumed partial: what Stored did not keep is replaced
+	if there { // what Stored did not keep is replaced
 		if err := removeEntry(int(dir.Fd()), base); err != nil {
 			return nil, storeErr(dst, err)
 		}
@@ -132,12 +124,8 @@ func (t *treeWrite) Create(_ context.Context, f store.TreeFile, _ store.TreeSour
 	return treeFileWrite{out}, nil
 }
 
-// ReadDir lists the folder dir of the partial's tree as ReadTreeDir lists a finished one: nothing
-// in a partial this run made, which holds only what it wrote.
+// ReadDir lists the folder dir of the partial's tree as ReadTreeDir lists a finished one.
 func (t *treeWrite) ReadDir(_ context.Context, dir string) ([]store.TreeEntry, error) {
-	if t.fresh {
-		return nil, nil
-	}
 	root, err := fsOf(int(t.root.Fd()))
 	if err != nil {
 		return nil, storeErr(t.root.Name(), err)
@@ -206,17 +194,12 @@ func (w treeFileWrite) Commit(context.Context, string) error {
 
 func (w treeFileWrite) Abort() { w.out.Close() }
 
-// touchFile sets f's modification time to now (best effort).
-func touchFile(f *os.File) {
-	unix.Futimes(int(f.Fd()), nil)
-}
-
 // treePartial finds the unfinished folder upload that a run of the folder st takes up
-// (store.ResumesTree) and no one else holds, or makes one (fresh), and returns it locked.
-func (s *localStore) treePartial(st store.TreeStart) (p *partial, fresh bool, err error) {
+// (store.ResumesTree) and no one else holds, or makes one, and returns it locked.
+func (s *localStore) treePartial(st store.TreeStart) (*partial, error) {
 	ids, err := s.partialIDs()
 	if err != nil {
-		return nil, false, err
+		return nil, err
 	}
 	key := sourceKey{Path: st.Src.Path, Blake3: st.Blake3, Size: st.Size}
 	slices.Sort(ids) // the oldest first (UUIDv7)
@@ -237,21 +220,21 @@ func (s *localStore) treePartial(st store.TreeStart) (p *partial, fresh bool, er
 			p.meta.Size, p.meta.Source = st.Size, &key
 			if err := p.writeMeta(); err != nil {
 				p.close()
-				return nil, false, err
+				return nil, err
 			}
 		}
-		return p, false, nil
+		return p, nil
 	}
-	p, err = s.newPartial(st.Src.Name, st.Size, &key)
+	p, err := s.newPartial(st.Src.Name, st.Size, &key)
 	if err != nil {
-		return nil, false, err
+		return nil, err
 	}
 	p.meta.Folder = true
 	if err := p.writeMeta(); err != nil {
 		p.remove(false)
-		return nil, false, err
+		return nil, err
 	}
-	return p, true, nil
+	return p, nil
 }
 
 // treePartial is what the partial's metadata says of the folder upload it is, if one.
@@ -284,23 +267,6 @@ func ownDir(parent int, name, path string) (int, error) {
 	return fixDir(fd, path)
 }
 
-// treeDir is ownDir below the tree's top, where a link or a file in the place of a folder is the
-// partial's to fix: it is removed and the folder made.
-func treeDir(parent int, name, path string) (int, error) {
-	fd, err := openDirAt(parent, name)
-	if err != nil {
-		if !errors.Is(err, unix.ENOENT) {
-			if err := removeEntry(parent, name); err != nil {
-				return -1, storeErr(path, err)
-			}
-		}
-		if fd, err = mkdirFd(parent, name, path); err != nil {
-			return -1, err
-		}
-	}
-	return fixDir(fd, path)
-}
-
 // fixDir checks that the open folder fd is one of the user's and makes its mode 0700; it
 // returns fd, or closes it and returns the error.
 func fixDir(fd int, path string) (int, error) {
@@ -321,15 +287,19 @@ func fixDir(fd int, path string) (int, error) {
 	return fd, nil
 }
 
-// dirFor returns the open folder that holds rel, opening or making the folders on the way: the
-// files come in the order of their paths, so most share the last one's.
+// dirFor returns the open folder that holds rel, opening or making the folders on the way (what
+// stood in the way of one the engine removed first): the files come in the order of their
+// paths, so most share the last one's.
 func (t *treeWrite) dirFor(rel string) (*os.File, error) {
+	if t.n++; t.n%256 == 0 {
+		unix.Futimes(int(t.p.f.Fd()), nil) // the partial was written now: a sweep's cutoff for unfinished uploads
+	}
 	dir := path.Dir(rel)
 	if t.dirf != nil && t.dir == dir {
 		return t.dirf, nil
 	}
 	t.closeDir()
-	fd, err := openDirs(int(t.root.Fd()), t.root.Name(), treeDir, strings.Split(dir, "/")...)
+	fd, err := openDirs(int(t.root.Fd()), t.root.Name(), ownDir, strings.Split(dir, "/")...)
 	if err != nil {
 		return nil, err
 	}
@@ -420,56 +390,34 @@ func (s *localStore) ReadTreeObject(_ context.Context, id, name string) ([]byte,
 }
 
 // OpenTreeObject is the guarded open of a file of a finished folder upload.
-func (s *localStore) OpenTreeObject(_ context.Context, id, name, rel string) (store.Reader, error) {
-	f, err := s.openUploadFile(id, name+"/"+rel)
-	if err != nil {
-		return nil, err
-	}
-	return &treeReader{File: f}, nil
+func (s *localStore) OpenTreeObject(_ context.Context, id, name, rel string) (io.ReadCloser, error) {
+	return s.openUploadFile(id, name+"/"+rel)
 }
 
-type treeReader struct{ *os.File }
-
-func (r *treeReader) Info() *store.Info { return nil }
-
-// ReadTreeFile opens a file of the folder upload for verify, through the guarded open.
-func (s *localStore) ReadTreeFile(_ context.Context, ti *store.TreeInfo, rel string) (io.ReadCloser, error) {
-	return s.openUploadFile(ti.ID, ti.Name+"/"+rel)
-}
-
-func (s *localStore) TreeReadErr(ti *store.TreeInfo, rel string, _ int64, err error) error {
-	return fault.Errorf(fault.UploadUnreadable, "upload %s: %s/%s/%s: %v", ti.ID, s.UploadDir(ti.ID), ti.Name, rel, err)
-}
-
-// CheckTreeTop checks the upload's own folder as a file upload's is checked (checkTop).
-func (s *localStore) CheckTreeTop(_ context.Context, ti *store.TreeInfo) ([]string, error) {
-	dirfd, err := s.openUploadDir(ti.ID)
-	if err != nil {
-		return nil, err
-	}
-	defer unix.Close(dirfd)
-	return nil, s.checkTop(dirfd, ti.ID, ti.Name, true)
-}
-
-// ReadTreeDir lists the folder dir of the folder upload ti, each folder on the way opened from
-// the store down without following a link: each entry's type as lstat gives it, a folder's owner
-// and mode checked, and one on another file system not entered.
+// ReadTreeDir checks the upload's own folder (dir "") as a file upload's is checked (checkTop),
+// and lists the folder dir below it, each folder on the way opened from the store down without
+// following a link: each entry's type as lstat gives it, a folder's owner and mode checked, and
+// one on another file system not entered.
 func (s *localStore) ReadTreeDir(_ context.Context, ti *store.TreeInfo, dir string) ([]store.TreeEntry, error) {
 	top, err := s.openUploadDir(ti.ID)
 	if err != nil {
 		return nil, err
 	}
 	defer unix.Close(top)
+	if dir == "" { // checkTop refuses anything there that is no part of the upload: none to name
+		return nil, s.checkTop(top, ti.ID, ti.Name, true)
+	}
 	root, err := fsOf(top)
 	if err != nil {
 		return nil, guardErr(s.UploadDir(ti.ID), ti.ID, err)
 	}
-	fd, err := openDirs(top, s.UploadDir(ti.ID), openOnly(idErr(ti.ID)), ti.Name)
+	name, sub, _ := strings.Cut(dir, "/")
+	fd, err := openDirs(top, s.UploadDir(ti.ID), openOnly(idErr(ti.ID)), name)
 	if err != nil {
 		return nil, err
 	}
 	defer unix.Close(fd)
-	es, err := readTreeDir(fd, dir, root)
+	es, err := readTreeDir(fd, sub, root)
 	if err != nil {
 		return nil, fault.Errorf(fault.UploadUnreadable, "upload %s: %s: %v", ti.ID, s.FinishedPath(ti.ID, ti.Name), err)
 	}

@@ -154,7 +154,7 @@ func TestUploadTreeRefuses(t *testing.T) {
 // equal is kept (same inode), the rest written anew; nothing outside is touched.
 func TestUploadTreeResume(t *testing.T) {
 	s := testStore(t)
-	src := treeSource(t, map[string]string{"a/1": "one\n", "a/2": "two\n", "b/3": "three\n", "c": "four\n"})
+	src := treeSource(t, map[string]string{"a/1": "one\n", "a/2": "two\n", "b/3": "three\n", "c": "four\n", "d/4": "five\n"})
 	ctx, cancel := context.WithCancel(context.Background())
 	n := 0
 	_, err := treesOf(s).UploadTree(ctx, src, store.TreeOptions{Progress: func(int64) {
@@ -180,6 +180,9 @@ func TestUploadTreeResume(t *testing.T) {
 	os.Symlink(outside, filepath.Join(tree, "a", "2"))
 	os.WriteFile(filepath.Join(tree, "b", "3"), []byte("thr"), 0o600)
 	os.MkdirAll(filepath.Join(tree, "c", "x"), 0o700)
+	// A link where the source has a folder: removed, not followed (nothing lands outside).
+	outsideDir := t.TempDir()
+	os.Symlink(outsideDir, filepath.Join(tree, "d"))
 	if ids, _ := s.IDs(); len(ids) != 0 {
 		t.Fatalf("visible before the end: %v", ids)
 	}
@@ -196,6 +199,9 @@ func TestUploadTreeResume(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(outside); string(b) != "keep me" {
 		t.Fatalf("the file outside was written through the link: %q", b)
+	}
+	if ents, _ := os.ReadDir(outsideDir); len(ents) != 0 {
+		t.Fatalf("the folder outside was written through the link: %v", ents)
 	}
 	if _, err := treesOf(s).VerifyTree(context.Background(), ti.ID, nil); err != nil {
 		t.Fatalf("verify after resume: %v", err)
@@ -284,7 +290,7 @@ func TestSweepFolderBindMount(t *testing.T) {
 // TestVerifyTreeTop: the guard on a folder upload's own folder (checkTop, as a file upload's):
 // verify refuses it (upload.unreadable, naming what is wrong) for each of these, and an intact
 // one, used, passes. Check (store.Checker) is not asked: verify asks it of file uploads only, and
-// a folder upload's own folder is checked through CheckTreeTop.
+// a folder upload's own folder is checked as ReadTreeDir reads it.
 func TestVerifyTreeTop(t *testing.T) {
 	outside := t.TempDir()
 	tests := []struct {

@@ -16,7 +16,7 @@ import (
 )
 
 // Check is the local store's own rules on the file upload id (store.Checker, which verify asks of
-// file uploads; a folder upload's own folder is checked by CheckTreeTop): the folder is a real
+// file uploads; a folder upload's own folder is checked by ReadTreeDir): the folder is a real
 // folder of mode 0700 owned by the user, and its entries are the file, the metadata and at most a
 // marker (checkTop).
 func (s *localStore) Check(_ context.Context, id string) error {

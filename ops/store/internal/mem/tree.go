@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"io"
 
-	"github.com/attachctl/attachctl/manifest"
 	"github.com/attachctl/attachctl/manifest/fault"
 	"github.com/attachctl/attachctl/ops/store"
 )
@@ -55,6 +54,8 @@ func (t *trees) StartTree(ctx context.Context, st store.TreeStart) (string, stor
 	return "", &treeWrite{s: s, id: id, p: p, release: release}, nil
 }
 
+func (t *trees) Info(ctx context.Context, id string) (*store.Info, error) { return t.s.Info(ctx, id) }
+
 // ReuseTree: the upload is named again while it is there.
 func (t *trees) ReuseTree(_ context.Context, id string) bool {
 	t.s.mu.Lock()
@@ -62,7 +63,8 @@ func (t *trees) ReuseTree(_ context.Context, id string) bool {
 	return t.s.finished[id] != nil
 }
 
-// ReadTreeObject gives the metadata or listing a finished upload keeps.
+// ReadTreeObject gives the metadata or listing a finished folder upload keeps (a file upload
+// keeps none here: the engine then asks Info).
 func (t *trees) ReadTreeObject(_ context.Context, id, name string) ([]byte, string, error) {
 	s := t.s
 	s.mu.Lock()
@@ -78,9 +80,6 @@ func (t *trees) ReadTreeObject(_ context.Context, id, name string) ([]byte, stri
 	switch {
 	case name == store.MetaName && f.folder():
 		return f.meta, where, nil
-	case name == store.MetaName:
-		b, _ := json.Marshal(store.TreeMeta{Info: f.info})
-		return b, where, nil
 	case name == store.TreeListName && f.folder():
 		return f.listing, where, nil
 	}
@@ -98,7 +97,7 @@ func (s *Store) treeFiles(id, name string) map[string][]byte {
 	return f.files
 }
 
-func (t *trees) OpenTreeObject(_ context.Context, id, name, rel string) (store.Reader, error) {
+func (t *trees) OpenTreeObject(_ context.Context, id, name, rel string) (io.ReadCloser, error) {
 	s := t.s
 	s.mu.Lock()
 	err := s.checkStore(false)
@@ -110,27 +109,20 @@ func (t *trees) OpenTreeObject(_ context.Context, id, name, rel string) (store.R
 	if !ok {
 		return nil, s.missing(id)
 	}
-	return &reader{Reader: bytes.NewReader(data)}, nil
-}
-
-func (t *trees) ReadTreeFile(_ context.Context, ti *store.TreeInfo, rel string) (io.ReadCloser, error) {
-	data, ok := t.s.treeFiles(ti.ID, "")[rel]
-	if !ok {
-		return nil, t.s.missing(ti.ID)
-	}
 	return io.NopCloser(bytes.NewReader(data)), nil
 }
 
-func (t *trees) TreeReadErr(ti *store.TreeInfo, rel string, _ int64, err error) error {
-	return fault.Errorf(fault.UploadUnreadable, "upload %s: %s: %v", ti.ID, manifest.Quote(rel), err)
-}
-
-func (t *trees) CheckTreeTop(context.Context, *store.TreeInfo) ([]string, error) { return nil, nil }
-
-// ReadTreeDir lists every file of the upload at once (FlatList).
+// ReadTreeDir lists every file of the upload at once (FlatList), by its path from the upload's
+// own folder.
 func (t *trees) ReadTreeDir(_ context.Context, ti *store.TreeInfo, _ string) ([]store.TreeEntry, error) {
-	return store.FlatEntries(t.s.treeFiles(ti.ID, "")), nil
+	es := store.FlatEntries(t.s.treeFiles(ti.ID, ""), byteSize)
+	for i := range es {
+		es[i].Name = ti.Name + "/" + es[i].Name
+	}
+	return es, nil
 }
+
+func byteSize(b []byte) int64 { return int64(len(b)) }
 
 // treeWrite is an unfinished folder upload this run holds.
 type treeWrite struct {
@@ -143,17 +135,14 @@ type treeWrite struct {
 
 func (w *treeWrite) ID() string { return w.id }
 
-// Stored is the copy of f a run before left, when it is whole.
+// Stored is the copy of f a run before left.
 func (w *treeWrite) Stored(f store.TreeFile) (io.ReadCloser, error) {
 	w.s.mu.Lock()
 	defer w.s.mu.Unlock()
-	if b, ok := w.p.files[f.Rel]; ok && int64(len(b)) == f.Size {
-		return io.NopCloser(bytes.NewReader(b)), nil
-	}
-	return nil, nil
+	return io.NopCloser(bytes.NewReader(w.p.files[f.Rel])), nil
 }
 
-func (w *treeWrite) Create(_ context.Context, f store.TreeFile, _ store.TreeSourceFile) (store.TreeFileWrite, error) {
+func (w *treeWrite) Create(_ context.Context, f store.TreeFile, _ store.TreeSourceFile, _ bool) (store.TreeFileWrite, error) {
 	return &fileWrite{w: w, rel: f.Rel}, nil
 }
 
@@ -161,7 +150,7 @@ func (w *treeWrite) Create(_ context.Context, f store.TreeFile, _ store.TreeSour
 func (w *treeWrite) ReadDir(context.Context, string) ([]store.TreeEntry, error) {
 	w.s.mu.Lock()
 	defer w.s.mu.Unlock()
-	return store.FlatEntries(w.p.files), nil
+	return store.FlatEntries(w.p.files, byteSize), nil
 }
 
 // Remove drops the files rels.

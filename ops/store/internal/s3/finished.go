@@ -103,7 +103,9 @@ func (s *Store) Open(ctx context.Context, id, name string) (store.Reader, error)
 	return r, err
 }
 
-// openKey opens the object key of upload id (name: its name in the Info) for reading.
+// openKey opens the object key of upload id (name: its name in the Info; "": a file of a folder
+// upload, whose Info is its id and size, and whose BLAKE3 verify reads from the listing) for
+// reading.
 func (s *Store) openKey(ctx context.Context, id, name, key string) (store.Reader, error) {
 	out, err := s.client.GetObject(ctx, &awss3.GetObjectInput{Bucket: &s.Bucket, Key: &key,
 		Range: aws.String(fmt.Sprintf("bytes=0-%d", headWindow-1))})
@@ -121,7 +123,10 @@ func (s *Store) openKey(ctx context.Context, id, name, key string) (store.Reader
 			}
 		}
 	}
-	info, err := s.infoOf(id, name, size, out.Metadata, out.LastModified)
+	info, err := &store.Info{ID: id, Size: size}, error(nil)
+	if name != "" {
+		info, err = s.infoOf(id, name, size, out.Metadata, out.LastModified)
+	}
 	if err != nil {
 		out.Body.Close()
 		return nil, err

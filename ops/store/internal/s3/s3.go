@@ -97,8 +97,8 @@ type Store struct {
 	unsafeNoConditional bool // Options.UnsafeNoConditional
 
 	treesMu sync.Mutex
-	trees   map[string]bool   // finished uploads the last List saw: folder upload or not
-	opened  map[string]string // finished folder uploads OpenTreeFile found: their names
+	trees   map[string]bool // finished uploads the last List saw: folder upload or not
+	opened  sync.Map        // finished folder uploads OpenTreeFile found: id → their name
 
 	// Its limits (limits.go), its Limiter: read from its mark object once; each upload is
 	// admitted by a reservation taken under the store's limits lock.

@@ -13,7 +13,6 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
-	"fmt"
 	"hash"
 	"io"
 	"path"
@@ -52,9 +51,12 @@ type heldObj struct {
 	etag string
 }
 
-// listTree lists the objects of the folder of the upload id by prefix, by their paths from it.
-func (s *Store) listTree(ctx context.Context, id, name string) (map[string]heldObj, error) {
-	held, dir := map[string]heldObj{}, s.treeDir(id, name)
+func heldSize(o heldObj) int64 { return o.size }
+
+// listTree lists the objects of the upload id under dir (a prefix of its keys) by prefix, by
+// their paths from it.
+func (s *Store) listTree(ctx context.Context, id, dir string) (map[string]heldObj, error) {
+	held := map[string]heldObj{}
 	if err := s.listObjects(ctx, dir, func(o types.Object) error {
 		held[strings.TrimPrefix(aws.ToString(o.Key), dir)] = heldObj{aws.ToInt64(o.Size), strings.Trim(aws.ToString(o.ETag), `"`)}
 		return nil
@@ -100,7 +102,7 @@ func (s *Store) StartTree(ctx context.Context, st store.TreeStart) (string, stor
 	if err != nil || pi == nil {
 		return id, nil, err // finished: the engine checks it whole before it names it
 	}
-	held, err := s.listTree(ctx, id, src.Name)
+	held, err := s.listTree(ctx, id, s.treeDir(id, src.Name))
 	if err != nil {
 		return "", nil, err
 	}
@@ -131,7 +133,7 @@ func (t *treeWrite) Close(error) {}
 
 // Create starts the object of f, sent from the source file once hashed (its MD5 as it is read);
 // over treeParts, as a multipart upload.
-func (t *treeWrite) Create(_ context.Context, f store.TreeFile, sf store.TreeSourceFile) (store.TreeFileWrite, error) {
+func (t *treeWrite) Create(_ context.Context, f store.TreeFile, sf store.TreeSourceFile, _ bool) (store.TreeFileWrite, error) {
 	w := &fileWrite{t: t, f: f, sf: sf}
 	if f.Size <= treeParts {
 		w.md5 = md5.New()
@@ -184,7 +186,7 @@ func (w *fileWrite) Commit(ctx context.Context, sum string) error {
 
 // ReadDir gives the objects of the folder a run before sent, as StartTree listed them.
 func (t *treeWrite) ReadDir(context.Context, string) ([]store.TreeEntry, error) {
-	return store.FlatEntries(t.held), nil
+	return store.FlatEntries(t.held, heldSize), nil
 }
 
 // Remove deletes the objects of the files rels.
@@ -295,8 +297,8 @@ func (th *treeHead) info(id string) *store.Info {
 	return &store.Info{ID: id, Name: th.name, Size: th.size, Blake3: th.blake3, Made: th.made}
 }
 
-// ReadTreeObject reads the metadata or the listing of the folder upload id. A one-file upload
-// never holds .upload.json: without it, an upload that Info reads is a file upload.
+// ReadTreeObject reads the metadata or the listing of the folder upload id (a one-file upload
+// never holds .upload.json: the engine then asks Info).
 func (s *Store) ReadTreeObject(ctx context.Context, id, name string) ([]byte, string, error) {
 	key := s.key(id, name)
 	if name == store.MetaName {
@@ -305,11 +307,6 @@ func (s *Store) ReadTreeObject(ctx context.Context, id, name string) ([]byte, st
 		}
 	}
 	b, _, _, err := s.getObject(ctx, key)
-	if notFound(err) && name == store.MetaName {
-		if _, ierr := s.Info(ctx, id); ierr == nil {
-			return nil, key, fault.Errorf(fault.UploadInvalid, "upload %s: a file, not a folder", id)
-		}
-	}
 	if err != nil {
 		return nil, key, s.uploadErr(id, err)
 	}
@@ -348,74 +345,39 @@ func (s *Store) FolderFiles(ctx context.Context, id string) (int, bool, error) {
 }
 
 // OpenTreeObject opens the file's object, of a finished folder upload only, read as Open reads a
-// file upload's (its ETag held, its BLAKE3 from its metadata).
-func (s *Store) OpenTreeObject(ctx context.Context, id, name, rel string) (store.Reader, error) {
+// file upload's (its ETag held, an error while its bytes come coded), for resolve and verify.
+func (s *Store) OpenTreeObject(ctx context.Context, id, name, rel string) (io.ReadCloser, error) {
 	if err := s.exists(ctx, id); err != nil {
 		return nil, err
 	}
 	// The listing is looked at once per upload and run: resolve opens every file of a folder,
 	// and a finished upload stays finished until a sweep removes it (its objects then answer
 	// upload.missing).
-	s.treesMu.Lock()
-	known := s.opened[id]
-	s.treesMu.Unlock()
-	if known == "" {
+	known, ok := s.opened.Load(id)
+	if !ok {
 		th, err := s.headTree(ctx, id)
 		if err != nil {
 			return nil, err
 		}
 		if th != nil {
-			known = th.name
-			s.treesMu.Lock()
-			if s.opened == nil {
-				s.opened = map[string]string{}
-			}
-			s.opened[id] = known
-			s.treesMu.Unlock()
+			known, _ = s.opened.LoadOrStore(id, th.name)
 		}
 	}
-	if known != name {
+	if known != any(name) {
 		return nil, s.missing(id)
 	}
-	return s.openKey(ctx, id, rel, s.treeFileKey(id, name, rel))
+	return s.openKey(ctx, id, "", s.treeFileKey(id, name, rel))
 }
 
-// ReadTreeFile opens a file's object for verify.
-func (s *Store) ReadTreeFile(ctx context.Context, ti *store.TreeInfo, rel string) (io.ReadCloser, error) {
-	out, err := s.client.GetObject(ctx, &awss3.GetObjectInput{Bucket: &s.Bucket, Key: aws.String(s.treeFileKey(ti.ID, ti.Name, rel))})
-	if err != nil {
-		return nil, s.uploadErr(ti.ID, err)
-	}
-	return out.Body, nil
-}
-
-func (s *Store) TreeReadErr(ti *store.TreeInfo, rel string, n int64, err error) error {
-	return s.readErr(ti.ID, s.treeFileKey(ti.ID, ti.Name, rel), n, err)
-}
-
-// CheckTreeTop lists the upload's objects by prefix and names any that is neither in its folder
-// nor its listing, metadata or marker.
-func (s *Store) CheckTreeTop(ctx context.Context, ti *store.TreeInfo) ([]string, error) {
-	var beside []string
-	id, top := ti.ID, s.key(ti.ID)+"/"
-	if err := s.listObjects(ctx, top, func(o types.Object) error {
-		k := aws.ToString(o.Key)
-		// An object is beside the folder (no "/" after its name) or in it (the folder's name).
-		part, _, in := strings.Cut(strings.TrimPrefix(k, top), "/")
-		if !store.BesideUpload(ti.Name, part, true) || in != (part == ti.Name) {
-			beside = append(beside, fmt.Sprintf("%s: unexpected object beside the folder", k))
-		}
-		return nil
-	}); err != nil {
-		return nil, s.wrap(fault.UploadUnreadable, "upload "+id, err)
-	}
-	return beside, nil
-}
-
-// ReadTreeDir lists the objects of the upload's folder by prefix (FlatList): every file at once.
+// ReadTreeDir lists the upload's objects by prefix (FlatList): every one at once, named by its
+// path from P/<id>/ and, for verify's messages, by its key.
 func (s *Store) ReadTreeDir(ctx context.Context, ti *store.TreeInfo, _ string) ([]store.TreeEntry, error) {
-	held, err := s.listTree(ctx, ti.ID, ti.Name)
-	return store.FlatEntries(held), err
+	held, err := s.listTree(ctx, ti.ID, s.key(ti.ID)+"/")
+	es := store.FlatEntries(held, heldSize)
+	for i := range es {
+		es[i].Where = s.key(ti.ID, es[i].Name)
+	}
+	return es, err
 }
 
 // dropTreeObjects removes the objects of the unfinished folder upload id: everything under
