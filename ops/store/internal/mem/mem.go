@@ -396,12 +396,10 @@ func (u memUse) LookUpUses(_ context.Context, ids []string) ([]store.UseTarget, 
 	return ts, nil
 }
 
-func (u memUse) WriteUse(_ context.Context, id string, _ *store.UseTarget, at time.Time) (bool, func(), error) {
+func (u memUse) WriteUse(_ context.Context, id string, _ *store.UseTarget, at time.Time) (func() error, func(), error) {
 	u.s.finished[id].used = at.UTC()
-	return true, nil, nil
+	return nil, nil, nil
 }
-
-func (u memUse) StillThere(context.Context, string, *store.UseTarget) error { return nil }
 
 // take takes the lock ch, waiting at most wait; busy is the store.locked error.
 func take(ctx context.Context, ch chan struct{}, wait time.Duration, busy func() error) error {
