@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"time"
 )
 
 // The sweep's re-check, written once over a backend's primitives (prim.go says why).
@@ -29,10 +30,21 @@ type SweepProperties struct {
 	Undo bool
 }
 
-// SweepItem is a candidate as SweepBackend.Recheck read it again.
+// SweepItem is a candidate as the engine re-checked it, for Doom, Drop and Restore.
 type SweepItem struct {
 	Entry Entry // the fresh entry: what stale is asked about and what is reported
-	Gone  bool  // not there any more (finished, aborted or removed since it was listed)
+	Note  any   // Reread.Note
+}
+
+// Reread is what SweepBackend.Recheck read of a candidate again: only what a use or a writer
+// changes since the listing. The engine makes the fresh entry of it (a finished upload's last
+// use; an unfinished one's entry by the listing's rule, UnfinishedEntry).
+type Reread struct {
+	// Gone: not there any more: removed, or, an unfinished one, finished or aborted since it was
+	// listed (what a finish leaves of its partial is no upload to report).
+	Gone  bool
+	Used  time.Time       // a finished upload's last use now (zero: never)
+	State UnfinishedState // an unfinished upload's state now, as ListBackend.ReadPartial reads it
 	// Decided: a sweep that died set it aside already (S3's tombstone): its decision stands and
 	// stale is not asked again.
 	Decided bool
@@ -56,7 +68,7 @@ type SweepBackend interface {
 	Exclude(ctx context.Context) (release func(), err error)
 	// Recheck reads the candidate c again as the store holds it now. An error is the entry's
 	// failure (Failed), not the sweep's.
-	Recheck(ctx context.Context, c Entry) (*SweepItem, error)
+	Recheck(ctx context.Context, c Entry) (Reread, error)
 	// Doom sets the item aside for removal: after it, no use finds it. ErrSweepKept: a use won.
 	Doom(ctx context.Context, it *SweepItem) error
 	// Drop removes what Doom set aside; it may refresh it.Entry (the last use it really had).
@@ -88,18 +100,28 @@ func SweepRemove(ctx context.Context, b SweepBackend, dry bool, cands []Entry, s
 }
 
 // recheck reads c again and decides: Removed (to be set aside), Kept, Gone or Failed. What is
-// Kept or Removed is reported as it.Entry; what is Gone or failed here, as c was listed.
-func recheck(ctx context.Context, b SweepBackend, c Entry, stale func(Entry) bool) (*SweepItem, Outcome, error) {
-	it, err := b.Recheck(ctx, c)
+// Kept or Removed is reported as it.Entry; what is Gone or failed here, as c was listed. release
+// is Reread.Release (never nil).
+func recheck(ctx context.Context, b SweepBackend, c Entry, stale func(Entry) bool) (it *SweepItem, o Outcome, release func(), err error) {
+	r, err := b.Recheck(ctx, c)
+	it, release = &SweepItem{Entry: c, Note: r.Note}, r.Release
+	if release == nil {
+		release = func() {}
+	}
 	switch {
 	case err != nil:
-		return it, Failed, err
-	case it.Gone:
-		return it, Gone, nil
-	case it.Entry.Busy || !it.Decided && !stale(it.Entry):
-		return it, Kept, nil
+		return it, Failed, release, err
+	case r.Gone:
+		return it, Gone, release, nil
+	case c.Finished:
+		it.Entry.LastUsed = r.Used
+	default:
+		it.Entry = UnfinishedEntry(c.ID, r.State)
 	}
-	return it, Removed, nil
+	if it.Entry.Busy || !r.Decided && !stale(it.Entry) {
+		return it, Kept, release, nil
+	}
+	return it, Removed, release, nil
 }
 
 // decide holds the exclusion for one batch: re-checks each candidate, reports those that stay and
@@ -118,10 +140,8 @@ func decide(ctx context.Context, b SweepBackend, dry bool, batch []Entry, stale 
 		if ctx.Err() != nil {
 			break
 		}
-		it, o, err := recheck(ctx, b, c, stale)
-		if o == Kept || o == Removed {
-			c = it.Entry
-		}
+		it, o, release, err := recheck(ctx, b, c, stale)
+		c = it.Entry
 		if o == Removed && !dry {
 			if err = b.Doom(ctx, it); err == nil {
 				doomed = append(doomed, it)
@@ -131,9 +151,7 @@ func decide(ctx context.Context, b SweepBackend, dry bool, batch []Entry, stale 
 				o = Failed
 			}
 		}
-		if it != nil && it.Release != nil {
-			it.Release()
-		}
+		release()
 		if o != Removed || dry {
 			if err := each(c, o, err); err != nil {
 				return doomed, err

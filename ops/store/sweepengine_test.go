@@ -43,12 +43,13 @@ func (m *memSweep) Exclude(context.Context) (func(), error) {
 	return func() { m.held = false }, nil
 }
 
-func (m *memSweep) Recheck(_ context.Context, c Entry) (*SweepItem, error) {
+func (m *memSweep) Recheck(_ context.Context, c Entry) (Reread, error) {
 	if err := m.broken[c.ID]; err != nil {
-		return nil, err
+		return Reread{}, err
 	}
 	e, ok := m.now[c.ID]
-	return &SweepItem{Entry: e, Gone: !ok, Decided: m.decided[c.ID]}, nil
+	u := UnfinishedState{Name: e.Name, Made: e.Made, Bytes: e.Size, Written: e.LastUsed, Busy: e.Busy}
+	return Reread{Gone: !ok, Used: e.LastUsed, State: u, Decided: m.decided[c.ID]}, nil
 }
 
 func (m *memSweep) Doom(_ context.Context, it *SweepItem) error {
@@ -102,16 +103,17 @@ func TestSweepRemove(t *testing.T) {
 		present bool      // still in the store after
 	}
 	for _, tc := range []struct {
-		name  string
-		dry   bool
-		set   func(m *memSweep)
-		props SweepProperties
-		want  want
+		name       string
+		dry        bool
+		unfinished bool // the candidate is an unfinished upload (only one is ever busy)
+		set        func(m *memSweep)
+		props      SweepProperties
+		want       want
 	}{
 		{name: "stale", want: want{Removed, old, false}},
 		{name: "dry run", dry: true, want: want{Removed, old, true}},
 		{name: "used since listed", set: func(m *memSweep) { m.now[sweepID(1)] = fin(1, recent) }, want: want{Kept, recent, true}},
-		{name: "being written", set: func(m *memSweep) { e := m.now[sweepID(1)]; e.Busy = true; m.now[e.ID] = e }, want: want{Kept, old, true}},
+		{name: "being written", unfinished: true, set: func(m *memSweep) { e := m.now[sweepID(1)]; e.Busy = true; m.now[e.ID] = e }, want: want{Kept, old, true}},
 		{name: "gone", set: func(m *memSweep) { delete(m.now, sweepID(1)) }, want: want{Gone, old, false}},
 		{name: "use wins the race", set: func(m *memSweep) { m.conflict[sweepID(1)] = true }, want: want{Kept, old, true}},
 		{name: "unreadable", set: func(m *memSweep) { m.broken[sweepID(1)] = boom }, want: want{Failed, old, true}},
@@ -122,13 +124,15 @@ func TestSweepRemove(t *testing.T) {
 		}, want: want{Removed, recent, false}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			m := newMemSweep(SweepProperties{Batch: 2, Jobs: 2, Undo: true}, fin(1, old))
+			c := fin(1, old)
+			c.Finished = !tc.unfinished
+			m := newMemSweep(SweepProperties{Batch: 2, Jobs: 2, Undo: true}, c)
 			if tc.set != nil {
 				tc.set(m)
 			}
 			var got []Outcome
 			var used time.Time
-			err := SweepRemove(context.Background(), m, tc.dry, []Entry{fin(1, old)}, stale, func(e Entry, o Outcome, err error) error {
+			err := SweepRemove(context.Background(), m, tc.dry, []Entry{c}, stale, func(e Entry, o Outcome, err error) error {
 				got = append(got, o)
 				used = e.LastUsed
 				if (o == Failed) != (err != nil) {

@@ -50,8 +50,8 @@ var ErrUseRaced = errors.New("the marker changed since it was read")
 const useTries = 20
 
 // UseBackend is what a backend implements so that MarkUsed, written once in this package
-// (MarkUsedOn), runs over it. Every method is given valid ids. LookUpUses, WriteUse and
-// StillThere are called from UseProperties.Jobs goroutines at once.
+// (MarkUsedOn), runs over it. Every method is given valid ids. LookUpUses, WriteUse and its
+// check are called from UseProperties.Jobs goroutines at once.
 type UseBackend interface {
 	UseProperties() UseProperties
 	// HoldUses holds back a sweep's removal while the ids are checked and marked (a lock taken
@@ -63,13 +63,11 @@ type UseBackend interface {
 	// is asked again of one id after a write of its marker lost.
 	LookUpUses(ctx context.Context, ids []string) ([]UseTarget, error)
 	// WriteUse writes the use marker of id at at, conditionally on the marker as t found it
-	// (ErrUseRaced when that write lost; any other error is coded). proved: the write shows the
-	// upload was still there (it replaced the marker read beside it, or the hold keeps it in
-	// place); otherwise undo removes the marker just written, and only that one.
-	WriteUse(ctx context.Context, id string, t *UseTarget, at time.Time) (proved bool, undo func(), err error)
-	// StillThere checks the finished upload id once more (upload.missing when it is gone), after
-	// a write that did not prove it was there: a backend whose hold proves it never is asked.
-	StillThere(ctx context.Context, id string, t *UseTarget) error
+	// (ErrUseRaced when that write lost; any other error is coded). check is nil when the write
+	// shows the upload was still there (it replaced the marker read beside it, or the hold keeps
+	// it in place); otherwise it checks the finished upload once more (upload.missing when it is
+	// gone), and undo removes the marker just written, and only that one.
+	WriteUse(ctx context.Context, id string, t *UseTarget, at time.Time) (check func() error, undo func(), err error)
 }
 
 // MarkUsedOn is Backend.MarkUsed over b: see there and above.
@@ -114,14 +112,14 @@ func refused(p UseProperties, id string, t UseTarget) error {
 // markOne writes the marker of one id, going again on a fresh look as long as its write loses.
 func markOne(ctx context.Context, b UseBackend, p UseProperties, id string, t UseTarget, at time.Time) error {
 	for try := 0; ; try++ {
-		proved, undo, err := b.WriteUse(ctx, id, &t, at)
-		if err == nil && proved {
+		check, undo, err := b.WriteUse(ctx, id, &t, at)
+		if err == nil && check == nil {
 			return nil
 		}
 		if err == nil {
 			// Written where there was no marker to replace: a sweep may have removed the upload
 			// meanwhile, and no marker outlives its upload.
-			err = b.StillThere(ctx, id, &t)
+			err = check()
 			if fault.CodeOf(err) == fault.UploadMissing {
 				undo()
 			}

@@ -64,12 +64,12 @@ func (m *memUses) LookUpUses(ctx context.Context, ids []string) ([]UseTarget, er
 	return ts, nil
 }
 
-func (m *memUses) WriteUse(_ context.Context, id string, t *UseTarget, at time.Time) (bool, func(), error) {
+func (m *memUses) WriteUse(_ context.Context, id string, t *UseTarget, at time.Time) (func() error, func(), error) {
 	if m.beforeWrite != nil {
 		m.beforeWrite(id)
 	}
 	if t.Note == nil { // an engine that marks what it refused: the write fails here, too late
-		return false, nil, t.Err
+		return nil, nil, t.Err
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -79,7 +79,7 @@ func (m *memUses) WriteUse(_ context.Context, id string, t *UseTarget, at time.T
 		v = -1
 	}
 	if v != want { // If-Match / If-None-Match: * lost
-		return false, nil, ErrUseRaced
+		return nil, nil, ErrUseRaced
 	}
 	m.writes++
 	mine := v + 1
@@ -93,10 +93,13 @@ func (m *memUses) WriteUse(_ context.Context, id string, t *UseTarget, at time.T
 			m.undone++
 		}
 	}
-	return m.held || want >= 0, undo, nil
+	if m.held || want >= 0 {
+		return nil, undo, nil
+	}
+	return func() error { return m.stillThere(id) }, undo, nil
 }
 
-func (m *memUses) StillThere(_ context.Context, id string, _ *UseTarget) error {
+func (m *memUses) stillThere(id string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if !m.uploads[id] {

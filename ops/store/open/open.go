@@ -11,10 +11,15 @@ package open
 
 import (
 	"context"
+	"errors"
 	"io"
+	"io/fs"
 	"os"
+	"path/filepath"
+	"syscall"
 	"time"
 
+	"github.com/attachctl/attachctl/manifest/fault"
 	"github.com/attachctl/attachctl/ops/store"
 	"github.com/attachctl/attachctl/ops/store/internal/local"
 	"github.com/attachctl/attachctl/ops/store/internal/s3"
@@ -99,9 +104,36 @@ func Store(ctx context.Context, loc string, o Options) (store.Backend, error) {
 // blocks. Any other path is opened as b3sum would (a symlink named is followed) but without
 // blocking, and must be a regular file (file.notRegular otherwise).
 func ForCheck(path string) (io.ReadCloser, error) {
-	f, err := local.OpenForCheck(path)
+	abs, err := filepath.Abs(path)
 	if err != nil {
-		// Not a nil *os.File in a non-nil interface.
+		return nil, fault.Errorf(fault.FileUnreadable, "%s: %v", path, err)
+	}
+	if f, ok, err := local.OpenUploadPath(abs); err != nil {
+		return nil, err // not a nil *os.File in a non-nil interface
+	} else if ok {
+		return f, nil
+	}
+	// Any other path: as sniff opens a record's file, following a symlink, never blocking (the
+	// flags that do not apply are ignored where they are not, as on Windows).
+	f, err := os.OpenFile(abs, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
+	if err != nil {
+		code := fault.FileUnreadable
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+			code = fault.FileMissing
+		}
+		return nil, fault.Errorf(code, "%s: %w", abs, errors.Unwrap(err))
+	}
+	fi, err := f.Stat()
+	switch {
+	case err != nil:
+		err = fault.Errorf(fault.FileUnreadable, "%s: %w", abs, errors.Unwrap(err))
+	case fi.IsDir():
+		err = fault.Errorf(fault.FileUnreadable, "%s: is a directory", abs)
+	case !fi.Mode().IsRegular():
+		err = fault.Errorf(fault.FileNotRegular, "%s: is not a regular file; not read", abs)
+	}
+	if err != nil {
+		f.Close()
 		return nil, err
 	}
 	return f, nil

@@ -1,6 +1,7 @@
 package open
 
 import (
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -37,4 +38,27 @@ func TestForCheckMissing(t *testing.T) {
 	if fault.CodeOf(err) == "" {
 		t.Fatalf("error without a code: %v", err)
 	}
+}
+
+// A folder named by a b3sum line is file.unreadable and a file named inside a store folder
+// that is no upload is opened as any file: one rule on every system (Windows answered
+// file.notRegular for a folder, in a copy of its own).
+func TestForCheckFolder(t *testing.T) {
+	dir := t.TempDir()
+	if r, err := ForCheck(dir); r != nil || fault.CodeOf(err) != fault.FileUnreadable {
+		t.Fatalf("ForCheck of a folder: %v, %v; want nil and %s", r, err, fault.FileUnreadable)
+	}
+	id := "0190c4d2-0000-7000-8000-000000000001"
+	path := filepath.Join(dir, id, "a.txt")
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte("a"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r, err := ForCheck(path)
+	if err != nil {
+		t.Fatalf("ForCheck of a file in a folder that is no store: %v", err)
+	}
+	r.Close()
 }

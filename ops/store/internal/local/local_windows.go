@@ -1,7 +1,6 @@
 package local
 
 import (
-	"errors"
 	"os"
 
 	"github.com/attachctl/attachctl/manifest/fault"
@@ -24,20 +23,5 @@ func errNoPOSIX(where string) error {
 		"%s: the local store needs a POSIX system (Linux, macOS or FreeBSD: its guarded opens, locks and renames have no same form on Windows); use an s3:// store", where)
 }
 
-// OpenForCheck opens a path named by a b3sum line (verify --check): on Windows, as any file, since
-// no local store is there to guard.
-func OpenForCheck(path string) (*os.File, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		code := fault.FileUnreadable
-		if errors.Is(err, os.ErrNotExist) {
-			code = fault.FileMissing
-		}
-		return nil, fault.Errorf(code, "%v", err)
-	}
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
-		f.Close()
-		return nil, fault.Errorf(fault.FileNotRegular, "%s: not a regular file", path)
-	}
-	return f, nil
-}
+// OpenUploadPath: on Windows no local store is there to guard, and abs is opened as any file.
+func OpenUploadPath(abs string) (*os.File, bool, error) { return nil, false, nil }

@@ -366,45 +366,32 @@ func (sw *sweeper) Exclude(context.Context) (func(), error) {
 
 // Recheck reads a finished upload's marker, or an unfinished upload's data file, taking its
 // writer's lock: held until the entry is renamed, so no chunk lands in a folder on its way out.
-func (sw *sweeper) Recheck(_ context.Context, c store.Entry) (*store.SweepItem, error) {
-	s := sw.s
+func (sw *sweeper) Recheck(_ context.Context, c store.Entry) (store.Reread, error) {
 	if c.Finished {
 		dirfd, err := openDirAt(sw.storefd, c.ID)
-		if err != nil {
-			if errors.Is(err, unix.ENOENT) {
-				return &store.SweepItem{Entry: c, Gone: true}, nil
-			}
-			return nil, guardErr(s.UploadDir(c.ID), c.ID, err)
+		if errors.Is(err, unix.ENOENT) {
+			return store.Reread{Gone: true}, nil
+		} else if err != nil {
+			return store.Reread{}, guardErr(sw.s.UploadDir(c.ID), c.ID, err)
 		}
-		used, _, err := lastUsedAt(dirfd, s.UploadDir(c.ID)+"/"+UsedName)
-		unix.Close(dirfd)
-		if err != nil {
-			return nil, err
-		}
-		c.LastUsed = used
-		return &store.SweepItem{Entry: c}, nil
+		defer unix.Close(dirfd)
+		used, _, err := lastUsedAt(dirfd, sw.s.UploadDir(c.ID)+"/"+UsedName)
+		return store.Reread{Used: used}, err
 	}
 	if sw.partfd < 0 {
-		return &store.SweepItem{Entry: c, Gone: true}, nil
+		return store.Reread{Gone: true}, nil
 	}
 	r, err := readPartialAt(sw.partfd, c.ID, true)
-	it := &store.SweepItem{Entry: store.UnfinishedEntry(c.ID, r.UnfinishedState), Release: r.release}
-	if err != nil {
-		if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) {
-			it.Entry, it.Gone = c, true
-			return it, nil
-		}
-		return nil, err
+	if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) {
+		return store.Reread{Gone: true}, nil
 	}
 	// Finished since it was listed: what is left of the partial is the finish's leftover, not an
 	// upload to report (the finished upload is judged as one on the next sweep). A finish renames
 	// its folder into the store before the partial's data goes, so this look, after the one at
 	// the data, cannot miss it.
 	var st unix.Stat_t
-	if unix.Fstatat(sw.storefd, c.ID, &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
-		it.Entry, it.Gone = c, true
-	}
-	return it, nil
+	gone := err == nil && unix.Fstatat(sw.storefd, c.ID, &st, unix.AT_SYMLINK_NOFOLLOW) == nil
+	return store.Reread{State: r.UnfinishedState, Gone: gone, Release: r.release}, err
 }
 
 // home is the folder that keeps the entry's folder, and the path of that.

@@ -75,16 +75,13 @@ const markerTmp = UsedName + ".new-"
 // WriteUse sets the .used marker to at: a new file, made with O_EXCL under a name of its own
 // (markerTmp), its times set, then renamed over .used. An existing .used is never opened, so a
 // marker that is a link (hard or symbolic) to a file outside the store only loses its name in the
-// store; the file it shares is not touched. The lock proves the folder is there (StillThere is
-// never asked).
-func (u *useRun) WriteUse(_ context.Context, id string, t *store.UseTarget, at time.Time) (bool, func(), error) {
+// store; the file it shares is not touched. The lock proves the folder is there: no check.
+func (u *useRun) WriteUse(_ context.Context, id string, t *store.UseTarget, at time.Time) (func() error, func(), error) {
 	if err := replaceAt(t.Note.(int), "", UsedName, nil, at, false); err != nil {
-		return true, nil, markerErr(u.s.UploadDir(id)+"/"+UsedName, id, err)
+		return nil, nil, markerErr(u.s.UploadDir(id)+"/"+UsedName, id, err)
 	}
-	return true, nil, nil
+	return nil, nil, nil
 }
-
-func (u *useRun) StillThere(context.Context, string, *store.UseTarget) error { return nil }
 
 // markerErr codes an error writing a .used marker.
 func markerErr(path, id string, err error) error {

@@ -4,7 +4,6 @@ package local
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -103,52 +102,21 @@ func wantMode(n string, perm uint32) (os.FileMode, bool) {
 	return ReadOnlyMode, finishedMode(perm)
 }
 
-// OpenForCheck opens a path named by a b3sum line (verify --check) for hashing. A path that is a
-// finished upload of a store (STORE/<id>/<name>, STORE a store) is opened only through the
-// guarded open: a symlink, a FIFO or a hard link there fails with upload.unreadable and nothing
-// blocks. Any other path is opened as b3sum would (a symlink named is followed) but without
-// blocking, and must be a regular file (file.notRegular otherwise).
-func OpenForCheck(path string) (*os.File, error) {
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		return nil, fault.Errorf(fault.FileUnreadable, "%s: %v", path, err)
-	}
+// OpenUploadPath opens the absolute path abs named by a b3sum line (verify --check) when it is a
+// finished upload of a store (STORE/<id>/<name>, STORE a store), only through the guarded open: a
+// symlink, a FIFO or a hard link there fails with upload.unreadable and nothing blocks. ok is
+// false for any other path, which the caller opens as any file (open.ForCheck).
+func OpenUploadPath(abs string) (f *os.File, ok bool, err error) {
 	dir, name := filepath.Split(abs)
 	dir = filepath.Clean(dir)
 	id := filepath.Base(dir)
-	if store.ValidID(id) == nil && store.ValidName(name) == nil {
-		s := &localStore{Dir: filepath.Dir(dir)}
-		if kind, err := s.judge(); err == nil && (kind == marked || kind == laidOut) {
-			return s.OpenFinished(id, name)
-		}
+	if store.ValidID(id) != nil || store.ValidName(name) != nil {
+		return nil, false, nil
 	}
-	// Any other path: as sniff opens a record's file, following a symlink, never blocking.
-	var fd int
-	for {
-		fd, err = unix.Open(abs, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_CLOEXEC|unix.O_NOCTTY, 0)
-		if err != unix.EINTR {
-			break
-		}
+	s := &localStore{Dir: filepath.Dir(dir)}
+	if kind, err := s.judge(); err != nil || kind != marked && kind != laidOut {
+		return nil, false, nil
 	}
-	if err != nil {
-		code := fault.FileUnreadable
-		if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) {
-			code = fault.FileMissing
-		}
-		return nil, fault.Errorf(code, "%s: %w", abs, err)
-	}
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
-		unix.Close(fd)
-		return nil, fault.Errorf(fault.FileUnreadable, "%s: %w", abs, err)
-	}
-	if uint32(st.Mode)&unix.S_IFMT != unix.S_IFREG {
-		unix.Close(fd)
-		if uint32(st.Mode)&unix.S_IFMT == unix.S_IFDIR {
-			return nil, fault.Errorf(fault.FileUnreadable, "%s: is a directory", abs)
-		}
-		return nil, fault.Errorf(fault.FileNotRegular, "%s: is not a regular file; not read", abs)
-	}
-	unix.SetNonblock(fd, false)
-	return os.NewFile(uintptr(fd), abs), nil
+	f, err = s.OpenFinished(id, name)
+	return f, true, err
 }

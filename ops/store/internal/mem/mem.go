@@ -360,10 +360,6 @@ func (l memList) ReadPartial(_ context.Context, id string) (store.UnfinishedStat
 	return p.state(), false, nil
 }
 
-func (f *finished) entry(id string) store.Entry {
-	return store.Entry{ID: id, Name: f.info.Name, Size: f.info.Size, Finished: true, Made: f.info.Made, LastUsed: f.used}
-}
-
 func (p *partial) state() store.UnfinishedState {
 	return store.UnfinishedState{Name: p.name, Bytes: p.bytes(), Made: p.made, Written: p.written, Busy: p.holds > 0}
 }
@@ -400,12 +396,10 @@ func (u memUse) LookUpUses(_ context.Context, ids []string) ([]store.UseTarget, 
 	return ts, nil
 }
 
-func (u memUse) WriteUse(_ context.Context, id string, _ *store.UseTarget, at time.Time) (bool, func(), error) {
+func (u memUse) WriteUse(_ context.Context, id string, _ *store.UseTarget, at time.Time) (func() error, func(), error) {
 	u.s.finished[id].used = at.UTC()
-	return true, nil, nil
+	return nil, nil, nil
 }
-
-func (u memUse) StillThere(context.Context, string, *store.UseTarget) error { return nil }
 
 // take takes the lock ch, waiting at most wait; busy is the store.locked error.
 func take(ctx context.Context, ch chan struct{}, wait time.Duration, busy func() error) error {
@@ -468,20 +462,18 @@ func (sw *sweeper) Exclude(context.Context) (func(), error) {
 	return func() { sw.held = false; sw.s.mu.Unlock() }, nil
 }
 
-func (sw *sweeper) Recheck(_ context.Context, c store.Entry) (*store.SweepItem, error) {
+func (sw *sweeper) Recheck(_ context.Context, c store.Entry) (store.Reread, error) {
 	s := sw.s
 	if !sw.held { // a dry run
 		s.mu.Lock()
 		defer s.mu.Unlock()
 	}
-	if c.Finished {
-		if f := s.finished[c.ID]; f != nil {
-			return &store.SweepItem{Entry: f.entry(c.ID)}, nil
-		}
-	} else if p := s.partials[c.ID]; p != nil {
-		return &store.SweepItem{Entry: store.UnfinishedEntry(c.ID, p.state())}, nil
+	if f := s.finished[c.ID]; c.Finished && f != nil {
+		return store.Reread{Used: f.used}, nil
+	} else if p := s.partials[c.ID]; !c.Finished && p != nil {
+		return store.Reread{State: p.state()}, nil
 	}
-	return &store.SweepItem{Entry: c, Gone: true}, nil
+	return store.Reread{Gone: true}, nil
 }
 
 // Doom removes the entry at once, under the lock: there is no trash to empty.

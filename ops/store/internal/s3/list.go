@@ -20,18 +20,7 @@ import (
 // it removed it, or a stage killed as it began), and multipart uploads that have none (a stage
 // killed between starting one and writing its info).
 func (s *Store) List(ctx context.Context) (*store.Listing, error) {
-	r := &listRun{s: s}
-	l, err := store.ListOn(ctx, r)
-	if err != nil {
-		return l, err
-	}
-	for _, e := range l.Entries {
-		if e.Finished {
-			_, tree := r.top[e.ID].f.upload()
-			s.knowTree(e.ID, tree)
-		}
-	}
-	return l, nil
+	return store.ListOn(ctx, &listRun{s: s})
 }
 
 // knowTree keeps whether the finished upload id is a folder upload (FolderFiles).
@@ -135,7 +124,7 @@ func (r *listRun) ListTop(ctx context.Context) ([]store.TopEntry, string, bool, 
 
 // ReadUpload reads the metadata of the finished upload c as the walk showed it (a HEAD of a file
 // upload's object, the listing's metadata and .upload.json of a folder upload's), then its
-// marker.
+// marker. What the walk showed it to be, a folder upload or not, is kept for FolderFiles.
 func (r *listRun) ReadUpload(ctx context.Context, c store.Candidate) (*store.UploadMeta, error) {
 	s, l := r.s, r.top[c.ID]
 	name, tree := l.f.upload()
@@ -161,6 +150,7 @@ func (r *listRun) ReadUpload(ctx context.Context, c store.Candidate) (*store.Upl
 	default:
 		return nil, fault.Errorf(fault.UploadUnreadable, "upload %s: holds no object of an upload", c.ID)
 	}
+	s.knowTree(c.ID, tree)
 	if l.f.m.exists {
 		mk, err := s.readMarker(ctx, c.ID)
 		if err != nil {

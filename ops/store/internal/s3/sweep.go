@@ -116,36 +116,27 @@ type doomed struct {
 // for its last use), or what a partial wrote there. An unfinished upload finished since it was
 // listed is Gone: what is left of it is the finish's, no upload to report; the next sweep judges
 // the finished upload and drops the leftover, as the local store looks.
-func (sw *sweeper) Recheck(ctx context.Context, c store.Entry) (*store.SweepItem, error) {
+func (sw *sweeper) Recheck(ctx context.Context, c store.Entry) (store.Reread, error) {
 	s := sw.s
 	l, err := s.walkID(ctx, c.ID)
 	if err != nil {
-		return nil, err
+		return store.Reread{}, err
 	}
 	name, tree := l.f.upload()
 	if c.Finished != (tree || name != "") || c.Finished && !tree && name != c.Name {
-		return &store.SweepItem{Entry: c, Gone: true}, nil
+		return store.Reread{Gone: true}, nil
 	}
 	if c.Finished {
 		m, err := s.readMarker(ctx, c.ID)
-		if err != nil {
-			return nil, err
-		}
-		c.LastUsed = time.Time{}
+		r := store.Reread{Decided: m.tombstone, Note: &doomed{m: m, tree: tree}}
 		if m.exists && !m.tombstone {
-			c.LastUsed = m.at
+			r.Used = m.at
 		}
 		// A tombstone is a sweep's that died before it deleted: its decision stands.
-		return &store.SweepItem{Entry: c, Decided: m.tombstone, Note: &doomed{m: m, tree: tree}}, nil
+		return r, err
 	}
 	u, d, err := s.unfinished(ctx, c.ID, true, l, func() ([]multipart, error) { return s.multiparts(ctx, s.key(c.ID)+"/") })
-	switch {
-	case err != nil:
-		return nil, err
-	case d == nil:
-		return &store.SweepItem{Entry: c, Gone: true}, nil
-	}
-	return &store.SweepItem{Entry: store.UnfinishedEntry(c.ID, u), Note: d}, nil
+	return store.Reread{State: u, Gone: d == nil, Note: d}, err
 }
 
 // Doom replaces a finished upload's marker by a tombstone, conditionally; an unfinished upload

@@ -258,21 +258,20 @@ func (u useBackend) LookUpUses(ctx context.Context, ids []string) ([]store.UseTa
 }
 
 // WriteUse replaces the marker as read: If-Match its ETag, If-None-Match: * where there was none.
-func (u useBackend) WriteUse(ctx context.Context, id string, t *store.UseTarget, at time.Time) (bool, func(), error) {
+// Where there was none, check looks at the finished upload once more: its object, or a folder
+// upload's listing.
+func (u useBackend) WriteUse(ctx context.Context, id string, t *store.UseTarget, at time.Time) (func() error, func(), error) {
 	s, n := u.s, t.Note.(*useNote)
 	etag, err := s.writeMarker(ctx, id, n.m, "used", at, store.ErrUseRaced)
-	if err != nil {
-		return false, nil, err
+	if err != nil || n.m.exists {
+		return nil, nil, err
+	}
+	check := func() error {
+		_, err := s.finished(ctx, id, n.name, n.tree)
+		return err
 	}
 	undo := func() {
 		s.client.DeleteObject(ctx, &awss3.DeleteObjectInput{Bucket: &s.Bucket, Key: aws.String(s.usedKey(id)), IfMatch: aws.String(etag)})
 	}
-	return n.m.exists, undo, nil
-}
-
-// StillThere checks that the finished upload is there: its object, or a folder upload's listing.
-func (u useBackend) StillThere(ctx context.Context, id string, t *store.UseTarget) error {
-	n := t.Note.(*useNote)
-	_, err := u.s.finished(ctx, id, n.name, n.tree)
-	return err
+	return check, undo, nil
 }
