@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/attachctl/attachctl/manifest/fault"
-	"github.com/attachctl/attachctl/ops/store"
 	"golang.org/x/sys/unix"
 )
 
@@ -223,11 +222,9 @@ func checkOwnFile(st *unix.Stat_t, path, id string) error {
 }
 
 // newPartial makes a fresh unfinished upload and returns it locked. Its data file is created and
-// locked before info.json is written, so a process that finds info.json finds the lock taken.
+// locked before info.json is written, so a process that finds info.json finds the lock taken. Its
+// name and size were checked by the caller (Begin's CheckBegin, the engines' ValidName).
 func (s *localStore) newPartial(name string, size int64, src *sourceKey) (*partial, error) {
-	if err := store.CheckBegin(name, size); err != nil {
-		return nil, err
-	}
 	id, release, err := s.quota.AdmitNew(context.Background(), name, size) // before anything is made
 	if err != nil {
 		return nil, err
