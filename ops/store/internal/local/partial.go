@@ -163,24 +163,16 @@ func syncFile(f *os.File) error {
 	return wrap(f.Name(), f.Sync())
 }
 
-// openPartials opens STORE/.attachctl/partial, making it (and .attachctl) when create is set;
-// without create a store with no partial folder is upload.missing.
-func (s *localStore) openPartials(create bool) (*os.File, error) {
-	fd, err := s.openInternal(create, partialDir)
-	if err != nil {
-		return nil, err
-	}
-	return os.NewFile(uintptr(fd), s.internal(partialDir)), nil
-}
-
-// openPartialDir opens the folder of the unfinished upload id, guarded; not there is
+// openPartials opens STORE/.attachctl/partial, or with an id the folder of that unfinished
+// upload, guarded (openInternal): create makes what is missing; without it, not there is
 // upload.missing.
-func (s *localStore) openPartialDir(id string) (*os.File, error) {
-	fd, err := s.openInternal(false, partialDir, id)
+func (s *localStore) openPartials(create bool, id ...string) (*os.File, error) {
+	names := append([]string{partialDir}, id...)
+	fd, err := s.openInternal(create, names...)
 	if err != nil {
 		return nil, err
 	}
-	return os.NewFile(uintptr(fd), s.partialDir(id)), nil
+	return os.NewFile(uintptr(fd), s.internal(names...)), nil
 }
 
 // removePartial removes the folder of the unfinished upload id, never following a link or
@@ -328,7 +320,7 @@ func (s *localStore) lockPartial(id string, nonblock bool) (*partial, error) {
 
 // lockPartialIn is one try of lockPartial.
 func (s *localStore) lockPartialIn(id string, nonblock bool) (p *partial, retry bool, err error) {
-	dirf, err := s.openPartialDir(id)
+	dirf, err := s.openPartials(false, id)
 	if err != nil {
 		return nil, false, err
 	}
@@ -466,7 +458,7 @@ func (s *localStore) partialIDs() ([]string, error) {
 
 // readPartialMetaOf reads info.json of the unfinished upload id, through guarded opens.
 func (s *localStore) readPartialMetaOf(id string) (*partialMeta, error) {
-	dirf, err := s.openPartialDir(id)
+	dirf, err := s.openPartials(false, id)
 	if err != nil {
 		return nil, err
 	}
