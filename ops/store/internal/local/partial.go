@@ -341,7 +341,7 @@ func (s *localStore) lockPartialIn(id string, nonblock bool) (p *partial, retry 
 		}
 		return nil, false, fault.Errorf(fault.UploadUnreadable, "upload %s: %s: %v", id, dir, err)
 	}
-	fd, outfd, readOnly, err := openLockFile(dirfd, meta.Name, unix.O_RDWR|openFlags)
+	fd, outfd, err := openLockFile(dirfd, meta.Name, unix.O_RDWR|openFlags)
 	path, name, at := dir+"/"+partialData, partialData, dirfd
 	if outfd >= 0 {
 		defer unix.Close(outfd)
@@ -390,17 +390,15 @@ func (s *localStore) lockPartialIn(id string, nonblock bool) (p *partial, retry 
 	}
 	if outfd >= 0 {
 		// Ours, and still the crashed finish's out/<name> (a finish holds the lock until its upload
-		// is placed): unfinished again, writable, and data again. Opened read-only (the finish
-		// made it so), it is opened for writing on the next try.
+		// is placed): unfinished again, writable, and data again, opened for writing on the next
+		// try.
 		if err := unix.Fchmod(fd, uint32(FileMode)); err != nil {
 			return nil, false, storeErr(path, err)
 		}
 		if err := unix.Renameat(outfd, meta.Name, dirfd, partialData); err != nil {
 			return nil, false, storeErr(path, err)
 		}
-		if readOnly {
-			return nil, true, nil
-		}
+		return nil, true, nil
 	}
 	unix.SetNonblock(fd, false)
 	removeEntry(dirfd, partialOut) // what a crashed finish left
@@ -413,25 +411,21 @@ func (s *localStore) lockPartialIn(id string, nonblock bool) (p *partial, retry 
 
 // openLockFile opens, with flags, the file the writer of the partial open as dirfd locks: its
 // data, or out/<name> between a finish's two renames (a finish that crashed, or runs now; name ""
-// when info.json is unreadable: not looked for). A read-write open of an out/<name> that the
-// finish made read-only opens it for reading instead (readOnly). outfd is out/, open when it was
-// looked in (the caller closes it; an error is then opening out/<name>'s), else -1 (an error is
-// then opening data's).
-func openLockFile(dirfd int, name string, flags int) (fd, outfd int, readOnly bool, err error) {
+// when info.json is unreadable: not looked for), which is opened for reading only (the finish
+// made it read-only; whoever undoes the finish writes it as data). outfd is out/, open when it
+// was looked in (the caller closes it; an error is then opening out/<name>'s), else -1 (an error
+// is then opening data's).
+func openLockFile(dirfd int, name string, flags int) (fd, outfd int, err error) {
 	fd, err = unix.Openat(dirfd, partialData, flags, 0)
 	if !errors.Is(err, unix.ENOENT) || name == "" {
-		return fd, -1, false, err
+		return fd, -1, err
 	}
 	outfd, oerr := openDirAt(dirfd, partialOut)
 	if oerr != nil {
-		return -1, -1, false, err
+		return -1, -1, err
 	}
-	fd, err = unix.Openat(outfd, name, flags, 0)
-	if errors.Is(err, unix.EACCES) && flags&unix.O_ACCMODE == unix.O_RDWR {
-		fd, err = unix.Openat(outfd, name, flags&^unix.O_ACCMODE|unix.O_RDONLY, 0)
-		readOnly = true
-	}
-	return fd, outfd, readOnly, err
+	fd, err = unix.Openat(outfd, name, flags&^unix.O_ACCMODE|unix.O_RDONLY, 0)
+	return fd, outfd, err
 }
 
 // partialStill reports whether STORE/.attachctl/partial/<id> is still the folder open as dirfd.
