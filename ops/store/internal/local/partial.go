@@ -335,11 +335,8 @@ func (s *localStore) lockPartialIn(id string, nonblock bool) (p *partial, retry 
 	}()
 	dirfd, dir := int(dirf.Fd()), dirf.Name()
 	meta, err := readPartialMetaAt(dirfd)
-	if err != nil {
-		if errors.Is(err, unix.ENOENT) {
-			return nil, false, err
-		}
-		return nil, false, fault.Errorf(fault.UploadUnreadable, "upload %s: %s: %v", id, dir, err)
+	if err != nil { // no info.json (ENOENT) is upload.missing (lockPartial)
+		return nil, false, fault.Errorf(fault.UploadUnreadable, "upload %s: %s: %w", id, dir, err)
 	}
 	fd, outfd, err := openLockFile(dirfd, meta.Name, unix.O_RDWR|openFlags)
 	path, name, at := dir+"/"+partialData, partialData, dirfd
@@ -348,9 +345,6 @@ func (s *localStore) lockPartialIn(id string, nonblock bool) (p *partial, retry 
 		path, name, at = dir+"/"+partialOut+"/"+meta.Name, meta.Name, outfd
 	}
 	if err != nil {
-		if errors.Is(err, unix.ENOENT) {
-			return nil, false, err
-		}
 		return nil, false, guardErr(path, id, err)
 	}
 	f = os.NewFile(uintptr(fd), dir+"/"+partialData) // f owns fd
