@@ -53,9 +53,6 @@ type partial struct {
 	meta partialMeta
 }
 
-// errBusy: another process (or another open in this one) holds the partial's lock.
-var errBusy = errors.New("partial is being written by another process")
-
 func (s *localStore) partialDir(id string) string { return s.internal(partialDir, id) }
 
 // openFlags for files the store writes: never follow a link, never block on a FIFO.
@@ -298,11 +295,11 @@ func (p *partial) size() (int64, error) {
 }
 
 // lockPartial opens the unfinished upload id and takes flock(LOCK_EX) on its data file, waiting
-// for it unless nonblock is set (then errBusy). Every folder on the way is opened without
-// following a link, and data must be a regular file of ours with one link (upload.unreadable
-// otherwise: a link to a file outside the store is never written). A finish that crashed after
-// moving data to out/<name> is undone here: out/<name> is the same file, locked the same way,
-// and goes back to data. Not there: upload.missing.
+// for it unless nonblock is set (then an error: its caller takes another partial or makes one).
+// Every folder on the way is opened without following a link, and data must be a regular file of
+// ours with one link (upload.unreadable otherwise: a link to a file outside the store is never
+// written). A finish that crashed after moving data to out/<name> is undone here: out/<name> is
+// the same file, locked the same way, and goes back to data. Not there: upload.missing.
 func (s *localStore) lockPartial(id string, nonblock bool) (*partial, error) {
 	missing := fault.Errorf(fault.UploadMissing, "upload %s: not an unfinished upload in store %s", id, s.Dir)
 	for try := 0; try < 10; try++ {
@@ -367,10 +364,7 @@ func (s *localStore) lockPartialIn(id string, nonblock bool) (p *partial, retry 
 	if nonblock {
 		how |= unix.LOCK_NB
 	}
-	if err := flock(fd, how); err != nil {
-		if errors.Is(err, unix.EWOULDBLOCK) {
-			return nil, false, errBusy
-		}
+	if err := flock(fd, how); err != nil { // EWOULDBLOCK: held by another writer (nonblock)
 		return nil, false, storeErr(path, err)
 	}
 	if gone, err := check(); gone || err != nil {
