@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/attachctl/attachctl/manifest/fault"
-	"github.com/attachctl/attachctl/ops/store"
 	"golang.org/x/sys/unix"
 )
 
@@ -53,9 +52,6 @@ type partial struct {
 	f    *os.File // data, O_RDWR, locked; owns the descriptor
 	meta partialMeta
 }
-
-// errBusy: another process (or another open in this one) holds the partial's lock.
-var errBusy = errors.New("partial is being written by another process")
 
 func (s *localStore) partialDir(id string) string { return s.internal(partialDir, id) }
 
@@ -164,24 +160,16 @@ func syncFile(f *os.File) error {
 	return wrap(f.Name(), f.Sync())
 }
 
-// openPartials opens STORE/.attachctl/partial, making it (and .attachctl) when create is set;
-// without create a store with no partial folder is upload.missing.
-func (s *localStore) openPartials(create bool) (*os.File, error) {
-	fd, err := s.openInternal(create, partialDir)
-	if err != nil {
-		return nil, err
-	}
-	return os.NewFile(uintptr(fd), s.internal(partialDir)), nil
-}
-
-// openPartialDir opens the folder of the unfinished upload id, guarded; not there is
+// openPartials opens STORE/.attachctl/partial, or with an id the folder of that unfinished
+// upload, guarded (openInternal): create makes what is missing; without it, not there is
 // upload.missing.
-func (s *localStore) openPartialDir(id string) (*os.File, error) {
-	fd, err := s.openInternal(false, partialDir, id)
+func (s *localStore) openPartials(create bool, id ...string) (*os.File, error) {
+	names := append([]string{partialDir}, id...)
+	fd, err := s.openInternal(create, names...)
 	if err != nil {
 		return nil, err
 	}
-	return os.NewFile(uintptr(fd), s.partialDir(id)), nil
+	return os.NewFile(uintptr(fd), s.internal(names...)), nil
 }
 
 // removePartial removes the folder of the unfinished upload id, never following a link or
@@ -223,11 +211,9 @@ func checkOwnFile(st *unix.Stat_t, path, id string) error {
 }
 
 // newPartial makes a fresh unfinished upload and returns it locked. Its data file is created and
-// locked before info.json is written, so a process that finds info.json finds the lock taken.
+// locked before info.json is written, so a process that finds info.json finds the lock taken. Its
+// name and size were checked by the caller (Begin's CheckBegin, the engines' ValidName).
 func (s *localStore) newPartial(name string, size int64, src *sourceKey) (*partial, error) {
-	if err := store.CheckBegin(name, size); err != nil {
-		return nil, err
-	}
 	id, release, err := s.quota.AdmitNew(context.Background(), name, size) // before anything is made
 	if err != nil {
 		return nil, err
@@ -309,11 +295,11 @@ func (p *partial) size() (int64, error) {
 }
 
 // lockPartial opens the unfinished upload id and takes flock(LOCK_EX) on its data file, waiting
-// for it unless nonblock is set (then errBusy). Every folder on the way is opened without
-// following a link, and data must be a regular file of ours with one link (upload.unreadable
-// otherwise: a link to a file outside the store is never written). A finish that crashed after
-// moving data to out/<name> is undone here: out/<name> is the same file, locked the same way,
-// and goes back to data. Not there: upload.missing.
+// for it unless nonblock is set (then an error: its caller takes another partial or makes one).
+// Every folder on the way is opened without following a link, and data must be a regular file of
+// ours with one link (upload.unreadable otherwise: a link to a file outside the store is never
+// written). A finish that crashed after moving data to out/<name> is undone here: out/<name> is
+// the same file, locked the same way, and goes back to data. Not there: upload.missing.
 func (s *localStore) lockPartial(id string, nonblock bool) (*partial, error) {
 	missing := fault.Errorf(fault.UploadMissing, "upload %s: not an unfinished upload in store %s", id, s.Dir)
 	for try := 0; try < 10; try++ {
@@ -331,7 +317,7 @@ func (s *localStore) lockPartial(id string, nonblock bool) (*partial, error) {
 
 // lockPartialIn is one try of lockPartial.
 func (s *localStore) lockPartialIn(id string, nonblock bool) (p *partial, retry bool, err error) {
-	dirf, err := s.openPartialDir(id)
+	dirf, err := s.openPartials(false, id)
 	if err != nil {
 		return nil, false, err
 	}
@@ -346,22 +332,16 @@ func (s *localStore) lockPartialIn(id string, nonblock bool) (p *partial, retry 
 	}()
 	dirfd, dir := int(dirf.Fd()), dirf.Name()
 	meta, err := readPartialMetaAt(dirfd)
-	if err != nil {
-		if errors.Is(err, unix.ENOENT) {
-			return nil, false, err
-		}
-		return nil, false, fault.Errorf(fault.UploadUnreadable, "upload %s: %s: %v", id, dir, err)
+	if err != nil { // no info.json (ENOENT) is upload.missing (lockPartial)
+		return nil, false, fault.Errorf(fault.UploadUnreadable, "upload %s: %s: %w", id, dir, err)
 	}
-	fd, outfd, readOnly, err := openLockFile(dirfd, meta.Name, unix.O_RDWR|openFlags)
+	fd, outfd, err := openLockFile(dirfd, meta.Name, unix.O_RDWR|openFlags)
 	path, name, at := dir+"/"+partialData, partialData, dirfd
 	if outfd >= 0 {
 		defer unix.Close(outfd)
 		path, name, at = dir+"/"+partialOut+"/"+meta.Name, meta.Name, outfd
 	}
 	if err != nil {
-		if errors.Is(err, unix.ENOENT) {
-			return nil, false, err
-		}
 		return nil, false, guardErr(path, id, err)
 	}
 	f = os.NewFile(uintptr(fd), dir+"/"+partialData) // f owns fd
@@ -384,10 +364,7 @@ func (s *localStore) lockPartialIn(id string, nonblock bool) (p *partial, retry 
 	if nonblock {
 		how |= unix.LOCK_NB
 	}
-	if err := flock(fd, how); err != nil {
-		if errors.Is(err, unix.EWOULDBLOCK) {
-			return nil, false, errBusy
-		}
+	if err := flock(fd, how); err != nil { // EWOULDBLOCK: held by another writer (nonblock)
 		return nil, false, storeErr(path, err)
 	}
 	if gone, err := check(); gone || err != nil {
@@ -401,17 +378,15 @@ func (s *localStore) lockPartialIn(id string, nonblock bool) (p *partial, retry 
 	}
 	if outfd >= 0 {
 		// Ours, and still the crashed finish's out/<name> (a finish holds the lock until its upload
-		// is placed): unfinished again, writable, and data again. Opened read-only (the finish
-		// made it so), it is opened for writing on the next try.
+		// is placed): unfinished again, writable, and data again, opened for writing on the next
+		// try.
 		if err := unix.Fchmod(fd, uint32(FileMode)); err != nil {
 			return nil, false, storeErr(path, err)
 		}
 		if err := unix.Renameat(outfd, meta.Name, dirfd, partialData); err != nil {
 			return nil, false, storeErr(path, err)
 		}
-		if readOnly {
-			return nil, true, nil
-		}
+		return nil, true, nil
 	}
 	unix.SetNonblock(fd, false)
 	removeEntry(dirfd, partialOut) // what a crashed finish left
@@ -424,25 +399,21 @@ func (s *localStore) lockPartialIn(id string, nonblock bool) (p *partial, retry 
 
 // openLockFile opens, with flags, the file the writer of the partial open as dirfd locks: its
 // data, or out/<name> between a finish's two renames (a finish that crashed, or runs now; name ""
-// when info.json is unreadable: not looked for). A read-write open of an out/<name> that the
-// finish made read-only opens it for reading instead (readOnly). outfd is out/, open when it was
-// looked in (the caller closes it; an error is then opening out/<name>'s), else -1 (an error is
-// then opening data's).
-func openLockFile(dirfd int, name string, flags int) (fd, outfd int, readOnly bool, err error) {
+// when info.json is unreadable: not looked for), which is opened for reading only (the finish
+// made it read-only; whoever undoes the finish writes it as data). outfd is out/, open when it
+// was looked in (the caller closes it; an error is then opening out/<name>'s), else -1 (an error
+// is then opening data's).
+func openLockFile(dirfd int, name string, flags int) (fd, outfd int, err error) {
 	fd, err = unix.Openat(dirfd, partialData, flags, 0)
 	if !errors.Is(err, unix.ENOENT) || name == "" {
-		return fd, -1, false, err
+		return fd, -1, err
 	}
 	outfd, oerr := openDirAt(dirfd, partialOut)
 	if oerr != nil {
-		return -1, -1, false, err
+		return -1, -1, err
 	}
-	fd, err = unix.Openat(outfd, name, flags, 0)
-	if errors.Is(err, unix.EACCES) && flags&unix.O_ACCMODE == unix.O_RDWR {
-		fd, err = unix.Openat(outfd, name, flags&^unix.O_ACCMODE|unix.O_RDONLY, 0)
-		readOnly = true
-	}
-	return fd, outfd, readOnly, err
+	fd, err = unix.Openat(outfd, name, flags&^unix.O_ACCMODE|unix.O_RDONLY, 0)
+	return fd, outfd, err
 }
 
 // partialStill reports whether STORE/.attachctl/partial/<id> is still the folder open as dirfd.
@@ -469,7 +440,7 @@ func (s *localStore) partialIDs() ([]string, error) {
 
 // readPartialMetaOf reads info.json of the unfinished upload id, through guarded opens.
 func (s *localStore) readPartialMetaOf(id string) (*partialMeta, error) {
-	dirf, err := s.openPartialDir(id)
+	dirf, err := s.openPartials(false, id)
 	if err != nil {
 		return nil, err
 	}

@@ -186,7 +186,7 @@ func readPartialAt(partfd int, id string, lock bool) (r partialRead, err error) 
 	if r.meta, r.merr = readPartialMetaAt(dirfd); r.merr == nil {
 		r.Name, r.Made, r.Batch = r.meta.Name, r.meta.Created, r.meta.Batch
 	}
-	fd, outfd, _, err := openLockFile(dirfd, r.Name, unix.O_RDONLY|openFlags)
+	fd, outfd, err := openLockFile(dirfd, r.Name, unix.O_RDONLY|openFlags)
 	if outfd >= 0 {
 		unix.Close(outfd)
 	}

@@ -114,17 +114,14 @@ func (s *localStore) reuse(id string) bool {
 }
 
 // stagePartial finds the unfinished upload of this source that no one else holds, ready to
-// resume, or makes one; old is the source its data was written for (nil: a new one).
+// resume, or makes one; old is the source its data was written for (nil: a new one). The index
+// holds the partials whose info.json named this source when it was read; the lock reads it again.
 func (s *localStore) stagePartial(abs, name string, size int64, want string) (*partial, *sourceKey, error) {
 	ids, err := s.partialsOf(abs, name)
 	if err != nil {
 		return nil, nil, err
 	}
 	for _, id := range ids {
-		meta, err := s.readPartialMetaOf(id)
-		if err != nil || meta.Source == nil || meta.Source.Path != abs || meta.Name != name {
-			continue
-		}
 		p, err := s.lockPartial(id, true)
 		if err != nil {
 			continue // held by another process, or gone

@@ -483,3 +483,27 @@ func TestPartialStatusFIFO(t *testing.T) {
 		t.Fatal("Status blocked on a FIFO planted as the partial's data")
 	}
 }
+
+// TestPartialWithoutInfo: the lock of a partial takes what is not there, its info.json or its
+// data, as upload.missing (a partial just begun, or one on its way out), and an info.json it
+// cannot read as upload.unreadable.
+func TestPartialWithoutInfo(t *testing.T) {
+	s := newStore(t)
+	for _, tc := range []struct {
+		what string
+		edit func(dir string) error
+		code fault.Code
+	}{
+		{"no info.json", func(dir string) error { return os.Remove(filepath.Join(dir, partialInfo)) }, fault.UploadMissing},
+		{"no data", func(dir string) error { return os.Remove(filepath.Join(dir, partialData)) }, fault.UploadMissing},
+		{"a damaged info.json", func(dir string) error { return os.WriteFile(filepath.Join(dir, partialInfo), []byte("{"), 0o600) }, fault.UploadUnreadable},
+	} {
+		id, err := s.Begin(context.Background(), "c.txt", 4)
+		must(t, err)
+		must(t, tc.edit(s.partialDir(id)))
+		_, err = s.Chunk(id, 0, strings.NewReader("abcd"), 0)
+		if fault.CodeOf(err) != tc.code {
+			t.Errorf("%s: chunk: %v, want %s", tc.what, err, tc.code)
+		}
+	}
+}
