@@ -54,6 +54,7 @@ type groupBatch struct {
 	byKey    map[string]string   // blake3 and name to id, of every upload the batch took
 	pending  []*out              // built, not yet taken by a commit
 	index    *stagedIndex        // the metadata of the staged uploads of pending (metaindex.go)
+	files    int64               // the metadata files made, for their names
 	inflight int                 // uploads taken by commits that have not ended
 	// More, when set, tells Settle that more uploads are on their way into the batch (the
 	// stage's other workers are taking records): Settle then waits for them, up to batchMax, and
@@ -192,7 +193,8 @@ func (b *groupBatch) add(o *out) error {
 // upload after a take; b.mu is held.
 func (b *groupBatch) addLine(o *out) error {
 	if b.index == nil {
-		x, err := newStagedIndex(o.stage, metaFileName(o.stage.id, b.s.meta.seq.Add(1)))
+		b.files++
+		x, err := newStagedIndex(o.stage, metaFileName(o.stage.id, b.files))
 		if err != nil {
 			return err
 		}

@@ -16,7 +16,6 @@ import (
 	"os"
 	"strings"
 	"sync"
-	"sync/atomic"
 
 	"github.com/attachctl/attachctl/manifest/fault"
 	"github.com/attachctl/attachctl/ops/store"
@@ -31,10 +30,9 @@ type metaIndex struct {
 	mu   sync.Mutex
 	byID map[string]*Meta // nil: named by two files (damaged)
 	read map[string]bool  // files read
-	seq  atomic.Int64     // commits of this process, for the files' names
 }
 
-// metaFileName is the name of commit n of the batch whose staging partial is bid.
+// metaFileName is the name of the batch's nth file, bid its staging partial (unique to the batch).
 func metaFileName(bid string, n int64) string { return fmt.Sprintf("%s.%d", bid, n) }
 
 // metaFileBatch is the staging partial's id in a file name of the folder, or "".
