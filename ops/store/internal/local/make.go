@@ -26,11 +26,6 @@ func MakeFinished(b store.Backend, name string, data []byte, made time.Time) (*s
 	if err := s.open(true); err != nil {
 		return nil, err
 	}
-	return s.makeFinished(name, data, made)
-}
-
-// makeFinished is MakeFinished into s.
-func (s *localStore) makeFinished(name string, data []byte, made time.Time) (*Meta, error) {
 	if err := store.ValidName(name); err != nil {
 		return nil, err
 	}

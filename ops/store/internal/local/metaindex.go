@@ -168,7 +168,6 @@ type stagedIndex struct {
 	name string // metaFileName
 	fd   int    // open for writing until sealed
 	size int64  // the bytes of the whole lines written
-	n    int    // the lines written
 }
 
 // newStagedIndex makes the file name in the staging partial st, empty.
@@ -191,7 +190,6 @@ func (x *stagedIndex) add(m *Meta) error {
 		return storeErr(x.path(), err)
 	}
 	x.size += int64(len(line))
-	x.n++
 	return nil
 }
 
