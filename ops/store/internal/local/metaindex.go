@@ -44,15 +44,11 @@ func metaFileBatch(name string) string {
 	return bid
 }
 
-// encodeMeta is the content of a file of the folder: one Info a line.
-func encodeMeta(ms []*Meta) []byte {
-	var b bytes.Buffer
-	for _, m := range ms {
-		line, _ := json.Marshal(m)
-		b.Write(line)
-		b.WriteByte('\n')
-	}
-	return b.Bytes()
+// encodeMeta is m as one line: a line of a file of the folder (one Info a line), and the whole
+// of an upload's .upload.json.
+func encodeMeta(m *Meta) []byte {
+	line, _ := json.Marshal(m)
+	return append(line, '\n')
 }
 
 // decodeMeta reads a file of the folder; any line that is not a valid Info makes the whole file
@@ -184,7 +180,7 @@ func (x *stagedIndex) path() string { return x.st.dir + "/" + x.name }
 // add writes m's line. On failure (a full disk) the file is cut back to the lines it held, so
 // that it never holds part of a line, and m is not in it.
 func (x *stagedIndex) add(m *Meta) error {
-	line := encodeMeta([]*Meta{m})
+	line := encodeMeta(m)
 	if err := pwriteAll(x.fd, line, x.size); err != nil {
 		unix.Ftruncate(x.fd, x.size)
 		return storeErr(x.path(), err)
