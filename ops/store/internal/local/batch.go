@@ -32,20 +32,18 @@ func (o *out) weight() int {
 // syncWidth is how many uploads of a commit are fsynced at once (each is three fsyncs).
 const syncWidth = 8
 
-// A groupBatch publishes many uploads together. An upload given to UploadRecord with a groupBatch is
-// copied, hashed and built (its finished folder ready inside the partial, which stays locked) but
-// not fsynced or placed; a commit then fsyncs the built uploads (syncWidth at a time), renames
-// each into place, and fsyncs the store once. On a journaling file system the fsyncs that arrive
-// together share journal commits, and the writeback of each file's data was started when it was
-// built, so a batch of small files pays for about one flush rather than two journal commits a
-// file (measured: 50 files of 800 KiB, ~100 ms of interleaved fsyncs become ~55). The rule of
-// publish is kept: nothing is renamed into place before its data, metadata and folder are
-// durable, and a crash at any point leaves partials that resume, or finished uploads, never a
-// half-written one.
+// A groupBatch publishes many uploads together (docs/store.md: uploads committed in batches). An
+// upload streamed with it (Stream, opts.Batch) is copied, hashed and built, its finished folder
+// ready inside its own partial (which stays locked) or the batch's staging partial, but not made
+// durable or placed; a commit makes the built uploads durable at once, renames each into place
+// and fsyncs the store once: the fsyncs that arrive together share journal commits, and the
+// writeback of each file's data was started when it was built. Nothing is renamed into place
+// before its data, metadata and folder are durable, so a crash at any point leaves partials that
+// resume, or finished uploads, never a half-written one.
 //
 // A groupBatch is safe for concurrent use by the workers of one stage. A commit happens when Commit
 // is called, when Settle asks for an upload the batch holds (a stage that streams its records
-// settles each before handing it on), and on its own when batchMax uploads are waiting.
+// settles each before handing it on), and on its own when the batch is full (batchFull).
 type groupBatch struct {
 	s        *localStore
 	mu       sync.Mutex
@@ -54,6 +52,7 @@ type groupBatch struct {
 	byKey    map[string]string   // blake3 and name to id, of every upload the batch took
 	pending  []*out              // built, not yet taken by a commit
 	index    *stagedIndex        // the metadata of the staged uploads of pending (metaindex.go)
+	files    int64               // the metadata files made, for their names
 	inflight int                 // uploads taken by commits that have not ended
 	// More, when set, tells Settle that more uploads are on their way into the batch (the
 	// stage's other workers are taking records): Settle then waits for them, up to batchMax, and
@@ -192,7 +191,8 @@ func (b *groupBatch) add(o *out) error {
 // upload after a take; b.mu is held.
 func (b *groupBatch) addLine(o *out) error {
 	if b.index == nil {
-		x, err := newStagedIndex(o.stage, metaFileName(o.stage.id, b.s.meta.seq.Add(1)))
+		b.files++
+		x, err := newStagedIndex(o.stage, metaFileName(o.stage.id, b.files))
 		if err != nil {
 			return err
 		}
@@ -333,10 +333,10 @@ func commit(outs []*out, index *stagedIndex) []error {
 	}
 	defer unix.Close(storefd)
 	// The fsyncs of several uploads at once: a journaling file system commits together what
-	// arrives while it commits (measured, 50 files: 82 ms one after another, 55 ms this way).
-	// Where one call makes a whole file system durable (syncfs, Linux), the batch is that one
-	// call however many uploads it holds; elsewhere each file is fsynced and commitSync then
-	// flushes the drive once (macOS's fsync leaves the bytes in the drive's cache).
+	// arrives while it commits. Where one call makes a whole file system durable (syncfs, Linux),
+	// the batch is that one call however many uploads it holds; elsewhere each file is fsynced
+	// and commitSync then flushes the drive once (macOS's fsync leaves the bytes in the drive's
+	// cache).
 	if fileSyncEach {
 		var wg sync.WaitGroup
 		slots := make(chan struct{}, syncWidth)

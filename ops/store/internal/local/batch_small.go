@@ -86,7 +86,6 @@ func (w *smallWrite) Publish(ctx context.Context, sum string) (*Meta, error) {
 		b.drop(sum, src.Name, id, err)
 		return nil, err
 	}
-	s.idx.own(id)
 	o, err := b.buildSmall(id, src.Name, sum, (*w.bp)[:src.Size])
 	if err != nil {
 		release()

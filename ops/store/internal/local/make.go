@@ -26,11 +26,6 @@ func MakeFinished(b store.Backend, name string, data []byte, made time.Time) (*s
 	if err := s.open(true); err != nil {
 		return nil, err
 	}
-	return s.makeFinished(name, data, made)
-}
-
-// makeFinished is MakeFinished into s.
-func (s *localStore) makeFinished(name string, data []byte, made time.Time) (*Meta, error) {
 	if err := store.ValidName(name); err != nil {
 		return nil, err
 	}
@@ -50,7 +45,7 @@ func (s *localStore) makeFinished(name string, data []byte, made time.Time) (*Me
 	defer dir.Close()
 	sum, _, _ := ops.Hash(bytes.NewReader(data), nil) // a reader of memory does not fail
 	m := &Meta{ID: id, Name: name, Size: int64(len(data)), Blake3: sum, Made: made.UTC()}
-	for file, b := range map[string][]byte{name: data, MetaName: encodeMeta([]*Meta{m})} {
+	for file, b := range map[string][]byte{name: data, MetaName: encodeMeta(m)} {
 		err := writeNewAt(int(dir.Fd()), file, b, ReadOnlyMode, false)
 		if err == nil {
 			err = setTimesAt(int(dir.Fd()), file, made)

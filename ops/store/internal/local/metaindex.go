@@ -16,7 +16,6 @@ import (
 	"os"
 	"strings"
 	"sync"
-	"sync/atomic"
 
 	"github.com/attachctl/attachctl/manifest/fault"
 	"github.com/attachctl/attachctl/ops/store"
@@ -31,10 +30,9 @@ type metaIndex struct {
 	mu   sync.Mutex
 	byID map[string]*Meta // nil: named by two files (damaged)
 	read map[string]bool  // files read
-	seq  atomic.Int64     // commits of this process, for the files' names
 }
 
-// metaFileName is the name of commit n of the batch whose staging partial is bid.
+// metaFileName is the name of the batch's nth file, bid its staging partial (unique to the batch).
 func metaFileName(bid string, n int64) string { return fmt.Sprintf("%s.%d", bid, n) }
 
 // metaFileBatch is the staging partial's id in a file name of the folder, or "".
@@ -46,15 +44,11 @@ func metaFileBatch(name string) string {
 	return bid
 }
 
-// encodeMeta is the content of a file of the folder: one Info a line.
-func encodeMeta(ms []*Meta) []byte {
-	var b bytes.Buffer
-	for _, m := range ms {
-		line, _ := json.Marshal(m)
-		b.Write(line)
-		b.WriteByte('\n')
-	}
-	return b.Bytes()
+// encodeMeta is m as one line: a line of a file of the folder (one Info a line), and the whole
+// of an upload's .upload.json.
+func encodeMeta(m *Meta) []byte {
+	line, _ := json.Marshal(m)
+	return append(line, '\n')
 }
 
 // decodeMeta reads a file of the folder; any line that is not a valid Info makes the whole file
@@ -170,7 +164,6 @@ type stagedIndex struct {
 	name string // metaFileName
 	fd   int    // open for writing until sealed
 	size int64  // the bytes of the whole lines written
-	n    int    // the lines written
 }
 
 // newStagedIndex makes the file name in the staging partial st, empty.
@@ -187,13 +180,12 @@ func (x *stagedIndex) path() string { return x.st.dir + "/" + x.name }
 // add writes m's line. On failure (a full disk) the file is cut back to the lines it held, so
 // that it never holds part of a line, and m is not in it.
 func (x *stagedIndex) add(m *Meta) error {
-	line := encodeMeta([]*Meta{m})
+	line := encodeMeta(m)
 	if err := pwriteAll(x.fd, line, x.size); err != nil {
 		unix.Ftruncate(x.fd, x.size)
 		return storeErr(x.path(), err)
 	}
 	x.size += int64(len(line))
-	x.n++
 	return nil
 }
 

@@ -71,28 +71,15 @@ func (x *uploadIndex) add(m *Meta) {
 	x.put(m)
 }
 
-// put indexes m; x.mu is held.
+// put indexes m; x.mu is held. The maps are made at the first put (reading or deleting from a
+// nil map is fine).
 func (x *uploadIndex) put(m *Meta) {
-	x.init()
-	x.seen[m.ID] = true
-	x.byKey[indexKey{m.Blake3, m.Name}] = m.ID
-	x.bySize[sizeKey{m.Name, m.Size}] = true
-}
-
-// own marks id, an upload this process is building, as seen: a listing of the store while it
-// is being placed does not read its metadata back (the commit indexes it once it is durable).
-func (x *uploadIndex) own(id string) {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	x.init()
-	x.seen[id] = true
-}
-
-// init makes the maps, at the first write (reading or deleting from a nil map is fine).
-func (x *uploadIndex) init() {
 	if x.byKey == nil {
 		x.byKey, x.seen, x.bySize = map[indexKey]string{}, map[string]bool{}, map[sizeKey]bool{}
 	}
+	x.seen[m.ID] = true
+	x.byKey[indexKey{m.Blake3, m.Name}] = m.ID
+	x.bySize[sizeKey{m.Name, m.Size}] = true
 }
 
 // indexNew reads the metadata of the uploads the index has not seen yet; s.idx.mu is held.
