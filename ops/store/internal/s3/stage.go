@@ -95,9 +95,6 @@ func (s *Store) Stream(ctx context.Context, src store.Source, f store.SourceFile
 // StreamHashFirst is always: the source note is keyed on the BLAKE3 (store.StreamBackend).
 func (s *Store) StreamHashFirst(context.Context, store.Source) (bool, error) { return true, nil }
 
-// ReuseStream names a finished upload again as it is (store.StreamBackend).
-func (s *Store) ReuseStream(context.Context, string) bool { return true }
-
 // StartStream looks the source's note up: the finished upload it names, or the multipart upload
 // to resume with the parts the server holds, or a new one (store.StreamBackend).
 func (s *Store) StartStream(ctx context.Context, st store.StreamStart) (store.StreamFound, store.StreamWrite, error) {
