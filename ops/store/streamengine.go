@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/attachctl/attachctl/ops"
 	"github.com/zeebo/blake3"
@@ -51,9 +52,10 @@ type StreamBackend interface {
 	// (Backend.Open), for the engine to read back whole before it names it again.
 	Open(ctx context.Context, id, name string) (Reader, error)
 
-	// ReuseStream is told that the engine names the finished upload id again; false when it
-	// cannot be (swept meanwhile): the source is then uploaded afresh.
-	ReuseStream(ctx context.Context, id string) bool
+	// MarkUsed is Backend.MarkUsed: the engine marks a finished upload used as it names it again
+	// (docs/commands.md, upload), so that a sweep keeps the upload the user was just handed; one
+	// it cannot mark (swept meanwhile) is not named, and the source is uploaded afresh.
+	MarkUsed(ctx context.Context, ids []string, at time.Time) error
 }
 
 // StreamFound is an upload of the same bytes and name that StartStream found.
@@ -344,7 +346,7 @@ func SourceKey(path, name string, size int64, blake3 string) string {
 // NameAgain reports whether the finished upload id of b is named again as the bytes of BLAKE3
 // want under name: it still holds them (its metadata says so, and its bytes, read back whole
 // through the guarded open, are its size and hash to want: a corrupted upload is never named
-// again), and b marked it used (ReuseStream).
+// again), and b marked it used now (MarkUsed).
 func NameAgain(ctx context.Context, b StreamBackend, id, name, want string) bool {
 	r, err := b.Open(ctx, id, name)
 	if err != nil {
@@ -356,5 +358,5 @@ func NameAgain(ctx context.Context, b StreamBackend, id, name, want string) bool
 		return false
 	}
 	got, n, err := ops.Hash(r, nil)
-	return err == nil && n == m.Size && got == want && b.ReuseStream(ctx, id)
+	return err == nil && n == m.Size && got == want && b.MarkUsed(ctx, []string{id}, time.Now()) == nil
 }

@@ -23,7 +23,7 @@ type memStreams struct {
 	partial   map[string]*memStream  // by source path
 	pending   map[string]string      // blake3+name -> id, claimed in a batch
 	next      int
-	noReuse   bool // ReuseStream answers false
+	noReuse   bool // MarkUsed refuses
 	lose      int  // Publish answers ErrStreamLost this many times
 	held      int64
 	starts    []StreamStart
@@ -83,9 +83,12 @@ type memReader struct {
 func (r memReader) Info() *Info  { return r.info }
 func (r memReader) Close() error { return nil }
 
-func (m *memStreams) ReuseStream(_ context.Context, id string) bool {
-	m.reused = append(m.reused, id)
-	return !m.noReuse
+func (m *memStreams) MarkUsed(_ context.Context, ids []string, _ time.Time) error {
+	m.reused = append(m.reused, ids...)
+	if m.noReuse {
+		return fault.Errorf(fault.UploadMissing, "upload %s: swept", ids[0])
+	}
+	return nil
 }
 
 // memStream is an unfinished upload: its data, and the source it was written for.

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/attachctl/attachctl/manifest"
 	"github.com/attachctl/attachctl/manifest/fault"
@@ -35,6 +36,7 @@ var stageTests = []struct {
 	{"StageBatchCommit", testStageBatch},
 	{"StagePlainPath", testStagePlain},
 	{"StageVerify", testStageVerify},
+	{"StageNameAgainMarksUsed", testStageNameAgainMarksUsed},
 }
 
 // plainBackend hides every optional interface of a backend: the stage sees Backend alone.
@@ -354,4 +356,24 @@ func testStageVerify(t *testing.T, h Harness) {
 	other.Upload = &manifest.Upload{ID: rec.Upload.ID, Store: b.Location() + "-other"}
 	wantCode(t, "touch of another store's record", stage.Touch(ctx, b, &other, now()), fault.UploadMissing)
 	must(t, "touch", stage.Touch(ctx, b, rec, now()))
+}
+
+// testStageNameAgainMarksUsed: a source whose upload is finished already is named again, and that
+// upload is marked used as it is (docs/commands.md, upload), so that a sweep whose cutoff is
+// later than its last use keeps the upload the user was just handed; on every backend.
+func testStageNameAgainMarksUsed(t *testing.T, h Harness) {
+	b := h.New(t)
+	path, _ := sourceFile(t, 1000, 3)
+	rec := &manifest.Record{Path: path, Name: "data.bin"}
+	must(t, "upload", uploader(t, b, stage.Options{}).Upload(ctx, rec, nil))
+	before := time.Now().Truncate(time.Second) // a marker keeps at least whole seconds
+	again := &manifest.Record{Path: path, Name: "data.bin"}
+	must(t, "upload again", uploader(t, b, stage.Options{}).Upload(ctx, again, nil))
+	if again.Upload == nil || again.Upload.ID != rec.Upload.ID {
+		t.Fatalf("uploaded again as %+v, want %s named again", again.Upload, rec.Upload.ID)
+	}
+	e := finishedOnly(t, b, 1)[0]
+	if e.LastUsed.Before(before) {
+		t.Fatalf("named again, its last use is %v (before %v): a sweep with a later cutoff removes the upload just named", e.LastUsed, before)
+	}
 }

@@ -103,10 +103,6 @@ func (s *localStore) Open(_ context.Context, id, name string) (store.Reader, err
 	return &localReader{File: f, info: m}, nil
 }
 
-// ReuseStream marks the finished upload id used now, as a record is about to name it again, so
-// that a sweep keeps it (store.StreamBackend).
-func (s *localStore) ReuseStream(_ context.Context, id string) bool { return s.reuse(id) }
-
 // reuse marks the finished upload id used now, as a record is about to name it again; false
 // when it cannot be marked (swept meanwhile): then the file is uploaded anew.
 func (s *localStore) reuse(id string) bool {

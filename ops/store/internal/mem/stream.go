@@ -50,9 +50,6 @@ func (s *Store) StartStream(ctx context.Context, st store.StreamStart) (store.St
 	return store.StreamFound{}, w, nil
 }
 
-// ReuseStream names a finished upload again as it is (store.StreamBackend).
-func (s *Store) ReuseStream(context.Context, string) bool { return true }
-
 // streamWrite is the write of one unfinished upload, held by this run.
 type streamWrite struct {
 	s       *Store

@@ -95,9 +95,6 @@ func (s *Store) Stream(ctx context.Context, src store.Source, f store.SourceFile
 // StreamHashFirst is always: the source note is keyed on the BLAKE3 (store.StreamBackend).
 func (s *Store) StreamHashFirst(context.Context, store.Source) (bool, error) { return true, nil }
 
-// ReuseStream names a finished upload again as it is (store.StreamBackend).
-func (s *Store) ReuseStream(context.Context, string) bool { return true }
-
 // StartStream looks the source's note up: the finished upload it names, or the multipart upload
 // to resume with the parts the server holds, or a new one (store.StreamBackend).
 func (s *Store) StartStream(ctx context.Context, st store.StreamStart) (store.StreamFound, store.StreamWrite, error) {
@@ -414,40 +411,17 @@ func (s *Store) putMultipart(ctx context.Context, key, sum string, src store.Sou
 }
 
 // sendParts sends the source f as the parts of the multipart upload uploadID of key in the pass
-// of store.Pump (read and sent here, hash on another core), each part the server does not already
-// hold with the same bytes (held: its ETag is the MD5 of the source's), pass.Jobs at once.
-// Buffers go round the Store's pool (buffers), so that at most jobs x chunk bytes are in memory.
-// It returns the parts for the completion.
+// of store.Pump (read here, hash on another core), each part the server does not already hold
+// with the same bytes (held: its ETag is the MD5 of the source's) on a goroutine of its own.
+// Buffers go round the Store's pool (buffers), and a part holds its buffer until it is sent: so
+// at most that many parts are in flight, and at most jobs x chunk bytes are in memory. It returns
+// the parts for the completion.
 func (s *Store) sendParts(ctx context.Context, f store.SourceFile, key, uploadID string, held map[int32]part, pass store.StreamPass) ([]types.CompletedPart, error) {
 	chunk := pass.Chunk
 	done := make([]types.CompletedPart, (pass.Size+chunk-1)/chunk)
-	type job struct {
-		n       int32
-		buf     []byte
-		release func()
-	}
-	work := make(chan job)
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	var wg sync.WaitGroup
-	for range pass.Jobs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for j := range work {
-				out, err := s.client.UploadPart(ctx, &awss3.UploadPartInput{Bucket: &s.Bucket, Key: &key, UploadId: &uploadID,
-					PartNumber: aws.Int32(j.n), Body: bytes.NewReader(j.buf), ContentLength: aws.Int64(int64(len(j.buf)))}, unsignedPayload)
-				if notFound(err) {
-					cancel(errUploadGone)
-				} else if err != nil {
-					cancel(s.wrap(fault.UploadUnreadable, "part of "+key, err))
-				} else {
-					done[j.n-1] = types.CompletedPart{PartNumber: aws.Int32(j.n), ETag: out.ETag}
-				}
-				j.release()
-			}
-		}()
-	}
 	err := store.Pump(ctx, f, 0, pass, s.buffers(pass.Jobs, chunk), func(off int64, b []byte, release func()) error {
 		n := int32(off/chunk) + 1
 		if p, ok := held[n]; ok && p.Size == int64(len(b)) && p.ETag == md5hex(b) {
@@ -455,15 +429,22 @@ func (s *Store) sendParts(ctx context.Context, f store.SourceFile, key, uploadID
 			release()
 			return nil
 		}
-		select {
-		case work <- job{n, b, release}:
-			return nil
-		case <-ctx.Done():
-			release()
-			return ctx.Err()
-		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer release()
+			out, err := s.client.UploadPart(ctx, &awss3.UploadPartInput{Bucket: &s.Bucket, Key: &key, UploadId: &uploadID,
+				PartNumber: aws.Int32(n), Body: bytes.NewReader(b), ContentLength: aws.Int64(int64(len(b)))}, unsignedPayload)
+			if notFound(err) {
+				cancel(errUploadGone)
+			} else if err != nil {
+				cancel(s.wrap(fault.UploadUnreadable, "part of "+key, err))
+			} else {
+				done[n-1] = types.CompletedPart{PartNumber: aws.Int32(n), ETag: out.ETag}
+			}
+		}()
+		return nil
 	})
-	close(work)
 	wg.Wait()
 	if err == nil || ctx.Err() != nil {
 		err = context.Cause(ctx) // a part's failure, or the caller's cancel
