@@ -6,6 +6,7 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"time"
 )
 
 // The primitives of a backend: the new seam under the store's rules.
@@ -103,9 +104,10 @@ type TreeBackend interface {
 	// id, which is how a damaged one is repaired.
 	StartTree(ctx context.Context, st TreeStart) (found string, w TreeWrite, err error)
 
-	// ReuseTree is told that the engine names the finished upload id again (intact); false
-	// when it cannot be named (removed meanwhile): the folder is then uploaded afresh.
-	ReuseTree(ctx context.Context, id string) bool
+	// MarkUsed is Backend.MarkUsed: the engine marks a finished upload used as it names it
+	// again (docs/commands.md, upload); when that fails (removed meanwhile) the folder is
+	// uploaded afresh.
+	MarkUsed(ctx context.Context, ids []string, at time.Time) error
 
 	// ReadTreeObject reads whole the small object name (MetaName or TreeListName) kept beside
 	// the files of the finished upload id, through the backend's guarded open; upload.missing

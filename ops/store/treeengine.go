@@ -107,7 +107,7 @@ func UploadTree(ctx context.Context, b TreeBackend, src TreeSource, opts TreeOpt
 			// and still intact (its files read back hash to its listing, and the listing to the
 			// folder's BLAKE3); any other is avoided, and the folder uploaded afresh, which is
 			// how a user repairs a damaged one (docs/store.md).
-			if ti, err := VerifyTreeOf(ctx, b, found, nil); err == nil && ti.Name == src.Name && ti.Blake3 == want && b.ReuseTree(ctx, found) {
+			if ti, err := VerifyTreeOf(ctx, b, found, nil); err == nil && ti.Name == src.Name && ti.Blake3 == want && b.MarkUsed(ctx, []string{found}, time.Now()) == nil {
 				progress(total)
 				return TreeInfoOf(ctx, b, found)
 			}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/attachctl/attachctl/manifest/fault"
 )
@@ -58,9 +59,9 @@ func (m *memTrees) StartTree(_ context.Context, st TreeStart) (string, TreeWrite
 	return "", w, nil
 }
 
-func (m *memTrees) ReuseTree(_ context.Context, id string) bool {
-	m.reused = append(m.reused, id)
-	return true
+func (m *memTrees) MarkUsed(_ context.Context, ids []string, _ time.Time) error {
+	m.reused = append(m.reused, ids...)
+	return nil
 }
 
 func (m *memTrees) object(id, name string) ([]byte, bool) {

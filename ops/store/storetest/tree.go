@@ -36,6 +36,7 @@ var treeTests = []struct {
 	{"TreeVerifyNamesFiles", testTreeVerify},
 	{"TreeSweepWhole", testTreeSweep},
 	{"TreeOpenGuarded", testTreeOpenGuarded},
+	{"TreeNameAgainMarksUsed", testTreeNameAgainMarksUsed},
 }
 
 // treeFiles is a folder with nested folders, the same base name in two places, names that sort
@@ -431,5 +432,29 @@ func testTreeOpenGuarded(t *testing.T, h Harness) {
 	wantCode(t, "open in a folder of another name", err, fault.UploadMissing)
 	if got := readTreeFile(t, tr, id, "proj", "a/main.go"); string(got) != "x" {
 		t.Fatalf("a/main.go reads %q", got)
+	}
+}
+
+// testTreeNameAgainMarksUsed: a folder whose upload is finished already is named again, and that
+// upload is marked used as it is (docs/commands.md, upload), as a file's is
+// (StageNameAgainMarksUsed): a sweep whose cutoff is later than its last use keeps it.
+func testTreeNameAgainMarksUsed(t *testing.T, h Harness) {
+	b := h.New(t)
+	root := writeTree(t, "proj", map[string][]byte{"a/x": []byte("x\n"), "y": []byte("y\n")})
+	rec, err := uploadTree(t, ctx, b, root, nil)
+	must(t, "upload folder", err)
+	before := time.Now().Truncate(time.Second) // a marker keeps at least whole seconds
+	must(t, "mark used an hour ago", b.MarkUsed(ctx, []string{rec.Upload.ID}, before.Add(-time.Hour)))
+	if e := finishedOnly(t, b, 1)[0]; !e.LastUsed.Before(before) {
+		t.Fatalf("marked used an hour ago, its last use is %v", e.LastUsed)
+	}
+	again, err := uploadTree(t, ctx, b, root, nil)
+	must(t, "upload folder again", err)
+	if again.Upload == nil || again.Upload.ID != rec.Upload.ID {
+		t.Fatalf("uploaded again as %+v, want %s named again", again.Upload, rec.Upload.ID)
+	}
+	e := finishedOnly(t, b, 1)[0]
+	if e.LastUsed.Before(before) {
+		t.Fatalf("named again, its last use is %v (before %v): a sweep with a later cutoff removes the folder upload just named", e.LastUsed, before)
 	}
 }

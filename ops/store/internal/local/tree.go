@@ -69,9 +69,6 @@ func (s *localStore) StartTree(_ context.Context, st store.TreeStart) (string, s
 	return "", &treeWrite{p: p, root: root}, nil
 }
 
-// ReuseTree marks the upload used now, as a record is about to name it again.
-func (s *localStore) ReuseTree(_ context.Context, id string) bool { return s.reuse(id) }
-
 // treeWrite is store.TreeWrite: the locked partial of a folder upload, its files written in the
 // order of their paths, the folder of the last file kept open.
 type treeWrite struct {

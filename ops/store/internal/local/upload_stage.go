@@ -4,7 +4,6 @@ package local
 
 import (
 	"context"
-	"time"
 
 	"github.com/attachctl/attachctl/manifest/fault"
 	"github.com/attachctl/attachctl/ops/store"
@@ -101,12 +100,6 @@ func (s *localStore) Open(_ context.Context, id, name string) (store.Reader, err
 		return nil, err
 	}
 	return &localReader{File: f, info: m}, nil
-}
-
-// reuse marks the finished upload id used now, as a record is about to name it again; false
-// when it cannot be marked (swept meanwhile): then the file is uploaded anew.
-func (s *localStore) reuse(id string) bool {
-	return s.MarkUsed(context.Background(), []string{id}, time.Now()) == nil
 }
 
 // stagePartial finds the unfinished upload of this source that no one else holds, ready to

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"time"
 
 	"github.com/attachctl/attachctl/manifest/fault"
 	"github.com/attachctl/attachctl/ops/store"
@@ -56,11 +57,8 @@ func (t *trees) StartTree(ctx context.Context, st store.TreeStart) (string, stor
 
 func (t *trees) Info(ctx context.Context, id string) (*store.Info, error) { return t.s.Info(ctx, id) }
 
-// ReuseTree: the upload is named again while it is there.
-func (t *trees) ReuseTree(_ context.Context, id string) bool {
-	t.s.mu.Lock()
-	defer t.s.mu.Unlock()
-	return t.s.finished[id] != nil
+func (t *trees) MarkUsed(ctx context.Context, ids []string, at time.Time) error {
+	return t.s.MarkUsed(ctx, ids, at)
 }
 
 // ReadTreeObject gives the metadata or listing a finished folder upload keeps (a file upload

@@ -109,9 +109,6 @@ func (s *Store) StartTree(ctx context.Context, st store.TreeStart) (string, stor
 	return "", &treeWrite{s: s, id: id, name: src.Name, pi: pi, note: note, try: st.Try, held: held}, nil
 }
 
-// ReuseTree: a finished upload found by its note is named again as it is.
-func (s *Store) ReuseTree(context.Context, string) bool { return true }
-
 // treeWrite is store.TreeWrite: an unfinished folder upload, and the objects of its folder a run
 // before sent (held: read only while files are sent).
 type treeWrite struct {
