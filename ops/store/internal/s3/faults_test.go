@@ -344,6 +344,26 @@ func testConditionalIgnored(t *testing.T, srv *s3test.Server) {
 	if b, _, _, err := old.getObject(bg, old.markKey()); err != nil || !strings.Contains(string(b), condCheck) {
 		t.Fatalf("an old mark %q (%v): not checked and recorded on first use", b, err)
 	}
+	// An old mark whose limits line was damaged by hand: ls and sweep go on, the mark is left
+	// for its owner to mend, and an upload (which needs the limits) fails naming it.
+	damaged := "attachctl store\nlimits {\"maxFiles\":\n"
+	if _, err := old.client.PutObject(bg, &awss3.PutObjectInput{Bucket: &old.Bucket, Key: aws.String(old.markKey()), Body: strings.NewReader(damaged)}); err != nil {
+		t.Fatal(err)
+	}
+	again, err := Open(bg, old.URI, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := again.List(bg); err != nil {
+		t.Fatalf("ls of a store whose old mark's limits are damaged: %v", err)
+	}
+	if b, _, _, err := again.getObject(bg, again.markKey()); err != nil || string(b) != damaged {
+		t.Fatalf("a damaged mark was rewritten as %q (%v)", b, err)
+	}
+	err = again.UploadRecord(bg, &manifest.Record{Path: path}, UploadOptions{})
+	if fault.CodeOf(err) != fault.UploadUnreadable || !strings.Contains(fault.AsError(err, "").Message, "store mark") {
+		t.Fatalf("upload into a store whose mark is damaged: %v, want upload.unreadable naming the mark", err)
+	}
 }
 
 // 5xx answers, throttling, a reset connection and ExistingObjectIsDirectory (versitygw's posix

@@ -107,16 +107,16 @@ func (s *Store) markSeen(ctx context.Context, body, etag string) error {
 		s.marked = true
 		return nil
 	}
-	l, err := store.ParseMark(s.quota.MarkAt, []byte(body))
-	if err != nil {
-		return err
-	}
 	line, err := s.checkConditional(ctx)
 	if err != nil {
 		return err
 	}
-	if _, err := s.putOwn(ctx, condPut(s.markKey(), etag), store.MarkWith([]byte(store.MarkLine+line), l)); err != nil && !conflict(err) {
-		return s.wrap(fault.StoreUnreachable, "store mark", err)
+	// A mark whose limits line is damaged is left as it is, for its owner to mend: what needs the
+	// limits (an upload) fails naming it, and what does not (ls, verify, sweep) goes on.
+	if l, err := store.ParseMark(s.quota.MarkAt, []byte(body)); err == nil {
+		if _, err := s.putOwn(ctx, condPut(s.markKey(), etag), store.MarkWith([]byte(store.MarkLine+line), l)); err != nil && !conflict(err) {
+			return s.wrap(fault.StoreUnreachable, "store mark", err)
+		}
 	}
 	s.marked = true
 	return nil
