@@ -85,14 +85,6 @@ func (s *localStore) Status(ctx context.Context, id string) (*store.Status, erro
 	return store.StatusOf(ctx, s, id)
 }
 
-// PartialStatus reads the unfinished upload id for Status (store.StatusBackend).
-func (s *localStore) PartialStatus(ctx context.Context, id string) (store.UnfinishedState, int64, error) {
-	if err := s.open(false); err != nil {
-		return store.UnfinishedState{}, 0, err
-	}
-	return s.partialStatus(id)
-}
-
 // Finish checks and publishes the unfinished upload id (store.FinishChunks): its bytes are hashed
 // and it is published in one rename (finish.go). A wrong size or hash keeps the partial as it is.
 func (s *localStore) Finish(ctx context.Context, id string, size int64, blake3 string) (*store.Info, error) {
