@@ -343,7 +343,7 @@ func (s *localStore) lockPartialIn(id string, nonblock bool) (p *partial, retry 
 		path, name, at = dir+"/"+partialOut+"/"+meta.Name, meta.Name, outfd
 	}
 	if err != nil {
-		return nil, false, guardErr(path, id, err)
+		return nil, false, guardErr(id)(path, err)
 	}
 	f = os.NewFile(uintptr(fd), dir+"/"+partialData) // f owns fd
 	// A regular file of ours with one link, before the wait (a file planted by another user makes

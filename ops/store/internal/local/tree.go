@@ -377,10 +377,10 @@ func (s *localStore) ReadTreeDir(_ context.Context, ti *store.TreeInfo, dir stri
 	}
 	root, err := fsOf(top)
 	if err != nil {
-		return nil, guardErr(s.UploadDir(ti.ID), ti.ID, err)
+		return nil, guardErr(ti.ID)(s.UploadDir(ti.ID), err)
 	}
 	name, sub, _ := strings.Cut(dir, "/")
-	fd, err := openDirs(top, s.UploadDir(ti.ID), openOnly(idErr(ti.ID)), name)
+	fd, err := openDirs(top, s.UploadDir(ti.ID), openOnly(guardErr(ti.ID)), name)
 	if err != nil {
 		return nil, err
 	}

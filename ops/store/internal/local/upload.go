@@ -32,7 +32,7 @@ func (s *localStore) PartialStatus(_ context.Context, id string) (store.Unfinish
 	case errors.Is(err, unix.ENOENT) || errors.Is(r.merr, unix.ENOENT):
 		return r.UnfinishedState, 0, missing
 	case err != nil:
-		return r.UnfinishedState, 0, guardErr(path, id, err)
+		return r.UnfinishedState, 0, guardErr(id)(path, err)
 	case r.merr != nil:
 		return r.UnfinishedState, 0, fault.Errorf(fault.UploadUnreadable, "upload %s: %s: %v", id, s.partialDir(id), r.merr)
 	case r.st.Nlink == 0: // no data file
