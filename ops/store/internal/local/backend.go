@@ -59,7 +59,7 @@ func (s *localStore) Begin(ctx context.Context, name string, size int64) (string
 	if err := s.open(true); err != nil {
 		return "", err
 	}
-	p, err := s.newPartial(name, size, nil)
+	p, err := s.newPartial(name, size, nil, false)
 	if err != nil {
 		return "", err
 	}
@@ -83,14 +83,6 @@ func (s *localStore) Write(ctx context.Context, id string, offset int64, r io.Re
 // opened fails its first step, Info, with the open's error (never upload.missing).
 func (s *localStore) Status(ctx context.Context, id string) (*store.Status, error) {
 	return store.StatusOf(ctx, s, id)
-}
-
-// PartialStatus reads the unfinished upload id for Status (store.StatusBackend).
-func (s *localStore) PartialStatus(ctx context.Context, id string) (store.UnfinishedState, int64, error) {
-	if err := s.open(false); err != nil {
-		return store.UnfinishedState{}, 0, err
-	}
-	return s.partialStatus(id)
 }
 
 // Finish checks and publishes the unfinished upload id (store.FinishChunks): its bytes are hashed

@@ -212,13 +212,14 @@ func checkOwnFile(st *unix.Stat_t, path, id string) error {
 
 // newPartial makes a fresh unfinished upload and returns it locked. Its data file is created and
 // locked before info.json is written, so a process that finds info.json finds the lock taken. Its
-// name and size were checked by the caller (Begin's CheckBegin, the engines' ValidName).
-func (s *localStore) newPartial(name string, size int64, src *sourceKey) (*partial, error) {
+// name and size were checked by the caller (Begin's CheckBegin, the engines' ValidName); folder
+// marks a folder upload's (tree.go) from its first info.json on.
+func (s *localStore) newPartial(name string, size int64, src *sourceKey, folder bool) (*partial, error) {
 	id, release, err := s.quota.AdmitNew(context.Background(), name, size) // before anything is made
 	if err != nil {
 		return nil, err
 	}
-	p, err := s.makePartial(id, partialMeta{Name: name, Size: size, Created: time.Now().UTC(), Source: src})
+	p, err := s.makePartial(id, partialMeta{Name: name, Size: size, Created: time.Now().UTC(), Source: src, Folder: folder})
 	if err != nil {
 		release()
 	}
@@ -342,7 +343,7 @@ func (s *localStore) lockPartialIn(id string, nonblock bool) (p *partial, retry 
 		path, name, at = dir+"/"+partialOut+"/"+meta.Name, meta.Name, outfd
 	}
 	if err != nil {
-		return nil, false, guardErr(path, id, err)
+		return nil, false, guardErr(id)(path, err)
 	}
 	f = os.NewFile(uintptr(fd), dir+"/"+partialData) // f owns fd
 	// A regular file of ours with one link, before the wait (a file planted by another user makes

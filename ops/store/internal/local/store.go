@@ -263,7 +263,7 @@ func (s *localStore) OpenFinished(id, name string) (*os.File, error) {
 // every folder from the store down opened without following a link (openDirs), the file checked
 // by openGuarded.
 func (s *localStore) openUploadFile(id, rel string) (*os.File, error) {
-	fd, err := s.openDir(idErr(id), false, append([]string{id}, strings.Split(path.Dir(rel), "/")...)...)
+	fd, err := s.openDir(guardErr(id), false, append([]string{id}, strings.Split(path.Dir(rel), "/")...)...)
 	if err != nil {
 		return nil, err
 	}
@@ -273,12 +273,7 @@ func (s *localStore) openUploadFile(id, rel string) (*os.File, error) {
 
 // openUploadDir opens STORE/<id> as a real folder and returns its descriptor.
 func (s *localStore) openUploadDir(id string) (int, error) {
-	return s.openDir(idErr(id), false, id)
-}
-
-// idErr codes an error of the guarded open of upload id by the path that failed (guardErr).
-func idErr(id string) func(path string, err error) error {
-	return func(path string, err error) error { return guardErr(path, id, err) }
+	return s.openDir(guardErr(id), false, id)
 }
 
 // openDir is openDirs from the store folder down, which must itself be a real folder (no names:
@@ -349,12 +344,12 @@ func openOnly(code func(path string, err error) error) func(parent int, name, pa
 func openGuarded(dirfd int, name, path, id string) (*os.File, error) {
 	fd, err := unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return nil, guardErr(path, id, err)
+		return nil, guardErr(id)(path, err)
 	}
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
 		unix.Close(fd)
-		return nil, guardErr(path, id, err)
+		return nil, guardErr(id)(path, err)
 	}
 	if err := checkOwnFile(&st, path, id); err != nil {
 		unix.Close(fd)
@@ -366,16 +361,18 @@ func openGuarded(dirfd int, name, path, id string) (*os.File, error) {
 	}
 	if err := unix.SetNonblock(fd, false); err != nil {
 		unix.Close(fd)
-		return nil, guardErr(path, id, err)
+		return nil, guardErr(id)(path, err)
 	}
 	return os.NewFile(uintptr(fd), path), nil
 }
 
-// guardErr codes an error of the guarded open: not there is upload.missing, a link or anything else
-// is upload.unreadable (as lockErr says it).
-func guardErr(path, id string, err error) error {
-	if errors.Is(err, unix.ENOENT) {
-		return fault.Errorf(fault.UploadMissing, "upload %s: %s: not a finished upload in this store", id, path)
+// guardErr codes an error of the guarded open of upload id by the path that failed: not there is
+// upload.missing, a link or anything else is upload.unreadable (as lockErr says it).
+func guardErr(id string) func(path string, err error) error {
+	return func(path string, err error) error {
+		if errors.Is(err, unix.ENOENT) {
+			return fault.Errorf(fault.UploadMissing, "upload %s: %s: not a finished upload in this store", id, path)
+		}
+		return fault.Errorf(fault.UploadUnreadable, "upload %s: %w", id, lockErr(path, err))
 	}
-	return fault.Errorf(fault.UploadUnreadable, "upload %s: %w", id, lockErr(path, err))
 }

@@ -131,7 +131,7 @@ func (lr *listRun) ReadUpload(_ context.Context, c store.Candidate) (*store.Uplo
 	dir := lr.s.UploadDir(c.ID)
 	dirfd, err := openDirAt(lr.storefd, c.ID)
 	if err != nil {
-		return skip(guardErr(dir, c.ID, err))
+		return skip(guardErr(c.ID)(dir, err))
 	}
 	defer unix.Close(dirfd)
 	meta, err := lr.s.readMetaAt(dirfd, c.ID)
@@ -372,7 +372,7 @@ func (sw *sweeper) Recheck(_ context.Context, c store.Entry) (store.Reread, erro
 		if errors.Is(err, unix.ENOENT) {
 			return store.Reread{Gone: true}, nil
 		} else if err != nil {
-			return store.Reread{}, guardErr(sw.s.UploadDir(c.ID), c.ID, err)
+			return store.Reread{}, guardErr(c.ID)(sw.s.UploadDir(c.ID), err)
 		}
 		defer unix.Close(dirfd)
 		used, _, err := lastUsedAt(dirfd, sw.s.UploadDir(c.ID)+"/"+UsedName)

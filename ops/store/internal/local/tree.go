@@ -192,46 +192,17 @@ func (w treeFileWrite) Commit(context.Context, string) error {
 func (w treeFileWrite) Abort() { w.out.Close() }
 
 // treePartial finds the unfinished folder upload that a run of the folder st takes up
-// (store.ResumesTree) and no one else holds, or makes one, and returns it locked.
+// (store.ResumesTree) and no one else holds, the oldest first, or makes one (takePartial), and
+// returns it locked.
 func (s *localStore) treePartial(st store.TreeStart) (*partial, error) {
 	ids, err := s.partialIDs()
 	if err != nil {
 		return nil, err
 	}
-	key := sourceKey{Path: st.Src.Path, Blake3: st.Blake3, Size: st.Size}
 	slices.Sort(ids) // the oldest first (UUIDv7)
-	for _, id := range ids {
-		meta, err := s.readPartialMetaOf(id)
-		if err != nil || !store.ResumesTree(meta.treePartial(), st, false) {
-			continue
-		}
-		p, err := s.lockPartial(id, true)
-		if err != nil {
-			continue // held by another process, or gone
-		}
-		if !store.ResumesTree(p.meta.treePartial(), st, false) {
-			p.close()
-			continue
-		}
-		if *p.meta.Source != key || p.meta.Size != st.Size {
-			p.meta.Size, p.meta.Source = st.Size, &key
-			if err := p.writeMeta(); err != nil {
-				p.close()
-				return nil, err
-			}
-		}
-		return p, nil
-	}
-	p, err := s.newPartial(st.Src.Name, st.Size, &key)
-	if err != nil {
-		return nil, err
-	}
-	p.meta.Folder = true
-	if err := p.writeMeta(); err != nil {
-		p.remove(false)
-		return nil, err
-	}
-	return p, nil
+	resumes := func(m *partialMeta) bool { return store.ResumesTree(m.treePartial(), st, false) }
+	p, _, err := s.takePartial(ids, resumes, st.Src.Name, sourceKey{Path: st.Src.Path, Blake3: st.Blake3, Size: st.Size}, true)
+	return p, err
 }
 
 // treePartial is what the partial's metadata says of the folder upload it is, if one.
@@ -406,10 +377,10 @@ func (s *localStore) ReadTreeDir(_ context.Context, ti *store.TreeInfo, dir stri
 	}
 	root, err := fsOf(top)
 	if err != nil {
-		return nil, guardErr(s.UploadDir(ti.ID), ti.ID, err)
+		return nil, guardErr(ti.ID)(s.UploadDir(ti.ID), err)
 	}
 	name, sub, _ := strings.Cut(dir, "/")
-	fd, err := openDirs(top, s.UploadDir(ti.ID), openOnly(idErr(ti.ID)), name)
+	fd, err := openDirs(top, s.UploadDir(ti.ID), openOnly(guardErr(ti.ID)), name)
 	if err != nil {
 		return nil, err
 	}

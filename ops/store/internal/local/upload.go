@@ -3,6 +3,7 @@
 package local
 
 import (
+	"context"
 	"errors"
 	"sync"
 
@@ -11,9 +12,12 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// partialStatus reads an unfinished upload for Status as the listing reads it (readPartialAt),
-// its file checked as the guarded open checks one, and its declared size.
-func (s *localStore) partialStatus(id string) (store.UnfinishedState, int64, error) {
+// PartialStatus reads the unfinished upload id for Status (store.StatusBackend) as the listing
+// reads it (readPartialAt), its file checked as the guarded open checks one, and its declared size.
+func (s *localStore) PartialStatus(_ context.Context, id string) (store.UnfinishedState, int64, error) {
+	if err := s.open(false); err != nil {
+		return store.UnfinishedState{}, 0, err
+	}
 	missing := fault.Errorf(fault.UploadMissing, "upload %s: no such upload in store %s", id, s.Dir)
 	partfd, err := s.openInternal(false, partialDir)
 	if fault.CodeOf(err) == fault.UploadMissing {
@@ -28,7 +32,7 @@ func (s *localStore) partialStatus(id string) (store.UnfinishedState, int64, err
 	case errors.Is(err, unix.ENOENT) || errors.Is(r.merr, unix.ENOENT):
 		return r.UnfinishedState, 0, missing
 	case err != nil:
-		return r.UnfinishedState, 0, guardErr(path, id, err)
+		return r.UnfinishedState, 0, guardErr(id)(path, err)
 	case r.merr != nil:
 		return r.UnfinishedState, 0, fault.Errorf(fault.UploadUnreadable, "upload %s: %s: %v", id, s.partialDir(id), r.merr)
 	case r.st.Nlink == 0: // no data file

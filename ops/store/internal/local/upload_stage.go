@@ -103,36 +103,45 @@ func (s *localStore) Open(_ context.Context, id, name string) (store.Reader, err
 }
 
 // stagePartial finds the unfinished upload of this source that no one else holds, ready to
-// resume, or makes one; old is the source its data was written for (nil: a new one). The index
-// holds the partials whose info.json named this source when it was read; the lock reads it again.
+// resume, or makes one (takePartial). The index holds the partials whose info.json named this
+// source when it was read.
 func (s *localStore) stagePartial(abs, name string, size int64, want string) (*partial, *sourceKey, error) {
 	ids, err := s.partialsOf(abs, name)
 	if err != nil {
 		return nil, nil, err
 	}
+	ours := func(m *partialMeta) bool { return m.Source != nil && m.Source.Path == abs && m.Name == name }
+	return s.takePartial(ids, ours, name, sourceKey{Path: abs, Blake3: want, Size: size}, false)
+}
+
+// takePartial takes up the first of ids that no one else holds and that ours accepts, on its
+// info.json read before the lock (another source's upload is not locked) and again under it (the
+// holder before may have rewritten it), re-keyed to key; old is the source its data was written
+// for. If none, it makes one (old nil): a folder upload's if folder, else noted in the index.
+func (s *localStore) takePartial(ids []string, ours func(*partialMeta) bool, name string, key sourceKey, folder bool) (p *partial, old *sourceKey, err error) {
 	for _, id := range ids {
-		p, err := s.lockPartial(id, true)
-		if err != nil {
+		if m, err := s.readPartialMetaOf(id); err != nil || !ours(m) {
+			continue
+		}
+		if p, err = s.lockPartial(id, true); err != nil {
 			continue // held by another process, or gone
 		}
-		src := p.meta.Source
-		if src == nil || src.Path != abs || p.meta.Name != name {
+		if !ours(&p.meta) {
 			p.close()
 			continue
 		}
-		old := *src
-		if key := (sourceKey{Path: abs, Blake3: want, Size: size}); *src != key || p.meta.Size != size {
-			p.meta.Size, p.meta.Source = size, &key
+		was := *p.meta.Source
+		if *p.meta.Source != key || p.meta.Size != key.Size {
+			p.meta.Size, p.meta.Source = key.Size, &key
 			if err := p.writeMeta(); err != nil {
 				p.close()
 				return nil, nil, err
 			}
 		}
-		return p, &old, nil
+		return p, &was, nil
 	}
-	p, err := s.newPartial(name, size, &sourceKey{Path: abs, Blake3: want, Size: size})
-	if err == nil {
-		s.notePartial(abs, name, p.id)
+	if p, err = s.newPartial(name, key.Size, &key, folder); err == nil && !folder {
+		s.notePartial(key.Path, name, p.id)
 	}
 	return p, nil, err
 }

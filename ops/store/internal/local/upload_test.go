@@ -459,7 +459,7 @@ func TestPartialStatusOutLink(t *testing.T) {
 	dir := s.partialDir(id)
 	must(t, os.Rename(filepath.Join(dir, partialData), filepath.Join(elsewhere, "c.txt")))
 	must(t, os.Symlink(elsewhere, filepath.Join(dir, partialOut)))
-	u, _, err := s.partialStatus(id)
+	u, _, err := s.PartialStatus(context.Background(), id)
 	if fault.CodeOf(err) != fault.UploadMissing {
 		t.Fatalf("status through a linked out/: %+v, %v; want upload.missing", u, err)
 	}

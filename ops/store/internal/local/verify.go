@@ -45,7 +45,7 @@ func (s *localStore) checkTop(dirfd int, id, name string, tree bool) error {
 	dir := s.UploadDir(id)
 	var st unix.Stat_t
 	if err := unix.Fstat(dirfd, &st); err != nil {
-		return guardErr(dir, id, err)
+		return guardErr(id)(dir, err)
 	}
 	if uint32(st.Mode)&0o7777 != uint32(DirMode) {
 		return fault.Errorf(fault.UploadUnreadable, "upload %s: %s: folder mode %04o, not 0700", id, dir, uint32(st.Mode)&0o7777)
@@ -55,7 +55,7 @@ func (s *localStore) checkTop(dirfd int, id, name string, tree bool) error {
 	}
 	ents, err := readDirAt(dirfd, dir)
 	if err != nil {
-		return guardErr(dir, id, err)
+		return guardErr(id)(dir, err)
 	}
 	for _, e := range ents {
 		n := e.Name()
@@ -63,7 +63,7 @@ func (s *localStore) checkTop(dirfd int, id, name string, tree bool) error {
 			return fault.Errorf(fault.UploadUnreadable, "upload %s: %s: unexpected entry %q", id, dir, n)
 		}
 		if err := unix.Fstatat(dirfd, n, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
-			return guardErr(dir+"/"+n, id, err)
+			return guardErr(id)(dir+"/"+n, err)
 		}
 		mode, typ := uint32(st.Mode)&0o7777, uint32(st.Mode)&unix.S_IFMT
 		want, modeOK := wantMode(n, mode)
