@@ -35,8 +35,8 @@ func EntryRecord(ctx context.Context, b store.Backend, e store.Entry) *manifest.
 			rec.Blake3 = info.Blake3
 		}
 		rec.Upload = &manifest.Upload{ID: e.ID, Store: b.Location(), Path: path}
-		if files, ok := FolderFiles(ctx, b, e); ok {
-			rec.Kind, rec.Mime, rec.Files = manifest.KindFolder, manifest.MimeFolder, files
+		if e.Folder {
+			rec.Kind, rec.Mime, rec.Files = manifest.KindFolder, manifest.MimeFolder, e.Files
 		}
 	}
 	stamp := func(t time.Time) json.RawMessage {
@@ -51,14 +51,4 @@ func EntryRecord(ctx context.Context, b store.Backend, e store.Entry) *manifest.
 	rec.Extra = []manifest.Field{{Key: "id", Value: id}, {Key: "made", Value: stamp(e.Made)},
 		{Key: "lastUsed", Value: stamp(e.LastUsed)}, {Key: "finished", Value: finished}}
 	return rec
-}
-
-// FolderFiles is how many files the finished upload e holds when it is a folder upload.
-func FolderFiles(ctx context.Context, b store.Backend, e store.Entry) (int, bool) {
-	t := b.Features().Trees
-	if t == nil || !e.Finished {
-		return 0, false
-	}
-	files, folder, err := t.FolderFiles(ctx, e.ID)
-	return files, err == nil && folder
 }

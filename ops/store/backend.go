@@ -157,6 +157,10 @@ type Entry struct {
 	LastUsed time.Time
 	// Busy: an unfinished upload that a process is writing now.
 	Busy bool
+	// Folder: a finished folder upload, of Files files, as its metadata says (ls shows both
+	// from the listing, with no read of each upload).
+	Folder bool
+	Files  int
 	// Batch: not an upload but a batch's staging area (the local store's, for many small
 	// uploads at once): unfinished, listed so that a sweep removes what a killed run left, and
 	// neither shown by ls nor counted against the store's limits (what it builds is counted as

@@ -7,7 +7,6 @@ package s3
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"crypto/md5"
 	"encoding/base64"
@@ -308,37 +307,6 @@ func (s *Store) ReadTreeObject(ctx context.Context, id, name string) ([]byte, st
 		return nil, key, s.uploadErr(id, err)
 	}
 	return b, key, nil
-}
-
-// FolderFiles is store.Trees.FolderFiles for S3: one listing of P/<id>/ (a file upload costs no
-// more), and for a folder upload one HEAD of its listing; none for an upload the last List or
-// FolderFiles saw as a file upload.
-func (s *Store) FolderFiles(ctx context.Context, id string) (int, bool, error) {
-	if err := s.exists(ctx, id); err != nil {
-		return 0, false, err
-	}
-	s.treesMu.Lock()
-	tree, known := s.trees[id]
-	s.treesMu.Unlock()
-	if known && !tree {
-		return 0, false, nil
-	}
-	l, err := s.walkID(ctx, id)
-	if err != nil {
-		return 0, false, err
-	}
-	switch name, tree := l.f.upload(); {
-	case !tree && name != "":
-		s.knowTree(id, false)
-		return 0, false, nil
-	case !tree:
-		return 0, false, s.missing(id)
-	}
-	th, err := s.headTree(ctx, id)
-	if th == nil {
-		return 0, false, cmp.Or(err, s.missing(id))
-	}
-	return th.files, true, nil
 }
 
 // OpenTreeObject opens the file's object, of a finished folder upload only, read as Open reads a
