@@ -72,7 +72,7 @@ func ls(g globals, format string) error {
 	} else {
 		out := manifest.NewWriter(g.stdout)
 		for _, e := range list.Entries {
-			if err = out.Write(stage.EntryRecord(g.ctx, b, e)); err != nil {
+			if err = out.Write(stage.EntryRecord(b, e)); err != nil {
 				break
 			}
 		}

@@ -23,17 +23,16 @@ func Uploads(ctx context.Context, b store.Backend) (*store.Listing, error) {
 }
 
 // EntryRecord is the manifest record of one listed upload (`ls`). A finished upload's is the
-// record upload wrote (its hash read from its metadata, a folder upload's kind and file count);
-// an unfinished one's path is where it will be once finished, and it has no upload and no hash
-// yet. Both carry the listing's id, made, lastUsed (null when never) and finished.
-func EntryRecord(ctx context.Context, b store.Backend, e store.Entry) *manifest.Record {
+// record upload wrote (its hash, a folder upload's kind and file count, as the listing read them
+// from its metadata: no request of its own); an unfinished one's path is where it will be once
+// finished, and it has no upload and no hash yet. Both carry the listing's id, made, lastUsed
+// (null when never) and finished.
+func EntryRecord(b store.Backend, e store.Entry) *manifest.Record {
 	path := store.FinishedName(b, e.ID, e.Name)
 	rec := &manifest.Record{Path: path, Name: e.Name}
 	rec.SetSize(e.Size)
 	if e.Finished {
-		if info, err := b.Info(ctx, e.ID); err == nil {
-			rec.Blake3 = info.Blake3
-		}
+		rec.Blake3 = e.Blake3
 		rec.Upload = &manifest.Upload{ID: e.ID, Store: b.Location(), Path: path}
 		if e.Folder {
 			rec.Kind, rec.Mime, rec.Files = manifest.KindFolder, manifest.MimeFolder, e.Files

@@ -157,8 +157,9 @@ type Entry struct {
 	LastUsed time.Time
 	// Busy: an unfinished upload that a process is writing now.
 	Busy bool
-	// Folder: a finished folder upload, of Files files, as its metadata says (ls shows both
-	// from the listing, with no read of each upload).
+	// Blake3 (finished: its BLAKE3), Folder (a finished folder upload, of Files files): as its
+	// metadata says, which the listing read (ls shows them with no read of each upload).
+	Blake3 string
 	Folder bool
 	Files  int
 	// Batch: not an upload but a batch's staging area (the local store's, for many small

@@ -159,8 +159,8 @@ func testTreeUpload(t *testing.T, h Harness) {
 	must(t, "list", err)
 	// The listing says it is a folder upload and of how many files: ls shows them from it alone.
 	if len(l.Entries) != 1 || !l.Entries[0].Finished || l.Entries[0].Name != "proj" || l.Entries[0].Size != total || len(l.Skipped) != 0 ||
-		!l.Entries[0].Folder || l.Entries[0].Files != len(files) {
-		t.Fatalf("list: %+v, skipped %+v; want one finished folder upload proj of %d bytes, %d files", l.Entries, l.Skipped, total, len(files))
+		l.Entries[0].Blake3 != rec.Blake3 || !l.Entries[0].Folder || l.Entries[0].Files != len(files) {
+		t.Fatalf("list: %+v, skipped %+v; want one finished folder upload proj of %d bytes, %s, %d files", l.Entries, l.Skipped, total, rec.Blake3, len(files))
 	}
 	n, folder, err := tr.FolderFiles(ctx, id)
 	if err != nil || !folder || n != len(files) {
@@ -173,8 +173,8 @@ func testTreeUpload(t *testing.T, h Harness) {
 	l, err = b.List(ctx)
 	must(t, "list", err)
 	for _, e := range l.Entries {
-		if e.ID == one.ID && (e.Folder || e.Files != 0) {
-			t.Fatalf("list shows the file upload %+v as a folder upload", e)
+		if e.ID == one.ID && (e.Folder || e.Files != 0 || e.Blake3 != one.Blake3) {
+			t.Fatalf("list shows the file upload %+v, want %s and no folder upload", e, one.Blake3)
 		}
 	}
 	_, err = tr.TreeInfo(ctx, one.ID)
