@@ -261,7 +261,6 @@ func (s *Store) dropMultiparts(ctx context.Context, id string) error {
 type treeHead struct {
 	name   string
 	size   int64
-	files  int
 	blake3 string
 	made   time.Time
 	note   string // the hex of its source note's key; "" for a listing written before it was kept
@@ -278,14 +277,14 @@ func (s *Store) headTree(ctx context.Context, id string) (*treeHead, error) {
 	}
 	md := out.Metadata
 	size, serr := strconv.ParseInt(md["size"], 10, 64)
-	files, ferr := strconv.Atoi(md["files"])
+	_, ferr := strconv.Atoi(md["files"]) // read only to tell a listing from a file upload named so
 	if md["name"] == "" || serr != nil || ferr != nil {
 		return nil, nil // a file upload named .tree.b3
 	}
 	if _, err := store.CheckHex(md["blake3"]); err != nil || md["blake3"] == "" {
 		return nil, fault.Errorf(fault.UploadUnreadable, "upload %s: %s carries no BLAKE3 in its metadata", id, s.treeKey(id))
 	}
-	return &treeHead{name: md["name"], size: size, files: files, blake3: md["blake3"], made: aws.ToTime(out.LastModified).UTC(), note: md["note"]}, nil
+	return &treeHead{name: md["name"], size: size, blake3: md["blake3"], made: aws.ToTime(out.LastModified).UTC(), note: md["note"]}, nil
 }
 
 // info is a finished folder upload's Info from its listing's metadata.
