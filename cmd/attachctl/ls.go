@@ -72,7 +72,7 @@ func ls(g globals, format string) error {
 	} else {
 		out := manifest.NewWriter(g.stdout)
 		for _, e := range list.Entries {
-			if err = out.Write(stage.EntryRecord(g.ctx, b, e)); err != nil {
+			if err = out.Write(stage.EntryRecord(b, e)); err != nil {
 				break
 			}
 		}
@@ -108,8 +108,8 @@ func lsTable(g globals, b store.Backend, list []store.Entry) error {
 		}
 		total += e.Size
 		name := manifest.Quote(e.Name)
-		if files, ok := stage.FolderFiles(g.ctx, b, e); ok {
-			name += "/ (" + counted(files, "file") + ")" // a folder upload: the count of its files
+		if e.Folder {
+			name += "/ (" + counted(e.Files, "file") + ")" // a folder upload: the count of its files
 		}
 		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", e.ID, store.Human(e.Size), when(e.Made, "-"), used, state, name)
 	}

@@ -23,20 +23,19 @@ func Uploads(ctx context.Context, b store.Backend) (*store.Listing, error) {
 }
 
 // EntryRecord is the manifest record of one listed upload (`ls`). A finished upload's is the
-// record upload wrote (its hash read from its metadata, a folder upload's kind and file count);
-// an unfinished one's path is where it will be once finished, and it has no upload and no hash
-// yet. Both carry the listing's id, made, lastUsed (null when never) and finished.
-func EntryRecord(ctx context.Context, b store.Backend, e store.Entry) *manifest.Record {
+// record upload wrote (its hash, a folder upload's kind and file count, as the listing read them
+// from its metadata: no request of its own); an unfinished one's path is where it will be once
+// finished, and it has no upload and no hash yet. Both carry the listing's id, made, lastUsed
+// (null when never) and finished.
+func EntryRecord(b store.Backend, e store.Entry) *manifest.Record {
 	path := store.FinishedName(b, e.ID, e.Name)
 	rec := &manifest.Record{Path: path, Name: e.Name}
 	rec.SetSize(e.Size)
 	if e.Finished {
-		if info, err := b.Info(ctx, e.ID); err == nil {
-			rec.Blake3 = info.Blake3
-		}
+		rec.Blake3 = e.Blake3
 		rec.Upload = &manifest.Upload{ID: e.ID, Store: b.Location(), Path: path}
-		if files, ok := FolderFiles(ctx, b, e); ok {
-			rec.Kind, rec.Mime, rec.Files = manifest.KindFolder, manifest.MimeFolder, files
+		if e.Folder {
+			rec.Kind, rec.Mime, rec.Files = manifest.KindFolder, manifest.MimeFolder, e.Files
 		}
 	}
 	stamp := func(t time.Time) json.RawMessage {
@@ -51,14 +50,4 @@ func EntryRecord(ctx context.Context, b store.Backend, e store.Entry) *manifest.
 	rec.Extra = []manifest.Field{{Key: "id", Value: id}, {Key: "made", Value: stamp(e.Made)},
 		{Key: "lastUsed", Value: stamp(e.LastUsed)}, {Key: "finished", Value: finished}}
 	return rec
-}
-
-// FolderFiles is how many files the finished upload e holds when it is a folder upload.
-func FolderFiles(ctx context.Context, b store.Backend, e store.Entry) (int, bool) {
-	t := b.Features().Trees
-	if t == nil || !e.Finished {
-		return 0, false
-	}
-	files, folder, err := t.FolderFiles(ctx, e.ID)
-	return files, err == nil && folder
 }

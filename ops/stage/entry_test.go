@@ -93,7 +93,7 @@ func TestEntryRecord(t *testing.T) {
 		if !ok {
 			t.Fatalf("%s is not listed: %+v", tc.id, l.Entries)
 		}
-		got := lsLine(t, stage.EntryRecord(bg, b, e))
+		got := lsLine(t, stage.EntryRecord(b, e))
 		if got["id"] != tc.id || got["made"] == nil {
 			t.Errorf("%s: id %v, made %v", tc.id, got["id"], got["made"])
 		}

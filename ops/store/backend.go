@@ -157,6 +157,11 @@ type Entry struct {
 	LastUsed time.Time
 	// Busy: an unfinished upload that a process is writing now.
 	Busy bool
+	// Blake3 (finished: its BLAKE3), Folder (a finished folder upload, of Files files): as its
+	// metadata says, which the listing read (ls shows them with no read of each upload).
+	Blake3 string
+	Folder bool
+	Files  int
 	// Batch: not an upload but a batch's staging area (the local store's, for many small
 	// uploads at once): unfinished, listed so that a sweep removes what a killed run left, and
 	// neither shown by ls nor counted against the store's limits (what it builds is counted as

@@ -202,7 +202,8 @@ func ListOn(ctx context.Context, b ListBackend) (*Listing, error) {
 	for i, m := range metas {
 		if m != nil {
 			id := cands[i].ID
-			l.Entries = append(l.Entries, Entry{ID: id, Name: m.Info.Name, Size: m.Info.Size, Finished: true, Made: m.Info.Made, LastUsed: m.LastUsed})
+			l.Entries = append(l.Entries, Entry{ID: id, Name: m.Info.Name, Size: m.Info.Size, Finished: true, Made: m.Info.Made, LastUsed: m.LastUsed,
+				Blake3: m.Info.Blake3, Folder: m.Folder, Files: m.Files})
 			finished[id] = true
 			if m.ForeignMarker {
 				l.Skipped = append(l.Skipped, Skip{Path: inside(cands[i].Path, UsedName), Why: SkipForeignMarker})

@@ -150,7 +150,7 @@ func TestListOn(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantEntries := []Entry{
-		{ID: a, Name: "a.txt", Size: 5, Finished: true, Made: made, LastUsed: used},
+		{ID: a, Name: "a.txt", Size: 5, Finished: true, Made: made, LastUsed: used, Blake3: sum},
 		{ID: e, Name: "proj", Size: 12, Made: made, LastUsed: used, Busy: true},
 		{ID: f, Name: "batch", Size: 7, Made: used, LastUsed: used, Batch: true},
 	}
@@ -222,7 +222,7 @@ func TestListOnMarkers(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantEntries := []Entry{
-		{ID: a, Name: "a.txt", Size: 5, Finished: true, Made: made, LastUsed: made},
+		{ID: a, Name: "a.txt", Size: 5, Finished: true, Made: made, LastUsed: made, Blake3: sum},
 		{ID: c, Name: "c.bin", Made: made, LastUsed: made},
 	}
 	if !reflect.DeepEqual(l.Entries, wantEntries) {

@@ -53,6 +53,8 @@ type UploadMeta struct {
 	// must name too ("": the backend checked it itself, or a file upload).
 	Listed   string
 	LastUsed time.Time
+	Folder   bool // a folder upload, of Files files (its metadata's kind and files)
+	Files    int
 	// ForeignMarker: its marker is not one the store wrote (its time taken as a use): named.
 	ForeignMarker bool
 	// OnlyMarker: there is no upload, only its marker, and not one a sweep left on its way out

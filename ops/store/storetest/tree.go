@@ -157,8 +157,10 @@ func testTreeUpload(t *testing.T, h Harness) {
 	wantCode(t, "open a folder upload as one file", err, fault.UploadUnreadable)
 	l, err := b.List(ctx)
 	must(t, "list", err)
-	if len(l.Entries) != 1 || !l.Entries[0].Finished || l.Entries[0].Name != "proj" || l.Entries[0].Size != total || len(l.Skipped) != 0 {
-		t.Fatalf("list: %+v, skipped %+v; want one finished folder upload proj of %d bytes", l.Entries, l.Skipped, total)
+	// The listing says it is a folder upload and of how many files: ls shows them from it alone.
+	if len(l.Entries) != 1 || !l.Entries[0].Finished || l.Entries[0].Name != "proj" || l.Entries[0].Size != total || len(l.Skipped) != 0 ||
+		l.Entries[0].Blake3 != rec.Blake3 || !l.Entries[0].Folder || l.Entries[0].Files != len(files) {
+		t.Fatalf("list: %+v, skipped %+v; want one finished folder upload proj of %d bytes, %s, %d files", l.Entries, l.Skipped, total, rec.Blake3, len(files))
 	}
 	n, folder, err := tr.FolderFiles(ctx, id)
 	if err != nil || !folder || n != len(files) {
@@ -167,6 +169,13 @@ func testTreeUpload(t *testing.T, h Harness) {
 	one := upload(t, b, "notes.txt", []byte("one file"))
 	if n, folder, err := tr.FolderFiles(ctx, one.ID); err != nil || folder || n != 0 {
 		t.Fatalf("FolderFiles of a file upload: %d, %v, %v", n, folder, err)
+	}
+	l, err = b.List(ctx)
+	must(t, "list", err)
+	for _, e := range l.Entries {
+		if e.ID == one.ID && (e.Folder || e.Files != 0 || e.Blake3 != one.Blake3) {
+			t.Fatalf("list shows the file upload %+v, want %s and no folder upload", e, one.Blake3)
+		}
 	}
 	_, err = tr.TreeInfo(ctx, one.ID)
 	wantCode(t, "tree info of a file upload", err, fault.UploadInvalid)

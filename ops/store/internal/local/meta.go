@@ -23,11 +23,16 @@ func (s *localStore) ReadMeta(id string) (*Meta, error) {
 		return nil, err
 	}
 	defer unix.Close(dirfd)
-	return s.readMetaAt(dirfd, id)
+	m, err := s.readMetaAt(dirfd, id)
+	if err != nil {
+		return nil, err
+	}
+	return &m.Info, nil
 }
 
-// readMetaAt reads the metadata of upload id from its open folder dirfd.
-func (s *localStore) readMetaAt(dirfd int, id string) (*Meta, error) {
+// readMetaAt reads the metadata of upload id from its open folder dirfd: a folder upload's
+// carries its kind and files too (a listing's Entry shows them).
+func (s *localStore) readMetaAt(dirfd int, id string) (*store.TreeMeta, error) {
 	f, err := openGuarded(dirfd, MetaName, s.UploadDir(id)+"/"+MetaName, id)
 	if fault.CodeOf(err) == fault.UploadMissing {
 		// A small upload of a batch: its metadata is its commit's file (metaindex.go).
@@ -35,7 +40,7 @@ func (s *localStore) readMetaAt(dirfd int, id string) (*Meta, error) {
 		// upload (err); named by two, damaged.
 		switch m, ok := s.indexed(id); {
 		case ok && m != nil:
-			return m, nil
+			return &store.TreeMeta{Info: *m}, nil
 		case ok:
 			return nil, s.damagedMeta(id)
 		}
@@ -46,12 +51,12 @@ func (s *localStore) readMetaAt(dirfd int, id string) (*Meta, error) {
 		return nil, err
 	}
 	defer f.Close()
-	var m Meta
+	var m store.TreeMeta
 	b, err := io.ReadAll(io.LimitReader(f, 1<<20))
 	if err == nil {
 		err = json.Unmarshal(b, &m)
 	}
-	if err != nil || store.Recognize(id, m.ID, false, &m) != nil {
+	if err != nil || store.Recognize(id, m.ID, false, &m.Info) != nil {
 		return nil, fault.Errorf(fault.UploadUnreadable, "upload %s: %s is damaged", id, f.Name())
 	}
 	return &m, nil

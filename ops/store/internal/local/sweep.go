@@ -142,7 +142,7 @@ func (lr *listRun) ReadUpload(_ context.Context, c store.Candidate) (*store.Uplo
 	if err != nil {
 		return skip(err)
 	}
-	return &store.UploadMeta{Info: meta, Recorded: meta.ID, LastUsed: used}, nil
+	return &store.UploadMeta{Info: &meta.Info, Recorded: meta.ID, LastUsed: used, Folder: meta.Kind == store.KindFolder, Files: meta.Files}, nil
 }
 
 func (lr *listRun) ListPartials(context.Context) ([]store.TopEntry, string, error) {

@@ -341,7 +341,7 @@ func (l memList) ReadUpload(_ context.Context, c store.Candidate) (*store.Upload
 		return nil, fault.Errorf(fault.UploadUnreadable, "upload %s: no metadata", c.ID)
 	}
 	info := f.info
-	return &store.UploadMeta{Info: &info, Recorded: c.ID, LastUsed: f.used}, nil
+	return &store.UploadMeta{Info: &info, Recorded: c.ID, LastUsed: f.used, Folder: f.folder(), Files: len(f.tree)}, nil
 }
 
 func (l memList) ListPartials(context.Context) ([]store.TopEntry, string, error) {

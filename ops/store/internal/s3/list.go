@@ -23,16 +23,6 @@ func (s *Store) List(ctx context.Context) (*store.Listing, error) {
 	return store.ListOn(ctx, &listRun{s: s})
 }
 
-// knowTree keeps whether the finished upload id is a folder upload (FolderFiles).
-func (s *Store) knowTree(id string, tree bool) {
-	s.treesMu.Lock()
-	defer s.treesMu.Unlock()
-	if s.trees == nil {
-		s.trees = map[string]bool{}
-	}
-	s.trees[id] = tree
-}
-
 // listJobs is how many requests a listing has in flight at once (round trips, not work).
 const listJobs = 16
 
@@ -124,7 +114,7 @@ func (r *listRun) ListTop(ctx context.Context) ([]store.TopEntry, string, bool, 
 
 // ReadUpload reads the metadata of the finished upload c as the walk showed it (a HEAD of a file
 // upload's object, the listing's metadata and .upload.json of a folder upload's), then its
-// marker. What the walk showed it to be, a folder upload or not, is kept for FolderFiles.
+// marker.
 func (r *listRun) ReadUpload(ctx context.Context, c store.Candidate) (*store.UploadMeta, error) {
 	s, l := r.s, r.top[c.ID]
 	name, tree := l.f.upload()
@@ -150,7 +140,6 @@ func (r *listRun) ReadUpload(ctx context.Context, c store.Candidate) (*store.Upl
 	default:
 		return nil, fault.Errorf(fault.UploadUnreadable, "upload %s: holds no object of an upload", c.ID)
 	}
-	s.knowTree(c.ID, tree)
 	if l.f.m.exists {
 		mk, err := s.readMarker(ctx, c.ID)
 		if err != nil {
@@ -182,7 +171,7 @@ func (s *Store) treeMeta(ctx context.Context, id string) (*store.UploadMeta, err
 	}
 	// Made when it was finished, as Info and the sweep's re-check say (its listing's object).
 	m.Info.Made = th.made
-	return &store.UploadMeta{Info: &m.Info, Recorded: m.ID, Listed: th.blake3}, nil
+	return &store.UploadMeta{Info: &m.Info, Recorded: m.ID, Listed: th.blake3, Folder: true, Files: m.Files}, nil
 }
 
 // ListPartials names the unfinished uploads: those with a folder under the partials (their

@@ -96,15 +96,13 @@ type Store struct {
 
 	unsafeNoConditional bool // Options.UnsafeNoConditional
 
-	treesMu sync.Mutex
-	trees   map[string]bool // finished uploads the last List saw: folder upload or not
-	opened  sync.Map        // finished folder uploads OpenTreeFile found: id → their name
+	opened sync.Map // finished folder uploads OpenTreeFile found: id → their name
 
 	// Its limits (limits.go), its Limiter: read from its mark object once; each upload is
 	// admitted by a reservation taken under the store's limits lock.
 	quota *store.Quota
 
-	store.TreesOn // store.Trees: the engine's rules over the store (tree.go), FolderFiles its own
+	store.TreesOn // store.Trees: the engine's rules over the store (tree.go)
 }
 
 // ParseURI splits s3://BUCKET/PREFIX.

@@ -7,7 +7,6 @@ package s3
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"crypto/md5"
 	"encoding/base64"
@@ -262,7 +261,6 @@ func (s *Store) dropMultiparts(ctx context.Context, id string) error {
 type treeHead struct {
 	name   string
 	size   int64
-	files  int
 	blake3 string
 	made   time.Time
 	note   string // the hex of its source note's key; "" for a listing written before it was kept
@@ -279,14 +277,14 @@ func (s *Store) headTree(ctx context.Context, id string) (*treeHead, error) {
 	}
 	md := out.Metadata
 	size, serr := strconv.ParseInt(md["size"], 10, 64)
-	files, ferr := strconv.Atoi(md["files"])
+	_, ferr := strconv.Atoi(md["files"]) // read only to tell a listing from a file upload named so
 	if md["name"] == "" || serr != nil || ferr != nil {
 		return nil, nil // a file upload named .tree.b3
 	}
 	if _, err := store.CheckHex(md["blake3"]); err != nil || md["blake3"] == "" {
 		return nil, fault.Errorf(fault.UploadUnreadable, "upload %s: %s carries no BLAKE3 in its metadata", id, s.treeKey(id))
 	}
-	return &treeHead{name: md["name"], size: size, files: files, blake3: md["blake3"], made: aws.ToTime(out.LastModified).UTC(), note: md["note"]}, nil
+	return &treeHead{name: md["name"], size: size, blake3: md["blake3"], made: aws.ToTime(out.LastModified).UTC(), note: md["note"]}, nil
 }
 
 // info is a finished folder upload's Info from its listing's metadata.
@@ -308,37 +306,6 @@ func (s *Store) ReadTreeObject(ctx context.Context, id, name string) ([]byte, st
 		return nil, key, s.uploadErr(id, err)
 	}
 	return b, key, nil
-}
-
-// FolderFiles is store.Trees.FolderFiles for S3: one listing of P/<id>/ (a file upload costs no
-// more), and for a folder upload one HEAD of its listing; none for an upload the last List or
-// FolderFiles saw as a file upload.
-func (s *Store) FolderFiles(ctx context.Context, id string) (int, bool, error) {
-	if err := s.exists(ctx, id); err != nil {
-		return 0, false, err
-	}
-	s.treesMu.Lock()
-	tree, known := s.trees[id]
-	s.treesMu.Unlock()
-	if known && !tree {
-		return 0, false, nil
-	}
-	l, err := s.walkID(ctx, id)
-	if err != nil {
-		return 0, false, err
-	}
-	switch name, tree := l.f.upload(); {
-	case !tree && name != "":
-		s.knowTree(id, false)
-		return 0, false, nil
-	case !tree:
-		return 0, false, s.missing(id)
-	}
-	th, err := s.headTree(ctx, id)
-	if th == nil {
-		return 0, false, cmp.Or(err, s.missing(id))
-	}
-	return th.files, true, nil
 }
 
 // OpenTreeObject opens the file's object, of a finished folder upload only, read as Open reads a

@@ -679,6 +679,17 @@ func TestListRequests(t *testing.T) {
 	if got["ListObjectsV2"] != 2 || got["ListMultipartUploads"] != 1 || got["HeadObject"] != 5 || got["GetObject"] != 2+1+2 {
 		t.Fatalf("requests of a listing: %v", got)
 	}
+	// ls's record of each upload (its hash, a folder upload's file count) is the listing's:
+	// no request per upload beside the listing's own.
+	for _, e := range l.Entries {
+		rec := stage.EntryRecord(s, e)
+		if e.ID == folder.Upload.ID && (rec.Files != 3 || rec.Blake3 != folder.Blake3) || e.ID == files[0] && rec.Kind != "" {
+			t.Errorf("ls record of %s: %+v", e.ID, rec)
+		}
+	}
+	if got := c.take(); len(got) != 0 {
+		t.Fatalf("requests of ls's records of %d listed uploads: %v", len(l.Entries), got)
+	}
 }
 
 // TestTreeVerifyNamesBeside: verify names each object beside the folder that is not the upload's
