@@ -592,7 +592,10 @@ func testSweepLease(t *testing.T, srv *s3test.Server) {
 	s.client.DeleteObject(bg, &awss3.DeleteObjectInput{Bucket: &s.Bucket, Key: aws.String(s.lockKey("sweep"))})
 
 	defer func(l time.Duration) { SweepLease = l }(SweepLease)
-	SweepLease = 400 * time.Millisecond
+	// Short, so that the lease runs out three times within the test, and long enough that a
+	// renewal (every quarter of it) is not late under a loaded CI machine's race build: with
+	// 400ms, one renewal delayed past the lease let the second sweep in.
+	SweepLease = 2 * time.Second
 	sw, err = s.Sweep(bg, 0, false)
 	if err != nil {
 		t.Fatal(err)
