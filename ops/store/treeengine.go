@@ -571,7 +571,18 @@ func treeExtra(ctx context.Context, b TreeBackend, ti *TreeInfo, listed map[stri
 		if flat {
 			return files, nil
 		}
-		return b.ReadTreeDir(ctx, ti, strings.TrimSuffix(ti.Name+"/"+dir, "/"))
+		es, err := b.ReadTreeDir(ctx, ti, strings.TrimSuffix(ti.Name+"/"+dir, "/"))
+		if dir == "" && fault.CodeOf(err) == fault.UploadMissing {
+			// The upload's folder itself is gone, and its listing is still there (the upload
+			// was not removed meanwhile): the folder was removed by hand. It holds nothing, and
+			// each file it lists is named missing, as on a backend that keeps no folders
+			// (FlatList), where such a folder is no object to miss.
+			if _, _, lerr := b.ReadTreeObject(ctx, ti.ID, TreeListName); lerr != nil {
+				return nil, lerr
+			}
+			return nil, nil
+		}
+		return es, err
 	}
 	var extra []TreeFault
 	added := func(r, why string) {

@@ -35,6 +35,11 @@ type Harness struct {
 	// store's back: data written there (a new file when there was none), or the file removed
 	// when data is nil. Nil: the verify test of folder uploads is skipped.
 	EditTreeFile func(t *testing.T, b store.Backend, id, name, rel string, data []byte)
+	// RemoveFromUpload removes what is at rel in the finished upload id's own place behind the
+	// store's back (rel a name there: the upload's folder, or its metadata), with all it holds,
+	// as a user's rm -r or aws s3 rm --recursive does. Nil: the tests of a folder upload missing
+	// a part are skipped.
+	RemoveFromUpload func(t *testing.T, b store.Backend, id, rel string)
 	// Reserver returns the backend's primitives of reservations (store.Reserver), for the
 	// tests of limits across processes. Nil: those are skipped.
 	Reserver func(t *testing.T, b store.Backend) store.Reserver

@@ -37,6 +37,7 @@ var treeTests = []struct {
 	{"TreeSweepWhole", testTreeSweep},
 	{"TreeOpenGuarded", testTreeOpenGuarded},
 	{"TreeNameAgainMarksUsed", testTreeNameAgainMarksUsed},
+	{"TreeFolderRemovedIsEveryFileMissing", testTreeFolderRemoved},
 }
 
 // treeFiles is a folder with nested folders, the same base name in two places, names that sort
@@ -465,5 +466,43 @@ func testTreeNameAgainMarksUsed(t *testing.T, h Harness) {
 	e := finishedOnly(t, b, 1)[0]
 	if e.LastUsed.Before(before) {
 		t.Fatalf("named again, its last use is %v (before %v): a sweep with a later cutoff removes the folder upload just named", e.LastUsed, before)
+	}
+}
+
+// testTreeFolderRemoved: a folder upload whose folder was removed by hand, its metadata and
+// listing left, verifies as every listed file missing, and as nothing else, on every backend
+// (docs/store.md, "Folder uploads"): the same as a folder that lost its files one by one.
+func testTreeFolderRemoved(t *testing.T, h Harness) {
+	if h.RemoveFromUpload == nil {
+		t.Skip("the harness cannot remove a part of an upload")
+	}
+	b := h.New(t)
+	tr := trees(t, b)
+	files := treeFiles()
+	rec, err := uploadTree(t, ctx, b, writeTree(t, "proj", files), nil)
+	must(t, "upload", err)
+	id := rec.Upload.ID
+	h.RemoveFromUpload(t, b, id, "proj")
+	_, err = tr.VerifyTree(ctx, id, nil)
+	wantCode(t, "verify a folder upload whose folder was removed", err, fault.VerifyMismatch)
+	var m *store.TreeMismatch
+	if !errors.As(err, &m) {
+		t.Fatalf("verify: %v; want its TreeMismatch", err)
+	}
+	var got []string
+	for _, f := range m.Faults {
+		if f.What != store.TreeMissing {
+			t.Errorf("verify found %q (what %d); want only files missing", f.Text, f.What)
+		}
+		got = append(got, f.Rel)
+	}
+	if want := sortedRels(files); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("verify names missing %q; want every file of the folder %q", got, want)
+	}
+	// The stage's verify of the record says so too, and the upload stays listed: it is still
+	// an upload of the store, whose files are gone (a user uploads the folder again).
+	wantCode(t, "verify the record", stage.VerifyRecord(ctx, b, rec, nil), fault.VerifyMismatch)
+	if e := finishedOnly(t, b, 1)[0]; e.ID != id || !e.Folder {
+		t.Fatalf("listed %+v; want the folder upload %s", e, id)
 	}
 }

@@ -35,6 +35,11 @@ func TestLocalConformance(t *testing.T) {
 			}
 			return reserver{s}
 		},
+		RemoveFromUpload: func(t *testing.T, b store.Backend, id, rel string) {
+			if err := os.RemoveAll(filepath.Join(b.Location(), id, rel)); err != nil {
+				t.Fatal(err)
+			}
+		},
 		EditTreeFile: func(t *testing.T, b store.Backend, id, name, rel string, data []byte) {
 			p := filepath.Join(b.Features().Pather.FinishedPath(id, name), filepath.FromSlash(rel))
 			os.Chmod(filepath.Dir(p), 0o700)

@@ -26,6 +26,11 @@ func TestMemConformance(t *testing.T) {
 			return ok
 		},
 		Reserver: func(t *testing.T, b store.Backend) store.Reserver { return b.(*mem.Store).Reserver() },
+		RemoveFromUpload: func(t *testing.T, b store.Backend, id, rel string) {
+			if err := b.(*mem.Store).RemoveFromUpload(id, rel); err != nil {
+				t.Fatal(err)
+			}
+		},
 		EditTreeFile: func(t *testing.T, b store.Backend, id, name, rel string, data []byte) {
 			if err := b.(*mem.Store).EditTreeFile(id, name, rel, data); err != nil {
 				t.Fatal(err)

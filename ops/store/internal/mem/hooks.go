@@ -3,6 +3,7 @@ package mem
 import (
 	"github.com/attachctl/attachctl/manifest"
 	"github.com/attachctl/attachctl/manifest/fault"
+	"github.com/attachctl/attachctl/ops/store"
 )
 
 // What a test does to a store that a real one reaches only with time, other processes or hands
@@ -71,5 +72,36 @@ func (s *Store) EditTreeFile(id, name, rel string, data []byte) error {
 		files[rel] = append([]byte(nil), data...)
 	}
 	f.files = files
+	return nil
+}
+
+// RemoveFromUpload removes what is at rel in the finished upload id's own place behind the
+// store's back: its folder (rel its name: every file of a folder upload) or its metadata
+// (MetaName). What is left without its metadata is no upload: it stays, planted, as what is
+// not one.
+func (s *Store) RemoveFromUpload(id, rel string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	f := s.finished[id]
+	switch {
+	case f == nil:
+		return s.missing(id)
+	case rel == store.MetaName:
+		delete(s.finished, id)
+		if f.folder() {
+			s.foreign[id+"/"+store.TreeListName] = true
+			for r := range f.files {
+				s.foreign[id+"/"+f.info.Name+"/"+r] = true
+			}
+		} else {
+			s.foreign[id+"/"+f.info.Name] = true
+		}
+	case f.folder() && rel == f.info.Name:
+		f.files = map[string][]byte{}
+	case rel == f.info.Name:
+		f.data = nil
+	default:
+		return fault.Errorf(fault.UploadMissing, "upload %s: holds no %s", id, manifest.Quote(rel))
+	}
 	return nil
 }

@@ -50,6 +50,21 @@ func TestConformance(t *testing.T) {
 			return len(out.Contents) > 0
 		},
 		Reserver: func(t *testing.T, b store.Backend) store.Reserver { return reserver{b.(*Store)} },
+		RemoveFromUpload: func(t *testing.T, b store.Backend, id, rel string) {
+			s := b.(*Store)
+			at := s.key(id, rel)
+			out, err := s.client.ListObjectsV2(context.Background(), &awss3.ListObjectsV2Input{Bucket: &s.Bucket, Prefix: &at})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, o := range out.Contents {
+				if k := aws.ToString(o.Key); k == at || strings.HasPrefix(k, at+"/") {
+					if _, err := s.client.DeleteObject(context.Background(), &awss3.DeleteObjectInput{Bucket: &s.Bucket, Key: o.Key}); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+		},
 		EditTreeFile: func(t *testing.T, b store.Backend, id, name, rel string, data []byte) {
 			s := b.(*Store)
 			key := s.treeFileKey(id, name, rel)
