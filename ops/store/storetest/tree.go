@@ -38,6 +38,7 @@ var treeTests = []struct {
 	{"TreeOpenGuarded", testTreeOpenGuarded},
 	{"TreeNameAgainMarksUsed", testTreeNameAgainMarksUsed},
 	{"TreeFolderRemovedIsEveryFileMissing", testTreeFolderRemoved},
+	{"TreeWithoutMetadataIsNoUpload", testTreeWithoutMeta},
 }
 
 // treeFiles is a folder with nested folders, the same base name in two places, names that sort
@@ -504,5 +505,43 @@ func testTreeFolderRemoved(t *testing.T, h Harness) {
 	wantCode(t, "verify the record", stage.VerifyRecord(ctx, b, rec, nil), fault.VerifyMismatch)
 	if e := finishedOnly(t, b, 1)[0]; e.ID != id || !e.Folder {
 		t.Fatalf("listed %+v; want the folder upload %s", e, id)
+	}
+}
+
+// testTreeWithoutMeta: a folder upload whose metadata (.upload.json) was removed by hand, its
+// listing and files left, is no upload, on every backend (docs/store.md, "What counts as an
+// upload"): not listed (not as a file upload named after its listing either), named in the
+// listing's skips, never removed by a sweep, and upload.missing to info, tree info and a mark.
+func testTreeWithoutMeta(t *testing.T, h Harness) {
+	if h.RemoveFromUpload == nil {
+		t.Skip("the harness cannot remove a part of an upload")
+	}
+	b := h.New(t)
+	tr := trees(t, b)
+	rec, err := uploadTree(t, ctx, b, writeTree(t, "proj", map[string][]byte{"a/x": []byte("x\n"), "y": []byte("y\n")}), nil)
+	must(t, "upload", err)
+	id := rec.Upload.ID
+	kept := upload(t, b, "kept.txt", []byte("an upload beside"))
+	h.RemoveFromUpload(t, b, id, store.MetaName)
+	l, err := b.List(ctx)
+	must(t, "list", err)
+	if len(l.Entries) != 1 || l.Entries[0].ID != kept.ID {
+		t.Fatalf("listed %+v; want only the file upload %s: a folder upload without its metadata is no upload", l.Entries, kept.ID)
+	}
+	if len(l.Skipped) != 1 || !strings.Contains(l.Skipped[0].Path, id) || !strings.HasPrefix(l.Skipped[0].Why, "not an upload of this store: ") {
+		t.Fatalf("skipped %+v; want %s named as not an upload of this store", l.Skipped, id)
+	}
+	_, err = b.Info(ctx, id)
+	wantCode(t, "info", err, fault.UploadMissing)
+	_, err = tr.TreeInfo(ctx, id)
+	wantCode(t, "tree info", err, fault.UploadMissing)
+	wantCode(t, "mark it used", b.MarkUsed(ctx, []string{id}, time.Now()), fault.UploadMissing)
+	got, err := sweepAll(t, ctx, b, time.Now().Add(time.Hour), false, nil)
+	must(t, "sweep", err)
+	if len(got) != 1 || got[kept.ID] != store.Removed {
+		t.Fatalf("sweep outcomes %v; want only %s removed, and what is no upload left alone", got, kept.ID)
+	}
+	if l, err := b.List(ctx); err != nil || len(l.Entries) != 0 || len(l.Skipped) != 1 {
+		t.Fatalf("after the sweep: %+v, %v; want the skip still there", l, err)
 	}
 }

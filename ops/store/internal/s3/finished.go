@@ -72,6 +72,9 @@ func (s *Store) head(ctx context.Context, id, name string) (*store.Info, error) 
 }
 
 func (s *Store) infoOf(id, name string, size int64, meta map[string]string, modified *time.Time) (*store.Info, error) {
+	if name == store.TreeListName && listingMeta(meta) {
+		return nil, fault.Errorf(fault.UploadMissing, "upload %s: not a finished upload in store %s: %s is %w", id, s.URI, s.FinishedURI(id, name), errNoTreeMeta)
+	}
 	sum := meta["blake3"]
 	if _, err := store.CheckHex(sum); err != nil || sum == "" {
 		return nil, fault.Errorf(fault.UploadUnreadable, "upload %s: %s carries no BLAKE3 in its metadata", id, s.FinishedKey(id, name))

@@ -3,6 +3,7 @@ package s3
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"slices"
 	"sort"
 	"strings"
@@ -128,6 +129,9 @@ func (r *listRun) ReadUpload(ctx context.Context, c store.Candidate) (*store.Upl
 		m = tm
 	case name != "":
 		info, err := s.head(ctx, c.ID, name)
+		if errors.Is(err, errNoTreeMeta) { // no upload, and not gone since the walk: named
+			return nil, fault.Errorf(fault.UploadUnreadable, "upload %s: %s is %v", c.ID, s.FinishedURI(c.ID, name), errNoTreeMeta)
+		}
 		if err != nil {
 			return nil, err
 		}

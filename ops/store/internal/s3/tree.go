@@ -12,6 +12,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"hash"
 	"io"
 	"path"
@@ -276,16 +277,30 @@ func (s *Store) headTree(ctx context.Context, id string) (*treeHead, error) {
 		return nil, s.wrap(fault.UploadUnreadable, "upload "+id, err)
 	}
 	md := out.Metadata
-	size, serr := strconv.ParseInt(md["size"], 10, 64)
-	_, ferr := strconv.Atoi(md["files"]) // read only to tell a listing from a file upload named so
-	if md["name"] == "" || serr != nil || ferr != nil {
+	if !listingMeta(md) {
 		return nil, nil // a file upload named .tree.b3
 	}
+	size, _ := strconv.ParseInt(md["size"], 10, 64)
 	if _, err := store.CheckHex(md["blake3"]); err != nil || md["blake3"] == "" {
 		return nil, fault.Errorf(fault.UploadUnreadable, "upload %s: %s carries no BLAKE3 in its metadata", id, s.treeKey(id))
 	}
 	return &treeHead{name: md["name"], size: size, blake3: md["blake3"], made: aws.ToTime(out.LastModified).UTC(), note: md["note"]}, nil
 }
+
+// listingMeta tells, from an object's metadata, a folder upload's listing from a file upload
+// named .tree.b3: a listing's carries the folder's name, size and files (the files read only for
+// this).
+func listingMeta(md map[string]string) bool {
+	_, serr := strconv.ParseInt(md["size"], 10, 64)
+	_, ferr := strconv.Atoi(md["files"])
+	return md["name"] != "" && serr == nil && ferr == nil
+}
+
+// errNoTreeMeta is why an object .tree.b3 whose metadata is a listing's (listingMeta) is no file
+// upload, in a folder that holds no .upload.json: what is left of a folder upload whose metadata
+// was removed is no upload (docs/store.md, "What counts as an upload"), upload.missing to what
+// names it by id and named by a listing, as on every store.
+var errNoTreeMeta = errors.New("a folder upload's listing, and its " + store.MetaName + " is not there")
 
 // info is a finished folder upload's Info from its listing's metadata.
 func (th *treeHead) info(id string) *store.Info {

@@ -2,6 +2,7 @@ package s3
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -115,6 +116,13 @@ func (f *folder) note(n string, o types.Object) {
 func (s *Store) settle(ctx context.Context, id string, f *folder) (useNote, error) {
 	n := useNote{m: f.m}
 	n.name, n.tree = f.upload()
+	if !n.tree && n.name == store.TreeListName {
+		// A folder upload's listing whose metadata was removed is no upload: its object is
+		// looked at before a marker is written beside it.
+		if _, err := s.head(ctx, id, n.name); errors.Is(err, errNoTreeMeta) {
+			n.name = ""
+		}
+	}
 	if n.tree && n.name == "" {
 		th, err := s.headTree(ctx, id)
 		if err != nil {
