@@ -318,7 +318,9 @@ func (q *Quota) Admit(ctx context.Context, l Limits, id, name string, size int64
 // (-1: no limit), over the refusal for a chunk that turns out to need more, release drops what
 // was reserved once the bytes are written (or not). Each chunk of a step-by-step upload is a
 // process of its own; counted with the live reservations, two chunks or a chunk and a new
-// upload never take the same room.
+// upload never take the same room. The reservation is renewed (keep) until release: a chunk
+// written for longer than ReserveLease (a large one, or over a slow link) keeps its room, where
+// another process's check would otherwise take it for one whose holder died.
 func (q *Quota) Grow(ctx context.Context, l Limits, id, name string, cur, end int64) (room int64, over func(end int64) error, release func(), err error) {
 	nothing := func() {}
 	if l.MaxFile == 0 && l.MaxBytes == 0 {
@@ -326,6 +328,7 @@ func (q *Quota) Grow(ctx context.Context, l Limits, id, name string, cur, end in
 	}
 	q.mu.Lock()
 	defer q.mu.Unlock()
+	wasHeld := q.holds(id) // renewed for an admission of this process, after the chunk too
 	deadline, wait := time.Now().Add(q.wait()), q.wait()
 	for ; ; wait = max(time.Until(deadline), 0) {
 		var wrote, kept bool
@@ -383,11 +386,15 @@ func (q *Quota) Grow(ctx context.Context, l Limits, id, name string, cur, end in
 			// The upload's own reservation (a Begin of this process, still live) is put back
 			// as it was, under the lock, so that no check meanwhile misses it; renewed, as
 			// keep renews it.
+			q.keep(id)
 			own.Holder = Me().String()
 			back, _ := json.Marshal(own)
 			return room, over, func() {
 				q.mu.Lock()
 				defer q.mu.Unlock()
+				if !wasHeld {
+					q.forget(id)
+				}
 				q.underLock(context.WithoutCancel(ctx), q.wait(), func(count) error {
 					if err := q.R.DropReservation(context.WithoutCancel(ctx), id); err != nil {
 						return err
@@ -396,7 +403,13 @@ func (q *Quota) Grow(ctx context.Context, l Limits, id, name string, cur, end in
 				})
 			}, nil
 		case held:
-			return room, over, func() { q.R.DropReservation(context.WithoutCancel(ctx), id) }, nil
+			q.keep(id)
+			return room, over, func() {
+				if !wasHeld {
+					q.forget(id) // first, so that a renewal under way does not write it again
+				}
+				q.R.DropReservation(context.WithoutCancel(ctx), id)
+			}, nil
 		}
 		if wrote {
 			if err := q.R.DropReservation(ctx, id); err != nil {
@@ -404,6 +417,13 @@ func (q *Quota) Grow(ctx context.Context, l Limits, id, name string, cur, end in
 			}
 		}
 	}
+}
+
+// holds reports whether this process renews the reservation id.
+func (q *Quota) holds(id string) bool {
+	q.hmu.Lock()
+	defer q.hmu.Unlock()
+	return q.held[id]
 }
 
 // keep renews the reservation id of this process while it holds it: a long upload (of a large

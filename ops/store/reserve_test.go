@@ -284,3 +284,33 @@ type fixedMark []byte
 func (fixedMark) MakeStore(context.Context) error                    { return nil }
 func (m fixedMark) ReadMark(context.Context) ([]byte, string, error) { return m, "", nil }
 func (fixedMark) ReplaceMark(context.Context, []byte, string) error  { return errors.New("fixed") }
+
+// A chunk's reservation is renewed while the chunk is written, as an admitted upload's is: a
+// chunk written for longer than ReserveMaxAge (and ReserveLease) keeps its room. Unrenewed, the
+// next check took it for one whose holder died, dropped it, and admitted an upload into the room
+// the chunk was still filling. Once written, it is dropped and no longer renewed.
+func TestQuotaGrowHolds(t *testing.T) {
+	defer func(lease, age time.Duration) { ReserveLease, ReserveMaxAge = lease, age }(ReserveLease, ReserveMaxAge)
+	// A holder's since is kept to the second: renewed every quarter of 4 s, it is well within.
+	ReserveLease, ReserveMaxAge = 4*time.Second, 4*time.Second
+	l := Limits{MaxBytes: 1000}
+	m := &memReserver{rs: map[string][]byte{}}
+	unfinished := &Listing{Entries: []Entry{{ID: idA, Name: "a.bin", Size: 0}}}
+	q := &Quota{R: m, Loc: "S", List: func(context.Context) (*Listing, error) { return unfinished, nil }}
+	_, _, release, err := q.Grow(context.Background(), l, idA, "a.bin", 0, 900)
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(3 * ReserveMaxAge / 2) // the chunk is still written
+	other := &Quota{R: m, Loc: "S", List: q.List}
+	if _, err := other.Admit(context.Background(), l, idB, "b.bin", 900); fault.CodeOf(err) != fault.StoreFull {
+		t.Fatalf("900 B more while a chunk of 900 B is written past its lease: %v; want store.full", err)
+	}
+	release()
+	m.mu.Lock()
+	_, left := m.rs[idA]
+	m.mu.Unlock()
+	if left || q.holds(idA) {
+		t.Fatalf("after the chunk: reservation left %v, renewed %v; want neither", left, q.holds(idA))
+	}
+}

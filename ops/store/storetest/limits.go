@@ -1,6 +1,8 @@
 package storetest
 
 import (
+	"context"
+	"io"
 	"strings"
 	"sync"
 	"testing"
@@ -22,6 +24,7 @@ var limitsTests = []struct {
 	{"ChunkCountsReservations", testChunkReservations},
 	{"FinishAndAbortDropReservation", testDoneReservation},
 	{"ReservationRenewedWhileHeld", testReservationRenewed},
+	{"ChunkReservationRenewedWhileWritten", testChunkRenewed},
 }
 
 // limited makes a store with limits l and returns it with its Reserver.
@@ -198,4 +201,70 @@ func testReservationRenewed(t *testing.T, h Harness) {
 	must(t, "id", err)
 	_, err = (&store.Quota{R: r, Loc: b.Location(), List: b.List}).Admit(ctx, l, other, "other.bin", 900)
 	wantCode(t, "900 B more while the long upload of 900 B still runs past its lease", err, fault.StoreFull)
+}
+
+// chunks returns the backend's store.ChunkBackend whose chunks and publishes call during first,
+// as another process's work goes on meanwhile.
+func chunks(t *testing.T, h Harness, b store.Backend, during func()) store.ChunkBackend {
+	t.Helper()
+	if h.Chunks == nil {
+		t.Skip("the harness gives no Chunks")
+	}
+	return pausedChunks{h.Chunks(t, b), during}
+}
+
+type pausedChunks struct {
+	store.ChunkBackend
+	during func()
+}
+
+func (p pausedChunks) OpenChunks(ctx context.Context, id string) (store.ChunkUpload, *store.Info, error) {
+	up, fin, err := p.ChunkBackend.OpenChunks(ctx, id)
+	if up != nil {
+		up = pausedUpload{up, p.during}
+	}
+	return up, fin, err
+}
+
+type pausedUpload struct {
+	store.ChunkUpload
+	during func()
+}
+
+func (p pausedUpload) Append(ctx context.Context, cur int64, r io.Reader, limit int64, over func(int64) error) (int64, error) {
+	p.during()
+	return p.ChunkUpload.Append(ctx, cur, r, limit, over)
+}
+
+func (p pausedUpload) Publish(ctx context.Context, check func(string) error) (*store.Info, bool, error) {
+	p.during()
+	return p.ChunkUpload.Publish(ctx, check)
+}
+
+// testChunkRenewed: a chunk's reservation is renewed while the chunk is written (`upload chunk`
+// is a process of its own; the reservation of `upload begin`'s is gone), so that a chunk written
+// for longer than ReserveLease (and ReserveMaxAge) keeps its room. Unrenewed, another process's
+// check took it for one whose holder died, dropped it, and admitted an upload into the room the
+// chunk was still filling: the store passed its max-bytes.
+func testChunkRenewed(t *testing.T, h Harness) {
+	l := store.Limits{MaxBytes: 1000}
+	b, r := limited(t, h, l)
+	defer func(lease, age time.Duration) { store.ReserveLease, store.ReserveMaxAge = lease, age }(store.ReserveLease, store.ReserveMaxAge)
+	store.ReserveLease, store.ReserveMaxAge = 4*time.Second, 4*time.Second // as in testReservationRenewed
+	var admitted error
+	cb := chunks(t, h, b, func() {
+		time.Sleep(3 * store.ReserveLease / 2) // the chunk is still written past its lease
+		other, err := store.NewID()
+		must(t, "id", err)
+		_, admitted = (&store.Quota{R: r, Loc: b.Location(), List: b.List}).Admit(ctx, l, other, "other.bin", 900)
+	})
+	id, err := b.Begin(ctx, "long.bin", -1)
+	must(t, "begin", err)
+	must(t, "the begin's process ends, and its reservation with it", cb.ChunkQuota().Drop(ctx, id))
+	off, err := store.WriteChunk(ctx, cb, id, 0, strings.NewReader(strings.Repeat("x", 900)))
+	must(t, "the long chunk", err)
+	if off != 900 {
+		t.Fatalf("offset %d after 900 B", off)
+	}
+	wantCode(t, "900 B more while a chunk of 900 B is written past its lease", admitted, fault.StoreFull)
 }

@@ -43,6 +43,10 @@ type Harness struct {
 	// Reserver returns the backend's primitives of reservations (store.Reserver), for the
 	// tests of limits across processes. Nil: those are skipped.
 	Reserver func(t *testing.T, b store.Backend) store.Reserver
+	// Chunks returns the backend's primitives of the step-by-step upload (store.ChunkBackend),
+	// which the tests of limits pause in the middle of a chunk or a finish. Nil: those are
+	// skipped.
+	Chunks func(t *testing.T, b store.Backend) store.ChunkBackend
 }
 
 // Run runs the suite.

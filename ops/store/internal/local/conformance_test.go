@@ -28,6 +28,7 @@ func TestLocalConformance(t *testing.T) {
 			_, err := os.Lstat(b.Location())
 			return err == nil
 		},
+		Chunks: func(t *testing.T, b store.Backend) store.ChunkBackend { return chunker{b.(*localStore), defaultChunk} },
 		Reserver: func(t *testing.T, b store.Backend) store.Reserver {
 			s := b.(*localStore)
 			if err := s.open(true); err != nil {

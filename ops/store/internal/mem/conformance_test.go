@@ -25,6 +25,7 @@ func TestMemConformance(t *testing.T) {
 			}
 			return ok
 		},
+		Chunks:   func(t *testing.T, b store.Backend) store.ChunkBackend { return b.(*mem.Store) },
 		Reserver: func(t *testing.T, b store.Backend) store.Reserver { return b.(*mem.Store).Reserver() },
 		RemoveFromUpload: func(t *testing.T, b store.Backend, id, rel string) {
 			if err := b.(*mem.Store).RemoveFromUpload(id, rel); err != nil {

@@ -49,6 +49,7 @@ func TestConformance(t *testing.T) {
 			}
 			return len(out.Contents) > 0
 		},
+		Chunks:   func(t *testing.T, b store.Backend) store.ChunkBackend { return b.(*Store) },
 		Reserver: func(t *testing.T, b store.Backend) store.Reserver { return reserver{b.(*Store)} },
 		RemoveFromUpload: func(t *testing.T, b store.Backend, id, rel string) {
 			s := b.(*Store)
