@@ -49,7 +49,7 @@ func chunkFlag() cli.Flag {
 }
 
 // limitsWaitFlag is the --wait of the commands that add uploads (upload, upload begin, upload
-// chunk, prepare): how long each waits for the store's limits lock, which another upload holds
+// chunk, upload finish, prepare): how long each waits for the store's limits lock, which another upload holds
 // while it is checked against the store's limits. The store.locked message names it.
 func limitsWaitFlag() cli.Flag {
 	return &cli.StringFlag{Name: "wait", Usage: fmt.Sprintf("wait up to `DURATION` (s, m, h, d, w) for the store's limits lock, held while another upload is checked against the store's limits (default: %s)", store.DefaultLimitsWait)}

@@ -103,9 +103,14 @@ func init() {
 				Flags: []cli.Flag{idFlag,
 					&cli.StringFlag{Name: "blake3", Usage: "the expected BLAKE3 in `HEX`"},
 					sizeFlag("size", "the expected size in `BYTES`; fixes a size left open"),
+					limitsWaitFlag(),
 				},
 				Action: func(c *cli.Context) error {
-					g, id, size, blake3 := globalOptions(c), c.String("id"), c.Int64("size"), c.String("blake3")
+					g, err := withLimitsWait(c)
+					if err != nil {
+						return err
+					}
+					id, size, blake3 := c.String("id"), c.Int64("size"), c.String("blake3")
 					return stepStore(g, c.NArg(), func(b store.Backend) (any, error) {
 						info, err := b.Finish(g.ctx, id, size, blake3)
 						if err != nil {

@@ -216,9 +216,9 @@ func WriteChunk(ctx context.Context, b ChunkBackend, id string, offset int64, r 
 
 // FinishChunks checks the unfinished upload id of b against size (-1: not checked; a size left
 // open at begin is fixed here) and blake3 (hex, "": not checked) and publishes it create-only:
-// upload.sizeMismatch and upload.hashMismatch keep it unfinished. Finishing a finished upload
-// returns it after the same checks, so that a finish that crashed after publishing can be run
-// again.
+// upload.sizeMismatch and upload.hashMismatch keep it unfinished. While it publishes, its bytes
+// are held in the store's limits (Quota.Hold). Finishing a finished upload returns it after the
+// same checks, so that a finish that crashed after publishing can be run again.
 func FinishChunks(ctx context.Context, b ChunkBackend, id string, size int64, blake3 string) (*Info, error) {
 	if err := ValidID(id); err != nil {
 		return nil, err
@@ -251,12 +251,19 @@ func FinishChunks(ctx context.Context, b ChunkBackend, id string, size int64, bl
 	if size >= 0 && st.Offset != size {
 		return nil, fault.Errorf(fault.UploadSizeMismatch, "upload %s: has %d bytes, expected %d", id, st.Offset, size)
 	}
+	// Its bytes are held in the store's limits while it moves from unfinished to finished, where
+	// another process's check may see it in neither place.
+	done, err := b.ChunkQuota().Hold(ctx, id, st.Name, st.Offset)
+	if err != nil {
+		return nil, err
+	}
 	info, already, err := up.Publish(ctx, func(got string) error {
 		if want != "" && got != want {
 			return fault.Errorf(fault.UploadHashMismatch, "upload %s: BLAKE3 of the %d bytes is %s, expected %s", id, st.Offset, got, want)
 		}
 		return nil
 	})
+	done(err == nil)
 	if err != nil {
 		return nil, err
 	}

@@ -419,6 +419,85 @@ func (q *Quota) Grow(ctx context.Context, l Limits, id, name string, cur, end in
 	}
 }
 
+// Hold holds the unfinished upload id named name, size bytes written, in the store's limits while
+// it is published. A publish moves an upload from unfinished to finished, and a check whose
+// listing runs meanwhile may find it in neither place (a listing is no snapshot); the upload's
+// reservation, renewed while the publish runs, counts it then. Nothing is checked: its bytes are
+// in the store already, and a finish is not refused for a store that is full. A live reservation
+// of the upload that holds as much already (its Begin's, in this process) is left as it is.
+// done is called once the publish is over: published, the reservation is dropped (the upload is
+// counted as finished now); not, the upload's own reservation is put back as it was. Hold waits
+// for the limits lock as an admission does (store.locked after Wait).
+func (q *Quota) Hold(ctx context.Context, id, name string, size int64) (done func(published bool), err error) {
+	nothing := func(bool) {}
+	l, err := q.Limits(ctx)
+	if err != nil || l.None() {
+		return nothing, err
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	wasHeld := q.holds(id)
+	body, _ := json.Marshal(Reservation{ID: id, Name: name, Size: size, Holder: Me().String()})
+	var back []byte // the upload's own live reservation, replaced
+	deadline, wait := time.Now().Add(q.wait()), q.wait()
+	for ; ; wait = max(time.Until(deadline), 0) {
+		var wrote bool
+		held, err := q.underLock(ctx, wait, func(c count) error {
+			own, had := c.rs[id]
+			live := had && own.ID == id && c.live[id]
+			if live && own.Size >= size {
+				return nil
+			}
+			if had {
+				if live {
+					back, _ = json.Marshal(own)
+				}
+				if err := q.R.DropReservation(ctx, id); err != nil {
+					return err
+				}
+			}
+			if err := q.R.PutReservation(ctx, id, body); err != nil {
+				return err
+			}
+			wrote = true
+			return nil
+		})
+		if err != nil {
+			return nothing, err
+		}
+		switch {
+		case held && !wrote:
+			return nothing, nil
+		case held:
+			q.keep(id)
+			return func(published bool) {
+				ctx := context.WithoutCancel(ctx)
+				if published {
+					q.Drop(ctx, id)
+					return
+				}
+				q.mu.Lock()
+				defer q.mu.Unlock()
+				if !wasHeld {
+					q.forget(id)
+				}
+				q.underLock(ctx, q.wait(), func(count) error {
+					if err := q.R.DropReservation(ctx, id); err != nil || back == nil {
+						return err
+					}
+					return q.R.PutReservation(ctx, id, back)
+				})
+			}, nil
+		}
+		// The lock was taken over while this was written (see Admit): undone, and done again.
+		if wrote {
+			if err := q.R.DropReservation(ctx, id); err != nil {
+				return nothing, err
+			}
+		}
+	}
+}
+
 // holds reports whether this process renews the reservation id.
 func (q *Quota) holds(id string) bool {
 	q.hmu.Lock()

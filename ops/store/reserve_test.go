@@ -314,3 +314,45 @@ func TestQuotaGrowHolds(t *testing.T) {
 		t.Fatalf("after the chunk: reservation left %v, renewed %v; want neither", left, q.holds(idA))
 	}
 }
+
+// A finish holds the upload's bytes while it publishes, unchecked; once published its
+// reservation is gone, and a finish that failed puts back the upload's own reservation.
+func TestQuotaHold(t *testing.T) {
+	ctx := context.Background()
+	l := Limits{MaxBytes: 1000}
+	m := &memReserver{rs: map[string][]byte{}}
+	// Past the limits already (another process admitted 900 B): a finish is not refused.
+	listing := &Listing{Entries: []Entry{{ID: idA, Name: "a.bin", Size: 600}, {ID: idC, Name: "c.bin", Size: 900, Finished: true}}}
+	q := &Quota{R: m, Loc: "S", M: fixedMark(MarkText(l)), List: func(context.Context) (*Listing, error) { return listing, nil }}
+	reserved := func() (Reservation, bool) {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		var r Reservation
+		b, ok := m.rs[idA]
+		json.Unmarshal(b, &r)
+		return r, ok
+	}
+	// Begun open by this process: its reservation holds the file only.
+	if _, err := q.Admit(ctx, Limits{MaxFiles: 5}, idA, "a.bin", -1); err != nil {
+		t.Fatal(err)
+	}
+	done, err := q.Hold(ctx, idA, "a.bin", 600)
+	if err != nil {
+		t.Fatalf("a finish of a store past its limits: %v; want its bytes held, unchecked", err)
+	}
+	if r, ok := reserved(); !ok || r.Size != 600 {
+		t.Fatalf("while published: %+v, %v; want 600 B held", r, ok)
+	}
+	done(false)
+	if r, ok := reserved(); !ok || r.Size != -1 || !q.holds(idA) {
+		t.Fatalf("after a finish that failed: %+v, %v; want its own reservation back, renewed", r, ok)
+	}
+	done, err = q.Hold(ctx, idA, "a.bin", 600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done(true)
+	if r, ok := reserved(); ok || q.holds(idA) {
+		t.Fatalf("after the publish: %+v left, renewed %v; want none", r, q.holds(idA))
+	}
+}

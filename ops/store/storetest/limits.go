@@ -25,6 +25,7 @@ var limitsTests = []struct {
 	{"FinishAndAbortDropReservation", testDoneReservation},
 	{"ReservationRenewedWhileHeld", testReservationRenewed},
 	{"ChunkReservationRenewedWhileWritten", testChunkRenewed},
+	{"FinishCountedWhilePublished", testFinishCounted},
 }
 
 // limited makes a store with limits l and returns it with its Reserver.
@@ -267,4 +268,55 @@ func testChunkRenewed(t *testing.T, h Harness) {
 		t.Fatalf("offset %d after 900 B", off)
 	}
 	wantCode(t, "900 B more while a chunk of 900 B is written past its lease", admitted, fault.StoreFull)
+}
+
+// testFinishCounted: a finish holds the upload's bytes in the store's limits while it publishes.
+// A check whose listing runs meanwhile may find the upload in neither place, unfinished or
+// finished (a listing is no snapshot); the finish's reservation counts it then. Before, a finish
+// held nothing (`upload finish` is a process of its own), and another upload was admitted into
+// the room of the one being published: the store passed its max-bytes. Once published, the
+// reservation is gone.
+func testFinishCounted(t *testing.T, h Harness) {
+	l := store.Limits{MaxBytes: 1000}
+	b, r := limited(t, h, l)
+	var id string
+	// The listing of a check made while id moves from unfinished to finished: it is in neither.
+	moving := func(ctx context.Context) (*store.Listing, error) {
+		ls, err := b.List(ctx)
+		if err != nil {
+			return nil, err
+		}
+		out := *ls
+		out.Entries = nil
+		for _, e := range ls.Entries {
+			if e.ID != id {
+				out.Entries = append(out.Entries, e)
+			}
+		}
+		return &out, nil
+	}
+	var admitted error
+	cb := chunks(t, h, b, func() {
+		other, err := store.NewID()
+		must(t, "id", err)
+		_, admitted = (&store.Quota{R: r, Loc: b.Location(), List: moving}).Admit(ctx, l, other, "other.bin", 900)
+	})
+	var err error
+	id, err = b.Begin(ctx, "a.bin", 900)
+	must(t, "begin", err)
+	data := []byte(strings.Repeat("a", 900))
+	_, err = b.Write(ctx, id, 0, strings.NewReader(string(data)))
+	must(t, "chunk", err)
+	must(t, "the begin's and the chunk's processes end, and their reservations with them", cb.ChunkQuota().Drop(ctx, id))
+	info, err := store.FinishChunks(ctx, cb, id, 900, sum(data))
+	must(t, "finish", err)
+	if info.ID != id || info.Size != 900 {
+		t.Fatalf("finished %+v", info)
+	}
+	wantCode(t, "900 B more while an upload of 900 B is published", admitted, fault.StoreFull)
+	got, err := r.Reservations(ctx)
+	must(t, "reservations", err)
+	if _, ok := got[id]; ok {
+		t.Error("the finish's reservation is left after the upload was published")
+	}
 }
