@@ -728,6 +728,8 @@ func testNotStore(t *testing.T, h Harness) {
 	wantCode(t, "status", err, fault.StoreNotStore)
 	_, err = b.Open(ctx, id, "a.txt")
 	wantCode(t, "open", err, fault.StoreNotStore)
+	// With no id to mark there is still a store to find: a location that is not one is refused.
+	wantCode(t, "mark used with no ids", b.MarkUsed(ctx, nil, time.Now()), fault.StoreNotStore)
 	wantCode(t, "mark used", b.MarkUsed(ctx, []string{id}, time.Now()), fault.StoreNotStore)
 	_, err = b.Sweep(ctx, 0, false)
 	wantCode(t, "sweep", err, fault.StoreNotStore)

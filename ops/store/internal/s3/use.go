@@ -237,12 +237,12 @@ func (u useBackend) UseProperties() store.UseProperties {
 	return store.UseProperties{Jobs: 16, Where: u.s.URI}
 }
 
-// HoldUses holds nothing (every marker write is conditional): it checks there is a store.
+// HoldUses holds nothing (every marker write is conditional): it checks that the prefix is a
+// store or empty (store.notStore when it holds something else), even with no id to mark. In an
+// empty one the look-up finds no upload.
 func (u useBackend) HoldUses(ctx context.Context, ids []string) (func(), error) {
-	if len(ids) > 0 {
-		if err := u.s.exists(ctx, ids[0]); err != nil {
-			return nil, err
-		}
+	if _, err := u.s.checkStore(ctx, false); err != nil {
+		return nil, err
 	}
 	return func() {}, nil
 }
