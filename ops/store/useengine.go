@@ -33,8 +33,11 @@ type UseProperties struct {
 
 // UseTarget is what a backend's look-up found of one id, for its marker's write.
 type UseTarget struct {
-	// Err refuses the id, in the backend's words: upload.missing when it is no finished upload
-	// (or the backend's own code when its metadata breaks a rule).
+	// Missing: there is no finished upload of the id (none, an unfinished one, one removed), which
+	// the engine words the same on every backend (NotFinished).
+	Missing bool
+	// Err refuses the id in the backend's words, with its own code (its metadata breaks a rule, a
+	// marker that cannot be read).
 	Err error
 	// Swept: a sweep has decided to remove it (S3's tombstone): the use is upload.missing.
 	Swept bool
@@ -98,9 +101,17 @@ func MarkUsedOn(ctx context.Context, b UseBackend, ids []string, at time.Time) e
 	})
 }
 
+// NotFinished is the refusal of an id that names no finished upload of the store at where, in one
+// wording on every backend (rm says it so too).
+func NotFinished(id, where string) error {
+	return fault.Errorf(fault.UploadMissing, "upload %s: not a finished upload in store %s", id, where)
+}
+
 // refused is the error of a target that cannot be marked, nil for one that can.
 func refused(p UseProperties, id string, t UseTarget) error {
 	switch {
+	case t.Missing:
+		return NotFinished(id, p.Where)
 	case t.Err != nil:
 		return t.Err
 	case t.Swept:
@@ -136,7 +147,7 @@ func markOne(ctx context.Context, b UseBackend, p UseProperties, id string, t Us
 		if err != nil {
 			return err
 		}
-		if t = ts[0]; t.Err != nil || t.Swept {
+		if t = ts[0]; t.Missing || t.Err != nil || t.Swept {
 			return refused(p, id, t)
 		}
 	}

@@ -82,6 +82,7 @@ func Run(t *testing.T, h Harness) {
 	tests = append(tests, stageTests...)
 	tests = append(tests, treeTests...)
 	tests = append(tests, limitsTests...)
+	tests = append(tests, markTests...)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.f(t, h) })
 	}

@@ -31,6 +31,7 @@ func (s *localStore) MarkUsed(_ context.Context, ids []string, at time.Time) err
 type useRun struct {
 	s    *localStore
 	dirs []int
+	none bool // the store folder is not there: it holds no upload
 }
 
 func (u *useRun) close() {
@@ -43,25 +44,39 @@ func (u *useRun) UseProperties() store.UseProperties {
 	return store.UseProperties{Jobs: 1, Where: u.s.Dir}
 }
 
-// HoldUses takes the marker lock shared.
+// HoldUses takes the marker lock shared. A store not made yet has no lock to take, and no upload.
 func (u *useRun) HoldUses(context.Context, []string) (func(), error) {
 	lk, err := u.s.lock(lockName, unix.LOCK_SH, markerWait)
+	if fault.CodeOf(err) == fault.UploadMissing {
+		fd, terr := u.s.openIfThere()
+		if fd >= 0 {
+			unix.Close(fd)
+		}
+		if u.none = terr == nil && fd < 0; u.none {
+			return func() {}, nil
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
 	return func() { lk.Unlock() }, nil
 }
 
-// LookUpUses opens and checks each upload folder in turn, stopping at the first that fails.
+// LookUpUses opens and checks each upload folder in turn: one that is not there, or has no
+// metadata, is no finished upload (Missing); any other failure stops the look-up.
 func (u *useRun) LookUpUses(_ context.Context, ids []string) ([]store.UseTarget, error) {
 	ts := make([]store.UseTarget, len(ids))
 	for i, id := range ids {
-		dirfd, err := u.s.openUploadDir(id)
-		if err != nil {
-			return nil, err
+		if u.none {
+			ts[i].Missing = true
+			continue
 		}
-		u.dirs = append(u.dirs, dirfd)
-		if _, err := u.s.readMetaAt(dirfd, id); err != nil {
+		dirfd, err := u.s.openUploadDir(id)
+		if err == nil {
+			u.dirs = append(u.dirs, dirfd)
+			_, err = u.s.readMetaAt(dirfd, id)
+		}
+		if ts[i].Missing = fault.CodeOf(err) == fault.UploadMissing; err != nil && !ts[i].Missing {
 			return nil, err
 		}
 		ts[i].Note = dirfd

@@ -389,9 +389,7 @@ func (u memUse) HoldUses(context.Context, []string) (func(), error) {
 func (u memUse) LookUpUses(_ context.Context, ids []string) ([]store.UseTarget, error) {
 	ts := make([]store.UseTarget, len(ids))
 	for i, id := range ids {
-		if u.s.finished[id] == nil {
-			ts[i].Err = u.s.missing(id)
-		}
+		ts[i].Missing = u.s.finished[id] == nil
 	}
 	return ts, nil
 }

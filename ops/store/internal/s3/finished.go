@@ -17,9 +17,7 @@ import (
 	awss3 "github.com/aws/aws-sdk-go-v2/service/s3"
 )
 
-func (s *Store) missing(id string) error {
-	return fault.Errorf(fault.UploadMissing, "upload %s: not a finished upload in store %s", id, s.URI)
-}
+func (s *Store) missing(id string) error { return store.NotFinished(id, s.URI) }
 
 // uploadErr is the error of a request about the finished upload id: upload.missing when its key
 // is not there.

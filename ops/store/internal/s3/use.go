@@ -238,8 +238,7 @@ func (u useBackend) UseProperties() store.UseProperties {
 }
 
 // HoldUses holds nothing (every marker write is conditional): it checks that the prefix is a
-// store or empty (store.notStore when it holds something else), even with no id to mark. In an
-// empty one the look-up finds no upload.
+// store or empty (store.notStore when it holds something else), even with no id to mark.
 func (u useBackend) HoldUses(ctx context.Context, ids []string) (func(), error) {
 	if _, err := u.s.checkStore(ctx, false); err != nil {
 		return nil, err
@@ -256,11 +255,8 @@ func (u useBackend) LookUpUses(ctx context.Context, ids []string) ([]store.UseTa
 		return nil, err
 	}
 	ts := make([]store.UseTarget, len(ids))
-	for i, id := range ids {
-		ts[i] = store.UseTarget{Swept: notes[i].m.tombstone, Note: &notes[i]}
-		if notes[i].name == "" {
-			ts[i] = store.UseTarget{Err: u.s.missing(id)}
-		}
+	for i := range ids {
+		ts[i] = store.UseTarget{Swept: notes[i].m.tombstone, Note: &notes[i], Missing: notes[i].name == ""}
 	}
 	return ts, nil
 }
