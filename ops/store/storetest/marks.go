@@ -16,6 +16,7 @@ var markTests = []struct {
 	f    func(t *testing.T, h Harness)
 }{
 	{"MarkUsedMissingInOneWording", testMarkUsedMissing},
+	{"PartialWithoutInfoListedAndSwept", testPartialWithoutInfo},
 }
 
 // wantNotFinished fails unless marking id used is refused as no finished upload of b, in the one
@@ -52,4 +53,103 @@ func testMarkUsedMissing(t *testing.T, h Harness) {
 		t.Fatalf("sweep outcomes %v, want %s removed", got, a.ID)
 	}
 	wantNotFinished(t, "a swept upload", b, []string{a.ID}, a.ID)
+}
+
+// testPartialWithoutInfo: an unfinished upload, of a folder or of a file, whose info is gone (what
+// it wrote is still there) is an unfinished upload all the same: listed, with what it wrote, and
+// removed by a sweep, which leaves nothing of it, named or not.
+func testPartialWithoutInfo(t *testing.T, h Harness) {
+	if h.RemovePartialInfo == nil {
+		t.Skip("this backend's harness cannot remove an unfinished upload's info")
+	}
+	t.Run("Folder", func(t *testing.T) {
+		b := h.New(t)
+		kept := upload(t, b, "kept.txt", []byte("kept"))
+		interruptTree(t, b, writeTree(t, "logs", letterFiles(8)), 3)
+		var id string
+		l, err := b.List(ctx)
+		must(t, "list", err)
+		for _, e := range l.Entries {
+			if !e.Finished {
+				id = e.ID
+			}
+		}
+		if id == "" {
+			t.Fatalf("after the interruption: %+v; want an unfinished upload", l.Entries)
+		}
+		partialWithoutInfo(t, h, b, id, kept)
+	})
+	t.Run("File", func(t *testing.T) {
+		b := h.New(t)
+		kept := upload(t, b, "kept.txt", []byte("kept"))
+		id, err := b.Begin(ctx, "part.bin", 10)
+		must(t, "begin", err)
+		_, err = b.Write(ctx, id, 0, strings.NewReader("01234"))
+		must(t, "write", err)
+		partialWithoutInfo(t, h, b, id, kept)
+	})
+}
+
+func partialWithoutInfo(t *testing.T, h Harness, b store.Backend, id string, kept *store.Info) {
+	h.RemovePartialInfo(t, b, id)
+	l, err := b.List(ctx)
+	must(t, "list", err)
+	if len(l.Entries) != 2 || l.Entries[1].ID != id && l.Entries[0].ID != id || len(l.Skipped) != 0 {
+		t.Fatalf("without its info: %+v, skipped %+v; want %s listed unfinished beside %s", l.Entries, l.Skipped, id, kept.ID)
+	}
+	for _, e := range l.Entries {
+		if e.ID == id && (e.Finished || e.Size <= 0 || e.LastUsed.IsZero()) {
+			t.Fatalf("without its info: %+v; want it unfinished, with the bytes it wrote and when", e)
+		}
+	}
+	must(t, "mark the kept upload used", b.MarkUsed(ctx, []string{kept.ID}, time.Now().Add(2*time.Hour)))
+	got, err := sweepAll(t, ctx, b, time.Now().Add(time.Hour), false, nil)
+	must(t, "sweep", err)
+	if len(got) != 1 || got[id] != store.Removed {
+		t.Fatalf("sweep outcomes %v: want only %s removed", got, id)
+	}
+	l, err = b.List(ctx)
+	must(t, "list after the sweep", err)
+	if len(l.Entries) != 1 || l.Entries[0].ID != kept.ID || len(l.Skipped) != 0 || len(l.Leftovers) != 0 {
+		t.Fatalf("after the sweep: %+v, skipped %+v, leftovers %+v; want only %s", l.Entries, l.Skipped, l.Leftovers, kept.ID)
+	}
+	_, err = b.Status(ctx, id)
+	wantCode(t, "status of the swept upload", err, fault.UploadMissing)
+}
+
+// testLoneMarker: a .used marker with no upload beside it (a use killed as a sweep removed the
+// upload, a copy by hand) is no upload: listed as none, named in the one form of what is not an
+// upload of this store, left by a sweep, and refused by a use as no finished upload.
+func testLoneMarker(t *testing.T, h Harness) {
+	if h.PlantMarker == nil {
+		t.Skip("this backend's harness cannot plant a marker")
+	}
+	b := h.New(t)
+	a := upload(t, b, "a.txt", []byte("a"))
+	const lone = "01900000-0000-7000-8000-0000000000aa"
+	h.PlantMarker(t, b, lone)
+	named := func(what string) {
+		t.Helper()
+		l, err := b.List(ctx)
+		must(t, what, err)
+		if len(l.Entries) != 1 || l.Entries[0].ID != a.ID || len(l.Leftovers) != 0 {
+			t.Fatalf("%s: %+v, leftovers %+v; want only %s", what, l.Entries, l.Leftovers, a.ID)
+		}
+		if len(l.Skipped) != 1 || !strings.Contains(l.Skipped[0].Path, lone) ||
+			!strings.HasPrefix(l.Skipped[0].Why, "not an upload of this store: ") {
+			t.Fatalf("%s: skipped %+v; want %s named as not an upload of this store", what, l.Skipped, lone)
+		}
+	}
+	named("list")
+	wantNotFinished(t, "mark the lone marker's id used", b, []string{lone}, lone)
+	got, err := sweepAll(t, ctx, b, time.Now().Add(time.Hour), false, nil)
+	must(t, "sweep", err)
+	if len(got) != 1 || got[a.ID] != store.Removed {
+		t.Fatalf("sweep outcomes %v: want only %s removed", got, a.ID)
+	}
+	l, err := b.List(ctx)
+	must(t, "list after the sweep", err)
+	if len(l.Entries) != 0 || len(l.Skipped) != 1 || !strings.Contains(l.Skipped[0].Path, lone) {
+		t.Fatalf("after the sweep: %+v, skipped %+v; want the lone marker still named", l.Entries, l.Skipped)
+	}
 }

@@ -47,6 +47,12 @@ type Harness struct {
 	// which the tests of limits pause in the middle of a chunk or a finish. Nil: those are
 	// skipped.
 	Chunks func(t *testing.T, b store.Backend) store.ChunkBackend
+	// RemovePartialInfo removes, behind the store's back, what the backend keeps of the
+	// unfinished upload id beside what it wrote (its info: name, size, when begun), as a stage
+	// killed as it began or a sweep killed while it removed the upload leaves it.
+	RemovePartialInfo func(t *testing.T, b store.Backend, id string)
+	// PlantMarker writes a .used marker for id, as a use writes one, where there is no upload.
+	PlantMarker func(t *testing.T, b store.Backend, id string)
 }
 
 // Run runs the suite.

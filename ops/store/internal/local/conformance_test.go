@@ -41,6 +41,20 @@ func TestLocalConformance(t *testing.T) {
 				t.Fatal(err)
 			}
 		},
+		RemovePartialInfo: func(t *testing.T, b store.Backend, id string) {
+			if err := os.Remove(filepath.Join(b.Location(), InternalDir, partialDir, id, partialInfo)); err != nil {
+				t.Fatal(err)
+			}
+		},
+		PlantMarker: func(t *testing.T, b store.Backend, id string) {
+			dir := filepath.Join(b.Location(), id)
+			if err := os.Mkdir(dir, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, UsedName), nil, 0o600); err != nil {
+				t.Fatal(err)
+			}
+		},
 		EditTreeFile: func(t *testing.T, b store.Backend, id, name, rel string, data []byte) {
 			p := filepath.Join(b.Features().Pather.FinishedPath(id, name), filepath.FromSlash(rel))
 			os.Chmod(filepath.Dir(p), 0o700)

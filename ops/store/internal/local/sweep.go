@@ -218,7 +218,9 @@ func readPartialAt(partfd int, id string, lock bool) (r partialRead, err error) 
 		return r, fmt.Errorf("data is not a regular file")
 	}
 	r.Bytes, r.Written = r.st.Size, timespec(r.st.Mtim)
-	if r.meta != nil && r.meta.Folder { // its data file is only its lock: the bytes are in its tree
+	// A folder upload's data file is only its lock: the bytes are in its tree (which tells one
+	// whose info.json is gone).
+	if r.meta != nil && r.meta.Folder || r.meta == nil && isEntry(dirfd, partialTree, unix.S_IFDIR) {
 		r.Bytes = treeBytesAt(dirfd)
 	}
 	if lock && !r.Busy {

@@ -32,6 +32,12 @@ func TestMemConformance(t *testing.T) {
 				t.Fatal(err)
 			}
 		},
+		RemovePartialInfo: func(t *testing.T, b store.Backend, id string) {
+			if err := b.(*mem.Store).RemovePartialInfo(id); err != nil {
+				t.Fatal(err)
+			}
+		},
+		PlantMarker: func(t *testing.T, b store.Backend, id string) { b.(*mem.Store).Plant(id + "/" + store.UsedName) },
 		EditTreeFile: func(t *testing.T, b store.Backend, id, name, rel string, data []byte) {
 			if err := b.(*mem.Store).EditTreeFile(id, name, rel, data); err != nil {
 				t.Fatal(err)

@@ -1,6 +1,8 @@
 package mem
 
 import (
+	"time"
+
 	"github.com/attachctl/attachctl/manifest"
 	"github.com/attachctl/attachctl/manifest/fault"
 	"github.com/attachctl/attachctl/ops/store"
@@ -37,6 +39,20 @@ func (s *Store) Plant(path string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.foreign[path] = true
+}
+
+// RemovePartialInfo forgets what the unfinished upload id was begun as (its name, size and begin
+// time: what a backend keeps as its info), keeping what it wrote, as a stage killed as it began
+// or a sweep killed while it removed the upload leaves it.
+func (s *Store) RemovePartialInfo(id string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p := s.partials[id]
+	if p == nil {
+		return s.missing(id)
+	}
+	p.name, p.size, p.made = "", -1, time.Time{}
+	return nil
 }
 
 // EditFile changes the bytes of the finished file upload id behind the store's back (its

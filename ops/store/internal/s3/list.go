@@ -6,7 +6,9 @@ import (
 	"errors"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/attachctl/attachctl/manifest/fault"
 	"github.com/attachctl/attachctl/ops/store"
@@ -18,8 +20,8 @@ import (
 // one ListObjectsV2 walk of the prefix, which shows every upload's objects with their sizes (a
 // HEAD of each finished upload, and a GET of each marker, which carries the last use); unfinished
 // uploads from their info objects, the files of a folder upload with no info (a sweep killed while
-// it removed it, or a stage killed as it began), and multipart uploads that have none (a stage
-// killed between starting one and writing its info).
+// it removed it, or a stage killed as it began), the chunks of a file upload with none, and
+// multipart uploads that have none (a stage killed between starting one and writing its info).
 func (s *Store) List(ctx context.Context) (*store.Listing, error) {
 	return store.ListOn(ctx, &listRun{s: s})
 }
@@ -46,6 +48,7 @@ type listed struct {
 type listedObj struct {
 	name string
 	size int64
+	at   time.Time // when it was written
 }
 
 // walk files every object under prefix by its top name.
@@ -67,7 +70,7 @@ func (r *listRun) walk(ctx context.Context, prefix string) error {
 		}
 		l.obj = l.obj || !dir
 		if dir {
-			l.objs = append(l.objs, listedObj{name: rest, size: aws.ToInt64(o.Size)})
+			l.objs = append(l.objs, listedObj{name: rest, size: aws.ToInt64(o.Size), at: aws.ToTime(o.LastModified).UTC()})
 			l.f.note(rest, o)
 		}
 		return nil
@@ -216,7 +219,9 @@ func (l *listed) leftover() bool {
 // a multipart upload with no info as the listing of them showed it.
 func (r *listRun) ReadPartial(ctx context.Context, id string) (store.UnfinishedState, bool, error) {
 	info := r.parts[id] != nil && slices.ContainsFunc(r.parts[id].objs, func(o listedObj) bool { return o.name == "info" })
-	u, d, err := r.s.unfinished(ctx, id, info, r.top[id], func() ([]multipart, error) {
+	u, d, err := r.s.unfinished(ctx, id, info, r.top[id], func() ([]part, error) {
+		return r.parts[id].chunks(), nil
+	}, func() ([]multipart, error) {
 		if mp, ok := r.mps[id]; ok {
 			return []multipart{mp}, nil
 		}
@@ -227,10 +232,10 @@ func (r *listRun) ReadPartial(ctx context.Context, id string) (store.UnfinishedS
 
 // unfinished reads the unfinished upload id: its info (when it may have one) and what it has
 // written (l: what a walk of P/<id>/ showed, nil when nothing), or, when it has no info, the files
-// of a folder upload (a sweep killed while it removed it, or a stage killed as it began), else a
-// multipart upload (mps: a stage killed between starting one and writing its info). nil doomed:
-// none of them, it is gone.
-func (s *Store) unfinished(ctx context.Context, id string, info bool, l *listed, mps func() ([]multipart, error)) (store.UnfinishedState, *doomed, error) {
+// of a folder upload (a sweep killed while it removed it, or a stage killed as it began), else the
+// chunks of a file upload (chunks), else a multipart upload (mps: a stage killed between starting
+// one and writing its info). nil doomed: none of them, it is gone.
+func (s *Store) unfinished(ctx context.Context, id string, info bool, l *listed, chunks func() ([]part, error), mps func() ([]multipart, error)) (store.UnfinishedState, *doomed, error) {
 	if info {
 		u, pi, err := s.partialState(ctx, id, l)
 		if fault.CodeOf(err) != fault.UploadMissing {
@@ -241,11 +246,43 @@ func (s *Store) unfinished(ctx context.Context, id string, info bool, l *listed,
 		// Begun when its first object was written, last written when its newest was.
 		return store.UnfinishedState{Name: l.f.dir, Made: l.f.first, Written: l.f.last, Bytes: l.treeBytes(l.f.dir)}, &doomed{leftover: true}, nil
 	}
+	cs, err := chunks()
+	if err != nil {
+		return store.UnfinishedState{}, nil, err
+	}
+	if len(cs) > 0 {
+		// Its name is not known (as on the local store); last written when its newest chunk was.
+		var u store.UnfinishedState
+		for _, c := range cs {
+			u.Bytes += c.Size
+			if c.Modified.After(u.Written) {
+				u.Written = c.Modified
+			}
+		}
+		return u, &doomed{}, nil
+	}
 	ms, err := mps()
 	if err != nil || len(ms) == 0 {
 		return store.UnfinishedState{}, nil, err
 	}
 	return store.UnfinishedState{Name: ms[0].name, Written: ms[0].initiated}, &doomed{}, nil
+}
+
+// chunks are the chunks of a file upload among the objects of its partial l (nil: none), as the
+// walk showed them: no request.
+func (l *listed) chunks() []part {
+	if l == nil {
+		return nil
+	}
+	var cs []part
+	for _, o := range l.objs {
+		if off, ok := strings.CutPrefix(o.name, "c/"); ok {
+			if n, err := strconv.ParseInt(off, 10, 64); err == nil {
+				cs = append(cs, part{Off: n, Size: o.size, Modified: o.at})
+			}
+		}
+	}
+	return cs
 }
 
 // treeBytes is what the files of the folder name of the objects l holds hold (store.TreeBytes),
@@ -269,4 +306,11 @@ func (s *Store) walkID(ctx context.Context, id string) (*listed, error) {
 		r.top[id] = &listed{}
 	}
 	return r.top[id], s.wrap(fault.UploadUnreadable, "upload "+id, err)
+}
+
+// walkPartial is what a walk of the partial of id shows (nil: nothing).
+func (s *Store) walkPartial(ctx context.Context, id string) (*listed, error) {
+	r := &listRun{s: s}
+	err := r.walk(ctx, s.key(internalDir, "partial", id)+"/")
+	return r.parts[id], s.wrap(fault.UploadUnreadable, "upload "+id, err)
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/attachctl/attachctl/ops/store"
 	"github.com/attachctl/attachctl/ops/store/storetest"
@@ -64,6 +65,17 @@ func TestConformance(t *testing.T) {
 						t.Fatal(err)
 					}
 				}
+			}
+		},
+		RemovePartialInfo: func(t *testing.T, b store.Backend, id string) {
+			s := b.(*Store)
+			if _, err := s.client.DeleteObject(context.Background(), &awss3.DeleteObjectInput{Bucket: &s.Bucket, Key: aws.String(s.infoKey(id))}); err != nil {
+				t.Fatal(err)
+			}
+		},
+		PlantMarker: func(t *testing.T, b store.Backend, id string) {
+			if _, err := b.(*Store).writeMarker(context.Background(), id, marker{}, "used", time.Now(), store.ErrUseRaced); err != nil {
+				t.Fatal(err)
 			}
 		},
 		EditTreeFile: func(t *testing.T, b store.Backend, id, name, rel string, data []byte) {

@@ -135,7 +135,10 @@ func (sw *sweeper) Recheck(ctx context.Context, c store.Entry) (store.Reread, er
 		// A tombstone is a sweep's that died before it deleted: its decision stands.
 		return r, err
 	}
-	u, d, err := s.unfinished(ctx, c.ID, true, l, func() ([]multipart, error) { return s.multiparts(ctx, s.key(c.ID)+"/") })
+	u, d, err := s.unfinished(ctx, c.ID, true, l, func() ([]part, error) {
+		p, err := s.walkPartial(ctx, c.ID)
+		return p.chunks(), err
+	}, func() ([]multipart, error) { return s.multiparts(ctx, s.key(c.ID)+"/") })
 	return store.Reread{State: u, Gone: d == nil, Note: d}, err
 }
 
