@@ -23,7 +23,6 @@ const (
 	SkipLink          = "a symlink"
 	SkipNotFolder     = "not a folder"
 	SkipNotUnfinished = "not an unfinished upload"
-	SkipOrphanMarker  = "a marker with no upload"
 	SkipForeignMarker = "not an attachctl marker: left in place, the upload taken as used when it was written"
 )
 
@@ -159,10 +158,10 @@ type ListBackend interface {
 
 // ListOn is Backend.List over b: every finished upload (recognised), every unfinished one that
 // is not finished since, in id order, and what was skipped, in path order. A marker the store did
-// not write beside an upload is named (SkipForeignMarker), and so is a marker with no upload
-// beside it (UploadMeta.OnlyMarker) unless an unfinished upload has its id. What killed runs left
-// under an id, a partial beside the finished upload of its id and a sweep's marker with no upload
-// beside it (UploadMeta.Tombstone), is neither: it is in the Leftovers, for a sweep to remove.
+// not write beside an upload is named (SkipForeignMarker); a marker with no upload is no upload,
+// named as any other (RecognizeUploads). What killed runs left under an id, a partial beside the
+// finished upload of its id and a sweep's marker with no upload beside it (UploadMeta.Tombstone),
+// is neither: it is in the Leftovers, for a sweep to remove.
 func ListOn(ctx context.Context, b ListBackend) (*Listing, error) {
 	p := b.ListProperties()
 	l := &Listing{}
@@ -185,12 +184,12 @@ func ListOn(ctx context.Context, b ListBackend) (*Listing, error) {
 			cands = append(cands, Candidate{ID: e.Name, Path: path})
 		}
 	}
-	orphan, tomb := make([]bool, len(cands)), make([]bool, len(cands)) // each read writes its own
+	tomb := make([]bool, len(cands)) // each read writes its own
 	metas, skips, err := RecognizeUploads(ctx, cands, p.Jobs, func(ctx context.Context, i int) (*UploadMeta, error) {
 		m, err := b.ReadUpload(ctx, cands[i])
-		if err == nil && m != nil && (m.OnlyMarker || m.Tombstone) {
-			orphan[i], tomb[i] = m.OnlyMarker, m.Tombstone
-			return nil, fault.Errorf(fault.UploadMissing, "upload %s: only its marker", cands[i].ID)
+		if err == nil && m != nil && m.Tombstone {
+			tomb[i] = true
+			return nil, fault.Errorf(fault.UploadMissing, "upload %s: only a sweep's tombstone", cands[i].ID)
 		}
 		return m, err
 	})
@@ -214,10 +213,8 @@ func ListOn(ctx context.Context, b ListBackend) (*Listing, error) {
 	if err != nil {
 		return nil, err
 	}
-	unfinished := map[string]bool{}
 	for _, e := range parts {
 		path := p.path(where, e)
-		unfinished[e.Name] = true
 		if ValidID(e.Name) != nil || !e.Dir || e.Link {
 			l.Skipped = append(l.Skipped, Skip{Path: path, Why: SkipNotUnfinished})
 			continue
@@ -242,9 +239,6 @@ func ListOn(ctx context.Context, b ListBackend) (*Listing, error) {
 	for i, c := range cands {
 		if tomb[i] {
 			l.Leftovers = append(l.Leftovers, Leftover{ID: c.ID})
-		}
-		if orphan[i] && !unfinished[c.ID] {
-			l.Skipped = append(l.Skipped, Skip{Path: inside(c.Path, UsedName), Why: SkipOrphanMarker})
 		}
 	}
 	SortListing(l)

@@ -193,8 +193,8 @@ func TestListOn(t *testing.T) {
 
 // TestListOnMarkers: a backend that writes a folder's path with a trailing slash (S3's prefix)
 // has its folders' skips so written, and its files' not; a marker the store did not write beside
-// an upload is named, and so is a marker with no upload, unless an unfinished upload has its id;
-// a sweep's tombstone with no upload is neither named nor listed, but left for a sweep to remove;
+// an upload is named; a marker with no upload is what the backend reads it as (no upload: named
+// as any other, with the backend's reason); a sweep's tombstone with no upload is neither named nor listed, but left for a sweep to remove;
 // a partial that fails for want of an answer stops the listing rather than be named.
 func TestListOnMarkers(t *testing.T) {
 	const (
@@ -207,11 +207,9 @@ func TestListOnMarkers(t *testing.T) {
 	made := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	m := &memList{
 		slash: true,
-		top:   []TopEntry{{Name: a, Dir: true}, {Name: b, Dir: true}, {Name: c, Dir: true}, {Name: d, Dir: true}, {Name: "junk", Dir: true}, {Name: "x.txt"}},
+		top:   []TopEntry{{Name: a, Dir: true}, {Name: b, Dir: true}, {Name: d, Dir: true}, {Name: "junk", Dir: true}, {Name: "x.txt"}},
 		metas: map[string]*UploadMeta{
 			a: {Info: &Info{Name: "a.txt", Size: 5, Blake3: sum, Made: made}, NoID: true, LastUsed: made, ForeignMarker: true},
-			b: {OnlyMarker: true},
-			c: {OnlyMarker: true},
 			d: {Tombstone: true},
 		},
 		parts:    []TopEntry{{Name: c, Dir: true}},
@@ -230,7 +228,7 @@ func TestListOnMarkers(t *testing.T) {
 	}
 	wantSkips := []Skip{
 		{Path: "/s/" + a + "/.used", Why: SkipForeignMarker},
-		{Path: "/s/" + b + "/.used", Why: SkipOrphanMarker},
+		{Path: "/s/" + b + "/", Why: "not an upload of this store: upload " + b + ": no metadata"},
 		{Path: "/s/junk/", Why: SkipNotID},
 		{Path: "/s/x.txt", Why: SkipNotID},
 	}

@@ -57,9 +57,6 @@ type UploadMeta struct {
 	Files    int
 	// ForeignMarker: its marker is not one the store wrote (its time taken as a use): named.
 	ForeignMarker bool
-	// OnlyMarker: there is no upload, only its marker, and not one a sweep left on its way out
-	// (that is Tombstone): a marker with no upload, named.
-	OnlyMarker bool
 	// Tombstone: there is no upload, only the marker a sweep left on its way out: no upload and
 	// no skip, a Leftover the next sweep removes.
 	Tombstone bool

@@ -17,6 +17,7 @@ var markTests = []struct {
 }{
 	{"MarkUsedMissingInOneWording", testMarkUsedMissing},
 	{"PartialWithoutInfoListedAndSwept", testPartialWithoutInfo},
+	{"LoneMarkerNamedAsNoUpload", testLoneMarker},
 }
 
 // wantNotFinished fails unless marking id used is refused as no finished upload of b, in the one

@@ -141,9 +141,10 @@ func (r *listRun) ReadUpload(ctx context.Context, c store.Candidate) (*store.Upl
 		m = &store.UploadMeta{Info: info, NoID: true}
 	case l.f.tree: // unfinished: one of ListPartials
 		return nil, s.missing(c.ID)
-	case l.f.m.exists && len(l.objs) == 1:
-		// A tombstone: a sweep's that died before it removed the marker: the next removes it.
-		return &store.UploadMeta{OnlyMarker: !l.f.m.tombstone, Tombstone: l.f.m.tombstone}, nil
+	case l.f.m.tombstone && len(l.objs) == 1:
+		// A sweep's that died before it removed the marker: the next removes it. Any other marker
+		// alone is no upload, named as what else is no upload.
+		return &store.UploadMeta{Tombstone: true}, nil
 	default:
 		return nil, fault.Errorf(fault.UploadUnreadable, "upload %s: holds no object of an upload", c.ID)
 	}
