@@ -329,13 +329,14 @@ func Pump(ctx context.Context, f SourceFile, from int64, pass StreamPass, free c
 	return nil
 }
 
-// SourceKey is what an upload of a source is found again by, as hex: its absolute path, the name
-// it is uploaded under, its size and its BLAKE3 ("" when not known). A backend that keeps a note of
-// which upload a source is (S3) names the note by it; what was written under it stays findable, so
-// it never changes.
-func SourceKey(path, name string, size int64, blake3 string) string {
+// SourceKey is what an upload of a source is found again by, as hex: the name it is uploaded
+// under, its size and its BLAKE3, and not its path, so that the same bytes under the same name
+// find the same upload from any path. A backend that keeps a note of which upload a source is
+// (S3) names the note by it; what was written under it stays findable, so it never changes. (A
+// note an older version keyed on the path as well is not found by it.)
+func SourceKey(name string, size int64, blake3 string) string {
 	h := sha256.New()
-	for _, f := range []string{path, name, blake3} {
+	for _, f := range []string{name, blake3} {
 		h.Write([]byte(f))
 		h.Write([]byte{0})
 	}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -37,6 +38,8 @@ var stageTests = []struct {
 	{"StagePlainPath", testStagePlain},
 	{"StageVerify", testStageVerify},
 	{"StageNameAgainMarksUsed", testStageNameAgainMarksUsed},
+	{"StageNameAgainFromAnotherPath", testStageNameAgainFromAnotherPath},
+	{"StageSameBytesAtOnceOneUpload", testStageSameBytesAtOnce},
 }
 
 // plainBackend hides every optional interface of a backend: the stage sees Backend alone.
@@ -375,5 +378,113 @@ func testStageNameAgainMarksUsed(t *testing.T, h Harness) {
 	e := finishedOnly(t, b, 1)[0]
 	if e.LastUsed.Before(before) {
 		t.Fatalf("named again, its last use is %v (before %v): a sweep with a later cutoff removes the upload just named", e.LastUsed, before)
+	}
+}
+
+// copyAt writes data as a file of another folder: the same bytes at another path.
+func copyAt(t *testing.T, data []byte) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "copy", "src.bin")
+	must(t, "make folder", os.MkdirAll(filepath.Dir(path), 0o700))
+	must(t, "write copy", os.WriteFile(path, data, 0o600))
+	return path
+}
+
+// testStageNameAgainFromAnotherPath: the same bytes uploaded again under the same name find the
+// finished upload again from any path (docs/commands.md, upload), with and without the BLAKE3 in
+// the record; another name, or other bytes at the same path, are another upload.
+func testStageNameAgainFromAnotherPath(t *testing.T, h Harness) {
+	b := h.New(t)
+	path, data := sourceFile(t, 2*stageChunk(b)+1000, 21)
+	rec := &manifest.Record{Path: path, Name: "data.bin"}
+	must(t, "upload", uploader(t, b, stage.Options{}).Upload(ctx, rec, nil))
+	other := copyAt(t, data)
+	for _, again := range []*manifest.Record{{Path: other, Name: "data.bin"}, {Path: other, Name: "data.bin", Blake3: sum(data)}} {
+		must(t, "upload from another path", uploader(t, b, stage.Options{}).Upload(ctx, again, nil))
+		if again.Upload == nil || again.Upload.ID != rec.Upload.ID {
+			t.Fatalf("the same bytes from another path uploaded as %+v, want %s named again", again.Upload, rec.Upload.ID)
+		}
+	}
+	finishedOnly(t, b, 1)
+	renamed := &manifest.Record{Path: other, Name: "other.bin"}
+	must(t, "upload under another name", uploader(t, b, stage.Options{}).Upload(ctx, renamed, nil))
+	if renamed.Upload == nil || renamed.Upload.ID == rec.Upload.ID {
+		t.Fatalf("another name named the upload of data.bin again: %+v", renamed.Upload)
+	}
+	edited := append(bytes.Clone(data), 'x')
+	must(t, "edit the copy", os.WriteFile(other, edited, 0o600))
+	changed := &manifest.Record{Path: other, Name: "data.bin"}
+	must(t, "upload other bytes", uploader(t, b, stage.Options{}).Upload(ctx, changed, nil))
+	if changed.Upload == nil || changed.Upload.ID == rec.Upload.ID {
+		t.Fatalf("other bytes named the upload of data.bin again: %+v", changed.Upload)
+	}
+	if got := readAll(t, b, changed.Upload.ID, "data.bin"); !bytes.Equal(got, edited) {
+		t.Fatalf("the upload of the edited copy is not its bytes")
+	}
+	finishedOnly(t, b, 3)
+}
+
+// testStageSameBytesAtOnce: two workers of one run (one uploader, with the backend's batch as
+// the stage makes one) upload the same bytes under the same name from two paths at the same
+// time, and make one upload, which both records name (docs/commands.md, upload). The second
+// worker starts once the first has written a chunk, and the first goes on only once the second
+// has too, so the two writes overlap on every run whatever the scheduling.
+func testStageSameBytesAtOnce(t *testing.T, h Harness) {
+	b := h.New(t)
+	path, data := sourceFile(t, 2*stageChunk(b)+1000, 22)
+	other := copyAt(t, data)
+	batch, err := stage.NewBatch(ctx, b)
+	must(t, "new batch", err)
+	firstWrote, secondWrote := make(chan struct{}), make(chan struct{})
+	var once1, once2 sync.Once
+	wrote := map[string]func(){
+		path: func() {
+			once1.Do(func() { close(firstWrote) })
+			select { // bounded: a second upload that fails before it writes must not hang the test
+			case <-secondWrote:
+			case <-time.After(time.Minute):
+			}
+		},
+		other: func() { once2.Do(func() { close(secondWrote) }) },
+	}
+	recs := []*manifest.Record{{Path: path, Name: "data.bin"}, {Path: other, Name: "data.bin"}}
+	errs := make([]error, len(recs))
+	var wg sync.WaitGroup
+	for i, rec := range recs {
+		if i == 1 {
+			select {
+			case <-firstWrote:
+			case <-time.After(time.Minute):
+				t.Fatal("the first upload wrote nothing")
+			}
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			// Each worker's uploader shares the batch, as the stage's workers do.
+			u := uploader(t, b, stage.Options{Batch: batch, Progress: func(k int64) {
+				if k > 0 && k < int64(len(data)) {
+					wrote[rec.Path]()
+				}
+			}})
+			errs[i] = u.Upload(ctx, rec, nil)
+		}()
+	}
+	wg.Wait()
+	u := uploader(t, b, stage.Options{Batch: batch})
+	for i, rec := range recs {
+		must(t, "upload "+rec.Path, errs[i])
+		u.Settle(rec)
+		if rec.Failed() {
+			t.Fatalf("settle %s: %v", rec.Path, rec.Error)
+		}
+	}
+	must(t, "commit", u.Commit())
+	if recs[0].Upload.ID != recs[1].Upload.ID {
+		t.Fatalf("the same bytes uploaded at once made two uploads: %s and %s", recs[0].Upload.ID, recs[1].Upload.ID)
+	}
+	finishedOnly(t, b, 1)
+	if got := readAll(t, b, recs[0].Upload.ID, "data.bin"); !bytes.Equal(got, data) {
+		t.Fatalf("the one upload is not the source's bytes")
 	}
 }

@@ -29,7 +29,7 @@ func (s *Store) StreamHashFirst(context.Context, store.Source) (bool, error) { r
 // no writer holds, or a new one (store.StreamBackend).
 func (s *Store) StartStream(ctx context.Context, st store.StreamStart) (store.StreamFound, store.StreamWrite, error) {
 	src := st.Src
-	note := store.SourceKey(src.Path, src.Name, src.Size, src.Blake3)
+	note := store.SourceKey(src.Name, src.Size, src.Blake3)
 	id, fin, p, err := s.byNote(note, false)
 	if err != nil {
 		return store.StreamFound{}, nil, err
@@ -99,16 +99,37 @@ func (w *streamWrite) Refuse(context.Context, string) {
 	w.s.drop(w.id, w.p)
 }
 
+// Publish makes the upload finished, or, when another worker wrote the same bytes under the same
+// name at the same time and its upload is the one the source's note names (finished, or in this
+// run's batch), drops this copy and names that one: two workers uploading the same bytes make
+// one upload. Else this upload takes the note.
 func (w *streamWrite) Publish(ctx context.Context, sum string) (*store.Info, error) {
+	s, p := w.s, w.p
+	if w.b != nil {
+		// The batch's lock before the store's, as its commit takes them.
+		w.b.mu.Lock()
+		defer w.b.mu.Unlock()
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if other := s.notes[p.note]; p.note != "" && other != w.id {
+		f, q := s.finished[other], s.partials[other]
+		same := f != nil && !f.folder() && f.info.Name == p.name && f.info.Blake3 == sum ||
+			q != nil && w.b != nil && q.batch == w.b && q.name == p.name && q.sum == sum
+		if same {
+			s.drop(w.id, p)
+			return &store.Info{ID: other, Name: p.name, Size: int64(len(p.data)), Blake3: sum}, nil
+		}
+		s.notes[p.note] = w.id
+	}
 	if w.b != nil {
 		w.batched = true
-		w.b.add(w.id, w.p, sum)
-		info := store.Info{ID: w.id, Name: w.p.name, Size: int64(len(w.p.data)), Blake3: sum}
+		p.batch, p.sum = w.b, sum
+		w.b.add(w.id, p, sum)
+		info := store.Info{ID: w.id, Name: p.name, Size: int64(len(p.data)), Blake3: sum}
 		return &info, nil
 	}
-	w.s.mu.Lock()
-	defer w.s.mu.Unlock()
-	info := w.s.publish(w.id, w.p, sum)
+	info := s.publish(w.id, p, sum)
 	return &info, nil
 }
 
@@ -139,9 +160,8 @@ type pending struct {
 	sum string
 }
 
+// add holds p for the commit. Called with b.mu held.
 func (b *batch) add(id string, p *partial, sum string) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
 	b.pending[id] = pending{p, sum}
 	b.order = append(b.order, id)
 }
@@ -226,7 +246,11 @@ func (s *Store) beginStaged(ctx context.Context, note, name string, size int64, 
 		p.files = map[string][]byte{}
 	}
 	s.partials[id] = p
-	s.notes[note] = id
+	// An unfinished upload the note names is another worker's at work on the same source: it
+	// keeps the note, and this one takes it only when it is published first (Publish).
+	if s.partials[s.notes[note]] == nil {
+		s.notes[note] = id
+	}
 	return id, p, release, nil
 }
 

@@ -36,7 +36,7 @@ func (t *trees) TreeHashFirst(context.Context, string, int64) (bool, error) {
 // the unfinished one no writer holds, or a new one admitted against the limits.
 func (t *trees) StartTree(ctx context.Context, st store.TreeStart) (string, store.TreeWrite, error) {
 	s := t.s
-	note := noteKey("folder", st.Src.Path, st.Src.Name, st.Blake3)
+	note := noteKey("folder", st.Src.Name, st.Blake3)
 	id, fin, p, err := s.byNote(note, true)
 	if err != nil {
 		return "", nil, err
@@ -175,6 +175,11 @@ func (w *treeWrite) Publish(_ context.Context, m *store.TreeMeta, files []store.
 	s.finished[w.id] = &finished{info: m.Info, tree: append([]store.TreeFile{}, files...), files: w.p.files, meta: meta, listing: listing}
 	delete(s.partials, w.id)
 	delete(s.reserved, w.id)
+	if f := s.finished[s.notes[w.p.note]]; w.p.note != "" && (f == nil || !f.folder()) {
+		// Another worker's upload of the same folder kept the note while both were at work:
+		// the first finished is the one found again.
+		s.notes[w.p.note] = w.id
+	}
 	return nil
 }
 

@@ -114,7 +114,7 @@ func testAbortedNotWaited(t *testing.T, srv *s3test.Server) {
 	if _, err := s.checkStore(bg, true); err != nil {
 		t.Fatal(err)
 	}
-	note := s.noteKey(path, "gone.bin", MinChunk+1000, want)
+	note := s.noteKey("gone.bin", MinChunk+1000, want)
 	old, pi, err := s.start(bg, note, "", "gone.bin", MinChunk+1000, s.beginStage(bg, "gone.bin", MinChunk+1000, want))
 	if err != nil {
 		t.Fatal(err)

@@ -69,8 +69,10 @@ type sourceNote struct {
 	ID string `json:"id"`
 }
 
-func (s *Store) noteKey(abs, name string, size int64, sum string) string {
-	return s.key(internalDir, "source", store.SourceKey(abs, name, size, sum))
+// noteKey is the note of a source uploaded under name, of size bytes and BLAKE3 sum, whatever its
+// path (store.SourceKey): a copy of the same file elsewhere finds the same upload.
+func (s *Store) noteKey(name string, size int64, sum string) string {
+	return s.key(internalDir, "source", store.SourceKey(name, size, sum))
 }
 
 // Stream puts the source into the store as a multipart upload of its finished key, parts sent
@@ -102,7 +104,7 @@ func (s *Store) StartStream(ctx context.Context, st store.StreamStart) (store.St
 		return store.StreamFound{}, nil, err
 	}
 	name, size, want := st.Src.Name, st.Src.Size, st.Src.Blake3
-	w := &streamWrite{s: s, st: st, note: s.noteKey(st.Src.Path, name, size, want)}
+	w := &streamWrite{s: s, st: st, note: s.noteKey(name, size, want)}
 	var err error
 	w.id, w.pi, err = s.underNote(ctx, w.note, name, size, st.Avoid, st.Try, func(id string, pi *partialInfo, wait bool) (string, *partialInfo) {
 		id, pi, w.held = s.resumable(ctx, id, pi, name, want, wait)

@@ -272,7 +272,7 @@ func (s *Store) heldParts(t testing.TB, path, want string, chunk int64) map[int3
 	if err != nil {
 		t.Fatal(err)
 	}
-	id, _ := s.readNote(bg, s.noteKey(abs, filepath.Base(abs), fi.Size(), want))
+	id, _ := s.readNote(bg, s.noteKey(filepath.Base(abs), fi.Size(), want))
 	pi, _ := s.readInfo(bg, id)
 	id, pi, held := s.resumable(bg, id, pi, filepath.Base(abs), want, true)
 	got := map[int32]bool{}
@@ -643,7 +643,7 @@ func TestRefuseKeepsAnotherRunsNote(t *testing.T) {
 	if _, err := s.checkStore(bg, true); err != nil {
 		t.Fatal(err)
 	}
-	key := s.noteKey("/src/a.bin", "a.bin", 10, strings.Repeat("ab", 32))
+	key := s.noteKey("a.bin", 10, strings.Repeat("ab", 32))
 	mine, _ := store.NewID()
 	other, _ := store.NewID()
 	w := &streamWrite{s: s, note: key, id: mine}

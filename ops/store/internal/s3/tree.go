@@ -88,9 +88,10 @@ func (s *Store) TreeHashFirst(ctx context.Context, _ string, _ int64) (bool, err
 // (start), as a file's stage does.
 func (s *Store) StartTree(ctx context.Context, st store.TreeStart) (string, store.TreeWrite, error) {
 	src := st.Src
-	note := s.noteKey(src.Path, src.Name+"/", st.Size, st.Blake3)
+	note := s.noteKey(src.Name+"/", st.Size, st.Blake3)
 	id, pi, err := s.underNote(ctx, note, src.Name, st.Size, st.Avoid, 0, func(id string, pi *partialInfo, _ bool) (string, *partialInfo) {
-		// The note is keyed on the folder's path: the info keeps the rest (store.ResumesTree, the
+		// The note is keyed on the folder's name, size and BLAKE3, not its path: the same bytes
+		// from any folder take the upload up. The info keeps the rest (store.ResumesTree, the
 		// same bytes: runs hold no lock).
 		if pi != nil && !store.ResumesTree(store.TreePartial{Folder: pi.Kind == store.KindFolder, Name: pi.Name, Path: src.Path, Blake3: pi.Blake3}, st, true) {
 			return "", nil
