@@ -373,8 +373,9 @@ func mustInfo(t *testing.T, r streamResult, want string) {
 	}
 }
 
-// TestSourceKey pins the key: S3's source notes are named by it, and a note an earlier version
-// wrote must still find its upload (a resume, a file named again). It is the same from any path.
+// TestSourceKey pins the key: S3's source notes are named by it, and a note written now must
+// still find its upload for a later version (a resume, a file named again). No path goes in, so
+// the same bytes under the same name find it from any path.
 func TestSourceKey(t *testing.T) {
 	got := SourceKey("a.bin", 2354, "cd0831ab4ac14b7a5880e08d427148f2089dfd41d41db288179e8fa5bb823fbc")
 	if want := "028e6450fbc7ca9e988f73fc549db6fe337cc08414351dba40af7a97874c252d"; got != want {
