@@ -276,9 +276,7 @@ func TestSweepGOGC(t *testing.T) {
 	for run := 0; run < 50; run++ {
 		s := newStore(t)
 		for i := 0; i < 300; i++ {
-			if _, err := MakeFinished(s, "f.txt", []byte{byte(i)}, old); err != nil {
-				t.Fatal(err)
-			}
+			putFinished(t, s, "f.txt", []byte{byte(i)}, old)
 		}
 		for i := 0; i < 60; i++ {
 			id, err := s.Begin(context.Background(), "p.bin", -1)
