@@ -3,6 +3,7 @@
 package local
 
 import (
+	"context"
 	"errors"
 	"maps"
 	"slices"
@@ -338,17 +339,10 @@ func commit(outs []*out, index *stagedIndex) []error {
 	// and commitSync then flushes the drive once (macOS's fsync leaves the bytes in the drive's
 	// cache).
 	if fileSyncEach {
-		var wg sync.WaitGroup
-		slots := make(chan struct{}, syncWidth)
-		for i, o := range outs {
-			wg.Add(1)
-			slots <- struct{}{}
-			go func() {
-				defer func() { <-slots; wg.Done() }()
-				errs[i] = o.sync()
-			}()
-		}
-		wg.Wait()
+		store.ForEach(context.Background(), syncWidth, len(outs), func(i int) error {
+			errs[i] = outs[i].sync()
+			return nil // each upload fails alone
+		})
 	} else {
 		for _, o := range outs {
 			if o.mf != nil {

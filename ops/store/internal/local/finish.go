@@ -3,12 +3,14 @@
 package local
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"os"
 	"time"
 
 	"github.com/attachctl/attachctl/ops"
+	"github.com/attachctl/attachctl/ops/store"
 	"golang.org/x/sys/unix"
 )
 
@@ -105,17 +107,10 @@ func (o *out) sync() error {
 	if o.mf != nil { // a staged upload's metadata is the commit's file (metaindex.go)
 		files = append(files, o.mf)
 	}
-	errs := make(chan error, len(files))
-	for _, f := range files {
-		// A plain fsync, on macOS too: the commit flushes the drive once for all (commitSync).
-		go func() { errs <- wrap(f.Name(), unix.Fsync(int(f.Fd()))) }()
-	}
-	var serr error
-	for range files {
-		if err := <-errs; serr == nil {
-			serr = err
-		}
-	}
+	// A plain fsync, on macOS too: the commit flushes the drive once for all (commitSync).
+	serr := store.ForEach(context.Background(), len(files), len(files), func(i int) error {
+		return wrap(files[i].Name(), unix.Fsync(int(files[i].Fd())))
+	})
 	if o.mf != nil {
 		o.mf.Close()
 		o.mf = nil
