@@ -9,8 +9,8 @@ package local
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -51,7 +51,8 @@ func encodeMeta(m *Meta) []byte {
 	return append(line, '\n')
 }
 
-// decodeMeta reads a file of the folder; any line that is not a valid Info makes the whole file
+// decodeMeta reads a file of the folder; any line that is not the metadata of an upload of this
+// store (an upload id, and what store.Recognize asks of every upload's) makes the whole file
 // damaged (an error), so that no upload is named by half a file.
 func decodeMeta(b []byte) ([]*Meta, error) {
 	var ms []*Meta
@@ -62,14 +63,9 @@ func decodeMeta(b []byte) ([]*Meta, error) {
 			continue
 		}
 		var m Meta
-		if err := json.Unmarshal(line, &m); err != nil {
+		err := json.Unmarshal(line, &m)
+		if err = cmp.Or(err, store.ValidID(m.ID), store.Recognize(m.ID, m.ID, false, &m)); err != nil {
 			return nil, err
-		}
-		if store.ValidID(m.ID) != nil || store.ValidName(m.Name) != nil || m.Size < 0 {
-			return nil, errors.New("a line is not an upload's metadata")
-		}
-		if _, err := store.CheckHex(m.Blake3); err != nil || m.Blake3 == "" {
-			return nil, errors.New("a line has no BLAKE3")
 		}
 		ms = append(ms, &m)
 	}
