@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 
@@ -246,43 +247,39 @@ func (s *localStore) publishIndex(st *partial, name string) error {
 
 // pruneIndex removes each file of the folder that names no upload in the store any more and
 // whose batch has ended (its staging partial is gone: a batch places its uploads while its
-// partial is there). The sweep calls it under its lock, after removing uploads; a file it cannot
-// read is kept.
-func (s *localStore) pruneIndex(storefd int) {
-	fd, ents, ok := s.metaEntries()
+// partial is there), judged from listings of the sweep's folders taken after the folder's own, in
+// the order a batch makes things (its partial, then its file, then its uploads), so that a batch
+// running meanwhile keeps its file. The sweep calls it under its lock, after removing uploads; a
+// file it cannot read is kept, and every file when a folder cannot be listed (the next sweep
+// prunes them).
+func (d *storeDirs) pruneIndex() {
+	fd, ents, ok := d.s.metaEntries()
 	if !ok {
 		return
 	}
 	defer unix.Close(fd)
-	partfd, err := s.openInternalIfThere(partialDir)
-	if err != nil {
-		partfd = -1 // as when it is not there: every batch has ended
-	} else if partfd >= 0 {
-		defer unix.Close(partfd)
+	if len(ents) == 0 {
+		return // no store listing for a folder with nothing to prune
 	}
-	exists := func(dirfd int, name string) bool {
-		var st unix.Stat_t
-		return unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil
+	var in [2]map[string]bool // the partials, then the store
+	for i, dirfd := range []int{d.partfd, d.storefd} {
+		in[i] = map[string]bool{}
+		names, err := readDirAt(dirfd, "")
+		if err != nil { // or no partials folder when the sweep began: a batch may be making it
+			return
+		}
+		for _, e := range names {
+			in[i][e.Name()] = true
+		}
 	}
 	for _, e := range ents {
-		name := e.Name()
-		bid := metaFileBatch(name)
-		if bid == "" || partfd >= 0 && exists(partfd, bid) {
+		bid := metaFileBatch(e.Name())
+		if bid == "" || in[0][bid] {
 			continue
 		}
-		ms, err := readMetaFile(fd, name, s.internal(metaDir, name))
-		if err != nil {
-			continue
-		}
-		inUse := false
-		for _, m := range ms {
-			if exists(storefd, m.ID) {
-				inUse = true
-				break
-			}
-		}
-		if !inUse {
-			unix.Unlinkat(fd, name, 0)
+		ms, err := readMetaFile(fd, e.Name(), d.s.internal(metaDir, e.Name()))
+		if err == nil && !slices.ContainsFunc(ms, func(m *Meta) bool { return in[1][m.ID] }) {
+			unix.Unlinkat(fd, e.Name(), 0)
 		}
 	}
 }

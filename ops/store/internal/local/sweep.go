@@ -349,7 +349,7 @@ func (sw *sweeper) Remove(ctx context.Context, cands []store.Entry, stale func(s
 	if err := store.SweepRemove(ctx, sw, sw.dry, cands, stale, each); err != nil || sw.dry {
 		return err
 	}
-	sw.s.pruneIndex(sw.storefd)
+	sw.pruneIndex()
 	return nil
 }
 
