@@ -200,8 +200,8 @@ func (b *groupBatch) addLine(o *out) error {
 		b.index = x
 	}
 	if err := b.index.add(o.m); err != nil {
-		if b.index.size == 0 {
-			b.index.discard()
+		if b.index.size == 0 { // left empty in the staging partial, which goes with the batch
+			unix.Close(b.index.fd)
 			b.index = nil
 		}
 		return err
@@ -324,8 +324,8 @@ func commit(outs []*out, index *stagedIndex) []error {
 	defer s.published(outs) // each is published now, or failed: its reservation is done with
 	storefd, serr := s.openDir(lockErr, false)
 	if serr != nil {
-		if index != nil {
-			index.discard()
+		if index != nil { // its file goes with the staging partial, as its staged uploads do
+			unix.Close(index.fd)
 		}
 		for i, o := range outs {
 			errs[i] = o.undo(serr)

@@ -217,15 +217,6 @@ func pwriteAll(fd int, b []byte, off int64) error {
 	return nil
 }
 
-// discard removes the file, which no upload of a commit is to be named by.
-func (x *stagedIndex) discard() {
-	if x.fd >= 0 {
-		unix.Close(x.fd)
-		x.fd = -1
-	}
-	unix.Unlinkat(int(x.st.dirf.Fd()), x.name, 0)
-}
-
 // publishIndex renames the file name from the staging partial st into the folder (made with the
 // staging partial: groupBatch.staging) and fsyncs the folder: from here the metadata is durable in
 // its place, and the uploads it names may be placed.
