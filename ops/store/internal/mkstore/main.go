@@ -21,7 +21,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/attachctl/attachctl/ops"
@@ -36,39 +35,29 @@ func main() {
 	}
 	n, _ := strconv.Atoi(os.Args[2])
 	days, _ := strconv.Atoi(os.Args[3])
-	b, err := local.New(os.Args[1])
+	if err := run(os.Args[1], n, days); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+}
+
+// run lays out the store at dir: n uploads, the even ones made days days ago.
+func run(dir string, n, days int) error {
+	b, err := local.New(dir)
 	if err == nil { // a batch makes or marks the store; it holds nothing until an upload joins it
 		_, err = b.Features().Batcher.NewBatch(context.Background())
 	}
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
+		return err
 	}
 	old := time.Now().Add(-time.Duration(days) * 24 * time.Hour)
-	var wg sync.WaitGroup
-	jobs := make(chan int)
-	for w := 0; w < 8; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range jobs {
-				made := time.Now()
-				if i%2 == 0 {
-					made = old
-				}
-				name := fmt.Sprintf("file-%06d.txt", i)
-				if err := put(b.Location(), name, []byte(fmt.Sprintf("upload %d\n", i)), made); err != nil {
-					fmt.Fprintln(os.Stderr, err)
-					os.Exit(1)
-				}
-			}
-		}()
-	}
-	for i := 0; i < n; i++ {
-		jobs <- i
-	}
-	close(jobs)
-	wg.Wait()
+	return store.ForEach(context.Background(), 8, n, func(i int) error {
+		made := time.Now()
+		if i%2 == 0 {
+			made = old
+		}
+		return put(b.Location(), fmt.Sprintf("file-%06d.txt", i), []byte(fmt.Sprintf("upload %d\n", i)), made)
+	})
 }
 
 // put writes a finished upload of data named name, made at made, into the store at dir: its
