@@ -140,7 +140,6 @@ type Info struct {
 // Reader is a finished upload open for reading.
 type Reader interface {
 	io.ReadCloser
-	io.ReaderAt
 	// Info is the upload's metadata, as recorded when it was finished.
 	Info() *Info
 }

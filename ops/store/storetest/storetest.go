@@ -210,10 +210,6 @@ func testRoundTrip(t *testing.T, h Harness) {
 	if got := r.Info(); *got != *info {
 		t.Fatalf("reader info %+v, finish said %+v", got, info)
 	}
-	p := make([]byte, 9)
-	if _, err := r.ReadAt(p, 10); err != nil || string(p) != "attachctl" {
-		t.Fatalf("ReadAt: %q, %v", p, err)
-	}
 	r.Close()
 	got, err := b.Info(ctx, id)
 	must(t, "info", err)

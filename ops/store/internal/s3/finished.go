@@ -86,8 +86,7 @@ func (s *Store) infoOf(id, name string, size int64, meta map[string]string, modi
 const headWindow = 64 << 10
 
 // Open opens a finished upload for reading: a ranged GET of its head (which brings its size and
-// metadata), then, if read further, one GET of the rest (If-Match the same ETag); ReadAt makes
-// ranged GETs.
+// metadata), then, if read further, one GET of the rest (If-Match the same ETag).
 func (s *Store) Open(ctx context.Context, id, name string) (store.Reader, error) {
 	if err := cmp.Or(store.ValidID(id), store.ValidName(name)); err != nil {
 		return nil, err
@@ -192,31 +191,6 @@ func (r *reader) Read(p []byte) (int, error) {
 		err = r.s.readErr(r.info.ID, r.key, r.pos, err)
 	}
 	return n, err
-}
-
-// ReadAt is a ranged GET of the same object (If-Match its ETag, so a replaced object is not mixed in).
-func (r *reader) ReadAt(p []byte, off int64) (int, error) {
-	if off >= r.info.Size {
-		return 0, io.EOF
-	}
-	if len(p) == 0 {
-		return 0, nil
-	}
-	end := min(off+int64(len(p)), r.info.Size) - 1
-	out, err := r.s.client.GetObject(r.ctx, &awss3.GetObjectInput{Bucket: &r.s.Bucket, Key: &r.key,
-		Range: aws.String(fmt.Sprintf("bytes=%d-%d", off, end)), IfMatch: aws.String(r.etag)})
-	if err != nil {
-		return 0, r.s.wrap(fault.UploadUnreadable, "upload "+r.info.ID, err)
-	}
-	defer out.Body.Close()
-	n, err := io.ReadFull(out.Body, p[:end-off+1])
-	if err != nil {
-		return n, r.s.readErr(r.info.ID, r.key, off+int64(n), err)
-	}
-	if n < len(p) {
-		return n, io.EOF
-	}
-	return n, nil
 }
 
 // readErr is a failure while an object's bytes come: the server stopped sending, or the
