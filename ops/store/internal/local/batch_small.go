@@ -127,7 +127,7 @@ func (b *groupBatch) staging() (*partial, error) {
 	}
 	// The folder the commits' metadata files go to, made now rather than by the first commit:
 	// a commit makes nothing that takes room (metaindex.go).
-	fd, err := b.s.openInternal(true, metaDir)
+	fd, err := b.s.openDir(lockErr, true, InternalDir, metaDir)
 	if err != nil {
 		p.remove(false)
 		return nil, err

@@ -22,7 +22,7 @@ func (m marker) ReadMark(context.Context) ([]byte, string, error) {
 	if err := m.s.open(false); err != nil {
 		return nil, "", err
 	}
-	idir, err := m.s.openInternalIfThere()
+	idir, err := m.s.openIfThere(InternalDir)
 	if err != nil || idir < 0 {
 		return nil, "", err
 	}
@@ -37,7 +37,7 @@ func (m marker) ReadMark(context.Context) ([]byte, string, error) {
 // ReplaceMark writes the mark under a name of its own, fsynced and renamed over the mark
 // (replaceAt), so the mark is always whole.
 func (m marker) ReplaceMark(_ context.Context, body []byte, _ string) error {
-	idir, err := m.s.openInternal(true)
+	idir, err := m.s.openDir(lockErr, true, InternalDir)
 	if err != nil {
 		return err
 	}
@@ -80,7 +80,7 @@ func (r reserver) PutReservation(ctx context.Context, key string, body []byte) e
 	if err := store.ValidID(key); err != nil {
 		return err
 	}
-	dir, err := r.s.openInternal(true, reservedDir)
+	dir, err := r.s.openDir(lockErr, true, InternalDir, reservedDir)
 	if err != nil {
 		return err
 	}
@@ -90,7 +90,7 @@ func (r reserver) PutReservation(ctx context.Context, key string, body []byte) e
 
 func (r reserver) Reservations(ctx context.Context) (map[string][]byte, error) {
 	out := map[string][]byte{}
-	fd, err := r.s.openInternalIfThere(reservedDir)
+	fd, err := r.s.openIfThere(InternalDir, reservedDir)
 	if err != nil {
 		return nil, err
 	}
@@ -114,7 +114,7 @@ func (r reserver) Reservations(ctx context.Context) (map[string][]byte, error) {
 }
 
 func (r reserver) DropReservation(ctx context.Context, key string) error {
-	fd, err := r.s.openInternalIfThere(reservedDir)
+	fd, err := r.s.openIfThere(InternalDir, reservedDir)
 	if err != nil || fd < 0 {
 		return err
 	}

@@ -38,7 +38,7 @@ func (l *heldLock) Unlock() error {
 // lock takes the lock file name of STORE/.attachctl (lockName, sweepLock or limitsLock; made when
 // missing) with how (LOCK_SH or LOCK_EX), waiting at most wait.
 func (s *localStore) lock(name string, how int, wait time.Duration) (*heldLock, error) {
-	idir, err := s.openInternal(true)
+	idir, err := s.openDir(lockErr, true, InternalDir)
 	if err != nil {
 		return nil, err
 	}
@@ -88,11 +88,6 @@ func (s *localStore) openIfThere(names ...string) (int, error) {
 	return fd, err
 }
 
-// openInternalIfThere is openIfThere below STORE/.attachctl.
-func (s *localStore) openInternalIfThere(names ...string) (int, error) {
-	return s.openIfThere(append([]string{InternalDir}, names...)...)
-}
-
 // pollFlock tries flock(how|LOCK_NB) until it succeeds or wait runs out; then it returns
 // EWOULDBLOCK. The backoff starts at 50µs and grows to 20ms.
 func pollFlock(fd, how int, wait time.Duration) error {
@@ -122,14 +117,6 @@ func flock(fd, how int) error {
 			return err
 		}
 	}
-}
-
-// openInternal opens STORE/.attachctl/<names...> (STORE/.attachctl itself without names) from the
-// store folder down, one real folder at a time, never through a link, and returns its descriptor.
-// create makes what is missing, 0700 whatever the umask; without it a missing folder is
-// upload.missing.
-func (s *localStore) openInternal(create bool, names ...string) (int, error) {
-	return s.openDir(lockErr, create, append([]string{InternalDir}, names...)...)
 }
 
 const noFollowDir = unix.O_RDONLY | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLOEXEC

@@ -18,7 +18,7 @@ func (s *localStore) ReadMeta(id string) (*Meta, error) {
 	if err := store.ValidID(id); err != nil {
 		return nil, err
 	}
-	dirfd, err := s.openUploadDir(id)
+	dirfd, err := s.openDir(guardErr(id), false, id)
 	if err != nil {
 		return nil, err
 	}

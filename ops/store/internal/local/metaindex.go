@@ -122,7 +122,7 @@ func (s *localStore) readIndex() {
 // metaEntries opens STORE/.attachctl/meta (no link followed, nothing made) and lists it; the
 // caller closes fd. ok is false when there is no such folder, or it cannot be read.
 func (s *localStore) metaEntries() (fd int, ents []os.DirEntry, ok bool) {
-	fd, err := s.openInternalIfThere(metaDir)
+	fd, err := s.openIfThere(InternalDir, metaDir)
 	if err != nil || fd < 0 {
 		return -1, nil, false
 	}
@@ -221,7 +221,7 @@ func pwriteAll(fd int, b []byte, off int64) error {
 // staging partial: groupBatch.staging) and fsyncs the folder: from here the metadata is durable in
 // its place, and the uploads it names may be placed.
 func (s *localStore) publishIndex(st *partial, name string) error {
-	fd, err := s.openInternal(true, metaDir)
+	fd, err := s.openDir(lockErr, true, InternalDir, metaDir)
 	if err != nil {
 		return err
 	}

@@ -161,11 +161,11 @@ func syncFile(f *os.File) error {
 }
 
 // openPartials opens STORE/.attachctl/partial, or with an id the folder of that unfinished
-// upload, guarded (openInternal): create makes what is missing; without it, not there is
+// upload, guarded (openDir): create makes what is missing; without it, not there is
 // upload.missing.
 func (s *localStore) openPartials(create bool, id ...string) (*os.File, error) {
 	names := append([]string{partialDir}, id...)
-	fd, err := s.openInternal(create, names...)
+	fd, err := s.openDir(lockErr, create, append([]string{InternalDir}, names...)...)
 	if err != nil {
 		return nil, err
 	}
@@ -176,7 +176,7 @@ func (s *localStore) openPartials(create bool, id ...string) (*os.File, error) {
 // leaving the store's file system; durable: and fsyncs the partial folder, so that the removal
 // survives a crash (an abort). A leftover that a crash may bring back need not be.
 func (s *localStore) removePartial(id string, durable bool) error {
-	fd, err := s.openInternalIfThere(partialDir)
+	fd, err := s.openIfThere(InternalDir, partialDir)
 	if err != nil || fd < 0 {
 		return err
 	}
@@ -419,7 +419,7 @@ func openLockFile(dirfd int, name string, flags int) (fd, outfd int, err error) 
 
 // partialStill reports whether STORE/.attachctl/partial/<id> is still the folder open as dirfd.
 func (s *localStore) partialStill(id string, dirfd int) bool {
-	fd, err := s.openInternal(false, partialDir, id)
+	fd, err := s.openDir(lockErr, false, InternalDir, partialDir, id)
 	if err != nil {
 		return false
 	}
@@ -430,7 +430,7 @@ func (s *localStore) partialStill(id string, dirfd int) bool {
 
 // partialIDs lists the ids of unfinished uploads.
 func (s *localStore) partialIDs() ([]string, error) {
-	fd, err := s.openInternalIfThere(partialDir)
+	fd, err := s.openIfThere(InternalDir, partialDir)
 	if err != nil || fd < 0 {
 		return nil, err
 	}

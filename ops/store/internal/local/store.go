@@ -172,7 +172,7 @@ func (s *localStore) judge() (storeKind, error) {
 
 // mark writes the store's mark (and its internal folders), never through a link.
 func (s *localStore) mark() error {
-	idir, err := s.openInternal(true)
+	idir, err := s.openDir(lockErr, true, InternalDir)
 	if err != nil {
 		return err
 	}
@@ -271,14 +271,10 @@ func (s *localStore) openUploadFile(id, rel string) (*os.File, error) {
 	return openGuarded(fd, path.Base(rel), filepath.Join(s.UploadDir(id), rel), id)
 }
 
-// openUploadDir opens STORE/<id> as a real folder and returns its descriptor.
-func (s *localStore) openUploadDir(id string) (int, error) {
-	return s.openDir(guardErr(id), false, id)
-}
-
 // openDir is openDirs from the store folder down, which must itself be a real folder (no names:
-// the store folder); code codes an error opening it, and (without create) one opening a folder
-// below. It is the one way into the store's folders, and openIfThere its reader's.
+// the store folder); code codes an error opening it, and (without create, which makes a missing
+// folder 0700 whatever the umask) one opening a folder below. It is the one way into the store's
+// folders, and openIfThere its reader's.
 func (s *localStore) openDir(code func(path string, err error) error, create bool, names ...string) (int, error) {
 	storefd, err := unix.Open(s.Dir, noFollowDir, 0)
 	switch {

@@ -29,7 +29,7 @@ func (s *localStore) LastUsed(id string) (time.Time, bool, error) {
 	if err := store.ValidID(id); err != nil {
 		return time.Time{}, false, err
 	}
-	dirfd, err := s.openUploadDir(id)
+	dirfd, err := s.openDir(guardErr(id), false, id)
 	if err != nil {
 		return time.Time{}, false, err
 	}

@@ -79,7 +79,7 @@ func (d *storeDirs) open() (bool, error) {
 		return false, err
 	}
 	d.storefd = fd
-	d.partfd, err = d.s.openInternalIfThere(partialDir)
+	d.partfd, err = d.s.openIfThere(InternalDir, partialDir)
 	return true, err
 }
 
@@ -300,7 +300,7 @@ func (s *localStore) sweep(wait time.Duration, dryRun bool) (*sweeper, error) {
 // openTrash opens the trash, on the store's file system, and removes what a crashed sweep left
 // there.
 func (sw *sweeper) openTrash() error {
-	fd, err := sw.s.openInternal(true, trashDir)
+	fd, err := sw.s.openDir(lockErr, true, InternalDir, trashDir)
 	if err != nil {
 		return err
 	}

@@ -367,7 +367,7 @@ func (s *localStore) OpenTreeObject(_ context.Context, id, name, rel string) (io
 // following a link: each entry's type as lstat gives it, a folder's owner and mode checked, and
 // one on another file system not entered.
 func (s *localStore) ReadTreeDir(_ context.Context, ti *store.TreeInfo, dir string) ([]store.TreeEntry, error) {
-	top, err := s.openUploadDir(ti.ID)
+	top, err := s.openDir(guardErr(ti.ID), false, ti.ID)
 	if err != nil {
 		return nil, err
 	}

@@ -19,7 +19,7 @@ func (s *localStore) PartialStatus(_ context.Context, id string) (store.Unfinish
 		return store.UnfinishedState{}, 0, err
 	}
 	missing := fault.Errorf(fault.UploadMissing, "upload %s: no such upload in store %s", id, s.Dir)
-	partfd, err := s.openInternal(false, partialDir)
+	partfd, err := s.openDir(lockErr, false, InternalDir, partialDir)
 	if fault.CodeOf(err) == fault.UploadMissing {
 		return store.UnfinishedState{}, 0, missing
 	} else if err != nil {

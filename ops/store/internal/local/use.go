@@ -71,7 +71,7 @@ func (u *useRun) LookUpUses(_ context.Context, ids []string) ([]store.UseTarget,
 			ts[i].Missing = true
 			continue
 		}
-		dirfd, err := u.s.openUploadDir(id)
+		dirfd, err := u.s.openDir(guardErr(id), false, id)
 		if err == nil {
 			u.dirs = append(u.dirs, dirfd)
 			_, err = u.s.readMetaAt(dirfd, id)

@@ -25,7 +25,7 @@ func (s *localStore) Check(_ context.Context, id string) error {
 	if err := store.ValidID(id); err != nil {
 		return err
 	}
-	dirfd, err := s.openUploadDir(id)
+	dirfd, err := s.openDir(guardErr(id), false, id)
 	if err != nil {
 		return err
 	}
