@@ -144,7 +144,7 @@ func ForCheck(path string) (io.ReadCloser, error) {
 // (root itself excepted) and staying on root's file system. What it cannot read is returned in
 // skipped, named with why, and does not stop it. Stores come in lexical order of their paths.
 func StoresUnder(root string) (stores []string, skipped []store.Skip, err error) {
-	return local.StoresUnder(root)
+	return store.StoresUnder(root, local.UnderRoot)
 }
 
 // The modes a folder store gives its folders, the files of an unfinished upload, and a finished

@@ -12,9 +12,9 @@ import (
 // New refuses: the local store needs a POSIX system.
 func New(dir string, opts ...Option) (store.Backend, error) { return nil, errNoPOSIX("store " + dir) }
 
-// StoresUnder refuses, as New does: there is no local store to find.
-func StoresUnder(root string) ([]string, []store.Skip, error) {
-	return nil, nil, errNoPOSIX("stores under " + root)
+// UnderRoot refuses, as New does: there is no local store to find (store.StoresUnder).
+func UnderRoot(abs string) (store.UnderFolder, error) {
+	return nil, errNoPOSIX("stores under " + abs)
 }
 
 // errNoPOSIX is store.unreachable for the local store (or stores) at where.

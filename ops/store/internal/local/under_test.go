@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"github.com/attachctl/attachctl/ops/store"
 )
 
 func TestStoresUnder(t *testing.T) {
@@ -33,7 +35,7 @@ func TestStoresUnder(t *testing.T) {
 	}
 	os.MkdirAll(filepath.Join(root, "plain", InternalDir), 0o700) // an internal folder without a mark is no store
 
-	got, skipped, err := StoresUnder(root)
+	got, skipped, err := store.StoresUnder(root, UnderRoot)
 	if err != nil || len(skipped) > 0 {
 		t.Fatalf("StoresUnder: %v, skipped %v", err, skipped)
 	}
@@ -42,10 +44,10 @@ func TestStoresUnder(t *testing.T) {
 		t.Errorf("StoresUnder = %q, want %q", got, want)
 	}
 	// ROOT itself a store: that store alone.
-	if got, _, _ := StoresUnder(filepath.Join(root, "chat-1")); !slices.Equal(got, want[:1]) {
+	if got, _, _ := store.StoresUnder(filepath.Join(root, "chat-1"), UnderRoot); !slices.Equal(got, want[:1]) {
 		t.Errorf("StoresUnder(a store) = %q, want %q", got, want[:1])
 	}
-	if _, _, err := StoresUnder(filepath.Join(root, "nothing")); err == nil {
+	if _, _, err := store.StoresUnder(filepath.Join(root, "nothing"), UnderRoot); err == nil {
 		t.Error("StoresUnder of a folder that does not exist: no error")
 	}
 }
@@ -63,7 +65,7 @@ func TestMarkThroughLinkedInternal(t *testing.T) {
 	if err := notNested(filepath.Join(outer, "sub", "inner")); err == nil {
 		t.Error("a store inside a folder whose internal folder is a link to a mark: not refused")
 	}
-	if got, _, err := StoresUnder(root); err != nil || len(got) != 0 {
+	if got, _, err := store.StoresUnder(root, UnderRoot); err != nil || len(got) != 0 {
 		t.Errorf("StoresUnder = %q, %v; want none (a linked internal folder is not followed)", got, err)
 	}
 	// The mark itself, or an earlier version's partial folder, a link: no store either way.

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/attachctl/attachctl/manifest/fault"
+	"github.com/attachctl/attachctl/ops/store"
 )
 
 // On Windows the local store is refused at New, with the code the SPEC gives a store that cannot
@@ -27,7 +28,7 @@ func TestNewRefusesOnWindows(t *testing.T) {
 			t.Errorf("message %q does not say %q", err.Error(), want)
 		}
 	}
-	if _, _, err := StoresUnder(dir); fault.CodeOf(err) != fault.StoreUnreachable || !strings.Contains(err.Error(), "use an s3:// store") {
+	if _, _, err := store.StoresUnder(dir, UnderRoot); fault.CodeOf(err) != fault.StoreUnreachable || !strings.Contains(err.Error(), "use an s3:// store") {
 		t.Errorf("StoresUnder: %v, want store.unreachable saying to use an s3:// store", err)
 	}
 	if _, err := os.Lstat(dir); !os.IsNotExist(err) {
