@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/attachctl/attachctl/manifest/fault"
+	"github.com/attachctl/attachctl/ops/store"
 	"golang.org/x/sys/unix"
 )
 
@@ -316,105 +317,189 @@ func (s *localStore) lockPartial(id string, nonblock bool) (*partial, error) {
 	return nil, fault.Errorf(fault.UploadUnreadable, "upload %s: keeps changing under us", id)
 }
 
-// lockPartialIn is one try of lockPartial.
+// lockPartialIn is one try of lockPartial: the one reading of a partial (readPartialAt), its
+// file opened for writing and checked by ownPartial before the wait and again after it.
 func (s *localStore) lockPartialIn(id string, nonblock bool) (p *partial, retry bool, err error) {
-	dirf, err := s.openPartials(false, id)
+	partfd, err := s.openDir(lockErr, false, InternalDir, partialDir)
 	if err != nil {
 		return nil, false, err
 	}
-	var f *os.File
-	defer func() {
-		if p == nil {
-			if f != nil {
-				f.Close()
-			}
-			dirf.Close()
-		}
-	}()
-	dirfd, dir := int(dirf.Fd()), dirf.Name()
-	meta, err := readPartialMetaAt(dirfd)
-	if err != nil { // no info.json (ENOENT) is upload.missing (lockPartial)
-		return nil, false, fault.Errorf(fault.UploadUnreadable, "upload %s: %s: %w", id, dir, err)
-	}
-	fd, outfd, err := openLockFile(dirfd, meta.Name, unix.O_RDWR|openFlags)
-	path, name, at := dir+"/"+partialData, partialData, dirfd
-	if outfd >= 0 {
-		defer unix.Close(outfd)
-		path, name, at = dir+"/"+partialOut+"/"+meta.Name, meta.Name, outfd
-	}
-	if err != nil {
-		return nil, false, guardErr(id)(path, err)
-	}
-	f = os.NewFile(uintptr(fd), dir+"/"+partialData) // f owns fd
-	// A regular file of ours with one link, before the wait (a file planted by another user makes
-	// no one wait) and again after it; no link left: finished, aborted or swept meanwhile.
-	var st unix.Stat_t
-	check := func() (gone bool, err error) {
-		if err := unix.Fstat(fd, &st); err != nil {
-			return false, storeErr(path, err)
-		}
-		if st.Nlink == 0 {
-			return true, nil
-		}
-		return false, checkOwnFile(&st, path, id)
-	}
-	if gone, err := check(); gone || err != nil {
-		return nil, gone, err
-	}
+	defer unix.Close(partfd)
 	how := unix.LOCK_EX
 	if nonblock {
 		how |= unix.LOCK_NB
 	}
-	if err := flock(fd, how); err != nil { // EWOULDBLOCK: held by another writer (nonblock)
-		return nil, false, storeErr(path, err)
+	r, err := s.readPartialAt(partfd, id, unix.O_RDWR|openFlags, how, ownPartial(id))
+	defer func() {
+		if p == nil {
+			r.close()
+		}
+	}()
+	switch {
+	case errors.Is(err, errGone):
+		return nil, true, nil
+	case err == nil && r.Busy: // held by another writer (nonblock)
+		err = unix.EWOULDBLOCK
 	}
-	if gone, err := check(); gone || err != nil {
-		return nil, gone, err
+	if err != nil {
+		return nil, false, partialErr(id, r, err)
 	}
 	// Still the file at that name, and the folder still the partial (a sweep may have moved it
 	// into the trash while we waited)?
+	at, name := r.dirfd, partialData
+	if r.outfd >= 0 {
+		at, name = r.outfd, r.Name
+	}
 	var lst unix.Stat_t
-	if unix.Fstatat(at, name, &lst, unix.AT_SYMLINK_NOFOLLOW) != nil || lst.Ino != st.Ino || lst.Dev != st.Dev || !s.partialStill(id, dirfd) {
+	if unix.Fstatat(at, name, &lst, unix.AT_SYMLINK_NOFOLLOW) != nil || lst.Ino != r.st.Ino || lst.Dev != r.st.Dev || !s.partialStill(id, r.dirfd) {
 		return nil, true, nil
 	}
-	if outfd >= 0 {
+	if r.outfd >= 0 {
 		// Ours, and still the crashed finish's out/<name> (a finish holds the lock until its upload
 		// is placed): unfinished again, writable, and data again, opened for writing on the next
 		// try.
-		if err := unix.Fchmod(fd, uint32(FileMode)); err != nil {
-			return nil, false, storeErr(path, err)
+		if err := unix.Fchmod(r.fd, uint32(FileMode)); err != nil {
+			return nil, false, storeErr(r.path, err)
 		}
-		if err := unix.Renameat(outfd, meta.Name, dirfd, partialData); err != nil {
-			return nil, false, storeErr(path, err)
+		if err := unix.Renameat(r.outfd, r.Name, r.dirfd, partialData); err != nil {
+			return nil, false, storeErr(r.path, err)
 		}
 		return nil, true, nil
 	}
-	unix.SetNonblock(fd, false)
-	removeEntry(dirfd, partialOut) // what a crashed finish left
+	unix.SetNonblock(r.fd, false)
+	removeEntry(r.dirfd, partialOut) // what a crashed finish left
 	// Read info.json again under the lock: the holder before us may have rewritten it.
-	if meta, err = readPartialMetaAt(dirfd); err != nil {
-		return nil, false, fault.Errorf(fault.UploadUnreadable, "upload %s: %s: %v", id, dir, err)
+	meta, err := readPartialMetaAt(r.dirfd)
+	if err != nil {
+		return nil, false, fault.Errorf(fault.UploadUnreadable, "upload %s: %s: %v", id, r.dir, err)
 	}
-	return &partial{s: s, id: id, dir: dir, dirf: dirf, f: f, meta: *meta}, false, nil
+	dirf, f := os.NewFile(uintptr(r.dirfd), r.dir), os.NewFile(uintptr(r.fd), r.dir+"/"+partialData) // they own the descriptors
+	return &partial{s: s, id: id, dir: r.dir, dirf: dirf, f: f, meta: *meta}, false, nil
 }
 
-// openLockFile opens, with flags, the file the writer of the partial open as dirfd locks: its
-// data, or out/<name> between a finish's two renames (a finish that crashed, or runs now; name ""
-// when info.json is unreadable: not looked for), which is opened for reading only (the finish
-// made it read-only; whoever undoes the finish writes it as data). outfd is out/, open when it
-// was looked in (the caller closes it; an error is then opening out/<name>'s), else -1 (an error
-// is then opening data's).
-func openLockFile(dirfd int, name string, flags int) (fd, outfd int, err error) {
-	fd, err = unix.Openat(dirfd, partialData, flags, 0)
-	if !errors.Is(err, unix.ENOENT) || name == "" {
-		return fd, -1, err
+// ownPartial is the check of a partial read for its writer and for Status (readPartialAt): its
+// info.json read (not there: upload.missing), its file there and still linked (errGone when it
+// has no link left: finished, aborted or swept meanwhile), and a regular file of ours with one
+// link, as the guarded open checks one; before the wait too, so that a file planted by another
+// user makes no one wait.
+func ownPartial(id string) func(*partialRead) error {
+	return func(r *partialRead) error {
+		switch {
+		case r.merr != nil: // no info.json (ENOENT) is upload.missing (lockPartial, Status)
+			return fault.Errorf(fault.UploadUnreadable, "upload %s: %s: %w", id, r.dir, r.merr)
+		case r.fd < 0:
+			return unix.ENOENT
+		case r.st.Nlink == 0:
+			return errGone
+		}
+		return checkOwnFile(&r.st, r.path, id)
 	}
-	outfd, oerr := openDirAt(dirfd, partialOut)
-	if oerr != nil {
-		return -1, -1, err
+}
+
+// errGone: the file a partial's writer locks has no link left (ownPartial).
+var errGone = errors.New("no link left")
+
+// partialErr codes an error of readPartialAt of the upload id as the guarded open codes one
+// (guardErr): one that carries its code already is left as it is.
+func partialErr(id string, r *partialRead, err error) error {
+	if fault.CodeOf(err) != "" {
+		return err
 	}
-	fd, err = unix.Openat(outfd, name, flags&^unix.O_ACCMODE|unix.O_RDONLY, 0)
-	return fd, outfd, err
+	return guardErr(id)(r.path, err)
+}
+
+// partialRead is one reading of an unfinished upload (readPartialAt): its state for the
+// listing's rules; its folder (dirfd, at dir); its info.json (meta, nil when unreadable: merr,
+// and the listing and the sweep read the partial all the same); the file its writer locks (fd, -1
+// when it has none; at path; outfd is out/ while that file is out/<name>, else -1) and that
+// file's stat (st, Nlink 0 when it has none); release, when a reader kept the writer's lock.
+type partialRead struct {
+	store.UnfinishedState
+	dir              string
+	dirfd, fd, outfd int
+	path             string
+	meta             *partialMeta
+	merr             error
+	st               unix.Stat_t
+	release          func()
+}
+
+// readPartialAt reads the unfinished upload id of the partial folder partfd, the one
+// reading of a partial, for its readers (readPartial) and its writer (lockPartialIn): its
+// info.json, and the file its writer locks, opened with flags (data, or out/<name> while a finish
+// moves it; never through a link nor blocking), or the folder's time when it has none. check
+// judges what was read, the file by its stat before the lock how is taken and again after;
+// LOCK_NB: a writer holding it makes the upload busy. The error is the system's, or check's; r is
+// closed by its caller.
+func (s *localStore) readPartialAt(partfd int, id string, flags, how int, check func(*partialRead) error) (r *partialRead, err error) {
+	r = &partialRead{dir: s.partialDir(id), dirfd: -1, fd: -1, outfd: -1}
+	if r.dirfd, err = openDirAt(partfd, id); err != nil {
+		return r, err
+	}
+	if r.meta, r.merr = readPartialMetaAt(r.dirfd); r.merr == nil {
+		r.Name, r.Made, r.Batch = r.meta.Name, r.meta.Created, r.meta.Batch
+	}
+	r.fd, err = unix.Openat(r.dirfd, partialData, flags, 0)
+	r.path = r.dir + "/" + partialData
+	if errors.Is(err, unix.ENOENT) && r.Name != "" {
+		// Between a finish's two renames (a finish that crashed, or runs now) the file is
+		// out/<name>, opened for reading only: the finish made it read-only, and whoever undoes the
+		// finish writes it as data.
+		if outfd, oerr := openDirAt(r.dirfd, partialOut); oerr == nil {
+			r.outfd, r.path = outfd, r.dir+"/"+partialOut+"/"+r.Name
+			r.fd, err = unix.Openat(outfd, r.Name, flags&^unix.O_ACCMODE|unix.O_RDONLY, 0)
+		}
+	}
+	if errors.Is(err, unix.ENOENT) { // no data: a partial just begun, or what a crash left
+		var st unix.Stat_t
+		if err = unix.Fstat(r.dirfd, &st); err == nil {
+			r.Written = timespec(st.Mtim)
+			err = check(r)
+		}
+		return r, err
+	}
+	stat := func() error {
+		if err := unix.Fstat(r.fd, &r.st); err != nil {
+			return err
+		}
+		r.Bytes, r.Written = r.st.Size, timespec(r.st.Mtim)
+		return check(r)
+	}
+	if err == nil {
+		err = stat()
+	}
+	if err != nil {
+		return r, err
+	}
+	if err := flock(r.fd, how); err == unix.EWOULDBLOCK {
+		r.Busy = true
+	} else if err != nil {
+		return r, err
+	}
+	return r, stat()
+}
+
+// close closes what r holds open, and so drops a lock taken.
+func (r *partialRead) close() {
+	for _, fd := range []*int{&r.fd, &r.outfd, &r.dirfd} {
+		if *fd >= 0 {
+			unix.Close(*fd)
+			*fd = -1
+		}
+	}
+}
+
+// readPartialMetaAt reads info.json of the unfinished upload open as dirfd.
+func readPartialMetaAt(dirfd int) (*partialMeta, error) {
+	b, err := readSmallAt(dirfd, partialInfo, 1<<20)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", partialInfo, err)
+	}
+	var m partialMeta
+	if json.Unmarshal(b, &m) != nil || store.ValidName(m.Name) != nil || m.Size < -1 {
+		return nil, errors.New(partialInfo + ": damaged")
+	}
+	return &m, nil
 }
 
 // partialStill reports whether STORE/.attachctl/partial/<id> is still the folder open as dirfd.

@@ -4,7 +4,6 @@ package local
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -155,80 +154,35 @@ func (lr *listRun) ListPartials(context.Context) ([]store.TopEntry, string, erro
 }
 
 func (lr *listRun) ReadPartial(_ context.Context, id string) (store.UnfinishedState, bool, error) {
-	r, err := readPartialAt(lr.partfd, id, false)
+	r, err := lr.s.readPartial(lr.partfd, id, false, regularPartial)
 	return r.UnfinishedState, errors.Is(err, unix.ENOENT), err
 }
 
-// partialRead is what readPartialAt read of an unfinished upload: its state for the listing's
-// rules; its info.json (meta, nil when unreadable: merr, and the listing and the sweep read the
-// partial all the same); the stat of the file its writer locks (st, Nlink 0 when it has none);
-// the lock kept, when asked for and free (release, nil otherwise).
-type partialRead struct {
-	store.UnfinishedState
-	meta    *partialMeta
-	merr    error
-	st      unix.Stat_t
-	release func()
-}
-
-// readPartialAt reads the unfinished upload id of the partial folder partfd, once for the
-// listing, the sweep and Status: its info.json, and the file its writer locks (data, or
-// out/<name> while a finish moves it; opened never through a link nor blocking, and only a
-// regular file is read), or the folder when it has no data file. A folder upload's bytes are its
-// tree's, summed by the engine (store.TreeBytes). With lock set, the writer's lock is taken and
-// kept: release drops it.
-func readPartialAt(partfd int, id string, lock bool) (r partialRead, err error) {
-	dirfd, err := openDirAt(partfd, id)
-	if err != nil {
-		return r, err
-	}
-	defer unix.Close(dirfd)
-	if r.meta, r.merr = readPartialMetaAt(dirfd); r.merr == nil {
-		r.Name, r.Made, r.Batch = r.meta.Name, r.meta.Created, r.meta.Batch
-	}
-	fd, outfd, err := openLockFile(dirfd, r.Name, unix.O_RDONLY|openFlags)
-	if outfd >= 0 {
-		unix.Close(outfd)
-	}
-	if errors.Is(err, unix.ENOENT) { // no data: a partial just begun, or what a crash left
-		var st unix.Stat_t
-		if err := unix.Fstat(dirfd, &st); err != nil {
-			return r, err
-		}
-		r.Written = timespec(st.Mtim)
-		return r, nil
-	}
-	if err != nil {
-		return r, err
-	}
-	f := os.NewFile(uintptr(fd), partialData) // f owns fd: closing it drops a lock we took
-	// LOCK_NB: a writer holding it makes the upload busy, and no one waits for it.
-	if err := flock(fd, unix.LOCK_EX|unix.LOCK_NB); err == unix.EWOULDBLOCK {
-		r.Busy = true
-	} else if err != nil {
-		f.Close()
-		return r, err
-	}
-	if err := unix.Fstat(fd, &r.st); err != nil {
-		f.Close()
-		return r, err
-	}
-	if uint32(r.st.Mode)&unix.S_IFMT != unix.S_IFREG {
-		f.Close()
-		return r, fmt.Errorf("data is not a regular file")
-	}
-	r.Bytes, r.Written = r.st.Size, timespec(r.st.Mtim)
+// readPartial is the one reading of a partial (readPartialAt) for the listing, the sweep and
+// Status, which wait for no writer: a writer holding the lock makes the upload busy. A folder
+// upload's bytes are its tree's, summed by the engine (store.TreeBytes). With lock set, the
+// writer's lock is taken and kept when free: release drops it. What r holds open is closed.
+func (s *localStore) readPartial(partfd int, id string, lock bool, check func(*partialRead) error) (r *partialRead, err error) {
+	r, err = s.readPartialAt(partfd, id, unix.O_RDONLY|openFlags, unix.LOCK_EX|unix.LOCK_NB, check)
 	// A folder upload's data file is only its lock: the bytes are in its tree (which tells one
 	// whose info.json is gone).
-	if r.meta != nil && r.meta.Folder || r.meta == nil && isEntry(dirfd, partialTree, unix.S_IFDIR) {
-		r.Bytes = treeBytesAt(dirfd)
+	if err == nil && r.fd >= 0 && (r.meta != nil && r.meta.Folder || r.meta == nil && isEntry(r.dirfd, partialTree, unix.S_IFDIR)) {
+		r.Bytes = treeBytesAt(r.dirfd)
 	}
-	if lock && !r.Busy {
-		r.release = func() { f.Close() }
-		return r, nil
+	if fd := r.fd; err == nil && lock && fd >= 0 && !r.Busy {
+		r.release, r.fd = func() { unix.Close(fd) }, -1
 	}
-	f.Close()
-	return r, nil
+	r.close()
+	return r, err
+}
+
+// regularPartial is the check of a partial read for the listing and the sweep (readPartialAt),
+// which read it whatever its info.json says: only a regular file is read.
+func regularPartial(r *partialRead) error {
+	if r.fd >= 0 && uint32(r.st.Mode)&unix.S_IFMT != unix.S_IFREG {
+		return errors.New("data is not a regular file")
+	}
+	return nil
 }
 
 // treeBytesAt is what the files of the tree of the folder upload whose partial is open as dirfd
@@ -247,19 +201,6 @@ func treeBytesAt(dirfd int) int64 {
 	return store.TreeBytes(false, func(dir string) ([]store.TreeEntry, error) {
 		return readTreeDir(top, dir, root)
 	})
-}
-
-// readPartialMetaAt reads info.json of the unfinished upload open as dirfd.
-func readPartialMetaAt(dirfd int) (*partialMeta, error) {
-	b, err := readSmallAt(dirfd, partialInfo, 1<<20)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", partialInfo, err)
-	}
-	var m partialMeta
-	if json.Unmarshal(b, &m) != nil || store.ValidName(m.Name) != nil || m.Size < -1 {
-		return nil, errors.New(partialInfo + ": damaged")
-	}
-	return &m, nil
 }
 
 // readSmallAt reads whole, up to limit bytes, the regular file name of the folder dirfd, never
@@ -383,7 +324,7 @@ func (sw *sweeper) Recheck(_ context.Context, c store.Entry) (store.Reread, erro
 	if sw.partfd < 0 {
 		return store.Reread{Gone: true}, nil
 	}
-	r, err := readPartialAt(sw.partfd, c.ID, true)
+	r, err := sw.s.readPartial(sw.partfd, c.ID, true, regularPartial)
 	if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) {
 		return store.Reread{Gone: true}, nil
 	}

@@ -13,7 +13,7 @@ import (
 )
 
 // PartialStatus reads the unfinished upload id for Status (store.StatusBackend) as the listing
-// reads it (readPartialAt), its file checked as the guarded open checks one, and its declared size.
+// reads it (readPartial), checked as its writer checks it (ownPartial), and its declared size.
 func (s *localStore) PartialStatus(_ context.Context, id string) (store.UnfinishedState, int64, error) {
 	if err := s.open(false); err != nil {
 		return store.UnfinishedState{}, 0, err
@@ -26,19 +26,14 @@ func (s *localStore) PartialStatus(_ context.Context, id string) (store.Unfinish
 		return store.UnfinishedState{}, 0, err
 	}
 	defer unix.Close(partfd)
-	r, err := readPartialAt(partfd, id, false)
-	path := s.partialDir(id) + "/" + partialData
+	r, err := s.readPartial(partfd, id, false, ownPartial(id))
 	switch {
-	case errors.Is(err, unix.ENOENT) || errors.Is(r.merr, unix.ENOENT):
+	case errors.Is(err, unix.ENOENT) || errors.Is(err, errGone): // no data file, or no info.json
 		return r.UnfinishedState, 0, missing
 	case err != nil:
-		return r.UnfinishedState, 0, guardErr(id)(path, err)
-	case r.merr != nil:
-		return r.UnfinishedState, 0, fault.Errorf(fault.UploadUnreadable, "upload %s: %s: %v", id, s.partialDir(id), r.merr)
-	case r.st.Nlink == 0: // no data file
-		return r.UnfinishedState, 0, missing
+		return r.UnfinishedState, 0, partialErr(id, r, err)
 	}
-	return r.UnfinishedState, r.meta.Size, checkOwnFile(&r.st, path, id)
+	return r.UnfinishedState, r.meta.Size, nil
 }
 
 // uploadIndex maps blake3+name to the id of a finished upload, for the stage's dedupe. It is built
