@@ -350,8 +350,7 @@ func (s *localStore) lockPartialIn(id string, nonblock bool) (p *partial, retry 
 	if r.outfd >= 0 {
 		at, name = r.outfd, r.Name
 	}
-	var lst unix.Stat_t
-	if unix.Fstatat(at, name, &lst, unix.AT_SYMLINK_NOFOLLOW) != nil || lst.Ino != r.st.Ino || lst.Dev != r.st.Dev || !s.partialStill(id, r.dirfd) {
+	if !still(r.fd, at, name) || !still(r.dirfd, partfd, id) {
 		return nil, true, nil
 	}
 	if r.outfd >= 0 {
@@ -502,15 +501,11 @@ func readPartialMetaAt(dirfd int) (*partialMeta, error) {
 	return &m, nil
 }
 
-// partialStill reports whether STORE/.attachctl/partial/<id> is still the folder open as dirfd.
-func (s *localStore) partialStill(id string, dirfd int) bool {
-	fd, err := s.openDir(lockErr, false, InternalDir, partialDir, id)
-	if err != nil {
-		return false
-	}
-	defer unix.Close(fd)
+// still reports whether name in the folder at is still the file or folder open as fd, a link not
+// followed.
+func still(fd, at int, name string) bool {
 	var a, b unix.Stat_t
-	return unix.Fstat(dirfd, &a) == nil && unix.Fstat(fd, &b) == nil && a.Ino == b.Ino && a.Dev == b.Dev
+	return unix.Fstat(fd, &a) == nil && unix.Fstatat(at, name, &b, unix.AT_SYMLINK_NOFOLLOW) == nil && a.Ino == b.Ino && a.Dev == b.Dev
 }
 
 // partialIDs lists the ids of unfinished uploads.
