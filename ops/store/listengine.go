@@ -2,7 +2,9 @@ package store
 
 import (
 	"context"
+	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/attachctl/attachctl/manifest/fault"
@@ -135,6 +137,27 @@ func TreeBytes(flat bool, readDir func(dir string) ([]TreeEntry, error)) int64 {
 		return e.Skip == ""
 	})
 	return n
+}
+
+// FolderTreeBytes is TreeBytes of the folder upload name among the objects of its id's folder
+// (ReadUploadFolder): the files under name/, as a listing by prefix gives them. A path with an
+// empty part is no file of the folder.
+func FolderTreeBytes(objs []FolderObject, name string) int64 {
+	var es []TreeEntry
+	for _, o := range objs {
+		rel, ok := strings.CutPrefix(o.Name, name+"/")
+		if ok && name != "" && !slices.Contains(strings.Split(rel, "/"), "") {
+			es = append(es, TreeEntry{Name: rel, File: true, Size: o.Size})
+		}
+	}
+	return TreeBytes(true, func(string) ([]TreeEntry, error) { return es, nil })
+}
+
+// Unfinished is the state of the unfinished folder upload f holds when nothing else says more
+// (it has no info: a kill left it): named by its folder, begun when its first object was
+// written, last written when its newest was, and what the files of its folder hold.
+func (f UploadFolder) Unfinished(objs []FolderObject) UnfinishedState {
+	return UnfinishedState{Name: f.Name, Made: f.First, Written: f.Last, Bytes: FolderTreeBytes(objs, f.Name)}
 }
 
 // ListBackend is what a backend implements so that List, written once in this package (ListOn),

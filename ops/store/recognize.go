@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"time"
 
@@ -132,6 +133,109 @@ func RecognizeUploads(ctx context.Context, cands []Candidate, jobs int, read fun
 		}
 	}
 	return metas, skips, nil
+}
+
+// Where a backend keeps an upload as objects under its id, each named by its path from the id's
+// folder (S3: PREFIX/<id>/...), which upload the id holds is read from the names of its objects
+// alone, one rule (ReadUploadFolder; docs/store.md, "Folder uploads on S3"): a folder upload is
+// finished once its listing (TreeListName), written last, is there beside its metadata
+// (MetaName); an object of a plain name beside neither is a file upload, which never holds
+// MetaName (so one named TreeListName is a file upload by its names: only its own metadata tells
+// it from the listing of a folder upload whose MetaName was removed, which is no upload); the
+// objects of a folder upload that is not finished are an unfinished one's, or what a kill left;
+// a sweep's tombstone alone is what a sweep that died left, a Leftover; anything else holds no
+// upload.
+
+// Holding is what an upload id's folder holds, as the names of its objects say.
+type Holding int
+
+const (
+	HoldsNothing          Holding = iota // no object of an upload: others', or a marker alone
+	HoldsFile                            // a finished file upload
+	HoldsFolder                          // a finished folder upload
+	HoldsUnfinishedFolder                // a folder upload's objects, not finished
+	HoldsTombstone                       // a sweep's tombstone alone
+)
+
+// FolderObject is an object under an upload id, as a listing shows it.
+type FolderObject struct {
+	Name string // its path from the id's folder
+	Size int64
+	At   time.Time // when it was written
+}
+
+// UploadFolder is what the objects of an upload id's folder say it holds (ReadUploadFolder).
+type UploadFolder struct {
+	Holds Holding
+	// Name is a finished upload's name ("" for an empty folder upload: only its listing's own
+	// metadata names it), or an unfinished folder upload's folder, from its files' paths.
+	Name string
+	// When the first and the last of the folder upload's objects (its files, listing and
+	// metadata) were written: an unfinished one was begun and last written then.
+	First, Last time.Time
+}
+
+// ReadUploadFolder reads the objects of an upload id's folder (see above); tombstone says the
+// marker among them (UsedName) is a sweep's tombstone, as the backend tells its markers apart.
+func ReadUploadFolder(objs []FolderObject, tombstone bool) UploadFolder {
+	var f UploadFolder
+	file, dir, list, meta, tree := "", "", false, false, false
+	for _, o := range objs {
+		n := o.Name
+		if n == MetaName || n == TreeListName || strings.Contains(n, "/") {
+			tree = true
+			if f.First.IsZero() || o.At.Before(f.First) {
+				f.First = o.At
+			}
+			if o.At.After(f.Last) {
+				f.Last = o.At
+			}
+		}
+		switch {
+		case n == MetaName:
+			meta = true
+		case strings.Contains(n, "/"):
+			if d, _, _ := strings.Cut(n, "/"); dir == "" && ValidTreeName(d) == nil {
+				dir = d
+			}
+		case file == "" && ValidName(n) == nil:
+			list = list || n == TreeListName
+			file = n
+		case n == TreeListName:
+			list = true
+		}
+	}
+	switch {
+	case list && meta:
+		f.Holds, f.Name = HoldsFolder, dir
+	case file != "":
+		f.Holds, f.Name = HoldsFile, file
+	case tree:
+		f.Holds, f.Name = HoldsUnfinishedFolder, dir
+	case tombstone && len(objs) == 1 && objs[0].Name == UsedName:
+		f.Holds = HoldsTombstone
+	}
+	return f
+}
+
+// Finished is the finished upload the folder holds: its name ("" when none, or an empty folder
+// upload's) and whether it is a folder upload.
+func (f UploadFolder) Finished() (name string, folder bool) {
+	if f.Holds == HoldsFile || f.Holds == HoldsFolder {
+		return f.Name, f.Holds == HoldsFolder
+	}
+	return "", false
+}
+
+// Still tells whether the folder holds what the listing's entry e named: its finished upload
+// (one of e's name, for a file upload), or, e unfinished, no finished upload (an unfinished
+// upload finished since it was listed is gone: what is left of it is the finish's).
+func (f UploadFolder) Still(e Entry) bool {
+	name, folder := f.Finished()
+	if !e.Finished {
+		return name == "" && !folder
+	}
+	return folder || name != "" && name == e.Name
 }
 
 // Nested is the refusal of the store loc whose place lies why ("inside the store", "inside the

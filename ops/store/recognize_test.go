@@ -64,3 +64,87 @@ func TestRecognizeUploads(t *testing.T) {
 		})
 	}
 }
+
+// TestReadUploadFolder: which upload an id's folder holds, from the names of its objects alone;
+// and whether it still holds what a listing's entry named (the sweep's re-check).
+func TestReadUploadFolder(t *testing.T) {
+	at := func(s int64) time.Time { return time.Unix(s, 0).UTC() }
+	objs := func(names ...string) []FolderObject {
+		var os []FolderObject
+		for i, n := range names {
+			os = append(os, FolderObject{Name: n, Size: int64(10 * (i + 1)), At: at(int64(100 - i))})
+		}
+		return os
+	}
+	long := strings.Repeat("x", 300) // no plain name
+	for _, tc := range []struct {
+		name      string
+		objs      []FolderObject
+		tombstone bool
+		want      UploadFolder
+	}{
+		{"nothing", nil, false, UploadFolder{}},
+		{"file upload", objs("a.png", UsedName), false, UploadFolder{Holds: HoldsFile, Name: "a.png"}},
+		{"file upload, tombstone beside", objs("a.png", UsedName), true, UploadFolder{Holds: HoldsFile, Name: "a.png"}},
+		{"file upload named like the listing", objs(TreeListName), false, UploadFolder{Holds: HoldsFile, Name: TreeListName, First: at(100), Last: at(100)}},
+		{"the first plain name", objs("a.png", "b.png"), false, UploadFolder{Holds: HoldsFile, Name: "a.png"}},
+		{"folder upload", objs("d/x", "d/y/z", MetaName, TreeListName, UsedName), false,
+			UploadFolder{Holds: HoldsFolder, Name: "d", First: at(97), Last: at(100)}},
+		{"folder upload, listing first", objs(TreeListName, MetaName, "d/x"), false,
+			UploadFolder{Holds: HoldsFolder, Name: "d", First: at(98), Last: at(100)}},
+		{"empty folder upload", objs(MetaName, TreeListName), false, UploadFolder{Holds: HoldsFolder, First: at(99), Last: at(100)}},
+		{"folder upload beside a plain name", objs("a.png", "d/x", MetaName, TreeListName), false,
+			UploadFolder{Holds: HoldsFolder, Name: "d", First: at(97), Last: at(99)}},
+		{"listing whose metadata was removed", objs(TreeListName, "d/x"), false,
+			UploadFolder{Holds: HoldsFile, Name: TreeListName, First: at(99), Last: at(100)}},
+		{"unfinished folder upload", objs("d/x", MetaName, "d/y"), false,
+			UploadFolder{Holds: HoldsUnfinishedFolder, Name: "d", First: at(98), Last: at(100)}},
+		{"unfinished, no folder named", objs(MetaName, TreeListName+"/x"), false,
+			UploadFolder{Holds: HoldsUnfinishedFolder, First: at(99), Last: at(100)}},
+		{"marker alone", objs(UsedName), false, UploadFolder{}},
+		{"tombstone alone", objs(UsedName), true, UploadFolder{Holds: HoldsTombstone}},
+		{"tombstone beside others'", objs(UsedName, long), true, UploadFolder{}},
+		{"others' objects", objs(long, UsedName), false, UploadFolder{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := ReadUploadFolder(tc.objs, tc.tombstone); got != tc.want {
+				t.Fatalf("%+v, want %+v", got, tc.want)
+			}
+		})
+	}
+	file, folder, unfinished := UploadFolder{Holds: HoldsFile, Name: "a.png"}, UploadFolder{Holds: HoldsFolder}, UploadFolder{Holds: HoldsUnfinishedFolder, Name: "d"}
+	for _, tc := range []struct {
+		f    UploadFolder
+		e    Entry
+		want bool
+	}{
+		{file, Entry{Finished: true, Name: "a.png"}, true},
+		{file, Entry{Finished: true, Name: "b.png"}, false},
+		{folder, Entry{Finished: true, Name: "d", Folder: true}, true},
+		{unfinished, Entry{Finished: true, Name: "d"}, false},
+		{UploadFolder{}, Entry{Finished: true, Name: "a.png"}, false},
+		{UploadFolder{Holds: HoldsTombstone}, Entry{Finished: true, Name: "a.png"}, false},
+		{unfinished, Entry{Name: "d"}, true},
+		{UploadFolder{}, Entry{Name: "d"}, true},
+		{file, Entry{Name: "a.png"}, false}, // finished since it was listed
+		{folder, Entry{Name: "d"}, false},
+	} {
+		if got := tc.f.Still(tc.e); got != tc.want {
+			t.Errorf("%+v still holds %+v: %v, want %v", tc.f, tc.e, got, tc.want)
+		}
+	}
+	// What the files of a folder upload hold: those under its folder, a path with an empty part
+	// no file of it.
+	fs := []FolderObject{{Name: "d/a", Size: 3}, {Name: "d/b/c", Size: 4}, {Name: "d//x", Size: 5}, {Name: "d/y/", Size: 6},
+		{Name: "e/f", Size: 7}, {Name: MetaName, Size: 8}, {Name: "d", Size: 9}}
+	if n := FolderTreeBytes(fs, "d"); n != 7 {
+		t.Errorf("folder d holds %d bytes, want 7", n)
+	}
+	if n := FolderTreeBytes(fs, ""); n != 0 {
+		t.Errorf("no folder holds %d bytes, want 0", n)
+	}
+	u := UploadFolder{Holds: HoldsUnfinishedFolder, Name: "d", First: at(1), Last: at(2)}.Unfinished(fs)
+	if u != (UnfinishedState{Name: "d", Made: at(1), Written: at(2), Bytes: 7}) {
+		t.Errorf("unfinished: %+v", u)
+	}
+}

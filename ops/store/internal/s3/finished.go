@@ -37,7 +37,7 @@ func (s *Store) Info(ctx context.Context, id string) (*store.Info, error) {
 	if err != nil {
 		return nil, err
 	}
-	name, tree := l.f.upload()
+	name, tree := l.read().Finished()
 	return s.finished(ctx, id, name, tree)
 }
 

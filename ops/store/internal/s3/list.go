@@ -8,7 +8,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/attachctl/attachctl/manifest/fault"
 	"github.com/attachctl/attachctl/ops/store"
@@ -37,18 +36,63 @@ type listRun struct {
 	mps        map[string]multipart
 }
 
-// listed is what the walk showed under one name: an object of that name, and the objects under
-// it in key order, named from inside it (f: as an upload's folder).
+// listed is what a listing showed under one name: an object of that name, and the objects under
+// it in key order, named from inside it. Under an upload id (P/<id>/), read says what they are.
 type listed struct {
 	obj  bool
 	objs []listedObj
-	f    folder
 }
 
 type listedObj struct {
-	name string
-	size int64
-	at   time.Time // when it was written
+	store.FolderObject
+	key, etag string // the etag as the listing gives it (quoted)
+}
+
+// add takes in the object o of the listing, named n from inside l's folder.
+func (l *listed) add(n string, o types.Object) {
+	l.objs = append(l.objs, listedObj{store.FolderObject{Name: n, Size: aws.ToInt64(o.Size), At: aws.ToTime(o.LastModified).UTC()},
+		aws.ToString(o.Key), aws.ToString(o.ETag)})
+}
+
+// folder is the objects of l as the store's rules read them (nil: none).
+func (l *listed) folder() []store.FolderObject {
+	var objs []store.FolderObject
+	for _, o := range l.objs {
+		objs = append(objs, o.FolderObject)
+	}
+	return objs
+}
+
+// reading is what the listing of one upload id's folder says of it, one reading for List,
+// MarkUsed, the sweep's re-check and Info: what it holds (store.ReadUploadFolder), and its
+// marker, told used or tombstone by its size.
+type reading struct {
+	store.UploadFolder
+	m   marker
+	odd bool // a .used whose size says neither kind: read to tell
+}
+
+// read reads the objects of an upload id's folder (l nil: none).
+func (l *listed) read() reading {
+	var r reading
+	if l == nil {
+		return r
+	}
+	for _, o := range l.objs {
+		if o.Name != store.UsedName {
+			continue
+		}
+		r.m = marker{exists: true, etag: o.etag}
+		switch o.Size {
+		case int64(usedSize):
+		case int64(tombSize):
+			r.m.tombstone = true
+		default:
+			r.odd = true
+		}
+	}
+	r.UploadFolder = store.ReadUploadFolder(l.folder(), r.m.tombstone)
+	return r
 }
 
 // walk files every object under prefix by its top name.
@@ -70,8 +114,7 @@ func (r *listRun) walk(ctx context.Context, prefix string) error {
 		}
 		l.obj = l.obj || !dir
 		if dir {
-			l.objs = append(l.objs, listedObj{name: rest, size: aws.ToInt64(o.Size), at: aws.ToTime(o.LastModified).UTC()})
-			l.f.note(rest, o)
+			l.add(rest, o)
 		}
 		return nil
 	})
@@ -120,35 +163,34 @@ func (r *listRun) ListTop(ctx context.Context) ([]store.TopEntry, string, bool, 
 // upload's object, the listing's metadata and .upload.json of a folder upload's), then its
 // marker.
 func (r *listRun) ReadUpload(ctx context.Context, c store.Candidate) (*store.UploadMeta, error) {
-	s, l := r.s, r.top[c.ID]
-	name, tree := l.f.upload()
+	s, got := r.s, r.top[c.ID].read()
 	var m *store.UploadMeta
-	switch {
-	case tree:
+	switch got.Holds {
+	case store.HoldsFolder:
 		tm, err := s.treeMeta(ctx, c.ID)
 		if err != nil {
 			return nil, err
 		}
 		m = tm
-	case name != "":
-		info, err := s.head(ctx, c.ID, name)
+	case store.HoldsFile:
+		info, err := s.head(ctx, c.ID, got.Name)
 		if errors.Is(err, errNoTreeMeta) { // no upload, and not gone since the walk: named
-			return nil, fault.Errorf(fault.UploadUnreadable, "upload %s: %s is %v", c.ID, s.FinishedURI(c.ID, name), errNoTreeMeta)
+			return nil, fault.Errorf(fault.UploadUnreadable, "upload %s: %s is %v", c.ID, s.FinishedURI(c.ID, got.Name), errNoTreeMeta)
 		}
 		if err != nil {
 			return nil, err
 		}
 		m = &store.UploadMeta{Info: info, NoID: true}
-	case l.f.tree: // unfinished: one of ListPartials
+	case store.HoldsUnfinishedFolder: // one of ListPartials
 		return nil, s.missing(c.ID)
-	case l.f.m.tombstone && len(l.objs) == 1:
+	case store.HoldsTombstone:
 		// A sweep's that died before it removed the marker: the next removes it. Any other marker
 		// alone is no upload, named as what else is no upload.
 		return &store.UploadMeta{Tombstone: true}, nil
 	default:
 		return nil, fault.Errorf(fault.UploadUnreadable, "upload %s: holds no object of an upload", c.ID)
 	}
-	if l.f.m.exists {
+	if got.m.exists {
 		mk, err := s.readMarker(ctx, c.ID)
 		if err != nil {
 			return nil, err
@@ -192,7 +234,7 @@ func (r *listRun) ListPartials(ctx context.Context) ([]store.TopEntry, string, e
 	}
 	more := map[string]bool{}
 	for id, l := range r.top {
-		more[id] = store.ValidID(id) == nil && l.leftover()
+		more[id] = store.ValidID(id) == nil && l.read().Holds == store.HoldsUnfinishedFolder
 	}
 	r.mps = map[string]multipart{}
 	for _, mp := range mps {
@@ -210,16 +252,10 @@ func (r *listRun) ListPartials(ctx context.Context) ([]store.TopEntry, string, e
 	return ents, where, nil
 }
 
-// leftover tells whether l holds a folder upload's objects, neither finished nor a file upload.
-func (l *listed) leftover() bool {
-	name, tree := l.f.upload()
-	return l.f.tree && !tree && name == ""
-}
-
 // ReadPartial reads the unfinished upload id (unfinished): its info only when the walk showed one,
 // a multipart upload with no info as the listing of them showed it.
 func (r *listRun) ReadPartial(ctx context.Context, id string) (store.UnfinishedState, bool, error) {
-	info := r.parts[id] != nil && slices.ContainsFunc(r.parts[id].objs, func(o listedObj) bool { return o.name == "info" })
+	info := r.parts[id] != nil && slices.ContainsFunc(r.parts[id].objs, func(o listedObj) bool { return o.Name == "info" })
 	u, d, err := r.s.unfinished(ctx, id, info, r.top[id], func() ([]part, error) {
 		return r.parts[id].chunks(), nil
 	}, func() ([]multipart, error) {
@@ -243,9 +279,8 @@ func (s *Store) unfinished(ctx context.Context, id string, info bool, l *listed,
 			return u, &doomed{pi: pi}, err
 		}
 	}
-	if l != nil && l.leftover() {
-		// Begun when its first object was written, last written when its newest was.
-		return store.UnfinishedState{Name: l.f.dir, Made: l.f.first, Written: l.f.last, Bytes: l.treeBytes(l.f.dir)}, &doomed{leftover: true}, nil
+	if got := l.read(); got.Holds == store.HoldsUnfinishedFolder {
+		return got.Unfinished(l.folder()), &doomed{leftover: true}, nil
 	}
 	cs, err := chunks()
 	if err != nil {
@@ -277,26 +312,13 @@ func (l *listed) chunks() []part {
 	}
 	var cs []part
 	for _, o := range l.objs {
-		if off, ok := strings.CutPrefix(o.name, "c/"); ok {
+		if off, ok := strings.CutPrefix(o.Name, "c/"); ok {
 			if n, err := strconv.ParseInt(off, 10, 64); err == nil {
-				cs = append(cs, part{Off: n, Size: o.size, Modified: o.at})
+				cs = append(cs, part{Off: n, Size: o.Size, Modified: o.At})
 			}
 		}
 	}
 	return cs
-}
-
-// treeBytes is what the files of the folder name of the objects l holds hold (store.TreeBytes),
-// from what the walk showed: no request. A key with an empty part is no file of the folder.
-func (l *listed) treeBytes(name string) int64 {
-	var es []store.TreeEntry
-	for _, o := range l.objs {
-		rel, ok := strings.CutPrefix(o.name, name+"/")
-		if ok && name != "" && !slices.Contains(strings.Split(rel, "/"), "") {
-			es = append(es, store.TreeEntry{Name: rel, File: true, Size: o.size})
-		}
-	}
-	return store.TreeBytes(true, func(string) ([]store.TreeEntry, error) { return es, nil })
 }
 
 // walkID is what a walk of P/<id>/ shows.

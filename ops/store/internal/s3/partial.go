@@ -389,9 +389,9 @@ func (s *Store) partialState(ctx context.Context, id string, l *listed) (store.U
 			return u, nil, err
 		}
 	}
-	u.Bytes = l.treeBytes(pi.Name)
-	if l.f.last.After(u.Written) {
-		u.Written = l.f.last
+	u.Bytes = store.FolderTreeBytes(l.folder(), pi.Name)
+	if last := l.read().Last; last.After(u.Written) {
+		u.Written = last
 	}
 	return u, pi, nil
 }

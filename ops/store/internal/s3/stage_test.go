@@ -622,7 +622,7 @@ func TestUseSweepRace(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			if name, _ := l.f.upload(); name == "" {
+			if name, _ := l.read().Finished(); name == "" {
 				t.Errorf("marker %s left without its upload", k)
 			}
 		}

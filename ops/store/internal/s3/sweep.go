@@ -122,13 +122,13 @@ func (sw *sweeper) Recheck(ctx context.Context, c store.Entry) (store.Reread, er
 	if err != nil {
 		return store.Reread{}, err
 	}
-	name, tree := l.f.upload()
-	if c.Finished != (tree || name != "") || c.Finished && !tree && name != c.Name {
+	got := l.read()
+	if !got.Still(c) {
 		return store.Reread{Gone: true}, nil
 	}
 	if c.Finished {
 		m, err := s.readMarker(ctx, c.ID)
-		r := store.Reread{Decided: m.tombstone, Note: &doomed{m: m, tree: tree}}
+		r := store.Reread{Decided: m.tombstone, Note: &doomed{m: m, tree: got.Holds == store.HoldsFolder}}
 		if m.exists && !m.tombstone {
 			r.Used = m.at
 		}

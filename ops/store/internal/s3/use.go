@@ -13,7 +13,6 @@ import (
 	"github.com/attachctl/attachctl/ops/store"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awss3 "github.com/aws/aws-sdk-go-v2/service/s3"
-	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 )
 
 // marker is the state of an upload's .used object.
@@ -50,72 +49,12 @@ func (s *Store) readMarker(ctx context.Context, id string) (marker, error) {
 	return marker{exists: true, tombstone: f[0] == "tombstone", at: parseTime(f[1]), etag: etag}, nil
 }
 
-// folder is what a listing shows of one upload's folder P/<id>/: the finished upload's name (""
-// when there is none) and its marker, told used or tombstone by its size.
-type folder struct {
-	name string
-	m    marker
-	odd  bool // a .used whose size says neither kind: read to tell
-	// A folder upload's (tree.go): the folder's name from its files' keys, and whether the
-	// listing and the metadata are there (both: finished).
-	dir        string
-	list, meta bool
-	// For List: whether any object is a folder upload's, and when the first and the last of
-	// those were written.
-	tree        bool
-	first, last time.Time
-}
-
-// upload is the finished upload the folder holds: its name ("" when none) and whether it is a
-// folder upload. An empty folder upload has no file to name it: "" and true, read its metadata.
-func (f *folder) upload() (string, bool) {
-	if f.list && f.meta {
-		return f.dir, true
-	}
-	return f.name, false
-}
-
-// note takes in one object n (its name inside the folder) of the listing.
-func (f *folder) note(n string, o types.Object) {
-	at := aws.ToTime(o.LastModified).UTC()
-	if n == store.MetaName || n == store.TreeListName || strings.Contains(n, "/") {
-		f.tree = true
-		if f.first.IsZero() || at.Before(f.first) {
-			f.first = at
-		}
-		if at.After(f.last) {
-			f.last = at
-		}
-	}
-	switch {
-	case n == store.UsedName:
-		f.m = marker{exists: true, etag: aws.ToString(o.ETag)}
-		switch aws.ToInt64(o.Size) {
-		case int64(usedSize):
-		case int64(tombSize):
-			f.m.tombstone = true
-		default:
-			f.odd = true
-		}
-	case n == store.MetaName:
-		f.meta = true
-	case strings.Contains(n, "/"):
-		if d, _, _ := strings.Cut(n, "/"); f.dir == "" && store.ValidTreeName(d) == nil {
-			f.dir = d
-		}
-	case f.name == "" && store.ValidName(n) == nil:
-		f.list = f.list || n == store.TreeListName
-		f.name = n
-	case n == store.TreeListName:
-		f.list = true
-	}
-}
-
-// settle is what a listing of the upload id's folder f says of it: its finished upload (an empty
-// folder upload's name read from its listing) and its marker, read when its size said neither kind.
-func (s *Store) settle(ctx context.Context, id string, f *folder) (useNote, error) {
-	n := useNote{m: f.m}
-	n.name, n.tree = f.upload()
+// settle is what the listing of the upload id's folder says of it (got): its finished upload (an
+// empty folder upload's name read from its listing) and its marker, read when its size said
+// neither kind.
+func (s *Store) settle(ctx context.Context, id string, got reading) (useNote, error) {
+	n := useNote{m: got.m}
+	n.name, n.tree = got.Finished()
 	if !n.tree && n.name == store.TreeListName {
 		// A folder upload's listing whose metadata was removed is no upload: its object is
 		// looked at before a marker is written beside it.
@@ -132,7 +71,7 @@ func (s *Store) settle(ctx context.Context, id string, f *folder) (useNote, erro
 			n.name = th.name
 		}
 	}
-	if f.odd {
+	if got.odd {
 		var err error
 		n.m, err = s.readMarker(ctx, id)
 		return n, err
@@ -153,9 +92,9 @@ func pageKeys(wanted int) *int32 { return aws.Int32(int32(min(maxPage, max(minPa
 // page ended in its folder), so however far apart the ids lie there are at most two listings per
 // id, as with a listing each and a look at the next page.
 func (s *Store) lookUpAll(ctx context.Context, ids []string) ([]useNote, error) {
-	want := map[string]*folder{}
+	want := map[string]*listed{}
 	for _, id := range ids {
-		want[id] = new(folder)
+		want[id] = new(listed)
 	}
 	sorted := slices.Sorted(maps.Keys(want))
 	root, start := s.root(), s.key(sorted[0]) // sorts just before P/<id>/...
@@ -170,8 +109,8 @@ func (s *Store) lookUpAll(ctx context.Context, ids []string) ([]useNote, error) 
 			k := strings.TrimPrefix(aws.ToString(o.Key), root)
 			last = k
 			id, n, ok := strings.Cut(k, "/")
-			if f := want[id]; ok && f != nil {
-				f.note(n, o)
+			if l := want[id]; ok && l != nil {
+				l.add(n, o)
 			}
 		}
 		if !aws.ToBool(out.IsTruncated) || last == "" {
@@ -190,7 +129,7 @@ func (s *Store) lookUpAll(ctx context.Context, ids []string) ([]useNote, error) 
 	notes := make([]useNote, len(ids))
 	for i, id := range ids {
 		var err error
-		if notes[i], err = s.settle(ctx, id, want[id]); err != nil {
+		if notes[i], err = s.settle(ctx, id, want[id].read()); err != nil {
 			return nil, err
 		}
 	}

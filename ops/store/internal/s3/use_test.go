@@ -61,7 +61,7 @@ func (s *Store) lookUp(ctx context.Context, id string) (useNote, error) {
 	if err != nil {
 		return useNote{}, err
 	}
-	return s.settle(ctx, id, &l.f)
+	return s.settle(ctx, id, l.read())
 }
 
 // TestLookUpAll checks the batched look-up against one listing per id, whatever the page size and
