@@ -314,7 +314,7 @@ func (l *listed) chunks() []part {
 	for _, o := range l.objs {
 		if off, ok := strings.CutPrefix(o.Name, "c/"); ok {
 			if n, err := strconv.ParseInt(off, 10, 64); err == nil {
-				cs = append(cs, part{Off: n, Size: o.Size, Modified: o.At})
+				cs = append(cs, part{Key: o.key, Off: n, Size: o.Size, Modified: o.At})
 			}
 		}
 	}

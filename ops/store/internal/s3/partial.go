@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
@@ -294,18 +293,11 @@ func (s *Store) readInfo(ctx context.Context, id string) (*partialInfo, error) {
 
 // chunks lists an upload's chunks in offset order, and checks they follow each other.
 func (s *Store) chunks(ctx context.Context, id string) ([]part, int64, error) {
-	var cs []part
-	err := s.listObjects(ctx, s.chunkPrefix(id), func(o types.Object) error {
-		off, err := strconv.ParseInt(strings.TrimPrefix(aws.ToString(o.Key), s.chunkPrefix(id)), 10, 64)
-		if err != nil {
-			return nil // not a chunk: left alone
-		}
-		cs = append(cs, part{Key: aws.ToString(o.Key), Off: off, Size: aws.ToInt64(o.Size), Modified: aws.ToTime(o.LastModified)})
-		return nil
-	})
+	p, err := s.walkPartial(ctx, id)
 	if err != nil {
-		return nil, 0, s.wrap(fault.UploadUnreadable, "upload "+id, err)
+		return nil, 0, err
 	}
+	cs := p.chunks()
 	sort.Slice(cs, func(i, j int) bool { return cs[i].Off < cs[j].Off })
 	var end int64
 	for _, c := range cs {

@@ -364,20 +364,18 @@ func (s *Store) ReadTreeDir(ctx context.Context, ti *store.TreeInfo, _ string) (
 // P/<id>/ but its marker, its multipart uploads, then the marker. A folder upload finished
 // meanwhile (its listing there) is left, and reported finished.
 func (s *Store) dropTreeObjects(ctx context.Context, id string) (bool, error) {
-	var keys []string
-	finished := false
-	if err := s.listObjects(ctx, s.key(id)+"/", func(o types.Object) error {
-		k := aws.ToString(o.Key)
-		finished = finished || k == s.treeKey(id)
-		if k != s.usedKey(id) {
-			keys = append(keys, k)
-		}
-		return nil
-	}); err != nil {
-		return false, s.wrap(fault.UploadUnreadable, "upload "+id, err)
+	l, err := s.walkID(ctx, id)
+	if err != nil {
+		return false, err
 	}
-	if finished {
-		return true, nil
+	var keys []string
+	for _, o := range l.objs {
+		if o.Name == store.TreeListName {
+			return true, nil
+		}
+		if o.Name != store.UsedName {
+			keys = append(keys, o.key)
+		}
 	}
 	if err := s.deleteKeys(ctx, keys); err != nil {
 		return false, err
