@@ -22,7 +22,8 @@ import (
 // TreeInfoOf, OpenTree, VerifyTreeOf; treeengine_test.go has the smallest backend of them, in
 // maps); so are the sweep's re-check (sweepengine.go: SweepRemove over a SweepBackend's lock or
 // lease, re-read, set-aside and removal) and what is an upload (recognize.go: RecognizeUploads
-// over the metadata a backend reads); so are listing (listengine.go: ListOn over a backend's
+// over the metadata a backend reads, and ReadUploadFolder over the names of the objects a backend
+// that keeps an upload as objects lists under its id); so are listing (listengine.go: ListOn over a backend's
 // listing of its top and its partials, what is finished, unfinished, a batch area or skipped, an
 // entry's size, made and last used, an unfinished folder upload's size summed by TreeBytes) and
 // marking uploads used (useengine.go: MarkUsedOn over a backend's hold, look-up and conditional

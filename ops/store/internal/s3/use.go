@@ -49,34 +49,32 @@ func (s *Store) readMarker(ctx context.Context, id string) (marker, error) {
 	return marker{exists: true, tombstone: f[0] == "tombstone", at: parseTime(f[1]), etag: etag}, nil
 }
 
-// settle is what the listing of the upload id's folder says of it (got): its finished upload (an
-// empty folder upload's name read from its listing) and its marker, read when its size said
-// neither kind.
-func (s *Store) settle(ctx context.Context, id string, got reading) (useNote, error) {
-	n := useNote{m: got.m}
-	n.name, n.tree = got.Finished()
-	if !n.tree && n.name == store.TreeListName {
-		// A folder upload's listing whose metadata was removed is no upload: its object is
-		// looked at before a marker is written beside it.
-		if _, err := s.head(ctx, id, n.name); errors.Is(err, errNoTreeMeta) {
-			n.name = ""
+// settle makes the reading of the upload id's folder (got) say what only a request tells: a file
+// upload named like a folder upload's listing that is such a listing, its metadata removed, is
+// no upload; an empty folder upload is named by its listing; a marker whose size said neither
+// kind is read.
+func (s *Store) settle(ctx context.Context, id string, got reading) (reading, error) {
+	if got.Holds == store.HoldsFile && got.Name == store.TreeListName {
+		// Its object is looked at before a marker is written beside it.
+		if _, err := s.head(ctx, id, got.Name); errors.Is(err, errNoTreeMeta) {
+			got.UploadFolder = store.UploadFolder{}
 		}
 	}
-	if n.tree && n.name == "" {
+	if got.Holds == store.HoldsFolder && got.Name == "" {
 		th, err := s.headTree(ctx, id)
 		if err != nil {
-			return n, err
+			return got, err
 		}
 		if th != nil {
-			n.name = th.name
+			got.Name = th.name
 		}
 	}
 	if got.odd {
 		var err error
-		n.m, err = s.readMarker(ctx, id)
-		return n, err
+		got.m, err = s.readMarker(ctx, id)
+		return got, err
 	}
-	return n, nil
+	return got, nil
 }
 
 // Bounds of a lookUpAll page: room for a few objects per id still wanted (an upload and its
@@ -91,7 +89,7 @@ func pageKeys(wanted int) *int32 { return aws.Int32(int32(min(maxPage, max(minPa
 // trip each. Each further page starts at the first id not yet seen whole (or inside it, when a
 // page ended in its folder), so however far apart the ids lie there are at most two listings per
 // id, as with a listing each and a look at the next page.
-func (s *Store) lookUpAll(ctx context.Context, ids []string) ([]useNote, error) {
+func (s *Store) lookUpAll(ctx context.Context, ids []string) ([]reading, error) {
 	want := map[string]*listed{}
 	for _, id := range ids {
 		want[id] = new(listed)
@@ -126,7 +124,7 @@ func (s *Store) lookUpAll(ctx context.Context, ids []string) ([]useNote, error) 
 			start = s.key(sorted[i])
 		}
 	}
-	notes := make([]useNote, len(ids))
+	notes := make([]reading, len(ids))
 	for i, id := range ids {
 		var err error
 		if notes[i], err = s.settle(ctx, id, want[id].read()); err != nil {
@@ -164,14 +162,6 @@ func (s *Store) MarkUsed(ctx context.Context, ids []string, at time.Time) error 
 // useBackend is the store as a store.UseBackend.
 type useBackend struct{ s *Store }
 
-// useNote is what a look-up found of one id: the finished upload's name ("" when there is none),
-// whether it is a folder upload, and its marker.
-type useNote struct {
-	name string
-	tree bool
-	m    marker
-}
-
 func (u useBackend) UseProperties() store.UseProperties {
 	return store.UseProperties{Jobs: 16, Where: u.s.URI}
 }
@@ -195,7 +185,8 @@ func (u useBackend) LookUpUses(ctx context.Context, ids []string) ([]store.UseTa
 	}
 	ts := make([]store.UseTarget, len(ids))
 	for i := range ids {
-		ts[i] = store.UseTarget{Swept: notes[i].m.tombstone, Note: &notes[i], Missing: notes[i].name == ""}
+		name, _ := notes[i].Finished()
+		ts[i] = store.UseTarget{Swept: notes[i].m.tombstone, Note: &notes[i], Missing: name == ""}
 	}
 	return ts, nil
 }
@@ -204,13 +195,14 @@ func (u useBackend) LookUpUses(ctx context.Context, ids []string) ([]store.UseTa
 // Where there was none, check looks at the finished upload once more: its object, or a folder
 // upload's listing.
 func (u useBackend) WriteUse(ctx context.Context, id string, t *store.UseTarget, at time.Time) (func() error, func(), error) {
-	s, n := u.s, t.Note.(*useNote)
+	s, n := u.s, t.Note.(*reading)
 	etag, err := s.writeMarker(ctx, id, n.m, "used", at, store.ErrUseRaced)
 	if err != nil || n.m.exists {
 		return nil, nil, err
 	}
 	check := func() error {
-		_, err := s.finished(ctx, id, n.name, n.tree)
+		name, tree := n.Finished()
+		_, err := s.finished(ctx, id, name, tree)
 		return err
 	}
 	undo := func() {

@@ -56,10 +56,10 @@ func (c *requests) take() map[string]int {
 
 // lookUp lists P/<id>/ once: the finished upload's name ("" when there is none) and its marker,
 // what lookUpAll is checked against.
-func (s *Store) lookUp(ctx context.Context, id string) (useNote, error) {
+func (s *Store) lookUp(ctx context.Context, id string) (reading, error) {
 	l, err := s.walkID(ctx, id)
 	if err != nil {
-		return useNote{}, err
+		return reading{}, err
 	}
 	return s.settle(ctx, id, l.read())
 }
@@ -144,7 +144,7 @@ func TestLookUpAll(t *testing.T) {
 	notes, _ := s.lookUpAll(bg, cases["absent"])
 	n4, _ = s.lookUp(bg, ids[4])
 	n7, _ := s.lookUp(bg, ids[7])
-	if notes[0].name != "" || notes[1].name != "f0.txt" || !notes[1].m.exists || !n4.m.tombstone || n7.m.exists {
+	if notes[0].Name != "" || notes[1].Name != "f0.txt" || !notes[1].m.exists || !n4.m.tombstone || n7.m.exists {
 		t.Fatalf("the store is not what the cases need: %+v, %+v, %+v", notes, n4, n7)
 	}
 }
