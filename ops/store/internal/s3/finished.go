@@ -37,14 +37,14 @@ func (s *Store) Info(ctx context.Context, id string) (*store.Info, error) {
 	if err != nil {
 		return nil, err
 	}
-	name, tree := l.read().Finished()
-	return s.finished(ctx, id, name, tree)
+	return s.finished(ctx, id, l.read())
 }
 
-// finished reads the metadata of the finished upload id as a listing of P/<id>/ showed it (its
-// name, and whether it is a folder upload: folder.upload): a HEAD of its object, or of a folder
-// upload's listing, which a sweep removes first. upload.missing when there is none.
-func (s *Store) finished(ctx context.Context, id, name string, tree bool) (*store.Info, error) {
+// finished reads the metadata of the finished upload id as the listing of P/<id>/ showed it
+// (got): a HEAD of its object, or of a folder upload's listing, which a sweep removes first.
+// upload.missing when there is none.
+func (s *Store) finished(ctx context.Context, id string, got reading) (*store.Info, error) {
+	name, tree := got.Finished()
 	if !tree {
 		if name == "" {
 			return nil, s.missing(id)

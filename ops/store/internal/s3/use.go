@@ -201,8 +201,7 @@ func (u useBackend) WriteUse(ctx context.Context, id string, t *store.UseTarget,
 		return nil, nil, err
 	}
 	check := func() error {
-		name, tree := n.Finished()
-		_, err := s.finished(ctx, id, name, tree)
+		_, err := s.finished(ctx, id, *n)
 		return err
 	}
 	undo := func() {
