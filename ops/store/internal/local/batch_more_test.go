@@ -17,7 +17,7 @@ func TestBatchSettleWaitsForMore(t *testing.T) {
 	b := s.newBatch()
 	var more atomic.Bool
 	more.Store(true)
-	b.More = more.Load
+	b.SetMore(more.Load)
 	buildAll(t, b, recs[:1], 0)
 	settled := make(chan error, 1)
 	go func() { settled <- b.Settle(recs[0].Upload.ID) }()

@@ -76,26 +76,26 @@ func (w *smallWrite) Publish(ctx context.Context, sum string) (*Meta, error) {
 	if err != nil {
 		return nil, fault.Errorf(fault.UploadUnreadable, "new upload id: %v", err)
 	}
-	if had := b.claim(sum, src.Name, id); had != id {
+	if had := b.Claim(sum, src.Name, id); had != id {
 		return done(had) // the same file, built by another worker of the batch
 	}
 	// The store's limits, before anything is made: the reservation holds the upload's room while
 	// it waits for the batch's commit, which the listing does not show.
 	release, err := s.quota.AdmitID(context.Background(), id, src.Name, src.Size)
 	if err != nil {
-		b.drop(sum, src.Name, id, err)
+		b.Drop(sum, src.Name, id, err)
 		return nil, err
 	}
 	o, err := b.buildSmall(id, src.Name, sum, (*w.bp)[:src.Size])
 	if err != nil {
 		release()
-		b.drop(sum, src.Name, id, err)
+		b.Drop(sum, src.Name, id, err)
 		return nil, err
 	}
 	if err := b.add(o); err != nil { // its metadata's line did not fit
 		b.unbuild(o)
 		release()
-		b.drop(sum, src.Name, id, err)
+		b.Drop(sum, src.Name, id, err)
 		return nil, err
 	}
 	return done(id)

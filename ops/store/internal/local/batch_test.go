@@ -11,7 +11,6 @@ import (
 	"slices"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/attachctl/attachctl/manifest"
 	"github.com/attachctl/attachctl/manifest/fault"
@@ -36,16 +35,6 @@ func buildAll(t *testing.T, b *groupBatch, recs []*manifest.Record, chunk int) {
 	t.Helper()
 	for _, r := range recs {
 		must(t, b.s.UploadRecord(context.Background(), r, UploadOptions{Batch: b, Chunk: chunk}))
-	}
-}
-
-// settled waits for the commits a batch started on its own (a full batch, committed while the
-// next is built) to end.
-func settled(b *groupBatch) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	for b.inflight > 0 {
-		b.done.Wait()
 	}
 }
 
@@ -87,7 +76,7 @@ func TestBatchPublishesOnCommit(t *testing.T) {
 			recs, contents := batchFiles(t, n)
 			b := s.newBatch()
 			buildAll(t, b, recs, r.chunk)
-			settled(b)
+			b.Quiet() // the full batches, committed while the next was built
 			// Before Commit only the full batches are finished.
 			ids, err := s.IDs()
 			must(t, err)
@@ -169,7 +158,7 @@ func TestBatchCrashBeforeCommit(t *testing.T) {
 	recs, contents := batchFiles(t, 4)
 	b := s.newBatch()
 	buildAll(t, b, recs, ownChunk)
-	for _, o := range b.pending { // the process dies: its locks go, nothing is committed
+	for _, o := range b.Built() { // the process dies: its locks go, nothing is committed
 		o.p.close()
 	}
 	if ids, _ := s.IDs(); len(ids) != 0 {
@@ -221,7 +210,7 @@ func TestBatchStagedCrash(t *testing.T) {
 	if partials, _ := s.partialIDs(); len(partials) != 1 {
 		t.Fatalf("a held staging partial was removed: %v", partials)
 	}
-	for _, o := range b.pending { // the process dies: its descriptors and lock go
+	for _, o := range b.Built() { // the process dies: its descriptors and lock go
 		o.release()
 	}
 	b.stage.close()
@@ -342,36 +331,4 @@ func TestBatchSameFileAtOnce(t *testing.T) {
 	if len(ids) != 30 {
 		t.Fatalf("%d uploads for 30 files", len(ids))
 	}
-}
-
-// An upload claimed and then not built (drop): a record that named it meanwhile gets the error
-// from Settle, which waited for it; the next record of the same file claims its own; Commit does
-// not return the error again (the claiming record has it).
-func TestBatchDrop(t *testing.T) {
-	s := newStore(t)
-	b := s.newBatch()
-	sum := b3([]byte("x"))
-	if id := b.claim(sum, "x.txt", "first"); id != "first" {
-		t.Fatalf("claim of a new file gave %q", id)
-	}
-	if id := b.claim(sum, "x.txt", "second"); id != "first" {
-		t.Fatalf("second claim gave %q, want the first", id)
-	}
-	if id := b.find(sum, "x.txt"); id != "first" {
-		t.Fatalf("find gave %q", id)
-	}
-	settled := make(chan error)
-	go func() { settled <- b.Settle("first") }()
-	select {
-	case err := <-settled:
-		t.Fatalf("Settle returned %v while the upload was building", err)
-	case <-time.After(50 * time.Millisecond):
-	}
-	b.drop(sum, "x.txt", "first", fault.Errorf(fault.UploadDiskFull, "no room"))
-	wantCode(t, <-settled, fault.UploadDiskFull)
-	if id := b.claim(sum, "x.txt", "third"); id != "third" {
-		t.Fatalf("claim after drop gave %q", id)
-	}
-	b.drop(sum, "x.txt", "third", fault.Errorf(fault.UploadDiskFull, "no room"))
-	must(t, b.Commit())
 }

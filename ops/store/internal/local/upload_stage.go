@@ -43,8 +43,8 @@ func (s *localStore) Stream(ctx context.Context, src store.Source, f store.Sourc
 		if !ok || b.s != s {
 			return nil, fault.Errorf(fault.UploadInvalid, "store %s: a batch of another store", s.Dir)
 		}
-		b.enter()
-		defer b.leave()
+		b.Enter()
+		defer b.Leave()
 	}
 	return store.StreamUpload(ctx, s, src, f, opts)
 }
@@ -69,7 +69,7 @@ func (s *localStore) StartStream(ctx context.Context, st store.StreamStart) (sto
 			s.forget(src.Blake3, src.Name, id) // swept or damaged since: upload again
 		}
 		if batch != nil {
-			if id := batch.find(src.Blake3, src.Name); id != "" {
+			if id := batch.Find(src.Blake3, src.Name); id != "" {
 				return store.StreamFound{ID: id, Pending: true}, nil, nil
 			}
 		}
@@ -219,7 +219,7 @@ func (w *partialWrite) Publish(ctx context.Context, sum string) (*Meta, error) {
 		id = ""
 	}
 	if id == "" && w.batch != nil {
-		id = w.batch.claim(sum, name, p.id)
+		id = w.batch.Claim(sum, name, p.id)
 	}
 	if id != "" && id != p.id {
 		p.remove(false) // a copy of an upload that is finished: nothing to keep
@@ -228,12 +228,12 @@ func (w *partialWrite) Publish(ctx context.Context, sum string) (*Meta, error) {
 	if w.batch != nil {
 		o, err := p.buildOut(size, sum)
 		if err != nil {
-			w.batch.drop(sum, name, p.id, err)
+			w.batch.Drop(sum, name, p.id, err)
 			return nil, err
 		}
 		if err := w.batch.add(o); err != nil {
 			o.undo(err)
-			w.batch.drop(sum, name, p.id, err)
+			w.batch.Drop(sum, name, p.id, err)
 			return nil, err
 		}
 		w.batched = true
