@@ -86,6 +86,9 @@ func Run(t *testing.T, h Harness) {
 		{"FeaturesDeclared", testFeatures},
 	}
 	tests = append(tests, stageTests...)
+	if h.New(t).Features().Batcher != nil { // a backend without one publishes each upload alone
+		tests = append(tests, batchTests...)
+	}
 	tests = append(tests, treeTests...)
 	tests = append(tests, limitsTests...)
 	tests = append(tests, markTests...)

@@ -65,8 +65,6 @@ type partial struct {
 	folder        bool              // a folder upload under way
 	files         map[string][]byte // a folder upload's files stored so far, by path
 	holds         int               // writers at work on it (Busy)
-	batch         *batch            // the batch it is published in, once its write is done
-	sum           string            // and its BLAKE3 then
 }
 
 func (p *partial) bytes() int64 {

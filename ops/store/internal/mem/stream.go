@@ -3,7 +3,6 @@ package mem
 import (
 	"bytes"
 	"context"
-	"sync"
 
 	"github.com/attachctl/attachctl/manifest/fault"
 	"github.com/attachctl/attachctl/ops/store"
@@ -15,9 +14,12 @@ import (
 // that is still intact is named again, and an unfinished one no writer holds is resumed.
 func (s *Store) Stream(ctx context.Context, src store.Source, f store.SourceFile, opts store.StreamOptions) (*store.Info, error) {
 	if opts.Batch != nil {
-		if b, ok := opts.Batch.(*batch); !ok || b.s != s {
+		b, ok := opts.Batch.(*batch)
+		if !ok || b.s != s {
 			return nil, fault.Errorf(fault.UploadInvalid, "%s: the batch given is not one of store %s", src.Path, s.loc)
 		}
+		b.Enter()
+		defer b.Leave()
 	}
 	return store.StreamUpload(ctx, s, src, f, opts.WithDefaults(DefaultChunk))
 }
@@ -100,36 +102,38 @@ func (w *streamWrite) Refuse(context.Context, string) {
 }
 
 // Publish makes the upload finished, or, when another worker wrote the same bytes under the same
-// name at the same time and its upload is the one the source's note names (finished, or in this
-// run's batch), drops this copy and names that one: two workers uploading the same bytes make
-// one upload. Else this upload takes the note.
+// name at the same time and its upload is the one the source's note names, finished, or is
+// claimed in this run's batch (store.GroupBatch), drops this copy and names that one: two workers
+// uploading the same bytes make one upload. Else this upload takes the note.
 func (w *streamWrite) Publish(ctx context.Context, sum string) (*store.Info, error) {
 	s, p := w.s, w.p
 	if w.b != nil {
-		// The batch's lock before the store's, as its commit takes them.
-		w.b.mu.Lock()
-		defer w.b.mu.Unlock()
+		if id := w.b.Claim(sum, p.name, w.id); id != w.id {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			s.drop(w.id, p)
+			return &store.Info{ID: id, Name: p.name, Size: int64(len(p.data)), Blake3: sum}, nil
+		}
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if other := s.notes[p.note]; p.note != "" && other != w.id {
-		f, q := s.finished[other], s.partials[other]
-		same := f != nil && !f.folder() && f.info.Name == p.name && f.info.Blake3 == sum ||
-			q != nil && w.b != nil && q.batch == w.b && q.name == p.name && q.sum == sum
-		if same {
+		if f := s.finished[other]; f != nil && !f.folder() && f.info.Name == p.name && f.info.Blake3 == sum {
 			s.drop(w.id, p)
+			if w.b != nil {
+				w.b.Drop(sum, p.name, w.id, nil) // named as the finished one: nothing to commit
+			}
 			return &store.Info{ID: other, Name: p.name, Size: int64(len(p.data)), Blake3: sum}, nil
 		}
 		s.notes[p.note] = w.id
 	}
+	info := store.Info{ID: w.id, Name: p.name, Size: int64(len(p.data)), Blake3: sum}
 	if w.b != nil {
 		w.batched = true
-		p.batch, p.sum = w.b, sum
-		w.b.add(w.id, p, sum)
-		info := store.Info{ID: w.id, Name: p.name, Size: int64(len(p.data)), Blake3: sum}
+		w.b.Add(&batched{id: w.id, p: p, sum: sum}) // BatchJoin keeps none out
 		return &info, nil
 	}
-	info := s.publish(w.id, p, sum)
+	info = s.publish(w.id, p, sum)
 	return &info, nil
 }
 
@@ -140,75 +144,6 @@ func (w *streamWrite) Close(err error) {
 	if !w.batched {
 		w.s.unhold(w.p)
 	}
-}
-
-// NewBatch is a group of uploads published together (store.Batcher).
-func (s *Store) NewBatch(ctx context.Context) (store.Batch, error) {
-	return &batch{s: s, pending: map[string]pending{}, errs: map[string]error{}}, nil
-}
-
-type batch struct {
-	s       *Store
-	mu      sync.Mutex
-	pending map[string]pending
-	order   []string
-	errs    map[string]error
-}
-
-type pending struct {
-	p   *partial
-	sum string
-}
-
-// add holds p for the commit. Called with b.mu held.
-func (b *batch) add(id string, p *partial, sum string) {
-	b.pending[id] = pending{p, sum}
-	b.order = append(b.order, id)
-}
-
-// Settle commits the batch when it holds id, and returns id's error.
-func (b *batch) Settle(id string) error {
-	b.mu.Lock()
-	_, held := b.pending[id]
-	b.mu.Unlock()
-	if held {
-		b.Commit()
-	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.errs[id]
-}
-
-// SetMore and Wake are store.Batch's: this batch commits at the first Settle, never waiting.
-func (b *batch) SetMore(func() bool) {}
-func (b *batch) Wake()               {}
-
-// Commit publishes every upload the batch holds.
-func (b *batch) Commit() error {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	s := b.s
-	var first error
-	for _, id := range b.order {
-		up, ok := b.pending[id]
-		if !ok {
-			continue
-		}
-		delete(b.pending, id)
-		s.mu.Lock()
-		up.p.holds--
-		if s.partials[id] != up.p {
-			b.errs[id] = fault.Errorf(fault.UploadMissing, "upload %s: removed before its batch was committed", id)
-		} else {
-			s.publish(id, up.p, up.sum)
-		}
-		s.mu.Unlock()
-		if first == nil {
-			first = b.errs[id]
-		}
-	}
-	b.order = nil
-	return first
 }
 
 // byNote looks up the upload the source's note names (folder: a folder upload's note): the
