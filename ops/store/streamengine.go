@@ -23,7 +23,8 @@ import (
 // What the engine decides: that the record's name is plain and its BLAKE3 64 hex digits; whether
 // a source whose BLAKE3 the record does not give is hashed first; which finished upload is named
 // again (the one the backend finds for the same BLAKE3 and name, only when it is still intact
-// and can be marked used, else avoided: NameAgain); how much of an
+// and can be marked used, else avoided: NameAgain), and that the same bytes and name another
+// worker of the run's batch claimed are named as that upload (GroupBatch.Find); how much of an
 // unfinished upload of the same source is kept (what it stored, compared with the source's
 // prefix, kept whole or not at all; a source that is not the one it was made for starts over);
 // the pass that reads the source once, in order, hashing it on another core (Pump); the hash
@@ -60,10 +61,7 @@ type StreamBackend interface {
 
 // StreamFound is an upload of the same bytes and name that StartStream found.
 type StreamFound struct {
-	ID string // "": none
-	// Pending: not finished yet but published by this run's batch (opts.Batch) when it commits,
-	// named as it is; else finished, checked intact by the engine before it is named again.
-	Pending bool
+	ID string // "": none; else finished, checked intact by the engine before it is named again
 }
 
 // StreamStart is what StartStream is given.
@@ -134,6 +132,11 @@ type StreamWrite interface {
 	Close(err error)
 }
 
+// batchClaims is a Batch that knows the uploads it claimed (GroupBatch.Find).
+type batchClaims interface {
+	Find(blake3, name string) string
+}
+
 // ErrStreamLost is Publish's answer when another run of the same source took its upload over.
 var ErrStreamLost = errors.New("another run of the same source owns its upload")
 
@@ -160,6 +163,16 @@ func StreamUpload(ctx context.Context, b StreamBackend, src Source, f SourceFile
 			observe = nil // this pass showed the bytes; the write does not again
 		}
 	}
+	if src.Blake3 != "" {
+		// The same bytes and name claimed by another worker of this run's batch, built or being
+		// built: named as they are, and the record's Settle waits for that upload's commit.
+		if c, ok := opts.Batch.(batchClaims); ok {
+			if id := c.Find(src.Blake3, src.Name); id != "" {
+				opts.Progress(src.Size)
+				return &Info{ID: id, Name: src.Name, Size: src.Size, Blake3: src.Blake3}, nil
+			}
+		}
+	}
 	st := StreamStart{Src: src, Opts: opts}
 	for {
 		found, w, err := b.StartStream(ctx, st)
@@ -169,7 +182,7 @@ func StreamUpload(ctx context.Context, b StreamBackend, src Source, f SourceFile
 		if found.ID != "" {
 			// A finished upload is named again only when it is still these bytes: a corrupted one
 			// is avoided, and the source uploaded afresh under a new id, which repairs it.
-			if found.Pending || NameAgain(ctx, b, found.ID, src.Name, src.Blake3) {
+			if NameAgain(ctx, b, found.ID, src.Name, src.Blake3) {
 				opts.Progress(src.Size)
 				return &Info{ID: found.ID, Name: src.Name, Size: src.Size, Blake3: src.Blake3}, nil
 			}

@@ -21,7 +21,7 @@ type memStreams struct {
 	hashFirst bool
 	finished  map[string]memFinished // by id
 	partial   map[string]*memStream  // by source path
-	pending   map[string]string      // blake3+name -> id, claimed in a batch
+	batch     Batch                  // given to the stream (StreamOptions.Batch)
 	next      int
 	noReuse   bool // MarkUsed refuses
 	lose      int  // Publish answers ErrStreamLost this many times
@@ -36,7 +36,7 @@ type memFinished struct {
 }
 
 func newMemStreams() *memStreams {
-	return &memStreams{finished: map[string]memFinished{}, partial: map[string]*memStream{}, pending: map[string]string{}}
+	return &memStreams{finished: map[string]memFinished{}, partial: map[string]*memStream{}}
 }
 
 func (m *memStreams) newID() string {
@@ -53,9 +53,6 @@ func (m *memStreams) StartStream(_ context.Context, st StreamStart) (StreamFound
 			if f.info.Blake3 == st.Src.Blake3 && f.info.Name == st.Src.Name && id != st.Avoid {
 				return StreamFound{ID: id}, nil, nil
 			}
-		}
-		if id := m.pending[st.Src.Blake3+st.Src.Name]; id != "" {
-			return StreamFound{ID: id, Pending: true}, nil, nil
 		}
 	}
 	w := m.partial[st.Src.Path]
@@ -239,10 +236,12 @@ func TestStreamUpload(t *testing.T) {
 			}
 		}},
 		{"claimed in the batch: named as it is", want, func(m *memStreams) {
-			m.pending[want+"a.bin"] = "0190c4d2-0000-7000-8000-888888888888"
+			b := NewGroupBatch[string, []string](newFakeCommits(), 100)
+			b.Claim(want, "a.bin", "0190c4d2-0000-7000-8000-888888888888")
+			m.batch = b
 		}, nil, nil, func(t *testing.T, m *memStreams, r streamResult) {
 			mustInfo(t, r, want)
-			if r.info.ID != "0190c4d2-0000-7000-8000-888888888888" || len(m.partial) != 0 {
+			if r.info.ID != "0190c4d2-0000-7000-8000-888888888888" || len(m.starts) != 0 || r.progress != size {
 				t.Fatalf("id %s: the batch's claim was not named", r.info.ID)
 			}
 		}},
@@ -342,7 +341,8 @@ func TestStreamUpload(t *testing.T) {
 						r.observed = nil
 					}
 					r.observed = append(r.observed, p...)
-				}}
+				},
+				Batch: m.batch}
 			r.info, r.err = StreamUpload(ctx, m, Source{Path: "/src/a.bin", Name: "a.bin", Size: size, Blake3: c.blake}, src, opts.WithDefaults(chunk))
 			for _, w := range m.partial {
 				if w.closed > 1 {

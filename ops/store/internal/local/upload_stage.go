@@ -56,8 +56,8 @@ func (s *localStore) StreamHashFirst(_ context.Context, src store.Source) (bool,
 	return s.mayHave(src.Name, src.Size), nil
 }
 
-// StartStream finds an upload of the same bytes and name, finished or (in the batch) claimed,
-// else the partial of the same source to resume, or makes one (store.StreamBackend).
+// StartStream finds a finished upload of the same bytes and name, else the partial of the same
+// source to resume, or makes one (store.StreamBackend).
 func (s *localStore) StartStream(ctx context.Context, st store.StreamStart) (store.StreamFound, store.StreamWrite, error) {
 	src := st.Src
 	batch, _ := st.Opts.Batch.(*groupBatch)
@@ -67,11 +67,6 @@ func (s *localStore) StartStream(ctx context.Context, st store.StreamStart) (sto
 				return store.StreamFound{ID: id}, nil, nil
 			}
 			s.forget(src.Blake3, src.Name, id) // swept or damaged since: upload again
-		}
-		if batch != nil {
-			if id := batch.Find(src.Blake3, src.Name); id != "" {
-				return store.StreamFound{ID: id, Pending: true}, nil, nil
-			}
 		}
 	}
 	if batch != nil && small(src.Size, st.Opts.Chunk) {
