@@ -39,11 +39,18 @@ type GroupCommitter[T, G any] interface {
 	BatchIdle()
 }
 
+// GroupBuilder builds one upload for a GroupBatch (GroupBatch.Build).
+type GroupBuilder[T any] interface {
+	// BatchBuild builds the upload, ready for a commit.
+	BatchBuild() (T, error)
+	// BatchUnbuild takes apart t, built and kept out of the batch (err: why).
+	BatchUnbuild(t T, err error)
+}
+
 // A GroupBatch publishes many uploads together (docs/store.md: uploads committed in batches): a
 // backend's Batch, safe for concurrent use by the workers of one stage. A worker streaming an
-// upload into it brackets the stream with Enter and Leave, claims the upload's bytes before it
-// builds them (Claim) and hands the built upload to the batch (Add), or gives the claim up when
-// the build fails (Drop).
+// upload into it brackets the stream with Enter and Leave, and builds the upload through Build
+// (or claims its bytes, Claim, hands the built upload over, Add, or gives the claim up, Drop).
 type GroupBatch[T, G any] struct {
 	c    GroupCommitter[T, G]
 	full int // the weight at which the batch commits on its own
@@ -147,6 +154,27 @@ func (b *GroupBatch[T, G]) Find(blake3, name string) string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.byKey[blake3+"\x00"+name]
+}
+
+// Build is a stream's upload, as id, of the bytes of this BLAKE3 under name into the batch: when
+// another worker of the batch claimed them (Claim), it builds nothing and returns that upload's
+// id, which the stream names instead of its own copy; else it builds the upload, adds it and
+// returns id. A build or an add that fails gives the claim up (Drop) with its error.
+func (b *GroupBatch[T, G]) Build(blake3, name, id string, w GroupBuilder[T]) (string, error) {
+	if had := b.Claim(blake3, name, id); had != id {
+		return had, nil
+	}
+	t, err := w.BatchBuild()
+	if err == nil {
+		if err = b.Add(t); err != nil {
+			w.BatchUnbuild(t, err)
+		}
+	}
+	if err != nil {
+		b.Drop(blake3, name, id, err)
+		return "", err
+	}
+	return id, nil
 }
 
 // Add takes the built upload t of a claimed id: it is the batch's to commit from now on. When the

@@ -355,3 +355,75 @@ func TestGroupBatchCommitsOneAtATime(t *testing.T) {
 		t.Fatalf("idle told %d times after the last Commit, want once", f.idle)
 	}
 }
+
+// fakeBuild is a GroupBuilder of the upload id, failing with err when set; it counts what it
+// built and took apart.
+type fakeBuild struct {
+	id             string
+	err            error
+	built, unbuilt int
+}
+
+func (w *fakeBuild) BatchBuild() (string, error) {
+	if w.err != nil {
+		return "", w.err
+	}
+	w.built++
+	return w.id, nil
+}
+
+func (w *fakeBuild) BatchUnbuild(string, error) { w.unbuilt++ }
+
+// Build: a stream whose bytes another worker claimed builds nothing and names that upload; a
+// build that fails, or that the backend keeps out, gives the claim up with its error (taken apart
+// when it was built), and the next stream of the same bytes builds its own.
+func TestGroupBatchBuild(t *testing.T) {
+	full := fault.Errorf(fault.UploadDiskFull, "no room")
+	cases := []struct {
+		name              string
+		claimed           bool  // another worker claimed the bytes first
+		buildErr, joinErr error // the build's, BatchJoin's
+		wantID            string
+		wantErr           error
+		built, unbuilt    int
+	}{
+		{name: "new bytes: built and added", wantID: "mine", built: 1},
+		{name: "claimed by another worker: named, nothing built", claimed: true, wantID: "other"},
+		{name: "the build fails: the claim is given up", buildErr: full, wantErr: full},
+		{name: "kept out by the backend: taken apart, the claim given up", joinErr: full, wantErr: full, built: 1, unbuilt: 1},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			f := newFakeCommits()
+			f.refuse["mine"] = c.joinErr
+			b := NewGroupBatch[string, []string](f, 100)
+			if c.claimed {
+				build(t, b, "s", "other")
+			}
+			w := &fakeBuild{id: "mine", err: c.buildErr}
+			id, err := b.Build("s", "f", "mine", w)
+			if id != c.wantID || !errors.Is(err, c.wantErr) || w.built != c.built || w.unbuilt != c.unbuilt {
+				t.Fatalf("Build: %q, %v, built %d, taken apart %d", id, err, w.built, w.unbuilt)
+			}
+			settled := make(chan error, 1)
+			go func() { settled <- b.Settle("mine") }()
+			select {
+			case err := <-settled:
+				if !errors.Is(err, c.wantErr) {
+					t.Fatalf("Settle of the stream's own upload: %v", err)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("Settle waits for an upload whose build ended")
+			}
+			if c.wantErr != nil {
+				again := &fakeBuild{id: "again"}
+				if id, err := b.Build("s", "f", "again", again); id != "again" || err != nil || again.built != 1 {
+					t.Fatalf("a stream after a failed build: %q, %v", id, err)
+				}
+			}
+			if err := b.Commit(); err != nil { // a failed build is its stream's error, not Commit's
+				t.Fatal(err)
+			}
+		})
+	}
+}

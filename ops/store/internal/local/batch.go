@@ -54,17 +54,6 @@ func (s *localStore) newBatch() *groupBatch {
 	return b
 }
 
-// add hands the built upload o of a claimed id to the batch; its partial is the batch's to close
-// from now on. When its metadata line cannot be written (a full disk: BatchJoin) it is not taken,
-// and the caller takes it apart.
-func (b *groupBatch) add(o *out) error {
-	if o.p != nil {
-		// Start writing the data to disk now, without waiting: Commit's fsync then finds it done.
-		startWriteback(int(o.p.f.Fd()), 0, 0)
-	}
-	return b.Add(o)
-}
-
 // BatchItem is store.GroupCommitter's: an upload's id and weight.
 func (b *groupBatch) BatchItem(o *out) (string, int) { return o.id, o.weight() }
 

@@ -36,7 +36,8 @@ type smallWrite struct {
 	src      store.Source
 	progress func(int64)
 	bp       *[]byte // the source's bytes, from chunkPool
-	id       string
+	id, sum  string  // the upload's, once written
+	release  func()  // of its reservation, once built
 }
 
 func (w *smallWrite) ID() string                          { return w.id }
@@ -64,41 +65,43 @@ func (w *smallWrite) Write(ctx context.Context, f store.SourceFile, _ int64, pas
 	return nil, nil
 }
 
-// Publish claims the bytes in the batch (another worker of it may have built the same file),
-// admits the upload against the store's limits and builds it in the staging partial.
+// Publish builds the upload in the batch, unless another worker of it built the same file
+// (store.GroupBatch.Build).
 func (w *smallWrite) Publish(ctx context.Context, sum string) (*Meta, error) {
-	s, b, src := w.s, w.b, w.src
-	done := func(id string) (*Meta, error) {
-		w.progress(src.Size)
-		return &Meta{ID: id, Name: src.Name, Size: src.Size, Blake3: sum}, nil
-	}
 	id, err := store.NewID()
 	if err != nil {
 		return nil, fault.Errorf(fault.UploadUnreadable, "new upload id: %v", err)
 	}
-	if had := b.Claim(sum, src.Name, id); had != id {
-		return done(had) // the same file, built by another worker of the batch
-	}
-	// The store's limits, before anything is made: the reservation holds the upload's room while
-	// it waits for the batch's commit, which the listing does not show.
-	release, err := s.quota.AdmitID(context.Background(), id, src.Name, src.Size)
-	if err != nil {
-		b.Drop(sum, src.Name, id, err)
+	w.id, w.sum = id, sum
+	if id, err = w.b.Build(sum, w.src.Name, id, w); err != nil {
 		return nil, err
 	}
-	o, err := b.buildSmall(id, src.Name, sum, (*w.bp)[:src.Size])
+	w.progress(w.src.Size)
+	return &Meta{ID: id, Name: w.src.Name, Size: w.src.Size, Blake3: sum}, nil
+}
+
+// BatchBuild admits the upload against the store's limits, before anything is made (the
+// reservation holds its room while it waits for the batch's commit, which the listing does not
+// show), and builds it in the staging partial (store.GroupBuilder).
+func (w *smallWrite) BatchBuild() (*out, error) {
+	release, err := w.s.quota.AdmitID(context.Background(), w.id, w.src.Name, w.src.Size)
+	if err != nil {
+		return nil, err
+	}
+	o, err := w.b.buildSmall(w.id, w.src.Name, w.sum, (*w.bp)[:w.src.Size])
 	if err != nil {
 		release()
-		b.Drop(sum, src.Name, id, err)
 		return nil, err
 	}
-	if err := b.add(o); err != nil { // its metadata's line did not fit
-		b.unbuild(o)
-		release()
-		b.Drop(sum, src.Name, id, err)
-		return nil, err
-	}
-	return done(id)
+	w.release = release
+	return o, nil
+}
+
+// BatchUnbuild removes the upload built and kept out of the batch (its metadata's line did not
+// fit), and its reservation.
+func (w *smallWrite) BatchUnbuild(o *out, _ error) {
+	w.b.unbuild(o)
+	w.release()
 }
 
 func (w *smallWrite) Close(error) {

@@ -148,7 +148,8 @@ type partialWrite struct {
 	old     *sourceKey // what the partial's data was written for (nil: new)
 	batch   *groupBatch
 	src     store.Source
-	batched bool // the batch holds the partial until it commits
+	batched bool   // the batch holds the partial until it commits
+	sum     string // the BLAKE3 it is built with, in the batch
 }
 
 func (w *partialWrite) ID() string { return w.p.id }
@@ -214,28 +215,35 @@ func (w *partialWrite) Publish(ctx context.Context, sum string) (*Meta, error) {
 		id = ""
 	}
 	if id == "" && w.batch != nil {
-		id = w.batch.Claim(sum, name, p.id)
+		w.sum = sum
+		var err error
+		if id, err = w.batch.Build(sum, name, p.id, w); err != nil {
+			return nil, err
+		}
+		w.batched = id == p.id
 	}
 	if id != "" && id != p.id {
-		p.remove(false) // a copy of an upload that is finished: nothing to keep
+		p.remove(false) // a copy of an upload that is finished, or claimed: nothing to keep
 		return &Meta{ID: id, Name: name, Size: size, Blake3: sum}, nil
 	}
-	if w.batch != nil {
-		o, err := p.buildOut(size, sum)
-		if err != nil {
-			w.batch.Drop(sum, name, p.id, err)
-			return nil, err
-		}
-		if err := w.batch.add(o); err != nil {
-			o.undo(err)
-			w.batch.Drop(sum, name, p.id, err)
-			return nil, err
-		}
-		w.batched = true
+	if w.batched {
 		return &Meta{ID: p.id, Name: name, Size: size, Blake3: sum}, nil
 	}
 	return p.publish(size, sum)
 }
+
+// BatchBuild builds the partial's finished folder for the batch (store.GroupBuilder), and starts
+// writing its data to disk without waiting: the commit's fsync then finds it done.
+func (w *partialWrite) BatchBuild() (*out, error) {
+	o, err := w.p.buildOut(w.src.Size, w.sum)
+	if err == nil {
+		startWriteback(int(w.p.f.Fd()), 0, 0)
+	}
+	return o, err
+}
+
+// BatchUnbuild takes the folder built apart: the partial is an unfinished upload again.
+func (w *partialWrite) BatchUnbuild(o *out, err error) { o.undo(err) }
 
 func (w *partialWrite) Close(error) {
 	if !w.batched {
