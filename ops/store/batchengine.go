@@ -41,8 +41,8 @@ type GroupCommitter[T, G any] interface {
 
 // GroupBuilder builds one upload for a GroupBatch (GroupBatch.Build).
 type GroupBuilder[T any] interface {
-	// BatchBuild builds the upload, ready for a commit.
-	BatchBuild() (T, error)
+	// BatchBuild builds the upload id of the bytes of BLAKE3 blake3, ready for a commit.
+	BatchBuild(id, blake3 string) (T, error)
 	// BatchUnbuild takes apart t, built and kept out of the batch (err: why).
 	BatchUnbuild(t T, err error)
 }
@@ -164,7 +164,7 @@ func (b *GroupBatch[T, G]) Build(blake3, name, id string, w GroupBuilder[T]) (st
 	if had := b.Claim(blake3, name, id); had != id {
 		return had, nil
 	}
-	t, err := w.BatchBuild()
+	t, err := w.BatchBuild(id, blake3)
 	if err == nil {
 		if err = b.Add(t); err != nil {
 			w.BatchUnbuild(t, err)

@@ -356,20 +356,18 @@ func TestGroupBatchCommitsOneAtATime(t *testing.T) {
 	}
 }
 
-// fakeBuild is a GroupBuilder of the upload id, failing with err when set; it counts what it
-// built and took apart.
+// fakeBuild is a GroupBuilder, failing with err when set; it counts what it built and took apart.
 type fakeBuild struct {
-	id             string
 	err            error
 	built, unbuilt int
 }
 
-func (w *fakeBuild) BatchBuild() (string, error) {
+func (w *fakeBuild) BatchBuild(id, _ string) (string, error) {
 	if w.err != nil {
 		return "", w.err
 	}
 	w.built++
-	return w.id, nil
+	return id, nil
 }
 
 func (w *fakeBuild) BatchUnbuild(string, error) { w.unbuilt++ }
@@ -400,7 +398,7 @@ func TestGroupBatchBuild(t *testing.T) {
 			if c.claimed {
 				build(t, b, "s", "other")
 			}
-			w := &fakeBuild{id: "mine", err: c.buildErr}
+			w := &fakeBuild{err: c.buildErr}
 			id, err := b.Build("s", "f", "mine", w)
 			if id != c.wantID || !errors.Is(err, c.wantErr) || w.built != c.built || w.unbuilt != c.unbuilt {
 				t.Fatalf("Build: %q, %v, built %d, taken apart %d", id, err, w.built, w.unbuilt)
@@ -416,7 +414,7 @@ func TestGroupBatchBuild(t *testing.T) {
 				t.Fatal("Settle waits for an upload whose build ended")
 			}
 			if c.wantErr != nil {
-				again := &fakeBuild{id: "again"}
+				again := &fakeBuild{}
 				if id, err := b.Build("s", "f", "again", again); id != "again" || err != nil || again.built != 1 {
 					t.Fatalf("a stream after a failed build: %q, %v", id, err)
 				}

@@ -36,8 +36,8 @@ type smallWrite struct {
 	src      store.Source
 	progress func(int64)
 	bp       *[]byte // the source's bytes, from chunkPool
-	id, sum  string  // the upload's, once written
-	release  func()  // of its reservation, once built
+	id       string
+	release  func() // of its reservation, once built
 }
 
 func (w *smallWrite) ID() string                          { return w.id }
@@ -72,7 +72,6 @@ func (w *smallWrite) Publish(ctx context.Context, sum string) (*Meta, error) {
 	if err != nil {
 		return nil, fault.Errorf(fault.UploadUnreadable, "new upload id: %v", err)
 	}
-	w.id, w.sum = id, sum
 	if id, err = w.b.Build(sum, w.src.Name, id, w); err != nil {
 		return nil, err
 	}
@@ -83,12 +82,12 @@ func (w *smallWrite) Publish(ctx context.Context, sum string) (*Meta, error) {
 // BatchBuild admits the upload against the store's limits, before anything is made (the
 // reservation holds its room while it waits for the batch's commit, which the listing does not
 // show), and builds it in the staging partial (store.GroupBuilder).
-func (w *smallWrite) BatchBuild() (*out, error) {
-	release, err := w.s.quota.AdmitID(context.Background(), w.id, w.src.Name, w.src.Size)
+func (w *smallWrite) BatchBuild(id, sum string) (*out, error) {
+	release, err := w.s.quota.AdmitID(context.Background(), id, w.src.Name, w.src.Size)
 	if err != nil {
 		return nil, err
 	}
-	o, err := w.b.buildSmall(w.id, w.src.Name, w.sum, (*w.bp)[:w.src.Size])
+	o, err := w.b.buildSmall(id, w.src.Name, sum, (*w.bp)[:w.src.Size])
 	if err != nil {
 		release()
 		return nil, err

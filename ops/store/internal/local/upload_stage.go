@@ -148,8 +148,7 @@ type partialWrite struct {
 	old     *sourceKey // what the partial's data was written for (nil: new)
 	batch   *groupBatch
 	src     store.Source
-	batched bool   // the batch holds the partial until it commits
-	sum     string // the BLAKE3 it is built with, in the batch
+	batched bool // the batch holds the partial until it commits
 }
 
 func (w *partialWrite) ID() string { return w.p.id }
@@ -215,7 +214,6 @@ func (w *partialWrite) Publish(ctx context.Context, sum string) (*Meta, error) {
 		id = ""
 	}
 	if id == "" && w.batch != nil {
-		w.sum = sum
 		var err error
 		if id, err = w.batch.Build(sum, name, p.id, w); err != nil {
 			return nil, err
@@ -234,8 +232,8 @@ func (w *partialWrite) Publish(ctx context.Context, sum string) (*Meta, error) {
 
 // BatchBuild builds the partial's finished folder for the batch (store.GroupBuilder), and starts
 // writing its data to disk without waiting: the commit's fsync then finds it done.
-func (w *partialWrite) BatchBuild() (*out, error) {
-	o, err := w.p.buildOut(w.src.Size, w.sum)
+func (w *partialWrite) BatchBuild(_, sum string) (*out, error) {
+	o, err := w.p.buildOut(w.src.Size, sum)
 	if err == nil {
 		startWriteback(int(w.p.f.Fd()), 0, 0)
 	}
