@@ -16,8 +16,8 @@ import (
 // and on its own when the weight of what is built reaches the batch's full weight; that a Settle
 // waits while more uploads are on their way (being streamed into the batch, or More says so), so
 // that one commit takes them all; that commits are one at a time; that two workers that built the
-// same BLAKE3 and name in one batch make one upload (Claim, Drop, Find); and which errors Settle
-// and Commit return, each once. What is the backend's: how an upload is built, what it weighs,
+// same BLAKE3 and name in one batch make one upload, and a build that fails gives its claim up
+// (Build: Claim, Add, Drop; Find); and which errors Settle and Commit return, each once. What is the backend's: how an upload is built, what it weighs,
 // what it keeps for the uploads of one commit (GroupCommitter.BatchJoin) and the commit itself.
 
 // GroupCommitter is what a backend gives a GroupBatch: the mechanics of its built uploads. T is
