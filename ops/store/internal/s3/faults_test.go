@@ -114,8 +114,8 @@ func testAbortedNotWaited(t *testing.T, srv *s3test.Server) {
 	if _, err := s.checkStore(bg, true); err != nil {
 		t.Fatal(err)
 	}
-	note := s.noteKey("gone.bin", MinChunk+1000, want)
-	old, pi, err := s.start(bg, note, "", "gone.bin", MinChunk+1000, s.beginStage(bg, "gone.bin", MinChunk+1000, want))
+	note := s.notes.Key("gone.bin", MinChunk+1000, want)
+	old, pi, err := s.notes.Start(bg, note, "", "gone.bin", MinChunk+1000, s.beginStage(bg, "gone.bin", MinChunk+1000, want))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -257,7 +257,7 @@ func testLargeChunksFinish(t *testing.T, srv *s3test.Server) {
 // Two uploads of one file at once (two processes: two Stores on one prefix) both succeed, each
 // naming an upload that holds the file's bytes, and leave nothing unfinished. Left to timing, the
 // second may read the source's note while the first's completion is under way (its multipart
-// upload gone, its object not yet there) and make a second copy, the cost resumable accepts so
+// upload gone, its object not yet there) and make a second copy, the cost store.Notes accepts so
 // that an aborted upload is not waited for (testAbortedNotWaited); that they name one upload when
 // the second finds the first at work is the conformance suite's StageSameBytesAtOnceOneUpload,
 // which orders the two instead of racing them.

@@ -35,6 +35,11 @@ type partialInfo struct {
 	Note     string `json:"note,omitempty"` // a folder upload's: its source note (the key's hex)
 }
 
+// Of is what the upload was begun for (store.NotePartial): a stream's has a multipart upload.
+func (pi *partialInfo) Of() store.PartialOf {
+	return store.PartialOf{Name: pi.Name, Blake3: pi.Blake3, Folder: pi.Kind == store.KindFolder, Streamed: pi.UploadID != ""}
+}
+
 func (s *Store) infoKey(id string) string     { return s.key(internalDir, "partial", id, "info") }
 func (s *Store) chunkPrefix(id string) string { return s.key(internalDir, "partial", id, "c") + "/" }
 func (s *Store) chunkKey(id string, off int64) string {
@@ -326,7 +331,7 @@ func (s *Store) listObjects(ctx context.Context, prefix string, f func(types.Obj
 	return nil
 }
 
-// Begin starts an unfinished step-by-step upload, which has no source note (start).
+// Begin starts an unfinished step-by-step upload, which has no source note (store.Notes.Start).
 func (s *Store) Begin(ctx context.Context, name string, size int64) (string, error) {
 	if err := store.CheckBegin(name, size); err != nil {
 		return "", err
@@ -334,7 +339,7 @@ func (s *Store) Begin(ctx context.Context, name string, size int64) (string, err
 	if _, err := s.checkStore(ctx, true); err != nil {
 		return "", err
 	}
-	id, _, err := s.start(ctx, "", "", name, size, func(string) (*partialInfo, error) {
+	id, _, err := s.notes.Start(ctx, "", "", name, size, func(string) (*partialInfo, error) {
 		return &partialInfo{Name: name, Size: size, Made: nowString()}, nil
 	})
 	return id, err
@@ -423,7 +428,7 @@ func (s *Store) dropPartial(ctx context.Context, id string, pi *partialInfo) err
 			return err
 		}
 		if !finished {
-			s.dropNote(ctx, pi.Note, id)
+			s.notes.Drop(ctx, pi.Note, id)
 		}
 	}
 	if pi != nil && pi.UploadID != "" {

@@ -101,6 +101,8 @@ type Store struct {
 	// Its limits (limits.go), its Limiter: read from its mark object once; each upload is
 	// admitted by a reservation taken under the store's limits lock.
 	quota *store.Quota
+	// notes are the source-note rules over this store (noteStore)
+	notes store.Notes[*partialInfo]
 
 	store.TreesOn // store.Trees: the engine's rules over the store (tree.go)
 }
@@ -209,6 +211,7 @@ func Open(ctx context.Context, uri string, opts Options) (*Store, error) {
 		s.URI += "/" + prefix
 	}
 	s.quota = &store.Quota{R: reserver{s}, M: storeMark{s}, Loc: s.URI, MarkAt: s.URI + "/" + internalDir + "/store", List: s.List, Wait: opts.LimitsWait}
+	s.notes = store.Notes[*partialInfo]{B: noteStore{s}, Quota: s.quota}
 	s.TreesOn = func(context.Context, bool) (store.TreeBackend, error) { return s, nil }
 	return s, nil
 }

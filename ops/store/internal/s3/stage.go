@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/md5"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"path"
 	"strings"
@@ -64,17 +63,6 @@ func (s *Store) buffers(jobs int, chunk int64) chan []byte {
 	return s.bufs
 }
 
-// sourceNote is P/.attachctl/source/<key>.
-type sourceNote struct {
-	ID string `json:"id"`
-}
-
-// noteKey is the note of a source uploaded under name, of size bytes and BLAKE3 sum, whatever its
-// path (store.SourceKey): a copy of the same file elsewhere finds the same upload.
-func (s *Store) noteKey(name string, size int64, sum string) string {
-	return s.key(internalDir, "source", store.SourceKey(name, size, sum))
-}
-
 // Stream puts the source into the store as a multipart upload of its finished key, parts sent
 // opts.Jobs at once (store.Streamer), by the rules of store.StreamUpload. The BLAKE3 goes into the
 // object's metadata, so it must be known before the first byte is sent: a source without one costs
@@ -97,19 +85,20 @@ func (s *Store) Stream(ctx context.Context, src store.Source, f store.SourceFile
 // StreamHashFirst is always: the source note is keyed on the BLAKE3 (store.StreamBackend).
 func (s *Store) StreamHashFirst(context.Context, store.Source) (bool, error) { return true, nil }
 
-// StartStream looks the source's note up: the finished upload it names, or the multipart upload
-// to resume with the parts the server holds, or a new one (store.StreamBackend).
+// StartStream looks the source's note up (store.Notes.FindStream): the finished upload it names,
+// or the multipart upload to resume with the parts the server holds, or a new one
+// (store.StreamBackend).
 func (s *Store) StartStream(ctx context.Context, st store.StreamStart) (store.StreamFound, store.StreamWrite, error) {
 	if _, err := s.checkStore(ctx, true); err != nil {
 		return store.StreamFound{}, nil, err
 	}
-	name, size, want := st.Src.Name, st.Src.Size, st.Src.Blake3
-	w := &streamWrite{s: s, st: st, note: s.noteKey(name, size, want)}
+	src := st.Src
+	w := &streamWrite{s: s, st: st, note: s.notes.Key(src.Name, src.Size, src.Blake3)}
 	var err error
-	w.id, w.pi, err = s.underNote(ctx, w.note, name, size, st.Avoid, st.Try, func(id string, pi *partialInfo, wait bool) (string, *partialInfo) {
-		id, pi, w.held = s.resumable(ctx, id, pi, name, want, wait)
-		return id, pi
-	}, s.beginStage(ctx, name, size, want))
+	w.id, w.pi, err = s.notes.FindStream(ctx, st, s.beginStage(ctx, src.Name, src.Size, src.Blake3), func(id string, pi *partialInfo) (err error) {
+		w.held, err = s.partsHeld(ctx, id, pi)
+		return err
+	})
 	switch {
 	case err != nil:
 		return store.StreamFound{}, nil, err
@@ -161,7 +150,7 @@ func (w *streamWrite) Write(ctx context.Context, f store.SourceFile, from int64,
 	if err == errUploadGone {
 		// Another run of the same source completed (or a sweep aborted) the multipart upload
 		// under us: when the finished upload is these bytes, it is ours too.
-		return s.finishedByOther(ctx, w.st.Src.Path, w.id, w.st.Src.Name, w.st.Src.Blake3, w.pi.UploadID, true)
+		return s.notes.FinishedByOther(ctx, w.st.Src.Path, w.id, w.st.Src.Name, w.st.Src.Blake3, w.pi, true)
 	}
 	return nil, err
 }
@@ -169,7 +158,7 @@ func (w *streamWrite) Write(ctx context.Context, f store.SourceFile, from int64,
 // Refuse drops the upload and the note: what was sent is not what the record names.
 func (w *streamWrite) Refuse(ctx context.Context, got string) {
 	w.s.dropPartial(ctx, w.id, w.pi)
-	w.s.dropNote(ctx, path.Base(w.note), w.id)
+	w.s.notes.Drop(ctx, path.Base(w.note), w.id)
 }
 
 func (w *streamWrite) Publish(ctx context.Context, sum string) (*store.Info, error) {
@@ -186,7 +175,7 @@ func (w *streamWrite) Publish(ctx context.Context, sum string) (*store.Info, err
 		s.dropPartial(ctx, w.id, w.pi)
 		return done, nil
 	}
-	if s.noteLost(ctx, w.note, w.id, w.pi, w.st.Try) {
+	if s.notes.Lost(ctx, w.note, w.id, w.pi, w.st.Try) {
 		return nil, store.ErrStreamLost
 	}
 	_, err := s.client.CompleteMultipartUpload(ctx, &awss3.CompleteMultipartUploadInput{Bucket: &s.Bucket, Key: &key,
@@ -195,7 +184,7 @@ func (w *streamWrite) Publish(ctx context.Context, sum string) (*store.Info, err
 		return nil, s.wrap(fault.UploadUnreadable, src.Path, err)
 	}
 	if err != nil { // completed by another run meanwhile: it must be these bytes
-		if _, err := s.finishedByOther(ctx, src.Path, w.id, src.Name, src.Blake3, w.pi.UploadID, true); err != nil {
+		if _, err := s.notes.FinishedByOther(ctx, src.Path, w.id, src.Name, src.Blake3, w.pi, true); err != nil {
 			return nil, err
 		}
 	}
@@ -206,178 +195,89 @@ func (w *streamWrite) Publish(ctx context.Context, sum string) (*store.Info, err
 
 func (w *streamWrite) Close(error) {}
 
-// noteLost reports whether the note names another upload than id now, before id is published:
-// a server may let two create-only writes of the note that race both succeed (versitygw's posix
-// backend checks, then writes), and the note as it is now says which upload is the source's. The
-// loser (unless it lost tries times already) drops its own, to take the winner's and send what it
-// lacks.
-func (s *Store) noteLost(ctx context.Context, note, id string, pi *partialInfo, tries int) bool {
-	cur, _ := s.readNote(ctx, note)
-	if cur == "" || cur == id || tries >= 3 {
-		return false
-	}
-	s.dropPartial(context.WithoutCancel(ctx), id, pi)
-	s.quota.Done(ctx, id)
-	return true
-}
-
-// readNote reads a source note: the upload it names ("" when it names none or cannot be read),
-// and its ETag ("" when there is none), for a conditional write over a dead one.
-func (s *Store) readNote(ctx context.Context, note string) (id, etag string) {
-	b, etag, _, err := s.getObject(ctx, note)
-	var n sourceNote
-	switch {
-	case err != nil:
-		return "", ""
-	case json.Unmarshal(b, &n) != nil || store.ValidID(n.ID) != nil:
-		return "", etag
-	}
-	return n.ID, etag
-}
-
-// errNoteTaken: another run wrote the source's note first.
-var errNoteTaken = errors.New("the source note was written by another run")
-
 // errUploadGone: the multipart upload went away while its parts were sent.
 var errUploadGone = errors.New("the multipart upload is gone")
 
-// finishedByOther is the finished upload id when another run finished it with these bytes. When
-// wait is set, the other run's completion may still be under way on the server (versitygw's posix
-// backend takes the multipart upload away before the object is there): the object is waited for a
-// little.
-func (s *Store) finishedByOther(ctx context.Context, abs, id, name, want, uploadID string, wait bool) (*store.Info, error) {
-	info, err := s.head(ctx, id, name)
-	for pause := 50 * time.Millisecond; wait && fault.CodeOf(err) == fault.UploadMissing && pause < 5*time.Second; pause *= 2 {
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-time.After(pause):
-		}
-		info, err = s.head(ctx, id, name)
-	}
-	if err != nil {
-		return nil, err
-	}
-	if info.Blake3 != want {
-		return nil, fault.Errorf(fault.UploadHashMismatch, "%s: upload %s was finished by another run with BLAKE3 %s", abs, id, info.Blake3)
-	}
-	s.client.DeleteObject(ctx, &awss3.DeleteObjectInput{Bucket: &s.Bucket, Key: aws.String(s.infoKey(id))})
-	if uploadID != "" {
-		// A part sent after the other run's completion can make a server (versitygw's posix
-		// backend) hold the multipart upload again: nothing of it is wanted.
-		s.client.AbortMultipartUpload(ctx, &awss3.AbortMultipartUploadInput{Bucket: &s.Bucket, Key: aws.String(s.FinishedKey(id, name)), UploadId: &uploadID})
-	}
-	return &store.Info{ID: id, Name: name, Size: info.Size, Blake3: want}, nil
-}
-
-// resumable is what a run of a source takes up of the upload id its note names (pi its info, nil
-// when it has none): that upload, finished (pi nil), or its multipart upload to resume with the
-// parts the server holds, or nothing. wait: another run is at work on this source.
-func (s *Store) resumable(ctx context.Context, id string, pi *partialInfo, name, want string, wait bool) (string, *partialInfo, map[int32]part) {
-	if pi == nil {
-		// Finished, or gone: store.StreamUpload reads it back before it names it again, and
-		// avoids it when it is not these bytes.
-		return id, nil, nil
-	}
-	if pi.UploadID == "" || pi.Blake3 != want || pi.Name != name {
-		return "", nil, nil
-	}
-	ps, err := s.parts(ctx, id, name, pi.UploadID)
-	if err != nil {
-		// Its multipart upload is gone: completed (then that upload is this source), or aborted
-		// (by a sweep killed before it removed the info, by a bucket's lifecycle rule), when its
-		// object never comes. The object is waited for only when another run is known to be at
-		// work on this source (wait), whose completion may be under way: else this upload goes
-		// on at once, and a completion under way unseen costs a second copy of the same bytes.
-		if fault.CodeOf(err) == fault.UploadMissing {
-			if _, err := s.finishedByOther(ctx, "", id, name, want, pi.UploadID, wait); err == nil {
-				return id, nil, nil
-			}
-		}
-		return "", nil, nil
-	}
-	held := map[int32]part{}
-	for _, p := range ps {
-		held[p.Number] = p
-	}
-	return id, pi, held
-}
-
-// beginStage begins a multipart upload with the BLAKE3 in its metadata, for start, which writes
-// its info and the source's note after it (a kill between leaves a multipart upload that sweep
-// aborts).
+// beginStage begins a multipart upload with the BLAKE3 in its metadata, for store.Notes.Start,
+// which writes its info and the source's note after it (a kill between leaves a multipart upload
+// that sweep aborts).
 func (s *Store) beginStage(ctx context.Context, name string, size int64, want string) func(id string) (*partialInfo, error) {
 	return func(id string) (*partialInfo, error) {
 		mp, err := s.client.CreateMultipartUpload(ctx, &awss3.CreateMultipartUploadInput{Bucket: &s.Bucket,
 			Key: aws.String(s.FinishedKey(id, name)), Metadata: map[string]string{"blake3": want}})
 		if err != nil {
-			return nil, err
+			return nil, s.wrap(fault.UploadUnreadable, name, err)
 		}
 		return &partialInfo{Name: name, Size: size, Made: nowString(), UploadID: aws.ToString(mp.UploadId), Blake3: want}, nil
 	}
 }
 
-// underNote is how a run of a source (a file, a folder) finds what it takes up, under the
-// source's note: the upload the note names as take keeps it (told its info, nil when it has none,
-// and whether another run is known to be at this source, as tries or a lost note say): the
-// unfinished upload to resume (its info), or a finished one to name again (no info; never avoid);
-// else a new upload, begun by start over the note read. A note another run wrote first is read
-// again.
-func (s *Store) underNote(ctx context.Context, note, name string, size int64, avoid string, tries int,
-	take func(id string, pi *partialInfo, wait bool) (string, *partialInfo), begin func(id string) (*partialInfo, error)) (string, *partialInfo, error) {
-	for try := 0; ; try++ {
-		id, etag := s.readNote(ctx, note)
-		if id != "" {
-			// The info after the note: it goes only once the upload is finished, so an upload
-			// without it that another run is finishing now is found finished.
-			pi, _ := s.readInfo(ctx, id)
-			if id, pi = take(id, pi, try > 0 || tries > 0); pi != nil || id != "" && id != avoid {
-				return id, pi, nil
-			}
-		}
-		// The note says which upload this source is: two runs that start at once both write it
-		// create-only (or over the dead one they read, If-Match), so one wins and the other
-		// resumes the winner's upload instead of making a second copy.
-		id, pi, err := s.start(ctx, note, etag, name, size, begin)
-		if err != errNoteTaken || try >= 3 {
-			return id, pi, err
-		}
+// partsHeld is the parts the server holds of the multipart upload of pi, by number:
+// upload.missing when it is not there any more.
+func (s *Store) partsHeld(ctx context.Context, id string, pi *partialInfo) (map[int32]part, error) {
+	ps, err := s.parts(ctx, id, pi.Name, pi.UploadID)
+	if err != nil {
+		return nil, err
 	}
+	held := map[int32]part{}
+	for _, p := range ps {
+		held[p.Number] = p
+	}
+	return held, nil
 }
 
-// start is how a new upload (a file's by the upload stage, a folder's, a step-by-step one) begins:
-// admitted against the store's limits before anything is sent, then begun (begin makes its info,
-// and whatever goes before it), its info written, then the source's note when it has one:
-// create-only, or over the note of an upload that is no more (If-Match noteTag).
-func (s *Store) start(ctx context.Context, note, noteTag, name string, size int64, begin func(id string) (*partialInfo, error)) (string, *partialInfo, error) {
-	id, release, err := s.quota.AdmitNew(ctx, name, size)
-	if err != nil {
-		return "", nil, err
+// noteStore is the S3 store's primitives for the source-note rules (store.Notes): a note is the
+// object P/.attachctl/source/<hex>, its version its ETag, written If-None-Match: * or If-Match;
+// an unfinished upload's info is P/.attachctl/partial/<id>/info.
+type noteStore struct{ s *Store }
+
+func (n noteStore) NoteKey(hex string) string { return n.s.key(internalDir, "source", hex) }
+
+func (n noteStore) ReadNote(ctx context.Context, key string) ([]byte, string, error) {
+	b, etag, _, err := n.s.getObject(ctx, key)
+	return b, etag, err
+}
+
+// PutNote writes the note on its condition (condPut): it names the upload just begun, so finding
+// it there is this write (putOwn).
+func (n noteStore) PutNote(ctx context.Context, key, etag string, body []byte) error {
+	_, err := n.s.putOwn(ctx, condPut(key, etag), body)
+	if conflict(err) || notFound(err) {
+		return store.ErrNoteTaken
 	}
-	fail := func(err error) (string, *partialInfo, error) {
-		release()
-		return "", nil, err
+	return n.s.wrap(fault.UploadUnreadable, "source note "+key, err)
+}
+
+func (n noteStore) DeleteNote(ctx context.Context, key, etag string) {
+	n.s.client.DeleteObject(ctx, &awss3.DeleteObjectInput{Bucket: &n.s.Bucket, Key: &key, IfMatch: &etag})
+}
+
+func (n noteStore) ReadPartial(ctx context.Context, id string) *partialInfo {
+	pi, _ := n.s.readInfo(ctx, id)
+	return pi
+}
+
+func (n noteStore) WritePartial(ctx context.Context, id string, pi *partialInfo) error {
+	return n.s.wrap(fault.UploadUnreadable, pi.Name, n.s.putJSON(ctx, n.s.infoKey(id), pi, true))
+}
+
+func (n noteStore) DropPartial(ctx context.Context, id string, pi *partialInfo) {
+	n.s.dropPartial(ctx, id, pi)
+}
+
+func (n noteStore) HeadFinished(ctx context.Context, id, name string) (*store.Info, error) {
+	return n.s.head(ctx, id, name)
+}
+
+// TidyFinished removes the info of the upload another run finished and aborts this run's
+// multipart upload of it: a part sent after the other run's completion can make a server
+// (versitygw's posix backend) hold the multipart upload again, and nothing of it is wanted.
+func (n noteStore) TidyFinished(ctx context.Context, id string, pi *partialInfo) {
+	s := n.s
+	s.client.DeleteObject(ctx, &awss3.DeleteObjectInput{Bucket: &s.Bucket, Key: aws.String(s.infoKey(id))})
+	if pi.UploadID != "" {
+		s.client.AbortMultipartUpload(ctx, &awss3.AbortMultipartUploadInput{Bucket: &s.Bucket, Key: aws.String(s.FinishedKey(id, pi.Name)), UploadId: &pi.UploadID})
 	}
-	pi, err := begin(id)
-	if err == nil {
-		err = s.putJSON(ctx, s.infoKey(id), pi, true)
-	}
-	if err != nil {
-		return fail(s.wrap(fault.UploadUnreadable, name, err))
-	}
-	if note == "" {
-		return id, pi, nil
-	}
-	// The note names the new id: finding it there is this write (putOwn).
-	nb, _ := json.Marshal(sourceNote{ID: id})
-	if _, err := s.putOwn(ctx, condPut(note, noteTag), nb); err != nil {
-		s.dropPartial(context.WithoutCancel(ctx), id, pi)
-		if conflict(err) || notFound(err) {
-			return fail(errNoteTaken)
-		}
-		return fail(s.wrap(fault.UploadUnreadable, name, err))
-	}
-	return id, pi, nil
 }
 
 // putMultipart writes size bytes of src as a new multipart upload of key, its BLAKE3 sum in the

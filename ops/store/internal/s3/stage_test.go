@@ -272,13 +272,13 @@ func (s *Store) heldParts(t testing.TB, path, want string, chunk int64) map[int3
 	if err != nil {
 		t.Fatal(err)
 	}
-	id, _ := s.readNote(bg, s.noteKey(filepath.Base(abs), fi.Size(), want))
-	pi, _ := s.readInfo(bg, id)
-	id, pi, held := s.resumable(bg, id, pi, filepath.Base(abs), want, true)
+	id, _ := s.notes.Read(bg, s.notes.Key(filepath.Base(abs), fi.Size(), want))
 	got := map[int32]bool{}
-	if id == "" || pi == nil {
+	pi, _ := s.readInfo(bg, id)
+	if pi == nil || pi.Blake3 != want {
 		return got
 	}
+	held, _ := s.partsHeld(bg, id, pi)
 	for n, p := range held {
 		buf := make([]byte, p.Size)
 		_, err := f.ReadAt(buf, int64(n-1)*chunk)
@@ -643,16 +643,16 @@ func TestRefuseKeepsAnotherRunsNote(t *testing.T) {
 	if _, err := s.checkStore(bg, true); err != nil {
 		t.Fatal(err)
 	}
-	key := s.noteKey("a.bin", 10, strings.Repeat("ab", 32))
+	key := s.notes.Key("a.bin", 10, strings.Repeat("ab", 32))
 	mine, _ := store.NewID()
 	other, _ := store.NewID()
 	w := &streamWrite{s: s, note: key, id: mine}
 	for _, c := range []struct{ holder, want string }{{other, other}, {mine, ""}} {
-		if err := s.putJSON(bg, key, sourceNote{ID: c.holder}, false); err != nil {
+		if err := s.putJSON(bg, key, map[string]string{"id": c.holder}, false); err != nil {
 			t.Fatal(err)
 		}
 		w.Refuse(bg, "")
-		if got, _ := s.readNote(bg, key); got != c.want {
+		if got, _ := s.notes.Read(bg, key); got != c.want {
 			t.Errorf("note naming %s after the refusal of %s: names %q, want %q", c.holder, mine, got, c.want)
 		}
 	}

@@ -88,16 +88,8 @@ func (s *Store) TreeHashFirst(ctx context.Context, _ string, _ int64) (bool, err
 // (start), as a file's stage does.
 func (s *Store) StartTree(ctx context.Context, st store.TreeStart) (string, store.TreeWrite, error) {
 	src := st.Src
-	note := s.noteKey(src.Name+"/", st.Size, st.Blake3)
-	id, pi, err := s.underNote(ctx, note, src.Name, st.Size, st.Avoid, 0, func(id string, pi *partialInfo, _ bool) (string, *partialInfo) {
-		// The note is keyed on the folder's name, size and BLAKE3, not its path: the same bytes
-		// from any folder take the upload up. The info keeps the rest (store.ResumesTree, the
-		// same bytes: runs hold no lock).
-		if pi != nil && !store.ResumesTree(store.TreePartial{Folder: pi.Kind == store.KindFolder, Name: pi.Name, Path: src.Path, Blake3: pi.Blake3}, st, true) {
-			return "", nil
-		}
-		return id, pi
-	}, func(string) (*partialInfo, error) {
+	note := s.notes.Key(src.Name+"/", st.Size, st.Blake3)
+	id, pi, err := s.notes.FindTree(ctx, note, st, func(string) (*partialInfo, error) {
 		return &partialInfo{Name: src.Name, Size: st.Size, Made: nowString(), Blake3: st.Blake3, Kind: store.KindFolder, Note: path.Base(note)}, nil
 	})
 	if err != nil || pi == nil {
@@ -203,7 +195,7 @@ func (t *treeWrite) Remove(ctx context.Context, rels []string) error {
 // the same folder finished first) must be these very bytes, which is this tree (putOwn).
 func (t *treeWrite) Publish(ctx context.Context, m *store.TreeMeta, files []store.TreeFile, listing []byte) error {
 	s := t.s
-	if s.noteLost(ctx, t.note, t.id, t.pi, t.try) {
+	if s.notes.Lost(ctx, t.note, t.id, t.pi, t.try) {
 		return store.ErrTreeLost
 	}
 	b, _ := json.Marshal(m)
@@ -396,7 +388,7 @@ func (s *Store) dropTree(ctx context.Context, id string) error {
 		return err
 	}
 	if th != nil {
-		s.dropNote(ctx, th.note, id)
+		s.notes.Drop(ctx, th.note, id)
 	}
 	if err := s.deleteKeys(ctx, []string{s.treeKey(id)}); err != nil {
 		return err
@@ -406,19 +398,4 @@ func (s *Store) dropTree(ctx context.Context, id string) error {
 	}
 	// A server whose listings lag its deletes: the next sweep goes on (the tombstone stands).
 	return fault.Errorf(fault.UploadUnreadable, "upload %s: %s is still listed after its removal", id, s.treeKey(id))
-}
-
-// dropNote removes the source note whose key's hex is note when it names the upload id, with
-// If-Match the ETag read, so that a note another run wrote since for another upload stays; never
-// a note naming another id. It is tidying, not a removal anyone relies on: a note left (a server
-// that refuses the condition, a sweep killed first) names an upload that is no more, which the
-// next upload of that folder finds and writes over.
-func (s *Store) dropNote(ctx context.Context, note, id string) {
-	if h, err := store.CheckHex(note); err != nil || h == "" || h != note {
-		return
-	}
-	key := s.key(internalDir, "source", note)
-	if cur, etag := s.readNote(ctx, key); cur == id && etag != "" {
-		s.client.DeleteObject(ctx, &awss3.DeleteObjectInput{Bucket: &s.Bucket, Key: &key, IfMatch: &etag})
-	}
 }

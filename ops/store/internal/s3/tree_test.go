@@ -425,7 +425,7 @@ func sourceNotes(t *testing.T, s *Store) map[string]string {
 	notes := map[string]string{}
 	bg := context.Background()
 	err := s.listObjects(bg, s.key(internalDir, "source")+"/", func(o types.Object) error {
-		notes[aws.ToString(o.Key)], _ = s.readNote(bg, aws.ToString(o.Key))
+		notes[aws.ToString(o.Key)], _ = s.notes.Read(bg, aws.ToString(o.Key))
 		return nil
 	})
 	if err != nil {

@@ -1,0 +1,275 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/attachctl/attachctl/manifest/fault"
+)
+
+// The source-note rules, written once: how runs of the same source (a file, a folder; from one
+// path or copies at two, in two processes or on two machines, holding no lock in common) agree on
+// one upload, over a backend's note primitives (NoteBackend). A source's note, named by its
+// SourceKey, holds the id of the source's upload. The run that begins an upload writes its info
+// first, then the note, create-only (or over a note naming an upload that is no more, on the
+// version read): so a note never names an upload that cannot be found, and of two runs that
+// start at once one wins the note and the other takes the winner's upload up instead of making a
+// second copy. The note stays once the upload is finished, so that the same bytes uploaded again
+// are named again; it goes with the upload only while it still names it (Drop). What is the
+// backend's: where notes and infos are kept, the conditional writes that keep them, and how an
+// unfinished upload is written and resumed.
+
+// NoteBackend is what a backend gives so that the source-note rules run over it (Notes): notes,
+// small objects read whole with a version (S3: the ETag) and written on a condition on it, and
+// the info of its unfinished uploads, P (a pointer; nil: none).
+type NoteBackend[P NotePartial] interface {
+	// NoteKey is where the note of the SourceKey hex is kept.
+	NoteKey(hex string) string
+	// ReadNote reads the note at key whole, with its version; an error when there is none or it
+	// cannot be read.
+	ReadNote(ctx context.Context, key string) (body []byte, version string, err error)
+	// PutNote writes body at key create-only (version ""), or only over that version:
+	// ErrNoteTaken when it is refused so (another run wrote the note since it was read). A write
+	// the backend took whose answer was lost is taken, as its own bytes are found there (a note
+	// names the upload just begun).
+	PutNote(ctx context.Context, key, version string, body []byte) error
+	// DeleteNote removes the note at key only while its version is still version.
+	DeleteNote(ctx context.Context, key, version string)
+	// ReadPartial reads the info of the unfinished upload id: nil when it has none (finished,
+	// gone, or unreadable).
+	ReadPartial(ctx context.Context, id string) P
+	// WritePartial writes the info of the upload id just begun, create-only.
+	WritePartial(ctx context.Context, id string, p P) error
+	// DropPartial removes the unfinished upload id, whose info is p, as an abort does.
+	DropPartial(ctx context.Context, id string, p P)
+	// HeadFinished reads the finished upload id named name: upload.missing while it is not there.
+	HeadFinished(ctx context.Context, id, name string) (*Info, error)
+	// TidyFinished removes what is left of p, this run's unfinished form of the upload id, once
+	// another run finished it: its info, and whatever unfinished write the backend holds of it.
+	TidyFinished(ctx context.Context, id string, p P)
+}
+
+// NotePartial is a backend's info of an unfinished upload, as the rules read it.
+type NotePartial interface {
+	comparable
+	// Of is what the upload was begun for; asked of a non-nil info only.
+	Of() PartialOf
+}
+
+// PartialOf is what an unfinished upload was begun for.
+type PartialOf struct {
+	Name   string
+	Blake3 string // "": not known then
+	Folder bool   // a folder upload's
+	// Streamed: a file's upload begun by a stream (StreamUpload), which a run of the same source
+	// takes up; not a step-by-step upload's, which no note names.
+	Streamed bool
+}
+
+// ErrNoteTaken is PutNote's answer when another run wrote the source's note first.
+var ErrNoteTaken = errors.New("the source note was written by another run")
+
+// Notes runs the source-note rules over B, admitting new uploads against Quota.
+type Notes[P NotePartial] struct {
+	B     NoteBackend[P]
+	Quota *Quota
+}
+
+// sourceNote is a note's body.
+type sourceNote struct {
+	ID string `json:"id"`
+}
+
+// Key is the note of a source uploaded under name, of size bytes and BLAKE3 sum, whatever its
+// path (SourceKey): a copy of the same file elsewhere finds the same upload. A folder's name ends
+// in "/", so that a file and a folder of one name and BLAKE3 have notes of their own.
+func (n Notes[P]) Key(name string, size int64, sum string) string {
+	return n.B.NoteKey(SourceKey(name, size, sum))
+}
+
+// Read reads the note at key: the upload it names ("" when it names none or cannot be read), and
+// its version ("" when there is none), for a conditional write over a dead one.
+func (n Notes[P]) Read(ctx context.Context, key string) (id, version string) {
+	b, version, err := n.B.ReadNote(ctx, key)
+	var sn sourceNote
+	switch {
+	case err != nil:
+		return "", ""
+	case json.Unmarshal(b, &sn) != nil || ValidID(sn.ID) != nil:
+		return "", version
+	}
+	return sn.ID, version
+}
+
+// FindStream is what a stream of st.Src takes up, under its note: the finished upload the note
+// names (p nil), or the unfinished one to resume (its info; held is asked what it holds of it:
+// upload.missing when its write went away), or a new one begun by begin.
+func (n Notes[P]) FindStream(ctx context.Context, st StreamStart, begin func(id string) (P, error), held func(id string, p P) error) (string, P, error) {
+	src := st.Src
+	take := func(id string, p P, wait bool) (string, P) {
+		return n.resumable(ctx, id, p, src.Name, src.Blake3, wait, held)
+	}
+	return n.find(ctx, n.Key(src.Name, src.Size, src.Blake3), src.Name, src.Size, st.Avoid, st.Try, take, begin)
+}
+
+// FindTree is what a run of the folder st takes up, under its note (key, Key of the folder): the
+// finished upload the note names (p nil), or the unfinished one to resume, or a new one begun by
+// begin. The note is keyed on the folder's name, size and BLAKE3, not its path: the same bytes
+// from any folder take the upload up; the info keeps the rest (ResumesTree, the same bytes: runs
+// hold no lock).
+func (n Notes[P]) FindTree(ctx context.Context, key string, st TreeStart, begin func(id string) (P, error)) (string, P, error) {
+	var none P
+	take := func(id string, p P, _ bool) (string, P) {
+		if p != none {
+			of := p.Of()
+			if !ResumesTree(TreePartial{Folder: of.Folder, Name: of.Name, Path: st.Src.Path, Blake3: of.Blake3}, st, true) {
+				return "", none
+			}
+		}
+		return id, p
+	}
+	return n.find(ctx, key, st.Src.Name, st.Size, st.Avoid, 0, take, begin)
+}
+
+// find is how a run of a source (a file, a folder) finds what it takes up, under the source's
+// note: the upload the note names as take keeps it (told its info, nil when it has none, and
+// whether another run is known to be at this source, as tries or a lost note say): the
+// unfinished upload to resume (its info), or a finished one to name again (no info; never
+// avoid); else a new upload, begun by Start over the note read. A note another run wrote first
+// is read again.
+func (n Notes[P]) find(ctx context.Context, key, name string, size int64, avoid string, tries int,
+	take func(id string, p P, wait bool) (string, P), begin func(id string) (P, error)) (string, P, error) {
+	var none P
+	for try := 0; ; try++ {
+		id, version := n.Read(ctx, key)
+		if id != "" {
+			// The info after the note: it goes only once the upload is finished, so an upload
+			// without it that another run is finishing now is found finished.
+			p := n.B.ReadPartial(ctx, id)
+			if id, p = take(id, p, try > 0 || tries > 0); p != none || id != "" && id != avoid {
+				return id, p, nil
+			}
+		}
+		// The note says which upload this source is: two runs that start at once both write it
+		// create-only (or over the dead one they read, on its version), so one wins and the other
+		// resumes the winner's upload instead of making a second copy.
+		id, p, err := n.Start(ctx, key, version, name, size, begin)
+		if err != ErrNoteTaken || try >= 3 {
+			return id, p, err
+		}
+	}
+}
+
+// Start is how a new upload (a file's by a stream, a folder's, a step-by-step one) begins:
+// admitted against the store's limits before anything is sent, then begun (begin makes its info,
+// and whatever goes before it), its info written, then the source's note when it has one (key
+// ""; none): create-only, or over the note of an upload that is no more (version). ErrNoteTaken:
+// another run wrote the note first, and what was begun here is dropped.
+func (n Notes[P]) Start(ctx context.Context, key, version, name string, size int64, begin func(id string) (P, error)) (string, P, error) {
+	var none P
+	id, release, err := n.Quota.AdmitNew(ctx, name, size)
+	if err != nil {
+		return "", none, err
+	}
+	p, err := begin(id)
+	if err == nil {
+		err = n.B.WritePartial(ctx, id, p)
+	}
+	if err == nil && key != "" {
+		b, _ := json.Marshal(sourceNote{ID: id})
+		if err = n.B.PutNote(ctx, key, version, b); err != nil {
+			n.B.DropPartial(context.WithoutCancel(ctx), id, p)
+		}
+	}
+	if err != nil {
+		release()
+		return "", none, err
+	}
+	return id, p, nil
+}
+
+// Lost reports whether the note at key names another upload than id now, before id is
+// published: a server may let two create-only writes of the note that race both succeed
+// (versitygw's posix backend checks, then writes), and the note as it is now says which upload
+// is the source's. The loser (unless it lost tries times already) drops its own, to take the
+// winner's and send what it lacks.
+func (n Notes[P]) Lost(ctx context.Context, key, id string, p P, tries int) bool {
+	cur, _ := n.Read(ctx, key)
+	if cur == "" || cur == id || tries >= 3 {
+		return false
+	}
+	n.B.DropPartial(context.WithoutCancel(ctx), id, p)
+	n.Quota.Done(ctx, id)
+	return true
+}
+
+// Drop removes the source note whose SourceKey is hex when it names the upload id, on the version
+// read, so that a note another run wrote since for another upload stays; never a note naming
+// another id. It is tidying, not a removal anyone relies on: a note left (a server that refuses
+// the condition, a sweep killed first) names an upload that is no more, which the next upload of
+// that source finds and writes over.
+func (n Notes[P]) Drop(ctx context.Context, hex, id string) {
+	if h, err := CheckHex(hex); err != nil || h == "" || h != hex {
+		return
+	}
+	key := n.B.NoteKey(hex)
+	if cur, version := n.Read(ctx, key); cur == id && version != "" {
+		n.B.DeleteNote(ctx, key, version)
+	}
+}
+
+// FinishedByOther is the finished upload id when another run finished it with these bytes (want)
+// under name; abs names the source in the error. p, this run's unfinished form of it, is tidied
+// then. When wait is set, the other run's completion may still be under way (versitygw's posix
+// backend takes the multipart upload away before the object is there): the finished upload is
+// waited for a little.
+func (n Notes[P]) FinishedByOther(ctx context.Context, abs, id, name, want string, p P, wait bool) (*Info, error) {
+	info, err := n.B.HeadFinished(ctx, id, name)
+	for pause := 50 * time.Millisecond; wait && fault.CodeOf(err) == fault.UploadMissing && pause < 5*time.Second; pause *= 2 {
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(pause):
+		}
+		info, err = n.B.HeadFinished(ctx, id, name)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if info.Blake3 != want {
+		return nil, fault.Errorf(fault.UploadHashMismatch, "%s: upload %s was finished by another run with BLAKE3 %s", abs, id, info.Blake3)
+	}
+	n.B.TidyFinished(ctx, id, p)
+	return &Info{ID: id, Name: name, Size: info.Size, Blake3: want}, nil
+}
+
+// resumable is what a stream of a source takes up of the upload id its note names (p its info,
+// nil when it has none): that upload, finished (p nil), or the unfinished one to resume, whose
+// write held reads, or nothing. wait: another run is at work on this source.
+func (n Notes[P]) resumable(ctx context.Context, id string, p P, name, want string, wait bool, held func(id string, p P) error) (string, P) {
+	var none P
+	if p == none {
+		// Finished, or gone: StreamUpload reads it back before it names it again, and avoids it
+		// when it is not these bytes.
+		return id, none
+	}
+	if of := p.Of(); !of.Streamed || of.Blake3 != want || of.Name != name {
+		return "", none
+	}
+	if err := held(id, p); err != nil {
+		// Its write is gone: finished (then that upload is this source), or dropped (by a sweep
+		// killed before it removed the info, by a bucket's lifecycle rule), when the finished
+		// upload never comes. It is waited for only when another run is known to be at work on
+		// this source (wait), whose completion may be under way: else this upload goes on at
+		// once, and a completion under way unseen costs a second copy of the same bytes.
+		if fault.CodeOf(err) == fault.UploadMissing {
+			if _, err := n.FinishedByOther(ctx, "", id, name, want, p, wait); err == nil {
+				return id, none
+			}
+		}
+		return "", none
+	}
+	return id, p
+}
