@@ -1,0 +1,347 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/attachctl/attachctl/manifest/fault"
+)
+
+// fakeNotes is a NoteBackend in memory: notes with a version each write changes, infos, finished
+// uploads, and what the rules did to them.
+type fakeNotes struct {
+	mu       sync.Mutex
+	notes    map[string]fakeNote
+	vers     int
+	partials map[string]*fakePartial
+	finished map[string]*Info
+	dropped  []string // partials dropped
+	tidied   []string
+	heads    int
+	// beforePut, when set, runs before a note is written: another run's write racing this one.
+	beforePut func(key string)
+	// gone: the unfinished write of these ids went away (held is upload.missing).
+	gone map[string]bool
+}
+
+type fakeNote struct {
+	body    []byte
+	version string
+}
+
+type fakePartial struct{ of PartialOf }
+
+func (p *fakePartial) Of() PartialOf { return p.of }
+
+func newFakeNotes() *fakeNotes {
+	return &fakeNotes{notes: map[string]fakeNote{}, partials: map[string]*fakePartial{}, finished: map[string]*Info{}, gone: map[string]bool{}}
+}
+
+func (f *fakeNotes) NoteKey(hex string) string { return "source/" + hex }
+
+func (f *fakeNotes) ReadNote(_ context.Context, key string) ([]byte, string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n, ok := f.notes[key]
+	if !ok {
+		return nil, "", fault.Errorf(fault.UploadMissing, "no note %s", key)
+	}
+	return n.body, n.version, nil
+}
+
+func (f *fakeNotes) PutNote(_ context.Context, key, version string, body []byte) error {
+	if f.beforePut != nil {
+		hook := f.beforePut
+		f.beforePut = nil
+		hook(key)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.notes[key].version != version {
+		return ErrNoteTaken
+	}
+	f.vers++
+	f.notes[key] = fakeNote{body, fmt.Sprint(f.vers)}
+	return nil
+}
+
+func (f *fakeNotes) DeleteNote(_ context.Context, key, version string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.notes[key].version == version {
+		delete(f.notes, key)
+	}
+}
+
+func (f *fakeNotes) ReadPartial(_ context.Context, id string) *fakePartial {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.partials[id]
+}
+
+func (f *fakeNotes) WritePartial(_ context.Context, id string, p *fakePartial) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.partials[id] = p
+	return nil
+}
+
+func (f *fakeNotes) DropPartial(_ context.Context, id string, _ *fakePartial) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	delete(f.partials, id)
+	f.dropped = append(f.dropped, id)
+}
+
+func (f *fakeNotes) HeadFinished(_ context.Context, id, name string) (*Info, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.heads++
+	if i := f.finished[id]; i != nil && i.Name == name {
+		return i, nil
+	}
+	return nil, NotFinished(id, "fake")
+}
+
+func (f *fakeNotes) TidyFinished(_ context.Context, id string, _ *fakePartial) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	delete(f.partials, id)
+	f.tidied = append(f.tidied, id)
+}
+
+// put writes the note at key naming id, as another run does.
+func (f *fakeNotes) put(t *testing.T, key, id string) {
+	t.Helper()
+	f.mu.Lock()
+	v := f.notes[key].version
+	f.mu.Unlock()
+	if err := f.PutNote(context.Background(), key, v, []byte(`{"id":"`+id+`"}`)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// noteRig is the rules over a fakeNotes, admitting against limits that reserve every upload, so
+// that a reservation left behind shows.
+func noteRig() (*fakeNotes, Notes[*fakePartial], *memReserver) {
+	f := newFakeNotes()
+	r := &memReserver{rs: map[string][]byte{}}
+	q := &Quota{R: r, Loc: "fake", List: func(context.Context) (*Listing, error) { return &Listing{}, nil },
+		M: fixedMark(MarkText(Limits{MaxFiles: 100}))}
+	return f, Notes[*fakePartial]{B: f, Quota: q}, r
+}
+
+const (
+	noteSum  = "0000000000000000000000000000000000000000000000000000000000000001"
+	otherSum = "0000000000000000000000000000000000000000000000000000000000000002"
+)
+
+func streamOf(name, sum string) func(string) (*fakePartial, error) {
+	return func(string) (*fakePartial, error) {
+		return &fakePartial{PartialOf{Name: name, Blake3: sum, Streamed: true}}, nil
+	}
+}
+
+func newTestID(t *testing.T) string {
+	t.Helper()
+	id, err := NewID()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+// Two runs of one source start at once: the one whose create-only write of the note is refused
+// drops what it began (its info, its reservation) and takes the winner's upload up, one upload
+// for the source.
+func TestNotesStartRaceTakesWinners(t *testing.T) {
+	f, n, r := noteRig()
+	ctx := context.Background()
+	st := StreamStart{Src: Source{Path: "/a/x.bin", Name: "x.bin", Size: 10, Blake3: noteSum}}
+	key := n.Key("x.bin", 10, noteSum)
+	winner := newTestID(t)
+	f.beforePut = func(string) {
+		f.WritePartial(ctx, winner, &fakePartial{PartialOf{Name: "x.bin", Blake3: noteSum, Streamed: true}})
+		f.put(t, key, winner)
+	}
+	var asked []string
+	id, p, err := n.FindStream(ctx, st, streamOf("x.bin", noteSum), func(id string, _ *fakePartial) error {
+		asked = append(asked, id)
+		return nil
+	})
+	if err != nil || id != winner || p == nil {
+		t.Fatalf("found %s (%v, %v); want the winner's unfinished upload %s", id, p, err, winner)
+	}
+	if len(f.dropped) != 1 || f.dropped[0] == winner || len(asked) != 1 || asked[0] != winner {
+		t.Errorf("dropped %v, asked what %v hold; want the loser's own upload dropped and the winner's resumed", f.dropped, asked)
+	}
+	if len(r.rs) != 0 {
+		t.Errorf("reservations left: %v; want the loser's released", r.rs)
+	}
+	if got, _ := n.Read(ctx, key); got != winner {
+		t.Errorf("the note names %q; want the winner %s", got, winner)
+	}
+}
+
+// A stream takes up only the unfinished upload of its own bytes: one the note names for another
+// BLAKE3 or name, or a folder's, or a step-by-step one, gives way to a new upload, which writes
+// the note over the dead one's version.
+func TestNotesFindStreamOnlyItsOwn(t *testing.T) {
+	for _, of := range []PartialOf{
+		{Name: "x.bin", Blake3: otherSum, Streamed: true},
+		{Name: "y.bin", Blake3: noteSum, Streamed: true},
+		{Name: "x.bin", Blake3: noteSum, Folder: true},
+		{Name: "x.bin"},
+	} {
+		f, n, _ := noteRig()
+		ctx := context.Background()
+		key := n.Key("x.bin", 10, noteSum)
+		old := newTestID(t)
+		f.partials[old] = &fakePartial{of}
+		f.put(t, key, old)
+		st := StreamStart{Src: Source{Name: "x.bin", Size: 10, Blake3: noteSum}}
+		id, p, err := n.FindStream(ctx, st, streamOf("x.bin", noteSum), func(string, *fakePartial) error { return nil })
+		if err != nil || id == old || p == nil || f.partials[id] != p {
+			t.Errorf("%+v: found %s (%v, %v); want a new upload", of, id, p, err)
+		}
+		if got, _ := n.Read(ctx, key); got != id {
+			t.Errorf("%+v: the note names %q; want the new upload %s", of, got, id)
+		}
+	}
+}
+
+// An unfinished upload whose write went away is the finished one when another run finished it
+// with these bytes; else (a sweep dropped it) a new upload begins at once, the finished upload
+// asked for once and not waited for, as no other run is known to be at work.
+func TestNotesFindStreamWriteGone(t *testing.T) {
+	for _, finished := range []bool{true, false} {
+		f, n, _ := noteRig()
+		ctx := context.Background()
+		key := n.Key("x.bin", 10, noteSum)
+		old := newTestID(t)
+		f.partials[old] = &fakePartial{PartialOf{Name: "x.bin", Blake3: noteSum, Streamed: true}}
+		f.put(t, key, old)
+		if finished {
+			f.finished[old] = &Info{ID: old, Name: "x.bin", Size: 10, Blake3: noteSum}
+		}
+		st := StreamStart{Src: Source{Name: "x.bin", Size: 10, Blake3: noteSum}}
+		id, p, err := n.FindStream(ctx, st, streamOf("x.bin", noteSum), func(id string, _ *fakePartial) error {
+			return fault.Errorf(fault.UploadMissing, "upload %s: its write is gone", id)
+		})
+		switch {
+		case err != nil:
+			t.Fatal(err)
+		case finished && (id != old || p != nil || len(f.tidied) != 1):
+			t.Errorf("finished by another run: found %s (%v), tidied %v; want %s finished, tidied", id, p, f.tidied, old)
+		case !finished && (id == old || p == nil || f.heads != 1):
+			t.Errorf("dropped: found %s (%v) after %d looks at %s; want a new upload after one", id, p, f.heads, old)
+		}
+	}
+}
+
+// A finished upload the note names is named again (no info), unless it is the one to avoid; a
+// folder's note takes up only a folder upload of the same name and BLAKE3.
+func TestNotesFindTree(t *testing.T) {
+	f, n, _ := noteRig()
+	ctx := context.Background()
+	st := TreeStart{Src: &TreeSource{Path: "/a/d", Name: "d"}, Size: 10, Blake3: noteSum}
+	key := n.Key("d/", 10, noteSum)
+	done := newTestID(t)
+	f.put(t, key, done)
+	folder := func(string) (*fakePartial, error) {
+		return &fakePartial{PartialOf{Name: "d", Blake3: noteSum, Folder: true}}, nil
+	}
+	if id, p, err := n.FindTree(ctx, key, st, folder); err != nil || id != done || p != nil {
+		t.Fatalf("found %s (%v, %v); want the finished %s", id, p, err, done)
+	}
+	st.Avoid = done
+	id, p, err := n.FindTree(ctx, key, st, folder)
+	if err != nil || id == done || p == nil {
+		t.Fatalf("avoiding %s: found %s (%v, %v); want a new upload", done, id, p, err)
+	}
+	st.Avoid = ""
+	if again, q, err := n.FindTree(ctx, key, st, folder); err != nil || again != id || q != p {
+		t.Errorf("found %s (%v, %v); want the unfinished %s resumed", again, q, err, id)
+	}
+	f.partials[id] = &fakePartial{PartialOf{Name: "d", Blake3: otherSum, Folder: true}}
+	if other, _, err := n.FindTree(ctx, key, st, folder); err != nil || other == id {
+		t.Errorf("a folder upload of other bytes: found %s (%v); want a new upload", other, err)
+	}
+}
+
+// Before it publishes, a run that finds the note naming another upload (two create-only writes
+// that both succeeded) drops its own and starts over, unless it lost three times already.
+func TestNotesLost(t *testing.T) {
+	f, n, _ := noteRig()
+	ctx := context.Background()
+	key := n.Key("x.bin", 10, noteSum)
+	mine, other := newTestID(t), newTestID(t)
+	f.put(t, key, mine)
+	if n.Lost(ctx, key, mine, nil, 0) || len(f.dropped) != 0 {
+		t.Fatalf("the note names this run's upload: lost, dropped %v", f.dropped)
+	}
+	f.put(t, key, other)
+	if n.Lost(ctx, key, mine, nil, 3) || len(f.dropped) != 0 {
+		t.Fatalf("lost three times already: lost again, dropped %v", f.dropped)
+	}
+	if !n.Lost(ctx, key, mine, nil, 0) || len(f.dropped) != 1 || f.dropped[0] != mine {
+		t.Fatalf("the note names another upload: dropped %v; want lost, this run's dropped", f.dropped)
+	}
+}
+
+// A note goes with its upload only while it names it: one another run wrote since stays.
+func TestNotesDropOnlyItsOwn(t *testing.T) {
+	f, n, _ := noteRig()
+	ctx := context.Background()
+	hex := SourceKey("x.bin", 10, noteSum)
+	key := f.NoteKey(hex)
+	mine, other := newTestID(t), newTestID(t)
+	f.put(t, key, other)
+	n.Drop(ctx, hex, mine)
+	n.Drop(ctx, strings.ToUpper(hex), other) // not a note's name
+	if got, _ := n.Read(ctx, key); got != other {
+		t.Fatalf("the note names %q; want %s kept", got, other)
+	}
+	n.Drop(ctx, hex, other)
+	if _, ok := f.notes[key]; ok {
+		t.Fatalf("the note naming %s is still there after its drop", other)
+	}
+}
+
+// An upload finished by another run is this run's only with these bytes; its finish may be under
+// way, and is waited for only when asked.
+func TestNotesFinishedByOther(t *testing.T) {
+	f, n, _ := noteRig()
+	ctx := context.Background()
+	id := newTestID(t)
+	p := &fakePartial{}
+	if _, err := n.FinishedByOther(ctx, "/a/x.bin", id, "x.bin", noteSum, p, false); fault.CodeOf(err) != fault.UploadMissing || f.heads != 1 {
+		t.Fatalf("not there, not waited: %v after %d looks; want upload.missing after one", err, f.heads)
+	}
+	f.finished[id] = &Info{ID: id, Name: "x.bin", Size: 10, Blake3: otherSum}
+	if _, err := n.FinishedByOther(ctx, "/a/x.bin", id, "x.bin", noteSum, p, true); fault.CodeOf(err) != fault.UploadHashMismatch || len(f.tidied) != 0 {
+		t.Fatalf("finished with other bytes: %v, tidied %v; want upload.hashMismatch, nothing tidied", err, f.tidied)
+	}
+	delete(f.finished, id)
+	f.heads = 0
+	go func() {
+		for {
+			f.mu.Lock()
+			if f.heads >= 2 {
+				f.finished[id] = &Info{ID: id, Name: "x.bin", Size: 10, Blake3: noteSum}
+				f.mu.Unlock()
+				return
+			}
+			f.mu.Unlock()
+			time.Sleep(time.Millisecond)
+		}
+	}()
+	info, err := n.FinishedByOther(ctx, "/a/x.bin", id, "x.bin", noteSum, p, true)
+	if err != nil || info.ID != id || info.Size != 10 || len(f.tidied) != 1 {
+		t.Fatalf("finished while waited for: %+v, %v, tidied %v; want it, tidied", info, err, f.tidied)
+	}
+}
