@@ -273,3 +273,107 @@ func (n Notes[P]) resumable(ctx context.Context, id string, p P, name, want stri
 	}
 	return id, p
 }
+
+// NoteWrite is a backend's write of the unfinished upload a stream found or began under its note
+// (Notes.StartStream), below the rules.
+type NoteWrite interface {
+	// Held is how many bytes the backend holds of an earlier run, which it checks against the
+	// source as it writes (S3: each part's ETag against the MD5 of the source's bytes).
+	Held() int64
+	// Restart forgets them: the write starts from the first byte.
+	Restart()
+	// Send writes the source f from offset from to its end, each byte read to pass
+	// (StreamWrite.Write): ErrWriteGone when the upload's write went away under it.
+	Send(ctx context.Context, f SourceFile, from int64, pass StreamPass) error
+	// Complete publishes the upload create-only, its info dropped: false when another run of
+	// the same source published it first.
+	Complete(ctx context.Context) (bool, error)
+}
+
+// ErrWriteGone is NoteWrite.Send's answer when the upload's write went away under it: another
+// run of the same source finished it, or a sweep dropped it.
+var ErrWriteGone = errors.New("the upload's write is gone")
+
+// StartStream is StreamBackend.StartStream over the notes (FindStream): the finished upload the
+// source's note names, or the unfinished one to resume, or a new one begun by begin, written
+// through what open makes of it (resumed: what it holds is to be read; else it is new).
+func (n Notes[P]) StartStream(ctx context.Context, st StreamStart, begin func(id string) (P, error), open func(id string, p P, resumed bool) (NoteWrite, error)) (StreamFound, StreamWrite, error) {
+	var w NoteWrite
+	var opened string
+	id, p, err := n.FindStream(ctx, st, begin, func(id string, p P) (err error) {
+		w, err = open(id, p, true)
+		opened = id
+		return err
+	})
+	var none P
+	switch {
+	case err != nil:
+		return StreamFound{}, nil, err
+	case p == none: // finished by an earlier run
+		return StreamFound{ID: id}, nil, nil
+	case opened != id:
+		if w, err = open(id, p, false); err != nil {
+			return StreamFound{}, nil, err
+		}
+	}
+	return StreamFound{}, &noteStream[P]{n: n, st: st, id: id, p: p, w: w}, nil
+}
+
+// noteStream is the StreamWrite of an upload under its source's note.
+type noteStream[P NotePartial] struct {
+	n  Notes[P]
+	st StreamStart
+	id string
+	p  P
+	w  NoteWrite
+}
+
+func (s *noteStream[P]) ID() string { return s.id }
+
+func (s *noteStream[P]) Stored() (StreamStored, error) { return StreamStored{Held: s.w.Held()}, nil }
+
+func (s *noteStream[P]) Restart() error { s.w.Restart(); return nil }
+
+func (s *noteStream[P]) Write(ctx context.Context, f SourceFile, from int64, pass StreamPass) (*Info, error) {
+	err := s.w.Send(ctx, f, from, pass)
+	if err == ErrWriteGone {
+		// Another run of the same source finished (or a sweep dropped) the upload under us:
+		// when the finished upload is these bytes, it is ours too.
+		src := s.st.Src
+		info, err := s.n.FinishedByOther(ctx, src.Path, s.id, src.Name, src.Blake3, s.p, true)
+		if err == nil {
+			s.n.Quota.Done(ctx, s.id)
+		}
+		return info, err
+	}
+	return nil, err
+}
+
+// Refuse drops the upload, and the note while it names it: what was sent is not what the record
+// names, and another run of the same source may have taken the note over meanwhile.
+func (s *noteStream[P]) Refuse(ctx context.Context, _ string) {
+	src := s.st.Src
+	s.n.B.DropPartial(ctx, s.id, s.p)
+	s.n.Drop(ctx, SourceKey(src.Name, src.Size, src.Blake3), s.id)
+}
+
+// Publish makes the upload finished unless the note names another one now (Lost); one another
+// run of the same source published first must be these bytes. The note stays, so that the same
+// bytes uploaded again are named again; the reservation goes, as the upload is counted finished.
+func (s *noteStream[P]) Publish(ctx context.Context, _ string) (*Info, error) {
+	src := s.st.Src
+	if s.n.Lost(ctx, s.n.Key(src.Name, src.Size, src.Blake3), s.id, s.p, s.st.Try) {
+		return nil, ErrStreamLost
+	}
+	taken, err := s.w.Complete(ctx)
+	if err == nil && !taken {
+		_, err = s.n.FinishedByOther(ctx, src.Path, s.id, src.Name, src.Blake3, s.p, true)
+	}
+	if err != nil {
+		return nil, err
+	}
+	s.n.Quota.Done(ctx, s.id)
+	return &Info{ID: s.id, Name: src.Name, Size: src.Size, Blake3: src.Blake3}, nil
+}
+
+func (s *noteStream[P]) Close(error) {}

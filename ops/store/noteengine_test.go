@@ -345,3 +345,73 @@ func TestNotesFinishedByOther(t *testing.T) {
 		t.Fatalf("finished while waited for: %+v, %v, tidied %v; want it, tidied", info, err, f.tidied)
 	}
 }
+
+// fakeWrite is a NoteWrite whose send and completion say what the test wants.
+type fakeWrite struct {
+	held      int64
+	sendErr   error
+	taken     bool
+	completed int
+}
+
+func (w *fakeWrite) Held() int64 { return w.held }
+func (w *fakeWrite) Restart()    { w.held = 0 }
+func (w *fakeWrite) Send(context.Context, SourceFile, int64, StreamPass) error {
+	return w.sendErr
+}
+func (w *fakeWrite) Complete(context.Context) (bool, error) { w.completed++; return w.taken, nil }
+
+// A stream under its note: what the backend holds of the upload resumed is told; a write gone
+// under it, or a completion another run made first, is this run's upload when it is these bytes;
+// a run that finds the note naming another upload before it publishes starts over; a refused one
+// drops the note only while it names its upload.
+func TestNotesStream(t *testing.T) {
+	f, n, _ := noteRig()
+	ctx := context.Background()
+	src := Source{Path: "/a/x.bin", Name: "x.bin", Size: 10, Blake3: noteSum}
+	key := n.Key(src.Name, src.Size, src.Blake3)
+	fw := &fakeWrite{held: 7, taken: true}
+	var resumed []bool
+	open := func(_ string, _ *fakePartial, r bool) (NoteWrite, error) {
+		resumed = append(resumed, r)
+		return fw, nil
+	}
+	start := func() StreamWrite {
+		t.Helper()
+		found, w, err := n.StartStream(ctx, StreamStart{Src: src}, streamOf(src.Name, src.Blake3), open)
+		if err != nil || found.ID != "" || w == nil {
+			t.Fatalf("StartStream: %+v, %v, %v; want a write", found, w, err)
+		}
+		return w
+	}
+	w := start()
+	if st, _ := w.Stored(); st.Held != 7 || len(resumed) != 1 || resumed[0] {
+		t.Fatalf("a new upload: held %d, opened %v; want opened new", st.Held, resumed)
+	}
+	if again := start(); again.ID() != w.ID() || resumed[1] != true {
+		t.Fatalf("run again: upload %s, opened %v; want %s resumed", again.ID(), resumed, w.ID())
+	}
+	f.finished[w.ID()] = &Info{ID: w.ID(), Name: src.Name, Size: 10, Blake3: noteSum}
+	fw.sendErr = ErrWriteGone
+	if info, err := w.Write(ctx, nil, 0, StreamPass{}); err != nil || info == nil || info.ID != w.ID() {
+		t.Fatalf("write gone, finished by another run: %+v, %v; want it named", info, err)
+	}
+	fw.taken = false
+	if info, err := w.Publish(ctx, noteSum); err != nil || info.ID != w.ID() || len(f.tidied) != 2 {
+		t.Fatalf("completed by another run: %+v, %v, tidied %v; want it named, tidied", info, err, f.tidied)
+	}
+	other := newTestID(t)
+	f.put(t, key, other)
+	if _, err := w.Publish(ctx, noteSum); err != ErrStreamLost || fw.completed != 1 {
+		t.Fatalf("the note names %s: %v after %d completions; want ErrStreamLost before one", other, err, fw.completed)
+	}
+	w.Refuse(ctx, otherSum)
+	if got, _ := n.Read(ctx, key); got != other {
+		t.Fatalf("refused: the note names %q; want %s's kept", got, other)
+	}
+	f.put(t, key, w.ID())
+	w.Refuse(ctx, otherSum)
+	if _, ok := f.notes[key]; ok {
+		t.Fatalf("refused: the note naming the upload refused is still there")
+	}
+}

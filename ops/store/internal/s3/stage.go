@@ -6,7 +6,6 @@ import (
 	"crypto/md5"
 	"encoding/hex"
 	"errors"
-	"path"
 	"strings"
 	"sync"
 	"time"
@@ -75,17 +74,13 @@ func (s *Store) Stream(ctx context.Context, src store.Source, f store.SourceFile
 	if opts.Chunk < MinChunk {
 		return nil, fault.Errorf(fault.UploadInvalid, "--chunk %d: S3 takes parts of at least %d bytes", opts.Chunk, MinChunk)
 	}
-	info, err := store.StreamUpload(ctx, s, src, f, opts)
-	if err == nil {
-		s.quota.Done(ctx, info.ID)
-	}
-	return info, err
+	return store.StreamUpload(ctx, s, src, f, opts)
 }
 
 // StreamHashFirst is always: the source note is keyed on the BLAKE3 (store.StreamBackend).
 func (s *Store) StreamHashFirst(context.Context, store.Source) (bool, error) { return true, nil }
 
-// StartStream looks the source's note up (store.Notes.FindStream): the finished upload it names,
+// StartStream looks the source's note up (store.Notes.StartStream): the finished upload it names,
 // or the multipart upload to resume with the parts the server holds, or a new one
 // (store.StreamBackend).
 func (s *Store) StartStream(ctx context.Context, st store.StreamStart) (store.StreamFound, store.StreamWrite, error) {
@@ -93,107 +88,78 @@ func (s *Store) StartStream(ctx context.Context, st store.StreamStart) (store.St
 		return store.StreamFound{}, nil, err
 	}
 	src := st.Src
-	w := &streamWrite{s: s, st: st, note: s.notes.Key(src.Name, src.Size, src.Blake3)}
-	var err error
-	w.id, w.pi, err = s.notes.FindStream(ctx, st, s.beginStage(ctx, src.Name, src.Size, src.Blake3), func(id string, pi *partialInfo) (err error) {
-		w.held, err = s.partsHeld(ctx, id, pi)
-		return err
+	return s.notes.StartStream(ctx, st, s.beginStage(ctx, src.Name, src.Size, src.Blake3), func(id string, pi *partialInfo, resumed bool) (store.NoteWrite, error) {
+		w := &multipartWrite{s: s, id: id, pi: pi, size: src.Size}
+		var err error
+		if resumed {
+			w.held, err = s.partsHeld(ctx, id, pi)
+		}
+		return w, err
 	})
-	switch {
-	case err != nil:
-		return store.StreamFound{}, nil, err
-	case w.pi == nil: // finished by an earlier run
-		return store.StreamFound{ID: w.id}, nil, nil
-	}
-	return store.StreamFound{}, w, nil
 }
 
-// streamWrite is the multipart upload of one source.
-type streamWrite struct {
+// multipartWrite is the multipart upload of one source (store.NoteWrite).
+type multipartWrite struct {
 	s    *Store
-	st   store.StreamStart
-	note string
 	id   string
 	pi   *partialInfo
+	size int64
 	held map[int32]part
 	// completed is the parts for the completion, once sent
 	completed []types.CompletedPart
 }
 
-func (w *streamWrite) ID() string { return w.id }
-
-// Stored is the parts the server holds, each checked by its MD5 as the source is sent.
-func (w *streamWrite) Stored() (store.StreamStored, error) {
+// Held is the bytes of the parts the server holds, each checked by its MD5 as the source is sent.
+func (w *multipartWrite) Held() int64 {
 	var kept int64
 	for _, p := range w.held { // none for an empty source: its note is keyed on its size
 		kept += p.Size
 	}
-	return store.StreamStored{Held: kept}, nil
+	return kept
 }
 
-func (w *streamWrite) Restart() error { w.held = nil; return nil }
+func (w *multipartWrite) Restart() { w.held = nil }
 
-func (w *streamWrite) Write(ctx context.Context, f store.SourceFile, from int64, pass store.StreamPass) (*store.Info, error) {
+func (w *multipartWrite) Send(ctx context.Context, f store.SourceFile, _ int64, pass store.StreamPass) error {
 	s := w.s
 	var err error
 	w.completed, err = s.sendParts(ctx, f, s.FinishedKey(w.id, w.pi.Name), w.pi.UploadID, w.held, pass)
-	if err == nil {
-		return nil, nil
-	}
-	if err != errUploadGone && ctx.Err() == nil {
+	if err != nil && err != errUploadGone && ctx.Err() == nil {
 		// A server may answer a part of an upload completed meanwhile by resetting the
 		// connection: ask whether the multipart upload is still there.
-		if _, perr := s.parts(ctx, w.id, w.st.Src.Name, w.pi.UploadID); fault.CodeOf(perr) == fault.UploadMissing {
+		if _, perr := s.parts(ctx, w.id, w.pi.Name, w.pi.UploadID); fault.CodeOf(perr) == fault.UploadMissing {
 			err = errUploadGone
 		}
 	}
 	if err == errUploadGone {
-		// Another run of the same source completed (or a sweep aborted) the multipart upload
-		// under us: when the finished upload is these bytes, it is ours too.
-		return s.notes.FinishedByOther(ctx, w.st.Src.Path, w.id, w.st.Src.Name, w.st.Src.Blake3, w.pi, true)
+		return store.ErrWriteGone
 	}
-	return nil, err
+	return err
 }
 
-// Refuse drops the upload and the note: what was sent is not what the record names.
-func (w *streamWrite) Refuse(ctx context.Context, got string) {
-	w.s.dropPartial(ctx, w.id, w.pi)
-	w.s.notes.Drop(ctx, path.Base(w.note), w.id)
-}
-
-func (w *streamWrite) Publish(ctx context.Context, sum string) (*store.Info, error) {
-	s, src := w.s, w.st.Src
-	key := s.FinishedKey(w.id, src.Name)
-	done := &store.Info{ID: w.id, Name: src.Name, Size: src.Size, Blake3: src.Blake3}
-	if src.Size == 0 {
-		// No part to send; a create-only put of nothing.
-		_, err := s.client.PutObject(ctx, &awss3.PutObjectInput{Bucket: &s.Bucket, Key: &key, Body: bytes.NewReader(nil),
-			Metadata: map[string]string{"blake3": src.Blake3}, IfNoneMatch: aws.String("*")})
-		if err != nil && !conflict(err) {
-			return nil, s.wrap(fault.UploadUnreadable, src.Path, err)
-		}
-		s.dropPartial(ctx, w.id, w.pi)
-		return done, nil
+// Complete completes the multipart upload create-only (If-None-Match: *); an empty source, with
+// no part to send, is a create-only put of nothing. The info goes (the note stays).
+func (w *multipartWrite) Complete(ctx context.Context) (bool, error) {
+	s := w.s
+	key := s.FinishedKey(w.id, w.pi.Name)
+	var err error
+	if w.size == 0 {
+		_, err = s.client.PutObject(ctx, &awss3.PutObjectInput{Bucket: &s.Bucket, Key: &key, Body: bytes.NewReader(nil),
+			Metadata: map[string]string{"blake3": w.pi.Blake3}, IfNoneMatch: aws.String("*")})
+		s.client.AbortMultipartUpload(ctx, &awss3.AbortMultipartUploadInput{Bucket: &s.Bucket, Key: &key, UploadId: &w.pi.UploadID})
+	} else {
+		_, err = s.client.CompleteMultipartUpload(ctx, &awss3.CompleteMultipartUploadInput{Bucket: &s.Bucket, Key: &key,
+			UploadId: &w.pi.UploadID, MultipartUpload: &types.CompletedMultipartUpload{Parts: w.completed}, IfNoneMatch: aws.String("*")})
 	}
-	if s.notes.Lost(ctx, w.note, w.id, w.pi, w.st.Try) {
-		return nil, store.ErrStreamLost
+	switch {
+	case conflict(err) || notFound(err): // completed by another run meanwhile
+		return false, nil
+	case err != nil:
+		return false, s.wrap(fault.UploadUnreadable, key, err)
 	}
-	_, err := s.client.CompleteMultipartUpload(ctx, &awss3.CompleteMultipartUploadInput{Bucket: &s.Bucket, Key: &key,
-		UploadId: &w.pi.UploadID, MultipartUpload: &types.CompletedMultipartUpload{Parts: w.completed}, IfNoneMatch: aws.String("*")})
-	if err != nil && !conflict(err) && !notFound(err) {
-		return nil, s.wrap(fault.UploadUnreadable, src.Path, err)
-	}
-	if err != nil { // completed by another run meanwhile: it must be these bytes
-		if _, err := s.notes.FinishedByOther(ctx, src.Path, w.id, src.Name, src.Blake3, w.pi, true); err != nil {
-			return nil, err
-		}
-	}
-	// The note stays, so that the same file uploaded again is named again; the info goes.
 	s.client.DeleteObject(ctx, &awss3.DeleteObjectInput{Bucket: &s.Bucket, Key: aws.String(s.infoKey(w.id))})
-	return done, nil
+	return true, nil
 }
-
-func (w *streamWrite) Close(error) {}
 
 // errUploadGone: the multipart upload went away while its parts were sent.
 var errUploadGone = errors.New("the multipart upload is gone")

@@ -643,10 +643,14 @@ func TestRefuseKeepsAnotherRunsNote(t *testing.T) {
 	if _, err := s.checkStore(bg, true); err != nil {
 		t.Fatal(err)
 	}
-	key := s.notes.Key("a.bin", 10, strings.Repeat("ab", 32))
-	mine, _ := store.NewID()
+	src := store.Source{Path: "/a/a.bin", Name: "a.bin", Size: 10, Blake3: strings.Repeat("ab", 32)}
+	key := s.notes.Key(src.Name, src.Size, src.Blake3)
+	_, w, err := s.StartStream(bg, store.StreamStart{Src: src})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mine := w.ID()
 	other, _ := store.NewID()
-	w := &streamWrite{s: s, note: key, id: mine}
 	for _, c := range []struct{ holder, want string }{{other, other}, {mine, ""}} {
 		if err := s.putJSON(bg, key, map[string]string{"id": c.holder}, false); err != nil {
 			t.Fatal(err)
