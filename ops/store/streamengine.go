@@ -30,8 +30,9 @@ import (
 // the pass that reads the source once, in order, hashing it on another core (Pump); the hash
 // check (upload.hashMismatch); the Resumed, Progress and Observe callbacks; a restart when
 // another run took the upload over (ErrStreamLost). What is the backend's: finding what a source
-// can take up (a source note, a partial folder), where each chunk of the pass goes (appended to a
-// folder's data, a part on S3) with its own performance mechanics, and the create-only publish.
+// can take up (a source note, by the rules of Notes, or a partial folder), where each chunk of the
+// pass goes (appended to a folder's data, a part on S3) with its own performance mechanics, and
+// the create-only publish.
 
 // StreamBackend is what a backend implements so that the rules of single-file uploads run over
 // it (StreamUpload).
@@ -345,8 +346,8 @@ func Pump(ctx context.Context, f SourceFile, from int64, pass StreamPass, free c
 // SourceKey is what an upload of a source is found again by, as hex: the name it is uploaded
 // under, its size and its BLAKE3, and not its path, so that the same bytes under the same name
 // find the same upload from any path. A backend that keeps a note of which upload a source is
-// (S3) names the note by it; what was written under it stays findable, so it never changes. (A
-// note an older version keyed on the path as well is not found by it.)
+// (S3, by the rules of Notes) names the note by it; what was written under it stays findable, so
+// it never changes. (A note an older version keyed on the path as well is not found by it.)
 func SourceKey(name string, size int64, blake3 string) string {
 	h := sha256.New()
 	for _, f := range []string{name, blake3} {

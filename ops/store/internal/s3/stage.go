@@ -89,7 +89,7 @@ func (s *Store) StartStream(ctx context.Context, st store.StreamStart) (store.St
 	}
 	src := st.Src
 	return s.notes.StartStream(ctx, st, s.beginStage(ctx, src.Name, src.Size, src.Blake3), func(id string, pi *partialInfo, resumed bool) (store.NoteWrite, error) {
-		w := &multipartWrite{s: s, id: id, pi: pi, size: src.Size}
+		w := &multipartWrite{s: s, id: id, pi: pi}
 		var err error
 		if resumed {
 			w.held, err = s.partsHeld(ctx, id, pi)
@@ -103,7 +103,6 @@ type multipartWrite struct {
 	s    *Store
 	id   string
 	pi   *partialInfo
-	size int64
 	held map[int32]part
 	// completed is the parts for the completion, once sent
 	completed []types.CompletedPart
@@ -143,7 +142,7 @@ func (w *multipartWrite) Complete(ctx context.Context) (bool, error) {
 	s := w.s
 	key := s.FinishedKey(w.id, w.pi.Name)
 	var err error
-	if w.size == 0 {
+	if w.pi.Size == 0 {
 		_, err = s.client.PutObject(ctx, &awss3.PutObjectInput{Bucket: &s.Bucket, Key: &key, Body: bytes.NewReader(nil),
 			Metadata: map[string]string{"blake3": w.pi.Blake3}, IfNoneMatch: aws.String("*")})
 		s.client.AbortMultipartUpload(ctx, &awss3.AbortMultipartUploadInput{Bucket: &s.Bucket, Key: &key, UploadId: &w.pi.UploadID})
