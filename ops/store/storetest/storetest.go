@@ -24,10 +24,13 @@ import (
 type Harness struct {
 	// New returns a store that does not exist yet, at a fresh location.
 	New func(t *testing.T) store.Backend
-	// NotStore returns a backend for a location that exists and holds something that is not a
-	// store. Nil: those tests are skipped (every backend where such a location can be made
-	// should give one).
+	// NotStore returns a backend for a location that exists and holds one file, notes.txt, and
+	// nothing else. Nil: those tests are skipped (every backend where such a location can be
+	// made should give one).
 	NotStore func(t *testing.T) store.Backend
+	// Empty returns a backend for a location that exists and holds nothing. Nil: the backend
+	// cannot tell it from one where nothing is (New's).
+	Empty func(t *testing.T) store.Backend
 	// Exists reports whether the backend's location exists (anything was created there). Nil:
 	// the "a missing store stays missing" checks are skipped.
 	Exists func(t *testing.T, b store.Backend) bool
@@ -92,6 +95,7 @@ func Run(t *testing.T, h Harness) {
 	tests = append(tests, treeTests...)
 	tests = append(tests, limitsTests...)
 	tests = append(tests, markTests...)
+	tests = append(tests, locationTests...)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.f(t, h) })
 	}

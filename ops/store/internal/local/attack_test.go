@@ -204,7 +204,7 @@ func TestNotAStore(t *testing.T) {
 	}
 	s, err = openStore(empty, true)
 	wantCode(t, err, "")
-	if fi, err := os.Lstat(filepath.Join(empty, InternalDir, markName)); err != nil || fi.Mode() != FileMode {
+	if fi, err := os.Lstat(filepath.Join(empty, InternalDir, store.MarkName)); err != nil || fi.Mode() != FileMode {
 		t.Fatalf("no mark after the first upload's open: %v %v", fi, err)
 	}
 
@@ -221,7 +221,7 @@ func TestNotAStore(t *testing.T) {
 	if _, err := openStore(old, true); err != nil {
 		t.Fatal(err)
 	}
-	if k, _ := s.judge(); k != marked {
+	if k, _ := s.judge(); k != store.Marked {
 		t.Fatalf("an earlier version's store is %v after an upload's open, not marked", k)
 	}
 }

@@ -24,6 +24,7 @@ func TestLocalConformance(t *testing.T) {
 			}
 			return newBackend(t, dir)
 		},
+		Empty: func(t *testing.T) store.Backend { return newBackend(t, t.TempDir()) },
 		Exists: func(t *testing.T, b store.Backend) bool {
 			_, err := os.Lstat(b.Location())
 			return err == nil

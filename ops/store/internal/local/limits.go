@@ -27,11 +27,11 @@ func (m marker) ReadMark(context.Context) ([]byte, string, error) {
 		return nil, "", err
 	}
 	defer unix.Close(idir)
-	b, err := readSmallAt(idir, markName, 1<<16)
+	b, err := readSmallAt(idir, store.MarkName, 1<<16)
 	if errors.Is(err, unix.ENOENT) {
 		return nil, "", nil
 	}
-	return b, "", wrap(m.s.internal(markName), err)
+	return b, "", wrap(m.s.internal(store.MarkName), err)
 }
 
 // ReplaceMark writes the mark under a name of its own, fsynced and renamed over the mark
@@ -42,7 +42,7 @@ func (m marker) ReplaceMark(_ context.Context, body []byte, _ string) error {
 		return err
 	}
 	defer unix.Close(idir)
-	return wrap(m.s.internal(markName), replaceAt(idir, "", markName, body, time.Time{}, true))
+	return wrap(m.s.internal(store.MarkName), replaceAt(idir, "", store.MarkName, body, time.Time{}, true))
 }
 
 // published drops the reservations of the uploads of a commit (store.Quota.Done).

@@ -76,7 +76,7 @@ func (s *localStore) open(create bool) error {
 		return err
 	}
 	if !s.opened.Load() {
-		s.quota.Loc, s.quota.MarkAt = s.Dir, s.internal(markName) // read by calls after this open
+		s.quota.Loc, s.quota.MarkAt = s.Dir, s.internal(store.MarkName) // read by calls after this open
 		s.opened.Store(true)
 	}
 	if create {
@@ -99,75 +99,48 @@ func (s *localStore) judgeOpen(create bool) error {
 		return err
 	}
 	kind, err := s.judge() // a symlink or a file is refused here, as not a real folder
-	if err == nil && kind == notThere && create {
+	if err == nil && kind == store.NotThere && create {
 		if err = mkdirAll(abs); err == nil {
 			kind, err = s.judge()
 		}
 	}
-	if err != nil {
+	if err != nil || kind == store.Marked || !create {
 		return err
 	}
-	switch {
-	case kind == notAStore:
-		return fault.Errorf(fault.StoreNotStore,
-			"store %s: the folder exists and is not an attachctl store (no %s/%s mark, no uploads); nothing was written to it", abs, InternalDir, markName)
-	case kind != marked && create:
-		return s.mark()
-	}
-	return nil
+	return s.mark()
 }
 
-// markName is the store's mark inside STORE/.attachctl: a file that says the folder is a store.
-const markName = "store"
+// The mark, store.MarkName, holds store.MarkText: that the folder is a store, and its limits
+// (store init). A mark of an earlier version holds plain text, and is a mark without limits.
 
-// The mark holds store.MarkText: that the folder is a store, and its limits (store init). A mark
-// of an earlier version holds plain text, and is a mark without limits.
-
-// What judge finds a folder to be.
-type storeKind int
-
-const (
-	notThere  storeKind = iota // no folder
-	marked                     // a store with its mark
-	laidOut                    // a store of an earlier version: .attachctl, or upload folders
-	empty                      // an empty folder
-	notAStore                  // something else
-)
-
-// judge tells what the store folder is, reading without following a link or writing anything.
-func (s *localStore) judge() (storeKind, error) {
+// judge tells what the store folder is (store.Judge), reading without following a link or
+// writing anything.
+func (s *localStore) judge() (store.Verdict, error) {
 	storefd, err := s.openIfThere()
 	if err != nil || storefd < 0 {
-		return notThere, err
+		return store.NotThere, err
 	}
 	d := os.NewFile(uintptr(storefd), s.Dir) // d owns storefd
 	defer d.Close()
+	seen := store.Seen{There: true}
 	idir, err := openDirAt(storefd, InternalDir)
 	switch {
 	case err == nil:
 		defer unix.Close(idir)
-		if isEntry(idir, markName, unix.S_IFREG) {
-			return marked, nil
-		}
-		return laidOut, nil
+		seen.Mark = isEntry(idir, store.MarkName, unix.S_IFREG)
+		seen.Names = []store.TopEntry{{Name: InternalDir, Dir: true}}
+		return store.Judge(s.Dir, seen)
 	case !errors.Is(err, unix.ENOENT):
 		return 0, lockErr(s.internal(), err)
 	}
-	// Earlier versions always made .attachctl; a folder of upload folders is one made by hand or
-	// restored from a backup. The first entries tell.
-	ents, err := d.ReadDir(256)
-	if len(ents) == 0 {
-		if err != nil && err != io.EOF {
-			return 0, fault.Errorf(fault.UploadUnreadable, "store %s: %v", s.Dir, err)
-		}
-		return empty, nil
+	ents, err := d.ReadDir(store.JudgeNames)
+	if len(ents) == 0 && err != nil && err != io.EOF {
+		return 0, fault.Errorf(fault.UploadUnreadable, "store %s: %v", s.Dir, err)
 	}
 	for _, e := range ents {
-		if e.IsDir() && store.ValidID(e.Name()) == nil {
-			return laidOut, nil
-		}
+		seen.Names = append(seen.Names, store.TopEntry{Name: e.Name(), Dir: e.IsDir()})
 	}
-	return notAStore, nil
+	return store.Judge(s.Dir, seen)
 }
 
 // mark writes the store's mark (and its internal folders), never through a link.
@@ -182,11 +155,11 @@ func (s *localStore) mark() error {
 		return err
 	}
 	unix.Close(pfd)
-	err = writeNewAt(idir, markName, store.MarkText(store.Limits{}), FileMode, false)
+	err = writeNewAt(idir, store.MarkName, store.MarkText(store.Limits{}), FileMode, false)
 	if errors.Is(err, unix.EEXIST) {
 		return nil // marked meanwhile by another upload
 	}
-	return wrap(s.internal(markName), err)
+	return wrap(s.internal(store.MarkName), err)
 }
 
 // internal is a path under STORE/.attachctl.

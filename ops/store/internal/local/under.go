@@ -62,7 +62,7 @@ func markedAt(idir int, err error) bool {
 		return false
 	}
 	defer unix.Close(idir)
-	return isEntry(idir, markName, unix.S_IFREG) || isEntry(idir, partialDir, unix.S_IFDIR)
+	return isEntry(idir, store.MarkName, unix.S_IFREG) || isEntry(idir, partialDir, unix.S_IFDIR)
 }
 
 // isEntry reports whether name in the folder dirfd is there and of type typ (unix.S_IFREG,

@@ -18,7 +18,7 @@ func TestStoresUnder(t *testing.T) {
 		if err := os.MkdirAll(filepath.Join(dir, InternalDir), 0o700); err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(filepath.Join(dir, InternalDir, markName), nil, 0o600); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, InternalDir, store.MarkName), nil, 0o600); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -58,7 +58,7 @@ func TestStoresUnder(t *testing.T) {
 // two ways.
 func TestMarkThroughLinkedInternal(t *testing.T) {
 	root, elsewhere := t.TempDir(), t.TempDir()
-	must(t, os.WriteFile(filepath.Join(elsewhere, markName), nil, 0o600))
+	must(t, os.WriteFile(filepath.Join(elsewhere, store.MarkName), nil, 0o600))
 	outer := filepath.Join(root, "outer")
 	must(t, os.MkdirAll(filepath.Join(outer, "sub"), 0o700))
 	must(t, os.Symlink(elsewhere, filepath.Join(outer, InternalDir)))
@@ -71,7 +71,7 @@ func TestMarkThroughLinkedInternal(t *testing.T) {
 	// The mark itself, or an earlier version's partial folder, a link: no store either way.
 	plain := filepath.Join(root, "plain")
 	must(t, os.MkdirAll(filepath.Join(plain, InternalDir), 0o700))
-	must(t, os.Symlink(filepath.Join(elsewhere, markName), filepath.Join(plain, InternalDir, markName)))
+	must(t, os.Symlink(filepath.Join(elsewhere, store.MarkName), filepath.Join(plain, InternalDir, store.MarkName)))
 	must(t, os.Symlink(elsewhere, filepath.Join(plain, InternalDir, partialDir)))
 	if err := notNested(filepath.Join(plain, "inner")); err != nil {
 		t.Errorf("inside a folder whose mark is a link: %v", err)

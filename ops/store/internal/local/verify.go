@@ -114,7 +114,7 @@ func OpenUploadPath(abs string) (f *os.File, ok bool, err error) {
 		return nil, false, nil
 	}
 	s := &localStore{Dir: filepath.Dir(dir)}
-	if kind, err := s.judge(); err != nil || kind != marked && kind != laidOut {
+	if kind, err := s.judge(); err != nil || !kind.Store() {
 		return nil, false, nil
 	}
 	f, err = s.OpenFinished(id, name)

@@ -40,9 +40,8 @@ type Store struct {
 	Now func() time.Time
 
 	mu       sync.Mutex
-	marked   bool            // the store's mark: the location is a store
+	mark     []byte          // the store's mark (store.Marker): nil until the location is made a store
 	foreign  map[string]bool // what else is at the location (Plant), by path inside it
-	mark     []byte          // its bytes (store.Marker)
 	partials map[string]*partial
 	finished map[string]*finished
 	notes    map[string]string // the upload stage's source notes: which upload a source is
@@ -122,25 +121,27 @@ func (s *Store) Location() string { return s.loc }
 // FinishedURI names a finished upload in records: LOCATION/<id>/<name>.
 func (s *Store) FinishedURI(id, name string) string { return s.loc + "/" + id + "/" + name }
 
-// checkStore refuses a location that holds something and is not a store (store.notStore), and
+// checkStore refuses a location that holds something and is not a store (store.Judge), and
 // marks the location a store when create. Called with s.mu held.
 func (s *Store) checkStore(create bool) error {
-	if !s.marked && len(s.foreign) > 0 {
-		return fault.Errorf(fault.StoreNotStore, "store %s: exists and is not an attachctl store (it holds %s); give another --store", s.loc, s.someForeign())
+	if s.mark != nil {
+		return nil
 	}
-	if create {
-		s.marked = true
+	if _, err := store.Judge(s.loc, store.Seen{Names: topEntries(s.top(map[string]bool{}))}); err != nil || !create {
+		return err
 	}
+	s.mark = store.MarkText(store.Limits{})
 	return nil
 }
 
-func (s *Store) someForeign() string {
-	var ps []string
+// top adds to dirs the names at the top of what was planted (true: a folder, a planted path's
+// first part), and returns it.
+func (s *Store) top(dirs map[string]bool) map[string]bool {
 	for p := range s.foreign {
-		ps = append(ps, p)
+		name, _, dir := strings.Cut(p, "/")
+		dirs[name] = dirs[name] || dir
 	}
-	sort.Strings(ps)
-	return manifest.Quote(ps[0])
+	return dirs
 }
 
 func (s *Store) missing(id string) error {
@@ -151,7 +152,7 @@ func (s *Store) missing(id string) error {
 func (s *Store) Exists(ctx context.Context) (bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.marked || len(s.foreign) > 0, nil
+	return s.mark != nil || len(s.foreign) > 0, nil
 }
 
 // Begin starts an unfinished upload.
@@ -318,11 +319,7 @@ func (l memList) ListTop(context.Context) ([]store.TopEntry, string, bool, error
 	for id := range l.s.finished {
 		dirs[id] = true
 	}
-	for p := range l.s.foreign {
-		name, _, dir := strings.Cut(p, "/")
-		dirs[name] = dirs[name] || dir
-	}
-	return topEntries(dirs), l.s.loc, true, nil
+	return topEntries(l.s.top(dirs)), l.s.loc, true, nil
 }
 
 // topEntries are the names of dirs (true: a folder), sorted.

@@ -45,7 +45,7 @@ func (s *Store) chunkPrefix(id string) string { return s.key(internalDir, "parti
 func (s *Store) chunkKey(id string, off int64) string {
 	return s.chunkPrefix(id) + fmt.Sprintf("%020d", off)
 }
-func (s *Store) markKey() string { return s.key(internalDir, "store") }
+func (s *Store) markKey() string { return s.key(internalDir, store.MarkName) }
 
 // The store mark's body: its first line says what it is; the second that the server was found to
 // honour conditional writes (If-None-Match: *, If-Match), checked once on the prefix's first use,
@@ -55,10 +55,11 @@ const (
 	condNone  = "conditional writes not checked (--s3-unsafe-no-conditional) "
 )
 
-// checkStore tells whether the prefix is a store: its mark is there (true), it holds nothing
-// (false: a store that does not exist yet, made here when create is set), or it holds something
-// else (store.notStore). The answer is kept once it is yes. A store whose conditional writes were
-// never checked (a new one, or one marked by an earlier version) is checked first.
+// checkStore tells whether the prefix is a store (store.Judge): with its mark, or laid out as
+// one without it (true); holding nothing (false: a store that does not exist yet); or holding
+// something else (store.notStore). With create, a store not marked yet is marked, create-only.
+// The answer is kept once the mark is seen. A store whose conditional writes were never checked
+// (a new one, or one marked by an earlier version) is checked first.
 func (s *Store) checkStore(ctx context.Context, create bool) (bool, error) {
 	s.markMu.Lock()
 	defer s.markMu.Unlock()
@@ -69,37 +70,49 @@ func (s *Store) checkStore(ctx context.Context, create bool) (bool, error) {
 		return false, err
 	}
 	body, etag, _, err := s.getObject(ctx, s.markKey())
-	if notFound(err) {
-		// What the prefix holds besides attachctl's own folder (where another process making the
-		// store at the same time may be checking its conditional writes).
-		out, lerr := s.client.ListObjectsV2(ctx, &awss3.ListObjectsV2Input{Bucket: &s.Bucket, Prefix: aws.String(s.root()), Delimiter: aws.String("/"), MaxKeys: aws.Int32(2)})
-		if lerr != nil {
-			return false, s.wrap(fault.StoreUnreachable, "list", lerr)
+	seen := store.Seen{There: err == nil, Mark: err == nil}
+	switch {
+	case notFound(err):
+		if seen, err = s.look(ctx); err != nil {
+			return false, err
 		}
-		other := len(out.Contents) > 0
-		for _, p := range out.CommonPrefixes {
-			other = other || aws.ToString(p.Prefix) != s.root()+internalDir+"/"
-		}
-		switch {
-		case other:
-			// Marked meanwhile by another process, which then wrote what the listing shows?
-			if body, etag, _, err = s.getObject(ctx, s.markKey()); notFound(err) {
-				return false, fault.Errorf(fault.StoreNotStore, "store %s: holds objects and is not an attachctl store (no %s)", s.URI, s.markKey())
-			}
-		case !create:
-			return false, nil
-		default: // made here: the mark is written create-only
-			if err := s.nested(ctx, true); err != nil {
-				return false, err
-			}
-			body, etag, err = nil, "", nil
-		}
-	}
-	if err != nil {
+	case err != nil:
 		return false, s.wrap(fault.StoreUnreachable, "store mark", err)
+	}
+	v, err := store.Judge(s.URI, seen)
+	switch {
+	case err != nil:
+		return false, err
+	case v != store.Marked && !create:
+		return v.Store(), nil
+	case v != store.Marked: // marked here, create-only
+		if err := s.nested(ctx, true); err != nil {
+			return false, err
+		}
+		body, etag = nil, ""
 	}
 	err = s.markSeen(ctx, string(body), etag)
 	return err == nil, err
+}
+
+// look lists the top of a prefix that has no mark, for store.Judge: one page, of folders (common
+// prefixes, the internal folder among them, where another process making the store at the same
+// time may be checking its conditional writes) and objects.
+func (s *Store) look(ctx context.Context) (store.Seen, error) {
+	out, err := s.client.ListObjectsV2(ctx, &awss3.ListObjectsV2Input{Bucket: &s.Bucket, Prefix: aws.String(s.root()),
+		Delimiter: aws.String("/"), MaxKeys: aws.Int32(store.JudgeNames)})
+	if err != nil {
+		return store.Seen{}, s.wrap(fault.StoreUnreachable, "list", err)
+	}
+	var seen store.Seen
+	for _, p := range out.CommonPrefixes {
+		seen.Names = append(seen.Names, store.TopEntry{Name: strings.TrimSuffix(strings.TrimPrefix(aws.ToString(p.Prefix), s.root()), "/"), Dir: true})
+	}
+	for _, o := range out.Contents {
+		seen.Names = append(seen.Names, store.TopEntry{Name: strings.TrimPrefix(aws.ToString(o.Key), s.root())})
+	}
+	seen.There = len(seen.Names) > 0
+	return seen, nil
 }
 
 // markSeen takes in the mark read (etag "": none, a store made here): one that does not say the

@@ -36,7 +36,7 @@ func TestConformance(t *testing.T) {
 		NotStore: func(t *testing.T) store.Backend {
 			s := newStore(t, srv)
 			_, err := s.client.PutObject(context.Background(), &awss3.PutObjectInput{Bucket: &s.Bucket,
-				Key: aws.String(s.key("report.pdf")), Body: strings.NewReader("not a store")})
+				Key: aws.String(s.key("notes.txt")), Body: strings.NewReader("not a store")})
 			if err != nil {
 				t.Fatal(err)
 			}
