@@ -20,7 +20,7 @@ const JudgeNames = 256
 // anything: what Judge decides on. Names are read only when there is no mark, and a backend that
 // found the internal folder need give no other name.
 type Seen struct {
-	There bool // anything is at the location (a folder, even an empty one; an object under the prefix)
+	There bool // something is at the location, if only an empty folder (Names say what else)
 	Mark  bool // the mark, InternalDir/MarkName, is there
 	// Names are some of the names at the top of the location (at most JudgeNames, in any order):
 	// the internal folder among them is a folder named InternalDir.

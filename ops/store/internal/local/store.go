@@ -52,10 +52,11 @@ type localStore struct {
 // open opens the store for reading; create: for an upload, making or marking it. A read-open
 // that failed (no store yet) is not made again, but an upload that makes the store afterwards is
 // seen by every later call. The store folder must be a real folder, not a symlink (refused
-// before anything is made), and never inside another store or an upload (store.notStore). A folder that exists and is not a store is store.notStore, and
-// nothing is written into it. Without create, a store that does not exist is empty: every read
-// finds nothing and nothing is made. With create (an upload), a missing store is made (0700), and
-// a new or empty folder, or a store of an earlier version (recognised by its layout), is marked.
+// before anything is made), and never inside another store or an upload (store.notStore). What
+// the folder is, is store.Judge's: one that is not a store is store.notStore, and nothing is
+// written into it. Without create, a store that does not exist is empty: every read finds nothing
+// and nothing is made. With create (an upload), a missing store is made (0700), and a new or empty
+// folder, or a store of an earlier version, is marked.
 func (s *localStore) open(create bool) error {
 	if s.opened.Load() && (!create || s.made.Load()) {
 		return nil // judged for this run already: an upload per file need not judge it again

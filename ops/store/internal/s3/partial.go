@@ -55,11 +55,10 @@ const (
 	condNone  = "conditional writes not checked (--s3-unsafe-no-conditional) "
 )
 
-// checkStore tells whether the prefix is a store (store.Judge): with its mark, or laid out as
-// one without it (true); holding nothing (false: a store that does not exist yet); or holding
-// something else (store.notStore). With create, a store not marked yet is marked, create-only.
-// The answer is kept once the mark is seen. A store whose conditional writes were never checked
-// (a new one, or one marked by an earlier version) is checked first.
+// checkStore tells whether the prefix is a store (store.Judge; false: not made yet), and with
+// create marks one not marked yet, create-only. The answer is kept once the mark is seen. A store
+// whose conditional writes were never checked (a new one, or one marked by an earlier version) is
+// checked first.
 func (s *Store) checkStore(ctx context.Context, create bool) (bool, error) {
 	s.markMu.Lock()
 	defer s.markMu.Unlock()
@@ -70,7 +69,7 @@ func (s *Store) checkStore(ctx context.Context, create bool) (bool, error) {
 		return false, err
 	}
 	body, etag, _, err := s.getObject(ctx, s.markKey())
-	seen := store.Seen{There: err == nil, Mark: err == nil}
+	seen := store.Seen{Mark: err == nil}
 	switch {
 	case notFound(err):
 		if seen, err = s.look(ctx); err != nil {
@@ -95,9 +94,8 @@ func (s *Store) checkStore(ctx context.Context, create bool) (bool, error) {
 	return err == nil, err
 }
 
-// look lists the top of a prefix that has no mark, for store.Judge: one page, of folders (common
-// prefixes, the internal folder among them, where another process making the store at the same
-// time may be checking its conditional writes) and objects.
+// look lists the top of a prefix that has no mark, for store.Judge: one page of folders (common
+// prefixes) and objects.
 func (s *Store) look(ctx context.Context) (store.Seen, error) {
 	out, err := s.client.ListObjectsV2(ctx, &awss3.ListObjectsV2Input{Bucket: &s.Bucket, Prefix: aws.String(s.root()),
 		Delimiter: aws.String("/"), MaxKeys: aws.Int32(store.JudgeNames)})
@@ -111,7 +109,6 @@ func (s *Store) look(ctx context.Context) (store.Seen, error) {
 	for _, o := range out.Contents {
 		seen.Names = append(seen.Names, store.TopEntry{Name: strings.TrimPrefix(aws.ToString(o.Key), s.root())})
 	}
-	seen.There = len(seen.Names) > 0
 	return seen, nil
 }
 
@@ -185,9 +182,9 @@ func (s *Store) checkConditional(ctx context.Context) (string, error) {
 	return condCheck + nowString() + "\n", nil
 }
 
-// Exists reports whether the prefix is a store: its mark is there. A prefix that holds nothing
-// is a store that does not exist yet (verify, ls, rm, touch and resolve exit 10 on it); one
-// that holds other objects is store.notStore.
+// Exists reports whether the prefix is a store, marked or not (store.Judge). A prefix that holds
+// nothing is a store that does not exist yet (verify, ls, rm, touch and resolve exit 10 on it);
+// one that holds other objects is store.notStore.
 func (s *Store) Exists(ctx context.Context) (bool, error) {
 	return s.checkStore(ctx, false)
 }
