@@ -64,7 +64,10 @@ func Judge(loc string, seen Seen) (Verdict, error) {
 func NotAStore(loc string, names []TopEntry) error {
 	first := slices.MinFunc(names, func(a, b TopEntry) int { return strings.Compare(a.Name, b.Name) })
 	held := manifest.Quote(first.Name)
-	if first.Dir {
+	switch {
+	case first.Name == "": // an S3 prefix's own "folder" object (P/), as a console makes one
+		held = `""`
+	case first.Dir:
 		held += "/"
 	}
 	return fault.Errorf(fault.StoreNotStore, "store %s: is not an attachctl store: it holds %s, and no %s/%s mark and no upload; nothing was written to it",
