@@ -33,8 +33,9 @@ func (s *Store) Hold(id string) (release func(), err error) {
 }
 
 // Plant puts something that is not an upload at path inside the store's location: listed as
-// skipped once the location is a store, and before that it makes the location one that exists
-// and is not a store (store.notStore).
+// skipped once the location is a store; before that, the location is judged by what was planted
+// (store.Judge): under an upload id or the internal folder, a store without its mark, and
+// anything else one that is not a store (store.notStore).
 func (s *Store) Plant(path string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
