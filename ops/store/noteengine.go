@@ -58,9 +58,10 @@ type NotePartial interface {
 	Of() PartialOf
 }
 
-// PartialOf is what an unfinished upload was begun for.
+// PartialOf is what an unfinished upload was begun for (Resumes), or what a run uploads.
 type PartialOf struct {
 	Name   string
+	Path   string // the source's path, where the backend keeps it
 	Blake3 string // "": not known then
 	Folder bool   // a folder upload's
 	// Streamed: a file's upload begun by a stream (StreamUpload), which a run of the same source
@@ -121,12 +122,10 @@ func (n Notes[P]) FindStream(ctx context.Context, st StreamStart, begin func(id 
 // hold no lock).
 func (n Notes[P]) FindTree(ctx context.Context, key string, st TreeStart, begin func(id string) (P, error)) (string, P, error) {
 	var none P
+	run := st.Of()
 	take := func(id string, p P, _ bool) (string, P) {
-		if p != none {
-			of := p.Of()
-			if !ResumesTree(TreePartial{Folder: of.Folder, Name: of.Name, Path: st.Src.Path, Blake3: of.Blake3}, st, true) {
-				return "", none
-			}
+		if p != none && !Resumes(p.Of(), run, true) {
+			return "", none
 		}
 		return id, p
 	}
@@ -255,7 +254,7 @@ func (n Notes[P]) resumable(ctx context.Context, id string, p P, name, want stri
 		// when it is not these bytes.
 		return id, none
 	}
-	if of := p.Of(); !of.Streamed || of.Blake3 != want || of.Name != name {
+	if !Resumes(p.Of(), PartialOf{Name: name, Blake3: want, Streamed: true}, true) {
 		return "", none
 	}
 	if err := held(id, p); err != nil {

@@ -127,23 +127,6 @@ func UploadTree(ctx context.Context, b TreeBackend, src TreeSource, opts TreeOpt
 	}
 }
 
-// TreePartial is an unfinished upload as its backend recorded it, for ResumesTree.
-type TreePartial struct {
-	Folder bool   // a folder upload's
-	Name   string // the folder upload's name
-	Path   string // the source folder it was begun for
-	Blake3 string // the folder's BLAKE3 it was begun for ("": not known then)
-}
-
-// ResumesTree reports whether a run of the folder st takes up the unfinished upload p: a folder
-// upload of the same source folder and name; and, on a backend whose runs share an upload only
-// when they send the same bytes (sameBytes: no lock keeps another run out while one writes), of
-// the same BLAKE3. Elsewhere a folder changed since is resumed all the same: each file stored
-// whole and equal to the source is kept, and what it no longer holds dropped (dropStale).
-func ResumesTree(p TreePartial, st TreeStart, sameBytes bool) bool {
-	return p.Folder && p.Name == st.Src.Name && p.Path == st.Src.Path && (!sameBytes || p.Blake3 == st.Blake3)
-}
-
 // writeTree drops from w what the source no longer holds, writes every file of src through w
 // (props.Jobs at once; each one a run before stored whole and equal to the source kept), checks
 // the tree's BLAKE3 against want ("": not checked) and publishes it.

@@ -285,27 +285,40 @@ func TestTreeEngine(t *testing.T) {
 	}
 }
 
-// TestResumesTree: the unfinished upload a run takes up is a folder upload of the same source
-// folder and name; of the same BLAKE3 only where runs share an upload by the bytes they send.
-func TestResumesTree(t *testing.T) {
-	src := &TreeSource{Path: "/src/proj", Name: "proj"}
-	st := TreeStart{Src: src, Blake3: "b1"}
-	same := TreePartial{Folder: true, Name: "proj", Path: "/src/proj", Blake3: "b1"}
+// TestResumes: the unfinished upload a run takes up is one begun for the same kind of source (a
+// folder's; a file's by a stream, never a step-by-step one) under the same name; from the same
+// path where a lock keeps one run at a time (its bytes changed since or not), of the same BLAKE3
+// from any path where runs share an upload by the bytes they send.
+func TestResumes(t *testing.T) {
+	tree := TreeStart{Src: &TreeSource{Path: "/src/proj", Name: "proj"}, Blake3: "b1"}.Of()
+	file := PartialOf{Name: "x.bin", Path: "/src/x.bin", Blake3: "f1", Streamed: true}
 	for _, c := range []struct {
 		why       string
-		p         TreePartial
+		p, run    PartialOf
 		sameBytes bool
 		want      bool
 	}{
-		{"the same folder", same, true, true},
-		{"a file upload", TreePartial{Name: "proj", Path: "/src/proj", Blake3: "b1"}, false, false},
-		{"another name", TreePartial{Folder: true, Name: "other", Path: "/src/proj", Blake3: "b1"}, false, false},
-		{"another folder", TreePartial{Folder: true, Name: "proj", Path: "/src2/proj", Blake3: "b1"}, false, false},
-		{"changed since, resumed by what is equal", TreePartial{Folder: true, Name: "proj", Path: "/src/proj", Blake3: "b0"}, false, true},
-		{"changed since, runs sharing by bytes", TreePartial{Folder: true, Name: "proj", Path: "/src/proj", Blake3: "b0"}, true, false},
+		{"the same folder", tree, tree, false, true},
+		{"the same folder, by its bytes", tree, tree, true, true},
+		{"a file upload for a folder", PartialOf{Name: "proj", Path: "/src/proj", Blake3: "b1", Streamed: true}, tree, false, false},
+		{"another name", PartialOf{Folder: true, Name: "other", Path: "/src/proj", Blake3: "b1"}, tree, false, false},
+		{"another folder", PartialOf{Folder: true, Name: "proj", Path: "/src2/proj", Blake3: "b1"}, tree, false, false},
+		{"a copy of the folder elsewhere, by its bytes", PartialOf{Folder: true, Name: "proj", Path: "/src2/proj", Blake3: "b1"}, tree, true, true},
+		{"changed since, resumed by what is equal", PartialOf{Folder: true, Name: "proj", Path: "/src/proj", Blake3: "b0"}, tree, false, true},
+		{"changed since, runs sharing by bytes", PartialOf{Folder: true, Name: "proj", Path: "/src/proj", Blake3: "b0"}, tree, true, false},
+		{"the same file", file, file, false, true},
+		{"the same file, by its bytes", file, file, true, true},
+		{"a copy of the file elsewhere, by its bytes", PartialOf{Name: "x.bin", Path: "/b/x.bin", Blake3: "f1", Streamed: true}, file, true, true},
+		{"a copy of the file elsewhere, by its path", PartialOf{Name: "x.bin", Path: "/b/x.bin", Blake3: "f1", Streamed: true}, file, false, false},
+		{"the file changed since, by its path", PartialOf{Name: "x.bin", Path: "/src/x.bin", Blake3: "f0", Streamed: true}, file, false, true},
+		{"the file changed since, by its bytes", PartialOf{Name: "x.bin", Path: "/src/x.bin", Blake3: "f0", Streamed: true}, file, true, false},
+		{"the file under another name", PartialOf{Name: "y.bin", Path: "/src/x.bin", Blake3: "f1", Streamed: true}, file, false, false},
+		{"a step-by-step upload", PartialOf{Name: "x.bin", Path: "/src/x.bin", Blake3: "f1"}, file, false, false},
+		{"a step-by-step upload, by its bytes", PartialOf{Name: "x.bin", Blake3: "f1"}, file, true, false},
+		{"a folder upload for a file", PartialOf{Name: "x.bin", Path: "/src/x.bin", Blake3: "f1", Folder: true}, file, true, false},
 	} {
-		if got := ResumesTree(c.p, st, c.sameBytes); got != c.want {
-			t.Errorf("%s: ResumesTree %v, want %v", c.why, got, c.want)
+		if got := Resumes(c.p, c.run, c.sameBytes); got != c.want {
+			t.Errorf("%s: Resumes %v, want %v", c.why, got, c.want)
 		}
 	}
 }

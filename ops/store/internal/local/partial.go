@@ -35,6 +35,16 @@ type partialMeta struct {
 	Batch   bool       `json:"batch,omitempty"`  // a batch's staging partial (batch_small.go)
 }
 
+// of is what the partial was begun for, as store.Resumes reads it: a folder upload's or a file's
+// by a stream (each names its source), or neither (a step-by-step upload's, a batch's staging).
+func (m *partialMeta) of() store.PartialOf {
+	of := store.PartialOf{Name: m.Name, Folder: m.Folder && m.Source != nil, Streamed: !m.Folder && !m.Batch && m.Source != nil}
+	if m.Source != nil {
+		of.Path, of.Blake3 = m.Source.Path, m.Source.Blake3
+	}
+	return of
+}
+
 // sourceKey names the file a stage upload copies, so a later run of the same command finds it.
 type sourceKey struct {
 	Path   string `json:"path"`   // absolute

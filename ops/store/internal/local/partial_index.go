@@ -36,7 +36,7 @@ func (s *localStore) partialsOf(abs, name string) ([]string, error) {
 			if err == nil && meta.Batch {
 				batches = append(batches, id)
 			}
-			if err != nil || meta.Source == nil || meta.Folder || meta.Batch {
+			if err != nil || !meta.of().Streamed {
 				continue
 			}
 			k := sourceName{meta.Source.Path, meta.Name}

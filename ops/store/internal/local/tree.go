@@ -192,7 +192,7 @@ func (w treeFileWrite) Commit(context.Context, string) error {
 func (w treeFileWrite) Abort() { w.out.Close() }
 
 // treePartial finds the unfinished folder upload that a run of the folder st takes up
-// (store.ResumesTree) and no one else holds, the oldest first, or makes one (takePartial), and
+// (store.Resumes) and no one else holds, the oldest first, or makes one (takePartial), and
 // returns it locked.
 func (s *localStore) treePartial(st store.TreeStart) (*partial, error) {
 	ids, err := s.partialIDs()
@@ -200,18 +200,8 @@ func (s *localStore) treePartial(st store.TreeStart) (*partial, error) {
 		return nil, err
 	}
 	slices.Sort(ids) // the oldest first (UUIDv7)
-	resumes := func(m *partialMeta) bool { return store.ResumesTree(m.treePartial(), st, false) }
-	p, _, err := s.takePartial(ids, resumes, st.Src.Name, sourceKey{Path: st.Src.Path, Blake3: st.Blake3, Size: st.Size}, true)
+	p, _, err := s.takePartial(ids, st.Of(), sourceKey{Path: st.Src.Path, Blake3: st.Blake3, Size: st.Size})
 	return p, err
-}
-
-// treePartial is what the partial's metadata says of the folder upload it is, if one.
-func (m *partialMeta) treePartial() store.TreePartial {
-	tp := store.TreePartial{Folder: m.Folder && m.Source != nil, Name: m.Name}
-	if m.Source != nil {
-		tp.Path, tp.Blake3 = m.Source.Path, m.Source.Blake3
-	}
-	return tp
 }
 
 // openTreeRoot opens (making what is missing) tree/<name> in the locked partial. What a finish

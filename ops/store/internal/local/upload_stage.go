@@ -105,15 +105,17 @@ func (s *localStore) stagePartial(abs, name string, size int64, want string) (*p
 	if err != nil {
 		return nil, nil, err
 	}
-	ours := func(m *partialMeta) bool { return m.Source != nil && m.Source.Path == abs && m.Name == name }
-	return s.takePartial(ids, ours, name, sourceKey{Path: abs, Blake3: want, Size: size}, false)
+	run := store.PartialOf{Name: name, Path: abs, Blake3: want, Streamed: true}
+	return s.takePartial(ids, run, sourceKey{Path: abs, Blake3: want, Size: size})
 }
 
-// takePartial takes up the first of ids that no one else holds and that ours accepts, on its
-// info.json read before the lock (another source's upload is not locked) and again under it (the
-// holder before may have rewritten it), re-keyed to key; old is the source its data was written
-// for. If none, it makes one (old nil): a folder upload's if folder, else noted in the index.
-func (s *localStore) takePartial(ids []string, ours func(*partialMeta) bool, name string, key sourceKey, folder bool) (p *partial, old *sourceKey, err error) {
+// takePartial takes up the first of ids that no one else holds and that a run of run resumes
+// (store.Resumes, by the source's path: the lock keeps one run at a time), on its info.json read
+// before the lock (another source's upload is not locked) and again under it (the holder before
+// may have rewritten it), re-keyed to key; old is the source its data was written for. If none,
+// it makes one (old nil): a folder upload's for a folder, else noted in the index.
+func (s *localStore) takePartial(ids []string, run store.PartialOf, key sourceKey) (p *partial, old *sourceKey, err error) {
+	ours := func(m *partialMeta) bool { return store.Resumes(m.of(), run, false) }
 	for _, id := range ids {
 		if m, err := s.readPartialMetaOf(id); err != nil || !ours(m) {
 			continue
@@ -135,8 +137,8 @@ func (s *localStore) takePartial(ids []string, ours func(*partialMeta) bool, nam
 		}
 		return p, &was, nil
 	}
-	if p, err = s.newPartial(name, key.Size, &key, folder); err == nil && !folder {
-		s.notePartial(key.Path, name, p.id)
+	if p, err = s.newPartial(run.Name, key.Size, &key, run.Folder); err == nil && !run.Folder {
+		s.notePartial(key.Path, run.Name, p.id)
 	}
 	return p, nil, err
 }
