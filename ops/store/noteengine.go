@@ -118,7 +118,7 @@ func (n Notes[P]) FindStream(ctx context.Context, st StreamStart, begin func(id 
 // FindTree is what a run of the folder st takes up, under its note (key, Key of the folder): the
 // finished upload the note names (p nil), or the unfinished one to resume, or a new one begun by
 // begin. The note is keyed on the folder's name, size and BLAKE3, not its path: the same bytes
-// from any folder take the upload up; the info keeps the rest (ResumesTree, the same bytes: runs
+// from any folder take the upload up; the info keeps the rest (Resumes, by the bytes: runs
 // hold no lock).
 func (n Notes[P]) FindTree(ctx context.Context, key string, st TreeStart, begin func(id string) (P, error)) (string, P, error) {
 	var none P
