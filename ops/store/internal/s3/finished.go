@@ -61,10 +61,17 @@ func (s *Store) finished(ctx context.Context, id string, got reading) (*store.In
 	return th.info(id), nil
 }
 
-func (s *Store) head(ctx context.Context, id, name string) (*store.Info, error) {
+// headObj is the one HEAD of the object name of upload id, for a file upload's Info and a folder
+// upload's listing: upload.missing when it is not there.
+func (s *Store) headObj(ctx context.Context, id, name string) (*awss3.HeadObjectOutput, error) {
 	out, err := s.client.HeadObject(ctx, &awss3.HeadObjectInput{Bucket: &s.Bucket, Key: aws.String(s.FinishedKey(id, name))})
+	return out, s.uploadErr(id, err)
+}
+
+func (s *Store) head(ctx context.Context, id, name string) (*store.Info, error) {
+	out, err := s.headObj(ctx, id, name)
 	if err != nil {
-		return nil, s.uploadErr(id, err)
+		return nil, err
 	}
 	return s.infoOf(id, name, aws.ToInt64(out.ContentLength), out.Metadata, out.LastModified)
 }

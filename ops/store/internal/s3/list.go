@@ -54,6 +54,17 @@ func (l *listed) add(n string, o types.Object) {
 		aws.ToString(o.Key), aws.ToString(o.ETag)})
 }
 
+// under is the objects of l under its folder dir, by their paths from it.
+func (l *listed) under(dir string) map[string]listedObj {
+	held := map[string]listedObj{}
+	for _, o := range l.objs {
+		if rel, ok := strings.CutPrefix(o.Name, dir+"/"); ok {
+			held[rel] = o
+		}
+	}
+	return held
+}
+
 // folder is the objects of l as the store's rules read them (nil: none).
 func (l *listed) folder() []store.FolderObject {
 	var objs []store.FolderObject

@@ -449,12 +449,14 @@ func (s *Store) dropPartial(ctx context.Context, id string, pi *partialInfo) err
 		}
 	}
 	var keys []string
-	err := s.listObjects(ctx, s.key(internalDir, "partial", id)+"/", func(o types.Object) error {
-		if k := aws.ToString(o.Key); k != s.infoKey(id) {
-			keys = append(keys, k)
+	l, err := s.walkPartial(ctx, id)
+	if l != nil {
+		for _, o := range l.objs {
+			if o.Name != "info" {
+				keys = append(keys, o.key)
+			}
 		}
-		return nil
-	})
+	}
 	if err == nil {
 		err = s.deleteKeys(ctx, keys)
 	}

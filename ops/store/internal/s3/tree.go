@@ -25,7 +25,6 @@ import (
 	"github.com/attachctl/attachctl/ops/store"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awss3 "github.com/aws/aws-sdk-go-v2/service/s3"
-	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 )
 
 // Bounds of a folder upload's sends: files are sent treeJobs at once (small objects are round
@@ -44,27 +43,6 @@ func (s *Store) treeKey(id string) string                { return s.key(id, stor
 func (s *Store) treeMetaKey(id string) string            { return s.key(id, store.MetaName) }
 func (s *Store) treeDir(id, name string) string          { return s.key(id, name) + "/" }
 func (s *Store) treeFileKey(id, name, rel string) string { return s.key(id, name, rel) }
-
-// heldObj is an object of a folder upload as a listing shows it.
-type heldObj struct {
-	size int64
-	etag string
-}
-
-func heldSize(o heldObj) int64 { return o.size }
-
-// listTree lists the objects of the upload id under dir (a prefix of its keys) by prefix, by
-// their paths from it.
-func (s *Store) listTree(ctx context.Context, id, dir string) (map[string]heldObj, error) {
-	held := map[string]heldObj{}
-	if err := s.listObjects(ctx, dir, func(o types.Object) error {
-		held[strings.TrimPrefix(aws.ToString(o.Key), dir)] = heldObj{aws.ToInt64(o.Size), strings.Trim(aws.ToString(o.ETag), `"`)}
-		return nil
-	}); err != nil {
-		return nil, s.wrap(fault.UploadUnreadable, "upload "+id, err)
-	}
-	return held, nil
-}
 
 // S3's folder uploads are the rules of package store (store.UploadTree, ...) over these
 // primitives: files sent treeJobs at once, each object kept by a resume when its size and MD5
@@ -95,11 +73,11 @@ func (s *Store) StartTree(ctx context.Context, st store.TreeStart) (string, stor
 	if err != nil || pi == nil {
 		return id, nil, err // finished: the engine checks it whole before it names it
 	}
-	held, err := s.listTree(ctx, id, s.treeDir(id, src.Name))
+	l, err := s.walkID(ctx, id)
 	if err != nil {
 		return "", nil, err
 	}
-	return "", &treeWrite{s: s, id: id, name: src.Name, pi: pi, note: note, try: st.Try, held: held}, nil
+	return "", &treeWrite{s: s, id: id, name: src.Name, pi: pi, note: note, try: st.Try, held: l.under(src.Name)}, nil
 }
 
 // treeWrite is store.TreeWrite: an unfinished folder upload, and the objects of its folder a run
@@ -111,7 +89,7 @@ type treeWrite struct {
 	pi   *partialInfo
 	note string
 	try  int
-	held map[string]heldObj
+	held map[string]listedObj
 }
 
 func (t *treeWrite) ID() string { return t.id }
@@ -155,10 +133,10 @@ func (w *fileWrite) Commit(ctx context.Context, sum string) error {
 	s, t, f := w.t.s, w.t, w.f
 	have := t.held[f.Rel]
 	if f.Size > treeParts {
-		return s.sendTreeParts(ctx, t.id, t.name, f, w.sf, sum, have)
+		return s.sendTreeParts(ctx, t.id, t.name, f, w.sf, sum, have.Size)
 	}
 	digest := w.md5.Sum(nil)
-	if have.size == f.Size && have.etag == hex.EncodeToString(digest) {
+	if have.Size == f.Size && strings.Trim(have.etag, `"`) == hex.EncodeToString(digest) {
 		return nil // sent whole by a run before
 	}
 	key := s.treeFileKey(t.id, t.name, f.Rel)
@@ -176,7 +154,7 @@ func (w *fileWrite) Commit(ctx context.Context, sum string) error {
 
 // ReadDir gives the objects of the folder a run before sent, as StartTree listed them.
 func (t *treeWrite) ReadDir(context.Context, string) ([]store.TreeEntry, error) {
-	return store.FlatEntries(t.held, heldSize), nil
+	return store.FlatEntries(t.held, func(o listedObj) int64 { return o.Size }), nil
 }
 
 // Remove deletes the objects of the files rels.
@@ -222,9 +200,9 @@ func (t *treeWrite) Publish(ctx context.Context, m *store.TreeMeta, files []stor
 // unless the object there is this file already (its size, and the BLAKE3 in its metadata: a
 // multipart object's ETag is no MD5). The bytes sent are hashed again as they go and must be sum.
 // A multipart upload a kill leaves is aborted by the sweep, or when the folder upload finishes.
-func (s *Store) sendTreeParts(ctx context.Context, id, name string, f store.TreeFile, sf store.SourceFile, sum string, have heldObj) error {
+func (s *Store) sendTreeParts(ctx context.Context, id, name string, f store.TreeFile, sf store.SourceFile, sum string, held int64) error {
 	key := s.treeFileKey(id, name, f.Rel)
-	if have.size == f.Size {
+	if held == f.Size {
 		if out, err := s.client.HeadObject(ctx, &awss3.HeadObjectInput{Bucket: &s.Bucket, Key: &key}); err == nil && out.Metadata["blake3"] == sum {
 			return nil
 		}
@@ -262,17 +240,14 @@ type treeHead struct {
 
 // headTree reads the listing object's metadata: nil (and no error) when the upload has none.
 func (s *Store) headTree(ctx context.Context, id string) (*treeHead, error) {
-	out, err := s.client.HeadObject(ctx, &awss3.HeadObjectInput{Bucket: &s.Bucket, Key: aws.String(s.treeKey(id))})
+	out, err := s.headObj(ctx, id, store.TreeListName)
+	if fault.CodeOf(err) == fault.UploadMissing || err == nil && !listingMeta(out.Metadata) {
+		return nil, nil // none, or a file upload named .tree.b3
+	}
 	if err != nil {
-		if notFound(err) {
-			return nil, nil
-		}
-		return nil, s.wrap(fault.UploadUnreadable, "upload "+id, err)
+		return nil, err
 	}
 	md := out.Metadata
-	if !listingMeta(md) {
-		return nil, nil // a file upload named .tree.b3
-	}
 	size, _ := strconv.ParseInt(md["size"], 10, 64)
 	if _, err := store.CheckHex(md["blake3"]); err != nil || md["blake3"] == "" {
 		return nil, fault.Errorf(fault.UploadUnreadable, "upload %s: %s carries no BLAKE3 in its metadata", id, s.treeKey(id))
@@ -344,12 +319,16 @@ func (s *Store) OpenTreeObject(ctx context.Context, id, name, rel string) (io.Re
 // ReadTreeDir lists the upload's objects by prefix (FlatList): every one at once, named by its
 // path from P/<id>/ and, for verify's messages, by its key.
 func (s *Store) ReadTreeDir(ctx context.Context, ti *store.TreeInfo, _ string) ([]store.TreeEntry, error) {
-	held, err := s.listTree(ctx, ti.ID, s.key(ti.ID)+"/")
-	es := store.FlatEntries(held, heldSize)
-	for i := range es {
-		es[i].Where = s.key(ti.ID, es[i].Name)
+	l, err := s.walkID(ctx, ti.ID)
+	if err != nil {
+		return nil, err
 	}
-	return es, err
+	es := make([]store.TreeEntry, 0, len(l.objs))
+	for _, o := range l.objs {
+		es = append(es, store.TreeEntry{Name: o.Name, File: true, Size: o.Size, Where: o.key})
+	}
+	slices.SortFunc(es, func(a, b store.TreeEntry) int { return strings.Compare(a.Name, b.Name) })
+	return es, nil
 }
 
 // dropTreeObjects removes the objects of the unfinished folder upload id: everything under
