@@ -67,7 +67,7 @@ type chunkUp struct {
 	s  *Store
 	id string
 	pi *partialInfo
-	cs []part
+	cs []store.Chunk
 	st store.ChunkState
 }
 
@@ -157,7 +157,7 @@ type chunkSource struct {
 	ctx context.Context
 	s   *Store
 	id  string
-	cs  []part
+	cs  []store.Chunk
 }
 
 func (c chunkSource) Name() string     { return "upload " + c.id }
@@ -166,18 +166,18 @@ func (c chunkSource) Unchanged() error { return nil }
 func (c chunkSource) ReadAt(b []byte, off int64) (int, error) {
 	n := 0
 	for i := sort.Search(len(c.cs), func(i int) bool { return c.cs[i].Off+c.cs[i].Size > off }); n < len(b) && i < len(c.cs); i++ {
-		ch := c.cs[i]
+		ch, key := c.cs[i], c.s.partialDir(c.id)+c.cs[i].Name
 		from := off + int64(n) - ch.Off
 		k := min(int64(len(b)-n), ch.Size-from)
-		out, err := c.s.client.GetObject(c.ctx, &awss3.GetObjectInput{Bucket: &c.s.Bucket, Key: aws.String(ch.Key),
+		out, err := c.s.client.GetObject(c.ctx, &awss3.GetObjectInput{Bucket: &c.s.Bucket, Key: &key,
 			Range: aws.String(fmt.Sprintf("bytes=%d-%d", from, from+k-1))})
 		if err != nil {
-			return n, c.s.wrap(fault.UploadUnreadable, ch.Key, err)
+			return n, c.s.wrap(fault.UploadUnreadable, key, err)
 		}
 		m, err := io.ReadFull(out.Body, b[n:n+int(k)])
 		out.Body.Close()
 		if n += m; err != nil {
-			return n, fault.Errorf(fault.UploadUnreadable, "%s: read %d of %d bytes: %v", ch.Key, m, k, err)
+			return n, fault.Errorf(fault.UploadUnreadable, "%s: read %d of %d bytes: %v", key, m, k, err)
 		}
 	}
 	if n < len(b) {

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/attachctl/attachctl/manifest/fault"
@@ -65,9 +64,12 @@ func (l *listed) under(dir string) map[string]listedObj {
 	return held
 }
 
-// folder is the objects of l as the store's rules read them (nil: none).
+// folder is the objects of l as the store's rules read them (l nil, or none: nil).
 func (l *listed) folder() []store.FolderObject {
 	var objs []store.FolderObject
+	if l == nil {
+		return nil
+	}
 	for _, o := range l.objs {
 		objs = append(objs, o.FolderObject)
 	}
@@ -263,73 +265,64 @@ func (r *listRun) ListPartials(ctx context.Context) ([]store.TopEntry, string, e
 	return ents, where, nil
 }
 
-// ReadPartial reads the unfinished upload id (unfinished): its info only when the walk showed one,
-// a multipart upload with no info as the listing of them showed it.
+// ReadPartial reads the unfinished upload id as the walk showed it, and the listing of multipart
+// uploads.
 func (r *listRun) ReadPartial(ctx context.Context, id string) (store.UnfinishedState, bool, error) {
-	info := r.parts[id] != nil && slices.ContainsFunc(r.parts[id].objs, func(o listedObj) bool { return o.Name == "info" })
-	u, d, err := r.s.unfinished(ctx, id, info, r.top[id], func() ([]part, error) {
-		return r.parts[id].chunks(), nil
-	}, func() ([]multipart, error) {
-		if mp, ok := r.mps[id]; ok {
-			return []multipart{mp}, nil
-		}
-		return nil, nil
-	})
-	return u, d == nil && err == nil, err
+	var mps []multipart
+	if mp, ok := r.mps[id]; ok {
+		mps = []multipart{mp}
+	}
+	u, _, err := r.s.unfinished(ctx, id, r.top[id], r.parts[id], mps)
+	return u.State, u.Holds == store.UnfinishedGone && err == nil, err
 }
 
-// unfinished reads the unfinished upload id: its info (when it may have one) and what it has
-// written (l: what a walk of P/<id>/ showed, nil when nothing), or, when it has no info, the files
-// of a folder upload (a sweep killed while it removed it, or a stage killed as it began), else the
-// chunks of a file upload (chunks), else a multipart upload (mps: a stage killed between starting
-// one and writing its info). nil doomed: none of them, it is gone.
-func (s *Store) unfinished(ctx context.Context, id string, info bool, l *listed, chunks func() ([]part, error), mps func() ([]multipart, error)) (store.UnfinishedState, *doomed, error) {
-	if info {
-		u, pi, err := s.partialState(ctx, id, l)
-		if fault.CodeOf(err) != fault.UploadMissing {
-			return u, &doomed{pi: pi}, err
+// unfinished reads the unfinished upload id (store.ReadUnfinished) from what walks of P/<id>/ (l)
+// and of its partial (p) showed (nil: nothing), and its multipart uploads (mps): its info, when
+// the walk showed one, and the parts of a stream's multipart upload. pi is its info when it is
+// read as an upload with one.
+func (s *Store) unfinished(ctx context.Context, id string, l, p *listed, mps []multipart) (u store.Unfinished, pi *partialInfo, err error) {
+	o := store.UnfinishedObjects{Partial: p.folder(), Folder: l.folder()}
+	for _, mp := range mps {
+		o.Multiparts = append(o.Multiparts, store.FolderObject{Name: mp.name, At: mp.initiated})
+	}
+	if slices.ContainsFunc(o.Partial, func(o store.FolderObject) bool { return o.Name == "info" }) {
+		if pi, err = s.readInfo(ctx, id); fault.CodeOf(err) == fault.UploadMissing {
+			pi, err = nil, nil // gone since the walk
+		}
+		if err != nil {
+			return u, nil, err
 		}
 	}
-	if got := l.read(); got.Holds == store.HoldsUnfinishedFolder {
-		return got.Unfinished(l.folder()), &doomed{leftover: true}, nil
+	if pi != nil {
+		o.Info = &store.PartialInfo{PartialOf: pi.Of(), Size: pi.Size, Made: parseTime(pi.Made)}
 	}
-	cs, err := chunks()
+	if pi != nil && pi.UploadID != "" {
+		ps, err := s.parts(ctx, id, pi.Name, pi.UploadID)
+		if o.PartsGone = fault.CodeOf(err) == fault.UploadMissing; err != nil && !o.PartsGone {
+			return u, nil, err
+		}
+		for _, p := range ps {
+			o.Parts = append(o.Parts, store.FolderObject{Size: p.Size, At: p.Modified})
+		}
+	}
+	if u, err = store.ReadUnfinished(id, o); u.Holds != store.UnfinishedInfo {
+		pi = nil
+	}
+	return u, pi, err
+}
+
+// unfinishedNow reads the unfinished upload id as the server holds it now: l what a walk of
+// P/<id>/ shows, its partial walked here, and its multipart uploads listed when asked for.
+func (s *Store) unfinishedNow(ctx context.Context, id string, l *listed, multiparts bool) (store.Unfinished, *partialInfo, error) {
+	p, err := s.walkPartial(ctx, id)
+	var mps []multipart
+	if err == nil && multiparts {
+		mps, err = s.multiparts(ctx, s.key(id)+"/")
+	}
 	if err != nil {
-		return store.UnfinishedState{}, nil, err
+		return store.Unfinished{}, nil, err
 	}
-	if len(cs) > 0 {
-		// Its name is not known (as on the local store); last written when its newest chunk was.
-		var u store.UnfinishedState
-		for _, c := range cs {
-			u.Bytes += c.Size
-			if c.Modified.After(u.Written) {
-				u.Written = c.Modified
-			}
-		}
-		return u, &doomed{}, nil
-	}
-	ms, err := mps()
-	if err != nil || len(ms) == 0 {
-		return store.UnfinishedState{}, nil, err
-	}
-	return store.UnfinishedState{Name: ms[0].name, Written: ms[0].initiated}, &doomed{}, nil
-}
-
-// chunks are the chunks of a file upload among the objects of its partial l (nil: none), as the
-// walk showed them: no request.
-func (l *listed) chunks() []part {
-	if l == nil {
-		return nil
-	}
-	var cs []part
-	for _, o := range l.objs {
-		if off, ok := strings.CutPrefix(o.Name, "c/"); ok {
-			if n, err := strconv.ParseInt(off, 10, 64); err == nil {
-				cs = append(cs, part{Key: o.key, Off: n, Size: o.Size, Modified: o.At})
-			}
-		}
-	}
-	return cs
+	return s.unfinished(ctx, id, l, p, mps)
 }
 
 // walkID is what a walk of P/<id>/ shows.
@@ -345,6 +338,6 @@ func (s *Store) walkID(ctx context.Context, id string) (*listed, error) {
 // walkPartial is what a walk of the partial of id shows (nil: nothing).
 func (s *Store) walkPartial(ctx context.Context, id string) (*listed, error) {
 	r := &listRun{s: s}
-	err := r.walk(ctx, s.key(internalDir, "partial", id)+"/")
+	err := r.walk(ctx, s.partialDir(id))
 	return r.parts[id], s.wrap(fault.UploadUnreadable, "upload "+id, err)
 }

@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"sort"
 	"strings"
 	"time"
 
@@ -40,10 +39,10 @@ func (pi *partialInfo) Of() store.PartialOf {
 	return store.PartialOf{Name: pi.Name, Blake3: pi.Blake3, Folder: pi.Kind == store.KindFolder, Streamed: pi.UploadID != ""}
 }
 
-func (s *Store) infoKey(id string) string     { return s.key(internalDir, "partial", id, "info") }
-func (s *Store) chunkPrefix(id string) string { return s.key(internalDir, "partial", id, "c") + "/" }
+func (s *Store) infoKey(id string) string    { return s.key(internalDir, "partial", id, "info") }
+func (s *Store) partialDir(id string) string { return s.key(internalDir, "partial", id) + "/" }
 func (s *Store) chunkKey(id string, off int64) string {
-	return s.chunkPrefix(id) + fmt.Sprintf("%020d", off)
+	return s.partialDir(id) + fmt.Sprintf("c/%020d", off)
 }
 func (s *Store) markKey() string { return s.key(internalDir, store.MarkName) }
 
@@ -306,22 +305,13 @@ func (s *Store) readInfo(ctx context.Context, id string) (*partialInfo, error) {
 	return &pi, nil
 }
 
-// chunks lists an upload's chunks in offset order, and checks they follow each other.
-func (s *Store) chunks(ctx context.Context, id string) ([]part, int64, error) {
+// chunks lists an upload's chunks in offset order, which must follow each other (store.ChunkRun).
+func (s *Store) chunks(ctx context.Context, id string) ([]store.Chunk, int64, error) {
 	p, err := s.walkPartial(ctx, id)
 	if err != nil {
 		return nil, 0, err
 	}
-	cs := p.chunks()
-	sort.Slice(cs, func(i, j int) bool { return cs[i].Off < cs[j].Off })
-	var end int64
-	for _, c := range cs {
-		if c.Off != end {
-			return nil, 0, fault.Errorf(fault.UploadUnreadable, "upload %s: chunk at %d, expected one at %d", id, c.Off, end)
-		}
-		end += c.Size
-	}
-	return cs, end, nil
+	return store.ChunkRun(id, p.folder())
 }
 
 // listObjects calls f for every object under prefix, page by page.
@@ -369,59 +359,18 @@ func (s *Store) Status(ctx context.Context, id string) (*store.Status, error) {
 	return store.StatusOf(ctx, s, id)
 }
 
-// PartialStatus reads the unfinished upload id for Status (store.StatusBackend).
+// PartialStatus reads the unfinished upload id for Status (store.StatusBackend): one with its
+// info, as a walk of P/<id>/ and of its partial show it now.
 func (s *Store) PartialStatus(ctx context.Context, id string) (store.UnfinishedState, int64, error) {
-	u, pi, err := s.partialState(ctx, id, nil)
+	l, err := s.walkID(ctx, id)
 	if err != nil {
-		return u, 0, err
+		return store.UnfinishedState{}, 0, err
 	}
-	return u, pi.Size, nil
-}
-
-// partialState reads the unfinished upload id for the listing's rules: its info, and what it has
-// written; a folder upload's files from l, what a walk of P/<id>/ showed (nil: walked here),
-// summed by the engine (store.TreeBytes).
-func (s *Store) partialState(ctx context.Context, id string, l *listed) (store.UnfinishedState, *partialInfo, error) {
-	pi, err := s.readInfo(ctx, id)
-	if err != nil {
-		return store.UnfinishedState{}, nil, err
+	u, _, err := s.unfinishedNow(ctx, id, l, false)
+	if err == nil && u.Holds != store.UnfinishedInfo {
+		err = fault.Errorf(fault.UploadMissing, "upload %s: no unfinished upload in store %s", id, s.URI)
 	}
-	u := store.UnfinishedState{Name: pi.Name, Made: parseTime(pi.Made), Written: parseTime(pi.Made)}
-	if pi.Kind != store.KindFolder {
-		u.Bytes, u.Written, err = s.written(ctx, id, pi)
-		return u, pi, err
-	}
-	if l == nil {
-		if l, err = s.walkID(ctx, id); err != nil {
-			return u, nil, err
-		}
-	}
-	u.Bytes = store.FolderTreeBytes(l.folder(), pi.Name)
-	if last := l.read().Last; last.After(u.Written) {
-		u.Written = last
-	}
-	return u, pi, nil
-}
-
-// written is how many bytes an unfinished file upload holds (its parts, or its chunks) and when
-// it was last written.
-func (s *Store) written(ctx context.Context, id string, pi *partialInfo) (int64, time.Time, error) {
-	var ps []part
-	var err error
-	if pi.UploadID != "" {
-		ps, err = s.parts(ctx, id, pi.Name, pi.UploadID)
-	} else {
-		ps, _, err = s.chunks(ctx, id)
-	}
-	var n int64
-	last := parseTime(pi.Made)
-	for _, p := range ps {
-		n += p.Size
-		if p.Modified.After(last) {
-			last = p.Modified
-		}
-	}
-	return n, last, err
+	return u.State, u.Size, err
 }
 
 // Finish checks and publishes a step-by-step upload create-only (store.FinishChunks).

@@ -18,12 +18,9 @@ import (
 	"github.com/zeebo/blake3"
 )
 
-// part is what an unfinished file upload holds on the server: a part of its multipart upload
-// (Number; its ETag the MD5 of its bytes), or a step-by-step upload's chunk object (Key, at Off).
+// part is a part the server holds of a multipart upload (Number; its ETag the MD5 of its bytes).
 type part struct {
 	Number   int32
-	Key      string
-	Off      int64
 	Size     int64
 	ETag     string
 	Modified time.Time

@@ -27,11 +27,8 @@ func (s *Store) multiparts(ctx context.Context, prefix string) ([]multipart, err
 			return nil, s.wrap(fault.StoreUnreachable, "list multipart uploads", err)
 		}
 		for _, u := range out.Uploads {
-			id, name, _ := strings.Cut(strings.TrimPrefix(aws.ToString(u.Key), root), "/")
-			if d, rel, ok := strings.Cut(name, "/"); ok && store.ValidTreeName(d) == nil && store.CheckRel(rel) == nil {
-				name = d // a large file of a folder upload (tree.go)
-			}
-			if store.ValidID(id) != nil || store.ValidName(name) != nil {
+			id, name, ok := store.MultipartOf(strings.TrimPrefix(aws.ToString(u.Key), root))
+			if !ok {
 				continue
 			}
 			mps = append(mps, multipart{id: id, name: name, key: aws.ToString(u.Key), uploadID: aws.ToString(u.UploadId), initiated: aws.ToTime(u.Initiated).UTC()})
@@ -135,11 +132,8 @@ func (sw *sweeper) Recheck(ctx context.Context, c store.Entry) (store.Reread, er
 		// A tombstone is a sweep's that died before it deleted: its decision stands.
 		return r, err
 	}
-	u, d, err := s.unfinished(ctx, c.ID, true, l, func() ([]part, error) {
-		p, err := s.walkPartial(ctx, c.ID)
-		return p.chunks(), err
-	}, func() ([]multipart, error) { return s.multiparts(ctx, s.key(c.ID)+"/") })
-	return store.Reread{State: u, Gone: d == nil, Note: d}, err
+	u, pi, err := s.unfinishedNow(ctx, c.ID, l, true)
+	return store.Reread{State: u.State, Gone: u.Holds == store.UnfinishedGone, Note: &doomed{pi: pi, leftover: u.Holds == store.UnfinishedLeftover}}, err
 }
 
 // Doom replaces a finished upload's marker by a tombstone, conditionally; an unfinished upload

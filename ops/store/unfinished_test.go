@@ -1,0 +1,114 @@
+package store
+
+import (
+	"testing"
+	"time"
+
+	"github.com/attachctl/attachctl/manifest/fault"
+)
+
+func TestReadUnfinished(t *testing.T) {
+	at := func(s int64) time.Time { return time.Unix(s, 0).UTC() }
+	obj := func(name string, size, s int64) FolderObject { return FolderObject{Name: name, Size: size, At: at(s)} }
+	info := func(of PartialOf) *PartialInfo { return &PartialInfo{PartialOf: of, Size: 100, Made: at(50)} }
+	file, stream, folder := PartialOf{Name: "a.bin"}, PartialOf{Name: "s.bin", Streamed: true}, PartialOf{Name: "d", Folder: true}
+	chunks := []FolderObject{obj("info", 80, 50), obj("c/00000000000000000010", 5, 70), obj("c/00000000000000000000", 10, 60)}
+	files := []FolderObject{obj("d/x", 3, 40), obj("d/y/z", 4, 90), obj(MetaName, 200, 95), obj("e/w", 1000, 99)}
+	for _, tc := range []struct {
+		name string
+		o    UnfinishedObjects
+		want Unfinished
+		code fault.Code // the error's, when it fails
+	}{
+		{"nothing", UnfinishedObjects{}, Unfinished{}, ""},
+		{"info only", UnfinishedObjects{Info: info(file), Partial: chunks[:1]},
+			Unfinished{Holds: UnfinishedInfo, Size: 100, State: UnfinishedState{Name: "a.bin", Made: at(50), Written: at(50)}}, ""},
+		{"info and chunks", UnfinishedObjects{Info: info(file), Partial: chunks},
+			Unfinished{Holds: UnfinishedInfo, Size: 100, State: UnfinishedState{Name: "a.bin", Made: at(50), Bytes: 15, Written: at(70)}}, ""},
+		{"info and chunks written before it", UnfinishedObjects{Info: &PartialInfo{PartialOf: file, Size: -1, Made: at(80)}, Partial: chunks},
+			Unfinished{Holds: UnfinishedInfo, Size: -1, State: UnfinishedState{Name: "a.bin", Made: at(80), Bytes: 15, Written: at(80)}}, ""},
+		{"info and chunks with a gap", UnfinishedObjects{Info: info(file), Partial: chunks[:2]}, Unfinished{}, fault.UploadUnreadable},
+		{"info, others' objects beside its chunks", UnfinishedObjects{Info: info(file), Partial: append([]FolderObject{obj("c/x", 7, 99), obj("c/-3", 3, 99), obj("x/5", 1, 99)}, chunks...)},
+			Unfinished{Holds: UnfinishedInfo, Size: 100, State: UnfinishedState{Name: "a.bin", Made: at(50), Bytes: 15, Written: at(70)}}, ""},
+		{"a stream's parts", UnfinishedObjects{Info: info(stream), Partial: chunks, Parts: []FolderObject{obj("", 7, 60), obj("", 8, 75)}},
+			Unfinished{Holds: UnfinishedInfo, Size: 100, State: UnfinishedState{Name: "s.bin", Made: at(50), Bytes: 15, Written: at(75)}}, ""},
+		{"a stream whose multipart upload is gone", UnfinishedObjects{Info: info(stream), PartsGone: true}, Unfinished{}, ""},
+		{"a folder upload's files", UnfinishedObjects{Info: info(folder), Folder: files, Partial: chunks},
+			Unfinished{Holds: UnfinishedInfo, Size: 100, State: UnfinishedState{Name: "d", Made: at(50), Bytes: 7, Written: at(99)}}, ""},
+		{"a folder upload with none", UnfinishedObjects{Info: info(folder)},
+			Unfinished{Holds: UnfinishedInfo, Size: 100, State: UnfinishedState{Name: "d", Made: at(50), Written: at(50)}}, ""},
+		{"folder files only", UnfinishedObjects{Folder: files, Partial: chunks[:2], Multiparts: []FolderObject{obj("m.bin", 0, 30)}},
+			Unfinished{Holds: UnfinishedLeftover, State: UnfinishedState{Name: "d", Made: at(40), Bytes: 7, Written: at(99)}}, ""},
+		{"a finished folder upload's objects", UnfinishedObjects{Folder: append(files, obj(TreeListName, 9, 99))}, Unfinished{}, ""},
+		{"chunks only, with a gap", UnfinishedObjects{Partial: chunks[:2], Multiparts: []FolderObject{obj("m.bin", 0, 30)}},
+			Unfinished{Holds: UnfinishedChunks, State: UnfinishedState{Bytes: 5, Written: at(70)}}, ""},
+		{"multipart only", UnfinishedObjects{Multiparts: []FolderObject{obj("m.bin", 0, 30), obj("n.bin", 0, 40)}},
+			Unfinished{Holds: UnfinishedMultipart, State: UnfinishedState{Name: "m.bin", Written: at(30)}}, ""},
+		{"a stream gone, its chunks' partial beside", UnfinishedObjects{Info: info(stream), PartsGone: true, Partial: chunks},
+			Unfinished{Holds: UnfinishedChunks, State: UnfinishedState{Bytes: 15, Written: at(70)}}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := ReadUnfinished("u1", tc.o)
+			if c := fault.CodeOf(err); c != tc.code || got != tc.want {
+				t.Fatalf("%+v, %v; want %+v, code %q", got, err, tc.want, tc.code)
+			}
+		})
+	}
+}
+
+func TestChunkRun(t *testing.T) {
+	c := func(name string, size int64) FolderObject { return FolderObject{Name: name, Size: size} }
+	for _, tc := range []struct {
+		name string
+		objs []FolderObject
+		offs []int64
+		end  int64
+		bad  bool
+	}{
+		{"none", []FolderObject{c("info", 9)}, nil, 0, false},
+		{"in order once sorted", []FolderObject{c("c/30", 1), c("c/0", 10), c("info", 9), c("c/10", 20)}, []int64{0, 10, 30}, 31, false},
+		{"not from 0", []FolderObject{c("c/10", 5)}, nil, 0, true},
+		{"a gap", []FolderObject{c("c/0", 10), c("c/11", 5)}, nil, 0, true},
+		{"an overlap", []FolderObject{c("c/0", 10), c("c/5", 5)}, nil, 0, true},
+		{"no offset, negative, deeper: no chunk", []FolderObject{c("c/0", 4), c("c/x", 1), c("c/-4", 4), c("d/4", 1)}, []int64{0}, 4, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cs, end, err := ChunkRun("u1", tc.objs)
+			if (err != nil) != tc.bad || tc.bad && fault.CodeOf(err) != fault.UploadUnreadable {
+				t.Fatalf("error %v, want one: %v", err, tc.bad)
+			}
+			var offs []int64
+			for _, c := range cs {
+				offs = append(offs, c.Off)
+			}
+			if len(offs) != len(tc.offs) || end != tc.end {
+				t.Fatalf("chunks at %v ending at %d, want %v, %d", offs, end, tc.offs, tc.end)
+			}
+			for i := range offs {
+				if offs[i] != tc.offs[i] {
+					t.Fatalf("chunks at %v, want %v", offs, tc.offs)
+				}
+			}
+		})
+	}
+}
+
+func TestMultipartOf(t *testing.T) {
+	const id = "01890a5d-ac96-774b-bcce-b302099a8057"
+	for _, tc := range []struct {
+		rel, id, name string
+		ok            bool
+	}{
+		{id + "/a.bin", id, "a.bin", true},
+		{id + "/d/sub/x.bin", id, "d", true}, // a large file of the folder upload d
+		{id + "/d/x.bin", id, "d", true},
+		{id + "/d/../x.bin", id, "d/../x.bin", false}, // no path of a folder upload's file
+		{"not-an-id/a.bin", "not-an-id", "a.bin", false},
+		{id, id, "", false},
+	} {
+		id, name, ok := MultipartOf(tc.rel)
+		if id != tc.id || name != tc.name || ok != tc.ok {
+			t.Errorf("MultipartOf(%q) = %q, %q, %v; want %q, %q, %v", tc.rel, id, name, ok, tc.id, tc.name, tc.ok)
+		}
+	}
+}
