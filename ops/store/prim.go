@@ -23,7 +23,8 @@ import (
 // maps); so are the sweep's re-check (sweepengine.go: SweepRemove over a SweepBackend's lock or
 // lease, re-read, set-aside and removal) and what is an upload (recognize.go: RecognizeUploads
 // over the metadata a backend reads, and ReadUploadFolder over the names of the objects a backend
-// that keeps an upload as objects lists under its id); so are listing (listengine.go: ListOn over a backend's
+// that keeps an upload as objects lists under its id; unfinished.go: ReadUnfinished, what such a
+// backend's unfinished upload is and wrote, over the objects it lists of one); so are listing (listengine.go: ListOn over a backend's
 // listing of its top and its partials, what is finished, unfinished, a batch area or skipped, an
 // entry's size, made and last used, an unfinished folder upload's size summed by TreeBytes) and
 // marking uploads used (useengine.go: MarkUsedOn over a backend's hold, look-up and conditional

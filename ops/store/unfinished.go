@@ -1,6 +1,7 @@
 package store
 
 import (
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -108,6 +109,32 @@ func ReadUnfinished(id string, o UnfinishedObjects) (Unfinished, error) {
 		return Unfinished{Holds: UnfinishedMultipart, State: UnfinishedState{Name: mp.Name, Written: mp.At}}, nil
 	}
 	return Unfinished{}, nil
+}
+
+// UnfinishedTop is where a backend that keeps uploads as objects has unfinished uploads, for
+// ListBackend.ListPartials: the folders of its partials (parts, as listed), and the ids with none
+// that hold one all the same (ReadUnfinished): an id whose folder holds a folder upload's objects,
+// not finished (folders: the objects of each id's folder), and one with a multipart upload
+// (multiparts: their ids). Sorted by name.
+func UnfinishedTop(parts []TopEntry, folders map[string][]FolderObject, multiparts []string) []TopEntry {
+	more := map[string]bool{}
+	for id, objs := range folders {
+		more[id] = ValidID(id) == nil && ReadUploadFolder(objs, false).Holds == HoldsUnfinishedFolder
+	}
+	for _, id := range multiparts {
+		more[id] = true
+	}
+	ents := slices.Clone(parts)
+	for _, e := range parts {
+		more[e.Name] = more[e.Name] && !e.Dir
+	}
+	for id, ok := range more {
+		if ok {
+			ents = append(ents, TopEntry{Name: id, Dir: true})
+		}
+	}
+	sort.SliceStable(ents, func(i, j int) bool { return ents[i].Name < ents[j].Name })
+	return ents
 }
 
 // written adds what data holds to n, and is when the newest of it was written, since.

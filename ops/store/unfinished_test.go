@@ -1,6 +1,8 @@
 package store
 
 import (
+	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -110,5 +112,26 @@ func TestMultipartOf(t *testing.T) {
 		if id != tc.id || name != tc.name || ok != tc.ok {
 			t.Errorf("MultipartOf(%q) = %q, %q, %v; want %q, %q, %v", tc.rel, id, name, ok, tc.id, tc.name, tc.ok)
 		}
+	}
+}
+
+func TestUnfinishedTop(t *testing.T) {
+	id := func(n int) string { return fmt.Sprintf("01890a5d-ac96-774b-bcce-b302099a805%d", n) }
+	unfinished := []FolderObject{{Name: "d/x"}, {Name: MetaName}}
+	finished := []FolderObject{{Name: "d/x"}, {Name: MetaName}, {Name: TreeListName}}
+	got := UnfinishedTop(
+		[]TopEntry{{Name: id(5), Dir: true}, {Name: id(1)}, {Name: id(1), Dir: true}, {Name: id(6)}},
+		map[string][]FolderObject{
+			id(2):       unfinished, // a kill's: listed
+			id(3):       finished,
+			id(4):       {{Name: "a.png"}},
+			"not-an-id": unfinished,
+			id(5):       unfinished, // listed once, with its partial
+		},
+		[]string{id(7), id(5), id(6)}, // id(6): a partial object, not a folder, and a multipart upload
+	)
+	want := []TopEntry{{Name: id(1)}, {Name: id(1), Dir: true}, {Name: id(2), Dir: true}, {Name: id(5), Dir: true}, {Name: id(6)}, {Name: id(6), Dir: true}, {Name: id(7), Dir: true}}
+	if !slices.Equal(got, want) {
+		t.Fatalf("%+v,\nwant %+v", got, want)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -28,11 +29,11 @@ func (s *Store) List(ctx context.Context) (*store.Listing, error) {
 const listJobs = 16
 
 // listRun is one List's store.ListBackend: what the walk of the prefix showed, by the top name
-// (an id's folder, or a partial's) it is under, and the first multipart upload of each id.
+// (an id's folder, or a partial's) it is under, and the multipart uploads of each id.
 type listRun struct {
 	s          *Store
 	top, parts map[string]*listed
-	mps        map[string]multipart
+	mps        map[string][]multipart
 }
 
 // listed is what a listing showed under one name: an object of that name, and the objects under
@@ -237,42 +238,29 @@ func (s *Store) treeMeta(ctx context.Context, id string) (*store.UploadMeta, err
 	return &store.UploadMeta{Info: &m.Info, Recorded: m.ID, Listed: th.blake3, Folder: true, Files: m.Files}, nil
 }
 
-// ListPartials names the unfinished uploads: those with a folder under the partials (their
-// info), and those with none: the files of a folder upload, and multipart uploads.
+// ListPartials names the unfinished uploads (store.UnfinishedTop): those with a folder under the
+// partials, and those with none: the files of a folder upload, and multipart uploads.
 func (r *listRun) ListPartials(ctx context.Context) ([]store.TopEntry, string, error) {
 	where := r.where(r.s.key(internalDir, "partial"))
 	mps, err := r.s.multiparts(ctx, r.s.root())
 	if err != nil {
 		return nil, where, err
 	}
-	more := map[string]bool{}
+	folders := map[string][]store.FolderObject{}
 	for id, l := range r.top {
-		more[id] = store.ValidID(id) == nil && l.read().Holds == store.HoldsUnfinishedFolder
+		folders[id] = l.folder()
 	}
-	r.mps = map[string]multipart{}
+	r.mps = map[string][]multipart{}
 	for _, mp := range mps {
-		if _, seen := r.mps[mp.id]; !seen {
-			r.mps[mp.id], more[mp.id] = mp, true
-		}
+		r.mps[mp.id] = append(r.mps[mp.id], mp)
 	}
-	ents := topEntries(r.parts)
-	for id, ok := range more {
-		if ok && (r.parts[id] == nil || len(r.parts[id].objs) == 0) {
-			ents = append(ents, store.TopEntry{Name: id, Dir: true})
-		}
-	}
-	sort.SliceStable(ents, func(i, j int) bool { return ents[i].Name < ents[j].Name })
-	return ents, where, nil
+	return store.UnfinishedTop(topEntries(r.parts), folders, slices.Collect(maps.Keys(r.mps))), where, nil
 }
 
-// ReadPartial reads the unfinished upload id as the walk showed it, and the listing of multipart
-// uploads.
+// ReadPartial reads the unfinished upload id as the walk and the listing of multipart uploads
+// showed it.
 func (r *listRun) ReadPartial(ctx context.Context, id string) (store.UnfinishedState, bool, error) {
-	var mps []multipart
-	if mp, ok := r.mps[id]; ok {
-		mps = []multipart{mp}
-	}
-	u, _, err := r.s.unfinished(ctx, id, r.top[id], r.parts[id], mps)
+	u, _, err := r.s.unfinished(ctx, id, r.top[id], r.parts[id], r.mps[id])
 	return u.State, u.Holds == store.UnfinishedGone && err == nil, err
 }
 
