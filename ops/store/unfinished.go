@@ -63,7 +63,8 @@ type Unfinished struct {
 // ReadUnfinished reads the unfinished upload id from the objects o a backend listed of it (see
 // above). With its info: named and begun as it says, what its data holds written, last written
 // when its newest data was (when it was begun while it has none); a stream whose multipart upload
-// is gone is no unfinished upload (completed since: what is left is the finish's). With no info,
+// is gone (completed since, its info what the finish left; or aborted) is read as one with no
+// info, most often none. With no info,
 // the first of: a folder upload's files, not finished (ReadUploadFolder: named by its folder); a
 // step-by-step upload's chunks (no name: only the info had it); a multipart upload (named by the
 // file it writes, last written when it was begun). The chunks of an upload with its info must

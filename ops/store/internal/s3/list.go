@@ -17,10 +17,9 @@ import (
 
 // List returns every upload, the rules written once (store.ListOn) over the primitives below:
 // one ListObjectsV2 walk of the prefix, which shows every upload's objects with their sizes (a
-// HEAD of each finished upload, and a GET of each marker, which carries the last use); unfinished
-// uploads from their info objects, the files of a folder upload with no info (a sweep killed while
-// it removed it, or a stage killed as it began), the chunks of a file upload with none, and
-// multipart uploads that have none (a stage killed between starting one and writing its info).
+// HEAD of each finished upload, and a GET of each marker, which carries the last use), and one
+// listing of the multipart uploads; an unfinished upload is read from them (store.ReadUnfinished)
+// with a GET of its info, when it has one, and a listing of a stream's parts.
 func (s *Store) List(ctx context.Context) (*store.Listing, error) {
 	return store.ListOn(ctx, &listRun{s: s})
 }
