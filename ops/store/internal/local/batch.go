@@ -175,8 +175,8 @@ func commit(outs []*out, index *stagedIndex) []error {
 		}
 	}
 	var placed []*out
-	if s.beginPlace() {
-		defer s.endPlace() // after done has indexed what was placed
+	if s.idx.BeginPlace(s) {
+		defer s.idx.EndPlace(s) // after done has indexed what was placed
 	}
 	for i, o := range outs {
 		if errs[i] == nil {

@@ -164,7 +164,7 @@ func (o *out) done() {
 	if o.p != nil {
 		o.s.removePartial(o.id, false) // a leftover info.json is cleaned by the next finish, stage or sweep
 	}
-	o.s.idx.add(o.m)
+	o.s.idx.Add(o.m)
 }
 
 // release closes what the commit still held: a partial's lock, or a staged upload's files.

@@ -41,21 +41,14 @@ func (s *localStore) TreeProperties() store.TreeProperties {
 // TreeHashFirst: a source without its BLAKE3 is hashed first only when a finished upload of its
 // name and size may be there to name again.
 func (s *localStore) TreeHashFirst(_ context.Context, name string, size int64) (bool, error) {
-	return s.mayHave(name, size), nil
+	return s.idx.MayHave(s, name, size), nil
 }
 
 // StartTree finds a finished upload of the tree in the index, else takes up the unfinished
 // upload of the same folder that no one else holds, or makes one.
 func (s *localStore) StartTree(_ context.Context, st store.TreeStart) (string, store.TreeWrite, error) {
-	if st.Blake3 != "" {
-		// The index file uploads are found again by; one the engine refused (swept or damaged
-		// since, another tree, a file upload of that name) is forgotten first.
-		if st.Avoid != "" {
-			s.forget(st.Blake3, st.Src.Name, st.Avoid)
-		}
-		if id := s.finished(st.Blake3, st.Src.Name); id != "" && id != st.Avoid {
-			return id, nil, nil
-		}
+	if id := s.idx.Find(s, st.Blake3, st.Src.Name, st.Avoid); id != "" {
+		return id, nil, nil
 	}
 	p, err := s.treePartial(st)
 	if err != nil {

@@ -53,7 +53,7 @@ func (s *localStore) Stream(ctx context.Context, src store.Source, f store.Sourc
 // in one read: when it is that upload, nothing is copied (store.StreamBackend). Otherwise no
 // finished upload has these bytes (just looked), and the copy reads the source once.
 func (s *localStore) StreamHashFirst(_ context.Context, src store.Source) (bool, error) {
-	return s.mayHave(src.Name, src.Size), nil
+	return s.idx.MayHave(s, src.Name, src.Size), nil
 }
 
 // StartStream finds a finished upload of the same bytes and name, else the partial of the same
@@ -61,13 +61,8 @@ func (s *localStore) StreamHashFirst(_ context.Context, src store.Source) (bool,
 func (s *localStore) StartStream(ctx context.Context, st store.StreamStart) (store.StreamFound, store.StreamWrite, error) {
 	src := st.Src
 	batch, _ := st.Opts.Batch.(*groupBatch)
-	if src.Blake3 != "" {
-		if id := s.finished(src.Blake3, src.Name); id != "" {
-			if id != st.Avoid {
-				return store.StreamFound{ID: id}, nil, nil
-			}
-			s.forget(src.Blake3, src.Name, id) // swept or damaged since: upload again
-		}
+	if id := s.idx.Find(s, src.Blake3, src.Name, st.Avoid); id != "" {
+		return store.StreamFound{ID: id}, nil, nil
 	}
 	if batch != nil && small(src.Size, st.Opts.Chunk) {
 		return store.StreamFound{}, &smallWrite{s: s, b: batch, src: src, progress: st.Opts.Progress}, nil
@@ -210,9 +205,9 @@ func (w *partialWrite) Refuse(_ context.Context, got string) {
 // partial is published (in the batch: when it commits).
 func (w *partialWrite) Publish(ctx context.Context, sum string) (*Meta, error) {
 	s, p, name, size := w.s, w.p, w.src.Name, w.src.Size
-	id := s.finished(sum, name)
+	id := s.idx.Find(s, sum, name, "")
 	if id != "" && !store.NameAgain(ctx, s, id, name, sum) {
-		s.forget(sum, name, id)
+		s.idx.Forget(sum, name, id)
 		id = ""
 	}
 	if id == "" && w.batch != nil {
