@@ -6,16 +6,17 @@ import (
 )
 
 // FinishedIndex is what a process knows of a store's finished uploads by BLAKE3 and name: how a
-// backend whose uploads carry no source note finds a source already uploaded (a finished upload
-// of the same BLAKE3 and name) for the engine to name again instead of uploading it. What it
-// finds is a candidate only: the engines name it again when it is still intact (NameAgain,
-// VerifyTreeOf), else ask again with it as avoid, which forgets it.
+// backend finds a source already uploaded (a finished upload of the same BLAKE3 and name) for
+// the engine to name again instead of uploading it, where no source note names it (the local and
+// in-memory stores). What it finds is a candidate only: the engines name it again when it is
+// still intact (NameAgain, VerifyTreeOf), else ask again with it as avoid, which forgets it.
 //
 // It is read from the store (IndexSource) on a miss, only when the store changed since it was
 // last listed, so that a stage of many new files does not list a growing store once per file;
 // the uploads this process places are told to it (Add). Its zero value is an empty index, safe
 // for concurrent use; the source is given to each call that may read the store, and is asked
-// with the index's lock held.
+// with the index's lock held. A nil source reads nothing: the index of a store that only this
+// process changes knows it whole from what it was told.
 type FinishedIndex struct {
 	mu     sync.Mutex
 	byKey  map[finishedKey]string
@@ -76,7 +77,7 @@ func (x *FinishedIndex) put(m *Info) {
 // since it was last listed, or changes only by this process's own commits (BeginPlace); x.mu is
 // held.
 func (x *FinishedIndex) readNew(src IndexSource) {
-	if x.placing > 0 {
+	if src == nil || x.placing > 0 {
 		return
 	}
 	at := src.Changed()

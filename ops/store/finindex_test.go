@@ -228,6 +228,16 @@ func TestFinishedIndex(t *testing.T) {
 			f.ids, f.infos["U1"] = append(f.ids, "U1"), &Info{ID: "U1", Blake3: a, Name: "x.txt", Size: 3}
 			find(t, x, f, a, "x.txt", "", "U1")
 		}},
+		{"no source: what was added", func(t *testing.T, x *FinishedIndex, f *indexStore) {
+			f.place("U1", a, "x.txt", 3) // not told
+			x.Add(&Info{ID: "U2", Blake3: b, Name: "x.txt", Size: 3})
+			if x.Find(nil, a, "x.txt", "") != "" || x.MayHave(nil, "x.txt", 4) {
+				t.Fatal("an index with no source found what it was not told")
+			}
+			if x.Find(nil, b, "x.txt", "") != "U2" || !x.MayHave(nil, "x.txt", 3) {
+				t.Fatal("an index with no source did not find what it was told")
+			}
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.run(t, &FinishedIndex{}, newIndexStore())

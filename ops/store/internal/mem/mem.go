@@ -44,8 +44,9 @@ type Store struct {
 	foreign  map[string]bool // what else is at the location (Plant), by path inside it
 	partials map[string]*partial
 	finished map[string]*finished
-	notes    map[string]string // the upload stage's source notes: which upload a source is
-	reserved map[string][]byte // the reservations of store.Quota, by key
+	notes    map[string]string   // the upload stage's source notes: which unfinished upload a source is
+	idx      store.FinishedIndex // finished uploads by BLAKE3 and name, told of each as it is published
+	reserved map[string][]byte   // the reservations of store.Quota, by key
 
 	sweepLock  chan struct{} // held by the one sweep that runs
 	limitsLock chan struct{} // held while one upload is admitted against the limits
@@ -213,6 +214,7 @@ func (s *Store) Finish(ctx context.Context, id string, size int64, sum string) (
 func (s *Store) publish(id string, p *partial, sum string) store.Info {
 	f := &finished{info: store.Info{ID: id, Name: p.name, Size: int64(len(p.data)), Blake3: sum, Made: s.now()}, data: p.data}
 	s.finished[id] = f
+	s.idx.Add(&f.info)
 	delete(s.partials, id)
 	delete(s.reserved, id)
 	return f.info

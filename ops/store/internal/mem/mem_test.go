@@ -132,3 +132,41 @@ func TestEditFile(t *testing.T) {
 		t.Fatalf("read %q, info %+v", b.String(), r.Info())
 	}
 }
+
+// memSource is a source file held in memory.
+type memSource struct{ *bytes.Reader }
+
+func (memSource) Name() string     { return "a.txt" }
+func (memSource) Unchanged() error { return nil }
+
+// A finished upload of the same bytes and name whose bytes changed behind the store's back is
+// not named again, neither when the stage looks before it writes nor when it publishes: the
+// source is uploaded afresh under a new id, which is how a user repairs it, and the new upload
+// is the one found after.
+func TestStreamAvoidsDamaged(t *testing.T) {
+	s := New("mem://damaged")
+	data := []byte("abc")
+	src := store.Source{Path: "/a.txt", Name: "a.txt", Size: 3, Blake3: hexSum(data)}
+	stream := func() string {
+		t.Helper()
+		info, err := s.Stream(ctx, src, memSource{bytes.NewReader(data)}, store.StreamOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return info.ID
+	}
+	id := stream()
+	if again := stream(); again != id {
+		t.Fatalf("the intact upload %s not named again: %s", id, again)
+	}
+	if err := s.EditFile(id, []byte("abd")); err != nil {
+		t.Fatal(err)
+	}
+	fresh := stream()
+	if fresh == id {
+		t.Fatalf("the damaged upload %s named again", id)
+	}
+	if again := stream(); again != fresh {
+		t.Fatalf("the new upload %s not named again: %s", fresh, again)
+	}
+}

@@ -9,9 +9,10 @@ import (
 )
 
 // Stream puts a whole source file into the store (store.Streamer) by the rules of
-// store.StreamUpload, as the S3 store does: the BLAKE3 is known first (a source without one is
-// read once for it), the source's note names the upload, a finished upload of the same source
-// that is still intact is named again, and an unfinished one no writer holds is resumed.
+// store.StreamUpload: the BLAKE3 is known first (a source without one is read once for it), a
+// finished upload of the same BLAKE3 and name that is still intact is named again (found as the
+// local store finds it), and the unfinished one the source's note names, when no writer holds
+// it, is resumed (as the S3 store's notes do).
 func (s *Store) Stream(ctx context.Context, src store.Source, f store.SourceFile, opts store.StreamOptions) (*store.Info, error) {
 	if opts.Batch != nil {
 		b, ok := opts.Batch.(*batch)
@@ -27,18 +28,15 @@ func (s *Store) Stream(ctx context.Context, src store.Source, f store.SourceFile
 // StreamHashFirst is always: the source's note is keyed on its BLAKE3 (store.StreamBackend).
 func (s *Store) StreamHashFirst(context.Context, store.Source) (bool, error) { return true, nil }
 
-// StartStream looks the source's note up: the finished upload it names, or the unfinished one
-// no writer holds, or a new one (store.StreamBackend).
+// StartStream finds a finished upload of the source's BLAKE3 and name, else takes up the
+// unfinished one the source's note names that no writer holds, or begins a new one
+// (store.StreamBackend).
 func (s *Store) StartStream(ctx context.Context, st store.StreamStart) (store.StreamFound, store.StreamWrite, error) {
 	src := st.Src
 	note := store.SourceKey(src.Name, src.Size, src.Blake3)
-	id, fin, p, err := s.byNote(note, false)
-	if err != nil {
-		return store.StreamFound{}, nil, err
-	}
-	if fin != nil && id != st.Avoid && fin.info.Name == src.Name && fin.info.Blake3 == src.Blake3 {
-		s.unhold(p)
-		return store.StreamFound{ID: id}, nil, nil
+	found, id, p, err := s.byNote(note, src.Blake3, src.Name, st.Avoid, false)
+	if err != nil || found != "" {
+		return store.StreamFound{ID: found}, nil, err
 	}
 	w := &streamWrite{s: s, id: id, p: p, release: func() {}}
 	if p == nil {
@@ -102,9 +100,10 @@ func (w *streamWrite) Refuse(context.Context, string) {
 }
 
 // Publish makes the upload finished, or, when another worker wrote the same bytes under the same
-// name at the same time and its upload is the one the source's note names, finished, or is
-// claimed in this run's batch (store.GroupBatch), drops this copy and names that one: two workers
-// uploading the same bytes make one upload. Else this upload takes the note.
+// name at the same time and its upload is finished (the index finds it: one the engine refused
+// was forgotten as StartStream was told to avoid it), or is claimed in this run's batch
+// (store.GroupBatch), drops this copy and names that one: two workers uploading the same bytes
+// make one upload.
 func (w *streamWrite) Publish(ctx context.Context, sum string) (*store.Info, error) {
 	s, p := w.s, w.p
 	if w.b != nil {
@@ -117,15 +116,12 @@ func (w *streamWrite) Publish(ctx context.Context, sum string) (*store.Info, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if other := s.notes[p.note]; p.note != "" && other != w.id {
-		if f := s.finished[other]; f != nil && !f.folder() && f.info.Name == p.name && f.info.Blake3 == sum {
-			s.drop(w.id, p)
-			if w.b != nil {
-				w.b.Drop(sum, p.name, w.id, nil) // named as the finished one: nothing to commit
-			}
-			return &store.Info{ID: other, Name: p.name, Size: int64(len(p.data)), Blake3: sum}, nil
+	if other := s.idx.Find(nil, sum, p.name, ""); other != "" {
+		s.drop(w.id, p)
+		if w.b != nil {
+			w.b.Drop(sum, p.name, w.id, nil) // named as the finished one: nothing to commit
 		}
-		s.notes[p.note] = w.id
+		return &store.Info{ID: other, Name: p.name, Size: int64(len(p.data)), Blake3: sum}, nil
 	}
 	info := store.Info{ID: w.id, Name: p.name, Size: int64(len(p.data)), Blake3: sum}
 	if w.b != nil {
@@ -146,24 +142,25 @@ func (w *streamWrite) Close(err error) {
 	}
 }
 
-// byNote looks up the upload the source's note names (folder: a folder upload's note): the
-// finished one, or the unfinished one, which this run then holds (unhold releases it) unless
+// byNote finds a finished upload of blake3 and name other than avoid (found), as the local store
+// does (store.FinishedIndex, told of each upload as it is published), else the upload the source's note names (folder: a folder upload's
+// note) and the unfinished one it is, which this run then holds (unhold releases it) unless
 // another writer does.
-func (s *Store) byNote(note string, folder bool) (id string, fin *finished, p *partial, err error) {
+func (s *Store) byNote(note, blake3, name, avoid string, folder bool) (found, id string, p *partial, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.checkStore(true); err != nil {
-		return "", nil, nil, err
+		return "", "", nil, err
+	}
+	if found = s.idx.Find(nil, blake3, name, avoid); found != "" {
+		return found, "", nil, nil
 	}
 	id = s.notes[note]
-	if f := s.finished[id]; f != nil && f.folder() == folder {
-		fin = f
-	}
 	if q := s.partials[id]; q != nil && q.holds == 0 && q.folder == folder {
 		p = q
 		p.holds++
 	}
-	return id, fin, p, nil
+	return "", id, p, nil
 }
 
 // beginStaged begins a new unfinished upload for the upload stage, named by the source's note,

@@ -32,18 +32,15 @@ func (t *trees) TreeHashFirst(context.Context, string, int64) (bool, error) {
 	return true, t.s.checkStore(true)
 }
 
-// StartTree looks up the source's note: a finished upload of the tree (unless it is st.Avoid),
-// the unfinished one no writer holds, or a new one admitted against the limits.
+// StartTree finds a finished upload of the tree's BLAKE3 and name (unless it is st.Avoid), else
+// takes up the unfinished one the source's note names that no writer holds, or begins a new one
+// admitted against the limits.
 func (t *trees) StartTree(ctx context.Context, st store.TreeStart) (string, store.TreeWrite, error) {
 	s := t.s
 	note := noteKey("folder", st.Src.Name, st.Blake3)
-	id, fin, p, err := s.byNote(note, true)
-	if err != nil {
-		return "", nil, err
-	}
-	if fin != nil && fin.info.Name == st.Src.Name && id != st.Avoid {
-		s.unhold(p)
-		return id, nil, nil
+	found, id, p, err := s.byNote(note, st.Blake3, st.Src.Name, st.Avoid, true)
+	if err != nil || found != "" {
+		return found, nil, err
 	}
 	if p != nil {
 		return "", &treeWrite{s: s, id: id, p: p}, nil
@@ -173,13 +170,9 @@ func (w *treeWrite) Publish(_ context.Context, m *store.TreeMeta, files []store.
 	m.Made = s.now()
 	meta, _ := json.Marshal(m)
 	s.finished[w.id] = &finished{info: m.Info, tree: append([]store.TreeFile{}, files...), files: w.p.files, meta: meta, listing: listing}
+	s.idx.Add(&m.Info)
 	delete(s.partials, w.id)
 	delete(s.reserved, w.id)
-	if f := s.finished[s.notes[w.p.note]]; w.p.note != "" && (f == nil || !f.folder()) {
-		// Another worker's upload of the same folder kept the note while both were at work:
-		// the first finished is the one found again.
-		s.notes[w.p.note] = w.id
-	}
 	return nil
 }
 
