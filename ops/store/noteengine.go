@@ -21,22 +21,10 @@ import (
 // backend's: where notes and infos are kept, the conditional writes that keep them, and how an
 // unfinished upload is written and resumed.
 
-// NoteBackend is what a backend gives so that the source-note rules run over it (Notes): notes,
-// small objects read whole with a version (S3: the ETag) and written on a condition on it, and
-// the info of its unfinished uploads, P (a pointer; nil: none).
+// NoteBackend is what a backend gives so that the source-note rules run over it (Notes), beside
+// its small objects (Notes.O, where the notes are kept): the info of its unfinished uploads, P (a
+// pointer; nil: none).
 type NoteBackend[P NotePartial] interface {
-	// NoteKey is where the note of the SourceKey hex is kept.
-	NoteKey(hex string) string
-	// ReadNote reads the note at key whole, with its version; an error when there is none or it
-	// cannot be read.
-	ReadNote(ctx context.Context, key string) (body []byte, version string, err error)
-	// PutNote writes body at key create-only (version ""), or only over that version:
-	// ErrNoteTaken when it is refused so (another run wrote the note since it was read). A write
-	// the backend took whose answer was lost is taken, as its own bytes are found there (a note
-	// names the upload just begun).
-	PutNote(ctx context.Context, key, version string, body []byte) error
-	// DeleteNote removes the note at key only while its version is still version.
-	DeleteNote(ctx context.Context, key, version string)
 	// ReadPartial reads the info of the unfinished upload id: nil when it has none (finished,
 	// gone, or unreadable).
 	ReadPartial(ctx context.Context, id string) P
@@ -69,12 +57,14 @@ type PartialOf struct {
 	Streamed bool
 }
 
-// ErrNoteTaken is PutNote's answer when another run wrote the source's note first.
+// ErrNoteTaken is Start's answer when another run wrote the source's note first.
 var ErrNoteTaken = errors.New("the source note was written by another run")
 
-// Notes runs the source-note rules over B, admitting new uploads against Quota.
+// Notes runs the source-note rules over B, admitting new uploads against Quota. A note is the
+// small object .attachctl/source/<SourceKey> of O, written create-only or over the version read.
 type Notes[P NotePartial] struct {
 	B     NoteBackend[P]
+	O     Objects
 	Quota *Quota
 }
 
@@ -87,21 +77,21 @@ type sourceNote struct {
 // path (SourceKey): a copy of the same file elsewhere finds the same upload. A folder's name ends
 // in "/", so that a file and a folder of one name and BLAKE3 have notes of their own.
 func (n Notes[P]) Key(name string, size int64, sum string) string {
-	return n.B.NoteKey(SourceKey(name, size, sum))
+	return noteKey(SourceKey(name, size, sum))
 }
 
 // Read reads the note at key: the upload it names ("" when it names none or cannot be read), and
 // its version ("" when there is none), for a conditional write over a dead one.
 func (n Notes[P]) Read(ctx context.Context, key string) (id, version string) {
-	b, version, err := n.B.ReadNote(ctx, key)
+	o, err := n.O.Get(ctx, key)
 	var sn sourceNote
 	switch {
 	case err != nil:
 		return "", ""
-	case json.Unmarshal(b, &sn) != nil || ValidID(sn.ID) != nil:
-		return "", version
+	case json.Unmarshal(o.Body, &sn) != nil || ValidID(sn.ID) != nil:
+		return "", o.Version
 	}
-	return sn.ID, version
+	return sn.ID, o.Version
 }
 
 // FindStream is what a stream of st.Src takes up, under its note: the finished upload the note
@@ -177,8 +167,15 @@ func (n Notes[P]) Start(ctx context.Context, key, version, name string, size int
 		err = n.B.WritePartial(ctx, id, p)
 	}
 	if err == nil && key != "" {
+		// The note names the upload just begun, so a write whose answer was lost finds
+		// itself there (Objects.Put).
 		b, _ := json.Marshal(sourceNote{ID: id})
-		if err = n.B.PutNote(ctx, key, version, b); err != nil {
+		if _, err = n.O.Put(ctx, key, version, b); errors.Is(err, ErrObjectChanged) {
+			err = ErrNoteTaken
+		} else {
+			err = objectErr("source note "+key, err, fault.UploadUnreadable)
+		}
+		if err != nil {
 			n.B.DropPartial(context.WithoutCancel(ctx), id, p)
 		}
 	}
@@ -213,9 +210,9 @@ func (n Notes[P]) Drop(ctx context.Context, hex, id string) {
 	if h, err := CheckHex(hex); err != nil || h == "" || h != hex {
 		return
 	}
-	key := n.B.NoteKey(hex)
+	key := noteKey(hex)
 	if cur, version := n.Read(ctx, key); cur == id && version != "" {
-		n.B.DeleteNote(ctx, key, version)
+		n.O.Delete(ctx, key, version)
 	}
 }
 

@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -14,23 +13,17 @@ import (
 // fakeNotes is a NoteBackend in memory: notes with a version each write changes, infos, finished
 // uploads, and what the rules did to them.
 type fakeNotes struct {
-	mu       sync.Mutex
-	notes    map[string]fakeNote
-	vers     int
-	partials map[string]*fakePartial
-	finished map[string]*Info
-	dropped  []string // partials dropped
-	tidied   []string
-	heads    int
+	MapObjects // the notes
+	mu         sync.Mutex
+	partials   map[string]*fakePartial
+	finished   map[string]*Info
+	dropped    []string // partials dropped
+	tidied     []string
+	heads      int
 	// beforePut, when set, runs before a note is written: another run's write racing this one.
 	beforePut func(key string)
 	// gone: the unfinished write of these ids went away (held is upload.missing).
 	gone map[string]bool
-}
-
-type fakeNote struct {
-	body    []byte
-	version string
 }
 
 type fakePartial struct{ of PartialOf }
@@ -38,43 +31,23 @@ type fakePartial struct{ of PartialOf }
 func (p *fakePartial) Of() PartialOf { return p.of }
 
 func newFakeNotes() *fakeNotes {
-	return &fakeNotes{notes: map[string]fakeNote{}, partials: map[string]*fakePartial{}, finished: map[string]*Info{}, gone: map[string]bool{}}
+	return &fakeNotes{partials: map[string]*fakePartial{}, finished: map[string]*Info{}, gone: map[string]bool{}}
 }
 
-func (f *fakeNotes) NoteKey(hex string) string { return "source/" + hex }
-
-func (f *fakeNotes) ReadNote(_ context.Context, key string) ([]byte, string, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	n, ok := f.notes[key]
-	if !ok {
-		return nil, "", fault.Errorf(fault.UploadMissing, "no note %s", key)
-	}
-	return n.body, n.version, nil
-}
-
-func (f *fakeNotes) PutNote(_ context.Context, key, version string, body []byte) error {
+// Put is the notes' Objects.Put, after the hook of a racing run.
+func (f *fakeNotes) Put(ctx context.Context, key, version string, body []byte) (string, error) {
 	if f.beforePut != nil {
 		hook := f.beforePut
 		f.beforePut = nil
 		hook(key)
 	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.notes[key].version != version {
-		return ErrNoteTaken
-	}
-	f.vers++
-	f.notes[key] = fakeNote{body, fmt.Sprint(f.vers)}
-	return nil
+	return f.MapObjects.Put(ctx, key, version, body)
 }
 
-func (f *fakeNotes) DeleteNote(_ context.Context, key, version string) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.notes[key].version == version {
-		delete(f.notes, key)
-	}
+// has tells whether the note at key is there.
+func (f *fakeNotes) has(key string) bool {
+	_, err := f.Get(context.Background(), key)
+	return err == nil
 }
 
 func (f *fakeNotes) ReadPartial(_ context.Context, id string) *fakePartial {
@@ -117,10 +90,8 @@ func (f *fakeNotes) TidyFinished(_ context.Context, id string, _ *fakePartial) {
 // put writes the note at key naming id, as another run does.
 func (f *fakeNotes) put(t *testing.T, key, id string) {
 	t.Helper()
-	f.mu.Lock()
-	v := f.notes[key].version
-	f.mu.Unlock()
-	if err := f.PutNote(context.Background(), key, v, []byte(`{"id":"`+id+`"}`)); err != nil {
+	o, _ := f.Get(context.Background(), key)
+	if _, err := f.Put(context.Background(), key, o.Version, []byte(`{"id":"`+id+`"}`)); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -132,7 +103,7 @@ func noteRig() (*fakeNotes, Notes[*fakePartial], *memReserver) {
 	r := &memReserver{rs: map[string][]byte{}}
 	q := &Quota{R: r, Loc: "fake", List: func(context.Context) (*Listing, error) { return &Listing{}, nil },
 		M: fixedMark(MarkText(Limits{MaxFiles: 100}))}
-	return f, Notes[*fakePartial]{B: f, Quota: q}, r
+	return f, Notes[*fakePartial]{B: f, O: f, Quota: q}, r
 }
 
 const (
@@ -298,7 +269,7 @@ func TestNotesDropOnlyItsOwn(t *testing.T) {
 	f, n, _ := noteRig()
 	ctx := context.Background()
 	hex := SourceKey("x.bin", 10, noteSum)
-	key := f.NoteKey(hex)
+	key := noteKey(hex)
 	mine, other := newTestID(t), newTestID(t)
 	f.put(t, key, other)
 	n.Drop(ctx, hex, mine)
@@ -307,7 +278,7 @@ func TestNotesDropOnlyItsOwn(t *testing.T) {
 		t.Fatalf("the note names %q; want %s kept", got, other)
 	}
 	n.Drop(ctx, hex, other)
-	if _, ok := f.notes[key]; ok {
+	if f.has(key) {
 		t.Fatalf("the note naming %s is still there after its drop", other)
 	}
 }
@@ -411,7 +382,7 @@ func TestNotesStream(t *testing.T) {
 	}
 	f.put(t, key, w.ID())
 	w.Refuse(ctx, otherSum)
-	if _, ok := f.notes[key]; ok {
+	if f.has(key) {
 		t.Fatalf("refused: the note naming the upload refused is still there")
 	}
 }

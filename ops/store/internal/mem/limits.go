@@ -30,19 +30,16 @@ func (m marker) ReplaceMark(_ context.Context, body []byte, _ string) error {
 	return nil
 }
 
-// Reserver is the store's primitives of reservations (store.Reserver), for the conformance
+// Reserver is the store's primitives of reservations (store.ObjectReserver), for the conformance
 // suite and for tests of limits across processes.
-func (s *Store) Reserver() store.Reserver { return reserver{s} }
-
-type reserver struct{ s *Store }
+func (s *Store) Reserver() store.Reserver { return s.quota.R }
 
 type limitsHeld struct {
 	s    *Store
 	once chan struct{}
 }
 
-func (r reserver) LockLimits(ctx context.Context, wait time.Duration) (store.LimitsLock, error) {
-	s := r.s
+func (s *Store) lockLimits(ctx context.Context, wait time.Duration) (store.LimitsLock, error) {
 	s.mu.Lock()
 	err := s.checkStore(true)
 	s.mu.Unlock()
@@ -65,34 +62,4 @@ func (h *limitsHeld) Unlock(ctx context.Context) (bool, error) {
 	default:
 		return false, nil // unlocked before: not held any more
 	}
-}
-
-func (r reserver) PutReservation(ctx context.Context, key string, body []byte) error {
-	s := r.s
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if _, ok := s.reserved[key]; ok {
-		return fault.Errorf(fault.UploadInvalid, "store %s: reservation %s is there already", s.loc, key)
-	}
-	s.reserved[key] = append([]byte(nil), body...)
-	return nil
-}
-
-func (r reserver) Reservations(ctx context.Context) (map[string][]byte, error) {
-	s := r.s
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := make(map[string][]byte, len(s.reserved))
-	for k, b := range s.reserved {
-		out[k] = b
-	}
-	return out, nil
-}
-
-func (r reserver) DropReservation(ctx context.Context, key string) error {
-	s := r.s
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	delete(s.reserved, key)
-	return nil
 }

@@ -46,7 +46,7 @@ type Store struct {
 	finished map[string]*finished
 	notes    map[string]string   // the upload stage's source notes: which unfinished upload a source is
 	idx      store.FinishedIndex // finished uploads by BLAKE3 and name, told of each as it is published
-	reserved map[string][]byte   // the reservations of store.Quota, by key
+	objects  store.MapObjects    // its small objects: the reservations of store.Quota
 
 	sweepLock  chan struct{} // held by the one sweep that runs
 	limitsLock chan struct{} // held while one upload is admitted against the limits
@@ -95,9 +95,9 @@ func (f *finished) folder() bool { return f.tree != nil }
 // store init makes it.
 func New(loc string) *Store {
 	s := &Store{loc: loc, foreign: map[string]bool{}, partials: map[string]*partial{}, finished: map[string]*finished{},
-		notes: map[string]string{}, reserved: map[string][]byte{},
+		notes:     map[string]string{},
 		sweepLock: make(chan struct{}, 1), limitsLock: make(chan struct{}, 1)}
-	s.quota = &store.Quota{R: reserver{s}, M: marker{s}, Loc: loc, List: s.List}
+	s.quota = &store.Quota{R: store.ObjectReserver{O: &s.objects, Loc: loc, Lock: s.lockLimits}, M: marker{s}, Loc: loc, List: s.List}
 	s.TreesOn = func(context.Context, bool) (store.TreeBackend, error) { return &trees{s: s}, nil }
 	return s
 }
@@ -216,7 +216,7 @@ func (s *Store) publish(id string, p *partial, sum string) store.Info {
 	s.finished[id] = f
 	s.idx.Add(&f.info)
 	delete(s.partials, id)
-	delete(s.reserved, id)
+	s.quota.R.DropReservation(context.Background(), id)
 	return f.info
 }
 
@@ -233,7 +233,7 @@ func (s *Store) Abort(ctx context.Context, id string) error {
 // drop removes the unfinished upload id, its note and its reservation. Called with s.mu held.
 func (s *Store) drop(id string, p *partial) {
 	delete(s.partials, id)
-	delete(s.reserved, id)
+	s.quota.R.DropReservation(context.Background(), id)
 	if p.note != "" && s.notes[p.note] == id {
 		delete(s.notes, p.note)
 	}

@@ -172,7 +172,7 @@ func (w *treeWrite) Publish(_ context.Context, m *store.TreeMeta, files []store.
 	s.finished[w.id] = &finished{info: m.Info, tree: append([]store.TreeFile{}, files...), files: w.p.files, meta: meta, listing: listing}
 	s.idx.Add(&m.Info)
 	delete(s.partials, w.id)
-	delete(s.reserved, w.id)
+	s.quota.R.DropReservation(context.Background(), w.id)
 	return nil
 }
 

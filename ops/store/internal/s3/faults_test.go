@@ -569,7 +569,7 @@ func testOrphanTombstone(t *testing.T, srv *s3test.Server) {
 	s := newStore(t, srv)
 	uploadN(t, s, 1)
 	const orphan = "01900000-0000-7000-8000-0000000000bb"
-	if _, err := s.writeMarker(bg, orphan, marker{}, "tombstone", time.Now(), store.ErrSweepKept); err != nil {
+	if _, err := store.WriteUseMark(bg, objects{s}, orphan, store.UseMark{}, "tombstone", time.Now(), store.ErrSweepKept); err != nil {
 		t.Fatal(err)
 	}
 	if l, err := s.List(bg); err != nil || len(l.Entries) != 1 || len(l.Skipped) != 0 {
@@ -638,7 +638,7 @@ func testLimitsLease(t *testing.T, srv *s3test.Server) {
 	}
 	defer func(l time.Duration) { limitsLease = l }(limitsLease)
 	limitsLease = 400 * time.Millisecond
-	lk, err := reserver{s}.LockLimits(bg, 0)
+	lk, err := s.lockLimits(bg, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -868,7 +868,7 @@ func chunkOwn(s *Store, n int) error {
 
 // lockLimits takes the limits lock and lets it go: an error when it was not held at its unlock.
 func lockLimits(s *Store, wait time.Duration) error {
-	lk, err := reserver{s}.LockLimits(bg, wait)
+	lk, err := s.lockLimits(bg, wait)
 	if err != nil {
 		return err
 	}

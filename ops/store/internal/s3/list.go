@@ -81,7 +81,7 @@ func (l *listed) folder() []store.FolderObject {
 // marker, told used or tombstone by its size.
 type reading struct {
 	store.UploadFolder
-	m   marker
+	m   store.UseMark
 	odd bool // a .used whose size says neither kind: read to tell
 }
 
@@ -95,16 +95,16 @@ func (l *listed) read() reading {
 		if o.Name != store.UsedName {
 			continue
 		}
-		r.m = marker{exists: true, etag: o.etag}
+		r.m = store.UseMark{Exists: true, Version: o.etag}
 		switch o.Size {
-		case int64(usedSize):
-		case int64(tombSize):
-			r.m.tombstone = true
+		case int64(store.UsedMarkSize):
+		case int64(store.TombstoneMarkSize):
+			r.m.Tombstone = true
 		default:
 			r.odd = true
 		}
 	}
-	r.UploadFolder = store.ReadUploadFolder(l.folder(), r.m.tombstone)
+	r.UploadFolder = store.ReadUploadFolder(l.folder(), r.m.Tombstone)
 	return r
 }
 
@@ -203,13 +203,13 @@ func (r *listRun) ReadUpload(ctx context.Context, c store.Candidate) (*store.Upl
 	default:
 		return nil, fault.Errorf(fault.UploadUnreadable, "upload %s: holds no object of an upload", c.ID)
 	}
-	if got.m.exists {
+	if got.m.Exists {
 		mk, err := s.readMarker(ctx, c.ID)
 		if err != nil {
 			return nil, err
 		}
-		if mk.exists && !mk.tombstone {
-			m.LastUsed, m.ForeignMarker = mk.at, mk.foreign
+		if mk.Exists && !mk.Tombstone {
+			m.LastUsed, m.ForeignMarker = mk.At, mk.Foreign
 		}
 	}
 	return m, nil

@@ -204,7 +204,7 @@ func (s *Store) exists(ctx context.Context, id string) error {
 	return nil
 }
 
-// newNonce is a random nonce of 16 hex digits: a marker's, a lease holder's, a probe's key.
+// newNonce is a random nonce of 16 hex digits: a lease holder's, a probe's key.
 func newNonce() string {
 	var b [8]byte
 	rand.Read(b[:])

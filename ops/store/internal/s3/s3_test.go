@@ -51,7 +51,7 @@ func TestConformance(t *testing.T) {
 			return len(out.Contents) > 0
 		},
 		Chunks:   func(t *testing.T, b store.Backend) store.ChunkBackend { return b.(*Store) },
-		Reserver: func(t *testing.T, b store.Backend) store.Reserver { return reserver{b.(*Store)} },
+		Reserver: func(t *testing.T, b store.Backend) store.Reserver { return b.(*Store).quota.R },
 		RemoveFromUpload: func(t *testing.T, b store.Backend, id, rel string) {
 			s := b.(*Store)
 			at := s.key(id, rel)
@@ -74,7 +74,7 @@ func TestConformance(t *testing.T) {
 			}
 		},
 		PlantMarker: func(t *testing.T, b store.Backend, id string) {
-			if _, err := b.(*Store).writeMarker(context.Background(), id, marker{}, "used", time.Now(), store.ErrUseRaced); err != nil {
+			if _, err := store.WriteUseMark(context.Background(), objects{b.(*Store)}, id, store.UseMark{}, "used", time.Now(), store.ErrUseRaced); err != nil {
 				t.Fatal(err)
 			}
 		},

@@ -188,31 +188,9 @@ func (s *Store) partsHeld(ctx context.Context, id string, pi *partialInfo) (map[
 	return held, nil
 }
 
-// noteStore is the S3 store's primitives for the source-note rules (store.Notes): a note is the
-// object P/.attachctl/source/<hex>, its version its ETag, written If-None-Match: * or If-Match;
-// an unfinished upload's info is P/.attachctl/partial/<id>/info.
+// noteStore is the S3 store's primitives for the source-note rules (store.Notes), beside its small
+// objects, where the notes are: an unfinished upload's info is P/.attachctl/partial/<id>/info.
 type noteStore struct{ s *Store }
-
-func (n noteStore) NoteKey(hex string) string { return n.s.key(internalDir, "source", hex) }
-
-func (n noteStore) ReadNote(ctx context.Context, key string) ([]byte, string, error) {
-	b, etag, _, err := n.s.getObject(ctx, key)
-	return b, etag, err
-}
-
-// PutNote writes the note on its condition (condPut): it names the upload just begun, so finding
-// it there is this write (putOwn).
-func (n noteStore) PutNote(ctx context.Context, key, etag string, body []byte) error {
-	_, err := n.s.putOwn(ctx, condPut(key, etag), body)
-	if conflict(err) || notFound(err) {
-		return store.ErrNoteTaken
-	}
-	return n.s.wrap(fault.UploadUnreadable, "source note "+key, err)
-}
-
-func (n noteStore) DeleteNote(ctx context.Context, key, etag string) {
-	n.s.client.DeleteObject(ctx, &awss3.DeleteObjectInput{Bucket: &n.s.Bucket, Key: &key, IfMatch: &etag})
-}
 
 func (n noteStore) ReadPartial(ctx context.Context, id string) *partialInfo {
 	pi, _ := n.s.readInfo(ctx, id)

@@ -652,7 +652,7 @@ func TestRefuseKeepsAnotherRunsNote(t *testing.T) {
 	mine := w.ID()
 	other, _ := store.NewID()
 	for _, c := range []struct{ holder, want string }{{other, other}, {mine, ""}} {
-		if err := s.putJSON(bg, key, map[string]string{"id": c.holder}, false); err != nil {
+		if err := s.putJSON(bg, s.key(key), map[string]string{"id": c.holder}, false); err != nil {
 			t.Fatal(err)
 		}
 		w.Refuse(bg, "")

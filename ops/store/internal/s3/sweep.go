@@ -102,10 +102,10 @@ func (sw *sweeper) Exclude(context.Context) (func(), error) {
 
 // doomed is what Recheck learnt of an entry, for Doom and Drop.
 type doomed struct {
-	m        marker       // a finished upload's marker
-	tree     bool         // a finished folder upload
-	leftover bool         // a folder upload's files with no info (a sweep killed while removing it)
-	pi       *partialInfo // an unfinished upload's info (nil: a multipart upload that has none)
+	m        store.UseMark // a finished upload's marker
+	tree     bool          // a finished folder upload
+	leftover bool          // a folder upload's files with no info (a sweep killed while removing it)
+	pi       *partialInfo  // an unfinished upload's info (nil: a multipart upload that has none)
 }
 
 // Recheck decides each entry again from what the server says now: one walk of P/<id>/ shows
@@ -125,9 +125,9 @@ func (sw *sweeper) Recheck(ctx context.Context, c store.Entry) (store.Reread, er
 	}
 	if c.Finished {
 		m, err := s.readMarker(ctx, c.ID)
-		r := store.Reread{Decided: m.tombstone, Note: &doomed{m: m, tree: got.Holds == store.HoldsFolder}}
-		if m.exists && !m.tombstone {
-			r.Used = m.at
+		r := store.Reread{Decided: m.Tombstone, Note: &doomed{m: m, tree: got.Holds == store.HoldsFolder}}
+		if m.Exists && !m.Tombstone {
+			r.Used = m.At
 		}
 		// A tombstone is a sweep's that died before it deleted: its decision stands.
 		return r, err
@@ -140,10 +140,10 @@ func (sw *sweeper) Recheck(ctx context.Context, c store.Entry) (store.Reread, er
 // has no use to race.
 func (sw *sweeper) Doom(ctx context.Context, it *store.SweepItem) error {
 	d := it.Note.(*doomed)
-	if !it.Entry.Finished || d.m.tombstone {
+	if !it.Entry.Finished || d.m.Tombstone {
 		return nil
 	}
-	_, err := sw.s.writeMarker(ctx, it.Entry.ID, d.m, "tombstone", time.Now(), store.ErrSweepKept)
+	_, err := store.WriteUseMark(ctx, objects{sw.s}, it.Entry.ID, d.m, "tombstone", time.Now(), store.ErrSweepKept)
 	return err
 }
 
@@ -159,7 +159,7 @@ func (sw *sweeper) DropLeftover(ctx context.Context, l store.Leftover) error {
 	if l.Partial {
 		return s.dropPartial(ctx, l.ID, nil)
 	}
-	if m, err := s.readMarker(ctx, l.ID); err != nil || !m.tombstone {
+	if m, err := s.readMarker(ctx, l.ID); err != nil || !m.Tombstone {
 		return err
 	}
 	return s.deleteKeys(ctx, []string{s.usedKey(l.ID)})

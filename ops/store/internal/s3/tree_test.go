@@ -205,7 +205,7 @@ func TestTreeSweepKilled(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.writeMarker(bg, id, m, "tombstone", time.Now(), store.ErrSweepKept); err != nil {
+	if _, err := store.WriteUseMark(bg, objects{s}, id, m, "tombstone", time.Now(), store.ErrSweepKept); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.deleteKeys(bg, []string{s.treeKey(id)}); err != nil { // killed here
@@ -425,7 +425,7 @@ func sourceNotes(t *testing.T, s *Store) map[string]string {
 	notes := map[string]string{}
 	bg := context.Background()
 	err := s.listObjects(bg, s.key(internalDir, "source")+"/", func(o types.Object) error {
-		notes[aws.ToString(o.Key)], _ = s.notes.Read(bg, aws.ToString(o.Key))
+		notes[aws.ToString(o.Key)], _ = s.notes.Read(bg, strings.TrimPrefix(aws.ToString(o.Key), s.root()))
 		return nil
 	})
 	if err != nil {

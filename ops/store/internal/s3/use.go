@@ -3,7 +3,6 @@ package s3
 import (
 	"context"
 	"errors"
-	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -15,38 +14,9 @@ import (
 	awss3 "github.com/aws/aws-sdk-go-v2/service/s3"
 )
 
-// marker is the state of an upload's .used object.
-type marker struct {
-	exists    bool
-	tombstone bool
-	foreign   bool      // not attachctl's: its time is when the object was last written
-	at        time.Time // when last used (or, for a tombstone, when the sweep wrote it); zero when not read
-	etag      string
-}
-
-// A marker's body is "KIND TIME NONCE\n" with a time of fixed width, so a used marker and a
-// tombstone differ in size and a listing tells them apart without reading them.
-const (
-	markerTime = "2006-01-02T15:04:05.000000000Z"
-	usedSize   = len("used ") + len(markerTime) + 1 + 16 + 1
-	tombSize   = len("tombstone ") + len(markerTime) + 1 + 16 + 1
-)
-
-func (s *Store) readMarker(ctx context.Context, id string) (marker, error) {
-	b, etag, modified, err := s.getObject(ctx, s.usedKey(id))
-	if err != nil {
-		if notFound(err) {
-			return marker{}, nil
-		}
-		return marker{}, s.wrap(fault.UploadUnreadable, "marker of "+id, err)
-	}
-	f := strings.Fields(string(b))
-	if len(f) < 2 || (f[0] != "used" && f[0] != "tombstone") || parseTime(f[1]).IsZero() {
-		// Any machine that resolves can write one: it is a use at the time it was written (as
-		// the local store reads its marker's mtime), replaced by the next conditional write.
-		return marker{exists: true, foreign: true, at: modified.UTC(), etag: etag}, nil
-	}
-	return marker{exists: true, tombstone: f[0] == "tombstone", at: parseTime(f[1]), etag: etag}, nil
+// readMarker reads the use marker of the upload id (store.ReadUseMark).
+func (s *Store) readMarker(ctx context.Context, id string) (store.UseMark, error) {
+	return store.ReadUseMark(ctx, objects{s}, id)
 }
 
 // settle makes the reading of the upload id's folder (got) say what only a request tells: a file
@@ -134,20 +104,6 @@ func (s *Store) lookUpAll(ctx context.Context, ids []string) ([]reading, error) 
 	return notes, nil
 }
 
-// writeMarker replaces the marker m (as read) by a new one of kind ("used", "tombstone"),
-// conditionally: If-Match its ETag, or If-None-Match: * when there was none. The body carries a
-// fresh nonce so that every write makes a new ETag, and so that a write refused after its answer
-// was lost knows the marker it finds for its own (putOwn). It returns the new ETag; a write that
-// lost the race (the condition failed, or the marker was deleted meanwhile) returns raced.
-func (s *Store) writeMarker(ctx context.Context, id string, m marker, kind string, at time.Time, raced error) (string, error) {
-	body := fmt.Sprintf("%s %s %s\n", kind, at.UTC().Format(markerTime), newNonce())
-	o, err := s.putOwn(ctx, condPut(s.usedKey(id), m.etag), []byte(body)) // m.etag is "" when there was none
-	if conflict(err) || notFound(err) {
-		return "", raced
-	}
-	return o.etag, s.wrap(fault.UploadUnreadable, "marker of "+id, err)
-}
-
 // MarkUsed marks finished uploads used at at: the rules are written once (store.MarkUsedOn) over
 // the primitives below. The ids are looked up in few listings (lookUpAll: each must be a finished
 // upload whose marker is not a tombstone), then each marker is replaced by a conditional write. A
@@ -186,26 +142,17 @@ func (u useBackend) LookUpUses(ctx context.Context, ids []string) ([]store.UseTa
 	ts := make([]store.UseTarget, len(ids))
 	for i := range ids {
 		name, _ := notes[i].Finished()
-		ts[i] = store.UseTarget{Swept: notes[i].m.tombstone, Note: &notes[i], Missing: name == ""}
+		ts[i] = store.UseTarget{Swept: notes[i].m.Tombstone, Note: &notes[i], Missing: name == ""}
 	}
 	return ts, nil
 }
 
-// WriteUse replaces the marker as read: If-Match its ETag, If-None-Match: * where there was none.
-// Where there was none, check looks at the finished upload once more: its object, or a folder
-// upload's listing.
+// WriteUse replaces the marker as read (store.WriteUseOn); where there was none, the finished
+// upload is looked at once more: its object, or a folder upload's listing.
 func (u useBackend) WriteUse(ctx context.Context, id string, t *store.UseTarget, at time.Time) (func() error, func(), error) {
-	s, n := u.s, t.Note.(*reading)
-	etag, err := s.writeMarker(ctx, id, n.m, "used", at, store.ErrUseRaced)
-	if err != nil || n.m.exists {
-		return nil, nil, err
-	}
-	check := func() error {
-		_, err := s.finished(ctx, id, *n)
+	n := t.Note.(*reading)
+	return store.WriteUseOn(ctx, objects{u.s}, id, n.m, at, func() error {
+		_, err := u.s.finished(ctx, id, *n)
 		return err
-	}
-	undo := func() {
-		s.client.DeleteObject(ctx, &awss3.DeleteObjectInput{Bucket: &s.Bucket, Key: aws.String(s.usedKey(id)), IfMatch: aws.String(etag)})
-	}
-	return check, undo, nil
+	})
 }

@@ -91,7 +91,7 @@ func TestLookUpAll(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.writeMarker(bg, ids[4], n4.m, "tombstone", time.Now(), store.ErrSweepKept); err != nil {
+	if _, err := store.WriteUseMark(bg, objects{s}, ids[4], n4.m, "tombstone", time.Now(), store.ErrSweepKept); err != nil {
 		t.Fatal(err)
 	}
 	absent := func() string {
@@ -144,7 +144,7 @@ func TestLookUpAll(t *testing.T) {
 	notes, _ := s.lookUpAll(bg, cases["absent"])
 	n4, _ = s.lookUp(bg, ids[4])
 	n7, _ := s.lookUp(bg, ids[7])
-	if notes[0].Name != "" || notes[1].Name != "f0.txt" || !notes[1].m.exists || !n4.m.tombstone || n7.m.exists {
+	if notes[0].Name != "" || notes[1].Name != "f0.txt" || !notes[1].m.Exists || !n4.m.Tombstone || n7.m.Exists {
 		t.Fatalf("the store is not what the cases need: %+v, %+v, %+v", notes, n4, n7)
 	}
 }

@@ -1,0 +1,288 @@
+package store
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/attachctl/attachctl/manifest/fault"
+)
+
+// Small objects, written once over a backend's primitive of them (Objects). A store that keeps
+// its bookkeeping as objects (S3, the in-memory store) reads each small object whole with a
+// version and writes it on a condition on that version. Where each kind is kept (the source
+// notes, the reservations, the mark, an upload's use marker), what its body says and what a
+// refused write means are here, once; the backend keeps only the calls (S3: GetObject, a
+// conditional PutObject that finds its own write when its answer was lost, DeleteObject If-Match,
+// a listing by prefix).
+
+// Objects is a backend's small objects, named by their key from the store's top
+// (".attachctl/reserved/<id>", "<id>/.used").
+type Objects interface {
+	// Get reads the object at key whole, with its version (S3: its ETag) and when it was last
+	// written: ErrNoObject when there is none.
+	Get(ctx context.Context, key string) (Object, error)
+	// Put writes body at key create-only (version ""), or only over that version:
+	// ErrObjectChanged when it is refused so (another wrote first, or the object went). A write
+	// the backend took whose answer was lost is taken, as its own bytes are found there. It
+	// returns the version written.
+	Put(ctx context.Context, key, version string, body []byte) (string, error)
+	// Delete removes the object at key; given a version, only while it is still that one
+	// (ErrObjectChanged when it moved). One that is not there is no error.
+	Delete(ctx context.Context, key, version string) error
+	// List returns the keys of the objects under prefix.
+	List(ctx context.Context, prefix string) ([]string, error)
+}
+
+// An error of Objects other than these carries its code where the backend knows it (a server
+// that does not answer: store.unreachable); one that carries none (a *fault.Error with no code,
+// or any other error) is given the caller's (objectErr).
+var (
+	ErrNoObject      = errors.New("no such object")
+	ErrObjectChanged = errors.New("the object changed since it was read")
+)
+
+// Object is a small object as read whole.
+type Object struct {
+	Body     []byte
+	Version  string
+	Modified time.Time
+}
+
+// The keys of the small objects.
+func noteKey(hex string) string       { return InternalDir + "/source/" + hex }
+func reservationKey(id string) string { return InternalDir + "/reserved/" + id }
+func reservationDir() string          { return reservationKey("") }
+func useKey(id string) string         { return id + "/" + UsedName }
+func markKey() string                 { return InternalDir + "/" + MarkName }
+
+// objectErr gives an error of Objects code when it carries none, and names what it was about
+// when it does not say.
+func objectErr(what string, err error, code fault.Code) error {
+	e := new(fault.Error)
+	switch {
+	case err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
+		return err
+	case errors.As(err, &e) && e.Code == "": // the backend's words, with no code of its own
+		c := *e
+		c.Code = code
+		return &c
+	case e.Code != "":
+		return err
+	}
+	return fault.At(what, err, code)
+}
+
+// ObjectReserver is the reservations' primitives (Reserver) over Objects: a reservation is the
+// object .attachctl/reserved/<id>, created create-only; Lock takes the limits lock.
+type ObjectReserver struct {
+	O    Objects
+	Loc  string // the store, for messages
+	Lock func(ctx context.Context, wait time.Duration) (LimitsLock, error)
+}
+
+func (r ObjectReserver) LockLimits(ctx context.Context, wait time.Duration) (LimitsLock, error) {
+	return r.Lock(ctx, wait)
+}
+
+// PutReservation writes the reservation create-only; its body names its holder, so a write
+// whose answer was lost finds itself there (Objects.Put), and one found there otherwise is
+// another's.
+func (r ObjectReserver) PutReservation(ctx context.Context, key string, body []byte) error {
+	_, err := r.O.Put(ctx, reservationKey(key), "", body)
+	if errors.Is(err, ErrObjectChanged) {
+		return fault.Errorf(fault.UploadInvalid, "store %s: reservation %s is there already", r.Loc, key)
+	}
+	return objectErr("reservation "+key, err, fault.StoreUnreachable)
+}
+
+// Reservations reads every reservation; one dropped between the listing and its read is none.
+func (r ObjectReserver) Reservations(ctx context.Context) (map[string][]byte, error) {
+	keys, err := r.O.List(ctx, reservationDir())
+	if err != nil {
+		return nil, objectErr("reservations", err, fault.StoreUnreachable)
+	}
+	out := map[string][]byte{}
+	for _, k := range keys {
+		o, err := r.O.Get(ctx, k)
+		switch {
+		case errors.Is(err, ErrNoObject):
+		case err != nil:
+			return nil, objectErr("reservations", err, fault.StoreUnreachable)
+		default:
+			out[strings.TrimPrefix(k, reservationDir())] = o.Body
+		}
+	}
+	return out, nil
+}
+
+func (r ObjectReserver) DropReservation(ctx context.Context, key string) error {
+	return objectErr("reservation "+key, r.O.Delete(ctx, reservationKey(key), ""), fault.StoreUnreachable)
+}
+
+// ObjectMark is a store's mark (Marker) kept as the object .attachctl/store, replaced only over
+// the version read; Make makes the store.
+type ObjectMark struct {
+	O    Objects
+	Loc  string // the store, for messages
+	Make func(ctx context.Context) error
+}
+
+func (m ObjectMark) MakeStore(ctx context.Context) error { return m.Make(ctx) }
+
+// ReadMark reads the mark; none is a location not made a store yet (what it is, Judge decides).
+func (m ObjectMark) ReadMark(ctx context.Context) ([]byte, string, error) {
+	o, err := m.O.Get(ctx, markKey())
+	if errors.Is(err, ErrNoObject) {
+		return nil, "", nil
+	}
+	return o.Body, o.Version, objectErr("store mark", err, fault.StoreUnreachable)
+}
+
+// ReplaceMark writes the mark over the version read: one changed since is another's store init
+// (or a first use's check), which this one must not undo.
+func (m ObjectMark) ReplaceMark(ctx context.Context, body []byte, version string) error {
+	_, err := m.O.Put(ctx, markKey(), version, body)
+	if errors.Is(err, ErrObjectChanged) {
+		return fault.Errorf(fault.UploadInvalid, "store %s: its mark changed while the limits were set; run store init again", m.Loc)
+	}
+	return objectErr("store mark", err, fault.StoreUnreachable)
+}
+
+// UseMark is an upload's use marker kept as the object <id>/.used, as read: where there is no
+// lock, every write of it is conditional on the one read (MarkUsedOn), and a sweep replaces it by
+// a tombstone, conditionally too, before it removes anything.
+type UseMark struct {
+	Exists    bool
+	Tombstone bool
+	Foreign   bool      // not attachctl's: its time is when the object was last written
+	At        time.Time // when last used (a tombstone: when the sweep wrote it); zero when not read
+	Version   string
+}
+
+// A marker's body is "KIND TIME NONCE\n" with a time of fixed width, so a used marker and a
+// tombstone differ in size and a listing tells them apart without reading them. The nonce makes
+// every write a new version, and lets a write whose answer was lost find itself.
+const useMarkTime = "2006-01-02T15:04:05.000000000Z"
+
+// UseMarkSizes are the sizes of a used marker and of a tombstone.
+const (
+	UsedMarkSize      = len("used ") + len(useMarkTime) + 1 + 16 + 1
+	TombstoneMarkSize = len("tombstone ") + len(useMarkTime) + 1 + 16 + 1
+)
+
+// ReadUseMark reads the use marker of the upload id.
+func ReadUseMark(ctx context.Context, o Objects, id string) (UseMark, error) {
+	obj, err := o.Get(ctx, useKey(id))
+	if errors.Is(err, ErrNoObject) {
+		return UseMark{}, nil
+	} else if err != nil {
+		return UseMark{}, objectErr("marker of "+id, err, fault.UploadUnreadable)
+	}
+	f := strings.Fields(string(obj.Body))
+	var at time.Time
+	if len(f) >= 2 {
+		at, _ = time.Parse(time.RFC3339Nano, f[1])
+	}
+	if len(f) < 2 || (f[0] != "used" && f[0] != "tombstone") || at.IsZero() {
+		// Any machine that resolves can write one: it is a use at the time it was written (as
+		// the local store reads its marker's mtime), replaced by the next conditional write.
+		return UseMark{Exists: true, Foreign: true, At: obj.Modified.UTC(), Version: obj.Version}, nil
+	}
+	return UseMark{Exists: true, Tombstone: f[0] == "tombstone", At: at, Version: obj.Version}, nil
+}
+
+// WriteUseMark replaces the marker m (as read) by a new one of kind ("used", "tombstone"),
+// conditionally: over its version, or create-only where there was none. It returns the new
+// version; a write that lost the race (another wrote first, or the marker went) returns raced.
+func WriteUseMark(ctx context.Context, o Objects, id string, m UseMark, kind string, at time.Time, raced error) (string, error) {
+	body := fmt.Sprintf("%s %s %s\n", kind, at.UTC().Format(useMarkTime), newNonce())
+	v, err := o.Put(ctx, useKey(id), m.Version, []byte(body))
+	if errors.Is(err, ErrObjectChanged) {
+		return "", raced
+	}
+	return v, objectErr("marker of "+id, err, fault.UploadUnreadable)
+}
+
+// WriteUseOn is UseBackend.WriteUse of a marker kept as an object (m, as read): a write over a
+// marker read proves the upload was there (a sweep removes nothing before its tombstone replaced
+// the marker); one made where there was none is checked by check (the finished upload looked at
+// once more), and undone, only while it is still the one written.
+func WriteUseOn(ctx context.Context, o Objects, id string, m UseMark, at time.Time, check func() error) (func() error, func(), error) {
+	v, err := WriteUseMark(ctx, o, id, m, "used", at, ErrUseRaced)
+	if err != nil || m.Exists {
+		return nil, nil, err
+	}
+	return check, func() { o.Delete(ctx, useKey(id), v) }, nil
+}
+
+// newNonce is a random nonce of 16 hex digits.
+func newNonce() string {
+	var b [8]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// MapObjects is Objects in memory: the in-memory store's, and the engines' tests'. Its zero value
+// is ready.
+type MapObjects struct {
+	mu   sync.Mutex
+	objs map[string]Object
+	n    int // the last version given
+}
+
+func (m *MapObjects) Get(_ context.Context, key string) (Object, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	o, ok := m.objs[key]
+	if !ok {
+		return Object{}, ErrNoObject
+	}
+	o.Body = slices.Clone(o.Body)
+	return o, nil
+}
+
+func (m *MapObjects) Put(_ context.Context, key, version string, body []byte) (string, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if o, ok := m.objs[key]; ok != (version != "") || ok && o.Version != version {
+		return "", ErrObjectChanged
+	}
+	if m.objs == nil {
+		m.objs = map[string]Object{}
+	}
+	m.n++
+	v := strconv.Itoa(m.n)
+	m.objs[key] = Object{Body: slices.Clone(body), Version: v, Modified: time.Now().UTC()}
+	return v, nil
+}
+
+func (m *MapObjects) Delete(_ context.Context, key, version string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if o, ok := m.objs[key]; ok && version != "" && o.Version != version {
+		return ErrObjectChanged
+	}
+	delete(m.objs, key)
+	return nil
+}
+
+func (m *MapObjects) List(_ context.Context, prefix string) ([]string, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var keys []string
+	for _, k := range slices.Sorted(maps.Keys(m.objs)) {
+		if strings.HasPrefix(k, prefix) {
+			keys = append(keys, k)
+		}
+	}
+	return keys, nil
+}

@@ -1,0 +1,286 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/attachctl/attachctl/manifest/fault"
+)
+
+// hookObjects is MapObjects with a hook before each Get (another process at work meanwhile) and
+// an error every call gives when set (a server that answers badly).
+type hookObjects struct {
+	MapObjects
+	beforeGet func(key string)
+	err       error
+}
+
+func (h *hookObjects) Get(ctx context.Context, key string) (Object, error) {
+	if h.err != nil {
+		return Object{}, h.err
+	}
+	if h.beforeGet != nil {
+		h.beforeGet(key)
+	}
+	return h.MapObjects.Get(ctx, key)
+}
+
+func (h *hookObjects) Put(ctx context.Context, key, version string, body []byte) (string, error) {
+	if h.err != nil {
+		return "", h.err
+	}
+	return h.MapObjects.Put(ctx, key, version, body)
+}
+
+// The primitive's conditions, as every engine here relies on them: create-only, over a version,
+// a delete on a version, a listing by prefix.
+func TestMapObjectsConditions(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name string
+		run  func(o *MapObjects) error
+		want error
+	}{
+		{"create-only over nothing is taken", func(o *MapObjects) error {
+			_, err := o.Put(ctx, "k", "", []byte("a"))
+			return err
+		}, nil},
+		{"create-only over an object is refused", func(o *MapObjects) error {
+			o.Put(ctx, "k", "", []byte("a"))
+			_, err := o.Put(ctx, "k", "", []byte("b"))
+			return err
+		}, ErrObjectChanged},
+		{"over the version read is taken", func(o *MapObjects) error {
+			v, _ := o.Put(ctx, "k", "", []byte("a"))
+			_, err := o.Put(ctx, "k", v, []byte("b"))
+			return err
+		}, nil},
+		{"over a version replaced since is refused", func(o *MapObjects) error {
+			v, _ := o.Put(ctx, "k", "", []byte("a"))
+			o.Put(ctx, "k", v, []byte("b"))
+			_, err := o.Put(ctx, "k", v, []byte("c"))
+			return err
+		}, ErrObjectChanged},
+		{"over a version of an object gone is refused", func(o *MapObjects) error {
+			v, _ := o.Put(ctx, "k", "", []byte("a"))
+			o.Delete(ctx, "k", "")
+			_, err := o.Put(ctx, "k", v, []byte("b"))
+			return err
+		}, ErrObjectChanged},
+		{"a delete on a version replaced since is refused", func(o *MapObjects) error {
+			v, _ := o.Put(ctx, "k", "", []byte("a"))
+			o.Put(ctx, "k", v, []byte("b"))
+			if err := o.Delete(ctx, "k", v); err != nil {
+				return err
+			}
+			return errors.New("deleted")
+		}, ErrObjectChanged},
+		{"a delete of nothing is no error", func(o *MapObjects) error { return o.Delete(ctx, "k", "7") }, nil},
+		{"a read of nothing", func(o *MapObjects) error {
+			_, err := o.Get(ctx, "k")
+			return err
+		}, ErrNoObject},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if err := tc.run(new(MapObjects)); !errors.Is(err, tc.want) || (tc.want == nil) != (err == nil) {
+				t.Fatalf("got %v, want %v", err, tc.want)
+			}
+		})
+	}
+	var o MapObjects
+	for _, k := range []string{"a/1", "a/2", "ab/3", "b/1"} {
+		o.Put(ctx, k, "", []byte(k))
+	}
+	if got, _ := o.List(ctx, "a/"); !reflect.DeepEqual(got, []string{"a/1", "a/2"}) {
+		t.Fatalf("listed %v under a/, want a/1 and a/2", got)
+	}
+}
+
+// A reservation is created create-only: one there already is another's, refused; one dropped
+// between the listing and its read is none; one dropped twice is no error.
+func TestObjectReserver(t *testing.T) {
+	ctx := context.Background()
+	o := &hookObjects{}
+	r := ObjectReserver{O: o, Loc: "mem://x"}
+	if err := r.PutReservation(ctx, idA, []byte("one")); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.PutReservation(ctx, idA, []byte("two")); fault.CodeOf(err) != fault.UploadInvalid {
+		t.Fatalf("a second reservation of %s: %v, want upload.invalid", idA, err)
+	}
+	if err := r.PutReservation(ctx, idB, []byte("b")); err != nil {
+		t.Fatal(err)
+	}
+	o.beforeGet = func(key string) {
+		if strings.HasSuffix(key, idB) {
+			r.DropReservation(ctx, idB) // its upload published meanwhile
+		}
+	}
+	got, err := r.Reservations(ctx)
+	if want := map[string][]byte{idA: []byte("one")}; err != nil || !reflect.DeepEqual(got, want) {
+		t.Fatalf("reservations %q (%v), want %q", got, err, want)
+	}
+	if err := r.DropReservation(ctx, idB); err != nil {
+		t.Fatalf("a reservation dropped twice: %v", err)
+	}
+	// An answer the backend could not code is the reservations' store.unreachable; one it coded
+	// keeps its code.
+	o.err = errors.New("a server's odd answer")
+	if err := r.PutReservation(ctx, idC, nil); fault.CodeOf(err) != fault.StoreUnreachable || !strings.Contains(err.Error(), "reservation "+idC) {
+		t.Fatalf("an uncoded error: %v, want store.unreachable naming the reservation", err)
+	}
+	o.err = fault.Errorf("", "store mem://x: odd")
+	if _, err := r.Reservations(ctx); fault.CodeOf(err) != fault.StoreUnreachable {
+		t.Fatalf("a backend's error without a code: %v, want store.unreachable", err)
+	}
+	o.err = fault.Errorf(fault.UploadUnreadable, "store mem://x: odd")
+	if _, err := r.Reservations(ctx); fault.CodeOf(err) != fault.UploadUnreadable {
+		t.Fatalf("a backend's coded error: %v, want its code kept", err)
+	}
+}
+
+// The mark is replaced only over the version read: a mark changed since is another's store init,
+// refused, and left as it is.
+func TestObjectMark(t *testing.T) {
+	ctx := context.Background()
+	o := new(MapObjects)
+	m := ObjectMark{O: o, Loc: "mem://x"}
+	if b, v, err := m.ReadMark(ctx); b != nil || v != "" || err != nil {
+		t.Fatalf("no mark: %q %q %v, want none", b, v, err)
+	}
+	if err := m.ReplaceMark(ctx, []byte("one\n"), ""); err != nil {
+		t.Fatal(err)
+	}
+	_, v, _ := m.ReadMark(ctx)
+	if err := m.ReplaceMark(ctx, []byte("two\n"), v); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.ReplaceMark(ctx, []byte("three\n"), v); fault.CodeOf(err) != fault.UploadInvalid || !strings.Contains(err.Error(), "changed") {
+		t.Fatalf("over a mark changed since it was read: %v, want upload.invalid", err)
+	}
+	if err := m.ReplaceMark(ctx, []byte("again\n"), ""); fault.CodeOf(err) != fault.UploadInvalid {
+		t.Fatalf("a new mark over one made meanwhile: %v, want upload.invalid", err)
+	}
+	if b, _, _ := m.ReadMark(ctx); string(b) != "two\n" {
+		t.Fatalf("the mark is %q after the refusals, want two", b)
+	}
+}
+
+// A use marker is read for its kind and time; one that is not attachctl's is a use at its
+// object's time; each kind's size is what a listing tells it by.
+func TestReadUseMark(t *testing.T) {
+	ctx := context.Background()
+	at := time.Date(2026, 12, 4, 8, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name string
+		kind string // written by WriteUseMark; "": body is
+		body string
+		want UseMark
+		size int
+	}{
+		{"none", "", "", UseMark{}, 0},
+		{"used", "used", "", UseMark{Exists: true, At: at}, UsedMarkSize},
+		{"tombstone", "tombstone", "", UseMark{Exists: true, Tombstone: true, At: at}, TombstoneMarkSize},
+		{"foreign", "", "touched by hand\n", UseMark{Exists: true, Foreign: true}, 0},
+		{"foreign kind", "", "kept 2026-12-04T08:00:00.000000000Z 0123456789abcdef\n", UseMark{Exists: true, Foreign: true}, 0},
+		{"no time", "", "used yesterday 0123456789abcdef\n", UseMark{Exists: true, Foreign: true}, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := new(MapObjects)
+			switch {
+			case tc.kind != "":
+				if _, err := WriteUseMark(ctx, o, idA, UseMark{}, tc.kind, at, ErrUseRaced); err != nil {
+					t.Fatal(err)
+				}
+			case tc.body != "":
+				o.Put(ctx, idA+"/"+UsedName, "", []byte(tc.body))
+			}
+			got, err := ReadUseMark(ctx, o, idA)
+			if err != nil {
+				t.Fatal(err)
+			}
+			obj, _ := o.Get(ctx, idA+"/"+UsedName)
+			want := tc.want
+			want.Version = obj.Version
+			if want.Foreign {
+				want.At = obj.Modified
+			}
+			if got != want {
+				t.Fatalf("read %+v, want %+v", got, want)
+			}
+			if tc.size != 0 && len(obj.Body) != tc.size {
+				t.Fatalf("a %s marker of %d bytes, want %d: a listing tells it by its size", tc.kind, len(obj.Body), tc.size)
+			}
+		})
+	}
+}
+
+// A marker is replaced only over the one read: a write that lost is the caller's raced. A use
+// that wrote where there was none is checked, and its undo removes only the marker it wrote.
+func TestWriteUseOn(t *testing.T) {
+	ctx := context.Background()
+	at := time.Now()
+	o := new(MapObjects)
+	checked := 0
+	check := func() error { checked++; return nil }
+	// Where there was none: checked, and undone.
+	chk, undo, err := WriteUseOn(ctx, o, idA, UseMark{}, at, check)
+	if err != nil || chk == nil || undo == nil {
+		t.Fatalf("a first use: check %v, undo %v, %v; want both", chk != nil, undo != nil, err)
+	}
+	m, _ := ReadUseMark(ctx, o, idA)
+	undo()
+	if got, _ := ReadUseMark(ctx, o, idA); got.Exists {
+		t.Fatalf("the undone marker is still there: %+v", got)
+	}
+	// Undone after another use replaced it: the other's stays.
+	_, undo, _ = WriteUseOn(ctx, o, idA, UseMark{}, at, check)
+	m, _ = ReadUseMark(ctx, o, idA)
+	if _, _, err := WriteUseOn(ctx, o, idA, m, at, check); err != nil {
+		t.Fatal(err)
+	}
+	undo()
+	if got, _ := ReadUseMark(ctx, o, idA); !got.Exists {
+		t.Fatalf("an undo removed another use's marker")
+	}
+	// Over the marker read: proved, nothing to check.
+	m, _ = ReadUseMark(ctx, o, idA)
+	if chk, _, err := WriteUseOn(ctx, o, idA, m, at, check); err != nil || chk != nil {
+		t.Fatalf("over the marker read: check %v, %v; want none", chk != nil, err)
+	}
+	// Over a marker read before another wrote (a sweep's tombstone, another use): raced.
+	if _, err := WriteUseMark(ctx, o, idA, m, "tombstone", at, ErrSweepKept); err != ErrSweepKept {
+		t.Fatalf("a tombstone over a marker replaced since: %v, want ErrSweepKept", err)
+	}
+	if _, _, err := WriteUseOn(ctx, o, idA, UseMark{}, at, check); err != ErrUseRaced {
+		t.Fatalf("a first use where another wrote one: %v, want ErrUseRaced", err)
+	}
+	if checked != 0 {
+		t.Fatalf("check called %d times by WriteUseOn, want by the engine only", checked)
+	}
+}
+
+// A note is written create-only: of two runs that start at once the one that finds the note
+// written is told so (ErrNoteTaken) and drops what it began; an error the backend gives without a
+// code is the note's upload.unreadable.
+func TestNotesStartOverObjects(t *testing.T) {
+	f, n, _ := noteRig()
+	ctx := context.Background()
+	key := n.Key("x.bin", 10, noteSum)
+	other := newTestID(t)
+	f.beforePut = func(key string) { f.put(t, key, other) }
+	begin := func(id string) (*fakePartial, error) { return &fakePartial{}, nil }
+	if _, _, err := n.Start(ctx, key, "", "x.bin", 10, begin); err != ErrNoteTaken || len(f.dropped) != 1 {
+		t.Fatalf("a note written meanwhile: %v, %d dropped; want ErrNoteTaken, this run's dropped", err, len(f.dropped))
+	}
+	bad := &hookObjects{err: fmt.Errorf("a server's odd answer")}
+	n.O = bad
+	if _, _, err := n.Start(ctx, key, "", "x.bin", 10, begin); fault.CodeOf(err) != fault.UploadUnreadable || len(f.dropped) != 2 {
+		t.Fatalf("a note that cannot be written: %v, %d dropped; want upload.unreadable, dropped", err, len(f.dropped))
+	}
+}
