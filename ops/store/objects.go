@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -30,8 +31,8 @@ type Objects interface {
 	// Get reads the object at key whole, with its version (S3: its ETag) and when it was last
 	// written: ErrNoObject when there is none.
 	Get(ctx context.Context, key string) (Object, error)
-	// Put writes body at key create-only (version ""), or only over that version:
-	// ErrObjectChanged when it is refused so (another wrote first, or the object went). A write
+	// Put writes body at key create-only (version ""), or only over that version (AnyVersion:
+	// over whatever is there): ErrObjectChanged when it is refused so (another wrote first, or the object went). A write
 	// the backend took whose answer was lost is taken, as its own bytes are found there. It
 	// returns the version written.
 	Put(ctx context.Context, key, version string, body []byte) (string, error)
@@ -50,6 +51,9 @@ var (
 	ErrObjectChanged = errors.New("the object changed since it was read")
 )
 
+// AnyVersion is the version that puts over whatever is at a key, or nothing.
+const AnyVersion = "*"
+
 // Object is a small object as read whole.
 type Object struct {
 	Body     []byte
@@ -63,6 +67,7 @@ func reservationKey(id string) string { return InternalDir + "/reserved/" + id }
 func reservationDir() string          { return reservationKey("") }
 func useKey(id string) string         { return id + "/" + UsedName }
 func markKey() string                 { return InternalDir + "/" + MarkName }
+func infoKey(id string) string        { return InternalDir + "/partial/" + id + "/info" }
 
 // objectErr gives an error of Objects code when it carries none, and names what it was about
 // when it does not say.
@@ -79,6 +84,56 @@ func objectErr(what string, err error, code fault.Code) error {
 		return err
 	}
 	return fault.At(what, err, code)
+}
+
+// ReadInfo reads the info of the unfinished upload id, the JSON of a P kept as the small object
+// .attachctl/partial/<id>/info of the store at where: upload.missing when there is none,
+// upload.unreadable when it is not an info (no valid name).
+func ReadInfo[P NotePartial](ctx context.Context, o Objects, id, where string) (P, error) {
+	var p, none P
+	obj, err := o.Get(ctx, infoKey(id))
+	switch {
+	case errors.Is(err, ErrNoObject):
+		return none, fault.Errorf(fault.UploadMissing, "upload %s: no unfinished upload in store %s", id, where)
+	case err != nil:
+		return none, objectErr("upload "+id, err, fault.UploadUnreadable)
+	}
+	if json.Unmarshal(obj.Body, &p) != nil || p == none || ValidName(p.Of().Name) != nil {
+		return none, fault.Errorf(fault.UploadUnreadable, "upload %s: %s/%s is not an attachctl partial", id, where, infoKey(id))
+	}
+	return p, nil
+}
+
+// WriteInfo writes p as the info of the unfinished upload id (ReadInfo), over version: create-only
+// for an upload just begun (its id is new, so a write whose answer was lost finds itself), or over
+// whatever is there (AnyVersion) to fix it.
+func WriteInfo(ctx context.Context, o Objects, id string, p any, version string) error {
+	b, err := json.Marshal(p)
+	if err == nil {
+		_, err = o.Put(ctx, infoKey(id), version, b)
+	}
+	return objectErr("upload "+id, err, fault.UploadUnreadable)
+}
+
+// ProbeConditions checks that o honours its conditions before anything depends on them: a
+// probe object of a key of its own is written create-only (it must be taken), again (it must be
+// refused: else newTaken), and over a version it does not have (refused: else matchTaken). Each
+// write's body is its own, so a write refused that finds it is an earlier attempt whose answer
+// was lost (Objects.Put). The probe is removed after.
+func ProbeConditions(ctx context.Context, o Objects) (newTaken, matchTaken bool, err error) {
+	key := InternalDir + "/probe-" + newNonce()
+	defer o.Delete(context.WithoutCancel(ctx), key, "")
+	taken := []*bool{nil, &newTaken, &matchTaken}
+	for i, version := range []string{"", "", `"00000000000000000000000000000000"`} {
+		_, err := o.Put(ctx, key, version, []byte(fmt.Sprintf("probe %d\n", i)))
+		switch {
+		case err == nil && i > 0:
+			*taken[i] = true
+		case err != nil && (i == 0 || !errors.Is(err, ErrObjectChanged)):
+			return false, false, objectErr("conditional write check", err, fault.StoreUnreachable)
+		}
+	}
+	return newTaken, matchTaken, nil
 }
 
 // ObjectReserver is the reservations' primitives (Reserver) over Objects: a reservation is the
@@ -133,6 +188,7 @@ func (r ObjectReserver) DropReservation(ctx context.Context, key string) error {
 type ObjectMark struct {
 	O    Objects
 	Loc  string // the store, for messages
+	At   string // the mark, for messages
 	Make func(ctx context.Context) error
 }
 
@@ -155,6 +211,22 @@ func (m ObjectMark) ReplaceMark(ctx context.Context, body []byte, version string
 		return fault.Errorf(fault.UploadInvalid, "store %s: its mark changed while the limits were set; run store init again", m.Loc)
 	}
 	return objectErr("store mark", err, fault.StoreUnreachable)
+}
+
+// Stamp writes line into the mark read (body at version; version "": none, a store made here),
+// over that version: a store whose conditional writes were checked on its first use says so, so
+// that they are checked once. A write refused so is another process's mark meanwhile (its own
+// check), which is as good. A mark whose limits line is damaged is left as it is, for its owner
+// to mend: what needs the limits (an upload) fails naming it, and what does not goes on.
+func (m ObjectMark) Stamp(ctx context.Context, body []byte, version, line string) error {
+	l, err := ParseMark(m.At, body)
+	if err != nil {
+		return nil
+	}
+	if _, err := m.O.Put(ctx, markKey(), version, MarkWith([]byte(MarkLine+line), l)); !errors.Is(err, ErrObjectChanged) {
+		return objectErr("store mark", err, fault.StoreUnreachable)
+	}
+	return nil
 }
 
 // UseMark is an upload's use marker kept as the object <id>/.used, as read: where there is no
@@ -224,6 +296,20 @@ func WriteUseOn(ctx context.Context, o Objects, id string, m UseMark, at time.Ti
 	return check, func() { o.Delete(ctx, useKey(id), v) }, nil
 }
 
+// DropTombstone removes the tombstone of the upload id that a sweep left alone, read whole first
+// (a listing tells it by its size, and a foreign object of that size is no tombstone, and stays),
+// and only while it is the one read.
+func DropTombstone(ctx context.Context, o Objects, id string) error {
+	m, err := ReadUseMark(ctx, o, id)
+	if err != nil || !m.Tombstone {
+		return err
+	}
+	if err := o.Delete(ctx, useKey(id), m.Version); !errors.Is(err, ErrObjectChanged) {
+		return objectErr("marker of "+id, err, fault.UploadUnreadable)
+	}
+	return nil
+}
+
 // newNonce is a random nonce of 16 hex digits.
 func newNonce() string {
 	var b [8]byte
@@ -246,14 +332,14 @@ func (m *MapObjects) Get(_ context.Context, key string) (Object, error) {
 	if !ok {
 		return Object{}, ErrNoObject
 	}
-	o.Body = slices.Clone(o.Body)
+	o.Body = append([]byte{}, o.Body...) // not nil: an empty object is there
 	return o, nil
 }
 
 func (m *MapObjects) Put(_ context.Context, key, version string, body []byte) (string, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if o, ok := m.objs[key]; ok != (version != "") || ok && o.Version != version {
+	if o, ok := m.objs[key]; version != AnyVersion && (ok != (version != "") || ok && o.Version != version) {
 		return "", ErrObjectChanged
 	}
 	if m.objs == nil {

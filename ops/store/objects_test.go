@@ -16,8 +16,18 @@ import (
 // an error every call gives when set (a server that answers badly).
 type hookObjects struct {
 	MapObjects
-	beforeGet func(key string)
-	err       error
+	beforeGet    func(key string)
+	beforeDelete func(key string)
+	err          error
+}
+
+func (h *hookObjects) Delete(ctx context.Context, key, version string) error {
+	if h.beforeDelete != nil {
+		hook := h.beforeDelete
+		h.beforeDelete = nil
+		hook(key)
+	}
+	return h.MapObjects.Delete(ctx, key, version)
 }
 
 func (h *hookObjects) Get(ctx context.Context, key string) (Object, error) {
@@ -282,5 +292,166 @@ func TestNotesStartOverObjects(t *testing.T) {
 	n.O = bad
 	if _, _, err := n.Start(ctx, key, "", "x.bin", 10, begin); fault.CodeOf(err) != fault.UploadUnreadable || len(f.dropped) != 2 {
 		t.Fatalf("a note that cannot be written: %v, %d dropped; want upload.unreadable, dropped", err, len(f.dropped))
+	}
+}
+
+// ignoring is MapObjects on a server that ignores a condition: create-only, or over a version.
+type ignoring struct {
+	MapObjects
+	newOnes, versions bool
+}
+
+func (o *ignoring) Put(ctx context.Context, key, version string, body []byte) (string, error) {
+	if o.newOnes && version == "" || o.versions && version != "" {
+		version = AnyVersion
+	}
+	return o.MapObjects.Put(ctx, key, version, body)
+}
+
+// A server is checked for each condition; the probe goes after.
+func TestProbeConditions(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name              string
+		o                 *ignoring
+		newTaken, matched bool
+	}{
+		{"honours both", &ignoring{}, false, false},
+		{"ignores create-only", &ignoring{newOnes: true}, true, false},
+		{"ignores a version", &ignoring{versions: true}, false, true},
+		{"ignores both", &ignoring{newOnes: true, versions: true}, true, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			n, m, err := ProbeConditions(ctx, tc.o)
+			if err != nil || n != tc.newTaken || m != tc.matched {
+				t.Fatalf("create-only ignored %v, a version ignored %v (%v); want %v, %v", n, m, err, tc.newTaken, tc.matched)
+			}
+			if keys, _ := tc.o.List(ctx, ""); len(keys) != 0 {
+				t.Fatalf("left %v", keys)
+			}
+		})
+	}
+	bad := &hookObjects{err: errors.New("a server's odd answer")}
+	if _, _, err := ProbeConditions(ctx, bad); fault.CodeOf(err) != fault.StoreUnreachable {
+		t.Fatalf("a probe that cannot be written: %v, want store.unreachable", err)
+	}
+}
+
+// The mark says its store's conditional writes were checked, written over the version read; one
+// written meanwhile is as good, and a damaged one is left for its owner.
+func TestObjectMarkStamp(t *testing.T) {
+	ctx := context.Background()
+	o := new(MapObjects)
+	m := ObjectMark{O: o, Loc: "mem://x", At: "mem://x/.attachctl/store"}
+	limited := MarkText(Limits{MaxFiles: 3})
+	if err := m.Stamp(ctx, nil, "", "checked\n"); err != nil {
+		t.Fatal(err)
+	}
+	b, v, _ := m.ReadMark(ctx)
+	if !strings.Contains(string(b), "checked\n") || !strings.HasPrefix(string(b), MarkLine) {
+		t.Fatalf("a new store's mark %q: want its first line and the check's", b)
+	}
+	o.Put(ctx, markKey(), v, limited) // store init meanwhile
+	if err := m.Stamp(ctx, b, v, "again\n"); err != nil {
+		t.Fatalf("over a mark written meanwhile: %v, want as good", err)
+	}
+	if b, v, _ = m.ReadMark(ctx); string(b) != string(limited) {
+		t.Fatalf("the mark written meanwhile is %q, want it kept", b)
+	}
+	if err := m.Stamp(ctx, b, v, "checked\n"); err != nil {
+		t.Fatal(err)
+	}
+	if b, v, _ = m.ReadMark(ctx); !strings.Contains(string(b), "checked\n") || !strings.Contains(string(b), `"maxFiles":3`) {
+		t.Fatalf("stamped mark %q: want the check's line and the limits kept", b)
+	}
+	damaged := []byte(MarkLine + limitsPrefix + "{\n")
+	o.Put(ctx, markKey(), v, damaged)
+	_, v, _ = m.ReadMark(ctx)
+	if err := m.Stamp(ctx, damaged, v, "checked\n"); err != nil {
+		t.Fatal(err)
+	}
+	if b, _, _ = m.ReadMark(ctx); string(b) != string(damaged) {
+		t.Fatalf("a damaged mark became %q, want it left", b)
+	}
+}
+
+// The info of an unfinished upload: none is upload.missing, one that is no info is
+// upload.unreadable; a new one is written create-only, a fix over whatever is there.
+func TestInfoObject(t *testing.T) {
+	ctx := context.Background()
+	o := new(MapObjects)
+	if _, err := ReadInfo[*fakePartial](ctx, o, idA, "mem://x"); fault.CodeOf(err) != fault.UploadMissing {
+		t.Fatalf("no info: %v, want upload.missing", err)
+	}
+	if err := WriteInfo(ctx, o, idA, &infoPartial{Name: "a.bin"}, ""); err != nil {
+		t.Fatal(err)
+	}
+	if p, err := ReadInfo[*infoPartial](ctx, o, idA, "mem://x"); err != nil || p.Name != "a.bin" {
+		t.Fatalf("read %+v (%v), want a.bin", p, err)
+	}
+	if err := WriteInfo(ctx, o, idA, &infoPartial{Name: "b.bin"}, ""); fault.CodeOf(err) != fault.UploadUnreadable {
+		t.Fatalf("a new info over one: %v, want refused", err)
+	}
+	if err := WriteInfo(ctx, o, idA, &infoPartial{Name: "b.bin"}, AnyVersion); err != nil {
+		t.Fatalf("a fix: %v", err)
+	}
+	if p, _ := ReadInfo[*infoPartial](ctx, o, idA, "mem://x"); p.Name != "b.bin" {
+		t.Fatalf("fixed info names %q, want b.bin", p.Name)
+	}
+	for _, body := range []string{"null", "{}", `{"name":"../x"}`, "not json"} {
+		o.Put(ctx, infoKey(idB), AnyVersion, []byte(body))
+		if p, err := ReadInfo[*infoPartial](ctx, o, idB, "mem://x"); fault.CodeOf(err) != fault.UploadUnreadable || p != nil {
+			t.Fatalf("info %s: %+v, %v; want upload.unreadable", body, p, err)
+		}
+	}
+}
+
+type infoPartial struct {
+	Name string `json:"name"`
+}
+
+func (p *infoPartial) Of() PartialOf { return PartialOf{Name: p.Name} }
+
+// A tombstone left alone goes; a used marker, or a foreign object, stays; so does one replaced
+// since it was read.
+func TestDropTombstone(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name  string
+		kind  string
+		body  string
+		stays bool
+	}{
+		{"tombstone", "tombstone", "", false},
+		{"used", "used", "", true},
+		{"foreign", "", strings.Repeat("x", TombstoneMarkSize), true},
+		{"none", "", "", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := &hookObjects{}
+			if tc.kind != "" {
+				WriteUseMark(ctx, o, idA, UseMark{}, tc.kind, time.Now(), ErrUseRaced)
+			} else if tc.body != "" {
+				o.Put(ctx, useKey(idA), "", []byte(tc.body))
+			}
+			if err := DropTombstone(ctx, o, idA); err != nil {
+				t.Fatal(err)
+			}
+			if m, _ := ReadUseMark(ctx, o, idA); m.Exists != tc.stays {
+				t.Fatalf("marker there %v, want %v", m.Exists, tc.stays)
+			}
+		})
+	}
+	o := &hookObjects{}
+	WriteUseMark(ctx, o, idA, UseMark{}, "tombstone", time.Now(), ErrUseRaced)
+	o.beforeDelete = func(string) {
+		m, _ := ReadUseMark(ctx, o, idA)
+		WriteUseMark(ctx, o, idA, m, "tombstone", time.Now(), ErrUseRaced) // another sweep's, since
+	}
+	if err := DropTombstone(ctx, o, idA); err != nil {
+		t.Fatal(err)
+	}
+	if m, _ := ReadUseMark(ctx, o, idA); !m.Exists {
+		t.Fatalf("a tombstone written after the one read was dropped")
 	}
 }

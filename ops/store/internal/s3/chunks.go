@@ -123,8 +123,8 @@ func (u *chunkUp) Publish(ctx context.Context, check func(string) error) (*store
 	if u.pi.Size < 0 { // fixed here, so that a partial left after the publish is seen finished
 		fixed := *u.pi
 		fixed.Size = n
-		if err := s.putJSON(ctx, s.infoKey(id), fixed, false); err != nil {
-			return nil, false, s.wrap(fault.UploadUnreadable, "finish "+id, err)
+		if err := store.WriteInfo(ctx, objects{s}, id, fixed, store.AnyVersion); err != nil {
+			return nil, false, err
 		}
 	}
 	key := s.FinishedKey(id, u.pi.Name)

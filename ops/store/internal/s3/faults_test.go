@@ -90,7 +90,7 @@ func testFinishedNotCleaned(t *testing.T, srv *s3test.Server) {
 	id := rec.Upload.ID
 	// What the killed run left: the info of the multipart upload it had just completed.
 	pi := &partialInfo{Name: "big.bin", Size: MinChunk + 1000, Made: nowString(), UploadID: "completed-already", Blake3: rec.Blake3}
-	if err := s.putJSON(bg, s.infoKey(id), pi, false); err != nil {
+	if err := store.WriteInfo(bg, objects{s}, id, pi, store.AnyVersion); err != nil {
 		t.Fatal(err)
 	}
 	var sent int
@@ -331,7 +331,7 @@ func testConditionalIgnored(t *testing.T, srv *s3test.Server) {
 	if fault.CodeOf(err) != fault.StoreUnreachable || !strings.Contains(err.Error(), "ignores If-None-Match") {
 		t.Fatalf("upload to a server that ignores conditional writes: %v, want store.unreachable naming If-None-Match", err)
 	}
-	if _, _, _, err := s2.getObject(bg, s2.markKey()); !notFound(err) {
+	if _, _, _, err := s2.getObject(bg, s2.key(internalDir, store.MarkName)); !notFound(err) {
 		t.Fatalf("the refused store was marked: %v", err)
 	}
 	unsafe, err := Open(bg, s2.URI, Options{UnsafeNoConditional: true})
@@ -341,25 +341,25 @@ func testConditionalIgnored(t *testing.T, srv *s3test.Server) {
 	if err := unsafe.UploadRecord(bg, &manifest.Record{Path: path}, UploadOptions{}); err != nil {
 		t.Fatalf("upload with UnsafeNoConditional: %v", err)
 	}
-	if b, _, _, err := unsafe.getObject(bg, unsafe.markKey()); err != nil || !strings.Contains(string(b), condNone) {
+	if b, _, _, err := unsafe.getObject(bg, unsafe.key(internalDir, store.MarkName)); err != nil || !strings.Contains(string(b), condNone) {
 		t.Fatalf("mark %q (%v): does not say the check was skipped", b, err)
 	}
 	// A store marked by an earlier version (no check recorded) is checked on its next use.
 	p.StripConditions = false
 	old, _ := proxied(t, srv, Options{})
-	if _, err := old.client.PutObject(bg, &awss3.PutObjectInput{Bucket: &old.Bucket, Key: aws.String(old.markKey()), Body: strings.NewReader("attachctl store\n")}); err != nil {
+	if _, err := old.client.PutObject(bg, &awss3.PutObjectInput{Bucket: &old.Bucket, Key: aws.String(old.key(internalDir, store.MarkName)), Body: strings.NewReader("attachctl store\n")}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := old.List(bg); err != nil {
 		t.Fatal(err)
 	}
-	if b, _, _, err := old.getObject(bg, old.markKey()); err != nil || !strings.Contains(string(b), condCheck) {
+	if b, _, _, err := old.getObject(bg, old.key(internalDir, store.MarkName)); err != nil || !strings.Contains(string(b), condCheck) {
 		t.Fatalf("an old mark %q (%v): not checked and recorded on first use", b, err)
 	}
 	// An old mark whose limits line was damaged by hand: ls and sweep go on, the mark is left
 	// for its owner to mend, and an upload (which needs the limits) fails naming it.
 	damaged := "attachctl store\nlimits {\"maxFiles\":\n"
-	if _, err := old.client.PutObject(bg, &awss3.PutObjectInput{Bucket: &old.Bucket, Key: aws.String(old.markKey()), Body: strings.NewReader(damaged)}); err != nil {
+	if _, err := old.client.PutObject(bg, &awss3.PutObjectInput{Bucket: &old.Bucket, Key: aws.String(old.key(internalDir, store.MarkName)), Body: strings.NewReader(damaged)}); err != nil {
 		t.Fatal(err)
 	}
 	again, err := Open(bg, old.URI, Options{})
@@ -369,7 +369,7 @@ func testConditionalIgnored(t *testing.T, srv *s3test.Server) {
 	if _, err := again.List(bg); err != nil {
 		t.Fatalf("ls of a store whose old mark's limits are damaged: %v", err)
 	}
-	if b, _, _, err := again.getObject(bg, again.markKey()); err != nil || string(b) != damaged {
+	if b, _, _, err := again.getObject(bg, again.key(internalDir, store.MarkName)); err != nil || string(b) != damaged {
 		t.Fatalf("a damaged mark was rewritten as %q (%v)", b, err)
 	}
 	err = again.UploadRecord(bg, &manifest.Record{Path: path}, UploadOptions{})

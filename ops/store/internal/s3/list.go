@@ -204,7 +204,7 @@ func (r *listRun) ReadUpload(ctx context.Context, c store.Candidate) (*store.Upl
 		return nil, fault.Errorf(fault.UploadUnreadable, "upload %s: holds no object of an upload", c.ID)
 	}
 	if got.m.Exists {
-		mk, err := s.readMarker(ctx, c.ID)
+		mk, err := store.ReadUseMark(ctx, objects{s}, c.ID)
 		if err != nil {
 			return nil, err
 		}

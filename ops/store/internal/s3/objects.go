@@ -18,10 +18,13 @@ type objects struct{ s *Store }
 
 func (o objects) Get(ctx context.Context, key string) (store.Object, error) {
 	b, etag, modified, err := o.s.getObject(ctx, o.s.key(key))
-	if notFound(err) {
+	switch {
+	case notFound(err):
 		return store.Object{}, store.ErrNoObject
+	case err != nil:
+		return store.Object{}, o.s.wrap("", key, err)
 	}
-	return store.Object{Body: b, Version: etag, Modified: modified}, o.s.wrap("", key, err)
+	return store.Object{Body: append([]byte{}, b...), Version: etag, Modified: modified}, nil // an empty one is there
 }
 
 func (o objects) Put(ctx context.Context, key, etag string, body []byte) (string, error) {

@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -44,7 +43,6 @@ func (s *Store) partialDir(id string) string { return s.key(internalDir, "partia
 func (s *Store) chunkKey(id string, off int64) string {
 	return s.partialDir(id) + fmt.Sprintf("c/%020d", off)
 }
-func (s *Store) markKey() string { return s.key(internalDir, store.MarkName) }
 
 // The store mark's body: its first line says what it is; the second that the server was found to
 // honour conditional writes (If-None-Match: *, If-Match), checked once on the prefix's first use,
@@ -67,15 +65,13 @@ func (s *Store) checkStore(ctx context.Context, create bool) (bool, error) {
 	if err := s.nested(ctx, false); err != nil {
 		return false, err
 	}
-	body, etag, _, err := s.getObject(ctx, s.markKey())
-	seen := store.Seen{Mark: err == nil}
-	switch {
-	case notFound(err):
-		if seen, err = s.look(ctx); err != nil {
-			return false, err
-		}
-	case err != nil:
-		return false, s.wrap(fault.StoreUnreachable, "store mark", err)
+	body, etag, err := s.mark.ReadMark(ctx)
+	seen := store.Seen{Mark: body != nil}
+	if err == nil && body == nil {
+		seen, err = s.look(ctx)
+	}
+	if err != nil {
+		return false, err
 	}
 	v, err := store.Judge(s.URI, seen)
 	switch {
@@ -89,7 +85,7 @@ func (s *Store) checkStore(ctx context.Context, create bool) (bool, error) {
 		}
 		body, etag = nil, ""
 	}
-	err = s.markSeen(ctx, string(body), etag)
+	err = s.markSeen(ctx, body, etag)
 	return err == nil, err
 }
 
@@ -112,23 +108,15 @@ func (s *Store) look(ctx context.Context) (store.Seen, error) {
 }
 
 // markSeen takes in the mark read (etag "": none, a store made here): one that does not say the
-// conditional writes were checked gets the check, and the line, now (If-Match: a mark changed
-// meanwhile is another's check; If-None-Match: * for a new one). A write refused that way means
-// another process marked the store meanwhile, which is as good.
-func (s *Store) markSeen(ctx context.Context, body, etag string) error {
-	if strings.Contains(body, condCheck) || s.unsafeNoConditional && strings.Contains(body, condNone) {
-		s.marked = true
-		return nil
-	}
-	line, err := s.checkConditional(ctx)
-	if err != nil {
-		return err
-	}
-	// A mark whose limits line is damaged is left as it is, for its owner to mend: what needs the
-	// limits (an upload) fails naming it, and what does not (ls, verify, sweep) goes on.
-	if l, err := store.ParseMark(s.quota.MarkAt, []byte(body)); err == nil {
-		if _, err := s.putOwn(ctx, condPut(s.markKey(), etag), store.MarkWith([]byte(store.MarkLine+line), l)); err != nil && !conflict(err) {
-			return s.wrap(fault.StoreUnreachable, "store mark", err)
+// conditional writes were checked gets the check, and the line, now (store.ObjectMark.Stamp).
+func (s *Store) markSeen(ctx context.Context, body []byte, etag string) error {
+	if !bytes.Contains(body, []byte(condCheck)) && !(s.unsafeNoConditional && bytes.Contains(body, []byte(condNone))) {
+		line, err := s.checkConditional(ctx)
+		if err == nil {
+			err = s.mark.Stamp(ctx, body, etag, line)
+		}
+		if err != nil {
+			return err
 		}
 	}
 	s.marked = true
@@ -136,49 +124,38 @@ func (s *Store) markSeen(ctx context.Context, body, etag string) error {
 }
 
 // condPut is a conditional write of key over what was read there: If-Match its ETag, or
-// If-None-Match: * when there was nothing (etag "").
+// If-None-Match: * when there was nothing (etag ""); none for store.AnyVersion.
 func condPut(key, etag string) *awss3.PutObjectInput {
-	if etag == "" {
+	switch etag {
+	case "":
 		return &awss3.PutObjectInput{Key: &key, IfNoneMatch: aws.String("*")}
+	case store.AnyVersion:
+		return &awss3.PutObjectInput{Key: &key}
 	}
 	return &awss3.PutObjectInput{Key: &key, IfMatch: aws.String(etag)}
 }
 
-// checkConditional writes a probe object three times: created If-None-Match: * (taken), again
-// (must be refused), and If-Match on an ETag it does not have (must be refused). A server that
-// takes either of the last two ignores the conditions: store.unreachable, unless the user said
+// checkConditional checks that the server honours conditional writes (store.ProbeConditions):
+// one that ignores If-None-Match: * or If-Match is store.unreachable, unless the user said
 // --s3-unsafe-no-conditional. It returns the mark's line that says what was found.
 func (s *Store) checkConditional(ctx context.Context) (string, error) {
 	if s.unsafeNoConditional {
 		return condNone + nowString() + "\n", nil
 	}
-	key := s.key(internalDir, "probe-"+newNonce())
-	defer s.client.DeleteObject(context.WithoutCancel(ctx), &awss3.DeleteObjectInput{Bucket: &s.Bucket, Key: &key})
-	// The probe's key is new and this check's own, and each write's body is its own: a write
-	// refused that finds its own body was taken by an earlier attempt of the same request, whose
-	// answer was lost (a read timeout, a broken connection) before the SDK tried again (putOwn).
+	newTaken, matchTaken, err := store.ProbeConditions(ctx, objects{s})
 	var ignored []string
-	for i, c := range []struct {
-		name, etag string
-	}{
-		{"", ""}, // the probe made: it must be taken
-		{"If-None-Match: *", ""},
-		{"If-Match", `"00000000000000000000000000000000"`},
-	} {
-		_, err := s.putOwn(ctx, condPut(key, c.etag), []byte(fmt.Sprintf("probe %d\n", i)))
-		switch {
-		case err == nil && i > 0:
-			ignored = append(ignored, c.name)
-		case err != nil && (i == 0 || !conflict(err) && !notFound(err)):
-			return "", s.wrap(fault.StoreUnreachable, "conditional write check", err)
-		}
+	if newTaken {
+		ignored = append(ignored, "If-None-Match: *")
 	}
-	if len(ignored) > 0 {
-		return "", fault.Errorf(fault.StoreUnreachable, "store %s: the server ignores %s on PutObject (a write that must be refused was taken); "+
+	if matchTaken {
+		ignored = append(ignored, "If-Match")
+	}
+	if err == nil && len(ignored) > 0 {
+		err = fault.Errorf(fault.StoreUnreachable, "store %s: the server ignores %s on PutObject (a write that must be refused was taken); "+
 			"attachctl's create-only finish and its .used marker protocol depend on conditional writes, so the store is refused "+
 			"(--s3-unsafe-no-conditional uses it anyway: then two uploads or a use racing a sweep can lose data)", s.URI, strings.Join(ignored, " and "))
 	}
-	return condCheck + nowString() + "\n", nil
+	return condCheck + nowString() + "\n", err
 }
 
 // Exists reports whether the prefix is a store, marked or not (store.Judge). A prefix that holds
@@ -216,21 +193,6 @@ func nowString() string { return time.Now().UTC().Format(time.RFC3339Nano) }
 func parseTime(s string) time.Time {
 	t, _ := time.Parse(time.RFC3339Nano, s)
 	return t
-}
-
-// putJSON writes v as JSON to key, create-only when told (the keys written so here are of an
-// upload id just made, so finding these very bytes there is this write: putOwn).
-func (s *Store) putJSON(ctx context.Context, key string, v any, createOnly bool) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	in := &awss3.PutObjectInput{Key: &key}
-	if createOnly {
-		in.IfNoneMatch = aws.String("*")
-	}
-	_, err = s.putOwn(ctx, in, b)
-	return err
 }
 
 // object is a small object as read whole.
@@ -290,19 +252,9 @@ func (s *Store) putOwn(ctx context.Context, in *awss3.PutObjectInput, body []byt
 	return found, err
 }
 
+// readInfo reads the info of the unfinished upload id (store.ReadInfo).
 func (s *Store) readInfo(ctx context.Context, id string) (*partialInfo, error) {
-	b, _, _, err := s.getObject(ctx, s.infoKey(id))
-	if err != nil {
-		if notFound(err) {
-			return nil, fault.Errorf(fault.UploadMissing, "upload %s: no unfinished upload in store %s", id, s.URI)
-		}
-		return nil, s.wrap(fault.UploadUnreadable, "upload "+id, err)
-	}
-	var pi partialInfo
-	if err := json.Unmarshal(b, &pi); err != nil || store.ValidName(pi.Name) != nil {
-		return nil, fault.Errorf(fault.UploadUnreadable, "upload %s: %s is not an attachctl partial", id, s.infoKey(id))
-	}
-	return &pi, nil
+	return store.ReadInfo[*partialInfo](ctx, objects{s}, id, s.URI)
 }
 
 // chunks lists an upload's chunks in offset order, which must follow each other (store.ChunkRun).

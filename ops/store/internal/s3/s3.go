@@ -101,6 +101,7 @@ type Store struct {
 	// Its limits (limits.go), its Limiter: read from its mark object once; each upload is
 	// admitted by a reservation taken under the store's limits lock.
 	quota *store.Quota
+	mark  store.ObjectMark // its mark, P/.attachctl/store
 	// notes are the source-note rules over this store (noteStore, objects)
 	notes store.Notes[*partialInfo]
 
@@ -210,11 +211,11 @@ func Open(ctx context.Context, uri string, opts Options) (*Store, error) {
 	if prefix != "" {
 		s.URI += "/" + prefix
 	}
-	s.quota = &store.Quota{R: store.ObjectReserver{O: objects{s}, Loc: s.URI, Lock: s.lockLimits},
-		M: store.ObjectMark{O: objects{s}, Loc: s.URI, Make: func(ctx context.Context) error {
-			_, err := s.checkStore(ctx, true)
-			return err
-		}}, Loc: s.URI, MarkAt: s.URI + "/" + internalDir + "/store", List: s.List, Wait: opts.LimitsWait}
+	s.mark = store.ObjectMark{O: objects{s}, Loc: s.URI, At: s.URI + "/" + internalDir + "/store", Make: func(ctx context.Context) error {
+		_, err := s.checkStore(ctx, true)
+		return err
+	}}
+	s.quota = &store.Quota{R: store.ObjectReserver{O: objects{s}, Loc: s.URI, Lock: s.lockLimits}, M: s.mark, Loc: s.URI, MarkAt: s.mark.At, List: s.List, Wait: opts.LimitsWait}
 	s.notes = store.Notes[*partialInfo]{B: noteStore{s}, O: objects{s}, Quota: s.quota}
 	s.TreesOn = func(context.Context, bool) (store.TreeBackend, error) { return s, nil }
 	return s, nil

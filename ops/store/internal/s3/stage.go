@@ -198,7 +198,7 @@ func (n noteStore) ReadPartial(ctx context.Context, id string) *partialInfo {
 }
 
 func (n noteStore) WritePartial(ctx context.Context, id string, pi *partialInfo) error {
-	return n.s.wrap(fault.UploadUnreadable, pi.Name, n.s.putJSON(ctx, n.s.infoKey(id), pi, true))
+	return store.WriteInfo(ctx, objects{n.s}, id, pi, "")
 }
 
 func (n noteStore) DropPartial(ctx context.Context, id string, pi *partialInfo) {

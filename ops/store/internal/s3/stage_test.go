@@ -652,7 +652,7 @@ func TestRefuseKeepsAnotherRunsNote(t *testing.T) {
 	mine := w.ID()
 	other, _ := store.NewID()
 	for _, c := range []struct{ holder, want string }{{other, other}, {mine, ""}} {
-		if err := s.putJSON(bg, s.key(key), map[string]string{"id": c.holder}, false); err != nil {
+		if _, err := (objects{s}).Put(bg, key, store.AnyVersion, []byte(`{"id":"`+c.holder+`"}`)); err != nil {
 			t.Fatal(err)
 		}
 		w.Refuse(bg, "")

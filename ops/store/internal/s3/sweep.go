@@ -124,7 +124,7 @@ func (sw *sweeper) Recheck(ctx context.Context, c store.Entry) (store.Reread, er
 		return store.Reread{Gone: true}, nil
 	}
 	if c.Finished {
-		m, err := s.readMarker(ctx, c.ID)
+		m, err := store.ReadUseMark(ctx, objects{s}, c.ID)
 		r := store.Reread{Decided: m.Tombstone, Note: &doomed{m: m, tree: got.Holds == store.HoldsFolder}}
 		if m.Exists && !m.Tombstone {
 			r.Used = m.At
@@ -149,8 +149,7 @@ func (sw *sweeper) Doom(ctx context.Context, it *store.SweepItem) error {
 
 func (sw *sweeper) Restore(*store.SweepItem) {}
 
-// DropLeftover deletes a finish's partials, or a sweep's tombstone left alone, read whole first:
-// the listing told it by its size, and a foreign object of that size is no tombstone, and stays.
+// DropLeftover deletes a finish's partials, or a sweep's tombstone left alone (store.DropTombstone).
 // Nothing is written beside a tombstone after the listing: an id's objects are written by its own
 // upload, which finished before a sweep wrote the tombstone, and a use finds the tombstone and
 // writes nothing.
@@ -159,10 +158,7 @@ func (sw *sweeper) DropLeftover(ctx context.Context, l store.Leftover) error {
 	if l.Partial {
 		return s.dropPartial(ctx, l.ID, nil)
 	}
-	if m, err := s.readMarker(ctx, l.ID); err != nil || !m.Tombstone {
-		return err
-	}
-	return s.deleteKeys(ctx, []string{s.usedKey(l.ID)})
+	return store.DropTombstone(ctx, objects{s}, l.ID)
 }
 
 // Drop deletes what the entry holds. The marker of a file upload goes last; when its deletion

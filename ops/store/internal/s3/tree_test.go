@@ -201,7 +201,7 @@ func TestTreeSweepKilled(t *testing.T) {
 		t.Fatal(err)
 	}
 	id := rec.Upload.ID
-	m, err := s.readMarker(bg, id)
+	m, err := store.ReadUseMark(bg, objects{s}, id)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -616,7 +616,7 @@ func TestListRequests(t *testing.T) {
 	if err := s.deleteKeys(bg, []string{s.treeKey(hid), s.treeMetaKey(hid), s.usedKey(hid)}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.putJSON(bg, s.infoKey(hid), partialInfo{Name: "half", Size: -1, Made: nowString(), Kind: store.KindFolder}, true); err != nil {
+	if err := store.WriteInfo(bg, objects{s}, hid, partialInfo{Name: "half", Size: -1, Made: nowString(), Kind: store.KindFolder}, ""); err != nil {
 		t.Fatal(err)
 	}
 	// The files of a folder upload with neither info nor listing.

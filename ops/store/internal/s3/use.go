@@ -14,11 +14,6 @@ import (
 	awss3 "github.com/aws/aws-sdk-go-v2/service/s3"
 )
 
-// readMarker reads the use marker of the upload id (store.ReadUseMark).
-func (s *Store) readMarker(ctx context.Context, id string) (store.UseMark, error) {
-	return store.ReadUseMark(ctx, objects{s}, id)
-}
-
 // settle makes the reading of the upload id's folder (got) say what only a request tells: a file
 // upload named like a folder upload's listing that is such a listing, its metadata removed, is
 // no upload; an empty folder upload is named by its listing; a marker whose size said neither
@@ -41,7 +36,7 @@ func (s *Store) settle(ctx context.Context, id string, got reading) (reading, er
 	}
 	if got.odd {
 		var err error
-		got.m, err = s.readMarker(ctx, id)
+		got.m, err = store.ReadUseMark(ctx, objects{s}, id)
 		return got, err
 	}
 	return got, nil

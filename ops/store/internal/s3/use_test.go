@@ -245,7 +245,7 @@ func finishKilled(t *testing.T, s *Store, listed func()) string {
 			t.Fatal(err)
 		}
 	}
-	if err := s.putJSON(bg, s.infoKey(id), pi, false); err != nil {
+	if err := store.WriteInfo(bg, objects{s}, id, pi, store.AnyVersion); err != nil {
 		t.Fatal(err)
 	}
 	return id
