@@ -11,14 +11,15 @@ import (
 
 // The source-note rules, written once: how runs of the same source (a file, a folder; from one
 // path or copies at two, in two processes or on two machines, holding no lock in common) agree on
-// one upload, over a backend's note primitives (NoteBackend). A source's note, named by its
-// SourceKey, holds the id of the source's upload. The run that begins an upload writes its info
+// one upload, over a backend's small objects (Objects) and its note primitives (NoteBackend). A
+// source's note, the small object .attachctl/source/<SourceKey>, holds the id of the source's
+// upload. The run that begins an upload writes its info
 // first, then the note, create-only (or over a note naming an upload that is no more, on the
 // version read): so a note never names an upload that cannot be found, and of two runs that
 // start at once one wins the note and the other takes the winner's upload up instead of making a
 // second copy. The note stays once the upload is finished, so that the same bytes uploaded again
 // are named again; it goes with the upload only while it still names it (Drop). What is the
-// backend's: where notes and infos are kept, the conditional writes that keep them, and how an
+// backend's: the conditional writes that keep the notes, where infos are kept, and how an
 // unfinished upload is written and resumed.
 
 // NoteBackend is what a backend gives so that the source-note rules run over it (Notes), beside
