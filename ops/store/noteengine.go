@@ -23,14 +23,9 @@ import (
 // unfinished upload is written and resumed.
 
 // NoteBackend is what a backend gives so that the source-note rules run over it (Notes), beside
-// its small objects (Notes.O, where the notes are kept): the info of its unfinished uploads, P (a
-// pointer; nil: none).
+// its small objects (Notes.O, where the notes and the infos of its unfinished uploads are kept,
+// the JSON of a P, a pointer; nil: none): what an unfinished upload holds besides its info.
 type NoteBackend[P NotePartial] interface {
-	// ReadPartial reads the info of the unfinished upload id: nil when it has none (finished,
-	// gone, or unreadable).
-	ReadPartial(ctx context.Context, id string) P
-	// WritePartial writes the info of the upload id just begun, create-only.
-	WritePartial(ctx context.Context, id string, p P) error
 	// DropPartial removes the unfinished upload id, whose info is p, as an abort does.
 	DropPartial(ctx context.Context, id string, p P)
 	// HeadFinished reads the finished upload id named name: upload.missing while it is not there.
@@ -62,7 +57,8 @@ type PartialOf struct {
 var ErrNoteTaken = errors.New("the source note was written by another run")
 
 // Notes runs the source-note rules over B, admitting new uploads against Quota. A note is the
-// small object .attachctl/source/<SourceKey> of O, written create-only or over the version read.
+// small object .attachctl/source/<SourceKey> of O, written create-only or over the version read;
+// an unfinished upload's info is .attachctl/partial/<id>/info (ReadInfo), written create-only.
 type Notes[P NotePartial] struct {
 	B     NoteBackend[P]
 	O     Objects
@@ -137,7 +133,7 @@ func (n Notes[P]) find(ctx context.Context, key, name string, size int64, avoid 
 		if id != "" {
 			// The info after the note: it goes only once the upload is finished, so an upload
 			// without it that another run is finishing now is found finished.
-			p := n.B.ReadPartial(ctx, id)
+			p, _ := ReadInfo[P](ctx, n.O, id, "") // none: finished, gone, or unreadable
 			if id, p = take(id, p, try > 0 || tries > 0); p != none || id != "" && id != avoid {
 				return id, p, nil
 			}
@@ -165,7 +161,7 @@ func (n Notes[P]) Start(ctx context.Context, key, version, name string, size int
 	}
 	p, err := begin(id)
 	if err == nil {
-		err = n.B.WritePartial(ctx, id, p)
+		err = WriteInfo(ctx, n.O, id, p, "")
 	}
 	if err == nil && key != "" {
 		// The note names the upload just begun, so a write whose answer was lost finds

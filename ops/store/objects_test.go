@@ -47,6 +47,19 @@ func (h *hookObjects) Put(ctx context.Context, key, version string, body []byte)
 	return h.MapObjects.Put(ctx, key, version, body)
 }
 
+// failingPuts is Objects whose every Put under prefix fails as a server's odd answer does.
+type failingPuts struct {
+	Objects
+	prefix string
+}
+
+func (o failingPuts) Put(ctx context.Context, key, version string, body []byte) (string, error) {
+	if strings.HasPrefix(key, o.prefix) {
+		return "", fmt.Errorf("a server's odd answer")
+	}
+	return o.Objects.Put(ctx, key, version, body)
+}
+
 // The primitive's conditions, as every engine here relies on them: create-only, over a version,
 // a delete on a version, a listing by prefix.
 func TestMapObjectsConditions(t *testing.T) {
@@ -288,8 +301,7 @@ func TestNotesStartOverObjects(t *testing.T) {
 	if _, _, err := n.Start(ctx, key, "", "x.bin", 10, begin); err != ErrNoteTaken || len(f.dropped) != 1 {
 		t.Fatalf("a note written meanwhile: %v, %d dropped; want ErrNoteTaken, this run's dropped", err, len(f.dropped))
 	}
-	bad := &hookObjects{err: fmt.Errorf("a server's odd answer")}
-	n.O = bad
+	n.O = failingPuts{Objects: n.O, prefix: noteKey("")}
 	if _, _, err := n.Start(ctx, key, "", "x.bin", 10, begin); fault.CodeOf(err) != fault.UploadUnreadable || len(f.dropped) != 2 {
 		t.Fatalf("a note that cannot be written: %v, %d dropped; want upload.unreadable, dropped", err, len(f.dropped))
 	}

@@ -189,17 +189,8 @@ func (s *Store) partsHeld(ctx context.Context, id string, pi *partialInfo) (map[
 }
 
 // noteStore is the S3 store's primitives for the source-note rules (store.Notes), beside its small
-// objects, where the notes are: an unfinished upload's info is P/.attachctl/partial/<id>/info.
+// objects, where the notes and the infos are (P/.attachctl/partial/<id>/info).
 type noteStore struct{ s *Store }
-
-func (n noteStore) ReadPartial(ctx context.Context, id string) *partialInfo {
-	pi, _ := n.s.readInfo(ctx, id)
-	return pi
-}
-
-func (n noteStore) WritePartial(ctx context.Context, id string, pi *partialInfo) error {
-	return store.WriteInfo(ctx, objects{n.s}, id, pi, "")
-}
 
 func (n noteStore) DropPartial(ctx context.Context, id string, pi *partialInfo) {
 	n.s.dropPartial(ctx, id, pi)
