@@ -8,7 +8,6 @@ import (
 	"io"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/attachctl/attachctl/manifest"
 	"github.com/attachctl/attachctl/manifest/fault"
@@ -58,7 +57,7 @@ func (s *Store) finished(ctx context.Context, id string, got reading) (*store.In
 	if th == nil {
 		return nil, s.missing(id)
 	}
-	return th.info(id), nil
+	return &th.Info, nil
 }
 
 // headObj is the one HEAD of the object name of upload id, for a file upload's Info and a folder
@@ -73,18 +72,7 @@ func (s *Store) head(ctx context.Context, id, name string) (*store.Info, error) 
 	if err != nil {
 		return nil, err
 	}
-	return s.infoOf(id, name, aws.ToInt64(out.ContentLength), out.Metadata, out.LastModified)
-}
-
-func (s *Store) infoOf(id, name string, size int64, meta map[string]string, modified *time.Time) (*store.Info, error) {
-	if name == store.TreeListName && listingMeta(meta) {
-		return nil, fault.Errorf(fault.UploadMissing, "upload %s: not a finished upload in store %s: %s is %w", id, s.URI, s.FinishedURI(id, name), errNoTreeMeta)
-	}
-	sum := meta["blake3"]
-	if _, err := store.CheckHex(sum); err != nil || sum == "" {
-		return nil, fault.Errorf(fault.UploadUnreadable, "upload %s: %s carries no BLAKE3 in its metadata", id, s.FinishedKey(id, name))
-	}
-	return &store.Info{ID: id, Name: name, Size: size, Blake3: sum, Made: aws.ToTime(modified).UTC()}, nil
+	return store.ObjectInfo(id, name, s.FinishedURI(id, name), aws.ToInt64(out.ContentLength), out.Metadata, aws.ToTime(out.LastModified))
 }
 
 // headWindow is what Open asks for first: enough for a reader that looks at the head (resolve
@@ -103,7 +91,7 @@ func (s *Store) Open(ctx context.Context, id, name string) (store.Reader, error)
 	}
 	r, err := s.openKey(ctx, id, name, s.FinishedKey(id, name))
 	if fault.CodeOf(err) == fault.UploadMissing {
-		if th, terr := s.headTree(ctx, id); terr == nil && th != nil && th.name == name {
+		if th, terr := s.headTree(ctx, id); terr == nil && th != nil && th.Name == name {
 			return nil, fault.Errorf(fault.UploadUnreadable, "upload %s: %s is a folder upload; its files are read one by one", id, manifest.Quote(name))
 		}
 	}
@@ -132,7 +120,7 @@ func (s *Store) openKey(ctx context.Context, id, name, key string) (store.Reader
 	}
 	info, err := &store.Info{ID: id, Size: size}, error(nil)
 	if name != "" {
-		info, err = s.infoOf(id, name, size, out.Metadata, out.LastModified)
+		info, err = store.ObjectInfo(id, name, s.FinishedURI(id, name), size, out.Metadata, aws.ToTime(out.LastModified))
 	}
 	if err != nil {
 		out.Body.Close()

@@ -2,7 +2,6 @@ package s3
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"maps"
 	"slices"
@@ -187,8 +186,8 @@ func (r *listRun) ReadUpload(ctx context.Context, c store.Candidate) (*store.Upl
 		m = tm
 	case store.HoldsFile:
 		info, err := s.head(ctx, c.ID, got.Name)
-		if errors.Is(err, errNoTreeMeta) { // no upload, and not gone since the walk: named
-			return nil, fault.Errorf(fault.UploadUnreadable, "upload %s: %s is %v", c.ID, s.FinishedURI(c.ID, got.Name), errNoTreeMeta)
+		if errors.Is(err, store.ErrNoTreeMeta) { // no upload, and not gone since the walk: named
+			return nil, fault.Errorf(fault.UploadUnreadable, "upload %s: %s is %v", c.ID, s.FinishedURI(c.ID, got.Name), store.ErrNoTreeMeta)
 		}
 		if err != nil {
 			return nil, err
@@ -221,20 +220,13 @@ func (s *Store) treeMeta(ctx context.Context, id string) (*store.UploadMeta, err
 	if err != nil {
 		return nil, err
 	}
-	if th == nil {
-		return nil, fault.Errorf(fault.UploadUnreadable, "upload %s: %s carries no metadata", id, store.TreeListName)
+	var b []byte
+	if th != nil {
+		if b, _, _, err = s.getObject(ctx, s.treeMetaKey(id)); err != nil {
+			return nil, s.uploadErr(id, err)
+		}
 	}
-	b, _, _, err := s.getObject(ctx, s.treeMetaKey(id))
-	if err != nil {
-		return nil, s.uploadErr(id, err)
-	}
-	var m store.TreeMeta
-	if json.Unmarshal(b, &m) != nil || m.Kind != store.KindFolder {
-		return nil, fault.Errorf(fault.UploadUnreadable, "upload %s: %s is not a folder upload's metadata", id, store.MetaName)
-	}
-	// Made when it was finished, as Info and the sweep's re-check say (its listing's object).
-	m.Info.Made = th.made
-	return &store.UploadMeta{Info: &m.Info, Recorded: m.ID, Listed: th.blake3, Folder: true, Files: m.Files}, nil
+	return store.FolderUploadMeta(id, store.MetaName, b, th)
 }
 
 // ListPartials names the unfinished uploads (store.UnfinishedTop): those with a folder under the

@@ -12,14 +12,11 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"hash"
 	"io"
 	"path"
 	"slices"
-	"strconv"
 	"strings"
-	"time"
 
 	"github.com/attachctl/attachctl/manifest/fault"
 	"github.com/attachctl/attachctl/ops/store"
@@ -180,7 +177,7 @@ func (t *treeWrite) Publish(ctx context.Context, m *store.TreeMeta, files []stor
 	_, err := s.client.PutObject(ctx, &awss3.PutObjectInput{Bucket: &s.Bucket, Key: aws.String(s.treeMetaKey(m.ID)), Body: bytes.NewReader(append(b, '\n'))})
 	if err == nil {
 		_, err = s.putOwn(ctx, &awss3.PutObjectInput{Key: aws.String(s.treeKey(m.ID)), IfNoneMatch: aws.String("*"),
-			Metadata: map[string]string{"blake3": m.Blake3, "name": m.Name, "size": strconv.FormatInt(m.Size, 10), "files": strconv.Itoa(m.Files), "note": path.Base(t.note)}}, listing)
+			Metadata: store.ListingMetadata(m, path.Base(t.note))}, listing)
 	}
 	if conflict(err) {
 		return fault.Errorf(fault.UploadHashMismatch, "upload %s: finished meanwhile by another run with another tree", m.ID)
@@ -229,50 +226,17 @@ func (s *Store) dropMultiparts(ctx context.Context, id string) error {
 	return err
 }
 
-// treeHead is what the listing object's metadata says, nil when there is none.
-type treeHead struct {
-	name   string
-	size   int64
-	blake3 string
-	made   time.Time
-	note   string // the hex of its source note's key; "" for a listing written before it was kept
-}
-
-// headTree reads the listing object's metadata: nil (and no error) when the upload has none.
-func (s *Store) headTree(ctx context.Context, id string) (*treeHead, error) {
+// headTree reads the listing object's metadata: nil (and no error) when the upload has none, or
+// when it is a file upload named .tree.b3.
+func (s *Store) headTree(ctx context.Context, id string) (*store.ListingHead, error) {
 	out, err := s.headObj(ctx, id, store.TreeListName)
-	if fault.CodeOf(err) == fault.UploadMissing || err == nil && !listingMeta(out.Metadata) {
-		return nil, nil // none, or a file upload named .tree.b3
+	if fault.CodeOf(err) == fault.UploadMissing {
+		return nil, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	md := out.Metadata
-	size, _ := strconv.ParseInt(md["size"], 10, 64)
-	if _, err := store.CheckHex(md["blake3"]); err != nil || md["blake3"] == "" {
-		return nil, fault.Errorf(fault.UploadUnreadable, "upload %s: %s carries no BLAKE3 in its metadata", id, s.treeKey(id))
-	}
-	return &treeHead{name: md["name"], size: size, blake3: md["blake3"], made: aws.ToTime(out.LastModified).UTC(), note: md["note"]}, nil
-}
-
-// listingMeta tells, from an object's metadata, a folder upload's listing from a file upload
-// named .tree.b3: a listing's carries the folder's name, size and files (the files read only for
-// this).
-func listingMeta(md map[string]string) bool {
-	_, serr := strconv.ParseInt(md["size"], 10, 64)
-	_, ferr := strconv.Atoi(md["files"])
-	return md["name"] != "" && serr == nil && ferr == nil
-}
-
-// errNoTreeMeta is why an object .tree.b3 whose metadata is a listing's (listingMeta) is no file
-// upload, in a folder that holds no .upload.json: what is left of a folder upload whose metadata
-// was removed is no upload (docs/store.md, "What counts as an upload"), upload.missing to what
-// names it by id and named by a listing, as on every store.
-var errNoTreeMeta = errors.New("a folder upload's listing, and its " + store.MetaName + " is not there")
-
-// info is a finished folder upload's Info from its listing's metadata.
-func (th *treeHead) info(id string) *store.Info {
-	return &store.Info{ID: id, Name: th.name, Size: th.size, Blake3: th.blake3, Made: th.made}
+	return store.ReadListingHead(id, s.treeKey(id), out.Metadata, aws.ToTime(out.LastModified))
 }
 
 // ReadTreeObject reads the metadata or the listing of the folder upload id (a one-file upload
@@ -307,7 +271,7 @@ func (s *Store) OpenTreeObject(ctx context.Context, id, name, rel string) (io.Re
 			return nil, err
 		}
 		if th != nil {
-			known, _ = s.opened.LoadOrStore(id, th.name)
+			known, _ = s.opened.LoadOrStore(id, th.Name)
 		}
 	}
 	if known != any(name) {
@@ -367,7 +331,7 @@ func (s *Store) dropTree(ctx context.Context, id string) error {
 		return err
 	}
 	if th != nil {
-		s.notes.Drop(ctx, th.note, id)
+		s.notes.Drop(ctx, th.Note, id)
 	}
 	if err := s.deleteKeys(ctx, []string{s.treeKey(id)}); err != nil {
 		return err

@@ -21,7 +21,7 @@ import (
 func (s *Store) settle(ctx context.Context, id string, got reading) (reading, error) {
 	if got.Holds == store.HoldsFile && got.Name == store.TreeListName {
 		// Its object is looked at before a marker is written beside it.
-		if _, err := s.head(ctx, id, got.Name); errors.Is(err, errNoTreeMeta) {
+		if _, err := s.head(ctx, id, got.Name); errors.Is(err, store.ErrNoTreeMeta) {
 			got.UploadFolder = store.UploadFolder{}
 		}
 	}
@@ -31,7 +31,7 @@ func (s *Store) settle(ctx context.Context, id string, got reading) (reading, er
 			return got, err
 		}
 		if th != nil {
-			got.Name = th.name
+			got.Name = th.Name
 		}
 	}
 	if got.odd {
