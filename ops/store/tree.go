@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/hex"
+	"encoding/json"
 	"io"
+	"path"
 	"strings"
 
 	"github.com/attachctl/attachctl/manifest"
@@ -111,6 +113,26 @@ type TreeMeta struct {
 	Kind  string  `json:"kind"`
 	Files int     `json:"files"`
 	Sizes []int64 `json:"sizes"` // of each file, in the listing's order
+}
+
+// Encode is the metadata file's bytes (MetaName beside the folder): its JSON, one line.
+func (m *TreeMeta) Encode() []byte {
+	b, _ := json.Marshal(m)
+	return append(b, '\n')
+}
+
+// TreeDirs is every folder of a tree of files, each once, by its path from the tree's top (".":
+// the top itself), each before the folders above it.
+func TreeDirs(files []TreeFile) []string {
+	var dirs []string
+	seen := map[string]bool{}
+	for _, f := range files {
+		for d := path.Dir(f.Rel); !seen[d]; d = path.Dir(d) {
+			seen[d] = true
+			dirs = append(dirs, d)
+		}
+	}
+	return dirs
 }
 
 // CheckRel checks a file's path inside a folder upload: "/"-separated plain names (the names a

@@ -9,7 +9,6 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"path"
 	"strings"
 	"sync"
 	"time"
@@ -175,9 +174,9 @@ func dropStale(ctx context.Context, w TreeWrite, src *TreeSource, flat bool) (ma
 	dirs := map[string]bool{}
 	for _, f := range src.Files {
 		files[f.Rel] = true
-		for d := path.Dir(f.Rel); d != "." && !dirs[d]; d = path.Dir(d) {
-			dirs[d] = true
-		}
+	}
+	for _, d := range TreeDirs(src.Files) {
+		dirs[d] = true
 	}
 	readDir := func(dir string) ([]TreeEntry, error) {
 		if dir == "" {

@@ -3,7 +3,6 @@
 package local
 
 import (
-	"encoding/json"
 	"io"
 	"os"
 	"sort"
@@ -51,15 +50,11 @@ func (s *localStore) readMetaAt(dirfd int, id string) (*store.TreeMeta, error) {
 		return nil, err
 	}
 	defer f.Close()
-	var m store.TreeMeta
 	b, err := io.ReadAll(io.LimitReader(f, 1<<20))
-	if err == nil {
-		err = json.Unmarshal(b, &m)
-	}
-	if err != nil || store.Recognize(id, m.ID, false, &m.Info) != nil {
+	if err != nil {
 		return nil, fault.Errorf(fault.UploadUnreadable, "upload %s: %s is damaged", id, f.Name())
 	}
-	return &m, nil
+	return store.ParseTreeMeta(id, b, f.Name())
 }
 
 // IDs lists the entries at the top of the store whose names are upload ids, sorted. It does not

@@ -7,7 +7,6 @@ package local
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -268,19 +267,15 @@ func (t *treeWrite) closeDir() {
 // syncDirs fsyncs every folder of the tree, each once: where files are fsynced as they are
 // closed, the names made in the folders are made durable here.
 func (t *treeWrite) syncDirs(files []store.TreeFile) error {
-	done := map[string]bool{}
-	for _, f := range files {
-		for dir := path.Dir(f.Rel); !done[dir]; dir = path.Dir(dir) {
-			done[dir] = true
-			fd, err := openDirs(int(t.root.Fd()), t.root.Name(), openOnly(storeErr), strings.Split(dir, "/")...)
-			if err != nil {
-				return err
-			}
-			err = unix.Fsync(fd)
-			unix.Close(fd)
-			if err != nil {
-				return storeErr(filepath.Join(t.root.Name(), dir), err)
-			}
+	for _, dir := range store.TreeDirs(files) {
+		fd, err := openDirs(int(t.root.Fd()), t.root.Name(), openOnly(storeErr), strings.Split(dir, "/")...)
+		if err != nil {
+			return err
+		}
+		err = unix.Fsync(fd)
+		unix.Close(fd)
+		if err != nil {
+			return storeErr(filepath.Join(t.root.Name(), dir), err)
 		}
 	}
 	return nil
@@ -310,11 +305,10 @@ func (p *partial) publishTree(m *treeMeta, listing []byte) error {
 		return err
 	}
 	o := &out{s: p.s, id: p.id, p: p, dir: od, m: &m.Info}
-	b, _ := json.Marshal(m)
 	for _, f := range []struct {
 		name string
 		data []byte
-	}{{MetaName, append(b, '\n')}, {store.TreeListName, listing}} {
+	}{{MetaName, m.Encode()}, {store.TreeListName, listing}} {
 		if err := writeNewAt(int(od.Fd()), f.name, f.data, ReadOnlyMode, fileSyncEach); err != nil {
 			return o.undo(storeErr(od.Name()+"/"+f.name, err))
 		}

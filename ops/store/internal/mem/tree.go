@@ -3,7 +3,6 @@ package mem
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"io"
 	"time"
 
@@ -168,8 +167,7 @@ func (w *treeWrite) Publish(_ context.Context, m *store.TreeMeta, files []store.
 		return s.missing(w.id)
 	}
 	m.Made = s.now()
-	meta, _ := json.Marshal(m)
-	s.finished[w.id] = &finished{info: m.Info, tree: append([]store.TreeFile{}, files...), files: w.p.files, meta: meta, listing: listing}
+	s.finished[w.id] = &finished{info: m.Info, tree: append([]store.TreeFile{}, files...), files: w.p.files, meta: m.Encode(), listing: listing}
 	s.idx.Add(&m.Info)
 	delete(s.partials, w.id)
 	s.quota.R.DropReservation(context.Background(), w.id)

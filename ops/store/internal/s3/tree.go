@@ -11,7 +11,6 @@ import (
 	"crypto/md5"
 	"encoding/base64"
 	"encoding/hex"
-	"encoding/json"
 	"hash"
 	"io"
 	"path"
@@ -173,8 +172,7 @@ func (t *treeWrite) Publish(ctx context.Context, m *store.TreeMeta, files []stor
 	if s.notes.Lost(ctx, t.note, t.id, t.pi, t.try) {
 		return store.ErrTreeLost
 	}
-	b, _ := json.Marshal(m)
-	_, err := s.client.PutObject(ctx, &awss3.PutObjectInput{Bucket: &s.Bucket, Key: aws.String(s.treeMetaKey(m.ID)), Body: bytes.NewReader(append(b, '\n'))})
+	_, err := s.client.PutObject(ctx, &awss3.PutObjectInput{Bucket: &s.Bucket, Key: aws.String(s.treeMetaKey(m.ID)), Body: bytes.NewReader(m.Encode())})
 	if err == nil {
 		_, err = s.putOwn(ctx, &awss3.PutObjectInput{Key: aws.String(s.treeKey(m.ID)), IfNoneMatch: aws.String("*"),
 			Metadata: store.ListingMetadata(m, path.Base(t.note))}, listing)
