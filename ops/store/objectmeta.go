@@ -57,12 +57,13 @@ func ReadListingHead(id, where string, md map[string]string, made time.Time) (*L
 	return &ListingHead{Info: Info{ID: id, Name: md["name"], Size: size, Blake3: md["blake3"], Made: made.UTC()}, Note: md["note"]}, nil
 }
 
-// ObjectInfo is the Info of the file upload id whose object name (at where, of size bytes, written
-// at made) carries md: upload.missing (ErrNoTreeMeta) when it is a folder upload's listing, not a
-// file upload named TreeListName; upload.unreadable when it carries no BLAKE3.
-func ObjectInfo(id, name, where string, size int64, md map[string]string, made time.Time) (*Info, error) {
+// ObjectInfo is the Info of the file upload id whose object name (at where in the store at
+// location, of size bytes, written at made) carries md: upload.missing (ErrNoTreeMeta) when it is a
+// folder upload's listing, not a file upload named TreeListName; upload.unreadable when it carries
+// no BLAKE3.
+func ObjectInfo(id, name, location, where string, size int64, md map[string]string, made time.Time) (*Info, error) {
 	if name == TreeListName && isListingMeta(md) {
-		return nil, fault.Errorf(fault.UploadMissing, "upload %s: not a finished upload: %s is %w", id, where, ErrNoTreeMeta)
+		return nil, fault.Errorf(fault.UploadMissing, "upload %s: not a finished upload in store %s: %s is %w", id, location, where, ErrNoTreeMeta)
 	}
 	if err := objectBlake3(id, where, md); err != nil {
 		return nil, err

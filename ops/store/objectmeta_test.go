@@ -82,12 +82,15 @@ func TestObjectMeta(t *testing.T) {
 			{"BLAKE3 too short", "a.txt", map[string]string{"blake3": "abcd"}, fault.UploadUnreadable, false},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
-				info, err := ObjectInfo(id, tc.obj, "s3://b/P/"+id+"/"+tc.obj, 7, tc.md, made)
+				info, err := ObjectInfo(id, tc.obj, "s3://b/P", "s3://b/P/"+id+"/"+tc.obj, 7, tc.md, made)
 				if fault.CodeOf(err) != tc.code || (err == nil) != (tc.code == "") {
 					t.Fatalf("err %v, want code %q", err, tc.code)
 				}
 				if errors.Is(err, ErrNoTreeMeta) != tc.noMeta {
 					t.Errorf("err %v: ErrNoTreeMeta %v, want %v", err, !tc.noMeta, tc.noMeta)
+				}
+				if tc.noMeta && !strings.HasPrefix(err.Error(), "upload "+id+": not a finished upload in store s3://b/P: ") {
+					t.Errorf("%v is not worded as every store's upload.missing", err)
 				}
 				if err != nil {
 					if !strings.Contains(err.Error(), "s3://b/P/"+id+"/"+tc.obj) {

@@ -72,7 +72,7 @@ func (s *Store) head(ctx context.Context, id, name string) (*store.Info, error) 
 	if err != nil {
 		return nil, err
 	}
-	return store.ObjectInfo(id, name, s.FinishedURI(id, name), aws.ToInt64(out.ContentLength), out.Metadata, aws.ToTime(out.LastModified))
+	return store.ObjectInfo(id, name, s.URI, s.FinishedURI(id, name), aws.ToInt64(out.ContentLength), out.Metadata, aws.ToTime(out.LastModified))
 }
 
 // headWindow is what Open asks for first: enough for a reader that looks at the head (resolve
@@ -120,7 +120,7 @@ func (s *Store) openKey(ctx context.Context, id, name, key string) (store.Reader
 	}
 	info, err := &store.Info{ID: id, Size: size}, error(nil)
 	if name != "" {
-		info, err = store.ObjectInfo(id, name, s.FinishedURI(id, name), size, out.Metadata, aws.ToTime(out.LastModified))
+		info, err = store.ObjectInfo(id, name, s.URI, s.FinishedURI(id, name), size, out.Metadata, aws.ToTime(out.LastModified))
 	}
 	if err != nil {
 		out.Body.Close()
