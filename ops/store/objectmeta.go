@@ -88,7 +88,7 @@ func FolderUploadMeta(id, where string, b []byte, head *ListingHead) (*UploadMet
 		return nil, fault.Errorf(fault.UploadUnreadable, "upload %s: %s carries no metadata", id, TreeListName)
 	}
 	var m TreeMeta
-	if json.Unmarshal(b, &m) != nil || m.Kind != KindFolder {
+	if len(b) > TreeObjectMax || json.Unmarshal(b, &m) != nil || m.Kind != KindFolder {
 		return nil, fault.Errorf(fault.UploadUnreadable, "upload %s: %s is not a folder upload's metadata", id, where)
 	}
 	m.Info.Made = head.Made

@@ -112,8 +112,9 @@ type TreeBackend interface {
 	MarkUsed(ctx context.Context, ids []string, at time.Time) error
 
 	// ReadTreeObject reads whole the small object name (MetaName or TreeListName) kept beside
-	// the files of the finished upload id, through the backend's guarded open; upload.missing
-	// (fault.CodeOf) when it is not there. where names it in messages (a path, a key).
+	// the files of the finished upload id, through the backend's guarded open, TreeObjectMax+1
+	// bytes at most; upload.missing (fault.CodeOf) when it is not there. where names it in
+	// messages (a path, a key).
 	ReadTreeObject(ctx context.Context, id, name string) (data []byte, where string, err error)
 
 	// Info is the finished upload id's metadata (Backend.Info), asked when it keeps no

@@ -26,6 +26,12 @@ import (
 // BLAKE3 of this listing, so `b3sum --check` run in the folder checks every file.
 const TreeListName = ".tree.b3"
 
+// TreeObjectMax is the most bytes a folder upload's listing or metadata may hold, on every
+// backend: a backend's ReadTreeObject reads one byte more at most, the engine takes anything
+// longer as damaged, and an upload whose listing would be longer is refused before it is
+// published (a listing line is a path and 67 bytes: millions of files).
+var TreeObjectMax = 256 << 20 // a variable for the tests
+
 // TreeFile is one file of a folder to upload, or of a finished folder upload.
 type TreeFile struct {
 	Rel    string // its path from the folder, parts joined by "/"

@@ -154,7 +154,11 @@ func writeTree(ctx context.Context, w TreeWrite, src *TreeSource, total int64, w
 	for i, f := range sum.Files() {
 		ti.Files[i] = TreeFile{Rel: f.Rel, Size: sizes[i], Blake3: f.Blake3}
 	}
-	if err := w.Publish(ctx, m, ti.Files, TreeListing(&sum)); err != nil {
+	listing := TreeListing(&sum)
+	if len(listing) > TreeObjectMax {
+		return nil, fault.Errorf(fault.UploadInvalid, "%s: its listing of %d files is %d bytes, more than a store keeps (%d)", src.Path, len(src.Files), len(listing), TreeObjectMax)
+	}
+	if err := w.Publish(ctx, m, ti.Files, listing); err != nil {
 		return nil, err
 	}
 	return ti, nil
@@ -425,6 +429,9 @@ func TreeInfoOf(ctx context.Context, b TreeBackend, id string) (*TreeInfo, error
 	}
 	ti := &TreeInfo{Info: m.Info}
 	damaged := fault.Errorf(fault.UploadUnreadable, "upload %s: %s is damaged", id, lwhere)
+	if len(listing) > TreeObjectMax {
+		return nil, damaged
+	}
 	sc := bufio.NewScanner(bytes.NewReader(listing))
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
@@ -468,6 +475,9 @@ func readTreeMeta(ctx context.Context, b TreeBackend, id string) (*TreeMeta, str
 	}
 	if err != nil {
 		return nil, where, err
+	}
+	if len(mb) > TreeObjectMax {
+		return nil, where, fault.Errorf(fault.UploadUnreadable, "upload %s: %s is damaged", id, where)
 	}
 	m, err := ParseTreeMeta(id, mb, where)
 	return m, where, err

@@ -322,3 +322,41 @@ func TestResumes(t *testing.T) {
 		}
 	}
 }
+
+// TestTreeObjectMax: a listing or metadata longer than TreeObjectMax is never published, and
+// one found longer is damaged: what one backend writes, every backend reads whole.
+func TestTreeObjectMax(t *testing.T) {
+	ctx := context.Background()
+	long := strings.Repeat("x", 200) // a listing longer than the metadata
+	files := map[string]string{long + "a": "1", long + "b": "2", long + "c": "3"}
+	m := newMemTrees(1)
+	ti, err := UploadTree(ctx, m, memTreeSource(files), TreeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	listing, _ := m.object(ti.ID, TreeListName)
+	meta, _ := m.object(ti.ID, MetaName)
+	defer func(max int) { TreeObjectMax = max }(TreeObjectMax)
+
+	TreeObjectMax = len(listing) - 1
+	if _, err := TreeInfoOf(ctx, m, ti.ID); fault.CodeOf(err) != fault.UploadUnreadable || !strings.Contains(err.Error(), TreeListName) {
+		t.Errorf("a listing over the most: %v, want upload.unreadable naming it", err)
+	}
+	src := memTreeSource(map[string]string{long + "a": "1", long + "b": "2", long + "d": "4"})
+	src.Path = "/src/other"
+	if _, err := UploadTree(ctx, m, src, TreeOptions{}); fault.CodeOf(err) != fault.UploadInvalid {
+		t.Errorf("an upload whose listing is over the most: %v, want upload.invalid", err)
+	}
+	if len(m.finished) != 1 {
+		t.Errorf("%d finished uploads, want the first alone", len(m.finished))
+	}
+
+	TreeObjectMax = len(meta) - 1
+	if _, err := TreeInfoOf(ctx, m, ti.ID); fault.CodeOf(err) != fault.UploadUnreadable || !strings.Contains(err.Error(), MetaName) {
+		t.Errorf("metadata over the most: %v, want upload.unreadable naming it", err)
+	}
+	TreeObjectMax = max(len(meta), len(listing))
+	if _, err := TreeInfoOf(ctx, m, ti.ID); err != nil {
+		t.Errorf("at the most: %v", err)
+	}
+}

@@ -39,6 +39,7 @@ var treeTests = []struct {
 	{"TreeNameAgainMarksUsed", testTreeNameAgainMarksUsed},
 	{"TreeFolderRemovedIsEveryFileMissing", testTreeFolderRemoved},
 	{"TreeWithoutMetadataIsNoUpload", testTreeWithoutMeta},
+	{"TreeListingOverOneMiB", testTreeLargeListing},
 }
 
 // treeFiles is a folder with nested folders, the same base name in two places, names that sort
@@ -543,5 +544,44 @@ func testTreeWithoutMeta(t *testing.T, h Harness) {
 	}
 	if l, err := b.List(ctx); err != nil || len(l.Entries) != 0 || len(l.Skipped) != 1 {
 		t.Fatalf("after the sweep: %+v, %v; want the skip still there", l, err)
+	}
+}
+
+// testTreeLargeListing: a folder whose listing is over a MiB (long paths, many files) is read
+// back whole, as every store reads a listing: info, ls, verify and each file.
+func testTreeLargeListing(t *testing.T, h Harness) {
+	b := h.New(t)
+	tr := trees(t, b)
+	// Each line of the listing is 784 bytes (a BLAKE3, two spaces, a 717-byte path): 1,400 of them
+	// are 1,097,600 bytes. The path stays below S3's 1,024-byte keys and a file system's 255-byte
+	// names.
+	dir := strings.Repeat("l", 240) + "/" + strings.Repeat("m", 240) + "/"
+	files := map[string][]byte{}
+	for i := range 1400 {
+		files[dir+strings.Repeat("n", 230)+fmt.Sprintf("%05d", i)] = []byte{byte(i)}
+	}
+	root := writeTree(t, "wide", files)
+	rec, err := uploadTree(t, ctx, b, root, nil)
+	must(t, "upload folder", err)
+	id := rec.Upload.ID
+	ti, err := tr.TreeInfo(ctx, id)
+	must(t, "tree info", err)
+	if len(ti.Files) != len(files) || ti.Blake3 != rec.Blake3 {
+		t.Fatalf("tree info: %d files, %s; want %d, %s", len(ti.Files), ti.Blake3, len(files), rec.Blake3)
+	}
+	must(t, "verify", verifyTreeOK(tr, id))
+	l, err := b.List(ctx)
+	must(t, "list", err)
+	if len(l.Entries) != 1 || !l.Entries[0].Folder || l.Entries[0].Files != len(files) || len(l.Skipped) != 0 {
+		t.Fatalf("list: %+v, skipped %+v; want the folder upload of %d files", l.Entries, l.Skipped, len(files))
+	}
+	last := ti.Files[len(ti.Files)-1].Rel
+	if got := readTreeFile(t, tr, id, "wide", last); !bytes.Equal(got, files[last]) {
+		t.Fatalf("%s reads back %v, not %v", last, got, files[last])
+	}
+	again, err := uploadTree(t, ctx, b, root, nil)
+	must(t, "upload again", err)
+	if again.Upload.ID != id {
+		t.Fatalf("the same folder again is upload %s, not %s", again.Upload.ID, id)
 	}
 }

@@ -327,7 +327,7 @@ func (s *localStore) ReadTreeObject(_ context.Context, id, name string) ([]byte,
 		return nil, "", err
 	}
 	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, 256<<20))
+	b, err := io.ReadAll(io.LimitReader(f, int64(store.TreeObjectMax)+1))
 	if err != nil {
 		return nil, f.Name(), fault.Errorf(fault.UploadUnreadable, "upload %s: %s is damaged", id, f.Name())
 	}

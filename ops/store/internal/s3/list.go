@@ -220,13 +220,13 @@ func (s *Store) treeMeta(ctx context.Context, id string) (*store.UploadMeta, err
 	if err != nil {
 		return nil, err
 	}
-	var b []byte
+	var o object
 	if th != nil {
-		if b, _, _, err = s.getObject(ctx, s.treeMetaKey(id)); err != nil {
+		if o, err = s.readObjectUpTo(ctx, s.treeMetaKey(id), int64(store.TreeObjectMax)+1); err != nil {
 			return nil, s.uploadErr(id, err)
 		}
 	}
-	return store.FolderUploadMeta(id, store.MetaName, b, th)
+	return store.FolderUploadMeta(id, store.MetaName, o.body, th)
 }
 
 // ListPartials names the unfinished uploads (store.UnfinishedTop): those with a folder under the

@@ -246,11 +246,11 @@ func (s *Store) ReadTreeObject(ctx context.Context, id, name string) ([]byte, st
 			return nil, key, err
 		}
 	}
-	b, _, _, err := s.getObject(ctx, key)
+	o, err := s.readObjectUpTo(ctx, key, int64(store.TreeObjectMax)+1)
 	if err != nil {
 		return nil, key, s.uploadErr(id, err)
 	}
-	return b, key, nil
+	return o.body, key, nil
 }
 
 // OpenTreeObject opens the file's object, of a finished folder upload only, read as Open reads a
