@@ -50,7 +50,7 @@ func (s *localStore) readMetaAt(dirfd int, id string) (*store.TreeMeta, error) {
 		return nil, err
 	}
 	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, 1<<20))
+	b, err := io.ReadAll(io.LimitReader(f, int64(store.TreeObjectMax)+1)) // a folder upload's names each file's size
 	if err != nil {
 		return nil, fault.Errorf(fault.UploadUnreadable, "upload %s: %s is damaged", id, f.Name())
 	}

@@ -424,3 +424,41 @@ func TestTreeSyncDirs(t *testing.T) {
 		t.Fatal("syncDirs passed over a folder of the tree that is gone")
 	}
 }
+
+// TestTreeMetaOverOneMiB: a folder upload's metadata longer than a MiB (each file's size is in
+// it: a folder of a few hundred thousand files) is read whole by ls as by its info, up to the
+// limit every store reads a listing or metadata to (store.TreeObjectMax).
+func TestTreeMetaOverOneMiB(t *testing.T) {
+	ctx := context.Background()
+	s := testStore(t)
+	ti, err := treesOf(s).UploadTree(ctx, treeSource(t, treeFiles), store.TreeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	meta := filepath.Join(s.UploadDir(ti.ID), MetaName)
+	b, err := os.ReadFile(meta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The same metadata made as long as that of so many files: JSON, padded with spaces.
+	b = append([]byte(strings.Repeat(" ", 1<<20)), b...)
+	if err := os.Chmod(meta, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(meta, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(meta, ReadOnlyMode); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := treesOf(s).TreeInfo(ctx, ti.ID); err != nil {
+		t.Fatalf("tree info: %v", err)
+	}
+	l, err := s.List(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(l.Entries) != 1 || !l.Entries[0].Folder || l.Entries[0].Files != len(treeFiles) || len(l.Skipped) != 0 {
+		t.Fatalf("list: %+v, skipped %+v; want the folder upload of %d files", l.Entries, l.Skipped, len(treeFiles))
+	}
+}
