@@ -800,3 +800,36 @@ func treeSends(s *Store, sent func(rel string)) {
 		})
 	})
 }
+
+// TestTreeMetaOverOneMiB: a folder upload's .upload.json longer than a MiB (each file's size is in
+// it: a folder of a few hundred thousand files) is read whole by ls as by its info, up to the
+// limit every store reads a listing or metadata to (store.TreeObjectMax).
+func TestTreeMetaOverOneMiB(t *testing.T) {
+	srv := s3test.Start(t)
+	s := newStore(t, srv)
+	bg := context.Background()
+	rec := folderRec(t, "proj", map[string]string{"a/x.txt": "x", "y.txt": "yy"})
+	if err := s.UploadRecord(bg, rec, UploadOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	id := rec.Upload.ID
+	b, _, _, err := s.getObject(bg, s.treeMetaKey(id))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The same metadata made as long as that of so many files: JSON, padded with spaces.
+	b = append([]byte(strings.Repeat(" ", 1<<20)), b...)
+	if _, err := s.client.PutObject(bg, &awss3.PutObjectInput{Bucket: &s.Bucket, Key: aws.String(s.treeMetaKey(id)), Body: bytes.NewReader(b)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.TreeInfo(bg, id); err != nil {
+		t.Fatalf("tree info: %v", err)
+	}
+	l, err := s.List(bg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(l.Entries) != 1 || !l.Entries[0].Folder || l.Entries[0].Files != 2 || len(l.Skipped) != 0 {
+		t.Fatalf("list: %+v, skipped %+v; want the folder upload of 2 files", l.Entries, l.Skipped)
+	}
+}
