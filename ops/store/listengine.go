@@ -174,8 +174,9 @@ type ListBackend interface {
 	// no such place yet), and where names it.
 	ListPartials(ctx context.Context) (ents []TopEntry, where string, err error)
 	// ReadPartial reads the unfinished upload id. gone: not there any more (finished or
-	// removed since it was listed); another error is named in its Skip, but one of a store
-	// that does not answer (a code other than upload.unreadable) stops the listing.
+	// removed since it was listed), which upload.missing says too; another error is named in
+	// its Skip, but one of a store that does not answer (a code other than upload.unreadable or
+	// upload.missing) stops the listing.
 	ReadPartial(ctx context.Context, id string) (u UnfinishedState, gone bool, err error)
 }
 
@@ -250,7 +251,7 @@ func ListOn(ctx context.Context, b ListBackend) (*Listing, error) {
 		}
 		u, gone, err := b.ReadPartial(ctx, e.Name)
 		switch c := fault.CodeOf(err); {
-		case gone:
+		case gone || c == fault.UploadMissing:
 		case err != nil && c != "" && c != fault.UploadUnreadable:
 			return nil, err
 		case err != nil:

@@ -185,6 +185,13 @@ func TestListOn(t *testing.T) {
 		t.Errorf("a damaged partial: skipped %+v, %d entries", l.Skipped, len(l.Entries))
 	}
 
+	// A partial gone since it was listed may say so as upload.missing, as a finished upload's
+	// read does: neither listed nor named, and the listing goes on.
+	m.partErr[g] = fault.Errorf(fault.UploadMissing, "upload %s: no such upload", g)
+	if l, err = ListOn(context.Background(), m); err != nil || !reflect.DeepEqual(l.Entries, wantEntries) || !reflect.DeepEqual(l.Skipped, wantSkips) {
+		t.Errorf("a partial gone as upload.missing: %+v, %v", l, err)
+	}
+
 	// A store that is not there is empty.
 	if l, err := ListOn(context.Background(), &memList{missing: true, top: m.top}); err != nil || len(l.Entries)+len(l.Skipped) != 0 {
 		t.Errorf("no store: %+v, %v", l, err)

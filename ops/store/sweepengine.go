@@ -5,6 +5,8 @@ import (
 	"errors"
 	"sync"
 	"time"
+
+	"github.com/attachctl/attachctl/manifest/fault"
 )
 
 // The sweep's re-check, written once over a backend's primitives (prim.go says why).
@@ -67,7 +69,7 @@ type SweepBackend interface {
 	// lease lost).
 	Exclude(ctx context.Context) (release func(), err error)
 	// Recheck reads the candidate c again as the store holds it now. An error is the entry's
-	// failure (Failed), not the sweep's.
+	// failure (Failed), not the sweep's; upload.missing says it is Gone, as Reread.Gone does.
 	Recheck(ctx context.Context, c Entry) (Reread, error)
 	// Doom sets the item aside for removal: after it, no use finds it. ErrSweepKept: a use won.
 	Doom(ctx context.Context, it *SweepItem) error
@@ -109,10 +111,10 @@ func recheck(ctx context.Context, b SweepBackend, c Entry, stale func(Entry) boo
 		release = func() {}
 	}
 	switch {
+	case r.Gone || fault.CodeOf(err) == fault.UploadMissing:
+		return it, Gone, release, nil
 	case err != nil:
 		return it, Failed, release, err
-	case r.Gone:
-		return it, Gone, release, nil
 	case c.Finished:
 		it.Entry.LastUsed = r.Used
 	default:

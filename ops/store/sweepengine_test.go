@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/attachctl/attachctl/manifest/fault"
 )
 
 // memSweep is the smallest SweepBackend: entries kept in maps, a trash beside them. It tests the
@@ -117,6 +119,12 @@ func TestSweepRemove(t *testing.T) {
 		{name: "gone", set: func(m *memSweep) { delete(m.now, sweepID(1)) }, want: want{Gone, old, false}},
 		{name: "use wins the race", set: func(m *memSweep) { m.conflict[sweepID(1)] = true }, want: want{Kept, old, true}},
 		{name: "unreadable", set: func(m *memSweep) { m.broken[sweepID(1)] = boom }, want: want{Failed, old, true}},
+		{name: "gone, said as upload.missing", set: func(m *memSweep) {
+			m.broken[sweepID(1)] = fault.Errorf(fault.UploadMissing, "upload %s: not there", sweepID(1))
+		}, want: want{Gone, old, true}},
+		{name: "unfinished, gone as upload.missing", unfinished: true, set: func(m *memSweep) {
+			m.broken[sweepID(1)] = fault.Errorf(fault.UploadMissing, "upload %s: not there", sweepID(1))
+		}, want: want{Gone, old, true}},
 		{name: "removal fails", set: func(m *memSweep) { m.dropErr[sweepID(1)] = boom }, want: want{Failed, old, false}},
 		{name: "decided by a sweep that died", set: func(m *memSweep) {
 			m.now[sweepID(1)] = fin(1, recent)

@@ -155,14 +155,21 @@ func (lr *listRun) ListPartials(context.Context) ([]store.TopEntry, string, erro
 
 func (lr *listRun) ReadPartial(_ context.Context, id string) (store.UnfinishedState, bool, error) {
 	r, err := lr.s.readPartial(lr.partfd, id, false, regularPartial)
-	return r.UnfinishedState, errors.Is(err, unix.ENOENT), err
+	return r.UnfinishedState, false, err
 }
 
 // readPartial is the one reading of a partial (readPartialAt) for the listing, the sweep and
 // Status, which wait for no writer: a writer holding the lock makes the upload busy. A folder
 // upload's bytes are its tree's, summed by the engine (store.TreeBytes). With lock set, the
-// writer's lock is taken and kept when free: release drops it. What r holds open is closed.
+// writer's lock is taken and kept when free: release drops it. What r holds open is closed. One
+// that is not there (no partials folder, no folder or data of its own, a file check finds with no
+// link left: finished, aborted or swept since) is upload.missing, which each engine reads as gone.
+// Something else in its folder's place (ENOTDIR: a link, a file) is the caller's to judge.
 func (s *localStore) readPartial(partfd int, id string, lock bool, check func(*partialRead) error) (r *partialRead, err error) {
+	missing := fault.Errorf(fault.UploadMissing, "upload %s: no such upload in store %s", id, s.Dir)
+	if partfd < 0 {
+		return &partialRead{dirfd: -1, fd: -1, outfd: -1}, missing
+	}
 	r, err = s.readPartialAt(partfd, id, unix.O_RDONLY|openFlags, unix.LOCK_EX|unix.LOCK_NB, check)
 	// A folder upload's data file is only its lock: the bytes are in its tree (which tells one
 	// whose info.json is gone).
@@ -173,6 +180,9 @@ func (s *localStore) readPartial(partfd int, id string, lock bool, check func(*p
 		r.release, r.fd = func() { unix.Close(fd) }, -1
 	}
 	r.close()
+	if errors.Is(err, unix.ENOENT) || errors.Is(err, errGone) {
+		err = missing
+	}
 	return r, err
 }
 
@@ -312,20 +322,15 @@ func (sw *sweeper) Exclude(context.Context) (func(), error) {
 func (sw *sweeper) Recheck(_ context.Context, c store.Entry) (store.Reread, error) {
 	if c.Finished {
 		dirfd, err := openDirAt(sw.storefd, c.ID)
-		if errors.Is(err, unix.ENOENT) {
-			return store.Reread{Gone: true}, nil
-		} else if err != nil {
+		if err != nil { // not there: upload.missing, gone
 			return store.Reread{}, guardErr(c.ID)(sw.s.UploadDir(c.ID), err)
 		}
 		defer unix.Close(dirfd)
 		used, _, err := lastUsedAt(dirfd, sw.s.UploadDir(c.ID)+"/"+UsedName)
 		return store.Reread{Used: used}, err
 	}
-	if sw.partfd < 0 {
-		return store.Reread{Gone: true}, nil
-	}
 	r, err := sw.s.readPartial(sw.partfd, c.ID, true, regularPartial)
-	if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) {
+	if errors.Is(err, unix.ENOTDIR) { // a link or a file in its place since the listing: no entry
 		return store.Reread{Gone: true}, nil
 	}
 	// Finished since it was listed: what is left of the partial is the finish's leftover, not an

@@ -4,10 +4,8 @@ package local
 
 import (
 	"context"
-	"errors"
 	"time"
 
-	"github.com/attachctl/attachctl/manifest/fault"
 	"github.com/attachctl/attachctl/ops/store"
 	"golang.org/x/sys/unix"
 )
@@ -18,19 +16,14 @@ func (s *localStore) PartialStatus(_ context.Context, id string) (store.Unfinish
 	if err := s.open(false); err != nil {
 		return store.UnfinishedState{}, 0, err
 	}
-	missing := fault.Errorf(fault.UploadMissing, "upload %s: no such upload in store %s", id, s.Dir)
-	partfd, err := s.openDir(lockErr, false, InternalDir, partialDir)
-	if fault.CodeOf(err) == fault.UploadMissing {
-		return store.UnfinishedState{}, 0, missing
-	} else if err != nil {
+	partfd, err := s.openIfThere(InternalDir, partialDir)
+	if err != nil {
 		return store.UnfinishedState{}, 0, err
+	} else if partfd >= 0 {
+		defer unix.Close(partfd)
 	}
-	defer unix.Close(partfd)
 	r, err := s.readPartial(partfd, id, false, ownPartial(id))
-	switch {
-	case errors.Is(err, unix.ENOENT) || errors.Is(err, errGone): // no data file, or no info.json
-		return r.UnfinishedState, 0, missing
-	case err != nil:
+	if err != nil {
 		return r.UnfinishedState, 0, partialErr(id, r, err)
 	}
 	return r.UnfinishedState, r.meta.Size, nil
