@@ -69,9 +69,11 @@ type UnfinishedState struct {
 	Batch bool
 	// Bytes is what was written so far: what its data holds; a folder upload's, what the files
 	// of its tree hold (TreeBytes: its data holds none).
-	Bytes   int64
-	Written time.Time // when its data was last written (its folder's time when it has none)
-	Busy    bool      // a writer holds it now
+	Bytes int64
+	// Written is when its data was last written (its folder's time when it has none); a folder
+	// upload's, when its newest file was if that is later (Tree).
+	Written time.Time
+	Busy    bool // a writer holds it now
 }
 
 // UnfinishedEntry is the listing's entry of the unfinished upload id: its size is what was
@@ -121,22 +123,38 @@ func StatusOf(ctx context.Context, b StatusBackend, id string) (*Status, error) 
 	return nil, err
 }
 
-// TreeBytes is what the files of an unfinished folder upload's tree hold, walked as verify walks
-// a finished one (readDir lists the folder dir, "" the top, as TreeBackend.ReadTreeDir does; flat:
-// every file at once), never entering a folder the backend does not (TreeEntry.Skip). Best
-// effort: a folder that cannot be read holds nothing counted.
-func TreeBytes(flat bool, readDir func(dir string) ([]TreeEntry, error)) int64 {
-	var n int64
+// TreeBytes is what the files of an unfinished folder upload's tree hold and when the newest of
+// them was written (TreeEntry.At; zero: none known), walked as verify walks a finished one
+// (readDir lists the folder dir, "" the top, as TreeBackend.ReadTreeDir does; flat: every file at
+// once), never entering a folder the backend does not (TreeEntry.Skip). Best effort: a folder
+// that cannot be read holds nothing counted.
+func TreeBytes(flat bool, readDir func(dir string) ([]TreeEntry, error)) (n int64, newest time.Time) {
 	walkTree(flat, func(dir string) ([]TreeEntry, error) {
 		es, _ := readDir(dir)
 		return es, nil
 	}, func(_ string, e TreeEntry) bool {
 		if e.File {
 			n += e.Size
+			newest = later(newest, e.At)
 		}
 		return e.Skip == ""
 	})
-	return n
+	return n, newest
+}
+
+// Tree makes u the state of a folder upload whose tree's files hold n bytes, the newest of them
+// written at newest (TreeBytes): its data holds none of its bytes, and it was last written when
+// that file was, if that is later than what u says.
+func (u *UnfinishedState) Tree(n int64, newest time.Time) {
+	u.Bytes, u.Written = n, later(u.Written, newest)
+}
+
+// later is the later of a and b.
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }
 
 // FolderTreeBytes is TreeBytes of the folder upload name among the objects of its id's folder
@@ -150,7 +168,8 @@ func FolderTreeBytes(objs []FolderObject, name string) int64 {
 			es = append(es, TreeEntry{Name: rel, File: true, Size: o.Size})
 		}
 	}
-	return TreeBytes(true, func(string) ([]TreeEntry, error) { return es, nil })
+	n, _ := TreeBytes(true, func(string) ([]TreeEntry, error) { return es, nil })
+	return n
 }
 
 // Unfinished is the state of the unfinished folder upload f holds when nothing else says more

@@ -83,7 +83,7 @@ func mapTree(files map[string]int64, skip string, read map[string]int) func(dir 
 func TestTreeBytes(t *testing.T) {
 	files := map[string]int64{"x": 3, "sub": -1, "sub/y": 4, "sub/deeper": -1, "sub/deeper/z": 5, "mnt": -1, "mnt/w": 1000, "odd": -2}
 	read := map[string]int{}
-	if n := TreeBytes(false, mapTree(files, "mnt", read)); n != 12 {
+	if n, _ := TreeBytes(false, mapTree(files, "mnt", read)); n != 12 {
 		t.Errorf("TreeBytes = %d, want 12", n)
 	}
 	if want := map[string]int{"": 1, "sub": 1, "sub/deeper": 1}; !reflect.DeepEqual(read, want) {
@@ -94,7 +94,7 @@ func TestTreeBytes(t *testing.T) {
 		read[dir]++
 		return []TreeEntry{{Name: "x", File: true, Size: 3}, {Name: "sub/y", File: true, Size: 4}}, nil
 	}
-	if n := TreeBytes(true, flat); n != 7 || read[""] != 2 {
+	if n, _ := TreeBytes(true, flat); n != 7 || read[""] != 2 {
 		t.Errorf("flat TreeBytes = %d after %d reads of the top, want 7 after 2", n, read[""])
 	}
 	// A folder that cannot be read holds nothing counted: the rest is summed.
@@ -104,8 +104,46 @@ func TestTreeBytes(t *testing.T) {
 		}
 		return mapTree(files, "mnt", map[string]int{})(dir)
 	}
-	if n := TreeBytes(false, broken); n != 3 {
+	if n, _ := TreeBytes(false, broken); n != 3 {
 		t.Errorf("TreeBytes with sub unreadable = %d, want 3", n)
+	}
+}
+
+// TestTreeWritten: an unfinished folder upload was last written when the newest file of its tree
+// was (not a folder, nor a file below one the backend does not enter), or, when what else it
+// holds (its data, its folder) says later, then.
+func TestTreeWritten(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	at := func(h int) time.Time { return t0.Add(time.Duration(h) * time.Hour) }
+	tree := map[string][]TreeEntry{
+		"":    {{Name: "x", File: true, Size: 1, At: at(1)}, {Name: "sub", Dir: true, At: at(9)}, {Name: "mnt", Dir: true, Skip: "another file system"}},
+		"sub": {{Name: "y", File: true, Size: 2, At: at(3)}, {Name: "z", File: true, Size: 3, At: at(2)}},
+		"mnt": {{Name: "w", File: true, Size: 100, At: at(8)}},
+	}
+	readDir := func(dir string) ([]TreeEntry, error) { return tree[dir], nil }
+	n, newest := TreeBytes(false, readDir)
+	if n != 6 || !newest.Equal(at(3)) {
+		t.Fatalf("TreeBytes = %d, newest %v; want 6, %v (sub/y)", n, newest, at(3))
+	}
+	for _, tc := range []struct {
+		name          string
+		written, want time.Time
+	}{
+		{"its files written after its data", at(0), at(3)},
+		{"its data written after its files", at(5), at(5)},
+		{"nothing else known", time.Time{}, at(3)},
+	} {
+		u := UnfinishedState{Name: "logs", Bytes: 0, Written: tc.written}
+		u.Tree(n, newest)
+		if u.Bytes != 6 || !u.Written.Equal(tc.want) {
+			t.Errorf("%s: %+v; want 6 bytes, written %v", tc.name, u, tc.want)
+		}
+	}
+	// No file: written when what else it holds says.
+	u := UnfinishedState{Written: at(4)}
+	u.Tree(TreeBytes(false, func(string) ([]TreeEntry, error) { return nil, nil }))
+	if u.Bytes != 0 || !u.Written.Equal(at(4)) {
+		t.Errorf("an empty tree: %+v; want 0 bytes, written %v", u, at(4))
 	}
 }
 

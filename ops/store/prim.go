@@ -65,12 +65,13 @@ type TreeProperties struct {
 // TreeEntry is one entry of a folder of a finished folder upload (ReadTreeDir).
 type TreeEntry struct {
 	Name  string
-	File  bool   // a regular file
-	Size  int64  // a file's bytes (for TreeBytes; verify reads the files themselves)
-	Dir   bool   // a folder; neither: something else (a link, a device), named by verify
-	Why   string // what is wrong with this folder (its owner, its mode): named by verify
-	Skip  string // why this folder is not entered ("": it is)
-	Where string // how verify names it when it is no part of the upload ("": by Name)
+	File  bool      // a regular file
+	Size  int64     // a file's bytes (for TreeBytes; verify reads the files themselves)
+	At    time.Time // when a file was last written (for TreeBytes; zero: not known)
+	Dir   bool      // a folder; neither: something else (a link, a device), named by verify
+	Why   string    // what is wrong with this folder (its owner, its mode): named by verify
+	Skip  string    // why this folder is not entered ("": it is)
+	Where string    // how verify names it when it is no part of the upload ("": by Name)
 }
 
 // FlatEntries is what ReadTreeDir and TreeWrite.ReadDir of a FlatList backend give: every file

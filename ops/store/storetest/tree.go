@@ -32,6 +32,7 @@ var treeTests = []struct {
 }{
 	{"TreeUpload", testTreeUpload},
 	{"TreeInterruptedThenResumed", testTreeResume},
+	{"TreeUnfinishedLastWrittenByItsFiles", testTreeUnfinishedWritten},
 	{"TreeResumedAfterFilesRemoved", testTreeResumeShrunk},
 	{"TreeVerifyNamesFiles", testTreeVerify},
 	{"TreeSweepWhole", testTreeSweep},
@@ -583,5 +584,43 @@ func testTreeLargeListing(t *testing.T, h Harness) {
 	must(t, "upload again", err)
 	if again.Upload.ID != id {
 		t.Fatalf("the same folder again is upload %s, not %s", again.Upload.ID, id)
+	}
+}
+
+// testTreeUnfinishedWritten: an unfinished folder upload was last written when the newest file
+// of its tree was, as a file upload when its newest bytes were; not when it was begun. A sweep
+// whose cutoff falls between the two keeps it, on every backend.
+func testTreeUnfinishedWritten(t *testing.T, h Harness) {
+	b := h.New(t)
+	root := writeTree(t, "logs", letterFiles(26))
+	interruptTree(t, b, root, 2)
+	unfinished := func() store.Entry {
+		l, err := b.List(ctx)
+		must(t, "list", err)
+		if len(l.Entries) != 1 || l.Entries[0].Finished {
+			t.Fatalf("after interrupted runs: %+v; want one unfinished upload", l.Entries)
+		}
+		return l.Entries[0]
+	}
+	first := unfinished()
+	time.Sleep(1100 * time.Millisecond) // an object store keeps whole seconds
+	cutoff := time.Now().Truncate(time.Second)
+	// The same upload resumed until it has written more files, after the cutoff (an object
+	// store may have taken every file the first run sent before it stopped).
+	e := first
+	for after := 3; e.Size == first.Size && after < 20; after += 4 {
+		interruptTree(t, b, root, after)
+		e = unfinished()
+	}
+	if e.Size == first.Size {
+		t.Fatalf("resumed runs wrote nothing: %+v", e)
+	}
+	if e.LastUsed.Before(cutoff) || !e.Made.Before(cutoff) {
+		t.Fatalf("unfinished folder upload begun %v, last written %v; want begun before %v and last written since", e.Made, e.LastUsed, cutoff)
+	}
+	got, err := sweepAll(t, ctx, b, cutoff, false, nil)
+	must(t, "sweep", err)
+	if len(got) != 0 {
+		t.Fatalf("a sweep with a cutoff before its last file: %v; want it kept (no candidate)", got)
 	}
 }

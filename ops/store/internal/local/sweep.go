@@ -172,9 +172,9 @@ func (s *localStore) readPartial(partfd int, id string, lock bool, check func(*p
 	}
 	r, err = s.readPartialAt(partfd, id, unix.O_RDONLY|openFlags, unix.LOCK_EX|unix.LOCK_NB, check)
 	// A folder upload's data file is only its lock: the bytes are in its tree (which tells one
-	// whose info.json is gone).
+	// whose info.json is gone), and it was last written when the newest of them was.
 	if err == nil && r.fd >= 0 && (r.meta != nil && r.meta.Folder || r.meta == nil && isEntry(r.dirfd, partialTree, unix.S_IFDIR)) {
-		r.Bytes = treeBytesAt(r.dirfd)
+		r.Tree(treeBytesAt(r.dirfd))
 	}
 	if fd := r.fd; err == nil && lock && fd >= 0 && !r.Busy {
 		r.release, r.fd = func() { unix.Close(fd) }, -1
@@ -196,17 +196,18 @@ func regularPartial(r *partialRead) error {
 }
 
 // treeBytesAt is what the files of the tree of the folder upload whose partial is open as dirfd
-// hold (store.TreeBytes), each folder listed as a finished upload's (readTreeDir: never following
-// a link, never entering another file system than the tree's top); 0 when it has none.
-func treeBytesAt(dirfd int) int64 {
+// hold and when the newest was written (store.TreeBytes), each folder listed as a finished
+// upload's (readTreeDir: never following a link, never entering another file system than the
+// tree's top); 0 when it has none.
+func treeBytesAt(dirfd int) (int64, time.Time) {
 	top, err := openDirAt(dirfd, partialTree)
 	if err != nil {
-		return 0
+		return 0, time.Time{}
 	}
 	defer unix.Close(top)
 	root, err := fsOf(top)
 	if err != nil {
-		return 0
+		return 0, time.Time{}
 	}
 	return store.TreeBytes(false, func(dir string) ([]store.TreeEntry, error) {
 		return readTreeDir(top, dir, root)

@@ -390,7 +390,7 @@ func readTreeDir(top int, dir string, root fsID) ([]store.TreeEntry, error) {
 		}
 		switch uint32(st.Mode) & unix.S_IFMT {
 		case unix.S_IFREG:
-			e.File, e.Size = true, st.Size
+			e.File, e.Size, e.At = true, st.Size, timespec(st.Mtim)
 		case unix.S_IFDIR:
 			e.Dir = true
 			sub, err := openDirAt(fd, e.Name)
