@@ -157,12 +157,7 @@ func (b *groupBatch) buildSmall(id, name, sum string, data []byte) (*out, error)
 		return nil, err
 	}
 	m := &Meta{ID: id, Name: name, Size: int64(len(data)), Blake3: sum, Made: time.Now().UTC()}
-	fd, err := createFd(dirfd, name, unix.O_WRONLY, ReadOnlyMode)
-	if err == nil {
-		if err = pwriteAll(fd, data, 0); err != nil {
-			unix.Close(fd)
-		}
-	}
+	fd, err := createFd(dirfd, name, unix.O_WRONLY, ReadOnlyMode, data)
 	if err != nil {
 		err = storeErr(path+"/"+name, err)
 		unix.Close(dirfd)

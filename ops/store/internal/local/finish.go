@@ -62,10 +62,11 @@ type out struct {
 func (p *partial) buildOut(size int64, sum string) (*out, error) {
 	dirfd := int(p.dirf.Fd())
 	removeEntry(dirfd, partialOut)
-	dir, err := mkdirAt(dirfd, partialOut, p.dir+"/"+partialOut)
+	fd, err := mkdirFd(dirfd, partialOut, p.dir+"/"+partialOut)
 	if err != nil {
 		return nil, err
 	}
+	dir := os.NewFile(uintptr(fd), p.dir+"/"+partialOut)
 	m := &Meta{ID: p.id, Name: p.meta.Name, Size: size, Blake3: sum, Made: time.Now().UTC()}
 	b, _ := json.Marshal(m)
 	o := &out{s: p.s, id: p.id, p: p, dir: dir, m: m}
@@ -80,11 +81,8 @@ func (p *partial) buildOut(size int64, sum string) (*out, error) {
 	// Read-only (the descriptors stay open for writing, so the sync below is unaffected); the modes
 	// are made durable with the rest. undo, and an opener that finds a crashed finish's out/, give
 	// the data its 0600 back.
-	if o.mf, err = createAt(int(dir.Fd()), MetaName, dir.Name()+"/"+MetaName, unix.O_WRONLY, ReadOnlyMode); err != nil {
+	if o.mf, err = createAt(int(dir.Fd()), MetaName, dir.Name()+"/"+MetaName, unix.O_WRONLY, ReadOnlyMode, append(b, '\n')); err != nil {
 		return fail(err)
-	}
-	if _, err := o.mf.Write(append(b, '\n')); err != nil {
-		return fail(storeErr(o.mf.Name(), err))
 	}
 	if err := unix.Fchmod(int(p.f.Fd()), uint32(ReadOnlyMode)); err != nil {
 		return fail(storeErr(p.f.Name(), err))

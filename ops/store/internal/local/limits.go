@@ -5,7 +5,6 @@ package local
 import (
 	"context"
 	"errors"
-	"os"
 	"time"
 
 	"github.com/attachctl/attachctl/ops/store"
@@ -27,7 +26,7 @@ func (m marker) ReadMark(context.Context) ([]byte, string, error) {
 		return nil, "", err
 	}
 	defer unix.Close(idir)
-	b, err := readSmallAt(idir, store.MarkName, 1<<16)
+	b, err := readFileAt(idir, store.MarkName, m.s.internal(store.MarkName), 1<<16, regular)
 	if errors.Is(err, unix.ENOENT) {
 		return nil, "", nil
 	}
@@ -90,21 +89,14 @@ func (r reserver) PutReservation(ctx context.Context, key string, body []byte) e
 
 func (r reserver) Reservations(ctx context.Context) (map[string][]byte, error) {
 	out := map[string][]byte{}
-	fd, err := r.s.openIfThere(InternalDir, reservedDir)
-	if err != nil {
-		return nil, err
-	}
+	fd, ents, err := r.s.listIfThere(InternalDir, reservedDir)
 	if fd < 0 {
-		return out, nil
+		return out, err
 	}
-	d := os.NewFile(uintptr(fd), r.s.internal(reservedDir)) // d owns fd
-	defer d.Close()
-	names, err := d.Readdirnames(-1)
-	if err != nil {
-		return nil, storeErr(d.Name(), err)
-	}
-	for _, name := range names {
-		b, err := readSmallAt(fd, name, 4096)
+	defer unix.Close(fd)
+	for _, e := range ents {
+		name := e.Name()
+		b, err := readFileAt(fd, name, name, 4096, regular)
 		if err != nil {
 			b = []byte{} // unreadable: kept as an empty body, which no check counts (and drops)
 		}

@@ -44,16 +44,15 @@ func (s *localStore) lock(name string, how int, wait time.Duration) (*heldLock, 
 	}
 	defer unix.Close(idir)
 	path := s.internal(name)
-	fd, err := unix.Openat(idir, name, unix.O_RDWR|unix.O_CREAT|openFlags, uint32(FileMode))
-	if err != nil {
+	var st unix.Stat_t
+	f, err := openFileAt(idir, name, path, unix.O_RDWR|unix.O_CREAT, func(at *unix.Stat_t) error { st = *at; return regular(at) })
+	switch {
+	case errors.Is(err, errNotRegular):
+		return nil, fault.Errorf(fault.UploadUnreadable, "store lock %s: not a regular file", path)
+	case err != nil:
 		return nil, lockErr(path, err)
 	}
-	f := os.NewFile(uintptr(fd), path) // f owns fd
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil || uint32(st.Mode)&unix.S_IFMT != unix.S_IFREG {
-		f.Close()
-		return nil, fault.Errorf(fault.UploadUnreadable, "store lock %s: not a regular file", path)
-	}
+	fd := int(f.Fd())
 	if uint32(st.Mode)&0o7777 != uint32(FileMode) && st.Uid == euid {
 		unix.Fchmod(fd, uint32(FileMode)) // created under a umask, or loosened by hand
 	}

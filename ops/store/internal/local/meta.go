@@ -3,9 +3,8 @@
 package local
 
 import (
-	"io"
 	"os"
-	"sort"
+	"path/filepath"
 
 	"github.com/attachctl/attachctl/manifest/fault"
 	"github.com/attachctl/attachctl/ops/store"
@@ -32,8 +31,10 @@ func (s *localStore) ReadMeta(id string) (*Meta, error) {
 // readMetaAt reads the metadata of upload id from its open folder dirfd: a folder upload's
 // carries its kind and files too (a listing's Entry shows them).
 func (s *localStore) readMetaAt(dirfd int, id string) (*store.TreeMeta, error) {
-	f, err := openGuarded(dirfd, MetaName, s.UploadDir(id)+"/"+MetaName, id)
-	if fault.CodeOf(err) == fault.UploadMissing {
+	path := s.UploadDir(id) + "/" + MetaName
+	b, err := readGuarded(dirfd, MetaName, path, id, int64(store.TreeObjectMax)+1) // a folder upload's names each file's size
+	switch code := fault.CodeOf(err); {
+	case code == fault.UploadMissing:
 		// A small upload of a batch: its metadata is its commit's file (metaindex.go).
 		// Named by no file there, it is what a folder without metadata always was: no finished
 		// upload (err); named by two, damaged.
@@ -45,42 +46,48 @@ func (s *localStore) readMetaAt(dirfd int, id string) (*store.TreeMeta, error) {
 		}
 		return nil, fault.Errorf(fault.UploadMissing, "upload %s: %s: not a finished upload in this store (no %s, and no file of %s names it)",
 			id, s.UploadDir(id), MetaName, s.internal(metaDir))
-	}
-	if err != nil {
+	case code != "": // refused by the guarded open
 		return nil, err
 	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, int64(store.TreeObjectMax)+1)) // a folder upload's names each file's size
 	if err != nil {
-		return nil, fault.Errorf(fault.UploadUnreadable, "upload %s: %s is damaged", id, f.Name())
+		return nil, fault.Errorf(fault.UploadUnreadable, "upload %s: %s is damaged", id, path)
 	}
-	return store.ParseTreeMeta(id, b, f.Name())
+	return store.ParseTreeMeta(id, b, path)
 }
 
 // IDs lists the entries at the top of the store whose names are upload ids, sorted. It does not
 // say whether each is a real, finished upload: ReadMeta and OpenFinished do.
-func (s *localStore) IDs() ([]string, error) {
-	fd, err := s.openIfThere()
-	if err != nil || fd < 0 {
-		return nil, err // a store not made yet is empty
-	}
-	d := os.NewFile(uintptr(fd), s.Dir) // d owns fd
-	defer d.Close()
-	return idsIn(d)
-}
+func (s *localStore) IDs() ([]string, error) { return s.idsIn() }
 
-// idsIn lists the names in the open folder d that are upload ids, sorted.
-func idsIn(d *os.File) ([]string, error) {
-	names, err := d.Readdirnames(-1)
-	if err != nil {
-		return nil, storeErr(d.Name(), err)
+// idsIn lists the names in STORE/<names...> that are upload ids, sorted: none when it is not
+// there (a store not made yet is empty).
+func (s *localStore) idsIn(names ...string) ([]string, error) {
+	fd, ents, err := s.listIfThere(names...)
+	if fd < 0 {
+		return nil, err
 	}
-	ids := names[:0]
-	for _, n := range names {
-		if store.ValidID(n) == nil {
-			ids = append(ids, n)
+	unix.Close(fd)
+	var ids []string
+	for _, e := range ents {
+		if store.ValidID(e.Name()) == nil {
+			ids = append(ids, e.Name())
 		}
 	}
-	sort.Strings(ids)
 	return ids, nil
+}
+
+// listIfThere opens STORE/<names...> as openIfThere does and lists it (readDirAt): fd is -1, with
+// no entries, when a folder on the way is not there. The caller closes fd.
+func (s *localStore) listIfThere(names ...string) (int, []os.DirEntry, error) {
+	fd, err := s.openIfThere(names...)
+	if err != nil || fd < 0 {
+		return -1, nil, err
+	}
+	path := filepath.Join(append([]string{s.Dir}, names...)...)
+	ents, err := readDirAt(fd, path)
+	if err != nil {
+		unix.Close(fd)
+		return -1, nil, storeErr(path, err)
+	}
+	return fd, ents, nil
 }

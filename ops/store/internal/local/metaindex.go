@@ -12,8 +12,6 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
-	"io"
-	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -94,8 +92,8 @@ func (s *localStore) readIndex() {
 	if x.byID == nil {
 		x.byID, x.read = map[string]*Meta{}, map[string]bool{}
 	}
-	fd, ents, ok := s.metaEntries()
-	if !ok {
+	fd, ents, err := s.listIfThere(InternalDir, metaDir)
+	if err != nil || fd < 0 {
 		return
 	}
 	defer unix.Close(fd)
@@ -119,29 +117,10 @@ func (s *localStore) readIndex() {
 	}
 }
 
-// metaEntries opens STORE/.attachctl/meta (no link followed, nothing made) and lists it; the
-// caller closes fd. ok is false when there is no such folder, or it cannot be read.
-func (s *localStore) metaEntries() (fd int, ents []os.DirEntry, ok bool) {
-	fd, err := s.openIfThere(InternalDir, metaDir)
-	if err != nil || fd < 0 {
-		return -1, nil, false
-	}
-	if ents, err = readDirAt(fd, s.internal(metaDir)); err != nil {
-		unix.Close(fd)
-		return -1, nil, false
-	}
-	return fd, ents, true
-}
-
 // readMetaFile reads the file name of the folder dirfd through the guarded open of finished
 // files (no link followed, a regular file of the user's, 0400, one link).
 func readMetaFile(dirfd int, name, path string) ([]*Meta, error) {
-	f, err := openGuarded(dirfd, name, path, name)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, 64<<20))
+	b, err := readGuarded(dirfd, name, path, name, 64<<20)
 	if err != nil {
 		return nil, err
 	}
@@ -165,7 +144,7 @@ type stagedIndex struct {
 
 // newStagedIndex makes the file name in the staging partial st, empty.
 func newStagedIndex(st *partial, name string) (*stagedIndex, error) {
-	fd, err := createFd(int(st.dirf.Fd()), name, unix.O_WRONLY, ReadOnlyMode)
+	fd, err := createFd(int(st.dirf.Fd()), name, unix.O_WRONLY, ReadOnlyMode, nil)
 	if err != nil {
 		return nil, storeErr(st.dir+"/"+name, err)
 	}
@@ -244,8 +223,8 @@ func (s *localStore) publishIndex(st *partial, name string) error {
 // file it cannot read is kept, and every file when a folder cannot be listed (the next sweep
 // prunes them).
 func (d *storeDirs) pruneIndex() {
-	fd, ents, ok := d.s.metaEntries()
-	if !ok {
+	fd, ents, err := d.s.listIfThere(InternalDir, metaDir)
+	if err != nil || fd < 0 {
 		return
 	}
 	defer unix.Close(fd)

@@ -69,41 +69,45 @@ func (s *localStore) partialDir(id string) string { return s.internal(partialDir
 // openFlags for files the store writes: never follow a link, never block on a FIFO.
 const openFlags = unix.O_NOFOLLOW | unix.O_CLOEXEC | unix.O_NONBLOCK
 
-// createFd makes the new file name in the folder dirfd, open with flag (O_WRONLY or O_RDWR),
-// with mode whatever the umask. O_EXCL|O_NOFOLLOW: the file is new, made here, so it is a regular
-// file and no open blocks; the descriptor O_CREAT returns writes whatever the mode it made. The
-// error is the system's.
-func createFd(dirfd int, name string, flag int, mode os.FileMode) (int, error) {
+// createFd makes the new file name in the folder dirfd, open with flag (O_WRONLY or O_RDWR), with
+// mode whatever the umask, and writes b into it from its start: the one way the store makes a
+// file. O_EXCL|O_NOFOLLOW: the file is new, made here, so it is a regular file, no open blocks and
+// no link is followed; the descriptor O_CREAT returns writes whatever the mode it made. A file it
+// could not make whole is removed. The error is the system's.
+func createFd(dirfd int, name string, flag int, mode os.FileMode, b []byte) (int, error) {
 	fd, err := unix.Openat(dirfd, name, flag|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, uint32(mode))
 	if err != nil {
 		return -1, err
 	}
-	if err := fixMode(fd, mode); err != nil {
+	if err = fixMode(fd, mode); err == nil {
+		err = pwriteAll(fd, b, 0)
+	}
+	if err != nil {
 		unix.Close(fd)
+		unix.Unlinkat(dirfd, name, 0)
 		return -1, err
 	}
 	return fd, nil
 }
 
-// createAt is createFd as a file named path (for messages).
-func createAt(dirfd int, name, path string, flag int, mode os.FileMode) (*os.File, error) {
-	fd, err := createFd(dirfd, name, flag, mode)
+// createAt is createFd as a file named path (for messages), its error coded (storeErr).
+func createAt(dirfd int, name, path string, flag int, mode os.FileMode, b []byte) (*os.File, error) {
+	fd, err := createFd(dirfd, name, flag, mode, b)
 	if err != nil {
 		return nil, storeErr(path, err)
 	}
 	return os.NewFile(uintptr(fd), path), nil // owns fd
 }
 
-// writeNewAt makes the new file name in the folder dirfd (createFd) with mode and writes b into
-// it, made durable when sync is set; a file it could not write whole is removed. The error is the
+// writeNewAt makes the new file name in the folder dirfd holding b (createFd), with mode, made
+// durable when sync is set; a file it could not make durable is removed. The error is the
 // system's.
 func writeNewAt(dirfd int, name string, b []byte, mode os.FileMode, sync bool) error {
-	fd, err := createFd(dirfd, name, unix.O_WRONLY, mode)
+	fd, err := createFd(dirfd, name, unix.O_WRONLY, mode, b)
 	if err != nil {
 		return err
 	}
-	err = pwriteAll(fd, b, 0) // a new file: from its start
-	if err == nil && sync {
+	if sync {
 		err = dirDurable(fd) // fsync, and where that leaves the bytes in the drive's cache a flush
 	}
 	if cerr := unix.Close(fd); err == nil {
@@ -115,12 +119,13 @@ func writeNewAt(dirfd int, name string, b []byte, mode os.FileMode, sync bool) e
 	return err
 }
 
-// replaceAt puts a new file of mode 0600 holding b at name in the folder dirfd: b is written to a
-// file of its own (writeNewAt), named tmp, or where writers may race (tmp "") name+".new-" and
-// random hex, and renamed over name. A reader finds the old file or the new one whole, and what was
-// at name (a link even) is never opened: it only loses its name. at, when not zero, becomes the
-// file's times; durable fsyncs the file before the rename and the folder after. On failure the new
-// file is removed. The error is the system's: the caller names what failed.
+// replaceAt puts a new file of mode 0600 holding b at name in the folder dirfd: the one way the
+// store writes a file by name. b is written to a file of its own (writeNewAt), named tmp, or where
+// writers may race (tmp "") name+".new-" and random hex, and renamed over name. A reader finds the
+// old file or the new one whole, and what was at name (a link even) is never opened: it only loses
+// its name. at, when not zero, becomes the file's times (set without following a link); durable
+// fsyncs the file before the rename and the folder after. On failure the new file is removed. The
+// error is the system's: the caller names what failed.
 func replaceAt(dirfd int, tmp, name string, b []byte, at time.Time, durable bool) error {
 	if tmp == "" {
 		var rnd [8]byte
@@ -132,7 +137,11 @@ func replaceAt(dirfd int, tmp, name string, b []byte, at time.Time, durable bool
 	if err := writeNewAt(dirfd, tmp, b, FileMode, durable); err != nil {
 		return err
 	}
-	err := setTimesAt(dirfd, tmp, at)
+	var err error
+	if !at.IsZero() {
+		ts := unix.NsecToTimespec(at.UnixNano())
+		err = unix.UtimesNanoAt(dirfd, tmp, []unix.Timespec{ts, ts}, unix.AT_SYMLINK_NOFOLLOW)
+	}
 	if err == nil {
 		err = unix.Renameat(dirfd, tmp, dirfd, name)
 	}
@@ -144,43 +153,6 @@ func replaceAt(dirfd int, tmp, name string, b []byte, at time.Time, durable bool
 		return dirDurable(dirfd)
 	}
 	return nil
-}
-
-// setTimesAt sets the times of name in the folder dirfd (not following a link) to at; a zero at
-// leaves them.
-func setTimesAt(dirfd int, name string, at time.Time) error {
-	if at.IsZero() {
-		return nil
-	}
-	ts := []unix.Timespec{unix.NsecToTimespec(at.UnixNano()), unix.NsecToTimespec(at.UnixNano())}
-	return unix.UtimesNanoAt(dirfd, name, ts, unix.AT_SYMLINK_NOFOLLOW)
-}
-
-// mkdirAt makes the new folder name in dirfd with mode 0700 whatever the umask, and opens it.
-func mkdirAt(dirfd int, name, path string) (*os.File, error) {
-	fd, err := mkdirFd(dirfd, name, path)
-	if err != nil {
-		return nil, err
-	}
-	return os.NewFile(uintptr(fd), path), nil
-}
-
-// syncFile fsyncs an open file or folder, so what was written in it, or the names made or
-// renamed in it, are durable.
-func syncFile(f *os.File) error {
-	return wrap(f.Name(), f.Sync())
-}
-
-// openPartials opens STORE/.attachctl/partial, or with an id the folder of that unfinished
-// upload, guarded (openDir): create makes what is missing; without it, not there is
-// upload.missing.
-func (s *localStore) openPartials(create bool, id ...string) (*os.File, error) {
-	names := append([]string{partialDir}, id...)
-	fd, err := s.openDir(lockErr, create, append([]string{InternalDir}, names...)...)
-	if err != nil {
-		return nil, err
-	}
-	return os.NewFile(uintptr(fd), s.internal(names...)), nil
 }
 
 // removePartial removes the folder of the unfinished upload id, never following a link or
@@ -201,26 +173,6 @@ func (s *localStore) removePartial(id string, durable bool) error {
 	return wrap(s.internal(partialDir), unix.Fsync(fd))
 }
 
-// checkOwnFile checks an open file of the store the way the guarded open checks a finished one:
-// a regular file of the current user, no group or other permission bits, exactly one link.
-func checkOwnFile(st *unix.Stat_t, path, id string) error {
-	var why string
-	switch {
-	case uint32(st.Mode)&unix.S_IFMT != unix.S_IFREG:
-		why = "not a regular file"
-	case st.Uid != euid:
-		why = fmt.Sprintf("owned by uid %d, not by the current user", st.Uid)
-	case uint32(st.Mode)&0o077 != 0:
-		why = fmt.Sprintf("mode %04o gives group or others access", uint32(st.Mode)&0o7777)
-	case st.Nlink != 1:
-		why = fmt.Sprintf("%d hard links, not 1", st.Nlink)
-	}
-	if why != "" {
-		return fault.Errorf(fault.UploadUnreadable, "upload %s: %s: %s", id, path, why)
-	}
-	return nil
-}
-
 // newPartial makes a fresh unfinished upload and returns it locked. Its data file is created and
 // locked before info.json is written, so a process that finds info.json finds the lock taken. Its
 // name and size were checked by the caller (Begin's CheckBegin, the engines' ValidName); folder
@@ -239,23 +191,23 @@ func (s *localStore) newPartial(name string, size int64, src *sourceKey, folder 
 
 // makePartial makes the unfinished upload id of meta and returns it locked.
 func (s *localStore) makePartial(id string, meta partialMeta) (*partial, error) {
-	parts, err := s.openPartials(true)
+	partfd, err := s.openDir(lockErr, true, InternalDir, partialDir)
 	if err != nil {
 		return nil, err
 	}
-	defer parts.Close()
+	defer unix.Close(partfd)
 	dir := s.partialDir(id)
-	dirf, err := mkdirAt(int(parts.Fd()), id, dir)
+	fd, err := mkdirFd(partfd, id, dir)
 	if err != nil {
 		return nil, err
 	}
-	p := &partial{s: s, id: id, dir: dir, dirf: dirf, meta: meta}
+	p := &partial{s: s, id: id, dir: dir, dirf: os.NewFile(uintptr(fd), dir), meta: meta}
 	fail := func(err error) (*partial, error) {
 		p.close()
-		removeEntry(int(parts.Fd()), id)
+		removeEntry(partfd, id)
 		return nil, err
 	}
-	if p.f, err = createAt(int(dirf.Fd()), partialData, dir+"/"+partialData, unix.O_RDWR, FileMode); err != nil {
+	if p.f, err = createAt(fd, partialData, dir+"/"+partialData, unix.O_RDWR, FileMode, nil); err != nil {
 		return fail(err)
 	}
 	if err := unix.Flock(int(p.f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
@@ -264,7 +216,7 @@ func (s *localStore) makePartial(id string, meta partialMeta) (*partial, error) 
 	// Not fsynced: a crash may lose a partial just begun (or leave it without a readable
 	// info.json, which every reader skips), never damage one that has bytes.
 	b, _ := json.Marshal(&p.meta)
-	if err := writeNewAt(int(dirf.Fd()), partialInfo, append(b, '\n'), FileMode, false); err != nil {
+	if err := writeNewAt(fd, partialInfo, append(b, '\n'), FileMode, false); err != nil {
 		return fail(storeErr(dir+"/"+partialInfo, err))
 	}
 	return p, nil
@@ -500,7 +452,7 @@ func (r *partialRead) close() {
 
 // readPartialMetaAt reads info.json of the unfinished upload open as dirfd.
 func readPartialMetaAt(dirfd int) (*partialMeta, error) {
-	b, err := readSmallAt(dirfd, partialInfo, 1<<20)
+	b, err := readFileAt(dirfd, partialInfo, partialInfo, 1<<20, regular)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", partialInfo, err)
 	}
@@ -519,24 +471,16 @@ func still(fd, at int, name string) bool {
 }
 
 // partialIDs lists the ids of unfinished uploads.
-func (s *localStore) partialIDs() ([]string, error) {
-	fd, err := s.openIfThere(InternalDir, partialDir)
-	if err != nil || fd < 0 {
-		return nil, err
-	}
-	parts := os.NewFile(uintptr(fd), s.internal(partialDir))
-	defer parts.Close()
-	return idsIn(parts)
-}
+func (s *localStore) partialIDs() ([]string, error) { return s.idsIn(InternalDir, partialDir) }
 
 // readPartialMetaOf reads info.json of the unfinished upload id, through guarded opens.
 func (s *localStore) readPartialMetaOf(id string) (*partialMeta, error) {
-	dirf, err := s.openPartials(false, id)
+	fd, err := s.openDir(lockErr, false, InternalDir, partialDir, id)
 	if err != nil {
 		return nil, err
 	}
-	defer dirf.Close()
-	return readPartialMetaAt(int(dirf.Fd()))
+	defer unix.Close(fd)
+	return readPartialMetaAt(fd)
 }
 
 // truncate cuts data back to n bytes (best effort when undoing a refused write) and syncs it.

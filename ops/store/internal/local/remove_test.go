@@ -31,7 +31,7 @@ func TestRemoveAtFollowsNoLink(t *testing.T) {
 			if name == "removeAt" {
 				fd, _ := unix.Open(base, unix.O_RDONLY|unix.O_DIRECTORY, 0)
 				root, _ := fsOf(fd)
-				err = removeAt(fd, "doomed", root)
+				err = removeAt(fd, "doomed", &root)
 				unix.Close(fd)
 			} else {
 				err = os.RemoveAll(doomed)

@@ -12,6 +12,7 @@ package local
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -310,30 +311,108 @@ func openOnly(code func(path string, err error) error) func(parent int, name, pa
 	}
 }
 
-// openGuarded opens name inside the folder dirfd under the guarded-open rules.
+// openGuarded opens name inside the folder dirfd under the guarded-open rules (openFileAt,
+// guarded). Not there is upload.missing; anything else is upload.unreadable.
 func openGuarded(dirfd int, name, path, id string) (*os.File, error) {
-	fd, err := unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
-	if err != nil {
+	f, err := openFileAt(dirfd, name, path, unix.O_RDONLY, guarded(path, id))
+	if err != nil && fault.CodeOf(err) == "" {
 		return nil, guardErr(id)(path, err)
+	}
+	return f, err
+}
+
+// readGuarded reads whole, up to limit bytes, the file name of the folder dirfd through the
+// guarded open.
+func readGuarded(dirfd int, name, path, id string, limit int64) ([]byte, error) {
+	b, err := readFileAt(dirfd, name, path, limit, guarded(path, id))
+	if err != nil && fault.CodeOf(err) == "" {
+		return nil, guardErr(id)(path, err)
+	}
+	return b, err
+}
+
+// openFileAt opens the file name of the folder dirfd with flags (O_RDONLY; O_RDWR|O_CREAT for a
+// lock file, made 0600), never following a link nor blocking on a FIFO, and keeps it only when
+// check takes its stat: the one way the store opens a file it did not just make. path names it.
+// The open's error is the system's, a refusal check's.
+func openFileAt(dirfd int, name, path string, flags int, check func(*unix.Stat_t) error) (*os.File, error) {
+	fd, err := unix.Openat(dirfd, name, flags|openFlags, uint32(FileMode))
+	if err != nil {
+		return nil, err
 	}
 	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
-		unix.Close(fd)
-		return nil, guardErr(id)(path, err)
+	if err = unix.Fstat(fd, &st); err == nil {
+		if err = check(&st); err == nil {
+			err = unix.SetNonblock(fd, false) // what check took may be read as any file
+		}
 	}
-	if err := checkOwnFile(&st, path, id); err != nil {
+	if err != nil {
 		unix.Close(fd)
 		return nil, err
 	}
-	if perm := uint32(st.Mode) & 0o7777; !finishedMode(perm) {
-		unix.Close(fd)
-		return nil, fault.Errorf(fault.UploadUnreadable, "upload %s: %s: mode %04o, not 0400 (or an older store's 0600)", id, path, perm)
+	return os.NewFile(uintptr(fd), path), nil // owns fd
+}
+
+// readFileAt reads whole, up to limit bytes, the file name of the folder dirfd that check takes
+// (openFileAt). The error is the system's, or check's.
+func readFileAt(dirfd int, name, path string, limit int64, check func(*unix.Stat_t) error) ([]byte, error) {
+	f, err := openFileAt(dirfd, name, path, unix.O_RDONLY, check)
+	if err != nil {
+		return nil, err
 	}
-	if err := unix.SetNonblock(fd, false); err != nil {
-		unix.Close(fd)
-		return nil, guardErr(id)(path, err)
+	defer f.Close()
+	return io.ReadAll(io.LimitReader(f, limit))
+}
+
+// regular is the check of a file that need only be a regular file (openFileAt).
+func regular(st *unix.Stat_t) error {
+	if uint32(st.Mode)&unix.S_IFMT != unix.S_IFREG {
+		return errNotRegular
 	}
-	return os.NewFile(uintptr(fd), path), nil
+	return nil
+}
+
+var errNotRegular = errors.New("not a regular file")
+
+// ownFile says what keeps the file of stat st from being one of the store's own: a regular file of
+// the current user, no group or other permission bits, exactly one link; "" when it is one.
+func ownFile(st *unix.Stat_t) string {
+	switch perm := uint32(st.Mode) & 0o7777; {
+	case uint32(st.Mode)&unix.S_IFMT == unix.S_IFLNK:
+		return "a symlink"
+	case uint32(st.Mode)&unix.S_IFMT != unix.S_IFREG:
+		return "not a regular file"
+	case st.Uid != euid:
+		return fmt.Sprintf("owned by uid %d, not by the current user", st.Uid)
+	case perm&0o077 != 0:
+		return fmt.Sprintf("mode %04o gives group or others access", perm)
+	case st.Nlink != 1:
+		return fmt.Sprintf("%d hard links, not 1", st.Nlink)
+	}
+	return ""
+}
+
+// checkOwnFile checks an open file of the store as an unfinished upload's data is checked: one of
+// its own (ownFile), else upload.unreadable.
+func checkOwnFile(st *unix.Stat_t, path, id string) error {
+	if why := ownFile(st); why != "" {
+		return fault.Errorf(fault.UploadUnreadable, "upload %s: %s: %s", id, path, why)
+	}
+	return nil
+}
+
+// guarded is the guarded open's check of the file of upload id at path (docs/store.md): one of
+// the store's own (checkOwnFile) of mode 0400, or an older store's 0600.
+func guarded(path, id string) func(*unix.Stat_t) error {
+	return func(st *unix.Stat_t) error {
+		if err := checkOwnFile(st, path, id); err != nil {
+			return err
+		}
+		if perm := uint32(st.Mode) & 0o7777; !finishedMode(perm) {
+			return fault.Errorf(fault.UploadUnreadable, "upload %s: %s: mode %04o, not 0400 (or an older store's 0600)", id, path, perm)
+		}
+		return nil
+	}
 }
 
 // guardErr codes an error of the guarded open of upload id by the path that failed: not there is

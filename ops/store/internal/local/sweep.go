@@ -214,23 +214,6 @@ func treeBytesAt(dirfd int) (int64, time.Time) {
 	})
 }
 
-// readSmallAt reads whole, up to limit bytes, the regular file name of the folder dirfd, never
-// following a link nor blocking on a FIFO. The error is the system's, or errNotRegular.
-func readSmallAt(dirfd int, name string, limit int64) ([]byte, error) {
-	fd, err := unix.Openat(dirfd, name, unix.O_RDONLY|openFlags, 0)
-	if err != nil {
-		return nil, err
-	}
-	f := os.NewFile(uintptr(fd), name) // f owns fd
-	defer f.Close()
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
-		return nil, errNotRegular
-	}
-	return io.ReadAll(io.LimitReader(f, limit))
-}
-
-var errNotRegular = errors.New("not a regular file")
-
 // sweep opens the store's folders for the sweep (a partial begun after this is not stale yet:
 // Recheck finds it gone) and takes the one-sweep lock, waiting at most wait. A dry run takes
 // nothing (it writes nothing, the lock included); a store that does not exist has nothing to sweep.
@@ -370,7 +353,7 @@ func (sw *sweeper) Restore(it *store.SweepItem) {
 // Drop removes a doomed entry from the trash. The last use Recheck read is the folder's last: it
 // read it under the marker lock, which no use writes without, and after Doom no use finds it.
 func (sw *sweeper) Drop(_ context.Context, it *store.SweepItem) error {
-	if err := removeAt(sw.trashfd, it.Entry.ID, sw.root); err != nil {
+	if err := removeAt(sw.trashfd, it.Entry.ID, &sw.root); err != nil {
 		return fault.Errorf(fault.UploadUnreadable, "%s: removing upload %s: %v (left in the trash)", sw.s.internal(trashDir, it.Entry.ID), it.Entry.ID, err)
 	}
 	return nil
@@ -382,7 +365,7 @@ func (sw *sweeper) emptyTrash() {
 	ents, err := readDirAt(sw.trashfd, sw.s.internal(trashDir))
 	if err == nil {
 		for _, e := range ents {
-			removeAt(sw.trashfd, e.Name(), sw.root)
+			removeAt(sw.trashfd, e.Name(), &sw.root)
 		}
 	}
 }

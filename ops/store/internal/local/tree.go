@@ -7,7 +7,6 @@ package local
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -106,7 +105,7 @@ func (t *treeWrite) Create(_ context.Context, f store.TreeFile, _ store.TreeSour
 			return nil, storeErr(dst, err)
 		}
 	}
-	out, err := createAt(int(dir.Fd()), base, dst, unix.O_WRONLY, ReadOnlyMode)
+	out, err := createAt(int(dir.Fd()), base, dst, unix.O_WRONLY, ReadOnlyMode, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -173,7 +172,7 @@ func (w treeFileWrite) Write(b []byte) (int, error) {
 func (w treeFileWrite) Commit(context.Context, string) error {
 	var err error
 	if fileSyncEach {
-		err = syncFile(w.out)
+		err = wrap(w.out.Name(), w.out.Sync())
 	}
 	if cerr := w.out.Close(); err == nil {
 		err = wrap(w.out.Name(), cerr)
@@ -207,21 +206,15 @@ func (p *partial) openTreeRoot(name string) (*os.File, error) {
 	return os.NewFile(uintptr(fd), filepath.Join(p.dir, partialTree, name)), nil
 }
 
-// ownDir is the step of openDirs into a partial's tree: the folder opened or made (openSubdir)
-// and fixed (fixDir).
+// ownDir is the step of openDirs into a partial's tree: the folder opened or made (openSubdir),
+// refused unless it is one of the user's, and made 0700 when it is not.
 func ownDir(parent int, name, path string) (int, error) {
 	fd, err := openSubdir(parent, name, path)
 	if err != nil {
 		return -1, err
 	}
-	return fixDir(fd, path)
-}
-
-// fixDir checks that the open folder fd is one of the user's and makes its mode 0700; it
-// returns fd, or closes it and returns the error.
-func fixDir(fd int, path string) (int, error) {
 	var st unix.Stat_t
-	err := unix.Fstat(fd, &st)
+	err = unix.Fstat(fd, &st)
 	switch {
 	case err != nil:
 		err = storeErr(path, err)
@@ -282,17 +275,8 @@ func (t *treeWrite) syncDirs(files []store.TreeFile) error {
 }
 
 // removeEntry removes what is at name in the folder dirfd, a file, a link or a folder, never
-// following a link and never leaving the file system.
-func removeEntry(dirfd int, name string) error {
-	if err := unix.Unlinkat(dirfd, name, 0); err == nil || errors.Is(err, unix.ENOENT) {
-		return nil // a file, a link, or nothing: no folder to walk
-	}
-	root, err := fsOf(dirfd)
-	if err != nil {
-		return err
-	}
-	return removeAt(dirfd, name, root)
-}
+// following a link and never leaving dirfd's file system (removeAt).
+func removeEntry(dirfd int, name string) error { return removeAt(dirfd, name, nil) }
 
 // publishTree makes the locked partial's tree a finished upload as a file upload's is made one
 // (commit, a batch of one): out/ is built (.upload.json, .tree.b3, and tree/<name> renamed into
@@ -300,10 +284,11 @@ func removeEntry(dirfd int, name string) error {
 func (p *partial) publishTree(m *treeMeta, listing []byte) error {
 	dirfd := int(p.dirf.Fd())
 	removeEntry(dirfd, partialOut)
-	od, err := mkdirAt(dirfd, partialOut, p.dir+"/"+partialOut)
+	fd, err := mkdirFd(dirfd, partialOut, p.dir+"/"+partialOut)
 	if err != nil {
 		return err
 	}
+	od := os.NewFile(uintptr(fd), p.dir+"/"+partialOut)
 	o := &out{s: p.s, id: p.id, p: p, dir: od, m: &m.Info}
 	for _, f := range []struct {
 		name string

@@ -39,8 +39,9 @@ func (s *localStore) Check(_ context.Context, id string) error {
 
 // checkTop checks the upload folder's mode and entries: a real folder of mode 0700 owned by the
 // user, holding only what store.BesideUpload allows (and a marker being written), the files
-// regular with one link, of mode 0400 (the file, the metadata, the listing; an older store's
-// 0600) or 0600 (the marker), a folder upload's folder a real folder of mode 0700.
+// regular, the user's, with one link (ownFile), of mode 0400 (the file, the metadata, the
+// listing; an older store's 0600) or 0600 (the marker), a folder upload's folder a real folder of
+// mode 0700.
 func (s *localStore) checkTop(dirfd int, id, name string, tree bool) error {
 	dir := s.UploadDir(id)
 	var st unix.Stat_t
@@ -67,23 +68,19 @@ func (s *localStore) checkTop(dirfd int, id, name string, tree bool) error {
 		}
 		mode, typ := uint32(st.Mode)&0o7777, uint32(st.Mode)&unix.S_IFMT
 		want, modeOK := wantMode(n, mode)
-		var why string
+		why := ownFile(&st)
 		switch {
 		case tree && n == name && typ != unix.S_IFDIR:
 			why = "not a real folder"
 		case tree && n == name && mode != uint32(DirMode):
 			why = fmt.Sprintf("folder mode %04o, not 0700", mode)
 		case tree && n == name:
-		case typ == unix.S_IFLNK:
-			why = "a symlink"
-		case typ != unix.S_IFREG:
-			why = "not a regular file"
+			why = ""
+		case why != "":
 		case !modeOK && want == FileMode:
 			why = fmt.Sprintf("mode %04o, not 0600", mode)
 		case !modeOK:
 			why = fmt.Sprintf("mode %04o, not 0400 (or an older store's 0600)", mode)
-		case st.Nlink != 1:
-			why = fmt.Sprintf("%d hard links, not 1", st.Nlink)
 		}
 		if why != "" {
 			return fault.Errorf(fault.UploadUnreadable, "upload %s: %s/%s: %s", id, dir, n, why)
