@@ -136,13 +136,6 @@ func commit(outs []*out, index *stagedIndex) []error {
 			errs[i] = outs[i].sync()
 			return nil // each upload fails alone
 		})
-	} else {
-		for _, o := range outs {
-			if o.mf != nil {
-				o.mf.Close()
-				o.mf = nil
-			}
-		}
 	}
 	// The metadata of the uploads built in the staging partial: one file for the commit, written
 	// as they were built, made durable with them and placed before any of them is (metaindex.go).

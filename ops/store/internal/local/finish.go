@@ -52,7 +52,7 @@ type out struct {
 	p     *partial // the upload's own partial, or nil
 	stage *partial // the staging partial it was built in, or nil
 	dir   *os.File // the folder built (out/, or the staging partial's <id>/); owns the descriptor
-	mf    *os.File // its .upload.json, open until synced (nil when staged: metaindex.go)
+	mf    *os.File // its .upload.json until synced; nil when staged (metaindex.go) or syncfs commits
 	data  *os.File // staged only: its bytes, open until synced (nil where syncfs commits)
 	m     *Meta
 }
@@ -83,6 +83,10 @@ func (p *partial) buildOut(size int64, sum string) (*out, error) {
 	// the data its 0600 back.
 	if o.mf, err = createAt(int(dir.Fd()), MetaName, dir.Name()+"/"+MetaName, unix.O_WRONLY, ReadOnlyMode, append(b, '\n')); err != nil {
 		return fail(err)
+	}
+	if !fileSyncEach { // the commit's syncfs needs no descriptor of it
+		o.mf.Close()
+		o.mf = nil
 	}
 	if err := unix.Fchmod(int(p.f.Fd()), uint32(ReadOnlyMode)); err != nil {
 		return fail(storeErr(p.f.Name(), err))
