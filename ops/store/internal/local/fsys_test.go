@@ -101,6 +101,25 @@ func untouched(t *testing.T, outside string) {
 	}
 }
 
+// noBlock runs do, which may open the FIFO at p, and fails the test when it blocks there: after
+// a while the FIFO is opened from the other side, which lets it go.
+func noBlock(t *testing.T, p string, do func() error) error {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- do() }()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(5 * time.Second):
+		if fd, err := unix.Open(p, unix.O_RDWR|unix.O_NONBLOCK|unix.O_NOFOLLOW, 0); err == nil {
+			defer unix.Close(fd)
+		}
+		<-done
+		t.Fatalf("%s: blocked on a FIFO", p)
+		return nil
+	}
+}
+
 // The folder helpers open a real folder below a descriptor and nothing else: a link to a folder,
 // a FIFO and a file are refused (none blocks); openSubdir makes a missing folder 0700 and leaves
 // an existing one as it is; ownDir, the step into a partial's tree, refuses another user's folder
@@ -181,17 +200,18 @@ func TestCreateHelpers(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			for _, how := range []string{"createFd", "writeNewAt"} {
 				dirfd, dir, outside := fixture(t)
-				var err error
-				if how == "createFd" {
-					var fd int
-					if fd, err = createFd(dirfd, name, unix.O_WRONLY, ReadOnlyMode, []byte("made")); err == nil {
+				p := filepath.Join(dir, name)
+				err := noBlock(t, p, func() error {
+					if how == "writeNewAt" {
+						return writeNewAt(dirfd, name, []byte("made"), ReadOnlyMode, true)
+					}
+					fd, err := createFd(dirfd, name, unix.O_WRONLY, ReadOnlyMode, []byte("made"))
+					if err == nil {
 						unix.Close(fd)
 					}
-				} else {
-					err = writeNewAt(dirfd, name, []byte("made"), ReadOnlyMode, true)
-				}
+					return err
+				})
 				untouched(t, outside)
-				p := filepath.Join(dir, name)
 				if name != "new" {
 					if !errors.Is(err, unix.EEXIST) {
 						t.Fatalf("%s over %s: %v, want EEXIST", how, name, err)
