@@ -207,7 +207,7 @@ func (p *partial) openTreeRoot(name string) (*os.File, error) {
 }
 
 // ownDir is the step of openDirs into a partial's tree: the folder opened or made (openSubdir),
-// refused unless it is one of the user's, and made 0700 when it is not.
+// refused unless it is one of the user's, and made 0700 when it has another mode.
 func ownDir(parent int, name, path string) (int, error) {
 	fd, err := openSubdir(parent, name, path)
 	if err != nil {
