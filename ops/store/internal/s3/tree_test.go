@@ -133,6 +133,17 @@ func TestTreeResumeSendsWhatIsMissing(t *testing.T) {
 }
 
 // folderRec writes files under a new folder and returns its record as sniff makes it.
+// uploadedFolder is a store on a new server holding one finished folder upload "proj" of files.
+func uploadedFolder(t *testing.T, files map[string]string) (*Store, string) {
+	t.Helper()
+	s := newStore(t, s3test.Start(t))
+	rec := folderRec(t, "proj", files)
+	if err := s.UploadRecord(context.Background(), rec, UploadOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	return s, rec.Upload.ID
+}
+
 func folderRec(t *testing.T, name string, files map[string]string) *manifest.Record {
 	t.Helper()
 	root := filepath.Join(t.TempDir(), name)
@@ -193,14 +204,8 @@ func TestTreeTwoAtOnce(t *testing.T) {
 // and files left) leaves an unfinished upload, never a finished one: no use marks it, and the next
 // sweep removes what is left whole.
 func TestTreeSweepKilled(t *testing.T) {
-	srv := s3test.Start(t)
-	s := newStore(t, srv)
+	s, id := uploadedFolder(t, map[string]string{"a/1": "one", "b/2": "two"})
 	bg := context.Background()
-	rec := folderRec(t, "proj", map[string]string{"a/1": "one", "b/2": "two"})
-	if err := s.UploadRecord(bg, rec, UploadOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	id := rec.Upload.ID
 	m, err := store.ReadUseMark(bg, objects{s}, id)
 	if err != nil {
 		t.Fatal(err)
@@ -696,14 +701,8 @@ func TestListRequests(t *testing.T) {
 // (store.BesideUpload): a stray object, one in another folder, one whose name starts as the
 // listing's; the folder's files, the listing, the metadata and the marker are not named.
 func TestTreeVerifyNamesBeside(t *testing.T) {
-	srv := s3test.Start(t)
-	s := newStore(t, srv)
+	s, id := uploadedFolder(t, map[string]string{"a/x.txt": "x", "y.txt": "yy"})
 	bg := context.Background()
-	rec := folderRec(t, "proj", map[string]string{"a/x.txt": "x", "y.txt": "yy"})
-	if err := s.UploadRecord(bg, rec, UploadOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	id := rec.Upload.ID
 	if err := s.MarkUsed(bg, []string{id}, time.Now()); err != nil {
 		t.Fatal(err)
 	}
@@ -736,13 +735,7 @@ func TestTreeVerifyNamesBeside(t *testing.T) {
 // folder finished first (its listing there) takes it when the listing there is these very bytes,
 // and is refused (upload.hashMismatch) when it is another tree's; the upload stays intact.
 func TestTreePublishFinishedMeanwhile(t *testing.T) {
-	srv := s3test.Start(t)
-	s := newStore(t, srv)
-	rec := folderRec(t, "proj", map[string]string{"a/x.txt": "x", "y.txt": "yy"})
-	if err := s.UploadRecord(bg, rec, UploadOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	id := rec.Upload.ID
+	s, id := uploadedFolder(t, map[string]string{"a/x.txt": "x", "y.txt": "yy"})
 	mb, _, err := s.ReadTreeObject(bg, id, store.MetaName)
 	if err != nil {
 		t.Fatal(err)
@@ -805,14 +798,8 @@ func treeSends(s *Store, sent func(rel string)) {
 // it: a folder of a few hundred thousand files) is read whole by ls as by its info, up to the
 // limit every store reads a listing or metadata to (store.TreeObjectMax).
 func TestTreeMetaOverOneMiB(t *testing.T) {
-	srv := s3test.Start(t)
-	s := newStore(t, srv)
+	s, id := uploadedFolder(t, map[string]string{"a/x.txt": "x", "y.txt": "yy"})
 	bg := context.Background()
-	rec := folderRec(t, "proj", map[string]string{"a/x.txt": "x", "y.txt": "yy"})
-	if err := s.UploadRecord(bg, rec, UploadOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	id := rec.Upload.ID
 	b, _, _, err := s.getObject(bg, s.treeMetaKey(id))
 	if err != nil {
 		t.Fatal(err)
