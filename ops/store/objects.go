@@ -59,6 +59,7 @@ type Object struct {
 	Body     []byte
 	Version  string
 	Modified time.Time
+	Meta     map[string]string // its metadata (LeaseObjects), nil where none was written
 }
 
 // The keys of the small objects.
@@ -333,22 +334,33 @@ func (m *MapObjects) Get(_ context.Context, key string) (Object, error) {
 		return Object{}, ErrNoObject
 	}
 	o.Body = append([]byte{}, o.Body...) // not nil: an empty object is there
+	o.Meta = maps.Clone(o.Meta)
 	return o, nil
 }
 
-func (m *MapObjects) Put(_ context.Context, key, version string, body []byte) (string, error) {
+func (m *MapObjects) Put(ctx context.Context, key, version string, body []byte) (string, error) {
+	o, err := m.PutMeta(ctx, key, version, body, nil)
+	if err != nil {
+		return "", err
+	}
+	return o.Version, nil
+}
+
+// PutMeta makes MapObjects LeaseObjects: refused, it returns the object found.
+func (m *MapObjects) PutMeta(_ context.Context, key, version string, body []byte, meta map[string]string) (Object, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if o, ok := m.objs[key]; version != AnyVersion && (ok != (version != "") || ok && o.Version != version) {
-		return "", ErrObjectChanged
+		o.Body = slices.Clone(o.Body)
+		return o, ErrObjectChanged
 	}
 	if m.objs == nil {
 		m.objs = map[string]Object{}
 	}
 	m.n++
-	v := strconv.Itoa(m.n)
-	m.objs[key] = Object{Body: slices.Clone(body), Version: v, Modified: time.Now().UTC()}
-	return v, nil
+	o := Object{Body: slices.Clone(body), Version: strconv.Itoa(m.n), Modified: time.Now().UTC(), Meta: maps.Clone(meta)}
+	m.objs[key] = o
+	return o, nil
 }
 
 func (m *MapObjects) Delete(_ context.Context, key, version string) error {

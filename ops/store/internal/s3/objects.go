@@ -16,23 +16,38 @@ import (
 // answered that is not store.unreachable carries no code: the rules give it theirs.
 type objects struct{ s *Store }
 
+var _ store.LeaseObjects = objects{}
+
 func (o objects) Get(ctx context.Context, key string) (store.Object, error) {
-	b, etag, modified, err := o.s.getObject(ctx, o.s.key(key))
+	obj, err := o.s.readObjectUpTo(ctx, o.s.key(key), 1<<20)
 	switch {
 	case notFound(err):
 		return store.Object{}, store.ErrNoObject
 	case err != nil:
 		return store.Object{}, o.s.wrap("", key, err)
 	}
-	return store.Object{Body: append([]byte{}, b...), Version: etag, Modified: modified}, nil // an empty one is there
+	// not nil: an empty one is there
+	return store.Object{Body: append([]byte{}, obj.body...), Version: obj.etag, Modified: obj.modified, Meta: obj.meta}, nil
 }
 
 func (o objects) Put(ctx context.Context, key, etag string, body []byte) (string, error) {
-	w, err := o.s.putOwn(ctx, condPut(o.s.key(key), etag), body)
-	if conflict(err) || notFound(err) { // If-Match on an object deleted meanwhile: 404 on some servers
-		return "", store.ErrObjectChanged
+	w, err := o.PutMeta(ctx, key, etag, body, nil)
+	if err != nil {
+		return "", err
 	}
-	return w.etag, o.s.wrap("", key, err)
+	return w.Version, nil
+}
+
+// PutMeta makes objects store.LeaseObjects: the metadata is x-amz-meta-*.
+func (o objects) PutMeta(ctx context.Context, key, etag string, body []byte, meta map[string]string) (store.Object, error) {
+	in := condPut(o.s.key(key), etag)
+	in.Metadata = meta
+	w, err := o.s.putOwn(ctx, in, body)
+	found := store.Object{Body: w.body, Version: w.etag, Modified: w.modified, Meta: w.meta}
+	if conflict(err) || notFound(err) { // If-Match on an object deleted meanwhile: 404 on some servers
+		return found, store.ErrObjectChanged
+	}
+	return found, o.s.wrap("", key, err)
 }
 
 func (o objects) Delete(ctx context.Context, key, etag string) error {

@@ -3,8 +3,6 @@ package s3
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"io"
 	"strings"
@@ -181,13 +179,6 @@ func (s *Store) exists(ctx context.Context, id string) error {
 	return nil
 }
 
-// newNonce is a random nonce of 16 hex digits: a lease holder's, a probe's key.
-func newNonce() string {
-	var b [8]byte
-	rand.Read(b[:])
-	return hex.EncodeToString(b[:])
-}
-
 func nowString() string { return time.Now().UTC().Format(time.RFC3339Nano) }
 
 func parseTime(s string) time.Time {
@@ -212,12 +203,6 @@ func (s *Store) readObjectUpTo(ctx context.Context, key string, n int64) (object
 	defer out.Body.Close()
 	b, err := io.ReadAll(io.LimitReader(out.Body, n))
 	return object{body: b, etag: aws.ToString(out.ETag), modified: aws.ToTime(out.LastModified), meta: out.Metadata}, err
-}
-
-// getObject reads a small object whole; the ETag comes back too.
-func (s *Store) getObject(ctx context.Context, key string) ([]byte, string, time.Time, error) {
-	o, err := s.readObjectUpTo(ctx, key, 1<<20)
-	return o.body, o.etag, o.modified, err
 }
 
 // putOwn is a conditional write (in, of body) that knows its own write. One the server took whose
@@ -246,7 +231,7 @@ func (s *Store) putOwn(ctx context.Context, in *awss3.PutObjectInput, body []byt
 	if rerr != nil {
 		return object{}, err
 	}
-	if nonce := in.Metadata[nonceKey]; nonce != "" && found.meta[nonceKey] == nonce || nonce == "" && bytes.Equal(found.body, body) {
+	if nonce := in.Metadata[store.LeaseNonceKey]; nonce != "" && found.meta[store.LeaseNonceKey] == nonce || nonce == "" && bytes.Equal(found.body, body) {
 		return found, nil // an earlier attempt of this write, whose answer was lost
 	}
 	return found, err

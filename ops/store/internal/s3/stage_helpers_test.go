@@ -2,9 +2,11 @@ package s3
 
 import (
 	"context"
+	"time"
 
 	"github.com/attachctl/attachctl/manifest"
 	"github.com/attachctl/attachctl/ops/stage"
+	"github.com/attachctl/attachctl/ops/store"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awss3 "github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/smithy-go/middleware"
@@ -47,4 +49,13 @@ func partSends(s *Store, sent func(n int32)) {
 			}), middleware.After)
 		})
 	})
+}
+
+// lockKey is the object of the lease tag (store.LeaseKey).
+func (s *Store) lockKey(tag string) string { return s.key(store.LeaseKey(tag)) }
+
+// getObject reads a small object whole; the ETag comes back too.
+func (s *Store) getObject(ctx context.Context, key string) ([]byte, string, time.Time, error) {
+	o, err := s.readObjectUpTo(ctx, key, 1<<20)
+	return o.body, o.etag, o.modified, err
 }

@@ -45,7 +45,7 @@ func (s *Store) multiparts(ctx context.Context, prefix string) ([]multipart, err
 // a cron sweep finds it free the next time it runs.
 var SweepLease = 2 * time.Minute
 
-// Sweep takes the store's sweep lock (a lease, lease.go), renewed while the sweep runs (keep). A dry run
+// Sweep takes the store's sweep lock (store.Lease), renewed while the sweep runs (keep). A dry run
 // writes nothing, the lock included.
 func (s *Store) Sweep(ctx context.Context, wait time.Duration, dryRun bool) (store.Sweeper, error) {
 	ok, err := s.checkStore(ctx, false)
@@ -55,8 +55,8 @@ func (s *Store) Sweep(ctx context.Context, wait time.Duration, dryRun bool) (sto
 	if !ok || dryRun {
 		return &sweeper{s: s, dryRun: dryRun}, nil
 	}
-	l := s.newLease("sweep", SweepLease, false)
-	if err := l.take(ctx, wait, 10*time.Millisecond, time.Second, " (another sweep or rm is running)", "that sweep"); err != nil {
+	l := store.NewLease(objects{s}, s.URI, "sweep", SweepLease, false)
+	if err := l.Take(ctx, wait, 10*time.Millisecond, time.Second, " (another sweep or rm is running)", "that sweep"); err != nil {
 		return nil, err
 	}
 	return &sweeper{s: s, lock: l}, nil
@@ -65,7 +65,7 @@ func (s *Store) Sweep(ctx context.Context, wait time.Duration, dryRun bool) (sto
 type sweeper struct {
 	s      *Store
 	dryRun bool
-	lock   *lease // nil when it holds none
+	lock   *store.Lease // nil when it holds none
 }
 
 // Close stops the renewal and lets the lock go.
@@ -94,7 +94,7 @@ func (sw *sweeper) SweepProperties() store.SweepProperties {
 // Exclude holds nothing (the tombstone's conditional write is the exclusion): it stops the sweep
 // when its lease was lost (the sweep stalled past its lease and another took the store over).
 func (sw *sweeper) Exclude(context.Context) (func(), error) {
-	if sw.lock != nil && sw.lock.lost.Load() {
+	if sw.lock != nil && sw.lock.Lost() {
 		return nil, fault.Errorf(fault.StoreLocked, "store %s: the sweep lock was taken over (this sweep stalled past its lease); stopped", sw.s.URI)
 	}
 	return func() {}, nil
