@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -228,6 +229,47 @@ func (m ObjectMark) Stamp(ctx context.Context, body []byte, version, line string
 		return objectErr("store mark", err, fault.StoreUnreachable)
 	}
 	return nil
+}
+
+// The mark's second line says that its store's server was found to honour conditional writes
+// (create-only, and over a version), checked once on the store's first use so that a server that
+// ignores them is refused before anything depends on them; or that the user said to go on without
+// the check (--s3-unsafe-no-conditional).
+const (
+	CondChecked   = "conditional writes checked "
+	CondUnchecked = "conditional writes not checked (--s3-unsafe-no-conditional) "
+)
+
+// CheckConditions takes in the mark read (body at version; version "": none, a store made here):
+// one that does not say its conditional writes were checked (a new store, or one marked by an
+// earlier version) gets the check now (ProbeConditions), and the line that says so (Stamp). A
+// server that ignores a condition is store.unreachable, unless unsafe (the user's word), when the
+// line says the check was not made, and it is made again on a use without that word.
+func (m ObjectMark) CheckConditions(ctx context.Context, body []byte, version string, unsafe bool) error {
+	now := time.Now().UTC().Format(time.RFC3339Nano) + "\n"
+	switch {
+	case bytes.Contains(body, []byte(CondChecked)), unsafe && bytes.Contains(body, []byte(CondUnchecked)):
+		return nil
+	case unsafe:
+		return m.Stamp(ctx, body, version, CondUnchecked+now)
+	}
+	newTaken, matchTaken, err := ProbeConditions(ctx, m.O)
+	var ignored []string
+	if newTaken {
+		ignored = append(ignored, "If-None-Match: *")
+	}
+	if matchTaken {
+		ignored = append(ignored, "If-Match")
+	}
+	if err == nil && len(ignored) > 0 {
+		err = fault.Errorf(fault.StoreUnreachable, "store %s: the server ignores %s on PutObject (a write that must be refused was taken); "+
+			"attachctl's create-only finish and its .used marker protocol depend on conditional writes, so the store is refused "+
+			"(--s3-unsafe-no-conditional uses it anyway: then two uploads or a use racing a sweep can lose data)", m.Loc, strings.Join(ignored, " and "))
+	}
+	if err != nil {
+		return err
+	}
+	return m.Stamp(ctx, body, version, CondChecked+now)
 }
 
 // UseMark is an upload's use marker kept as the object <id>/.used, as read: where there is no

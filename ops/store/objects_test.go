@@ -467,3 +467,61 @@ func TestDropTombstone(t *testing.T) {
 		t.Fatalf("a tombstone written after the one read was dropped")
 	}
 }
+
+// A store's conditional writes are checked once, on its first use, and the mark says so: a
+// server that ignores one is refused, naming it, with nothing stamped; the user's word skips
+// the check, and the mark says that instead, which a use without that word does not take for a
+// check; a mark that says they were checked is not checked again.
+func TestObjectMarkCheckConditions(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name  string
+		o     *ignoring
+		names string
+	}{
+		{"ignores create-only", &ignoring{newOnes: true}, "If-None-Match: *"},
+		{"ignores a version", &ignoring{versions: true}, "If-Match"},
+	} {
+		m := ObjectMark{O: tc.o, Loc: "mem://x", At: "mem://x/.attachctl/store"}
+		err := m.CheckConditions(ctx, nil, "", false)
+		if fault.CodeOf(err) != fault.StoreUnreachable || !strings.Contains(err.Error(), "ignores "+tc.names) {
+			t.Fatalf("%s: %v, want store.unreachable naming %s", tc.name, err, tc.names)
+		}
+		if b, _, _ := m.ReadMark(ctx); b != nil {
+			t.Fatalf("%s: marked %q", tc.name, b)
+		}
+		if err := m.CheckConditions(ctx, nil, "", true); err != nil {
+			t.Fatalf("%s, unsafe: %v", tc.name, err)
+		}
+		b, v, _ := m.ReadMark(ctx)
+		if !strings.Contains(string(b), CondUnchecked) || strings.Contains(string(b), CondChecked) {
+			t.Fatalf("%s, unsafe: mark %q, want it to say the check was skipped", tc.name, b)
+		}
+		if err := m.CheckConditions(ctx, b, v, true); err != nil {
+			t.Fatal(err)
+		}
+		if _, v2, _ := m.ReadMark(ctx); v2 != v {
+			t.Fatalf("%s, unsafe again: the mark was written again", tc.name)
+		}
+		if err := m.CheckConditions(ctx, b, v, false); fault.CodeOf(err) != fault.StoreUnreachable {
+			t.Fatalf("%s, a skipped check then a use without the word: %v, want checked and refused", tc.name, err)
+		}
+	}
+	o := new(MapObjects)
+	m := ObjectMark{O: o, Loc: "mem://x", At: "mem://x/.attachctl/store"}
+	o.Put(ctx, markKey(), "", []byte(MarkLine)) // an earlier version's mark
+	b, v, _ := m.ReadMark(ctx)
+	if err := m.CheckConditions(ctx, b, v, false); err != nil {
+		t.Fatal(err)
+	}
+	b, v, _ = m.ReadMark(ctx)
+	if !strings.HasPrefix(string(b), MarkLine+CondChecked) {
+		t.Fatalf("an old mark checked: %q, want it to say so", b)
+	}
+	if err := m.CheckConditions(ctx, b, v, false); err != nil {
+		t.Fatal(err)
+	}
+	if _, v2, _ := m.ReadMark(ctx); v2 != v {
+		t.Fatal("a checked mark was checked and written again")
+	}
+}

@@ -341,7 +341,7 @@ func testConditionalIgnored(t *testing.T, srv *s3test.Server) {
 	if err := unsafe.UploadRecord(bg, &manifest.Record{Path: path}, UploadOptions{}); err != nil {
 		t.Fatalf("upload with UnsafeNoConditional: %v", err)
 	}
-	if b, _, _, err := unsafe.getObject(bg, unsafe.key(internalDir, store.MarkName)); err != nil || !strings.Contains(string(b), condNone) {
+	if b, _, _, err := unsafe.getObject(bg, unsafe.key(internalDir, store.MarkName)); err != nil || !strings.Contains(string(b), store.CondUnchecked) {
 		t.Fatalf("mark %q (%v): does not say the check was skipped", b, err)
 	}
 	// A store marked by an earlier version (no check recorded) is checked on its next use.
@@ -353,7 +353,7 @@ func testConditionalIgnored(t *testing.T, srv *s3test.Server) {
 	if _, err := old.List(bg); err != nil {
 		t.Fatal(err)
 	}
-	if b, _, _, err := old.getObject(bg, old.key(internalDir, store.MarkName)); err != nil || !strings.Contains(string(b), condCheck) {
+	if b, _, _, err := old.getObject(bg, old.key(internalDir, store.MarkName)); err != nil || !strings.Contains(string(b), store.CondChecked) {
 		t.Fatalf("an old mark %q (%v): not checked and recorded on first use", b, err)
 	}
 	// An old mark whose limits line was damaged by hand: ls and sweep go on, the mark is left

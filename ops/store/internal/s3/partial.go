@@ -42,14 +42,6 @@ func (s *Store) chunkKey(id string, off int64) string {
 	return s.partialDir(id) + fmt.Sprintf("c/%020d", off)
 }
 
-// The store mark's body: its first line says what it is; the second that the server was found to
-// honour conditional writes (If-None-Match: *, If-Match), checked once on the prefix's first use,
-// so that a server that ignores them is refused before anything depends on them.
-const (
-	condCheck = "conditional writes checked "
-	condNone  = "conditional writes not checked (--s3-unsafe-no-conditional) "
-)
-
 // checkStore tells whether the prefix is a store (store.Judge; false: not made yet), and with
 // create marks one not marked yet, create-only. The answer is kept once the mark is seen. A store
 // whose conditional writes were never checked (a new one, or one marked by an earlier version) is
@@ -105,17 +97,11 @@ func (s *Store) look(ctx context.Context) (store.Seen, error) {
 	return seen, nil
 }
 
-// markSeen takes in the mark read (etag "": none, a store made here): one that does not say the
-// conditional writes were checked gets the check, and the line, now (store.ObjectMark.Stamp).
+// markSeen takes in the mark read (etag "": none, a store made here): its conditional writes
+// are checked once (store.ObjectMark.CheckConditions).
 func (s *Store) markSeen(ctx context.Context, body []byte, etag string) error {
-	if !bytes.Contains(body, []byte(condCheck)) && !(s.unsafeNoConditional && bytes.Contains(body, []byte(condNone))) {
-		line, err := s.checkConditional(ctx)
-		if err == nil {
-			err = s.mark.Stamp(ctx, body, etag, line)
-		}
-		if err != nil {
-			return err
-		}
+	if err := s.mark.CheckConditions(ctx, body, etag, s.unsafeNoConditional); err != nil {
+		return err
 	}
 	s.marked = true
 	return nil
@@ -131,29 +117,6 @@ func condPut(key, etag string) *awss3.PutObjectInput {
 		return &awss3.PutObjectInput{Key: &key}
 	}
 	return &awss3.PutObjectInput{Key: &key, IfMatch: aws.String(etag)}
-}
-
-// checkConditional checks that the server honours conditional writes (store.ProbeConditions):
-// one that ignores If-None-Match: * or If-Match is store.unreachable, unless the user said
-// --s3-unsafe-no-conditional. It returns the mark's line that says what was found.
-func (s *Store) checkConditional(ctx context.Context) (string, error) {
-	if s.unsafeNoConditional {
-		return condNone + nowString() + "\n", nil
-	}
-	newTaken, matchTaken, err := store.ProbeConditions(ctx, objects{s})
-	var ignored []string
-	if newTaken {
-		ignored = append(ignored, "If-None-Match: *")
-	}
-	if matchTaken {
-		ignored = append(ignored, "If-Match")
-	}
-	if err == nil && len(ignored) > 0 {
-		err = fault.Errorf(fault.StoreUnreachable, "store %s: the server ignores %s on PutObject (a write that must be refused was taken); "+
-			"attachctl's create-only finish and its .used marker protocol depend on conditional writes, so the store is refused "+
-			"(--s3-unsafe-no-conditional uses it anyway: then two uploads or a use racing a sweep can lose data)", s.URI, strings.Join(ignored, " and "))
-	}
-	return condCheck + nowString() + "\n", err
 }
 
 // Exists reports whether the prefix is a store, marked or not (store.Judge). A prefix that holds
