@@ -252,6 +252,11 @@ func (s *Store) putMultipart(ctx context.Context, key, sum string, src store.Sou
 func (s *Store) sendParts(ctx context.Context, f store.SourceFile, key, uploadID string, held map[int32]part, pass store.StreamPass) ([]types.CompletedPart, error) {
 	chunk := pass.Chunk
 	done := make([]types.CompletedPart, (pass.Size+chunk-1)/chunk)
+	// A part's failure stops the sending of more, but does not cut the parts in flight: the
+	// server goes on with a part whose client gave up, and one it takes after the caller aborted
+	// the multipart upload makes it hold the upload again (versitygw's posix backend). So every
+	// part sent is answered before this returns; only the caller's cancel cuts them.
+	send := ctx
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	var wg sync.WaitGroup
@@ -266,7 +271,7 @@ func (s *Store) sendParts(ctx context.Context, f store.SourceFile, key, uploadID
 		go func() {
 			defer wg.Done()
 			defer release()
-			out, err := s.client.UploadPart(ctx, &awss3.UploadPartInput{Bucket: &s.Bucket, Key: &key, UploadId: &uploadID,
+			out, err := s.client.UploadPart(send, &awss3.UploadPartInput{Bucket: &s.Bucket, Key: &key, UploadId: &uploadID,
 				PartNumber: aws.Int32(n), Body: bytes.NewReader(b), ContentLength: aws.Int64(int64(len(b)))}, unsignedPayload)
 			if notFound(err) {
 				cancel(errUploadGone)
