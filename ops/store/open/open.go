@@ -37,38 +37,21 @@ type Options struct {
 	S3 S3Options
 }
 
-// S3Options are the options of an S3 store (the command's --s3-* flags).
-type S3Options struct {
-	// PathStyle addresses the bucket in the path (http://host/bucket/key), which most servers
-	// other than AWS need. Also set by ATTACHCTL_S3_PATH_STYLE=1.
-	PathStyle bool
-	// UnsafeNoConditional uses a server that ignores If-None-Match and If-Match, which is
-	// refused otherwise: unsafe, since the create-only finish and the marker protocol depend on
-	// them (two uploads, or a use racing a sweep, can then lose data).
-	UnsafeNoConditional bool
-	// MaxAttempts is how often a request is tried on 5xx answers, throttling, broken
-	// connections, timeouts and transient refusals; 0 is AWS_MAX_ATTEMPTS (or the profile's
-	// max_attempts), else 3.
-	MaxAttempts int
-	// ConnectTimeout bounds making a connection; 0 is ATTACHCTL_S3_CONNECT_TIMEOUT, else
-	// DefaultS3ConnectTimeout.
-	ConnectTimeout time.Duration
-	// ReadTimeout bounds how long a connection may go without a byte moving either way; 0 is
-	// ATTACHCTL_S3_READ_TIMEOUT, else DefaultS3ReadTimeout.
-	ReadTimeout time.Duration
-}
+// S3Options are the options of an S3 store (the command's --s3-* flags): location.S3Options,
+// where the rules of an s3:// location are written.
+type S3Options = location.S3Options
 
 // The S3 timeouts unless told: with the standard three attempts, a server that accepts a
-// connection and never answers is store.unreachable in under a minute. Written out, not the
-// backend's names, so that the documentation shows them (TestConstantsAreTheBackends').
+// connection and never answers is store.unreachable in under a minute. Written out, not
+// location's names, so that the documentation shows them (TestConstantsAreTheLocations').
 const (
 	DefaultS3ConnectTimeout = 10 * time.Second
 	DefaultS3ReadTimeout    = 15 * time.Second
 )
 
-// ParseS3Timeout reads --s3-connect-timeout and --s3-read-timeout as the backend reads their
-// variables: Go's syntax (30s, 2m), or seconds; false when neither, or not above zero.
-func ParseS3Timeout(v string) (time.Duration, bool) { return s3.ParseTimeout(v) }
+// ParseS3Timeout reads --s3-connect-timeout and --s3-read-timeout as an s3:// location reads
+// their variables: Go's syntax (30s, 2m), or seconds; false when neither, or not above zero.
+func ParseS3Timeout(v string) (time.Duration, bool) { return location.ParseTimeout(v) }
 
 // Registry returns a location registry with both backends registered, opening with o. A caller
 // with a backend of its own registers it too (another scheme), or replaces one of these.
@@ -78,14 +61,12 @@ func Registry(o Options) *location.Registry {
 		return local.New(dir, local.LimitsWait(o.LimitsWait))
 	}})
 	r.Register(location.Factory{Scheme: "s3", Open: func(ctx context.Context, uri string) (store.Backend, error) {
-		return s3.Open(ctx, uri, s3.Options{
-			PathStyle:           o.S3.PathStyle,
-			UnsafeNoConditional: o.S3.UnsafeNoConditional,
-			MaxAttempts:         o.S3.MaxAttempts,
-			ConnectTimeout:      o.S3.ConnectTimeout,
-			ReadTimeout:         o.S3.ReadTimeout,
-			LimitsWait:          o.LimitsWait,
-		})
+		loc, err := location.ParseS3(uri, o.S3)
+		if err != nil {
+			return nil, err
+		}
+		loc.LimitsWait = o.LimitsWait
+		return s3.Open(ctx, loc)
 	}})
 	return r
 }

@@ -1,23 +1,25 @@
 package open
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/attachctl/attachctl/manifest/fault"
 	"github.com/attachctl/attachctl/ops/store/internal/local"
-	"github.com/attachctl/attachctl/ops/store/internal/s3"
+	"github.com/attachctl/attachctl/ops/store/location"
 )
 
-// The constants this package writes out for its documentation are the backends' own.
-func TestConstantsAreTheBackends(t *testing.T) {
+// The constants this package writes out for its documentation are the backends' own (an s3://
+// location's, read by package location).
+func TestConstantsAreTheLocations(t *testing.T) {
 	for _, c := range []struct {
 		name      string
 		ours, bes any
 	}{
-		{"DefaultS3ConnectTimeout", DefaultS3ConnectTimeout, s3.DefaultConnectTimeout},
-		{"DefaultS3ReadTimeout", DefaultS3ReadTimeout, s3.DefaultReadTimeout},
+		{"DefaultS3ConnectTimeout", DefaultS3ConnectTimeout, location.DefaultS3ConnectTimeout},
+		{"DefaultS3ReadTimeout", DefaultS3ReadTimeout, location.DefaultS3ReadTimeout},
 		{"DirMode", DirMode, local.DirMode},
 		{"FileMode", FileMode, local.FileMode},
 		{"ReadOnlyMode", ReadOnlyMode, local.ReadOnlyMode},
@@ -61,4 +63,15 @@ func TestForCheckFolder(t *testing.T) {
 		t.Fatalf("ForCheck of a file in a folder that is no store: %v", err)
 	}
 	r.Close()
+}
+
+// An s3:// location with credentials or a port in it is refused before anything is sent: the
+// credentials and the endpoint come from the AWS settings, and the bucket is the host alone (a
+// port was taken into the bucket's name, credentials silently dropped).
+func TestStoreS3NotALocation(t *testing.T) {
+	for _, uri := range []string{"s3://key:secret@bucket/p", "s3://bucket:9000/p"} {
+		if b, err := Store(context.Background(), uri, Options{}); fault.CodeOf(err) != fault.UploadInvalid {
+			t.Errorf("Store(%q) = %v, %v; want upload.invalid", uri, b, err)
+		}
+	}
 }

@@ -272,7 +272,7 @@ func testTwoUploadsAtOnce(t *testing.T, srv *s3test.Server) {
 	path := randomFile(t, t.TempDir(), "both.bin", 2*MinChunk+100, 2)
 	for round := range 4 {
 		a := newStore(t, srv)
-		b, err := Open(bg, a.URI, Options{})
+		b, err := openURI(bg, a.URI, Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -312,7 +312,7 @@ func proxied(t *testing.T, srv *s3test.Server, opts Options) (*Store, *s3test.Pr
 	t.Helper()
 	p := srv.Proxy(t)
 	p.Setenv(t, srv)
-	s, err := Open(bg, srv.URI(fmt.Sprintf("t%d/chat", prefixes.Add(1))), opts)
+	s, err := openURI(bg, srv.URI(fmt.Sprintf("t%d/chat", prefixes.Add(1))), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -330,7 +330,7 @@ func testConditionalIgnored(t *testing.T, srv *s3test.Server) {
 		t.Fatalf("upload through the proxy: %v", err)
 	}
 	p.StripConditions = true
-	s2, err := Open(bg, srv.URI(fmt.Sprintf("t%d/chat", prefixes.Add(1))), Options{})
+	s2, err := openURI(bg, srv.URI(fmt.Sprintf("t%d/chat", prefixes.Add(1))), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -341,7 +341,7 @@ func testConditionalIgnored(t *testing.T, srv *s3test.Server) {
 	if _, _, _, err := s2.getObject(bg, s2.key(internalDir, store.MarkName)); !notFound(err) {
 		t.Fatalf("the refused store was marked: %v", err)
 	}
-	unsafe, err := Open(bg, s2.URI, Options{UnsafeNoConditional: true})
+	unsafe, err := openURI(bg, s2.URI, Options{UnsafeNoConditional: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -369,7 +369,7 @@ func testConditionalIgnored(t *testing.T, srv *s3test.Server) {
 	if _, err := old.client.PutObject(bg, &awss3.PutObjectInput{Bucket: &old.Bucket, Key: aws.String(old.key(internalDir, store.MarkName)), Body: strings.NewReader(damaged)}); err != nil {
 		t.Fatal(err)
 	}
-	again, err := Open(bg, old.URI, Options{})
+	again, err := openURI(bg, old.URI, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -481,7 +481,7 @@ func testMidTransfer(t *testing.T, srv *s3test.Server) {
 func testSilentServer(t *testing.T, srv *s3test.Server) {
 	srv.Setenv(t)
 	t.Setenv("AWS_ENDPOINT_URL_S3", s3test.Silent(t))
-	s, err := Open(bg, srv.URI("silent/chat"), Options{ReadTimeout: 200 * time.Millisecond, ConnectTimeout: 200 * time.Millisecond, MaxAttempts: 2})
+	s, err := openURI(bg, srv.URI("silent/chat"), Options{ReadTimeout: 200 * time.Millisecond, ConnectTimeout: 200 * time.Millisecond, MaxAttempts: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -772,7 +772,7 @@ func TestSilentServerNamesStoreEveryRun(t *testing.T) {
 	for run := range 20 {
 		var wg sync.WaitGroup
 		for i, op := range ops {
-			s, err := Open(bg, fmt.Sprintf("s3://attachctl/silent%d-%d/chat", run, i), Options{ReadTimeout: time.Second, ConnectTimeout: time.Second, MaxAttempts: 1})
+			s, err := openURI(bg, fmt.Sprintf("s3://attachctl/silent%d-%d/chat", run, i), Options{ReadTimeout: time.Second, ConnectTimeout: time.Second, MaxAttempts: 1})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -4,20 +4,19 @@
 package s3
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"net"
 	"net/http"
-	"net/url"
-	"os"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/attachctl/attachctl/manifest/fault"
 	"github.com/attachctl/attachctl/ops/store"
+	"github.com/attachctl/attachctl/ops/store/location"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/aws/ratelimit"
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
@@ -39,52 +38,11 @@ const (
 // internalDir is the store's own folder under PREFIX, its name every backend's.
 const internalDir = store.InternalDir
 
-// Options of a connection to an S3 store: each field is the one of the same name of
-// open.S3Options (LimitsWait: of open.Options), which documents it for every caller.
-type Options struct {
-	PathStyle           bool
-	UnsafeNoConditional bool
-	MaxAttempts         int
-	ConnectTimeout      time.Duration
-	ReadTimeout         time.Duration
-	LimitsWait          time.Duration
-}
-
-// The timeouts unless told: with the standard three attempts, a server that accepts a connection
-// and never answers is store.unreachable in under a minute.
-const (
-	DefaultConnectTimeout = 10 * time.Second
-	DefaultReadTimeout    = 15 * time.Second
-)
-
-// envDuration is a duration from the environment (ParseTimeout); 0 when unset.
-func envDuration(name string) (time.Duration, error) {
-	v := os.Getenv(name)
-	if v == "" {
-		return 0, nil
-	}
-	d, ok := ParseTimeout(v)
-	if !ok {
-		return 0, fault.Errorf(fault.UploadInvalid, "%s=%q: not a duration (30s, 1m, or seconds)", name, v)
-	}
-	return d, nil
-}
-
-// ParseTimeout reads a timeout as the flags and variables take it: Go's syntax, or seconds as the
-// AWS CLI takes its timeouts; false when it is neither, or not above zero.
-func ParseTimeout(v string) (time.Duration, bool) {
-	if n, err := strconv.ParseFloat(v, 64); err == nil {
-		return time.Duration(n * float64(time.Second)), n > 0
-	}
-	d, err := time.ParseDuration(v)
-	return d, err == nil && d > 0
-}
-
 // Store is one S3 store: a bucket and a prefix.
 type Store struct {
 	Bucket string
 	Prefix string // without leading or trailing slash; may be empty
-	URI    string // s3://BUCKET/PREFIX as given, normalised
+	URI    string // s3://BUCKET/PREFIX, normalised (location.S3)
 	client *awss3.Client
 
 	markMu sync.Mutex
@@ -94,7 +52,7 @@ type Store struct {
 	bufs     chan []byte // see buffers
 	bufChunk int64
 
-	unsafeNoConditional bool // Options.UnsafeNoConditional
+	unsafeNoConditional bool // location.S3Options.UnsafeNoConditional
 
 	opened sync.Map // finished folder uploads OpenTreeFile found: id → their name
 
@@ -108,56 +66,18 @@ type Store struct {
 	store.TreesOn // store.Trees: the engine's rules over the store (tree.go)
 }
 
-// ParseURI splits s3://BUCKET/PREFIX.
-func ParseURI(uri string) (bucket, prefix string, err error) {
-	u, err := url.Parse(uri)
-	if err != nil || u.Scheme != "s3" || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
-		return "", "", fault.Errorf(fault.UploadInvalid, "store %q: not s3://BUCKET/PREFIX", uri)
-	}
-	prefix = strings.Trim(u.Path, "/")
-	for _, part := range strings.Split(prefix, "/") {
-		if prefix != "" && (part == "" || part == "." || part == "..") {
-			return "", "", fault.Errorf(fault.UploadInvalid, "store %q: the prefix has an empty, . or .. part", uri)
-		}
-	}
-	return u.Host, prefix, nil
-}
-
-// Open connects to the S3 store uri. Endpoint, region and credentials come the way AWS SDKs take
-// them (AWS_ENDPOINT_URL_S3, AWS_ENDPOINT_URL, AWS_REGION, the key variables, profiles). Nothing is
-// sent to the server yet.
-func Open(ctx context.Context, uri string, opts Options) (*Store, error) {
-	bucket, prefix, err := ParseURI(uri)
-	if err != nil {
-		return nil, err
-	}
+// Open connects to the S3 store at loc (location.ParseS3: its URI and options, resolved).
+// Endpoint, region and credentials come the way AWS SDKs take them (AWS_ENDPOINT_URL_S3,
+// AWS_ENDPOINT_URL, AWS_REGION, the key variables, profiles). Nothing is sent to the server yet.
+func Open(ctx context.Context, loc location.S3) (*Store, error) {
 	// The SDK's own log lines (a credential source it fell back from) are not ours to print:
 	// what goes wrong reaches the caller as an error.
 	cfg, err := config.LoadDefaultConfig(ctx, config.WithLogger(logging.Nop{}))
 	if err != nil {
-		return nil, fault.Errorf(fault.StoreUnreachable, "store %s: AWS configuration: %v", uri, err)
+		return nil, fault.Errorf(fault.StoreUnreachable, "store %s: AWS configuration: %v", loc.URI, err)
 	}
-	attempts := opts.MaxAttempts
-	if attempts <= 0 {
-		attempts = cfg.RetryMaxAttempts // AWS_MAX_ATTEMPTS, or max_attempts in the profile
-	}
-	if attempts <= 0 {
-		attempts = 3
-	}
-	for _, t := range []struct {
-		d   *time.Duration
-		env string
-		def time.Duration
-	}{{&opts.ConnectTimeout, "ATTACHCTL_S3_CONNECT_TIMEOUT", DefaultConnectTimeout}, {&opts.ReadTimeout, "ATTACHCTL_S3_READ_TIMEOUT", DefaultReadTimeout}} {
-		if *t.d <= 0 {
-			if *t.d, err = envDuration(t.env); err != nil {
-				return nil, err
-			}
-		}
-		if *t.d <= 0 {
-			*t.d = t.def
-		}
-	}
+	// AWS_MAX_ATTEMPTS, or max_attempts in the profile, unless told
+	attempts := cmp.Or(loc.MaxAttempts, max(cfg.RetryMaxAttempts, 0), location.DefaultS3Attempts)
 	cfg.Retryer = func() aws.Retryer {
 		return retry.NewStandard(func(o *retry.StandardOptions) {
 			o.MaxAttempts = attempts
@@ -182,15 +102,14 @@ func Open(ctx context.Context, uri string, opts Options) (*Store, error) {
 	if cfg.Region == "" {
 		cfg.Region = "us-east-1" // S3-compatible servers mostly ignore it; the SDK needs one to sign
 	}
-	pathStyle := opts.PathStyle || os.Getenv("ATTACHCTL_S3_PATH_STYLE") == "1"
 	// Parts go out in large writes: the default 4 KiB buffers cost a system call each.
-	dialer := &net.Dialer{Timeout: opts.ConnectTimeout, KeepAlive: 30 * time.Second}
-	idle := opts.ReadTimeout
+	dialer := &net.Dialer{Timeout: loc.ConnectTimeout, KeepAlive: 30 * time.Second}
+	idle := loc.ReadTimeout
 	cfg.HTTPClient = &breaker{limit: attempts, c: awshttp.NewBuildableClient().WithTransportOptions(func(t *http.Transport) {
 		t.WriteBufferSize = 256 << 10
 		t.ReadBufferSize = 256 << 10
 		t.MaxIdleConnsPerHost = 64
-		t.TLSHandshakeTimeout = opts.ConnectTimeout
+		t.TLSHandshakeTimeout = loc.ConnectTimeout
 		t.ResponseHeaderTimeout = idle
 		t.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
 			c, err := dialer.DialContext(ctx, network, addr)
@@ -201,21 +120,18 @@ func Open(ctx context.Context, uri string, opts Options) (*Store, error) {
 		}
 	})}
 	client := awss3.NewFromConfig(cfg, func(o *awss3.Options) {
-		o.UsePathStyle = pathStyle
+		o.UsePathStyle = loc.PathStyle
 		// Checksums only where S3 requires them: integrity is BLAKE3 end to end, and each part's
 		// ETag is checked on resume.
 		o.RequestChecksumCalculation = aws.RequestChecksumCalculationWhenRequired
 		o.ResponseChecksumValidation = aws.ResponseChecksumValidationWhenRequired
 	})
-	s := &Store{Bucket: bucket, Prefix: prefix, client: client, URI: "s3://" + bucket, unsafeNoConditional: opts.UnsafeNoConditional}
-	if prefix != "" {
-		s.URI += "/" + prefix
-	}
+	s := &Store{Bucket: loc.Bucket, Prefix: loc.Prefix, client: client, URI: loc.URI, unsafeNoConditional: loc.UnsafeNoConditional}
 	s.mark = store.ObjectMark{O: objects{s}, Loc: s.URI, At: s.URI + "/" + internalDir + "/store", Make: func(ctx context.Context) error {
 		_, err := s.checkStore(ctx, true)
 		return err
 	}}
-	s.quota = &store.Quota{R: store.ObjectReserver{O: objects{s}, Loc: s.URI, Lock: s.lockLimits}, M: s.mark, Loc: s.URI, MarkAt: s.mark.At, List: s.List, Wait: opts.LimitsWait}
+	s.quota = &store.Quota{R: store.ObjectReserver{O: objects{s}, Loc: s.URI, Lock: s.lockLimits}, M: s.mark, Loc: s.URI, MarkAt: s.mark.At, List: s.List, Wait: loc.LimitsWait}
 	s.notes = store.Notes[*partialInfo]{B: noteStore{s}, O: objects{s}, Quota: s.quota}
 	s.TreesOn = func(context.Context, bool) (store.TreeBackend, error) { return s, nil }
 	return s, nil

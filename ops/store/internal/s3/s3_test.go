@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/attachctl/attachctl/ops/store"
+	"github.com/attachctl/attachctl/ops/store/location"
 	"github.com/attachctl/attachctl/ops/store/storetest"
 	"github.com/attachctl/attachctl/ops/store/storetest/s3test"
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -18,11 +19,23 @@ import (
 
 var prefixes atomic.Int64
 
+// Options are an s3:// location's options, which the tests open stores with.
+type Options = location.S3Options
+
+// openURI opens the store at uri as ops/store/open does: its location read with o.
+func openURI(ctx context.Context, uri string, o Options) (*Store, error) {
+	loc, err := location.ParseS3(uri, o)
+	if err != nil {
+		return nil, err
+	}
+	return Open(ctx, loc)
+}
+
 // newStore opens a fresh prefix of srv's bucket.
 func newStore(t testing.TB, srv *s3test.Server) *Store {
 	t.Helper()
 	srv.Setenv(t)
-	s, err := Open(context.Background(), srv.URI(fmt.Sprintf("t%d/chat", prefixes.Add(1))), Options{})
+	s, err := openURI(context.Background(), srv.URI(fmt.Sprintf("t%d/chat", prefixes.Add(1))), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -159,7 +159,7 @@ func TestHelperUpload(t *testing.T) {
 	if path == "" {
 		t.Skip("run by TestUploadKilled")
 	}
-	s, err := Open(bg, os.Getenv("ATTACHCTL_S3_HELPER_STORE"), Options{})
+	s, err := openURI(bg, os.Getenv("ATTACHCTL_S3_HELPER_STORE"), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -295,7 +295,7 @@ func (s *Store) heldParts(t testing.TB, path, want string, chunk int64) map[int3
 func TestUploadServerRestart(t *testing.T) {
 	srv := s3test.Start(t)
 	s := newStore(t, srv)
-	s2, err := Open(bg, s.URI, Options{MaxAttempts: 2})
+	s2, err := openURI(bg, s.URI, Options{MaxAttempts: 2})
 	if err != nil {
 		t.Fatal(err)
 	}

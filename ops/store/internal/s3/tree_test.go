@@ -171,7 +171,7 @@ func TestTreeTwoAtOnce(t *testing.T) {
 	rec := folderRec(t, "proj", files)
 	s1, s2 := newStore(t, srv), (*Store)(nil)
 	var err error
-	if s2, err = Open(context.Background(), s1.URI, Options{}); err != nil {
+	if s2, err = openURI(context.Background(), s1.URI, Options{}); err != nil {
 		t.Fatal(err)
 	}
 	recs := []*manifest.Record{{Path: rec.Path, Kind: rec.Kind, Blake3: rec.Blake3}, {Path: rec.Path, Kind: rec.Kind, Blake3: rec.Blake3}}
