@@ -62,6 +62,8 @@ type Store struct {
 	mark  store.ObjectMark // its mark, P/.attachctl/store
 	// notes are the source-note rules over this store (noteStore, objects)
 	notes store.Notes[*partialInfo]
+	// removal is the sweep's order of deletion over this store's objects
+	removal store.ObjectRemoval
 
 	store.TreesOn // store.Trees: the engine's rules over the store (tree.go)
 }
@@ -134,6 +136,17 @@ func Open(ctx context.Context, loc location.S3) (*Store, error) {
 	s.quota = &store.Quota{R: store.ObjectReserver{O: objects{s}, Loc: s.URI, Lock: s.lockLimits}, M: s.mark, Loc: s.URI, MarkAt: s.mark.At, List: s.List, Wait: loc.LimitsWait}
 	s.notes = store.Notes[*partialInfo]{B: noteStore{s}, O: objects{s}, Quota: s.quota}
 	s.TreesOn = func(context.Context, bool) (store.TreeBackend, error) { return s, nil }
+	s.removal = store.ObjectRemoval{O: objects{s}, HeadTree: s.headTree, DropNote: s.notes.Drop, DropMultiparts: s.dropMultiparts,
+		Walk: func(ctx context.Context, id string) ([]store.FolderObject, error) {
+			l, err := s.walkID(ctx, id)
+			return l.folder(), err
+		},
+		Delete: func(ctx context.Context, keys []string) error {
+			for i, k := range keys {
+				keys[i] = s.key(k)
+			}
+			return s.deleteKeys(ctx, keys)
+		}}
 	return s, nil
 }
 

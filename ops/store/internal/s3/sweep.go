@@ -100,12 +100,11 @@ func (sw *sweeper) Exclude(context.Context) (func(), error) {
 	return func() {}, nil
 }
 
-// doomed is what Recheck learnt of an entry, for Doom and Drop.
+// doomed is what Recheck learnt of an unfinished entry, for Drop (a finished one's is
+// store.ObjectDoomed).
 type doomed struct {
-	m        store.UseMark // a finished upload's marker
-	tree     bool          // a finished folder upload
-	leftover bool          // a folder upload's files with no info (a sweep killed while removing it)
-	pi       *partialInfo  // an unfinished upload's info (nil: a multipart upload that has none)
+	leftover bool         // a folder upload's files with no info (a sweep killed while removing it)
+	pi       *partialInfo // an unfinished upload's info (nil: a multipart upload that has none)
 }
 
 // Recheck decides each entry again from what the server says now: one walk of P/<id>/ shows
@@ -124,27 +123,19 @@ func (sw *sweeper) Recheck(ctx context.Context, c store.Entry) (store.Reread, er
 		return store.Reread{Gone: true}, nil
 	}
 	if c.Finished {
-		m, err := store.ReadUseMark(ctx, objects{s}, c.ID)
-		r := store.Reread{Decided: m.Tombstone, Note: &doomed{m: m, tree: got.Holds == store.HoldsFolder}}
-		if m.Exists && !m.Tombstone {
-			r.Used = m.At
-		}
-		// A tombstone is a sweep's that died before it deleted: its decision stands.
-		return r, err
+		return s.removal.RecheckMarked(ctx, c.ID, got.Holds == store.HoldsFolder)
 	}
 	u, pi, err := s.unfinishedNow(ctx, c.ID, l, true)
 	return store.Reread{State: u.State, Gone: u.Holds == store.UnfinishedGone, Note: &doomed{pi: pi, leftover: u.Holds == store.UnfinishedLeftover}}, err
 }
 
-// Doom replaces a finished upload's marker by a tombstone, conditionally; an unfinished upload
-// has no use to race.
+// Doom replaces a finished upload's marker by a tombstone, conditionally
+// (store.ObjectRemoval.DoomMarked); an unfinished upload has no use to race.
 func (sw *sweeper) Doom(ctx context.Context, it *store.SweepItem) error {
-	d := it.Note.(*doomed)
-	if !it.Entry.Finished || d.m.Tombstone {
-		return nil
+	if d, ok := it.Note.(*store.ObjectDoomed); ok {
+		return sw.s.removal.DoomMarked(ctx, it.Entry.ID, d)
 	}
-	_, err := store.WriteUseMark(ctx, objects{sw.s}, it.Entry.ID, d.m, "tombstone", time.Now(), store.ErrSweepKept)
-	return err
+	return nil
 }
 
 func (sw *sweeper) Restore(*store.SweepItem) {}
@@ -161,25 +152,21 @@ func (sw *sweeper) DropLeftover(ctx context.Context, l store.Leftover) error {
 	return store.DropTombstone(ctx, objects{s}, l.ID)
 }
 
-// Drop deletes what the entry holds. The marker of a file upload goes last; when its deletion
-// fails the upload is gone all the same, and the next sweep removes the tombstone left alone.
+// Drop deletes what the entry holds: a finished upload in the order store.ObjectRemoval keeps,
+// an unfinished one's partial then its multipart uploads.
 func (sw *sweeper) Drop(ctx context.Context, it *store.SweepItem) error {
-	s, d, id := sw.s, it.Note.(*doomed), it.Entry.ID
-	switch {
-	case it.Entry.Finished && d.tree:
-		return s.dropTree(ctx, id)
-	case it.Entry.Finished:
-		if err := s.deleteKeys(ctx, []string{s.FinishedKey(id, it.Entry.Name)}); err != nil {
+	s, id := sw.s, it.Entry.ID
+	switch d := it.Note.(type) {
+	case *store.ObjectDoomed:
+		return s.removal.DropFinished(ctx, id, it.Entry.Name, d)
+	case *doomed:
+		if d.leftover {
+			_, err := s.dropTreeObjects(ctx, id)
 			return err
 		}
-		s.deleteKeys(ctx, []string{s.usedKey(id)})
-		return nil
-	case d.leftover:
-		_, err := s.dropTreeObjects(ctx, id)
-		return err
-	}
-	if err := s.dropPartial(ctx, id, d.pi); err != nil {
-		return err
+		if err := s.dropPartial(ctx, id, d.pi); err != nil {
+			return err
+		}
 	}
 	return s.dropMultiparts(ctx, id)
 }

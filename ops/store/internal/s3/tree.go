@@ -293,50 +293,8 @@ func (s *Store) ReadTreeDir(ctx context.Context, ti *store.TreeInfo, _ string) (
 	return es, nil
 }
 
-// dropTreeObjects removes the objects of the unfinished folder upload id: everything under
-// P/<id>/ but its marker, its multipart uploads, then the marker. A folder upload finished
-// meanwhile (its listing there) is left, and reported finished.
+// dropTreeObjects removes the objects of the unfinished folder upload id
+// (store.ObjectRemoval.DropTreeObjects): false when a folder upload finished meanwhile was left.
 func (s *Store) dropTreeObjects(ctx context.Context, id string) (bool, error) {
-	l, err := s.walkID(ctx, id)
-	if err != nil {
-		return false, err
-	}
-	var keys []string
-	for _, o := range l.objs {
-		if o.Name == store.TreeListName {
-			return true, nil
-		}
-		if o.Name != store.UsedName {
-			keys = append(keys, o.key)
-		}
-	}
-	if err := s.deleteKeys(ctx, keys); err != nil {
-		return false, err
-	}
-	if err := s.dropMultiparts(ctx, id); err != nil {
-		return false, err
-	}
-	return false, s.deleteKeys(ctx, []string{s.usedKey(id)})
-}
-
-// dropTree removes the finished folder upload id whose marker is a tombstone: its source note
-// when it names id (first: a run of the same folder from now on starts a new upload rather than
-// name this one), its listing (from then on it is not finished: a sweep killed after it leaves
-// an unfinished upload, its files and the tombstone), then the rest as of an unfinished one.
-func (s *Store) dropTree(ctx context.Context, id string) error {
-	th, err := s.headTree(ctx, id)
-	if err != nil {
-		return err
-	}
-	if th != nil {
-		s.notes.Drop(ctx, th.Note, id)
-	}
-	if err := s.deleteKeys(ctx, []string{s.treeKey(id)}); err != nil {
-		return err
-	}
-	if listed, err := s.dropTreeObjects(ctx, id); err != nil || !listed {
-		return err
-	}
-	// A server whose listings lag its deletes: the next sweep goes on (the tombstone stands).
-	return fault.Errorf(fault.UploadUnreadable, "upload %s: %s is still listed after its removal", id, s.treeKey(id))
+	return s.removal.DropTreeObjects(ctx, id)
 }
