@@ -142,10 +142,11 @@ func Open(ctx context.Context, loc location.S3) (*Store, error) {
 			return l.folder(), err
 		},
 		Delete: func(ctx context.Context, keys []string) error {
+			full := make([]string, len(keys))
 			for i, k := range keys {
-				keys[i] = s.key(k)
+				full[i] = s.key(k)
 			}
-			return s.deleteKeys(ctx, keys)
+			return s.deleteKeys(ctx, full)
 		}}
 	return s, nil
 }
