@@ -67,7 +67,7 @@ func (b *groupBatch) BatchJoin(x **stagedIndex, o *out) error {
 	}
 	if *x == nil {
 		b.files++
-		nx, err := newStagedIndex(o.stage, metaFileName(o.stage.id, b.files))
+		nx, err := newStagedIndex(o.stage, store.MetaFileName(o.stage.id, b.files))
 		if err != nil {
 			return err
 		}

@@ -93,7 +93,7 @@ func TestBatchCommitOnFullDisk(t *testing.T) {
 	}
 	var named []string
 	for _, f := range metaFiles(t, s) {
-		ms, err := decodeMeta(mustRead(t, f))
+		ms, err := store.DecodeMetaFile(mustRead(t, f))
 		must(t, err)
 		for _, m := range ms {
 			named = append(named, m.ID)
@@ -116,7 +116,7 @@ func TestStagedIndexFullDisk(t *testing.T) {
 	must(t, err)
 	st, err := s.newBatch().staging()
 	must(t, err)
-	x, err := newStagedIndex(st, metaFileName(st.id, 1))
+	x, err := newStagedIndex(st, store.MetaFileName(st.id, 1))
 	must(t, err)
 	var taken []string
 	add := func() error {
@@ -136,7 +136,7 @@ func TestStagedIndexFullDisk(t *testing.T) {
 		}
 	}
 	must(t, x.seal())
-	got, err := decodeMeta(mustRead(t, x.path()))
+	got, err := store.DecodeMetaFile(mustRead(t, x.path()))
 	must(t, err)
 	var named []string
 	for _, m := range got {

@@ -8,14 +8,6 @@ package local
 // docs/store.md (meta/).
 
 import (
-	"bytes"
-	"cmp"
-	"encoding/json"
-	"fmt"
-	"slices"
-	"strings"
-	"sync"
-
 	"github.com/attachctl/attachctl/manifest/fault"
 	"github.com/attachctl/attachctl/ops/store"
 	"golang.org/x/sys/unix"
@@ -23,108 +15,33 @@ import (
 
 const metaDir = "meta"
 
-// metaIndex is what this process has read of STORE/.attachctl/meta. An upload's metadata never
-// changes, so what was read stays true; files made since are read on the next miss.
-type metaIndex struct {
-	mu   sync.Mutex
-	byID map[string]*Meta // nil: named by two files (damaged)
-	read map[string]bool  // files read
-}
-
-// metaFileName is the name of the batch's nth file, bid its staging partial (unique to the batch).
-func metaFileName(bid string, n int64) string { return fmt.Sprintf("%s.%d", bid, n) }
-
-// metaFileBatch is the staging partial's id in a file name of the folder, or "".
-func metaFileBatch(name string) string {
-	bid, _, ok := strings.Cut(name, ".")
-	if !ok || store.ValidID(bid) != nil {
-		return ""
-	}
-	return bid
-}
-
-// encodeMeta is m as one line: a line of a file of the folder (one Info a line), and the whole
-// of an upload's .upload.json.
-func encodeMeta(m *Meta) []byte {
-	line, _ := json.Marshal(m)
-	return append(line, '\n')
-}
-
-// decodeMeta reads a file of the folder; any line that is not the metadata of an upload of this
-// store (an upload id, and what store.Recognize asks of every upload's) makes the whole file
-// damaged (an error), so that no upload is named by half a file.
-func decodeMeta(b []byte) ([]*Meta, error) {
-	var ms []*Meta
-	for len(b) > 0 {
-		line, rest, _ := bytes.Cut(b, []byte{'\n'})
-		b = rest
-		if len(bytes.TrimSpace(line)) == 0 {
-			continue
-		}
-		var m Meta
-		err := json.Unmarshal(line, &m)
-		if err = cmp.Or(err, store.ValidID(m.ID), store.Recognize(m.ID, m.ID, false, &m)); err != nil {
-			return nil, err
-		}
-		ms = append(ms, &m)
-	}
-	return ms, nil
-}
-
-// indexed returns the metadata the folder holds for upload id; ok false when no file names it.
+// indexed returns the metadata the folder holds for upload id (store.MetaIndex): ok false when no
+// file names it, m nil when two do.
 func (s *localStore) indexed(id string) (m *Meta, ok bool) {
-	x := &s.meta
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	if m, ok = x.byID[id]; ok {
-		return m, true
-	}
-	s.readIndex()
-	m, ok = x.byID[id]
-	return m, ok
+	return s.meta.Lookup(id, func() (store.MetaFolder, func(), bool) {
+		fd, f, err := s.metaFolder()
+		if err != nil || fd < 0 {
+			return f, nil, false
+		}
+		return f, func() { unix.Close(fd) }, true
+	})
 }
 
-// readIndex reads the files of the folder not read yet; s.meta.mu is held. A file that is not
-// the store's own (a link, another owner, a second hard link, group or other access, damaged) is
-// not read: the uploads it names are damaged.
-func (s *localStore) readIndex() {
-	x := &s.meta
-	if x.byID == nil {
-		x.byID, x.read = map[string]*Meta{}, map[string]bool{}
-	}
+// metaFolder lists the folder, open as fd (-1 when it is not there; the caller closes it), each
+// file read through the guarded open of finished files (no link followed, a regular file of the
+// user's, 0400, one link): a file that is not the store's own names nothing.
+func (s *localStore) metaFolder() (int, store.MetaFolder, error) {
 	fd, ents, err := s.listIfThere(InternalDir, metaDir)
 	if err != nil || fd < 0 {
-		return
+		return -1, store.MetaFolder{}, err
 	}
-	defer unix.Close(fd)
+	f := store.MetaFolder{Read: func(name string) ([]byte, error) {
+		return readGuarded(fd, name, s.internal(metaDir, name), name, 64<<20)
+	}}
 	for _, e := range ents {
-		name := e.Name()
-		if x.read[name] || metaFileBatch(name) == "" {
-			continue
-		}
-		ms, err := readMetaFile(fd, name, s.internal(metaDir, name))
-		if err != nil {
-			continue // looked at again on the next miss
-		}
-		x.read[name] = true
-		for _, m := range ms {
-			if _, twice := x.byID[m.ID]; twice {
-				x.byID[m.ID] = nil
-				continue
-			}
-			x.byID[m.ID] = m
-		}
+		f.Names = append(f.Names, e.Name())
 	}
-}
-
-// readMetaFile reads the file name of the folder dirfd through the guarded open of finished
-// files (no link followed, a regular file of the user's, 0400, one link).
-func readMetaFile(dirfd int, name, path string) ([]*Meta, error) {
-	b, err := readGuarded(dirfd, name, path, name, 64<<20)
-	if err != nil {
-		return nil, err
-	}
-	return decodeMeta(b)
+	return fd, f, nil
 }
 
 // stagedIndex is the metadata file of the uploads a batch holds, not yet taken by a commit,
@@ -156,7 +73,7 @@ func (x *stagedIndex) path() string { return x.st.dir + "/" + x.name }
 // add writes m's line. On failure (a full disk) the file is cut back to the lines it held, so
 // that it never holds part of a line, and m is not in it.
 func (x *stagedIndex) add(m *Meta) error {
-	line := encodeMeta(m)
+	line := store.EncodeMetaLine(m)
 	if err := pwriteAll(x.fd, line, x.size); err != nil {
 		unix.Ftruncate(x.fd, x.size)
 		return storeErr(x.path(), err)
@@ -215,43 +132,27 @@ func (s *localStore) publishIndex(st *partial, name string) error {
 	return nil
 }
 
-// pruneIndex removes each file of the folder that names no upload in the store any more and
-// whose batch has ended (its staging partial is gone: a batch places its uploads while its
-// partial is there), judged from listings of the sweep's folders taken after the folder's own, in
-// the order a batch makes things (its partial, then its file, then its uploads), so that a batch
-// running meanwhile keeps its file. The sweep calls it under its lock, after removing uploads; a
-// file it cannot read is kept, and every file when a folder cannot be listed (the next sweep
-// prunes them).
+// pruneIndex removes the files of the folder that name no upload in the store any more and whose
+// batch has ended (store.PruneMetaFiles): the folder listed first, then the partials, then the
+// store. A folder that cannot be listed keeps every file (the next sweep prunes them); no
+// partials folder when the sweep began is one: a batch may be making it.
 func (d *storeDirs) pruneIndex() {
-	fd, ents, err := d.s.listIfThere(InternalDir, metaDir)
+	fd, f, err := d.s.metaFolder()
 	if err != nil || fd < 0 {
 		return
 	}
 	defer unix.Close(fd)
-	if len(ents) == 0 {
-		return // no store listing for a folder with nothing to prune
-	}
-	var in [2]map[string]bool // the partials, then the store
-	for i, dirfd := range []int{d.partfd, d.storefd} {
-		in[i] = map[string]bool{}
-		names, err := readDirAt(dirfd, "")
-		if err != nil { // or no partials folder when the sweep began: a batch may be making it
-			return
-		}
-		for _, e := range names {
-			in[i][e.Name()] = true
+	names := func(dirfd int) func() ([]string, error) {
+		return func() ([]string, error) {
+			ents, err := readDirAt(dirfd, "")
+			var names []string
+			for _, e := range ents {
+				names = append(names, e.Name())
+			}
+			return names, err
 		}
 	}
-	for _, e := range ents {
-		bid := metaFileBatch(e.Name())
-		if bid == "" || in[0][bid] {
-			continue
-		}
-		ms, err := readMetaFile(fd, e.Name(), d.s.internal(metaDir, e.Name()))
-		if err == nil && !slices.ContainsFunc(ms, func(m *Meta) bool { return in[1][m.ID] }) {
-			unix.Unlinkat(fd, e.Name(), 0)
-		}
-	}
+	store.PruneMetaFiles(f, names(d.partfd), names(d.storefd), func(name string) { unix.Unlinkat(fd, name, 0) })
 }
 
 // damagedMeta is the error of an upload folder with no .upload.json that two files of the

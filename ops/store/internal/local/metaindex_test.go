@@ -14,7 +14,6 @@ import (
 	"github.com/attachctl/attachctl/manifest"
 	"github.com/attachctl/attachctl/manifest/fault"
 	"github.com/attachctl/attachctl/ops/store"
-	"golang.org/x/sys/unix"
 )
 
 // metaFiles lists STORE/.attachctl/meta.
@@ -77,8 +76,8 @@ func TestBatchMetaIndex(t *testing.T) {
 		}, fault.UploadMissing},
 		{"named by two files", func(t *testing.T, s *localStore, file string, _ []*manifest.Record) {
 			b, _ := os.ReadFile(file)
-			bid := metaFileBatch(filepath.Base(file))
-			must(t, os.WriteFile(filepath.Join(filepath.Dir(file), metaFileName(bid, 99)), b, 0o400))
+			bid := store.MetaFileBatch(filepath.Base(file))
+			must(t, os.WriteFile(filepath.Join(filepath.Dir(file), store.MetaFileName(bid, 99)), b, 0o400))
 		}, fault.UploadUnreadable},
 	}
 	for _, c := range cases {
@@ -150,7 +149,7 @@ func TestPruneIndex(t *testing.T) {
 	must(t, err)
 	id, _ := store.NewID()
 	ghost := &Meta{ID: id, Name: "g.txt", Size: 1, Blake3: strings.Repeat("0", 64)}
-	name := metaFileName(st.id, 1)
+	name := store.MetaFileName(st.id, 1)
 	x, err := newStagedIndex(st, name)
 	must(t, err)
 	must(t, x.add(ghost))
@@ -185,7 +184,7 @@ func TestPruneIndex(t *testing.T) {
 		t.Helper()
 		var got []string
 		for _, f := range metaFiles(t, s) {
-			got = append(got, metaFileBatch(filepath.Base(f)))
+			got = append(got, store.MetaFileBatch(filepath.Base(f)))
 		}
 		slices.Sort(got)
 		slices.Sort(want)
@@ -195,10 +194,10 @@ func TestPruneIndex(t *testing.T) {
 	}
 	batchOf := func(r *manifest.Record) string {
 		for _, f := range metaFiles(t, s) {
-			ms, err := readMetaFile(unix.AT_FDCWD, f, f)
+			ms, err := store.DecodeMetaFile(mustRead(t, f))
 			must(t, err)
 			if slices.ContainsFunc(ms, func(m *Meta) bool { return m.ID == r.Upload.ID }) {
-				return metaFileBatch(filepath.Base(f))
+				return store.MetaFileBatch(filepath.Base(f))
 			}
 		}
 		t.Fatalf("no file names %s", r.Upload.ID)

@@ -47,7 +47,7 @@ type localStore struct {
 	idx   store.FinishedIndex // finished uploads by blake3 and name, for the upload stage's dedupe
 	parts partialIndex        // unfinished uploads by source, for the upload stage's resume
 	quota *store.Quota        // its limits and what it holds (limits.go), its Limiter
-	meta  metaIndex           // the metadata of small uploads (metaindex.go)
+	meta  store.MetaIndex     // the metadata of small uploads (metaindex.go)
 }
 
 // open opens the store for reading; create: for an upload, making or marking it. A read-open

@@ -1,0 +1,166 @@
+package store
+
+// Metadata files: the metadata of the small uploads one commit of a batch publishes, kept as one
+// file for the commit (the local store's .attachctl/meta/<bid>.<n>) instead of one per upload.
+// What is written once here: the file's name and form, how a file is read (a damaged line damages
+// the whole file; an id two files name is damaged), what a process remembers of what it read, and
+// which files a sweep may remove. The backend keeps the folder: listing it, reading a file through
+// its guarded open, writing, renaming and removing one. docs/store.md (meta/) tells the order a
+// commit writes and places a file in.
+
+import (
+	"bytes"
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+)
+
+// MetaFileName is the name of the nth file of the batch whose staging partial is bid (unique to
+// the batch).
+func MetaFileName(bid string, n int64) string { return fmt.Sprintf("%s.%d", bid, n) }
+
+// MetaFileBatch is the batch's staging partial named by a file name of the folder, or "" for a
+// name that is no metadata file's.
+func MetaFileBatch(name string) string {
+	bid, _, ok := strings.Cut(name, ".")
+	if !ok || ValidID(bid) != nil {
+		return ""
+	}
+	return bid
+}
+
+// EncodeMetaLine is m as one line of a metadata file (one Info a line).
+func EncodeMetaLine(m *Info) []byte {
+	line, _ := json.Marshal(m)
+	return append(line, '\n')
+}
+
+// DecodeMetaFile reads a metadata file; any line that is not the metadata of an upload of this
+// store (an upload id, and what Recognize asks of every upload's) makes the whole file damaged (an
+// error), so that no upload is named by half a file. Blank lines are skipped.
+func DecodeMetaFile(b []byte) ([]*Info, error) {
+	var ms []*Info
+	for len(b) > 0 {
+		line, rest, _ := bytes.Cut(b, []byte{'\n'})
+		b = rest
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		var m Info
+		err := json.Unmarshal(line, &m)
+		if err = cmp.Or(err, ValidID(m.ID), Recognize(m.ID, m.ID, false, &m)); err != nil {
+			return nil, err
+		}
+		ms = append(ms, &m)
+	}
+	return ms, nil
+}
+
+// MetaFolder is the folder of metadata files as the backend lists it for one reading: the names
+// in it, and a read of one of them through the backend's guarded open (an error: the file is not
+// the store's own, or cannot be read now).
+type MetaFolder struct {
+	Names []string
+	Read  func(name string) ([]byte, error)
+}
+
+// readFile reads and decodes the file name of f.
+func (f MetaFolder) readFile(name string) ([]*Info, error) {
+	b, err := f.Read(name)
+	if err != nil {
+		return nil, err
+	}
+	return DecodeMetaFile(b)
+}
+
+// MetaIndex is what a process has read of a store's metadata files. An upload's metadata never
+// changes, so what was read stays true; a lookup that misses reads the files made since. A file
+// that cannot be read, or is damaged, names nothing, and is read again on the next miss. Its zero
+// value is an empty index, safe for concurrent use.
+type MetaIndex struct {
+	mu   sync.Mutex
+	byID map[string]*Info // nil: named by two files (damaged)
+	read map[string]bool  // files read
+}
+
+// Lookup returns the metadata the files hold for upload id: ok false when no file names it, m
+// nil when two do (the upload is damaged). list lists the folder (ok false: it is not there, or
+// cannot be listed; done is called once the reading ends).
+func (x *MetaIndex) Lookup(id string, list func() (f MetaFolder, done func(), ok bool)) (m *Info, ok bool) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if m, ok = x.byID[id]; ok {
+		return m, true
+	}
+	if x.byID == nil {
+		x.byID, x.read = map[string]*Info{}, map[string]bool{}
+	}
+	f, done, listed := list()
+	if !listed {
+		return nil, false
+	}
+	defer done()
+	for _, name := range f.Names {
+		if x.read[name] || MetaFileBatch(name) == "" {
+			continue
+		}
+		ms, err := f.readFile(name)
+		if err != nil {
+			continue
+		}
+		x.read[name] = true
+		for _, m := range ms {
+			if _, twice := x.byID[m.ID]; twice {
+				x.byID[m.ID] = nil
+				continue
+			}
+			x.byID[m.ID] = m
+		}
+	}
+	m, ok = x.byID[id]
+	return m, ok
+}
+
+// PruneMetaFiles removes (remove) each file of f that names no upload in the store any more and
+// whose batch has ended (its staging partial is gone: a batch places its uploads while its partial
+// is there). f is to be listed first, then the partials, then the store's uploads, the order a
+// batch makes things in (its partial, then its file, then its uploads), so that a batch running
+// meanwhile keeps its file. A sweep calls it under its lock, after removing uploads; a file that
+// cannot be read is kept, and every file when partials or uploads cannot be listed (the next
+// sweep prunes them).
+func PruneMetaFiles(f MetaFolder, partials, uploads func() ([]string, error), remove func(name string)) {
+	if len(f.Names) == 0 {
+		return // no listing of the store for a folder with nothing to prune
+	}
+	var in [2][]string
+	for i, list := range []func() ([]string, error){partials, uploads} {
+		names, err := list()
+		if err != nil {
+			return
+		}
+		in[i] = names
+	}
+	batches, ups := setOf(in[0]), setOf(in[1])
+	for _, name := range f.Names {
+		bid := MetaFileBatch(name)
+		if bid == "" || batches[bid] {
+			continue
+		}
+		ms, err := f.readFile(name)
+		if err == nil && !slices.ContainsFunc(ms, func(m *Info) bool { return ups[m.ID] }) {
+			remove(name)
+		}
+	}
+}
+
+// setOf is names as a set.
+func setOf(names []string) map[string]bool {
+	set := make(map[string]bool, len(names))
+	for _, n := range names {
+		set[n] = true
+	}
+	return set
+}

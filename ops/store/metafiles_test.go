@@ -1,0 +1,192 @@
+package store
+
+import (
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func metaOf(id, name string) *Info {
+	return &Info{ID: id, Name: name, Size: 3, Blake3: strings.Repeat("ab", 32)}
+}
+
+// A metadata file's name carries its batch; a name that is not <upload id>.<n> is no metadata
+// file's.
+func TestMetaFileBatch(t *testing.T) {
+	bid := newTestID(t)
+	for _, c := range []struct{ name, want string }{
+		{MetaFileName(bid, 7), bid},
+		{bid, ""},                // no commit number
+		{"notanid.1", ""},        // no batch id
+		{"../" + bid + ".1", ""}, // a path
+		{strings.ToUpper(bid) + ".1", ""},
+	} {
+		if got := MetaFileBatch(c.name); got != c.want {
+			t.Errorf("MetaFileBatch(%q) = %q, want %q", c.name, got, c.want)
+		}
+	}
+}
+
+// One Info a line, blank lines skipped; any line that is not an upload's metadata damages the
+// whole file, so that no upload is named by half a file.
+func TestDecodeMetaFile(t *testing.T) {
+	a, b := metaOf(newTestID(t), "a.txt"), metaOf(newTestID(t), "b.txt")
+	good := append(EncodeMetaLine(a), EncodeMetaLine(b)...)
+	ms, err := DecodeMetaFile(append(append([]byte("\n"), good...), " \n"...))
+	if err != nil || len(ms) != 2 || *ms[0] != *a || *ms[1] != *b {
+		t.Fatalf("decoded %v %v, want %v %v", ms, err, a, b)
+	}
+	for name, line := range map[string]string{
+		"not JSON":        `{"id":`,
+		"no upload id":    `{"id":"x","name":"c.txt","size":1,"blake3":"` + strings.Repeat("ab", 32) + `"}`,
+		"no BLAKE3":       `{"id":"` + newTestID(t) + `","name":"c.txt","size":1}`,
+		"a negative size": `{"id":"` + newTestID(t) + `","name":"c.txt","size":-1,"blake3":"` + strings.Repeat("ab", 32) + `"}`,
+		"a path as name":  `{"id":"` + newTestID(t) + `","name":"../c.txt","size":1,"blake3":"` + strings.Repeat("ab", 32) + `"}`,
+	} {
+		if ms, err := DecodeMetaFile(append(append([]byte{}, good...), line+"\n"...)); err == nil {
+			t.Errorf("%s: decoded %d uploads, want the file damaged", name, len(ms))
+		}
+	}
+}
+
+// metaDir is a folder of metadata files as a backend lists it.
+type metaDir struct {
+	files  map[string][]byte
+	bad    map[string]bool // Read fails (not the store's own)
+	reads  map[string]int
+	lists  int
+	absent bool
+}
+
+func (d *metaDir) list() (MetaFolder, func(), bool) {
+	d.lists++
+	if d.absent {
+		return MetaFolder{}, nil, false
+	}
+	return d.folder(), func() {}, true
+}
+
+func (d *metaDir) folder() MetaFolder {
+	var f MetaFolder
+	for name := range d.files {
+		f.Names = append(f.Names, name)
+	}
+	slices.Sort(f.Names)
+	f.Read = func(name string) ([]byte, error) {
+		if d.reads == nil {
+			d.reads = map[string]int{}
+		}
+		d.reads[name]++
+		if d.bad[name] {
+			return nil, errors.New("refused")
+		}
+		return d.files[name], nil
+	}
+	return f
+}
+
+func metaFile(ms ...*Info) []byte {
+	var b []byte
+	for _, m := range ms {
+		b = append(b, EncodeMetaLine(m)...)
+	}
+	return b
+}
+
+// What the files name is found; an id two files name is damaged; a file that cannot be read, or
+// is damaged, names nothing until it is read whole on a later miss; a file is read once, and a
+// hit lists nothing.
+func TestMetaIndex(t *testing.T) {
+	b1, b2 := newTestID(t), newTestID(t)
+	a, b, c := metaOf(newTestID(t), "a"), metaOf(newTestID(t), "b"), metaOf(newTestID(t), "c")
+	d := &metaDir{absent: true}
+	var x MetaIndex
+	if _, ok := x.Lookup(a.ID, d.list); ok {
+		t.Fatal("found in no folder")
+	}
+	d.absent = false
+	d.files = map[string][]byte{
+		MetaFileName(b1, 1): metaFile(a, b),
+		MetaFileName(b1, 2): metaFile(b),                             // b: named twice
+		MetaFileName(b2, 1): append(metaFile(c), "damaged\n"...),     // c: in a damaged file
+		"stray":             metaFile(metaOf(newTestID(t), "stray")), // no metadata file's name
+	}
+	if m, ok := x.Lookup(a.ID, d.list); !ok || *m != *a {
+		t.Fatalf("a: %v %v", m, ok)
+	}
+	if m, ok := x.Lookup(b.ID, d.list); !ok || m != nil {
+		t.Fatalf("b, named by two files: %v %v, want damaged", m, ok)
+	}
+	if _, ok := x.Lookup(newTestID(t), d.list); ok {
+		t.Fatal("found an id no file names")
+	}
+	if d.lists != 3 || d.reads[MetaFileName(b1, 1)] != 1 || d.reads["stray"] != 0 {
+		t.Fatalf("%d listings, reads %v: a hit lists nothing, a file read is not read again", d.lists, d.reads)
+	}
+	if m, ok := x.Lookup(a.ID, d.list); !ok || m == nil {
+		t.Fatalf("a after a miss: %v %v (its file read again would name it twice)", m, ok)
+	}
+	if _, ok := x.Lookup(c.ID, d.list); ok {
+		t.Fatal("c found in a damaged file")
+	}
+	d.files[MetaFileName(b2, 1)] = metaFile(c)
+	if m, ok := x.Lookup(c.ID, d.list); !ok || *m != *c {
+		t.Fatalf("c, its file whole now: %v %v", m, ok)
+	}
+	d.bad = map[string]bool{MetaFileName(b2, 2): true}
+	e := metaOf(newTestID(t), "e")
+	d.files[MetaFileName(b2, 2)] = metaFile(e)
+	if _, ok := x.Lookup(e.ID, d.list); ok {
+		t.Fatal("e found in a file that cannot be read")
+	}
+	d.bad = nil
+	if _, ok := x.Lookup(e.ID, d.list); !ok {
+		t.Fatal("e not found once its file can be read")
+	}
+}
+
+// The sweep removes a file only when its batch has ended and it names no upload in the store;
+// a file it cannot read, and every file when a listing fails, is kept. The metadata folder is
+// listed first, then the partials, then the store (the order a batch makes them in).
+func TestPruneMetaFiles(t *testing.T) {
+	ended, running := newTestID(t), newTestID(t)
+	kept, gone := metaOf(newTestID(t), "kept"), metaOf(newTestID(t), "gone")
+	files := map[string][]byte{
+		MetaFileName(ended, 1):   metaFile(gone),       // removed
+		MetaFileName(ended, 2):   metaFile(gone, kept), // names an upload still there
+		MetaFileName(ended, 3):   metaFile(gone),       // cannot be read
+		MetaFileName(running, 1): metaFile(gone),       // its batch runs
+		"stray":                  metaFile(gone),       // not a metadata file's name
+	}
+	bad := map[string]bool{MetaFileName(ended, 3): true}
+	var order []string
+	partials := func() ([]string, error) { order = append(order, "partials"); return []string{running}, nil }
+	uploads := func() ([]string, error) { order = append(order, "uploads"); return []string{kept.ID}, nil }
+	var removed []string
+	remove := func(name string) { removed = append(removed, name) }
+	d := &metaDir{files: files, bad: bad}
+	PruneMetaFiles(d.folder(), partials, uploads, remove)
+	if want := []string{MetaFileName(ended, 1)}; !slices.Equal(removed, want) {
+		t.Fatalf("removed %v, want %v", removed, want)
+	}
+	if !slices.Equal(order, []string{"partials", "uploads"}) {
+		t.Fatalf("listed %v, want the partials, then the uploads", order)
+	}
+	fail := func() ([]string, error) { return nil, errors.New("cannot list") }
+	for name, lists := range map[string][2]func() ([]string, error){
+		"partials": {fail, uploads},
+		"uploads":  {partials, fail},
+	} {
+		removed = nil
+		PruneMetaFiles(d.folder(), lists[0], lists[1], remove)
+		if len(removed) != 0 {
+			t.Errorf("the %s cannot be listed: removed %v, want none", name, removed)
+		}
+	}
+	order = nil
+	PruneMetaFiles(MetaFolder{}, partials, uploads, remove)
+	if len(order) != 0 {
+		t.Fatalf("an empty folder listed %v", order)
+	}
+}
