@@ -215,9 +215,9 @@ func fixMode(fd int, mode os.FileMode) error {
 	return unix.Fchmod(fd, uint32(mode))
 }
 
-// dropDeadBatches removes the staging partials among ids that no process holds: what a run killed
-// before its commit left (never reported to anyone).
-func (s *localStore) dropDeadBatches(ids []string) {
+// DropDeadBatches is store.PartialLister's: the staging partials among ids that no process holds
+// (their lock is free) are removed.
+func (s *localStore) DropDeadBatches(ids []string) {
 	for _, id := range ids {
 		if p, err := s.lockPartial(id, true); err == nil {
 			if p.meta.Batch {

@@ -45,7 +45,7 @@ type localStore struct {
 	store.TreesOn // store.Trees: the engine's rules over the store, opened for each call (New)
 
 	idx   store.FinishedIndex // finished uploads by blake3 and name, for the upload stage's dedupe
-	parts partialIndex        // unfinished uploads by source, for the upload stage's resume
+	parts store.PartialIndex  // unfinished uploads by source, for the upload stage's resume
 	quota *store.Quota        // its limits and what it holds (limits.go), its Limiter
 	meta  store.MetaIndex     // the metadata of small uploads (metaindex.go)
 }
