@@ -16,6 +16,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/attachctl/attachctl/manifest/fault"
 )
 
 // MetaFileName is the name of the nth file of the batch whose staging partial is bid (unique to
@@ -122,6 +124,23 @@ func (x *MetaIndex) Lookup(id string, list func() (f MetaFolder, done func(), ok
 	}
 	m, ok = x.byID[id]
 	return m, ok
+}
+
+// Find is what the files say of upload id, whose folder holds no metadata file of its own: its
+// metadata when one file names it; else, when none does, no finished upload (UploadMissing: what
+// a folder without metadata always was), and when two do, a damaged upload (UploadUnreadable).
+// dir is the upload's folder, own the name of its missing metadata file and folder the folder of
+// the files, for messages; list is Lookup's.
+func (x *MetaIndex) Find(id, dir, own, folder string, list func() (MetaFolder, func(), bool)) (*Info, error) {
+	switch m, ok := x.Lookup(id, list); {
+	case ok && m != nil:
+		return m, nil
+	case ok:
+		return nil, fault.Errorf(fault.UploadUnreadable, "upload %s: %s: no %s, and two files of %s name it; the upload is damaged",
+			id, dir, own, folder)
+	}
+	return nil, fault.Errorf(fault.UploadMissing, "upload %s: %s: not a finished upload in this store (no %s, and no file of %s names it)",
+		id, dir, own, folder)
 }
 
 // PruneMetaFiles removes (remove) each file of f that names no upload in the store any more and

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/attachctl/attachctl/manifest/fault"
 )
 
 func metaOf(id, name string) *Info {
@@ -188,5 +190,23 @@ func TestPruneMetaFiles(t *testing.T) {
 	PruneMetaFiles(MetaFolder{}, partials, uploads, remove)
 	if len(order) != 0 {
 		t.Fatalf("an empty folder listed %v", order)
+	}
+}
+
+// An upload with no metadata file of its own: found when one file names it, no finished upload
+// when none does, damaged when two do.
+func TestMetaIndexFind(t *testing.T) {
+	bid := newTestID(t)
+	a, b := metaOf(newTestID(t), "a"), metaOf(newTestID(t), "b")
+	d := &metaDir{files: map[string][]byte{MetaFileName(bid, 1): metaFile(a, b), MetaFileName(bid, 2): metaFile(b)}}
+	var x MetaIndex
+	for _, c := range []struct {
+		id   string
+		code fault.Code
+	}{{a.ID, ""}, {b.ID, fault.UploadUnreadable}, {newTestID(t), fault.UploadMissing}} {
+		m, err := x.Find(c.id, "STORE/"+c.id, ".upload.json", "STORE/.attachctl/meta", d.list)
+		if fault.CodeOf(err) != c.code || (err == nil) != (m != nil && m.ID == c.id) {
+			t.Errorf("%s: %v %v, want code %q", c.id, m, err, c.code)
+		}
 	}
 }

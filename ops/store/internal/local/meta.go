@@ -36,16 +36,11 @@ func (s *localStore) readMetaAt(dirfd int, id string) (*store.TreeMeta, error) {
 	switch code := fault.CodeOf(err); {
 	case code == fault.UploadMissing:
 		// A small upload of a batch: its metadata is its commit's file (metaindex.go).
-		// Named by no file there, it is what a folder without metadata always was: no finished
-		// upload (err); named by two, damaged.
-		switch m, ok := s.indexed(id); {
-		case ok && m != nil:
-			return &store.TreeMeta{Info: *m}, nil
-		case ok:
-			return nil, s.damagedMeta(id)
+		m, err := s.indexed(id)
+		if err != nil {
+			return nil, err
 		}
-		return nil, fault.Errorf(fault.UploadMissing, "upload %s: %s: not a finished upload in this store (no %s, and no file of %s names it)",
-			id, s.UploadDir(id), MetaName, s.internal(metaDir))
+		return &store.TreeMeta{Info: *m}, nil
 	case code != "": // refused by the guarded open
 		return nil, err
 	}

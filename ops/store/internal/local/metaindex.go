@@ -8,17 +8,16 @@ package local
 // docs/store.md (meta/).
 
 import (
-	"github.com/attachctl/attachctl/manifest/fault"
 	"github.com/attachctl/attachctl/ops/store"
 	"golang.org/x/sys/unix"
 )
 
 const metaDir = "meta"
 
-// indexed returns the metadata the folder holds for upload id (store.MetaIndex): ok false when no
-// file names it, m nil when two do.
-func (s *localStore) indexed(id string) (m *Meta, ok bool) {
-	return s.meta.Lookup(id, func() (store.MetaFolder, func(), bool) {
+// indexed returns the metadata the folder holds for upload id, whose folder has no .upload.json
+// (store.MetaIndex.Find: none, or damaged, when no file or two name it).
+func (s *localStore) indexed(id string) (*Meta, error) {
+	return s.meta.Find(id, s.UploadDir(id), MetaName, s.internal(metaDir), func() (store.MetaFolder, func(), bool) {
 		fd, f, err := s.metaFolder()
 		if err != nil || fd < 0 {
 			return f, nil, false
@@ -153,11 +152,4 @@ func (d *storeDirs) pruneIndex() {
 		}
 	}
 	store.PruneMetaFiles(f, names(d.partfd), names(d.storefd), func(name string) { unix.Unlinkat(fd, name, 0) })
-}
-
-// damagedMeta is the error of an upload folder with no .upload.json that two files of the
-// folder name.
-func (s *localStore) damagedMeta(id string) error {
-	return fault.Errorf(fault.UploadUnreadable, "upload %s: %s: no %s, and two files of %s name it; the upload is damaged",
-		id, s.UploadDir(id), MetaName, s.internal(metaDir))
 }
