@@ -45,7 +45,7 @@ func (s *localStore) metaFolder() (int, store.MetaFolder, error) {
 
 // stagedIndex is the metadata file of the uploads a batch holds, not yet taken by a commit,
 // written in the staging partial as they are built: an upload's line is written before it counts
-// as built (Batch.add), so that the room its metadata takes is taken while its own bytes are,
+// as built (groupBatch.BatchJoin), so that the room its metadata takes is taken while its own bytes are,
 // and the commit that publishes it writes no new byte. Were the file written by the commit, the
 // builds of the next batch (or any other writer) could fill the disk meanwhile, and uploads
 // whose bytes were all written would fail for want of their metadata's room. The line of an
@@ -53,7 +53,7 @@ func (s *localStore) metaFolder() (int, store.MetaFolder, error) {
 // (a failed staged upload goes with the staging partial), which no reader looks up.
 type stagedIndex struct {
 	st   *partial
-	name string // metaFileName
+	name string // store.MetaFileName
 	fd   int    // open for writing until sealed
 	size int64  // the bytes of the whole lines written
 }
