@@ -62,11 +62,13 @@ func DecodeMetaFile(b []byte) ([]*Info, error) {
 }
 
 // MetaFolder is the folder of metadata files as the backend lists it for one reading: the names
-// in it, and a read of one of them through the backend's guarded open (an error: the file is not
-// the store's own, or cannot be read now).
+// in it, a read of one of them through the backend's guarded open (an error: the file is not the
+// store's own, or cannot be read now), and a removal of one (PruneMetaFiles; a failure leaves it
+// for the next sweep).
 type MetaFolder struct {
-	Names []string
-	Read  func(name string) ([]byte, error)
+	Names  []string
+	Read   func(name string) ([]byte, error)
+	Remove func(name string)
 }
 
 // readFile reads and decodes the file name of f.
@@ -143,14 +145,14 @@ func (x *MetaIndex) Find(id, dir, own, folder string, list func() (MetaFolder, f
 		id, dir, own, folder)
 }
 
-// PruneMetaFiles removes (remove) each file of f that names no upload in the store any more and
+// PruneMetaFiles removes each file of f that names no upload in the store any more and
 // whose batch has ended (its staging partial is gone: a batch places its uploads while its partial
 // is there). f is to be listed first, then the partials, then the store's uploads, the order a
 // batch makes things in (its partial, then its file, then its uploads), so that a batch running
 // meanwhile keeps its file. A sweep calls it under its lock, after removing uploads; a file that
 // cannot be read is kept, and every file when partials or uploads cannot be listed (the next
 // sweep prunes them).
-func PruneMetaFiles(f MetaFolder, partials, uploads func() ([]string, error), remove func(name string)) {
+func PruneMetaFiles(f MetaFolder, partials, uploads func() ([]string, error)) {
 	if len(f.Names) == 0 {
 		return // no listing of the store for a folder with nothing to prune
 	}
@@ -170,7 +172,7 @@ func PruneMetaFiles(f MetaFolder, partials, uploads func() ([]string, error), re
 		}
 		ms, err := f.readFile(name)
 		if err == nil && !slices.ContainsFunc(ms, func(m *Info) bool { return ups[m.ID] }) {
-			remove(name)
+			f.Remove(name)
 		}
 	}
 }

@@ -66,11 +66,11 @@ func (d *metaDir) list() (MetaFolder, func(), bool) {
 	if d.absent {
 		return MetaFolder{}, nil, false
 	}
-	return d.folder(), func() {}, true
+	return d.folder(nil), func() {}, true
 }
 
-func (d *metaDir) folder() MetaFolder {
-	var f MetaFolder
+func (d *metaDir) folder(remove func(string)) MetaFolder {
+	f := MetaFolder{Remove: remove}
 	for name := range d.files {
 		f.Names = append(f.Names, name)
 	}
@@ -168,7 +168,7 @@ func TestPruneMetaFiles(t *testing.T) {
 	var removed []string
 	remove := func(name string) { removed = append(removed, name) }
 	d := &metaDir{files: files, bad: bad}
-	PruneMetaFiles(d.folder(), partials, uploads, remove)
+	PruneMetaFiles(d.folder(remove), partials, uploads)
 	if want := []string{MetaFileName(ended, 1)}; !slices.Equal(removed, want) {
 		t.Fatalf("removed %v, want %v", removed, want)
 	}
@@ -181,13 +181,13 @@ func TestPruneMetaFiles(t *testing.T) {
 		"uploads":  {partials, fail},
 	} {
 		removed = nil
-		PruneMetaFiles(d.folder(), lists[0], lists[1], remove)
+		PruneMetaFiles(d.folder(remove), lists[0], lists[1])
 		if len(removed) != 0 {
 			t.Errorf("the %s cannot be listed: removed %v, want none", name, removed)
 		}
 	}
 	order = nil
-	PruneMetaFiles(MetaFolder{}, partials, uploads, remove)
+	PruneMetaFiles(MetaFolder{Remove: remove}, partials, uploads)
 	if len(order) != 0 {
 		t.Fatalf("an empty folder listed %v", order)
 	}

@@ -17,30 +17,25 @@ const metaDir = "meta"
 // indexed returns the metadata the folder holds for upload id, whose folder has no .upload.json
 // (store.MetaIndex.Find: none, or damaged, when no file or two name it).
 func (s *localStore) indexed(id string) (*Meta, error) {
-	return s.meta.Find(id, s.UploadDir(id), MetaName, s.internal(metaDir), func() (store.MetaFolder, func(), bool) {
-		fd, f, err := s.metaFolder()
-		if err != nil || fd < 0 {
-			return f, nil, false
-		}
-		return f, func() { unix.Close(fd) }, true
-	})
+	return s.meta.Find(id, s.UploadDir(id), MetaName, s.internal(metaDir), s.metaFolder)
 }
 
-// metaFolder lists the folder, open as fd (-1 when it is not there; the caller closes it), each
-// file read through the guarded open of finished files (no link followed, a regular file of the
-// user's, 0400, one link): a file that is not the store's own names nothing.
-func (s *localStore) metaFolder() (int, store.MetaFolder, error) {
+// metaFolder lists the folder (ok false when it is not there or cannot be listed; done closes
+// it), each file read through the guarded open of finished files (no link followed, a regular
+// file of the user's, 0400, one link): a file that is not the store's own names nothing.
+func (s *localStore) metaFolder() (f store.MetaFolder, done func(), ok bool) {
 	fd, ents, err := s.listIfThere(InternalDir, metaDir)
 	if err != nil || fd < 0 {
-		return -1, store.MetaFolder{}, err
+		return f, nil, false
 	}
-	f := store.MetaFolder{Read: func(name string) ([]byte, error) {
+	f.Read = func(name string) ([]byte, error) {
 		return readGuarded(fd, name, s.internal(metaDir, name), name, 64<<20)
-	}}
+	}
+	f.Remove = func(name string) { unix.Unlinkat(fd, name, 0) }
 	for _, e := range ents {
 		f.Names = append(f.Names, e.Name())
 	}
-	return fd, f, nil
+	return f, func() { unix.Close(fd) }, true
 }
 
 // stagedIndex is the metadata file of the uploads a batch holds, not yet taken by a commit,
@@ -136,11 +131,11 @@ func (s *localStore) publishIndex(st *partial, name string) error {
 // store. A folder that cannot be listed keeps every file (the next sweep prunes them); no
 // partials folder when the sweep began is one: a batch may be making it.
 func (d *storeDirs) pruneIndex() {
-	fd, f, err := d.s.metaFolder()
-	if err != nil || fd < 0 {
+	f, done, ok := d.s.metaFolder()
+	if !ok {
 		return
 	}
-	defer unix.Close(fd)
+	defer done()
 	names := func(dirfd int) func() ([]string, error) {
 		return func() ([]string, error) {
 			ents, err := readDirAt(dirfd, "")
@@ -151,5 +146,5 @@ func (d *storeDirs) pruneIndex() {
 			return names, err
 		}
 	}
-	store.PruneMetaFiles(f, names(d.partfd), names(d.storefd), func(name string) { unix.Unlinkat(fd, name, 0) })
+	store.PruneMetaFiles(f, names(d.partfd), names(d.storefd))
 }
