@@ -275,3 +275,28 @@ func TestAbortChunks(t *testing.T) {
 		t.Fatalf("a bad id: %v", err)
 	}
 }
+
+// TestChunkStateKind: what began an unfinished upload is told the same way on every backend, and
+// only the step-by-step upload's own takes chunks: a folder upload's is a folder's even where its
+// info says it was streamed, a batch's staging area is never a file's.
+func TestChunkStateKind(t *testing.T) {
+	for _, c := range []struct {
+		of   PartialOf
+		kind string
+	}{
+		{PartialOf{Name: "a.bin"}, ""},
+		{PartialOf{Name: "a.bin", Streamed: true, Path: "/src/a.bin"}, KindFile},
+		{PartialOf{Name: "d", Folder: true, Path: "/src/d"}, KindFolder},
+		{PartialOf{Name: "d", Folder: true, Streamed: true}, KindFolder},
+		{PartialOf{Name: ".batch", Batch: true}, KindBatch},
+		{PartialOf{Name: ".batch", Batch: true, Streamed: true}, KindBatch},
+	} {
+		st := c.of.ChunkState(7, 3)
+		if st != (ChunkState{Name: c.of.Name, Size: 7, Offset: 3, Kind: c.kind}) {
+			t.Errorf("%+v: %+v, want kind %q", c.of, st, c.kind)
+		}
+		if err := refuseStaged("u", st, "finish"); (err == nil) != (c.kind == "") {
+			t.Errorf("%+v: refused %v", c.of, err)
+		}
+	}
+}

@@ -51,6 +51,7 @@ type PartialOf struct {
 	// Streamed: a file's upload begun by a stream (StreamUpload), which a run of the same source
 	// takes up; not a step-by-step upload's, which no note names.
 	Streamed bool
+	Batch    bool // a batch's staging area, no upload of its own
 }
 
 // ErrNoteTaken is Start's answer when another run wrote the source's note first.

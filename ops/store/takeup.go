@@ -24,3 +24,20 @@ func Resumes(p, run PartialOf, sameBytes bool) bool {
 func (st TreeStart) Of() PartialOf {
 	return PartialOf{Name: st.Src.Name, Path: st.Src.Path, Blake3: st.Blake3, Folder: true}
 }
+
+// ChunkState is the unfinished upload p, declared size bytes (-1: open) and holding offset, as a
+// step-by-step upload takes it up (ChunkBackend.OpenChunks). Its Kind is what began it, told the
+// same way on every backend: a folder upload's, a batch's staging area, a stream's (the upload
+// stage's, which knows its source and resumes it), else the step-by-step upload's own ("").
+func (p PartialOf) ChunkState(size, offset int64) ChunkState {
+	st := ChunkState{Name: p.Name, Size: size, Offset: offset}
+	switch {
+	case p.Folder:
+		st.Kind = KindFolder
+	case p.Batch:
+		st.Kind = KindBatch
+	case p.Streamed:
+		st.Kind = KindFile
+	}
+	return st
+}

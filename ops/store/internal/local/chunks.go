@@ -40,16 +40,7 @@ func (c chunker) OpenChunks(ctx context.Context, id string) (store.ChunkUpload, 
 		p.close()
 		return nil, nil, err
 	}
-	st := store.ChunkState{Name: p.meta.Name, Size: p.meta.Size, Offset: cur}
-	switch {
-	case p.meta.Folder:
-		st.Kind = store.KindFolder
-	case p.meta.Batch:
-		st.Kind = store.KindBatch
-	case p.meta.Source != nil: // the upload stage's, which knows its source and resumes it
-		st.Kind = store.KindFile
-	}
-	return &chunkUp{p: p, max: c.max, st: st}, nil, nil
+	return &chunkUp{p: p, max: c.max, st: p.meta.of().ChunkState(p.meta.Size, cur)}, nil, nil
 }
 
 func (c chunker) ChunkQuota() *store.Quota { return c.s.quota }

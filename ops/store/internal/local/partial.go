@@ -35,10 +35,11 @@ type partialMeta struct {
 	Batch   bool       `json:"batch,omitempty"`  // a batch's staging partial (batch_small.go)
 }
 
-// of is what the partial was begun for, as store.Resumes reads it: a folder upload's or a file's
-// by a stream (each names its source), or neither (a step-by-step upload's, a batch's staging).
+// of is what the partial was begun for, as store.Resumes and the step-by-step upload read it: a
+// folder upload's or a file's by a stream (each names its source), a batch's staging, or none of
+// them (a step-by-step upload's).
 func (m *partialMeta) of() store.PartialOf {
-	of := store.PartialOf{Name: m.Name, Folder: m.Folder && m.Source != nil, Streamed: !m.Folder && !m.Batch && m.Source != nil}
+	of := store.PartialOf{Name: m.Name, Folder: m.Folder, Batch: m.Batch, Streamed: !m.Folder && !m.Batch && m.Source != nil}
 	if m.Source != nil {
 		of.Path, of.Blake3 = m.Source.Path, m.Source.Blake3
 	}

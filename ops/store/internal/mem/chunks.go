@@ -28,13 +28,7 @@ func (s *Store) OpenChunks(ctx context.Context, id string) (store.ChunkUpload, *
 	if p == nil {
 		return nil, nil, s.missing(id)
 	}
-	st := store.ChunkState{Name: p.name, Size: p.size, Offset: p.bytes()}
-	switch {
-	case p.folder:
-		st.Kind = store.KindFolder
-	case p.note != "":
-		st.Kind = store.KindFile
-	}
+	st := store.PartialOf{Name: p.name, Folder: p.folder, Streamed: p.note != ""}.ChunkState(p.size, p.bytes())
 	return &chunkUp{s: s, id: id, p: p, st: st}, nil, nil
 }
 

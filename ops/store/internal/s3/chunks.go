@@ -36,13 +36,7 @@ func (s *Store) OpenChunks(ctx context.Context, id string) (store.ChunkUpload, *
 		}
 		return nil, nil, err
 	}
-	st := store.ChunkState{Name: pi.Name, Size: pi.Size}
-	switch {
-	case pi.Kind == store.KindFolder:
-		st.Kind = store.KindFolder
-	case pi.UploadID != "":
-		st.Kind = store.KindFile
-	}
+	st := pi.Of().ChunkState(pi.Size, 0) // the offset is its chunks', listed below
 	u := &chunkUp{s: s, id: id, pi: pi, st: st}
 	if st.Kind == "" {
 		if u.cs, u.st.Offset, err = s.chunks(ctx, id); err != nil {
