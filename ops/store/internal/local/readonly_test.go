@@ -132,7 +132,7 @@ func TestFinishCrashReadOnly(t *testing.T) {
 	must(t, err)
 	o, err := p.buildOut(4, "")
 	must(t, err)
-	o.mf.Close()
+	o.closeMeta()
 	o.dir.Close()
 	p.close() // the crash: out/ built, data read-only at out/c.txt, nothing placed
 	fi, err := os.Lstat(filepath.Join(s.partialDir(id), partialOut, "c.txt"))

@@ -279,29 +279,14 @@ func (t *treeWrite) syncDirs(files []store.TreeFile) error {
 func removeEntry(dirfd int, name string) error { return removeAt(dirfd, name, nil) }
 
 // publishTree makes the locked partial's tree a finished upload as a file upload's is made one
-// (commit, a batch of one): out/ is built (.upload.json, .tree.b3, and tree/<name> renamed into
-// it), made durable with the tree's files, and renamed to STORE/<id>.
+// (build, then commit): out/ holds .upload.json, .tree.b3 and tree/<name>, made durable with the
+// tree's files, and is renamed to STORE/<id>.
 func (p *partial) publishTree(m *treeMeta, listing []byte) error {
-	dirfd := int(p.dirf.Fd())
-	removeEntry(dirfd, partialOut)
-	fd, err := mkdirFd(dirfd, partialOut, p.dir+"/"+partialOut)
+	o, err := p.build(&m.Info, outFile{MetaName, m.Encode()}, outFile{store.TreeListName, listing})
 	if err != nil {
 		return err
 	}
-	od := os.NewFile(uintptr(fd), p.dir+"/"+partialOut)
-	o := &out{s: p.s, id: p.id, p: p, dir: od, m: &m.Info}
-	for _, f := range []struct {
-		name string
-		data []byte
-	}{{MetaName, m.Encode()}, {store.TreeListName, listing}} {
-		if err := writeNewAt(int(od.Fd()), f.name, f.data, ReadOnlyMode, fileSyncEach); err != nil {
-			return o.undo(storeErr(od.Name()+"/"+f.name, err))
-		}
-	}
-	if err := unix.Renameat(dirfd, partialTree+"/"+m.Name, int(od.Fd()), m.Name); err != nil {
-		return o.undo(storeErr(od.Name()+"/"+m.Name, err))
-	}
-	return commit([]*out{o}, nil)[0]
+	return o.commit()
 }
 
 // ReadTreeObject reads .upload.json or .tree.b3 of the finished upload id through the guarded
