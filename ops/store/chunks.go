@@ -114,6 +114,33 @@ func ReadChunk(id string, r io.Reader, limit int64, over func(n int64) error) ([
 	return b, nil
 }
 
+// CopyChunk is ReadChunk for an Append that streams a chunk instead: what r holds is handed to
+// write piece by piece as it is read, at most len(buf) bytes at a time, each with its offset from
+// the chunk's start, to r's end. More than limit bytes (limit < 0: no limit) is over(n), and the
+// piece that would pass it is not written. It returns the bytes written; after an error none of
+// them is to be kept (the caller cuts them off).
+func CopyChunk(id string, r io.Reader, buf []byte, limit int64, over func(n int64) error, write func(b []byte, off int64) error) (int64, error) {
+	var done int64
+	for {
+		n, rerr := io.ReadFull(r, buf)
+		if n > 0 {
+			if limit >= 0 && done+int64(n) > limit {
+				return done, over(done + int64(n))
+			}
+			if err := write(buf[:n], done); err != nil {
+				return done, err
+			}
+			done += int64(n)
+		}
+		if rerr == io.EOF || rerr == io.ErrUnexpectedEOF {
+			return done, nil
+		}
+		if rerr != nil {
+			return done, ChunkReadErr(id, rerr)
+		}
+	}
+}
+
 // OffsetErr is the refusal of a chunk at offset of the upload id whose offset is cur.
 func OffsetErr(id string, offset, cur int64) error {
 	return fault.Errorf(fault.UploadOffset, "upload %s: offset %d is not the current offset %d", id, offset, cur)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"io"
 	"strings"
 	"sync"
@@ -298,5 +299,55 @@ func TestChunkStateKind(t *testing.T) {
 		if err := refuseStaged("u", st, "finish"); (err == nil) != (c.kind == "") {
 			t.Errorf("%+v: refused %v", c.of, err)
 		}
+	}
+}
+
+// errReader gives its bytes, then its error.
+type errReader struct {
+	b   []byte
+	err error
+}
+
+func (r *errReader) Read(p []byte) (int, error) {
+	if len(r.b) == 0 {
+		return 0, r.err
+	}
+	n := copy(p, r.b)
+	r.b = r.b[n:]
+	return n, nil
+}
+
+// TestCopyChunk: a streamed chunk is written piece by piece at its offsets; the piece that would
+// pass the limit is refused with over(n) before it is written, and a failing producer is
+// file.unreadable, so that the caller keeps nothing.
+func TestCopyChunk(t *testing.T) {
+	var got []string
+	write := func(b []byte, off int64) error {
+		got = append(got, fmt.Sprintf("%d:%s", off, b))
+		return nil
+	}
+	over := func(n int64) error { return fmt.Errorf("over %d", n) }
+	n, err := CopyChunk("u", strings.NewReader("abcdefg"), make([]byte, 3), -1, over, write)
+	if err != nil || n != 7 || strings.Join(got, " ") != "0:abc 3:def 6:g" {
+		t.Fatalf("no limit: %d %v %q", n, err, got)
+	}
+	got = nil
+	n, err = CopyChunk("u", strings.NewReader("abcdefg"), make([]byte, 3), 5, over, write)
+	if err == nil || err.Error() != "over 6" || n != 3 || strings.Join(got, " ") != "0:abc" {
+		t.Fatalf("limit 5: %d %v %q", n, err, got)
+	}
+	got = nil
+	n, err = CopyChunk("u", strings.NewReader("abcdef"), make([]byte, 3), 6, over, write)
+	if err != nil || n != 6 {
+		t.Fatalf("exactly the limit: %d %v %q", n, err, got)
+	}
+	got = nil
+	_, err = CopyChunk("u", &errReader{[]byte("ab"), errors.New("pipe broke")}, make([]byte, 3), -1, over, write)
+	if fault.CodeOf(err) != fault.FileUnreadable {
+		t.Fatalf("a failing producer: %v", err)
+	}
+	failed := errors.New("disk")
+	if _, err = CopyChunk("u", strings.NewReader("abcdef"), make([]byte, 3), -1, over, func([]byte, int64) error { return failed }); err != failed {
+		t.Fatalf("a failing write: %v", err)
 	}
 }

@@ -54,37 +54,22 @@ type chunkUp struct {
 func (u *chunkUp) State() store.ChunkState { return u.st }
 func (u *chunkUp) Close()                  { u.p.close() }
 
-// Append writes r at cur piece by piece; a refusal or an error cuts data back to cur.
+// Append writes r at cur piece by piece (store.CopyChunk); a refusal or an error cuts data back
+// to cur.
 func (u *chunkUp) Append(ctx context.Context, cur int64, r io.Reader, limit int64, over func(int64) error) (int64, error) {
 	p := u.p
-	buf := make([]byte, u.max)
-	var done int64
-	for {
-		n, rerr := io.ReadFull(r, buf)
-		if n > 0 {
-			if limit >= 0 && done+int64(n) > limit {
-				p.truncate(cur)
-				return cur, over(done + int64(n))
-			}
-			if _, err := p.f.WriteAt(buf[:n], cur+done); err != nil {
-				p.truncate(cur)
-				return cur, storeErr(p.f.Name(), err)
-			}
-			done += int64(n)
-		}
-		if rerr == io.EOF || rerr == io.ErrUnexpectedEOF {
-			break
-		}
-		if rerr != nil {
-			p.truncate(cur)
-			return cur, store.ChunkReadErr(p.id, rerr)
-		}
+	n, err := store.CopyChunk(p.id, r, make([]byte, u.max), limit, over, func(b []byte, off int64) error {
+		_, err := p.f.WriteAt(b, cur+off)
+		return wrap(p.f.Name(), err)
+	})
+	if err == nil {
+		err = wrap(p.f.Name(), fdatasync(int(p.f.Fd())))
 	}
-	if err := fdatasync(int(p.f.Fd())); err != nil {
+	if err != nil {
 		p.truncate(cur)
-		return cur, storeErr(p.f.Name(), err)
+		return cur, err
 	}
-	return cur + done, nil
+	return cur + n, nil
 }
 
 // Drop removes the partial, still locked, durably: an abort is not undone by a crash.
