@@ -12,7 +12,6 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/attachctl/attachctl/manifest/fault"
@@ -48,7 +47,7 @@ func (s *localStore) StartTree(_ context.Context, st store.TreeStart) (string, s
 	if id := s.idx.Find(s, st.Blake3, st.Src.Name, st.Avoid); id != "" {
 		return id, nil, nil
 	}
-	p, err := s.treePartial(st)
+	p, _, err := s.takePartial(st.Of(), st.Size)
 	if err != nil {
 		return "", nil, err
 	}
@@ -181,19 +180,6 @@ func (w treeFileWrite) Commit(context.Context, string) error {
 }
 
 func (w treeFileWrite) Abort() { w.out.Close() }
-
-// treePartial finds the unfinished folder upload that a run of the folder st takes up
-// (store.Resumes) and no one else holds, the oldest first, or makes one (takePartial), and
-// returns it locked.
-func (s *localStore) treePartial(st store.TreeStart) (*partial, error) {
-	ids, err := s.partialIDs()
-	if err != nil {
-		return nil, err
-	}
-	slices.Sort(ids) // the oldest first (UUIDv7)
-	p, _, err := s.takePartial(ids, st.Of(), sourceKey{Path: st.Src.Path, Blake3: st.Blake3, Size: st.Size})
-	return p, err
-}
 
 // openTreeRoot opens (making what is missing) tree/<name> in the locked partial. What a finish
 // killed after it moved the folder into out/ left there is removed as the partial is locked

@@ -4,6 +4,7 @@ package local
 
 import (
 	"context"
+	"slices"
 
 	"github.com/attachctl/attachctl/manifest/fault"
 	"github.com/attachctl/attachctl/ops/store"
@@ -67,7 +68,7 @@ func (s *localStore) StartStream(ctx context.Context, st store.StreamStart) (sto
 	if batch != nil && small(src.Size, st.Opts.Chunk) {
 		return store.StreamFound{}, &smallWrite{s: s, b: batch, src: src, progress: st.Opts.Progress}, nil
 	}
-	p, old, err := s.stagePartial(src.Path, src.Name, src.Size, src.Blake3)
+	p, old, err := s.takePartial(store.PartialOf{Name: src.Name, Path: src.Path, Blake3: src.Blake3, Streamed: true}, src.Size)
 	if err != nil {
 		return store.StreamFound{}, nil, err
 	}
@@ -92,24 +93,25 @@ func (s *localStore) Open(_ context.Context, id, name string) (store.Reader, err
 	return &localReader{File: f, info: m}, nil
 }
 
-// stagePartial finds the unfinished upload of this source that no one else holds, ready to
-// resume, or makes one (takePartial). The index holds the partials whose info.json named this
-// source when it was read.
-func (s *localStore) stagePartial(abs, name string, size int64, want string) (*partial, *sourceKey, error) {
-	ids, err := s.partialsOf(abs, name)
+// takePartial takes up the first unfinished upload that a run of run resumes (store.Resumes, by
+// the source's path: the lock keeps one run at a time) and no one else holds: a folder's among
+// all partials, the oldest first (UUIDv7); a file's among those the index holds, whose info.json
+// named this source when it was read. Its info.json is read before the lock (another source's
+// upload is not locked) and again under it (the holder before may have rewritten it), and it is
+// re-keyed to the source of size bytes; old is the source its data was written for. If none, it
+// makes one (old nil): a folder upload's for a folder, else noted in the index.
+func (s *localStore) takePartial(run store.PartialOf, size int64) (p *partial, old *sourceKey, err error) {
+	var ids []string
+	if run.Folder {
+		ids, err = s.partialIDs()
+		slices.Sort(ids)
+	} else {
+		ids, err = s.partialsOf(run.Path, run.Name)
+	}
 	if err != nil {
 		return nil, nil, err
 	}
-	run := store.PartialOf{Name: name, Path: abs, Blake3: want, Streamed: true}
-	return s.takePartial(ids, run, sourceKey{Path: abs, Blake3: want, Size: size})
-}
-
-// takePartial takes up the first of ids that no one else holds and that a run of run resumes
-// (store.Resumes, by the source's path: the lock keeps one run at a time), on its info.json read
-// before the lock (another source's upload is not locked) and again under it (the holder before
-// may have rewritten it), re-keyed to key; old is the source its data was written for. If none,
-// it makes one (old nil): a folder upload's for a folder, else noted in the index.
-func (s *localStore) takePartial(ids []string, run store.PartialOf, key sourceKey) (p *partial, old *sourceKey, err error) {
+	key := sourceKey{Path: run.Path, Blake3: run.Blake3, Size: size}
 	ours := func(m *partialMeta) bool { return store.Resumes(m.of(), run, false) }
 	for _, id := range ids {
 		if m, err := s.readPartialMetaOf(id); err != nil || !ours(m) {
