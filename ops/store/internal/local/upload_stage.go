@@ -176,8 +176,7 @@ func (w *partialWrite) Write(ctx context.Context, src store.SourceFile, pos int6
 	err := store.Pump(ctx, src, pos, pass, nil, func(off int64, b []byte, done func()) error {
 		defer done()
 		if _, err := p.f.WriteAt(b, off); err != nil {
-			p.f.Truncate(off) // keep data a prefix that was written whole
-			fdatasync(fd)
+			p.truncate(off) // keep data a prefix that was written whole
 			return storeErr(p.f.Name(), err)
 		}
 		if end := off + int64(len(b)); end-started >= writebackEvery {
