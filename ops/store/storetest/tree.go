@@ -277,6 +277,15 @@ func testTreeResume(t *testing.T, h Harness) {
 	}
 	err = b.MarkUsed(ctx, []string{id}, time.Now())
 	wantCode(t, "mark an unfinished folder upload used", err, fault.UploadMissing)
+	// It is the folder's to resume: the step-by-step upload takes no chunk of it and does not
+	// finish it, saying why.
+	_, err = b.Write(ctx, id, 0, strings.NewReader("x"))
+	wantCode(t, "a chunk of an unfinished folder upload", err, fault.UploadInvalid)
+	if err != nil && !strings.Contains(err.Error(), "unfinished folder upload") {
+		t.Errorf("the refusal of a chunk does not say why: %v", err)
+	}
+	_, err = b.Finish(ctx, id, -1, "")
+	wantCode(t, "a finish of an unfinished folder upload", err, fault.UploadInvalid)
 	// Run again: the same upload, finished, every file equal.
 	rec, err := uploadTree(t, ctx, b, root, nil)
 	must(t, "resume", err)
