@@ -121,9 +121,9 @@ func noBlock(t *testing.T, p string, do func() error) error {
 }
 
 // The folder helpers open a real folder below a descriptor and nothing else: a link to a folder,
-// a FIFO and a file are refused (none blocks); openSubdir makes a missing folder 0700 and leaves
-// an existing one as it is; ownDir, the step into a partial's tree, refuses another user's folder
-// and makes one of another mode 0700.
+// a FIFO and a file are refused (none blocks); openSubdir makes a missing folder 0700 and refuses
+// an existing one of another user or with group or other access; ownDir, the step into a
+// partial's tree, refuses another user's folder and makes one of another mode 0700.
 func TestFolderHelpers(t *testing.T) {
 	cases := []struct {
 		name  string
@@ -134,8 +134,8 @@ func TestFolderHelpers(t *testing.T) {
 		mode  os.FileMode
 	}{
 		{name: "folder", mode: 0o700},
-		{name: "wide", mode: 0o700}, // ownDir's; openSubdir leaves 0755
-		{name: "otherdir", other: true, own: fault.UploadUnreadable, mode: 0o700},
+		{name: "wide", sub: fault.UploadUnreadable, mode: 0o700},
+		{name: "otherdir", other: true, sub: fault.UploadUnreadable, own: fault.UploadUnreadable, mode: 0o700},
 		{name: "missing", at: []error{unix.ENOENT}, mode: 0o700},
 		{name: "dirlink", at: []error{unix.ELOOP, unix.ENOTDIR}, sub: fault.UploadUnreadable, own: fault.UploadUnreadable},
 		{name: "link", at: []error{unix.ELOOP, unix.ENOTDIR}, sub: fault.UploadUnreadable, own: fault.UploadUnreadable},
@@ -181,11 +181,45 @@ func TestFolderHelpers(t *testing.T) {
 				switch got := modeOf(t, p); {
 				case step == "ownDir" && got != c.mode:
 					t.Fatalf("%s: mode %04o, want %04o", step, got, c.mode)
-				case step == "openSubdir" && c.name == "wide" && got != 0o755:
-					t.Fatalf("%s: changed the mode of an existing folder to %04o", step, got)
 				case step != "openDirAt" && c.name == "missing" && got != DirMode:
 					t.Fatalf("%s: made the folder %04o", step, got)
 				}
+			}
+		})
+	}
+}
+
+// The store's internal folders are written to only when they are the user's and closed to
+// others: an upload begun in a store whose .attachctl or partial folder was opened to the group
+// or others, or given to another user, is refused with upload.unreadable, and the folder is left
+// as it was.
+func TestInternalFoldersOwned(t *testing.T) {
+	for _, c := range []struct {
+		name, rel string
+		mode      os.FileMode
+		other     bool
+	}{
+		{"internal folder open to others", InternalDir, 0o755, false},
+		{"partial folder open to the group", filepath.Join(InternalDir, partialDir), 0o770, false},
+		{"partial folder of another user", filepath.Join(InternalDir, partialDir), 0o700, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			asRoot(t, c.other)
+			s := testStore(t)
+			if _, err := s.Begin(context.Background(), "a.txt", 1); err != nil {
+				t.Fatal(err) // the folders are made
+			}
+			p := filepath.Join(s.Dir, c.rel)
+			must(t, os.Chmod(p, c.mode))
+			if c.other {
+				must(t, os.Lchown(p, nobody, nobody))
+			}
+			_, err := s.Begin(context.Background(), "b.txt", 1)
+			if fault.CodeOf(err) != fault.UploadUnreadable {
+				t.Fatalf("Begin: %v, want code %q", err, fault.UploadUnreadable)
+			}
+			if got := modeOf(t, p); got != c.mode {
+				t.Fatalf("the folder's mode was changed to %04o", got)
 			}
 		})
 	}

@@ -192,30 +192,6 @@ func (p *partial) openTreeRoot(name string) (*os.File, error) {
 	return os.NewFile(uintptr(fd), filepath.Join(p.dir, partialTree, name)), nil
 }
 
-// ownDir is the step of openDirs into a partial's tree: the folder opened or made (openSubdir),
-// refused unless it is one of the user's, and made 0700 when it has another mode.
-func ownDir(parent int, name, path string) (int, error) {
-	fd, err := openSubdir(parent, name, path)
-	if err != nil {
-		return -1, err
-	}
-	var st unix.Stat_t
-	err = unix.Fstat(fd, &st)
-	switch {
-	case err != nil:
-		err = storeErr(path, err)
-	case st.Uid != euid:
-		err = fault.Errorf(fault.UploadUnreadable, "%s: owned by uid %d, not by the current user", path, st.Uid)
-	case uint32(st.Mode)&0o7777 != uint32(DirMode):
-		err = wrap(path, unix.Fchmod(fd, uint32(DirMode)))
-	}
-	if err != nil {
-		unix.Close(fd)
-		return -1, err
-	}
-	return fd, nil
-}
-
 // dirFor returns the open folder that holds rel, opening or making the folders on the way (what
 // stood in the way of one the engine removed first): the files come in the order of their
 // paths, so most share the last one's.
