@@ -4,6 +4,7 @@ package local
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -39,64 +40,125 @@ func (s *localStore) Check(_ context.Context, id string) error {
 
 // checkTop checks the upload folder's mode and entries: a real folder of mode 0700 owned by the
 // user, holding only what store.BesideUpload allows (and a marker being written), the files
-// regular, the user's, with one link (ownFile), of mode 0400 (the file, the metadata, the
-// listing; an older store's 0600) or 0600 (the marker), a folder upload's folder a real folder of
-// mode 0700.
+// regular, the user's, with one link (ownFile), of the mode topMode names, a folder upload's
+// folder a real folder of mode 0700.
 func (s *localStore) checkTop(dirfd int, id, name string, tree bool) error {
 	dir := s.UploadDir(id)
+	return eachTop(dirfd, dir, guardErr(id), func(n string, st *unix.Stat_t) error {
+		p, why := dir, ""
+		if n != "" {
+			p = dir + "/" + n
+		}
+		isDir := uint32(st.Mode)&unix.S_IFMT == unix.S_IFDIR
+		switch {
+		case n == "" || tree && n == name && isDir: // a folder: its mode (below), its owner if the top
+			if n == "" && st.Uid != euid {
+				why = fmt.Sprintf("owned by uid %d, not by the current user", st.Uid)
+			}
+		case !store.BesideUpload(name, n, tree) && !strings.HasPrefix(n, markerTmp):
+			p, why = dir, fmt.Sprintf("unexpected entry %q", n)
+		case tree && n == name:
+			why = "not a real folder"
+		default:
+			why = ownFile(st)
+		}
+		mode := uint32(st.Mode) & 0o7777
+		if want, ok := topMode(n, isDir, mode); why == "" && !ok {
+			why = fmt.Sprintf("mode %04o, not %04o", mode, want)
+			switch {
+			case want == DirMode:
+				why = "folder " + why
+			case want == ReadOnlyMode:
+				why += " (or an older store's 0600)"
+			}
+		}
+		if why != "" {
+			return fault.Errorf(fault.UploadUnreadable, "upload %s: %s: %s", id, p, why)
+		}
+		return nil
+	})
+}
+
+// WrongMode is store.Moder: the first of the upload's folder and the regular files in it whose
+// mode is not the one checkTop takes (topMode), with the mode to restore. It reads modes only,
+// the metadata not needed, and says nothing of what is not a regular file: Check names that. The
+// folder's own mode is read before it is opened, so one closed even to the user is named too.
+func (s *localStore) WrongMode(_ context.Context, id string) (r store.ModeRepair, ok bool) {
+	if store.ValidID(id) != nil || s.open(false) != nil {
+		return r, false
+	}
+	storefd, err := s.openDir(sysErr, false)
+	if err != nil {
+		return r, false
+	}
+	defer unix.Close(storefd)
+	dir := s.UploadDir(id)
+	look := func(n string, st *unix.Stat_t) error {
+		if want, good := topMode(n, n == "", uint32(st.Mode)&0o7777); !good {
+			r, ok = store.ModeRepair{Path: filepath.Join(dir, n), Mode: want}, true
+			return errStopTop
+		}
+		return nil
+	}
+	var st unix.Stat_t
+	err = unix.Fstatat(storefd, id, &st, unix.AT_SYMLINK_NOFOLLOW)
+	if err != nil || uint32(st.Mode)&unix.S_IFMT != unix.S_IFDIR || look("", &st) != nil {
+		return r, ok
+	}
+	dirfd, err := openDirAt(storefd, id)
+	if err != nil {
+		return r, false
+	}
+	defer unix.Close(dirfd)
+	eachTop(dirfd, dir, sysErr, func(n string, st *unix.Stat_t) error {
+		if n == "" || uint32(st.Mode)&unix.S_IFMT != unix.S_IFREG {
+			return nil // the folder was looked at before it was opened
+		}
+		return look(n, st)
+	})
+	return r, ok
+}
+
+// errStopTop ends eachTop at what its caller was looking for.
+var errStopTop = errors.New("found")
+
+// eachTop gives f the stat of the upload folder dirfd (at dir; n "") and then of each entry in it
+// (not following a link), in the listing's order, until f returns an error; code codes one
+// reading them.
+func eachTop(dirfd int, dir string, code func(path string, err error) error, f func(n string, st *unix.Stat_t) error) error {
 	var st unix.Stat_t
 	if err := unix.Fstat(dirfd, &st); err != nil {
-		return guardErr(id)(dir, err)
+		return code(dir, err)
 	}
-	if uint32(st.Mode)&0o7777 != uint32(DirMode) {
-		return fault.Errorf(fault.UploadUnreadable, "upload %s: %s: folder mode %04o, not 0700", id, dir, uint32(st.Mode)&0o7777)
-	}
-	if st.Uid != euid {
-		return fault.Errorf(fault.UploadUnreadable, "upload %s: %s: owned by uid %d, not by the current user", id, dir, st.Uid)
+	if err := f("", &st); err != nil {
+		return err
 	}
 	ents, err := readDirAt(dirfd, dir)
 	if err != nil {
-		return guardErr(id)(dir, err)
+		return code(dir, err)
 	}
 	for _, e := range ents {
-		n := e.Name()
-		if !store.BesideUpload(name, n, tree) && !strings.HasPrefix(n, markerTmp) {
-			return fault.Errorf(fault.UploadUnreadable, "upload %s: %s: unexpected entry %q", id, dir, n)
+		if err := unix.Fstatat(dirfd, e.Name(), &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+			return code(dir+"/"+e.Name(), err)
 		}
-		if err := unix.Fstatat(dirfd, n, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
-			return guardErr(id)(dir+"/"+n, err)
-		}
-		mode, typ := uint32(st.Mode)&0o7777, uint32(st.Mode)&unix.S_IFMT
-		want, modeOK := wantMode(n, mode)
-		why := ownFile(&st)
-		switch {
-		case tree && n == name && typ != unix.S_IFDIR:
-			why = "not a real folder"
-		case tree && n == name && mode != uint32(DirMode):
-			why = fmt.Sprintf("folder mode %04o, not 0700", mode)
-		case tree && n == name:
-			why = ""
-		case why != "":
-		case !modeOK && want == FileMode:
-			why = fmt.Sprintf("mode %04o, not 0600", mode)
-		case !modeOK:
-			why = fmt.Sprintf("mode %04o, not 0400 (or an older store's 0600)", mode)
-		}
-		if why != "" {
-			return fault.Errorf(fault.UploadUnreadable, "upload %s: %s/%s: %s", id, dir, n, why)
+		if err := f(e.Name(), &st); err != nil {
+			return err
 		}
 	}
 	return nil
 }
 
-// wantMode is the mode the store gives the regular file n of an upload's folder, and whether it
-// takes perm: the marker (and one being written) 0600; anything else (the file, the metadata,
-// the listing) 0400, or an older store's 0600.
-func wantMode(n string, perm uint32) (os.FileMode, bool) {
-	if n == UsedName || strings.HasPrefix(n, markerTmp) {
-		return FileMode, perm == uint32(FileMode)
+// topMode is the mode the store gives the entry n of an upload's folder ("" the folder itself),
+// and whether it takes mode: a folder 0700; the marker (and one being written) 0600; anything
+// else (the file, the metadata, the listing) 0400, or an older store's 0600.
+func topMode(n string, dir bool, mode uint32) (os.FileMode, bool) {
+	switch {
+	case dir:
+		return DirMode, mode == uint32(DirMode)
+	case n == UsedName || strings.HasPrefix(n, markerTmp):
+		return FileMode, mode == uint32(FileMode)
 	}
-	return ReadOnlyMode, finishedMode(perm)
+	return ReadOnlyMode, finishedMode(mode)
 }
 
 // OpenUploadPath opens the absolute path abs named by a b3sum line (verify --check) when it is a
