@@ -192,11 +192,10 @@ type ListBackend interface {
 	// ListPartials lists where unfinished uploads are kept (sorted by name; nil when there is
 	// no such place yet), and where names it.
 	ListPartials(ctx context.Context) (ents []TopEntry, where string, err error)
-	// ReadPartial reads the unfinished upload id. gone: not there any more (finished or
-	// removed since it was listed), which upload.missing says too; another error is named in
-	// its Skip, but one of a store that does not answer (a code other than upload.unreadable or
-	// upload.missing) stops the listing.
-	ReadPartial(ctx context.Context, id string) (u UnfinishedState, gone bool, err error)
+	// ReadPartial reads the unfinished upload id: upload.missing when it is not there any more
+	// (finished or removed since it was listed); another error is named in its Skip, but one of
+	// a store that does not answer (a code other than upload.unreadable) stops the listing.
+	ReadPartial(ctx context.Context, id string) (UnfinishedState, error)
 }
 
 // ListOn is Backend.List over b: every finished upload (recognised), every unfinished one that
@@ -268,9 +267,9 @@ func ListOn(ctx context.Context, b ListBackend) (*Listing, error) {
 			l.Leftovers = append(l.Leftovers, Leftover{ID: e.Name, Partial: true})
 			continue
 		}
-		u, gone, err := b.ReadPartial(ctx, e.Name)
+		u, err := b.ReadPartial(ctx, e.Name)
 		switch c := fault.CodeOf(err); {
-		case gone || c == fault.UploadMissing:
+		case c == fault.UploadMissing:
 		case err != nil && c != "" && c != fault.UploadUnreadable:
 			return nil, err
 		case err != nil:

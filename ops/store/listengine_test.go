@@ -43,14 +43,12 @@ func (m *memList) ListPartials(context.Context) ([]TopEntry, string, error) {
 	return m.parts, "/s/.int/partial", nil
 }
 
-func (m *memList) ReadPartial(_ context.Context, id string) (UnfinishedState, bool, error) {
+func (m *memList) ReadPartial(_ context.Context, id string) (UnfinishedState, error) {
 	if err := m.partErr[id]; err != nil {
-		return UnfinishedState{}, errors.Is(err, errGone), err
+		return UnfinishedState{}, err
 	}
-	return m.partials[id], false, nil
+	return m.partials[id], nil
 }
-
-var errGone = errors.New("gone")
 
 // mapTree lists the folder dir of a tree in a map: path -> size (a file), -1 (a folder) or -2
 // (something else); skip is a folder the backend does not enter (another file system).
@@ -181,7 +179,7 @@ func TestListOn(t *testing.T) {
 			e: {Name: "proj", Bytes: 12, Made: made, Written: used, Busy: true},
 			f: {Name: "batch", Batch: true, Bytes: 7, Written: used},
 		},
-		partErr: map[string]error{g: errGone},
+		partErr: map[string]error{g: fault.Errorf(fault.UploadMissing, "upload %s: gone", g)},
 	}
 	l, err := ListOn(context.Background(), m)
 	if err != nil {

@@ -107,6 +107,11 @@ func NotFinished(id, where string) error {
 	return fault.Errorf(fault.UploadMissing, "upload %s: not a finished upload in store %s", id, where)
 }
 
+// NotUnfinished is the error of an unfinished upload id that is not in the store where.
+func NotUnfinished(id, where string) error {
+	return fault.Errorf(fault.UploadMissing, "upload %s: no unfinished upload in store %s", id, where)
+}
+
 // refused is the error of a target that cannot be marked, nil for one that can.
 func refused(p UseProperties, id string, t UseTarget) error {
 	switch {

@@ -153,9 +153,9 @@ func (lr *listRun) ListPartials(context.Context) ([]store.TopEntry, string, erro
 	return top, dir, err
 }
 
-func (lr *listRun) ReadPartial(_ context.Context, id string) (store.UnfinishedState, bool, error) {
+func (lr *listRun) ReadPartial(_ context.Context, id string) (store.UnfinishedState, error) {
 	r, err := lr.s.readPartial(lr.partfd, id, false, regularPartial)
-	return r.UnfinishedState, false, err
+	return r.UnfinishedState, err
 }
 
 // readPartial is the one reading of a partial (readPartialAt) for the listing, the sweep and

@@ -351,12 +351,12 @@ func (l memList) ListPartials(context.Context) ([]store.TopEntry, string, error)
 	return topEntries(ids), l.s.loc + "/partial", nil
 }
 
-func (l memList) ReadPartial(_ context.Context, id string) (store.UnfinishedState, bool, error) {
+func (l memList) ReadPartial(_ context.Context, id string) (store.UnfinishedState, error) {
 	p := l.s.partials[id]
 	if p == nil {
-		return store.UnfinishedState{}, true, nil
+		return store.UnfinishedState{}, l.s.missing(id)
 	}
-	return p.state(), false, nil
+	return p.state(), nil
 }
 
 func (p *partial) state() store.UnfinishedState {

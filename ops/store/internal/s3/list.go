@@ -249,10 +249,13 @@ func (r *listRun) ListPartials(ctx context.Context) ([]store.TopEntry, string, e
 }
 
 // ReadPartial reads the unfinished upload id as the walk and the listing of multipart uploads
-// showed it.
-func (r *listRun) ReadPartial(ctx context.Context, id string) (store.UnfinishedState, bool, error) {
+// showed it: upload.missing when they show none.
+func (r *listRun) ReadPartial(ctx context.Context, id string) (store.UnfinishedState, error) {
 	u, _, err := r.s.unfinished(ctx, id, r.top[id], r.parts[id], r.mps[id])
-	return u.State, u.Holds == store.UnfinishedGone && err == nil, err
+	if err == nil && u.Holds == store.UnfinishedGone {
+		err = store.NotUnfinished(id, r.s.URI)
+	}
+	return u.State, err
 }
 
 // unfinished reads the unfinished upload id (store.ReadUnfinished) from what walks of P/<id>/ (l)

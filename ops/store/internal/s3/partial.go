@@ -268,7 +268,7 @@ func (s *Store) PartialStatus(ctx context.Context, id string) (store.UnfinishedS
 	}
 	u, _, err := s.unfinishedNow(ctx, id, l, false)
 	if err == nil && u.Holds != store.UnfinishedInfo {
-		err = fault.Errorf(fault.UploadMissing, "upload %s: no unfinished upload in store %s", id, s.URI)
+		err = store.NotUnfinished(id, s.URI)
 	}
 	return u.State, u.Size, err
 }
