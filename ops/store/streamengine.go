@@ -122,7 +122,8 @@ type StreamWrite interface {
 	// non-nil Info ends the upload: another run finished it with these bytes meanwhile.
 	Write(ctx context.Context, f SourceFile, from int64, pass StreamPass) (*Info, error)
 	// Publish makes the upload finished, create-only, with its BLAKE3 sum (checked against the
-	// record already), or names an upload of the same bytes and name finished meanwhile.
+	// record already), or names an upload of the same bytes and name finished meanwhile, one a
+	// backend finds by its index only when it is still intact (NameAgain), as StartStream's is.
 	// ErrStreamLost: another run of the same source owns the upload now; the backend dropped
 	// this one and the engine starts over.
 	Publish(ctx context.Context, sum string) (*Info, error)

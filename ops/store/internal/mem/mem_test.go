@@ -170,3 +170,44 @@ func TestStreamAvoidsDamaged(t *testing.T) {
 		t.Fatalf("the new upload %s not named again: %s", fresh, again)
 	}
 }
+
+// An upload of the same bytes and name that another worker finished while this one wrote is
+// named at the publish only when it is still intact (store.NameAgain), as the local store reads
+// it back first: a damaged one is avoided, and this upload is published under its own id.
+func TestStreamPublishNamesOnlyIntact(t *testing.T) {
+	for _, damaged := range []bool{false, true} {
+		s := New("mem://publish")
+		data := []byte("abc")
+		src := store.Source{Path: "/a.txt", Name: "a.txt", Size: 3, Blake3: hexSum(data)}
+		other := ""
+		opts := store.StreamOptions{Progress: func(int64) {
+			if other != "" {
+				return
+			}
+			info, err := s.Stream(ctx, src, memSource{bytes.NewReader(data)}, store.StreamOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			other = info.ID
+			if damaged {
+				if err := s.EditFile(other, []byte("abd")); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}}
+		info, err := s.Stream(ctx, src, memSource{bytes.NewReader(data)}, opts)
+		if err != nil || other == "" {
+			t.Fatalf("damaged %v: %v, %v (the other worker's upload %q)", damaged, info, err, other)
+		}
+		if named := info.ID == other; named == damaged {
+			t.Fatalf("damaged %v: the upload %s finished meanwhile named: %v", damaged, other, named)
+		}
+		l, err := s.List(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := map[bool]int{false: 1, true: 2}[damaged]; len(l.Entries) != want {
+			t.Fatalf("damaged %v: %d uploads, want %d: %+v", damaged, len(l.Entries), want, l.Entries)
+		}
+	}
+}

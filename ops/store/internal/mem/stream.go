@@ -100,10 +100,10 @@ func (w *streamWrite) Refuse(context.Context, string) {
 }
 
 // Publish makes the upload finished, or, when another worker wrote the same bytes under the same
-// name at the same time and its upload is finished (the index finds it: one the engine refused
-// was forgotten as StartStream was told to avoid it), or is claimed in this run's batch
-// (store.GroupBatch), drops this copy and names that one: two workers uploading the same bytes
-// make one upload.
+// name at the same time and its upload is finished and still intact (the index finds it, and
+// store.NameAgain reads it back, as the local store does: a damaged one is forgotten), or is
+// claimed in this run's batch (store.GroupBatch), drops this copy and names that one: two
+// workers uploading the same bytes make one upload.
 func (w *streamWrite) Publish(ctx context.Context, sum string) (*store.Info, error) {
 	s, p := w.s, w.p
 	if w.b != nil {
@@ -114,15 +114,29 @@ func (w *streamWrite) Publish(ctx context.Context, sum string) (*store.Info, err
 			return &store.Info{ID: id, Name: p.name, Size: int64(len(p.data)), Blake3: sum}, nil
 		}
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if other := s.idx.Find(nil, sum, p.name, ""); other != "" {
+	// The index is asked with the store's lock held, so that of two workers that both find
+	// nothing the second publishes after the first and finds it; the one found is read back
+	// without the lock, which the read takes.
+	for {
+		s.mu.Lock()
+		other := s.idx.Find(nil, sum, p.name, "")
+		if other == "" {
+			break
+		}
+		s.mu.Unlock()
+		if !store.NameAgain(ctx, s, other, p.name, sum) {
+			s.idx.Forget(sum, p.name, other)
+			continue
+		}
+		s.mu.Lock()
+		defer s.mu.Unlock()
 		s.drop(w.id, p)
 		if w.b != nil {
 			w.b.Drop(sum, p.name, w.id, nil) // named as the finished one: nothing to commit
 		}
 		return &store.Info{ID: other, Name: p.name, Size: int64(len(p.data)), Blake3: sum}, nil
 	}
+	defer s.mu.Unlock()
 	info := store.Info{ID: w.id, Name: p.name, Size: int64(len(p.data)), Blake3: sum}
 	if w.b != nil {
 		w.batched = true
