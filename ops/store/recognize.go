@@ -144,7 +144,8 @@ func RecognizeUploads(ctx context.Context, cands []Candidate, jobs int, read fun
 // it from the listing of a folder upload whose MetaName was removed, which is no upload); the
 // objects of a folder upload that is not finished are an unfinished one's, or what a kill left;
 // a sweep's tombstone alone is what a sweep that died left, a Leftover; anything else holds no
-// upload.
+// upload. The marker among them (UsedName) is told used or tombstone by its size (UsedMarkSize,
+// TombstoneMarkSize), without reading it.
 
 // Holding is what an upload id's folder holds, as the names of its objects say.
 type Holding int
@@ -159,9 +160,10 @@ const (
 
 // FolderObject is an object under an upload id, as a listing shows it.
 type FolderObject struct {
-	Name string // its path from the id's folder
-	Size int64
-	At   time.Time // when it was written
+	Name    string // its path from the id's folder
+	Size    int64
+	At      time.Time // when it was written
+	Version string    // as listed (S3: its ETag), what a marker's conditional write is over
 }
 
 // UploadFolder is what the objects of an upload id's folder say it holds (ReadUploadFolder).
@@ -173,15 +175,22 @@ type UploadFolder struct {
 	// When the first and the last of the folder upload's objects (its files, listing and
 	// metadata) were written: an unfinished one was begun and last written then.
 	First, Last time.Time
+	// Mark is its marker as listed: there, a tombstone or not, its version; its time unread.
+	// MarkOdd: a marker whose size says neither kind, which only reading it tells.
+	Mark    UseMark
+	MarkOdd bool
 }
 
-// ReadUploadFolder reads the objects of an upload id's folder (see above); tombstone says the
-// marker among them (UsedName) is a sweep's tombstone, as the backend tells its markers apart.
-func ReadUploadFolder(objs []FolderObject, tombstone bool) UploadFolder {
+// ReadUploadFolder reads the objects of an upload id's folder (see above).
+func ReadUploadFolder(objs []FolderObject) UploadFolder {
 	var f UploadFolder
 	file, dir, list, meta, tree := "", "", false, false, false
 	for _, o := range objs {
 		n := o.Name
+		if n == UsedName {
+			f.Mark = UseMark{Exists: true, Version: o.Version, Tombstone: o.Size == int64(TombstoneMarkSize)}
+			f.MarkOdd = o.Size != int64(UsedMarkSize) && !f.Mark.Tombstone
+		}
 		if n == MetaName || n == TreeListName || strings.Contains(n, "/") {
 			tree = true
 			if f.First.IsZero() || o.At.Before(f.First) {
@@ -212,7 +221,7 @@ func ReadUploadFolder(objs []FolderObject, tombstone bool) UploadFolder {
 		f.Holds, f.Name = HoldsFile, file
 	case tree:
 		f.Holds, f.Name = HoldsUnfinishedFolder, dir
-	case tombstone && len(objs) == 1 && objs[0].Name == UsedName:
+	case f.Mark.Tombstone && len(objs) == 1:
 		f.Holds = HoldsTombstone
 	}
 	return f

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -107,10 +108,36 @@ func TestReadUploadFolder(t *testing.T) {
 		{"others' objects", objs(long, UsedName), false, UploadFolder{}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := ReadUploadFolder(tc.objs, tc.tombstone); got != tc.want {
+			marker := int64(UsedMarkSize)
+			if tc.tombstone {
+				marker = int64(TombstoneMarkSize)
+			}
+			for i := range tc.objs {
+				if tc.objs[i].Name == UsedName {
+					tc.objs[i].Size = marker
+				}
+			}
+			got := ReadUploadFolder(tc.objs)
+			if got.Mark.Exists != slices.ContainsFunc(tc.objs, func(o FolderObject) bool { return o.Name == UsedName }) || got.Mark.Tombstone != tc.tombstone && got.Mark.Exists || got.MarkOdd {
+				t.Fatalf("marker %+v (odd %v), tombstone %v", got.Mark, got.MarkOdd, tc.tombstone)
+			}
+			if got.Mark, got.MarkOdd = (UseMark{}), false; got != tc.want {
 				t.Fatalf("%+v, want %+v", got, tc.want)
 			}
 		})
+	}
+	// The marker is told used or tombstone by its size alone, its version as listed; one of
+	// another size only reading it tells.
+	for _, tc := range []struct {
+		size      int
+		tombstone bool
+		odd       bool
+	}{{UsedMarkSize, false, false}, {TombstoneMarkSize, true, false}, {UsedMarkSize + 1, false, true}, {0, false, true}} {
+		got := ReadUploadFolder([]FolderObject{{Name: "a.png"}, {Name: UsedName, Size: int64(tc.size), Version: `"e1"`}})
+		want := UseMark{Exists: true, Tombstone: tc.tombstone, Version: `"e1"`}
+		if got.Mark != want || got.MarkOdd != tc.odd || got.Holds != HoldsFile {
+			t.Errorf("marker of %d bytes: %+v (odd %v), want %+v (odd %v)", tc.size, got.Mark, got.MarkOdd, want, tc.odd)
+		}
 	}
 	file, folder, unfinished := UploadFolder{Holds: HoldsFile, Name: "a.png"}, UploadFolder{Holds: HoldsFolder}, UploadFolder{Holds: HoldsUnfinishedFolder, Name: "d"}
 	for _, tc := range []struct {

@@ -78,7 +78,7 @@ func ReadUnfinished(id string, o UnfinishedObjects) (Unfinished, error) {
 			// What its files hold is what its tree's rules count; of its objects, only when the
 			// newest was written.
 			u.State.Bytes = FolderTreeBytes(o.Folder, pi.Name)
-			data = []FolderObject{{At: ReadUploadFolder(o.Folder, false).Last}}
+			data = []FolderObject{{At: ReadUploadFolder(o.Folder).Last}}
 		case pi.Streamed:
 			data = o.Parts
 		default:
@@ -93,7 +93,7 @@ func ReadUnfinished(id string, o UnfinishedObjects) (Unfinished, error) {
 		u.State.Bytes, u.State.Written = written(u.State.Bytes, pi.Made, data)
 		return u, nil
 	}
-	if f := ReadUploadFolder(o.Folder, false); f.Holds == HoldsUnfinishedFolder {
+	if f := ReadUploadFolder(o.Folder); f.Holds == HoldsUnfinishedFolder {
 		return Unfinished{Holds: UnfinishedLeftover, State: f.Unfinished(o.Folder)}, nil
 	}
 	if cs := Chunks(o.Partial); len(cs) > 0 {
@@ -120,7 +120,7 @@ func ReadUnfinished(id string, o UnfinishedObjects) (Unfinished, error) {
 func UnfinishedTop(parts []TopEntry, folders map[string][]FolderObject, multiparts []string) []TopEntry {
 	more := map[string]bool{}
 	for id, objs := range folders {
-		more[id] = ValidID(id) == nil && ReadUploadFolder(objs, false).Holds == HoldsUnfinishedFolder
+		more[id] = ValidID(id) == nil && ReadUploadFolder(objs).Holds == HoldsUnfinishedFolder
 	}
 	for _, id := range multiparts {
 		more[id] = true

@@ -36,29 +36,26 @@ func (s *Store) Info(ctx context.Context, id string) (*store.Info, error) {
 	if err != nil {
 		return nil, err
 	}
-	return s.finished(ctx, id, l.read())
+	return store.FolderInfo(ctx, folders{objects{s}}, id, s.URI, l.read())
 }
 
-// finished reads the metadata of the finished upload id as the listing of P/<id>/ showed it
-// (got): a HEAD of its object, or of a folder upload's listing, which a sweep removes first.
-// upload.missing when there is none.
-func (s *Store) finished(ctx context.Context, id string, got reading) (*store.Info, error) {
-	name, tree := got.Finished()
-	if !tree {
-		if name == "" {
-			return nil, s.missing(id)
-		}
-		return s.head(ctx, id, name)
-	}
-	th, err := s.headTree(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	if th == nil {
-		return nil, s.missing(id)
-	}
-	return &th.Info, nil
+// folders is the store's uploads as a store.FolderReader: a HEAD of an upload's object, and a
+// folder upload's listing and metadata (treeMeta).
+type folders struct{ objects }
+
+func (f folders) HeadFile(ctx context.Context, id, name string) (*store.Info, error) {
+	return f.s.head(ctx, id, name)
 }
+
+func (f folders) HeadTree(ctx context.Context, id string) (*store.ListingHead, error) {
+	return f.s.headTree(ctx, id)
+}
+
+func (f folders) FolderMeta(ctx context.Context, id string) (*store.UploadMeta, error) {
+	return f.s.treeMeta(ctx, id)
+}
+
+func (f folders) FinishedURI(id, name string) string { return f.s.FinishedURI(id, name) }
 
 // headObj is the one HEAD of the object name of upload id, for a file upload's Info and a folder
 // upload's listing: upload.missing when it is not there.

@@ -2,7 +2,6 @@ package s3
 
 import (
 	"context"
-	"errors"
 	"maps"
 	"slices"
 	"sort"
@@ -41,15 +40,16 @@ type listed struct {
 	objs []listedObj
 }
 
+// listedObj is an object as listed, its version the ETag as the listing gives it (quoted).
 type listedObj struct {
 	store.FolderObject
-	key, etag string // the etag as the listing gives it (quoted)
+	key string
 }
 
 // add takes in the object o of the listing, named n from inside l's folder.
 func (l *listed) add(n string, o types.Object) {
-	l.objs = append(l.objs, listedObj{store.FolderObject{Name: n, Size: aws.ToInt64(o.Size), At: aws.ToTime(o.LastModified).UTC()},
-		aws.ToString(o.Key), aws.ToString(o.ETag)})
+	l.objs = append(l.objs, listedObj{store.FolderObject{Name: n, Size: aws.ToInt64(o.Size), At: aws.ToTime(o.LastModified).UTC(),
+		Version: aws.ToString(o.ETag)}, aws.ToString(o.Key)})
 }
 
 // under is the objects of l under its folder dir, by their paths from it.
@@ -75,37 +75,9 @@ func (l *listed) folder() []store.FolderObject {
 	return objs
 }
 
-// reading is what the listing of one upload id's folder says of it, one reading for List,
-// MarkUsed, the sweep's re-check and Info: what it holds (store.ReadUploadFolder), and its
-// marker, told used or tombstone by its size.
-type reading struct {
-	store.UploadFolder
-	m   store.UseMark
-	odd bool // a .used whose size says neither kind: read to tell
-}
-
-// read reads the objects of an upload id's folder (l nil: none).
-func (l *listed) read() reading {
-	var r reading
-	if l == nil {
-		return r
-	}
-	for _, o := range l.objs {
-		if o.Name != store.UsedName {
-			continue
-		}
-		r.m = store.UseMark{Exists: true, Version: o.etag}
-		switch o.Size {
-		case int64(store.UsedMarkSize):
-		case int64(store.TombstoneMarkSize):
-			r.m.Tombstone = true
-		default:
-			r.odd = true
-		}
-	}
-	r.UploadFolder = store.ReadUploadFolder(l.folder(), r.m.Tombstone)
-	return r
-}
+// read is what the objects of an upload id's folder say it holds (l nil: none), one reading for
+// List, MarkUsed, the sweep's re-check and Info.
+func (l *listed) read() store.UploadFolder { return store.ReadUploadFolder(l.folder()) }
 
 // walk files every object under prefix by its top name.
 func (r *listRun) walk(ctx context.Context, prefix string) error {
@@ -171,47 +143,10 @@ func (r *listRun) ListTop(ctx context.Context) ([]store.TopEntry, string, bool, 
 	return topEntries(r.top), where, true, nil
 }
 
-// ReadUpload reads the metadata of the finished upload c as the walk showed it (a HEAD of a file
-// upload's object, the listing's metadata and .upload.json of a folder upload's), then its
-// marker.
+// ReadUpload reads the metadata of the finished upload c as the walk showed it
+// (store.FolderUpload).
 func (r *listRun) ReadUpload(ctx context.Context, c store.Candidate) (*store.UploadMeta, error) {
-	s, got := r.s, r.top[c.ID].read()
-	var m *store.UploadMeta
-	switch got.Holds {
-	case store.HoldsFolder:
-		tm, err := s.treeMeta(ctx, c.ID)
-		if err != nil {
-			return nil, err
-		}
-		m = tm
-	case store.HoldsFile:
-		info, err := s.head(ctx, c.ID, got.Name)
-		if errors.Is(err, store.ErrNoTreeMeta) { // no upload, and not gone since the walk: named
-			return nil, fault.Errorf(fault.UploadUnreadable, "upload %s: %s is %v", c.ID, s.FinishedURI(c.ID, got.Name), store.ErrNoTreeMeta)
-		}
-		if err != nil {
-			return nil, err
-		}
-		m = &store.UploadMeta{Info: info, NoID: true}
-	case store.HoldsUnfinishedFolder: // one of ListPartials
-		return nil, s.missing(c.ID)
-	case store.HoldsTombstone:
-		// A sweep's that died before it removed the marker: the next removes it. Any other marker
-		// alone is no upload, named as what else is no upload.
-		return &store.UploadMeta{Tombstone: true}, nil
-	default:
-		return nil, fault.Errorf(fault.UploadUnreadable, "upload %s: holds no object of an upload", c.ID)
-	}
-	if got.m.Exists {
-		mk, err := store.ReadUseMark(ctx, objects{s}, c.ID)
-		if err != nil {
-			return nil, err
-		}
-		if mk.Exists && !mk.Tombstone {
-			m.LastUsed, m.ForeignMarker = mk.At, mk.Foreign
-		}
-	}
-	return m, nil
+	return store.FolderUpload(ctx, folders{objects{r.s}}, c.ID, r.s.URI, r.top[c.ID].read())
 }
 
 // treeMeta reads what a folder upload's listing and .upload.json say, for store.Recognize.

@@ -132,7 +132,7 @@ func (w *fileWrite) Commit(ctx context.Context, sum string) error {
 		return s.sendTreeParts(ctx, t.id, t.name, f, w.sf, sum, have.Size)
 	}
 	digest := w.md5.Sum(nil)
-	if have.Size == f.Size && strings.Trim(have.etag, `"`) == hex.EncodeToString(digest) {
+	if have.Size == f.Size && strings.Trim(have.Version, `"`) == hex.EncodeToString(digest) {
 		return nil // sent whole by a run before
 	}
 	key := s.treeFileKey(t.id, t.name, f.Rel)

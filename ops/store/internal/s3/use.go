@@ -2,7 +2,6 @@ package s3
 
 import (
 	"context"
-	"errors"
 	"maps"
 	"slices"
 	"strings"
@@ -13,34 +12,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awss3 "github.com/aws/aws-sdk-go-v2/service/s3"
 )
-
-// settle makes the reading of the upload id's folder (got) say what only a request tells: a file
-// upload named like a folder upload's listing that is such a listing, its metadata removed, is
-// no upload; an empty folder upload is named by its listing; a marker whose size said neither
-// kind is read.
-func (s *Store) settle(ctx context.Context, id string, got reading) (reading, error) {
-	if got.Holds == store.HoldsFile && got.Name == store.TreeListName {
-		// Its object is looked at before a marker is written beside it.
-		if _, err := s.head(ctx, id, got.Name); errors.Is(err, store.ErrNoTreeMeta) {
-			got.UploadFolder = store.UploadFolder{}
-		}
-	}
-	if got.Holds == store.HoldsFolder && got.Name == "" {
-		th, err := s.headTree(ctx, id)
-		if err != nil {
-			return got, err
-		}
-		if th != nil {
-			got.Name = th.Name
-		}
-	}
-	if got.odd {
-		var err error
-		got.m, err = store.ReadUseMark(ctx, objects{s}, id)
-		return got, err
-	}
-	return got, nil
-}
 
 // Bounds of a lookUpAll page: room for a few objects per id still wanted (an upload and its
 // marker, and others' uploads between them), never more than a server gives at once.
@@ -54,7 +25,7 @@ func pageKeys(wanted int) *int32 { return aws.Int32(int32(min(maxPage, max(minPa
 // trip each. Each further page starts at the first id not yet seen whole (or inside it, when a
 // page ended in its folder), so however far apart the ids lie there are at most two listings per
 // id, as with a listing each and a look at the next page.
-func (s *Store) lookUpAll(ctx context.Context, ids []string) ([]reading, error) {
+func (s *Store) lookUpAll(ctx context.Context, ids []string) ([]store.UploadFolder, error) {
 	want := map[string]*listed{}
 	for _, id := range ids {
 		want[id] = new(listed)
@@ -89,10 +60,10 @@ func (s *Store) lookUpAll(ctx context.Context, ids []string) ([]reading, error) 
 			start = s.key(sorted[i])
 		}
 	}
-	notes := make([]reading, len(ids))
+	notes := make([]store.UploadFolder, len(ids))
 	for i, id := range ids {
 		var err error
-		if notes[i], err = s.settle(ctx, id, want[id].read()); err != nil {
+		if notes[i], err = store.SettleFolder(ctx, folders{objects{s}}, id, want[id].read()); err != nil {
 			return nil, err
 		}
 	}
@@ -137,7 +108,7 @@ func (u useBackend) LookUpUses(ctx context.Context, ids []string) ([]store.UseTa
 	ts := make([]store.UseTarget, len(ids))
 	for i := range ids {
 		name, _ := notes[i].Finished()
-		ts[i] = store.UseTarget{Swept: notes[i].m.Tombstone, Note: &notes[i], Missing: name == ""}
+		ts[i] = store.UseTarget{Swept: notes[i].Mark.Tombstone, Note: &notes[i], Missing: name == ""}
 	}
 	return ts, nil
 }
@@ -145,9 +116,9 @@ func (u useBackend) LookUpUses(ctx context.Context, ids []string) ([]store.UseTa
 // WriteUse replaces the marker as read (store.WriteUseOn); where there was none, the finished
 // upload is looked at once more: its object, or a folder upload's listing.
 func (u useBackend) WriteUse(ctx context.Context, id string, t *store.UseTarget, at time.Time) (func() error, func(), error) {
-	n := t.Note.(*reading)
-	return store.WriteUseOn(ctx, objects{u.s}, id, n.m, at, func() error {
-		_, err := u.s.finished(ctx, id, *n)
+	n := t.Note.(*store.UploadFolder)
+	return store.WriteUseOn(ctx, objects{u.s}, id, n.Mark, at, func() error {
+		_, err := store.FolderInfo(ctx, folders{objects{u.s}}, id, u.s.URI, *n)
 		return err
 	})
 }

@@ -56,12 +56,12 @@ func (c *requests) take() map[string]int {
 
 // lookUp lists P/<id>/ once: the finished upload's name ("" when there is none) and its marker,
 // what lookUpAll is checked against.
-func (s *Store) lookUp(ctx context.Context, id string) (reading, error) {
+func (s *Store) lookUp(ctx context.Context, id string) (store.UploadFolder, error) {
 	l, err := s.walkID(ctx, id)
 	if err != nil {
-		return reading{}, err
+		return store.UploadFolder{}, err
 	}
-	return s.settle(ctx, id, l.read())
+	return store.SettleFolder(ctx, folders{objects{s}}, id, l.read())
 }
 
 // TestLookUpAll checks the batched look-up against one listing per id, whatever the page size and
@@ -91,7 +91,7 @@ func TestLookUpAll(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := store.WriteUseMark(bg, objects{s}, ids[4], n4.m, "tombstone", time.Now(), store.ErrSweepKept); err != nil {
+	if _, err := store.WriteUseMark(bg, objects{s}, ids[4], n4.Mark, "tombstone", time.Now(), store.ErrSweepKept); err != nil {
 		t.Fatal(err)
 	}
 	absent := func() string {
@@ -144,7 +144,7 @@ func TestLookUpAll(t *testing.T) {
 	notes, _ := s.lookUpAll(bg, cases["absent"])
 	n4, _ = s.lookUp(bg, ids[4])
 	n7, _ := s.lookUp(bg, ids[7])
-	if notes[0].Name != "" || notes[1].Name != "f0.txt" || !notes[1].m.Exists || !n4.m.Tombstone || n7.m.Exists {
+	if notes[0].Name != "" || notes[1].Name != "f0.txt" || !notes[1].Mark.Exists || !n4.Mark.Tombstone || n7.Mark.Exists {
 		t.Fatalf("the store is not what the cases need: %+v, %+v, %+v", notes, n4, n7)
 	}
 }
