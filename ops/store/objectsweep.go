@@ -26,6 +26,9 @@ type ObjectRemoval struct {
 	DropNote func(ctx context.Context, note, id string)
 	// DropMultiparts aborts the multipart uploads left under <id>/.
 	DropMultiparts func(ctx context.Context, id string) error
+	// Abort aborts the multipart upload uploadID that writes the file name of the upload id (a
+	// stream's); one not there any more is no error.
+	Abort func(ctx context.Context, id, name, uploadID string) error
 }
 
 // ObjectDoomed is what RecheckMarked read of a finished upload, for DoomMarked and DropFinished.

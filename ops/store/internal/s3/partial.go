@@ -278,39 +278,22 @@ func (s *Store) Finish(ctx context.Context, id string, size int64, sum string) (
 	return store.FinishChunks(ctx, s, id, size, sum)
 }
 
-// dropPartial removes what an unfinished upload left: its multipart upload, chunks and info (the
-// info last, so that a crash in between leaves an upload that can still be found and removed).
+// dropPartial removes what an unfinished upload left, in the order store.ObjectRemoval's
+// DropUnfinished keeps.
 func (s *Store) dropPartial(ctx context.Context, id string, pi *partialInfo) error {
-	if pi != nil && pi.Kind == store.KindFolder {
-		finished, err := s.dropTreeObjects(ctx, id)
-		if err != nil {
-			return err
-		}
-		if !finished {
-			s.notes.Drop(ctx, pi.Note, id)
-		}
+	var di *store.DroppedInfo
+	if pi != nil {
+		di = &store.DroppedInfo{Folder: pi.Kind == store.KindFolder, Note: pi.Note, Name: pi.Name, UploadID: pi.UploadID}
 	}
-	if pi != nil && pi.UploadID != "" {
-		_, err := s.client.AbortMultipartUpload(ctx, &awss3.AbortMultipartUploadInput{Bucket: &s.Bucket,
-			Key: aws.String(s.FinishedKey(id, pi.Name)), UploadId: &pi.UploadID})
-		if err != nil && !notFound(err) {
-			return s.wrap(fault.UploadUnreadable, "abort "+id, err)
-		}
-	}
-	var keys []string
-	l, err := s.walkPartial(ctx, id)
-	if l != nil {
-		for _, o := range l.objs {
-			if o.Name != "info" {
-				keys = append(keys, o.key)
-			}
-		}
-	}
-	if err == nil {
-		err = s.deleteKeys(ctx, keys)
-	}
-	if err == nil {
-		_, err = s.client.DeleteObject(ctx, &awss3.DeleteObjectInput{Bucket: &s.Bucket, Key: aws.String(s.infoKey(id))})
+	return s.removal.DropUnfinished(ctx, id, di)
+}
+
+// abortStream aborts the multipart upload of the stream id (store.ObjectRemoval.Abort).
+func (s *Store) abortStream(ctx context.Context, id, name, uploadID string) error {
+	_, err := s.client.AbortMultipartUpload(ctx, &awss3.AbortMultipartUploadInput{Bucket: &s.Bucket,
+		Key: aws.String(s.FinishedKey(id, name)), UploadId: &uploadID})
+	if notFound(err) {
+		return nil
 	}
 	return s.wrap(fault.UploadUnreadable, "abort "+id, err)
 }

@@ -136,7 +136,7 @@ func Open(ctx context.Context, loc location.S3) (*Store, error) {
 	s.quota = &store.Quota{R: store.ObjectReserver{O: objects{s}, Loc: s.URI, Lock: s.lockLimits}, M: s.mark, Loc: s.URI, MarkAt: s.mark.At, List: s.List, Wait: loc.LimitsWait}
 	s.notes = store.Notes[*partialInfo]{B: noteStore{s}, O: objects{s}, Quota: s.quota}
 	s.TreesOn = func(context.Context, bool) (store.TreeBackend, error) { return s, nil }
-	s.removal = store.ObjectRemoval{O: objects{s}, HeadTree: s.headTree, DropNote: s.notes.Drop, DropMultiparts: s.dropMultiparts,
+	s.removal = store.ObjectRemoval{O: objects{s}, HeadTree: s.headTree, DropNote: s.notes.Drop, DropMultiparts: s.dropMultiparts, Abort: s.abortStream,
 		Walk: func(ctx context.Context, id string) ([]store.FolderObject, error) {
 			l, err := s.walkID(ctx, id)
 			return l.folder(), err
