@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
-	"sort"
 
 	"github.com/attachctl/attachctl/manifest/fault"
 	"github.com/attachctl/attachctl/ops/store"
@@ -17,7 +16,8 @@ import (
 
 // The S3 store's primitives of the step-by-step upload (store.ChunkBackend): each chunk is an
 // object P/.attachctl/partial/<id>/c/<offset>, written create-only (If-None-Match: *), so that of
-// two writers at one offset one wins; a finish copies them into the finished key, create-only.
+// two writers at one offset one wins (store.PutChunk); a finish copies them into the finished key,
+// create-only, read as one file (store.ChunkSource) by ranged GETs.
 
 // ChunkProperties: a chunk is one object, read whole first.
 func (s *Store) ChunkProperties() store.ChunkProperties { return store.ChunkProperties{Buffer: true} }
@@ -68,23 +68,17 @@ type chunkUp struct {
 func (u *chunkUp) State() store.ChunkState { return u.st }
 func (u *chunkUp) Close()                  {}
 
-// Append writes the chunk as the object at its offset, create-only.
+// Append writes the chunk as the object at its offset, create-only (store.PutChunk).
 func (u *chunkUp) Append(ctx context.Context, cur int64, r io.Reader, limit int64, over func(int64) error) (int64, error) {
 	s, id := u.s, u.id
 	b, err := store.ReadChunk(id, r, limit, over)
 	if err != nil {
 		return cur, err
 	}
-	// A refusal that finds these bytes at cur is this write, its answer lost (putOwn).
-	_, err = s.putOwn(ctx, &awss3.PutObjectInput{Key: aws.String(s.chunkKey(id, cur)), IfNoneMatch: aws.String("*")}, b)
-	if conflict(err) {
+	return store.PutChunk(ctx, objects{s}, id, cur, b, func() int64 {
 		_, now, _ := s.chunks(ctx, id)
-		return now, fault.Errorf(fault.UploadOffset, "upload %s: another writer took offset %d; the current offset is %d", id, cur, now)
-	}
-	if err != nil {
-		return cur, s.wrap(fault.UploadUnreadable, "upload "+id, err)
-	}
-	return cur + int64(len(b)), nil
+		return now
+	})
 }
 
 // Drop removes what the unfinished upload left.
@@ -95,7 +89,9 @@ func (u *chunkUp) Drop(ctx context.Context) error { return u.s.dropPartial(ctx, 
 // least one part), else as a multipart upload of them read again.
 func (u *chunkUp) Publish(ctx context.Context, check func(string) error) (*store.Info, bool, error) {
 	s, id, n := u.s, u.id, u.st.Offset
-	src := chunkSource{ctx: ctx, s: s, id: id, cs: u.cs}
+	src := store.ChunkSource{ID: id, Chunks: u.cs, Read: func(name string, from int64, b []byte) (int, error) {
+		return s.readRange(ctx, s.partialDir(id)+name, from, b)
+	}}
 	var body []byte
 	var got string
 	var err error
@@ -145,37 +141,17 @@ func (u *chunkUp) Publish(ctx context.Context, check func(string) error) (*store
 	return info, err != nil, nil
 }
 
-// chunkSource is the chunks of an upload read as one file (store.SourceFile): a read is a ranged
-// GET of each chunk it spans, an error upload.unreadable.
-type chunkSource struct {
-	ctx context.Context
-	s   *Store
-	id  string
-	cs  []store.Chunk
-}
-
-func (c chunkSource) Name() string     { return "upload " + c.id }
-func (c chunkSource) Unchanged() error { return nil }
-
-func (c chunkSource) ReadAt(b []byte, off int64) (int, error) {
-	n := 0
-	for i := sort.Search(len(c.cs), func(i int) bool { return c.cs[i].Off+c.cs[i].Size > off }); n < len(b) && i < len(c.cs); i++ {
-		ch, key := c.cs[i], c.s.partialDir(c.id)+c.cs[i].Name
-		from := off + int64(n) - ch.Off
-		k := min(int64(len(b)-n), ch.Size-from)
-		out, err := c.s.client.GetObject(c.ctx, &awss3.GetObjectInput{Bucket: &c.s.Bucket, Key: &key,
-			Range: aws.String(fmt.Sprintf("bytes=%d-%d", from, from+k-1))})
-		if err != nil {
-			return n, c.s.wrap(fault.UploadUnreadable, key, err)
-		}
-		m, err := io.ReadFull(out.Body, b[n:n+int(k)])
-		out.Body.Close()
-		if n += m; err != nil {
-			return n, fault.Errorf(fault.UploadUnreadable, "%s: read %d of %d bytes: %v", key, m, k, err)
-		}
+// readRange fills b from byte from of the object at key, a ranged GET; an error upload.unreadable.
+func (s *Store) readRange(ctx context.Context, key string, from int64, b []byte) (int, error) {
+	out, err := s.client.GetObject(ctx, &awss3.GetObjectInput{Bucket: &s.Bucket, Key: &key,
+		Range: aws.String(fmt.Sprintf("bytes=%d-%d", from, from+int64(len(b))-1))})
+	if err != nil {
+		return 0, s.wrap(fault.UploadUnreadable, key, err)
 	}
-	if n < len(b) {
-		return n, io.EOF
+	defer out.Body.Close()
+	m, err := io.ReadFull(out.Body, b)
+	if err != nil {
+		return m, fault.Errorf(fault.UploadUnreadable, "%s: read %d of %d bytes: %v", key, m, len(b), err)
 	}
-	return n, nil
+	return m, nil
 }

@@ -3,7 +3,6 @@ package s3
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"io"
 	"strings"
 	"time"
@@ -38,9 +37,6 @@ func (pi *partialInfo) Of() store.PartialOf {
 
 func (s *Store) infoKey(id string) string    { return s.key(internalDir, "partial", id, "info") }
 func (s *Store) partialDir(id string) string { return s.key(internalDir, "partial", id) + "/" }
-func (s *Store) chunkKey(id string, off int64) string {
-	return s.partialDir(id) + fmt.Sprintf("c/%020d", off)
-}
 
 // checkStore tells whether the prefix is a store (store.Judge; false: not made yet), and with
 // create marks one not marked yet, create-only. The answer is kept once the mark is seen. A store
