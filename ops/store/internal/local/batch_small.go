@@ -116,7 +116,7 @@ func (b *groupBatch) staging() (*partial, error) {
 	if b.stage != nil {
 		return b.stage, nil
 	}
-	if _, err := b.s.partialsOf("", ""); err != nil { // lists the partials once, dropping dead batches
+	if _, err := b.s.parts.Of(b.s, "", ""); err != nil { // lists the partials once, dropping dead batches
 		return nil, err
 	}
 	id, err := store.NewID()

@@ -204,7 +204,7 @@ func TestBatchStagedCrash(t *testing.T) {
 	buildAll(t, b, recs, 0)
 	other, err := openStore(s.Dir, false) // another process's view of the store
 	must(t, err)
-	if _, err := other.partialsOf("", ""); err != nil {
+	if _, err := other.parts.Of(other, "", ""); err != nil {
 		t.Fatal(err)
 	}
 	if partials, _ := s.partialIDs(); len(partials) != 1 {

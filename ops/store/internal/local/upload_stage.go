@@ -106,7 +106,7 @@ func (s *localStore) takePartial(run store.PartialOf, size int64) (p *partial, o
 		ids, err = s.partialIDs()
 		slices.Sort(ids)
 	} else {
-		ids, err = s.partialsOf(run.Path, run.Name)
+		ids, err = s.parts.Of(s, run.Path, run.Name)
 	}
 	if err != nil {
 		return nil, nil, err
@@ -135,7 +135,7 @@ func (s *localStore) takePartial(run store.PartialOf, size int64) (p *partial, o
 		return p, &was, nil
 	}
 	if p, err = s.newPartial(run.Name, key.Size, &key, run.Folder); err == nil && !run.Folder {
-		s.notePartial(key.Path, run.Name, p.id)
+		s.parts.Note(key.Path, run.Name, p.id)
 	}
 	return p, nil, err
 }
