@@ -458,7 +458,7 @@ func readPartialMetaAt(dirfd int) (*partialMeta, error) {
 		return nil, fmt.Errorf("%s: %w", partialInfo, err)
 	}
 	var m partialMeta
-	if json.Unmarshal(b, &m) != nil || store.ValidName(m.Name) != nil || m.Size < -1 {
+	if json.Unmarshal(b, &m) != nil || store.CheckBegin(m.Name, m.Size) != nil {
 		return nil, errors.New(partialInfo + ": damaged")
 	}
 	return &m, nil

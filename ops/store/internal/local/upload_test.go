@@ -486,7 +486,7 @@ func TestPartialStatusFIFO(t *testing.T) {
 
 // TestPartialWithoutInfo: the lock of a partial takes what is not there, its info.json or its
 // data, as upload.missing (a partial just begun, or one on its way out), and an info.json it
-// cannot read as upload.unreadable.
+// cannot read, or whose name or size `upload begin` would refuse, as upload.unreadable.
 func TestPartialWithoutInfo(t *testing.T) {
 	s := newStore(t)
 	for _, tc := range []struct {
@@ -497,6 +497,12 @@ func TestPartialWithoutInfo(t *testing.T) {
 		{"no info.json", func(dir string) error { return os.Remove(filepath.Join(dir, partialInfo)) }, fault.UploadMissing},
 		{"no data", func(dir string) error { return os.Remove(filepath.Join(dir, partialData)) }, fault.UploadMissing},
 		{"a damaged info.json", func(dir string) error { return os.WriteFile(filepath.Join(dir, partialInfo), []byte("{"), 0o600) }, fault.UploadUnreadable},
+		{"an info.json naming no file", func(dir string) error {
+			return os.WriteFile(filepath.Join(dir, partialInfo), []byte(`{"name":"a/b","size":4}`), 0o600)
+		}, fault.UploadUnreadable},
+		{"an info.json with no size", func(dir string) error {
+			return os.WriteFile(filepath.Join(dir, partialInfo), []byte(`{"name":"c.txt","size":-2}`), 0o600)
+		}, fault.UploadUnreadable},
 	} {
 		id, err := s.Begin(context.Background(), "c.txt", 4)
 		must(t, err)
