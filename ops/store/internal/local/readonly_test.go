@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -30,7 +31,7 @@ func finishOne(t *testing.T, s *localStore, name string, data []byte) *Meta {
 }
 
 // TestFinishedReadOnly: a finished upload's bytes and metadata are 0400; the guarded open and
-// verify take exactly 0400 and an older store's 0600, and refuse any other mode.
+// verify take exactly 0400 and an older store's 0600, and refuse any other mode with one message.
 func TestFinishedReadOnly(t *testing.T) {
 	s := testStore(t)
 	m := finishOne(t, s, "a.txt", []byte("original\n"))
@@ -59,6 +60,11 @@ func TestFinishedReadOnly(t *testing.T) {
 		}
 		wantCode(t, err, fault.UploadUnreadable)
 		wantCode(t, verr, fault.UploadUnreadable)
+		// One message for both; modes giving group or others access are refused for that first.
+		why := fmt.Sprintf("mode %04o, not 0400 (or an older store's 0600)", tc.mode)
+		if err.Error() != verr.Error() || tc.mode&0o077 == 0 && !strings.Contains(err.Error(), why) {
+			t.Errorf("mode %04o: open %q, verify %q: want both to say %q", tc.mode, err, verr, why)
+		}
 	}
 	must(t, os.Chmod(path, ReadOnlyMode))
 	// An older store's 0600 metadata still reads.

@@ -409,7 +409,7 @@ func guarded(path, id string) func(*unix.Stat_t) error {
 			return err
 		}
 		if perm := uint32(st.Mode) & 0o7777; !finishedMode(perm) {
-			return fault.Errorf(fault.UploadUnreadable, "upload %s: %s: mode %04o, not 0400 (or an older store's 0600)", id, path, perm)
+			return fault.Errorf(fault.UploadUnreadable, "upload %s: %s: %s", id, path, modeWhy(ReadOnlyMode, perm))
 		}
 		return nil
 	}

@@ -64,13 +64,7 @@ func (s *localStore) checkTop(dirfd int, id, name string, tree bool) error {
 		}
 		mode := uint32(st.Mode) & 0o7777
 		if want, ok := topMode(n, isDir, mode); why == "" && !ok {
-			why = fmt.Sprintf("mode %04o, not %04o", mode, want)
-			switch {
-			case want == DirMode:
-				why = "folder " + why
-			case want == ReadOnlyMode:
-				why += " (or an older store's 0600)"
-			}
+			why = modeWhy(want, mode)
 		}
 		if why != "" {
 			return fault.Errorf(fault.UploadUnreadable, "upload %s: %s: %s", id, p, why)
@@ -159,6 +153,19 @@ func topMode(n string, dir bool, mode uint32) (os.FileMode, bool) {
 		return FileMode, mode == uint32(FileMode)
 	}
 	return ReadOnlyMode, finishedMode(mode)
+}
+
+// modeWhy says why an entry of mode is refused where the store gives it want: one message for
+// checkTop and the guarded open, naming the older store's 0600 a finished file may keep.
+func modeWhy(want os.FileMode, mode uint32) string {
+	why := fmt.Sprintf("mode %04o, not %04o", mode, want)
+	switch want {
+	case DirMode:
+		return "folder " + why
+	case ReadOnlyMode:
+		return why + " (or an older store's 0600)"
+	}
+	return why
 }
 
 // OpenUploadPath opens the absolute path abs named by a b3sum line (verify --check) when it is a
