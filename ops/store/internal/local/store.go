@@ -415,13 +415,14 @@ func guarded(path, id string) func(*unix.Stat_t) error {
 	}
 }
 
-// guardErr codes an error of the guarded open of upload id by the path that failed: not there is
-// upload.missing, a link or anything else is upload.unreadable (as lockErr says it).
+// guardErr codes an error of the guarded open of upload id, or of writing its marker, by the path
+// that failed: not there is upload.missing, a full disk upload.diskFull (storeErr), a link or
+// anything else upload.unreadable (as lockErr says it).
 func guardErr(id string) func(path string, err error) error {
 	return func(path string, err error) error {
 		if errors.Is(err, unix.ENOENT) {
 			return fault.Errorf(fault.UploadMissing, "upload %s: %s: not a finished upload in this store", id, path)
 		}
-		return fault.Errorf(fault.UploadUnreadable, "upload %s: %w", id, lockErr(path, err))
+		return fault.At("upload "+id, lockErr(path, err), fault.UploadUnreadable)
 	}
 }

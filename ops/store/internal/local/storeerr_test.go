@@ -40,3 +40,34 @@ func TestStoreErr(t *testing.T) {
 		})
 	}
 }
+
+// TestGuardErr: an error of the guarded open of an upload, or of writing its marker, names the
+// upload and the path once and keeps its cause: not there is upload.missing, a full disk or quota
+// upload.diskFull (a marker not written for want of space), a link or anything else
+// upload.unreadable, the code said once; a cause not named by a message of its own is kept.
+func TestGuardErr(t *testing.T) {
+	const id, p = "01a24133-23ec-7e20-8fc7-2024bb767946", "/s/01a24133-23ec-7e20-8fc7-2024bb767946/.used"
+	for _, c := range []struct {
+		name string
+		err  error
+		code fault.Code
+		msg  string
+	}{
+		{"not there", syscall.ENOENT, fault.UploadMissing, "upload " + id + ": " + p + ": not a finished upload in this store"},
+		{"a link", syscall.ELOOP, fault.UploadUnreadable, "upload " + id + ": " + p + ": a symlink or not a real folder"},
+		{"full disk", syscall.ENOSPC, fault.UploadDiskFull, "upload " + id + ": " + p + ": " + syscall.ENOSPC.Error()},
+		{"quota", syscall.EDQUOT, fault.UploadDiskFull, "upload " + id + ": " + p + ": no space left for this user: " + syscall.EDQUOT.Error()},
+		{"other errno", syscall.EIO, fault.UploadUnreadable, "upload " + id + ": " + p + ": " + syscall.EIO.Error()},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			err := guardErr(id)(p, c.err)
+			var me *fault.Error
+			if !errors.As(err, &me) || me.Code != c.code || me.Message != c.msg {
+				t.Fatalf("guardErr = %v; want %s %q", err, c.code, c.msg)
+			}
+			if c.code != fault.UploadMissing && c.err != syscall.ELOOP && !errors.Is(err, c.err) {
+				t.Fatalf("%v: the cause is lost", err)
+			}
+		})
+	}
+}

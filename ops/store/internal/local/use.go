@@ -93,20 +93,9 @@ const markerTmp = UsedName + ".new-"
 // store; the file it shares is not touched. The lock proves the folder is there: no check.
 func (u *useRun) WriteUse(_ context.Context, id string, t *store.UseTarget, at time.Time) (func() error, func(), error) {
 	if err := replaceAt(t.Note.(int), "", UsedName, nil, at, false); err != nil {
-		return nil, nil, markerErr(u.s.UploadDir(id)+"/"+UsedName, id, err)
+		return nil, nil, guardErr(id)(u.s.UploadDir(id)+"/"+UsedName, err)
 	}
 	return nil, nil, nil
-}
-
-// markerErr codes an error writing a .used marker.
-func markerErr(path, id string, err error) error {
-	if errors.Is(err, unix.ELOOP) {
-		return fault.Errorf(fault.UploadUnreadable, "upload %s: %s: marker is a symlink", id, path)
-	}
-	if errors.Is(err, unix.ENOENT) {
-		return fault.Errorf(fault.UploadMissing, "upload %s: %s: not a finished upload in this store", id, path)
-	}
-	return storeErr(path, err)
 }
 
 // lastUsedAt is when the upload folder open as dirfd was last used: its .used marker's mtime,
