@@ -5,6 +5,8 @@ import (
 	"maps"
 	"slices"
 	"sync"
+
+	"github.com/attachctl/attachctl/manifest/fault"
 )
 
 // The group commit (Batch), written once over a GroupCommitter: which uploads a backend publishes
@@ -52,8 +54,9 @@ type GroupBuilder[T any] interface {
 // upload into it brackets the stream with Enter and Leave, and builds the upload through Build
 // (or claims its bytes, Claim, hands the built upload over, Add, or gives the claim up, Drop).
 type GroupBatch[T, G any] struct {
-	c    GroupCommitter[T, G]
-	full int // the weight at which the batch commits on its own
+	owner any // the store the batch is of: a stream into it from another is refused (StreamUpload)
+	c     GroupCommitter[T, G]
+	full  int // the weight at which the batch commits on its own
 
 	mu       sync.Mutex
 	done     *sync.Cond          // on mu: an upload was built or dropped, or a commit ended
@@ -83,10 +86,10 @@ type batchUp struct {
 	reported bool // err was returned by Settle or Commit, or is the claiming stream's own
 }
 
-// NewGroupBatch starts a batch over c that commits on its own once what it holds built weighs
-// full.
-func NewGroupBatch[T, G any](c GroupCommitter[T, G], full int) *GroupBatch[T, G] {
-	b := &GroupBatch[T, G]{c: c, full: full, ups: map[string]*batchUp{}, byKey: map[string]string{}}
+// NewGroupBatch starts a batch of the store owner (the StreamBackend its streams are given to)
+// over c that commits on its own once what it holds built weighs full.
+func NewGroupBatch[T, G any](owner any, c GroupCommitter[T, G], full int) *GroupBatch[T, G] {
+	b := &GroupBatch[T, G]{owner: owner, c: c, full: full, ups: map[string]*batchUp{}, byKey: map[string]string{}}
 	b.done = sync.NewCond(&b.mu)
 	return b
 }
@@ -104,6 +107,29 @@ func (b *GroupBatch[T, G]) Leave() {
 	b.active--
 	b.done.Broadcast()
 	b.mu.Unlock()
+}
+
+// streamInto is a GroupBatch as a stream sees it (a backend's batch embeds one).
+type streamInto interface {
+	ownedBy() any
+	Enter()
+	Leave()
+}
+
+func (b *GroupBatch[T, G]) ownedBy() any { return b.owner }
+
+// enterBatch brackets a stream of src into opts' batch, if any (Enter, then leave): a batch that
+// is no GroupBatch of the store b is upload.invalid.
+func enterBatch(b StreamBackend, src Source, batch Batch) (leave func(), err error) {
+	if batch == nil {
+		return func() {}, nil
+	}
+	in, ok := batch.(streamInto)
+	if !ok || in.ownedBy() != any(b) {
+		return nil, fault.Errorf(fault.UploadInvalid, "%s: the batch given is not one of this store", src.Path)
+	}
+	in.Enter()
+	return in.Leave, nil
 }
 
 // SetMore is Batch's: Settle waits for the uploads more says are coming.

@@ -166,7 +166,7 @@ func TestGroupBatchSettle(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			f := newFakeCommits()
-			b := NewGroupBatch[string, []string](f, 4)
+			b := NewGroupBatch[string, []string](nil, f, 4)
 			var more atomic.Bool
 			b.SetMore(more.Load)
 			build(t, b, "s1", "a")
@@ -214,7 +214,7 @@ func TestGroupBatchSettle(t *testing.T) {
 func TestGroupBatchClaim(t *testing.T) {
 	for round := range 20 {
 		f := newFakeCommits()
-		b := NewGroupBatch[string, []string](f, 100)
+		b := NewGroupBatch[string, []string](nil, f, 100)
 		const workers = 8
 		got := make([]string, workers)
 		var wg sync.WaitGroup
@@ -257,7 +257,7 @@ func TestGroupBatchErrors(t *testing.T) {
 	placed := fault.Errorf(fault.UploadUnreadable, "not placed")
 	f := newFakeCommits()
 	f.fail["b"], f.fail["c"] = placed, placed
-	b := NewGroupBatch[string, []string](f, 100)
+	b := NewGroupBatch[string, []string](nil, f, 100)
 
 	// Dropped while a Settle waits for it: that Settle gets the error; a later claim builds anew.
 	if b.Claim("sx", "f", "x") != "x" {
@@ -314,7 +314,7 @@ func TestGroupBatchErrors(t *testing.T) {
 func TestGroupBatchCommitsOneAtATime(t *testing.T) {
 	f := newFakeCommits()
 	f.gate = make(chan struct{})
-	b := NewGroupBatch[string, []string](f, 2)
+	b := NewGroupBatch[string, []string](nil, f, 2)
 	build(t, b, "s1", "a")
 	build(t, b, "s2", "b") // full: its commit waits at the gate
 	build(t, b, "s3", "c")
@@ -394,7 +394,7 @@ func TestGroupBatchBuild(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			f := newFakeCommits()
 			f.refuse["mine"] = c.joinErr
-			b := NewGroupBatch[string, []string](f, 100)
+			b := NewGroupBatch[string, []string](nil, f, 100)
 			if c.claimed {
 				build(t, b, "s", "other")
 			}

@@ -43,7 +43,7 @@ type StreamOptions struct {
 	// after reading them back, S3 the parts the server holds), so that a person is told.
 	Resumed func(offset int64)
 	// Batch, when set, is a Batch of this backend (Batcher): the upload is built but published
-	// only when the batch commits.
+	// only when the batch commits. Another store's is upload.invalid (StreamUpload).
 	Batch Batch
 }
 

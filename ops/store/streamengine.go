@@ -144,8 +144,13 @@ var ErrStreamLost = errors.New("another run of the same source owns its upload")
 
 // StreamUpload is Streamer.Stream over b; opts carries b's defaults (WithDefaults).
 func StreamUpload(ctx context.Context, b StreamBackend, src Source, f SourceFile, opts StreamOptions) (*Info, error) {
+	leave, err := enterBatch(b, src, opts.Batch)
+	if err != nil {
+		return nil, err
+	}
+	defer leave()
 	// What the record names, checked here for every backend, whoever calls.
-	err := ValidName(src.Name)
+	err = ValidName(src.Name)
 	if err == nil {
 		src.Blake3, err = CheckHex(src.Blake3)
 	}

@@ -236,13 +236,26 @@ func TestStreamUpload(t *testing.T) {
 			}
 		}},
 		{"claimed in the batch: named as it is", want, func(m *memStreams) {
-			b := NewGroupBatch[string, []string](newFakeCommits(), 100)
+			b := NewGroupBatch[string, []string](m, newFakeCommits(), 100)
 			b.Claim(want, "a.bin", "0190c4d2-0000-7000-8000-888888888888")
 			m.batch = b
 		}, nil, nil, func(t *testing.T, m *memStreams, r streamResult) {
 			mustInfo(t, r, want)
 			if r.info.ID != "0190c4d2-0000-7000-8000-888888888888" || len(m.starts) != 0 || r.progress != size {
 				t.Fatalf("id %s: the batch's claim was not named", r.info.ID)
+			}
+			if b := m.batch.(*GroupBatch[string, []string]); b.active != 0 {
+				t.Fatalf("the stream left %d streams entered in the batch", b.active)
+			}
+		}},
+		{"a batch of another store: refused, nothing started", want, func(m *memStreams) {
+			m.batch = NewGroupBatch[string, []string](newMemStreams(), newFakeCommits(), 100)
+		}, nil, nil, func(t *testing.T, m *memStreams, r streamResult) {
+			if fault.CodeOf(r.err) != fault.UploadInvalid || len(m.starts) != 0 {
+				t.Fatalf("err %v, %d starts: want upload.invalid and none", r.err, len(m.starts))
+			}
+			if b := m.batch.(*GroupBatch[string, []string]); b.active != 0 {
+				t.Fatal("another store's batch was entered")
 			}
 		}},
 		{"resume: an equal prefix is kept, the rest written", want, func(m *memStreams) {

@@ -50,7 +50,7 @@ type groupBatch struct {
 // newBatch starts a batch of uploads into s.
 func (s *localStore) newBatch() *groupBatch {
 	b := &groupBatch{s: s}
-	b.GroupBatch = store.NewGroupBatch[*out, *stagedIndex](b, batchFull)
+	b.GroupBatch = store.NewGroupBatch[*out, *stagedIndex](s, b, batchFull)
 	return b
 }
 

@@ -6,7 +6,6 @@ import (
 	"context"
 	"slices"
 
-	"github.com/attachctl/attachctl/manifest/fault"
 	"github.com/attachctl/attachctl/ops/store"
 )
 
@@ -39,14 +38,6 @@ func (s *localStore) Stream(ctx context.Context, src store.Source, f store.Sourc
 		return nil, err
 	}
 	opts = opts.WithDefaults(defaultChunk)
-	if opts.Batch != nil {
-		b, ok := opts.Batch.(*groupBatch)
-		if !ok || b.s != s {
-			return nil, fault.Errorf(fault.UploadInvalid, "store %s: a batch of another store", s.Dir)
-		}
-		b.Enter()
-		defer b.Leave()
-	}
 	return store.StreamUpload(ctx, s, src, f, opts)
 }
 

@@ -29,7 +29,7 @@ type batched struct {
 // NewBatch is a group of uploads published together (store.Batcher).
 func (s *Store) NewBatch(ctx context.Context) (store.Batch, error) {
 	b := &batch{s: s}
-	b.GroupBatch = store.NewGroupBatch[*batched, struct{}](b, batchFull)
+	b.GroupBatch = store.NewGroupBatch[*batched, struct{}](s, b, batchFull)
 	return b, nil
 }
 

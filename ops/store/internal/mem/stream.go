@@ -14,14 +14,6 @@ import (
 // local store finds it), and the unfinished one the source's note names, when no writer holds
 // it, is resumed (as the S3 store's notes do).
 func (s *Store) Stream(ctx context.Context, src store.Source, f store.SourceFile, opts store.StreamOptions) (*store.Info, error) {
-	if opts.Batch != nil {
-		b, ok := opts.Batch.(*batch)
-		if !ok || b.s != s {
-			return nil, fault.Errorf(fault.UploadInvalid, "%s: the batch given is not one of store %s", src.Path, s.loc)
-		}
-		b.Enter()
-		defer b.Leave()
-	}
 	return store.StreamUpload(ctx, s, src, f, opts.WithDefaults(DefaultChunk))
 }
 
