@@ -199,6 +199,23 @@ func (n Notes[P]) Lost(ctx context.Context, key, id string, p P, tries int) bool
 	return true
 }
 
+// Publish makes the unfinished upload id (p its info) finished by write, in the order the notes
+// rely on: unless the note at key names another upload now (Lost: lost is the answer), write
+// publishes it create-only; from then on the upload is counted finished, so its reservation
+// goes, and then its info (a kill between leaves an info that names a finished upload, which
+// the sweep removes). The note stays, so that the same bytes uploaded again are named again.
+func (n Notes[P]) Publish(ctx context.Context, key, id string, p P, tries int, lost error, write func(context.Context) error) error {
+	if n.Lost(ctx, key, id, p, tries) {
+		return lost
+	}
+	if err := write(ctx); err != nil {
+		return err
+	}
+	n.Quota.Done(ctx, id)
+	n.O.Delete(ctx, infoKey(id), "")
+	return nil
+}
+
 // Drop removes the source note whose SourceKey is hex when it names the upload id, on the version
 // read, so that a note another run wrote since for another upload stays; never a note naming
 // another id. It is tidying, not a removal anyone relies on: a note left (a server that refuses
@@ -279,8 +296,8 @@ type NoteWrite interface {
 	// Send writes the source f from offset from to its end, each byte read to pass
 	// (StreamWrite.Write): ErrWriteGone when the upload's write went away under it.
 	Send(ctx context.Context, f SourceFile, from int64, pass StreamPass) error
-	// Complete publishes the upload create-only, its info dropped: false when another run of
-	// the same source published it first.
+	// Complete publishes the upload create-only (Notes.Publish drops its info after): false when
+	// another run of the same source published it first.
 	Complete(ctx context.Context) (bool, error)
 }
 
@@ -351,22 +368,20 @@ func (s *noteStream[P]) Refuse(ctx context.Context, _ string) {
 	s.n.Drop(ctx, SourceKey(src.Name, src.Size, src.Blake3), s.id)
 }
 
-// Publish makes the upload finished unless the note names another one now (Lost); one another
-// run of the same source published first must be these bytes. The note stays, so that the same
-// bytes uploaded again are named again; the reservation goes, as the upload is counted finished.
+// Publish completes the upload under its note (Notes.Publish); one another run of the same source
+// published first must be these bytes.
 func (s *noteStream[P]) Publish(ctx context.Context, _ string) (*Info, error) {
 	src := s.st.Src
-	if s.n.Lost(ctx, s.n.Key(src.Name, src.Size, src.Blake3), s.id, s.p, s.st.Try) {
-		return nil, ErrStreamLost
-	}
-	taken, err := s.w.Complete(ctx)
-	if err == nil && !taken {
-		_, err = s.n.FinishedByOther(ctx, src.Path, s.id, src.Name, src.Blake3, s.p, true)
-	}
+	err := s.n.Publish(ctx, s.n.Key(src.Name, src.Size, src.Blake3), s.id, s.p, s.st.Try, ErrStreamLost, func(ctx context.Context) error {
+		taken, err := s.w.Complete(ctx)
+		if err == nil && !taken {
+			_, err = s.n.FinishedByOther(ctx, src.Path, s.id, src.Name, src.Blake3, s.p, true)
+		}
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
-	s.n.Quota.Done(ctx, s.id)
 	return &Info{ID: s.id, Name: src.Name, Size: src.Size, Blake3: src.Blake3}, nil
 }
 

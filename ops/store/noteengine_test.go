@@ -386,3 +386,41 @@ func TestNotesStream(t *testing.T) {
 		t.Fatalf("refused: the note naming the upload refused is still there")
 	}
 }
+
+// Publish writes the upload only while the note names it, and only once written does the
+// upload stop being reserved and lose its info; a write that fails leaves both for a run again.
+func TestNotesPublish(t *testing.T) {
+	f, n, r := noteRig()
+	ctx := context.Background()
+	key := n.Key("x.bin", 10, noteSum)
+	lost := fault.Errorf(fault.UploadInvalid, "lost")
+	id, _, err := n.Quota.AdmitNew(ctx, "x.bin", 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &fakePartial{PartialOf{Name: "x.bin", Blake3: noteSum, Streamed: true}}
+	f.setInfo(t, id, p)
+	f.put(t, key, id)
+	failed := fault.Errorf(fault.UploadUnreadable, "refused")
+	if err := n.Publish(ctx, key, id, p, 0, lost, func(context.Context) error { return failed }); err != failed || f.info(id) == nil || len(r.rs) != 1 {
+		t.Fatalf("write failed: %v, info %v, reservations %d; want the error, info and reservation kept", err, f.info(id), len(r.rs))
+	}
+	writes := 0
+	write := func(context.Context) error {
+		if f.info(id) == nil || len(r.rs) != 1 {
+			t.Errorf("while written: info %v, reservations %d; want both kept until it is written", f.info(id), len(r.rs))
+		}
+		writes++
+		return nil
+	}
+	if err := n.Publish(ctx, key, id, p, 0, lost, write); err != nil || writes != 1 || f.info(id) != nil || len(r.rs) != 0 || !f.has(key) {
+		t.Fatalf("published: %v after %d writes, info %v, reservations %d; want written once, info and reservation gone, note kept",
+			err, writes, f.info(id), len(r.rs))
+	}
+	other := newTestID(t)
+	f.setInfo(t, id, p)
+	f.put(t, key, other)
+	if err := n.Publish(ctx, key, id, p, 0, lost, write); err != lost || writes != 1 {
+		t.Fatalf("the note names %s: %v after %d writes; want lost before a write", other, err, writes)
+	}
+}

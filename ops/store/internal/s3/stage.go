@@ -134,7 +134,7 @@ func (w *multipartWrite) Send(ctx context.Context, f store.SourceFile, _ int64, 
 }
 
 // Complete completes the multipart upload create-only (If-None-Match: *); an empty source, with
-// no part to send, is a create-only put of nothing. The info goes (the note stays).
+// no part to send, is a create-only put of nothing.
 func (w *multipartWrite) Complete(ctx context.Context) (bool, error) {
 	s := w.s
 	key := s.FinishedKey(w.id, w.pi.Name)
@@ -153,7 +153,6 @@ func (w *multipartWrite) Complete(ctx context.Context) (bool, error) {
 	case err != nil:
 		return false, s.wrap(fault.UploadUnreadable, key, err)
 	}
-	s.client.DeleteObject(ctx, &awss3.DeleteObjectInput{Bucket: &s.Bucket, Key: aws.String(s.infoKey(w.id))})
 	return true, nil
 }
 

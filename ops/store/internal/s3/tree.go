@@ -163,32 +163,27 @@ func (t *treeWrite) Remove(ctx context.Context, rels []string) error {
 	return t.s.deleteKeys(ctx, keys)
 }
 
-// Publish checks that the source note still names this upload, writes the metadata, then the
-// listing create-only (its metadata carries the hex of the note's key): the folder upload is
-// finished from that write on, and its reservation goes. A listing there already (another run of
-// the same folder finished first) must be these very bytes, which is this tree (putOwn).
+// Publish writes the metadata, then the listing create-only (its metadata carries the hex of the
+// note's key), under the source note (store.Notes.Publish): the folder upload is finished from
+// that write on. A listing there already (another run of the same folder finished first) must be
+// these very bytes, which is this tree (putOwn).
 func (t *treeWrite) Publish(ctx context.Context, m *store.TreeMeta, files []store.TreeFile, listing []byte) error {
 	s := t.s
-	if s.notes.Lost(ctx, t.note, t.id, t.pi, t.try) {
-		return store.ErrTreeLost
-	}
-	_, err := s.client.PutObject(ctx, &awss3.PutObjectInput{Bucket: &s.Bucket, Key: aws.String(s.treeMetaKey(m.ID)), Body: bytes.NewReader(m.Encode())})
-	if err == nil {
-		_, err = s.putOwn(ctx, &awss3.PutObjectInput{Key: aws.String(s.treeKey(m.ID)), IfNoneMatch: aws.String("*"),
-			Metadata: store.ListingMetadata(m, path.Base(t.note))}, listing)
-	}
-	if conflict(err) {
-		return fault.Errorf(fault.UploadHashMismatch, "upload %s: finished meanwhile by another run with another tree", m.ID)
-	}
-	if err != nil {
+	err := s.notes.Publish(ctx, t.note, t.id, t.pi, t.try, store.ErrTreeLost, func(ctx context.Context) error {
+		_, err := s.client.PutObject(ctx, &awss3.PutObjectInput{Bucket: &s.Bucket, Key: aws.String(s.treeMetaKey(m.ID)), Body: bytes.NewReader(m.Encode())})
+		if err == nil {
+			_, err = s.putOwn(ctx, &awss3.PutObjectInput{Key: aws.String(s.treeKey(m.ID)), IfNoneMatch: aws.String("*"),
+				Metadata: store.ListingMetadata(m, path.Base(t.note))}, listing)
+		}
+		if conflict(err) {
+			return fault.Errorf(fault.UploadHashMismatch, "upload %s: finished meanwhile by another run with another tree", m.ID)
+		}
 		return s.wrap(fault.UploadUnreadable, "upload "+m.ID, err)
-	}
-	s.quota.Done(ctx, t.id) // counted as a finished upload from now on
-	s.client.DeleteObject(ctx, &awss3.DeleteObjectInput{Bucket: &s.Bucket, Key: aws.String(s.infoKey(t.id))})
-	if slices.ContainsFunc(files, func(f store.TreeFile) bool { return f.Size > treeParts }) {
+	})
+	if err == nil && slices.ContainsFunc(files, func(f store.TreeFile) bool { return f.Size > treeParts }) {
 		s.dropMultiparts(ctx, t.id) // a killed run's multipart upload of a large file may be left
 	}
-	return nil
+	return err
 }
 
 // sendTreeParts puts the large file f (hashed already: sum) as a multipart upload of its key,
