@@ -42,9 +42,6 @@ type SweepItem struct {
 // changes since the listing. The engine makes the fresh entry of it (a finished upload's last
 // use; an unfinished one's entry by the listing's rule, UnfinishedEntry).
 type Reread struct {
-	// Gone: not there any more: removed, or, an unfinished one, finished or aborted since it was
-	// listed (what a finish leaves of its partial is no upload to report).
-	Gone  bool
 	Used  time.Time       // a finished upload's last use now (zero: never)
 	State UnfinishedState // an unfinished upload's state now, as ListBackend.ReadPartial reads it
 	// Decided: a sweep that died set it aside already (S3's tombstone): its decision stands and
@@ -69,7 +66,9 @@ type SweepBackend interface {
 	// lease lost).
 	Exclude(ctx context.Context) (release func(), err error)
 	// Recheck reads the candidate c again as the store holds it now. An error is the entry's
-	// failure (Failed), not the sweep's; upload.missing says it is Gone, as Reread.Gone does.
+	// failure (Failed), not the sweep's, except upload.missing, which says it is Gone: not there
+	// any more: removed, or, an unfinished one, finished or aborted since it was listed (what a
+	// finish leaves of its partial is no upload to report). Release is honoured with an error.
 	Recheck(ctx context.Context, c Entry) (Reread, error)
 	// Doom sets the item aside for removal: after it, no use finds it. ErrSweepKept: a use won.
 	Doom(ctx context.Context, it *SweepItem) error
@@ -111,7 +110,7 @@ func recheck(ctx context.Context, b SweepBackend, c Entry, stale func(Entry) boo
 		release = func() {}
 	}
 	switch {
-	case r.Gone || fault.CodeOf(err) == fault.UploadMissing:
+	case fault.CodeOf(err) == fault.UploadMissing:
 		return it, Gone, release, nil
 	case err != nil:
 		return it, Failed, release, err

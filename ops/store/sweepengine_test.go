@@ -50,8 +50,11 @@ func (m *memSweep) Recheck(_ context.Context, c Entry) (Reread, error) {
 		return Reread{}, err
 	}
 	e, ok := m.now[c.ID]
+	if !ok {
+		return Reread{}, NotUnfinished(c.ID, "mem")
+	}
 	u := UnfinishedState{Name: e.Name, Made: e.Made, Bytes: e.Size, Written: e.LastUsed, Busy: e.Busy}
-	return Reread{Gone: !ok, Used: e.LastUsed, State: u, Decided: m.decided[c.ID]}, nil
+	return Reread{Used: e.LastUsed, State: u, Decided: m.decided[c.ID]}, nil
 }
 
 func (m *memSweep) Doom(_ context.Context, it *SweepItem) error {

@@ -315,15 +315,17 @@ func (sw *sweeper) Recheck(_ context.Context, c store.Entry) (store.Reread, erro
 	}
 	r, err := sw.s.readPartial(sw.partfd, c.ID, true, regularPartial)
 	if errors.Is(err, unix.ENOTDIR) { // a link or a file in its place since the listing: no entry
-		return store.Reread{Gone: true}, nil
+		return store.Reread{}, store.NotUnfinished(c.ID, sw.s.Dir)
 	}
 	// Finished since it was listed: what is left of the partial is the finish's leftover, not an
 	// upload to report (the finished upload is judged as one on the next sweep). A finish renames
 	// its folder into the store before the partial's data goes, so this look, after the one at
 	// the data, cannot miss it.
 	var st unix.Stat_t
-	gone := err == nil && unix.Fstatat(sw.storefd, c.ID, &st, unix.AT_SYMLINK_NOFOLLOW) == nil
-	return store.Reread{State: r.UnfinishedState, Gone: gone, Release: r.release}, err
+	if err == nil && unix.Fstatat(sw.storefd, c.ID, &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
+		err = store.NotUnfinished(c.ID, sw.s.Dir)
+	}
+	return store.Reread{State: r.UnfinishedState, Release: r.release}, err
 }
 
 // home is the folder that keeps the entry's folder, and the path of that.

@@ -470,7 +470,7 @@ func (sw *sweeper) Recheck(_ context.Context, c store.Entry) (store.Reread, erro
 	} else if p := s.partials[c.ID]; !c.Finished && p != nil {
 		return store.Reread{State: p.state()}, nil
 	}
-	return store.Reread{Gone: true}, nil
+	return store.Reread{}, store.NotUnfinished(c.ID, s.loc)
 }
 
 // Doom removes the entry at once, under the lock: there is no trash to empty.

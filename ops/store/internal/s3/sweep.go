@@ -120,13 +120,16 @@ func (sw *sweeper) Recheck(ctx context.Context, c store.Entry) (store.Reread, er
 	}
 	got := l.read()
 	if !got.Still(c) {
-		return store.Reread{Gone: true}, nil
+		return store.Reread{}, store.NotUnfinished(c.ID, s.URI)
 	}
 	if c.Finished {
 		return s.removal.RecheckMarked(ctx, c.ID, got.Holds == store.HoldsFolder)
 	}
 	u, pi, err := s.unfinishedNow(ctx, c.ID, l, true)
-	return store.Reread{State: u.State, Gone: u.Holds == store.UnfinishedGone, Note: &doomed{pi: pi, leftover: u.Holds == store.UnfinishedLeftover}}, err
+	if err == nil && u.Holds == store.UnfinishedGone {
+		err = store.NotUnfinished(c.ID, s.URI)
+	}
+	return store.Reread{State: u.State, Note: &doomed{pi: pi, leftover: u.Holds == store.UnfinishedLeftover}}, err
 }
 
 // Doom replaces a finished upload's marker by a tombstone, conditionally
