@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"slices"
 	"sort"
 	"strconv"
@@ -110,6 +111,33 @@ func ReadUnfinished(id string, o UnfinishedObjects) (Unfinished, error) {
 		return Unfinished{Holds: UnfinishedMultipart, State: UnfinishedState{Name: mp.Name, Written: mp.At}}, nil
 	}
 	return Unfinished{}, nil
+}
+
+// ReadUnfinishedNow is ReadUnfinished of the unfinished upload id from the objects o a backend
+// listed of it (o.Info and o.Parts not set), after the reads the listing calls for: its info by
+// info, only when the partial holds one (upload.missing: gone since the listing, none), and then
+// by parts the parts of the stream's multipart upload it names (none when it names none;
+// upload.missing: that multipart upload is gone, PartsGone).
+func ReadUnfinishedNow(ctx context.Context, id string, o UnfinishedObjects, info func(context.Context) (*PartialInfo, error),
+	parts func(context.Context) ([]FolderObject, error)) (Unfinished, error) {
+	if slices.ContainsFunc(o.Partial, func(o FolderObject) bool { return o.Name == "info" }) {
+		pi, err := info(ctx)
+		switch {
+		case fault.CodeOf(err) == fault.UploadMissing:
+		case err != nil:
+			return Unfinished{}, err
+		default:
+			o.Info = pi
+		}
+	}
+	if o.Info != nil {
+		ps, err := parts(ctx)
+		if o.PartsGone = fault.CodeOf(err) == fault.UploadMissing; err != nil && !o.PartsGone {
+			return Unfinished{}, err
+		}
+		o.Parts = ps
+	}
+	return ReadUnfinished(id, o)
 }
 
 // UnfinishedTop is where a backend that keeps uploads as objects has unfinished uploads, for

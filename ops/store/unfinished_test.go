@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"testing"
@@ -133,5 +134,55 @@ func TestUnfinishedTop(t *testing.T) {
 	want := []TopEntry{{Name: id(1)}, {Name: id(1), Dir: true}, {Name: id(2), Dir: true}, {Name: id(5), Dir: true}, {Name: id(6)}, {Name: id(6), Dir: true}, {Name: id(7), Dir: true}}
 	if !slices.Equal(got, want) {
 		t.Fatalf("%+v,\nwant %+v", got, want)
+	}
+}
+
+// ReadUnfinishedNow reads an info only where the listing showed one, reads one gone since as
+// none, and a stream whose multipart upload went as one with no info; other errors stop it.
+func TestReadUnfinishedNow(t *testing.T) {
+	ctx := context.Background()
+	at := func(s int64) time.Time { return time.Unix(s, 0).UTC() }
+	chunk := FolderObject{Name: "c/00000000000000000000", Size: 10, At: at(60)}
+	withInfo := []FolderObject{{Name: "info", Size: 80, At: at(50)}, chunk}
+	missing, broken := NotUnfinished("x", "test"), fault.Errorf(fault.UploadUnreadable, "broken")
+	stream := &PartialInfo{PartialOf: PartialOf{Name: "s.bin", Streamed: true}, Size: 100, Made: at(50)}
+	part := []FolderObject{{Size: 7, At: at(70)}}
+	for _, tc := range []struct {
+		name     string
+		partial  []FolderObject
+		info     *PartialInfo
+		infoErr  error
+		partsErr error
+		reads    int // of the info and the parts
+		want     Unfinished
+		code     fault.Code
+	}{
+		{name: "no info listed", partial: []FolderObject{chunk}, info: stream,
+			want: Unfinished{Holds: UnfinishedChunks, State: UnfinishedState{Bytes: 10, Written: at(60)}}},
+		{name: "info gone since the listing", partial: withInfo, infoErr: missing, reads: 1,
+			want: Unfinished{Holds: UnfinishedChunks, State: UnfinishedState{Bytes: 10, Written: at(60)}}},
+		{name: "info unreadable", partial: withInfo, infoErr: broken, reads: 1, code: fault.UploadUnreadable},
+		{name: "a stream's parts", partial: withInfo, info: stream, reads: 2,
+			want: Unfinished{Holds: UnfinishedInfo, Size: 100, State: UnfinishedState{Name: "s.bin", Made: at(50), Bytes: 7, Written: at(70)}}},
+		{name: "a stream's multipart upload gone", partial: withInfo, info: stream, partsErr: missing, reads: 2,
+			want: Unfinished{Holds: UnfinishedChunks, State: UnfinishedState{Bytes: 10, Written: at(60)}}},
+		{name: "parts unreadable", partial: withInfo, info: stream, partsErr: broken, reads: 2, code: fault.UploadUnreadable},
+		{name: "not a stream's: its parts not counted", partial: withInfo, reads: 2,
+			info: &PartialInfo{PartialOf: PartialOf{Name: "a.bin"}, Size: 100, Made: at(50)},
+			want: Unfinished{Holds: UnfinishedInfo, Size: 100, State: UnfinishedState{Name: "a.bin", Made: at(50), Bytes: 10, Written: at(60)}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			reads := 0
+			got, err := ReadUnfinishedNow(ctx, "x", UnfinishedObjects{Partial: tc.partial}, func(context.Context) (*PartialInfo, error) {
+				reads++
+				return tc.info, tc.infoErr
+			}, func(context.Context) ([]FolderObject, error) {
+				reads++
+				return part, tc.partsErr
+			})
+			if fault.CodeOf(err) != tc.code || got != tc.want || reads != tc.reads {
+				t.Fatalf("got %+v, %v after %d reads; want %+v, code %q after %d", got, err, reads, tc.want, tc.code, tc.reads)
+			}
+		})
 	}
 }

@@ -193,36 +193,34 @@ func (r *listRun) ReadPartial(ctx context.Context, id string) (store.UnfinishedS
 	return u.State, err
 }
 
-// unfinished reads the unfinished upload id (store.ReadUnfinished) from what walks of P/<id>/ (l)
-// and of its partial (p) showed (nil: nothing), and its multipart uploads (mps): its info, when
+// unfinished reads the unfinished upload id (store.ReadUnfinishedNow) from what walks of P/<id>/
+// (l) and of its partial (p) showed (nil: nothing), and its multipart uploads (mps): its info, when
 // the walk showed one, and the parts of a stream's multipart upload. pi is its info when it is
 // read as an upload with one.
-func (s *Store) unfinished(ctx context.Context, id string, l, p *listed, mps []multipart) (u store.Unfinished, pi *partialInfo, err error) {
+func (s *Store) unfinished(ctx context.Context, id string, l, p *listed, mps []multipart) (store.Unfinished, *partialInfo, error) {
 	o := store.UnfinishedObjects{Partial: p.folder(), Folder: l.folder()}
 	for _, mp := range mps {
 		o.Multiparts = append(o.Multiparts, store.FolderObject{Name: mp.name, At: mp.initiated})
 	}
-	if slices.ContainsFunc(o.Partial, func(o store.FolderObject) bool { return o.Name == "info" }) {
-		if pi, err = s.readInfo(ctx, id); fault.CodeOf(err) == fault.UploadMissing {
-			pi, err = nil, nil // gone since the walk
+	var pi *partialInfo
+	u, err := store.ReadUnfinishedNow(ctx, id, o, func(ctx context.Context) (*store.PartialInfo, error) {
+		var err error
+		if pi, err = s.readInfo(ctx, id); err != nil {
+			return nil, err
 		}
-		if err != nil {
-			return u, nil, err
+		return &store.PartialInfo{PartialOf: pi.Of(), Size: pi.Size, Made: parseTime(pi.Made)}, nil
+	}, func(ctx context.Context) ([]store.FolderObject, error) {
+		if pi.UploadID == "" {
+			return nil, nil
 		}
-	}
-	if pi != nil {
-		o.Info = &store.PartialInfo{PartialOf: pi.Of(), Size: pi.Size, Made: parseTime(pi.Made)}
-	}
-	if pi != nil && pi.UploadID != "" {
 		ps, err := s.parts(ctx, id, pi.Name, pi.UploadID)
-		if o.PartsGone = fault.CodeOf(err) == fault.UploadMissing; err != nil && !o.PartsGone {
-			return u, nil, err
-		}
+		var objs []store.FolderObject
 		for _, p := range ps {
-			o.Parts = append(o.Parts, store.FolderObject{Size: p.Size, At: p.Modified})
+			objs = append(objs, store.FolderObject{Size: p.Size, At: p.Modified})
 		}
-	}
-	if u, err = store.ReadUnfinished(id, o); u.Holds != store.UnfinishedInfo {
+		return objs, err
+	})
+	if err != nil || u.Holds != store.UnfinishedInfo {
 		pi = nil
 	}
 	return u, pi, err
