@@ -117,8 +117,9 @@ func ReadUnfinished(id string, o UnfinishedObjects) (Unfinished, error) {
 // listed of it (o.Info and o.Parts not set), after the reads the listing calls for: its info by
 // info, only when the partial holds one (upload.missing: gone since the listing, none), and then
 // by parts the parts of the stream's multipart upload it names (none when it names none;
-// upload.missing: that multipart upload is gone, PartsGone).
-func ReadUnfinishedNow(ctx context.Context, id string, o UnfinishedObjects, info func(context.Context) (*PartialInfo, error),
+// upload.missing: that multipart upload is gone, PartsGone). Nothing left of it (UnfinishedGone)
+// is upload.missing: no unfinished upload id in the store where.
+func ReadUnfinishedNow(ctx context.Context, id, where string, o UnfinishedObjects, info func(context.Context) (*PartialInfo, error),
 	parts func(context.Context) ([]FolderObject, error)) (Unfinished, error) {
 	if slices.ContainsFunc(o.Partial, func(o FolderObject) bool { return o.Name == "info" }) {
 		pi, err := info(ctx)
@@ -137,7 +138,11 @@ func ReadUnfinishedNow(ctx context.Context, id string, o UnfinishedObjects, info
 		}
 		o.Parts = ps
 	}
-	return ReadUnfinished(id, o)
+	u, err := ReadUnfinished(id, o)
+	if err == nil && u.Holds == UnfinishedGone {
+		err = NotUnfinished(id, where)
+	}
+	return u, err
 }
 
 // UnfinishedTop is where a backend that keeps uploads as objects has unfinished uploads, for

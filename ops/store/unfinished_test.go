@@ -138,7 +138,8 @@ func TestUnfinishedTop(t *testing.T) {
 }
 
 // ReadUnfinishedNow reads an info only where the listing showed one, reads one gone since as
-// none, and a stream whose multipart upload went as one with no info; other errors stop it.
+// none, and a stream whose multipart upload went as one with no info; other errors stop it, and
+// nothing left is upload.missing.
 func TestReadUnfinishedNow(t *testing.T) {
 	ctx := context.Background()
 	at := func(s int64) time.Time { return time.Unix(s, 0).UTC() }
@@ -157,6 +158,8 @@ func TestReadUnfinishedNow(t *testing.T) {
 		want     Unfinished
 		code     fault.Code
 	}{
+		{name: "nothing listed", info: stream, code: fault.UploadMissing},
+		{name: "an info gone, nothing else", partial: withInfo[:1], infoErr: missing, reads: 1, code: fault.UploadMissing},
 		{name: "no info listed", partial: []FolderObject{chunk}, info: stream,
 			want: Unfinished{Holds: UnfinishedChunks, State: UnfinishedState{Bytes: 10, Written: at(60)}}},
 		{name: "info gone since the listing", partial: withInfo, infoErr: missing, reads: 1,
@@ -173,7 +176,7 @@ func TestReadUnfinishedNow(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			reads := 0
-			got, err := ReadUnfinishedNow(ctx, "x", UnfinishedObjects{Partial: tc.partial}, func(context.Context) (*PartialInfo, error) {
+			got, err := ReadUnfinishedNow(ctx, "x", "test", UnfinishedObjects{Partial: tc.partial}, func(context.Context) (*PartialInfo, error) {
 				reads++
 				return tc.info, tc.infoErr
 			}, func(context.Context) ([]FolderObject, error) {

@@ -187,23 +187,20 @@ func (r *listRun) ListPartials(ctx context.Context) ([]store.TopEntry, string, e
 // showed it: upload.missing when they show none.
 func (r *listRun) ReadPartial(ctx context.Context, id string) (store.UnfinishedState, error) {
 	u, _, err := r.s.unfinished(ctx, id, r.top[id], r.parts[id], r.mps[id])
-	if err == nil && u.Holds == store.UnfinishedGone {
-		err = store.NotUnfinished(id, r.s.URI)
-	}
 	return u.State, err
 }
 
 // unfinished reads the unfinished upload id (store.ReadUnfinishedNow) from what walks of P/<id>/
 // (l) and of its partial (p) showed (nil: nothing), and its multipart uploads (mps): its info, when
-// the walk showed one, and the parts of a stream's multipart upload. pi is its info when it is
-// read as an upload with one.
+// the walk showed one, and the parts of a stream's multipart upload: upload.missing when they show
+// none. pi is its info when it is read as an upload with one.
 func (s *Store) unfinished(ctx context.Context, id string, l, p *listed, mps []multipart) (store.Unfinished, *partialInfo, error) {
 	o := store.UnfinishedObjects{Partial: p.folder(), Folder: l.folder()}
 	for _, mp := range mps {
 		o.Multiparts = append(o.Multiparts, store.FolderObject{Name: mp.name, At: mp.initiated})
 	}
 	var pi *partialInfo
-	u, err := store.ReadUnfinishedNow(ctx, id, o, func(ctx context.Context) (*store.PartialInfo, error) {
+	u, err := store.ReadUnfinishedNow(ctx, id, s.URI, o, func(ctx context.Context) (*store.PartialInfo, error) {
 		var err error
 		if pi, err = s.readInfo(ctx, id); err != nil {
 			return nil, err

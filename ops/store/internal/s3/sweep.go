@@ -126,9 +126,6 @@ func (sw *sweeper) Recheck(ctx context.Context, c store.Entry) (store.Reread, er
 		return s.removal.RecheckMarked(ctx, c.ID, got.Holds == store.HoldsFolder)
 	}
 	u, pi, err := s.unfinishedNow(ctx, c.ID, l, true)
-	if err == nil && u.Holds == store.UnfinishedGone {
-		err = store.NotUnfinished(c.ID, s.URI)
-	}
 	return store.Reread{State: u.State, Note: &doomed{pi: pi, leftover: u.Holds == store.UnfinishedLeftover}}, err
 }
 
