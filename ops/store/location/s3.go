@@ -63,8 +63,17 @@ type S3 struct {
 // location or a variable that is no timeout is upload.invalid.
 func ParseS3(uri string, o S3Options) (S3, error) {
 	u, err := url.Parse(uri)
-	if err != nil || u.Scheme != "s3" || u.Host == "" || u.User != nil || u.Hostname() != u.Host || u.RawQuery != "" || u.Fragment != "" {
+	if err != nil || u.Scheme != "s3" || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
 		return S3{}, fault.Errorf(fault.UploadInvalid, "store %q: not s3://BUCKET/PREFIX", uri)
+	}
+	// Someone who writes credentials or a server into the location means them: say where they go
+	// rather than only that the form is wrong, and keep the secret out of the error (it reaches
+	// stderr and the manifest).
+	if u.User != nil {
+		return S3{}, fault.Errorf(fault.UploadInvalid, "store %q: not s3://BUCKET/PREFIX: credentials come from AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY or AWS_PROFILE, not the location", u.Redacted())
+	}
+	if u.Hostname() != u.Host {
+		return S3{}, fault.Errorf(fault.UploadInvalid, "store %q: not s3://BUCKET/PREFIX: the server comes from AWS_ENDPOINT_URL_S3 (or AWS_ENDPOINT_URL), not the location", uri)
 	}
 	l := S3{Bucket: u.Host, Prefix: strings.Trim(u.Path, "/"), S3Options: o}
 	for _, part := range strings.Split(l.Prefix, "/") {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/attachctl/attachctl/manifest/fault"
@@ -69,9 +70,13 @@ func TestForCheckFolder(t *testing.T) {
 // credentials and the endpoint come from the AWS settings, and the bucket is the host alone (a
 // port was taken into the bucket's name, credentials silently dropped).
 func TestStoreS3NotALocation(t *testing.T) {
-	for _, uri := range []string{"s3://key:secret@bucket/p", "s3://bucket:9000/p"} {
-		if b, err := Store(context.Background(), uri, Options{}); fault.CodeOf(err) != fault.UploadInvalid {
-			t.Errorf("Store(%q) = %v, %v; want upload.invalid", uri, b, err)
+	for _, c := range []struct{ uri, says string }{
+		{"s3://key:secret@bucket/p", "AWS_ACCESS_KEY_ID"},
+		{"s3://bucket:9000/p", "AWS_ENDPOINT_URL_S3"},
+	} {
+		b, err := Store(context.Background(), c.uri, Options{})
+		if fault.CodeOf(err) != fault.UploadInvalid || !strings.Contains(err.Error(), c.says) || strings.Contains(err.Error(), "secret") {
+			t.Errorf("Store(%q) = %v, %v; want upload.invalid naming %s, without the secret", c.uri, b, err, c.says)
 		}
 	}
 }
