@@ -24,7 +24,7 @@ type ChunkBackend interface {
 
 	// OpenChunks takes up the unfinished upload id for one append or finish, held (the local
 	// store: locked) until Close. An upload that is not unfinished is upload.missing, with fin
-	// its metadata when it is finished.
+	// its metadata when it is finished (or fin nil, where ChunkProperties.Finished tells).
 	OpenChunks(ctx context.Context, id string) (up ChunkUpload, fin *Info, err error)
 
 	// ChunkQuota is the store's limits and reservations.
@@ -37,6 +37,31 @@ type ChunkProperties struct {
 	// first, and its length is known before its room is reserved. Else the backend's Append
 	// streams it and keeps to the limit it is given.
 	Buffer bool
+
+	// Finished, when set, reads the finished upload id (upload.missing when it is not one), and
+	// DropLeftover (when set) removes what a finish killed after its publish left of it as
+	// unfinished: the engine asks Finished when OpenChunks finds no unfinished upload, so that a
+	// backend tells only whether it holds one (openChunks).
+	Finished     func(ctx context.Context, id string) (*Info, error)
+	DropLeftover func(ctx context.Context, id string) error
+}
+
+// openChunks is b.OpenChunks, and when b finds no unfinished upload id, the finished upload id
+// (fin) if it is one: a finish killed after its publish may have left some of its unfinished form,
+// which goes as that finish would have removed it.
+func openChunks(ctx context.Context, b ChunkBackend, id string) (up ChunkUpload, fin *Info, err error) {
+	up, fin, err = b.OpenChunks(ctx, id)
+	p := b.ChunkProperties()
+	if fin != nil || p.Finished == nil || fault.CodeOf(err) != fault.UploadMissing {
+		return up, fin, err
+	}
+	if fin, ierr := p.Finished(ctx, id); ierr == nil {
+		if p.DropLeftover != nil {
+			p.DropLeftover(ctx, id) // best effort: the next finish, stage or sweep tries again
+		}
+		return nil, fin, err
+	}
+	return nil, nil, err
 }
 
 // ChunkState is an unfinished upload as a ChunkBackend holds it.
@@ -168,7 +193,7 @@ func WriteChunk(ctx context.Context, b ChunkBackend, id string, offset int64, r 
 	if err := ValidID(id); err != nil {
 		return 0, err
 	}
-	up, fin, err := b.OpenChunks(ctx, id)
+	up, fin, err := openChunks(ctx, b, id)
 	if err != nil {
 		if fin != nil {
 			return fin.Size, fault.Errorf(fault.UploadOffset, "upload %s: finished at offset %d; it takes no more chunks", id, fin.Size)
@@ -257,7 +282,7 @@ func FinishChunks(ctx context.Context, b ChunkBackend, id string, size int64, bl
 	if err := checkSize(size); err != nil {
 		return nil, err
 	}
-	up, fin, err := b.OpenChunks(ctx, id)
+	up, fin, err := openChunks(ctx, b, id)
 	if err != nil {
 		if fin != nil {
 			return fin, CheckFinished(fin, size, want)
@@ -308,7 +333,7 @@ func AbortChunks(ctx context.Context, b ChunkBackend, id string) error {
 	if err := ValidID(id); err != nil {
 		return err
 	}
-	up, fin, err := b.OpenChunks(ctx, id)
+	up, fin, err := openChunks(ctx, b, id)
 	if err != nil {
 		if fin != nil {
 			return fault.Errorf(fault.UploadInvalid, "upload %s: finished; abort removes only unfinished uploads", id)

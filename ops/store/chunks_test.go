@@ -26,9 +26,32 @@ type memChunks struct {
 	maxFile  int64 // the store's limit on a file (0: none)
 	race     bool  // Publish finds the upload finished by another first
 	quota    *Quota
+	// hooked: OpenChunks tells only whether it holds an unfinished upload, ChunkProperties'
+	// Finished the rest; leftover is what a finish killed after its publish left (DropLeftover).
+	hooked   bool
+	leftover map[string]bool
 }
 
-func (m *memChunks) ChunkProperties() ChunkProperties { return ChunkProperties{Buffer: m.buffer} }
+func (m *memChunks) ChunkProperties() ChunkProperties {
+	p := ChunkProperties{Buffer: m.buffer}
+	if m.hooked {
+		p.Finished = func(_ context.Context, id string) (*Info, error) {
+			m.mu.Lock()
+			defer m.mu.Unlock()
+			if info := m.finished[id]; info != nil {
+				return info, nil
+			}
+			return nil, fault.Errorf(fault.UploadMissing, "upload %s: not finished", id)
+		}
+		p.DropLeftover = func(_ context.Context, id string) error {
+			m.mu.Lock()
+			defer m.mu.Unlock()
+			delete(m.leftover, id)
+			return nil
+		}
+	}
+	return p
+}
 
 func (m *memChunks) OpenChunks(_ context.Context, id string) (ChunkUpload, *Info, error) {
 	m.mu.Lock()
@@ -37,6 +60,9 @@ func (m *memChunks) OpenChunks(_ context.Context, id string) (ChunkUpload, *Info
 		c := *st
 		c.Offset = int64(len(m.data[id]))
 		return &memChunk{m: m, id: id, st: c}, nil, nil
+	}
+	if m.hooked {
+		return nil, nil, fault.Errorf(fault.UploadMissing, "upload %s: not there", id)
 	}
 	return nil, m.finished[id], fault.Errorf(fault.UploadMissing, "upload %s: not there", id)
 }
@@ -274,6 +300,42 @@ func TestAbortChunks(t *testing.T) {
 	}
 	if err := AbortChunks(ctx, m, "nope"); fault.CodeOf(err) != fault.UploadInvalid {
 		t.Fatalf("a bad id: %v", err)
+	}
+}
+
+// TestChunkFinishedHook: a backend whose OpenChunks tells only whether it holds an unfinished
+// upload gets the finished upload's answers all the same, from ChunkProperties.Finished: a chunk
+// is refused at the finished offset, a finish returns it after the same checks, an abort leaves
+// it; and what a killed finish left of it as unfinished is removed the first time it is met.
+func TestChunkFinishedHook(t *testing.T) {
+	const done, gone = "01900000-0000-7000-8000-000000000002", "01900000-0000-7000-8000-000000000004"
+	ctx := context.Background()
+	fresh := func() *memChunks {
+		return &memChunks{hooked: true, data: map[string][]byte{}, partial: map[string]*ChunkState{},
+			finished: map[string]*Info{done: {ID: done, Name: "y.bin", Size: 1, Blake3: hexOf([]byte("y"))}},
+			leftover: map[string]bool{done: true}}
+	}
+	m := fresh()
+	if at, err := WriteChunk(ctx, m, done, 0, strings.NewReader("z")); fault.CodeOf(err) != fault.UploadOffset || at != 1 ||
+		!strings.Contains(err.Error(), "finished at offset 1") {
+		t.Fatalf("a chunk of a finished upload: %d, %v", at, err)
+	}
+	if m.leftover[done] {
+		t.Fatal("the finish's leftover is still there")
+	}
+	m = fresh()
+	if info, err := FinishChunks(ctx, m, done, 1, hexOf([]byte("y"))); err != nil || info.ID != done || m.leftover[done] {
+		t.Fatalf("a finish of a finished upload: %+v, %v, leftover %v", info, err, m.leftover[done])
+	}
+	if _, err := FinishChunks(ctx, m, done, 2, ""); fault.CodeOf(err) != fault.UploadSizeMismatch {
+		t.Fatalf("a finish of a finished upload at another size: %v", err)
+	}
+	m = fresh()
+	if err := AbortChunks(ctx, m, done); fault.CodeOf(err) != fault.UploadInvalid || m.finished[done] == nil || m.leftover[done] {
+		t.Fatalf("an abort of a finished upload: %v, leftover %v", err, m.leftover[done])
+	}
+	if _, err := WriteChunk(ctx, m, gone, 0, strings.NewReader("z")); fault.CodeOf(err) != fault.UploadMissing {
+		t.Fatalf("a chunk of no upload: %v", err)
 	}
 }
 

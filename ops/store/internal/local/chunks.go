@@ -6,7 +6,6 @@ import (
 	"context"
 	"io"
 
-	"github.com/attachctl/attachctl/manifest/fault"
 	"github.com/attachctl/attachctl/ops/store"
 )
 
@@ -18,21 +17,18 @@ type chunker struct {
 	max int64 // the most bytes read and written at once
 }
 
-// ChunkProperties: a chunk is streamed into the file, never held whole.
-func (c chunker) ChunkProperties() store.ChunkProperties { return store.ChunkProperties{} }
+// ChunkProperties: a chunk is streamed into the file, never held whole. A finished upload's
+// leftover partial (a finish that crashed after its rename) is removed.
+func (c chunker) ChunkProperties() store.ChunkProperties {
+	return store.ChunkProperties{Finished: c.s.Info, DropLeftover: func(_ context.Context, id string) error {
+		return c.s.removePartial(id, false)
+	}}
+}
 
-// OpenChunks locks the unfinished upload id, waiting for a process that writes it. A finished
-// upload's leftover partial (a finish that crashed after its rename) is removed.
+// OpenChunks locks the unfinished upload id, waiting for a process that writes it.
 func (c chunker) OpenChunks(ctx context.Context, id string) (store.ChunkUpload, *store.Info, error) {
-	s := c.s
-	p, err := s.lockPartial(id, false)
+	p, err := c.s.lockPartial(id, false)
 	if err != nil {
-		if fault.CodeOf(err) == fault.UploadMissing {
-			if m, merr := s.ReadMeta(id); merr == nil {
-				s.removePartial(id, false)
-				return nil, m, err
-			}
-		}
 		return nil, nil, err
 	}
 	cur, err := p.size()

@@ -10,8 +10,11 @@ import (
 // The in-memory store's primitives of the step-by-step upload (store.ChunkBackend): a chunk is
 // appended to a slice, checked again under the store's mutex.
 
-// ChunkProperties: a chunk is kept in one append, read whole first.
-func (s *Store) ChunkProperties() store.ChunkProperties { return store.ChunkProperties{Buffer: true} }
+// ChunkProperties: a chunk is kept in one append, read whole first; a publish leaves nothing
+// unfinished behind.
+func (s *Store) ChunkProperties() store.ChunkProperties {
+	return store.ChunkProperties{Buffer: true, Finished: s.Info}
+}
 
 // OpenChunks takes up the unfinished upload id.
 func (s *Store) OpenChunks(ctx context.Context, id string) (store.ChunkUpload, *store.Info, error) {
@@ -19,10 +22,6 @@ func (s *Store) OpenChunks(ctx context.Context, id string) (store.ChunkUpload, *
 	defer s.mu.Unlock()
 	if err := s.checkStore(false); err != nil {
 		return nil, nil, err
-	}
-	if f := s.finished[id]; f != nil {
-		info := f.info
-		return nil, &info, s.missing(id)
 	}
 	p := s.partials[id]
 	if p == nil {
