@@ -59,7 +59,7 @@ func (s *localStore) Begin(ctx context.Context, name string, size int64) (string
 	if err := s.open(true); err != nil {
 		return "", err
 	}
-	p, err := s.newPartial(name, size, nil, false)
+	p, err := s.BeginPartial(partialMeta{Name: name, Size: size})
 	if err != nil {
 		return "", err
 	}

@@ -36,7 +36,7 @@ func (c chunker) OpenChunks(ctx context.Context, id string) (store.ChunkUpload, 
 		p.close()
 		return nil, nil, err
 	}
-	return &chunkUp{p: p, max: c.max, st: p.meta.of().ChunkState(p.meta.Size, cur)}, nil, nil
+	return &chunkUp{p: p, max: c.max, st: p.meta.Of().ChunkState(p.meta.Size, cur)}, nil, nil
 }
 
 func (c chunker) ChunkQuota() *store.Quota { return c.s.quota }

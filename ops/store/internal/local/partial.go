@@ -6,7 +6,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -25,33 +24,11 @@ const (
 	partialOut  = "out" // the finished folder being built by finish
 )
 
-// partialMeta is an unfinished upload's info.json.
-type partialMeta struct {
-	Name    string     `json:"name"`
-	Size    int64      `json:"size"` // declared size, -1 while open
-	Created time.Time  `json:"created"`
-	Source  *sourceKey `json:"source,omitempty"`
-	Folder  bool       `json:"folder,omitempty"` // a folder upload (tree.go): finished only by its stage
-	Batch   bool       `json:"batch,omitempty"`  // a batch's staging partial (batch_small.go)
-}
-
-// of is what the partial was begun for, as store.Resumes and the step-by-step upload read it: a
-// folder upload's or a file's by a stream (each names its source), a batch's staging, or none of
-// them (a step-by-step upload's).
-func (m *partialMeta) of() store.PartialOf {
-	of := store.PartialOf{Name: m.Name, Folder: m.Folder, Batch: m.Batch, Streamed: !m.Folder && !m.Batch && m.Source != nil}
-	if m.Source != nil {
-		of.Path, of.Blake3 = m.Source.Path, m.Source.Blake3
-	}
-	return of
-}
-
-// sourceKey names the file a stage upload copies, so a later run of the same command finds it.
-type sourceKey struct {
-	Path   string `json:"path"`   // absolute
-	Blake3 string `json:"blake3"` // the record's, "" when unknown (sniff --no-hash)
-	Size   int64  `json:"size"`
-}
+// partialMeta is an unfinished upload's info.json; sourceKey names the source a stage upload copies.
+type (
+	partialMeta = store.PartialMeta
+	sourceKey   = store.PartialSource
+)
 
 // partial is an unfinished upload whose data file this process holds flock(LOCK_EX) on. Its
 // folder and data were reached from the store folder down, one folder at a time, never through a
@@ -174,16 +151,19 @@ func (s *localStore) removePartial(id string, durable bool) error {
 	return wrap(s.internal(partialDir), unix.Fsync(fd))
 }
 
-// newPartial makes a fresh unfinished upload and returns it locked. Its data file is created and
-// locked before info.json is written, so a process that finds info.json finds the lock taken. Its
-// name and size were checked by the caller (Begin's CheckBegin, the engines' ValidName); folder
-// marks a folder upload's (tree.go) from its first info.json on.
-func (s *localStore) newPartial(name string, size int64, src *sourceKey, folder bool) (*partial, error) {
-	id, release, err := s.quota.AdmitNew(context.Background(), name, size) // before anything is made
+// BeginPartial makes a fresh unfinished upload of meta, begun now unless it says when, and
+// returns it locked (store.PartialTaker). Its data file is created and locked before info.json is
+// written, so a process that finds info.json finds the lock taken. Its name and size were checked
+// by the caller (Begin's CheckBegin, the engines' ValidName).
+func (s *localStore) BeginPartial(meta partialMeta) (*partial, error) {
+	id, release, err := s.quota.AdmitNew(context.Background(), meta.Name, meta.Size) // before anything is made
 	if err != nil {
 		return nil, err
 	}
-	p, err := s.makePartial(id, partialMeta{Name: name, Size: size, Created: time.Now().UTC(), Source: src, Folder: folder})
+	if meta.Created.IsZero() {
+		meta.Created = time.Now().UTC()
+	}
+	p, err := s.makePartial(id, meta)
 	if err != nil {
 		release()
 	}
@@ -216,19 +196,20 @@ func (s *localStore) makePartial(id string, meta partialMeta) (*partial, error) 
 	}
 	// Not fsynced: a crash may lose a partial just begun (or leave it without a readable
 	// info.json, which every reader skips), never damage one that has bytes.
-	b, _ := json.Marshal(&p.meta)
-	if err := writeNewAt(fd, partialInfo, append(b, '\n'), FileMode, false); err != nil {
+	if err := writeNewAt(fd, partialInfo, p.meta.File(), FileMode, false); err != nil {
 		return fail(storeErr(dir+"/"+partialInfo, err))
 	}
 	return p, nil
 }
 
-func (p *partial) writeMeta() error {
-	b, err := json.Marshal(&p.meta)
-	if err != nil {
-		return err
-	}
-	return wrap(p.dir+"/"+partialInfo, replaceAt(int(p.dirf.Fd()), partialTmp, partialInfo, append(b, '\n'), time.Time{}, true))
+// ID, Meta, WriteMeta and Close are the partial as store.TakePartial holds it.
+func (p *partial) ID() string               { return p.id }
+func (p *partial) Meta() *store.PartialMeta { return &p.meta }
+func (p *partial) Close()                   { p.close() }
+
+// WriteMeta writes info.json again, durably, from meta.
+func (p *partial) WriteMeta() error {
+	return wrap(p.dir+"/"+partialInfo, replaceAt(int(p.dirf.Fd()), partialTmp, partialInfo, p.meta.File(), time.Time{}, true))
 }
 
 // close releases the lock (closing the descriptor drops the flock) and the folder.
@@ -258,6 +239,9 @@ func (p *partial) size() (int64, error) {
 	}
 	return fi.Size(), nil
 }
+
+// TryLockPartial is lockPartial without waiting (store.PartialTaker).
+func (s *localStore) TryLockPartial(id string) (*partial, error) { return s.lockPartial(id, true) }
 
 // lockPartial opens the unfinished upload id and takes flock(LOCK_EX) on its data file, waiting
 // for it unless nonblock is set (then an error: its caller takes another partial or makes one).
@@ -457,11 +441,11 @@ func readPartialMetaAt(dirfd int) (*partialMeta, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", partialInfo, err)
 	}
-	var m partialMeta
-	if json.Unmarshal(b, &m) != nil || store.CheckBegin(m.Name, m.Size) != nil {
-		return nil, errors.New(partialInfo + ": damaged")
+	m, err := store.ParsePartialMeta(b)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", partialInfo, err)
 	}
-	return &m, nil
+	return m, nil
 }
 
 // still reports whether name in the folder at is still the file or folder open as fd, a link not

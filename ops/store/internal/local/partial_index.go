@@ -13,5 +13,5 @@ func (s *localStore) PartialOf(id string) (store.PartialOf, bool, error) {
 	if err != nil {
 		return store.PartialOf{}, false, err
 	}
-	return m.of(), m.Batch, nil
+	return m.Of(), m.Batch, nil
 }

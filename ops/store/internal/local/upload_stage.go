@@ -4,7 +4,6 @@ package local
 
 import (
 	"context"
-	"slices"
 
 	"github.com/attachctl/attachctl/ops/store"
 )
@@ -84,51 +83,11 @@ func (s *localStore) Open(_ context.Context, id, name string) (store.Reader, err
 	return &localReader{File: f, info: m}, nil
 }
 
-// takePartial takes up the first unfinished upload that a run of run resumes (store.Resumes, by
-// the source's path: the lock keeps one run at a time) and no one else holds: a folder's among
-// all partials, the oldest first (UUIDv7); a file's among those the index holds, whose info.json
-// named this source when it was read. Its info.json is read before the lock (another source's
-// upload is not locked) and again under it (the holder before may have rewritten it), and it is
-// re-keyed to the source of size bytes; old is the source its data was written for. If none, it
-// makes one (old nil): a folder upload's for a folder, else noted in the index.
-func (s *localStore) takePartial(run store.PartialOf, size int64) (p *partial, old *sourceKey, err error) {
-	var ids []string
-	if run.Folder {
-		ids, err = s.partialIDs()
-		slices.Sort(ids)
-	} else {
-		ids, err = s.parts.Of(s, run.Path, run.Name)
-	}
-	if err != nil {
-		return nil, nil, err
-	}
-	key := sourceKey{Path: run.Path, Blake3: run.Blake3, Size: size}
-	ours := func(m *partialMeta) bool { return store.Resumes(m.of(), run, false) }
-	for _, id := range ids {
-		if m, err := s.readPartialMetaOf(id); err != nil || !ours(m) {
-			continue
-		}
-		if p, err = s.lockPartial(id, true); err != nil {
-			continue // held by another process, or gone
-		}
-		if !ours(&p.meta) {
-			p.close()
-			continue
-		}
-		was := *p.meta.Source
-		if *p.meta.Source != key || p.meta.Size != key.Size {
-			p.meta.Size, p.meta.Source = key.Size, &key
-			if err := p.writeMeta(); err != nil {
-				p.close()
-				return nil, nil, err
-			}
-		}
-		return p, &was, nil
-	}
-	if p, err = s.newPartial(run.Name, key.Size, &key, run.Folder); err == nil && !run.Folder {
-		s.parts.Note(key.Path, run.Name, p.id)
-	}
-	return p, nil, err
+// takePartial takes up the unfinished upload a run of run resumes, or makes one, for the source
+// of size bytes (store.TakePartial over the index of partials by source); old is the source its
+// data was written for (nil: new).
+func (s *localStore) takePartial(run store.PartialOf, size int64) (*partial, *sourceKey, error) {
+	return store.TakePartial(s, &s.parts, run, size)
 }
 
 // partialWrite is the write of an upload through a partial of its own.
@@ -189,7 +148,7 @@ func (w *partialWrite) Write(ctx context.Context, src store.SourceFile, pos int6
 // Refuse keeps the partial, with what it holds, for a run with a fresh manifest.
 func (w *partialWrite) Refuse(_ context.Context, got string) {
 	w.p.meta.Source.Blake3 = got
-	w.p.writeMeta()
+	w.p.WriteMeta()
 }
 
 // Publish names an upload of the same bytes finished meanwhile by another run, or claimed in the
