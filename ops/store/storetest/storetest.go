@@ -118,6 +118,14 @@ func wantCode(t *testing.T, what string, err error, code fault.Code) {
 	}
 }
 
+// wantMessage: err says want, with its code after it.
+func wantMessage(t *testing.T, what string, err error, want string) {
+	t.Helper()
+	if err == nil || !strings.HasPrefix(err.Error(), want+" (") {
+		t.Fatalf("%s: got error %v, want %q", what, err, want)
+	}
+}
+
 func must(t *testing.T, what string, err error) {
 	t.Helper()
 	if err != nil {
@@ -405,10 +413,18 @@ func testAbort(t *testing.T, h Harness) {
 	must(t, "abort", b.Abort(ctx, id))
 	_, err = b.Status(ctx, id)
 	wantCode(t, "status after abort", err, fault.UploadMissing)
+	// Every step of the step-by-step upload says the same of an upload that is not there, on
+	// every backend.
+	gone := "upload " + id + ": no unfinished upload in store " + b.Location()
 	_, err = b.Write(ctx, id, 3, strings.NewReader("d"))
 	wantCode(t, "write after abort", err, fault.UploadMissing)
+	wantMessage(t, "write after abort", err, gone)
+	_, err = b.Finish(ctx, id, -1, "")
+	wantCode(t, "finish after abort", err, fault.UploadMissing)
+	wantMessage(t, "finish after abort", err, gone)
 	err = b.Abort(ctx, id)
 	wantCode(t, "abort again", err, fault.UploadMissing)
+	wantMessage(t, "abort again", err, gone)
 	info := upload(t, b, "done.txt", []byte("x"))
 	err = b.Abort(ctx, info.ID)
 	wantCode(t, "abort a finished upload", err, fault.UploadInvalid)

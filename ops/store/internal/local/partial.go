@@ -250,14 +250,13 @@ func (s *localStore) TryLockPartial(id string) (*partial, error) { return s.lock
 // written). A finish that crashed after moving data to out/<name> is undone here: out/<name> is
 // the same file, locked the same way, and goes back to data. Not there: upload.missing.
 func (s *localStore) lockPartial(id string, nonblock bool) (*partial, error) {
-	missing := fault.Errorf(fault.UploadMissing, "upload %s: not an unfinished upload in store %s", id, s.Dir)
 	for try := 0; try < 10; try++ {
 		p, retry, err := s.lockPartialIn(id, nonblock)
 		switch {
 		case retry:
 			continue
 		case fault.CodeOf(err) == fault.UploadMissing || errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR):
-			return nil, missing
+			return nil, store.NotUnfinished(id, s.Dir)
 		}
 		return p, err
 	}

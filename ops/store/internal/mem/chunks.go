@@ -25,7 +25,7 @@ func (s *Store) OpenChunks(ctx context.Context, id string) (store.ChunkUpload, *
 	}
 	p := s.partials[id]
 	if p == nil {
-		return nil, nil, s.missing(id)
+		return nil, nil, store.NotUnfinished(id, s.loc)
 	}
 	st := store.PartialOf{Name: p.name, Folder: p.folder, Streamed: p.note != ""}.ChunkState(p.size, p.bytes())
 	return &chunkUp{s: s, id: id, p: p, st: st}, nil, nil
