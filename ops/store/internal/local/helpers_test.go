@@ -73,6 +73,9 @@ func putFinished(t testing.TB, s *localStore, name string, data []byte, made tim
 	return id
 }
 
+// partialIDs lists the ids of unfinished uploads.
+func (s *localStore) partialIDs() ([]string, error) { return s.PartialIDs() }
+
 // finishLeftover finishes an empty upload named name and puts its partial back beside it, with
 // the info it had: what a finish killed after its publish, before it removed the partial, left.
 func finishLeftover(t *testing.T, s *localStore, name string) string {

@@ -454,17 +454,21 @@ func still(fd, at int, name string) bool {
 	return unix.Fstat(fd, &a) == nil && unix.Fstatat(at, name, &b, unix.AT_SYMLINK_NOFOLLOW) == nil && a.Ino == b.Ino && a.Dev == b.Dev
 }
 
-// partialIDs lists the ids of unfinished uploads.
-func (s *localStore) partialIDs() ([]string, error) { return s.idsIn(InternalDir, partialDir) }
+// PartialIDs and PartialOf are store.PartialLister's: the partials folder, and each partial's
+// info.json, read through guarded opens.
+func (s *localStore) PartialIDs() ([]string, error) { return s.idsIn(InternalDir, partialDir) }
 
-// readPartialMetaOf reads info.json of the unfinished upload id, through guarded opens.
-func (s *localStore) readPartialMetaOf(id string) (*partialMeta, error) {
+func (s *localStore) PartialOf(id string) (store.PartialOf, bool, error) {
 	fd, err := s.openDir(lockErr, false, InternalDir, partialDir, id)
 	if err != nil {
-		return nil, err
+		return store.PartialOf{}, false, err
 	}
 	defer unix.Close(fd)
-	return readPartialMetaAt(fd)
+	m, err := readPartialMetaAt(fd)
+	if err != nil {
+		return store.PartialOf{}, false, err
+	}
+	return m.Of(), m.Batch, nil
 }
 
 // truncate cuts data back to n bytes (best effort when undoing a refused write) and syncs it.
