@@ -38,30 +38,33 @@ type ChunkProperties struct {
 	// streams it and keeps to the limit it is given.
 	Buffer bool
 
-	// Finished, when set, reads the finished upload id (upload.missing when it is not one), and
-	// DropLeftover (when set) removes what a finish killed after its publish left of it as
-	// unfinished: the engine asks Finished when OpenChunks finds no unfinished upload, so that a
-	// backend tells only whether it holds one (openChunks).
+	// Finished, when set, reads the finished upload id (upload.missing when it is not one): the
+	// engine asks it when OpenChunks finds no unfinished upload and tells none finished, so that a
+	// backend need tell only whether it holds one. DropLeftover, when set, removes what a finish
+	// killed after its publish left of a finished upload as unfinished: the engine calls it for
+	// every finished upload OpenChunks meets (openChunks).
 	Finished     func(ctx context.Context, id string) (*Info, error)
 	DropLeftover func(ctx context.Context, id string) error
 }
 
 // openChunks is b.OpenChunks, and when b finds no unfinished upload id, the finished upload id
-// (fin) if it is one: a finish killed after its publish may have left some of its unfinished form,
-// which goes as that finish would have removed it.
+// (fin) if it is one, as b tells or else as Finished reads it: a finish killed after its publish
+// may have left some of its unfinished form, which goes as that finish would have removed it.
 func openChunks(ctx context.Context, b ChunkBackend, id string) (up ChunkUpload, fin *Info, err error) {
 	up, fin, err = b.OpenChunks(ctx, id)
-	p := b.ChunkProperties()
-	if fin != nil || p.Finished == nil || fault.CodeOf(err) != fault.UploadMissing {
+	if fault.CodeOf(err) != fault.UploadMissing {
 		return up, fin, err
 	}
-	if fin, ierr := p.Finished(ctx, id); ierr == nil {
-		if p.DropLeftover != nil {
-			p.DropLeftover(ctx, id) // best effort: the next finish, stage or sweep tries again
+	p := b.ChunkProperties()
+	if fin == nil && p.Finished != nil {
+		if info, ierr := p.Finished(ctx, id); ierr == nil {
+			fin = info
 		}
-		return nil, fin, err
 	}
-	return nil, nil, err
+	if fin != nil && p.DropLeftover != nil {
+		p.DropLeftover(ctx, id) // best effort: the next finish, stage or sweep tries again
+	}
+	return nil, fin, err
 }
 
 // ChunkState is an unfinished upload as a ChunkBackend holds it.

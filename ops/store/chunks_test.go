@@ -30,6 +30,7 @@ type memChunks struct {
 	// Finished the rest; leftover is what a finish killed after its publish left (DropLeftover).
 	hooked   bool
 	leftover map[string]bool
+	tells    bool // hooked, and OpenChunks tells a finished upload all the same
 }
 
 func (m *memChunks) ChunkProperties() ChunkProperties {
@@ -61,7 +62,7 @@ func (m *memChunks) OpenChunks(_ context.Context, id string) (ChunkUpload, *Info
 		c.Offset = int64(len(m.data[id]))
 		return &memChunk{m: m, id: id, st: c}, nil, nil
 	}
-	if m.hooked {
+	if m.hooked && !m.tells {
 		return nil, nil, fault.Errorf(fault.UploadMissing, "upload %s: not there", id)
 	}
 	return nil, m.finished[id], fault.Errorf(fault.UploadMissing, "upload %s: not there", id)
@@ -336,6 +337,12 @@ func TestChunkFinishedHook(t *testing.T) {
 	}
 	if _, err := WriteChunk(ctx, m, gone, 0, strings.NewReader("z")); fault.CodeOf(err) != fault.UploadMissing {
 		t.Fatalf("a chunk of no upload: %v", err)
+	}
+	// A backend that tells a finished upload itself has its leftover removed all the same.
+	m = fresh()
+	m.tells = true
+	if at, err := WriteChunk(ctx, m, done, 0, strings.NewReader("z")); fault.CodeOf(err) != fault.UploadOffset || at != 1 || m.leftover[done] {
+		t.Fatalf("a chunk of a finished upload the backend told: %d, %v, leftover %v", at, err, m.leftover[done])
 	}
 }
 
