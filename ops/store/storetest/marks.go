@@ -18,6 +18,7 @@ var markTests = []struct {
 	{"MarkUsedMissingInOneWording", testMarkUsedMissing},
 	{"PartialWithoutInfoListedAndSwept", testPartialWithoutInfo},
 	{"LoneMarkerNamedAsNoUpload", testLoneMarker},
+	{"ForeignMarkerNamedUploadListed", testForeignMarker},
 }
 
 // wantNotFinished fails unless marking id used is refused as no finished upload of b, in the one
@@ -152,5 +153,47 @@ func testLoneMarker(t *testing.T, h Harness) {
 	must(t, "list after the sweep", err)
 	if len(l.Entries) != 0 || len(l.Skipped) != 1 || !strings.Contains(l.Skipped[0].Path, lone) {
 		t.Fatalf("after the sweep: %+v, skipped %+v; want the lone marker still named", l.Entries, l.Skipped)
+	}
+}
+
+// testForeignMarker: a marker beside a finished upload that the store did not write (a link or a
+// folder where the local store keeps a file, an object of other words on S3) is named and left in
+// place, and its upload is listed all the same, used when that marker was written: a sweep judges
+// it by that time, and a use replaces the marker by one of the store's own.
+func testForeignMarker(t *testing.T, h Harness) {
+	if h.PlantForeignMarker == nil {
+		t.Skip("this backend's harness cannot plant a foreign marker")
+	}
+	b := h.New(t)
+	a := upload(t, b, "a.txt", []byte("a"))
+	c := upload(t, b, "c.txt", []byte("c"))
+	before := time.Now().Add(-2 * time.Second) // a marker keeps at least whole seconds
+	h.PlantForeignMarker(t, b, a.ID)
+	h.PlantForeignMarker(t, b, c.ID)
+	after := time.Now().Add(2 * time.Second)
+	l, err := b.List(ctx)
+	must(t, "list", err)
+	if len(l.Entries) != 2 || len(l.Skipped) != 2 {
+		t.Fatalf("listed %+v, skipped %+v; want both uploads listed and both markers named", l.Entries, l.Skipped)
+	}
+	for i, e := range l.Entries {
+		if !e.Finished || e.LastUsed.Before(before) || e.LastUsed.After(after) {
+			t.Fatalf("entry %+v: want finished, used when its marker was planted (%v..%v)", e, before, after)
+		}
+		if s := l.Skipped[i]; !strings.HasSuffix(s.Path, e.ID+"/"+store.UsedName) || s.Why != store.SkipForeignMarker {
+			t.Fatalf("skipped %+v: want %s's marker named as %q", s, e.ID, store.SkipForeignMarker)
+		}
+	}
+	used := time.Now().Add(3 * time.Hour).Truncate(time.Second)
+	must(t, "mark c used", b.MarkUsed(ctx, []string{c.ID}, used))
+	got, err := sweepAll(t, ctx, b, time.Now().Add(time.Hour), false, nil)
+	must(t, "sweep", err)
+	if len(got) != 1 || got[a.ID] != store.Removed {
+		t.Fatalf("sweep outcomes %v: want only %s removed (used when its marker was written)", got, a.ID)
+	}
+	l, err = b.List(ctx)
+	must(t, "list after the sweep", err)
+	if len(l.Entries) != 1 || l.Entries[0].ID != c.ID || !l.Entries[0].LastUsed.Equal(used) || len(l.Skipped) != 0 {
+		t.Fatalf("after the sweep: %+v, skipped %+v; want %s alone, used at %v, its marker the store's", l.Entries, l.Skipped, c.ID, used)
 	}
 }

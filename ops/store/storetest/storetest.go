@@ -56,6 +56,10 @@ type Harness struct {
 	RemovePartialInfo func(t *testing.T, b store.Backend, id string)
 	// PlantMarker writes a .used marker for id, as a use writes one, where there is no upload.
 	PlantMarker func(t *testing.T, b store.Backend, id string)
+	// PlantForeignMarker puts, behind the store's back, a marker the store does not write in
+	// place of the finished upload id's (a link or a folder where a file is kept, an object of
+	// other words), as a hand or another program leaves one.
+	PlantForeignMarker func(t *testing.T, b store.Backend, id string)
 }
 
 // Run runs the suite.

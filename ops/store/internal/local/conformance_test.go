@@ -56,6 +56,13 @@ func TestLocalConformance(t *testing.T) {
 				t.Fatal(err)
 			}
 		},
+		PlantForeignMarker: func(t *testing.T, b store.Backend, id string) {
+			marker := filepath.Join(b.Location(), id, UsedName)
+			os.Remove(marker)
+			if err := os.Symlink("elsewhere", marker); err != nil {
+				t.Fatal(err)
+			}
+		},
 		EditTreeFile: func(t *testing.T, b store.Backend, id, name, rel string, data []byte) {
 			p := filepath.Join(b.Features().Pather.FinishedPath(id, name), filepath.FromSlash(rel))
 			os.Chmod(filepath.Dir(p), 0o700)

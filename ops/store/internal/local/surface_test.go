@@ -5,7 +5,6 @@ package local
 import (
 	"context"
 	"io"
-	"path/filepath"
 	"time"
 
 	"github.com/attachctl/attachctl/ops/store"
@@ -34,7 +33,8 @@ func (s *localStore) LastUsed(id string) (time.Time, bool, error) {
 		return time.Time{}, false, err
 	}
 	defer unix.Close(dirfd)
-	return lastUsedAt(dirfd, filepath.Join(s.UploadDir(id), UsedName))
+	at, _, err := s.lastUsedAt(dirfd, id)
+	return at, !at.IsZero(), err
 }
 
 // Chunk writes a chunk as Write does, in pieces of at most max bytes (max <= 0: defaultChunk), so

@@ -137,11 +137,12 @@ func (lr *listRun) ReadUpload(_ context.Context, c store.Candidate) (*store.Uplo
 	if err != nil {
 		return skip(err)
 	}
-	used, _, err := lastUsedAt(dirfd, dir+"/"+UsedName)
+	used, foreign, err := lr.s.lastUsedAt(dirfd, c.ID)
 	if err != nil {
 		return skip(err)
 	}
-	return &store.UploadMeta{Info: &meta.Info, Recorded: meta.ID, LastUsed: used, Folder: meta.Kind == store.KindFolder, Files: meta.Files}, nil
+	return &store.UploadMeta{Info: &meta.Info, Recorded: meta.ID, LastUsed: used, Folder: meta.Kind == store.KindFolder, Files: meta.Files,
+		ForeignMarker: foreign}, nil
 }
 
 func (lr *listRun) ListPartials(context.Context) ([]store.TopEntry, string, error) {
@@ -310,7 +311,7 @@ func (sw *sweeper) Recheck(_ context.Context, c store.Entry) (store.Reread, erro
 			return store.Reread{}, guardErr(c.ID)(sw.s.UploadDir(c.ID), err)
 		}
 		defer unix.Close(dirfd)
-		used, _, err := lastUsedAt(dirfd, sw.s.UploadDir(c.ID)+"/"+UsedName)
+		used, _, err := sw.s.lastUsedAt(dirfd, c.ID)
 		return store.Reread{Used: used}, err
 	}
 	r, err := sw.s.readPartial(sw.partfd, c.ID, true, regularPartial)

@@ -98,20 +98,18 @@ func (u *useRun) WriteUse(_ context.Context, id string, t *store.UseTarget, at t
 	return nil, nil, nil
 }
 
-// lastUsedAt is when the upload folder open as dirfd was last used: its .used marker's mtime,
-// never followed if it is a link, and false when it has never been used. A marker that is not a
-// regular file is upload.unreadable.
-func lastUsedAt(dirfd int, path string) (time.Time, bool, error) {
+// lastUsedAt is when the upload id, whose folder is open as dirfd, was last used: its .used
+// marker's mtime, never followed if it is a link, and zero when it has never been used. A marker
+// that is not a regular file is none the store wrote (foreign): the upload is used when it was
+// written, its own mtime, as a marker of other words is on S3, and the next use replaces it.
+func (s *localStore) lastUsedAt(dirfd int, id string) (at time.Time, foreign bool, err error) {
 	var st unix.Stat_t
-	err := unix.Fstatat(dirfd, UsedName, &st, unix.AT_SYMLINK_NOFOLLOW)
+	err = unix.Fstatat(dirfd, UsedName, &st, unix.AT_SYMLINK_NOFOLLOW)
 	if errors.Is(err, unix.ENOENT) {
 		return time.Time{}, false, nil
 	}
 	if err != nil {
-		return time.Time{}, false, storeErr(path, err)
+		return time.Time{}, false, storeErr(s.UploadDir(id)+"/"+UsedName, err)
 	}
-	if uint32(st.Mode)&unix.S_IFMT != unix.S_IFREG {
-		return time.Time{}, false, fault.Errorf(fault.UploadUnreadable, "%s: marker is not a regular file", path)
-	}
-	return time.Unix(st.Mtim.Unix()).UTC(), true, nil
+	return timespec(st.Mtim), uint32(st.Mode)&unix.S_IFMT != unix.S_IFREG, nil
 }

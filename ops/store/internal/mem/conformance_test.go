@@ -38,6 +38,11 @@ func TestMemConformance(t *testing.T) {
 			}
 		},
 		PlantMarker: func(t *testing.T, b store.Backend, id string) { b.(*mem.Store).Plant(id + "/" + store.UsedName) },
+		PlantForeignMarker: func(t *testing.T, b store.Backend, id string) {
+			if err := b.(*mem.Store).PlantForeignMarker(id); err != nil {
+				t.Fatal(err)
+			}
+		},
 		EditTreeFile: func(t *testing.T, b store.Backend, id, name, rel string, data []byte) {
 			if err := b.(*mem.Store).EditTreeFile(id, name, rel, data); err != nil {
 				t.Fatal(err)

@@ -42,6 +42,19 @@ func (s *Store) Plant(path string) {
 	s.foreign[path] = true
 }
 
+// PlantForeignMarker puts a marker the store did not write beside the finished upload id, written
+// now: its upload is used when it was written, and the marker is named.
+func (s *Store) PlantForeignMarker(id string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	f := s.finished[id]
+	if f == nil {
+		return s.missing(id)
+	}
+	f.used, f.foreign = s.now().UTC(), true
+	return nil
+}
+
 // RemovePartialInfo forgets what the unfinished upload id was begun as (its name, size and begin
 // time: what a backend keeps as its info), keeping what it wrote, as a stage killed as it began
 // or a sweep killed while it removed the upload leaves it.

@@ -82,6 +82,7 @@ func (p *partial) bytes() int64 {
 type finished struct {
 	info    store.Info
 	used    time.Time
+	foreign bool              // its marker is not the store's (PlantForeignMarker): named
 	data    []byte            // a file upload's bytes
 	tree    []store.TreeFile  // a folder upload's listing (nil for a file upload)
 	files   map[string][]byte // a folder upload's files as stored, by path
@@ -340,7 +341,7 @@ func (l memList) ReadUpload(_ context.Context, c store.Candidate) (*store.Upload
 		return nil, fault.Errorf(fault.UploadUnreadable, "upload %s: no metadata", c.ID)
 	}
 	info := f.info
-	return &store.UploadMeta{Info: &info, Recorded: c.ID, LastUsed: f.used, Folder: f.folder(), Files: len(f.tree)}, nil
+	return &store.UploadMeta{Info: &info, Recorded: c.ID, LastUsed: f.used, Folder: f.folder(), Files: len(f.tree), ForeignMarker: f.foreign}, nil
 }
 
 func (l memList) ListPartials(context.Context) ([]store.TopEntry, string, error) {
@@ -394,7 +395,8 @@ func (u memUse) LookUpUses(_ context.Context, ids []string) ([]store.UseTarget, 
 }
 
 func (u memUse) WriteUse(_ context.Context, id string, _ *store.UseTarget, at time.Time) (func() error, func(), error) {
-	u.s.finished[id].used = at.UTC()
+	f := u.s.finished[id]
+	f.used, f.foreign = at.UTC(), false
 	return nil, nil, nil
 }
 

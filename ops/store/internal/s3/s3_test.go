@@ -91,6 +91,13 @@ func TestConformance(t *testing.T) {
 				t.Fatal(err)
 			}
 		},
+		PlantForeignMarker: func(t *testing.T, b store.Backend, id string) {
+			s := b.(*Store)
+			if _, err := s.client.PutObject(context.Background(), &awss3.PutObjectInput{Bucket: &s.Bucket, Key: aws.String(s.key(id, store.UsedName)),
+				Body: strings.NewReader("touched by hand\n")}); err != nil {
+				t.Fatal(err)
+			}
+		},
 		EditTreeFile: func(t *testing.T, b store.Backend, id, name, rel string, data []byte) {
 			s := b.(*Store)
 			key := s.treeFileKey(id, name, rel)
