@@ -59,7 +59,8 @@ type UseBackend interface {
 	UseProperties() UseProperties
 	// HoldUses holds back a sweep's removal while the ids are checked and marked (a lock taken
 	// shared), or checks what a backend whose writes are conditional needs first (is there a
-	// store). The release is called once the marking is over.
+	// store). The release is called once the marking is over. upload.missing: there is no store,
+	// so no upload (a lock that is not there to take), and nothing is asked after it.
 	HoldUses(ctx context.Context, ids []string) (release func(), err error)
 	// LookUpUses finds each id's finished upload and the state of its marker, by id. An error
 	// is the whole call's (a store that does not answer); a refused id is its target's Err. It
@@ -82,7 +83,12 @@ func MarkUsedOn(ctx context.Context, b UseBackend, ids []string, at time.Time) e
 	}
 	p := b.UseProperties()
 	release, err := b.HoldUses(ctx, ids)
-	if err != nil {
+	switch {
+	case fault.CodeOf(err) == fault.UploadMissing && len(ids) > 0:
+		return NotFinished(ids[0], p.Where) // a store not made yet holds no upload
+	case fault.CodeOf(err) == fault.UploadMissing:
+		return nil
+	case err != nil:
 		return err
 	}
 	defer release()

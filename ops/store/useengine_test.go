@@ -21,6 +21,7 @@ type memUses struct {
 	versions map[string]int       // id -> marker version (absent: no marker)
 	tombs    map[string]bool      // a sweep's tombstone
 	held     bool                 // HoldUses proves presence (the local store's lock)
+	noStore  bool                 // HoldUses finds no store (no lock to take)
 	// beforeWrite runs before each conditional write, without the lock held.
 	beforeWrite func(id string)
 	writes      int
@@ -41,7 +42,12 @@ func (m *memUses) UseProperties() UseProperties {
 	return UseProperties{Jobs: m.jobs, Where: "mem://uses"}
 }
 
-func (m *memUses) HoldUses(context.Context, []string) (func(), error) { return func() {}, nil }
+func (m *memUses) HoldUses(context.Context, []string) (func(), error) {
+	if m.noStore {
+		return nil, fault.Errorf(fault.UploadMissing, "mem://uses: no such store")
+	}
+	return func() {}, nil
+}
 
 func (m *memUses) lookUp(id string) UseTarget {
 	m.mu.Lock()
@@ -140,6 +146,9 @@ func TestMarkUsedOn(t *testing.T) {
 	}{
 		{name: "all marked", ids: []string{a, b, c}, marked: []string{a, b, c}},
 		{name: "none", ids: nil},
+		{name: "no store: no upload", ids: []string{a, b}, setup: func(m *memUses) { m.noStore = true },
+			code: fault.UploadMissing, want: "upload " + a + ": not a finished upload in store mem://uses"},
+		{name: "no store, no id", ids: nil, setup: func(m *memUses) { m.noStore = true }},
 		{name: "invalid id", ids: []string{a, "x"}, code: fault.UploadInvalid},
 		{name: "one missing marks none", ids: []string{a, b, "01900000-0000-7000-8000-0000000000ff"}, code: fault.UploadMissing, want: "not there"},
 		{name: "one tombstoned marks none", ids: []string{a, b}, setup: func(m *memUses) { m.sweepNow(b, false) },

@@ -31,7 +31,6 @@ func (s *localStore) MarkUsed(_ context.Context, ids []string, at time.Time) err
 type useRun struct {
 	s    *localStore
 	dirs []int
-	none bool // the store folder is not there: it holds no upload
 }
 
 func (u *useRun) close() {
@@ -44,18 +43,10 @@ func (u *useRun) UseProperties() store.UseProperties {
 	return store.UseProperties{Jobs: 1, Where: u.s.Dir}
 }
 
-// HoldUses takes the marker lock shared. A store not made yet has no lock to take, and no upload.
+// HoldUses takes the marker lock shared. A store not made yet has no lock to take (upload.missing:
+// its folder is not there), and no upload.
 func (u *useRun) HoldUses(context.Context, []string) (func(), error) {
 	lk, err := u.s.lock(lockName, unix.LOCK_SH, markerWait)
-	if fault.CodeOf(err) == fault.UploadMissing {
-		fd, terr := u.s.openIfThere()
-		if fd >= 0 {
-			unix.Close(fd)
-		}
-		if u.none = terr == nil && fd < 0; u.none {
-			return func() {}, nil
-		}
-	}
 	if err != nil {
 		return nil, err
 	}
@@ -67,10 +58,6 @@ func (u *useRun) HoldUses(context.Context, []string) (func(), error) {
 func (u *useRun) LookUpUses(_ context.Context, ids []string) ([]store.UseTarget, error) {
 	ts := make([]store.UseTarget, len(ids))
 	for i, id := range ids {
-		if u.none {
-			ts[i].Missing = true
-			continue
-		}
 		dirfd, err := u.s.openDir(guardErr(id), false, id)
 		if err == nil {
 			u.dirs = append(u.dirs, dirfd)
