@@ -59,16 +59,17 @@ func openDirAt(parent int, name string) (int, error) {
 // primitives below: the finished ones read through the guarded reads, the unfinished ones from
 // their partials. A store that does not exist is empty.
 func (s *localStore) list() (*store.Listing, error) {
-	lr := &listRun{storeDirs{s: s, storefd: -1, partfd: -1}}
-	defer lr.close()
-	return store.ListOn(context.Background(), lr)
+	d := &storeDirs{s: s, storefd: -1, partfd: -1, trashfd: -1}
+	defer d.close()
+	return store.ListOn(context.Background(), d)
 }
 
-// storeDirs are the store's folder and its partials, open for one listing or one sweep (-1: not
-// open, or not there).
+// storeDirs are the store's folder and its partials, open for one listing or one sweep, and the
+// trash for a sweep (-1: not open, or not there). As a listing's store.ListBackend it reads the
+// uploads through them.
 type storeDirs struct {
-	s               *localStore
-	storefd, partfd int
+	s                        *localStore
+	storefd, partfd, trashfd int
 }
 
 // open opens them, making nothing: false when the store is not there.
@@ -83,7 +84,7 @@ func (d *storeDirs) open() (bool, error) {
 }
 
 func (d *storeDirs) close() {
-	for _, fd := range []*int{&d.storefd, &d.partfd} {
+	for _, fd := range []*int{&d.storefd, &d.partfd, &d.trashfd} {
 		if *fd >= 0 {
 			unix.Close(*fd)
 			*fd = -1
@@ -91,19 +92,16 @@ func (d *storeDirs) close() {
 	}
 }
 
-// listRun is one List's store.ListBackend.
-type listRun struct{ storeDirs }
-
-func (lr *listRun) ListProperties() store.ListProperties {
+func (d *storeDirs) ListProperties() store.ListProperties {
 	return store.ListProperties{Jobs: workers()}
 }
 
-func (lr *listRun) ListTop(context.Context) ([]store.TopEntry, string, bool, error) {
-	s := lr.s
-	if there, err := lr.open(); !there || err != nil {
+func (d *storeDirs) ListTop(context.Context) ([]store.TopEntry, string, bool, error) {
+	s := d.s
+	if there, err := d.open(); !there || err != nil {
 		return nil, s.Dir, false, err
 	}
-	top, err := listAt(lr.storefd, s.Dir)
+	top, err := listAt(d.storefd, s.Dir)
 	return top, s.Dir, err == nil, err
 }
 
@@ -123,21 +121,20 @@ func listAt(fd int, dir string) ([]store.TopEntry, error) {
 
 // ReadUpload reads a finished upload's metadata and marker through the guarded reads; whatever
 // keeps it from reading as an upload is skipped, never a failure.
-func (lr *listRun) ReadUpload(_ context.Context, c store.Candidate) (*store.UploadMeta, error) {
+func (d *storeDirs) ReadUpload(_ context.Context, c store.Candidate) (*store.UploadMeta, error) {
 	skip := func(err error) (*store.UploadMeta, error) {
 		return nil, fault.Errorf(fault.UploadUnreadable, "%s", fault.AsError(err, fault.UploadUnreadable).Message)
 	}
-	dir := lr.s.UploadDir(c.ID)
-	dirfd, err := openDirAt(lr.storefd, c.ID)
+	dirfd, err := openDirAt(d.storefd, c.ID)
 	if err != nil {
-		return skip(guardErr(c.ID)(dir, err))
+		return skip(guardErr(c.ID)(d.s.UploadDir(c.ID), err))
 	}
 	defer unix.Close(dirfd)
-	meta, err := lr.s.readMetaAt(dirfd, c.ID)
+	meta, err := d.s.readMetaAt(dirfd, c.ID)
 	if err != nil {
 		return skip(err)
 	}
-	used, foreign, err := lr.s.lastUsedAt(dirfd, c.ID)
+	used, foreign, err := d.s.lastUsedAt(dirfd, c.ID)
 	if err != nil {
 		return skip(err)
 	}
@@ -145,17 +142,17 @@ func (lr *listRun) ReadUpload(_ context.Context, c store.Candidate) (*store.Uplo
 		ForeignMarker: foreign}, nil
 }
 
-func (lr *listRun) ListPartials(context.Context) ([]store.TopEntry, string, error) {
-	dir := lr.s.internal(partialDir)
-	if lr.partfd < 0 {
+func (d *storeDirs) ListPartials(context.Context) ([]store.TopEntry, string, error) {
+	dir := d.s.internal(partialDir)
+	if d.partfd < 0 {
 		return nil, dir, nil
 	}
-	top, err := listAt(lr.partfd, dir)
+	top, err := listAt(d.partfd, dir)
 	return top, dir, err
 }
 
-func (lr *listRun) ReadPartial(_ context.Context, id string) (store.UnfinishedState, error) {
-	r, err := lr.s.readPartial(lr.partfd, id, false, regularPartial)
+func (d *storeDirs) ReadPartial(_ context.Context, id string) (store.UnfinishedState, error) {
+	r, err := d.s.readPartial(d.partfd, id, false, regularPartial)
 	return r.UnfinishedState, err
 }
 
@@ -219,7 +216,7 @@ func treeBytesAt(dirfd int) (int64, time.Time) {
 // Recheck finds it gone) and takes the one-sweep lock, waiting at most wait. A dry run takes
 // nothing (it writes nothing, the lock included); a store that does not exist has nothing to sweep.
 func (s *localStore) sweep(wait time.Duration, dryRun bool) (*sweeper, error) {
-	sw := &sweeper{storeDirs: storeDirs{s: s, storefd: -1, partfd: -1}, dry: dryRun, trashfd: -1}
+	sw := &sweeper{storeDirs: &storeDirs{s: s, storefd: -1, partfd: -1, trashfd: -1}, dry: dryRun}
 	there, err := sw.open()
 	if err == nil && there && !dryRun {
 		if sw.lock, err = s.lock(sweepLock, unix.LOCK_EX, wait); err == nil {
@@ -259,20 +256,15 @@ func (sw *sweeper) openTrash() error {
 // sweeper is a running sweep of a local store, its store.SweepBackend: it holds sweep.lock and
 // the store's folders until Close.
 type sweeper struct {
-	storeDirs
-	dry     bool
-	lock    *heldLock
-	trashfd int  // the trash, in a real sweep
-	root    fsID // the store's file system
+	*storeDirs
+	dry  bool
+	lock *heldLock
+	root fsID // the store's file system
 }
 
 // Close releases the sweep lock and the folders.
 func (sw *sweeper) Close() error {
 	sw.close()
-	if sw.trashfd >= 0 {
-		unix.Close(sw.trashfd)
-		sw.trashfd = -1
-	}
 	return sw.lock.Unlock()
 }
 
