@@ -58,17 +58,16 @@ func (s *localStore) IDs() ([]string, error) { return s.idsIn() }
 // there (a store not made yet is empty).
 func (s *localStore) idsIn(names ...string) ([]string, error) {
 	fd, ents, err := s.listIfThere(names...)
-	if fd < 0 {
-		return nil, err
+	if fd >= 0 {
+		unix.Close(fd)
 	}
-	unix.Close(fd)
 	var ids []string
 	for _, e := range ents {
 		if store.ValidID(e.Name()) == nil {
 			ids = append(ids, e.Name())
 		}
 	}
-	return ids, nil
+	return ids, err
 }
 
 // listIfThere opens STORE/<names...> as openIfThere does and lists it (readDirAt): fd is -1, with

@@ -287,7 +287,13 @@ func (sw *sweeper) SweepProperties() store.SweepProperties {
 
 // Exclude takes the marker lock exclusive: a use waits for one batch at most.
 func (sw *sweeper) Exclude(context.Context) (func(), error) {
-	lk, err := sw.s.lock(lockName, unix.LOCK_EX, max(markerWait, 0))
+	return sw.s.hold(unix.LOCK_EX)
+}
+
+// hold takes the marker lock with how (LOCK_SH: a use; LOCK_EX: a sweep's batch), waiting at most
+// markerWait, and returns its release.
+func (s *localStore) hold(how int) (func(), error) {
+	lk, err := s.lock(lockName, how, markerWait)
 	if err != nil {
 		return nil, err
 	}

@@ -46,11 +46,7 @@ func (u *useRun) UseProperties() store.UseProperties {
 // HoldUses takes the marker lock shared. A store not made yet has no lock to take (upload.missing:
 // its folder is not there), and no upload.
 func (u *useRun) HoldUses(context.Context, []string) (func(), error) {
-	lk, err := u.s.lock(lockName, unix.LOCK_SH, markerWait)
-	if err != nil {
-		return nil, err
-	}
-	return func() { lk.Unlock() }, nil
+	return u.s.hold(unix.LOCK_SH)
 }
 
 // LookUpUses opens and checks each upload folder in turn: one that is not there, or has no
