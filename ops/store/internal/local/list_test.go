@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/attachctl/attachctl/ops/store"
 	"github.com/attachctl/attachctl/sweep"
 )
 
@@ -122,5 +123,51 @@ func TestSweepDropsFinishLeftover(t *testing.T) {
 	}
 	if _, err := s.ReadMeta(id); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestSweepFinishedReplacedSinceListed: a finished upload whose folder was replaced by a link or a
+// file after the listing is no upload any more when the sweep re-checks it: Gone, as an
+// unfinished one replaced so is, and as S3 and mem report an entry no longer there; nothing is
+// removed, neither the link nor what it names, nor the file.
+func TestSweepFinishedReplacedSinceListed(t *testing.T) {
+	for _, by := range []string{"link", "file"} {
+		t.Run(by, func(t *testing.T) {
+			s := testStore(t)
+			made := time.Now().Add(-48 * time.Hour)
+			id := putFinished(t, s, "a.txt", []byte("a"), made)
+			l, err := s.list()
+			must(t, err)
+			if len(l.Entries) != 1 || l.Entries[0].ID != id {
+				t.Fatalf("listed %+v", l.Entries)
+			}
+			moved := filepath.Join(t.TempDir(), "moved")
+			must(t, os.Rename(s.UploadDir(id), moved))
+			if by == "link" {
+				must(t, os.Symlink(moved, s.UploadDir(id)))
+			} else {
+				must(t, os.WriteFile(s.UploadDir(id), []byte("x"), 0o600))
+			}
+			sw, err := s.sweep(0, false)
+			must(t, err)
+			defer sw.Close()
+			var got []store.Outcome
+			must(t, sw.Remove(context.Background(), l.Entries, func(store.Entry) bool { return true }, func(e store.Entry, o store.Outcome, err error) error {
+				if err != nil {
+					t.Errorf("%s: %v", e.ID, err)
+				}
+				got = append(got, o)
+				return nil
+			}))
+			if len(got) != 1 || got[0] != store.Gone {
+				t.Fatalf("outcomes %v, want Gone", got)
+			}
+			if _, err := os.Lstat(s.UploadDir(id)); err != nil {
+				t.Fatalf("what replaced the upload was removed: %v", err)
+			}
+			if _, err := os.Stat(filepath.Join(moved, "a.txt")); err != nil {
+				t.Fatalf("the folder the link names was touched: %v", err)
+			}
+		})
 	}
 }

@@ -305,7 +305,9 @@ func (s *localStore) hold(how int) (func(), error) {
 func (sw *sweeper) Recheck(_ context.Context, c store.Entry) (store.Reread, error) {
 	if c.Finished {
 		dirfd, err := openDirAt(sw.storefd, c.ID)
-		if err != nil { // not there: upload.missing, gone
+		if replaced(err) {
+			return store.Reread{}, store.NotFinished(c.ID, sw.s.Dir)
+		} else if err != nil { // not there: upload.missing, gone
 			return store.Reread{}, guardErr(c.ID)(sw.s.UploadDir(c.ID), err)
 		}
 		defer unix.Close(dirfd)
@@ -313,7 +315,7 @@ func (sw *sweeper) Recheck(_ context.Context, c store.Entry) (store.Reread, erro
 		return store.Reread{Used: used}, err
 	}
 	r, err := sw.s.readPartial(sw.partfd, c.ID, true, regularPartial)
-	if errors.Is(err, unix.ENOTDIR) { // a link or a file in its place since the listing: no entry
+	if replaced(err) {
 		return store.Reread{}, store.NotUnfinished(c.ID, sw.s.Dir)
 	}
 	// Finished since it was listed: what is left of the partial is the finish's leftover, not an
@@ -326,6 +328,11 @@ func (sw *sweeper) Recheck(_ context.Context, c store.Entry) (store.Reread, erro
 	}
 	return store.Reread{State: r.UnfinishedState, Release: r.release}, err
 }
+
+// replaced reports whether opening an entry's folder failed because a link or a file stands in
+// its place (since the listing: the entry is no upload any more, gone, as the listing would skip
+// it now).
+func replaced(err error) bool { return errors.Is(err, unix.ENOTDIR) || errors.Is(err, unix.ELOOP) }
 
 // home is the folder that keeps the entry's folder, and the path of that.
 func (sw *sweeper) home(e store.Entry) (int, string) {
