@@ -19,8 +19,6 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"syscall"
 
 	"github.com/attachctl/attachctl/manifest/fault"
@@ -34,13 +32,8 @@ import (
 type localStore struct {
 	Dir string // the store's absolute folder, set by the first open
 
-	dir    string      // the folder as New was given it
-	mu     sync.Mutex  // serialises the opens, and guards err
-	opened atomic.Bool // an open found the store (or that it does not exist yet): Dir, quota are set
-	made   atomic.Bool // opened with create once: judged, made and marked
-	// err: a read-open failed with it, and later reads return it without opening again while no
-	// store is found (opened false), until an upload makes the store.
-	err error
+	dir     string       // the folder as New was given it
+	opening store.Opened // the folder opened for this run (open): Dir, quota are set once it is
 
 	store.TreesOn // store.Trees: the engine's rules over the store, opened for each call (New)
 
@@ -50,77 +43,49 @@ type localStore struct {
 	meta  store.MetaIndex     // the metadata of small uploads (metaindex.go)
 }
 
-// open opens the store for reading; create: for an upload, making or marking it. A read-open
-// that failed (no store yet) is not made again, but an upload that makes the store afterwards is
-// seen by every later call. The store folder must be a real folder, not a symlink (refused
-// before anything is made), and never inside another store or an upload (store.notStore). What
-// the folder is, is store.Judge's: one that is not a store is store.notStore, and nothing is
-// written into it. Without create, a store that does not exist is empty: every read finds nothing
-// and nothing is made. With create (an upload), a missing store is made (0700), and a new or empty
-// folder, or a store of an earlier version, is marked.
+// open opens the store for reading; create: for an upload, making or marking it (store.Opened
+// keeps what an open found for the run, store.OpenSite is the order, site the folder's steps).
+// The store folder must be a real folder, not a symlink (refused before anything is made), and
+// never inside another store or an upload. The folder found by the first open stays the store's.
 func (s *localStore) open(create bool) error {
-	if s.opened.Load() && (!create || s.made.Load()) {
-		return nil // judged for this run already: an upload per file need not judge it again
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.opened.Load() && (!create || s.made.Load()) {
-		return nil // opened meanwhile
-	}
-	if !create && s.err != nil {
-		return s.err
-	}
-	err := s.judgeOpen(create)
-	if err != nil {
-		if !create {
-			s.err = err
+	return s.opening.Open(create, func(create, first bool) error {
+		if first {
+			abs, err := filepath.Abs(s.dir)
+			if err != nil {
+				return fault.Errorf(fault.UploadInvalid, "store %s: %v", s.dir, err)
+			}
+			s.Dir = abs
 		}
-		return err
-	}
-	if !s.opened.Load() {
-		s.quota.Loc, s.quota.MarkAt = s.Dir, s.internal(store.MarkName) // read by calls after this open
-		s.opened.Store(true)
-	}
-	if create {
-		s.made.Store(true)
-	}
-	return nil
+		if _, err := store.OpenSite(s.Dir, site{s}, create); err != nil {
+			return err
+		}
+		if first {
+			s.quota.Loc, s.quota.MarkAt = s.Dir, s.internal(store.MarkName) // read by calls after this open
+		}
+		return nil
+	})
 }
 
-// judgeOpen is open's work, under its lock: it judges the folder, and with create makes or marks
-// it. The folder found by the first open stays the store's.
-func (s *localStore) judgeOpen(create bool) error {
-	abs, err := filepath.Abs(s.dir)
-	if err != nil {
-		return fault.Errorf(fault.UploadInvalid, "store %s: %v", s.dir, err)
-	}
-	if !s.opened.Load() {
-		s.Dir = abs
-	}
-	if err := notNested(abs); err != nil {
-		return err
-	}
-	kind, err := s.judge() // a symlink or a file is refused here, as not a real folder
-	if err == nil && kind == store.NotThere && create {
-		if err = mkdirAll(abs); err == nil {
-			kind, err = s.judge()
-		}
-	}
-	if err != nil || kind == store.Marked || !create {
-		return err
-	}
-	return s.mark()
-}
+// site is the store folder's steps of store.OpenSite. The mark, store.MarkName, holds
+// store.MarkText: that the folder is a store, and its limits (store init). A mark of an earlier
+// version holds plain text, and is a mark without limits.
+type site struct{ s *localStore }
 
-// The mark, store.MarkName, holds store.MarkText: that the folder is a store, and its limits
-// (store init). A mark of an earlier version holds plain text, and is a mark without limits.
+func (t site) Nested() error { return notNested(t.s.Dir) }
+func (t site) Make() error   { return mkdirAll(t.s.Dir) }
+func (t site) Mark() error   { return t.s.mark() }
 
 // judge tells what the store folder is (store.Judge), reading without following a link or
 // writing anything.
-func (s *localStore) judge() (store.Verdict, error) {
+func (s *localStore) judge() (store.Verdict, error) { return store.JudgeSite(s.Dir, site{s}) }
+
+// Look reads what the store folder holds without following a link or writing anything: a
+// symlink or a file is refused here, as not a real folder.
+func (t site) Look() (store.Seen, error) {
+	s := t.s
 	storefd, err := s.openIfThere()
 	if err != nil || storefd < 0 {
-		return store.NotThere, err
+		return store.Seen{}, err
 	}
 	d := os.NewFile(uintptr(storefd), s.Dir) // d owns storefd
 	defer d.Close()
@@ -131,18 +96,18 @@ func (s *localStore) judge() (store.Verdict, error) {
 		defer unix.Close(idir)
 		seen.Mark = isEntry(idir, store.MarkName, unix.S_IFREG)
 		seen.Names = []store.TopEntry{{Name: InternalDir, Dir: true}}
-		return store.Judge(s.Dir, seen)
+		return seen, nil
 	case !errors.Is(err, unix.ENOENT):
-		return 0, lockErr(s.internal(), err)
+		return seen, lockErr(s.internal(), err)
 	}
 	ents, err := d.ReadDir(store.JudgeNames)
 	if len(ents) == 0 && err != nil && err != io.EOF {
-		return 0, fault.Errorf(fault.UploadUnreadable, "store %s: %v", s.Dir, err)
+		return seen, fault.Errorf(fault.UploadUnreadable, "store %s: %v", s.Dir, err)
 	}
 	for _, e := range ents {
 		seen.Names = append(seen.Names, store.TopEntry{Name: e.Name(), Dir: e.IsDir()})
 	}
-	return store.Judge(s.Dir, seen)
+	return seen, nil
 }
 
 // mark writes the store's mark (and its internal folders), never through a link.

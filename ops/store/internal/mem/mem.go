@@ -123,17 +123,25 @@ func (s *Store) Location() string { return s.loc }
 // FinishedURI names a finished upload in records: LOCATION/<id>/<name>.
 func (s *Store) FinishedURI(id, name string) string { return s.loc + "/" + id + "/" + name }
 
-// checkStore refuses a location that holds something and is not a store (store.Judge), and
-// marks the location a store when create. Called with s.mu held.
+// checkStore refuses a location that holds something and is not a store, and marks the location
+// a store when create (store.OpenSite over site). Called with s.mu held.
 func (s *Store) checkStore(create bool) error {
 	if s.mark != nil {
 		return nil
 	}
-	if _, err := store.Judge(s.loc, store.Seen{Names: topEntries(s.top(map[string]bool{}))}); err != nil || !create {
-		return err
-	}
-	s.mark = store.MarkText(store.Limits{})
-	return nil
+	_, err := store.OpenSite(s.loc, site{s}, create)
+	return err
+}
+
+// site is the location's steps of store.OpenSite: what was planted is what is there, and no
+// location is made or nested.
+type site struct{ s *Store }
+
+func (site) Nested() error { return nil }
+func (site) Make() error   { return nil }
+func (t site) Mark() error { t.s.mark = store.MarkText(store.Limits{}); return nil }
+func (t site) Look() (store.Seen, error) {
+	return store.Seen{Names: topEntries(t.s.top(map[string]bool{}))}, nil
 }
 
 // top adds to dirs the names at the top of what was planted (true: a folder, a planted path's
