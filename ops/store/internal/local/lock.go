@@ -174,13 +174,13 @@ func ownedDir(fd int, path string, mend bool) error {
 }
 
 // lockErr codes an error opening the store's internal files: a link where a folder or file should
-// be is upload.unreadable, as the guarded open says.
+// be is upload.unreadable, as the guarded open says, its cause kept (which of the two it was).
 func lockErr(path string, err error) error {
 	switch {
 	case errors.Is(err, unix.ENOENT):
 		return fault.Errorf(fault.UploadMissing, "%s: no such folder", path)
 	case errors.Is(err, unix.ELOOP), errors.Is(err, unix.ENOTDIR):
-		return fault.Errorf(fault.UploadUnreadable, "%s: a symlink or not a real folder", path)
+		return fault.Errorf(fault.UploadUnreadable, "%s: a symlink or not a real folder: %w", path, err)
 	}
 	return storeErr(path, err)
 }

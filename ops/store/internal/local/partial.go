@@ -255,7 +255,9 @@ func (s *localStore) lockPartial(id string, nonblock bool) (*partial, error) {
 		switch {
 		case retry:
 			continue
-		case fault.CodeOf(err) == fault.UploadMissing || errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR):
+		case fault.CodeOf(err) == fault.UploadMissing || errors.Is(err, unix.ENOENT):
+			return nil, store.NotUnfinished(id, s.Dir)
+		case fault.CodeOf(err) == "" && errors.Is(err, unix.ENOTDIR): // a file in its folder's place; a link is lockErr's refusal
 			return nil, store.NotUnfinished(id, s.Dir)
 		}
 		return p, err

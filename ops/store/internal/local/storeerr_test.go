@@ -5,10 +5,13 @@ package local
 import (
 	"errors"
 	"io/fs"
+	"os"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/attachctl/attachctl/manifest/fault"
+	"golang.org/x/sys/unix"
 )
 
 // TestStoreErr: an error writing the store names its path once and keeps its cause; a full disk
@@ -54,7 +57,7 @@ func TestGuardErr(t *testing.T) {
 		msg  string
 	}{
 		{"not there", syscall.ENOENT, fault.UploadMissing, "upload " + id + ": " + p + ": not a finished upload in this store"},
-		{"a link", syscall.ELOOP, fault.UploadUnreadable, "upload " + id + ": " + p + ": a symlink or not a real folder"},
+		{"a link", syscall.ELOOP, fault.UploadUnreadable, "upload " + id + ": " + p + ": a symlink or not a real folder: " + syscall.ELOOP.Error()},
 		{"full disk", syscall.ENOSPC, fault.UploadDiskFull, "upload " + id + ": " + p + ": " + syscall.ENOSPC.Error()},
 		{"quota", syscall.EDQUOT, fault.UploadDiskFull, "upload " + id + ": " + p + ": no space left for this user: " + syscall.EDQUOT.Error()},
 		{"other errno", syscall.EIO, fault.UploadUnreadable, "upload " + id + ": " + p + ": " + syscall.EIO.Error()},
@@ -65,9 +68,33 @@ func TestGuardErr(t *testing.T) {
 			if !errors.As(err, &me) || me.Code != c.code || me.Message != c.msg {
 				t.Fatalf("guardErr = %v; want %s %q", err, c.code, c.msg)
 			}
-			if c.code != fault.UploadMissing && c.err != syscall.ELOOP && !errors.Is(err, c.err) {
+			if c.code != fault.UploadMissing && !errors.Is(err, c.err) {
 				t.Fatalf("%v: the cause is lost", err)
 			}
 		})
+	}
+}
+
+// TestLockErrLink: a link where one of the store's internal folders should be is
+// upload.unreadable and keeps its cause, so that a caller (and a reader of the message) can tell
+// a link (ELOOP) from a file where a folder should be (ENOTDIR).
+func TestLockErrLink(t *testing.T) {
+	for _, cause := range []syscall.Errno{syscall.ELOOP, syscall.ENOTDIR} {
+		err := lockErr("/s/.attachctl", cause)
+		if fault.CodeOf(err) != fault.UploadUnreadable || !errors.Is(err, cause) {
+			t.Errorf("lockErr(%v) = %v; want upload.unreadable keeping its cause", cause, err)
+		}
+	}
+	s := newStore(t)
+	idir := s.internal()
+	if err := os.Rename(idir, idir+".real"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(idir+".real", idir); err != nil {
+		t.Fatal(err)
+	}
+	_, err := s.lock(lockName, unix.LOCK_SH, time.Second)
+	if fault.CodeOf(err) != fault.UploadUnreadable || !errors.Is(err, syscall.ELOOP) && !errors.Is(err, syscall.ENOTDIR) {
+		t.Fatalf("lock through a linked internal folder: %v; want upload.unreadable whose cause is the system's (ELOOP, or ENOTDIR where O_DIRECTORY is asked first)", err)
 	}
 }
