@@ -738,6 +738,10 @@ func testSweepExclusive(t *testing.T, h Harness) {
 	must(t, "sweep", err)
 	_, err = b.Sweep(ctx, 0, false)
 	wantCode(t, "a second sweep at once", err, fault.StoreLocked)
+	// One wording on every backend: the lock, and what holds it.
+	if !strings.Contains(err.Error(), "the sweep lock (another sweep or rm is running)") {
+		t.Errorf("a second sweep at once: %v; want it to name the sweep lock and what holds it", err)
+	}
 	must(t, "close", sw.Close())
 	sw, err = b.Sweep(ctx, 0, false)
 	must(t, "sweep after close", err)

@@ -28,15 +28,18 @@ func (l *heldLock) Unlock() error {
 		return nil
 	}
 	if l.named {
-		clearHolder(int(l.f.Fd()))
+		flockFile{fd: int(l.f.Fd())}.SetHolder("") // what a lock file names holds it
 	}
 	err := l.f.Close() // closing the only descriptor releases the flock
 	l.f = nil
 	return err
 }
 
+// lockTags are the tags of the lock files in messages (store.LockName).
+var lockTags = map[string]string{lockName: "marker", sweepLock: "sweep", limitsLock: "limits"}
+
 // lock takes the lock file name of STORE/.attachctl (lockName, sweepLock or limitsLock; made when
-// missing) with how (LOCK_SH or LOCK_EX), waiting at most wait.
+// missing) with how (LOCK_SH or LOCK_EX), waiting at most wait (store.TakeLockFile).
 func (s *localStore) lock(name string, how int, wait time.Duration) (*heldLock, error) {
 	idir, err := s.openDir(lockErr, true, InternalDir)
 	if err != nil {
@@ -56,25 +59,42 @@ func (s *localStore) lock(name string, how int, wait time.Duration) (*heldLock, 
 	if uint32(st.Mode)&0o7777 != uint32(FileMode) && st.Uid == euid {
 		unix.Fchmod(fd, uint32(FileMode)) // created under a umask, or loosened by hand
 	}
-	if err := pollFlock(fd, how, wait); err != nil {
-		h, known := readHolder(fd)
+	if err := store.TakeLockFile(flockFile{fd, how}, how == unix.LOCK_EX, wait, s.Dir, lockTags[name], path); err != nil {
 		f.Close()
-		if errors.Is(err, unix.EWOULDBLOCK) {
-			what := "the marker lock"
-			switch name {
-			case sweepLock:
-				what = "the sweep lock (another sweep or rm is running)"
-			case limitsLock:
-				what = "the limits lock"
-			}
-			return nil, fault.Errorf(fault.StoreLocked, "store %s: %s %s %s", s.Dir, what, path, store.HeldBy(h, known, wait))
+		if fault.CodeOf(err) == "" {
+			err = lockErr(path, err)
 		}
-		return nil, lockErr(path, err)
-	}
-	if how == unix.LOCK_EX {
-		writeHolder(fd)
+		return nil, err
 	}
 	return &heldLock{f: f, named: how == unix.LOCK_EX}, nil
+}
+
+// flockFile is the open lock file fd as store.TakeLockFile takes it, with how (LOCK_SH or
+// LOCK_EX). The holder is read and written in place: a lock file is never renamed over, as its
+// flock is on the file.
+type flockFile struct{ fd, how int }
+
+func (l flockFile) Try() (bool, error) {
+	err := flock(l.fd, l.how|unix.LOCK_NB)
+	if err == unix.EWOULDBLOCK {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+func (l flockFile) Holder() string {
+	buf := make([]byte, 512)
+	n, err := unix.Pread(l.fd, buf, 0)
+	if err != nil || n <= 0 {
+		return ""
+	}
+	return string(buf[:n])
+}
+
+func (l flockFile) SetHolder(line string) {
+	if unix.Ftruncate(l.fd, 0) == nil && line != "" {
+		unix.Pwrite(l.fd, []byte(line), 0)
+	}
 }
 
 // openIfThere opens STORE/<names...> (the store folder itself without names) for a reader that
@@ -85,28 +105,6 @@ func (s *localStore) openIfThere(names ...string) (int, error) {
 		return -1, nil
 	}
 	return fd, err
-}
-
-// pollFlock tries flock(how|LOCK_NB) until it succeeds or wait runs out; then it returns
-// EWOULDBLOCK. The backoff starts at 50µs and grows to 20ms.
-func pollFlock(fd, how int, wait time.Duration) error {
-	deadline := time.Now().Add(wait)
-	pause := 50 * time.Microsecond
-	for {
-		err := flock(fd, how|unix.LOCK_NB)
-		if err == nil {
-			return nil
-		}
-		if err != unix.EWOULDBLOCK {
-			return err
-		}
-		left := time.Until(deadline)
-		if left <= 0 {
-			return unix.EWOULDBLOCK
-		}
-		time.Sleep(min(pause, left))
-		pause = min(2*pause, 20*time.Millisecond)
-	}
 }
 
 // flock is flock(2), taken again when a signal interrupts it.

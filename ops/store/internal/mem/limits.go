@@ -47,7 +47,7 @@ func (s *Store) lockLimits(ctx context.Context, wait time.Duration) (store.Limit
 		return nil, err
 	}
 	if err := take(ctx, s.limitsLock, wait, func() error {
-		return fault.Errorf(fault.StoreLocked, "store %s: the limits lock %s", s.loc, store.HeldBy(store.Holder{}, false, wait))
+		return fault.Errorf(fault.StoreLocked, "store %s: %s %s", s.loc, store.LockName("limits"), store.HeldBy(store.Holder{}, false, wait))
 	}); err != nil {
 		return nil, err
 	}

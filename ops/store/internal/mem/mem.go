@@ -439,7 +439,7 @@ func (s *Store) Sweep(ctx context.Context, wait time.Duration, dryRun bool) (sto
 		return &sweeper{s: s, dry: true}, nil
 	}
 	if err := take(ctx, s.sweepLock, wait, func() error {
-		return fault.Errorf(fault.StoreLocked, "store %s: the sweep lock %s", s.loc, store.HeldBy(store.Holder{}, false, wait))
+		return fault.Errorf(fault.StoreLocked, "store %s: %s %s", s.loc, store.LockName("sweep"), store.HeldBy(store.Holder{}, false, wait))
 	}); err != nil {
 		return nil, err
 	}
