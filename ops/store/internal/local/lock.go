@@ -119,9 +119,9 @@ func flock(fd, how int) error {
 const noFollowDir = unix.O_RDONLY | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLOEXEC
 
 // openSubdir opens name in the folder parent as a real folder, making it 0700 first when it is
-// missing. One that was there must be the user's, with no group or other access (ownedDir): the
-// store's internal folders are written to, and another's folder there could be read or changed
-// by its owner. path is for messages.
+// missing. One that was there must be the user's, with no group or other access: the store's
+// internal folders are written to, and another's folder there could be read or changed by its
+// owner. path is for messages.
 func openSubdir(parent int, name, path string) (int, error) {
 	return subdir(parent, name, path, false)
 }
@@ -145,30 +145,23 @@ func subdir(parent int, name, path string, mend bool) (int, error) {
 	if err != nil {
 		return -1, lockErr(path, err)
 	}
-	if err := ownedDir(fd, path, mend); err != nil {
+	var st unix.Stat_t
+	err = unix.Fstat(fd, &st)
+	switch mode := uint32(st.Mode) & 0o7777; {
+	case err != nil:
+		err = storeErr(path, err)
+	case st.Uid != euid:
+		err = fault.Errorf(fault.UploadUnreadable, "%s: owned by uid %d, not by the current user", path, st.Uid)
+	case mend && mode != uint32(DirMode):
+		err = wrap(path, unix.Fchmod(fd, uint32(DirMode)))
+	case mode&0o077 != 0:
+		err = fault.Errorf(fault.UploadUnreadable, "%s: folder mode %04o: open to group or others, not 0700", path, mode)
+	}
+	if err != nil {
 		unix.Close(fd)
 		return -1, err
 	}
 	return fd, nil
-}
-
-// ownedDir refuses the open folder fd unless it is the user's and has no group or other access;
-// with mend, a mode other than 0700 is made 0700 instead.
-func ownedDir(fd int, path string, mend bool) error {
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
-		return storeErr(path, err)
-	}
-	mode := uint32(st.Mode) & 0o7777
-	switch {
-	case st.Uid != euid:
-		return fault.Errorf(fault.UploadUnreadable, "%s: owned by uid %d, not by the current user", path, st.Uid)
-	case mend && mode != uint32(DirMode):
-		return wrap(path, unix.Fchmod(fd, uint32(DirMode)))
-	case mode&0o077 != 0:
-		return fault.Errorf(fault.UploadUnreadable, "%s: folder mode %04o: open to group or others, not 0700", path, mode)
-	}
-	return nil
 }
 
 // lockErr codes an error opening the store's internal files: a link where a folder or file should
