@@ -121,47 +121,42 @@ const noFollowDir = unix.O_RDONLY | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_
 // openSubdir opens name in the folder parent as a real folder, making it 0700 first when it is
 // missing. One that was there must be the user's, with no group or other access: the store's
 // internal folders are written to, and another's folder there could be read or changed by its
-// owner. path is for messages.
-func openSubdir(parent int, name, path string) (int, error) {
-	return subdir(parent, name, path, false)
-}
+// owner. path is for messages. ownDir is the step of openDirs into a partial's tree: the folder
+// opened or made as openSubdir does, one of another mode made 0700 rather than refused (a folder
+// of the user's files, which may come with their own modes).
+var openSubdir, ownDir = subdir(false), subdir(true)
 
-// ownDir is the step of openDirs into a partial's tree: the folder opened or made as openSubdir
-// does, one of another mode made 0700 rather than refused (a folder of the user's files, which may
-// come with their own modes).
-func ownDir(parent int, name, path string) (int, error) {
-	return subdir(parent, name, path, true)
-}
-
-// subdir is openSubdir, and ownDir with mend.
-func subdir(parent int, name, path string, mend bool) (int, error) {
-	fd, err := openDirAt(parent, name)
-	if errors.Is(err, unix.ENOENT) {
-		if fd, err = mkdirFd(parent, name, path); !errors.Is(err, unix.EEXIST) {
-			return fd, err // made here, or failed
+// subdir is the step openSubdir, and with mend ownDir.
+func subdir(mend bool) func(parent int, name, path string) (int, error) {
+	return func(parent int, name, path string) (int, error) {
+		fd, err := openDirAt(parent, name)
+		if errors.Is(err, unix.ENOENT) {
+			if fd, err = mkdirFd(parent, name, path); !errors.Is(err, unix.EEXIST) {
+				return fd, err // made here, or failed
+			}
+			fd, err = openDirAt(parent, name) // made meanwhile by another process
 		}
-		fd, err = openDirAt(parent, name) // made meanwhile by another process
+		if err != nil {
+			return -1, lockErr(path, err)
+		}
+		var st unix.Stat_t
+		err = unix.Fstat(fd, &st)
+		switch mode := uint32(st.Mode) & 0o7777; {
+		case err != nil:
+			err = storeErr(path, err)
+		case st.Uid != euid:
+			err = fault.Errorf(fault.UploadUnreadable, "%s: owned by uid %d, not by the current user", path, st.Uid)
+		case mend && mode != uint32(DirMode):
+			err = wrap(path, unix.Fchmod(fd, uint32(DirMode)))
+		case mode&0o077 != 0:
+			err = fault.Errorf(fault.UploadUnreadable, "%s: folder mode %04o: open to group or others, not 0700", path, mode)
+		}
+		if err != nil {
+			unix.Close(fd)
+			return -1, err
+		}
+		return fd, nil
 	}
-	if err != nil {
-		return -1, lockErr(path, err)
-	}
-	var st unix.Stat_t
-	err = unix.Fstat(fd, &st)
-	switch mode := uint32(st.Mode) & 0o7777; {
-	case err != nil:
-		err = storeErr(path, err)
-	case st.Uid != euid:
-		err = fault.Errorf(fault.UploadUnreadable, "%s: owned by uid %d, not by the current user", path, st.Uid)
-	case mend && mode != uint32(DirMode):
-		err = wrap(path, unix.Fchmod(fd, uint32(DirMode)))
-	case mode&0o077 != 0:
-		err = fault.Errorf(fault.UploadUnreadable, "%s: folder mode %04o: open to group or others, not 0700", path, mode)
-	}
-	if err != nil {
-		unix.Close(fd)
-		return -1, err
-	}
-	return fd, nil
 }
 
 // lockErr codes an error opening the store's internal files: a link where a folder or file should
