@@ -4,7 +4,6 @@ package local
 // store itself is in the files built for Unix; on Windows New refuses (local_windows.go says why).
 
 import (
-	"os"
 	"time"
 
 	"github.com/attachctl/attachctl/ops/store"
@@ -21,20 +20,12 @@ const (
 	trashDir    = "trash"
 )
 
-// Modes of everything the store creates, whatever the umask. A finished upload's files (its
-// bytes and its metadata) are read-only, so that an agent running as the user does not change an
-// original in place by accident; stores made before that keep 0600 there, which still reads.
+// Modes of everything the store creates, whatever the umask (store.DirMode, ...).
 const (
-	DirMode      os.FileMode = 0o700
-	FileMode     os.FileMode = 0o600
-	ReadOnlyMode os.FileMode = 0o400
+	DirMode      = store.DirMode
+	FileMode     = store.FileMode
+	ReadOnlyMode = store.ReadOnlyMode
 )
-
-// finishedMode reports whether perm is a mode a finished upload's file may have: read-only, or
-// the 0600 of a store made before finished uploads were read-only.
-func finishedMode(perm uint32) bool {
-	return perm == uint32(ReadOnlyMode) || perm == uint32(FileMode)
-}
 
 // Meta is a finished upload's metadata, STORE/<id>/.upload.json.
 type Meta = store.Info

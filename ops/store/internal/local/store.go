@@ -12,7 +12,6 @@ package local
 
 import (
 	"errors"
-	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -339,23 +338,9 @@ func regular(st *unix.Stat_t) error {
 
 var errNotRegular = errors.New("not a regular file")
 
-// ownFile says what keeps the file of stat st from being one of the store's own: a regular file of
-// the current user, no group or other permission bits, exactly one link; "" when it is one.
-func ownFile(st *unix.Stat_t) string {
-	switch perm := uint32(st.Mode) & 0o7777; {
-	case uint32(st.Mode)&unix.S_IFMT == unix.S_IFLNK:
-		return "a symlink"
-	case uint32(st.Mode)&unix.S_IFMT != unix.S_IFREG:
-		return "not a regular file"
-	case st.Uid != euid:
-		return fmt.Sprintf("owned by uid %d, not by the current user", st.Uid)
-	case perm&0o077 != 0:
-		return fmt.Sprintf("mode %04o gives group or others access", perm)
-	case st.Nlink != 1:
-		return fmt.Sprintf("%d hard links, not 1", st.Nlink)
-	}
-	return ""
-}
+// ownFile says what keeps the file of stat st from being one of the store's own (store.OwnFileWhy);
+// "" when it is one.
+func ownFile(st *unix.Stat_t) string { return store.OwnFileWhy(statOf("", st)) }
 
 // checkOwnFile checks an open file of the store as an unfinished upload's data is checked: one of
 // its own (ownFile), else upload.unreadable.
@@ -373,8 +358,8 @@ func guarded(path, id string) func(*unix.Stat_t) error {
 		if err := checkOwnFile(st, path, id); err != nil {
 			return err
 		}
-		if perm := uint32(st.Mode) & 0o7777; !finishedMode(perm) {
-			return fault.Errorf(fault.UploadUnreadable, "upload %s: %s: %s", id, path, modeWhy(ReadOnlyMode, perm))
+		if perm := uint32(st.Mode) & 0o7777; !store.FinishedMode(perm) {
+			return fault.Errorf(fault.UploadUnreadable, "upload %s: %s: %s", id, path, store.ModeWhy(ReadOnlyMode, perm))
 		}
 		return nil
 	}

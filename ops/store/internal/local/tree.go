@@ -7,7 +7,6 @@ package local
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"os"
 	"path"
@@ -309,35 +308,24 @@ func readTreeDir(top int, dir string, root fsID) ([]store.TreeEntry, error) {
 		return nil, err
 	}
 	defer unix.Close(fd)
-	ents, err := readDirAt(fd, dir)
+	sts, err := statEntries(fd, dir, sysErr)
 	if err != nil {
 		return nil, err
 	}
-	var es []store.TreeEntry
-	for _, de := range ents {
-		e := store.TreeEntry{Name: de.Name()}
-		var st unix.Stat_t
-		if err := unix.Fstatat(fd, e.Name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+	es := make([]store.TreeEntry, len(sts))
+	for i, st := range sts {
+		es[i] = st.TreeEntry()
+		if !es[i].Dir {
+			continue
+		}
+		sub, err := openDirAt(fd, st.Name)
+		if err != nil {
 			return nil, err
 		}
-		switch uint32(st.Mode) & unix.S_IFMT {
-		case unix.S_IFREG:
-			e.File, e.Size, e.At = true, st.Size, timespec(st.Mtim)
-		case unix.S_IFDIR:
-			e.Dir = true
-			sub, err := openDirAt(fd, e.Name)
-			if err != nil {
-				return nil, err
-			}
-			if st.Uid != euid || uint32(st.Mode)&0o7777 != uint32(DirMode) {
-				e.Why = fmt.Sprintf("a folder of mode %04o owned by uid %d, not 0700 of the current user", uint32(st.Mode)&0o7777, st.Uid)
-			}
-			if id, err := fsOf(sub); err != nil || id != root {
-				e.Skip = "another file system mounted there; not entered"
-			}
-			unix.Close(sub)
+		if id, err := fsOf(sub); err != nil || id != root {
+			es[i].Skip = "another file system mounted there; not entered"
 		}
-		es = append(es, e)
+		unix.Close(sub)
 	}
 	return es, nil
 }

@@ -78,7 +78,7 @@ func TestUploadTree(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !finishedMode(uint32(fi.Mode().Perm())) || !fi.Mode().IsRegular() {
+		if !store.FinishedMode(uint32(fi.Mode().Perm())) || !fi.Mode().IsRegular() {
 			t.Errorf("%s: mode %v", rel, fi.Mode())
 		}
 		r, err := treesOf(s).OpenTreeFile(context.Background(), ti.ID, "proj", rel)
