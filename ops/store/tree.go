@@ -163,6 +163,12 @@ func BesideUpload(name, entry string, folder bool) bool {
 	return entry == name || entry == MetaName || entry == UsedName || folder && entry == TreeListName
 }
 
+// FolderAsFile is the refusal of opening the finished folder upload id named name as one file
+// (Backend.Open), the same on every backend: its files are opened one by one (OpenTreeFile).
+func FolderAsFile(id, name string) error {
+	return fault.Errorf(fault.UploadUnreadable, "upload %s: %s is a folder upload; its files are read one by one", id, manifest.Quote(name))
+}
+
 // ValidTreeName checks a folder upload's name: plain, and not the listing's.
 func ValidTreeName(name string) error {
 	if err := ValidName(name); err != nil {

@@ -158,7 +158,9 @@ func testTreeUpload(t *testing.T, h Harness) {
 		t.Fatalf("info %+v", info)
 	}
 	_, err = b.Open(ctx, id, "proj")
-	wantCode(t, "open a folder upload as one file", err, fault.UploadUnreadable)
+	if want := store.FolderAsFile(id, "proj"); err == nil || err.Error() != want.Error() {
+		t.Fatalf("open a folder upload as one file: %v, want %v", err, want)
+	}
 	l, err := b.List(ctx)
 	must(t, "list", err)
 	// The listing says it is a folder upload and of how many files: ls shows them from it alone.

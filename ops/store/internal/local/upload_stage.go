@@ -5,6 +5,7 @@ package local
 import (
 	"context"
 
+	"github.com/attachctl/attachctl/manifest/fault"
 	"github.com/attachctl/attachctl/ops/store"
 )
 
@@ -66,12 +67,18 @@ func (s *localStore) StartStream(ctx context.Context, st store.StreamStart) (sto
 }
 
 // Open opens the finished upload id named name through the guarded open, with its metadata
-// (store.Backend, store.StreamBackend).
-func (s *localStore) Open(_ context.Context, id, name string) (store.Reader, error) {
+// (store.Backend, store.StreamBackend). A folder upload's folder is refused as every store
+// refuses it (store.FolderAsFile), not as the guarded open refuses a folder.
+func (s *localStore) Open(ctx context.Context, id, name string) (store.Reader, error) {
 	if err := s.open(false); err != nil {
 		return nil, err
 	}
 	f, err := s.OpenFinished(id, name)
+	if fault.CodeOf(err) == fault.UploadUnreadable {
+		if _, folder, ferr := store.FolderFilesOf(ctx, s, id); ferr == nil && folder {
+			return nil, store.FolderAsFile(id, name)
+		}
+	}
 	if err != nil {
 		return nil, err
 	}

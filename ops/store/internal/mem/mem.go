@@ -22,7 +22,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/attachctl/attachctl/manifest"
 	"github.com/attachctl/attachctl/manifest/fault"
 	"github.com/attachctl/attachctl/ops/store"
 	"github.com/zeebo/blake3"
@@ -275,7 +274,7 @@ func (s *Store) Open(ctx context.Context, id, name string) (store.Reader, error)
 		return nil, err
 	}
 	if f.folder() {
-		return nil, fault.Errorf(fault.UploadUnreadable, "upload %s: %s is a folder upload; open its files", id, manifest.Quote(name))
+		return nil, store.FolderAsFile(id, name)
 	}
 	info := f.info
 	return &reader{Reader: bytes.NewReader(f.data), info: &info}, nil

@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/attachctl/attachctl/manifest"
 	"github.com/attachctl/attachctl/manifest/fault"
 	"github.com/attachctl/attachctl/ops/store"
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -89,7 +88,7 @@ func (s *Store) Open(ctx context.Context, id, name string) (store.Reader, error)
 	r, err := s.openKey(ctx, id, name, s.FinishedKey(id, name))
 	if fault.CodeOf(err) == fault.UploadMissing {
 		if th, terr := s.headTree(ctx, id); terr == nil && th != nil && th.Name == name {
-			return nil, fault.Errorf(fault.UploadUnreadable, "upload %s: %s is a folder upload; its files are read one by one", id, manifest.Quote(name))
+			return nil, store.FolderAsFile(id, name)
 		}
 	}
 	return r, err
