@@ -195,7 +195,7 @@ func regularPartial(r *partialRead) error {
 
 // treeBytesAt is what the files of the tree of the folder upload whose partial is open as dirfd
 // hold and when the newest was written (store.TreeBytes), each folder listed as a finished
-// upload's (readTreeDir: never following a link, never entering another file system than the
+// upload's (store.ListFileDir: never following a link, never entering another file system than the
 // tree's top); 0 when it has none.
 func treeBytesAt(dirfd int) (int64, time.Time) {
 	top, err := openDirAt(dirfd, partialTree)
@@ -208,7 +208,7 @@ func treeBytesAt(dirfd int) (int64, time.Time) {
 		return 0, time.Time{}
 	}
 	return store.TreeBytes(false, func(dir string) ([]store.TreeEntry, error) {
-		return readTreeDir(top, dir, root)
+		return store.ListFileDir(fdDirs{fd: top, root: root, code: sysErr}, dir)
 	})
 }
 

@@ -9,7 +9,6 @@ import (
 	"context"
 	"io"
 	"os"
-	"path"
 	"path/filepath"
 	"strings"
 
@@ -55,97 +54,33 @@ func (s *localStore) StartTree(_ context.Context, st store.TreeStart) (string, s
 		p.close()
 		return "", nil, err
 	}
-	return "", &treeWrite{p: p, root: root}, nil
+	fs, err := fsOf(int(root.Fd()))
+	if err != nil {
+		root.Close()
+		p.close()
+		return "", nil, storeErr(root.Name(), err)
+	}
+	dirs := fdDirs{fd: int(root.Fd()), path: root.Name(), root: fs, code: storeErr}
+	touch := func() { unix.Futimes(int(p.f.Fd()), nil) } // the partial was written now: a sweep's cutoff for unfinished uploads
+	return "", &treeWrite{FileTreeWrite: store.FileTreeWrite{Dirs: dirs, Touch: touch}, p: p, root: root}, nil
 }
 
-// treeWrite is store.TreeWrite: the locked partial of a folder upload, its files written in the
-// order of their paths, the folder of the last file kept open.
+// treeWrite is store.TreeWrite: the locked partial of a folder upload, its tree written through
+// store.FileTreeWrite over the folders of tree/<name> (fdDirs).
 type treeWrite struct {
+	store.FileTreeWrite
 	p    *partial
-	n    int
 	root *os.File // tree/<name>
-	dir  string   // the folder of the last file's path from root ("." root itself), open as dirf
-	dirf *os.File
 }
 
 func (t *treeWrite) ID() string { return t.p.id }
 
-// Stored opens the copy of f a killed run left in the partial through the guarded open, when it
-// is read-only, as a finished upload's files are.
-func (t *treeWrite) Stored(f store.TreeFile) (io.ReadCloser, error) {
-	dir, err := t.dirFor(f.Rel)
-	if err != nil {
-		return nil, err
-	}
-	base := path.Base(f.Rel)
-	have, err := openGuarded(int(dir.Fd()), base, dir.Name()+"/"+base, "")
-	if err != nil {
-		return nil, nil
-	}
-	if fi, err := have.Stat(); err != nil || fi.Mode().Perm() != ReadOnlyMode {
-		have.Close()
-		return nil, nil
-	}
-	return have, nil
-}
-
-// Create makes the partial's copy of f anew, read-only at once (the descriptor O_CREAT returns
-// writes whatever the mode): a resume keeps it only if it is whole and equal to the source.
-func (t *treeWrite) Create(_ context.Context, f store.TreeFile, _ store.TreeSourceFile, there bool) (store.TreeFileWrite, error) {
-	dir, err := t.dirFor(f.Rel)
-	if err != nil {
-		return nil, err
-	}
-	base := path.Base(f.Rel)
-	dst := dir.Name() + "/" + base
-	if there { // what Stored did not keep is replaced
-		if err := removeEntry(int(dir.Fd()), base); err != nil {
-			return nil, storeErr(dst, err)
-		}
-	}
-	out, err := createAt(int(dir.Fd()), base, dst, unix.O_WRONLY, ReadOnlyMode, nil)
-	if err != nil {
-		return nil, err
-	}
-	return treeFileWrite{out}, nil
-}
-
-// ReadDir lists the folder dir of the partial's tree as ReadTreeDir lists a finished one.
-func (t *treeWrite) ReadDir(_ context.Context, dir string) ([]store.TreeEntry, error) {
-	root, err := fsOf(int(t.root.Fd()))
-	if err != nil {
-		return nil, storeErr(t.root.Name(), err)
-	}
-	es, err := readTreeDir(int(t.root.Fd()), dir, root)
-	if err != nil {
-		return nil, storeErr(path.Join(t.root.Name(), dir), err)
-	}
-	return es, nil
-}
-
-// Remove removes the entries rels of the partial's tree, each folder on the way opened without
-// following a link, never leaving the file system.
-func (t *treeWrite) Remove(_ context.Context, rels []string) error {
-	for _, rel := range rels {
-		fd, err := openDirs(int(t.root.Fd()), t.root.Name(), openOnly(storeErr), strings.Split(path.Dir(rel), "/")...)
-		if err != nil {
-			return err
-		}
-		err = removeEntry(fd, path.Base(rel))
-		unix.Close(fd)
-		if err != nil {
-			return storeErr(t.root.Name()+"/"+rel, err)
-		}
-	}
-	return nil
-}
-
 // Publish publishes the partial (publishTree), where files are fsynced one by one its folders
 // fsynced first.
 func (t *treeWrite) Publish(_ context.Context, m *store.TreeMeta, files []store.TreeFile, listing []byte) error {
-	t.closeDir()
+	t.CloseDir()
 	if fileSyncEach {
-		if err := t.syncDirs(files); err != nil {
+		if err := t.SyncDirs(files); err != nil {
 			return err
 		}
 	}
@@ -153,7 +88,7 @@ func (t *treeWrite) Publish(_ context.Context, m *store.TreeMeta, files []store.
 }
 
 func (t *treeWrite) Close(error) {
-	t.closeDir()
+	t.CloseDir()
 	t.root.Close()
 	t.p.close()
 }
@@ -189,50 +124,6 @@ func (p *partial) openTreeRoot(name string) (*os.File, error) {
 		return nil, err
 	}
 	return os.NewFile(uintptr(fd), filepath.Join(p.dir, partialTree, name)), nil
-}
-
-// dirFor returns the open folder that holds rel, opening or making the folders on the way (what
-// stood in the way of one the engine removed first): the files come in the order of their
-// paths, so most share the last one's.
-func (t *treeWrite) dirFor(rel string) (*os.File, error) {
-	if t.n++; t.n%256 == 0 {
-		unix.Futimes(int(t.p.f.Fd()), nil) // the partial was written now: a sweep's cutoff for unfinished uploads
-	}
-	dir := path.Dir(rel)
-	if t.dirf != nil && t.dir == dir {
-		return t.dirf, nil
-	}
-	t.closeDir()
-	fd, err := openDirs(int(t.root.Fd()), t.root.Name(), ownDir, strings.Split(dir, "/")...)
-	if err != nil {
-		return nil, err
-	}
-	t.dir, t.dirf = dir, os.NewFile(uintptr(fd), filepath.Join(t.root.Name(), dir))
-	return t.dirf, nil
-}
-
-func (t *treeWrite) closeDir() {
-	if t.dirf != nil {
-		t.dirf.Close()
-		t.dirf = nil
-	}
-}
-
-// syncDirs fsyncs every folder of the tree, each once: where files are fsynced as they are
-// closed, the names made in the folders are made durable here.
-func (t *treeWrite) syncDirs(files []store.TreeFile) error {
-	for _, dir := range store.TreeDirs(files) {
-		fd, err := openDirs(int(t.root.Fd()), t.root.Name(), openOnly(storeErr), strings.Split(dir, "/")...)
-		if err != nil {
-			return err
-		}
-		err = unix.Fsync(fd)
-		unix.Close(fd)
-		if err != nil {
-			return storeErr(filepath.Join(t.root.Name(), dir), err)
-		}
-	}
-	return nil
 }
 
 // removeEntry removes what is at name in the folder dirfd, a file, a link or a folder, never
@@ -293,39 +184,92 @@ func (s *localStore) ReadTreeDir(_ context.Context, ti *store.TreeInfo, dir stri
 		return nil, err
 	}
 	defer unix.Close(fd)
-	es, err := readTreeDir(fd, sub, root)
+	es, err := store.ListFileDir(fdDirs{fd: fd, path: filepath.Join(s.UploadDir(ti.ID), name), root: root, code: sysErr}, sub)
 	if err != nil {
 		return nil, fault.Errorf(fault.UploadUnreadable, "upload %s: %s: %v", ti.ID, s.FinishedPath(ti.ID, ti.Name), err)
 	}
 	return es, nil
 }
 
-// readTreeDir lists the folder dir below the open folder top (which stays the caller's), on the
-// file system root.
-func readTreeDir(top int, dir string, root fsID) ([]store.TreeEntry, error) {
-	fd, err := openDirs(top, "", openOnly(sysErr), strings.Split(dir, "/")...)
-	if err != nil {
-		return nil, err
-	}
-	defer unix.Close(fd)
-	sts, err := statEntries(fd, dir, sysErr)
-	if err != nil {
-		return nil, err
-	}
-	es := make([]store.TreeEntry, len(sts))
-	for i, st := range sts {
-		es[i] = st.TreeEntry()
-		if !es[i].Dir {
-			continue
-		}
-		sub, err := openDirAt(fd, st.Name)
-		if err != nil {
-			return nil, err
-		}
-		if id, err := fsOf(sub); err != nil || id != root {
-			es[i].Skip = "another file system mounted there; not entered"
-		}
-		unix.Close(sub)
-	}
-	return es, nil
+// fdDirs is store.FileDirs over the open folder fd at path (the caller's): its folders opened by
+// openDirs, made where missing as a partial's tree is (ownDir), else opened with errors coded by
+// code; a folder on another file system than root is not entered.
+type fdDirs struct {
+	fd   int
+	path string
+	root fsID
+	code func(path string, err error) error
 }
+
+func (d fdDirs) OpenDir(rel string, create bool) (store.FileDir, error) {
+	step := openOnly(d.code)
+	if create {
+		step = ownDir
+	}
+	fd, err := openDirs(d.fd, d.path, step, strings.Split(rel, "/")...)
+	if err != nil {
+		return nil, err
+	}
+	return fdDir{os.NewFile(uintptr(fd), filepath.Join(d.path, rel)), d}, nil
+}
+
+// fdDir is one folder of fdDirs, open as f.
+type fdDir struct {
+	f *os.File
+	fdDirs
+}
+
+func (d fdDir) at(name string) string { return d.f.Name() + "/" + name }
+
+func (d fdDir) List() ([]store.FileStat, error) {
+	return statEntries(int(d.f.Fd()), d.f.Name(), d.code)
+}
+
+func (d fdDir) Elsewhere(name string) (bool, error) {
+	sub, err := openDirAt(int(d.f.Fd()), name)
+	if err != nil {
+		return false, d.code(d.at(name), err)
+	}
+	defer unix.Close(sub)
+	id, err := fsOf(sub)
+	return err != nil || id != d.root, nil
+}
+
+func (d fdDir) Open(name string) (io.ReadCloser, store.FileStat, error) {
+	f, err := openGuarded(int(d.f.Fd()), name, d.at(name), "")
+	if err != nil {
+		return nil, store.FileStat{}, err
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
+		f.Close()
+		return nil, store.FileStat{}, d.code(d.at(name), err)
+	}
+	return f, statOf(name, &st), nil
+}
+
+// Create makes the file read-only at once (the descriptor O_CREAT returns writes whatever the
+// mode).
+func (d fdDir) Create(name string) (store.TreeFileWrite, error) {
+	out, err := createAt(int(d.f.Fd()), name, d.at(name), unix.O_WRONLY, ReadOnlyMode, nil)
+	if err != nil {
+		return nil, err
+	}
+	return treeFileWrite{out}, nil
+}
+
+func (d fdDir) Remove(name string) error {
+	if err := removeEntry(int(d.f.Fd()), name); err != nil {
+		return storeErr(d.at(name), err)
+	}
+	return nil
+}
+
+func (d fdDir) Sync() error {
+	if err := unix.Fsync(int(d.f.Fd())); err != nil {
+		return storeErr(d.f.Name(), err)
+	}
+	return nil
+}
+
+func (d fdDir) Close() { d.f.Close() }

@@ -396,7 +396,7 @@ func TestPublishTreeFailedKeepsFiles(t *testing.T) {
 }
 
 // TestTreeSyncDirs: where files are fsynced one by one (not Linux), Publish fsyncs every folder
-// of the tree once, the top and each folder on a file's path (syncDirs); here it is called
+// of the tree once, the top and each folder on a file's path (SyncDirs); here it is called
 // directly. A folder of the list that is not there fails it: each is opened, none skipped.
 func TestTreeSyncDirs(t *testing.T) {
 	ctx := context.Background()
@@ -413,15 +413,15 @@ func TestTreeSyncDirs(t *testing.T) {
 		}
 	}
 	tw := w.(*treeWrite)
-	if err := tw.syncDirs(src.Files); err != nil {
+	if err := tw.SyncDirs(src.Files); err != nil {
 		t.Fatal(err)
 	}
-	tw.closeDir()
+	tw.CloseDir()
 	if err := os.RemoveAll(filepath.Join(tw.root.Name(), "a", "b")); err != nil {
 		t.Fatal(err)
 	}
-	if err := tw.syncDirs(src.Files); err == nil {
-		t.Fatal("syncDirs passed over a folder of the tree that is gone")
+	if err := tw.SyncDirs(src.Files); err == nil {
+		t.Fatal("SyncDirs passed over a folder of the tree that is gone")
 	}
 }
 
