@@ -66,3 +66,18 @@ func TestWrongMode(t *testing.T) {
 		}
 	}
 }
+
+// TestWrongModeClosedFolder: an upload's folder closed even to the user (mode 0000, which no one
+// but root can open) is named with the mode to restore: its mode is read before it is opened.
+func TestWrongModeClosedFolder(t *testing.T) {
+	s := testStore(t)
+	id := putFinished(t, s, "a.txt", []byte("alpha\n"), time.Now())
+	if err := os.Chmod(s.UploadDir(id), 0); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Chmod(s.UploadDir(id), DirMode) })
+	got, ok := s.WrongMode(context.Background(), id)
+	if want := (store.ModeRepair{Path: s.UploadDir(id), Mode: DirMode}); !ok || got != want {
+		t.Fatalf("WrongMode = %+v, %v; want %+v", got, ok, want)
+	}
+}

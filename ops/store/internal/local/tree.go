@@ -166,14 +166,14 @@ func (s *localStore) OpenTreeObject(_ context.Context, id, name, rel string) (io
 // following a link: each entry's type as lstat gives it, a folder's owner and mode checked, and
 // one on another file system not entered.
 func (s *localStore) ReadTreeDir(_ context.Context, ti *store.TreeInfo, dir string) ([]store.TreeEntry, error) {
+	if dir == "" { // checkTop refuses anything there that is no part of the upload: none to name
+		return nil, s.checkTop(ti.ID, ti.Name, true)
+	}
 	top, err := s.openDir(guardErr(ti.ID), false, ti.ID)
 	if err != nil {
 		return nil, err
 	}
 	defer unix.Close(top)
-	if dir == "" { // checkTop refuses anything there that is no part of the upload: none to name
-		return nil, s.checkTop(top, ti.ID, ti.Name, true)
-	}
 	root, err := fsOf(top)
 	if err != nil {
 		return nil, guardErr(ti.ID)(s.UploadDir(ti.ID), err)

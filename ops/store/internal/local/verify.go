@@ -20,74 +20,61 @@ func (s *localStore) Check(_ context.Context, id string) error {
 	if err := s.open(false); err != nil {
 		return err
 	}
-	if err := store.ValidID(id); err != nil {
-		return err
-	}
-	dirfd, err := s.openDir(guardErr(id), false, id)
+	meta, err := s.ReadMeta(id)
 	if err != nil {
 		return err
 	}
-	defer unix.Close(dirfd)
-	meta, err := s.readMetaAt(dirfd, id)
-	if err != nil {
-		return err
-	}
-	return s.checkTop(dirfd, id, meta.Name, false)
+	return s.checkTop(id, meta.Name, false)
 }
 
-// checkTop checks the upload folder open as dirfd as the store demands (store.FileFolder.Check),
-// its stat and its entries' read through statTop.
-func (s *localStore) checkTop(dirfd int, id, name string, tree bool) error {
+// checkTop checks the folder of upload id as the store demands (store.FileFolder.Check).
+func (s *localStore) checkTop(id, name string, tree bool) error {
 	u := store.FileFolder{ID: id, Dir: s.UploadDir(id), Name: name, Tree: tree, Temp: markerTmp}
 	var err error
-	if u.Entries, err = statTop(dirfd, u.Dir, guardErr(id)); err != nil {
+	if u.Entries, err = s.statUpload(id, guardErr(id)); err != nil {
 		return err
 	}
 	return u.Check()
 }
 
 // WrongMode is store.Moder: the first of the upload's folder and the regular files in it whose
-// mode is not the one checkTop takes (store.FileFolder.WrongMode). It reads modes only, the
-// metadata not needed. The folder's own mode is read before it is opened, so one closed even to
-// the user is named too.
-func (s *localStore) WrongMode(_ context.Context, id string) (r store.ModeRepair, ok bool) {
+// mode is not the one checkTop takes (store.FileFolder.WrongMode), one closed even to the user
+// included. It reads modes only, the metadata not needed.
+func (s *localStore) WrongMode(_ context.Context, id string) (store.ModeRepair, bool) {
 	if store.ValidID(id) != nil || s.open(false) != nil {
-		return r, false
+		return store.ModeRepair{}, false
 	}
-	storefd, err := s.openDir(sysErr, false)
-	if err != nil {
-		return r, false
-	}
-	defer unix.Close(storefd)
 	u := store.FileFolder{Dir: s.UploadDir(id), Temp: markerTmp}
-	var st unix.Stat_t
-	err = unix.Fstatat(storefd, id, &st, unix.AT_SYMLINK_NOFOLLOW)
-	if err != nil || uint32(st.Mode)&unix.S_IFMT != unix.S_IFDIR {
-		return r, false
-	}
-	u.Entries = []store.FileStat{statOf("", &st)}
-	if dirfd, err := openDirAt(storefd, id); err == nil {
-		if ents, err := statTop(dirfd, u.Dir, sysErr); err == nil {
-			u.Entries = append(u.Entries, ents[1:]...)
-		}
-		unix.Close(dirfd)
-	}
+	u.Entries, _ = s.statUpload(id, sysErr)
 	return u.WrongMode()
 }
 
-// statTop reads the stat of the folder dirfd (at dir; Name "") and then of each entry in it (not
-// following a link), in the listing's order; code codes an error reading them.
-func statTop(dirfd int, dir string, code func(path string, err error) error) ([]store.FileStat, error) {
-	var st unix.Stat_t
-	if err := unix.Fstat(dirfd, &st); err != nil {
-		return nil, code(dir, err)
-	}
-	top := statOf("", &st)
-	sts, err := statEntries(dirfd, dir, code)
+// statUpload reads the stat of the folder of upload id and then of each entry in it (not
+// following a link), in the listing's order, and what it read of them when it fails: the
+// folder's own is read before it is opened (so one closed even to the user is read), and again as
+// opened. code codes an error reading them.
+func (s *localStore) statUpload(id string, code func(path string, err error) error) ([]store.FileStat, error) {
+	storefd, err := s.openDir(code, false)
 	if err != nil {
 		return nil, err
 	}
-	return append([]store.FileStat{top}, sts...), nil
+	defer unix.Close(storefd)
+	dir := s.UploadDir(id)
+	var sts []store.FileStat
+	var st unix.Stat_t
+	if unix.Fstatat(storefd, id, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && uint32(st.Mode)&unix.S_IFMT == unix.S_IFDIR {
+		sts = append(sts, statOf("", &st))
+	}
+	dirfd, err := openDirAt(storefd, id)
+	if err != nil {
+		return sts, code(dir, err)
+	}
+	defer unix.Close(dirfd)
+	if err := unix.Fstat(dirfd, &st); err != nil {
+		return sts, code(dir, err)
+	}
+	ents, err := statEntries(dirfd, dir, code)
+	return append([]store.FileStat{statOf("", &st)}, ents...), err
 }
 
 // statEntries reads the stat of each entry of the folder dirfd (at dir), never following a link,
