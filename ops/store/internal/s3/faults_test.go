@@ -72,7 +72,7 @@ func onlyFinished(t *testing.T, s *Store, n int) {
 		t.Fatalf("%d uploads in the store, want %d: %+v", len(l.Entries), n, l.Entries)
 	}
 	if m := multipartCount(t, s); m != 0 {
-		mps, _ := s.multiparts(bg, s.root())
+		mps, _ := objects{s}.Multiparts(bg, "")
 		t.Fatalf("%d multipart uploads left: %+v", m, mps)
 	}
 }
@@ -922,7 +922,7 @@ func testLockLostAnswer(t *testing.T, srv *s3test.Server) {
 				time.Sleep(10 * time.Millisecond)
 			}
 			time.Sleep(SweepLease / 2) // the retry answered, and the lease renewed since
-			_, err = sw.(*sweeper).Exclude(bg)
+			_, err = sw.(*store.ObjectSweeper).Exclude(bg)
 			if cerr := sw.Close(); err == nil {
 				err = cerr
 			}

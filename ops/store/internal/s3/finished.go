@@ -31,11 +31,7 @@ func (s *Store) Info(ctx context.Context, id string) (*store.Info, error) {
 	if err := s.exists(ctx, id); err != nil {
 		return nil, err
 	}
-	l, err := s.walkID(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	return store.FolderInfo(ctx, folders{objects{s}}, id, s.URI, l.read())
+	return s.up.FinishedInfo(ctx, id)
 }
 
 // folders is the store's uploads as a store.FolderReader: a HEAD of an upload's object, and a

@@ -203,11 +203,11 @@ func (s *Store) readInfo(ctx context.Context, id string) (*partialInfo, error) {
 
 // chunks lists an upload's chunks in offset order, which must follow each other (store.ChunkRun).
 func (s *Store) chunks(ctx context.Context, id string) ([]store.Chunk, int64, error) {
-	p, err := s.walkPartial(ctx, id)
+	p, err := s.up.WalkPartial(ctx, id)
 	if err != nil {
 		return nil, 0, err
 	}
-	return store.ChunkRun(id, p.folder())
+	return store.ChunkRun(id, p)
 }
 
 // listObjects calls f for every object under prefix, page by page.
@@ -258,15 +258,7 @@ func (s *Store) Status(ctx context.Context, id string) (*store.Status, error) {
 // PartialStatus reads the unfinished upload id for Status (store.StatusBackend): one with its
 // info, as a walk of P/<id>/ and of its partial show it now.
 func (s *Store) PartialStatus(ctx context.Context, id string) (store.UnfinishedState, int64, error) {
-	l, err := s.walkID(ctx, id)
-	if err != nil {
-		return store.UnfinishedState{}, 0, err
-	}
-	u, _, err := s.unfinishedNow(ctx, id, l, false)
-	if err == nil && u.Holds != store.UnfinishedInfo {
-		err = store.NotUnfinished(id, s.URI)
-	}
-	return u.State, u.Size, err
+	return s.up.PartialStatus(ctx, id)
 }
 
 // Finish checks and publishes a step-by-step upload create-only (store.FinishChunks).

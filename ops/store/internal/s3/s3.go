@@ -64,6 +64,8 @@ type Store struct {
 	notes store.Notes[*partialInfo]
 	// removal is the sweep's order of deletion over this store's objects
 	removal store.ObjectRemoval
+	// up is the rules that read the store's uploads over its listings (list.go)
+	up *store.ObjectUploads
 
 	store.TreesOn // store.Trees: the engine's rules over the store (tree.go)
 }
@@ -136,10 +138,11 @@ func Open(ctx context.Context, loc location.S3) (*Store, error) {
 	s.quota = &store.Quota{R: store.ObjectReserver{O: objects{s}, Loc: s.URI, Lock: s.lockLimits}, M: s.mark, Loc: s.URI, MarkAt: s.mark.At, List: s.List, Wait: loc.LimitsWait}
 	s.notes = store.Notes[*partialInfo]{B: noteStore{s}, O: objects{s}, Quota: s.quota}
 	s.TreesOn = func(context.Context, bool) (store.TreeBackend, error) { return s, nil }
+	s.up = s.uploads()
 	s.removal = store.ObjectRemoval{O: objects{s}, HeadTree: s.headTree, DropNote: s.notes.Drop, DropMultiparts: s.dropMultiparts, Abort: s.abortStream,
 		Walk: func(ctx context.Context, id string) ([]store.FolderObject, error) {
-			l, err := s.walkID(ctx, id)
-			return l.folder(), err
+			l, err := s.up.WalkID(ctx, id)
+			return l.Objects(), err
 		},
 		Delete: func(ctx context.Context, keys []string) error {
 			full := make([]string, len(keys))

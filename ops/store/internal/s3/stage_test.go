@@ -84,7 +84,7 @@ func objectSum(t testing.TB, s *Store, id, name string) (string, *store.Info) {
 
 func multipartCount(t testing.TB, s *Store) int {
 	t.Helper()
-	mps, err := s.multiparts(bg, s.root())
+	mps, err := objects{s}.Multiparts(bg, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -618,11 +618,11 @@ func TestUseSweepRace(t *testing.T) {
 	err := s.listObjects(bg, s.root(), func(o types.Object) error {
 		k := aws.ToString(o.Key)
 		if id, ok := strings.CutSuffix(strings.TrimPrefix(k, s.root()), "/"+store.UsedName); ok {
-			l, err := s.walkID(bg, id)
+			l, err := s.up.WalkID(bg, id)
 			if err != nil {
 				return err
 			}
-			if name, _ := l.read().Finished(); name == "" {
+			if name, _ := l.Read().Finished(); name == "" {
 				t.Errorf("marker %s left without its upload", k)
 			}
 		}

@@ -69,11 +69,11 @@ func (s *Store) StartTree(ctx context.Context, st store.TreeStart) (string, stor
 	if err != nil || pi == nil {
 		return id, nil, err // finished: the engine checks it whole before it names it
 	}
-	l, err := s.walkID(ctx, id)
+	l, err := s.up.WalkID(ctx, id)
 	if err != nil {
 		return "", nil, err
 	}
-	return "", &treeWrite{s: s, id: id, name: src.Name, pi: pi, note: note, try: st.Try, held: l.under(src.Name)}, nil
+	return "", &treeWrite{s: s, id: id, name: src.Name, pi: pi, note: note, try: st.Try, held: l.Under(src.Name)}, nil
 }
 
 // treeWrite is store.TreeWrite: an unfinished folder upload, and the objects of its folder a run
@@ -85,7 +85,7 @@ type treeWrite struct {
 	pi   *partialInfo
 	note string
 	try  int
-	held map[string]listedObj
+	held map[string]store.FolderObject
 }
 
 func (t *treeWrite) ID() string { return t.id }
@@ -150,7 +150,7 @@ func (w *fileWrite) Commit(ctx context.Context, sum string) error {
 
 // ReadDir gives the objects of the folder a run before sent, as StartTree listed them.
 func (t *treeWrite) ReadDir(context.Context, string) ([]store.TreeEntry, error) {
-	return store.FlatEntries(t.held, func(o listedObj) int64 { return o.Size }), nil
+	return store.FlatEntries(t.held, func(o store.FolderObject) int64 { return o.Size }), nil
 }
 
 // Remove deletes the objects of the files rels.
@@ -210,9 +210,9 @@ func (s *Store) sendTreeParts(ctx context.Context, id, name string, f store.Tree
 // killed while it sent a large file), or a file upload's that no info names (a stage killed
 // before it wrote one).
 func (s *Store) dropMultiparts(ctx context.Context, id string) error {
-	mps, err := s.multiparts(ctx, s.key(id)+"/")
+	mps, err := objects{s}.Multiparts(ctx, id+"/")
 	for _, mp := range mps {
-		if _, aerr := s.client.AbortMultipartUpload(ctx, &awss3.AbortMultipartUploadInput{Bucket: &s.Bucket, Key: &mp.key, UploadId: &mp.uploadID}); aerr != nil && !notFound(aerr) {
+		if _, aerr := s.client.AbortMultipartUpload(ctx, &awss3.AbortMultipartUploadInput{Bucket: &s.Bucket, Key: &mp.Key, UploadId: &mp.UploadID}); aerr != nil && !notFound(aerr) {
 			err = s.wrap(fault.UploadUnreadable, "abort "+id, aerr)
 		}
 	}
@@ -273,19 +273,9 @@ func (s *Store) OpenTreeObject(ctx context.Context, id, name, rel string) (io.Re
 	return s.openKey(ctx, id, "", s.treeFileKey(id, name, rel))
 }
 
-// ReadTreeDir lists the upload's objects by prefix (FlatList): every one at once, named by its
-// path from P/<id>/ and, for verify's messages, by its key.
+// ReadTreeDir lists the upload's objects by prefix (FlatList, store.ObjectUploads.TreeDir).
 func (s *Store) ReadTreeDir(ctx context.Context, ti *store.TreeInfo, _ string) ([]store.TreeEntry, error) {
-	l, err := s.walkID(ctx, ti.ID)
-	if err != nil {
-		return nil, err
-	}
-	es := make([]store.TreeEntry, 0, len(l.objs))
-	for _, o := range l.objs {
-		es = append(es, store.TreeEntry{Name: o.Name, File: true, Size: o.Size, Where: o.key})
-	}
-	slices.SortFunc(es, func(a, b store.TreeEntry) int { return strings.Compare(a.Name, b.Name) })
-	return es, nil
+	return s.up.TreeDir(ctx, ti.ID)
 }
 
 // dropTreeObjects removes the objects of the unfinished folder upload id

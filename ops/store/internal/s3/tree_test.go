@@ -398,7 +398,7 @@ func TestTreeLargeFileInParts(t *testing.T) {
 	if _, err := s.client.CreateMultipartUpload(bg, &awss3.CreateMultipartUploadInput{Bucket: &s.Bucket, Key: &key}); err != nil {
 		t.Fatal(err)
 	}
-	if mps, err := s.multiparts(bg, s.key(id)+"/"); err != nil || len(mps) != 1 || mps[0].id != id || mps[0].name != "vm" {
+	if mps, err := (objects{s}).Multiparts(bg, id+"/"); err != nil || len(mps) != 1 || mps[0].ID != id || mps[0].Name != "vm" {
 		t.Fatalf("the left multipart upload is seen as %+v (%v)", mps, err)
 	}
 	l, err := s.List(bg)
@@ -419,7 +419,7 @@ func TestTreeLargeFileInParts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if mps, err := s.multiparts(bg, s.root()); err != nil || len(mps) != 0 {
+	if mps, err := (objects{s}).Multiparts(bg, ""); err != nil || len(mps) != 0 {
 		t.Fatalf("multipart uploads left after the sweep: %+v (%v)", mps, err)
 	}
 }

@@ -55,13 +55,13 @@ func (c *requests) take() map[string]int {
 }
 
 // lookUp lists P/<id>/ once: the finished upload's name ("" when there is none) and its marker,
-// what lookUpAll is checked against.
+// what LookUpAll is checked against.
 func (s *Store) lookUp(ctx context.Context, id string) (store.UploadFolder, error) {
-	l, err := s.walkID(ctx, id)
+	l, err := s.up.WalkID(ctx, id)
 	if err != nil {
 		return store.UploadFolder{}, err
 	}
-	return store.SettleFolder(ctx, folders{objects{s}}, id, l.read())
+	return store.SettleFolder(ctx, folders{objects{s}}, id, l.Read())
 }
 
 // TestLookUpAll checks the batched look-up against one listing per id, whatever the page size and
@@ -115,10 +115,10 @@ func TestLookUpAll(t *testing.T) {
 	for _, page := range []int{1, 2, 3, 1000} {
 		for name, want := range cases {
 			t.Run(fmt.Sprintf("%s/page%d", name, page), func(t *testing.T) {
-				defer func(lo, hi int) { minPage, maxPage = lo, hi }(minPage, maxPage)
-				minPage, maxPage = page, page
+				defer func(lo, hi int) { s.up.MinPage, s.up.MaxPage = lo, hi }(s.up.MinPage, s.up.MaxPage)
+				s.up.MinPage, s.up.MaxPage = page, page
 				c.take()
-				notes, err := s.lookUpAll(bg, want)
+				notes, err := s.up.LookUpAll(bg, want)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -141,7 +141,7 @@ func TestLookUpAll(t *testing.T) {
 		}
 	}
 	// The cases cover every kind: finished and used, finished and never used, tombstoned, absent.
-	notes, _ := s.lookUpAll(bg, cases["absent"])
+	notes, _ := s.up.LookUpAll(bg, cases["absent"])
 	n4, _ = s.lookUp(bg, ids[4])
 	n7, _ := s.lookUp(bg, ids[7])
 	if notes[0].Name != "" || notes[1].Name != "f0.txt" || !notes[1].Mark.Exists || !n4.Mark.Tombstone || n7.Mark.Exists {
