@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/attachctl/attachctl/manifest/fault"
@@ -137,6 +138,8 @@ type ObjectUploads struct {
 	// Parts lists the parts of the multipart upload uploadID writing the file name of the upload
 	// id (a stream's): their sizes and times; upload.missing when it is not there any more.
 	Parts func(ctx context.Context, id, name, uploadID string) ([]FolderObject, error)
+
+	opened sync.Map // the finished folder uploads FinishedTree found: id → their name
 }
 
 // List returns every upload, the rules written once (ListOn): one walk of the store shows every
@@ -284,6 +287,27 @@ func (u *ObjectUploads) FinishedInfo(ctx context.Context, id string) (*Info, err
 		return nil, err
 	}
 	return FolderInfo(ctx, u.R, id, u.Loc, l.Read())
+}
+
+// FinishedTree checks that the upload id is a finished folder upload named name, before one of
+// its files is opened: upload.missing when it is not. Its listing's head is read once per upload
+// and run: resolve opens every file of a folder, and a finished upload stays finished until a
+// sweep removes it (its objects then answer upload.missing).
+func (u *ObjectUploads) FinishedTree(ctx context.Context, id, name string) error {
+	known, ok := u.opened.Load(id)
+	if !ok {
+		th, err := u.R.HeadTree(ctx, id)
+		if err != nil {
+			return err
+		}
+		if th != nil {
+			known, _ = u.opened.LoadOrStore(id, th.Name)
+		}
+	}
+	if known != any(name) {
+		return NotFinished(id, u.Loc)
+	}
+	return nil
 }
 
 // TreeDir is ReadTreeDir of the upload id (FlatList): every object of its folder at once, named

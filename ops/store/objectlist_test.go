@@ -279,3 +279,30 @@ func TestObjectUploadsLookUpAll(t *testing.T) {
 		t.Fatalf("the store is not what the cases need: %+v", got)
 	}
 }
+
+// TestObjectUploadsFinishedTree: a folder upload's files are opened only under its name, its
+// listing's head read once per upload however many files are opened; one with no listing (not
+// finished, or no folder upload) is upload.missing, and looked at again next time.
+func TestObjectUploadsFinishedTree(t *testing.T) {
+	ctx := context.Background()
+	s := &objectShelf{}
+	u := s.uploads()
+	for range 3 {
+		if err := u.FinishedTree(ctx, shelfID(1), "d"); fault.CodeOf(err) != fault.UploadMissing {
+			t.Fatalf("no listing: %v, want upload.missing", err)
+		}
+	}
+	if s.heads != 3 {
+		t.Fatalf("%d HEADs of a listing not there, want one a call", s.heads)
+	}
+	s.tree = &ListingHead{Info: Info{ID: shelfID(1), Name: "d"}}
+	for _, name := range []string{"d", "d", "e", "d"} {
+		err := u.FinishedTree(ctx, shelfID(1), name)
+		if (err == nil) != (name == "d") || err != nil && fault.CodeOf(err) != fault.UploadMissing {
+			t.Fatalf("%s: %v", name, err)
+		}
+	}
+	if s.heads != 4 {
+		t.Fatalf("%d HEADs in all, want the listing's read once", s.heads)
+	}
+}

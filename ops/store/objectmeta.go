@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"strconv"
@@ -26,6 +27,22 @@ var ErrNoTreeMeta = errors.New("a folder upload's listing, and its " + MetaName 
 func ListingMetadata(m *TreeMeta, note string) map[string]string {
 	return map[string]string{"blake3": m.Blake3, "name": m.Name, "size": strconv.FormatInt(m.Size, 10),
 		"files": strconv.Itoa(m.Files), "note": note}
+}
+
+// PutFolderUpload writes what makes the folder upload m finished where its objects are kept
+// beside its files: its metadata (MetaName), then its listing (TreeListName) create-only, which
+// carries ListingMetadata (note: the hex of its source note's key); the upload is finished from
+// that write on. A listing there already (another run of the same folder finished first) must be
+// these very bytes, which is this tree (a write finds its own): else upload.hashMismatch.
+func PutFolderUpload(ctx context.Context, o LeaseObjects, m *TreeMeta, note string, listing []byte) error {
+	_, err := o.Put(ctx, m.ID+"/"+MetaName, AnyVersion, m.Encode())
+	if err == nil {
+		_, err = o.PutMeta(ctx, m.ID+"/"+TreeListName, "", listing, ListingMetadata(m, note))
+	}
+	if errors.Is(err, ErrObjectChanged) {
+		return fault.Errorf(fault.UploadHashMismatch, "upload %s: finished meanwhile by another run with another tree", m.ID)
+	}
+	return objectErr("upload "+m.ID, err, fault.UploadUnreadable)
 }
 
 // ListingHead is what a folder upload's listing object's metadata says.

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"strings"
@@ -143,5 +144,32 @@ func TestFolderUploadMeta(t *testing.T) {
 				t.Errorf("got %+v (%+v)", m, *m.Info)
 			}
 		})
+	}
+}
+
+// TestPutFolderUpload: a folder upload is finished by its metadata, then its listing written
+// create-only with the listing's metadata; a run that finds another listing there is
+// upload.hashMismatch and changes nothing. (One that finds the same bytes there is done, as the
+// backend's write finds its own: S3's TestTreePublishFinishedMeanwhile.)
+func TestPutFolderUpload(t *testing.T) {
+	ctx := context.Background()
+	o := &MapObjects{}
+	m := &TreeMeta{Info: Info{ID: "u1", Name: "d", Size: 3, Blake3: strings.Repeat("ab", 32)}, Files: 2, Kind: KindFolder}
+	listing := []byte("listing\n")
+	if err := PutFolderUpload(ctx, o, m, "cd", listing); err != nil {
+		t.Fatal(err)
+	}
+	lo, err := o.Get(ctx, "u1/"+TreeListName)
+	if err != nil || string(lo.Body) != string(listing) || lo.Meta["note"] != "cd" || lo.Meta["name"] != "d" || lo.Meta["blake3"] != m.Blake3 {
+		t.Fatalf("the listing: %+v, %v", lo, err)
+	}
+	if mo, err := o.Get(ctx, "u1/"+MetaName); err != nil || string(mo.Body) != string(m.Encode()) {
+		t.Fatalf("the metadata: %q, %v", mo.Body, err)
+	}
+	if err := PutFolderUpload(ctx, o, m, "cd", []byte("another\n")); fault.CodeOf(err) != fault.UploadHashMismatch {
+		t.Fatalf("another tree finished meanwhile: %v, want upload.hashMismatch", err)
+	}
+	if again, _ := o.Get(ctx, "u1/"+TreeListName); again.Version != lo.Version {
+		t.Fatalf("the listing was replaced")
 	}
 }

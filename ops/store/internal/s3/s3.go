@@ -54,8 +54,6 @@ type Store struct {
 
 	unsafeNoConditional bool // location.S3Options.UnsafeNoConditional
 
-	opened sync.Map // finished folder uploads OpenTreeFile found: id → their name
-
 	// Its limits (limits.go), its Limiter: read from its mark object once; each upload is
 	// admitted by a reservation taken under the store's limits lock.
 	quota *store.Quota

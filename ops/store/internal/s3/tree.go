@@ -6,7 +6,6 @@ package s3
 // which tells a folder upload from a file upload named .tree.b3.
 
 import (
-	"bytes"
 	"context"
 	"crypto/md5"
 	"encoding/base64"
@@ -163,22 +162,12 @@ func (t *treeWrite) Remove(ctx context.Context, rels []string) error {
 	return t.s.deleteKeys(ctx, keys)
 }
 
-// Publish writes the metadata, then the listing create-only (its metadata carries the hex of the
-// note's key), under the source note (store.Notes.Publish): the folder upload is finished from
-// that write on. A listing there already (another run of the same folder finished first) must be
-// these very bytes, which is this tree (putOwn).
+// Publish writes the metadata and the listing (store.PutFolderUpload) under the source note
+// (store.Notes.Publish).
 func (t *treeWrite) Publish(ctx context.Context, m *store.TreeMeta, files []store.TreeFile, listing []byte) error {
 	s := t.s
 	err := s.notes.Publish(ctx, t.note, t.id, t.pi, t.try, store.ErrTreeLost, func(ctx context.Context) error {
-		_, err := s.client.PutObject(ctx, &awss3.PutObjectInput{Bucket: &s.Bucket, Key: aws.String(s.treeMetaKey(m.ID)), Body: bytes.NewReader(m.Encode())})
-		if err == nil {
-			_, err = s.putOwn(ctx, &awss3.PutObjectInput{Key: aws.String(s.treeKey(m.ID)), IfNoneMatch: aws.String("*"),
-				Metadata: store.ListingMetadata(m, path.Base(t.note))}, listing)
-		}
-		if conflict(err) {
-			return fault.Errorf(fault.UploadHashMismatch, "upload %s: finished meanwhile by another run with another tree", m.ID)
-		}
-		return s.wrap(fault.UploadUnreadable, "upload "+m.ID, err)
+		return store.PutFolderUpload(ctx, objects{s}, m, path.Base(t.note), listing)
 	})
 	if err == nil && slices.ContainsFunc(files, func(f store.TreeFile) bool { return f.Size > treeParts }) {
 		s.dropMultiparts(ctx, t.id) // a killed run's multipart upload of a large file may be left
@@ -254,21 +243,8 @@ func (s *Store) OpenTreeObject(ctx context.Context, id, name, rel string) (io.Re
 	if err := s.exists(ctx, id); err != nil {
 		return nil, err
 	}
-	// The listing is looked at once per upload and run: resolve opens every file of a folder,
-	// and a finished upload stays finished until a sweep removes it (its objects then answer
-	// upload.missing).
-	known, ok := s.opened.Load(id)
-	if !ok {
-		th, err := s.headTree(ctx, id)
-		if err != nil {
-			return nil, err
-		}
-		if th != nil {
-			known, _ = s.opened.LoadOrStore(id, th.Name)
-		}
-	}
-	if known != any(name) {
-		return nil, s.missing(id)
+	if err := s.up.FinishedTree(ctx, id, name); err != nil {
+		return nil, err
 	}
 	return s.openKey(ctx, id, "", s.treeFileKey(id, name, rel))
 }
@@ -276,10 +252,4 @@ func (s *Store) OpenTreeObject(ctx context.Context, id, name, rel string) (io.Re
 // ReadTreeDir lists the upload's objects by prefix (FlatList, store.ObjectUploads.TreeDir).
 func (s *Store) ReadTreeDir(ctx context.Context, ti *store.TreeInfo, _ string) ([]store.TreeEntry, error) {
 	return s.up.TreeDir(ctx, ti.ID)
-}
-
-// dropTreeObjects removes the objects of the unfinished folder upload id
-// (store.ObjectRemoval.DropTreeObjects): false when a folder upload finished meanwhile was left.
-func (s *Store) dropTreeObjects(ctx context.Context, id string) (bool, error) {
-	return s.removal.DropTreeObjects(ctx, id)
 }
