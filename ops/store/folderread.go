@@ -26,8 +26,9 @@ type FolderReader interface {
 	// HeadTree reads the metadata of the folder upload id's listing (ReadListingHead): nil when
 	// the listing is not there or carries none.
 	HeadTree(ctx context.Context, id string) (*ListingHead, error)
-	// FolderMeta reads what the folder upload id's listing and metadata say (FolderUploadMeta).
-	FolderMeta(ctx context.Context, id string) (*UploadMeta, error)
+	// ReadTreeObject reads whole the object name (MetaName) of the folder upload id
+	// (TreeBackend's): upload.missing when it is not there.
+	ReadTreeObject(ctx context.Context, id, name string) (data []byte, where string, err error)
 	// FinishedURI names the object name of the finished upload id in messages.
 	FinishedURI(id, name string) string
 }
@@ -41,7 +42,7 @@ func FolderUpload(ctx context.Context, r FolderReader, id, where string, f Uploa
 	var m *UploadMeta
 	switch f.Holds {
 	case HoldsFolder:
-		fm, err := r.FolderMeta(ctx, id)
+		fm, err := folderMeta(ctx, r, id)
 		if err != nil {
 			return nil, err
 		}
@@ -74,6 +75,22 @@ func FolderUpload(ctx context.Context, r FolderReader, id, where string, f Uploa
 		}
 	}
 	return m, nil
+}
+
+// folderMeta is what the folder upload id's listing's head and its metadata say, for Recognize
+// (FolderUploadMeta): its metadata is read only when its listing carries a head.
+func folderMeta(ctx context.Context, r FolderReader, id string) (*UploadMeta, error) {
+	th, err := r.HeadTree(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	var b []byte
+	if th != nil {
+		if b, _, err = r.ReadTreeObject(ctx, id, MetaName); err != nil {
+			return nil, err
+		}
+	}
+	return FolderUploadMeta(id, MetaName, b, th)
 }
 
 // FolderInfo is the Info of the finished upload id its folder holds (f, as listed): from its

@@ -16,7 +16,7 @@ type folderObjects struct {
 	MapObjects
 	files       map[string]error
 	tree        *ListingHead
-	meta        *UploadMeta
+	meta        []byte // a folder upload's metadata (MetaName; nil: none)
 	heads, gets int
 }
 
@@ -44,12 +44,12 @@ func (f *folderObjects) HeadTree(context.Context, string) (*ListingHead, error) 
 	return f.tree, nil
 }
 
-func (f *folderObjects) FolderMeta(context.Context, string) (*UploadMeta, error) {
-	f.heads++
-	if f.meta == nil {
-		return nil, fault.Errorf(fault.UploadUnreadable, "no metadata")
+func (f *folderObjects) ReadTreeObject(_ context.Context, id, name string) ([]byte, string, error) {
+	f.gets++
+	if f.meta == nil || name != MetaName {
+		return nil, name, NotFinished(id, "s3://b")
 	}
-	return f.meta, nil
+	return f.meta, name, nil
 }
 
 func (f *folderObjects) FinishedURI(id, name string) string { return "s3://b/" + id + "/" + name }
@@ -76,6 +76,7 @@ func TestFolderUpload(t *testing.T) {
 		tomb     bool
 		gets     int
 		noHeadOK bool
+		noTree   bool // the folder upload's listing carries no head (its metadata not read)
 	}{
 		{name: "file upload", f: file, files: map[string]error{"a.png": nil}},
 		{name: "file upload, marker listed", f: marked(file), files: map[string]error{"a.png": nil}, mark: "used", used: true, gets: 1},
@@ -84,13 +85,18 @@ func TestFolderUpload(t *testing.T) {
 		{name: "file upload gone", f: file, code: fault.UploadMissing},
 		{name: "a listing with no metadata", f: UploadFolder{Holds: HoldsFile, Name: TreeListName}, files: map[string]error{TreeListName: errListing},
 			code: fault.UploadUnreadable, msg: "s3://b/u1/" + TreeListName + " is a folder upload's listing"},
-		{name: "folder upload", f: marked(folder), mark: "used", used: true, folder: true, gets: 1},
+		{name: "folder upload", f: marked(folder), mark: "used", used: true, folder: true, gets: 2},
+		{name: "folder upload, its listing with no head", f: folder, noTree: true, code: fault.UploadUnreadable, msg: TreeListName + " carries no metadata"},
 		{name: "unfinished folder upload", f: UploadFolder{Holds: HoldsUnfinishedFolder, Name: "d"}, code: fault.UploadMissing, noHeadOK: true},
 		{name: "tombstone alone", f: UploadFolder{Holds: HoldsTombstone, Mark: UseMark{Exists: true, Tombstone: true}}, tomb: true, noHeadOK: true},
 		{name: "nothing", f: UploadFolder{}, code: fault.UploadUnreadable, msg: "holds no object of an upload", noHeadOK: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := &folderObjects{files: tc.files, meta: &UploadMeta{Info: &Info{ID: id, Name: "d"}, Folder: true}}
+			r := &folderObjects{files: tc.files, tree: &ListingHead{Info: Info{ID: id, Name: "d"}},
+				meta: (&TreeMeta{Info: Info{ID: id, Name: "d"}, Kind: KindFolder}).Encode()}
+			if tc.noTree {
+				r.tree = nil
+			}
 			if tc.mark != "" {
 				if _, err := WriteUseMark(ctx, &r.MapObjects, id, UseMark{}, tc.mark, used, ErrSweepKept); err != nil {
 					t.Fatal(err)

@@ -35,7 +35,7 @@ func (s *Store) Info(ctx context.Context, id string) (*store.Info, error) {
 }
 
 // folders is the store's uploads as a store.FolderReader: a HEAD of an upload's object, and a
-// folder upload's listing and metadata (treeMeta).
+// folder upload's listing's and a GET of its metadata.
 type folders struct{ objects }
 
 func (f folders) HeadFile(ctx context.Context, id, name string) (*store.Info, error) {
@@ -46,8 +46,8 @@ func (f folders) HeadTree(ctx context.Context, id string) (*store.ListingHead, e
 	return f.s.headTree(ctx, id)
 }
 
-func (f folders) FolderMeta(ctx context.Context, id string) (*store.UploadMeta, error) {
-	return f.s.treeMeta(ctx, id)
+func (f folders) ReadTreeObject(ctx context.Context, id, name string) ([]byte, string, error) {
+	return f.s.ReadTreeObject(ctx, id, name)
 }
 
 func (f folders) FinishedURI(id, name string) string { return f.s.FinishedURI(id, name) }

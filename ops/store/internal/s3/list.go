@@ -86,21 +86,6 @@ func (o objects) Multiparts(ctx context.Context, prefix string) ([]store.Multipa
 	}
 }
 
-// treeMeta reads what a folder upload's listing and .upload.json say, for store.Recognize.
-func (s *Store) treeMeta(ctx context.Context, id string) (*store.UploadMeta, error) {
-	th, err := s.headTree(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	var o object
-	if th != nil {
-		if o, err = s.readObjectUpTo(ctx, s.treeMetaKey(id), int64(store.TreeObjectMax)+1); err != nil {
-			return nil, s.uploadErr(id, err)
-		}
-	}
-	return store.FolderUploadMeta(id, store.MetaName, o.body, th)
-}
-
 // unfinishedInfo reads the info of the unfinished upload id (store.ObjectUploads.Info).
 func (s *Store) unfinishedInfo(ctx context.Context, id string) (*store.PartialInfo, *store.DroppedInfo, error) {
 	pi, err := s.readInfo(ctx, id)
