@@ -3,12 +3,14 @@ package store
 import (
 	"bytes"
 	"context"
+	"encoding/hex"
 	"errors"
 	"io"
 	"strings"
 	"testing"
 
 	"github.com/attachctl/attachctl/manifest/fault"
+	"github.com/zeebo/blake3"
 )
 
 // listChunks is the chunks PutChunk wrote, as a backend lists them (ChunkRun over the objects of
@@ -130,5 +132,181 @@ func TestChunkSource(t *testing.T) {
 	b := make([]byte, 10)
 	if n, err := src.ReadAt(b, 2); n != 2 || fault.CodeOf(err) != fault.UploadUnreadable || errors.Is(err, io.EOF) {
 		t.Fatalf("a chunk's error: %d, %v", n, err)
+	}
+}
+
+// stepInfo is a ChunkInfo: what a backend's info of a step-by-step upload says.
+type stepInfo struct {
+	Name string `json:"name"`
+	Size int64  `json:"size"`
+}
+
+func (p *stepInfo) Of() PartialOf           { return PartialOf{Name: p.Name} }
+func (p *stepInfo) Declared() int64         { return p.Size }
+func (p *stepInfo) Sized(n int64) *stepInfo { return &stepInfo{Name: p.Name, Size: n} }
+
+// stepRig is ObjectChunks over MapObjects, a part of partBytes: finished uploads in a map, and
+// what the backend was asked to write and remove.
+type stepRig struct {
+	o        *MapObjects
+	c        ObjectChunks[*stepInfo]
+	finished map[string]*Info
+	whole    int   // PutWhole calls
+	parts    []int // sizes sent by PutParts
+	dropped  []string
+	infoAt   *stepInfo // the info a put found
+}
+
+func newStepRig(t *testing.T, partBytes int64) *stepRig {
+	ctx := context.Background()
+	r := &stepRig{o: &MapObjects{}, finished: map[string]*Info{}}
+	publish := func(id, name, sum string, n int64) error {
+		r.infoAt, _ = ReadInfo[*stepInfo](ctx, r.o, id, "S")
+		if r.finished[id] != nil {
+			return ErrObjectChanged
+		}
+		r.finished[id] = &Info{ID: id, Name: name, Size: n, Blake3: sum}
+		return nil
+	}
+	r.c = ObjectChunks[*stepInfo]{O: r.o, Loc: "S", Part: partBytes,
+		Quota: &Quota{R: &memReserver{rs: map[string][]byte{}}, Loc: "S", List: func(context.Context) (*Listing, error) { return &Listing{}, nil },
+			M: fixedMark(MarkText(Limits{}))},
+		Exists: func(context.Context, string) error { return nil },
+		List: func(ctx context.Context, id string) ([]FolderObject, error) {
+			keys, err := r.o.List(ctx, partialDir(id))
+			var objs []FolderObject
+			for _, k := range keys {
+				obj, _ := r.o.Get(ctx, k)
+				objs = append(objs, FolderObject{Name: strings.TrimPrefix(k, partialDir(id)), Size: int64(len(obj.Body))})
+			}
+			return objs, err
+		},
+		Read: func(ctx context.Context, id, name string, from int64, b []byte) (int, error) {
+			obj, err := r.o.Get(ctx, partialDir(id)+name)
+			if err != nil {
+				return 0, err
+			}
+			return copy(b, obj.Body[from:]), nil
+		},
+		Info: func(_ context.Context, id string) (*Info, error) {
+			if i := r.finished[id]; i != nil {
+				return i, nil
+			}
+			return nil, NotFinished(id, "S")
+		},
+		Drop: func(ctx context.Context, id string, _ *stepInfo) error {
+			r.dropped = append(r.dropped, id)
+			keys, _ := r.o.List(ctx, partialDir(id))
+			for _, k := range keys {
+				r.o.Delete(ctx, k, "")
+			}
+			return nil
+		},
+		PutWhole: func(_ context.Context, id, name, sum string, body []byte) error {
+			r.whole++
+			return publish(id, name, sum, int64(len(body)))
+		},
+		PutParts: func(ctx context.Context, id, name, sum string, src SourceFile, size int64, check func(string) error) error {
+			r.parts = append(r.parts, int(size))
+			sent, err := HashSource(ctx, src, size, 3, nil)
+			if err == nil {
+				err = check(sent)
+			}
+			if err != nil {
+				return err
+			}
+			return publish(id, name, sum, size)
+		}}
+	return r
+}
+
+// begin writes the info of a new step-by-step upload, as a backend's Begin does.
+func (r *stepRig) begin(t *testing.T, id, name string, size int64) {
+	t.Helper()
+	if err := WriteInfo(context.Background(), r.o, id, &stepInfo{Name: name, Size: size}, ""); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A finish of an upload kept as objects puts its bytes in one write when they fit a part, else
+// in parts of them read again (each way of an empty, a small, a part's and a larger upload); an
+// open size is fixed in its info before the put, so that a partial left after it is seen
+// finished: taken up again, it is the finished upload, and the leftover is removed.
+func TestObjectChunksPublish(t *testing.T) {
+	ctx := context.Background()
+	for _, n := range []int{0, 5, 8, 9, 20} {
+		r := newStepRig(t, 8)
+		data := bytes.Repeat([]byte("abcdefg"), 3)[:n]
+		r.begin(t, dropID, "f.bin", -1)
+		for off := 0; off < n; off += 4 {
+			end := min(off+4, n)
+			if cur, err := WriteChunk(ctx, r.c, dropID, int64(off), bytes.NewReader(data[off:end])); err != nil || cur != int64(end) {
+				t.Fatalf("%d bytes: chunk at %d: %d, %v", n, off, cur, err)
+			}
+		}
+		sum := blake3.Sum256(data)
+		want := hex.EncodeToString(sum[:])
+		info, err := FinishChunks(ctx, r.c, dropID, -1, want)
+		if err != nil || info.Size != int64(n) || info.Blake3 != want {
+			t.Fatalf("%d bytes: finish %+v, %v", n, info, err)
+		}
+		if whole := n <= 8; whole && (r.whole != 1 || r.parts != nil) || !whole && (r.whole != 0 || len(r.parts) != 1 || r.parts[0] != n) {
+			t.Fatalf("%d bytes: %d whole puts, parts %v; want one %s", n, r.whole, r.parts, map[bool]string{true: "whole", false: "in parts"}[whole])
+		}
+		if r.infoAt == nil || r.infoAt.Size != int64(n) {
+			t.Fatalf("%d bytes: the info at the put %+v, want its size fixed", n, r.infoAt)
+		}
+		// The partial left as a finish whose removal failed leaves it: finished, and removed.
+		r.begin(t, dropID, "f.bin", int64(n))
+		if n > 0 {
+			if _, err := PutChunk(ctx, r.o, dropID, 0, data, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		r.dropped = nil
+		if cur, err := WriteChunk(ctx, r.c, dropID, int64(n), strings.NewReader("x")); fault.CodeOf(err) != fault.UploadOffset || cur != int64(n) {
+			t.Fatalf("%d bytes: a chunk after a finish left its partial: %d, %v", n, cur, err)
+		}
+		if len(r.dropped) != 1 {
+			t.Fatalf("%d bytes: the leftover partial was not removed (%v)", n, r.dropped)
+		}
+	}
+}
+
+// A finish that finds the upload written by another's finish first is that one; a part's bytes
+// read again that are not those hashed keep the upload unfinished.
+func TestObjectChunksPublishRaced(t *testing.T) {
+	ctx := context.Background()
+	r := newStepRig(t, 2)
+	r.begin(t, dropID, "f.bin", 6)
+	if _, err := WriteChunk(ctx, r.c, dropID, 0, strings.NewReader("abcdef")); err != nil {
+		t.Fatal(err)
+	}
+	up, _, err := r.c.OpenChunks(ctx, dropID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := &Info{ID: dropID, Name: "f.bin", Size: 6, Blake3: noteSum}
+	r.finished[dropID] = other // by another finish, after this one took the upload up
+	info, already, err := up.Publish(ctx, func(string) error { return nil })
+	if err != nil || !already || info != other {
+		t.Fatalf("raced: %+v, %v, %v; want the other's", info, already, err)
+	}
+	delete(r.finished, dropID)
+	r.begin(t, dropID, "f.bin", 6)
+	if _, err := WriteChunk(ctx, r.c, dropID, 0, strings.NewReader("abcdef")); err != nil {
+		t.Fatal(err)
+	}
+	r.c.Read = func(_ context.Context, _, _ string, from int64, b []byte) (int, error) {
+		return copy(b, "abcdeX"[from:]), nil
+	}
+	r.c.PutParts = func(ctx context.Context, id, name, sum string, src SourceFile, size int64, check func(string) error) error {
+		return check(noteSum)
+	}
+	if up, _, err = r.c.OpenChunks(ctx, dropID); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := up.Publish(ctx, func(string) error { return nil }); fault.CodeOf(err) != fault.UploadUnreadable {
+		t.Fatalf("parts read again unlike those hashed: %v", err)
 	}
 }

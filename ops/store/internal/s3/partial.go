@@ -35,6 +35,15 @@ func (pi *partialInfo) Of() store.PartialOf {
 	return store.PartialOf{Name: pi.Name, Blake3: pi.Blake3, Folder: pi.Kind == store.KindFolder, Streamed: pi.UploadID != ""}
 }
 
+// Declared and Sized are its size for the step-by-step upload (store.ChunkInfo).
+func (pi *partialInfo) Declared() int64 { return pi.Size }
+
+func (pi *partialInfo) Sized(n int64) *partialInfo {
+	fixed := *pi
+	fixed.Size = n
+	return &fixed
+}
+
 func (s *Store) infoKey(id string) string    { return s.key(internalDir, "partial", id, "info") }
 func (s *Store) partialDir(id string) string { return s.key(internalDir, "partial", id) + "/" }
 
@@ -201,15 +210,6 @@ func (s *Store) readInfo(ctx context.Context, id string) (*partialInfo, error) {
 	return store.ReadInfo[*partialInfo](ctx, objects{s}, id, s.URI)
 }
 
-// chunks lists an upload's chunks in offset order, which must follow each other (store.ChunkRun).
-func (s *Store) chunks(ctx context.Context, id string) ([]store.Chunk, int64, error) {
-	p, err := s.up.WalkPartial(ctx, id)
-	if err != nil {
-		return nil, 0, err
-	}
-	return store.ChunkRun(id, p)
-}
-
 // listObjects calls f for every object under prefix, page by page.
 func (s *Store) listObjects(ctx context.Context, prefix string, f func(types.Object) error) error {
 	p := awss3.NewListObjectsV2Paginator(s.client, &awss3.ListObjectsV2Input{Bucket: &s.Bucket, Prefix: &prefix})
@@ -244,7 +244,7 @@ func (s *Store) Begin(ctx context.Context, name string, size int64) (string, err
 // Write appends r as one chunk object, created only if no writer took that offset first
 // (store.WriteChunk).
 func (s *Store) Write(ctx context.Context, id string, offset int64, r io.Reader) (int64, error) {
-	return store.WriteChunk(ctx, s, id, offset, r)
+	return store.WriteChunk(ctx, s.stepChunks(), id, offset, r)
 }
 
 // Status reports an upload, finished or not (store.StatusOf).
@@ -263,7 +263,7 @@ func (s *Store) PartialStatus(ctx context.Context, id string) (store.UnfinishedS
 
 // Finish checks and publishes a step-by-step upload create-only (store.FinishChunks).
 func (s *Store) Finish(ctx context.Context, id string, size int64, sum string) (*store.Info, error) {
-	return store.FinishChunks(ctx, s, id, size, sum)
+	return store.FinishChunks(ctx, s.stepChunks(), id, size, sum)
 }
 
 // dropPartial removes what an unfinished upload left, in the order store.ObjectRemoval's
@@ -310,5 +310,5 @@ func (s *Store) deleteKeys(ctx context.Context, keys []string) error {
 
 // Abort removes an unfinished upload (store.AbortChunks).
 func (s *Store) Abort(ctx context.Context, id string) error {
-	return store.AbortChunks(ctx, s, id)
+	return store.AbortChunks(ctx, s.stepChunks(), id)
 }

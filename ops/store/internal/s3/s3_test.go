@@ -63,7 +63,7 @@ func TestConformance(t *testing.T) {
 			}
 			return len(out.Contents) > 0
 		},
-		Chunks:   func(t *testing.T, b store.Backend) store.ChunkBackend { return b.(*Store) },
+		Chunks:   func(t *testing.T, b store.Backend) store.ChunkBackend { return b.(*Store).stepChunks() },
 		Reserver: func(t *testing.T, b store.Backend) store.Reserver { return b.(*Store).quota.R },
 		RemoveFromUpload: func(t *testing.T, b store.Backend, id, rel string) {
 			s := b.(*Store)
