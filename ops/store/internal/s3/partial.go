@@ -47,41 +47,9 @@ func (pi *partialInfo) Sized(n int64) *partialInfo {
 func (s *Store) infoKey(id string) string    { return s.key(internalDir, "partial", id, "info") }
 func (s *Store) partialDir(id string) string { return s.key(internalDir, "partial", id) + "/" }
 
-// checkStore tells whether the prefix is a store (store.Judge; false: not made yet), and with
-// create marks one not marked yet, create-only. The answer is kept once the mark is seen. A store
-// whose conditional writes were never checked (a new one, or one marked by an earlier version) is
-// checked first.
+// checkStore tells whether the prefix is a store, and with create makes it one (store.MarkCheck).
 func (s *Store) checkStore(ctx context.Context, create bool) (bool, error) {
-	s.markMu.Lock()
-	defer s.markMu.Unlock()
-	if s.marked {
-		return true, nil
-	}
-	if err := s.nested(ctx, false); err != nil {
-		return false, err
-	}
-	body, etag, err := s.mark.ReadMark(ctx)
-	seen := store.Seen{Mark: body != nil}
-	if err == nil && body == nil {
-		seen, err = s.look(ctx)
-	}
-	if err != nil {
-		return false, err
-	}
-	v, err := store.Judge(s.URI, seen)
-	switch {
-	case err != nil:
-		return false, err
-	case v != store.Marked && !create:
-		return v.Store(), nil
-	case v != store.Marked: // marked here, create-only
-		if err := s.nested(ctx, true); err != nil {
-			return false, err
-		}
-		body, etag = nil, ""
-	}
-	err = s.markSeen(ctx, body, etag)
-	return err == nil, err
+	return s.check.Check(ctx, create)
 }
 
 // look lists the top of a prefix that has no mark, for store.Judge: one page of folders (common
@@ -100,16 +68,6 @@ func (s *Store) look(ctx context.Context) (store.Seen, error) {
 		seen.Names = append(seen.Names, store.TopEntry{Name: strings.TrimPrefix(aws.ToString(o.Key), s.root())})
 	}
 	return seen, nil
-}
-
-// markSeen takes in the mark read (etag "": none, a store made here): its conditional writes
-// are checked once (store.ObjectMark.CheckConditions).
-func (s *Store) markSeen(ctx context.Context, body []byte, etag string) error {
-	if err := s.mark.CheckConditions(ctx, body, etag, s.unsafeNoConditional); err != nil {
-		return err
-	}
-	s.marked = true
-	return nil
 }
 
 // condPut is a conditional write of key over what was read there: If-Match its ETag, or
@@ -131,21 +89,8 @@ func (s *Store) Exists(ctx context.Context) (bool, error) {
 	return s.checkStore(ctx, false)
 }
 
-// exists checks the upload id, then the store for readers: a store that is not there yet holds no
-// upload id.
-func (s *Store) exists(ctx context.Context, id string) error {
-	if err := store.ValidID(id); err != nil {
-		return err
-	}
-	ok, err := s.checkStore(ctx, false)
-	if err != nil {
-		return err
-	}
-	if !ok {
-		return fault.Errorf(fault.UploadMissing, "upload %s: not in store %s (the store is empty)", id, s.URI)
-	}
-	return nil
-}
+// exists checks the upload id, then the store for readers (store.MarkCheck.Holds).
+func (s *Store) exists(ctx context.Context, id string) error { return s.check.Holds(ctx, id) }
 
 func nowString() string { return time.Now().UTC().Format(time.RFC3339Nano) }
 

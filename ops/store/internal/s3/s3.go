@@ -45,19 +45,16 @@ type Store struct {
 	URI    string // s3://BUCKET/PREFIX, normalised (location.S3)
 	client *awss3.Client
 
-	markMu sync.Mutex
-	marked bool // the store mark was seen or made
-
 	bufMu    sync.Mutex
 	bufs     chan []byte // see buffers
 	bufChunk int64
-
-	unsafeNoConditional bool // location.S3Options.UnsafeNoConditional
 
 	// Its limits (limits.go), its Limiter: read from its mark object once; each upload is
 	// admitted by a reservation taken under the store's limits lock.
 	quota *store.Quota
 	mark  store.ObjectMark // its mark, P/.attachctl/store
+	// check tells once whether the prefix is a store (checkStore)
+	check *store.MarkCheck
 	// notes are the source-note rules over this store (noteStore, objects)
 	notes store.Notes[*partialInfo]
 	// removal is the sweep's order of deletion over this store's objects
@@ -128,11 +125,12 @@ func Open(ctx context.Context, loc location.S3) (*Store, error) {
 		o.RequestChecksumCalculation = aws.RequestChecksumCalculationWhenRequired
 		o.ResponseChecksumValidation = aws.ResponseChecksumValidationWhenRequired
 	})
-	s := &Store{Bucket: loc.Bucket, Prefix: loc.Prefix, client: client, URI: loc.URI, unsafeNoConditional: loc.UnsafeNoConditional}
+	s := &Store{Bucket: loc.Bucket, Prefix: loc.Prefix, client: client, URI: loc.URI}
 	s.mark = store.ObjectMark{O: objects{s}, Loc: s.URI, At: s.URI + "/" + internalDir + "/store", Make: func(ctx context.Context) error {
 		_, err := s.checkStore(ctx, true)
 		return err
 	}}
+	s.check = &store.MarkCheck{M: s.mark, Unsafe: loc.UnsafeNoConditional, Look: s.look, Nested: s.nested}
 	s.quota = &store.Quota{R: store.ObjectReserver{O: objects{s}, Loc: s.URI, Lock: s.lockLimits}, M: s.mark, Loc: s.URI, MarkAt: s.mark.At, List: s.List, Wait: loc.LimitsWait}
 	s.notes = store.Notes[*partialInfo]{B: noteStore{s}, O: objects{s}, Quota: s.quota}
 	s.TreesOn = func(context.Context, bool) (store.TreeBackend, error) { return s, nil }
