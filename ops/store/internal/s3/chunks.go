@@ -3,6 +3,7 @@ package s3
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 
@@ -37,7 +38,7 @@ func (s *Store) stepChunks() store.ObjectChunks[*partialInfo] {
 // finishErr is the error of a finish's create-only write: another's write first is
 // store.ErrObjectChanged.
 func (s *Store) finishErr(id string, err error) error {
-	if conflict(err) {
+	if conflict(err) || errors.Is(err, store.ErrObjectChanged) {
 		return store.ErrObjectChanged
 	}
 	return s.wrap(fault.UploadUnreadable, "finish "+id, err)

@@ -5,9 +5,7 @@ import (
 	"context"
 	"crypto/md5"
 	"encoding/hex"
-	"errors"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/attachctl/attachctl/manifest/fault"
@@ -15,7 +13,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awss3 "github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
-	"github.com/zeebo/blake3"
 )
 
 // part is a part the server holds of a multipart upload (Number; its ETag the MD5 of its bytes).
@@ -86,78 +83,15 @@ func (s *Store) StartStream(ctx context.Context, st store.StreamStart) (store.St
 	}
 	src := st.Src
 	return s.notes.StartStream(ctx, st, s.beginStage(ctx, src.Name, src.Size, src.Blake3), func(id string, pi *partialInfo, resumed bool) (store.NoteWrite, error) {
-		w := &multipartWrite{s: s, id: id, pi: pi}
+		w := &store.MultipartWrite{M: s.multipart(s.FinishedKey(id, pi.Name), pi.UploadID, pi.Blake3),
+			Free: func(pass store.StreamPass) chan []byte { return s.buffers(pass.Jobs, pass.Chunk) }}
 		var err error
 		if resumed {
-			w.held, err = s.partsHeld(ctx, id, pi)
+			w.Kept, err = s.partsHeld(ctx, id, pi)
 		}
 		return w, err
 	})
 }
-
-// multipartWrite is the multipart upload of one source (store.NoteWrite).
-type multipartWrite struct {
-	s    *Store
-	id   string
-	pi   *partialInfo
-	held map[int32]part
-	// completed is the parts for the completion, once sent
-	completed []types.CompletedPart
-}
-
-// Held is the bytes of the parts the server holds, each checked by its MD5 as the source is sent.
-func (w *multipartWrite) Held() int64 {
-	var kept int64
-	for _, p := range w.held { // none for an empty source: its note is keyed on its size
-		kept += p.Size
-	}
-	return kept
-}
-
-func (w *multipartWrite) Restart() { w.held = nil }
-
-func (w *multipartWrite) Send(ctx context.Context, f store.SourceFile, _ int64, pass store.StreamPass) error {
-	s := w.s
-	var err error
-	w.completed, err = s.sendParts(ctx, f, s.FinishedKey(w.id, w.pi.Name), w.pi.UploadID, w.held, pass)
-	if err != nil && err != errUploadGone && ctx.Err() == nil {
-		// A server may answer a part of an upload completed meanwhile by resetting the
-		// connection: ask whether the multipart upload is still there.
-		if _, perr := s.parts(ctx, w.id, w.pi.Name, w.pi.UploadID); fault.CodeOf(perr) == fault.UploadMissing {
-			err = errUploadGone
-		}
-	}
-	if err == errUploadGone {
-		return store.ErrWriteGone
-	}
-	return err
-}
-
-// Complete completes the multipart upload create-only (If-None-Match: *); an empty source, with
-// no part to send, is a create-only put of nothing.
-func (w *multipartWrite) Complete(ctx context.Context) (bool, error) {
-	s := w.s
-	key := s.FinishedKey(w.id, w.pi.Name)
-	var err error
-	if w.pi.Size == 0 {
-		_, err = s.client.PutObject(ctx, &awss3.PutObjectInput{Bucket: &s.Bucket, Key: &key, Body: bytes.NewReader(nil),
-			Metadata: map[string]string{"blake3": w.pi.Blake3}, IfNoneMatch: aws.String("*")})
-		s.client.AbortMultipartUpload(ctx, &awss3.AbortMultipartUploadInput{Bucket: &s.Bucket, Key: &key, UploadId: &w.pi.UploadID})
-	} else {
-		_, err = s.client.CompleteMultipartUpload(ctx, &awss3.CompleteMultipartUploadInput{Bucket: &s.Bucket, Key: &key,
-			UploadId: &w.pi.UploadID, MultipartUpload: &types.CompletedMultipartUpload{Parts: w.completed}, IfNoneMatch: aws.String("*")})
-	}
-	switch {
-	case conflict(err) || notFound(err): // completed by another run meanwhile
-		return false, nil
-	case err != nil:
-		return false, s.wrap(fault.UploadUnreadable, key, err)
-	}
-	return true, nil
-}
-
-// errUploadGone: the multipart upload went away while its parts were sent.
-var errUploadGone = errors.New("the multipart upload is gone")
 
 // beginStage begins a multipart upload with the BLAKE3 in its metadata, for store.Notes.Start,
 // which writes its info and the source's note after it (a kill between leaves a multipart upload
@@ -175,14 +109,14 @@ func (s *Store) beginStage(ctx context.Context, name string, size int64, want st
 
 // partsHeld is the parts the server holds of the multipart upload of pi, by number:
 // upload.missing when it is not there any more.
-func (s *Store) partsHeld(ctx context.Context, id string, pi *partialInfo) (map[int32]part, error) {
+func (s *Store) partsHeld(ctx context.Context, id string, pi *partialInfo) (map[int32]store.Part, error) {
 	ps, err := s.parts(ctx, id, pi.Name, pi.UploadID)
 	if err != nil {
 		return nil, err
 	}
-	held := map[int32]part{}
+	held := map[int32]store.Part{}
 	for _, p := range ps {
-		held[p.Number] = p
+		held[p.Number] = store.Part{N: p.Number, Size: p.Size, Tag: p.ETag}
 	}
 	return held, nil
 }
@@ -211,88 +145,84 @@ func (n noteStore) TidyFinished(ctx context.Context, id string, pi *partialInfo)
 }
 
 // putMultipart writes size bytes of src as a new multipart upload of key, its BLAKE3 sum in the
-// metadata, parts of DefaultChunk bytes sent treePartJobs at once, and completes it (create-only
-// when told) once check takes the BLAKE3 of the bytes sent. Anything failed, it is aborted.
+// metadata, parts of DefaultChunk bytes sent treePartJobs at once (store.PutParts). The server's
+// refusal to begin it is returned as it is, for the caller to code.
 func (s *Store) putMultipart(ctx context.Context, key, sum string, src store.SourceFile, size int64, createOnly bool, check func(sent string) error) error {
 	mp, err := s.client.CreateMultipartUpload(ctx, &awss3.CreateMultipartUploadInput{Bucket: &s.Bucket, Key: &key,
 		Metadata: map[string]string{"blake3": sum}})
 	if err != nil {
 		return err
 	}
-	h := blake3.New()
-	parts, err := s.sendParts(ctx, src, key, aws.ToString(mp.UploadId), nil, store.StreamPass{Size: size, Chunk: DefaultChunk,
-		Jobs: treePartJobs, Hash: h, Observe: func([]byte) {}, Progress: func(int64) {}})
-	if err == nil {
-		err = check(hex.EncodeToString(h.Sum(nil)))
-	}
-	if err == nil {
-		in := &awss3.CompleteMultipartUploadInput{Bucket: &s.Bucket, Key: &key, UploadId: mp.UploadId,
-			MultipartUpload: &types.CompletedMultipartUpload{Parts: parts}}
-		if createOnly {
-			in.IfNoneMatch = aws.String("*")
-		}
-		_, err = s.client.CompleteMultipartUpload(ctx, in)
-	}
-	if err == errUploadGone {
-		err = fault.Errorf(fault.UploadUnreadable, "store %s: %s: its multipart upload went away (a sweep?)", s.URI, key)
-	}
-	if err != nil {
-		s.client.AbortMultipartUpload(context.WithoutCancel(ctx), &awss3.AbortMultipartUploadInput{Bucket: &s.Bucket, Key: &key, UploadId: mp.UploadId})
-	}
-	return err
+	return store.PutParts(ctx, s.multipart(key, aws.ToString(mp.UploadId), sum), "store "+s.URI+": "+key, src, size, DefaultChunk,
+		treePartJobs, s.buffers(treePartJobs, DefaultChunk), createOnly, check)
 }
 
-// sendParts sends the source f as the parts of the multipart upload uploadID of key in the pass
-// of store.Pump (read here, hash on another core), each part the server does not already hold
-// with the same bytes (held: its ETag is the MD5 of the source's) on a goroutine of its own.
-// Buffers go round the Store's pool (buffers), and a part holds its buffer until it is sent: so
-// at most that many parts are in flight, and at most jobs x chunk bytes are in memory. It returns
-// the parts for the completion.
-func (s *Store) sendParts(ctx context.Context, f store.SourceFile, key, uploadID string, held map[int32]part, pass store.StreamPass) ([]types.CompletedPart, error) {
-	chunk := pass.Chunk
-	done := make([]types.CompletedPart, (pass.Size+chunk-1)/chunk)
-	// A part's failure stops the sending of more, but does not cut the parts in flight: the
-	// server goes on with a part whose client gave up, and one it takes after the caller aborted
-	// the multipart upload makes it hold the upload again (versitygw's posix backend). So every
-	// part sent is answered before this returns; only the caller's cancel cuts them.
-	send := ctx
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	var wg sync.WaitGroup
-	err := store.Pump(ctx, f, 0, pass, s.buffers(pass.Jobs, chunk), func(off int64, b []byte, release func()) error {
-		n := int32(off/chunk) + 1
-		if p, ok := held[n]; ok && p.Size == int64(len(b)) && p.ETag == md5hex(b) {
-			done[n-1] = types.CompletedPart{PartNumber: aws.Int32(n), ETag: aws.String(`"` + p.ETag + `"`)}
-			release()
-			return nil
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer release()
-			out, err := s.client.UploadPart(send, &awss3.UploadPartInput{Bucket: &s.Bucket, Key: &key, UploadId: &uploadID,
-				PartNumber: aws.Int32(n), Body: bytes.NewReader(b), ContentLength: aws.Int64(int64(len(b)))}, unsignedPayload)
-			if notFound(err) {
-				cancel(errUploadGone)
-			} else if err != nil {
-				cancel(s.wrap(fault.UploadUnreadable, "part of "+key, err))
-			} else {
-				done[n-1] = types.CompletedPart{PartNumber: aws.Int32(n), ETag: out.ETag}
-			}
-		}()
-		return nil
-	})
-	wg.Wait()
-	if err == nil || ctx.Err() != nil {
-		err = context.Cause(ctx) // a part's failure, or the caller's cancel
-	}
-	if err != nil {
-		return nil, err
-	}
-	return done, nil
+// multipart is the multipart upload uploadID of key (store.PartUpload), the object's BLAKE3 sum in
+// its metadata.
+func (s *Store) multipart(key, uploadID, sum string) partUpload {
+	return partUpload{s: s, key: key, upload: uploadID, sum: sum}
 }
 
-func md5hex(b []byte) string {
-	m := md5.Sum(b)
-	return hex.EncodeToString(m[:])
+type partUpload struct {
+	s                *Store
+	key, upload, sum string
+}
+
+// Send sends a part with no SHA-256 of its bytes (unsignedPayload): its ETag is checked on resume.
+func (m partUpload) Send(ctx context.Context, n int32, b []byte) (store.Part, error) {
+	s := m.s
+	out, err := s.client.UploadPart(ctx, &awss3.UploadPartInput{Bucket: &s.Bucket, Key: &m.key, UploadId: &m.upload,
+		PartNumber: aws.Int32(n), Body: bytes.NewReader(b), ContentLength: aws.Int64(int64(len(b)))}, unsignedPayload)
+	if notFound(err) {
+		return store.Part{}, store.ErrNoObject
+	} else if err != nil {
+		return store.Part{}, s.wrap(fault.UploadUnreadable, "part of "+m.key, err)
+	}
+	return store.Part{N: n, Size: int64(len(b)), Tag: strings.Trim(aws.ToString(out.ETag), `"`)}, nil
+}
+
+// Tag: a part's ETag is the MD5 of its bytes.
+func (m partUpload) Tag(b []byte) string {
+	sum := md5.Sum(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// Complete completes the multipart upload; one of no part (an empty source: a multipart upload
+// takes at least one) is a put of nothing instead, and the multipart upload is aborted.
+func (m partUpload) Complete(ctx context.Context, parts []store.Part, createOnly bool) error {
+	s := m.s
+	var none *string
+	if createOnly {
+		none = aws.String("*")
+	}
+	var err error
+	if len(parts) == 0 {
+		_, err = s.client.PutObject(ctx, &awss3.PutObjectInput{Bucket: &s.Bucket, Key: &m.key, Body: bytes.NewReader(nil),
+			Metadata: map[string]string{"blake3": m.sum}, IfNoneMatch: none})
+		m.Abort(ctx)
+	} else {
+		done := make([]types.CompletedPart, len(parts))
+		for i, p := range parts {
+			done[i] = types.CompletedPart{PartNumber: aws.Int32(p.N), ETag: aws.String(`"` + p.Tag + `"`)}
+		}
+		_, err = s.client.CompleteMultipartUpload(ctx, &awss3.CompleteMultipartUploadInput{Bucket: &s.Bucket, Key: &m.key,
+			UploadId: &m.upload, MultipartUpload: &types.CompletedMultipartUpload{Parts: done}, IfNoneMatch: none})
+	}
+	switch {
+	case createOnly && conflict(err):
+		return store.ErrObjectChanged
+	case notFound(err):
+		return store.ErrNoObject
+	}
+	return s.wrap(fault.UploadUnreadable, m.key, err)
+}
+
+func (m partUpload) Abort(ctx context.Context) {
+	m.s.client.AbortMultipartUpload(ctx, &awss3.AbortMultipartUploadInput{Bucket: &m.s.Bucket, Key: &m.key, UploadId: &m.upload})
+}
+
+// Gone asks the server whether the multipart upload is still there.
+func (m partUpload) Gone(ctx context.Context) bool {
+	_, err := m.s.client.ListParts(ctx, &awss3.ListPartsInput{Bucket: &m.s.Bucket, Key: &m.key, UploadId: &m.upload, MaxParts: aws.Int32(1)})
+	return notFound(err)
 }
