@@ -7,13 +7,13 @@ import (
 	"github.com/attachctl/attachctl/manifest/fault"
 )
 
-// MarkCheck tells whether a location kept as objects (S3's prefix) is a store, once for the
-// Store's life: by its mark (ObjectMark), or without one by what is at its top (Judge). With
-// create a location that is not marked is made a store by its mark, written create-only, once
-// Nested with marks found it inside no other store's uploads. A store whose conditional writes
-// were never checked (a new one, or one marked by an earlier version) is checked first
-// (ObjectMark.CheckConditions). The answer is kept once the mark is seen; before, every call
-// looks again, so that an upload that makes the store is seen by the calls after it.
+// MarkCheck tells whether a location kept as objects (S3's prefix) is a store, opened in the one
+// order of OpenSite, until the mark is seen and from then on for the Store's life: the mark read,
+// or without one what is at its top (Judge); with create a location that is not marked is made a
+// store by its mark, written create-only once Nested with marks found it inside no other store's
+// uploads. A store whose conditional writes were never checked (a new one, or one marked by an
+// earlier version) is checked first (ObjectMark.CheckConditions). Before the mark is seen every
+// call looks again, so that an upload another process makes the store with is seen.
 type MarkCheck struct {
 	M      ObjectMark
 	Unsafe bool // go on without the check of conditional writes (the user's word)
@@ -36,34 +36,51 @@ func (c *MarkCheck) Check(ctx context.Context, create bool) (bool, error) {
 	if c.marked {
 		return true, nil
 	}
-	if err := c.Nested(ctx, false); err != nil {
-		return false, err
+	site := &objectSite{c: c, ctx: ctx}
+	v, err := OpenSite(c.M.Loc, site, create)
+	if err != nil || v != Marked {
+		return v.Store(), err
 	}
-	body, version, err := c.M.ReadMark(ctx)
-	seen := Seen{Mark: body != nil}
-	if err == nil && body == nil {
-		seen, err = c.Look(ctx)
-	}
-	if err != nil {
-		return false, err
-	}
-	v, err := Judge(c.M.Loc, seen)
-	switch {
-	case err != nil:
-		return false, err
-	case v != Marked && !create:
-		return v.Store(), nil
-	case v != Marked: // marked here, create-only
-		if err := c.Nested(ctx, true); err != nil {
+	if !site.made { // a mark found: its conditional writes checked, once
+		if err := c.M.CheckConditions(ctx, site.body, site.version, c.Unsafe); err != nil {
 			return false, err
 		}
-		body, version = nil, ""
-	}
-	if err := c.M.CheckConditions(ctx, body, version, c.Unsafe); err != nil {
-		return false, err
 	}
 	c.marked = true
 	return true, nil
+}
+
+// objectSite is a MarkCheck's location for one OpenSite: the mark it read (body at version) and
+// whether it marked the store.
+type objectSite struct {
+	c       *MarkCheck
+	ctx     context.Context
+	body    []byte
+	version string
+	made    bool
+}
+
+func (s *objectSite) Nested() error { return s.c.Nested(s.ctx, false) }
+
+func (s *objectSite) Look() (Seen, error) {
+	var err error
+	if s.body, s.version, err = s.c.M.ReadMark(s.ctx); err != nil || s.body != nil {
+		return Seen{Mark: s.body != nil}, err
+	}
+	return s.c.Look(s.ctx)
+}
+
+// Make: a prefix needs no making.
+func (s *objectSite) Make() error { return nil }
+
+// Mark writes the mark create-only, once its conditional writes are checked (the mark says so),
+// and once no store's mark is above the prefix.
+func (s *objectSite) Mark() error {
+	if err := s.c.Nested(s.ctx, true); err != nil {
+		return err
+	}
+	s.made = true
+	return s.c.M.CheckConditions(s.ctx, nil, "", s.c.Unsafe)
 }
 
 // Holds checks the upload id, then the store for readers: a store that is not there yet holds no
