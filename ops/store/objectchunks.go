@@ -52,8 +52,11 @@ type ObjectChunks[P ChunkInfo[P]] struct {
 	PutParts func(ctx context.Context, id, name, sum string, src SourceFile, size int64, check func(sent string) error) error
 }
 
-// ChunkProperties: a chunk is one object, read whole first.
-func (c ObjectChunks[P]) ChunkProperties() ChunkProperties { return ChunkProperties{Buffer: true} }
+// ChunkProperties: a chunk is one object, read whole first; whether an upload with no info is
+// finished, the engine asks Info (openChunks).
+func (c ObjectChunks[P]) ChunkProperties() ChunkProperties {
+	return ChunkProperties{Buffer: true, Finished: c.Info}
+}
 
 func (c ObjectChunks[P]) ChunkQuota() *Quota { return c.Quota }
 
@@ -67,11 +70,6 @@ func (c ObjectChunks[P]) OpenChunks(ctx context.Context, id string) (ChunkUpload
 	}
 	p, err := ReadInfo[P](ctx, c.O, id, c.Loc)
 	if err != nil {
-		if fault.CodeOf(err) == fault.UploadMissing {
-			if info, ierr := c.Info(ctx, id); ierr == nil {
-				return nil, info, err
-			}
-		}
 		return nil, nil, err
 	}
 	u := &objectChunkUp[P]{c: c, id: id, p: p, st: p.Of().ChunkState(p.Declared(), 0)}
