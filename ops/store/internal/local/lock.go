@@ -61,10 +61,7 @@ func (s *localStore) lock(name string, how int, wait time.Duration) (*heldLock, 
 	}
 	if err := store.TakeLockFile(flockFile{fd, how}, how == unix.LOCK_EX, wait, s.Dir, lockTags[name], path); err != nil {
 		f.Close()
-		if fault.CodeOf(err) == "" {
-			err = lockErr(path, err)
-		}
-		return nil, err
+		return nil, lockErr(path, err)
 	}
 	return &heldLock{f: f, named: how == unix.LOCK_EX}, nil
 }
@@ -161,8 +158,11 @@ func subdir(mend bool) func(parent int, name, path string) (int, error) {
 
 // lockErr codes an error opening the store's internal files: a link where a folder or file should
 // be is upload.unreadable, as the guarded open says, its cause kept (which of the two it was).
+// nil, and an error coded already, are left as they are.
 func lockErr(path string, err error) error {
 	switch {
+	case err == nil || fault.CodeOf(err) != "":
+		return err
 	case errors.Is(err, unix.ENOENT):
 		return fault.Errorf(fault.UploadMissing, "%s: no such folder", path)
 	case errors.Is(err, unix.ELOOP), errors.Is(err, unix.ENOTDIR):

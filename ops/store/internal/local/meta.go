@@ -41,11 +41,8 @@ func (s *localStore) readMetaAt(dirfd int, id string) (*store.TreeMeta, error) {
 			return nil, err
 		}
 		return &store.TreeMeta{Info: *m}, nil
-	case code != "": // refused by the guarded open
+	case code != "": // refused by the guarded open, or unreadable (readGuarded codes every error)
 		return nil, err
-	}
-	if err != nil {
-		return nil, fault.Errorf(fault.UploadUnreadable, "upload %s: %s is damaged", id, path)
 	}
 	return store.ParseTreeMeta(id, b, path)
 }

@@ -290,7 +290,7 @@ func (s *localStore) lockPartialIn(id string, nonblock bool) (p *partial, retry 
 		err = unix.EWOULDBLOCK
 	}
 	if err != nil {
-		return nil, false, partialErr(id, r, err)
+		return nil, false, guardErr(id)(r.path, err) // coded as the guarded open codes one
 	}
 	// Still the file at that name, and the folder still the partial (a sweep may have moved it
 	// into the trash while we waited)?
@@ -345,15 +345,6 @@ func ownPartial(id string) func(*partialRead) error {
 
 // errGone: the file a partial's writer locks has no link left (ownPartial).
 var errGone = errors.New("no link left")
-
-// partialErr codes an error of readPartialAt of the upload id as the guarded open codes one
-// (guardErr): one that carries its code already is left as it is.
-func partialErr(id string, r *partialRead, err error) error {
-	if fault.CodeOf(err) != "" {
-		return err
-	}
-	return guardErr(id)(r.path, err)
-}
 
 // partialRead is one reading of an unfinished upload (readPartialAt): its state for the
 // listing's rules; its folder (dirfd, at dir); its info.json (meta, nil when unreadable: merr,

@@ -276,23 +276,17 @@ func openOnly(code func(path string, err error) error) func(parent int, name, pa
 }
 
 // openGuarded opens name inside the folder dirfd under the guarded-open rules (openFileAt,
-// guarded). Not there is upload.missing; anything else is upload.unreadable.
+// guarded). Not there is upload.missing; anything else is upload.unreadable (guardErr).
 func openGuarded(dirfd int, name, path, id string) (*os.File, error) {
 	f, err := openFileAt(dirfd, name, path, unix.O_RDONLY, guarded(path, id))
-	if err != nil && fault.CodeOf(err) == "" {
-		return nil, guardErr(id)(path, err)
-	}
-	return f, err
+	return f, guardErr(id)(path, err)
 }
 
 // readGuarded reads whole, up to limit bytes, the file name of the folder dirfd through the
-// guarded open.
+// guarded open, its errors coded as the open's: a read that fails is upload.unreadable.
 func readGuarded(dirfd int, name, path, id string, limit int64) ([]byte, error) {
 	b, err := readFileAt(dirfd, name, path, limit, guarded(path, id))
-	if err != nil && fault.CodeOf(err) == "" {
-		return nil, guardErr(id)(path, err)
-	}
-	return b, err
+	return b, guardErr(id)(path, err)
 }
 
 // openFileAt opens the file name of the folder dirfd with flags (O_RDONLY; O_RDWR|O_CREAT for a
@@ -367,10 +361,14 @@ func guarded(path, id string) func(*unix.Stat_t) error {
 
 // guardErr codes an error of the guarded open of upload id, or of writing its marker, by the path
 // that failed: not there is upload.missing, a full disk upload.diskFull (storeErr), a link or
-// anything else upload.unreadable (as lockErr says it).
+// anything else upload.unreadable (as lockErr says it). nil, and an error coded already (a
+// refusal of the guarded open's check), are left as they are.
 func guardErr(id string) func(path string, err error) error {
 	return func(path string, err error) error {
-		if errors.Is(err, unix.ENOENT) {
+		switch {
+		case err == nil || fault.CodeOf(err) != "":
+			return err
+		case errors.Is(err, unix.ENOENT):
 			return fault.Errorf(fault.UploadMissing, "upload %s: %s: not a finished upload in this store", id, path)
 		}
 		return fault.At("upload "+id, lockErr(path, err), fault.UploadUnreadable)

@@ -24,7 +24,7 @@ func (s *localStore) PartialStatus(_ context.Context, id string) (store.Unfinish
 	}
 	r, err := s.readPartial(partfd, id, false, ownPartial(id))
 	if err != nil {
-		return r.UnfinishedState, 0, partialErr(id, r, err)
+		return r.UnfinishedState, 0, guardErr(id)(r.path, err)
 	}
 	return r.UnfinishedState, r.meta.Size, nil
 }
