@@ -89,13 +89,12 @@ func (r reserver) PutReservation(ctx context.Context, key string, body []byte) e
 
 func (r reserver) Reservations(ctx context.Context) (map[string][]byte, error) {
 	out := map[string][]byte{}
-	fd, ents, err := r.s.listIfThere(InternalDir, reservedDir)
+	fd, names, err := r.s.listIfThere(InternalDir, reservedDir)
 	if fd < 0 {
 		return out, err
 	}
 	defer unix.Close(fd)
-	for _, e := range ents {
-		name := e.Name()
+	for _, name := range names {
 		b, err := readFileAt(fd, name, name, 4096, regular)
 		if err != nil {
 			b = []byte{} // unreadable: kept as an empty body, which no check counts (and drops)

@@ -3,8 +3,8 @@
 package local
 
 import (
-	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/attachctl/attachctl/manifest/fault"
 	"github.com/attachctl/attachctl/ops/store"
@@ -54,31 +54,25 @@ func (s *localStore) IDs() ([]string, error) { return s.idsIn() }
 // idsIn lists the names in STORE/<names...> that are upload ids, sorted: none when it is not
 // there (a store not made yet is empty).
 func (s *localStore) idsIn(names ...string) ([]string, error) {
-	fd, ents, err := s.listIfThere(names...)
+	fd, ids, err := s.listIfThere(names...)
 	if fd >= 0 {
 		unix.Close(fd)
 	}
-	var ids []string
-	for _, e := range ents {
-		if store.ValidID(e.Name()) == nil {
-			ids = append(ids, e.Name())
-		}
-	}
-	return ids, err
+	return slices.DeleteFunc(ids, func(n string) bool { return store.ValidID(n) != nil }), err
 }
 
-// listIfThere opens STORE/<names...> as openIfThere does and lists it (readDirAt): fd is -1, with
-// no entries, when a folder on the way is not there. The caller closes fd.
-func (s *localStore) listIfThere(names ...string) (int, []os.DirEntry, error) {
+// listIfThere opens STORE/<names...> as openIfThere does and lists the names in it (namesAt): fd
+// is -1, with none, when a folder on the way is not there. The caller closes fd.
+func (s *localStore) listIfThere(names ...string) (int, []string, error) {
 	fd, err := s.openIfThere(names...)
 	if err != nil || fd < 0 {
 		return -1, nil, err
 	}
 	path := filepath.Join(append([]string{s.Dir}, names...)...)
-	ents, err := readDirAt(fd, path)
+	list, err := namesAt(fd, path)
 	if err != nil {
 		unix.Close(fd)
 		return -1, nil, storeErr(path, err)
 	}
-	return fd, ents, nil
+	return fd, list, nil
 }

@@ -24,17 +24,15 @@ func (s *localStore) indexed(id string) (*Meta, error) {
 // it), each file read through the guarded open of finished files (no link followed, a regular
 // file of the user's, 0400, one link): a file that is not the store's own names nothing.
 func (s *localStore) metaFolder() (f store.MetaFolder, done func(), ok bool) {
-	fd, ents, err := s.listIfThere(InternalDir, metaDir)
+	fd, names, err := s.listIfThere(InternalDir, metaDir)
 	if err != nil || fd < 0 {
 		return f, nil, false
 	}
+	f.Names = names
 	f.Read = func(name string) ([]byte, error) {
 		return readGuarded(fd, name, s.internal(metaDir, name), name, 64<<20)
 	}
 	f.Remove = func(name string) { unix.Unlinkat(fd, name, 0) }
-	for _, e := range ents {
-		f.Names = append(f.Names, e.Name())
-	}
 	return f, func() { unix.Close(fd) }, true
 }
 
@@ -137,14 +135,7 @@ func (d *storeDirs) pruneIndex() {
 	}
 	defer done()
 	names := func(dirfd int) func() ([]string, error) {
-		return func() ([]string, error) {
-			ents, err := readDirAt(dirfd, "")
-			var names []string
-			for _, e := range ents {
-				names = append(names, e.Name())
-			}
-			return names, err
-		}
+		return func() ([]string, error) { return namesAt(dirfd, "") }
 	}
 	store.PruneMetaFiles(f, names(d.partfd), names(d.storefd))
 }

@@ -45,6 +45,16 @@ func readDirAt(fd int, path string) ([]os.DirEntry, error) {
 	return ents, err
 }
 
+// namesAt is the names readDirAt lists, for a caller that reads no type.
+func namesAt(fd int, path string) ([]string, error) {
+	ents, err := readDirAt(fd, path)
+	names := make([]string, len(ents))
+	for i, e := range ents {
+		names[i] = e.Name()
+	}
+	return names, err
+}
+
 // openDirAt opens name in the folder parent as a real folder, never following a link.
 func openDirAt(parent int, name string) (int, error) {
 	for {
@@ -370,10 +380,10 @@ func (sw *sweeper) Drop(_ context.Context, it *store.SweepItem) error {
 // emptyTrash removes what a crashed sweep left in the trash. What cannot be removed stays for the
 // next.
 func (sw *sweeper) emptyTrash() {
-	ents, err := readDirAt(sw.trashfd, sw.s.internal(trashDir))
+	names, err := namesAt(sw.trashfd, sw.s.internal(trashDir))
 	if err == nil {
-		for _, e := range ents {
-			removeAt(sw.trashfd, e.Name(), &sw.root)
+		for _, n := range names {
+			removeAt(sw.trashfd, n, &sw.root)
 		}
 	}
 }
