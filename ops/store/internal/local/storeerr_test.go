@@ -98,3 +98,19 @@ func TestLockErrLink(t *testing.T) {
 		t.Fatalf("lock through a linked internal folder: %v; want upload.unreadable whose cause is the system's (ELOOP, or ENOTDIR where O_DIRECTORY is asked first)", err)
 	}
 }
+
+// TestCodersKeep: lockErr and guardErr leave nil as nil, and an error that carries its code
+// already (a refusal of the guarded open's check, a store.locked) as it is, code and message, so
+// that a caller codes whatever its step returned without asking whether it is coded yet.
+func TestCodersKeep(t *testing.T) {
+	const id, p = "01a24133-23ec-7e20-8fc7-2024bb767946", "/s/01a24133-23ec-7e20-8fc7-2024bb767946/a.txt"
+	coded := fault.Errorf(fault.StoreLocked, "store /s is locked")
+	for name, code := range map[string]func(string, error) error{"lockErr": lockErr, "guardErr": guardErr(id)} {
+		if err := code(p, nil); err != nil {
+			t.Errorf("%s(nil) = %v (%T); want nil", name, err, err)
+		}
+		if err := code(p, coded); err != error(coded) {
+			t.Errorf("%s(coded) = %v; want it as it is, %v", name, err, coded)
+		}
+	}
+}
