@@ -332,14 +332,10 @@ func regular(st *unix.Stat_t) error {
 
 var errNotRegular = errors.New("not a regular file")
 
-// ownFile says what keeps the file of stat st from being one of the store's own (store.OwnFileWhy);
-// "" when it is one.
-func ownFile(st *unix.Stat_t) string { return store.OwnFileWhy(statOf("", st)) }
-
 // checkOwnFile checks an open file of the store as an unfinished upload's data is checked: one of
-// its own (ownFile), else upload.unreadable.
+// its own (store.OwnFileWhy), else upload.unreadable.
 func checkOwnFile(st *unix.Stat_t, path, id string) error {
-	if why := ownFile(st); why != "" {
+	if why := store.OwnFileWhy(statOf("", st)); why != "" {
 		return fault.Errorf(fault.UploadUnreadable, "upload %s: %s: %s", id, path, why)
 	}
 	return nil
