@@ -118,10 +118,7 @@ func (s *localStore) publishIndex(st *partial, name string) error {
 		unix.Unlinkat(int(st.dirf.Fd()), name, 0)
 		return storeErr(s.internal(metaDir, name), err)
 	}
-	if err := dirDurable(fd); err != nil {
-		return storeErr(s.internal(metaDir), err)
-	}
-	return nil
+	return wrap(s.internal(metaDir), dirDurable(fd))
 }
 
 // pruneIndex removes the files of the folder that name no upload in the store any more and whose

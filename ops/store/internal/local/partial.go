@@ -469,8 +469,5 @@ func (p *partial) truncate(n int64) error {
 	if err := p.f.Truncate(n); err != nil {
 		return storeErr(p.f.Name(), err)
 	}
-	if err := fdatasync(int(p.f.Fd())); err != nil {
-		return storeErr(p.f.Name(), err)
-	}
-	return nil
+	return wrap(p.f.Name(), fdatasync(int(p.f.Fd())))
 }

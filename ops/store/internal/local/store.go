@@ -160,10 +160,7 @@ func mkdirAll(dir string) error {
 		}
 		return storeErr(dir, err)
 	}
-	if err := os.Chmod(dir, DirMode); err != nil {
-		return storeErr(dir, err)
-	}
-	return nil
+	return wrap(dir, os.Chmod(dir, DirMode))
 }
 
 // storeErr turns an error writing the store into a coded error: a full disk is upload.diskFull.
