@@ -248,7 +248,8 @@ func (s *localStore) TryLockPartial(id string) (*partial, error) { return s.lock
 // Every folder on the way is opened without following a link, and data must be a regular file of
 // ours with one link (upload.unreadable otherwise: a link to a file outside the store is never
 // written). A finish that crashed after moving data to out/<name> is undone here: out/<name> is
-// the same file, locked the same way, and goes back to data. Not there: upload.missing.
+// the same file, locked the same way, and goes back to data. Not there: upload.missing
+// (store.NotUnfinished); a file or a link in its folder's place is upload.unreadable.
 func (s *localStore) lockPartial(id string, nonblock bool) (*partial, error) {
 	for try := 0; try < 10; try++ {
 		p, retry, err := s.lockPartialIn(id, nonblock)
@@ -256,8 +257,6 @@ func (s *localStore) lockPartial(id string, nonblock bool) (*partial, error) {
 		case retry:
 			continue
 		case fault.CodeOf(err) == fault.UploadMissing || errors.Is(err, unix.ENOENT):
-			return nil, store.NotUnfinished(id, s.Dir)
-		case fault.CodeOf(err) == "" && errors.Is(err, unix.ENOTDIR): // a file in its folder's place; a link is lockErr's refusal
 			return nil, store.NotUnfinished(id, s.Dir)
 		}
 		return p, err
@@ -349,8 +348,9 @@ var errGone = errors.New("no link left")
 // partialRead is one reading of an unfinished upload (readPartialAt): its state for the
 // listing's rules; its folder (dirfd, at dir); its info.json (meta, nil when unreadable: merr,
 // and the listing and the sweep read the partial all the same); the file its writer locks (fd, -1
-// when it has none; at path; outfd is out/ while that file is out/<name>, else -1) and that
-// file's stat (st, Nlink 0 when it has none); release, when a reader kept the writer's lock.
+// when it has none; at path, which is the folder's until that is open, so that an error opening
+// it names it; outfd is out/ while that file is out/<name>, else -1) and that file's stat (st,
+// Nlink 0 when it has none); release, when a reader kept the writer's lock.
 type partialRead struct {
 	store.UnfinishedState
 	dir              string
@@ -370,7 +370,7 @@ type partialRead struct {
 // LOCK_NB: a writer holding it makes the upload busy. The error is the system's, or check's; r is
 // closed by its caller.
 func (s *localStore) readPartialAt(partfd int, id string, flags, how int, check func(*partialRead) error) (r *partialRead, err error) {
-	r = &partialRead{dir: s.partialDir(id), dirfd: -1, fd: -1, outfd: -1}
+	r = &partialRead{dir: s.partialDir(id), path: s.partialDir(id), dirfd: -1, fd: -1, outfd: -1}
 	if r.dirfd, err = openDirAt(partfd, id); err != nil {
 		return r, err
 	}

@@ -3,9 +3,11 @@
 package local
 
 import (
+	"context"
 	"errors"
 	"io/fs"
 	"os"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -111,6 +113,28 @@ func TestCodersKeep(t *testing.T) {
 		}
 		if err := code(p, coded); err != error(coded) {
 			t.Errorf("%s(coded) = %v; want it as it is, %v", name, err, coded)
+		}
+	}
+}
+
+// TestPartialInPlace: a file or a link where an unfinished upload's folder should be is
+// upload.unreadable for its writer, as a link where a finished upload's folder should be is for
+// the guarded open, and the message names that folder (it named no path at all).
+func TestPartialInPlace(t *testing.T) {
+	for _, link := range []bool{false, true} {
+		s := newStore(t)
+		id, err := s.Begin(context.Background(), "a.txt", 5)
+		must(t, err)
+		dir := s.partialDir(id)
+		must(t, os.RemoveAll(dir))
+		if link {
+			must(t, os.Symlink(t.TempDir(), dir))
+		} else {
+			must(t, os.WriteFile(dir, []byte("x"), 0o600))
+		}
+		_, err = s.Write(context.Background(), id, 0, strings.NewReader("hello"))
+		if fault.CodeOf(err) != fault.UploadUnreadable || !strings.Contains(err.Error(), "upload "+id+": "+dir+": ") {
+			t.Errorf("link %v: %v; want upload.unreadable naming %s", link, err, dir)
 		}
 	}
 }
