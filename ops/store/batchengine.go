@@ -76,6 +76,11 @@ type GroupBatch[T, G any] struct {
 	// commitMu makes the batch's commits one at a time: a full batch committing on its own (Add)
 	// and the next one, or a Settle's, would otherwise each make the same bytes durable.
 	commitMu sync.Mutex
+
+	// small builds the small sources streamed into the batch, admitted against smallQuota
+	// (BuildsSmall, SmallWrite); nil: each source has an unfinished upload of its own.
+	small      SmallBuilder[T]
+	smallQuota *Quota
 }
 
 // batchUp is an upload id the batch claimed: busy from Claim until it is dropped or its commit

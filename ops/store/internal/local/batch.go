@@ -51,6 +51,7 @@ type groupBatch struct {
 func (s *localStore) newBatch() *groupBatch {
 	b := &groupBatch{s: s}
 	b.GroupBatch = store.NewGroupBatch[*out, *stagedIndex](s, b, batchFull)
+	b.BuildsSmall(s.quota, b)
 	return b
 }
 

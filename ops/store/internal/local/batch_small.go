@@ -2,13 +2,12 @@
 
 package local
 
-// Small files in a batch (upload --each of a folder of small files): a file of at most one chunk
-// is read in one pass and written straight into its finished folder, built in the batch's one
-// staging partial instead of a partial of its own, and is not resumed byte by byte. The layout,
-// why it saves most of such a run, and what a crash leaves: docs/store.md (the staging partial).
+// Small files in a batch (upload --each of a folder of small files), by the rules of
+// store.SmallWrite: a file of at most one chunk is built straight into its finished folder, in
+// the batch's one staging partial instead of a partial of its own (BuildSmall). The layout, why
+// it saves most of such a run, and what a crash leaves: docs/store.md (the staging partial).
 
 import (
-	"context"
 	"os"
 	"sync"
 	"time"
@@ -20,94 +19,6 @@ import (
 
 // batchPartialName is the name in a staging partial's info.json.
 const batchPartialName = "batch"
-
-// chunkPool recycles the buffers of small sources from one file to the next: a fresh buffer per
-// file costs a first touch of every page, which on a VM is dearer than the copy itself.
-var chunkPool sync.Pool
-
-// small reports whether a source of size bytes goes through the batch's staging partial.
-func small(size, chunk int64) bool { return size <= chunk }
-
-// smallWrite is the upload of a small source into the batch b: read and hashed in one pass,
-// checked by store.StreamUpload, and built in b's staging partial.
-type smallWrite struct {
-	s        *localStore
-	b        *groupBatch
-	src      store.Source
-	progress func(int64)
-	bp       *[]byte // the source's bytes, from chunkPool
-	id       string
-	release  func() // of its reservation, once built
-}
-
-func (w *smallWrite) ID() string                          { return w.id }
-func (w *smallWrite) Stored() (store.StreamStored, error) { return store.StreamStored{}, nil }
-func (w *smallWrite) Restart() error                      { return nil }
-func (w *smallWrite) Refuse(context.Context, string)      {}
-
-// Write reads the whole source at once; progress is told once it is built.
-func (w *smallWrite) Write(ctx context.Context, f store.SourceFile, _ int64, pass store.StreamPass) (*Meta, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	bp, _ := chunkPool.Get().(*[]byte)
-	if bp == nil || int64(cap(*bp)) < w.src.Size {
-		nb := make([]byte, max(w.src.Size, 4<<10))
-		bp = &nb
-	}
-	w.bp = bp
-	buf := (*bp)[:w.src.Size]
-	if err := store.ReadSource(f, buf, 0); err != nil {
-		return nil, err
-	}
-	pass.Observe(buf)
-	pass.Hash.Write(buf)
-	return nil, nil
-}
-
-// Publish builds the upload in the batch, unless another worker of it built the same file
-// (store.GroupBatch.Build).
-func (w *smallWrite) Publish(ctx context.Context, sum string) (*Meta, error) {
-	id, err := store.NewID()
-	if err != nil {
-		return nil, fault.Errorf(fault.UploadUnreadable, "new upload id: %v", err)
-	}
-	if id, err = w.b.Build(sum, w.src.Name, id, w); err != nil {
-		return nil, err
-	}
-	w.progress(w.src.Size)
-	return &Meta{ID: id, Name: w.src.Name, Size: w.src.Size, Blake3: sum}, nil
-}
-
-// BatchBuild admits the upload against the store's limits, before anything is made (the
-// reservation holds its room while it waits for the batch's commit, which the listing does not
-// show), and builds it in the staging partial (store.GroupBuilder).
-func (w *smallWrite) BatchBuild(id, sum string) (*out, error) {
-	release, err := w.s.quota.AdmitID(context.Background(), id, w.src.Name, w.src.Size)
-	if err != nil {
-		return nil, err
-	}
-	o, err := w.b.buildSmall(id, w.src.Name, sum, (*w.bp)[:w.src.Size])
-	if err != nil {
-		release()
-		return nil, err
-	}
-	w.release = release
-	return o, nil
-}
-
-// BatchUnbuild removes the upload built and kept out of the batch (its metadata's line did not
-// fit), and its reservation.
-func (w *smallWrite) BatchUnbuild(o *out, _ error) {
-	w.b.unbuild(o)
-	w.release()
-}
-
-func (w *smallWrite) Close(error) {
-	if w.bp != nil {
-		chunkPool.Put(w.bp)
-	}
-}
 
 // staging returns the batch's staging partial, made at the first small upload. b.mu is not held.
 func (b *groupBatch) staging() (*partial, error) {
@@ -139,13 +50,13 @@ func (b *groupBatch) staging() (*partial, error) {
 	return p, nil
 }
 
-// buildSmall builds the finished folder of upload id (name, its bytes data of BLAKE3 sum) in
-// the staging partial: the folder and the file made new (O_EXCL, no link followed), owner-only
+// BuildSmall builds the finished folder of upload id (name, its bytes data of BLAKE3 sum) in
+// the staging partial (store.SmallBuilder): the folder and the file made new (O_EXCL, no link followed), owner-only
 // and read-only like every finished upload. Its metadata goes in the commit's file of
 // STORE/.attachctl/meta (metaindex.go), not in the folder. Where each file is fsynced on its own,
 // the folder and the file stay open for the commit; with syncfs they are closed here and no
 // descriptor waits.
-func (b *groupBatch) buildSmall(id, name, sum string, data []byte) (*out, error) {
+func (b *groupBatch) BuildSmall(id, name, sum string, data []byte) (*out, error) {
 	st, err := b.staging()
 	if err != nil {
 		return nil, err
@@ -174,9 +85,9 @@ func (b *groupBatch) buildSmall(id, name, sum string, data []byte) (*out, error)
 	return o, nil
 }
 
-// unbuild removes the folder of the staged upload o, built and not taken by the batch: a build
-// that failed leaves nothing, and what it wrote is room for the others again.
-func (b *groupBatch) unbuild(o *out) {
+// UnbuildSmall removes the folder of the staged upload o, built and not taken by the batch: a
+// build that failed leaves nothing, and what it wrote is room for the others again.
+func (b *groupBatch) UnbuildSmall(o *out) {
 	o.release()
 	stfd := int(o.stage.dirf.Fd())
 	removeEntry(stfd, o.id)

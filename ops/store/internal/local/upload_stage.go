@@ -56,8 +56,8 @@ func (s *localStore) StartStream(ctx context.Context, st store.StreamStart) (sto
 	if id := s.idx.Find(s, src.Blake3, src.Name, st.Avoid); id != "" {
 		return store.StreamFound{ID: id}, nil, nil
 	}
-	if batch != nil && small(src.Size, st.Opts.Chunk) {
-		return store.StreamFound{}, &smallWrite{s: s, b: batch, src: src, progress: st.Opts.Progress}, nil
+	if w := store.SmallWrite(src, st.Opts); w != nil {
+		return store.StreamFound{}, w, nil
 	}
 	p, old, err := s.takePartial(store.PartialOf{Name: src.Name, Path: src.Path, Blake3: src.Blake3, Streamed: true}, src.Size)
 	if err != nil {

@@ -1,6 +1,7 @@
 package mem
 
 import (
+	"bytes"
 	"context"
 
 	"github.com/attachctl/attachctl/manifest/fault"
@@ -30,7 +31,32 @@ type batched struct {
 func (s *Store) NewBatch(ctx context.Context) (store.Batch, error) {
 	b := &batch{s: s}
 	b.GroupBatch = store.NewGroupBatch[*batched, struct{}](s, b, batchFull)
+	b.BuildsSmall(s.quota, b)
 	return b, nil
+}
+
+// BuildSmall keeps a small source's bytes as an unfinished upload held for the batch's commit
+// (store.SmallBuilder).
+func (b *batch) BuildSmall(id, name, sum string, data []byte) (*batched, error) {
+	s := b.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.checkStore(true); err != nil {
+		return nil, err
+	}
+	now := s.now()
+	p := &partial{name: name, size: int64(len(data)), made: now, written: now, data: bytes.Clone(data), holds: 1}
+	s.partials[id] = p
+	return &batched{id: id, p: p, sum: sum}, nil
+}
+
+// UnbuildSmall removes the upload kept out of the batch.
+func (b *batch) UnbuildSmall(u *batched) {
+	b.s.mu.Lock()
+	defer b.s.mu.Unlock()
+	if b.s.partials[u.id] == u.p {
+		delete(b.s.partials, u.id)
+	}
 }
 
 // BatchItem, BatchJoin and BatchIdle are store.GroupCommitter's: every upload weighs one, and

@@ -30,6 +30,10 @@ func (s *Store) StartStream(ctx context.Context, st store.StreamStart) (store.St
 	if err != nil || found != "" {
 		return store.StreamFound{ID: found}, nil, err
 	}
+	if w := store.SmallWrite(src, st.Opts); w != nil {
+		s.unhold(p) // a small source in a batch is built whole, not resumed
+		return store.StreamFound{}, w, nil
+	}
 	w := &streamWrite{s: s, id: id, p: p, release: func() {}}
 	if p == nil {
 		if w.id, w.p, w.release, err = s.beginStaged(ctx, note, src.Name, src.Size, false); err != nil {
