@@ -3,7 +3,6 @@
 package local
 
 import (
-	"context"
 	"sync"
 
 	"github.com/attachctl/attachctl/ops/store"
@@ -102,13 +101,13 @@ func (b *groupBatch) dropStaging() {
 	}
 }
 
-// commit publishes the built uploads outs (publish is a commit of one): each made durable, then
-// placed, then the store fsynced once. index is the metadata file of the staged ones among outs
-// (nil when there are none), written as they were built: the commit writes no new byte, so a
-// disk that filled since they were built fails none of them. It returns each one's error (nil:
-// finished). Every partial is closed (unlocked), and every staged upload's file, at the end.
+// commit publishes the built uploads outs (publish is a commit of one) by the order of
+// store.Publish: each made durable, then placed, then the store fsynced once. index is the
+// metadata file of the staged ones among outs (nil when there are none), written as they were
+// built: the commit writes no new byte, so a disk that filled since they were built fails none of
+// them. It returns each one's error (nil: finished). Every partial is closed (unlocked), and
+// every staged upload's file, at the end.
 func commit(outs []*out, index *stagedIndex) []error {
-	errs := make([]error, len(outs))
 	defer func() {
 		for _, o := range outs {
 			o.release()
@@ -118,6 +117,7 @@ func commit(outs []*out, index *stagedIndex) []error {
 	defer s.published(outs) // each is published now, or failed: its reservation is done with
 	storefd, serr := s.openDir(lockErr, false)
 	if serr != nil {
+		errs := make([]error, len(outs))
 		if index != nil { // its file goes with the staging partial, as its staged uploads do
 			unix.Close(index.fd)
 		}
@@ -127,72 +127,30 @@ func commit(outs []*out, index *stagedIndex) []error {
 		return errs
 	}
 	defer unix.Close(storefd)
-	// The fsyncs of several uploads at once: a journaling file system commits together what
-	// arrives while it commits. Where one call makes a whole file system durable (syncfs, Linux),
-	// the batch is that one call however many uploads it holds; elsewhere each file is fsynced
-	// and commitSync then flushes the drive once (macOS's fsync leaves the bytes in the drive's
-	// cache).
+	steps := store.PublishSteps[*out]{
+		Shared: func(o *out) bool { return o.p == nil },
+		// Where one call makes a whole file system durable (syncfs, Linux), the batch is that
+		// one call however many uploads it holds; elsewhere each file is fsynced and commitSync
+		// then flushes the drive once (macOS's fsync leaves the bytes in the drive's cache).
+		Flush:  func() error { return wrap(s.Dir, commitSync(storefd)) },
+		Undo:   (*out).undo,
+		Begin:  func() bool { return s.idx.BeginPlace(s) },
+		End:    func() { s.idx.EndPlace(s) },
+		Place:  func(o *out) error { return o.place(storefd) },
+		Placed: func() error { return wrap(s.Dir, dirDurable(storefd)) },
+		Done:   (*out).done,
+	}
 	if fileSyncEach {
-		store.ForEach(context.Background(), syncWidth, len(outs), func(i int) error {
-			errs[i] = outs[i].sync()
-			return nil // each upload fails alone
-		})
+		steps.Sync, steps.SyncWidth = (*out).sync, syncWidth
 	}
 	// The metadata of the uploads built in the staging partial: one file for the commit, written
 	// as they were built, made durable with them and placed before any of them is (metaindex.go).
 	// Where every staged upload failed, the file names no upload of the store: the sweep prunes it.
-	failStaged := func(err error) {
-		for i, o := range outs {
-			if o.p == nil && errs[i] == nil {
-				errs[i] = err
-			}
-		}
-	}
 	if index != nil {
-		if err := index.seal(); err != nil {
-			failStaged(err)
-			index = nil
-		}
+		steps.Seal = index.seal
+		steps.Share = func() error { return s.publishIndex(index.st, index.name) }
 	}
-	if err := commitSync(storefd); err != nil {
-		for i := range errs {
-			errs[i] = storeErr(s.Dir, err)
-		}
-	} else if index != nil {
-		if err := s.publishIndex(index.st, index.name); err != nil {
-			failStaged(err)
-		}
-	}
-	for i, o := range outs {
-		if errs[i] != nil {
-			errs[i] = o.undo(errs[i])
-		}
-	}
-	var placed []*out
-	if s.idx.BeginPlace(s) {
-		defer s.idx.EndPlace(s) // after done has indexed what was placed
-	}
-	for i, o := range outs {
-		if errs[i] == nil {
-			if errs[i] = o.place(storefd); errs[i] == nil {
-				placed = append(placed, o)
-			}
-		}
-	}
-	if len(placed) > 0 {
-		if err := dirDurable(storefd); err != nil {
-			for i := range outs {
-				if errs[i] == nil {
-					errs[i] = storeErr(s.Dir, err) // placed; only their durability is in doubt
-				}
-			}
-			return errs
-		}
-	}
-	for _, o := range placed {
-		o.done()
-	}
-	return errs
+	return store.Publish(outs, steps)
 }
 
 var _ store.Batch = (*groupBatch)(nil)
