@@ -40,11 +40,24 @@ type PublishSteps[T any] struct {
 	Placed func() error
 	// Done is told of each upload placed, once the places are durable.
 	Done func(t T)
+	// Quota, when set, drops the reservation of every upload given (Quota.Done), by its ID, once
+	// it is published or failed: either way, its reservation is done with.
+	Quota *Quota
+	ID    func(t T) string
 }
 
 // Publish publishes ts by the steps c, in the order above, and returns each one's error (nil:
 // finished).
 func Publish[T any](ts []T, c PublishSteps[T]) []error {
+	if c.Quota != nil {
+		defer func() {
+			ids := make([]string, len(ts))
+			for i, t := range ts {
+				ids[i] = c.ID(t)
+			}
+			c.Quota.Done(context.Background(), ids...)
+		}()
+	}
 	errs := make([]error, len(ts))
 	if c.Sync != nil {
 		ForEach(context.Background(), c.SyncWidth, len(ts), func(i int) error {

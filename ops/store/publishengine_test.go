@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"errors"
 	"slices"
 	"strings"
@@ -115,5 +116,24 @@ func TestPublishOrder(t *testing.T) {
 	})
 	if errs[0] != nil || !slices.Equal(placed, []string{"p1"}) {
 		t.Fatalf("without the optional steps: %v, placed %v", errs, placed)
+	}
+
+	// Given a Quota, the reservation of every upload is dropped, published or failed.
+	m := &memReserver{rs: map[string][]byte{idA: []byte("{}"), idB: []byte("{}"), idC: []byte("{}")}}
+	q := &Quota{R: m, Loc: "S", M: fixedMark(MarkText(Limits{MaxFiles: 9}))}
+	if _, err := q.Limits(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	errs = Publish([]string{idA, idB}, PublishSteps[string]{
+		Flush:  func() error { return nil },
+		Undo:   func(_ string, err error) error { return err },
+		Place:  func(u string) error { return map[string]error{idB: bad}[u] },
+		Placed: func() error { return nil },
+		Done:   func(string) {},
+		Quota:  q,
+		ID:     func(u string) string { return u },
+	})
+	if errs[0] != nil || errs[1] == nil || len(m.rs) != 1 || m.rs[idC] == nil {
+		t.Fatalf("with a quota: %v, reservations left %v; want only %s's", errs, m.rs, idC)
 	}
 }

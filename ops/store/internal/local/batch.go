@@ -114,31 +114,33 @@ func commit(outs []*out, index *stagedIndex) []error {
 		}
 	}()
 	s := outs[0].s
-	defer s.published(outs) // each is published now, or failed: its reservation is done with
-	storefd, serr := s.openDir(lockErr, false)
-	if serr != nil {
-		errs := make([]error, len(outs))
-		if index != nil { // its file goes with the staging partial, as its staged uploads do
-			unix.Close(index.fd)
+	storefd := -1 // the store folder, opened by the flush: its syncfs, the renames into it
+	defer func() {
+		if storefd >= 0 {
+			unix.Close(storefd)
 		}
-		for i, o := range outs {
-			errs[i] = o.undo(serr)
-		}
-		return errs
-	}
-	defer unix.Close(storefd)
+	}()
 	steps := store.PublishSteps[*out]{
 		Shared: func(o *out) bool { return o.p == nil },
 		// Where one call makes a whole file system durable (syncfs, Linux), the batch is that
 		// one call however many uploads it holds; elsewhere each file is fsynced and commitSync
 		// then flushes the drive once (macOS's fsync leaves the bytes in the drive's cache).
-		Flush:  func() error { return wrap(s.Dir, commitSync(storefd)) },
+		Flush: func() error {
+			fd, err := s.openDir(lockErr, false)
+			if err != nil {
+				return err // the metadata file goes with the staging partial, as its uploads do
+			}
+			storefd = fd
+			return wrap(s.Dir, commitSync(storefd))
+		},
 		Undo:   (*out).undo,
 		Begin:  func() bool { return s.idx.BeginPlace(s) },
 		End:    func() { s.idx.EndPlace(s) },
 		Place:  func(o *out) error { return o.place(storefd) },
 		Placed: func() error { return wrap(s.Dir, dirDurable(storefd)) },
 		Done:   (*out).done,
+		Quota:  s.quota,
+		ID:     func(o *out) string { return o.id },
 	}
 	if fileSyncEach {
 		steps.Sync, steps.SyncWidth = (*out).sync, syncWidth

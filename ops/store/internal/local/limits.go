@@ -44,15 +44,6 @@ func (m marker) ReplaceMark(_ context.Context, body []byte, _ string) error {
 	return wrap(m.s.internal(store.MarkName), replaceAt(idir, "", store.MarkName, body, time.Time{}, true))
 }
 
-// published drops the reservations of the uploads of a commit (store.Quota.Done).
-func (s *localStore) published(outs []*out) {
-	ids := make([]string, len(outs))
-	for i, o := range outs {
-		ids[i] = o.id
-	}
-	s.quota.Done(context.Background(), ids...)
-}
-
 // The reservations' primitives (store.Reserver): the limits lock is STORE/.attachctl/limits.lock
 // (a flock, released by the kernel when its holder dies), a reservation the file
 // STORE/.attachctl/reserved/<id>, made O_EXCL.
