@@ -87,12 +87,9 @@ func (b *groupBatch) BatchJoin(x **stagedIndex, o *out) error {
 // staged ones.
 func (b *groupBatch) BatchCommit(outs []*out, x *stagedIndex) []error { return commit(outs, x) }
 
-// BatchIdle removes the staging partial once the batch has committed all it holds: what is left
-// in it failed, and was reported.
-func (b *groupBatch) BatchIdle() { b.dropStaging() }
-
-// dropStaging removes the staging partial, once nothing is being built in it or waits in it.
-func (b *groupBatch) dropStaging() {
+// BatchIdle removes the staging partial once the batch has committed all it holds and nothing
+// is being built in it: what is left in it failed, and was reported.
+func (b *groupBatch) BatchIdle() {
 	b.stageMu.Lock()
 	defer b.stageMu.Unlock()
 	if b.stage != nil {

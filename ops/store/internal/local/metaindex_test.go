@@ -208,7 +208,7 @@ func TestPruneIndex(t *testing.T) {
 	has(b1, b2, st.id) // one upload of the first commit is left
 	remove(first[1])
 	has(b2, st.id) // none is: its file goes; the running batch's stays
-	running.dropStaging()
+	running.BatchIdle()
 	remove(second...)
 	has() // the batch ended, and its file names nothing in the store
 	if _, err := s.ReadMeta(second[0].Upload.ID); fault.CodeOf(err) != fault.UploadMissing {
@@ -238,7 +238,7 @@ func TestStagingNotCounted(t *testing.T) {
 	if u := store.UsageOf(l); u.Files != 2 {
 		t.Fatalf("usage %+v, want the 2 uploads only", u)
 	}
-	b.dropStaging()
+	b.BatchIdle()
 }
 
 // STORE/.attachctl/meta replaced by a symlink to a copy elsewhere: nothing is read through it

@@ -12,7 +12,8 @@ import (
 // store.StreamUpload: the BLAKE3 is known first (a source without one is read once for it), a
 // finished upload of the same BLAKE3 and name that is still intact is named again (found as the
 // local store finds it), and the unfinished one the source's note names, when no writer holds
-// it, is resumed (as the S3 store's notes do).
+// it, is resumed (as the S3 store's notes do). A small source in a batch is built whole for the
+// batch's commit (store.SmallWrite), as the local store builds it.
 func (s *Store) Stream(ctx context.Context, src store.Source, f store.SourceFile, opts store.StreamOptions) (*store.Info, error) {
 	return store.StreamUpload(ctx, s, src, f, opts.WithDefaults(DefaultChunk))
 }
