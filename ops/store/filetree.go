@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"io"
+	"io/fs"
 	"path"
 )
 
@@ -22,8 +23,10 @@ type FileDirs interface {
 
 // FileDir is one open folder of such a tree. Its errors are coded by the backend.
 type FileDir interface {
-	// List is the stat of each entry, no link followed, sorted by name.
-	List() ([]FileStat, error)
+	// Names lists the names of its entries, sorted.
+	Names() ([]string, error)
+	// Stat is the stat of its entry name, no link followed; "" the folder itself, as opened.
+	Stat(name string) (FileStat, error)
 	// Elsewhere reports whether the folder name in it is on another file system than the tree's
 	// top: such a folder is not entered.
 	Elsewhere(name string) (bool, error)
@@ -164,7 +167,7 @@ func ListFileDir(dirs FileDirs, rel string) ([]TreeEntry, error) {
 		return nil, err
 	}
 	defer d.Close()
-	sts, err := d.List()
+	sts, err := listStats(d)
 	if err != nil {
 		return nil, err
 	}
@@ -183,4 +186,48 @@ func ListFileDir(dirs FileDirs, rel string) ([]TreeEntry, error) {
 		}
 	}
 	return es, nil
+}
+
+// listStats is the stat of each entry of d, no link followed, in the order of their names.
+func listStats(d FileDir) ([]FileStat, error) {
+	names, err := d.Names()
+	if err != nil {
+		return nil, err
+	}
+	sts := make([]FileStat, 0, len(names))
+	for _, n := range names {
+		st, err := d.Stat(n)
+		if err != nil {
+			return nil, err
+		}
+		sts = append(sts, st)
+	}
+	return sts, nil
+}
+
+// ReadFileFolder reads the folder name of dirs' top as FileFolder.Entries holds it: the folder's
+// own stat, read before it is opened (so that one closed even to the user is read, and its mode
+// named) and again as opened, then each entry's. What it read comes with an error.
+func ReadFileFolder(dirs FileDirs, name string) ([]FileStat, error) {
+	top, err := dirs.OpenDir(".", false)
+	if err != nil {
+		return nil, err
+	}
+	var sts []FileStat
+	if st, err := top.Stat(name); err == nil && st.Type == fs.ModeDir {
+		st.Name = ""
+		sts = append(sts, st)
+	}
+	top.Close()
+	d, err := dirs.OpenDir(name, false)
+	if err != nil {
+		return sts, err
+	}
+	defer d.Close()
+	self, err := d.Stat("")
+	if err != nil {
+		return sts, err
+	}
+	ents, err := listStats(d)
+	return append([]FileStat{self}, ents...), err
 }

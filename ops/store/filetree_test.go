@@ -52,20 +52,30 @@ type mapDir struct {
 
 func (d mapDir) at(name string) string { return path.Join(d.dir, name) }
 
-func (d mapDir) List() ([]FileStat, error) {
-	var sts []FileStat
-	for p, f := range d.m.files {
+func (d mapDir) Names() ([]string, error) {
+	var names []string
+	for p := range d.m.files {
 		if path.Dir(p) == d.dir {
-			sts = append(sts, FileStat{Name: path.Base(p), Perm: f.perm, Own: true, Links: 1, Size: int64(f.buf.Len())})
+			names = append(names, path.Base(p))
 		}
 	}
 	for p := range d.m.dirs {
 		if p != "." && path.Dir(p) == d.dir {
-			sts = append(sts, FileStat{Name: path.Base(p), Type: fs.ModeDir, Perm: 0o700, Own: true})
+			names = append(names, path.Base(p))
 		}
 	}
-	slices.SortFunc(sts, func(a, b FileStat) int { return strings.Compare(a.Name, b.Name) })
-	return sts, nil
+	slices.Sort(names)
+	return names, nil
+}
+
+func (d mapDir) Stat(name string) (FileStat, error) {
+	if f, ok := d.m.files[d.at(name)]; ok {
+		return FileStat{Name: name, Perm: f.perm, Own: true, Links: 1, Size: int64(f.buf.Len())}, nil
+	}
+	if d.m.dirs[d.at(name)] {
+		return FileStat{Name: name, Type: fs.ModeDir, Perm: 0o700, Own: true}, nil
+	}
+	return FileStat{}, errors.New(d.at(name) + ": missing")
 }
 
 func (d mapDir) Elsewhere(name string) (bool, error) { return d.m.other[d.at(name)], nil }
@@ -204,5 +214,40 @@ func TestListFileDir(t *testing.T) {
 	}
 	if _, err := ListFileDir(m, "gone"); err == nil {
 		t.Fatal("listed a folder that is not there")
+	}
+}
+
+// closedDirs is mapDirs whose folder closed cannot be opened, as one closed even to the user.
+type closedDirs struct {
+	*mapDirs
+	closed string
+}
+
+func (c closedDirs) OpenDir(rel string, create bool) (FileDir, error) {
+	if rel == c.closed {
+		return nil, errors.New(rel + ": permission denied")
+	}
+	return c.mapDirs.OpenDir(rel, create)
+}
+
+// TestReadFileFolder: an upload's folder is read as its own stat, then each entry's in the order
+// of their names; one that cannot be opened still has its own stat read (before the open), so
+// that a check names its mode rather than only the failed open.
+func TestReadFileFolder(t *testing.T) {
+	m := newMapDirs()
+	m.dirs["u1"] = true
+	m.files["u1/b"] = &mapFile{perm: 0o400}
+	m.files["u1/a"] = &mapFile{perm: 0o600}
+	sts, err := ReadFileFolder(m, "u1")
+	var names []string
+	for _, st := range sts {
+		names = append(names, st.Name)
+	}
+	if err != nil || !slices.Equal(names, []string{"", "a", "b"}) || sts[0].Type != fs.ModeDir || sts[1].Perm != 0o600 {
+		t.Fatalf("read %+v, %v", sts, err)
+	}
+	sts, err = ReadFileFolder(closedDirs{m, "u1"}, "u1")
+	if err == nil || len(sts) != 1 || sts[0].Name != "" || sts[0].Type != fs.ModeDir {
+		t.Fatalf("a folder that cannot be opened: read %+v, %v", sts, err)
 	}
 }

@@ -221,8 +221,30 @@ type fdDir struct {
 
 func (d fdDir) at(name string) string { return d.f.Name() + "/" + name }
 
-func (d fdDir) List() ([]store.FileStat, error) {
-	return statEntries(int(d.f.Fd()), d.f.Name(), d.code)
+func (d fdDir) Names() ([]string, error) {
+	ents, err := readDirAt(int(d.f.Fd()), d.f.Name())
+	if err != nil {
+		return nil, d.code(d.f.Name(), err)
+	}
+	names := make([]string, len(ents))
+	for i, e := range ents {
+		names[i] = e.Name()
+	}
+	return names, nil
+}
+
+func (d fdDir) Stat(name string) (store.FileStat, error) {
+	var st unix.Stat_t
+	at, err := d.f.Name(), error(nil)
+	if name == "" {
+		err = unix.Fstat(int(d.f.Fd()), &st)
+	} else {
+		at, err = d.at(name), unix.Fstatat(int(d.f.Fd()), name, &st, unix.AT_SYMLINK_NOFOLLOW)
+	}
+	if err != nil {
+		return store.FileStat{}, d.code(at, err)
+	}
+	return statOf(name, &st), nil
 }
 
 func (d fdDir) Elsewhere(name string) (bool, error) {

@@ -49,50 +49,15 @@ func (s *localStore) WrongMode(_ context.Context, id string) (store.ModeRepair, 
 	return u.WrongMode()
 }
 
-// statUpload reads the stat of the folder of upload id and then of each entry in it (not
-// following a link), in the listing's order, and what it read of them when it fails: the
-// folder's own is read before it is opened (so one closed even to the user is read), and again as
-// opened. code codes an error reading them.
+// statUpload reads the stat of the folder of upload id and then of each entry in it, no link
+// followed (store.ReadFileFolder); code codes an error reading them.
 func (s *localStore) statUpload(id string, code func(path string, err error) error) ([]store.FileStat, error) {
 	storefd, err := s.openDir(code, false)
 	if err != nil {
 		return nil, err
 	}
 	defer unix.Close(storefd)
-	dir := s.UploadDir(id)
-	var sts []store.FileStat
-	var st unix.Stat_t
-	if unix.Fstatat(storefd, id, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && uint32(st.Mode)&unix.S_IFMT == unix.S_IFDIR {
-		sts = append(sts, statOf("", &st))
-	}
-	dirfd, err := openDirAt(storefd, id)
-	if err != nil {
-		return sts, code(dir, err)
-	}
-	defer unix.Close(dirfd)
-	if err := unix.Fstat(dirfd, &st); err != nil {
-		return sts, code(dir, err)
-	}
-	ents, err := statEntries(dirfd, dir, code)
-	return append([]store.FileStat{statOf("", &st)}, ents...), err
-}
-
-// statEntries reads the stat of each entry of the folder dirfd (at dir), never following a link,
-// sorted by name; code codes an error reading them.
-func statEntries(dirfd int, dir string, code func(path string, err error) error) ([]store.FileStat, error) {
-	ents, err := readDirAt(dirfd, dir)
-	if err != nil {
-		return nil, code(dir, err)
-	}
-	sts := make([]store.FileStat, 0, len(ents))
-	for _, e := range ents {
-		var st unix.Stat_t
-		if err := unix.Fstatat(dirfd, e.Name(), &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
-			return nil, code(dir+"/"+e.Name(), err)
-		}
-		sts = append(sts, statOf(e.Name(), &st))
-	}
-	return sts, nil
+	return store.ReadFileFolder(fdDirs{fd: storefd, path: s.Dir, code: code}, id)
 }
 
 // statOf is the stat st of the entry name as the store's rules read it.
