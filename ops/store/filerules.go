@@ -51,11 +51,26 @@ func OwnFileWhy(st FileStat) string {
 	case st.Type != 0:
 		return "not a regular file"
 	case !st.Own:
-		return fmt.Sprintf("owned by uid %d, not by the current user", st.Uid)
+		return OwnerWhy(st.Uid)
 	case st.Perm&0o077 != 0:
 		return fmt.Sprintf("mode %04o gives group or others access", st.Perm)
 	case st.Links != 1:
 		return fmt.Sprintf("%d hard links, not 1", st.Links)
+	}
+	return ""
+}
+
+// OwnerWhy says why an entry owned by uid is refused: the store's entries are the current user's.
+func OwnerWhy(uid uint32) string { return fmt.Sprintf("owned by uid %d, not by the current user", uid) }
+
+// DirWhy says why the folder st is none the store takes as its own (owned by the current user,
+// mode 0700), in the words of the check of an upload's folder; "" when it is one.
+func DirWhy(st FileStat) string {
+	switch {
+	case !st.Own:
+		return OwnerWhy(st.Uid)
+	case st.Perm != uint32(DirMode):
+		return ModeWhy(DirMode, st.Perm)
 	}
 	return ""
 }
@@ -83,10 +98,7 @@ func (st FileStat) TreeEntry() TreeEntry {
 	case 0:
 		e.File, e.Size, e.At = true, st.Size, st.At
 	case fs.ModeDir:
-		e.Dir = true
-		if !st.Own || st.Perm != uint32(DirMode) {
-			e.Why = fmt.Sprintf("a folder of mode %04o owned by uid %d, not 0700 of the current user", st.Perm, st.Uid)
-		}
+		e.Dir, e.Why = true, DirWhy(st)
 	}
 	return e
 }
@@ -118,7 +130,7 @@ func (u *FileFolder) Check() error {
 		switch {
 		case n == "" || u.Tree && n == u.Name && isDir: // a folder: its mode (below), its owner if the top
 			if n == "" && !st.Own {
-				why = fmt.Sprintf("owned by uid %d, not by the current user", st.Uid)
+				why = OwnerWhy(st.Uid)
 			}
 		case !BesideUpload(u.Name, n, u.Tree) && !u.writing(n):
 			p, why = u.Dir, fmt.Sprintf("unexpected entry %q", n)

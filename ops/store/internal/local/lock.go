@@ -146,7 +146,7 @@ func subdir(mend bool) func(parent int, name, path string) (int, error) {
 		case mend && mode != uint32(DirMode):
 			err = wrap(path, unix.Fchmod(fd, uint32(DirMode)))
 		case mode&0o077 != 0:
-			err = fault.Errorf(fault.UploadUnreadable, "%s: folder mode %04o: open to group or others, not 0700", path, mode)
+			err = fault.Errorf(fault.UploadUnreadable, "%s: %s", path, store.ModeWhy(DirMode, mode))
 		}
 		if err != nil {
 			unix.Close(fd)

@@ -6,10 +6,12 @@ import (
 	"context"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"io"
 	"math/rand"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -216,3 +218,21 @@ func BenchmarkBlake3InMemory(b *testing.B) {
 }
 
 func jsonMarshal(v any) ([]byte, error) { return json.Marshal(v) }
+
+// TestFolderModeOneWording: a folder the store refuses for its mode is named in the same words
+// wherever it is met: an internal folder as it is opened, an upload's folder as verify checks it.
+func TestFolderModeOneWording(t *testing.T) {
+	s := testStore(t)
+	id := putFinished(t, s, "u.bin", []byte("x"), time.Now())
+	must(t, os.Chmod(s.UploadDir(id), 0o755))
+	_, err := s.VerifyUpload(id, nil)
+	want := "folder mode 0755, not 0700"
+	if !strings.Contains(fmt.Sprint(err), s.UploadDir(id)+": "+want) {
+		t.Fatalf("verify of an upload's folder of mode 0755: %v, want %q", err, want)
+	}
+	must(t, os.Chmod(filepath.Join(s.Dir, InternalDir), 0o755))
+	_, err = s.Begin(context.Background(), "b.txt", 1)
+	if !strings.Contains(fmt.Sprint(err), filepath.Join(s.Dir, InternalDir)+": "+want) {
+		t.Fatalf("an internal folder of mode 0755: %v, want %q", err, want)
+	}
+}
