@@ -3,6 +3,7 @@ package store
 import (
 	"fmt"
 	"io/fs"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -182,3 +183,16 @@ func (u *FileFolder) TopMode(n string, dir bool, perm uint32) (fs.FileMode, bool
 
 // writing reports whether n is a marker being written.
 func (u *FileFolder) writing(n string) bool { return u.Temp != "" && strings.HasPrefix(n, u.Temp) }
+
+// UploadPathOf reads the absolute path abs as the path of a finished file upload of a store kept
+// as folders, STORE/<id>/<name> (verify --check names such a path): ok false when its last two
+// names are no upload id and file name. Whether STORE is a store is the backend's to judge.
+func UploadPathOf(abs string) (storeDir, id, name string, ok bool) {
+	dir, name := filepath.Split(abs)
+	dir = filepath.Clean(dir)
+	id = filepath.Base(dir)
+	if ValidID(id) != nil || ValidName(name) != nil {
+		return "", "", "", false
+	}
+	return filepath.Dir(dir), id, name, true
+}

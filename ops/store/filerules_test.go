@@ -2,6 +2,7 @@ package store
 
 import (
 	"io/fs"
+	"strings"
 	"testing"
 
 	"github.com/attachctl/attachctl/manifest/fault"
@@ -138,6 +139,31 @@ func TestFileStatTreeEntry(t *testing.T) {
 	} {
 		if got := tc.st.TreeEntry(); got != tc.want {
 			t.Errorf("%+v: %+v, want %+v", tc.st, got, tc.want)
+		}
+	}
+}
+
+// TestUploadPathOf: a path verify --check names is read as a finished upload's file only when it
+// ends in an upload id and a file name the store takes; the store's folder is what lies above.
+func TestUploadPathOf(t *testing.T) {
+	id, err := NewID()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		abs, dir, name string
+		ok             bool
+	}{
+		{"/home/u/store/" + id + "/a.txt", "/home/u/store", "a.txt", true},
+		{"/home/u/store/" + id + "//a.txt", "/home/u/store", "a.txt", true},
+		{"/home/u/store/" + id + "/" + MetaName, "", "", false},
+		{"/home/u/store/not-an-id/a.txt", "", "", false},
+		{"/home/u/store/" + strings.ToUpper(id) + "/a.txt", "", "", false},
+		{"/home/u/store/" + id + "/", "", "", false},
+	} {
+		dir, gotID, name, ok := UploadPathOf(tc.abs)
+		if ok != tc.ok || dir != tc.dir || name != tc.name || ok && gotID != id {
+			t.Errorf("%s: %q %q %q %v, want %q %q %q %v", tc.abs, dir, gotID, name, ok, tc.dir, id, tc.name, tc.ok)
 		}
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"context"
 	"io/fs"
 	"os"
-	"path/filepath"
 
 	"github.com/attachctl/attachctl/ops/store"
 	"golang.org/x/sys/unix"
@@ -81,13 +80,11 @@ func statOf(name string, st *unix.Stat_t) store.FileStat {
 // symlink, a FIFO or a hard link there fails with upload.unreadable and nothing blocks. ok is
 // false for any other path, which the caller opens as any file (open.ForCheck).
 func OpenUploadPath(abs string) (f *os.File, ok bool, err error) {
-	dir, name := filepath.Split(abs)
-	dir = filepath.Clean(dir)
-	id := filepath.Base(dir)
-	if store.ValidID(id) != nil || store.ValidName(name) != nil {
+	dir, id, name, ok := store.UploadPathOf(abs)
+	if !ok {
 		return nil, false, nil
 	}
-	s := &localStore{Dir: filepath.Dir(dir)}
+	s := &localStore{Dir: dir}
 	if kind, err := s.judge(); err != nil || !kind.Store() {
 		return nil, false, nil
 	}
