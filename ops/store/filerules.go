@@ -111,7 +111,6 @@ type FileFolder struct {
 	Dir     string // the folder's path, for messages and repairs
 	Name    string // the upload's name (Check)
 	Tree    bool   // a folder upload (Check)
-	Temp    string // the start of the name a marker is written under before it is renamed
 	Entries []FileStat
 }
 
@@ -181,8 +180,12 @@ func (u *FileFolder) TopMode(n string, dir bool, perm uint32) (fs.FileMode, bool
 	return ReadOnlyMode, FinishedMode(perm)
 }
 
-// writing reports whether n is a marker being written.
-func (u *FileFolder) writing(n string) bool { return u.Temp != "" && strings.HasPrefix(n, u.Temp) }
+// writing reports whether n is a marker being written (TempPrefix).
+func (u *FileFolder) writing(n string) bool { return strings.HasPrefix(n, TempPrefix(UsedName)) }
+
+// TempPrefix starts the name a new file is written under, beside the name it is then renamed
+// over where writers may race (a marker's, among them): an upload's folder may hold one.
+func TempPrefix(name string) string { return name + ".new-" }
 
 // UploadPathOf reads the absolute path abs as the path of a finished file upload of a store kept
 // as folders, STORE/<id>/<name> (verify --check names such a path): ok false when its last two

@@ -37,7 +37,7 @@ func fileFolder(name string, tree bool, edit map[string]*FileStat) *FileFolder {
 		st.Name = n
 		out = append(out, *st)
 	}
-	return &FileFolder{ID: "u1", Dir: "/s/u1", Name: name, Tree: tree, Temp: UsedName + ".new-", Entries: out}
+	return &FileFolder{ID: "u1", Dir: "/s/u1", Name: name, Tree: tree, Entries: out}
 }
 
 // TestFileFolderCheck: what the store demands of an upload's folder kept as files, and the words

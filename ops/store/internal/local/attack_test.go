@@ -408,7 +408,7 @@ func TestReuploadWritesNothing(t *testing.T) {
 			t.Errorf("the re-uploads wrote to %s", c.path)
 		case c.made() && name == UsedName:
 			marked++
-		case c.made() && !strings.HasPrefix(name, markerTmp):
+		case c.made() && !strings.HasPrefix(name, store.TempPrefix(UsedName)):
 			t.Errorf("the re-uploads made %s", c.path)
 		}
 	}

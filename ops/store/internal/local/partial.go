@@ -99,7 +99,7 @@ func writeNewAt(dirfd int, name string, b []byte, mode os.FileMode, sync bool) e
 
 // replaceAt puts a new file of mode 0600 holding b at name in the folder dirfd: the one way the
 // store writes a file by name. b is written to a file of its own (writeNewAt), named tmp, or where
-// writers may race (tmp "") name+".new-" and random hex, and renamed over name. A reader finds the
+// writers may race (tmp "") store.TempPrefix(name) and random hex, and renamed over name. A reader finds the
 // old file or the new one whole, and what was at name (a link even) is never opened: it only loses
 // its name. at, when not zero, becomes the file's times (set without following a link); durable
 // fsyncs the file before the rename and the folder after. On failure the new file is removed. The
@@ -108,7 +108,7 @@ func replaceAt(dirfd int, tmp, name string, b []byte, at time.Time, durable bool
 	if tmp == "" {
 		var rnd [8]byte
 		rand.Read(rnd[:])
-		tmp = name + ".new-" + hex.EncodeToString(rnd[:])
+		tmp = store.TempPrefix(name) + hex.EncodeToString(rnd[:])
 	} else {
 		unix.Unlinkat(dirfd, tmp, 0) // a leftover of a crash
 	}

@@ -67,11 +67,8 @@ func (u *useRun) LookUpUses(_ context.Context, ids []string) ([]store.UseTarget,
 	return ts, nil
 }
 
-// markerTmp starts the name a new marker is written under before it is renamed to .used.
-const markerTmp = UsedName + ".new-"
-
 // WriteUse sets the .used marker to at: a new file, made with O_EXCL under a name of its own
-// (markerTmp), its times set, then renamed over .used. An existing .used is never opened, so a
+// (store.TempPrefix), its times set, then renamed over .used. An existing .used is never opened, so a
 // marker that is a link (hard or symbolic) to a file outside the store only loses its name in the
 // store; the file it shares is not touched. The lock proves the folder is there: no check.
 func (u *useRun) WriteUse(_ context.Context, id string, t *store.UseTarget, at time.Time) (func() error, func(), error) {

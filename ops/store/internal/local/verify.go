@@ -28,7 +28,7 @@ func (s *localStore) Check(_ context.Context, id string) error {
 
 // checkTop checks the folder of upload id as the store demands (store.FileFolder.Check).
 func (s *localStore) checkTop(id, name string, tree bool) error {
-	u := store.FileFolder{ID: id, Dir: s.UploadDir(id), Name: name, Tree: tree, Temp: markerTmp}
+	u := store.FileFolder{ID: id, Dir: s.UploadDir(id), Name: name, Tree: tree}
 	var err error
 	if u.Entries, err = s.statUpload(id, guardErr(id)); err != nil {
 		return err
@@ -43,7 +43,7 @@ func (s *localStore) WrongMode(_ context.Context, id string) (store.ModeRepair, 
 	if store.ValidID(id) != nil || s.open(false) != nil {
 		return store.ModeRepair{}, false
 	}
-	u := store.FileFolder{Dir: s.UploadDir(id), Temp: markerTmp}
+	u := store.FileFolder{Dir: s.UploadDir(id)}
 	u.Entries, _ = s.statUpload(id, sysErr)
 	return u.WrongMode()
 }
