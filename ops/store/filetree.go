@@ -224,9 +224,20 @@ func ReadFileFolder(dirs FileDirs, name string) ([]FileStat, error) {
 		return sts, err
 	}
 	defer d.Close()
+	ents, err := StatFileFolder(d)
+	if ents == nil {
+		return sts, err
+	}
+	return ents, err // the stat as opened replaces the one before
+}
+
+// StatFileFolder reads the open folder d as FileFolder.Entries holds it, where its mode before
+// the open is not wanted (verify, whose open of a folder closed to the user fails anyway): its
+// own stat, then each entry's. What it read comes with an error.
+func StatFileFolder(d FileDir) ([]FileStat, error) {
 	self, err := d.Stat("")
 	if err != nil {
-		return sts, err
+		return nil, err
 	}
 	ents, err := listStats(d)
 	return append([]FileStat{self}, ents...), err

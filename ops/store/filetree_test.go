@@ -246,6 +246,15 @@ func TestReadFileFolder(t *testing.T) {
 	if err != nil || !slices.Equal(names, []string{"", "a", "b"}) || sts[0].Type != fs.ModeDir || sts[1].Perm != 0o600 {
 		t.Fatalf("read %+v, %v", sts, err)
 	}
+	d, err := m.OpenDir("u1", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opened, err := StatFileFolder(d)
+	d.Close()
+	if err != nil || !slices.Equal(opened, sts) {
+		t.Fatalf("the folder read open: %+v, %v; want %+v", opened, err, sts)
+	}
 	sts, err = ReadFileFolder(closedDirs{m, "u1"}, "u1")
 	if err == nil || len(sts) != 1 || sts[0].Name != "" || sts[0].Type != fs.ModeDir {
 		t.Fatalf("a folder that cannot be opened: read %+v, %v", sts, err)

@@ -167,7 +167,12 @@ func (s *localStore) OpenTreeObject(_ context.Context, id, name, rel string) (io
 // one on another file system not entered.
 func (s *localStore) ReadTreeDir(_ context.Context, ti *store.TreeInfo, dir string) ([]store.TreeEntry, error) {
 	if dir == "" { // checkTop refuses anything there that is no part of the upload: none to name
-		return nil, s.checkTop(ti.ID, ti.Name, true)
+		d, err := s.uploadDir(ti.ID)
+		if err != nil {
+			return nil, err
+		}
+		defer d.Close()
+		return nil, s.checkTop(d, ti.ID, ti.Name, true)
 	}
 	top, err := s.openDir(guardErr(ti.ID), false, ti.ID)
 	if err != nil {

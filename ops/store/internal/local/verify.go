@@ -19,18 +19,36 @@ func (s *localStore) Check(_ context.Context, id string) error {
 	if err := s.open(false); err != nil {
 		return err
 	}
-	meta, err := s.ReadMeta(id)
+	d, err := s.uploadDir(id)
 	if err != nil {
 		return err
 	}
-	return s.checkTop(id, meta.Name, false)
+	defer d.Close()
+	meta, err := s.readMetaAt(int(d.f.Fd()), id)
+	if err != nil {
+		return err
+	}
+	return s.checkTop(d, id, meta.Name, false)
 }
 
-// checkTop checks the folder of upload id as the store demands (store.FileFolder.Check).
-func (s *localStore) checkTop(id, name string, tree bool) error {
+// uploadDir opens the folder of upload id, once for all a check reads of it.
+func (s *localStore) uploadDir(id string) (fdDir, error) {
+	if err := store.ValidID(id); err != nil {
+		return fdDir{}, err
+	}
+	code := guardErr(id)
+	fd, err := s.openDir(code, false, id)
+	if err != nil {
+		return fdDir{}, err
+	}
+	return fdDir{os.NewFile(uintptr(fd), s.UploadDir(id)), fdDirs{fd: -1, path: s.Dir, code: code}}, nil
+}
+
+// checkTop checks d, the open folder of upload id, as the store demands (store.FileFolder.Check).
+func (s *localStore) checkTop(d fdDir, id, name string, tree bool) error {
 	u := store.FileFolder{ID: id, Dir: s.UploadDir(id), Name: name, Tree: tree}
 	var err error
-	if u.Entries, err = s.statUpload(id, guardErr(id)); err != nil {
+	if u.Entries, err = store.StatFileFolder(d); err != nil {
 		return err
 	}
 	return u.Check()
@@ -48,8 +66,8 @@ func (s *localStore) WrongMode(_ context.Context, id string) (store.ModeRepair, 
 	return u.WrongMode()
 }
 
-// statUpload reads the stat of the folder of upload id and then of each entry in it, no link
-// followed (store.ReadFileFolder); code codes an error reading them.
+// statUpload reads the stat of the folder of upload id, before it is opened too, and then of each
+// entry in it, no link followed (store.ReadFileFolder); code codes an error reading them.
 func (s *localStore) statUpload(id string, code func(path string, err error) error) ([]store.FileStat, error) {
 	storefd, err := s.openDir(code, false)
 	if err != nil {
