@@ -187,15 +187,27 @@ func (u *FileFolder) writing(n string) bool { return strings.HasPrefix(n, TempPr
 // over where writers may race (a marker's, among them): an upload's folder may hold one.
 func TempPrefix(name string) string { return name + ".new-" }
 
-// UploadPathOf reads the absolute path abs as the path of a finished file upload of a store kept
-// as folders, STORE/<id>/<name> (verify --check names such a path): ok false when its last two
-// names are no upload id and file name. Whether STORE is a store is the backend's to judge.
-func UploadPathOf(abs string) (storeDir, id, name string, ok bool) {
-	dir, name := filepath.Split(abs)
-	dir = filepath.Clean(dir)
-	id = filepath.Base(dir)
-	if ValidID(id) != nil || ValidName(name) != nil {
-		return "", "", "", false
+// UploadPath is where a path could lie in a store kept as folders: the file rel ("/"-separated:
+// a file upload's name, or a folder upload's name and the path below it) of the upload ID of the
+// store Store.
+type UploadPath struct{ Store, ID, Rel string }
+
+// UploadPathsOf reads the absolute path abs as the places it could be of a finished upload's file
+// in a store kept as folders (verify --check names such a path): STORE/<id>/<name> (a file
+// upload) or STORE/<id>/<name>/<rel> (a file of a folder upload), <id> an upload id and <name>
+// an upload's name. The nearest the file comes first; none when abs names no such place.
+// Whether STORE is a store is the backend's to judge.
+func UploadPathsOf(abs string) []UploadPath {
+	parts := strings.Split(filepath.ToSlash(filepath.Clean(abs)), "/")
+	var ps []UploadPath
+	for k := len(parts) - 2; k > 0; k-- {
+		if ValidID(parts[k]) == nil && ValidName(parts[k+1]) == nil {
+			dir := filepath.FromSlash(strings.Join(parts[:k], "/"))
+			if dir == "" {
+				dir = string(filepath.Separator)
+			}
+			ps = append(ps, UploadPath{dir, parts[k], strings.Join(parts[k+1:], "/")})
+		}
 	}
-	return filepath.Dir(dir), id, name, true
+	return ps
 }

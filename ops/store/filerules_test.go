@@ -2,6 +2,7 @@ package store
 
 import (
 	"io/fs"
+	"slices"
 	"strings"
 	"testing"
 
@@ -143,27 +144,36 @@ func TestFileStatTreeEntry(t *testing.T) {
 	}
 }
 
-// TestUploadPathOf: a path verify --check names is read as a finished upload's file only when it
-// ends in an upload id and a file name the store takes; the store's folder is what lies above.
-func TestUploadPathOf(t *testing.T) {
+// TestUploadPathsOf: a path verify --check names is read as a finished upload's file only where
+// an upload id is followed by an upload's name: a file upload's (STORE/<id>/<name>) or a file of a
+// folder upload (STORE/<id>/<name>/<rel>), the nearest the file first.
+func TestUploadPathsOf(t *testing.T) {
 	id, err := NewID()
 	if err != nil {
 		t.Fatal(err)
 	}
+	id2, err := NewID()
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
-		abs, dir, name string
-		ok             bool
+		abs  string
+		want []UploadPath
 	}{
-		{"/home/u/store/" + id + "/a.txt", "/home/u/store", "a.txt", true},
-		{"/home/u/store/" + id + "//a.txt", "/home/u/store", "a.txt", true},
-		{"/home/u/store/" + id + "/" + MetaName, "", "", false},
-		{"/home/u/store/not-an-id/a.txt", "", "", false},
-		{"/home/u/store/" + strings.ToUpper(id) + "/a.txt", "", "", false},
-		{"/home/u/store/" + id + "/", "", "", false},
+		{"/home/u/store/" + id + "/a.txt", []UploadPath{{"/home/u/store", id, "a.txt"}}},
+		{"/home/u/store/" + id + "//a.txt", []UploadPath{{"/home/u/store", id, "a.txt"}}},
+		{"/home/u/store/" + id + "/proj/src/a.go", []UploadPath{{"/home/u/store", id, "proj/src/a.go"}}},
+		{"/s/" + id + "/proj/" + id2 + "/x", []UploadPath{{"/s/" + id + "/proj", id2, "x"}, {"/s", id, "proj/" + id2 + "/x"}}},
+		{"/" + id + "/a.txt", []UploadPath{{"/", id, "a.txt"}}},
+		{"/home/u/store/" + id + "/" + MetaName, nil},
+		{"/home/u/store/" + id + "/" + MetaName + "/x", nil},
+		{"/home/u/store/not-an-id/a.txt", nil},
+		{"/home/u/store/" + strings.ToUpper(id) + "/a.txt", nil},
+		{"/home/u/store/" + id + "/", nil},
+		{"/home/u/store/" + id, nil},
 	} {
-		dir, gotID, name, ok := UploadPathOf(tc.abs)
-		if ok != tc.ok || dir != tc.dir || name != tc.name || ok && gotID != id {
-			t.Errorf("%s: %q %q %q %v, want %q %q %q %v", tc.abs, dir, gotID, name, ok, tc.dir, id, tc.name, tc.ok)
+		if got := UploadPathsOf(tc.abs); !slices.Equal(got, tc.want) {
+			t.Errorf("%s: %q, want %q", tc.abs, got, tc.want)
 		}
 	}
 }

@@ -80,8 +80,8 @@ func Store(ctx context.Context, loc string, o Options) (store.Backend, error) {
 }
 
 // ForCheck opens a path named by a b3sum line (verify --check) for hashing. A path that is a
-// finished upload of a folder store (STORE/<id>/<name>) is opened only through the store's
-// guarded open: a symlink, a FIFO or a hard link there fails with upload.unreadable and nothing
+// file of a finished upload of a folder store (STORE/<id>/<name>, or STORE/<id>/<name>/<rel> in a
+// folder upload) is opened only through the store's guarded open: a symlink, a FIFO or a hard link there fails with upload.unreadable and nothing
 // blocks. Any other path is opened as b3sum would (a symlink named is followed) but without
 // blocking, and must be a regular file (file.notRegular otherwise).
 func ForCheck(path string) (io.ReadCloser, error) {

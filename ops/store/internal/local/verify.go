@@ -94,18 +94,18 @@ func statOf(name string, st *unix.Stat_t) store.FileStat {
 }
 
 // OpenUploadPath opens the absolute path abs named by a b3sum line (verify --check) when it is a
-// finished upload of a store (STORE/<id>/<name>, STORE a store), only through the guarded open: a
-// symlink, a FIFO or a hard link there fails with upload.unreadable and nothing blocks. ok is
+// file of a finished upload of a store (STORE/<id>/<name>, or STORE/<id>/<name>/<rel> in a folder
+// upload; STORE a store), only through the guarded open: a symlink, a FIFO or a hard link there, or
+// a link on the way down from the store, fails with upload.unreadable and nothing blocks. ok is
 // false for any other path, which the caller opens as any file (open.ForCheck).
 func OpenUploadPath(abs string) (f *os.File, ok bool, err error) {
-	dir, id, name, ok := store.UploadPathOf(abs)
-	if !ok {
-		return nil, false, nil
+	for _, p := range store.UploadPathsOf(abs) {
+		s := &localStore{Dir: p.Store}
+		if kind, err := s.judge(); err != nil || !kind.Store() {
+			continue
+		}
+		f, err = s.openUploadFile(p.ID, p.Rel)
+		return f, true, err
 	}
-	s := &localStore{Dir: dir}
-	if kind, err := s.judge(); err != nil || !kind.Store() {
-		return nil, false, nil
-	}
-	f, err = s.OpenFinished(id, name)
-	return f, true, err
+	return nil, false, nil
 }
