@@ -31,8 +31,7 @@ func (s *localStore) ReadMeta(id string) (*Meta, error) {
 // readMetaAt reads the metadata of upload id from its open folder dirfd: a folder upload's
 // carries its kind and files too (a listing's Entry shows them).
 func (s *localStore) readMetaAt(dirfd int, id string) (*store.TreeMeta, error) {
-	path := s.UploadDir(id) + "/" + MetaName
-	b, err := readGuarded(dirfd, MetaName, path, id, int64(store.TreeObjectMax)+1) // a folder upload's names each file's size
+	b, path, err := s.readUploadFile(dirfd, id, MetaName)
 	switch code := fault.CodeOf(err); {
 	case code == fault.UploadMissing:
 		// A small upload of a batch: its metadata is its commit's file (metaindex.go).
@@ -45,6 +44,16 @@ func (s *localStore) readMetaAt(dirfd int, id string) (*store.TreeMeta, error) {
 		return nil, err
 	}
 	return store.ParseTreeMeta(id, b, path)
+}
+
+// readUploadFile reads whole .upload.json or .tree.b3 of upload id from its open folder dirfd
+// through the guarded open, and where it is: a folder upload's names each file's size, so up to
+// store.TreeObjectMax bytes and one more, which tells one too long. Every error is coded as the
+// guarded open codes it (readGuarded).
+func (s *localStore) readUploadFile(dirfd int, id, name string) ([]byte, string, error) {
+	path := s.UploadDir(id) + "/" + name
+	b, err := readGuarded(dirfd, name, path, id, int64(store.TreeObjectMax)+1)
+	return b, path, err
 }
 
 // IDs lists the entries at the top of the store whose names are upload ids, sorted. It does not

@@ -142,18 +142,18 @@ func (p *partial) publishTree(m *treeMeta, listing []byte) error {
 }
 
 // ReadTreeObject reads .upload.json or .tree.b3 of the finished upload id through the guarded
-// open.
+// open, its folder opened first as ReadMeta opens it.
 func (s *localStore) ReadTreeObject(_ context.Context, id, name string) ([]byte, string, error) {
-	f, err := s.openUploadFile(id, name)
+	dirfd, err := s.openDir(guardErr(id), false, id)
 	if err != nil {
 		return nil, "", err
 	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, int64(store.TreeObjectMax)+1))
+	defer unix.Close(dirfd)
+	b, path, err := s.readUploadFile(dirfd, id, name)
 	if err != nil {
-		return nil, f.Name(), fault.Errorf(fault.UploadUnreadable, "upload %s: %s is damaged", id, f.Name())
+		return nil, "", err
 	}
-	return b, f.Name(), nil
+	return b, path, nil
 }
 
 // OpenTreeObject is the guarded open of a file of a finished folder upload.
