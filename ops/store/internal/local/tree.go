@@ -263,16 +263,16 @@ func (d fdDir) Elsewhere(name string) (bool, error) {
 }
 
 func (d fdDir) Open(name string) (io.ReadCloser, store.FileStat, error) {
-	f, err := openGuarded(int(d.f.Fd()), name, d.at(name), "")
+	var fst store.FileStat
+	check := guarded(d.at(name), "")
+	f, err := openFileAt(int(d.f.Fd()), name, d.at(name), unix.O_RDONLY, func(st *unix.Stat_t) error {
+		fst = statOf(name, st) // the stat the guarded open's check takes: the open file's
+		return check(st)
+	})
 	if err != nil {
-		return nil, store.FileStat{}, err
+		return nil, store.FileStat{}, guardErr("")(d.at(name), err) // coded as openGuarded codes it
 	}
-	var st unix.Stat_t
-	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
-		f.Close()
-		return nil, store.FileStat{}, d.code(d.at(name), err)
-	}
-	return f, statOf(name, &st), nil
+	return f, fst, nil
 }
 
 // Create makes the file read-only at once (the descriptor O_CREAT returns writes whatever the
