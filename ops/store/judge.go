@@ -12,6 +12,18 @@ import (
 // backend: what says the location is a store (its body: MarkText).
 const MarkName = "store"
 
+// PartialDir is the folder of the unfinished uploads inside the internal folder
+// (InternalDir/PartialDir).
+const PartialDir = "partial"
+
+// Marks is the one rule of what, in a store's internal folder, makes a folder a store for the
+// walk that finds stores (StoresUnder) and the refusal of a store inside one (NotNested): the
+// mark, a file, or (stores of earlier versions wrote none) the partial folder. has reports
+// whether name is there in the internal folder as a folder (dir) or a file, no link followed.
+func Marks(has func(name string, dir bool) bool) bool {
+	return has(MarkName, false) || has(PartialDir, true)
+}
+
 // JudgeNames is how many names at the top of a location a backend gives Judge at most: enough to
 // find an upload folder among what a store made by hand holds, few enough to read at once.
 const JudgeNames = 256

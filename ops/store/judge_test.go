@@ -44,3 +44,35 @@ func TestJudge(t *testing.T) {
 		}
 	}
 }
+
+// TestMarks: a store's internal folder marks it by the mark as a file, or by an earlier version's
+// partial folder; the same names of the other kind (or anything else) do not.
+func TestMarks(t *testing.T) {
+	type entry struct {
+		name string
+		dir  bool
+	}
+	for _, c := range []struct {
+		has  []entry
+		want bool
+	}{
+		{nil, false},
+		{[]entry{{MarkName, false}}, true},
+		{[]entry{{PartialDir, true}}, true},
+		{[]entry{{MarkName, true}}, false},
+		{[]entry{{PartialDir, false}}, false},
+		{[]entry{{"trash", true}, {"lock", false}}, false},
+	} {
+		got := Marks(func(name string, dir bool) bool {
+			for _, e := range c.has {
+				if e == (entry{name, dir}) {
+					return true
+				}
+			}
+			return false
+		})
+		if got != c.want {
+			t.Errorf("Marks with %v = %v, want %v", c.has, got, c.want)
+		}
+	}
+}

@@ -13,7 +13,8 @@ import (
 // as a backend that keeps its stores in folders reads it: the walk's rules are StoresUnder's,
 // the backend gives only what one folder says. None of its methods follows a link.
 type UnderFolder interface {
-	// IsStore reports whether the folder is a store, by the backend's mark (no link followed).
+	// IsStore reports whether the folder is a store: its internal folder marks it (Marks), no link
+	// followed.
 	IsStore() bool
 	// Subfolders lists the names of the folder's entries that are folders; a link, even to a
 	// folder, is none. What it listed before an error comes with the error.

@@ -16,7 +16,7 @@ const (
 	UsedName    = store.UsedName
 	lockName    = "lock"
 	sweepLock   = "sweep.lock"
-	partialDir  = "partial"
+	partialDir  = store.PartialDir
 	trashDir    = "trash"
 )
 

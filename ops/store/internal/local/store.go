@@ -93,7 +93,7 @@ func (t site) Look() (store.Seen, error) {
 	switch {
 	case err == nil:
 		defer unix.Close(idir)
-		seen.Mark = isEntry(idir, store.MarkName, unix.S_IFREG)
+		seen.Mark = isEntry(idir, store.MarkName, false)
 		seen.Names = []store.TopEntry{{Name: InternalDir, Dir: true}}
 		return seen, nil
 	case !errors.Is(err, unix.ENOENT):

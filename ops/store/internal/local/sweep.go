@@ -181,7 +181,7 @@ func (s *localStore) readPartial(partfd int, id string, lock bool, check func(*p
 	r, err = s.readPartialAt(partfd, id, unix.O_RDONLY|openFlags, unix.LOCK_EX|unix.LOCK_NB, check)
 	// A folder upload's data file is only its lock: the bytes are in its tree (which tells one
 	// whose info.json is gone), and it was last written when the newest of them was.
-	if err == nil && r.fd >= 0 && (r.meta != nil && r.meta.Folder || r.meta == nil && isEntry(r.dirfd, partialTree, unix.S_IFDIR)) {
+	if err == nil && r.fd >= 0 && (r.meta != nil && r.meta.Folder || r.meta == nil && isEntry(r.dirfd, partialTree, true)) {
 		r.Tree(treeBytesAt(r.dirfd))
 	}
 	if fd := r.fd; err == nil && lock && fd >= 0 && !r.Busy {

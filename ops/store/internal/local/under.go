@@ -55,19 +55,23 @@ func (d underDir) FileSystem() (any, error) { return fsOf(d.fd) }
 
 func (d underDir) Close() { unix.Close(d.fd) }
 
-// markedAt reports whether the internal folder idir (opened with err; closed here) marks a store:
-// it holds the mark, or (as stores of earlier versions) the partial folder, neither a link.
+// markedAt reports whether the internal folder idir (opened with err; closed here) marks a store
+// (store.Marks).
 func markedAt(idir int, err error) bool {
 	if err != nil {
 		return false
 	}
 	defer unix.Close(idir)
-	return isEntry(idir, store.MarkName, unix.S_IFREG) || isEntry(idir, partialDir, unix.S_IFDIR)
+	return store.Marks(func(name string, dir bool) bool { return isEntry(idir, name, dir) })
 }
 
-// isEntry reports whether name in the folder dirfd is there and of type typ (unix.S_IFREG,
-// unix.S_IFDIR), a link never followed.
-func isEntry(dirfd int, name string, typ uint32) bool {
+// isEntry reports whether name in the folder dirfd is there and a folder (dir) or a regular
+// file, a link never followed.
+func isEntry(dirfd int, name string, dir bool) bool {
 	var st unix.Stat_t
+	typ := uint32(unix.S_IFREG)
+	if dir {
+		typ = unix.S_IFDIR
+	}
 	return unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && uint32(st.Mode)&unix.S_IFMT == typ
 }
