@@ -61,6 +61,100 @@ func DecodeMetaFile(b []byte) ([]*Info, error) {
 	return ms, nil
 }
 
+// A StagedMeta is the metadata file of the uploads a batch holds, not yet taken by a commit,
+// written in the batch's staging partial as they are built: an upload's line is written before
+// it counts as built (MetaFiles.Join, under the batch's lock), so that the room its metadata
+// takes is taken while its own bytes are, and the commit that publishes it writes no new byte.
+// Were the file written by the commit, the builds of the next batch (or any other writer) could
+// fill the disk meanwhile, and uploads whose bytes were all written would fail for want of their
+// metadata's room. The line of an upload that fails after it was written stays: it names an id
+// no folder of the store will have (a failed staged upload goes with the staging partial), which
+// no reader looks up.
+type StagedMeta struct {
+	Name string // MetaFileName
+	w    MetaFileWrite
+	size int64 // the bytes of the whole lines written
+}
+
+// MetaFileWrite is the backend's side of a StagedMeta: the file, made new and empty in the
+// staging partial and open for writing (an *os.File is one), its path for messages, Code that
+// gives a failure of it its fault code, Remove that removes it, and Publish that places it,
+// sealed, in the folder of metadata files, durably.
+type MetaFileWrite struct {
+	File interface {
+		WriteAt(b []byte, off int64) (int, error) // all of b, or an error
+		Truncate(size int64) error
+		Sync() error
+		Close() error
+	}
+	Path    string
+	Sync    bool // each file is made durable on its own (Seal), not with the commit's
+	Code    func(path string, err error) error
+	Remove  func()
+	Publish func() error
+}
+
+// MetaFiles numbers the files of a batch's commits (MetaFileName); used under the batch's lock.
+type MetaFiles struct{ n int64 }
+
+// Join writes m's line into the pending file *x of the batch whose staging partial is bid,
+// making the file (create) at the first staged upload of a commit: in the same hold of the
+// batch's lock as the upload joins the commit (GroupCommitter.BatchJoin), so that the file a
+// commit takes holds the lines of the uploads it takes and no other. A file left empty by a
+// failure is closed and not kept for the commit (it goes with the staging partial).
+func (c *MetaFiles) Join(x **StagedMeta, bid string, m *Info, create func(name string) (MetaFileWrite, error)) error {
+	if *x == nil {
+		c.n++
+		name := MetaFileName(bid, c.n)
+		w, err := create(name)
+		if err != nil {
+			return err
+		}
+		*x = &StagedMeta{Name: name, w: w}
+	}
+	if err := (*x).Add(m); err != nil {
+		if (*x).size == 0 {
+			(*x).w.File.Close()
+			*x = nil
+		}
+		return err
+	}
+	return nil
+}
+
+// Add writes m's line. On failure (a full disk) the file is cut back to the lines it held, so
+// that it never holds part of a line, and m is not in it.
+func (x *StagedMeta) Add(m *Info) error {
+	line := EncodeMetaLine(m)
+	if _, err := x.w.File.WriteAt(line, x.size); err != nil {
+		x.w.File.Truncate(x.size)
+		return x.w.Code(x.w.Path, err)
+	}
+	x.size += int64(len(line))
+	return nil
+}
+
+// Seal closes the file, which is complete (PublishSteps.Seal); it is made durable here only
+// where each file is on its own, else by the commit's flush with the uploads. On failure it is
+// removed.
+func (x *StagedMeta) Seal() (err error) {
+	if x.w.Sync {
+		err = x.w.File.Sync()
+	}
+	if cerr := x.w.File.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		x.w.Remove()
+		return x.w.Code(x.w.Path, err)
+	}
+	return nil
+}
+
+// Publish places the sealed file in the folder of metadata files (PublishSteps.Share): from
+// there the metadata is durable in its place, and the uploads it names may be placed.
+func (x *StagedMeta) Publish() error { return x.w.Publish() }
+
 // MetaFolder is the folder of metadata files as the backend lists it for one reading: the names
 // in it, a read of one of them through the backend's guarded open (an error: the file is not the
 // store's own, or cannot be read now), and a removal of one (PruneMetaFiles; a failure leaves it

@@ -210,3 +210,92 @@ func TestMetaIndexFind(t *testing.T) {
 		}
 	}
 }
+
+// memMetaFile is a metadata file being written that takes at most room bytes, as a disk that
+// fills would, and can fail its close.
+type memMetaFile struct {
+	b        []byte
+	room     int
+	closed   bool
+	closeErr error
+}
+
+func (f *memMetaFile) WriteAt(b []byte, off int64) (int, error) {
+	f.b = f.b[:off]
+	n := min(len(b), f.room-len(f.b))
+	f.b = append(f.b, b[:n]...)
+	if n < len(b) {
+		return n, errors.New("no space left on device")
+	}
+	return n, nil
+}
+
+func (f *memMetaFile) Truncate(size int64) error { f.b = f.b[:size]; return nil }
+func (f *memMetaFile) Sync() error               { return nil }
+func (f *memMetaFile) Close() error              { f.closed = true; return f.closeErr }
+
+// A commit's metadata file is made at the first staged upload of the commit, named by its batch
+// and its number in the batch; a line that does not fit is not kept, not even in part, with the
+// backend's code; a file a failure leaves empty is closed and not the commit's; one whose seal
+// fails is removed.
+func TestStagedMetaJoin(t *testing.T) {
+	bid := newTestID(t)
+	var made []*memMetaFile
+	var names []string
+	removed := 0
+	room := 0
+	create := func(name string) (MetaFileWrite, error) {
+		f := &memMetaFile{room: room}
+		made, names = append(made, f), append(names, name)
+		return MetaFileWrite{File: f, Path: "p/" + name,
+			Code: func(path string, err error) error {
+				return fault.Errorf(fault.UploadDiskFull, "%s: %v", path, err)
+			},
+			Remove: func() { removed++ }, Publish: func() error { return nil }}, nil
+	}
+	var files MetaFiles
+	var x *StagedMeta
+	// No room for a whole line: the file is left empty, and the next upload makes a new one.
+	room = 10
+	err := files.Join(&x, bid, metaOf(newTestID(t), "a.txt"), create)
+	if fault.CodeOf(err) != fault.UploadDiskFull || !strings.Contains(err.Error(), "p/"+MetaFileName(bid, 1)) {
+		t.Fatalf("join on a full disk: %v", err)
+	}
+	if x != nil || !made[0].closed || len(made[0].b) != 0 {
+		t.Fatalf("a file left empty: kept %v, closed %v, holds %q", x != nil, made[0].closed, made[0].b)
+	}
+	// Room for two lines and part of a third.
+	first, second := metaOf(newTestID(t), "a.txt"), metaOf(newTestID(t), "b.txt")
+	room = len(EncodeMetaLine(first))*2 + 5
+	for _, m := range []*Info{first, second} {
+		if err := files.Join(&x, bid, m, create); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := files.Join(&x, bid, metaOf(newTestID(t), "c.txt"), create); fault.CodeOf(err) != fault.UploadDiskFull {
+		t.Fatalf("third line: %v", err)
+	}
+	if len(made) != 2 || x.Name != MetaFileName(bid, 2) || !slices.Equal(names, []string{MetaFileName(bid, 1), MetaFileName(bid, 2)}) {
+		t.Fatalf("files made %v, the commit's %q", names, x.Name)
+	}
+	got, err := DecodeMetaFile(made[1].b)
+	if err != nil || len(got) != 2 || got[0].ID != first.ID || got[1].ID != second.ID {
+		t.Fatalf("the file holds %q (%v)", made[1].b, err)
+	}
+	if err := x.Seal(); err != nil || !made[1].closed || removed != 0 {
+		t.Fatalf("seal: %v, closed %v, removed %d", err, made[1].closed, removed)
+	}
+	// A seal that fails removes the file.
+	x = nil
+	room = 1 << 10
+	must := func(err error) {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(files.Join(&x, bid, metaOf(newTestID(t), "d.txt"), create))
+	made[2].closeErr = errors.New("input/output error")
+	if err := x.Seal(); err == nil || removed != 1 {
+		t.Fatalf("failed seal: %v, removed %d", err, removed)
+	}
+}

@@ -38,9 +38,9 @@ const syncWidth = 8
 // is renamed into place before its data, metadata and folder are durable, so a crash at any point
 // leaves partials that resume, or finished uploads, never a half-written one.
 type groupBatch struct {
-	*store.GroupBatch[*out, *stagedIndex]
+	*store.GroupBatch[*out, *store.StagedMeta]
 	s     *localStore
-	files int64 // the metadata files made, for their names; under the batch's lock (BatchJoin)
+	files store.MetaFiles // the metadata files made, for their names (BatchJoin)
 
 	stageMu sync.Mutex
 	stage   *partial // the staging partial of small uploads (batch_small.go), made at the first
@@ -49,7 +49,7 @@ type groupBatch struct {
 // newBatch starts a batch of uploads into s.
 func (s *localStore) newBatch() *groupBatch {
 	b := &groupBatch{s: s}
-	b.GroupBatch = store.NewGroupBatch[*out, *stagedIndex](s, b, batchFull)
+	b.GroupBatch = store.NewGroupBatch[*out, *store.StagedMeta](s, b, batchFull)
 	b.BuildsSmall(s.quota, b)
 	return b
 }
@@ -58,34 +58,18 @@ func (s *localStore) newBatch() *groupBatch {
 func (b *groupBatch) BatchItem(o *out) (string, int) { return o.id, o.weight() }
 
 // BatchJoin writes the staged upload o's metadata line into the commit's pending metadata file
-// x, made at the first staged upload of a commit, in the same hold of the batch's lock as o joins
-// the commit, so that the file a commit takes holds the lines of the uploads it takes and no
-// other (metaindex.go).
-func (b *groupBatch) BatchJoin(x **stagedIndex, o *out) error {
+// x (store.MetaFiles.Join; metaindex.go). An upload built in a partial of its own has its own
+// .upload.json.
+func (b *groupBatch) BatchJoin(x **store.StagedMeta, o *out) error {
 	if o.p != nil {
-		return nil // its metadata is its own .upload.json
+		return nil
 	}
-	if *x == nil {
-		b.files++
-		nx, err := newStagedIndex(o.stage, store.MetaFileName(o.stage.id, b.files))
-		if err != nil {
-			return err
-		}
-		*x = nx
-	}
-	if err := (*x).add(o.m); err != nil {
-		if (*x).size == 0 { // left empty in the staging partial, which goes with the batch
-			unix.Close((*x).fd)
-			*x = nil
-		}
-		return err
-	}
-	return nil
+	return b.files.Join(x, o.stage.id, o.m, o.stage.stagedMeta)
 }
 
 // BatchCommit is store.GroupCommitter's: the commit of outs, with the metadata file x of the
 // staged ones.
-func (b *groupBatch) BatchCommit(outs []*out, x *stagedIndex) []error { return commit(outs, x) }
+func (b *groupBatch) BatchCommit(outs []*out, x *store.StagedMeta) []error { return commit(outs, x) }
 
 // BatchIdle removes the staging partial once the batch has committed all it holds and nothing
 // is being built in it: what is left in it failed, and was reported.
@@ -104,7 +88,7 @@ func (b *groupBatch) BatchIdle() {
 // built: the commit writes no new byte, so a disk that filled since they were built fails none of
 // them. It returns each one's error (nil: finished). Every partial is closed (unlocked), and
 // every staged upload's file, at the end.
-func commit(outs []*out, index *stagedIndex) []error {
+func commit(outs []*out, index *store.StagedMeta) []error {
 	defer func() {
 		for _, o := range outs {
 			o.release()
@@ -146,8 +130,7 @@ func commit(outs []*out, index *stagedIndex) []error {
 	// as they were built, made durable with them and placed before any of them is (metaindex.go).
 	// Where every staged upload failed, the file names no upload of the store: the sweep prunes it.
 	if index != nil {
-		steps.Seal = index.seal
-		steps.Share = func() error { return s.publishIndex(index.st, index.name) }
+		steps.Seal, steps.Share = index.Seal, index.Publish
 	}
 	return store.Publish(outs, steps)
 }

@@ -116,12 +116,12 @@ func TestStagedIndexFullDisk(t *testing.T) {
 	must(t, err)
 	st, err := s.newBatch().staging()
 	must(t, err)
-	x, err := newStagedIndex(st, store.MetaFileName(st.id, 1))
-	must(t, err)
+	var files store.MetaFiles
+	var x *store.StagedMeta
 	var taken []string
 	add := func() error {
 		id, _ := store.NewID()
-		err := x.add(&Meta{ID: id, Name: "a-log-file-of-a-longer-name.log", Size: 1, Blake3: strings.Repeat("0", 64)})
+		err := files.Join(&x, st.id, &Meta{ID: id, Name: "a-log-file-of-a-longer-name.log", Size: 1, Blake3: strings.Repeat("0", 64)}, st.stagedMeta)
 		if err == nil {
 			taken = append(taken, id)
 		}
@@ -135,8 +135,8 @@ func TestStagedIndexFullDisk(t *testing.T) {
 			break
 		}
 	}
-	must(t, x.seal())
-	got, err := store.DecodeMetaFile(mustRead(t, x.path()))
+	must(t, x.Seal())
+	got, err := store.DecodeMetaFile(mustRead(t, st.dir+"/"+x.Name))
 	must(t, err)
 	var named []string
 	for _, m := range got {

@@ -8,6 +8,8 @@ package local
 // docs/store.md (meta/).
 
 import (
+	"os"
+
 	"github.com/attachctl/attachctl/ops/store"
 	"golang.org/x/sys/unix"
 )
@@ -36,58 +38,20 @@ func (s *localStore) metaFolder() (f store.MetaFolder, done func(), ok bool) {
 	return f, func() { unix.Close(fd) }, true
 }
 
-// stagedIndex is the metadata file of the uploads a batch holds, not yet taken by a commit,
-// written in the staging partial as they are built: an upload's line is written before it counts
-// as built (groupBatch.BatchJoin), so that the room its metadata takes is taken while its own bytes are,
-// and the commit that publishes it writes no new byte. Were the file written by the commit, the
-// builds of the next batch (or any other writer) could fill the disk meanwhile, and uploads
-// whose bytes were all written would fail for want of their metadata's room. The line of an
-// upload that fails after it was written stays: it names an id no folder of the store will have
-// (a failed staged upload goes with the staging partial), which no reader looks up.
-type stagedIndex struct {
-	st   *partial
-	name string // store.MetaFileName
-	fd   int    // open for writing until sealed
-	size int64  // the bytes of the whole lines written
-}
-
-// newStagedIndex makes the file name in the staging partial st, empty.
-func newStagedIndex(st *partial, name string) (*stagedIndex, error) {
+// stagedMeta makes the metadata file name in the staging partial st, empty, for
+// store.MetaFiles.Join: created new (no link followed), owner-only and read-only like every
+// finished file; its Publish is publishIndex.
+func (st *partial) stagedMeta(name string) (store.MetaFileWrite, error) {
+	path := st.dir + "/" + name
 	fd, err := createFd(int(st.dirf.Fd()), name, unix.O_WRONLY, ReadOnlyMode, nil)
 	if err != nil {
-		return nil, storeErr(st.dir+"/"+name, err)
+		return store.MetaFileWrite{}, storeErr(path, err)
 	}
-	return &stagedIndex{st: st, name: name, fd: fd}, nil
-}
-
-func (x *stagedIndex) path() string { return x.st.dir + "/" + x.name }
-
-// add writes m's line. On failure (a full disk) the file is cut back to the lines it held, so
-// that it never holds part of a line, and m is not in it.
-func (x *stagedIndex) add(m *Meta) error {
-	line := store.EncodeMetaLine(m)
-	if err := pwriteAll(x.fd, line, x.size); err != nil {
-		unix.Ftruncate(x.fd, x.size)
-		return storeErr(x.path(), err)
-	}
-	x.size += int64(len(line))
-	return nil
-}
-
-// seal closes the file, which is complete; nothing is fsynced here where the commit's syncfs
-// makes it durable with the uploads. On failure it is removed.
-func (x *stagedIndex) seal() (err error) {
-	if fileSyncEach {
-		err = wrap(x.path(), unix.Fsync(x.fd))
-	}
-	if cerr := unix.Close(x.fd); err == nil && cerr != nil {
-		err = storeErr(x.path(), cerr)
-	}
-	x.fd = -1
-	if err != nil {
-		unix.Unlinkat(int(x.st.dirf.Fd()), x.name, 0)
-	}
-	return err
+	return store.MetaFileWrite{
+		File: os.NewFile(uintptr(fd), path), Path: path, Sync: fileSyncEach, Code: storeErr,
+		Remove:  func() { unix.Unlinkat(int(st.dirf.Fd()), name, 0) },
+		Publish: func() error { return st.s.publishIndex(st, name) },
+	}, nil
 }
 
 // pwriteAll writes b to fd at off. The error is the system's.

@@ -149,12 +149,11 @@ func TestPruneIndex(t *testing.T) {
 	must(t, err)
 	id, _ := store.NewID()
 	ghost := &Meta{ID: id, Name: "g.txt", Size: 1, Blake3: strings.Repeat("0", 64)}
-	name := store.MetaFileName(st.id, 1)
-	x, err := newStagedIndex(st, name)
-	must(t, err)
-	must(t, x.add(ghost))
-	must(t, x.seal())
-	must(t, s.publishIndex(st, name))
+	var mf store.MetaFiles
+	var x *store.StagedMeta
+	must(t, mf.Join(&x, st.id, ghost, st.stagedMeta))
+	must(t, x.Seal())
+	must(t, x.Publish())
 
 	remove := func(recs ...*manifest.Record) {
 		t.Helper()
