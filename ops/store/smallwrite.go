@@ -41,6 +41,49 @@ func SmallWrite(src Source, opts StreamOptions) StreamWrite {
 	return nil
 }
 
+// A Staging is the one staging area of a batch's small uploads, of type S, that a backend
+// builds them in (the local store's staging partial): made at the batch's first small upload,
+// under an upload id of its own, so that a batch of large sources makes none; and removed once
+// the batch is idle (GroupCommitter.BatchIdle), when what is left in it failed and was reported,
+// so that a later small upload makes a new one. Its zero value has none; it is safe for
+// concurrent use.
+type Staging[S any] struct {
+	mu   sync.Mutex
+	s    S
+	made bool
+}
+
+// Get returns the staging area, made first by make with a new upload id when there is none.
+func (st *Staging[S]) Get(make func(id string) (S, error)) (S, error) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.made {
+		return st.s, nil
+	}
+	var none S
+	id, err := NewID()
+	if err != nil {
+		return none, fault.Errorf(fault.UploadUnreadable, "new upload id: %v", err)
+	}
+	s, err := make(id)
+	if err != nil {
+		return none, err
+	}
+	st.s, st.made = s, true
+	return s, nil
+}
+
+// Drop removes the staging area with remove, if there is one.
+func (st *Staging[S]) Drop(remove func(S)) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.made {
+		remove(st.s)
+		var none S
+		st.s, st.made = none, false
+	}
+}
+
 // smallBatch is a GroupBatch as SmallWrite sees it (a backend's batch embeds one).
 type smallBatch interface {
 	smallWrite(src Source, progress func(int64)) StreamWrite

@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 	"context"
+	"errors"
 	"slices"
 	"sync"
 	"testing"
@@ -160,5 +161,58 @@ func TestSmallWrite(t *testing.T) {
 				t.Fatalf("Commit: %v, committed %v", err, f.committed())
 			}
 		})
+	}
+}
+
+// A batch's staging area is made once, at the first Get, under a new upload id, however many ask
+// for it at once; a make that fails leaves none (the next Get tries again); Drop removes it, and
+// the next Get makes a new one.
+func TestStaging(t *testing.T) {
+	var st Staging[string]
+	made := 0
+	make := func(id string) (string, error) {
+		if err := ValidID(id); err != nil {
+			t.Errorf("made with %q: %v", id, err)
+		}
+		made++
+		return id, nil
+	}
+	var removed []string
+	remove := func(s string) { removed = append(removed, s) }
+	st.Drop(remove) // none yet
+	if len(removed) != 0 {
+		t.Fatalf("removed %v with none made", removed)
+	}
+	if _, err := st.Get(func(string) (string, error) { return "half", errors.New("disk full") }); err == nil {
+		t.Fatal("a failed make gave a staging area")
+	}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	got := map[string]bool{}
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s, err := st.Get(func(id string) (string, error) { mu.Lock(); defer mu.Unlock(); return make(id) })
+			if err != nil {
+				t.Error(err)
+			}
+			mu.Lock()
+			got[s] = true
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	if made != 1 || len(got) != 1 {
+		t.Fatalf("made %d, got %v", made, got)
+	}
+	first, _ := st.Get(make)
+	st.Drop(remove)
+	st.Drop(remove)
+	if !slices.Equal(removed, []string{first}) {
+		t.Fatalf("removed %v, want %s once", removed, first)
+	}
+	if next, _ := st.Get(make); next == first || made != 2 {
+		t.Fatalf("after Drop: %s (made %d), first was %s", next, made, first)
 	}
 }

@@ -3,8 +3,6 @@
 package local
 
 import (
-	"sync"
-
 	"github.com/attachctl/attachctl/ops/store"
 	"golang.org/x/sys/unix"
 )
@@ -40,10 +38,8 @@ const syncWidth = 8
 type groupBatch struct {
 	*store.GroupBatch[*out, *store.StagedMeta]
 	s     *localStore
-	files store.MetaFiles // the metadata files made, for their names (BatchJoin)
-
-	stageMu sync.Mutex
-	stage   *partial // the staging partial of small uploads (batch_small.go), made at the first
+	files store.MetaFiles         // the metadata files made, for their names (BatchJoin)
+	stage store.Staging[*partial] // the staging partial of small uploads (batch_small.go)
 }
 
 // newBatch starts a batch of uploads into s.
@@ -73,14 +69,7 @@ func (b *groupBatch) BatchCommit(outs []*out, x *store.StagedMeta) []error { ret
 
 // BatchIdle removes the staging partial once the batch has committed all it holds and nothing
 // is being built in it: what is left in it failed, and was reported.
-func (b *groupBatch) BatchIdle() {
-	b.stageMu.Lock()
-	defer b.stageMu.Unlock()
-	if b.stage != nil {
-		b.stage.remove(false)
-		b.stage = nil
-	}
-}
+func (b *groupBatch) BatchIdle() { b.stage.Drop(func(p *partial) { p.remove(false) }) }
 
 // commit publishes the built uploads outs (publish is a commit of one) by the order of
 // store.Publish: each made durable, then placed, then the store fsynced once. index is the

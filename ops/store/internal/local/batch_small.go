@@ -12,27 +12,21 @@ import (
 	"sync"
 	"time"
 
-	"github.com/attachctl/attachctl/manifest/fault"
-	"github.com/attachctl/attachctl/ops/store"
 	"golang.org/x/sys/unix"
 )
 
 // batchPartialName is the name in a staging partial's info.json.
 const batchPartialName = "batch"
 
-// staging returns the batch's staging partial, made at the first small upload. b.mu is not held.
-func (b *groupBatch) staging() (*partial, error) {
-	b.stageMu.Lock()
-	defer b.stageMu.Unlock()
-	if b.stage != nil {
-		return b.stage, nil
-	}
+// staging returns the batch's staging partial (store.Staging: made at the first small upload).
+// b.mu is not held.
+func (b *groupBatch) staging() (*partial, error) { return b.stage.Get(b.makeStaging) }
+
+// makeStaging makes the batch's staging partial id, once the partials are listed (which drops
+// the dead batches of runs killed before their commit).
+func (b *groupBatch) makeStaging(id string) (*partial, error) {
 	if _, err := b.s.parts.Of(b.s, "", ""); err != nil { // lists the partials once, dropping dead batches
 		return nil, err
-	}
-	id, err := store.NewID()
-	if err != nil {
-		return nil, fault.Errorf(fault.UploadUnreadable, "new upload id: %v", err)
 	}
 	p, err := b.s.makePartial(id, partialMeta{Name: batchPartialName, Size: 0, Created: time.Now().UTC(), Batch: true})
 	if err != nil {
@@ -46,7 +40,6 @@ func (b *groupBatch) staging() (*partial, error) {
 		return nil, err
 	}
 	unix.Close(fd)
-	b.stage = p
 	return p, nil
 }
 

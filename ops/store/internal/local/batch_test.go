@@ -213,7 +213,9 @@ func TestBatchStagedCrash(t *testing.T) {
 	for _, o := range b.Built() { // the process dies: its descriptors and lock go
 		o.release()
 	}
-	b.stage.close()
+	st, err := b.staging() // made by the builds
+	must(t, err)
+	st.close()
 	if ids, _ := s.IDs(); len(ids) != 0 {
 		t.Fatalf("finished without a commit: %v", ids)
 	}
