@@ -5,9 +5,9 @@ package local
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"runtime"
 	"sort"
 	"time"
@@ -17,13 +17,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// The local side of a sweep (the policy, which uploads are stale, is package sweep's) is
-// docs/store.md's "The lock": sweep.lock held for the whole run, the marker lock exclusive for one
-// batch at a time, doomed folders renamed into the trash and removed outside the lock, nothing
-// followed.
-
-// sweepBatch is how many candidates are decided per hold of the marker lock.
-const sweepBatch = 256
+// The listing and the sweep of a local store are store.ListFolders and store.SweepFolder (the
+// policy, which uploads are stale, is package sweep's) over its folders, storeDirs: the store's,
+// the partials', the trash. The sweep's locks are sweep.lock for the whole run and the marker lock
+// exclusive for one batch at a time (docs/store.md's "The lock").
 
 // workers is how many entries are judged or removed at once: the work is system calls.
 func workers() int { return max(4, 4*runtime.NumCPU()) }
@@ -65,35 +62,48 @@ func openDirAt(parent int, name string) (int, error) {
 	}
 }
 
-// list returns every upload of the store, the rules written once (store.ListOn) over the
-// primitives below: the finished ones read through the guarded reads, the unfinished ones from
-// their partials. A store that does not exist is empty.
+// list returns every upload of the store, the rules written once (store.ListFolders) over the
+// store's folders. A store that does not exist is empty.
 func (s *localStore) list() (*store.Listing, error) {
-	d := &storeDirs{s: s, storefd: -1, partfd: -1, trashfd: -1}
-	defer d.close()
-	return store.ListOn(context.Background(), d)
+	return store.ListFolders(context.Background(), s.dirs(), workers())
+}
+
+// sweep begins a sweep of the store, the rules written once (store.SweepFolder) over the store's
+// folders.
+func (s *localStore) sweep(wait time.Duration, dryRun bool) (*store.FolderSweeper, error) {
+	return store.SweepFolder(s.dirs(), workers(), wait, dryRun)
 }
 
 // storeDirs are the store's folder and its partials, open for one listing or one sweep, and the
-// trash for a sweep (-1: not open, or not there). As a listing's store.ListBackend it reads the
-// uploads through them.
+// trash for a sweep (-1: not open, or not there): store.SweepFolders.
 type storeDirs struct {
 	s                        *localStore
 	storefd, partfd, trashfd int
+	root                     fsID // the trash's file system, once it is open
 }
 
-// open opens them, making nothing: false when the store is not there.
-func (d *storeDirs) open() (bool, error) {
+func (s *localStore) dirs() *storeDirs { return &storeDirs{s: s, storefd: -1, partfd: -1, trashfd: -1} }
+
+// sweptDirs are the folders of store.SweptFolder, below the store's.
+var sweptDirs = [...][]string{store.StoreFolder: nil, store.PartialsFolder: {InternalDir, partialDir}, store.TrashFolder: {InternalDir, trashDir}}
+
+func (d *storeDirs) fd(f store.SweptFolder) int { return [...]int{d.storefd, d.partfd, d.trashfd}[f] }
+
+func (d *storeDirs) Path(f store.SweptFolder, name string) string {
+	return filepath.Join(d.s.Dir, filepath.Join(sweptDirs[f]...), name)
+}
+
+func (d *storeDirs) Open() (bool, error) {
 	fd, err := d.s.openIfThere()
 	if err != nil || fd < 0 {
 		return false, err
 	}
 	d.storefd = fd
-	d.partfd, err = d.s.openIfThere(InternalDir, partialDir)
+	d.partfd, err = d.s.openIfThere(sweptDirs[store.PartialsFolder]...)
 	return true, err
 }
 
-func (d *storeDirs) close() {
+func (d *storeDirs) Close() {
 	for _, fd := range []*int{&d.storefd, &d.partfd, &d.trashfd} {
 		if *fd >= 0 {
 			unix.Close(*fd)
@@ -102,21 +112,12 @@ func (d *storeDirs) close() {
 	}
 }
 
-func (d *storeDirs) ListProperties() store.ListProperties {
-	return store.ListProperties{Jobs: workers()}
-}
-
-func (d *storeDirs) ListTop(context.Context) ([]store.TopEntry, string, bool, error) {
-	s := d.s
-	if there, err := d.open(); !there || err != nil {
-		return nil, s.Dir, false, err
+// List lists the folder typed by getdents.
+func (d *storeDirs) List(f store.SweptFolder) ([]store.TopEntry, error) {
+	fd, dir := d.fd(f), d.Path(f, "")
+	if fd < 0 {
+		return nil, nil
 	}
-	top, err := listAt(d.storefd, s.Dir)
-	return top, s.Dir, err == nil, err
-}
-
-// listAt lists the folder fd (at dir) as the listing engine takes it, typed by getdents.
-func listAt(fd int, dir string) ([]store.TopEntry, error) {
 	ents, err := readDirAt(fd, dir)
 	if err != nil {
 		return nil, fault.Errorf(fault.UploadUnreadable, "%s: %v", dir, err)
@@ -129,42 +130,81 @@ func listAt(fd int, dir string) ([]store.TopEntry, error) {
 	return top, nil
 }
 
-// ReadUpload reads a finished upload's metadata and marker through the guarded reads; whatever
-// keeps it from reading as an upload is skipped, never a failure.
-func (d *storeDirs) ReadUpload(_ context.Context, c store.Candidate) (*store.UploadMeta, error) {
-	skip := func(err error) (*store.UploadMeta, error) {
-		return nil, fault.Errorf(fault.UploadUnreadable, "%s", fault.AsError(err, fault.UploadUnreadable).Message)
-	}
-	dirfd, err := openDirAt(d.storefd, c.ID)
+func (d *storeDirs) OpenUpload(id string) (store.SweptUpload, error) {
+	fd, err := openDirAt(d.storefd, id)
 	if err != nil {
-		return skip(guardErr(c.ID)(d.s.UploadDir(c.ID), err))
+		return nil, guardErr(id)(d.s.UploadDir(id), err)
 	}
-	defer unix.Close(dirfd)
-	meta, err := d.s.readMetaAt(dirfd, c.ID)
-	if err != nil {
-		return skip(err)
-	}
-	used, foreign, err := d.s.lastUsedAt(dirfd, c.ID)
-	if err != nil {
-		return skip(err)
-	}
-	return &store.UploadMeta{Info: &meta.Info, Recorded: meta.ID, LastUsed: used, Folder: meta.Kind == store.KindFolder, Files: meta.Files,
-		ForeignMarker: foreign}, nil
+	return sweptUpload{d.s, fd, id}, nil
 }
 
-func (d *storeDirs) ListPartials(context.Context) ([]store.TopEntry, string, error) {
-	dir := d.s.internal(partialDir)
-	if d.partfd < 0 {
-		return nil, dir, nil
-	}
-	top, err := listAt(d.partfd, dir)
-	return top, dir, err
+// sweptUpload is a finished upload's folder, open as fd, read through the guarded reads.
+type sweptUpload struct {
+	s  *localStore
+	fd int
+	id string
 }
 
-func (d *storeDirs) ReadPartial(_ context.Context, id string) (store.UnfinishedState, error) {
-	r, err := d.s.readPartial(d.partfd, id, false, regularPartial)
-	return r.UnfinishedState, err
+func (u sweptUpload) ReadMeta() (*store.UploadMeta, error) {
+	meta, err := u.s.readMetaAt(u.fd, u.id)
+	if err != nil {
+		return nil, err
+	}
+	return &store.UploadMeta{Info: &meta.Info, Recorded: meta.ID, Folder: meta.Kind == store.KindFolder, Files: meta.Files}, nil
 }
+
+func (u sweptUpload) LastUsed() (time.Time, bool, error) { return u.s.lastUsedAt(u.fd, u.id) }
+func (u sweptUpload) Close()                             { unix.Close(u.fd) }
+
+func (d *storeDirs) ReadPartial(id string, hold bool) (store.UnfinishedState, func(), error) {
+	r, err := d.s.readPartial(d.partfd, id, hold, regularPartial)
+	return r.UnfinishedState, r.release, err
+}
+
+func (d *storeDirs) Has(id string) bool {
+	var st unix.Stat_t
+	return unix.Fstatat(d.storefd, id, &st, unix.AT_SYMLINK_NOFOLLOW) == nil
+}
+
+func (d *storeDirs) LockSweep(wait time.Duration) (func() error, error) {
+	lk, err := d.s.lock(sweepLock, unix.LOCK_EX, wait)
+	if err != nil {
+		return nil, err
+	}
+	return lk.Unlock, nil
+}
+
+func (d *storeDirs) ExcludeUses() (func(), error) { return d.s.hold(unix.LOCK_EX) }
+
+func (d *storeDirs) OpenTrash() (bool, error) {
+	fd, err := d.s.openDir(lockErr, true, sweptDirs[store.TrashFolder]...)
+	if err != nil {
+		return false, err
+	}
+	d.trashfd = fd
+	var top fsID
+	d.root, err = fsOf(fd)
+	if err == nil {
+		top, err = fsOf(d.storefd)
+	}
+	if err != nil {
+		return false, storeErr(d.Path(store.TrashFolder, ""), err)
+	}
+	return top == d.root, nil
+}
+
+func (d *storeDirs) Move(from, to store.SweptFolder, name string) error {
+	return renameNoReplaceAt(d.fd(from), name, d.fd(to), name)
+}
+
+func (d *storeDirs) Remove(f store.SweptFolder, name string) error {
+	if f == store.PartialsFolder {
+		return d.s.removePartial(name, false)
+	}
+	return removeAt(d.fd(f), name, &d.root)
+}
+
+func (d *storeDirs) PruneIndex() { d.pruneIndex() }
 
 // readPartial is the one reading of a partial (readPartialAt) for the listing, the sweep and
 // Status, which wait for no writer: a writer holding the lock makes the upload busy. A folder
@@ -222,84 +262,6 @@ func treeBytesAt(dirfd int) (int64, time.Time) {
 	})
 }
 
-// sweep opens the store's folders for the sweep (a partial begun after this is not stale yet:
-// Recheck finds it gone) and takes the one-sweep lock, waiting at most wait. A dry run takes
-// nothing (it writes nothing, the lock included); a store that does not exist has nothing to sweep.
-func (s *localStore) sweep(wait time.Duration, dryRun bool) (*sweeper, error) {
-	sw := &sweeper{storeDirs: &storeDirs{s: s, storefd: -1, partfd: -1, trashfd: -1}, dry: dryRun}
-	there, err := sw.open()
-	if err == nil && there && !dryRun {
-		if sw.lock, err = s.lock(sweepLock, unix.LOCK_EX, wait); err == nil {
-			err = sw.openTrash()
-		}
-	}
-	if err != nil {
-		sw.Close()
-		return nil, err
-	}
-	return sw, nil
-}
-
-// openTrash opens the trash, on the store's file system, and removes what a crashed sweep left
-// there.
-func (sw *sweeper) openTrash() error {
-	fd, err := sw.s.openDir(lockErr, true, InternalDir, trashDir)
-	if err != nil {
-		return err
-	}
-	sw.trashfd = fd
-	var top fsID
-	sw.root, err = fsOf(fd)
-	if err == nil {
-		top, err = fsOf(sw.storefd)
-	}
-	if err != nil {
-		return storeErr(sw.s.internal(trashDir), err)
-	}
-	if top != sw.root {
-		return fault.Errorf(fault.UploadUnreadable, "store %s: its trash is on another file system; nothing removed", sw.s.Dir)
-	}
-	sw.emptyTrash()
-	return nil
-}
-
-// sweeper is a running sweep of a local store, its store.SweepBackend: it holds sweep.lock and
-// the store's folders until Close.
-type sweeper struct {
-	*storeDirs
-	dry  bool
-	lock *heldLock
-	root fsID // the store's file system
-}
-
-// Close releases the sweep lock and the folders.
-func (sw *sweeper) Close() error {
-	sw.close()
-	return sw.lock.Unlock()
-}
-
-// Remove is store.Sweeper's Remove, the re-check written once (store.SweepRemove) over the
-// primitives below: see there, and the protocol above.
-func (sw *sweeper) Remove(ctx context.Context, cands []store.Entry, stale func(store.Entry) bool, each func(store.Entry, store.Outcome, error) error) error {
-	if sw.storefd < 0 || len(cands) == 0 {
-		return ctx.Err()
-	}
-	if err := store.SweepRemove(ctx, sw, sw.dry, cands, stale, each); err != nil || sw.dry {
-		return err
-	}
-	sw.pruneIndex()
-	return nil
-}
-
-func (sw *sweeper) SweepProperties() store.SweepProperties {
-	return store.SweepProperties{Batch: sweepBatch, Jobs: workers(), Undo: true}
-}
-
-// Exclude takes the marker lock exclusive: a use waits for one batch at most.
-func (sw *sweeper) Exclude(context.Context) (func(), error) {
-	return sw.s.hold(unix.LOCK_EX)
-}
-
 // hold takes the marker lock with how (LOCK_SH: a use; LOCK_EX: a sweep's batch), waiting at most
 // markerWait, and returns its release.
 func (s *localStore) hold(how int) (func(), error) {
@@ -308,88 +270,4 @@ func (s *localStore) hold(how int) (func(), error) {
 		return nil, err
 	}
 	return func() { lk.Unlock() }, nil
-}
-
-// Recheck reads a finished upload's marker, or an unfinished upload's data file, taking its
-// writer's lock: held until the entry is renamed, so no chunk lands in a folder on its way out.
-func (sw *sweeper) Recheck(_ context.Context, c store.Entry) (store.Reread, error) {
-	if c.Finished {
-		dirfd, err := openDirAt(sw.storefd, c.ID)
-		if replaced(err) {
-			return store.Reread{}, store.NotFinished(c.ID, sw.s.Dir)
-		} else if err != nil { // not there: upload.missing, gone
-			return store.Reread{}, guardErr(c.ID)(sw.s.UploadDir(c.ID), err)
-		}
-		defer unix.Close(dirfd)
-		used, _, err := sw.s.lastUsedAt(dirfd, c.ID)
-		return store.Reread{Used: used}, err
-	}
-	r, err := sw.s.readPartial(sw.partfd, c.ID, true, regularPartial)
-	if replaced(err) {
-		return store.Reread{}, store.NotUnfinished(c.ID, sw.s.Dir)
-	}
-	// Finished since it was listed: what is left of the partial is the finish's leftover, not an
-	// upload to report (the finished upload is judged as one on the next sweep). A finish renames
-	// its folder into the store before the partial's data goes, so this look, after the one at
-	// the data, cannot miss it.
-	var st unix.Stat_t
-	if err == nil && unix.Fstatat(sw.storefd, c.ID, &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
-		err = store.NotUnfinished(c.ID, sw.s.Dir)
-	}
-	return store.Reread{State: r.UnfinishedState, Release: r.release}, err
-}
-
-// replaced reports whether opening an entry's folder failed because a link or a file stands in
-// its place (since the listing: the entry is no upload any more, gone, as the listing would skip
-// it now).
-func replaced(err error) bool { return errors.Is(err, unix.ENOTDIR) || errors.Is(err, unix.ELOOP) }
-
-// home is the folder that keeps the entry's folder, and the path of that.
-func (sw *sweeper) home(e store.Entry) (int, string) {
-	if e.Finished {
-		return sw.storefd, sw.s.UploadDir(e.ID)
-	}
-	return sw.partfd, sw.s.partialDir(e.ID)
-}
-
-// Doom renames the entry's folder into the trash, in one rename, under its id: no two entries of
-// a sweep have one id (a partial beside the finished upload of its id is no entry).
-func (sw *sweeper) Doom(_ context.Context, it *store.SweepItem) error {
-	from, path := sw.home(it.Entry)
-	if err := renameNoReplaceAt(from, it.Entry.ID, sw.trashfd, it.Entry.ID); err != nil {
-		return fmt.Errorf("%s: moving into the trash: %w", path, err)
-	}
-	return nil
-}
-
-// Restore moves a doomed entry back from the trash to its place, as if the sweep had not chosen it.
-func (sw *sweeper) Restore(it *store.SweepItem) {
-	to, _ := sw.home(it.Entry)
-	renameNoReplaceAt(sw.trashfd, it.Entry.ID, to, it.Entry.ID)
-}
-
-// Drop removes a doomed entry from the trash. The last use Recheck read is the folder's last: it
-// read it under the marker lock, which no use writes without, and after Doom no use finds it.
-func (sw *sweeper) Drop(_ context.Context, it *store.SweepItem) error {
-	if err := removeAt(sw.trashfd, it.Entry.ID, &sw.root); err != nil {
-		return fault.Errorf(fault.UploadUnreadable, "%s: removing upload %s: %v (left in the trash)", sw.s.internal(trashDir, it.Entry.ID), it.Entry.ID, err)
-	}
-	return nil
-}
-
-// emptyTrash removes what a crashed sweep left in the trash. What cannot be removed stays for the
-// next.
-func (sw *sweeper) emptyTrash() {
-	names, err := namesAt(sw.trashfd, sw.s.internal(trashDir))
-	if err == nil {
-		for _, n := range names {
-			removeAt(sw.trashfd, n, &sw.root)
-		}
-	}
-}
-
-// DropLeftover removes the partial folder a finish killed after its rename left beside the
-// finished upload of its id: only an info.json (the local listing finds no other leftover).
-func (sw *sweeper) DropLeftover(_ context.Context, l store.Leftover) error {
-	return sw.s.removePartial(l.ID, false)
 }
