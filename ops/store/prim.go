@@ -21,7 +21,8 @@ import (
 // Folder uploads are the first rules moved onto it (treeengine.go, treeverify.go: UploadTree,
 // TreeInfoOf, OpenTree, VerifyTreeOf; treeengine_test.go has the smallest backend of them, in
 // maps); so are the sweep's re-check (sweepengine.go: SweepRemove over a SweepBackend's lock or
-// lease, re-read, set-aside and removal) and what is an upload (recognize.go: RecognizeUploads
+// lease, re-read, set-aside and removal; sweepfolder.go: the listing and the sweep of a store kept as
+// folders, its trash, over SweepFolders) and what is an upload (recognize.go: RecognizeUploads
 // over the metadata a backend reads, and ReadUploadFolder over the names of the objects a backend
 // that keeps an upload as objects lists under its id; unfinished.go: ReadUnfinished, what such a
 // backend's unfinished upload is and wrote, over the objects it lists of one); so are listing (listengine.go: ListOn over a backend's
