@@ -6,12 +6,10 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"os"
 	"time"
 
-	"github.com/attachctl/attachctl/manifest/fault"
 	"github.com/attachctl/attachctl/ops/store"
 	"golang.org/x/sys/unix"
 )
@@ -244,186 +242,131 @@ func (p *partial) size() (int64, error) {
 func (s *localStore) TryLockPartial(id string) (*partial, error) { return s.lockPartial(id, true) }
 
 // lockPartial opens the unfinished upload id and takes flock(LOCK_EX) on its data file, waiting
-// for it unless nonblock is set (then an error: its caller takes another partial or makes one).
-// Every folder on the way is opened without following a link, and data must be a regular file of
-// ours with one link (upload.unreadable otherwise: a link to a file outside the store is never
-// written). A finish that crashed after moving data to out/<name> is undone here: out/<name> is
-// the same file, locked the same way, and goes back to data. Not there: upload.missing
-// (store.NotUnfinished); a file or a link in its folder's place is upload.unreadable.
+// for it unless nonblock is set (store.LockPartFolder). Every folder on the way is opened without
+// following a link, and data must be a regular file of ours with one link (upload.unreadable
+// otherwise: a link to a file outside the store is never written).
 func (s *localStore) lockPartial(id string, nonblock bool) (*partial, error) {
-	for try := 0; try < 10; try++ {
-		p, retry, err := s.lockPartialIn(id, nonblock)
-		switch {
-		case retry:
-			continue
-		case fault.CodeOf(err) == fault.UploadMissing || errors.Is(err, unix.ENOENT):
-			return nil, store.NotUnfinished(id, s.Dir)
+	pf, meta, err := store.LockPartFolder(id, s.Dir, s.partialDir(id), !nonblock, func() (store.PartFolder, error) {
+		partfd, err := s.openDir(lockErr, false, InternalDir, partialDir)
+		if err != nil {
+			return nil, err
 		}
-		return p, err
+		return s.openPart(partfd, id, true)
+	}, guardErr(id))
+	if err != nil {
+		return nil, err
 	}
-	return nil, fault.Errorf(fault.UploadUnreadable, "upload %s: keeps changing under us", id)
+	f := pf.(*partFolder)
+	unix.SetNonblock(f.fd, false)
+	dirf, data := os.NewFile(uintptr(f.dirfd), f.dir), os.NewFile(uintptr(f.fd), f.dir+"/"+partialData) // they own the descriptors
+	f.dirfd, f.fd = -1, -1
+	f.Close()
+	return &partial{s: s, id: id, dir: dirf.Name(), dirf: dirf, f: data, meta: *meta}, nil
 }
 
-// lockPartialIn is one try of lockPartial: the one reading of a partial (readPartialAt), its
-// file opened for writing and checked by ownPartial before the wait and again after it.
-func (s *localStore) lockPartialIn(id string, nonblock bool) (p *partial, retry bool, err error) {
-	partfd, err := s.openDir(lockErr, false, InternalDir, partialDir)
-	if err != nil {
-		return nil, false, err
+// partFolder is the folder of an unfinished upload open (store.PartFolder): dirfd, in the partials
+// folder partfd (closed with it when ownPart is set); the file its writer locks, fd (-1: none),
+// and while that is out/<name>, outfd and name (else outfd -1).
+type partFolder struct {
+	id, dir, name            string
+	partfd, dirfd, fd, outfd int
+	ownPart                  bool
+}
+
+// openPart opens the folder of the unfinished upload id in the partials folder partfd (-1: there
+// is none, so the upload is not there); the opening closes partfd when own is set.
+func (s *localStore) openPart(partfd int, id string, own bool) (store.PartFolder, error) {
+	if partfd < 0 {
+		return nil, unix.ENOENT
 	}
-	defer unix.Close(partfd)
+	dirfd, err := openDirAt(partfd, id)
+	if err != nil {
+		if own {
+			unix.Close(partfd)
+		}
+		return nil, err
+	}
+	return &partFolder{id: id, dir: s.partialDir(id), partfd: partfd, dirfd: dirfd, fd: -1, outfd: -1, ownPart: own}, nil
+}
+
+func (f *partFolder) Info() (*partialMeta, error) { return readPartialMetaAt(f.dirfd) }
+
+func (f *partFolder) Open(out string, write bool) (path string, err error) {
+	if out == "" {
+		flags := unix.O_RDONLY | openFlags
+		if write {
+			flags = unix.O_RDWR | openFlags
+		}
+		f.fd, err = unix.Openat(f.dirfd, partialData, flags, 0)
+		return f.dir + "/" + partialData, err
+	}
+	if f.outfd, err = openDirAt(f.dirfd, partialOut); err != nil {
+		return "", err
+	}
+	f.name = out
+	f.fd, err = unix.Openat(f.outfd, out, unix.O_RDONLY|openFlags, 0)
+	return f.dir + "/" + partialOut + "/" + out, err
+}
+
+func (f *partFolder) Stat() (store.FileStat, error) {
+	fd := f.fd
+	if fd < 0 {
+		fd = f.dirfd
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return store.FileStat{}, err
+	}
+	return statOf("", &st), nil
+}
+
+func (f *partFolder) Lock(wait bool) (busy bool, err error) {
 	how := unix.LOCK_EX
-	if nonblock {
+	if !wait {
 		how |= unix.LOCK_NB
 	}
-	r, err := s.readPartialAt(partfd, id, unix.O_RDWR|openFlags, how, ownPartial(id))
-	defer func() {
-		if p == nil {
-			r.close()
-		}
-	}()
-	switch {
-	case errors.Is(err, errGone):
-		return nil, true, nil
-	case err == nil && r.Busy: // held by another writer (nonblock)
-		err = unix.EWOULDBLOCK
+	if err = flock(f.fd, how); err == unix.EWOULDBLOCK {
+		return true, nil
 	}
-	if err != nil {
-		return nil, false, guardErr(id)(r.path, err) // coded as the guarded open codes one
-	}
-	// Still the file at that name, and the folder still the partial (a sweep may have moved it
-	// into the trash while we waited)?
-	at, name := r.dirfd, partialData
-	if r.outfd >= 0 {
-		at, name = r.outfd, r.Name
-	}
-	if !still(r.fd, at, name) || !still(r.dirfd, partfd, id) {
-		return nil, true, nil
-	}
-	if r.outfd >= 0 {
-		// Ours, and still the crashed finish's out/<name> (a finish holds the lock until its upload
-		// is placed): unfinished again, writable, and data again, opened for writing on the next
-		// try.
-		if err := unix.Fchmod(r.fd, uint32(FileMode)); err != nil {
-			return nil, false, storeErr(r.path, err)
-		}
-		if err := unix.Renameat(r.outfd, r.Name, r.dirfd, partialData); err != nil {
-			return nil, false, storeErr(r.path, err)
-		}
-		return nil, true, nil
-	}
-	unix.SetNonblock(r.fd, false)
-	removeEntry(r.dirfd, partialOut) // what a crashed finish left
-	// Read info.json again under the lock: the holder before us may have rewritten it.
-	meta, err := readPartialMetaAt(r.dirfd)
-	if err != nil {
-		return nil, false, fault.Errorf(fault.UploadUnreadable, "upload %s: %s: %v", id, r.dir, err)
-	}
-	dirf, f := os.NewFile(uintptr(r.dirfd), r.dir), os.NewFile(uintptr(r.fd), r.dir+"/"+partialData) // they own the descriptors
-	return &partial{s: s, id: id, dir: r.dir, dirf: dirf, f: f, meta: *meta}, false, nil
+	return false, err
 }
 
-// ownPartial is the check of a partial read for its writer and for Status (readPartialAt): its
-// info.json read (not there: upload.missing), its file there and still linked (errGone when it
-// has no link left: finished, aborted or swept meanwhile), and a regular file of ours with one
-// link, as the guarded open checks one; before the wait too, so that a file planted by another
-// user makes no one wait.
-func ownPartial(id string) func(*partialRead) error {
-	return func(r *partialRead) error {
-		switch {
-		case r.merr != nil: // no info.json (ENOENT) is upload.missing (lockPartial, Status)
-			return fault.Errorf(fault.UploadUnreadable, "upload %s: %s: %w", id, r.dir, r.merr)
-		case r.fd < 0:
-			return unix.ENOENT
-		case r.st.Nlink == 0:
-			return errGone
-		}
-		return checkOwnFile(&r.st, r.path, id)
+func (f *partFolder) Still() bool {
+	at, name := f.dirfd, partialData
+	if f.outfd >= 0 {
+		at, name = f.outfd, f.name
 	}
+	return still(f.fd, at, name) && still(f.dirfd, f.partfd, f.id)
 }
 
-// errGone: the file a partial's writer locks has no link left (ownPartial).
-var errGone = errors.New("no link left")
-
-// partialRead is one reading of an unfinished upload (readPartialAt): its state for the
-// listing's rules; its folder (dirfd, at dir); its info.json (meta, nil when unreadable: merr,
-// and the listing and the sweep read the partial all the same); the file its writer locks (fd, -1
-// when it has none; at path, which is the folder's until that is open, so that an error opening
-// it names it; outfd is out/ while that file is out/<name>, else -1) and that file's stat (st,
-// Nlink 0 when it has none); release, when a reader kept the writer's lock.
-type partialRead struct {
-	store.UnfinishedState
-	dir              string
-	dirfd, fd, outfd int
-	path             string
-	meta             *partialMeta
-	merr             error
-	st               unix.Stat_t
-	release          func()
+func (f *partFolder) Unfinish() error {
+	path := f.dir + "/" + partialOut + "/" + f.name
+	if err := unix.Fchmod(f.fd, uint32(FileMode)); err != nil {
+		return storeErr(path, err)
+	}
+	return wrap(path, unix.Renameat(f.outfd, f.name, f.dirfd, partialData))
 }
 
-// readPartialAt reads the unfinished upload id of the partial folder partfd, the one
-// reading of a partial, for its readers (readPartial) and its writer (lockPartialIn): its
-// info.json, and the file its writer locks, opened with flags (data, or out/<name> while a finish
-// moves it; never through a link nor blocking), or the folder's time when it has none. check
-// judges what was read, the file by its stat before the lock how is taken and again after;
-// LOCK_NB: a writer holding it makes the upload busy. The error is the system's, or check's; r is
-// closed by its caller.
-func (s *localStore) readPartialAt(partfd int, id string, flags, how int, check func(*partialRead) error) (r *partialRead, err error) {
-	r = &partialRead{dir: s.partialDir(id), path: s.partialDir(id), dirfd: -1, fd: -1, outfd: -1}
-	if r.dirfd, err = openDirAt(partfd, id); err != nil {
-		return r, err
-	}
-	if r.meta, r.merr = readPartialMetaAt(r.dirfd); r.merr == nil {
-		r.Name, r.Made, r.Batch = r.meta.Name, r.meta.Created, r.meta.Batch
-	}
-	r.fd, err = unix.Openat(r.dirfd, partialData, flags, 0)
-	r.path = r.dir + "/" + partialData
-	if errors.Is(err, unix.ENOENT) && r.Name != "" {
-		// Between a finish's two renames (a finish that crashed, or runs now) the file is
-		// out/<name>, opened for reading only: the finish made it read-only, and whoever undoes the
-		// finish writes it as data.
-		if outfd, oerr := openDirAt(r.dirfd, partialOut); oerr == nil {
-			r.outfd, r.path = outfd, r.dir+"/"+partialOut+"/"+r.Name
-			r.fd, err = unix.Openat(outfd, r.Name, flags&^unix.O_ACCMODE|unix.O_RDONLY, 0)
-		}
-	}
-	if errors.Is(err, unix.ENOENT) { // no data: a partial just begun, or what a crash left
-		var st unix.Stat_t
-		if err = unix.Fstat(r.dirfd, &st); err == nil {
-			r.Written = timespec(st.Mtim)
-			err = check(r)
-		}
-		return r, err
-	}
-	stat := func() error {
-		if err := unix.Fstat(r.fd, &r.st); err != nil {
-			return err
-		}
-		r.Bytes, r.Written = r.st.Size, timespec(r.st.Mtim)
-		return check(r)
-	}
-	if err == nil {
-		err = stat()
-	}
-	if err != nil {
-		return r, err
-	}
-	if err := flock(r.fd, how); err == unix.EWOULDBLOCK {
-		r.Busy = true
-	} else if err != nil {
-		return r, err
-	}
-	return r, stat()
+func (f *partFolder) DropOut() { removeEntry(f.dirfd, partialOut) }
+
+func (f *partFolder) Tree() (int64, time.Time, bool) { return treeBytesAt(f.dirfd) }
+
+func (f *partFolder) Keep() func() {
+	fd := f.fd
+	f.fd = -1
+	return func() { unix.Close(fd) }
 }
 
-// close closes what r holds open, and so drops a lock taken.
-func (r *partialRead) close() {
-	for _, fd := range []*int{&r.fd, &r.outfd, &r.dirfd} {
+func (f *partFolder) Close() {
+	for _, fd := range []*int{&f.fd, &f.outfd, &f.dirfd} {
 		if *fd >= 0 {
 			unix.Close(*fd)
 			*fd = -1
 		}
+	}
+	if f.ownPart && f.partfd >= 0 {
+		unix.Close(f.partfd)
+		f.partfd = -1
 	}
 }
 

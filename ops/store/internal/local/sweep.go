@@ -4,7 +4,6 @@ package local
 
 import (
 	"context"
-	"errors"
 	"io"
 	"os"
 	"path/filepath"
@@ -157,8 +156,8 @@ func (u sweptUpload) LastUsed() (time.Time, bool, error) { return u.s.lastUsedAt
 func (u sweptUpload) Close()                             { unix.Close(u.fd) }
 
 func (d *storeDirs) ReadPartial(id string, hold bool) (store.UnfinishedState, func(), error) {
-	r, err := d.s.readPartial(d.partfd, id, hold, regularPartial)
-	return r.UnfinishedState, r.release, err
+	r, err := d.s.readPartial(d.partfd, id, hold, store.RegularPartial)
+	return r.UnfinishedState, r.Release, err
 }
 
 func (d *storeDirs) Has(id string) bool {
@@ -206,60 +205,31 @@ func (d *storeDirs) Remove(f store.SweptFolder, name string) error {
 
 func (d *storeDirs) PruneIndex() { d.pruneIndex() }
 
-// readPartial is the one reading of a partial (readPartialAt) for the listing, the sweep and
-// Status, which wait for no writer: a writer holding the lock makes the upload busy. A folder
-// upload's bytes are its tree's, summed by the engine (store.TreeBytes). With lock set, the
-// writer's lock is taken and kept when free: release drops it. What r holds open is closed. One
-// that is not there (no partials folder, no folder or data of its own, a file check finds with no
-// link left: finished, aborted or swept since) is upload.missing, which each engine reads as gone.
-// Something else in its folder's place (ENOTDIR: a link, a file) is the caller's to judge.
-func (s *localStore) readPartial(partfd int, id string, lock bool, check func(*partialRead) error) (r *partialRead, err error) {
-	missing := fault.Errorf(fault.UploadMissing, "upload %s: no such upload in store %s", id, s.Dir)
-	if partfd < 0 {
-		return &partialRead{dirfd: -1, fd: -1, outfd: -1}, missing
-	}
-	r, err = s.readPartialAt(partfd, id, unix.O_RDONLY|openFlags, unix.LOCK_EX|unix.LOCK_NB, check)
-	// A folder upload's data file is only its lock: the bytes are in its tree (which tells one
-	// whose info.json is gone), and it was last written when the newest of them was.
-	if err == nil && r.fd >= 0 && (r.meta != nil && r.meta.Folder || r.meta == nil && isEntry(r.dirfd, partialTree, true)) {
-		r.Tree(treeBytesAt(r.dirfd))
-	}
-	if fd := r.fd; err == nil && lock && fd >= 0 && !r.Busy {
-		r.release, r.fd = func() { unix.Close(fd) }, -1
-	}
-	r.close()
-	if errors.Is(err, unix.ENOENT) || errors.Is(err, errGone) {
-		err = missing
-	}
-	return r, err
-}
-
-// regularPartial is the check of a partial read for the listing and the sweep (readPartialAt),
-// which read it whatever its info.json says: only a regular file is read.
-func regularPartial(r *partialRead) error {
-	if r.fd >= 0 && uint32(r.st.Mode)&unix.S_IFMT != unix.S_IFREG {
-		return errors.New("data is not a regular file")
-	}
-	return nil
+// readPartial is the reading of the unfinished upload id in the partials folder partfd (-1:
+// none) for the listing, the sweep and Status (store.ReadPartial); with lock set the writer's
+// lock is kept when free.
+func (s *localStore) readPartial(partfd int, id string, lock bool, check func(*store.PartRead) error) (*store.PartRead, error) {
+	return store.ReadPartial(id, s.Dir, s.partialDir(id), lock, func() (store.PartFolder, error) { return s.openPart(partfd, id, false) }, check)
 }
 
 // treeBytesAt is what the files of the tree of the folder upload whose partial is open as dirfd
 // hold and when the newest was written (store.TreeBytes), each folder listed as a finished
 // upload's (store.ListFileDir: never following a link, never entering another file system than the
-// tree's top); 0 when it has none.
-func treeBytesAt(dirfd int) (int64, time.Time) {
+// tree's top); 0 when it has none, and not ok when it has no tree folder.
+func treeBytesAt(dirfd int) (int64, time.Time, bool) {
 	top, err := openDirAt(dirfd, partialTree)
 	if err != nil {
-		return 0, time.Time{}
+		return 0, time.Time{}, false
 	}
 	defer unix.Close(top)
 	root, err := fsOf(top)
 	if err != nil {
-		return 0, time.Time{}
+		return 0, time.Time{}, true
 	}
-	return store.TreeBytes(false, func(dir string) ([]store.TreeEntry, error) {
+	n, newest := store.TreeBytes(false, func(dir string) ([]store.TreeEntry, error) {
 		return store.ListFileDir(fdDirs{fd: top, root: root, code: sysErr}, dir)
 	})
+	return n, newest, true
 }
 
 // hold takes the marker lock with how (LOCK_SH: a use; LOCK_EX: a sweep's batch), waiting at most

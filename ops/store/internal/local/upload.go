@@ -11,7 +11,8 @@ import (
 )
 
 // PartialStatus reads the unfinished upload id for Status (store.StatusBackend) as the listing
-// reads it (readPartial), checked as its writer checks it (ownPartial), and its declared size.
+// reads it (readPartial), checked as its writer checks it (store.OwnPartial), and its declared
+// size.
 func (s *localStore) PartialStatus(_ context.Context, id string) (store.UnfinishedState, int64, error) {
 	if err := s.open(false); err != nil {
 		return store.UnfinishedState{}, 0, err
@@ -22,11 +23,11 @@ func (s *localStore) PartialStatus(_ context.Context, id string) (store.Unfinish
 	} else if partfd >= 0 {
 		defer unix.Close(partfd)
 	}
-	r, err := s.readPartial(partfd, id, false, ownPartial(id))
+	r, err := s.readPartial(partfd, id, false, store.OwnPartial(id))
 	if err != nil {
-		return r.UnfinishedState, 0, guardErr(id)(r.path, err)
+		return r.UnfinishedState, 0, guardErr(id)(r.Path, err)
 	}
-	return r.UnfinishedState, r.meta.Size, nil
+	return r.UnfinishedState, r.Meta.Size, nil
 }
 
 // Changed is the store folder's change time (store.IndexSource): placing or removing an upload
