@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"errors"
 	"io/fs"
 	"time"
@@ -244,4 +245,24 @@ func lockPartFolder(id, dir string, wait bool, open func() (PartFolder, error), 
 	}
 	held = true
 	return f, meta, false, nil
+}
+
+// BeginPartialWith makes a new unfinished upload of the info m, begun now unless m says when (as
+// PartialTaker.BeginPartial does), as make makes one under the id it is given, and returns it held.
+// The upload is admitted against the store's limits q before anything is made, and its admission
+// released when it cannot be made.
+func BeginPartialWith[P any](q *Quota, m PartialMeta, make func(id string, m PartialMeta) (P, error)) (P, error) {
+	id, release, err := q.AdmitNew(context.Background(), m.Name, m.Size)
+	if err != nil {
+		var none P
+		return none, err
+	}
+	if m.Created.IsZero() {
+		m.Created = time.Now().UTC()
+	}
+	p, err := make(id, m)
+	if err != nil {
+		release()
+	}
+	return p, err
 }

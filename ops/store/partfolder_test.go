@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"errors"
 	"io/fs"
 	"strings"
@@ -208,5 +209,39 @@ func TestReadPartial(t *testing.T) {
 	gone := func() (PartFolder, error) { return nil, fs.ErrNotExist }
 	if _, err = ReadPartial(partID, "STORE", "p", false, gone, RegularPartial); fault.CodeOf(err) != fault.UploadMissing {
 		t.Fatalf("gone: %v", err)
+	}
+}
+
+// A new upload is admitted before it is made, under the id it is made with, begun now unless its
+// info says when; one that cannot be made leaves no reservation behind.
+func TestBeginPartialWith(t *testing.T) {
+	r := &memReserver{rs: map[string][]byte{}}
+	q := &Quota{R: r, Loc: "S", List: func(context.Context) (*Listing, error) { return &Listing{}, nil },
+		M: fixedMark(MarkText(Limits{MaxFiles: 1}))}
+	before := time.Now()
+	var made PartialMeta
+	id, err := BeginPartialWith(q, PartialMeta{Name: "a.bin", Size: 5}, func(id string, m PartialMeta) (string, error) {
+		if _, held := r.rs[id]; !held {
+			t.Errorf("%s made before it was admitted", id)
+		}
+		made = m
+		return id, nil
+	})
+	if err != nil || ValidID(id) != nil || made.Created.Before(before) || made.Name != "a.bin" {
+		t.Fatalf("%q %v %+v", id, err, made)
+	}
+	if _, err := BeginPartialWith(q, PartialMeta{Name: "b.bin", Size: 5}, func(string, PartialMeta) (string, error) { return "", nil }); fault.CodeOf(err) == "" {
+		t.Fatalf("over the limit of one upload: %v", err)
+	}
+	delete(r.rs, id)
+	at := time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)
+	_, err = BeginPartialWith(q, PartialMeta{Name: "c.bin", Size: 5, Created: at}, func(id string, m PartialMeta) (string, error) {
+		if !m.Created.Equal(at) {
+			t.Errorf("begun %v, not %v", m.Created, at)
+		}
+		return "", errors.New("disk on fire")
+	})
+	if err == nil || len(r.rs) != 0 {
+		t.Fatalf("failed make: %v, reservations %v", err, r.rs)
 	}
 }

@@ -3,7 +3,6 @@
 package local
 
 import (
-	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
@@ -149,26 +148,16 @@ func (s *localStore) removePartial(id string, durable bool) error {
 	return wrap(s.internal(partialDir), unix.Fsync(fd))
 }
 
-// BeginPartial makes a fresh unfinished upload of meta, begun now unless it says when, and
-// returns it locked (store.PartialTaker). Its data file is created and locked before info.json is
-// written, so a process that finds info.json finds the lock taken. Its name and size were checked
-// by the caller (Begin's CheckBegin, the engines' ValidName).
+// BeginPartial makes a fresh unfinished upload of meta and returns it locked
+// (store.PartialTaker, store.BeginPartialWith). Its name and size were checked by the caller
+// (Begin's CheckBegin, the engines' ValidName).
 func (s *localStore) BeginPartial(meta partialMeta) (*partial, error) {
-	id, release, err := s.quota.AdmitNew(context.Background(), meta.Name, meta.Size) // before anything is made
-	if err != nil {
-		return nil, err
-	}
-	if meta.Created.IsZero() {
-		meta.Created = time.Now().UTC()
-	}
-	p, err := s.makePartial(id, meta)
-	if err != nil {
-		release()
-	}
-	return p, err
+	return store.BeginPartialWith(s.quota, meta, s.makePartial)
 }
 
-// makePartial makes the unfinished upload id of meta and returns it locked.
+// makePartial makes the unfinished upload id of meta and returns it locked. Its data file is
+// created and locked before info.json is written, so a process that finds info.json finds the lock
+// taken.
 func (s *localStore) makePartial(id string, meta partialMeta) (*partial, error) {
 	partfd, err := s.openDir(lockErr, true, InternalDir, partialDir)
 	if err != nil {
