@@ -3,8 +3,9 @@
 package local
 
 import (
+	"os"
+
 	"github.com/attachctl/attachctl/ops/store"
-	"golang.org/x/sys/unix"
 )
 
 // batchMax is how many uploads built in partials of their own a Batch holds before it commits
@@ -51,7 +52,7 @@ func (s *localStore) newBatch() *groupBatch {
 }
 
 // BatchItem is store.GroupCommitter's: an upload's id and weight.
-func (b *groupBatch) BatchItem(o *out) (string, int) { return o.id, o.weight() }
+func (b *groupBatch) BatchItem(o *out) (string, int) { return o.ID, o.weight() }
 
 // BatchJoin writes the staged upload o's metadata line into the commit's pending metadata file
 // x (store.MetaFiles.Join; metaindex.go). An upload built in a partial of its own has its own
@@ -60,7 +61,7 @@ func (b *groupBatch) BatchJoin(x **store.StagedMeta, o *out) error {
 	if o.p != nil {
 		return nil
 	}
-	return b.files.Join(x, o.stage.id, o.m, o.stage.stagedMeta)
+	return b.files.Join(x, o.stage.id, o.Meta, o.stage.stagedMeta)
 }
 
 // BatchCommit is store.GroupCommitter's: the commit of outs, with the metadata file x of the
@@ -84,10 +85,10 @@ func commit(outs []*out, index *store.StagedMeta) []error {
 		}
 	}()
 	s := outs[0].s
-	storefd := -1 // the store folder, opened by the flush: its syncfs, the renames into it
+	var storeDir outDir // the store folder, opened by the flush: its syncfs, the renames into it
 	defer func() {
-		if storefd >= 0 {
-			unix.Close(storefd)
+		if storeDir.f != nil {
+			storeDir.Close()
 		}
 	}()
 	steps := store.PublishSteps[*out]{
@@ -100,20 +101,20 @@ func commit(outs []*out, index *store.StagedMeta) []error {
 			if err != nil {
 				return err // the metadata file goes with the staging partial, as its uploads do
 			}
-			storefd = fd
-			return wrap(s.Dir, commitSync(storefd))
+			storeDir = outDir{os.NewFile(uintptr(fd), s.Dir)}
+			return wrap(s.Dir, commitSync(fd))
 		},
 		Undo:   (*out).undo,
 		Begin:  func() bool { return s.idx.BeginPlace(s) },
 		End:    func() { s.idx.EndPlace(s) },
-		Place:  func(o *out) error { return o.place(storefd) },
-		Placed: func() error { return wrap(s.Dir, dirDurable(storefd)) },
+		Place:  func(o *out) error { return o.Place(storeDir) },
+		Placed: func() error { return wrap(s.Dir, dirDurable(storeDir.fd())) },
 		Done:   (*out).done,
 		Quota:  s.quota,
-		ID:     func(o *out) string { return o.id },
+		ID:     func(o *out) string { return o.ID },
 	}
 	if fileSyncEach {
-		steps.Sync, steps.SyncWidth = (*out).sync, syncWidth
+		steps.Sync, steps.SyncWidth = (*out).Sync, syncWidth
 	}
 	// The metadata of the uploads built in the staging partial: one file for the commit, written
 	// as they were built, made durable with them and placed before any of them is (metaindex.go).

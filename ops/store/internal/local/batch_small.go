@@ -9,6 +9,8 @@ package local
 
 import (
 	"os"
+
+	"github.com/attachctl/attachctl/ops/store"
 	"sync"
 	"time"
 
@@ -44,47 +46,27 @@ func (b *groupBatch) makeStaging(id string) (*partial, error) {
 }
 
 // BuildSmall builds the finished folder of upload id (name, its bytes data of BLAKE3 sum) in
-// the staging partial (store.SmallBuilder): the folder and the file made new (O_EXCL, no link followed), owner-only
-// and read-only like every finished upload. Its metadata goes in the commit's file of
-// STORE/.attachctl/meta (metaindex.go), not in the folder. Where each file is fsynced on its own,
-// the folder and the file stay open for the commit; with syncfs they are closed here and no
-// descriptor waits.
+// the staging partial (store.SmallBuilder, store.BuildOut): the folder and the file made new (no
+// link followed), owner-only and read-only like every finished upload. Its metadata goes in the
+// commit's file of STORE/.attachctl/meta (metaindex.go), not in the folder. Where each file is
+// fsynced on its own, the folder and the file stay open for the commit; with syncfs they are
+// closed here and no descriptor waits.
 func (b *groupBatch) BuildSmall(id, name, sum string, data []byte) (*out, error) {
 	st, err := b.staging()
 	if err != nil {
 		return nil, err
 	}
-	stfd := int(st.dirf.Fd())
-	path := st.dir + "/" + id
-	dirfd, err := mkdirFd(stfd, id, path)
-	if err != nil {
-		return nil, err
-	}
 	m := &Meta{ID: id, Name: name, Size: int64(len(data)), Blake3: sum, Made: time.Now().UTC()}
-	fd, err := createFd(dirfd, name, unix.O_WRONLY, ReadOnlyMode, data)
+	o, err := store.BuildOut(outDir{st.dirf}, id, m, fileSyncEach, []store.OutFileData{{Name: name, Data: data}}, nil)
 	if err != nil {
-		err = storeErr(path+"/"+name, err)
-		unix.Close(dirfd)
-		removeEntry(stfd, id)
 		return nil, err
 	}
-	o := &out{s: b.s, id: id, stage: st, m: m}
-	if fileSyncEach {
-		o.dir, o.data = os.NewFile(uintptr(dirfd), path), os.NewFile(uintptr(fd), path+"/"+name)
-	} else { // the commit's syncfs needs no descriptor of these
-		unix.Close(fd)
-		unix.Close(dirfd)
-	}
-	return o, nil
+	return &out{Out: o, s: b.s, stage: st}, nil
 }
 
-// UnbuildSmall removes the folder of the staged upload o, built and not taken by the batch: a
-// build that failed leaves nothing, and what it wrote is room for the others again.
-func (b *groupBatch) UnbuildSmall(o *out) {
-	o.release()
-	stfd := int(o.stage.dirf.Fd())
-	removeEntry(stfd, o.id)
-}
+// UnbuildSmall removes the folder of the staged upload o, built and not taken by the batch
+// (store.Out.Unbuild).
+func (b *groupBatch) UnbuildSmall(o *out) { o.Unbuild(nil) }
 
 // mkdirFd makes the new folder name in dirfd with mode 0700 whatever the umask, and opens it
 // (no link followed). path is for messages.

@@ -138,9 +138,8 @@ func TestFinishCrashReadOnly(t *testing.T) {
 	must(t, err)
 	o, err := p.buildOut(4, "")
 	must(t, err)
-	o.closeMeta()
-	o.dir.Close()
-	p.close() // the crash: out/ built, data read-only at out/c.txt, nothing placed
+	o.Release() // its files closed, nothing taken apart
+	p.close()   // the crash: out/ built, data read-only at out/c.txt, nothing placed
 	fi, err := os.Lstat(filepath.Join(s.partialDir(id), partialOut, "c.txt"))
 	must(t, err)
 	if fi.Mode().Perm() != ReadOnlyMode {
