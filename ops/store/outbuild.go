@@ -198,3 +198,66 @@ func (o *Out) closeDir() {
 		o.dir = nil
 	}
 }
+
+// OutCommit is a backend's side of a commit of uploads built as folders (CommitOuts); T is its
+// built upload, which holds an Out.
+type OutCommit[T any] struct {
+	Out func(t T) *Out
+	// Flush opens the store's folder, which the uploads are placed in, and makes what was
+	// written durable: where one call makes a whole file system durable, a commit is that one
+	// call however many uploads it holds; elsewhere (SyncEach) each upload's files are synced
+	// first, SyncWidth uploads at once, and Flush flushes the drive once. It returns the folder
+	// it opened even when it fails to flush, for it to be closed.
+	Flush     func() (OutDir, error)
+	SyncEach  bool
+	SyncWidth int
+	// Placed makes the places in the store's folder durable.
+	Placed func(dir OutDir) error
+	// Begin, End, Done and Quota are PublishSteps'; Release closes what t still holds, once the
+	// commit is over, whatever happened.
+	Begin   func() bool
+	End     func()
+	Done    func(t T)
+	Release func(t T)
+	Quota   *Quota
+}
+
+// CommitOuts publishes ts, built as folders, by the order of Publish, and returns each one's
+// error (nil: finished). shared is the metadata file of the staged ones among them, written as
+// they were built (nil: none): the commit writes no new byte, so a disk that filled since they
+// were built fails none of them; it is made durable with them and placed before any of them is.
+func CommitOuts[T any](ts []T, shared *StagedMeta, c OutCommit[T]) []error {
+	defer func() {
+		for _, t := range ts {
+			c.Release(t)
+		}
+	}()
+	var dir OutDir // the store's folder, opened by the flush
+	defer func() {
+		if dir != nil {
+			dir.Close()
+		}
+	}()
+	steps := PublishSteps[T]{
+		Shared: func(t T) bool { return c.Out(t).from == nil },
+		Flush: func() (err error) {
+			dir, err = c.Flush()
+			return err
+		},
+		Undo:   func(t T, err error) error { return c.Out(t).Undo(err) },
+		Begin:  c.Begin,
+		End:    c.End,
+		Place:  func(t T) error { return c.Out(t).Place(dir) },
+		Placed: func() error { return c.Placed(dir) },
+		Done:   c.Done,
+		Quota:  c.Quota,
+		ID:     func(t T) string { return c.Out(t).ID },
+	}
+	if c.SyncEach {
+		steps.Sync, steps.SyncWidth = func(t T) error { return c.Out(t).Sync() }, c.SyncWidth
+	}
+	if shared != nil {
+		steps.Seal, steps.Share = shared.Seal, shared.Publish
+	}
+	return Publish(ts, steps)
+}

@@ -5,6 +5,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -14,7 +15,15 @@ type outFakeFS struct {
 	entries map[string]string // path -> "dir", or a file's bytes
 	synced  []string
 	closed  []string
-	fail    string // "write", "rename", "place", "chmod": that step fails
+	fail    string     // "write", "rename", "place", "chmod": that step fails
+	mu      sync.Mutex // of synced and closed: a commit syncs several at once
+}
+
+func (fs *outFakeFS) note(list *[]string, path string) error {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	*list = append(*list, path)
+	return nil
 }
 
 type outFakeDir struct {
@@ -85,19 +94,11 @@ func (d outFakeDir) Remove(name string) error {
 	return nil
 }
 
-func (d outFakeDir) Sync() error {
-	d.fs.synced = append(d.fs.synced, d.path)
-	return nil
-}
-
-func (d outFakeDir) Close() error {
-	d.fs.closed = append(d.fs.closed, d.path)
-	return nil
-}
+func (d outFakeDir) Sync() error  { return d.fs.note(&d.fs.synced, d.path) }
+func (d outFakeDir) Close() error { return d.fs.note(&d.fs.closed, d.path) }
 
 func (f *outFakeData) Sync() error {
-	f.fs.synced = append(f.fs.synced, "data")
-	return nil
+	return f.fs.note(&f.fs.synced, "data")
 }
 
 func (f *outFakeData) Chmod(mode os.FileMode) error {
@@ -256,4 +257,81 @@ func TestBuildOutStaged(t *testing.T) {
 	if !slices.Equal(fs.closed, []string{"st/u4"}) {
 		t.Fatalf("closed %q, want the folder at once", fs.closed)
 	}
+}
+
+// outFakeStore is the store folder of a CommitOuts test and the steps over it: what was done
+// with which upload, in order.
+type outFakeStore struct {
+	fs     *outFakeFS
+	events []string
+}
+
+func (st *outFakeStore) commit(flushErr error) OutCommit[*Out] {
+	return OutCommit[*Out]{
+		Out: func(o *Out) *Out { return o },
+		Flush: func() (OutDir, error) {
+			st.events = append(st.events, "flush")
+			return outFakeDir{st.fs, "s"}, flushErr
+		},
+		SyncEach: true, SyncWidth: 2,
+		Placed: func(d OutDir) error {
+			st.events = append(st.events, "placed "+d.(outFakeDir).path)
+			return nil
+		},
+		Done:    func(o *Out) { st.events = append(st.events, "done "+o.ID) },
+		Release: func(o *Out) { st.events = append(st.events, "release "+o.ID) },
+	}
+}
+
+// A commit syncs every upload, flushes, places each (one whose id the store has fails alone,
+// taken apart), makes the places durable, then is done with those placed; it releases every
+// upload and closes the store's folder at the end.
+func TestCommitOuts(t *testing.T) {
+	fs, p, _, data := outPartialFS("")
+	fs.entries["st"], fs.entries["s/u3"] = "dir", "dir" // u3 is in the store already
+	own, err := BuildOut(p, "out", outMeta, true, nil, &OutPayload{Name: "data", Data: data})
+	if err != nil {
+		t.Fatal(err)
+	}
+	staged, err := BuildOut(outFakeDir{fs, "st"}, "u3", &Info{ID: "u3", Name: "small"}, true, []OutFileData{{Name: "small", Data: []byte("hi")}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := &outFakeStore{fs: fs}
+	errs := CommitOuts([]*Out{own, staged}, nil, st.commit(nil))
+	if errs[0] != nil || !errors.Is(errs[1], errOutFake) {
+		t.Fatalf("errors %v, want u1 placed, u3 refused", errs)
+	}
+	if want := []string{"flush", "placed s", "done u1", "release u1", "release u3"}; !slices.Equal(st.events, want) {
+		t.Fatalf("events %q, want %q", st.events, want)
+	}
+	if !sameOutSet(fs.synced, []string{"data", "p/out", "st/u3", "st/u3/small"}) {
+		t.Fatalf("synced %q", fs.synced)
+	}
+	if !slices.Contains(fs.closed, "s") {
+		t.Fatalf("closed %q: the store's folder not closed", fs.closed)
+	}
+	wantOutEntries(t, fs, "p", "s", "s/u1", "s/u1/c.txt", "s/u3", "st", "st/u3", "st/u3/small")
+}
+
+// A flush that fails fails every upload: each taken apart (an unfinished upload's data back),
+// none placed, the folder the flush opened closed.
+func TestCommitOutsFlushFails(t *testing.T) {
+	fs, p, _, data := outPartialFS("")
+	own, err := BuildOut(p, "out", outMeta, false, nil, &OutPayload{Name: "data", Data: data})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := &outFakeStore{fs: fs}
+	errs := CommitOuts([]*Out{own}, nil, st.commit(errOutFake))
+	if !errors.Is(errs[0], errOutFake) {
+		t.Fatalf("error %v, want the flush's", errs[0])
+	}
+	if want := []string{"flush", "release u1"}; !slices.Equal(st.events, want) {
+		t.Fatalf("events %q, want %q", st.events, want)
+	}
+	if !slices.Contains(fs.closed, "s") || data.mode != FileMode {
+		t.Fatalf("closed %q, data mode %04o: want the store's folder closed, the data writable", fs.closed, data.mode)
+	}
+	wantOutEntries(t, fs, "p", "p/data", "s")
 }

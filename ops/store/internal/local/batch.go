@@ -73,56 +73,31 @@ func (b *groupBatch) BatchCommit(outs []*out, x *store.StagedMeta) []error { ret
 func (b *groupBatch) BatchIdle() { b.stage.Drop(func(p *partial) { p.remove(false) }) }
 
 // commit publishes the built uploads outs (publish is a commit of one) by the order of
-// store.Publish: each made durable, then placed, then the store fsynced once. index is the
-// metadata file of the staged ones among outs (nil when there are none), written as they were
-// built: the commit writes no new byte, so a disk that filled since they were built fails none of
-// them. It returns each one's error (nil: finished). Every partial is closed (unlocked), and
-// every staged upload's file, at the end.
+// store.CommitOuts, with index the metadata file of the staged ones among them (nil: none;
+// metaindex.go). Every partial is closed (unlocked), and every staged upload's file, at the end.
+// Where every staged upload failed, the file names no upload of the store: the sweep prunes it.
 func commit(outs []*out, index *store.StagedMeta) []error {
-	defer func() {
-		for _, o := range outs {
-			o.release()
-		}
-	}()
 	s := outs[0].s
-	var storeDir outDir // the store folder, opened by the flush: its syncfs, the renames into it
-	defer func() {
-		if storeDir.f != nil {
-			storeDir.Close()
-		}
-	}()
-	steps := store.PublishSteps[*out]{
-		Shared: func(o *out) bool { return o.p == nil },
-		// Where one call makes a whole file system durable (syncfs, Linux), the batch is that
-		// one call however many uploads it holds; elsewhere each file is fsynced and commitSync
-		// then flushes the drive once (macOS's fsync leaves the bytes in the drive's cache).
-		Flush: func() error {
+	return store.CommitOuts(outs, index, store.OutCommit[*out]{
+		Out: func(o *out) *store.Out { return o.Out },
+		// syncfs on Linux; elsewhere each file is fsynced and commitSync then flushes the drive
+		// once (macOS's fsync leaves the bytes in the drive's cache).
+		Flush: func() (store.OutDir, error) {
 			fd, err := s.openDir(lockErr, false)
 			if err != nil {
-				return err // the metadata file goes with the staging partial, as its uploads do
+				return nil, err // the metadata file goes with the staging partial, as its uploads do
 			}
-			storeDir = outDir{os.NewFile(uintptr(fd), s.Dir)}
-			return wrap(s.Dir, commitSync(fd))
+			return outDir{os.NewFile(uintptr(fd), s.Dir)}, wrap(s.Dir, commitSync(fd))
 		},
-		Undo:   (*out).undo,
-		Begin:  func() bool { return s.idx.BeginPlace(s) },
-		End:    func() { s.idx.EndPlace(s) },
-		Place:  func(o *out) error { return o.Place(storeDir) },
-		Placed: func() error { return wrap(s.Dir, dirDurable(storeDir.fd())) },
-		Done:   (*out).done,
-		Quota:  s.quota,
-		ID:     func(o *out) string { return o.ID },
-	}
-	if fileSyncEach {
-		steps.Sync, steps.SyncWidth = (*out).Sync, syncWidth
-	}
-	// The metadata of the uploads built in the staging partial: one file for the commit, written
-	// as they were built, made durable with them and placed before any of them is (metaindex.go).
-	// Where every staged upload failed, the file names no upload of the store: the sweep prunes it.
-	if index != nil {
-		steps.Seal, steps.Share = index.Seal, index.Publish
-	}
-	return store.Publish(outs, steps)
+		SyncEach:  fileSyncEach,
+		SyncWidth: syncWidth,
+		Placed:    func(d store.OutDir) error { return wrap(s.Dir, dirDurable(d.(outDir).fd())) },
+		Begin:     func() bool { return s.idx.BeginPlace(s) },
+		End:       func() { s.idx.EndPlace(s) },
+		Done:      (*out).done,
+		Release:   (*out).release,
+		Quota:     s.quota,
+	})
 }
 
 var _ store.Batch = (*groupBatch)(nil)
