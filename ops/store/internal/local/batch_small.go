@@ -101,16 +101,7 @@ func fixMode(fd int, mode os.FileMode) error {
 	return unix.Fchmod(fd, uint32(mode))
 }
 
-// DropDeadBatches is store.PartialLister's: the staging partials among ids that no process holds
-// (their lock is free) are removed.
+// DropDeadBatches is store.PartialLister's (store.DropDeadBatches over the partial's lock).
 func (s *localStore) DropDeadBatches(ids []string) {
-	for _, id := range ids {
-		if p, err := s.lockPartial(id, true); err == nil {
-			if p.meta.Batch {
-				p.remove(false)
-			} else {
-				p.close()
-			}
-		}
-	}
+	store.DropDeadBatches(ids, s.TryLockPartial, func(p *partial) { p.remove(false) })
 }
