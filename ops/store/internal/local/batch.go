@@ -3,8 +3,6 @@
 package local
 
 import (
-	"os"
-
 	"github.com/attachctl/attachctl/ops/store"
 )
 
@@ -87,11 +85,11 @@ func commit(outs []*out, index *store.StagedMeta) []error {
 			if err != nil {
 				return nil, err // the metadata file goes with the staging partial, as its uploads do
 			}
-			return outDir{os.NewFile(uintptr(fd), s.Dir)}, wrap(s.Dir, commitSync(fd))
+			return outDir{fd, s.Dir}, wrap(s.Dir, commitSync(fd))
 		},
 		SyncEach:  fileSyncEach,
 		SyncWidth: syncWidth,
-		Placed:    func(d store.OutDir) error { return wrap(s.Dir, dirDurable(d.(outDir).fd())) },
+		Placed:    func(d store.OutDir) error { return wrap(s.Dir, dirDurable(d.(outDir).fd)) },
 		Begin:     func() bool { return s.idx.BeginPlace(s) },
 		End:       func() { s.idx.EndPlace(s) },
 		Done:      (*out).done,

@@ -57,7 +57,7 @@ func (b *groupBatch) BuildSmall(id, name, sum string, data []byte) (*out, error)
 		return nil, err
 	}
 	m := &Meta{ID: id, Name: name, Size: int64(len(data)), Blake3: sum, Made: time.Now().UTC()}
-	o, err := store.BuildOut(outDir{st.dirf}, id, m, fileSyncEach, []store.OutFileData{{Name: name, Data: data}}, nil)
+	o, err := store.BuildOut(dirOf(st.dirf), id, m, fileSyncEach, []store.OutFileData{{Name: name, Data: data}}, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -68,7 +68,7 @@ func (p *partial) buildOut(size int64, sum string) (*out, error) {
 // it holds (the data, or a folder upload's tree/<name>) is moved in as out/<name>. Where syncfs
 // commits, the files written are closed at once: it needs no descriptor of them.
 func (p *partial) build(m *Meta, files ...outFile) (*out, error) {
-	from := &store.OutPayload{Name: partialData, Data: outData{p.f}}
+	from := &store.OutPayload{Name: partialData, Data: dirOf(p.f)}
 	if p.meta.Folder {
 		from = &store.OutPayload{Name: partialTree + "/" + p.meta.Name}
 	}
@@ -76,7 +76,7 @@ func (p *partial) build(m *Meta, files ...outFile) (*out, error) {
 	for i, f := range files {
 		fs[i] = store.OutFileData{Name: f.name, Data: f.data}
 	}
-	o, err := store.BuildOut(outDir{p.dirf}, partialOut, m, fileSyncEach, fs, from)
+	o, err := store.BuildOut(dirOf(p.dirf), partialOut, m, fileSyncEach, fs, from)
 	if err != nil {
 		return nil, err
 	}
@@ -103,52 +103,50 @@ func (o *out) release() {
 	}
 }
 
-// outDir is store.OutDir over an open folder (a kept file too: its Sync and Close are a file's).
-type outDir struct{ f *os.File }
+// outDir is store.OutDir over the open folder fd at path (a kept file too: its Sync and Close
+// are a file's). Its descriptor is raw, with no *os.File made for it, a call fewer per upload.
+type outDir struct {
+	fd   int
+	path string
+}
 
-func (d outDir) fd() int                  { return int(d.f.Fd()) }
-func (d outDir) at(name string) string    { return d.f.Name() + "/" + name }
-func (d outDir) Remove(name string) error { return wrap(d.at(name), removeEntry(d.fd(), name)) }
-func (d outDir) Close() error             { return d.f.Close() }
+// dirOf is the open folder f as an outDir; f keeps the descriptor.
+func dirOf(f *os.File) outDir                 { return outDir{int(f.Fd()), f.Name()} }
+func (d outDir) at(name string) string        { return d.path + "/" + name }
+func (d outDir) Remove(name string) error     { return wrap(d.at(name), removeEntry(d.fd, name)) }
+func (d outDir) Close() error                 { return unix.Close(d.fd) }
+func (d outDir) Chmod(mode os.FileMode) error { return wrap(d.path, unix.Fchmod(d.fd, uint32(mode))) }
 
 // Sync is a plain fsync, on macOS too: the commit flushes the drive once for all (commitSync).
-func (d outDir) Sync() error { return wrap(d.f.Name(), unix.Fsync(d.fd())) }
+func (d outDir) Sync() error { return wrap(d.path, unix.Fsync(d.fd)) }
 
 func (d outDir) Mkdir(name string) (store.OutDir, error) {
-	fd, err := mkdirFd(d.fd(), name, d.at(name))
+	fd, err := mkdirFd(d.fd, name, d.at(name))
 	if err != nil {
 		return nil, err
 	}
-	return outDir{os.NewFile(uintptr(fd), d.at(name))}, nil
+	return outDir{fd, d.at(name)}, nil
 }
 
 func (d outDir) Write(name string, data []byte, keep bool) (store.OutFile, error) {
-	f, err := createAt(d.fd(), name, d.at(name), unix.O_WRONLY, ReadOnlyMode, data)
+	fd, err := createFd(d.fd, name, unix.O_WRONLY, ReadOnlyMode, data)
 	if err != nil {
-		return nil, err
+		return nil, storeErr(d.at(name), err)
 	}
 	if keep {
-		return outDir{f}, nil
+		return outDir{fd, d.at(name)}, nil
 	}
-	f.Close()
+	unix.Close(fd)
 	return nil, nil
 }
 
 func (d outDir) Rename(from string, to store.OutDir, name string) error {
-	return wrap(d.at(from), unix.Renameat(d.fd(), from, to.(outDir).fd(), name))
+	return wrap(d.at(from), unix.Renameat(d.fd, from, to.(outDir).fd, name))
 }
 
 func (d outDir) Place(from string, to store.OutDir, name string) error {
 	t := to.(outDir)
-	return wrap(t.at(name), renameNoReplaceAt(d.fd(), from, t.fd(), name))
-}
-
-// outData is store.OutData over a partial's data file.
-type outData struct{ f *os.File }
-
-func (d outData) Sync() error { return outDir(d).Sync() }
-func (d outData) Chmod(mode os.FileMode) error {
-	return wrap(d.f.Name(), unix.Fchmod(int(d.f.Fd()), uint32(mode)))
+	return wrap(t.at(name), renameNoReplaceAt(d.fd, from, t.fd, name))
 }
 
 // wrap codes a non-nil error of path with storeErr.
