@@ -465,21 +465,10 @@ func FolderFilesOf(ctx context.Context, b TreeBackend, id string) (int, bool, er
 }
 
 // readTreeMeta reads the metadata of the finished upload id (ReadTreeObject) and where it is:
-// a file upload's (no Kind) when there is none and Info finds the upload.
+// a file upload's (no Kind) when there is none and Info finds the upload (metaObject).
 func readTreeMeta(ctx context.Context, b TreeBackend, id string) (*TreeMeta, string, error) {
 	mb, where, err := b.ReadTreeObject(ctx, id, MetaName)
-	if fault.CodeOf(err) == fault.UploadMissing {
-		if info, ierr := b.Info(ctx, id); ierr == nil {
-			return &TreeMeta{Info: *info}, where, nil
-		}
-	}
-	if err != nil {
-		return nil, where, err
-	}
-	if len(mb) > TreeObjectMax {
-		return nil, where, fault.Errorf(fault.UploadUnreadable, "upload %s: %s is damaged", id, where)
-	}
-	m, err := ParseTreeMeta(id, mb, where)
+	m, err := metaObject(id, mb, where, err, func() (*Info, error) { return b.Info(ctx, id) })
 	return m, where, err
 }
 

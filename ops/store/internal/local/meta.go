@@ -6,55 +6,27 @@ import (
 	"path/filepath"
 	"slices"
 
-	"github.com/attachctl/attachctl/manifest/fault"
 	"github.com/attachctl/attachctl/ops/store"
 	"golang.org/x/sys/unix"
 )
 
-// ReadMeta reads a finished upload's metadata through the guarded open.
+// ReadMeta reads a finished upload's metadata through the guarded open (store.ReadUploadMeta).
 func (s *localStore) ReadMeta(id string) (*Meta, error) {
-	if err := store.ValidID(id); err != nil {
-		return nil, err
-	}
-	dirfd, err := s.openDir(guardErr(id), false, id)
-	if err != nil {
-		return nil, err
-	}
-	defer unix.Close(dirfd)
-	m, err := s.readMetaAt(dirfd, id)
+	m, err := store.ReadUploadMeta(s, id)
 	if err != nil {
 		return nil, err
 	}
 	return &m.Info, nil
 }
 
-// readMetaAt reads the metadata of upload id from its open folder dirfd: a folder upload's
-// carries its kind and files too (a listing's Entry shows them).
+// readMetaAt reads the metadata of upload id from its open folder dirfd, which stays the
+// caller's (store.UploadMetaIn).
 func (s *localStore) readMetaAt(dirfd int, id string) (*store.TreeMeta, error) {
-	b, path, err := s.readUploadFile(dirfd, id, MetaName)
-	switch code := fault.CodeOf(err); {
-	case code == fault.UploadMissing:
-		// A small upload of a batch: its metadata is its commit's file (metaindex.go).
-		m, err := s.indexed(id)
-		if err != nil {
-			return nil, err
-		}
-		return &store.TreeMeta{Info: *m}, nil
-	case code != "": // refused by the guarded open, or unreadable (readGuarded codes every error)
-		return nil, err
-	}
-	return store.ParseTreeMeta(id, b, path)
+	return store.UploadMetaIn(s, s.uploadDirAt(dirfd, id), id)
 }
 
-// readUploadFile reads whole .upload.json or .tree.b3 of upload id from its open folder dirfd
-// through the guarded open, and where it is: a folder upload's names each file's size, so up to
-// store.TreeObjectMax bytes and one more, which tells one too long. Every error is coded as the
-// guarded open codes it (readGuarded).
-func (s *localStore) readUploadFile(dirfd int, id, name string) ([]byte, string, error) {
-	path := s.UploadDir(id) + "/" + name
-	b, err := readGuarded(dirfd, name, path, id, int64(store.TreeObjectMax)+1)
-	return b, path, err
-}
+// IndexedMeta is the metadata of a small upload of a batch, kept in its commit's file (indexed).
+func (s *localStore) IndexedMeta(id string) (*Meta, error) { return s.indexed(id) }
 
 // IDs lists the entries at the top of the store whose names are upload ids, sorted. It does not
 // say whether each is a real, finished upload: ReadMeta and OpenFinished do.

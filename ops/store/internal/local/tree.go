@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/attachctl/attachctl/manifest/fault"
 	"github.com/attachctl/attachctl/ops/store"
 	"golang.org/x/sys/unix"
 )
@@ -142,18 +141,9 @@ func (p *partial) publishTree(m *treeMeta, listing []byte) error {
 }
 
 // ReadTreeObject reads .upload.json or .tree.b3 of the finished upload id through the guarded
-// open, its folder opened first as ReadMeta opens it.
+// open (store.ReadUploadObject).
 func (s *localStore) ReadTreeObject(_ context.Context, id, name string) ([]byte, string, error) {
-	dirfd, err := s.openDir(guardErr(id), false, id)
-	if err != nil {
-		return nil, "", err
-	}
-	defer unix.Close(dirfd)
-	b, path, err := s.readUploadFile(dirfd, id, name)
-	if err != nil {
-		return nil, "", err
-	}
-	return b, path, nil
+	return store.ReadUploadObject(s, id, name)
 }
 
 // OpenTreeObject is the guarded open of a file of a finished folder upload.
@@ -161,48 +151,22 @@ func (s *localStore) OpenTreeObject(_ context.Context, id, name, rel string) (io
 	return s.openUploadFile(id, name+"/"+rel)
 }
 
-// ReadTreeDir checks the upload's own folder (dir "") as a file upload's is checked (checkTop),
-// and lists the folder dir below it, each folder on the way opened from the store down without
-// following a link: each entry's type as lstat gives it, a folder's owner and mode checked, and
-// one on another file system not entered.
+// ReadTreeDir checks the upload's own folder (dir "") as a file upload's is checked, and lists
+// the folder dir below it: each entry's type as lstat gives it, a folder's owner and mode
+// checked, and one on another file system not entered (store.ReadUploadDir over UploadDirs).
 func (s *localStore) ReadTreeDir(_ context.Context, ti *store.TreeInfo, dir string) ([]store.TreeEntry, error) {
-	if dir == "" { // checkTop refuses anything there that is no part of the upload: none to name
-		d, err := s.uploadDir(ti.ID)
-		if err != nil {
-			return nil, err
-		}
-		defer d.Close()
-		return nil, s.checkTop(d, ti.ID, ti.Name, true)
-	}
-	top, err := s.openDir(guardErr(ti.ID), false, ti.ID)
-	if err != nil {
-		return nil, err
-	}
-	defer unix.Close(top)
-	root, err := fsOf(top)
-	if err != nil {
-		return nil, guardErr(ti.ID)(s.UploadDir(ti.ID), err)
-	}
-	name, sub, _ := strings.Cut(dir, "/")
-	fd, err := openDirs(top, s.UploadDir(ti.ID), openOnly(guardErr(ti.ID)), name)
-	if err != nil {
-		return nil, err
-	}
-	defer unix.Close(fd)
-	es, err := store.ListFileDir(fdDirs{fd: fd, path: filepath.Join(s.UploadDir(ti.ID), name), root: root, code: sysErr}, sub)
-	if err != nil {
-		return nil, fault.Errorf(fault.UploadUnreadable, "upload %s: %s: %v", ti.ID, s.FinishedPath(ti.ID, ti.Name), err)
-	}
-	return es, nil
+	return store.ReadUploadDir(s, ti, dir)
 }
 
 // fdDirs is store.FileDirs over the open folder fd at path (the caller's): its folders opened by
 // openDirs, made where missing as a partial's tree is (ownDir), else opened with errors coded by
-// code; a folder on another file system than root is not entered.
+// code; a folder on another file system than root is not entered. Its files are the upload id's
+// for the guarded open's messages ("": a partial's).
 type fdDirs struct {
 	fd   int
 	path string
 	root fsID
+	id   string
 	code func(path string, err error) error
 }
 
@@ -215,36 +179,33 @@ func (d fdDirs) OpenDir(rel string, create bool) (store.FileDir, error) {
 	if err != nil {
 		return nil, err
 	}
-	return fdDir{os.NewFile(uintptr(fd), filepath.Join(d.path, rel)), d}, nil
+	return fdDir{fd, filepath.Join(d.path, rel), d}, nil
 }
 
-// fdDir is one folder of fdDirs, open as f.
+// fdDir is one folder of fdDirs, open as fd at path.
 type fdDir struct {
-	f *os.File
+	fd   int
+	path string
 	fdDirs
 }
 
-func (d fdDir) at(name string) string { return d.f.Name() + "/" + name }
+func (d fdDir) at(name string) string { return d.path + "/" + name }
 
 func (d fdDir) Names() ([]string, error) {
-	ents, err := readDirAt(int(d.f.Fd()), d.f.Name())
+	names, err := namesAt(d.fd, d.path)
 	if err != nil {
-		return nil, d.code(d.f.Name(), err)
-	}
-	names := make([]string, len(ents))
-	for i, e := range ents {
-		names[i] = e.Name()
+		return nil, d.code(d.path, err)
 	}
 	return names, nil
 }
 
 func (d fdDir) Stat(name string) (store.FileStat, error) {
 	var st unix.Stat_t
-	at, err := d.f.Name(), error(nil)
+	at, err := d.path, error(nil)
 	if name == "" {
-		err = unix.Fstat(int(d.f.Fd()), &st)
+		err = unix.Fstat(d.fd, &st)
 	} else {
-		at, err = d.at(name), unix.Fstatat(int(d.f.Fd()), name, &st, unix.AT_SYMLINK_NOFOLLOW)
+		at, err = d.at(name), unix.Fstatat(d.fd, name, &st, unix.AT_SYMLINK_NOFOLLOW)
 	}
 	if err != nil {
 		return store.FileStat{}, d.code(at, err)
@@ -253,7 +214,7 @@ func (d fdDir) Stat(name string) (store.FileStat, error) {
 }
 
 func (d fdDir) Elsewhere(name string) (bool, error) {
-	sub, err := openDirAt(int(d.f.Fd()), name)
+	sub, err := openDirAt(d.fd, name)
 	if err != nil {
 		return false, d.code(d.at(name), err)
 	}
@@ -264,13 +225,13 @@ func (d fdDir) Elsewhere(name string) (bool, error) {
 
 func (d fdDir) Open(name string) (io.ReadCloser, store.FileStat, error) {
 	var fst store.FileStat
-	check := guarded(d.at(name), "")
-	f, err := openFileAt(int(d.f.Fd()), name, d.at(name), unix.O_RDONLY, func(st *unix.Stat_t) error {
+	check := guarded(d.at(name), d.id)
+	f, err := openFileAt(d.fd, name, d.at(name), unix.O_RDONLY, func(st *unix.Stat_t) error {
 		fst = statOf(name, st) // the stat the guarded open's check takes: the open file's
 		return check(st)
 	})
 	if err != nil {
-		return nil, store.FileStat{}, guardErr("")(d.at(name), err) // coded as openGuarded codes it
+		return nil, store.FileStat{}, guardErr(d.id)(d.at(name), err) // coded as openGuarded codes it
 	}
 	return f, fst, nil
 }
@@ -278,7 +239,7 @@ func (d fdDir) Open(name string) (io.ReadCloser, store.FileStat, error) {
 // Create makes the file read-only at once (the descriptor O_CREAT returns writes whatever the
 // mode).
 func (d fdDir) Create(name string) (store.TreeFileWrite, error) {
-	out, err := createAt(int(d.f.Fd()), name, d.at(name), unix.O_WRONLY, ReadOnlyMode, nil)
+	out, err := createAt(d.fd, name, d.at(name), unix.O_WRONLY, ReadOnlyMode, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -286,17 +247,17 @@ func (d fdDir) Create(name string) (store.TreeFileWrite, error) {
 }
 
 func (d fdDir) Remove(name string) error {
-	if err := removeEntry(int(d.f.Fd()), name); err != nil {
+	if err := removeEntry(d.fd, name); err != nil {
 		return storeErr(d.at(name), err)
 	}
 	return nil
 }
 
 func (d fdDir) Sync() error {
-	if err := unix.Fsync(int(d.f.Fd())); err != nil {
-		return storeErr(d.f.Name(), err)
+	if err := unix.Fsync(d.fd); err != nil {
+		return storeErr(d.path, err)
 	}
 	return nil
 }
 
-func (d fdDir) Close() { d.f.Close() }
+func (d fdDir) Close() { unix.Close(d.fd) }

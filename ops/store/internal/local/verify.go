@@ -6,6 +6,7 @@ import (
 	"context"
 	"io/fs"
 	"os"
+	"path/filepath"
 
 	"github.com/attachctl/attachctl/ops/store"
 	"golang.org/x/sys/unix"
@@ -14,67 +15,68 @@ import (
 // Check is the local store's own rules on the file upload id (store.Checker, which verify asks of
 // file uploads; a folder upload's own folder is checked by ReadTreeDir): the folder is a real
 // folder of mode 0700 owned by the user, and its entries are the file, the metadata and at most a
-// marker (checkTop).
+// marker (store.CheckUpload).
 func (s *localStore) Check(_ context.Context, id string) error {
 	if err := s.open(false); err != nil {
 		return err
 	}
-	d, err := s.uploadDir(id)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	meta, err := s.readMetaAt(int(d.f.Fd()), id)
-	if err != nil {
-		return err
-	}
-	return s.checkTop(d, id, meta.Name, false)
+	return store.CheckUpload(s, id)
 }
 
-// uploadDir opens the folder of upload id, once for all a check reads of it.
-func (s *localStore) uploadDir(id string) (fdDir, error) {
-	if err := store.ValidID(id); err != nil {
-		return fdDir{}, err
-	}
-	code := guardErr(id)
-	fd, err := s.openDir(code, false, id)
-	if err != nil {
-		return fdDir{}, err
-	}
-	return fdDir{os.NewFile(uintptr(fd), s.UploadDir(id)), fdDirs{fd: -1, path: s.Dir, code: code}}, nil
-}
-
-// checkTop checks d, the open folder of upload id, as the store demands (store.FileFolder.Check).
-func (s *localStore) checkTop(d fdDir, id, name string, tree bool) error {
-	u := store.FileFolder{ID: id, Dir: s.UploadDir(id), Name: name, Tree: tree}
-	var err error
-	if u.Entries, err = store.StatFileFolder(d); err != nil {
-		return err
-	}
-	return u.Check()
-}
-
-// WrongMode is store.Moder: the first of the upload's folder and the regular files in it whose
-// mode is not the one checkTop takes (store.FileFolder.WrongMode), one closed even to the user
-// included. It reads modes only, the metadata not needed.
+// WrongMode is store.Moder (store.UploadWrongMode).
 func (s *localStore) WrongMode(_ context.Context, id string) (store.ModeRepair, bool) {
-	if store.ValidID(id) != nil || s.open(false) != nil {
+	if s.open(false) != nil {
 		return store.ModeRepair{}, false
 	}
-	u := store.FileFolder{Dir: s.UploadDir(id)}
-	u.Entries, _ = s.statUpload(id, sysErr)
-	return u.WrongMode()
+	return store.UploadWrongMode(s, id)
 }
 
-// statUpload reads the stat of the folder of upload id, before it is opened too, and then of each
-// entry in it, no link followed (store.ReadFileFolder); code codes an error reading them.
-func (s *localStore) statUpload(id string, code func(path string, err error) error) ([]store.FileStat, error) {
-	storefd, err := s.openDir(code, false)
+// The store's finished uploads as store.UploadFolders, the folders of the rules that read them.
+var _ store.UploadFolders = (*localStore)(nil)
+
+// OpenUpload opens the folder of upload id from the store down, no link followed, its errors and
+// its files' opens coded as the guarded open of upload id codes them (guardErr).
+func (s *localStore) OpenUpload(id string) (store.FileDir, error) {
+	fd, err := s.openDir(guardErr(id), false, id)
 	if err != nil {
 		return nil, err
 	}
-	defer unix.Close(storefd)
-	return store.ReadFileFolder(fdDirs{fd: storefd, path: s.Dir, code: code}, id)
+	return s.uploadDirAt(fd, id), nil
+}
+
+// uploadDirAt is the folder of upload id open as fd, as OpenUpload opens it.
+func (s *localStore) uploadDirAt(fd int, id string) fdDir {
+	return fdDir{fd, s.UploadDir(id), fdDirs{fd: -1, path: s.Dir, id: id, code: guardErr(id)}}
+}
+
+// UploadDirs opens top in the folder of upload id as OpenUpload opens that folder, and gives the
+// folders below it, listed with the system's errors, one on another file system than the upload's
+// folder not entered.
+func (s *localStore) UploadDirs(id, top string) (store.FileDirs, func(), error) {
+	code, dir := guardErr(id), s.UploadDir(id)
+	up, err := s.openDir(code, false, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer unix.Close(up)
+	root, err := fsOf(up)
+	if err != nil {
+		return nil, nil, code(dir, err)
+	}
+	fd, err := openDirs(up, dir, openOnly(code), top)
+	if err != nil {
+		return nil, nil, err
+	}
+	return fdDirs{fd: fd, path: filepath.Join(dir, top), root: root, id: id, code: sysErr}, func() { unix.Close(fd) }, nil
+}
+
+// StoreDirs is the store folder and the folders below it, their errors the system's.
+func (s *localStore) StoreDirs() (store.FileDirs, func(), error) {
+	fd, err := s.openDir(sysErr, false)
+	if err != nil {
+		return nil, nil, err
+	}
+	return fdDirs{fd: fd, path: s.Dir, code: sysErr}, func() { unix.Close(fd) }, nil
 }
 
 // statOf is the stat st of the entry name as the store's rules read it.

@@ -236,3 +236,50 @@ func TestFolderModeOneWording(t *testing.T) {
 		t.Fatalf("an internal folder of mode 0755: %v, want %q", err, want)
 	}
 }
+
+// A small upload of a batch whose metadata two files of STORE/.attachctl/meta name is damaged
+// (upload.unreadable) to every reader of it, the folder engine's too: its metadata, its check,
+// and whether it is a folder upload. With its file whole it is a file upload; with none naming
+// it, not a finished upload.
+func TestSmallUploadMetaTwice(t *testing.T) {
+	ctx := context.Background()
+	s := newStore(t)
+	recs := commitSmall(t, s, 2, 7)
+	id := recs[0].Upload.ID
+	reads := func(fresh *localStore) map[string]error {
+		_, ierr := fresh.Info(ctx, id)
+		_, folder, ferr := fresh.FolderFiles(ctx, id)
+		if ferr == nil && folder {
+			ferr = fmt.Errorf("a folder upload")
+		}
+		_, terr := fresh.TreeInfo(ctx, id)
+		return map[string]error{"Info": ierr, "Check": fresh.Check(ctx, id), "FolderFiles": ferr, "TreeInfo": terr}
+	}
+	fresh, err := openStore(s.Dir, false)
+	must(t, err)
+	for name, err := range reads(fresh) {
+		if want := map[bool]fault.Code{true: fault.UploadInvalid}[name == "TreeInfo"]; fault.CodeOf(err) != want {
+			t.Errorf("%s of a whole small upload: %v", name, err)
+		}
+	}
+	files := metaFiles(t, s)
+	b := mustRead(t, files[0])
+	must(t, os.WriteFile(filepath.Join(filepath.Dir(files[0]), store.MetaFileName(store.MetaFileBatch(filepath.Base(files[0])), 99)), b, 0o400))
+	fresh, err = openStore(s.Dir, false)
+	must(t, err)
+	for name, err := range reads(fresh) {
+		if fault.CodeOf(err) != fault.UploadUnreadable {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	for _, f := range metaFiles(t, s) {
+		must(t, os.Remove(f))
+	}
+	fresh, err = openStore(s.Dir, false)
+	must(t, err)
+	for name, err := range reads(fresh) {
+		if fault.CodeOf(err) != fault.UploadMissing {
+			t.Errorf("%s of a small upload no file names: %v", name, err)
+		}
+	}
+}
