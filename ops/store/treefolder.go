@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"io"
 	"strings"
 
@@ -174,4 +175,61 @@ func UploadWrongMode(u UploadFolders, id string) (ModeRepair, bool) {
 		done()
 	}
 	return f.WrongMode()
+}
+
+// TreePartial is an unfinished folder upload whose files are kept in folders of the backend's
+// (the local store's locked partial), written through PartialTreeWrite.
+type TreePartial interface {
+	ID() string
+	// TreeDirs are the folders of the tree named name (FileTreeWrite.Dirs), its top made where
+	// missing. done closes them.
+	TreeDirs(name string) (dirs FileDirs, done func(), err error)
+	// Touch marks the upload written now: a sweep's cutoff for unfinished uploads is their last
+	// write.
+	Touch()
+	// PublishTree makes the tree finished with its metadata m and listing, durable with its
+	// files, create-only (TreeWrite.Publish).
+	PublishTree(m *TreeMeta, listing []byte) error
+	Close()
+}
+
+// WritePartialTree is the TreeWrite of the tree named name in the partial p, taken up or made by
+// StartTree: its files written one after another through a FileTreeWrite over p's folders.
+// syncEach: the backend makes each file durable as it is closed (TreeFileWrite.Commit), and the
+// folders are then made durable before the tree is published. p is closed when it fails.
+func WritePartialTree(p TreePartial, name string, syncEach bool) (*PartialTreeWrite, error) {
+	dirs, done, err := p.TreeDirs(name)
+	if err != nil {
+		p.Close()
+		return nil, err
+	}
+	return &PartialTreeWrite{FileTreeWrite: FileTreeWrite{Dirs: dirs, Touch: p.Touch}, p: p, done: done, syncEach: syncEach}, nil
+}
+
+// PartialTreeWrite is the TreeWrite WritePartialTree returns.
+type PartialTreeWrite struct {
+	FileTreeWrite
+	p        TreePartial
+	done     func()
+	syncEach bool
+}
+
+func (t *PartialTreeWrite) ID() string { return t.p.ID() }
+
+// Publish closes the folder kept open and publishes the partial, its folders made durable first
+// where each file is made durable as it is closed.
+func (t *PartialTreeWrite) Publish(_ context.Context, m *TreeMeta, files []TreeFile, listing []byte) error {
+	t.CloseDir()
+	if t.syncEach {
+		if err := t.SyncDirs(files); err != nil {
+			return err
+		}
+	}
+	return t.p.PublishTree(m, listing)
+}
+
+func (t *PartialTreeWrite) Close(error) {
+	t.CloseDir()
+	t.done()
+	t.p.Close()
 }

@@ -19,14 +19,15 @@ import (
 // partialTree is the folder inside a folder upload's partial that holds its files so far.
 const partialTree = "tree"
 
-type treeMeta = store.TreeMeta
-
-var _ store.TreeBackend = (*localStore)(nil)
+var (
+	_ store.TreeBackend = (*localStore)(nil)
+	_ store.TreePartial = (*partial)(nil)
+)
 
 // The local store's folder uploads are the rules of package store (store.UploadTree, ...) over
-// these primitives: one file after another in the order of their paths (treeWrite keeps the
-// folder of the last file open), each written without an fsync and made durable by the one
-// commit of publishTree.
+// these primitives: one file after another in the order of their paths (store.FileTreeWrite keeps
+// the folder of the last file open), each written without an fsync and made durable by the one
+// commit of PublishTree.
 
 func (s *localStore) TreeProperties() store.TreeProperties {
 	return store.TreeProperties{Jobs: 1, VerifyJobs: 1}
@@ -39,7 +40,8 @@ func (s *localStore) TreeHashFirst(_ context.Context, name string, size int64) (
 }
 
 // StartTree finds a finished upload of the tree in the index, else takes up the unfinished
-// upload of the same folder that no one else holds, or makes one.
+// upload of the same folder that no one else holds, or makes one, and writes its tree in the
+// partial (store.WritePartialTree).
 func (s *localStore) StartTree(_ context.Context, st store.TreeStart) (string, store.TreeWrite, error) {
 	if id := s.idx.Find(s, st.Blake3, st.Src.Name, st.Avoid); id != "" {
 		return id, nil, nil
@@ -48,49 +50,33 @@ func (s *localStore) StartTree(_ context.Context, st store.TreeStart) (string, s
 	if err != nil {
 		return "", nil, err
 	}
-	root, err := p.openTreeRoot(st.Src.Name)
+	w, err := store.WritePartialTree(p, st.Src.Name, fileSyncEach)
 	if err != nil {
-		p.close()
 		return "", nil, err
 	}
-	fs, err := fsOf(int(root.Fd()))
+	return "", w, nil
+}
+
+// TreeDirs opens (making what is missing) tree/<name> in the locked partial, as store.TreePartial
+// (fdDirs). What a finish killed after it moved the folder into out/ left there is removed as the
+// partial is locked (lockPartial): its files are written again.
+func (p *partial) TreeDirs(name string) (store.FileDirs, func(), error) {
+	path := filepath.Join(p.dir, partialTree, name)
+	fd, err := openDirs(int(p.dirf.Fd()), p.dir, ownDir, partialTree, name)
 	if err != nil {
-		root.Close()
-		p.close()
-		return "", nil, storeErr(root.Name(), err)
+		return nil, nil, err
 	}
-	dirs := fdDirs{fd: int(root.Fd()), path: root.Name(), root: fs, code: storeErr}
-	touch := func() { unix.Futimes(int(p.f.Fd()), nil) } // the partial was written now: a sweep's cutoff for unfinished uploads
-	return "", &treeWrite{FileTreeWrite: store.FileTreeWrite{Dirs: dirs, Touch: touch}, p: p, root: root}, nil
-}
-
-// treeWrite is store.TreeWrite: the locked partial of a folder upload, its tree written through
-// store.FileTreeWrite over the folders of tree/<name> (fdDirs).
-type treeWrite struct {
-	store.FileTreeWrite
-	p    *partial
-	root *os.File // tree/<name>
-}
-
-func (t *treeWrite) ID() string { return t.p.id }
-
-// Publish publishes the partial (publishTree), where files are fsynced one by one its folders
-// fsynced first.
-func (t *treeWrite) Publish(_ context.Context, m *store.TreeMeta, files []store.TreeFile, listing []byte) error {
-	t.CloseDir()
-	if fileSyncEach {
-		if err := t.SyncDirs(files); err != nil {
-			return err
-		}
+	root, err := fsOf(fd)
+	if err != nil {
+		unix.Close(fd)
+		return nil, nil, storeErr(path, err)
 	}
-	return t.p.publishTree(m, listing)
+	return fdDirs{fd: fd, path: path, root: root, code: storeErr}, func() { unix.Close(fd) }, nil
 }
 
-func (t *treeWrite) Close(error) {
-	t.CloseDir()
-	t.root.Close()
-	t.p.close()
-}
+// Touch: the partial was written now (its info.json's time: a sweep's cutoff for unfinished
+// uploads).
+func (p *partial) Touch() { unix.Futimes(int(p.f.Fd()), nil) }
 
 // treeFileWrite is one file of the partial being written.
 type treeFileWrite struct{ out *os.File }
@@ -114,25 +100,14 @@ func (w treeFileWrite) Commit(context.Context, string) error {
 
 func (w treeFileWrite) Abort() { w.out.Close() }
 
-// openTreeRoot opens (making what is missing) tree/<name> in the locked partial. What a finish
-// killed after it moved the folder into out/ left there is removed as the partial is locked
-// (lockPartial): its files are written again.
-func (p *partial) openTreeRoot(name string) (*os.File, error) {
-	fd, err := openDirs(int(p.dirf.Fd()), p.dir, ownDir, partialTree, name)
-	if err != nil {
-		return nil, err
-	}
-	return os.NewFile(uintptr(fd), filepath.Join(p.dir, partialTree, name)), nil
-}
-
 // removeEntry removes what is at name in the folder dirfd, a file, a link or a folder, never
 // following a link and never leaving dirfd's file system (removeAt).
 func removeEntry(dirfd int, name string) error { return removeAt(dirfd, name, nil) }
 
-// publishTree makes the locked partial's tree a finished upload as a file upload's is made one
+// PublishTree makes the locked partial's tree a finished upload as a file upload's is made one
 // (build, then commit): out/ holds .upload.json, .tree.b3 and tree/<name>, made durable with the
 // tree's files, and is renamed to STORE/<id>.
-func (p *partial) publishTree(m *treeMeta, listing []byte) error {
+func (p *partial) PublishTree(m *store.TreeMeta, listing []byte) error {
 	o, err := p.build(&m.Info, outFile{MetaName, m.Encode()}, outFile{store.TreeListName, listing})
 	if err != nil {
 		return err

@@ -412,12 +412,12 @@ func TestTreeSyncDirs(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	tw := w.(*treeWrite)
+	tw := w.(*store.PartialTreeWrite)
 	if err := tw.SyncDirs(src.Files); err != nil {
 		t.Fatal(err)
 	}
 	tw.CloseDir()
-	if err := os.RemoveAll(filepath.Join(tw.root.Name(), "a", "b")); err != nil {
+	if err := os.RemoveAll(filepath.Join(s.partialDir(w.ID()), partialTree, src.Name, "a", "b")); err != nil {
 		t.Fatal(err)
 	}
 	if err := tw.SyncDirs(src.Files); err == nil {
