@@ -108,6 +108,27 @@ func metaObject(id string, b []byte, where string, err error, other func() (*Inf
 	return ParseTreeMeta(id, b, where)
 }
 
+// FoldersOn is Checker and Moder over the UploadFolders its call gives (CheckUpload,
+// UploadWrongMode): the rules below over a backend's folders, the store opened for a read first.
+type FoldersOn func() (UploadFolders, error)
+
+func (on FoldersOn) Check(_ context.Context, id string) error {
+	u, err := on()
+	if err != nil {
+		return err
+	}
+	return CheckUpload(u, id)
+}
+
+// WrongMode finds none when the store cannot be opened.
+func (on FoldersOn) WrongMode(_ context.Context, id string) (ModeRepair, bool) {
+	u, err := on()
+	if err != nil {
+		return ModeRepair{}, false
+	}
+	return UploadWrongMode(u, id)
+}
+
 // CheckUpload is Checker.Check over u: the folder of the file upload id, opened once for all the
 // check reads of it, is what the store demands (FileFolder.Check), its name read from its
 // metadata.

@@ -33,6 +33,7 @@ func New(dir string, opts ...Option) (store.Backend, error) {
 		}
 		return s, nil
 	}
+	s.FoldersOn = func() (store.UploadFolders, error) { return s, s.open(false) }
 	return s, nil
 }
 

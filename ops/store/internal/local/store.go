@@ -34,7 +34,8 @@ type localStore struct {
 	dir     string       // the folder as New was given it
 	opening store.Opened // the folder opened for this run (open): Dir, quota are set once it is
 
-	store.TreesOn // store.Trees: the engine's rules over the store, opened for each call (New)
+	store.TreesOn   // store.Trees: the engine's rules over the store, opened for each call (New)
+	store.FoldersOn // store.Checker and store.Moder: the rules of an upload's folder, likewise
 
 	idx   store.FinishedIndex // finished uploads by blake3 and name, for the upload stage's dedupe
 	parts store.PartialIndex  // unfinished uploads by source, for the upload stage's resume

@@ -3,7 +3,6 @@
 package local
 
 import (
-	"context"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -11,25 +10,6 @@ import (
 	"github.com/attachctl/attachctl/ops/store"
 	"golang.org/x/sys/unix"
 )
-
-// Check is the local store's own rules on the file upload id (store.Checker, which verify asks of
-// file uploads; a folder upload's own folder is checked by ReadTreeDir): the folder is a real
-// folder of mode 0700 owned by the user, and its entries are the file, the metadata and at most a
-// marker (store.CheckUpload).
-func (s *localStore) Check(_ context.Context, id string) error {
-	if err := s.open(false); err != nil {
-		return err
-	}
-	return store.CheckUpload(s, id)
-}
-
-// WrongMode is store.Moder (store.UploadWrongMode).
-func (s *localStore) WrongMode(_ context.Context, id string) (store.ModeRepair, bool) {
-	if s.open(false) != nil {
-		return store.ModeRepair{}, false
-	}
-	return store.UploadWrongMode(s, id)
-}
 
 // The store's finished uploads as store.UploadFolders, the folders of the rules that read them.
 var _ store.UploadFolders = (*localStore)(nil)
