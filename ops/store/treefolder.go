@@ -80,9 +80,9 @@ func ReadUploadMeta(u UploadFolders, id string) (*TreeMeta, error) {
 	return UploadMetaIn(u, d, id)
 }
 
-// UploadMetaIn reads the metadata of the finished upload id from its open folder d: a folder
-// upload's carries its kind and files too (a listing's Entry shows them); a small upload of a
-// batch keeps none there, and its commit's file gives it (IndexedMeta).
+// UploadMetaIn reads the metadata of the finished upload id from its open folder d, left open: a
+// folder upload's carries its kind and files too (a listing's Entry shows them); a small upload of
+// a batch keeps none there, and its commit's file gives it (IndexedMeta).
 func UploadMetaIn(u UploadFolders, d FileDir, id string) (*TreeMeta, error) {
 	b, where, err := ReadFolderObject(d, id, u.UploadDir(id), MetaName)
 	return metaObject(id, b, where, err, func() (*Info, error) { return u.IndexedMeta(id) })
