@@ -24,7 +24,7 @@ func New(dir string, opts ...Option) (store.Backend, error) {
 	s := &localStore{dir: dir}
 	// Its limits: read from the mark once; each upload is admitted by a reservation taken under
 	// the store's limits lock, so that uploads of many processes at once never pass a limit.
-	s.quota = &store.Quota{R: reserver{s}, M: marker{s}, List: s.List, Wait: o.limitsWait}
+	s.quota = &store.Quota{R: reserver(s), M: marker(s), List: s.List, Wait: o.limitsWait}
 	// store.Trees opens the store for each call as Begin does for an upload (create: making or
 	// marking it), and as a read does otherwise.
 	s.TreesOn = func(_ context.Context, create bool) (store.TreeBackend, error) {

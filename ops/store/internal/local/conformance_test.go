@@ -35,7 +35,7 @@ func TestLocalConformance(t *testing.T) {
 			if err := s.open(true); err != nil {
 				t.Fatal(err)
 			}
-			return reserver{s}
+			return reserver(s)
 		},
 		RemoveFromUpload: func(t *testing.T, b store.Backend, id, rel string) {
 			if err := os.RemoveAll(filepath.Join(b.Location(), id, rel)); err != nil {

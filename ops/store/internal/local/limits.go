@@ -5,104 +5,93 @@ package local
 import (
 	"context"
 	"errors"
+	"path"
 	"time"
 
 	"github.com/attachctl/attachctl/ops/store"
 	"golang.org/x/sys/unix"
 )
 
-// marker keeps the store's mark, STORE/.attachctl/store, never read or written through a link
-// (store.Marker).
-type marker struct{ s *localStore }
+// The reservations and the mark are store.FileReserver and store.FileMark over the small files of
+// STORE/.attachctl (smallFiles): the mark STORE/.attachctl/store, a reservation the file
+// STORE/.attachctl/reserved/<id>. The limits lock is STORE/.attachctl/limits.lock, a flock,
+// released by the kernel when its holder dies.
+const limitsLock = "limits.lock"
 
-func (m marker) MakeStore(context.Context) error { return m.s.open(true) }
-
-func (m marker) ReadMark(context.Context) ([]byte, string, error) {
-	if err := m.s.open(false); err != nil {
-		return nil, "", err
-	}
-	idir, err := m.s.openIfThere(InternalDir)
-	if err != nil || idir < 0 {
-		return nil, "", err
-	}
-	defer unix.Close(idir)
-	b, err := readFileAt(idir, store.MarkName, m.s.internal(store.MarkName), 1<<16, regular)
-	if errors.Is(err, unix.ENOENT) {
-		return nil, "", nil
-	}
-	return b, "", wrap(m.s.internal(store.MarkName), err)
+// reserver takes a reservation under the limits lock.
+func reserver(s *localStore) store.FileReserver {
+	return store.FileReserver{F: smallFiles{s}, Lock: func(_ context.Context, wait time.Duration) (store.LimitsLock, error) {
+		l, err := s.lock(limitsLock, unix.LOCK_EX, wait)
+		if err != nil {
+			return nil, err
+		}
+		return flockHeld{l}, nil
+	}}
 }
 
-// ReplaceMark writes the mark under a name of its own, fsynced and renamed over the mark
-// (replaceAt), so the mark is always whole.
-func (m marker) ReplaceMark(_ context.Context, body []byte, _ string) error {
-	idir, err := m.s.openDir(lockErr, true, InternalDir)
-	if err != nil {
-		return err
-	}
-	defer unix.Close(idir)
-	return wrap(m.s.internal(store.MarkName), replaceAt(idir, "", store.MarkName, body, time.Time{}, true))
+// marker reads the mark of a store opened (judged) first, and makes or marks the store as an
+// upload does.
+func marker(s *localStore) store.FileMark {
+	return store.FileMark{F: smallFiles{s}, Make: func(context.Context) error { return s.open(true) },
+		Open: func(context.Context) error { return s.open(false) }}
 }
-
-// The reservations' primitives (store.Reserver): the limits lock is STORE/.attachctl/limits.lock
-// (a flock, released by the kernel when its holder dies), a reservation the file
-// STORE/.attachctl/reserved/<id>, made O_EXCL.
-const (
-	limitsLock  = "limits.lock"
-	reservedDir = "reserved"
-)
-
-type reserver struct{ s *localStore }
 
 type flockHeld struct{ l *heldLock }
 
 func (h flockHeld) Unlock(context.Context) (bool, error) { return true, h.l.Unlock() }
 
-func (r reserver) LockLimits(ctx context.Context, wait time.Duration) (store.LimitsLock, error) {
-	l, err := r.s.lock(limitsLock, unix.LOCK_EX, wait)
-	if err != nil {
+// smallFiles opens the folders of STORE/.attachctl (store.SmallFiles) as every folder of the
+// store is opened: openDir, or openIfThere for a reader that makes nothing.
+type smallFiles struct{ s *localStore }
+
+func (f smallFiles) OpenSmall(rel string, create bool) (store.SmallDir, error) {
+	names := []string{InternalDir, rel}
+	fd, err := -1, error(nil)
+	if create {
+		fd, err = f.s.openDir(lockErr, true, names...)
+	} else {
+		fd, err = f.s.openIfThere(names...)
+	}
+	if err != nil || fd < 0 {
 		return nil, err
 	}
-	return flockHeld{l}, nil
+	return smallDir{fd: fd, at: f.s.internal(rel)}, nil
 }
 
-func (r reserver) PutReservation(ctx context.Context, key string, body []byte) error {
-	if err := store.ValidID(key); err != nil {
-		return err
-	}
-	dir, err := r.s.openDir(lockErr, true, InternalDir, reservedDir)
-	if err != nil {
-		return err
-	}
-	defer unix.Close(dir)
-	return wrap(r.s.internal(reservedDir, key), writeNewAt(dir, key, body, FileMode, false))
+// smallDir is a folder of small files open as fd, at its path.
+type smallDir struct {
+	fd int
+	at string
 }
 
-func (r reserver) Reservations(ctx context.Context) (map[string][]byte, error) {
-	out := map[string][]byte{}
-	fd, names, err := r.s.listIfThere(InternalDir, reservedDir)
-	if fd < 0 {
-		return out, err
+func (d smallDir) Read(name string, limit int64) ([]byte, error) {
+	b, err := readFileAt(d.fd, name, path.Join(d.at, name), limit, regular)
+	if errors.Is(err, unix.ENOENT) {
+		return nil, nil
 	}
-	defer unix.Close(fd)
-	for _, name := range names {
-		b, err := readFileAt(fd, name, name, 4096, regular)
-		if err != nil {
-			b = []byte{} // unreadable: kept as an empty body, which no check counts (and drops)
-		}
-		out[name] = b
-	}
-	return out, nil
+	return b, wrap(path.Join(d.at, name), err)
 }
 
-func (r reserver) DropReservation(ctx context.Context, key string) error {
-	fd, err := r.s.openIfThere(InternalDir, reservedDir)
-	if err != nil || fd < 0 {
-		return err
-	}
-	defer unix.Close(fd)
-	if err := unix.Unlinkat(fd, key, 0); err != nil && !errors.Is(err, unix.ENOENT) {
-		return storeErr(r.s.internal(reservedDir, key), err)
+// Create makes the file with O_EXCL (writeNewAt).
+func (d smallDir) Create(name string, body []byte) error {
+	return wrap(path.Join(d.at, name), writeNewAt(d.fd, name, body, FileMode, false))
+}
+
+// Replace writes the file under a name of its own, fsynced and renamed over name (replaceAt).
+func (d smallDir) Replace(name string, body []byte) error {
+	return wrap(path.Join(d.at, name), replaceAt(d.fd, "", name, body, time.Time{}, true))
+}
+
+func (d smallDir) Names() ([]string, error) {
+	names, err := namesAt(d.fd, d.at)
+	return names, wrap(d.at, err)
+}
+
+func (d smallDir) Remove(name string) error {
+	if err := unix.Unlinkat(d.fd, name, 0); err != nil && !errors.Is(err, unix.ENOENT) {
+		return storeErr(path.Join(d.at, name), err)
 	}
 	return nil
 }
+
+func (d smallDir) Close() { unix.Close(d.fd) }
