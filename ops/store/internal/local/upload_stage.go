@@ -52,7 +52,6 @@ func (s *localStore) StreamHashFirst(_ context.Context, src store.Source) (bool,
 // source to resume, or makes one (store.StreamBackend).
 func (s *localStore) StartStream(ctx context.Context, st store.StreamStart) (store.StreamFound, store.StreamWrite, error) {
 	src := st.Src
-	batch, _ := st.Opts.Batch.(*groupBatch)
 	if id := s.idx.Find(s, src.Blake3, src.Name, st.Avoid); id != "" {
 		return store.StreamFound{ID: id}, nil, nil
 	}
@@ -63,7 +62,8 @@ func (s *localStore) StartStream(ctx context.Context, st store.StreamStart) (sto
 	if err != nil {
 		return store.StreamFound{}, nil, err
 	}
-	return store.StreamFound{}, &partialWrite{s: s, p: p, old: old, batch: batch, src: src}, nil
+	pub := store.CopyPublish[*out]{B: s, Index: &s.idx, From: s, Batch: st.Opts.Batch}
+	return store.StreamFound{}, &partialWrite{s: s, p: p, old: old, pub: pub, src: src}, nil
 }
 
 // Open opens the finished upload id named name through the guarded open, with its metadata
@@ -102,7 +102,7 @@ type partialWrite struct {
 	s       *localStore
 	p       *partial
 	old     *sourceKey // what the partial's data was written for (nil: new)
-	batch   *groupBatch
+	pub     store.CopyPublish[*out]
 	src     store.Source
 	batched bool // the batch holds the partial until it commits
 }
@@ -158,32 +158,16 @@ func (w *partialWrite) Refuse(_ context.Context, got string) {
 	w.p.WriteMeta()
 }
 
-// Publish names an upload of the same bytes finished meanwhile by another run, or claimed in the
-// batch by a worker that copied the same file at the same time, and drops this copy; else the
-// partial is published (in the batch: when it commits).
+// Publish publishes the partial (in the batch: when it commits), or names an upload of the same
+// bytes finished or claimed meanwhile instead (store.PublishCopy).
 func (w *partialWrite) Publish(ctx context.Context, sum string) (*Meta, error) {
-	s, p, name, size := w.s, w.p, w.src.Name, w.src.Size
-	id := s.idx.Find(s, sum, name, "")
-	if id != "" && !store.NameAgain(ctx, s, id, name, sum) {
-		s.idx.Forget(sum, name, id)
-		id = ""
-	}
-	if id == "" && w.batch != nil {
-		var err error
-		if id, err = w.batch.Build(sum, name, p.id, w); err != nil {
-			return nil, err
-		}
-		w.batched = id == p.id
-	}
-	if id != "" && id != p.id {
-		p.remove(false) // a copy of an upload that is finished, or claimed: nothing to keep
-		return &Meta{ID: id, Name: name, Size: size, Blake3: sum}, nil
-	}
-	if w.batched {
-		return &Meta{ID: p.id, Name: name, Size: size, Blake3: sum}, nil
-	}
-	return p.publish(size, sum)
+	return store.PublishCopy(ctx, w.pub, w, w.src.Name, w.src.Size, sum)
 }
+
+// DropCopy removes the partial: a copy of an upload that is finished, or claimed.
+func (w *partialWrite) DropCopy() { w.p.remove(false) }
+
+func (w *partialWrite) PublishOwn(sum string) (*Meta, error) { return w.p.publish(w.src.Size, sum) }
 
 // BatchBuild builds the partial's finished folder for the batch (store.GroupBuilder), and starts
 // writing its data to disk without waiting: the commit's fsync then finds it done.
@@ -192,11 +176,15 @@ func (w *partialWrite) BatchBuild(_, sum string) (*out, error) {
 	if err == nil {
 		startWriteback(int(w.p.f.Fd()), 0, 0)
 	}
+	w.batched = err == nil
 	return o, err
 }
 
 // BatchUnbuild takes the folder built apart: the partial is an unfinished upload again.
-func (w *partialWrite) BatchUnbuild(o *out, err error) { o.undo(err) }
+func (w *partialWrite) BatchUnbuild(o *out, err error) {
+	w.batched = false
+	o.undo(err)
+}
 
 func (w *partialWrite) Close(error) {
 	if !w.batched {

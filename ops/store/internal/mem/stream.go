@@ -41,9 +41,7 @@ func (s *Store) StartStream(ctx context.Context, st store.StreamStart) (store.St
 			return store.StreamFound{}, nil, err
 		}
 	}
-	if st.Opts.Batch != nil {
-		w.b = st.Opts.Batch.(*batch)
-	}
+	w.pub = store.CopyPublish[*batched]{B: s, Index: &s.idx, Batch: st.Opts.Batch}
 	return store.StreamFound{}, w, nil
 }
 
@@ -52,7 +50,7 @@ type streamWrite struct {
 	s       *Store
 	id      string
 	p       *partial
-	b       *batch
+	pub     store.CopyPublish[*batched]
 	release func() // drops the reservation of a new upload
 	batched bool   // the batch holds it until it is published
 }
@@ -96,53 +94,47 @@ func (w *streamWrite) Refuse(context.Context, string) {
 	w.s.drop(w.id, w.p)
 }
 
-// Publish makes the upload finished, or, when another worker wrote the same bytes under the same
-// name at the same time and its upload is finished and still intact (the index finds it, and
-// store.NameAgain reads it back, as the local store does: a damaged one is forgotten), or is
-// claimed in this run's batch (store.GroupBatch), drops this copy and names that one: two
-// workers uploading the same bytes make one upload.
+// Publish makes the upload finished (in the batch: when it commits), or names an upload of the
+// same bytes finished or claimed meanwhile instead, as the local store does (store.PublishCopy):
+// two workers uploading the same bytes make one upload.
 func (w *streamWrite) Publish(ctx context.Context, sum string) (*store.Info, error) {
-	s, p := w.s, w.p
-	if w.b != nil {
-		if id := w.b.Claim(sum, p.name, w.id); id != w.id {
-			s.mu.Lock()
-			defer s.mu.Unlock()
-			s.drop(w.id, p)
-			return &store.Info{ID: id, Name: p.name, Size: int64(len(p.data)), Blake3: sum}, nil
-		}
-	}
-	// The index is asked with the store's lock held, so that of two workers that both find
-	// nothing the second publishes after the first and finds it; the one found is read back
-	// without the lock, which the read takes.
-	for {
-		s.mu.Lock()
-		other := s.idx.Find(nil, sum, p.name, "")
-		if other == "" {
-			break
-		}
-		s.mu.Unlock()
-		if !store.NameAgain(ctx, s, other, p.name, sum) {
-			s.idx.Forget(sum, p.name, other)
-			continue
-		}
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		s.drop(w.id, p)
-		if w.b != nil {
-			w.b.Drop(sum, p.name, w.id, nil) // named as the finished one: nothing to commit
-		}
-		return &store.Info{ID: other, Name: p.name, Size: int64(len(p.data)), Blake3: sum}, nil
-	}
+	return store.PublishCopy(ctx, w.pub, w, w.p.name, w.size(), sum)
+}
+
+func (w *streamWrite) size() int64 {
+	w.s.mu.Lock()
+	defer w.s.mu.Unlock()
+	return int64(len(w.p.data))
+}
+
+// DropCopy drops the upload: another of the same bytes is named.
+func (w *streamWrite) DropCopy() {
+	w.s.mu.Lock()
+	defer w.s.mu.Unlock()
+	w.s.drop(w.id, w.p)
+}
+
+// PublishOwn asks the index again with the store's lock held, so that of two workers that both
+// found nothing the second publishes after the first and finds it (store.ErrCopyFound).
+func (w *streamWrite) PublishOwn(sum string) (*store.Info, error) {
+	s := w.s
+	s.mu.Lock()
 	defer s.mu.Unlock()
-	info := store.Info{ID: w.id, Name: p.name, Size: int64(len(p.data)), Blake3: sum}
-	if w.b != nil {
-		w.batched = true
-		w.b.Add(&batched{id: w.id, p: p, sum: sum}) // BatchJoin keeps none out
-		return &info, nil
+	if s.idx.Find(nil, sum, w.p.name, "") != "" {
+		return nil, store.ErrCopyFound
 	}
-	info = s.publish(w.id, p, sum)
+	info := s.publish(w.id, w.p, sum)
 	return &info, nil
 }
+
+// BatchBuild holds the upload for the batch's commit; BatchUnbuild (never called: BatchJoin keeps
+// none out) lets it go.
+func (w *streamWrite) BatchBuild(id, sum string) (*batched, error) {
+	w.batched = true
+	return &batched{id: id, p: w.p, sum: sum}, nil
+}
+
+func (w *streamWrite) BatchUnbuild(*batched, error) { w.batched = false }
 
 func (w *streamWrite) Close(err error) {
 	if err != nil && fault.CodeOf(err) != "" {
