@@ -371,20 +371,16 @@ func (p *partial) state() store.UnfinishedState {
 	return store.UnfinishedState{Name: p.name, Bytes: p.bytes(), Made: p.made, Written: p.written, Busy: p.holds > 0}
 }
 
-// MarkUsed marks the finished uploads ids used at at, under the rules written once
-// (store.MarkUsedOn): the store's mutex is its hold, so no write of a marker loses.
+// MarkUsed marks the finished uploads ids used at at, as the local store does (store.MarkUsedIn):
+// the store's mutex is its hold, so nothing moves between the look-up and the mark.
 func (s *Store) MarkUsed(ctx context.Context, ids []string, at time.Time) error {
-	return store.MarkUsedOn(ctx, memUse{s}, ids, at)
+	return store.MarkUsedIn(ctx, memUse{s}, s.loc, ids, at)
 }
 
-// memUse is the store as a store.UseBackend.
+// memUse is the store's uploads as store.UseFolders; a finished upload is its own folder.
 type memUse struct{ s *Store }
 
-func (u memUse) UseProperties() store.UseProperties {
-	return store.UseProperties{Jobs: 1, Where: u.s.loc}
-}
-
-func (u memUse) HoldUses(context.Context, []string) (func(), error) {
+func (u memUse) HoldUses() (func(), error) {
 	u.s.mu.Lock()
 	if err := u.s.checkStore(false); err != nil {
 		u.s.mu.Unlock()
@@ -393,19 +389,20 @@ func (u memUse) HoldUses(context.Context, []string) (func(), error) {
 	return u.s.mu.Unlock, nil
 }
 
-func (u memUse) LookUpUses(_ context.Context, ids []string) ([]store.UseTarget, error) {
-	ts := make([]store.UseTarget, len(ids))
-	for i, id := range ids {
-		ts[i].Missing = u.s.finished[id] == nil
+func (u memUse) OpenUse(id string) (store.UseDir, error) {
+	if f := u.s.finished[id]; f != nil {
+		return f, nil
 	}
-	return ts, nil
+	return nil, store.NotFinished(id, u.s.loc)
 }
 
-func (u memUse) WriteUse(_ context.Context, id string, _ *store.UseTarget, at time.Time) (func() error, func(), error) {
-	f := u.s.finished[id]
+// MarkUse and Close are store.UseDir's: the mutex is held.
+func (f *finished) MarkUse(at time.Time) error {
 	f.used, f.foreign = at.UTC(), false
-	return nil, nil, nil
+	return nil
 }
+
+func (f *finished) Close() {}
 
 // take takes the lock ch, waiting at most wait; busy is the store.locked error.
 func take(ctx context.Context, ch chan struct{}, wait time.Duration, busy func() error) error {
