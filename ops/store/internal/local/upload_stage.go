@@ -4,6 +4,7 @@ package local
 
 import (
 	"context"
+	"io"
 
 	"github.com/attachctl/attachctl/manifest/fault"
 	"github.com/attachctl/attachctl/ops/store"
@@ -49,21 +50,16 @@ func (s *localStore) StreamHashFirst(_ context.Context, src store.Source) (bool,
 }
 
 // StartStream finds a finished upload of the same bytes and name, else the partial of the same
-// source to resume, or makes one (store.StreamBackend).
+// source to resume, or makes one (store.StartCopy).
 func (s *localStore) StartStream(ctx context.Context, st store.StreamStart) (store.StreamFound, store.StreamWrite, error) {
-	src := st.Src
-	if id := s.idx.Find(s, src.Blake3, src.Name, st.Avoid); id != "" {
-		return store.StreamFound{ID: id}, nil, nil
-	}
-	if w := store.SmallWrite(src, st.Opts); w != nil {
-		return store.StreamFound{}, w, nil
-	}
-	p, old, err := s.takePartial(store.PartialOf{Name: src.Name, Path: src.Path, Blake3: src.Blake3, Streamed: true}, src.Size)
-	if err != nil {
-		return store.StreamFound{}, nil, err
-	}
-	pub := store.CopyPublish[*out]{B: s, Index: &s.idx, From: s, Batch: st.Opts.Batch}
-	return store.StreamFound{}, &partialWrite{s: s, p: p, old: old, pub: pub, src: src}, nil
+	return store.StartCopy(st, &s.idx, s, func(run store.PartialOf, size int64) (store.StreamWrite, error) {
+		p, old, err := s.takePartial(run, size)
+		if err != nil {
+			return nil, err
+		}
+		pub := store.CopyPublish[*out]{B: s, Index: &s.idx, From: s, Batch: st.Opts.Batch}
+		return &partialWrite{PartialStream: store.PartialStream[*partial]{P: p, Old: old}, s: s, pub: pub, src: st.Src}, nil
+	})
 }
 
 // Open opens the finished upload id named name through the guarded open, with its metadata
@@ -99,35 +95,24 @@ func (s *localStore) takePartial(run store.PartialOf, size int64) (*partial, *so
 
 // partialWrite is the write of an upload through a partial of its own.
 type partialWrite struct {
-	s       *localStore
-	p       *partial
-	old     *sourceKey // what the partial's data was written for (nil: new)
-	pub     store.CopyPublish[*out]
-	src     store.Source
-	batched bool // the batch holds the partial until it commits
+	store.PartialStream[*partial]
+	s   *localStore
+	pub store.CopyPublish[*out]
+	src store.Source
 }
 
-func (w *partialWrite) ID() string { return w.p.id }
-
-// Stored is the partial's data, to be read back and compared with the source.
-func (w *partialWrite) Stored() (store.StreamStored, error) {
-	cur, err := w.p.size()
-	if err != nil || cur == 0 {
-		return store.StreamStored{}, err
-	}
-	st := store.StreamStored{Data: w.p.f, N: cur, Err: func(err error) error { return storeErr(w.p.f.Name(), err) }}
-	if w.old != nil {
-		st.Keyed, st.Size, st.Blake3 = true, w.old.Size, w.old.Blake3
-	}
-	return st, nil
+// Data and Truncate are the partial's data file as store.PartialStream reads and cuts it.
+func (p *partial) Data() (io.ReaderAt, int64, func(error) error, error) {
+	n, err := p.size()
+	return p.f, n, func(err error) error { return storeErr(p.f.Name(), err) }, err
 }
 
-func (w *partialWrite) Restart() error { return w.p.truncate(0) }
+func (p *partial) Truncate(n int64) error { return p.truncate(n) }
 
 // Write appends the source to the partial's data from pos, in the pass of store.Pump (read and
 // write here, hash on another core).
 func (w *partialWrite) Write(ctx context.Context, src store.SourceFile, pos int64, pass store.StreamPass) (*Meta, error) {
-	p := w.p
+	p := w.P
 	fd := int(p.f.Fd())
 	started := pos // the first byte whose writeback is not started yet
 	err := store.Pump(ctx, src, pos, pass, nil, func(off int64, b []byte, done func()) error {
@@ -152,12 +137,6 @@ func (w *partialWrite) Write(ctx context.Context, src store.SourceFile, pos int6
 	return nil, err
 }
 
-// Refuse keeps the partial, with what it holds, for a run with a fresh manifest.
-func (w *partialWrite) Refuse(_ context.Context, got string) {
-	w.p.meta.Source.Blake3 = got
-	w.p.WriteMeta()
-}
-
 // Publish publishes the partial (in the batch: when it commits), or names an upload of the same
 // bytes finished or claimed meanwhile instead (store.PublishCopy).
 func (w *partialWrite) Publish(ctx context.Context, sum string) (*Meta, error) {
@@ -165,29 +144,23 @@ func (w *partialWrite) Publish(ctx context.Context, sum string) (*Meta, error) {
 }
 
 // DropCopy removes the partial: a copy of an upload that is finished, or claimed.
-func (w *partialWrite) DropCopy() { w.p.remove(false) }
+func (w *partialWrite) DropCopy() { w.P.remove(false) }
 
-func (w *partialWrite) PublishOwn(sum string) (*Meta, error) { return w.p.publish(w.src.Size, sum) }
+func (w *partialWrite) PublishOwn(sum string) (*Meta, error) { return w.P.publish(w.src.Size, sum) }
 
 // BatchBuild builds the partial's finished folder for the batch (store.GroupBuilder), and starts
 // writing its data to disk without waiting: the commit's fsync then finds it done.
 func (w *partialWrite) BatchBuild(_, sum string) (*out, error) {
-	o, err := w.p.buildOut(w.src.Size, sum)
+	o, err := w.P.buildOut(w.src.Size, sum)
 	if err == nil {
-		startWriteback(int(w.p.f.Fd()), 0, 0)
+		startWriteback(int(w.P.f.Fd()), 0, 0)
 	}
-	w.batched = err == nil
+	w.Batched = err == nil
 	return o, err
 }
 
 // BatchUnbuild takes the folder built apart: the partial is an unfinished upload again.
 func (w *partialWrite) BatchUnbuild(o *out, err error) {
-	w.batched = false
+	w.Batched = false
 	o.undo(err)
-}
-
-func (w *partialWrite) Close(error) {
-	if !w.batched {
-		w.p.close()
-	}
 }
