@@ -14,11 +14,11 @@ import (
 // PartialData is such an unfinished upload, held: its info (HeldPartial) and its data file.
 type PartialData interface {
 	HeldPartial
-	// Data is the data file, read at any offset, the bytes it holds, and how an error reading it
-	// is coded.
-	Data() (data io.ReaderAt, n int64, code func(error) error, err error)
-	// Truncate cuts the data back to n bytes, durably.
+	// Size is what the data file holds; Truncate cuts it back to n bytes, durably (as HeldData's).
+	Size() (int64, error)
 	Truncate(n int64) error
+	// Data is the data file, read at any offset, and how an error reading it is coded.
+	Data() (io.ReaderAt, func(error) error)
 }
 
 // StartCopy is StreamBackend.StartStream of such a backend: the finished upload of the same bytes
@@ -51,10 +51,11 @@ func (w *PartialStream[P]) ID() string { return w.P.ID() }
 // Stored is P's data, to be read back and compared with the source: none when it is empty, else
 // keyed by the source it was written for.
 func (w *PartialStream[P]) Stored() (StreamStored, error) {
-	data, n, code, err := w.P.Data()
+	n, err := w.P.Size()
 	if err != nil || n == 0 {
 		return StreamStored{}, err
 	}
+	data, code := w.P.Data()
 	st := StreamStored{Data: data, N: n, Err: code}
 	if w.Old != nil {
 		st.Keyed, st.Size, st.Blake3 = true, w.Old.Size, w.Old.Blake3

@@ -16,14 +16,13 @@ type heldData struct {
 	writes int
 }
 
-func (p *heldData) ID() string             { return "0190c4d2-0000-7000-8000-000000000009" }
-func (p *heldData) Meta() *PartialMeta     { return &p.meta }
-func (p *heldData) WriteMeta() error       { p.writes++; return nil }
-func (p *heldData) Close()                 { p.closed++ }
-func (p *heldData) Truncate(n int64) error { p.data = p.data[:n]; return nil }
-func (p *heldData) Data() (io.ReaderAt, int64, func(error) error, error) {
-	return bytes.NewReader(p.data), int64(len(p.data)), nil, nil
-}
+func (p *heldData) ID() string                             { return "0190c4d2-0000-7000-8000-000000000009" }
+func (p *heldData) Meta() *PartialMeta                     { return &p.meta }
+func (p *heldData) WriteMeta() error                       { p.writes++; return nil }
+func (p *heldData) Close()                                 { p.closed++ }
+func (p *heldData) Truncate(n int64) error                 { p.data = p.data[:n]; return nil }
+func (p *heldData) Size() (int64, error)                   { return int64(len(p.data)), nil }
+func (p *heldData) Data() (io.ReaderAt, func(error) error) { return bytes.NewReader(p.data), nil }
 
 // TestPartialStream: an empty data file holds nothing to compare; one with bytes is keyed by the
 // source they were written for; a restart empties it; a refusal keeps the upload, its info naming

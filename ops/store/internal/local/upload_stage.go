@@ -58,7 +58,7 @@ func (s *localStore) StartStream(ctx context.Context, st store.StreamStart) (sto
 			return nil, err
 		}
 		pub := store.CopyPublish[*out]{B: s, Index: &s.idx, From: s, Batch: st.Opts.Batch}
-		return &partialWrite{PartialStream: store.PartialStream[*partial]{P: p, Old: old}, s: s, pub: pub, src: st.Src}, nil
+		return &partialWrite{PartialStream: store.PartialStream[chunkData]{P: chunkData{p}, Old: old}, s: s, pub: pub, src: st.Src}, nil
 	})
 }
 
@@ -95,19 +95,17 @@ func (s *localStore) takePartial(run store.PartialOf, size int64) (*partial, *so
 
 // partialWrite is the write of an upload through a partial of its own.
 type partialWrite struct {
-	store.PartialStream[*partial]
+	store.PartialStream[chunkData]
 	s   *localStore
 	pub store.CopyPublish[*out]
 	src store.Source
 }
 
-// Data and Truncate are the partial's data file as store.PartialStream reads and cuts it.
-func (p *partial) Data() (io.ReaderAt, int64, func(error) error, error) {
-	n, err := p.size()
-	return p.f, n, func(err error) error { return storeErr(p.f.Name(), err) }, err
+// Data is the partial's data file as store.PartialStream reads it back (its size and truncate are
+// the step-by-step upload's).
+func (d chunkData) Data() (io.ReaderAt, func(error) error) {
+	return d.f, func(err error) error { return storeErr(d.f.Name(), err) }
 }
-
-func (p *partial) Truncate(n int64) error { return p.truncate(n) }
 
 // Write appends the source to the partial's data from pos, in the pass of store.Pump (read and
 // write here, hash on another core).
