@@ -33,7 +33,7 @@ func (s *localStore) LastUsed(id string) (time.Time, bool, error) {
 		return time.Time{}, false, err
 	}
 	defer unix.Close(dirfd)
-	at, _, err := s.lastUsedAt(dirfd, id)
+	at, _, err := uploadFolder{s, dirfd, id}.LastUsed()
 	return at, !at.IsZero(), err
 }
 

@@ -134,26 +134,16 @@ func (d *storeDirs) OpenUpload(id string) (store.SweptUpload, error) {
 	if err != nil {
 		return nil, guardErr(id)(d.s.UploadDir(id), err)
 	}
-	return sweptUpload{d.s, fd, id}, nil
+	return uploadFolder{d.s, fd, id}, nil
 }
 
-// sweptUpload is a finished upload's folder, open as fd, read through the guarded reads.
-type sweptUpload struct {
-	s  *localStore
-	fd int
-	id string
-}
-
-func (u sweptUpload) ReadMeta() (*store.UploadMeta, error) {
+func (u uploadFolder) ReadMeta() (*store.UploadMeta, error) {
 	meta, err := u.s.readMetaAt(u.fd, u.id)
 	if err != nil {
 		return nil, err
 	}
 	return &store.UploadMeta{Info: &meta.Info, Recorded: meta.ID, Folder: meta.Kind == store.KindFolder, Files: meta.Files}, nil
 }
-
-func (u sweptUpload) LastUsed() (time.Time, bool, error) { return u.s.lastUsedAt(u.fd, u.id) }
-func (u sweptUpload) Close()                             { unix.Close(u.fd) }
 
 func (d *storeDirs) ReadPartial(id string, hold bool) (store.UnfinishedState, func(), error) {
 	r, err := d.s.readPartial(d.partfd, id, hold, store.RegularPartial)

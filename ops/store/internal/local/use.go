@@ -38,41 +38,41 @@ func (u useFolders) OpenUse(id string) (store.UseDir, error) {
 		unix.Close(dirfd)
 		return nil, err
 	}
-	return useDir{u.s, dirfd, id}, nil
+	return uploadFolder{u.s, dirfd, id}, nil
 }
 
-// useDir is an upload folder open as fd.
-type useDir struct {
+// uploadFolder is a finished upload's folder, open as fd, as a use marks it and a sweep reads it
+// (through the guarded reads).
+type uploadFolder struct {
 	s  *localStore
 	fd int
 	id string
 }
 
+func (d uploadFolder) Close() { unix.Close(d.fd) }
+
 // MarkUse sets the .used marker to at: a new file, made with O_EXCL under a name of its own
 // (store.TempPrefix), its times set, then renamed over .used. An existing .used is never opened, so a
 // marker that is a link (hard or symbolic) to a file outside the store only loses its name in the
 // store; the file it shares is not touched.
-func (d useDir) MarkUse(at time.Time) error {
+func (d uploadFolder) MarkUse(at time.Time) error {
 	if err := replaceAt(d.fd, "", UsedName, nil, at, false); err != nil {
 		return guardErr(d.id)(d.s.UploadDir(d.id)+"/"+UsedName, err)
 	}
 	return nil
 }
 
-func (d useDir) Close() { unix.Close(d.fd) }
-
-// lastUsedAt is when the upload id, whose folder is open as dirfd, was last used: its .used
-// marker's mtime, never followed if it is a link, and zero when it has never been used. A marker
+// LastUsed is when the upload was last used: its .used marker's mtime, never followed if it is a link, and zero when it has never been used. A marker
 // that is not a regular file is none the store wrote (foreign): the upload is used when it was
 // written, its own mtime, as a marker of other words is on S3, and the next use replaces it.
-func (s *localStore) lastUsedAt(dirfd int, id string) (at time.Time, foreign bool, err error) {
+func (d uploadFolder) LastUsed() (at time.Time, foreign bool, err error) {
 	var st unix.Stat_t
-	err = unix.Fstatat(dirfd, UsedName, &st, unix.AT_SYMLINK_NOFOLLOW)
+	err = unix.Fstatat(d.fd, UsedName, &st, unix.AT_SYMLINK_NOFOLLOW)
 	if errors.Is(err, unix.ENOENT) {
 		return time.Time{}, false, nil
 	}
 	if err != nil {
-		return time.Time{}, false, storeErr(s.UploadDir(id)+"/"+UsedName, err)
+		return time.Time{}, false, storeErr(d.s.UploadDir(d.id)+"/"+UsedName, err)
 	}
 	return timespec(st.Mtim), uint32(st.Mode)&unix.S_IFMT != unix.S_IFREG, nil
 }
