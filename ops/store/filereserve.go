@@ -45,15 +45,26 @@ const (
 )
 
 // FileReserver is Reserver over a store's small files: a reservation is the file
-// reserved/<id> of its internal folder, made create-only. Lock takes the limits lock.
+// reserved/<id> of its internal folder, made create-only.
 type FileReserver struct {
-	F    SmallFiles
-	Lock func(ctx context.Context, wait time.Duration) (LimitsLock, error)
+	F SmallFiles
+	// Lock takes the limits lock, waiting at most wait; unlock releases it. It is a lock the
+	// system holds for its holder (released when the holder dies), never lost while held.
+	Lock func(wait time.Duration) (unlock func() error, err error)
 }
 
-func (r FileReserver) LockLimits(ctx context.Context, wait time.Duration) (LimitsLock, error) {
-	return r.Lock(ctx, wait)
+func (r FileReserver) LockLimits(_ context.Context, wait time.Duration) (LimitsLock, error) {
+	unlock, err := r.Lock(wait)
+	if err != nil {
+		return nil, err
+	}
+	return fileLock(unlock), nil
 }
+
+// fileLock is a held limits lock of FileReserver: never lost.
+type fileLock func() error
+
+func (unlock fileLock) Unlock(context.Context) (bool, error) { return true, unlock() }
 
 // PutReservation makes the file of the reservation key, create-only; a key that is no upload id
 // names no file (upload.invalid).

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"reflect"
 	"testing"
+	"time"
 )
 
 // smallMapFiles is SmallFiles in maps: a folder by its name, a file by its name in it; a file in
@@ -126,5 +127,29 @@ func TestFileMark(t *testing.T) {
 	openErr = refuse
 	if _, _, err := m.ReadMark(ctx); err != refuse {
 		t.Fatalf("a store that cannot be opened: %v", err)
+	}
+}
+
+// TestFileReserverLock: the limits lock is the backend's, released by its unlock, and never lost
+// while held; a lock not taken is its error.
+func TestFileReserverLock(t *testing.T) {
+	ctx := context.Background()
+	busy := errors.New("held by another")
+	unlocked := 0
+	r := FileReserver{Lock: func(wait time.Duration) (func() error, error) {
+		if wait == 0 {
+			return nil, busy
+		}
+		return func() error { unlocked++; return nil }, nil
+	}}
+	if _, err := r.LockLimits(ctx, 0); err != busy {
+		t.Fatalf("not taken: %v", err)
+	}
+	l, err := r.LockLimits(ctx, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if held, err := l.Unlock(ctx); !held || err != nil || unlocked != 1 {
+		t.Fatalf("unlock: held %v, %v, %d unlocks", held, err, unlocked)
 	}
 }

@@ -20,12 +20,12 @@ const limitsLock = "limits.lock"
 
 // reserver takes a reservation under the limits lock.
 func reserver(s *localStore) store.FileReserver {
-	return store.FileReserver{F: smallFiles{s}, Lock: func(_ context.Context, wait time.Duration) (store.LimitsLock, error) {
+	return store.FileReserver{F: smallFiles{s}, Lock: func(wait time.Duration) (func() error, error) {
 		l, err := s.lock(limitsLock, unix.LOCK_EX, wait)
 		if err != nil {
 			return nil, err
 		}
-		return flockHeld{l}, nil
+		return l.Unlock, nil
 	}}
 }
 
@@ -35,10 +35,6 @@ func marker(s *localStore) store.FileMark {
 	return store.FileMark{F: smallFiles{s}, Make: func(context.Context) error { return s.open(true) },
 		Open: func(context.Context) error { return s.open(false) }}
 }
-
-type flockHeld struct{ l *heldLock }
-
-func (h flockHeld) Unlock(context.Context) (bool, error) { return true, h.l.Unlock() }
 
 // smallFiles opens the folders of STORE/.attachctl (store.SmallFiles) as every folder of the
 // store is opened: openDir, or openIfThere for a reader that makes nothing.
