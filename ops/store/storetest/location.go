@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -16,6 +17,7 @@ var locationTests = []struct {
 	{"NotStoreInOneWording", testNotStoreWording},
 	{"MarkedOnFirstUpload", testMarkedOnFirstUpload},
 	{"LaidOutStoreMarkedOnNextUpload", testLaidOut},
+	{"WhatIsGivenCheckedFirst", testGivenCheckedFirst},
 }
 
 // testNotStoreWording: a location that holds a file and no store is refused by every call in
@@ -38,6 +40,30 @@ func testNotStoreWording(t *testing.T, h Harness) {
 		if got := fault.AsError(err, "").Message; got != want {
 			t.Errorf("%s: message %q, want %q", what, got, want)
 		}
+	}
+}
+
+// testGivenCheckedFirst: what a call is given is checked before the location is looked at, on
+// every backend alike: an id or a name that is not plain, or a BLAKE3 that is not one, is
+// upload.invalid even where the location is not a store (which the same calls with a plain id
+// find: testNotStore).
+func testGivenCheckedFirst(t *testing.T, h Harness) {
+	if h.NotStore == nil {
+		t.Skip("this backend cannot make a location that is not a store")
+	}
+	b := h.NotStore(t)
+	const id = "01900000-0000-7000-8000-000000000000"
+	_, write := b.Write(ctx, "../x", 0, strings.NewReader("a"))
+	_, finish := b.Finish(ctx, "../x", -1, "")
+	_, badSum := b.Finish(ctx, id, -1, "not hex")
+	_, status := b.Status(ctx, "../x")
+	_, info := b.Info(ctx, "../x")
+	_, openID := b.Open(ctx, "../x", "a.txt")
+	_, openName := b.Open(ctx, id, "../a.txt")
+	for what, err := range map[string]error{"write": write, "finish": finish, "finish with a BLAKE3 that is not hex": badSum,
+		"status": status, "info": info, "open by an id that is not plain": openID, "open by a name that is not plain": openName,
+		"abort": b.Abort(ctx, "../x")} {
+		wantCode(t, what, err, fault.UploadInvalid)
 	}
 }
 

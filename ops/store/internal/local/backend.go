@@ -22,17 +22,11 @@ func New(dir string, opts ...Option) (store.Backend, error) {
 		f(&o)
 	}
 	s := &localStore{dir: dir}
+	s.OpenCalls = store.OpenCalls{OpenLoc: s.open, Calls: calls{s}}
 	// Its limits: read from the mark once; each upload is admitted by a reservation taken under
 	// the store's limits lock, so that uploads of many processes at once never pass a limit.
 	s.quota = &store.Quota{R: reserver(s), M: marker(s), List: s.List, Wait: o.limitsWait}
-	// store.Trees opens the store for each call as Begin does for an upload (create: making or
-	// marking it), and as a read does otherwise.
-	s.TreesOn = func(_ context.Context, create bool) (store.TreeBackend, error) {
-		if err := s.open(create); err != nil {
-			return nil, err // not a nil *localStore in a non-nil interface
-		}
-		return s, nil
-	}
+	s.TreesOn = store.TreesOpened(s.open, s)
 	s.FoldersOn = func() (store.UploadFolders, error) { return s, s.open(false) }
 	return s, nil
 }
@@ -51,15 +45,13 @@ func (s *localStore) Location() string {
 	return s.dir
 }
 
+// calls are the store's Backend calls once it is open (store.OpenCalls, embedded in localStore,
+// checks what each is given and opens the store first).
+type calls struct{ *localStore }
+
 // Begin starts an unfinished upload named name of size bytes (-1: open, fixed at Finish) and
-// returns its new id. Its offset is 0. What it is given is checked before the store is made.
-func (s *localStore) Begin(ctx context.Context, name string, size int64) (string, error) {
-	if err := store.CheckBegin(name, size); err != nil {
-		return "", err
-	}
-	if err := s.open(true); err != nil {
-		return "", err
-	}
+// returns its new id. Its offset is 0.
+func (s calls) Begin(ctx context.Context, name string, size int64) (string, error) {
 	p, err := s.BeginPartial(partialMeta{Name: name, Size: size})
 	if err != nil {
 		return "", err
@@ -73,35 +65,20 @@ func (s *localStore) Begin(ctx context.Context, name string, size int64) (string
 // and after any error the data is cut back to offset, so nothing of a refused chunk is kept and no
 // byte past the declared size is ever written. The new offset is durable (fsynced) when Write
 // returns.
-func (s *localStore) Write(ctx context.Context, id string, offset int64, r io.Reader) (int64, error) {
-	if err := s.open(false); err != nil {
-		return 0, err
-	}
-	return store.WriteChunk(ctx, chunker{s, defaultChunk}, id, offset, r)
-}
-
-// Status reports an upload, finished or unfinished (store.StatusOf). A store that cannot be
-// opened fails its first step, Info, with the open's error (never upload.missing).
-func (s *localStore) Status(ctx context.Context, id string) (*store.Status, error) {
-	return store.StatusOf(ctx, s, id)
+func (s calls) Write(ctx context.Context, id string, offset int64, r io.Reader) (int64, error) {
+	return store.WriteChunk(ctx, chunker{s.localStore, defaultChunk}, id, offset, r)
 }
 
 // Finish checks and publishes the unfinished upload id (store.FinishChunks): its bytes are hashed
 // and it is published in one rename (finish.go). A wrong size or hash keeps the partial as it is.
-func (s *localStore) Finish(ctx context.Context, id string, size int64, blake3 string) (*store.Info, error) {
-	if err := s.open(false); err != nil {
-		return nil, err
-	}
-	return store.FinishChunks(ctx, chunker{s, defaultChunk}, id, size, blake3)
+func (s calls) Finish(ctx context.Context, id string, size int64, blake3 string) (*store.Info, error) {
+	return store.FinishChunks(ctx, chunker{s.localStore, defaultChunk}, id, size, blake3)
 }
 
 // Abort removes the unfinished upload id, waiting for a process that is writing it
 // (store.AbortChunks).
-func (s *localStore) Abort(ctx context.Context, id string) error {
-	if err := s.open(false); err != nil {
-		return err
-	}
-	return store.AbortChunks(ctx, chunker{s, defaultChunk}, id)
+func (s calls) Abort(ctx context.Context, id string) error {
+	return store.AbortChunks(ctx, chunker{s.localStore, defaultChunk}, id)
 }
 
 // localReader is a finished upload open for reading, with its metadata.
@@ -112,35 +89,17 @@ type localReader struct {
 
 func (r *localReader) Info() *store.Info { return r.info }
 
-func (s *localStore) Info(ctx context.Context, id string) (*store.Info, error) {
-	if err := s.open(false); err != nil {
-		return nil, err
-	}
-	return s.ReadMeta(id)
-}
+func (s calls) Info(ctx context.Context, id string) (*store.Info, error) { return s.ReadMeta(id) }
 
-func (s *localStore) List(ctx context.Context) (*store.Listing, error) {
-	if err := s.open(false); err != nil {
-		return nil, err
-	}
-	return s.list()
-}
+func (s calls) List(ctx context.Context) (*store.Listing, error) { return s.list() }
 
-// NewBatch starts a group commit (store.Batcher), making or marking the store.
-func (s *localStore) NewBatch(ctx context.Context) (store.Batch, error) {
-	if err := s.open(true); err != nil {
-		return nil, err
-	}
-	return s.newBatch(), nil
-}
+// NewBatch starts a group commit (store.Batcher).
+func (s calls) NewBatch(ctx context.Context) (store.Batch, error) { return s.newBatch(), nil }
 
-func (s *localStore) Sweep(ctx context.Context, wait time.Duration, dryRun bool) (store.Sweeper, error) {
-	if err := s.open(false); err != nil {
-		return nil, err
-	}
+func (s calls) Sweep(ctx context.Context, wait time.Duration, dryRun bool) (store.Sweeper, error) {
 	sw, err := s.sweep(wait, dryRun)
 	if err != nil {
-		return nil, err
+		return nil, err // not a nil *sweeper in a non-nil interface
 	}
 	return sw, nil
 }

@@ -87,9 +87,9 @@ func TestGuardedOpen(t *testing.T) {
 			id := finishedUpload(t, s, "a.txt", []byte("hello"))
 			file := s.FinishedPath(id, "a.txt")
 			c.spoil(t, s, id, file)
-			f, err := s.OpenFinished(id, "a.txt")
+			f, err := s.openUploadFile(id, "a.txt")
 			if got := fault.CodeOf(err); got != c.code {
-				t.Fatalf("OpenFinished: code %q (%v), want %q", got, err, c.code)
+				t.Fatalf("openUploadFile: code %q (%v), want %q", got, err, c.code)
 			}
 			if err == nil {
 				b, _ := io.ReadAll(f)

@@ -29,7 +29,7 @@ func (s *localStore) readMetaAt(dirfd int, id string) (*store.TreeMeta, error) {
 func (s *localStore) IndexedMeta(id string) (*Meta, error) { return s.indexed(id) }
 
 // IDs lists the entries at the top of the store whose names are upload ids, sorted. It does not
-// say whether each is a real, finished upload: ReadMeta and OpenFinished do.
+// say whether each is a real, finished upload: ReadMeta and openUploadFile do.
 func (s *localStore) IDs() ([]string, error) { return s.idsIn() }
 
 // idsIn lists the names in STORE/<names...> that are upload ids, sorted: none when it is not

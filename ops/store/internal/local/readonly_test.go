@@ -48,7 +48,7 @@ func TestFinishedReadOnly(t *testing.T) {
 		ok   bool
 	}{{0o400, true}, {0o600, true}, {0o700, false}, {0o500, false}, {0o200, false}, {0o000, false}, {0o440, false}, {0o644, false}} {
 		must(t, os.Chmod(path, tc.mode))
-		f, err := s.OpenFinished(m.ID, m.Name)
+		f, err := s.openUploadFile(m.ID, m.Name)
 		if f != nil {
 			f.Close()
 		}

@@ -34,6 +34,7 @@ type localStore struct {
 	dir     string       // the folder as New was given it
 	opening store.Opened // the folder opened for this run (open): Dir, quota are set once it is
 
+	store.OpenCalls // the Backend's calls, each opening the store first (New)
 	store.TreesOn   // store.Trees: the engine's rules over the store, opened for each call (New)
 	store.FoldersOn // store.Checker and store.Moder: the rules of an upload's folder, likewise
 
@@ -180,25 +181,13 @@ func storeErr(path string, err error) error {
 	return fault.Errorf(fault.UploadUnreadable, "%s: %w", path, err)
 }
 
-// OpenFinished is the guarded open of docs/store.md, the one way a finished upload is read.
-// The store folder and the upload folder are real folders (opened O_NOFOLLOW), the file is opened
-// without following a link and without blocking, and must be a regular file owned by the current
-// user with mode 0400 (or 0600, as stores made before finished uploads were read-only have them)
-// and exactly one hard link. A missing upload is
-// upload.missing; anything else wrong is upload.unreadable.
-func (s *localStore) OpenFinished(id, name string) (*os.File, error) {
-	if err := store.ValidID(id); err != nil {
-		return nil, err
-	}
-	if err := store.ValidName(name); err != nil {
-		return nil, err
-	}
-	return s.openUploadFile(id, name)
-}
-
-// openUploadFile is the guarded open of the file rel ("/"-separated) of the finished upload id:
-// every folder from the store down opened without following a link (openDirs), the file checked
-// by openGuarded.
+// openUploadFile is the guarded open of docs/store.md, the one way a file of a finished upload is
+// read: rel ("/"-separated) of the finished upload id (an id and a name checked as plain by the
+// caller: store.OpenCalls). The store folder and every folder down to the file are real folders
+// (opened O_NOFOLLOW, openDirs), the file is opened without following a link and without blocking,
+// and must be a regular file owned by the current user with mode 0400 (or 0600, as stores made
+// before finished uploads were read-only have them) and exactly one hard link (openGuarded). A
+// missing upload is upload.missing; anything else wrong is upload.unreadable.
 func (s *localStore) openUploadFile(id, rel string) (*os.File, error) {
 	fd, err := s.openDir(guardErr(id), false, append([]string{id}, strings.Split(path.Dir(rel), "/")...)...)
 	if err != nil {

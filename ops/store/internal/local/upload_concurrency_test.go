@@ -129,7 +129,7 @@ func TestConcurrentUploads(t *testing.T) {
 			t.Fatalf("id %s shared by %s and %s", rec.Upload.ID, k, key)
 		}
 		byID[rec.Upload.ID] = key
-		f, err := s.OpenFinished(rec.Upload.ID, rec.Name)
+		f, err := s.openUploadFile(rec.Upload.ID, rec.Name)
 		must(t, err)
 		got, _ := readAllFile(f)
 		if b3(got) != rec.Blake3 {

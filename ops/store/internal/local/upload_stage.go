@@ -65,13 +65,10 @@ func (s *localStore) StartStream(ctx context.Context, st store.StreamStart) (sto
 // Open opens the finished upload id named name through the guarded open, with its metadata
 // (store.Backend, store.StreamBackend). A folder upload's folder is refused as every store
 // refuses it (store.FolderAsFile), not as the guarded open refuses a folder.
-func (s *localStore) Open(ctx context.Context, id, name string) (store.Reader, error) {
-	if err := s.open(false); err != nil {
-		return nil, err
-	}
-	f, err := s.OpenFinished(id, name)
+func (s calls) Open(ctx context.Context, id, name string) (store.Reader, error) {
+	f, err := s.openUploadFile(id, name)
 	if fault.CodeOf(err) == fault.UploadUnreadable {
-		if _, folder, ferr := store.FolderFilesOf(ctx, s, id); ferr == nil && folder {
+		if _, folder, ferr := store.FolderFilesOf(ctx, s.localStore, id); ferr == nil && folder {
 			return nil, store.FolderAsFile(id, name)
 		}
 	}

@@ -243,7 +243,7 @@ func TestUploadRecordAndDedupe(t *testing.T) {
 	if rec.Upload == nil || rec.Upload.Store != s.Dir || rec.Upload.Path != s.FinishedPath(rec.Upload.ID, "a.bin") {
 		t.Fatalf("upload %+v", rec.Upload)
 	}
-	f, err := s.OpenFinished(rec.Upload.ID, "a.bin")
+	f, err := s.openUploadFile(rec.Upload.ID, "a.bin")
 	must(t, err)
 	got, _ := io.ReadAll(f)
 	f.Close()

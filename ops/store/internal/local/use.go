@@ -14,11 +14,8 @@ import (
 // MarkUsed marks the finished uploads ids used at at (store.MarkUsedIn): the marker lock is held
 // shared throughout, and each marker is the .used file, whose mtime is then at. A use does not
 // stop when its caller is cancelled, as before the engine: the markers are a few small writes.
-func (s *localStore) MarkUsed(_ context.Context, ids []string, at time.Time) error {
-	if err := s.open(false); err != nil {
-		return err
-	}
-	return store.MarkUsedIn(context.Background(), useFolders{s}, s.Dir, ids, at)
+func (s calls) MarkUsed(_ context.Context, ids []string, at time.Time) error {
+	return store.MarkUsedIn(context.Background(), useFolders{s.localStore}, s.Dir, ids, at)
 }
 
 // useFolders are the upload folders as MarkUsed opens them (store.UseFolders).
