@@ -6,8 +6,10 @@ import (
 	"context"
 	"io"
 	"os"
+	"path/filepath"
 	"time"
 
+	"github.com/attachctl/attachctl/manifest/fault"
 	"github.com/attachctl/attachctl/ops/store"
 )
 
@@ -21,11 +23,16 @@ func New(dir string, opts ...Option) (store.Backend, error) {
 	for _, f := range opts {
 		f(&o)
 	}
-	s := &localStore{dir: dir}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fault.Errorf(fault.UploadInvalid, "store %s: %v", dir, err)
+	}
+	s := &localStore{Dir: abs}
 	s.OpenCalls = store.OpenCalls{OpenLoc: s.open, Calls: calls{s}}
 	// Its limits: read from the mark once; each upload is admitted by a reservation taken under
 	// the store's limits lock, so that uploads of many processes at once never pass a limit.
-	s.quota = &store.Quota{R: reserver(s), M: marker(s), List: s.List, Wait: o.limitsWait}
+	s.quota = &store.Quota{R: reserver(s), M: marker(s), List: s.List, Wait: o.limitsWait,
+		Loc: s.Dir, MarkAt: s.internal(store.MarkName)}
 	s.TreesOn = store.TreesOpened(s.open, s)
 	s.FoldersOn = func() (store.UploadFolders, error) { return s, s.open(false) }
 	return s, nil
@@ -38,12 +45,7 @@ func (s *localStore) Features() store.Features {
 }
 
 // Location is the store's absolute folder.
-func (s *localStore) Location() string {
-	if s.open(false) == nil {
-		return s.Dir
-	}
-	return s.dir
-}
+func (s *localStore) Location() string { return s.Dir }
 
 // calls are the store's Backend calls once it is open (store.OpenCalls, embedded in localStore,
 // checks what each is given and opens the store first).

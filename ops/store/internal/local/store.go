@@ -29,10 +29,8 @@ import (
 // (and judged: a store, missing, or not a store) at the first call; only an upload may make or
 // mark it.
 type localStore struct {
-	Dir string // the store's absolute folder, set by the first open
-
-	dir     string       // the folder as New was given it
-	opening store.Opened // the folder opened for this run (open): Dir, quota are set once it is
+	Dir     string       // the store's absolute folder
+	opening store.Opened // the folder opened for this run (open)
 
 	store.OpenCalls // the Backend's calls, each opening the store first (New)
 	store.TreesOn   // store.Trees: the engine's rules over the store, opened for each call (New)
@@ -47,23 +45,11 @@ type localStore struct {
 // open opens the store for reading; create: for an upload, making or marking it (store.Opened
 // keeps what an open found for the run, store.OpenSite is the order, site the folder's steps).
 // The store folder must be a real folder, not a symlink (refused before anything is made), and
-// never inside another store or an upload. The folder found by the first open stays the store's.
+// never inside another store or an upload.
 func (s *localStore) open(create bool) error {
-	return s.opening.Open(create, func(create, first bool) error {
-		if first {
-			abs, err := filepath.Abs(s.dir)
-			if err != nil {
-				return fault.Errorf(fault.UploadInvalid, "store %s: %v", s.dir, err)
-			}
-			s.Dir = abs
-		}
-		if _, err := store.OpenSite(s.Dir, site{s}, create); err != nil {
-			return err
-		}
-		if first {
-			s.quota.Loc, s.quota.MarkAt = s.Dir, s.internal(store.MarkName) // read by calls after this open
-		}
-		return nil
+	return s.opening.Open(create, func(create, _ bool) error {
+		_, err := store.OpenSite(s.Dir, site{s}, create)
+		return err
 	})
 }
 
