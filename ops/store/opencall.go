@@ -21,9 +21,12 @@ type OpenCalls struct {
 }
 
 // OpenedCalls are a backend's calls run by OpenCalls once its location is open: the Backend's
-// (Location and Features excepted, which open nothing), Status's steps, and NewBatch (Batcher).
+// (Location and Features excepted, which open nothing), Status's steps, and those of the features
+// Streamer and Batcher.
 type OpenedCalls interface {
 	StatusBackend
+	Streamer
+	Batcher
 	Begin(ctx context.Context, name string, size int64) (string, error)
 	Write(ctx context.Context, id string, offset int64, r io.Reader) (int64, error)
 	Finish(ctx context.Context, id string, size int64, blake3 string) (*Info, error)
@@ -32,7 +35,6 @@ type OpenedCalls interface {
 	List(ctx context.Context) (*Listing, error)
 	MarkUsed(ctx context.Context, ids []string, at time.Time) error
 	Sweep(ctx context.Context, wait time.Duration, dryRun bool) (Sweeper, error)
-	NewBatch(ctx context.Context) (Batch, error)
 }
 
 // Begin checks name and size (CheckBegin), so that a refused upload makes no store, then makes or
@@ -139,6 +141,14 @@ func TreesOpened(open func(create bool) error, b TreeBackend) TreesOn {
 		}
 		return b, nil
 	}
+}
+
+// Stream puts a whole source in (Streamer), making or marking the store.
+func (o *OpenCalls) Stream(ctx context.Context, src Source, f SourceFile, opts StreamOptions) (*Info, error) {
+	if err := o.OpenLoc(true); err != nil {
+		return nil, err
+	}
+	return o.Calls.Stream(ctx, src, f, opts)
 }
 
 // openFor checks the upload id, then opens the location for reading.

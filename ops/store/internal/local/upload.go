@@ -12,11 +12,8 @@ import (
 
 // PartialStatus reads the unfinished upload id for Status (store.StatusBackend) as the listing
 // reads it (readPartial), checked as its writer checks it (store.OwnPartial), and its declared
-// size.
+// size; the store is opened by Status (store.OpenCalls).
 func (s *localStore) PartialStatus(_ context.Context, id string) (store.UnfinishedState, int64, error) {
-	if err := s.open(false); err != nil {
-		return store.UnfinishedState{}, 0, err
-	}
 	partfd, err := s.openIfThere(InternalDir, partialDir)
 	if err != nil {
 		return store.UnfinishedState{}, 0, err

@@ -34,12 +34,9 @@ const writebackEvery = 8 << 20
 //
 // ctx cancelled: stops after the current chunk, keeps the partial, returns ctx.Err(). A full disk
 // is upload.diskFull and keeps what was written.
-func (s *localStore) Stream(ctx context.Context, src store.Source, f store.SourceFile, opts store.StreamOptions) (*Meta, error) {
-	if err := s.open(true); err != nil { // making or marking the store
-		return nil, err
-	}
+func (s calls) Stream(ctx context.Context, src store.Source, f store.SourceFile, opts store.StreamOptions) (*Meta, error) {
 	opts = opts.WithDefaults(defaultChunk)
-	return store.StreamUpload(ctx, s, src, f, opts)
+	return store.StreamUpload(ctx, s.localStore, src, f, opts)
 }
 
 // StreamHashFirst: a source whose name and size are those of a finished upload is hashed first,
