@@ -63,16 +63,14 @@ func JudgeSite(loc string, site Site) (Verdict, error) {
 // value is ready.
 type Opened struct {
 	mu     sync.Mutex  // serialises the opens, and guards err
-	opened atomic.Bool // an open succeeded: what it set (first) is read by every later call
+	opened atomic.Bool // an open succeeded
 	made   atomic.Bool // an open with create succeeded: judged, made and marked
 	err    error       // the failed read-open, said again while opened is false
 }
 
 // Open opens the location with open unless it is open for create (or, create false, for
-// reading) already. open runs under the lock, told whether it is the first open that can succeed
-// (first: what it sets for the calls after it may be set now, and never again while they read
-// it).
-func (o *Opened) Open(create bool, open func(create, first bool) error) error {
+// reading) already. open runs under the lock.
+func (o *Opened) Open(create bool, open func(create bool) error) error {
 	if o.done(create) {
 		return nil // judged for this run already: an upload per file need not judge it again
 	}
@@ -84,7 +82,7 @@ func (o *Opened) Open(create bool, open func(create, first bool) error) error {
 	case !create && o.err != nil:
 		return o.err
 	}
-	if err := open(create, !o.opened.Load()); err != nil {
+	if err := open(create); err != nil {
 		if !create {
 			o.err = err
 		}

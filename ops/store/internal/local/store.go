@@ -47,7 +47,7 @@ type localStore struct {
 // The store folder must be a real folder, not a symlink (refused before anything is made), and
 // never inside another store or an upload.
 func (s *localStore) open(create bool) error {
-	return s.opening.Open(create, func(create, _ bool) error {
+	return s.opening.Open(create, func(create bool) error {
 		_, err := store.OpenSite(s.Dir, site{s}, create)
 		return err
 	})
