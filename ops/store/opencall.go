@@ -22,9 +22,10 @@ type OpenCalls struct {
 
 // OpenedCalls are a backend's calls run by OpenCalls once its location is open: the Backend's
 // (Location and Features excepted, which open nothing), Status's steps, and those of the features
-// Streamer and Batcher.
+// Pather, Streamer and Batcher.
 type OpenedCalls interface {
 	StatusBackend
+	Pather
 	Streamer
 	Batcher
 	Begin(ctx context.Context, name string, size int64) (string, error)
@@ -149,6 +150,15 @@ func (o *OpenCalls) Stream(ctx context.Context, src Source, f SourceFile, opts S
 		return nil, err
 	}
 	return o.Calls.Stream(ctx, src, f, opts)
+}
+
+// FinishedPath is where a finished upload's bytes are (Pather): "" when the store cannot be
+// opened.
+func (o *OpenCalls) FinishedPath(id, name string) string {
+	if o.OpenLoc(false) != nil {
+		return ""
+	}
+	return o.Calls.FinishedPath(id, name)
 }
 
 // openFor checks the upload id, then opens the location for reading.
