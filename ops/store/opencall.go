@@ -168,3 +168,16 @@ func (o *OpenCalls) openFor(id string) error {
 	}
 	return o.OpenLoc(false)
 }
+
+// GuardedWhy says what keeps st from being a finished upload's file as the guarded open takes it
+// (docs/store.md), the rule of every Open of a store that keeps its uploads as files: one of the
+// store's own (OwnFileWhy) of a finished mode (FinishedMode); "" when it is one.
+func GuardedWhy(st FileStat) string {
+	if why := OwnFileWhy(st); why != "" {
+		return why
+	}
+	if !FinishedMode(st.Perm) {
+		return ModeWhy(ReadOnlyMode, st.Perm)
+	}
+	return ""
+}

@@ -309,15 +309,12 @@ func checkOwnFile(st *unix.Stat_t, path, id string) error {
 	return nil
 }
 
-// guarded is the guarded open's check of the file of upload id at path (docs/store.md): one of
-// the store's own (checkOwnFile) of mode 0400, or an older store's 0600.
+// guarded is the guarded open's check of the file of upload id at path (store.GuardedWhy), else
+// upload.unreadable.
 func guarded(path, id string) func(*unix.Stat_t) error {
 	return func(st *unix.Stat_t) error {
-		if err := checkOwnFile(st, path, id); err != nil {
-			return err
-		}
-		if perm := uint32(st.Mode) & 0o7777; !store.FinishedMode(perm) {
-			return fault.Errorf(fault.UploadUnreadable, "upload %s: %s: %s", id, path, store.ModeWhy(ReadOnlyMode, perm))
+		if why := store.GuardedWhy(statOf("", st)); why != "" {
+			return fault.Errorf(fault.UploadUnreadable, "upload %s: %s: %s", id, path, why)
 		}
 		return nil
 	}
