@@ -65,11 +65,15 @@ func (o *OpenCalls) Status(ctx context.Context, id string) (*Status, error) {
 	return StatusOf(ctx, o.Calls, id)
 }
 
+// Finish checks the id, then the BLAKE3 (as FinishChunks does), before the store is opened.
 func (o *OpenCalls) Finish(ctx context.Context, id string, size int64, blake3 string) (*Info, error) {
+	if err := ValidID(id); err != nil {
+		return nil, err
+	}
 	if _, err := CheckHex(blake3); err != nil {
 		return nil, err
 	}
-	if err := o.openFor(id); err != nil {
+	if err := o.OpenLoc(false); err != nil {
 		return nil, err
 	}
 	return o.Calls.Finish(ctx, id, size, blake3)
