@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"testing"
+	"time"
 )
 
 // copyWrite is a CopyWrite that records what PublishCopy did with it.
@@ -102,5 +103,49 @@ func TestPublishCopy(t *testing.T) {
 				t.Error("the damaged upload is still indexed")
 			}
 		})
+	}
+}
+
+// changingStore is an indexStore that another process keeps changing: its change time moves at
+// each look, so every miss of the index lists it again.
+type changingStore struct{ *indexStore }
+
+func (c changingStore) Changed() time.Time {
+	c.at = c.at.Add(time.Second)
+	return c.at
+}
+
+// TestPublishCopyTwoDamaged: two damaged uploads of the same bytes and name in a store that keeps
+// changing are each read back once, not found in turn for ever, and the copy is published.
+func TestPublishCopyTwoDamaged(t *testing.T) {
+	ctx := context.Background()
+	data := []byte("the same bytes")
+	sum := sum3(data)
+	const mine = "0190c4d2-0000-7000-8000-000000000100"
+	m, src := newMemStreams(), newIndexStore()
+	for _, id := range []string{"0190c4d2-0000-7000-8000-000000000001", "0190c4d2-0000-7000-8000-000000000002"} {
+		f := memFinished{info: *src.place(id, sum, "a.txt", int64(len(data))), data: []byte("damaged bytes!")}
+		m.finished[id] = f
+	}
+	cs := changingStore{src}
+	idx := &FinishedIndex{}
+	done := make(chan struct{})
+	var info *Info
+	var err error
+	w := &copyWrite{id: mine}
+	go func() {
+		defer close(done)
+		info, err = PublishCopy(ctx, CopyPublish[string]{B: m, Index: idx, From: cs}, CopyWrite[string](w), "a.txt", int64(len(data)), sum)
+	}()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("PublishCopy still looking after %d listings", src.lists)
+	}
+	if err != nil || info.ID != mine || !w.own {
+		t.Fatalf("PublishCopy = %+v, %v (published own %v); want %s published", info, err, w.own, mine)
+	}
+	if src.lists > 4 {
+		t.Errorf("%d listings for two damaged uploads", src.lists)
 	}
 }
