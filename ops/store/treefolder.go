@@ -112,7 +112,12 @@ func metaObject(id string, b []byte, where string, err error, other func() (*Inf
 // UploadWrongMode): the rules below over a backend's folders, the store opened for a read first.
 type FoldersOn func() (UploadFolders, error)
 
+// Check checks the id before the store is opened, as every call of OpenCalls does: a bad id is
+// upload.invalid wherever it is asked.
 func (on FoldersOn) Check(_ context.Context, id string) error {
+	if err := ValidID(id); err != nil {
+		return err
+	}
 	u, err := on()
 	if err != nil {
 		return err
@@ -120,8 +125,11 @@ func (on FoldersOn) Check(_ context.Context, id string) error {
 	return CheckUpload(u, id)
 }
 
-// WrongMode finds none when the store cannot be opened.
+// WrongMode finds none when the id is not one or the store cannot be opened.
 func (on FoldersOn) WrongMode(_ context.Context, id string) (ModeRepair, bool) {
+	if ValidID(id) != nil {
+		return ModeRepair{}, false
+	}
 	u, err := on()
 	if err != nil {
 		return ModeRepair{}, false

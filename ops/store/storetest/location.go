@@ -65,6 +65,9 @@ func testGivenCheckedFirst(t *testing.T, h Harness) {
 		"abort": b.Abort(ctx, "../x")} {
 		wantCode(t, what, err, fault.UploadInvalid)
 	}
+	if c := b.Features().Checker; c != nil { // verify's check of the upload's own folder
+		wantCode(t, "check", c.Check(ctx, "../x"), fault.UploadInvalid)
+	}
 }
 
 // readMark is the store's mark as the backend keeps it (nil: none).
