@@ -148,11 +148,3 @@ func (d outDir) Place(from string, to store.OutDir, name string) error {
 	t := to.(outDir)
 	return wrap(t.at(name), renameNoReplaceAt(d.fd, from, t.fd, name))
 }
-
-// wrap codes a non-nil error of path with storeErr.
-func wrap(path string, err error) error {
-	if err != nil {
-		return storeErr(path, err)
-	}
-	return nil
-}

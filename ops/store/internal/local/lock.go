@@ -156,17 +156,12 @@ func subdir(mend bool) func(parent int, name, path string) (int, error) {
 	}
 }
 
-// lockErr codes an error opening the store's internal files: a link where a folder or file should
-// be is upload.unreadable, as the guarded open says, its cause kept (which of the two it was).
-// nil, and an error coded already, are left as they are.
-func lockErr(path string, err error) error {
-	switch {
-	case err == nil || fault.CodeOf(err) != "":
-		return err
-	case errors.Is(err, unix.ENOENT):
-		return fault.Errorf(fault.UploadMissing, "%s: no such folder", path)
-	case errors.Is(err, unix.ELOOP), errors.Is(err, unix.ENOTDIR):
-		return fault.Errorf(fault.UploadUnreadable, "%s: a symlink or not a real folder: %w", path, err)
-	}
-	return storeErr(path, err)
-}
+// The coders of the store's system errors (docs/errors.md): storeErr, and wrap where it reads
+// better, for a file or folder read or written; lockErr for one of the store's folders or internal
+// files opened; guardErr for the guarded open of an upload. nil stays nil.
+var (
+	storeErr = store.FileErr
+	wrap     = store.FileErr
+	lockErr  = store.FolderErr
+	guardErr = store.GuardErr
+)

@@ -13,12 +13,10 @@ package local
 import (
 	"errors"
 	"io"
-	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
 	"strings"
-	"syscall"
 
 	"github.com/attachctl/attachctl/manifest/fault"
 	"github.com/attachctl/attachctl/ops/store"
@@ -144,22 +142,6 @@ func mkdirAll(dir string) error {
 		return storeErr(dir, err)
 	}
 	return wrap(dir, os.Chmod(dir, DirMode))
-}
-
-// storeErr turns an error writing the store into a coded error: a full disk is upload.diskFull.
-// The path is said once: an *fs.PathError of the same path is unwrapped to its cause.
-func storeErr(path string, err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) && pe.Path == path {
-		err = pe.Err
-	}
-	switch {
-	case errors.Is(err, syscall.ENOSPC): // "no space left on device"
-		return fault.Errorf(fault.UploadDiskFull, "%s: %w", path, err)
-	case errors.Is(err, syscall.EDQUOT):
-		return fault.Errorf(fault.UploadDiskFull, "%s: no space left for this user: %w", path, err)
-	}
-	return fault.Errorf(fault.UploadUnreadable, "%s: %w", path, err)
 }
 
 // openUploadFile is the guarded open of docs/store.md, the one way a file of a finished upload is
@@ -317,21 +299,5 @@ func guarded(path, id string) func(*unix.Stat_t) error {
 			return fault.Errorf(fault.UploadUnreadable, "upload %s: %s: %s", id, path, why)
 		}
 		return nil
-	}
-}
-
-// guardErr codes an error of the guarded open of upload id, or of writing its marker, by the path
-// that failed: not there is upload.missing, a full disk upload.diskFull (storeErr), a link or
-// anything else upload.unreadable (as lockErr says it). nil, and an error coded already (a
-// refusal of the guarded open's check), are left as they are.
-func guardErr(id string) func(path string, err error) error {
-	return func(path string, err error) error {
-		switch {
-		case err == nil || fault.CodeOf(err) != "":
-			return err
-		case errors.Is(err, unix.ENOENT):
-			return fault.Errorf(fault.UploadMissing, "upload %s: %s: not a finished upload in this store", id, path)
-		}
-		return fault.At("upload "+id, lockErr(path, err), fault.UploadUnreadable)
 	}
 }
