@@ -17,29 +17,13 @@ import (
 // and folder on the way is opened without following a link.
 
 // heldLock is a held flock on one of the store's lock files.
-type heldLock struct {
-	f     *os.File
-	named bool // the lock file names this process as its holder (an exclusive lock)
-}
-
-// Unlock releases the lock and closes its file. It is safe on a nil Lock.
-func (l *heldLock) Unlock() error {
-	if l == nil || l.f == nil {
-		return nil
-	}
-	if l.named {
-		flockFile{fd: int(l.f.Fd())}.SetHolder("") // what a lock file names holds it
-	}
-	err := l.f.Close() // closing the only descriptor releases the flock
-	l.f = nil
-	return err
-}
+type heldLock = store.HeldLock
 
 // lockTags are the tags of the lock files in messages (store.LockName).
 var lockTags = map[string]string{lockName: "marker", sweepLock: "sweep", limitsLock: "limits"}
 
 // lock takes the lock file name of STORE/.attachctl (lockName, sweepLock or limitsLock; made when
-// missing) with how (LOCK_SH or LOCK_EX), waiting at most wait (store.TakeLockFile).
+// missing) with how (LOCK_SH or LOCK_EX), waiting at most wait (store.HoldLockFile).
 func (s *localStore) lock(name string, how int, wait time.Duration) (*heldLock, error) {
 	idir, err := s.openDir(lockErr, true, InternalDir)
 	if err != nil {
@@ -48,28 +32,20 @@ func (s *localStore) lock(name string, how int, wait time.Duration) (*heldLock, 
 	defer unix.Close(idir)
 	path := s.internal(name)
 	var st unix.Stat_t
-	f, err := openFileAt(idir, name, path, unix.O_RDWR|unix.O_CREAT, func(at *unix.Stat_t) error { st = *at; return regular(at) })
-	switch {
-	case errors.Is(err, errNotRegular):
-		return nil, fault.Errorf(fault.UploadUnreadable, "store lock %s: not a regular file", path)
-	case err != nil:
+	f, err := openFileAt(idir, name, path, unix.O_RDWR|unix.O_CREAT, func(at *unix.Stat_t) error { st = *at; return nil })
+	if err != nil {
 		return nil, lockErr(path, err)
 	}
-	fd := int(f.Fd())
-	if uint32(st.Mode)&0o7777 != uint32(FileMode) && st.Uid == euid {
-		unix.Fchmod(fd, uint32(FileMode)) // created under a umask, or loosened by hand
-	}
-	if err := store.TakeLockFile(flockFile{fd, how}, how == unix.LOCK_EX, wait, s.Dir, lockTags[name], path); err != nil {
-		f.Close()
-		return nil, lockErr(path, err)
-	}
-	return &heldLock{f: f, named: how == unix.LOCK_EX}, nil
+	return store.HoldLockFile(flockFile{f, int(f.Fd()), how}, statOf(name, &st), how == unix.LOCK_EX, wait, s.Dir, lockTags[name], path)
 }
 
-// flockFile is the open lock file fd as store.TakeLockFile takes it, with how (LOCK_SH or
-// LOCK_EX). The holder is read and written in place: a lock file is never renamed over, as its
-// flock is on the file.
-type flockFile struct{ fd, how int }
+// flockFile is the open lock file f (its descriptor fd) as store.HoldLockFile takes it, with how
+// (LOCK_SH or LOCK_EX). The holder is read and written in place: a lock file is never renamed
+// over, as its flock is on the file.
+type flockFile struct {
+	*os.File
+	fd, how int
+}
 
 func (l flockFile) Try() (bool, error) {
 	err := flock(l.fd, l.how|unix.LOCK_NB)

@@ -1,0 +1,59 @@
+package store
+
+import (
+	"io/fs"
+	"time"
+
+	"github.com/attachctl/attachctl/manifest/fault"
+)
+
+// OpenLockFile is a lock file of a store kept as files, open for one hold (made when missing):
+// TakeLockFile's primitives and the file's own. HoldLockFile is the rest.
+type OpenLockFile interface {
+	LockFile
+	// Chmod gives the file mode.
+	Chmod(mode fs.FileMode) error
+	// Close closes the file; closing its only descriptor lets the lock go.
+	Close() error
+}
+
+// HeldLock is a lock file held (HoldLockFile) until Unlock.
+type HeldLock struct {
+	l     OpenLockFile
+	named bool // the file names this process as its holder (an exclusive hold)
+}
+
+// HoldLockFile takes the lock file l, open at path with the stat st, as TakeLockFile does (the
+// lock tag of the store at loc, exclusive or shared, waiting at most wait). The file must be a
+// regular file: anything else (a FIFO, a device) is upload.unreadable, never locked. One of the
+// current user's of another mode than FileMode is given FileMode (it was made under a umask, or
+// loosened by hand); one of another user's is left as it is, not the user's to change. l is
+// closed unless held; the error is coded (FolderErr).
+func HoldLockFile(l OpenLockFile, st FileStat, exclusive bool, wait time.Duration, loc, tag, path string) (*HeldLock, error) {
+	if st.Type != 0 {
+		l.Close()
+		return nil, fault.Errorf(fault.UploadUnreadable, "store lock %s: not a regular file", path)
+	}
+	if st.Own && st.Perm != uint32(FileMode) {
+		l.Chmod(FileMode) // best effort: the lock is had the same either way
+	}
+	if err := TakeLockFile(l, exclusive, wait, loc, tag, path); err != nil {
+		l.Close()
+		return nil, FolderErr(path, err)
+	}
+	return &HeldLock{l: l, named: exclusive}, nil
+}
+
+// Unlock lets the lock go, its file emptied first when it names this process (what a lock file
+// names holds it, or was killed holding it). It is safe on a nil HeldLock, and once let go.
+func (h *HeldLock) Unlock() error {
+	if h == nil || h.l == nil {
+		return nil
+	}
+	if h.named {
+		h.l.SetHolder("")
+	}
+	err := h.l.Close()
+	h.l = nil
+	return err
+}
