@@ -1,6 +1,7 @@
 package store
 
 import (
+	"io"
 	"io/fs"
 	"time"
 
@@ -8,13 +9,36 @@ import (
 )
 
 // OpenLockFile is a lock file of a store kept as files, open for one hold (made when missing):
-// TakeLockFile's primitives and the file's own. HoldLockFile is the rest.
+// its lock and the file's own calls. HoldLockFile is the rest.
 type OpenLockFile interface {
-	LockFile
+	// Try takes the lock without waiting: false when another holds it.
+	Try() (bool, error)
+	io.ReaderAt
+	io.WriterAt
+	Truncate(size int64) error
 	// Chmod gives the file mode.
 	Chmod(mode fs.FileMode) error
 	// Close closes the file; closing its only descriptor lets the lock go.
 	Close() error
+}
+
+// holderFile is an open lock file as TakeLockFile takes it. The holder's line is all the file
+// says, read and written in place: a lock file is never renamed over, as its lock is on the file.
+type holderFile struct{ OpenLockFile }
+
+// holderMax is the most of a lock file read for its holder's line.
+const holderMax = 512
+
+func (f holderFile) Holder() string {
+	buf := make([]byte, holderMax)
+	n, _ := f.ReadAt(buf, 0) // a short read ends with io.EOF
+	return string(buf[:n])
+}
+
+func (f holderFile) SetHolder(line string) {
+	if f.Truncate(0) == nil && line != "" {
+		f.WriteAt([]byte(line), 0)
+	}
 }
 
 // HeldLock is a lock file held (HoldLockFile) until Unlock.
@@ -37,7 +61,7 @@ func HoldLockFile(l OpenLockFile, st FileStat, exclusive bool, wait time.Duratio
 	if st.Own && st.Perm != uint32(FileMode) {
 		l.Chmod(FileMode) // best effort: the lock is had the same either way
 	}
-	if err := TakeLockFile(l, exclusive, wait, loc, tag, path); err != nil {
+	if err := TakeLockFile(holderFile{l}, exclusive, wait, loc, tag, path); err != nil {
 		l.Close()
 		return nil, FolderErr(path, err)
 	}
@@ -51,7 +75,7 @@ func (h *HeldLock) Unlock() error {
 		return nil
 	}
 	if h.named {
-		h.l.SetHolder("")
+		holderFile{h.l}.SetHolder("")
 	}
 	err := h.l.Close()
 	h.l = nil

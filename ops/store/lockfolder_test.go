@@ -2,7 +2,9 @@ package store
 
 import (
 	"errors"
+	"io"
 	"io/fs"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -10,13 +12,28 @@ import (
 	"github.com/attachctl/attachctl/manifest/fault"
 )
 
-// fakeOpenLockFile is an open lock file (fakeLockFile) that records what was done to it.
+// fakeOpenLockFile is an open lock file free after busy tries, whose text is what it says, that
+// records what was done to it.
 type fakeOpenLockFile struct {
 	fakeLockFile
 	mode   fs.FileMode // given by Chmod (0: none)
 	closed int
 }
 
+func (f *fakeOpenLockFile) ReadAt(b []byte, off int64) (int, error) {
+	n := copy(b, f.text[off:])
+	if n < len(b) {
+		return n, io.EOF
+	}
+	return n, nil
+}
+
+func (f *fakeOpenLockFile) WriteAt(b []byte, off int64) (int, error) {
+	f.text = f.text[:off] + string(b) + f.text[min(int(off)+len(b), len(f.text)):]
+	return len(b), nil
+}
+
+func (f *fakeOpenLockFile) Truncate(n int64) error       { f.text = f.text[:n]; return nil }
 func (f *fakeOpenLockFile) Chmod(mode fs.FileMode) error { f.mode = mode; return nil }
 func (f *fakeOpenLockFile) Close() error                 { f.closed++; return nil }
 
@@ -24,7 +41,8 @@ func (f *fakeOpenLockFile) Close() error                 { f.closed++; return ni
 // that is not a regular file is upload.unreadable and closed untried; one of the user's of another
 // mode is given FileMode, one of another user's not; an exclusive hold is let go with its file
 // emptied (what a lock file names holds it), a shared one with the file as it is (another's line
-// stays); a failure to lock is coded and the file closed; Unlock is safe on nil and twice.
+// stays); a lock held by another is store.locked naming the holder its file names, the file
+// closed; a failure to lock is coded and the file closed; Unlock is safe on nil and twice.
 func TestHoldLockFile(t *testing.T) {
 	const path = "/s/.attachctl/lock"
 	own := FileStat{Name: "lock", Perm: uint32(FileMode), Own: true, Links: 1}
@@ -74,8 +92,9 @@ func TestHoldLockFile(t *testing.T) {
 	if _, err := hold(f, own, true); fault.CodeOf(err) != fault.UploadUnreadable || !errors.Is(err, syscall.EIO) || f.closed != 1 {
 		t.Fatalf("a lock that fails: %v, closed %d times; want upload.unreadable keeping its cause, closed", err, f.closed)
 	}
-	f = &fakeOpenLockFile{fakeLockFile: fakeLockFile{busy: 1 << 30}}
-	if _, err := HoldLockFile(f, own, true, time.Millisecond, "/s", "marker", path); fault.CodeOf(err) != fault.StoreLocked || f.closed != 1 {
-		t.Fatalf("a lock held by another: %v, closed %d times; want store.locked, closed", err, f.closed)
+	f = &fakeOpenLockFile{fakeLockFile: fakeLockFile{busy: 1 << 30, text: "pid=4242 host=elsewhere since=2026-12-02T03:17:00Z\n"}}
+	_, err = HoldLockFile(f, own, true, time.Millisecond, "/s", "marker", path)
+	if fault.CodeOf(err) != fault.StoreLocked || !strings.Contains(err.Error(), "is held by pid 4242 on host elsewhere") || f.closed != 1 {
+		t.Fatalf("a lock held by another: %v, closed %d times; want store.locked naming its holder, closed", err, f.closed)
 	}
 }

@@ -39,9 +39,8 @@ func (s *localStore) lock(name string, how int, wait time.Duration) (*heldLock, 
 	return store.HoldLockFile(flockFile{f, int(f.Fd()), how}, statOf(name, &st), how == unix.LOCK_EX, wait, s.Dir, lockTags[name], path)
 }
 
-// flockFile is the open lock file f (its descriptor fd) as store.HoldLockFile takes it, with how
-// (LOCK_SH or LOCK_EX). The holder is read and written in place: a lock file is never renamed
-// over, as its flock is on the file.
+// flockFile is the open lock file (its descriptor fd) as store.HoldLockFile takes it, with how
+// (LOCK_SH or LOCK_EX).
 type flockFile struct {
 	*os.File
 	fd, how int
@@ -53,21 +52,6 @@ func (l flockFile) Try() (bool, error) {
 		return false, nil
 	}
 	return err == nil, err
-}
-
-func (l flockFile) Holder() string {
-	buf := make([]byte, 512)
-	n, err := unix.Pread(l.fd, buf, 0)
-	if err != nil || n <= 0 {
-		return ""
-	}
-	return string(buf[:n])
-}
-
-func (l flockFile) SetHolder(line string) {
-	if unix.Ftruncate(l.fd, 0) == nil && line != "" {
-		unix.Pwrite(l.fd, []byte(line), 0)
-	}
 }
 
 // openIfThere opens STORE/<names...> (the store folder itself without names) for a reader that
