@@ -81,3 +81,20 @@ func (h *HeldLock) Unlock() error {
 	h.l = nil
 	return err
 }
+
+// OwnFolder is the rule of a folder the store opened, or found made, where it keeps what it
+// writes (its internal folders, an unfinished upload's tree), st its stat at path: the folder must
+// be the current user's, and have no group or other access, as another's folder there, or one
+// another can enter, could be read or changed by them. With mend (a folder of the user's files,
+// which may come with their own modes) one of another mode is given DirMode with chmod instead.
+func OwnFolder(st FileStat, path string, mend bool, chmod func(fs.FileMode) error) error {
+	switch {
+	case !st.Own:
+		return fault.Errorf(fault.UploadUnreadable, "%s: %s", path, OwnerWhy(st.Uid))
+	case mend && st.Perm != uint32(DirMode):
+		return FileErr(path, chmod(DirMode))
+	case st.Perm&0o077 != 0:
+		return fault.Errorf(fault.UploadUnreadable, "%s: %s", path, ModeWhy(DirMode, st.Perm))
+	}
+	return nil
+}

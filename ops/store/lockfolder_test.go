@@ -98,3 +98,36 @@ func TestHoldLockFile(t *testing.T) {
 		t.Fatalf("a lock held by another: %v, closed %d times; want store.locked naming its holder, closed", err, f.closed)
 	}
 }
+
+// TestOwnFolder: a folder where the store keeps what it writes is refused when another user's or
+// open to group or others, naming why; one of the user's without such access is taken as it is;
+// with mend, the user's folder of another mode is given 0700 (and a failure to is coded), but
+// another's is still refused.
+func TestOwnFolder(t *testing.T) {
+	const path = "/s/.attachctl/partial"
+	for _, c := range []struct {
+		name  string
+		st    FileStat
+		mend  bool
+		code  fault.Code
+		msg   string
+		chmod fs.FileMode
+	}{
+		{"own 0700", FileStat{Type: fs.ModeDir, Perm: 0o700, Own: true}, false, "", "", 0},
+		{"own 0500", FileStat{Type: fs.ModeDir, Perm: 0o500, Own: true}, false, "", "", 0},
+		{"own 0750", FileStat{Type: fs.ModeDir, Perm: 0o750, Own: true}, false, fault.UploadUnreadable, path + ": folder mode 0750, not 0700", 0},
+		{"another's", FileStat{Type: fs.ModeDir, Perm: 0o700, Uid: 4242}, false, fault.UploadUnreadable, path + ": owned by uid 4242, not by the current user", 0},
+		{"mended", FileStat{Type: fs.ModeDir, Perm: 0o755, Own: true}, true, "", "", DirMode},
+		{"another's, mend", FileStat{Type: fs.ModeDir, Perm: 0o755, Uid: 4242}, true, fault.UploadUnreadable, path + ": owned by uid 4242, not by the current user", 0},
+	} {
+		var given fs.FileMode
+		err := OwnFolder(c.st, path, c.mend, func(m fs.FileMode) error { given = m; return nil })
+		if fault.CodeOf(err) != c.code || c.code != "" && fault.AsError(err, "").Message != c.msg || given != c.chmod {
+			t.Errorf("%s: %v, chmod %v; want %q %q, chmod %v", c.name, err, given, c.code, c.msg, c.chmod)
+		}
+	}
+	err := OwnFolder(FileStat{Type: fs.ModeDir, Perm: 0o755, Own: true}, path, true, func(fs.FileMode) error { return syscall.EPERM })
+	if fault.CodeOf(err) != fault.UploadUnreadable || !errors.Is(err, syscall.EPERM) {
+		t.Errorf("a mend that fails: %v; want upload.unreadable keeping its cause", err)
+	}
+}

@@ -4,6 +4,7 @@ package local
 
 import (
 	"errors"
+	"io/fs"
 	"os"
 	"time"
 
@@ -76,11 +77,9 @@ func flock(fd, how int) error {
 const noFollowDir = unix.O_RDONLY | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLOEXEC
 
 // openSubdir opens name in the folder parent as a real folder, making it 0700 first when it is
-// missing. One that was there must be the user's, with no group or other access: the store's
-// internal folders are written to, and another's folder there could be read or changed by its
-// owner. path is for messages. ownDir is the step of openDirs into a partial's tree: the folder
-// opened or made as openSubdir does, one of another mode made 0700 rather than refused (a folder
-// of the user's files, which may come with their own modes).
+// missing; one that was there must be one the store takes as its own (store.OwnFolder). path is
+// for messages. ownDir is the step of openDirs into a partial's tree: the folder opened or made as
+// openSubdir does, its mode mended rather than refused.
 var openSubdir, ownDir = subdir(false), subdir(true)
 
 // subdir is the step openSubdir, and with mend ownDir.
@@ -97,20 +96,12 @@ func subdir(mend bool) func(parent int, name, path string) (int, error) {
 			return -1, lockErr(path, err)
 		}
 		var st unix.Stat_t
-		err = unix.Fstat(fd, &st)
-		switch mode := uint32(st.Mode) & 0o7777; {
-		case err != nil:
-			err = storeErr(path, err)
-		case st.Uid != euid:
-			err = fault.Errorf(fault.UploadUnreadable, "%s: owned by uid %d, not by the current user", path, st.Uid)
-		case mend && mode != uint32(DirMode):
-			err = wrap(path, unix.Fchmod(fd, uint32(DirMode)))
-		case mode&0o077 != 0:
-			err = fault.Errorf(fault.UploadUnreadable, "%s: %s", path, store.ModeWhy(DirMode, mode))
+		if err = unix.Fstat(fd, &st); err == nil {
+			err = store.OwnFolder(statOf(name, &st), path, mend, func(m fs.FileMode) error { return unix.Fchmod(fd, uint32(m)) })
 		}
 		if err != nil {
 			unix.Close(fd)
-			return -1, err
+			return -1, lockErr(path, err)
 		}
 		return fd, nil
 	}
