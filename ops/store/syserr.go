@@ -42,7 +42,7 @@ func FolderErr(path string, err error) error {
 		return err
 	case errors.Is(err, syscall.ENOENT):
 		return fault.Errorf(fault.UploadMissing, "%s: no such folder", path)
-	case errors.Is(err, syscall.ELOOP), errors.Is(err, syscall.ENOTDIR):
+	case replaced(err): // a link, or a file, where a folder should be
 		return fault.Errorf(fault.UploadUnreadable, "%s: a symlink or not a real folder: %w", path, err)
 	}
 	return FileErr(path, err)
