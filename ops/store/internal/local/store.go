@@ -282,15 +282,6 @@ func regular(st *unix.Stat_t) error {
 
 var errNotRegular = errors.New("not a regular file")
 
-// checkOwnFile checks an open file of the store as an unfinished upload's data is checked: one of
-// its own (store.OwnFileWhy), else upload.unreadable.
-func checkOwnFile(st *unix.Stat_t, path, id string) error {
-	if why := store.OwnFileWhy(statOf("", st)); why != "" {
-		return fault.Errorf(fault.UploadUnreadable, "upload %s: %s: %s", id, path, why)
-	}
-	return nil
-}
-
 // guarded is the guarded open's check of the file of upload id at path (store.GuardedWhy), else
 // upload.unreadable.
 func guarded(path, id string) func(*unix.Stat_t) error {
