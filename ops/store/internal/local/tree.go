@@ -200,13 +200,14 @@ func (d fdDir) Elsewhere(name string) (bool, error) {
 
 func (d fdDir) Open(name string) (io.ReadCloser, store.FileStat, error) {
 	var fst store.FileStat
-	check := guarded(d.at(name), d.id)
-	f, err := openFileAt(d.fd, name, d.at(name), unix.O_RDONLY, func(st *unix.Stat_t) error {
+	at := d.at(name)
+	check := guarded(at, d.id)
+	f, err := openFileAt(d.fd, name, at, unix.O_RDONLY, func(st *unix.Stat_t) error {
 		fst = statOf(name, st) // the stat the guarded open's check takes: the open file's
 		return check(st)
 	})
 	if err != nil {
-		return nil, store.FileStat{}, guardErr(d.id)(d.at(name), err) // coded as openGuarded codes it
+		return nil, store.FileStat{}, guardErr(d.id)(at, err) // coded as openGuarded codes it
 	}
 	return f, fst, nil
 }
